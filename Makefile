@@ -1,0 +1,35 @@
+# psbench front door. `make demo` and `make test` each set up what is missing first.
+BUILD_DIR ?= build
+PYTEST_ARGS ?=
+
+.PHONY: all setup build test test-native test-python demo bench clean
+
+all: build
+
+setup:
+	@scripts/setup-system
+	@scripts/setup-python
+
+$(BUILD_DIR)/build.ninja: CMakeLists.txt
+	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+
+build: setup $(BUILD_DIR)/build.ninja
+	@cmake --build $(BUILD_DIR)
+
+test: build
+	@$(MAKE) --no-print-directory test-native test-python
+
+test-native:
+	ctest --test-dir $(BUILD_DIR) --output-on-failure
+
+test-python:
+	./.venv/bin/python -m pytest -q tests $(PYTEST_ARGS)
+
+demo: build
+	./psbench demo
+
+bench: build
+	bench/overhead
+
+clean:
+	rm -rf $(BUILD_DIR) results

@@ -1,0 +1,140 @@
+/*
+ * psbench driver ABI.
+ *
+ * A driver is a shared library that exports one C function, psb_driver_entry(),
+ * returning a pointer to a static psb_driver table. Only plain C types cross
+ * this boundary, so a driver may be written in C, C++ or Rust.
+ *
+ * Threading: the node may open several contexts in one process (intra-process
+ * placement runs roles as threads, each with its own context). A context and
+ * its endpoints are used by one thread at a time, except that a listener
+ * callback runs on a thread owned by the driver.
+ *
+ * Errors: every call that can fail takes a psb_error* and writes a message a
+ * user can act on ("udp: reliability 'reliable' is not supported; use
+ * best_effort"). Calls on the timed path (write, take) only format a message
+ * when they fail.
+ */
+#ifndef PSBENCH_DRIVER_H
+#define PSBENCH_DRIVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped on any incompatible change; the node refuses other versions. */
+#define PSB_ABI_VERSION 1u
+#define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
+
+/* Each family below is a bit set in psb_capabilities and a single bit in
+ * psb_config. */
+enum psb_reliability { PSB_BEST_EFFORT = 1u << 0, PSB_RELIABLE = 1u << 1 };
+enum psb_durability { PSB_VOLATILE = 1u << 0, PSB_TRANSIENT_LOCAL = 1u << 1 };
+enum psb_history { PSB_KEEP_LAST = 1u << 0, PSB_KEEP_ALL = 1u << 1 };
+enum psb_notify {
+  PSB_NOTIFY_LISTENER = 1u << 0, /* driver thread calls psb_on_data */
+  PSB_NOTIFY_WAIT = 1u << 1,     /* take() blocks up to a timeout */
+  PSB_NOTIFY_POLL = 1u << 2      /* take() with timeout 0, called in a spin */
+};
+
+typedef struct psb_error {
+  char message[512];
+} psb_error;
+
+typedef struct psb_option {
+  const char *key;
+  const char *value;
+} psb_option;
+
+typedef struct psb_capabilities {
+  uint32_t reliability; /* set of psb_reliability */
+  uint32_t durability;  /* set of psb_durability */
+  uint32_t history;     /* set of psb_history */
+  uint32_t notify;      /* set of psb_notify */
+  /* NULL-terminated transport names; the first is what "default" means. */
+  const char *const *transports;
+  /* NULL-terminated executables that must be running (a daemon or broker),
+   * e.g. "iox-roudi"; NULL or empty when none. */
+  const char *const *services;
+  /* NULL-terminated option keys the driver understands; any other key is
+   * refused by the node. Values are passed through untouched. */
+  const char *const *option_keys;
+  uint64_t max_payload; /* largest message in bytes, header included */
+  uint32_t loan;        /* 1 if loan()/write_loan() are provided */
+} psb_capabilities;
+
+typedef struct psb_qos {
+  uint32_t reliability;   /* one psb_reliability bit */
+  uint32_t durability;    /* one psb_durability bit */
+  uint32_t history;       /* one psb_history bit */
+  uint32_t history_depth; /* N of keep_last N; 0 with keep_all */
+} psb_qos;
+
+typedef struct psb_config {
+  /* [A-Za-z0-9]+, unique per run: derive domain ids, ports and shared-memory
+   * names from it so that concurrent or leftover runs never cross-talk. */
+  const char *run_id;
+  const char *transport; /* one of caps.transports (never "default") */
+  uint32_t notify;       /* one psb_notify bit */
+  psb_qos qos;
+  uint64_t max_payload; /* largest message this run sends, header included */
+  const psb_option *options;
+  size_t option_count;
+  uint32_t use_loan; /* 1: the node will use loan()/write_loan() */
+} psb_config;
+
+/* Listener callback: data is valid only during the call. */
+typedef void (*psb_on_data)(void *user, const void *data, size_t len);
+
+typedef struct psb_driver {
+  uint32_t abi_version; /* PSB_ABI_VERSION */
+  const char *name;     /* folder name under drivers/, e.g. "udp" */
+  const char *description;
+  const char *(*version)(void); /* the middleware's version string */
+  psb_capabilities caps;
+
+  /* Refuse, before anything is created, what the driver cannot honour beyond
+   * the capability sets (which the node checks itself). 0 = accepted. */
+  int (*check)(const psb_config *cfg, psb_error *err);
+
+  /* A context: a participant, a connection, a runtime. NULL on error. */
+  void *(*open)(const psb_config *cfg, psb_error *err);
+  void (*close)(void *ctx);
+
+  void *(*create_writer)(void *ctx, const char *topic, psb_error *err);
+  void (*destroy_writer)(void *writer);
+  /* on_data is non-NULL exactly when cfg->notify is PSB_NOTIFY_LISTENER. */
+  void *(*create_reader)(void *ctx, const char *topic, psb_on_data on_data,
+                         void *user, psb_error *err);
+  void (*destroy_reader)(void *reader);
+
+  /* Matched remote endpoints, or -1 if the middleware cannot tell. May be
+   * NULL (same as -1). */
+  int (*matched_readers)(void *writer);
+  int (*matched_writers)(void *reader);
+
+  /* Timed path. 0 = sent, -1 = error (err filled). */
+  int (*write)(void *writer, const void *data, size_t len, psb_error *err);
+  /* Optional zero-copy send (caps.loan): loan a buffer of len bytes, fill it,
+   * hand it back with write_loan. NULL when unsupported. */
+  void *(*loan)(void *writer, size_t len, psb_error *err);
+  int (*write_loan)(void *writer, void *sample, size_t len, psb_error *err);
+  /* 1 = a sample is in *data/*len, 0 = none within timeout_ns (0 = do not
+   * block), -1 = error. The sample stays valid until release() or the next
+   * take() on this reader. */
+  int (*take)(void *reader, int64_t timeout_ns, const void **data,
+              size_t *len, psb_error *err);
+  /* Optional: give back the sample from take() early. May be NULL. */
+  void (*release)(void *reader);
+} psb_driver;
+
+typedef const psb_driver *(*psb_driver_entry_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* PSBENCH_DRIVER_H */
