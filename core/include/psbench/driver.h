@@ -133,6 +133,11 @@ typedef struct psb_driver {
 
 typedef const psb_driver *(*psb_driver_entry_fn)(void);
 
+/* Every driver defines exactly this one exported function:
+ *   PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void);
+ * (inside extern "C" in C++, #[no_mangle] extern "C" in Rust). */
+#define PSB_DRIVER_EXPORT __attribute__((visibility("default")))
+
 #ifdef __cplusplus
 }
 #endif
