@@ -52,7 +52,7 @@ typedef struct psb_option {
 typedef struct psb_capabilities {
   uint32_t reliability; /* set of psb_reliability */
   uint32_t durability;  /* set of psb_durability */
-  uint32_t history;     /* set of psb_history */
+  uint32_t history;     /* set of psb_history that may be asked for explicitly */
   uint32_t notify;      /* set of psb_notify */
   /* NULL-terminated transport names; the first is what "default" means. */
   const char *const *transports;
@@ -69,8 +69,8 @@ typedef struct psb_capabilities {
 typedef struct psb_qos {
   uint32_t reliability;   /* one psb_reliability bit */
   uint32_t durability;    /* one psb_durability bit */
-  uint32_t history;       /* one psb_history bit */
-  uint32_t history_depth; /* N of keep_last N; 0 with keep_all */
+  uint32_t history;       /* one psb_history bit, or 0: not set, the driver's default */
+  uint32_t history_depth; /* N of keep_last N; 0 with keep_all or when not set */
 } psb_qos;
 
 typedef struct psb_config {
@@ -122,7 +122,7 @@ typedef struct psb_driver {
    * hand it back with write_loan. NULL when unsupported. */
   void *(*loan)(void *writer, size_t len, psb_error *err);
   int (*write_loan)(void *writer, void *sample, size_t len, psb_error *err);
-  /* 1 = a sample is in *data/*len, 0 = none within timeout_ns (0 = do not
+  /* 1 = a sample is in *data and *len, 0 = none within timeout_ns (0 = do not
    * block), -1 = error. The sample stays valid until release() or the next
    * take() on this reader. */
   int (*take)(void *reader, int64_t timeout_ns, const void **data,
@@ -135,7 +135,7 @@ typedef const psb_driver *(*psb_driver_entry_fn)(void);
 
 /* Every driver defines exactly this one exported function:
  *   PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void);
- * (inside extern "C" in C++, #[no_mangle] extern "C" in Rust). */
+ * (inside extern "C" in C++; in Rust, no_mangle and extern "C"). */
 #define PSB_DRIVER_EXPORT __attribute__((visibility("default")))
 
 #ifdef __cplusplus

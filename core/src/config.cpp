@@ -1,0 +1,216 @@
+#include "config.hpp"
+
+#include <psbench/driver.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <random>
+#include <string_view>
+
+namespace psb {
+namespace {
+
+struct Named {
+  const char *name;
+  uint32_t bit;
+};
+constexpr Named kReliability[] = {{"best_effort", PSB_BEST_EFFORT}, {"reliable", PSB_RELIABLE}};
+constexpr Named kDurability[] = {{"volatile", PSB_VOLATILE},
+                                 {"transient_local", PSB_TRANSIENT_LOCAL}};
+constexpr Named kHistory[] = {{"keep_last", PSB_KEEP_LAST}, {"keep_all", PSB_KEEP_ALL}};
+constexpr Named kNotify[] = {
+    {"listener", PSB_NOTIFY_LISTENER}, {"wait", PSB_NOTIFY_WAIT}, {"poll", PSB_NOTIFY_POLL}};
+
+template <size_t N>
+const char *name_of(const Named (&table)[N], uint32_t bit) {
+  for (auto &n : table)
+    if (n.bit == bit) return n.name;
+  return "?";
+}
+
+template <size_t N>
+uint32_t parse_named(const Named (&table)[N], std::string_view arg, std::string_view value) {
+  std::string choices;
+  for (auto &n : table) {
+    if (value == n.name) return n.bit;
+    choices += choices.empty() ? "" : "|";
+    choices += n.name;
+  }
+  throw UsageError(std::string(arg) + ": '" + std::string(value) + "' is not one of " + choices);
+}
+
+uint64_t parse_u64(std::string_view arg, std::string_view v) {
+  uint64_t out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || p != v.data() + v.size())
+    throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is not a whole number");
+  return out;
+}
+
+double parse_seconds(std::string_view arg, std::string_view v) {
+  double out = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || p != v.data() + v.size() || !std::isfinite(out) || out < 0)
+    throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is not a non-negative number");
+  return out;
+}
+
+Role parse_role(std::string_view v) {
+  if (v == "ping") return Role::ping;
+  if (v == "pong") return Role::pong;
+  if (v == "pub") return Role::pub;
+  if (v == "sub") return Role::sub;
+  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub");
+}
+
+std::vector<Role> parse_roles(std::string_view v) {
+  std::vector<Role> roles;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    if (comma == std::string_view::npos) comma = v.size();
+    roles.push_back(parse_role(v.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  for (size_t i = 0; i < roles.size(); ++i)
+    for (size_t j = i + 1; j < roles.size(); ++j)
+      if (roles[i] == roles[j]) throw UsageError("--role: a role is listed twice");
+  return roles;
+}
+
+std::string random_run_id() {
+  static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::random_device rd;
+  std::string id;
+  for (int i = 0; i < 10; ++i) id += kAlphabet[rd() % (sizeof(kAlphabet) - 1)];
+  return id;
+}
+
+void validate(NodeConfig &c) {
+  if (c.driver_path.empty()) throw UsageError("--driver: required (path to libpsbench-<name>.so)");
+  if (c.describe) return;
+  if (c.roles.empty()) throw UsageError("--role: required (ping, pong, pub, sub, or two joined by a comma)");
+  if (c.out_dir.empty()) throw UsageError("--out: required (directory for results)");
+  for (char ch : c.run_id)
+    if (!std::isalnum(static_cast<unsigned char>(ch)))
+      throw UsageError("--run-id: use letters and digits only");
+  if (c.run_id.empty()) c.run_id = random_run_id();
+  if (c.size < 32 || c.size > (4u << 20))
+    throw UsageError("--size: " + std::to_string(c.size) +
+                     " is out of range; use 32 (header only) to 4194304 bytes");
+  if (c.count && c.duration_s) throw UsageError("--count and --duration: give one, not both");
+  if (!c.count && !c.duration_s) c.count = 10000;
+  if (c.count && *c.count == 0) throw UsageError("--count: must be at least 1");
+  if (c.duration_s && *c.duration_s <= 0) throw UsageError("--duration: must be more than 0");
+  if (c.intra_process() && c.roles.size() != 2)
+    throw UsageError("--role: intra-process placement takes two roles, e.g. ping,pong");
+  if (c.history == PSB_KEEP_LAST && c.history_depth == 0)
+    throw UsageError("--history: keep_last needs a depth of at least 1, e.g. keep_last:16");
+  if (c.subscribers == 0) throw UsageError("--subscribers: must be at least 1");
+  if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
+  for (auto &[role, cpu] : c.cpu) {
+    bool ours = false;
+    for (Role r : c.roles) ours |= (r == role);
+    if (!ours)
+      throw UsageError(std::string("--cpu: role '") + role_name(role) + "' is not run by this node");
+  }
+}
+
+}  // namespace
+
+uint64_t NodeConfig::sample_capacity() const {
+  if (count) return *count;
+  if (rate_hz > 0) return std::min<uint64_t>(max_samples, uint64_t(*duration_s * rate_hz) + 1);
+  return max_samples;
+}
+
+NodeConfig parse_args(int argc, const char *const *argv) {
+  NodeConfig c;
+  c.reliability = PSB_BEST_EFFORT;
+  c.durability = PSB_VOLATILE;
+  c.notify = PSB_NOTIFY_WAIT;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    auto value = [&]() -> std::string_view {
+      if (i + 1 >= argc) throw UsageError(std::string(arg) + ": needs a value");
+      return argv[++i];
+    };
+    if (arg == "--driver") c.driver_path = value();
+    else if (arg == "--describe") c.describe = true;
+    else if (arg == "--role") c.roles = parse_roles(value());
+    else if (arg == "--out") c.out_dir = value();
+    else if (arg == "--run-id") c.run_id = value();
+    else if (arg == "--size") c.size = parse_u64(arg, value());
+    else if (arg == "--count") c.count = parse_u64(arg, value());
+    else if (arg == "--duration") c.duration_s = parse_seconds(arg, value());
+    else if (arg == "--warmup") c.warmup = parse_u64(arg, value());
+    else if (arg == "--rate") c.rate_hz = parse_seconds(arg, value());
+    else if (arg == "--spin-send") c.spin_send = true;
+    else if (arg == "--reliability") c.reliability = parse_named(kReliability, arg, value());
+    else if (arg == "--durability") c.durability = parse_named(kDurability, arg, value());
+    else if (arg == "--history") {
+      std::string_view v = value();
+      size_t colon = v.find(':');
+      c.history = parse_named(kHistory, arg, v.substr(0, colon));
+      if (colon != std::string_view::npos) {
+        if (c.history == PSB_KEEP_ALL) throw UsageError("--history: keep_all takes no depth");
+        c.history_depth = uint32_t(parse_u64(arg, v.substr(colon + 1)));
+      }
+    } else if (arg == "--notify") c.notify = parse_named(kNotify, arg, value());
+    else if (arg == "--transport") c.transport = value();
+    else if (arg == "--option") {
+      std::string_view v = value();
+      size_t eq = v.find('=');
+      if (eq == std::string_view::npos || eq == 0)
+        throw UsageError("--option: '" + std::string(v) + "' is not KEY=VALUE");
+      c.options.emplace_back(std::string(v.substr(0, eq)), std::string(v.substr(eq + 1)));
+    } else if (arg == "--loan") c.loan = true;
+    else if (arg == "--subscribers") c.subscribers = uint32_t(parse_u64(arg, value()));
+    else if (arg == "--check-pattern") c.check_pattern = true;
+    else if (arg == "--cpu") {
+      std::string_view v = value();
+      size_t eq = v.find('=');
+      if (eq == std::string_view::npos) throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
+      c.cpu[parse_role(v.substr(0, eq))] = int(parse_u64(arg, v.substr(eq + 1)));
+    } else if (arg == "--fifo") c.fifo_priority = int(parse_u64(arg, value()));
+    else if (arg == "--mlockall") c.mlockall = true;
+    else if (arg == "--dma-latency") c.dma_latency = true;
+    else if (arg == "--barrier") {
+      std::string_view v = value();
+      if (v == "none") c.barrier = BarrierKind::none;
+      else if (v == "stdio") c.barrier = BarrierKind::stdio;
+      else throw UsageError("--barrier: '" + std::string(v) + "' is not one of none|stdio");
+    } else if (arg == "--sample-timeout") c.sample_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--match-timeout") c.match_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--idle-timeout") c.idle_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--timeout") c.timeout_s = parse_seconds(arg, value());
+    else if (arg == "--max-samples") c.max_samples = parse_u64(arg, value());
+    else if (arg == "--help" || arg == "-h") throw UsageError(usage_text());
+    else throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
+  }
+  validate(c);
+  return c;
+}
+
+const char *usage_text() {
+  return "usage: psbench-node --driver PATH (--describe | --role ROLE[,ROLE] --out DIR [options])\n"
+         "options are described in docs/node.md";
+}
+
+const char *role_name(Role r) {
+  switch (r) {
+    case Role::ping: return "ping";
+    case Role::pong: return "pong";
+    case Role::pub: return "pub";
+    case Role::sub: return "sub";
+  }
+  return "?";
+}
+const char *reliability_name(uint32_t bit) { return name_of(kReliability, bit); }
+const char *durability_name(uint32_t bit) { return name_of(kDurability, bit); }
+const char *history_name(uint32_t bit) { return bit ? name_of(kHistory, bit) : "driver_default"; }
+const char *notify_name(uint32_t bit) { return name_of(kNotify, bit); }
+
+}  // namespace psb

@@ -1,0 +1,70 @@
+// Everything one node invocation is asked to do, parsed from the command line.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace psb {
+
+enum class Role { ping, pong, pub, sub };
+enum class BarrierKind { none, stdio };
+
+// A bad argument: the message names the argument and how to fix it (exit code 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct NodeConfig {
+  std::string driver_path;
+  bool describe = false;
+  std::vector<Role> roles;
+  std::string out_dir;
+  std::string run_id;
+
+  uint64_t size = 64;
+  std::optional<uint64_t> count;      // measured samples
+  std::optional<double> duration_s;   // or seconds
+  std::optional<uint64_t> warmup;     // default depends on role
+  double rate_hz = 0;                 // 0: closed loop
+  bool spin_send = false;
+
+  uint32_t reliability = 0, durability = 0, notify = 0;  // psb_* bits
+  uint32_t history = 0, history_depth = 0;  // 0: not set, the driver's default
+  std::string transport = "default";
+  std::vector<std::pair<std::string, std::string>> options;  // in the order given
+  bool loan = false;
+  uint32_t subscribers = 1;
+  bool check_pattern = false;
+
+  std::map<Role, int> cpu;  // role -> CPU
+  int fifo_priority = 0;    // 0: SCHED_OTHER
+  bool mlockall = false;
+  bool dma_latency = false;
+
+  BarrierKind barrier = BarrierKind::none;
+  double sample_timeout_s = 1;
+  double match_timeout_s = 30;
+  double idle_timeout_s = 5;
+  double timeout_s = 600;
+  uint64_t max_samples = 2'000'000;
+
+  bool closed_loop() const { return rate_hz == 0; }
+  bool intra_process() const { return roles.size() > 1; }
+  uint64_t warmup_for(Role r) const { return warmup ? *warmup : (r == Role::ping ? 1000 : 0); }
+  // How many samples the store must hold.
+  uint64_t sample_capacity() const;
+};
+
+NodeConfig parse_args(int argc, const char *const *argv);
+const char *usage_text();
+
+const char *role_name(Role r);
+const char *reliability_name(uint32_t bit);
+const char *durability_name(uint32_t bit);
+const char *history_name(uint32_t bit);
+const char *notify_name(uint32_t bit);
+
+}  // namespace psb

@@ -1,0 +1,156 @@
+#include "driver_loader.hpp"
+
+#include <dlfcn.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "json_writer.hpp"
+
+namespace psb {
+namespace {
+
+template <typename NameOf>
+std::vector<std::string> names_of(uint32_t set, NameOf name_of) {
+  std::vector<std::string> out;
+  for (uint32_t bit = 1; bit && bit <= set; bit <<= 1)
+    if (set & bit) out.push_back(name_of(bit));
+  return out;
+}
+
+std::string joined(const std::vector<std::string> &v) {
+  std::string out;
+  for (auto &s : v) out += (out.empty() ? "" : "|") + s;
+  return out.empty() ? "(none)" : out;
+}
+
+void refuse_bit(const char *driver, const char *setting, const char *wanted, uint32_t bit,
+                uint32_t set, const std::vector<std::string> &supported) {
+  if (!(set & bit))
+    throw RefusedError(std::string(driver) + ": " + setting + " '" + wanted +
+                       "' is not supported; this driver supports " + joined(supported));
+}
+
+}  // namespace
+
+std::vector<std::string> reliability_names(uint32_t s) { return names_of(s, reliability_name); }
+std::vector<std::string> durability_names(uint32_t s) { return names_of(s, durability_name); }
+std::vector<std::string> history_names(uint32_t s) { return names_of(s, history_name); }
+std::vector<std::string> notify_names(uint32_t s) { return names_of(s, notify_name); }
+
+std::vector<std::string> string_list(const char *const *list) {
+  std::vector<std::string> out;
+  for (; list && *list; ++list) out.emplace_back(*list);
+  return out;
+}
+
+LoadedDriver::LoadedDriver(const std::string &path)
+    : path_(path.find('/') == std::string::npos ? path : std::filesystem::absolute(path).string()) {
+  handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!handle_) throw RefusedError("cannot load driver " + path + ": " + dlerror());
+  auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(handle_, PSB_DRIVER_ENTRY_SYMBOL));
+  if (!entry)
+    throw RefusedError("driver " + path + " does not export " PSB_DRIVER_ENTRY_SYMBOL "()");
+  table_ = entry();
+  if (!table_) throw RefusedError("driver " + path + ": " PSB_DRIVER_ENTRY_SYMBOL "() returned NULL");
+  if (table_->abi_version != PSB_ABI_VERSION)
+    throw RefusedError("driver " + path + " has ABI version " + std::to_string(table_->abi_version) +
+                       ", this node speaks " + std::to_string(PSB_ABI_VERSION) + "; rebuild the driver");
+  const psb_driver &t = *table_;
+  if (!t.name || !t.open || !t.close || !t.create_writer || !t.destroy_writer ||
+      !t.create_reader || !t.destroy_reader || !t.write || !t.take)
+    throw RefusedError("driver " + path + " leaves a required function of psb_driver NULL");
+  if (t.caps.loan && (!t.loan || !t.write_loan))
+    throw RefusedError("driver " + path + " declares loans but provides no loan()/write_loan()");
+}
+
+LoadedDriver::~LoadedDriver() {
+  // Not dlclose()d: middleware threads may outlive close() by a moment, and unloading
+  // their code under them would crash at exit.
+}
+
+std::string LoadedDriver::version() const { return table_->version ? table_->version() : "unknown"; }
+
+DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
+    : run_id_(node.run_id), transport_(node.transport) {
+  if (transport_ == "default" && caps.transports && caps.transports[0])
+    transport_ = caps.transports[0];
+  for (auto &[k, v] : node.options) options_.push_back(psb_option{k.c_str(), v.c_str()});
+  cfg_.run_id = run_id_.c_str();
+  cfg_.transport = transport_.c_str();
+  cfg_.notify = node.notify;
+  cfg_.qos = psb_qos{node.reliability, node.durability, node.history, node.history_depth};
+  cfg_.max_payload = node.size;
+  cfg_.options = options_.data();
+  cfg_.option_count = options_.size();
+  cfg_.use_loan = node.loan ? 1 : 0;
+}
+
+void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, const psb_config &cfg) {
+  const psb_driver &t = driver.table();
+  const psb_capabilities &caps = t.caps;
+  refuse_bit(t.name, "reliability", reliability_name(node.reliability), node.reliability,
+             caps.reliability, reliability_names(caps.reliability));
+  refuse_bit(t.name, "durability", durability_name(node.durability), node.durability,
+             caps.durability, durability_names(caps.durability));
+  if (node.history)
+    refuse_bit(t.name, "history", history_name(node.history), node.history, caps.history,
+               history_names(caps.history));
+  refuse_bit(t.name, "notify", notify_name(node.notify), node.notify, caps.notify,
+             notify_names(caps.notify));
+  auto transports = string_list(caps.transports);
+  bool transport_ok = false;
+  for (auto &tr : transports) transport_ok |= (tr == cfg.transport);
+  if (!transport_ok)
+    throw RefusedError(std::string(t.name) + ": transport '" + cfg.transport +
+                       "' is not supported; this driver supports " + joined(transports));
+  if (node.size > caps.max_payload)
+    throw RefusedError(std::string(t.name) + ": size " + std::to_string(node.size) +
+                       " bytes is over this driver's largest message of " +
+                       std::to_string(caps.max_payload) + " bytes");
+  if (node.loan && !caps.loan)
+    throw RefusedError(std::string(t.name) + ": --loan is not supported (no zero-copy write)");
+  auto keys = string_list(caps.option_keys);
+  for (auto &[k, v] : node.options) {
+    bool known = false;
+    for (auto &key : keys) known |= (key == k);
+    if (!known)
+      throw RefusedError(std::string(t.name) + ": option '" + k + "' is not known; this driver takes " +
+                         joined(keys));
+  }
+  if (t.check) {
+    psb_error err{};
+    if (t.check(&cfg, &err) != 0)
+      throw RefusedError(std::string(t.name) + ": " +
+                         (err.message[0] ? err.message : "setting refused (driver gave no reason)"));
+  }
+}
+
+std::string describe_json(const LoadedDriver &driver) {
+  const psb_driver &t = driver.table();
+  JsonWriter j;
+  auto list = [&](std::string_view k, const std::vector<std::string> &v) {
+    j.key(k).begin_array();
+    for (auto &s : v) j.value(s);
+    j.end_array();
+  };
+  j.begin_object()
+      .field("name", t.name)
+      .field("description", t.description)
+      .field("version", driver.version())
+      .field("abi_version", t.abi_version)
+      .field("path", driver.path());
+  j.key("capabilities").begin_object();
+  list("reliability", reliability_names(t.caps.reliability));
+  list("durability", durability_names(t.caps.durability));
+  list("history", history_names(t.caps.history));
+  list("notify", notify_names(t.caps.notify));
+  list("transports", string_list(t.caps.transports));
+  list("services", string_list(t.caps.services));
+  list("option_keys", string_list(t.caps.option_keys));
+  j.field("max_payload", uint64_t(t.caps.max_payload)).field("loan", t.caps.loan != 0);
+  j.end_object().end_object();
+  return j.str();
+}
+
+}  // namespace psb

@@ -1,0 +1,60 @@
+// Loads a driver shared library, checks its ABI version, and refuses settings it
+// cannot honour before anything is created.
+#pragma once
+#include <psbench/driver.h>
+
+#include <string>
+#include <vector>
+
+#include "config.hpp"
+
+namespace psb {
+
+// A driver that cannot be loaded or a setting it refuses (exit code 2).
+struct RefusedError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class LoadedDriver {
+ public:
+  explicit LoadedDriver(const std::string &path);  // throws RefusedError
+  ~LoadedDriver();
+  LoadedDriver(const LoadedDriver &) = delete;
+  LoadedDriver &operator=(const LoadedDriver &) = delete;
+
+  const psb_driver &table() const { return *table_; }
+  const std::string &path() const { return path_; }
+  std::string version() const;
+
+ private:
+  void *handle_ = nullptr;
+  const psb_driver *table_ = nullptr;
+  std::string path_;
+};
+
+// The psb_config for a run, owning the strings it points to.
+class DriverConfig {
+ public:
+  DriverConfig(const NodeConfig &node, const psb_capabilities &caps);
+  const psb_config &get() const { return cfg_; }
+  const std::string &transport() const { return transport_; }
+
+ private:
+  std::string run_id_, transport_;
+  std::vector<psb_option> options_;
+  psb_config cfg_{};
+};
+
+// Throws RefusedError naming the setting and what the driver supports.
+void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, const psb_config &cfg);
+
+// Names of the bits set in a capability set, e.g. "best_effort|reliable".
+std::vector<std::string> reliability_names(uint32_t set);
+std::vector<std::string> durability_names(uint32_t set);
+std::vector<std::string> history_names(uint32_t set);
+std::vector<std::string> notify_names(uint32_t set);
+std::vector<std::string> string_list(const char *const *list);
+
+std::string describe_json(const LoadedDriver &driver);
+
+}  // namespace psb

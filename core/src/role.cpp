@@ -1,0 +1,113 @@
+#include "role.hpp"
+
+#include <stdexcept>
+
+#include "realtime.hpp"
+#include "start_gate.hpp"
+
+namespace psb {
+
+std::atomic<bool> g_interrupted{false};
+
+std::string topic_name(const NodeConfig &node, const char *suffix) {
+  return "psb_" + node.run_id + "_" + suffix;
+}
+
+namespace {
+
+[[noreturn]] void fail(const char *what, const psb_error &err) {
+  throw std::runtime_error(std::string(what) + ": " +
+                           (err.message[0] ? err.message : "failed (driver gave no reason)"));
+}
+
+}  // namespace
+
+void Endpoints::open(const psb_config &cfg) {
+  psb_error err{};
+  ctx_ = d_.open(&cfg, &err);
+  if (!ctx_) fail("opening the driver", err);
+}
+
+void Endpoints::create_writer(const std::string &topic) {
+  psb_error err{};
+  writer_ = d_.create_writer(ctx_, topic.c_str(), &err);
+  if (!writer_) fail(("creating a writer on " + topic).c_str(), err);
+}
+
+void Endpoints::create_reader(const std::string &topic, psb_on_data cb, void *user) {
+  psb_error err{};
+  reader_ = d_.create_reader(ctx_, topic.c_str(), cb, user, &err);
+  if (!reader_) fail(("creating a reader on " + topic).c_str(), err);
+}
+
+void Endpoints::destroy_reader() {
+  if (reader_) d_.destroy_reader(reader_);
+  reader_ = nullptr;
+}
+
+Endpoints::~Endpoints() {
+  destroy_reader();
+  if (writer_) d_.destroy_writer(writer_);
+  if (ctx_) d_.close(ctx_);
+}
+
+bool arrive_ready(const RoleEnv &env, RoleResult &res) {
+  res.arrived_at_gate = true;
+  return env.gate.arrive_and_wait(true);
+}
+
+bool run_stopped(const RoleEnv &env, RoleResult &res) {
+  if (g_interrupted.load(std::memory_order_relaxed)) {
+    res.ended_by = "interrupted";
+    return true;
+  }
+  if (now_ns() >= env.deadline_ns) {
+    res.ended_by = "timeout";
+    return true;
+  }
+  return false;
+}
+
+bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns) {
+  const NodeConfig &n = env.node;
+  const char *reason = nullptr;
+  if (n.count && seq >= *n.count)
+    reason = "count";
+  else if (n.duration_s && due_ns >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
+    reason = "duration";
+  else if (seq >= n.sample_capacity())
+    reason = "max_samples";
+  if (reason) {
+    res.ended_by = reason;
+    return true;
+  }
+  return run_stopped(env, res);
+}
+
+RoleResult run_role(Role role, const RoleEnv &env) {
+  RoleResult res;
+  res.role = role;
+  try {
+    if (auto it = env.node.cpu.find(role); it != env.node.cpu.end()) {
+      pin_current_thread(it->second);
+      res.cpu = it->second;
+    }
+    if (env.node.fifo_priority > 0) set_current_thread_fifo(env.node.fifo_priority);
+    Endpoints ep(env.driver);
+    switch (role) {
+      case Role::ping: run_ping(env, res, ep); break;
+      case Role::pong: run_pong(env, res, ep); break;
+      case Role::pub: run_pub(env, res, ep); break;
+      case Role::sub: run_sub(env, res, ep); break;
+    }
+  } catch (const std::exception &e) {
+    res.error = e.what();
+    res.exit_code = 1;
+  }
+  if (!res.arrived_at_gate) env.gate.arrive_and_wait(false);
+  if (res.ended_by == "timeout" && res.exit_code == 0) res.exit_code = 3;
+  res.thread_usage = thread_usage();
+  return res;
+}
+
+}  // namespace psb

@@ -1,0 +1,127 @@
+// What every role shares: its endpoints, the way it receives in the chosen notify
+// mode, and the result it leaves behind.
+#pragma once
+#include <psbench/driver.h>
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "config.hpp"
+#include "futex.hpp"
+#include "sample_store.hpp"
+#include "usage.hpp"
+
+namespace psb {
+
+class StartGate;
+
+// Set by SIGINT/SIGTERM: roles end early, still writing what they measured.
+extern std::atomic<bool> g_interrupted;
+
+struct RoleCounts {
+  uint64_t sent = 0, received = 0, lost = 0, late = 0, corrupted = 0, warmup = 0,
+           write_errors = 0;
+};
+
+struct RoleResult {
+  Role role{};
+  RoleCounts counts;
+  std::unique_ptr<SampleStore> store;  // ping and sub only
+  SampleKind kind = SampleKind::rtt;
+  std::vector<std::string> topics;
+  int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;
+  std::string ended_by;
+  std::string error;    // empty when the role succeeded
+  std::string warning;  // e.g. failed writes: the run still counts, the reader should know
+  int exit_code = 0;  // 0 ok, 1 failure, 3 timeout
+  Usage thread_usage;
+  int cpu = -1;
+  bool arrived_at_gate = false;
+};
+
+// Everything a role needs to run.
+struct RoleEnv {
+  const psb_driver &driver;
+  const NodeConfig &node;
+  const psb_config &cfg;
+  StartGate &gate;
+  int64_t deadline_ns;
+  uint32_t writer_id;
+};
+
+std::string topic_name(const NodeConfig &node, const char *suffix);
+
+// Driver objects owned by one role, destroyed in the safe order (reader first, which
+// stops a listener thread before anything it uses goes away).
+class Endpoints {
+ public:
+  explicit Endpoints(const psb_driver &d) : d_(d) {}
+  ~Endpoints();
+  void open(const psb_config &cfg);  // each throws std::runtime_error with the driver's message
+  void create_writer(const std::string &topic);
+  void create_reader(const std::string &topic, psb_on_data cb, void *user);
+  void destroy_reader();
+  void *writer() const { return writer_; }
+  void *reader() const { return reader_; }
+  int matched_readers() const { return d_.matched_readers ? d_.matched_readers(writer_) : -1; }
+
+ private:
+  const psb_driver &d_;
+  void *ctx_ = nullptr, *writer_ = nullptr, *reader_ = nullptr;
+};
+
+// Receives one message in the wait or poll mode: 1 = got one, 0 = none before
+// timeout, -1 = driver error (err filled).
+inline int receive(const psb_driver &d, void *reader, uint32_t notify, int64_t timeout_ns,
+                   const void **data, size_t *len, psb_error *err) {
+  if (notify == PSB_NOTIFY_WAIT) return d.take(reader, timeout_ns, data, len, err);
+  int64_t end = now_ns() + timeout_ns;
+  for (;;) {
+    int r = d.take(reader, 0, data, len, err);
+    if (r != 0 || now_ns() >= end) return r;
+  }
+}
+
+// Counts arrivals for a thread that waits on a listener: the listener bumps it, the
+// waiter sleeps on it with a timeout.
+class ArrivalSignal {
+ public:
+  void notify() {
+    arrivals_.fetch_add(1, std::memory_order_release);
+    if (waiting_.load(std::memory_order_acquire)) futex_wake_all(&arrivals_);
+  }
+  uint32_t current() const { return arrivals_.load(std::memory_order_acquire); }
+  // Sleeps until the count moves past seen or timeout_ns passes.
+  void wait(uint32_t seen, int64_t timeout_ns) {
+    waiting_.store(true, std::memory_order_seq_cst);
+    if (arrivals_.load(std::memory_order_seq_cst) == seen) futex_wait(&arrivals_, seen, timeout_ns);
+    waiting_.store(false, std::memory_order_relaxed);
+  }
+
+ private:
+  std::atomic<uint32_t> arrivals_{0};
+  std::atomic<bool> waiting_{false};
+};
+
+// Setup done: wait at the start gate. False = another role failed, do not measure.
+bool arrive_ready(const RoleEnv &env, RoleResult &res);
+
+// Interrupted or past the deadline: sets res.ended_by and returns true.
+bool run_stopped(const RoleEnv &env, RoleResult &res);
+// Whether measured message seq, due at due_ns, should not be sent (count, duration,
+// sample capacity, or a stop); sets res.ended_by when it should not.
+bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns);
+
+// Runs one role to completion in the calling thread; never throws.
+RoleResult run_role(Role role, const RoleEnv &env);
+
+// The role bodies, each in its own file.
+void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+
+}  // namespace psb

@@ -1,0 +1,223 @@
+// ping: sends, times the echo. Closed loop (send, await the echo, repeat) or open loop
+// (send on a fixed schedule, echoes timed against the intended send time).
+#include <stdexcept>
+#include <thread>
+
+#include "message.hpp"
+#include "receive_loop.hpp"
+#include "role.hpp"
+#include "schedule.hpp"
+#include "sender.hpp"
+
+namespace psb {
+namespace {
+
+constexpr uint64_t kWarmupTokenBit = 1ull << 63;
+constexpr uint64_t kHandshakeTokenBit = 1ull << 62;
+constexpr uint64_t kNoToken = ~0ull;
+
+uint64_t token_of(uint64_t seq, uint32_t flags) {
+  if (flags & kFlagHandshake) return seq | kHandshakeTokenBit;
+  if (flags & kFlagWarmup) return seq | kWarmupTokenBit;
+  return seq;
+}
+
+// Handles every echo, on the listener thread or on the thread that takes.
+struct PingSink {
+  PingSink(const NodeConfig &n, SampleStore &s, RoleCounts &c)
+      : node(n), store(s), counts(c) {}
+
+  void on_message(const void *data, size_t len, int64_t t) {
+    if (len < kHeaderSize) {
+      ++counts.corrupted;
+      return;
+    }
+    MessageHeader h = read_header(data);
+    uint64_t token = token_of(h.seq, h.flags);
+    bool awaited_now = token == awaited.load(std::memory_order_acquire);
+    if (!(h.flags & (kFlagWarmup | kFlagHandshake))) {
+      ++counts.received;
+      if (node.closed_loop() && !awaited_now)
+        ++counts.late;
+      else if (len != node.size || (node.check_pattern && !check_pattern(data, len, h.seq)))
+        ++counts.corrupted;
+      else
+        store.record(h.seq, h.intended_ns, t - h.intended_ns);
+      measured_arrivals.fetch_add(1, std::memory_order_release);
+    }
+    if (awaited_now) echoed.store(token, std::memory_order_release);
+  }
+
+  const NodeConfig &node;
+  SampleStore &store;
+  RoleCounts &counts;
+  std::atomic<uint64_t> awaited{kNoToken}, echoed{kNoToken}, measured_arrivals{0};
+  ArrivalSignal signal;
+};
+
+class Ping {
+ public:
+  Ping(const RoleEnv &env, RoleResult &res, Endpoints &ep, PingSink &sink)
+      : env_(env), res_(res), ep_(ep), sink_(sink), sender_(env, ep.writer()),
+        listener_(env.node.notify == PSB_NOTIFY_LISTENER) {}
+
+  void handshake() {
+    const int64_t give_up = now_ns() + seconds_to_ns(env_.node.match_timeout_s);
+    RoleCounts scratch;
+    for (uint64_t i = 0;; ++i) {
+      if (send_and_await(i, kFlagHandshake, now_ns() + 10'000'000, scratch)) return;
+      if (now_ns() >= give_up || g_interrupted)
+        throw std::runtime_error(
+            "no echo from pong within " + std::to_string(env_.node.match_timeout_s) +
+            " s (match timeout): is a pong running with the same --run-id, driver and transport?");
+    }
+  }
+
+  void closed_loop() {
+    const uint64_t warmup = env_.node.warmup_for(Role::ping);
+    RoleCounts scratch;
+    for (uint64_t i = 0; i < warmup && !stop_now(); ++i)
+      send_and_await(i, kFlagWarmup, now_ns() + sample_timeout(), scratch);
+    res_.counts.warmup = warmup;
+    res_.measure_start_ns = now_ns();
+    uint64_t seq = 0;
+    for (; !finished(seq, now_ns()); ++seq) {
+      ++res_.counts.sent;
+      send_and_await(seq, 0, now_ns() + sample_timeout(), res_.counts);
+    }
+    res_.measure_end_ns = now_ns();
+    sink_.awaited.store(kNoToken, std::memory_order_release);
+  }
+
+  void open_loop() {
+    std::atomic<bool> stop{false};
+    std::string rx_error;
+    std::thread rx;
+    if (!listener_) rx = std::thread([&] { receive_until(stop, rx_error); });
+    const uint64_t warmup = env_.node.warmup_for(Role::ping);
+    OpenLoopSchedule sched(now_ns() + 1'000'000, env_.node.rate_hz);
+    for (uint64_t i = 0; i < warmup && !stop_now(); ++i) {
+      int64_t due = sched.due_ns(i);
+      wait_until(due, env_.node.spin_send);
+      sender_.send(i, kFlagWarmup, due, res_.counts);
+    }
+    res_.counts.warmup = warmup;
+    res_.measure_start_ns = sched.due_ns(warmup);
+    uint64_t seq = 0;
+    for (; !finished(seq, sched.due_ns(warmup + seq)); ++seq) {
+      int64_t due = sched.due_ns(warmup + seq);
+      wait_until(due, env_.node.spin_send);
+      ++res_.counts.sent;
+      sender_.send(seq, 0, due, res_.counts);
+    }
+    res_.measure_end_ns = now_ns();
+    // Give the last echoes up to one sample timeout to come back.
+    const int64_t drain_end = now_ns() + sample_timeout();
+    while (sink_.measured_arrivals.load(std::memory_order_acquire) < res_.counts.sent &&
+           now_ns() < drain_end && !g_interrupted) {
+      timespec ts{0, 1'000'000};
+      nanosleep(&ts, nullptr);
+    }
+    stop = true;
+    if (rx.joinable()) rx.join();
+    if (!rx_error.empty()) throw std::runtime_error(rx_error);
+  }
+
+  void end() { send_end_markers(sender_, res_.counts.sent); }
+  const std::string &write_error() const { return sender_.first_error(); }
+
+ private:
+  int64_t sample_timeout() const { return seconds_to_ns(env_.node.sample_timeout_s); }
+
+  bool stop_now() { return run_stopped(env_, res_); }
+  bool finished(uint64_t seq, int64_t due_ns) { return measurement_finished(env_, res_, seq, due_ns); }
+
+  // Closed loop: send one message and wait for its echo until deadline.
+  bool send_and_await(uint64_t seq, uint32_t flags, int64_t deadline, RoleCounts &counts) {
+    const uint64_t token = token_of(seq, flags);
+    sink_.awaited.store(token, std::memory_order_release);
+    sender_.send(seq, flags, 0, counts);
+    if (listener_) {
+      for (;;) {
+        uint32_t seen = sink_.signal.current();
+        if (sink_.echoed.load(std::memory_order_acquire) == token) return true;
+        int64_t left = deadline - now_ns();
+        if (left <= 0) return false;
+        sink_.signal.wait(seen, left);
+      }
+    }
+    for (;;) {
+      int64_t left = deadline - now_ns();
+      if (left <= 0) return false;
+      const void *data;
+      size_t len;
+      psb_error err;
+      int r = receive(env_.driver, ep_.reader(), env_.node.notify, left, &data, &len, &err);
+      if (r < 0) throw std::runtime_error(std::string("receiving an echo: ") + err.message);
+      if (r == 1) {
+        int64_t t = now_ns();
+        sink_.on_message(data, len, t);
+        if (env_.driver.release) env_.driver.release(ep_.reader());
+        if (sink_.echoed.load(std::memory_order_relaxed) == token) return true;
+      }
+    }
+  }
+
+  // Open loop receive thread (wait and poll modes).
+  void receive_until(const std::atomic<bool> &stop, std::string &error) {
+    while (!stop.load(std::memory_order_relaxed)) {
+      const void *data;
+      size_t len;
+      psb_error err;
+      int r = receive(env_.driver, ep_.reader(), env_.node.notify, 50'000'000, &data, &len, &err);
+      if (r == 1) {
+        int64_t t = now_ns();
+        sink_.on_message(data, len, t);
+        if (env_.driver.release) env_.driver.release(ep_.reader());
+      } else if (r < 0) {
+        error = std::string("receiving an echo: ") + err.message;
+        return;
+      }
+    }
+  }
+
+  const RoleEnv &env_;
+  RoleResult &res_;
+  Endpoints &ep_;
+  PingSink &sink_;
+  Sender sender_;
+  bool listener_;
+};
+
+}  // namespace
+
+void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
+  const int64_t t_open = now_ns();
+  res.kind = SampleKind::rtt;
+  res.store = std::make_unique<SampleStore>(env.node.sample_capacity());
+  res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
+  PingSink sink(env.node, *res.store, res.counts);
+  ep.open(env.cfg);
+  ep.create_writer(res.topics[0]);
+  bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
+  ep.create_reader(res.topics[1], listener ? &listener_trampoline<PingSink> : nullptr, &sink);
+  const int64_t setup_ns = now_ns() - t_open;
+  if (!arrive_ready(env, res)) return;
+
+  Ping ping(env, res, ep, sink);
+  const int64_t t_handshake = now_ns();
+  ping.handshake();
+  res.discovery_ns = setup_ns + (now_ns() - t_handshake);
+  if (env.node.closed_loop())
+    ping.closed_loop();
+  else
+    ping.open_loop();
+  ping.end();
+  ep.destroy_reader();  // stops a listener before the counts are read
+  uint64_t accounted = res.store->recorded() + res.counts.late + res.counts.corrupted;
+  res.counts.lost = res.counts.sent > accounted ? res.counts.sent - accounted : 0;
+  if (res.counts.write_errors)
+    res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + ping.write_error();
+}
+
+}  // namespace psb

@@ -1,0 +1,53 @@
+// pong: writes every message it takes straight back, byte for byte, and ends on the
+// end marker.
+#include "message.hpp"
+#include "receive_loop.hpp"
+#include "role.hpp"
+
+namespace psb {
+namespace {
+
+struct PongSink {
+  PongSink(const psb_driver &d, RoleCounts &c) : driver(d), counts(c) {}
+
+  void on_message(const void *data, size_t len, int64_t) {
+    if (len >= kHeaderSize && (read_header(data).flags & kFlagEnd)) {
+      ended.store(true, std::memory_order_release);
+      return;
+    }
+    psb_error err;
+    if (driver.write(writer, data, len, &err) != 0) {
+      if (counts.write_errors++ == 0) first_error = err.message;
+    } else {
+      ++counts.sent;
+    }
+    ++counts.received;
+  }
+  bool done() const { return ended.load(std::memory_order_acquire); }
+  const char *done_reason() const { return "end_marker"; }
+
+  const psb_driver &driver;
+  RoleCounts &counts;
+  void *writer = nullptr;
+  std::atomic<bool> ended{false};
+  ArrivalSignal signal;
+  std::string first_error;
+};
+
+}  // namespace
+
+void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
+  res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
+  PongSink sink(env.driver, res.counts);
+  ep.open(env.cfg);
+  ep.create_writer(res.topics[1]);
+  sink.writer = ep.writer();
+  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
+  ep.create_reader(res.topics[0], listener ? &listener_trampoline<PongSink> : nullptr, &sink);
+  if (!arrive_ready(env, res)) return;
+  receive_loop(env, ep, sink, res, "ping");
+  if (res.counts.write_errors)
+    res.warning = std::to_string(res.counts.write_errors) + " echoes failed; first: " + sink.first_error;
+}
+
+}  // namespace psb

@@ -1,0 +1,62 @@
+// pub: writes messages at a fixed rate (open loop) or back to back (--rate 0), after
+// waiting until its subscribers are matched.
+#include <stdexcept>
+#include <thread>
+
+#include "message.hpp"
+#include "role.hpp"
+#include "schedule.hpp"
+#include "sender.hpp"
+
+namespace psb {
+namespace {
+
+// Returns false when the driver cannot tell how many readers are matched.
+bool wait_for_subscribers(const RoleEnv &env, Endpoints &ep) {
+  if (ep.matched_readers() < 0) return false;
+  const int64_t give_up = now_ns() + seconds_to_ns(env.node.match_timeout_s);
+  while (ep.matched_readers() < int(env.node.subscribers)) {
+    if (now_ns() >= give_up || g_interrupted)
+      throw std::runtime_error("only " + std::to_string(ep.matched_readers()) + " of " +
+                               std::to_string(env.node.subscribers) + " subscribers matched within " +
+                               std::to_string(env.node.match_timeout_s) + " s (match timeout)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+}  // namespace
+
+void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
+  const int64_t t_open = now_ns();
+  res.topics = {topic_name(env.node, "data")};
+  ep.open(env.cfg);
+  ep.create_writer(res.topics[0]);
+  if (wait_for_subscribers(env, ep)) res.discovery_ns = now_ns() - t_open;
+  if (!arrive_ready(env, res)) return;
+
+  Sender sender(env, ep.writer());
+  const bool open_loop = !env.node.closed_loop();
+  const uint64_t warmup = env.node.warmup_for(Role::pub);
+  OpenLoopSchedule sched(now_ns() + 1'000'000, open_loop ? env.node.rate_hz : 1.0);
+  auto due = [&](uint64_t i) { return open_loop ? sched.due_ns(i) : now_ns(); };
+  auto send_at = [&](uint64_t i, uint64_t seq, uint32_t flags, RoleCounts &counts) {
+    int64_t t = due(i);
+    if (open_loop) wait_until(t, env.node.spin_send);
+    sender.send(seq, flags, open_loop ? t : 0, counts);
+  };
+  RoleCounts scratch;
+  for (uint64_t i = 0; i < warmup && !run_stopped(env, res); ++i) send_at(i, i, kFlagWarmup, scratch);
+  res.counts.warmup = warmup;
+  res.measure_start_ns = due(warmup);
+  for (uint64_t seq = 0; !measurement_finished(env, res, seq, due(warmup + seq)); ++seq) {
+    ++res.counts.sent;
+    send_at(warmup + seq, seq, 0, res.counts);
+  }
+  res.measure_end_ns = now_ns();
+  send_end_markers(sender, res.counts.sent);
+  if (res.counts.write_errors)
+    res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + sender.first_error();
+}
+
+}  // namespace psb

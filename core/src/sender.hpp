@@ -1,0 +1,64 @@
+// Builds and writes one message: payload pattern first (outside the timed interval),
+// then the timestamp, then the write. Used by ping and pub.
+#pragma once
+#include <psbench/driver.h>
+
+#include <string>
+#include <vector>
+
+#include "clock.hpp"
+#include "message.hpp"
+#include "role.hpp"
+
+namespace psb {
+
+class Sender {
+ public:
+  Sender(const RoleEnv &env, void *writer)
+      : d_(env.driver), writer_(writer), size_(env.node.size), writer_id_(env.writer_id),
+        pattern_(env.node.check_pattern), loan_(env.node.loan), buf_(env.node.size, 0) {}
+
+  // intended_ns 0: closed loop, the intended time is the send time.
+  void send(uint64_t seq, uint32_t flags, int64_t intended_ns, RoleCounts &counts) {
+    uint8_t *buf = buf_.data();
+    psb_error err;
+    if (loan_) {
+      buf = static_cast<uint8_t *>(d_.loan(writer_, size_, &err));
+      if (!buf) return write_failed(err, counts);
+    }
+    if (pattern_) fill_pattern(buf, size_, seq);
+    int64_t t = now_ns();
+    write_header(buf, MessageHeader{seq, t, intended_ns ? intended_ns : t, writer_id_,
+                                    flags | (pattern_ ? kFlagPattern : 0u)});
+    int rc = loan_ ? d_.write_loan(writer_, buf, size_, &err) : d_.write(writer_, buf, size_, &err);
+    if (rc != 0) write_failed(err, counts);
+  }
+
+  const std::string &first_error() const { return first_error_; }
+
+ private:
+  void write_failed(const psb_error &err, RoleCounts &counts) {
+    if (counts.write_errors++ == 0) first_error_ = err.message;
+  }
+
+  const psb_driver &d_;
+  void *writer_;
+  size_t size_;
+  uint32_t writer_id_;
+  bool pattern_, loan_;
+  std::vector<uint8_t> buf_;
+  std::string first_error_;
+};
+
+// Sends the end marker a few times, 1 ms apart, so a best-effort peer sees one. Not
+// counted: once the peer has seen the first, the later ones may find no reader.
+inline void send_end_markers(Sender &s, uint64_t measured_sent) {
+  RoleCounts scratch;
+  for (int i = 0; i < 3; ++i) {
+    s.send(measured_sent, kFlagEnd, 0, scratch);
+    timespec ts{0, 1'000'000};
+    nanosleep(&ts, nullptr);
+  }
+}
+
+}  // namespace psb

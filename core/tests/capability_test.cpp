@@ -1,0 +1,84 @@
+// Refusal of settings a driver cannot honour, through the real udp baseline driver.
+#include "config.hpp"
+#include "driver_loader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace psb;
+
+namespace {
+
+const std::string kUdp = std::string(PSBENCH_DRIVER_DIR) + "/udp/libpsbench-udp.so";
+
+// The refusal message for a node invoked with args against udp; "" when accepted.
+std::string refusal(std::vector<const char *> args) {
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping", "--out", "/tmp/x"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  NodeConfig node = parse_args(int(argv.size()), argv.data());
+  LoadedDriver driver(node.driver_path);
+  DriverConfig cfg(node, driver.table().caps);
+  try {
+    refuse_unsupported(driver, node, cfg.get());
+  } catch (const RefusedError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Capabilities, DefaultsAreAccepted) { EXPECT_EQ(refusal({}), ""); }
+
+TEST(Capabilities, UnsupportedQosIsRefusedNamingTheSettingAndWhatIsSupported) {
+  std::string r = refusal({"--reliability", "reliable"});
+  EXPECT_NE(r.find("reliability 'reliable' is not supported"), std::string::npos) << r;
+  EXPECT_NE(r.find("best_effort"), std::string::npos) << r;
+  EXPECT_NE(refusal({"--durability", "transient_local"}).find("durability"), std::string::npos);
+  EXPECT_NE(refusal({"--history", "keep_last:4"}).find("history"), std::string::npos);
+}
+
+TEST(Capabilities, UnknownTransportAndOptionAreRefused) {
+  EXPECT_NE(refusal({"--transport", "shm"}).find("transport 'shm'"), std::string::npos);
+  std::string r = refusal({"--option", "colour=blue"});
+  EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
+  EXPECT_NE(r.find("port_base"), std::string::npos) << r;  // lists what it takes
+}
+
+TEST(Capabilities, DriverCheckRefusesWhatOnlyItCanJudge) {
+  std::string r = refusal({"--transport", "unicast"});
+  EXPECT_NE(r.find("peer="), std::string::npos) << r;
+  EXPECT_NE(refusal({"--option", "port_base=80"}).find("port_base"), std::string::npos);
+  EXPECT_EQ(refusal({"--transport", "unicast", "--option", "peer=127.0.0.1"}), "");
+}
+
+TEST(Capabilities, LoanIsRefusedWhenTheDriverHasNone) {
+  EXPECT_NE(refusal({"--loan"}).find("--loan"), std::string::npos);
+}
+
+TEST(Capabilities, DefaultTransportResolvesToTheDriversFirst) {
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping", "--out", "/tmp/x"};
+  NodeConfig node = parse_args(int(argv.size()), argv.data());
+  LoadedDriver driver(node.driver_path);
+  DriverConfig cfg(node, driver.table().caps);
+  EXPECT_EQ(cfg.transport(), "loopback");
+}
+
+TEST(Capabilities, DescribeReportsTheDriver) {
+  LoadedDriver driver(kUdp);
+  std::string json = describe_json(driver);
+  EXPECT_NE(json.find("\"name\": \"udp\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"reliability\": [\"best_effort\"]"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"max_payload\": 4194304"), std::string::npos) << json;
+}
+
+TEST(Capabilities, ALibraryThatIsNotADriverIsRefused) {
+  try {
+    LoadedDriver driver("libc.so.6");
+    FAIL() << "libc was accepted as a driver";
+  } catch (const RefusedError &e) {
+    EXPECT_NE(std::string(e.what()).find("psb_driver_entry"), std::string::npos);
+  }
+}

@@ -1,0 +1,91 @@
+#include "config.hpp"
+
+#include <psbench/driver.h>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+using namespace psb;
+
+namespace {
+
+NodeConfig parse(std::vector<const char *> args) {
+  args.insert(args.begin(), "psbench-node");
+  return parse_args(int(args.size()), args.data());
+}
+
+std::string error_of(std::vector<const char *> args) {
+  try {
+    parse(args);
+  } catch (const UsageError &e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Config, DefaultsAreClosedLoopBestEffortVolatileWait) {
+  auto c = parse({"--driver", "x.so", "--role", "ping", "--out", "/tmp/x"});
+  EXPECT_TRUE(c.closed_loop());
+  EXPECT_EQ(c.reliability, PSB_BEST_EFFORT);
+  EXPECT_EQ(c.durability, PSB_VOLATILE);
+  EXPECT_EQ(c.history, 0u);  // the driver's default
+  EXPECT_EQ(c.notify, PSB_NOTIFY_WAIT);
+  EXPECT_EQ(*c.count, 10000u);
+  EXPECT_EQ(c.warmup_for(Role::ping), 1000u);
+  EXPECT_EQ(c.warmup_for(Role::pub), 0u);
+  EXPECT_EQ(c.run_id.size(), 10u);
+}
+
+TEST(Config, TwoRolesMeanIntraProcess) {
+  auto c = parse({"--driver", "x.so", "--role", "ping,pong", "--out", "/tmp/x"});
+  EXPECT_TRUE(c.intra_process());
+  ASSERT_EQ(c.roles.size(), 2u);
+  EXPECT_EQ(c.roles[1], Role::pong);
+}
+
+TEST(Config, ParsesQosOptionsAndRealtime) {
+  auto c = parse({"--driver", "x.so", "--role", "pub", "--out", "/tmp/x", "--reliability", "reliable",
+                  "--history", "keep_last:8", "--option", "profile=a=b.xml", "--cpu", "pub=1",
+                  "--fifo", "80", "--rate", "1000", "--duration", "2"});
+  EXPECT_EQ(c.reliability, PSB_RELIABLE);
+  EXPECT_EQ(c.history, PSB_KEEP_LAST);
+  EXPECT_EQ(c.history_depth, 8u);
+  ASSERT_EQ(c.options.size(), 1u);
+  EXPECT_EQ(c.options[0].first, "profile");
+  EXPECT_EQ(c.options[0].second, "a=b.xml");  // values pass through untouched
+  EXPECT_EQ(c.cpu.at(Role::pub), 1);
+  EXPECT_EQ(c.fifo_priority, 80);
+  EXPECT_FALSE(c.count.has_value());
+  EXPECT_EQ(c.sample_capacity(), 2001u);
+}
+
+TEST(Config, BadArgumentsNameTheArgument) {
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "abc"}).find("--size"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "pnig", "--out", "o"}).find("ping|pong|pub|sub"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "16"}).find("32"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--count", "5", "--duration", "1"})
+                .find("one, not both"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--notify", "spin"}).find("--notify"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--cpu", "pong=1"}).find("--cpu"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--history", "keep_last"}).find("keep_last:16"),
+            std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping"}).find("--out"), std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--bogus"}).find("--bogus"),
+            std::string::npos);
+}
+
+TEST(Config, AcceptsTheLargestAndSmallestSizes) {
+  EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "32"}).size, 32u);
+  EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194304"}).size, 4194304u);
+  EXPECT_NE(error_of({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194305"}), "");
+}

@@ -1,0 +1,291 @@
+/* udp: kernel UDP sockets, the network floor every middleware result is read against.
+ * Each topic is one port; the reader binds it, the writer sends to it. Best effort,
+ * volatile; messages over one datagram are fragmented (udp_reassembly.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include "udp_reassembly.h"
+#include "udp_socket.h"
+
+#define PORT_SPAN 20000u
+#define LISTENER_SLICE_NS 100000000LL
+
+struct udp_context {
+  struct in_addr bind_addr, peer_addr;
+  uint16_t port_base;
+  size_t max_payload;
+  uint32_t notify;
+};
+
+struct udp_writer {
+  int fd;
+  uint32_t next_message_id;
+};
+
+struct udp_reader {
+  int fd;
+  int64_t timeout_set_ns; /* SO_RCVTIMEO now in force; -1 = none set yet */
+  struct udp_reassembly asm_;
+  psb_on_data on_data;
+  void *user;
+  pthread_t listener;
+  atomic_int stop;
+  int has_listener;
+};
+
+static const char *find_option(const psb_config *cfg, const char *key) {
+  for (size_t i = 0; i < cfg->option_count; ++i)
+    if (strcmp(cfg->options[i].key, key) == 0) return cfg->options[i].value;
+  return NULL;
+}
+
+/* Fills ctx from cfg (ctx may be a scratch copy when only checking). */
+static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
+  memset(ctx, 0, sizeof *ctx);
+  ctx->port_base = 20000;
+  ctx->max_payload = cfg->max_payload;
+  ctx->notify = cfg->notify;
+  const char *base = find_option(cfg, "port_base");
+  if (base) {
+    char *end;
+    long v = strtol(base, &end, 10);
+    if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN) {
+      udp_set_error(err, "option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
+      return -1;
+    }
+    ctx->port_base = (uint16_t)v;
+  }
+  const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
+  if (strcmp(cfg->transport, "loopback") == 0) {
+    if (peer || bind_to) {
+      udp_set_error(err, "options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
+      return -1;
+    }
+    inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
+    ctx->peer_addr = ctx->bind_addr;
+    return 0;
+  }
+  /* unicast: readers bind `bind` (default any), writers send to `peer`. */
+  if (!peer) {
+    udp_set_error(err, "transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+    return -1;
+  }
+  if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1) {
+    udp_set_error(err, "option peer='%s' is not an IPv4 address", peer);
+    return -1;
+  }
+  ctx->bind_addr.s_addr = htonl(INADDR_ANY);
+  if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1) {
+    udp_set_error(err, "option bind='%s' is not an IPv4 address", bind_to);
+    return -1;
+  }
+  return 0;
+}
+
+static int udp_check(const psb_config *cfg, psb_error *err) {
+  struct udp_context scratch;
+  return parse_config(cfg, &scratch, err);
+}
+
+static void *udp_open(const psb_config *cfg, psb_error *err) {
+  struct udp_context *ctx = malloc(sizeof *ctx);
+  if (!ctx || parse_config(cfg, ctx, err) != 0) {
+    free(ctx);
+    return NULL;
+  }
+  return ctx;
+}
+
+static void udp_close(void *ctx) { free(ctx); }
+
+static void *udp_create_writer(void *vctx, const char *topic, psb_error *err) {
+  struct udp_context *ctx = vctx;
+  struct udp_writer *w = calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->fd = udp_open_writer(&ctx->peer_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN), err);
+  if (w->fd < 0) {
+    free(w);
+    return NULL;
+  }
+  return w;
+}
+
+static void udp_destroy_writer(void *vw) {
+  struct udp_writer *w = vw;
+  close(w->fd);
+  free(w);
+}
+
+static int udp_write(void *vw, const void *data, size_t len, psb_error *err) {
+  struct udp_writer *w = vw;
+  struct udp_fragment_prefix prefix = {w->next_message_id++, (uint32_t)len, 0};
+  struct iovec iov[2] = {{&prefix, sizeof prefix}, {NULL, 0}};
+  struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+  do {
+    size_t n = len - prefix.offset;
+    if (n > UDP_FRAGMENT_PAYLOAD) n = UDP_FRAGMENT_PAYLOAD;
+    iov[1].iov_base = (void *)((const uint8_t *)data + prefix.offset);
+    iov[1].iov_len = n;
+    if (sendmsg(w->fd, &msg, 0) < 0) {
+      udp_set_error(err, "udp: send: %s", strerror(errno));
+      return -1;
+    }
+    prefix.offset += (uint32_t)n;
+  } while (prefix.offset < len);
+  return 0;
+}
+
+/* Receives datagrams until a whole message is assembled: 1 = message, 0 = none within
+ * the socket's timeout (or an interrupting signal), -1 = error. */
+static int receive_message(struct udp_reader *r, int flags, const void **data, size_t *len,
+                           psb_error *err) {
+  for (;;) {
+    struct udp_fragment_prefix prefix;
+    struct iovec iov[2] = {{&prefix, sizeof prefix},
+                           {udp_landing(&r->asm_), udp_landing_room(&r->asm_)}};
+    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+    ssize_t n = recvmsg(r->fd, &msg, flags);
+    if (n < 0) {
+      if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
+      udp_set_error(err, "udp: recv: %s", strerror(errno));
+      return -1;
+    }
+    if ((size_t)n < sizeof prefix || (msg.msg_flags & MSG_TRUNC)) continue; /* not ours */
+    if (udp_reassembly_add(&r->asm_, &prefix, (size_t)n - sizeof prefix, len)) {
+      *data = r->asm_.buffer;
+      return 1;
+    }
+  }
+}
+
+static int set_receive_timeout(struct udp_reader *r, int64_t timeout_ns, psb_error *err) {
+  if (r->timeout_set_ns == timeout_ns) return 0; /* the common case: no syscall */
+  struct timeval tv = {0, 0};                     /* 0 = block without limit */
+  if (timeout_ns > 0) {
+    tv.tv_sec = timeout_ns / 1000000000;
+    tv.tv_usec = (timeout_ns % 1000000000) / 1000;
+    if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
+  }
+  if (setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
+    udp_set_error(err, "udp: SO_RCVTIMEO: %s", strerror(errno));
+    return -1;
+  }
+  r->timeout_set_ns = timeout_ns;
+  return 0;
+}
+
+static int udp_take(void *vr, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
+  struct udp_reader *r = vr;
+  if (timeout_ns == 0) return receive_message(r, MSG_DONTWAIT, data, len, err);
+  if (set_receive_timeout(r, timeout_ns, err) != 0) return -1;
+  return receive_message(r, 0, data, len, err);
+}
+
+static void *listener_main(void *vr) {
+  struct udp_reader *r = vr;
+  psb_error err;
+  while (!atomic_load_explicit(&r->stop, memory_order_relaxed)) {
+    const void *data;
+    size_t len;
+    int got = receive_message(r, 0, &data, &len, &err);
+    if (got == 1) r->on_data(r->user, data, len);
+    if (got < 0) break;
+  }
+  return NULL;
+}
+
+static void free_reader(struct udp_reader *r) {
+  if (r->fd >= 0) close(r->fd);
+  free(r->asm_.buffer);
+  free(r);
+}
+
+static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_data, void *user,
+                               psb_error *err) {
+  struct udp_context *ctx = vctx;
+  struct udp_reader *r = calloc(1, sizeof *r);
+  if (!r) return NULL;
+  r->timeout_set_ns = -1;
+  r->asm_.capacity = ctx->max_payload;
+  /* Touched now so that the first receive does not page-fault. */
+  r->asm_.buffer = malloc(ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
+  r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN), err);
+  if (!r->asm_.buffer || r->fd < 0) {
+    if (!r->asm_.buffer) udp_set_error(err, "udp: out of memory for a %zu-byte buffer", ctx->max_payload);
+    free_reader(r);
+    return NULL;
+  }
+  memset(r->asm_.buffer, 0, ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
+  if (on_data) {
+    r->on_data = on_data;
+    r->user = user;
+    if (set_receive_timeout(r, LISTENER_SLICE_NS, err) != 0 ||
+        pthread_create(&r->listener, NULL, listener_main, r) != 0) {
+      if (!err->message[0]) udp_set_error(err, "udp: cannot start the listener thread");
+      free_reader(r);
+      return NULL;
+    }
+    r->has_listener = 1;
+  }
+  return r;
+}
+
+static void udp_destroy_reader(void *vr) {
+  struct udp_reader *r = vr;
+  if (r->has_listener) {
+    atomic_store(&r->stop, 1);
+    pthread_join(r->listener, NULL); /* wakes within LISTENER_SLICE_NS */
+  }
+  free_reader(r);
+}
+
+static const char *udp_version(void) {
+  static char version[128];
+  if (!version[0]) {
+    struct utsname u;
+    uname(&u);
+    snprintf(version, sizeof version, "linux %s", u.release);
+  }
+  return version;
+}
+
+static const char *const transports[] = {"loopback", "unicast", NULL};
+static const char *const option_keys[] = {"port_base", "peer", "bind", NULL};
+
+static const psb_driver driver = {
+    .abi_version = PSB_ABI_VERSION,
+    .name = "udp",
+    .description = "kernel UDP sockets (baseline): one port per topic, fragments over 65000 bytes",
+    .version = udp_version,
+    .caps = {.reliability = PSB_BEST_EFFORT,
+             .durability = PSB_VOLATILE,
+             .history = 0, /* the kernel socket buffer decides; no history QoS to ask for */
+             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+             .transports = transports,
+             .services = NULL,
+             .option_keys = option_keys,
+             .max_payload = 4u << 20,
+             .loan = 0},
+    .check = udp_check,
+    .open = udp_open,
+    .close = udp_close,
+    .create_writer = udp_create_writer,
+    .destroy_writer = udp_destroy_writer,
+    .create_reader = udp_create_reader,
+    .destroy_reader = udp_destroy_reader,
+    .matched_readers = NULL, /* UDP cannot tell */
+    .matched_writers = NULL,
+    .write = udp_write,
+    .take = udp_take,
+};
+
+PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void) { return &driver; }

@@ -1,0 +1,66 @@
+#define _GNU_SOURCE
+#include "udp_socket.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* Large enough for a 4 MiB message in flight; root may exceed rmem_max with *FORCE. */
+#define UDP_SOCKET_BUFFER (16 << 20)
+
+void udp_set_error(psb_error *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (const char *p = topic; *p; ++p) h = (h ^ (uint8_t)*p) * 16777619u;
+  return (uint16_t)(base + h % span);
+}
+
+static void grow_buffer(int fd, int opt_force, int opt) {
+  int size = UDP_SOCKET_BUFFER;
+  if (setsockopt(fd, SOL_SOCKET, opt_force, &size, sizeof size) != 0)
+    setsockopt(fd, SOL_SOCKET, opt, &size, sizeof size);
+}
+
+static int new_socket(psb_error *err) {
+  int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) udp_set_error(err, "udp: socket(): %s", strerror(errno));
+  return fd;
+}
+
+int udp_open_reader(const struct in_addr *addr, uint16_t port, psb_error *err) {
+  int fd = new_socket(err);
+  if (fd < 0) return -1;
+  grow_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
+  if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    char text[INET_ADDRSTRLEN];
+    udp_set_error(err, "udp: cannot bind %s:%u: %s (another run on this port? set option port_base)",
+                  inet_ntop(AF_INET, addr, text, sizeof text), port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err) {
+  int fd = new_socket(err);
+  if (fd < 0) return -1;
+  grow_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    udp_set_error(err, "udp: cannot connect to port %u: %s", port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
