@@ -1,0 +1,183 @@
+// The udp driver through its ABI table, plus the fragment reassembly it relies on.
+#include <dlfcn.h>
+#include <psbench/driver.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern "C" {
+#include "udp_reassembly.h"
+}
+
+namespace {
+
+const psb_driver &udp() {
+  static const psb_driver *table = [] {
+    void *h = dlopen(PSBENCH_UDP_DRIVER, RTLD_NOW);
+    if (!h) throw std::runtime_error(dlerror());
+    auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
+    return entry();
+  }();
+  return *table;
+}
+
+struct UdpRun {
+  explicit UdpRun(uint32_t notify, uint64_t max_payload = 4u << 20) {
+    cfg.run_id = "udptest";
+    cfg.transport = "loopback";
+    cfg.notify = notify;
+    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
+    cfg.max_payload = max_payload;
+    ctx = udp().open(&cfg, &err);
+  }
+  ~UdpRun() {
+    if (reader) udp().destroy_reader(reader);
+    if (writer) udp().destroy_writer(writer);
+    if (ctx) udp().close(ctx);
+  }
+  psb_config cfg{};
+  psb_error err{};
+  void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
+};
+
+std::vector<uint8_t> message(size_t size, uint8_t seed) {
+  std::vector<uint8_t> m(size);
+  for (size_t i = 0; i < size; ++i) m[i] = uint8_t(seed + i * 13);
+  return m;
+}
+
+// Takes one message, waiting up to 2 s; empty on none.
+std::vector<uint8_t> take_one(void *reader, int64_t timeout_ns) {
+  const void *data;
+  size_t len;
+  psb_error err{};
+  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  while (std::chrono::steady_clock::now() < end) {
+    int r = udp().take(reader, timeout_ns, &data, &len, &err);
+    EXPECT_GE(r, 0) << err.message;
+    if (r == 1) return std::vector<uint8_t>((const uint8_t *)data, (const uint8_t *)data + len);
+  }
+  return {};
+}
+
+}  // namespace
+
+TEST(UdpDriver, WaitAndPollDeliverExactBytesUpToFourMiB) {
+  for (uint32_t notify : {PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL}) {
+    UdpRun run(notify);
+    ASSERT_NE(run.ctx, nullptr) << run.err.message;
+    run.reader = udp().create_reader(run.ctx, "psb_udptest_a", nullptr, nullptr, &run.err);
+    run.writer = udp().create_writer(run.ctx, "psb_udptest_a", &run.err);
+    ASSERT_TRUE(run.reader && run.writer) << run.err.message;
+    for (size_t size : {size_t(32), size_t(65000), size_t(65001), size_t(1) << 20, size_t(4) << 20}) {
+      auto sent = message(size, uint8_t(size));
+      ASSERT_EQ(udp().write(run.writer, sent.data(), sent.size(), &run.err), 0) << run.err.message;
+      auto got = take_one(run.reader, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0);
+      ASSERT_EQ(got.size(), size);
+      EXPECT_TRUE(got == sent) << "bytes differ at size " << size;
+    }
+  }
+}
+
+TEST(UdpDriver, TakeReturnsNothingWhenNothingWasSent) {
+  UdpRun run(PSB_NOTIFY_WAIT);
+  run.reader = udp().create_reader(run.ctx, "psb_udptest_b", nullptr, nullptr, &run.err);
+  ASSERT_NE(run.reader, nullptr) << run.err.message;
+  const void *data;
+  size_t len;
+  EXPECT_EQ(udp().take(run.reader, 10'000'000, &data, &len, &run.err), 0);
+  EXPECT_EQ(udp().take(run.reader, 0, &data, &len, &run.err), 0);
+}
+
+TEST(UdpDriver, ListenerGetsEveryMessageAndStopsOnDestroy) {
+  struct Seen {
+    std::mutex mu;
+    std::vector<size_t> sizes;
+  } seen;
+  UdpRun run(PSB_NOTIFY_LISTENER);
+  auto cb = [](void *user, const void *, size_t len) {
+    auto *s = static_cast<Seen *>(user);
+    std::lock_guard lock(s->mu);
+    s->sizes.push_back(len);
+  };
+  run.reader = udp().create_reader(run.ctx, "psb_udptest_c", cb, &seen, &run.err);
+  run.writer = udp().create_writer(run.ctx, "psb_udptest_c", &run.err);
+  ASSERT_TRUE(run.reader && run.writer) << run.err.message;
+  for (size_t i = 0; i < 50; ++i) {
+    auto m = message(100 + i, 1);
+    ASSERT_EQ(udp().write(run.writer, m.data(), m.size(), &run.err), 0);
+  }
+  for (int i = 0; i < 200; ++i) {
+    {
+      std::lock_guard lock(seen.mu);
+      if (seen.sizes.size() == 50) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  udp().destroy_reader(run.reader);
+  run.reader = nullptr;
+  std::lock_guard lock(seen.mu);
+  ASSERT_EQ(seen.sizes.size(), 50u);
+  EXPECT_EQ(seen.sizes[49], 149u);
+}
+
+TEST(UdpDriver, TwoReadersOfOneTopicCollideWithAClearError) {
+  UdpRun run(PSB_NOTIFY_WAIT);
+  run.reader = udp().create_reader(run.ctx, "psb_udptest_d", nullptr, nullptr, &run.err);
+  ASSERT_NE(run.reader, nullptr);
+  psb_error err{};
+  EXPECT_EQ(udp().create_reader(run.ctx, "psb_udptest_d", nullptr, nullptr, &err), nullptr);
+  EXPECT_NE(std::string(err.message).find("cannot bind"), std::string::npos) << err.message;
+}
+
+namespace {
+
+struct Assembler {
+  explicit Assembler(size_t capacity) : buffer(capacity + UDP_FRAGMENT_PAYLOAD) {
+    r.buffer = buffer.data();
+    r.capacity = capacity;
+  }
+  // Lands a fragment as the driver would and returns the completed length, or 0.
+  size_t add(uint32_t id, uint32_t total, uint32_t offset, size_t n, uint8_t fill) {
+    std::memset(udp_landing(&r), fill, n);
+    udp_fragment_prefix p{id, total, offset};
+    size_t len = 0;
+    return udp_reassembly_add(&r, &p, n, &len) ? len : 0;
+  }
+  std::vector<uint8_t> buffer;
+  udp_reassembly r{};
+};
+
+}  // namespace
+
+TEST(UdpReassembly, InOrderFragmentsMakeOneMessage) {
+  Assembler a(200000);
+  EXPECT_EQ(a.add(1, 150000, 0, 65000, 0xA), 0u);
+  EXPECT_EQ(a.add(1, 150000, 65000, 65000, 0xB), 0u);
+  EXPECT_EQ(a.add(1, 150000, 130000, 20000, 0xC), 150000u);
+  EXPECT_EQ(a.buffer[0], 0xA);
+  EXPECT_EQ(a.buffer[65000], 0xB);
+  EXPECT_EQ(a.buffer[149999], 0xC);
+}
+
+TEST(UdpReassembly, AMissingFragmentLosesOnlyThatMessage) {
+  Assembler a(200000);
+  EXPECT_EQ(a.add(1, 130000, 0, 65000, 0xA), 0u);
+  // fragment 2 of message 1 is lost; message 2 starts and lands after the partial one
+  EXPECT_EQ(a.add(2, 100, 0, 100, 0xD), 100u);
+  EXPECT_EQ(a.buffer[0], 0xD);  // moved to the start
+  EXPECT_EQ(a.add(1, 130000, 65000, 65000, 0xB), 0u);  // stale fragment: dropped
+}
+
+TEST(UdpReassembly, RefusesMessagesOverCapacityAndOverlongFragments) {
+  Assembler a(1000);
+  EXPECT_EQ(a.add(1, 5000, 0, 1000, 0), 0u);
+  EXPECT_EQ(a.add(2, 100, 50, 100, 0), 0u);  // offset + n beyond total
+}
