@@ -65,7 +65,7 @@ class Ping {
     const int64_t give_up = now_ns() + seconds_to_ns(env_.node.match_timeout_s);
     RoleCounts scratch;
     for (uint64_t i = 0;; ++i) {
-      if (send_and_await(i, kFlagHandshake, now_ns() + 10'000'000, scratch)) return;
+      if (send_and_await(i, kFlagHandshake, 10'000'000, scratch)) return;
       if (now_ns() >= give_up || g_interrupted)
         throw std::runtime_error(
             "no echo from pong within " + std::to_string(env_.node.match_timeout_s) +
@@ -77,13 +77,13 @@ class Ping {
     const uint64_t warmup = env_.node.warmup_for(Role::ping);
     RoleCounts scratch;
     for (uint64_t i = 0; i < warmup && !stop_now(); ++i)
-      send_and_await(i, kFlagWarmup, now_ns() + sample_timeout(), scratch);
+      send_and_await(i, kFlagWarmup, sample_timeout(), scratch);
     res_.counts.warmup = warmup;
     res_.measure_start_ns = now_ns();
     uint64_t seq = 0;
     for (; !finished(seq, now_ns()); ++seq) {
       ++res_.counts.sent;
-      send_and_await(seq, 0, now_ns() + sample_timeout(), res_.counts);
+      send_and_await(seq, 0, sample_timeout(), res_.counts);
     }
     res_.measure_end_ns = now_ns();
     sink_.awaited.store(kNoToken, std::memory_order_release);
@@ -132,11 +132,12 @@ class Ping {
   bool stop_now() { return run_stopped(env_, res_); }
   bool finished(uint64_t seq, int64_t due_ns) { return measurement_finished(env_, res_, seq, due_ns); }
 
-  // Closed loop: send one message and wait for its echo until deadline.
-  bool send_and_await(uint64_t seq, uint32_t flags, int64_t deadline, RoleCounts &counts) {
+  // Closed loop: send one message and wait up to timeout_ns for its echo.
+  bool send_and_await(uint64_t seq, uint32_t flags, int64_t timeout_ns, RoleCounts &counts) {
     const uint64_t token = token_of(seq, flags);
     sink_.awaited.store(token, std::memory_order_release);
     sender_.send(seq, flags, 0, counts);
+    const int64_t deadline = now_ns() + timeout_ns;
     if (listener_) {
       for (;;) {
         uint32_t seen = sink_.signal.current();
@@ -146,9 +147,9 @@ class Ping {
         sink_.signal.wait(seen, left);
       }
     }
-    for (;;) {
-      int64_t left = deadline - now_ns();
-      if (left <= 0) return false;
+    // The first take gets the same timeout every time, so a driver that maps it to a
+    // socket option need not change it per sample; only a stray message costs more.
+    for (int64_t left = timeout_ns; left > 0; left = deadline - now_ns()) {
       const void *data;
       size_t len;
       psb_error err;
@@ -161,6 +162,7 @@ class Ping {
         if (sink_.echoed.load(std::memory_order_relaxed) == token) return true;
       }
     }
+    return false;
   }
 
   // Open loop receive thread (wait and poll modes).

@@ -1,0 +1,107 @@
+"""How much the harness adds: psbench's udp ping-pong against sockperf's, on loopback.
+
+Both are closed-loop UDP ping-pong between two processes with blocking receives, same
+message size, same duration, run in interleaved rounds (the order alternates each round)
+so that drift of this noisy machine hits both alike. Prints the median round-trip time
+of each tool (the median over rounds of each run's median) and their ratio.
+Goal: psbench no more than 5% above sockperf.
+"""
+
+import argparse
+import re
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from psbench import paths
+from psbench.samples import read_samples
+
+SOCKPERF_P50 = re.compile(r"percentile 50\.000 =\s+([0-9.]+)")
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psbench_median_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str) -> float:
+    with tempfile.TemporaryDirectory(prefix="psbench-overhead-") as out:
+        common = [str(node), "--driver", str(driver), "--out", out, "--run-id", run,
+                  "--size", str(size)]
+        pong = subprocess.Popen(common + ["--role", "pong"], stderr=subprocess.PIPE)
+        try:
+            ping = subprocess.run(common + ["--role", "ping", "--duration", str(seconds)],
+                                  capture_output=True, text=True, timeout=seconds + 60)
+            if ping.returncode != 0:
+                sys.exit(f"psbench ping failed: {ping.stderr.strip()}")
+            pong.wait(timeout=30)
+        finally:
+            if pong.poll() is None:
+                pong.kill()
+                pong.wait()
+        samples = read_samples(Path(out) / "ping.samples")
+        return statistics.median(samples.latency_ns.tolist()) / 1000.0
+
+
+def sockperf_median_rtt_us(port: int, size: int, seconds: float) -> float:
+    out = subprocess.run(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", str(port),
+                          "-m", str(size), "-t", str(seconds), "--full-rtt"],
+                         capture_output=True, text=True, timeout=seconds + 60)
+    match = SOCKPERF_P50.search(out.stdout)
+    if out.returncode != 0 or not match:
+        sys.exit(f"sockperf failed: {out.stdout[-500:]}{out.stderr[-500:]}")
+    return float(match.group(1))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--seconds", type=float, default=2.0, help="length of each run")
+    ap.add_argument("--sizes", type=int, nargs="+", default=[64, 16384])
+    args = ap.parse_args()
+    if not shutil.which("sockperf"):
+        sys.exit("sockperf is not installed: run 'make setup' (Debian package sockperf)")
+    node = paths.node_path()
+    driver = paths.build_dir() / "drivers" / "udp" / "libpsbench-udp.so"
+    if not node.exists() or not driver.exists():
+        sys.exit("psbench is not built: run 'make build'")
+
+    port = free_udp_port()
+    server = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        time.sleep(0.5)
+        results = {size: {"psbench": [], "sockperf": []} for size in args.sizes}
+        for r in range(args.rounds):
+            for size in args.sizes:
+                order = ["psbench", "sockperf"] if r % 2 == 0 else ["sockperf", "psbench"]
+                for tool in order:
+                    if tool == "psbench":
+                        v = psbench_median_rtt_us(node, driver, size, args.seconds, f"ovh{r}s{size}")
+                    else:
+                        v = sockperf_median_rtt_us(port, size, args.seconds)
+                    results[size][tool].append(v)
+                print(f"round {r + 1}/{args.rounds} size {size:>6} B: "
+                      f"psbench {results[size]['psbench'][-1]:8.2f} us  "
+                      f"sockperf {results[size]['sockperf'][-1]:8.2f} us", flush=True)
+    finally:
+        server.terminate()
+        server.wait()
+
+    print()
+    print(f"{'size (B)':>9} {'psbench RTT p50 (us)':>21} {'sockperf RTT p50 (us)':>22} {'ratio':>7}  goal <= 1.05")
+    for size in args.sizes:
+        ps = statistics.median(results[size]["psbench"])
+        sp = statistics.median(results[size]["sockperf"])
+        verdict = "met" if ps / sp <= 1.05 else "NOT met"
+        print(f"{size:>9} {ps:>21.2f} {sp:>22.2f} {ps / sp:>7.3f}  {verdict}")
+
+
+if __name__ == "__main__":
+    main()
