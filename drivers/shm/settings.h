@@ -1,0 +1,36 @@
+// The driver's view of a psb_config: validated once by check() and open(),
+// then kept in the context so the timed path never looks at strings.
+#ifndef PSBENCH_SHM_SETTINGS_H
+#define PSBENCH_SHM_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbshm {
+
+constexpr uint64_t kMaxPayload = 4194304; // 4 MiB, header included
+// Ring slots when the history is not set (psb_qos.history == 0).
+constexpr uint32_t kDefaultDepth = 16;
+
+// How a waiting reader (wait mode, listener thread) and a reliable writer
+// waiting for room are woken up. Option "wakeup".
+enum class Wakeup { futex, spin };
+
+struct Settings {
+  std::string run_id;
+  uint32_t reliability = PSB_BEST_EFFORT;
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  uint32_t depth = 0;
+  uint64_t max_payload = 0;
+  Wakeup wakeup = Wakeup::futex;
+  bool use_loan = false;
+};
+
+// Validates cfg; fills *out if non-NULL. false (err set) if refused.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+} // namespace psbshm
+
+#endif

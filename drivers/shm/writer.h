@@ -1,0 +1,58 @@
+// The writing end of a topic's ring.
+//
+// Reliability, when the ring is full:
+//   best_effort: the new sample is dropped, write() returns 0 and the
+//                segment's drop counter goes up; the writer never waits.
+//   reliable:    the writer waits until the reader frees a slot: a short spin,
+//                then a futex sleep on `tail` (or only spinning with
+//                wakeup=spin). If no reader is attached the sample is dropped
+//                (volatile: there is nobody to deliver it to); if the reader
+//                frees nothing for kReliableBlockNs, write() fails.
+#ifndef PSBENCH_SHM_WRITER_H
+#define PSBENCH_SHM_WRITER_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "context.h"
+#include "ring.h"
+
+namespace psbshm {
+
+constexpr int64_t kReliableBlockNs = 10'000'000'000; // then write() fails
+
+class Writer : public Endpoint {
+public:
+  // NULL (err set) if the segment cannot be opened or has a writer already.
+  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  ~Writer();
+
+  int matched_readers() const;
+  int write(const void *data, size_t len, psb_error *err);
+  void *loan(size_t len, psb_error *err);
+  int write_loan(void *sample, size_t len, psb_error *err);
+
+private:
+  Writer() = default;
+  int reserve(psb_error *err); // 1 = slot free, 0 = drop, -1 = error
+  int wait_for_room(psb_error *err);
+  int drop();
+  void publish(size_t len);
+
+  Segment seg_;
+  RingView ring_;
+  bool attached_ = false;
+  bool reliable_ = false;
+  Wakeup wakeup_ = Wakeup::futex;
+  uint32_t head_ = 0;       // our copy of hdr->head (we are its only writer)
+  uint32_t idx_ = 0;        // head_ % count
+  uint32_t tail_cache_ = 0; // last tail seen; re-read only when looking full
+  uint64_t drops_ = 0;
+  bool loaned_ = false;
+  std::unique_ptr<unsigned char[]> scratch_; // loan target for dropped samples
+};
+
+} // namespace psbshm
+
+#endif
