@@ -33,6 +33,11 @@ void refuse_bit(const char *driver, const char *setting, const char *wanted, uin
 
 }  // namespace
 
+std::string with_driver_name(const char *name, const std::string &message) {
+  std::string prefix = std::string(name) + ": ";
+  return message.rfind(prefix, 0) == 0 ? message : prefix + message;
+}
+
 std::vector<std::string> reliability_names(uint32_t s) { return names_of(s, reliability_name); }
 std::vector<std::string> durability_names(uint32_t s) { return names_of(s, durability_name); }
 std::vector<std::string> history_names(uint32_t s) { return names_of(s, history_name); }
@@ -121,8 +126,8 @@ void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, cons
   if (t.check) {
     psb_error err{};
     if (t.check(&cfg, &err) != 0)
-      throw RefusedError(std::string(t.name) + ": " +
-                         (err.message[0] ? err.message : "setting refused (driver gave no reason)"));
+      throw RefusedError(with_driver_name(t.name, err.message[0] ? err.message
+                                                                  : "setting refused (driver gave no reason)"));
   }
 }
 

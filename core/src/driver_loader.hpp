@@ -55,6 +55,9 @@ std::vector<std::string> history_names(uint32_t set);
 std::vector<std::string> notify_names(uint32_t set);
 std::vector<std::string> string_list(const char *const *list);
 
+// Driver messages start with the driver's name by convention; adds it where missing.
+std::string with_driver_name(const char *name, const std::string &message);
+
 std::string describe_json(const LoadedDriver &driver);
 
 }  // namespace psb

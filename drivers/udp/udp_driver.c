@@ -59,7 +59,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
     char *end;
     long v = strtol(base, &end, 10);
     if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN) {
-      udp_set_error(err, "option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
+      udp_set_error(err, "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
       return -1;
     }
     ctx->port_base = (uint16_t)v;
@@ -67,7 +67,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
   const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
   if (strcmp(cfg->transport, "loopback") == 0) {
     if (peer || bind_to) {
-      udp_set_error(err, "options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
+      udp_set_error(err, "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
       return -1;
     }
     inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
@@ -76,16 +76,16 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
   }
   /* unicast: readers bind `bind` (default any), writers send to `peer`. */
   if (!peer) {
-    udp_set_error(err, "transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+    udp_set_error(err, "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
     return -1;
   }
   if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1) {
-    udp_set_error(err, "option peer='%s' is not an IPv4 address", peer);
+    udp_set_error(err, "udp: option peer='%s' is not an IPv4 address", peer);
     return -1;
   }
   ctx->bind_addr.s_addr = htonl(INADDR_ANY);
   if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1) {
-    udp_set_error(err, "option bind='%s' is not an IPv4 address", bind_to);
+    udp_set_error(err, "udp: option bind='%s' is not an IPv4 address", bind_to);
     return -1;
   }
   return 0;

@@ -11,8 +11,8 @@
  * callback runs on a thread owned by the driver.
  *
  * Errors: every call that can fail takes a psb_error* and writes a message a
- * user can act on ("udp: reliability 'reliable' is not supported; use
- * best_effort"). Calls on the timed path (write, take) only format a message
+ * user can act on, starting with the driver's name ("udp: transport 'unicast'
+ * needs option peer=<IPv4 address the writer sends to>"). Calls on the timed path (write, take) only format a message
  * when they fail.
  */
 #ifndef PSBENCH_DRIVER_H
