@@ -1,0 +1,50 @@
+"""The command line: subcommands, and errors printed as messages, not tracebacks."""
+
+import argparse
+import signal
+import sys
+
+import psbench
+from psbench import cmd_demo, cmd_drivers, cmd_env, cmd_measure
+from psbench.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="psbench",
+        description="Latency benchmark for publish/subscribe middleware. "
+                    "See docs/cli.md.")
+    parser.add_argument("--version", action="version",
+                        version=f"psbench {psbench.__version__}")
+    subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
+    for module in (cmd_drivers, cmd_env, cmd_measure, cmd_demo):
+        module.add_parsers(subparsers)
+    return parser
+
+
+def _terminate(signum, frame):
+    # SIGTERM/SIGHUP take the same path as Ctrl-C: stop the node processes, record.
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not hasattr(args, "handler"):
+        parser.print_help(sys.stderr)
+        return 2
+    # Also when started with SIGINT ignored (a background job of a script): a run must
+    # always be stoppable, and stopping must go through the cleanup.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
+    try:
+        return args.handler(args)
+    except UserError as exc:
+        print(f"psbench: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("psbench: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1  # output closed early, e.g. piped into `head`

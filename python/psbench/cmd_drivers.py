@@ -1,0 +1,43 @@
+"""`psbench drivers`: the built drivers and what they support."""
+
+import json
+
+from psbench import drivers, table
+
+COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify",
+           "transports", "max payload", "loan", "services"]
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("drivers", help="list the built drivers and their "
+                                                   "capabilities")
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_command)
+
+
+def _services(info: drivers.DriverInfo) -> str:
+    if not info.services:
+        return "none"
+    return ", ".join(f"{s.name} ({'installed' if s.installed else 'NOT installed'}, "
+                     f"{'running' if s.running else 'not running'})" for s in info.services)
+
+
+def _row(info: drivers.DriverInfo) -> list:
+    if info.describe is None:
+        return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
+    caps = info.describe.get("capabilities") or {}
+    join = lambda key: ",".join(caps.get(key) or []) or "-"  # noqa: E731
+    return [info.name, info.describe.get("version"), join("reliability"),
+            join("durability"), join("history"), join("notify"), join("transports"),
+            caps.get("max_payload"), "yes" if caps.get("loan") else "no", _services(info)]
+
+
+def run_command(args) -> int:
+    infos = drivers.discover()
+    if args.json:
+        print(json.dumps([i.to_json() for i in infos], indent=2))
+    elif not infos:
+        print("no drivers built yet: run `make build`")
+    else:
+        print(table.render(COLUMNS, [_row(i) for i in infos]))
+    return 1 if any(i.error for i in infos) else 0

@@ -1,0 +1,71 @@
+"""`psbench ping` and `psbench pubsub`: one latency run."""
+
+import argparse
+import os
+import sys
+
+from psbench import drivers, envinfo, measure, paths, report
+from psbench.errors import UserError
+from psbench.options import add_measure_arguments
+from psbench.spec import ROLES, MeasureSpec
+
+# CLI exit code per run status; refused and timeout mirror the node's exit codes.
+EXIT_CODES = {"ok": 0, "failed": 1, "refused": 2, "timeout": 3, "interrupted": 130}
+
+HELP = {
+    "ping": "round-trip latency: ping sends, pong echoes (closed loop by default)",
+    "pubsub": "one-way latency: pub sends at --rate, sub records receive - intended send",
+}
+
+
+def add_parsers(subparsers) -> None:
+    for kind in ("ping", "pubsub"):
+        parser = subparsers.add_parser(kind, help=HELP[kind], description=HELP[kind])
+        add_measure_arguments(parser, kind)
+        parser.set_defaults(handler=run_command, kind=kind)
+
+
+def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
+    allowed = os.sched_getaffinity(0)
+    cpus = {}
+    for role, cpu in assignments:
+        if role not in ROLES[kind]:
+            raise UserError(f"argument --cpu: unknown role {role!r} for {kind}; "
+                            f"use one of {', '.join(ROLES[kind])}")
+        if cpu not in allowed:
+            raise UserError(f"argument --cpu: CPU {cpu} is not available here; "
+                            f"use one of {', '.join(map(str, sorted(allowed)))}")
+        cpus[role] = cpu
+    return cpus
+
+
+def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
+    if args.duration is not None and args.duration >= args.timeout:
+        raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
+                        f"{args.duration:g} s run early; give --timeout more than --duration")
+    return MeasureSpec(
+        kind=args.kind, driver=args.driver, driver_path=drivers.find_driver(args.driver),
+        size=args.size, count=args.count, duration=args.duration, warmup=args.warmup,
+        rate=args.rate, placement=args.placement, notify=args.notify,
+        reliability=args.reliability, durability=args.durability, history=args.history,
+        transport=args.transport, options=args.option, cpus=_cpus(args.kind, args.cpu),
+        fifo=args.fifo, mlockall=args.mlockall, dma_latency=args.dma_latency,
+        check_pattern=args.check_pattern, loan=args.loan, spin_send=args.spin_send,
+        timeout=args.timeout, match_timeout=args.match_timeout,
+        sample_timeout=getattr(args, "sample_timeout", None),
+        idle_timeout=getattr(args, "idle_timeout", None))
+
+
+def run_command(args: argparse.Namespace) -> int:
+    paths.require_node()
+    spec = spec_from_args(args)
+    outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
+                          ["psbench", *sys.argv[1:]])
+    print(report.render(outcome))
+    if outcome.status != "ok":
+        what = {"refused": "the node refused the run",
+                "timeout": "the run timed out",
+                "interrupted": "the run was interrupted",
+                "failed": "the run failed"}[outcome.status]
+        print(f"psbench {spec.kind}: {what}:\n{outcome.message}", file=sys.stderr)
+    return EXIT_CODES[outcome.status]

@@ -1,0 +1,108 @@
+"""One measurement end to end: result directory, node processes, run.json, statistics."""
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psbench import paths, runner, rundir
+from psbench.samples import SamplesFileError, read_samples
+from psbench.spec import MeasureSpec, node_argv
+from psbench.stats import latency_stats
+
+RUN_FORMAT = "psbench-run/1"
+DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
+DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
+START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
+
+
+@dataclass
+class MeasureOutcome:
+    spec: MeasureSpec
+    run_id: str
+    run_dir: Path
+    status: str
+    message: str | None
+    summaries: dict = field(default_factory=dict)   # role -> node summary
+    stats: dict = field(default_factory=dict)       # role -> latency statistics
+    problems: list[str] = field(default_factory=list)
+
+
+def run_dir_name(spec: MeasureSpec, run_id: str) -> str:
+    return f"{rundir.utc_stamp()}-{spec.kind}-{spec.driver}-{spec.size}B-{run_id}"
+
+
+def _timeouts(spec: MeasureSpec) -> dict:
+    match = spec.match_timeout if spec.match_timeout is not None else DEFAULT_MATCH_TIMEOUT_S
+    idle = spec.idle_timeout if spec.idle_timeout is not None else DEFAULT_IDLE_TIMEOUT_S
+    return {"start_timeout": match + START_MARGIN_S,
+            "run_timeout": spec.timeout + runner.EXIT_GRACE_S,
+            "peer_grace": max(15.0, idle + 10.0)}
+
+
+def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
+    """Statistics of every samples file, checked against the summary that names it."""
+    stats, problems = {}, []
+    for role, summary in summaries.items():
+        name = summary.get("samples_file")
+        if not name:
+            continue
+        try:
+            samples = read_samples(run_dir / name)
+        except SamplesFileError as exc:
+            problems.append(str(exc))
+            continue
+        expected = (summary.get("counts") or {}).get("samples")
+        if expected is not None and expected != len(samples):
+            problems.append(f"{name} has {len(samples)} records but {role}.json says "
+                            f"counts.samples = {expected}")
+        stats[role] = latency_stats(samples)
+    return stats, problems
+
+
+def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> MeasureOutcome:
+    """Runs spec with its results in a new directory under parent. Result files are
+    kept whatever happens; run.json records the status."""
+    node = paths.require_node()
+    run_id = rundir.new_run_id()
+    run_dir = rundir.create(parent, run_dir_name(spec, run_id))
+    # Always the stdio barrier, also for one intra-process node: the launcher then sees
+    # every run reach its start the same way, and bounds that wait the same way.
+    commands = [(roles, node_argv(node, spec, roles, run_id, run_dir, "stdio"))
+                for roles in spec.process_roles()]
+    record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
+              "created_utc": rundir.utc_now(), "finished_utc": None,
+              "cli_argv": cli_argv, "node": str(node), "spec": spec.to_json(),
+              "placement": spec.placement, "barrier": "stdio",
+              "status": "starting", "message": None,
+              "processes": [{"roles": r, "argv": a} for r, a in commands],
+              "env": env}
+    run_json = run_dir / "run.json"
+    rundir.write_json(run_json, record)
+
+    def on_started(procs):
+        record["status"] = "running"
+        record["processes"] = [p.to_json() for p in procs]
+        rundir.write_json(run_json, record)
+
+    try:
+        result = runner.launch(run_id, run_dir, commands, barrier=True,
+                               on_started=on_started, **_timeouts(spec))
+        stats, problems = _analyse(run_dir, result.summaries)
+    except BaseException as exc:
+        # The processes are stopped by now; record why we did not get further.
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        record.update(status="interrupted" if interrupted else "error",
+                      message="interrupted" if interrupted else f"{type(exc).__name__}: {exc}",
+                      finished_utc=rundir.utc_now())
+        rundir.write_json(run_json, record)
+        raise
+    status, message = result.status, result.message
+    if status == "ok" and problems:
+        status, message = "failed", "; ".join(problems)
+    record.update(status=status, message=message, finished_utc=rundir.utc_now(),
+                  processes=[p.to_json() for p in result.processes],
+                  exit_codes=result.exit_codes, summary_errors=result.summary_errors,
+                  shm_leftovers_removed=result.shm_removed, problems=problems, stats=stats)
+    rundir.write_json(run_json, record)
+    return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
+                          message=message, summaries=result.summaries, stats=stats,
+                          problems=problems)

@@ -1,0 +1,146 @@
+"""Argument types and the options shared by `ping` and `pubsub`.
+
+Each type function raises argparse.ArgumentTypeError with what was expected, so that
+argparse prints "argument --size: ..." and exits 2.
+"""
+
+import argparse
+import re
+
+# K and M are binary (1K = 1024 bytes); "KB" is refused because it is ambiguous.
+UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024 ** 2, "mib": 1024 ** 2}
+
+
+def size_bytes(text: str) -> int:
+    """64, 16K, 16KiB, 1M."""
+    match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
+    if not match or match.group(2).lower() not in UNITS:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a size in bytes; use e.g. 64, 16K or 16KiB")
+    value = int(match.group(1)) * UNITS[match.group(2).lower()]
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be at least 1 byte (the node needs 32)")
+    return value
+
+
+def positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
+    return value
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number greater than 0, got {text}")
+    return value
+
+
+def non_negative_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, got {text}")
+    return value
+
+
+def history(text: str) -> str:
+    if text == "keep_all" or re.fullmatch(r"keep_last:[1-9]\d*", text):
+        return text
+    raise argparse.ArgumentTypeError(f"{text!r}: use keep_last:N (N >= 1) or keep_all")
+
+
+def key_value(text: str) -> str:
+    key, sep, _ = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: use KEY=VALUE")
+    return text
+
+
+def fifo_priority(text: str) -> int:
+    value = positive_int(text)
+    if value > 99:
+        raise argparse.ArgumentTypeError(f"SCHED_FIFO priorities are 1..99, got {value}")
+    return value
+
+
+def cpu_assignment(text: str) -> tuple[str, int]:
+    role, sep, cpu = text.partition("=")
+    if not sep or not role or not cpu.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: use ROLE=CPU, e.g. ping=0")
+    return role, int(cpu)
+
+
+def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
+    """The options of one run; `kind` is "ping" or "pubsub"."""
+    roles = "ping, pong" if kind == "ping" else "pub, sub"
+    parser.add_argument("--driver", required=True, metavar="NAME",
+                        help="driver name (see `psbench drivers`) or path to a .so")
+    parser.add_argument("--size", type=size_bytes, default=64, metavar="BYTES",
+                        help="message size in bytes incl. the 32-byte header "
+                             "(64, 16K, 16KiB; default 64)")
+    amount = parser.add_mutually_exclusive_group()
+    amount.add_argument("--count", type=positive_int, metavar="N",
+                        help="measured samples (node default 10000)")
+    amount.add_argument("--duration", type=positive_float, metavar="S", help="measure for S seconds")
+    parser.add_argument("--warmup", type=non_negative_int, metavar="N",
+                        help="warm-up messages, not recorded (node default: 1000 for "
+                             "ping, 0 for pub)")
+    if kind == "ping":
+        parser.add_argument("--rate", type=non_negative_float, metavar="HZ",
+                            help="open loop at HZ pings/s; 0 = closed loop (default)")
+        parser.add_argument("--sample-timeout", type=positive_float, metavar="S",
+                            help="closed loop: seconds to wait for one echo (node default 1)")
+    else:
+        parser.add_argument("--rate", type=positive_float, default=1000.0, metavar="HZ",
+                            help="messages/s the publisher sends (default 1000)")
+        parser.add_argument("--idle-timeout", type=positive_float, metavar="S",
+                            help="sub ends after S s without data (node default 5)")
+    parser.add_argument("--spin-send", action="store_true",
+                        help="open loop: busy-wait for each send time")
+    parser.add_argument("--placement", choices=("inter", "intra"), default="inter",
+                        help="inter: one process per role (default); intra: one process, "
+                             "roles as threads")
+    parser.add_argument("--notify", choices=("listener", "wait", "poll"),
+                        help="how the reader learns of data (node default wait)")
+    parser.add_argument("--reliability", choices=("best_effort", "reliable"))
+    parser.add_argument("--durability", choices=("volatile", "transient_local"))
+    parser.add_argument("--history", type=history, metavar="keep_last:N|keep_all", help="keep_last:N or keep_all")
+    parser.add_argument("--transport", metavar="NAME", help="one of the driver's transports")
+    parser.add_argument("--option", type=key_value, action="append", default=[],
+                        metavar="KEY=VALUE", help="driver option, repeatable")
+    parser.add_argument("--loan", action="store_true", help="use the driver's loaned write")
+    parser.add_argument("--check-pattern", action="store_true",
+                        help="fill and verify the payload")
+    parser.add_argument("--cpu", type=cpu_assignment, action="append", default=[],
+                        metavar="ROLE=CPU", help=f"pin a role ({roles}) to a CPU, repeatable")
+    parser.add_argument("--fifo", type=fifo_priority, metavar="PRIO",
+                        help="run the roles under SCHED_FIFO at PRIO (1..99)")
+    parser.add_argument("--mlockall", action="store_true", help="lock the nodes' memory")
+    parser.add_argument("--dma-latency", action="store_true",
+                        help="hold /dev/cpu_dma_latency at 0 during the run")
+    parser.add_argument("--match-timeout", type=positive_float, metavar="S",
+                        help="seconds to wait for the peer (node default 30)")
+    parser.add_argument("--timeout", type=positive_float, default=600.0, metavar="S",
+                        help="the whole run, in seconds (default 600)")
+    parser.add_argument("--results", metavar="DIR",
+                        help="results directory (default results/ or $PSBENCH_RESULTS)")

@@ -1,0 +1,103 @@
+"""Text reports of one measurement."""
+
+from psbench import table
+from psbench.measure import MeasureOutcome
+from psbench.stats import PERCENTILES
+
+STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "std"]
+COUNT_KEYS = ("sent", "received", "samples", "lost", "duplicated", "reordered", "late",
+              "corrupted", "write_errors")
+
+
+def micros(ns) -> str:
+    """ns -> µs with two decimals; None (too few samples) -> '-'."""
+    return "-" if ns is None else f"{ns / 1000:.2f}"
+
+
+def latency_table(rows: list[tuple[str, dict]]) -> str:
+    return table.render(["µs"] + STAT_COLUMNS,
+                        [[name] + [micros(series[c]) for c in STAT_COLUMNS]
+                         for name, series in rows], indent="  ")
+
+
+def _config_line(summary: dict) -> str:
+    cfg = summary.get("config") or {}
+    history = cfg.get("history")
+    if history == "keep_last" and cfg.get("history_depth") is not None:
+        history = f"keep_last:{cfg['history_depth']}"
+    rate = cfg.get("rate_hz")
+    parts = [cfg.get("mode"), f"rate {rate:g} Hz" if rate else None,
+             f"notify {cfg.get('notify')}", f"transport {cfg.get('transport')}",
+             f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
+             f"warm-up {cfg.get('warmup')}"]
+    return ", ".join(str(p) for p in parts if p)
+
+
+def _realtime_line(summaries: dict) -> str:
+    parts = []
+    for role, summary in summaries.items():
+        rt = summary.get("realtime") or {}
+        cpu = rt.get("cpu")
+        flags = [f for f in ("mlockall", "dma_latency") if rt.get(f)]
+        parts.append(f"{role}: cpu {'-' if cpu is None or cpu < 0 else cpu} "
+                     f"{rt.get('sched_policy')}/{rt.get('sched_priority')}"
+                     + (f" {'+'.join(flags)}" if flags else ""))
+    return "; ".join(parts)
+
+
+def _counts_line(counts: dict, prefix: str = "", keys=COUNT_KEYS) -> str:
+    return prefix + ", ".join(f"{k} {counts[k]}" for k in keys if k in counts)
+
+
+def _discovery(summaries: dict) -> str | None:
+    for role in ("ping", "sub", "pub", "pong"):
+        value = ((summaries.get(role) or {}).get("timing") or {}).get("discovery_ns")
+        if value is not None:
+            return f"{value / 1e6:.2f} ms ({role})"
+    return None
+
+
+def _too_few_note(series: dict) -> str | None:
+    missing = [(label, need) for label, _, need in PERCENTILES if series.get(label) is None]
+    if not missing or not series.get("count"):
+        return None
+    return "'-' = too few samples: " + ", ".join(f"{label} needs {need}"
+                                                for label, need in missing)
+
+
+def render(outcome: MeasureOutcome) -> str:
+    spec = outcome.spec
+    placement = "inter-process" if spec.placement == "inter" else "intra-process"
+    lines = [f"{spec.kind} {spec.driver} {spec.size} B, {placement}: {outcome.status}"]
+    main_role = "ping" if spec.kind == "ping" else "sub"
+    summary = outcome.summaries.get(main_role)
+    if summary:
+        lines.append(f"  config:    {_config_line(summary)}")
+    if outcome.summaries:
+        lines.append(f"  realtime:  {_realtime_line(outcome.summaries)}")
+    stats = outcome.stats.get(main_role)
+    if stats and "rtt" in stats:
+        lines.append(latency_table([("RTT", stats["rtt"]), ("RTT/2", stats["rtt_half"])]))
+        lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming both "
+                     "directions cost the same")
+        note = _too_few_note(stats["rtt"])
+    elif stats:
+        lines.append(latency_table([("one-way", stats["one_way"])]))
+        lines.append("  one-way = receive time - intended send time (one clock, one host)")
+        note = _too_few_note(stats["one_way"])
+    else:
+        note = None
+    if note:
+        lines.append(f"  {note}")
+    if summary and summary.get("counts"):
+        lines.append(_counts_line(summary["counts"], f"  {main_role} counts: "))
+    if spec.kind == "pubsub" and (outcome.summaries.get("pub") or {}).get("counts"):
+        lines.append(_counts_line(outcome.summaries["pub"]["counts"], "  pub counts: ",
+                                  ("sent", "warmup", "write_errors")))
+    discovery = _discovery(outcome.summaries)
+    if discovery:
+        lines.append(f"  discovery: {discovery}")
+    for problem in outcome.problems:
+        lines.append(f"  problem:   {problem}")
+    lines.append(f"  results:   {outcome.run_dir}")
+    return "\n".join(lines)

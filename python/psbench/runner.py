@@ -1,0 +1,364 @@
+"""Launches the node processes of one run and makes sure none outlives it.
+
+Each process starts in its own session (so a terminal's Ctrl-C reaches only us, and we
+can kill its whole process group), with stdin/stdout pipes for the stdio barrier and
+stderr in a file in the run directory. Whatever happens (normal end, timeout, Ctrl-C,
+an exception here), every process still running is sent SIGTERM, then SIGKILL after a
+grace period, and the run's shared-memory leftovers in /dev/shm are removed.
+"""
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psbench import paths
+
+KILL_GRACE_S = 2.0
+# How long the peers of a failed process may take to end by themselves.
+FAIL_GRACE_S = 2.0
+# How long the node may take beyond its own --timeout to write its results and exit.
+EXIT_GRACE_S = 10.0
+# Node exit codes (docs/node.md).
+EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT = 0, 1, 2, 3
+
+
+@dataclass
+class NodeProcess:
+    roles: list[str]
+    argv: list[str]
+    stderr_path: Path
+    popen: subprocess.Popen | None = None
+    ready: bool = False
+    stdout_text: bytearray = field(default_factory=bytearray)
+    killed: bool = False          # we had to stop it
+
+    @property
+    def label(self) -> str:
+        return "+".join(self.roles)
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.popen is None else self.popen.returncode
+
+    def stderr_text(self) -> str:
+        try:
+            return self.stderr_path.read_text(errors="replace").strip()
+        except OSError:
+            return ""
+
+    def to_json(self) -> dict:
+        return {"roles": self.roles, "argv": self.argv,
+                "pid": None if self.popen is None else self.popen.pid,
+                "exit_code": self.returncode, "killed_by_launcher": self.killed,
+                "ready": self.ready, "stderr_file": self.stderr_path.name}
+
+
+@dataclass
+class RunResult:
+    run_id: str
+    run_dir: Path
+    status: str                   # ok | failed | timeout | refused | interrupted
+    message: str | None
+    processes: list[NodeProcess]
+    summaries: dict[str, dict]    # role -> parsed <role>.json
+    summary_errors: dict[str, str]
+    shm_removed: list[str]
+
+    @property
+    def exit_codes(self) -> dict[str, int | None]:
+        return {p.label: p.returncode for p in self.processes}
+
+    def failed_stderr(self) -> dict[str, str]:
+        return {p.label: p.stderr_text() for p in self.processes
+                if p.returncode not in (0, None) and not p.killed}
+
+
+class _Deadline(Exception):
+    def __init__(self, message: str):
+        super().__init__(message)
+
+
+@contextmanager
+def _signals_deferred():
+    """Keeps a second Ctrl-C (or SIGTERM) from interrupting the cleanup."""
+    try:
+        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except ValueError:  # not the main thread: signals are not ours to manage
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+
+
+@contextmanager
+def _signals_held():
+    """Delays Ctrl-C/SIGTERM until the block is done, so that a process is never
+    forked without us holding its Popen (and thus never missed by the cleanup)."""
+    pending = []
+    try:
+        old_int = signal.signal(signal.SIGINT, lambda *_: pending.append(1))
+        old_term = signal.signal(signal.SIGTERM, lambda *_: pending.append(1))
+    except ValueError:  # not the main thread
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old_int)
+        signal.signal(signal.SIGTERM, old_term)
+    if pending:
+        raise KeyboardInterrupt
+
+
+def _start(proc: NodeProcess, cwd: Path) -> None:
+    with open(proc.stderr_path, "wb") as stderr:
+        proc.popen = subprocess.Popen(
+            proc.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
+            cwd=cwd, start_new_session=True, close_fds=True)
+
+
+def _drain(selector: selectors.BaseSelector, timeout: float) -> list[tuple[NodeProcess, str]]:
+    """Reads whatever stdout the processes wrote; returns the complete new lines."""
+    lines = []
+    for key, _ in selector.select(timeout=max(timeout, 0.0)):
+        proc: NodeProcess = key.data
+        chunk = os.read(key.fd, 65536)
+        if not chunk:  # end of file: it closed stdout or ended
+            selector.unregister(key.fileobj)
+            continue
+        before = proc.stdout_text.count(b"\n")
+        proc.stdout_text += chunk
+        all_lines = proc.stdout_text.decode(errors="replace").split("\n")[:-1]
+        lines.extend((proc, line.strip()) for line in all_lines[before:])
+    return lines
+
+
+def _wait_ready(procs, selector, deadline: float) -> None:
+    """Until every process printed READY. Returns early when one ends (the caller
+    then finds out why); raises _Deadline when the time is up."""
+    while not all(p.ready for p in procs):
+        if any(p.popen.poll() is not None and not p.ready for p in procs):
+            return
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            waiting = ", ".join(p.label for p in procs if not p.ready)
+            raise _Deadline(f"no READY from {waiting} within the start timeout")
+        for proc, line in _drain(selector, min(remaining, 0.1)):
+            if line == "READY":
+                proc.ready = True
+
+
+def _send_go(procs) -> None:
+    for proc in procs:
+        try:
+            proc.popen.stdin.write(b"GO\n")
+            proc.popen.stdin.flush()
+        except (BrokenPipeError, OSError):
+            pass  # it ended; its exit code tells why
+
+
+def _wait_exit(procs, selector, deadline: float, peer_grace: float) -> None:
+    """Until every process ended, reading stdout so that a chatty node never blocks.
+
+    Once one process ended, the others get a grace period to end on their own:
+    peer_grace after a success (e.g. pong waits for ping's end message), FAIL_GRACE_S
+    after a failure (a peer of a failed process may wait for it forever). Raises
+    _Deadline when a grace period or the run timeout is over."""
+    first_end = None
+    while True:
+        running = [p for p in procs if p.popen.poll() is None]  # polls every process
+        if not running:
+            return
+        names = ", ".join(p.label for p in running)
+        now = time.monotonic()
+        ended = [p for p in procs if p.returncode is not None]
+        if ended:
+            first_end = first_end or now
+            grace = FAIL_GRACE_S if any(p.returncode != 0 for p in ended) else peer_grace
+            if now - first_end > grace:
+                done = ", ".join(f"{p.label} (exit code {p.returncode})" for p in ended)
+                raise _Deadline(f"{names} still running {grace:g} s after {done} ended")
+        if now >= deadline:
+            raise _Deadline(f"{names} still running at the run timeout")
+        _drain(selector, min(deadline - now, 0.1))
+
+
+def _stop(procs) -> None:
+    """SIGTERM to the process group of every process still running, then SIGKILL."""
+    alive = [p for p in procs if p.popen is not None and p.popen.poll() is None]
+    for proc in alive:
+        proc.killed = True
+        _signal_group(proc, signal.SIGTERM)
+    end = time.monotonic() + KILL_GRACE_S
+    for proc in alive:
+        try:
+            proc.popen.wait(timeout=max(end - time.monotonic(), 0.01))
+        except subprocess.TimeoutExpired:
+            _signal_group(proc, signal.SIGKILL)
+            proc.popen.wait()
+    for proc in procs:
+        if proc.popen is not None:
+            for pipe in (proc.popen.stdin, proc.popen.stdout):
+                try:
+                    pipe.close()
+                except OSError:
+                    pass
+
+
+def _signal_group(proc: NodeProcess, sig: int) -> None:
+    try:
+        os.killpg(proc.popen.pid, sig)  # its own session: group id == pid
+    except ProcessLookupError:
+        pass
+
+
+def remove_shm_leftovers(run_id: str) -> list[str]:
+    """Shared-memory objects named after this run (run ids are random, so the glob
+    cannot match another run's files)."""
+    removed = []
+    for path in paths.shm_dir().glob(f"*psbench*{run_id}*"):
+        try:
+            path.unlink()
+            removed.append(path.name)
+        except OSError:
+            pass
+    return removed
+
+
+def _read_summaries(run_dir: Path, roles) -> tuple[dict, dict]:
+    summaries, errors = {}, {}
+    for role in roles:
+        path = run_dir / f"{role}.json"
+        if not path.exists():
+            errors[role] = f"{path.name} was not written"
+            continue
+        try:
+            summaries[role] = json.loads(path.read_text())
+        except (OSError, ValueError) as exc:
+            errors[role] = f"{path.name} is not valid JSON: {exc}"
+    return summaries, errors
+
+
+def _first_failure(procs, code: int | None = None) -> NodeProcess | None:
+    """The process that failed on its own (not one we stopped), optionally by exit code."""
+    for proc in procs:
+        rc = proc.returncode
+        if rc in (None, 0) or proc.killed:
+            continue
+        if code is None or rc == code:
+            return proc
+    return None
+
+
+def _message(proc: NodeProcess, summaries: dict) -> str:
+    text = proc.stderr_text()
+    if text:
+        return text
+    for role in proc.roles:
+        error = summaries.get(role, {}).get("error")
+        if error:
+            return str(error)
+    rc = proc.returncode
+    if rc == EXIT_TIMEOUT:
+        return f"{proc.label} reached the node's --timeout (exit code 3)"
+    how = f"killed by signal {-rc}" if rc < 0 else f"exit code {rc}"
+    return f"{proc.label} ended with {how} and no message"
+
+
+def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
+    """(status, message) for the run; the node's own stderr is passed on verbatim.
+    Processes we stopped are not blamed: they failed because we stopped them."""
+    if interrupted:
+        return "interrupted", "interrupted (Ctrl-C or SIGTERM); node processes stopped"
+    refused = _first_failure(procs, EXIT_REFUSED)
+    if refused:
+        return "refused", _message(refused, summaries)
+    failed = _first_failure(procs, EXIT_FAILED) or next(
+        (p for p in procs if p.returncode is not None and p.returncode < 0 and not p.killed),
+        None)
+    if failed:
+        return "failed", _message(failed, summaries)
+    timed_out = _first_failure(procs, EXIT_TIMEOUT)
+    if timed_out:
+        return "timeout", _message(timed_out, summaries)
+    other = _first_failure(procs)
+    if other:
+        return "failed", _message(other, summaries)
+    if deadline_message:
+        return "timeout", deadline_message
+    if any(p.killed for p in procs):
+        return "failed", "stopped by the launcher: " + ", ".join(
+            p.label for p in procs if p.killed)
+    if summary_errors:
+        return "failed", "; ".join(summary_errors.values())
+    return "ok", None
+
+
+def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]]],
+           barrier: bool, start_timeout: float, run_timeout: float,
+           peer_grace: float = 15.0, on_started=None) -> RunResult:
+    """Runs the node processes of one run to the end.
+
+    commands: (roles, argv) per process, started in this order. barrier: use the stdio
+    barrier (READY/GO); start_timeout bounds the wait for READY, run_timeout the whole
+    run, peer_grace how long the others may run on once one process ended well.
+    on_started(processes) is called once all processes exist (to record pids).
+    """
+    procs = [NodeProcess(roles=list(roles), argv=list(argv),
+                         stderr_path=run_dir / f"{'+'.join(roles)}.stderr")
+             for roles, argv in commands]
+    selector = selectors.DefaultSelector()
+    deadline_message, interrupted = None, False
+    started = time.monotonic()
+    try:
+        for proc in procs:
+            with _signals_held():
+                _start(proc, run_dir)
+            selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
+        if on_started:
+            on_started(procs)
+        released = True
+        if barrier:
+            _wait_ready(procs, selector, started + min(start_timeout, run_timeout))
+            released = all(p.ready for p in procs)
+            if released:
+                _send_go(procs)
+        # Without GO nobody can measure: one ended before READY, stop the rest now.
+        if released:
+            _wait_exit(procs, selector, started + run_timeout, peer_grace)
+    except _Deadline as exc:
+        deadline_message = f"{exc} ({time.monotonic() - started:.1f} s); processes stopped"
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        with _signals_deferred():
+            _stop(procs)
+            selector.close()
+            shm_removed = remove_shm_leftovers(run_id)
+    _save_stdout(procs, run_dir)
+    roles = [role for proc in procs for role in proc.roles]
+    summaries, summary_errors = _read_summaries(run_dir, roles)
+    status, message = _classify(procs, summaries, summary_errors, deadline_message,
+                                interrupted)
+    return RunResult(run_id=run_id, run_dir=run_dir, status=status, message=message,
+                     processes=procs, summaries=summaries, summary_errors=summary_errors,
+                     shm_removed=shm_removed)
+
+
+def _save_stdout(procs, run_dir: Path) -> None:
+    """Keeps anything a node printed besides READY, for diagnosis."""
+    for proc in procs:
+        text = proc.stdout_text.decode(errors="replace")
+        extra = [line for line in text.splitlines() if line.strip() != "READY"]
+        if extra:
+            (run_dir / f"{proc.label}.stdout").write_text("\n".join(extra) + "\n")

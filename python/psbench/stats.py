@@ -1,0 +1,51 @@
+"""Latency statistics from raw samples.
+
+Percentiles use the nearest-rank definition (numpy method "inverted_cdf"): each one is a
+latency that was actually observed. A percentile is reported only when there are enough
+samples for it to differ from the maximum (p99.9 needs 1000); otherwise it is None.
+"""
+
+import numpy as np
+
+from psbench.samples import Samples
+
+# (label, percentile, fewest samples for which it is not just the maximum)
+PERCENTILES = (
+    ("p50", 50.0, 2),
+    ("p90", 90.0, 10),
+    ("p99", 99.0, 100),
+    ("p99.9", 99.9, 1000),
+    ("p99.99", 99.99, 10000),
+)
+
+
+def summarize_ns(values: np.ndarray) -> dict:
+    """count, min, percentiles, max, mean, std (population) of latencies in ns."""
+    values = np.asarray(values)
+    count = int(values.size)
+    if count == 0:
+        return {"count": 0, "min": None, "max": None, "mean": None, "std": None,
+                **{label: None for label, _, _ in PERCENTILES}}
+    result = {"count": count, "min": float(values.min())}
+    for label, q, needed in PERCENTILES:
+        result[label] = (float(np.percentile(values, q, method="inverted_cdf"))
+                         if count >= needed else None)
+    result["max"] = float(values.max())
+    result["mean"] = float(values.mean())
+    result["std"] = float(values.std())
+    return result
+
+
+def latency_stats(samples: Samples) -> dict:
+    """Statistics by series. rtt files also get the one-way estimate RTT/2 (the
+    method of the seed benchmarks: it assumes both directions cost the same)."""
+    latency = samples.latency_ns
+    if samples.kind == "rtt":
+        return {
+            "unit": "ns",
+            "rtt": summarize_ns(latency),
+            "rtt_half": {"method": "one-way estimate = RTT/2",
+                         **summarize_ns(latency / 2.0)},
+        }
+    return {"unit": "ns", "one_way": {"method": "receive time - intended send time",
+                                      **summarize_ns(latency)}}

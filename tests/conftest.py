@@ -1,0 +1,114 @@
+"""Shared fixtures: the built node and drivers, a private results directory per test,
+and a check after every test that no node process or shared-memory file of its runs
+is left behind."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "python"))
+
+from psbench import paths  # noqa: E402
+
+LAUNCHER = REPO / "psbench"
+BASELINE_DRIVERS = ("udp", "shm")
+
+
+@pytest.fixture(scope="session")
+def node() -> Path:
+    path = paths.node_path()
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(f"{path} is missing: run `make build` in {REPO} before the tests")
+    return path
+
+
+@pytest.fixture(scope="session")
+def driver_libs(node) -> dict[str, Path]:
+    libs = paths.driver_libraries()
+    missing = [d for d in BASELINE_DRIVERS if d not in libs]
+    if missing:
+        pytest.fail(f"drivers {missing} are not built under {paths.build_dir()}/drivers: "
+                    f"run `make build` in {REPO}")
+    return libs
+
+
+@pytest.fixture
+def results(tmp_path) -> Path:
+    return tmp_path / "results"
+
+
+def cli_env(results: Path, **extra) -> dict:
+    env = dict(os.environ, PSBENCH_RESULTS=str(results))
+    env.update(extra)
+    return env
+
+
+def run_cli(args: list[str], results: Path, timeout: float = 120, **extra_env):
+    """The CLI as a user runs it (through the launcher), in its own process group so
+    that a hung test can be cleaned up."""
+    proc = subprocess.Popen([str(LAUNCHER), *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env=cli_env(results, **extra_env), start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def run_records(results: Path) -> list[dict]:
+    """Every run.json under a results directory (demo runs are nested one deeper)."""
+    return [dict(json.loads(p.read_text()), _dir=p.parent)
+            for p in sorted(results.rglob("run.json"))]
+
+
+def only_run(results: Path) -> dict:
+    records = run_records(results)
+    assert len(records) == 1, f"expected one run under {results}, found {len(records)}"
+    return records[0]
+
+
+def processes_of_run(run_id: str) -> list[int]:
+    """pids of live processes whose command line carries the run id (other engineers'
+    node processes on this machine are not ours to judge)."""
+    pids = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            raw = cmdline.read_bytes()
+            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if run_id.encode() in raw and b"psbench-node" in raw and state != "Z":
+            pids.append(int(cmdline.parent.name))
+    return pids
+
+
+def shm_files_of_run(run_id: str) -> list[str]:
+    return sorted(p.name for p in Path("/dev/shm").glob(f"*{run_id}*"))
+
+
+def assert_nothing_left(run_id: str) -> None:
+    # The launcher has already reaped its children; allow the kernel a moment to
+    # finish tearing down (this is not a timing assertion: it only bounds the wait).
+    end = time.monotonic() + 5
+    while processes_of_run(run_id) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert processes_of_run(run_id) == [], f"node processes of run {run_id} still alive"
+    assert shm_files_of_run(run_id) == [], f"/dev/shm files of run {run_id} left behind"
+
+
+@pytest.fixture(autouse=True)
+def nothing_left_behind(results):
+    yield
+    if results.exists():
+        for record in run_records(results):
+            assert_nothing_left(record["run_id"])

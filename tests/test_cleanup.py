@@ -1,0 +1,118 @@
+"""Runs that do not end well leave no process and no shared memory behind, and keep
+their result directory with the status recorded."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import (LAUNCHER, REPO, assert_nothing_left, cli_env, only_run,
+                      processes_of_run, run_cli, run_records)
+from psbench import rundir, runner
+from psbench.spec import MeasureSpec, node_argv
+
+
+def test_node_timeout_is_reported_and_kept(driver_libs, results):
+    # 2,000,000 samples take several seconds; the node allocates their store up front,
+    # so a far larger count would spend the 2 s in allocation instead of measuring.
+    proc = run_cli(["ping", "--driver", "shm", "--count", "2000000", "--timeout", "2"],
+                   results)
+    assert proc.returncode == 3, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "timeout"
+    ping = json.loads((record["_dir"] / "ping.json").read_text())
+    assert ping["ended_by"] == "timeout"
+    assert (record["_dir"] / "ping.samples").exists()
+
+
+def _lonely_ping(node, lib, run_dir, run_id, match_timeout):
+    spec = MeasureSpec(kind="ping", driver="udp", driver_path=lib, size=64, count=100,
+                       match_timeout=match_timeout, timeout=600)
+    return [(["ping"], node_argv(node, spec, ["ping"], run_id, run_dir, "stdio"))]
+
+
+def test_peer_that_never_comes_fails_cleanly(node, driver_libs, results):
+    run_id = rundir.new_run_id()
+    run_dir = rundir.create(results, run_id)
+    commands = _lonely_ping(node, driver_libs["udp"], run_dir, run_id, match_timeout=1)
+    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
+                           run_timeout=60)
+    assert result.status == "failed"
+    assert "pong" in result.message  # the node says which peer it missed
+    assert_nothing_left(run_id)
+
+
+def test_a_failed_process_takes_its_waiting_peer_down(node, driver_libs, results):
+    # pong listens under another run id, so ping never hears back and fails after 1 s;
+    # pong would wait 60 s for a first message.
+    run_id = rundir.new_run_id()
+    run_dir = rundir.create(results, run_id)
+
+    def argv(role, rid, match_timeout):
+        spec = MeasureSpec(kind="ping", driver="udp", driver_path=driver_libs["udp"],
+                           size=64, count=100, match_timeout=match_timeout, timeout=600)
+        return node_argv(node, spec, [role], rid, run_dir, "stdio")
+
+    commands = [(["pong"], argv("pong", run_id + "x", 60)), (["ping"], argv("ping", run_id, 1))]
+    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
+                           run_timeout=120)
+    assert result.status == "failed"
+    assert "pong" in result.message
+    assert result.exit_codes["ping"] == 1
+    pong, ping = result.processes
+    assert pong.killed and not ping.killed
+    assert set(result.failed_stderr()) == {"ping"}
+    assert_nothing_left(run_id)
+    assert_nothing_left(run_id + "x")
+
+
+def test_launcher_stops_a_run_past_its_timeout(node, driver_libs, results):
+    run_id = rundir.new_run_id()
+    run_dir = rundir.create(results, run_id)
+    # The node would wait 30 s for its peer; the launcher gives it 1 s.
+    commands = _lonely_ping(node, driver_libs["udp"], run_dir, run_id, match_timeout=30)
+    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
+                           run_timeout=1)
+    assert result.status == "timeout"
+    assert result.processes[0].killed
+    assert_nothing_left(run_id)
+
+
+def _wait_for_running(results, proc, limit=60):
+    """The run.json of a CLI run once its node processes have started."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        assert proc.poll() is None, proc.communicate()
+        records = run_records(results) if results.exists() else []
+        if records and records[0]["status"] == "running":
+            return records[0]
+        time.sleep(0.05)
+    pytest.fail("the run never reached status 'running'")
+
+
+@pytest.mark.parametrize("driver,sig", [("udp", signal.SIGINT), ("shm", signal.SIGINT),
+                                        ("shm", signal.SIGTERM)])
+def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driver, sig):
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "ping", "--driver", driver, "--count", "2000000",
+         "--timeout", "120"], cwd=REPO, env=cli_env(results), stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        record = _wait_for_running(results, proc)
+        assert processes_of_run(record["run_id"]), "node processes not found while running"
+        time.sleep(1.0)  # let it get past the barrier into measuring
+        proc.send_signal(sig)  # to the CLI only, as a terminal's Ctrl-C would reach it
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    record = only_run(results)
+    assert record["status"] == "interrupted"
+    assert all(p["exit_code"] is not None for p in record["processes"])
+    assert_nothing_left(record["run_id"])

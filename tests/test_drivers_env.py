@@ -1,0 +1,79 @@
+"""`psbench drivers` and `psbench env`: what they report and its shape."""
+
+import json
+
+from conftest import run_cli
+
+CAPABILITY_SETS = ("reliability", "durability", "history", "notify", "transports",
+                   "services", "option_keys")
+
+
+def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
+    proc = run_cli(["drivers", "--json"], results)
+    assert proc.returncode == 0, proc.stderr
+    listed = {d["name"]: d for d in json.loads(proc.stdout)}
+    for name in ("udp", "shm"):
+        assert name in listed, f"{name} missing from {sorted(listed)}"
+        entry = listed[name]
+        assert entry["error"] is None
+        describe = entry["describe"]
+        assert describe["name"] == name
+        assert isinstance(describe["version"], str) and describe["version"]
+        assert describe["abi_version"] == 1
+        caps = describe["capabilities"]
+        for key in CAPABILITY_SETS:
+            assert isinstance(caps[key], list), key
+            assert all(isinstance(v, str) for v in caps[key]), key
+        # history may be empty: a driver without a history setting (udp) has none.
+        for key in ("reliability", "durability", "notify", "transports"):
+            assert caps[key], f"{name}: empty capability set {key}"
+        assert set(caps["reliability"]) <= {"best_effort", "reliable"}
+        assert set(caps["notify"]) <= {"listener", "wait", "poll"}
+        assert isinstance(caps["max_payload"], int) and caps["max_payload"] >= 32
+        assert isinstance(caps["loan"], bool)
+        # One status per service the driver needs, each a yes/no.
+        assert [s["name"] for s in entry["services"]] == caps["services"]
+        for service in entry["services"]:
+            assert isinstance(service["installed"], bool)
+            assert isinstance(service["running"], bool)
+
+
+def test_drivers_table_names_baselines(driver_libs, results):
+    proc = run_cli(["drivers"], results)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert lines[0].split()[:2] == ["driver", "version"]
+    assert {line.split()[0] for line in lines[2:]} >= {"udp", "shm"}
+
+
+def test_env_json_keys_and_types(results):
+    proc = run_cli(["env", "--json"], results)
+    assert proc.returncode == 0, proc.stderr
+    env = json.loads(proc.stdout)
+    assert env["format"] == "psbench-env/1"
+    assert isinstance(env["kernel"], str)
+    assert isinstance(env["logical_cpus"], int) and env["logical_cpus"] >= 1
+    for key in ("online_cpus", "isolated_cpus"):
+        assert env[key] is None or all(isinstance(c, int) for c in env[key]), key
+    assert isinstance(env["allowed_cpus"], list)
+    assert isinstance(env["cpufreq_governor"], (dict, str))
+    assert set(env["cpuidle"]) == {"driver", "governor"}
+    assert env["haltpoll"] is None or isinstance(env["haltpoll"], dict)
+    assert set(env["virtualization"]) == {"systemd_detect_virt", "hypervisor_flag"}
+    assert env["load_average"] is None or len(env["load_average"]) == 3
+    for key in ("rlimit_rtprio", "rlimit_memlock_bytes"):
+        assert set(env[key]) == {"soft", "hard"}
+        assert all(isinstance(v, int) or v == "unlimited" for v in env[key].values())
+    assert env["sched_rt_runtime_us"] is None or isinstance(env["sched_rt_runtime_us"], int)
+    assert isinstance(env["is_root"], bool)
+    assert isinstance(env["cpu_dma_latency_writable"], bool)
+    assert set(env["smt"]) == {"control", "active"}
+    assert isinstance(env["python"], str) and isinstance(env["psbench"], str)
+    assert set(env["git"]) == {"commit", "dirty"}
+
+
+def test_env_table(results):
+    proc = run_cli(["env"], results)
+    assert proc.returncode == 0, proc.stderr
+    names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
+    assert {"kernel", "cpuidle.driver", "is_root", "sched_rt_runtime_us"} <= names
