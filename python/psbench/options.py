@@ -101,7 +101,8 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument("--count", type=positive_int, metavar="N",
                         help="measured samples (node default 10000)")
-    amount.add_argument("--duration", type=positive_float, metavar="S", help="measure for S seconds")
+    amount.add_argument("--duration", type=positive_float, metavar="S",
+                        help="measure for S seconds")
     parser.add_argument("--warmup", type=non_negative_int, metavar="N",
                         help="warm-up messages, not recorded (node default: 1000 for "
                              "ping, 0 for pub)")
@@ -122,9 +123,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
                              "roles as threads")
     parser.add_argument("--notify", choices=("listener", "wait", "poll"),
                         help="how the reader learns of data (node default wait)")
-    parser.add_argument("--reliability", choices=("best_effort", "reliable"))
-    parser.add_argument("--durability", choices=("volatile", "transient_local"))
-    parser.add_argument("--history", type=history, metavar="keep_last:N|keep_all", help="keep_last:N or keep_all")
+    parser.add_argument("--reliability", choices=("best_effort", "reliable"),
+                        help="node default best_effort")
+    parser.add_argument("--durability", choices=("volatile", "transient_local"),
+                        help="node default volatile")
+    parser.add_argument("--history", type=history, metavar="keep_last:N|keep_all",
+                        help="history QoS (node default: the driver's own)")
     parser.add_argument("--transport", metavar="NAME", help="one of the driver's transports")
     parser.add_argument("--option", type=key_value, action="append", default=[],
                         metavar="KEY=VALUE", help="driver option, repeatable")
