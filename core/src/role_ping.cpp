@@ -61,12 +61,14 @@ class Ping {
       : env_(env), res_(res), ep_(ep), sink_(sink), sender_(env, ep.writer()),
         listener_(env.node.notify == PSB_NOTIFY_LISTENER) {}
 
-  void handshake() {
+  // False when the run was stopped (timeout, signal) before pong answered.
+  bool handshake() {
     const int64_t give_up = now_ns() + seconds_to_ns(env_.node.match_timeout_s);
     RoleCounts scratch;
     for (uint64_t i = 0;; ++i) {
-      if (send_and_await(i, kFlagHandshake, 10'000'000, scratch)) return;
-      if (now_ns() >= give_up || g_interrupted)
+      if (send_and_await(i, kFlagHandshake, 10'000'000, scratch)) return true;
+      if (stop_now()) return false;
+      if (now_ns() >= give_up)
         throw std::runtime_error(
             "no echo from pong within " + std::to_string(env_.node.match_timeout_s) +
             " s (match timeout): is a pong running with the same --run-id, driver and transport?");
@@ -208,7 +210,7 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
 
   Ping ping(env, res, ep, sink);
   const int64_t t_handshake = now_ns();
-  ping.handshake();
+  if (!ping.handshake()) return;
   res.discovery_ns = setup_ns + (now_ns() - t_handshake);
   if (env.node.closed_loop())
     ping.closed_loop();
