@@ -39,7 +39,7 @@ def test_size_over_driver_maximum_is_refused(driver_libs, results):
     (["ping", "--driver", "udp", "--fifo", "100"], "--fifo"),
     (["ping", "--driver", "udp", "--cpu", "sub=0"], "--cpu"),
     (["ping", "--driver", "udp", "--cpu", "ping=4096"], "--cpu"),
-    (["pubsub", "--driver", "udp", "--rate", "0"], "--rate"),
+    (["pubsub", "--driver", "udp", "--rate", "-5"], "--rate"),
     (["pubsub", "--driver", "udp", "--duration", "5", "--timeout", "5"], "--timeout"),
     (["ping", "--size", "64"], "--driver"),
 ])

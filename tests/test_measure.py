@@ -82,3 +82,62 @@ def test_pubsub(driver_libs, results, driver, placement):
     samples = check_samples_file(run_dir, sub, "one_way")
     assert record["stats"]["sub"]["one_way"]["count"] == len(samples)
     assert "one-way" in proc.stdout
+
+
+def ping_run(results, *args):
+    """One inter-process ping through the CLI; returns (run record, ping summary, samples)."""
+    proc = run_cli(["ping", *args], results)
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    check_run_record(record)
+    ping = load(record["_dir"], "ping")
+    return record, ping, check_samples_file(record["_dir"], ping, "rtt")
+
+
+def assert_all_accounted(counts, sent):
+    assert counts["sent"] == sent
+    assert counts["samples"] + counts["lost"] + counts["late"] + counts["corrupted"] == sent
+    assert counts["corrupted"] == counts["duplicated"] == 0
+
+
+@pytest.mark.parametrize("driver", ["udp", "shm"])
+@pytest.mark.parametrize("notify", ["listener", "poll"])
+def test_ping_in_each_notify_mode(driver_libs, results, driver, notify):
+    _, ping, _ = ping_run(results, "--driver", driver, "--notify", notify, "--size", "1024",
+                          "--count", "500", "--warmup", "50", "--check-pattern")
+    assert ping["config"]["notify"] == notify
+    assert_all_accounted(ping["counts"], 500)
+
+
+@pytest.mark.parametrize("driver,size", [("udp", 32), ("udp", 1 << 20), ("udp", 4 << 20),
+                                         ("shm", 32), ("shm", 4 << 20)])
+def test_header_only_to_four_mib_arrive_intact(driver_libs, results, driver, size):
+    _, ping, samples = ping_run(results, "--driver", driver, "--size", str(size),
+                                "--count", "40", "--warmup", "5", "--check-pattern")
+    assert ping["config"]["size"] == size
+    assert_all_accounted(ping["counts"], 40)
+    assert len(samples) > 0
+
+
+def test_open_loop_times_from_the_intended_schedule(driver_libs, results):
+    _, ping, samples = ping_run(results, "--driver", "udp", "--rate", "2000", "--count", "1000",
+                                "--warmup", "100")
+    assert ping["config"]["mode"] == "open_loop"
+    assert_all_accounted(ping["counts"], 1000)
+    # Due times come from the schedule (start + i / rate), not from when sending
+    # happened: consecutive received samples are whole periods of 500 us apart.
+    intended = samples.records["intended_ns"].astype(np.int64)
+    seq = samples.records["seq"].astype(np.int64)
+    gaps = np.diff(intended) - np.diff(seq) * 500_000
+    assert np.all(np.abs(gaps) <= 1), "intended send times do not follow the schedule"
+
+
+def test_reliable_shm_pubsub_loses_nothing(driver_libs, results):
+    proc = run_cli(["pubsub", "--driver", "shm", "--reliability", "reliable",
+                    "--history", "keep_last:4", "--size", "4096", "--count", "3000",
+                    "--rate", "0"], results)
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    sub = load(record["_dir"], "sub")
+    assert sub["config"]["reliability"] == "reliable"
+    assert sub["counts"]["samples"] == 3000 and sub["counts"]["lost"] == 0

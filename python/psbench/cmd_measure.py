@@ -14,7 +14,7 @@ EXIT_CODES = {"ok": 0, "failed": 1, "refused": 2, "timeout": 3, "interrupted": 1
 
 HELP = {
     "ping": "round-trip latency: ping sends, pong echoes (closed loop by default)",
-    "pubsub": "one-way latency: pub sends at --rate, sub records receive - intended send",
+    "pubsub": "one-way latency: pub sends at --rate (0: back to back), sub records receive - intended send",
 }
 
 

@@ -112,8 +112,9 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
         parser.add_argument("--sample-timeout", type=positive_float, metavar="S",
                             help="closed loop: seconds to wait for one echo (node default 1)")
     else:
-        parser.add_argument("--rate", type=positive_float, default=1000.0, metavar="HZ",
-                            help="messages/s the publisher sends (default 1000)")
+        parser.add_argument("--rate", type=non_negative_float, default=1000.0, metavar="HZ",
+                            help="messages/s the publisher sends (default 1000); 0 = back to "
+                                 "back, as fast as the writer accepts them")
         parser.add_argument("--idle-timeout", type=positive_float, metavar="S",
                             help="sub ends after S s without data (node default 5)")
     parser.add_argument("--spin-send", action="store_true",

@@ -85,19 +85,23 @@ class _Deadline(Exception):
 
 
 @contextmanager
-def _signals_deferred():
-    """Keeps a second Ctrl-C (or SIGTERM) from interrupting the cleanup."""
+def _signal_handlers(handler):
+    """SIGINT and SIGTERM go to handler inside the block (main thread only)."""
     try:
-        old_int = signal.signal(signal.SIGINT, signal.SIG_IGN)
-        old_term = signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: signals are not ours to manage
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
+        for sig, previous in old.items():
+            signal.signal(sig, previous)
+
+
+def _signals_deferred():
+    """Keeps a second Ctrl-C (or SIGTERM) from interrupting the cleanup."""
+    return _signal_handlers(signal.SIG_IGN)
 
 
 @contextmanager
@@ -105,17 +109,8 @@ def _signals_held():
     """Delays Ctrl-C/SIGTERM until the block is done, so that a process is never
     forked without us holding its Popen (and thus never missed by the cleanup)."""
     pending = []
-    try:
-        old_int = signal.signal(signal.SIGINT, lambda *_: pending.append(1))
-        old_term = signal.signal(signal.SIGTERM, lambda *_: pending.append(1))
-    except ValueError:  # not the main thread
+    with _signal_handlers(lambda *_: pending.append(1)):
         yield
-        return
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, old_int)
-        signal.signal(signal.SIGTERM, old_term)
     if pending:
         raise KeyboardInterrupt
 
