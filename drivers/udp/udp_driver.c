@@ -218,7 +218,8 @@ static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_dat
   r->asm_.capacity = ctx->max_payload;
   /* Touched now so that the first receive does not page-fault. */
   r->asm_.buffer = malloc(ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
-  r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN), err);
+  r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN),
+                          ctx->max_payload, err);
   if (!r->asm_.buffer || r->fd < 0) {
     if (!r->asm_.buffer) udp_set_error(err, "udp: out of memory for a %zu-byte buffer", ctx->max_payload);
     free_reader(r);

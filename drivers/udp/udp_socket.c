@@ -37,10 +37,22 @@ static int new_socket(psb_error *err) {
   return fd;
 }
 
-int udp_open_reader(const struct in_addr *addr, uint16_t port, psb_error *err) {
+int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err) {
   int fd = new_socket(err);
   if (fd < 0) return -1;
   grow_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF);
+  /* A buffer smaller than one message would lose every message of that size. */
+  int got = 0;
+  socklen_t got_len = sizeof got;
+  getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &got_len);
+  if ((size_t)got < 2 * max_message) {
+    udp_set_error(err,
+                  "udp: the socket receive buffer is %d bytes, too small for %zu-byte messages; "
+                  "run as root or raise net.core.rmem_max (sysctl -w net.core.rmem_max=%d)",
+                  got, max_message, UDP_SOCKET_BUFFER);
+    close(fd);
+    return -1;
+  }
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
     char text[INET_ADDRSTRLEN];

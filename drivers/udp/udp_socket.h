@@ -10,8 +10,9 @@
  * runs or two topics of one run meet on different ports. */
 uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span);
 
-/* A bound (reader) or connected (writer) UDP socket; -1 with err filled on failure. */
-int udp_open_reader(const struct in_addr *addr, uint16_t port, psb_error *err);
+/* A bound (reader) or connected (writer) UDP socket; -1 with err filled on failure.
+ * A reader's receive buffer must hold max_message bytes (with kernel overhead). */
+int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err);
 int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err);
 
 void udp_set_error(psb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
