@@ -141,3 +141,11 @@ def test_reliable_shm_pubsub_loses_nothing(driver_libs, results):
     sub = load(record["_dir"], "sub")
     assert sub["config"]["reliability"] == "reliable"
     assert sub["counts"]["samples"] == 3000 and sub["counts"]["lost"] == 0
+
+
+def test_duration_run_ends_by_duration(driver_libs, results):
+    _, ping, samples = ping_run(results, "--driver", "shm", "--duration", "0.5", "--warmup", "10")
+    assert ping["ended_by"] == "duration"
+    assert ping["config"]["count"] is None and ping["config"]["duration_s"] == 0.5
+    assert len(samples) > 0
+    assert_all_accounted(ping["counts"], ping["counts"]["sent"])
