@@ -77,3 +77,11 @@ def test_env_table(results):
     assert proc.returncode == 0, proc.stderr
     names = {line.split()[0] for line in proc.stdout.splitlines() if line.strip()}
     assert {"kernel", "cpuidle.driver", "is_root", "sched_rt_runtime_us"} <= names
+
+
+def test_service_entries_name_the_transport_that_needs_them():
+    from psbench.drivers import service_status
+    only_shm = service_status("shm:iox-roudi", running={"iox-roudi"})
+    assert (only_shm.name, only_shm.transport, only_shm.running) == ("iox-roudi", "shm", True)
+    always = service_status("surely-not-installed-broker", running=set())
+    assert always.transport is None and not always.installed and not always.running

@@ -32,6 +32,9 @@ def check_run_record(record, status="ok"):
         assert process["argv"][0].endswith("psbench-node")
         assert isinstance(process["pid"], int)
     assert record["env"]["format"] == "psbench-env/1"
+    # The driver's own account of itself is kept beside its results.
+    assert record["driver"]["name"] == record["spec"]["driver"]
+    assert record["driver"]["abi_version"] == 1 and record["driver"]["version"]
 
 
 @pytest.mark.parametrize("driver,placement", [("udp", "inter"), ("shm", "inter"),

@@ -152,6 +152,7 @@ std::string describe_json(const LoadedDriver &driver) {
   list("notify", notify_names(t.caps.notify));
   list("transports", string_list(t.caps.transports));
   list("services", string_list(t.caps.services));
+  list("cleanup_command", string_list(t.caps.cleanup_command));
   list("option_keys", string_list(t.caps.option_keys));
   j.field("max_payload", uint64_t(t.caps.max_payload)).field("loan", t.caps.loan != 0);
   j.end_object().end_object();

@@ -119,36 +119,35 @@ const char *const kServices[] = {nullptr};
 const char *const kOptionKeys[] = {"wakeup", nullptr};
 
 const psb_driver kDriver = {
-    PSB_ABI_VERSION,
-    "shm",
-    "POSIX shared-memory single-producer single-consumer ring per topic, no "
-    "middleware: the physical floor",
-    shm_version,
-    {
-        PSB_BEST_EFFORT | PSB_RELIABLE,
-        PSB_VOLATILE,
-        PSB_KEEP_LAST,
-        PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-        kTransports,
-        kServices,
-        kOptionKeys,
-        kMaxPayload,
-        1, // loan: write straight into the slot
-    },
-    shm_check,
-    shm_open_ctx,
-    shm_close_ctx,
-    shm_create_writer,
-    shm_destroy_writer,
-    shm_create_reader,
-    shm_destroy_reader,
-    shm_matched_readers,
-    shm_matched_writers,
-    shm_write,
-    shm_loan,
-    shm_write_loan,
-    shm_take,
-    shm_release,
+    .abi_version = PSB_ABI_VERSION,
+    .name = "shm",
+    .description = "POSIX shared-memory single-producer single-consumer ring per topic, no "
+                   "middleware: the physical floor",
+    .version = shm_version,
+    .caps = {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+             .durability = PSB_VOLATILE,
+             .history = PSB_KEEP_LAST,
+             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+             .transports = kTransports,
+             .services = kServices,
+             .cleanup_command = nullptr, // segments carry the run id; the launcher removes them
+             .option_keys = kOptionKeys,
+             .max_payload = kMaxPayload,
+             .loan = 1}, // write straight into the slot
+    .check = shm_check,
+    .open = shm_open_ctx,
+    .close = shm_close_ctx,
+    .create_writer = shm_create_writer,
+    .destroy_writer = shm_destroy_writer,
+    .create_reader = shm_create_reader,
+    .destroy_reader = shm_destroy_reader,
+    .matched_readers = shm_matched_readers,
+    .matched_writers = shm_matched_writers,
+    .write = shm_write,
+    .loan = shm_loan,
+    .write_loan = shm_write_loan,
+    .take = shm_take,
+    .release = shm_release,
 };
 
 } // namespace

@@ -273,6 +273,7 @@ static const psb_driver driver = {
              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
              .transports = transports,
              .services = NULL,
+             .cleanup_command = NULL,
              .option_keys = option_keys,
              .max_payload = 4u << 20,
              .loan = 0},

@@ -18,7 +18,8 @@ def add_parsers(subparsers) -> None:
 def _services(info: drivers.DriverInfo) -> str:
     if not info.services:
         return "none"
-    return ", ".join(f"{s.name} ({'installed' if s.installed else 'NOT installed'}, "
+    return ", ".join(f"{s.name}{f' (transport {s.transport} only)' if s.transport else ''} "
+                     f"({'installed' if s.installed else 'NOT installed'}, "
                      f"{'running' if s.running else 'not running'})" for s in info.services)
 
 

@@ -20,6 +20,7 @@ class ServiceStatus:
     installed: bool
     path: str | None
     running: bool
+    transport: str | None = None  # needed only by runs on this transport; None: by all
 
 
 @dataclass
@@ -71,10 +72,13 @@ def running_programs() -> set[str]:
     return names
 
 
-def service_status(name: str, running: set[str]) -> ServiceStatus:
+def service_status(entry: str, running: set[str]) -> ServiceStatus:
+    """entry: "EXE", or "TRANSPORT:EXE" for a service only that transport needs."""
+    transport, _, name = entry.rpartition(":")
     path = shutil.which(name)
     return ServiceStatus(name=name, installed=path is not None, path=path,
-                         running=os.path.basename(name)[:15] in running)
+                         running=os.path.basename(name)[:15] in running,
+                         transport=transport or None)
 
 
 def discover() -> list[DriverInfo]:

@@ -3,7 +3,7 @@
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import paths, runner, rundir
+from psbench import drivers, paths, runner, rundir
 from psbench.samples import SamplesFileError, read_samples
 from psbench.spec import MeasureSpec, node_argv
 from psbench.stats import latency_stats
@@ -62,6 +62,8 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> Meas
     """Runs spec with its results in a new directory under parent. Result files are
     kept whatever happens; run.json records the status."""
     node = paths.require_node()
+    # What the driver says of itself is recorded beside the results it produced.
+    driver = drivers.describe(node, spec.driver_path)
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
@@ -70,7 +72,8 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> Meas
                 for roles in spec.process_roles()]
     record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
               "created_utc": rundir.utc_now(), "finished_utc": None,
-              "cli_argv": cli_argv, "node": str(node), "spec": spec.to_json(),
+              "cli_argv": cli_argv, "node": str(node), "driver": driver,
+              "spec": spec.to_json(),
               "placement": spec.placement, "barrier": "stdio",
               "status": "starting", "message": None,
               "processes": [{"roles": r, "argv": a} for r, a in commands],
@@ -84,8 +87,10 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> Meas
         rundir.write_json(run_json, record)
 
     try:
+        cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         result = runner.launch(run_id, run_dir, commands, barrier=True,
-                               on_started=on_started, **_timeouts(spec))
+                               on_started=on_started, cleanup_command=cleanup,
+                               **_timeouts(spec))
         stats, problems = _analyse(run_dir, result.summaries)
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
@@ -101,7 +106,8 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> Meas
     record.update(status=status, message=message, finished_utc=rundir.utc_now(),
                   processes=[p.to_json() for p in result.processes],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
-                  shm_leftovers_removed=result.shm_removed, problems=problems, stats=stats)
+                  shm_leftovers_removed=result.shm_removed, cleanup=result.cleanup,
+                  problems=problems, stats=stats)
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,

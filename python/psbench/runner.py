@@ -69,6 +69,7 @@ class RunResult:
     summaries: dict[str, dict]    # role -> parsed <role>.json
     summary_errors: dict[str, str]
     shm_removed: list[str]
+    cleanup: dict | None = None   # outcome of the driver's cleanup command
 
     @property
     def exit_codes(self) -> dict[str, int | None]:
@@ -230,6 +231,23 @@ def remove_shm_leftovers(run_id: str) -> list[str]:
     return removed
 
 
+CLEANUP_TIMEOUT_S = 30.0
+
+
+def run_cleanup_command(argv: list[str] | None) -> dict | None:
+    """The driver's own cleanup of what killed processes leave behind (its
+    capabilities name it, e.g. `fastdds shm clean`); its outcome, for run.json."""
+    if not argv:
+        return None
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
+                              timeout=CLEANUP_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return {"argv": argv, "exit_code": None, "error": str(exc)}
+    return {"argv": argv, "exit_code": proc.returncode,
+            "error": proc.stderr.strip()[-500:] if proc.returncode else None}
+
+
 def _read_summaries(run_dir: Path, roles) -> tuple[dict, dict]:
     summaries, errors = {}, {}
     for role in roles:
@@ -301,13 +319,15 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
 
 def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]]],
            barrier: bool, start_timeout: float, run_timeout: float,
-           peer_grace: float = 15.0, on_started=None) -> RunResult:
+           peer_grace: float = 15.0, on_started=None,
+           cleanup_command: list[str] | None = None) -> RunResult:
     """Runs the node processes of one run to the end.
 
     commands: (roles, argv) per process, started in this order. barrier: use the stdio
     barrier (READY/GO); start_timeout bounds the wait for READY, run_timeout the whole
     run, peer_grace how long the others may run on once one process ended well.
     on_started(processes) is called once all processes exist (to record pids).
+    cleanup_command: the driver's cleanup argv, run once the processes are gone.
     """
     procs = [NodeProcess(roles=list(roles), argv=list(argv),
                          stderr_path=run_dir / f"{'+'.join(roles)}.stderr")
@@ -340,6 +360,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
             _stop(procs)
             selector.close()
             shm_removed = remove_shm_leftovers(run_id)
+            cleanup = run_cleanup_command(cleanup_command)
     _save_stdout(procs, run_dir)
     roles = [role for proc in procs for role in proc.roles]
     summaries, summary_errors = _read_summaries(run_dir, roles)
@@ -347,7 +368,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
                                 interrupted)
     return RunResult(run_id=run_id, run_dir=run_dir, status=status, message=message,
                      processes=procs, summaries=summaries, summary_errors=summary_errors,
-                     shm_removed=shm_removed)
+                     shm_removed=shm_removed, cleanup=cleanup)
 
 
 def _save_stdout(procs, run_dir: Path) -> None:

@@ -56,9 +56,14 @@ typedef struct psb_capabilities {
   uint32_t notify;      /* set of psb_notify */
   /* NULL-terminated transport names; the first is what "default" means. */
   const char *const *transports;
-  /* NULL-terminated executables that must be running (a daemon or broker),
-   * e.g. "iox-roudi"; NULL or empty when none. */
+  /* NULL-terminated executables that must be running (a daemon or broker);
+   * NULL or empty when none. "mosquitto" is needed by every run, "shm:iox-roudi"
+   * only by runs on transport "shm". */
   const char *const *services;
+  /* NULL-terminated argv the orchestrator runs after every run of this driver,
+   * to remove what a killed process may leave behind (e.g. {"fastdds", "shm",
+   * "clean", NULL}); NULL when the driver needs none. */
+  const char *const *cleanup_command;
   /* NULL-terminated option keys the driver understands; any other key is
    * refused by the node. Values are passed through untouched. */
   const char *const *option_keys;
