@@ -23,44 +23,27 @@ def size_bytes(text: str) -> int:
     return value
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0, got {value}")
-    return value
+def _number(kind, allow_zero: bool):
+    """An argparse type: a finite number of kind (int or float), > 0 or >= 0."""
+    noun = "whole number" if kind is int else "number"
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a {noun}") from None
+        if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
+            bound = "0 or more" if allow_zero else "greater than 0"
+            raise argparse.ArgumentTypeError(f"must be a finite {noun}, {bound}, got {text}")
+        return value
+
+    return parse
 
 
-def non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number greater than 0, got {text}")
-    return value
-
-
-def non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number, 0 or more, got {text}")
-    return value
+positive_int = _number(int, allow_zero=False)
+non_negative_int = _number(int, allow_zero=True)
+positive_float = _number(float, allow_zero=False)
+non_negative_float = _number(float, allow_zero=True)
 
 
 def history(text: str) -> str:
