@@ -1,0 +1,59 @@
+// A driver context (one per role): a DomainParticipant with one Publisher, one
+// Subscriber and the registered psbench type, plus the topics and endpoints made
+// in it, so that close() can still tear down what the caller did not destroy.
+#ifndef PSBENCH_FASTDDS_CONTEXT_H
+#define PSBENCH_FASTDDS_CONTEXT_H
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <fastdds/dds/domain/DomainParticipant.hpp>
+#include <fastdds/dds/publisher/Publisher.hpp>
+#include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <fastdds/dds/topic/Topic.hpp>
+#include <fastdds/dds/topic/TypeSupport.hpp>
+
+#include "psbench/driver.h"
+#include "settings.h"
+
+namespace psbfastdds {
+
+class Writer;
+class Reader;
+
+class Context {
+ public:
+  static Context *open(const Settings &s, psb_error *err);
+  ~Context();
+
+  const Settings &settings() const { return settings_; }
+  eprosima::fastdds::dds::Publisher *publisher() const { return publisher_; }
+  eprosima::fastdds::dds::Subscriber *subscriber() const { return subscriber_; }
+
+  // Topics are shared by the endpoints of one context (a writer and a reader of
+  // one topic in one participant) and deleted with the last of them.
+  eprosima::fastdds::dds::Topic *acquire_topic(const char *name, psb_error *err);
+  void release_topic(eprosima::fastdds::dds::Topic *topic);
+
+  void add(Writer *w) { writers_.insert(w); }
+  void add(Reader *r) { readers_.insert(r); }
+  void remove(Writer *w) { writers_.erase(w); }
+  void remove(Reader *r) { readers_.erase(r); }
+
+ private:
+  explicit Context(const Settings &s) : settings_(s) {}
+
+  Settings settings_;
+  eprosima::fastdds::dds::DomainParticipant *participant_ = nullptr;
+  eprosima::fastdds::dds::Publisher *publisher_ = nullptr;
+  eprosima::fastdds::dds::Subscriber *subscriber_ = nullptr;
+  eprosima::fastdds::dds::TypeSupport type_;
+  std::map<std::string, std::pair<eprosima::fastdds::dds::Topic *, int>> topics_;
+  std::set<Writer *> writers_;
+  std::set<Reader *> readers_;
+};
+
+}  // namespace psbfastdds
+
+#endif

@@ -1,0 +1,489 @@
+// Tests of the fastdds driver through its C ABI only: the built .so is loaded with
+// dlopen, as psbench-node does. Writer and reader live in two contexts (two
+// DomainParticipants) of this process, the node's intra-process placement; the
+// inter-process runs over each transport are in tests/test_driver_fastdds.py.
+// No timing assertions: waits have generous bounds only so that a bug fails
+// instead of hanging.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include "psbench/driver.h"
+
+namespace {
+
+const psb_driver &fastdds() {
+  static const psb_driver *table = [] {
+    void *h = dlopen(PSBENCH_FASTDDS_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) throw std::runtime_error(dlerror());
+    auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
+    if (entry == nullptr) throw std::runtime_error("no psb_driver_entry");
+    return entry();
+  }();
+  return *table;
+}
+
+std::string new_run_id() {
+  static int n = 0;
+  return "fd" + std::to_string(getpid()) + "x" + std::to_string(n++);
+}
+
+constexpr int64_t kSecond = 1'000'000'000;
+constexpr size_t kHeader = 32;
+
+// A psb_config that owns its strings. Default: builtin transport, wait, reliable,
+// volatile, history not set, 64-byte messages.
+struct Cfg {
+  std::string run_id = new_run_id();
+  std::string transport = "builtin";
+  std::map<std::string, std::string> options;
+  std::vector<psb_option> opts;
+  psb_config c{};
+
+  Cfg() {
+    c.notify = PSB_NOTIFY_WAIT;
+    c.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
+    c.max_payload = 64;
+  }
+  const psb_config *get() {
+    opts.clear();
+    for (const auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
+    c.run_id = run_id.c_str();
+    c.transport = transport.c_str();
+    c.options = opts.empty() ? nullptr : opts.data();
+    c.option_count = opts.size();
+    return &c;
+  }
+};
+
+// The node's header (docs/node.md), then a payload derived from seq.
+std::vector<uint8_t> message(uint64_t seq, size_t size) {
+  std::vector<uint8_t> m(size);
+  const int64_t send_ns = int64_t(seq) * 1000 + 7, intended_ns = int64_t(seq) * 1000 + 3;
+  const uint32_t writer_id = 42, flags = 8;
+  std::memcpy(&m[0], &seq, 8);
+  std::memcpy(&m[8], &send_ns, 8);
+  std::memcpy(&m[16], &intended_ns, 8);
+  std::memcpy(&m[24], &writer_id, 4);
+  std::memcpy(&m[28], &flags, 4);
+  for (size_t i = kHeader; i < size; ++i) m[i] = uint8_t(seq * 131 + i * 7);
+  return m;
+}
+
+uint64_t seq_of(const void *data) {
+  uint64_t seq;
+  std::memcpy(&seq, data, 8);
+  return seq;
+}
+
+bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  while (!cond()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
+// One context (a participant) with at most one writer and one reader, closed in order.
+struct Side {
+  explicit Side(Cfg &cfg) { ctx = fastdds().open(cfg.get(), &err); }
+  ~Side() {
+    if (reader) fastdds().destroy_reader(reader);
+    if (writer) fastdds().destroy_writer(writer);
+    if (ctx) fastdds().close(ctx);
+  }
+  void *make_writer(const char *topic) { return writer = fastdds().create_writer(ctx, topic, &err); }
+  void *make_reader(const char *topic, psb_on_data cb = nullptr, void *user = nullptr) {
+    return reader = fastdds().create_reader(ctx, topic, cb, user, &err);
+  }
+  psb_error err{};
+  void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
+};
+
+bool matched(const Side &w, const Side &r) {
+  return wait_until([&] {
+    return fastdds().matched_readers(w.writer) >= 1 && fastdds().matched_writers(r.reader) >= 1;
+  });
+}
+
+// Takes one message within 10 s (wait or poll); empty on none.
+std::vector<uint8_t> take_one(void *reader, int64_t timeout_ns) {
+  const void *data = nullptr;
+  size_t len = 0;
+  psb_error err{};
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < end) {
+    const int r = fastdds().take(reader, timeout_ns, &data, &len, &err);
+    EXPECT_GE(r, 0) << err.message;
+    if (r < 0) return {};
+    if (r == 1) return {(const uint8_t *)data, (const uint8_t *)data + len};
+  }
+  return {};
+}
+
+std::string refusal(Cfg &cfg) {
+  psb_error err{};
+  if (fastdds().check(cfg.get(), &err) == 0) return "(accepted)";
+  return err.message;
+}
+
+}  // namespace
+
+TEST(FastddsDriver, TableDescribesTheDriver) {
+  const psb_driver &d = fastdds();
+  EXPECT_EQ(d.abi_version, PSB_ABI_VERSION);
+  EXPECT_STREQ(d.name, "fastdds");
+  EXPECT_NE(std::string(d.version()).find("2.9"), std::string::npos) << d.version();
+  EXPECT_STREQ(d.caps.transports[0], "builtin");
+  ASSERT_NE(d.caps.cleanup_command, nullptr);
+  EXPECT_STREQ(d.caps.cleanup_command[0], "fastdds");
+  EXPECT_EQ(d.caps.max_payload, 4u << 20);
+}
+
+TEST(FastddsDriver, BytesOfEverySizeRoundTripIntactUpToFourMiB) {
+  Cfg cfg;
+  cfg.c.max_payload = 4u << 20;
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.ctx && r.ctx) << w.err.message << r.err.message;
+  ASSERT_TRUE(w.make_writer("psb_t_sizes") && r.make_reader("psb_t_sizes")) << w.err.message
+                                                                            << r.err.message;
+  ASSERT_TRUE(matched(w, r));
+  uint64_t seq = 0;
+  for (size_t size : {size_t(32), size_t(33), size_t(1000), size_t(65536), size_t(1) << 20,
+                      size_t(4) << 20, size_t(40)}) {
+    const auto sent = message(seq++, size);
+    ASSERT_EQ(fastdds().write(w.writer, sent.data(), sent.size(), &w.err), 0) << w.err.message;
+    const auto got = take_one(r.reader, kSecond);
+    ASSERT_EQ(got.size(), size);
+    EXPECT_TRUE(got == sent) << "bytes differ at size " << size;
+  }
+}
+
+TEST(FastddsDriver, PollNeverBlocksAndWaitTimesOut) {
+  Cfg cfg;
+  cfg.c.notify = PSB_NOTIFY_POLL;
+  Side r(cfg);
+  ASSERT_TRUE(r.ctx && r.make_reader("psb_t_empty")) << r.err.message;
+  const void *data;
+  size_t len;
+  EXPECT_EQ(fastdds().take(r.reader, 0, &data, &len, &r.err), 0);
+  EXPECT_EQ(fastdds().take(r.reader, 20'000'000, &data, &len, &r.err), 0);
+}
+
+TEST(FastddsDriver, PollDeliversEveryReliableMessageInOrder) {
+  Cfg cfg;
+  cfg.c.notify = PSB_NOTIFY_POLL;
+  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  cfg.c.max_payload = 2000;
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_poll") && r.make_reader("psb_t_poll"));
+  ASSERT_TRUE(matched(w, r));
+  for (uint64_t i = 0; i < 200; ++i) {
+    const auto m = message(i, 32 + i * 9);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+  }
+  for (uint64_t i = 0; i < 200; ++i) {
+    const auto got = take_one(r.reader, 0);
+    ASSERT_TRUE(got == message(i, 32 + i * 9)) << "message " << i;
+  }
+}
+
+TEST(FastddsDriver, ListenerGetsEveryMessageAndStopsOnDestroy) {
+  struct Seen {
+    std::mutex mu;
+    std::vector<std::vector<uint8_t>> messages;
+  } seen;
+  auto cb = [](void *user, const void *data, size_t len) {
+    auto *s = static_cast<Seen *>(user);
+    std::lock_guard lock(s->mu);
+    s->messages.emplace_back((const uint8_t *)data, (const uint8_t *)data + len);
+  };
+  Cfg cfg;
+  cfg.c.notify = PSB_NOTIFY_LISTENER;
+  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  cfg.c.max_payload = 100000;
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_listener") && r.make_reader("psb_t_listener", cb, &seen));
+  ASSERT_TRUE(matched(w, r));
+  for (uint64_t i = 0; i < 50; ++i) {
+    const auto m = message(i, 100 + i * 1000);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+  }
+  ASSERT_TRUE(wait_until([&] {
+    std::lock_guard lock(seen.mu);
+    return seen.messages.size() >= 50;
+  }));
+  fastdds().destroy_reader(r.reader);
+  r.reader = nullptr;
+  const auto m = message(99, 100);
+  ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::lock_guard lock(seen.mu);
+  ASSERT_EQ(seen.messages.size(), 50u);
+  for (uint64_t i = 0; i < 50; ++i) EXPECT_TRUE(seen.messages[i] == message(i, 100 + i * 1000));
+}
+
+TEST(FastddsDriver, ACallbackOutsideListenerModeIsRefused) {
+  Cfg cfg;  // wait mode: a callback is a caller error
+  Side r(cfg);
+  auto cb = [](void *, const void *, size_t) {};
+  EXPECT_EQ(r.make_reader("psb_t_cb", cb, nullptr), nullptr);
+  EXPECT_NE(std::string(r.err.message).find("fastdds: "), std::string::npos);
+}
+
+TEST(FastddsDriver, MatchedCountsFollowTheRemoteEndpoints) {
+  Cfg cfg;
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_match"));
+  EXPECT_EQ(fastdds().matched_readers(w.writer), 0);
+  ASSERT_TRUE(r.make_reader("psb_t_match"));
+  ASSERT_TRUE(matched(w, r));
+  EXPECT_EQ(fastdds().matched_readers(w.writer), 1);
+  EXPECT_EQ(fastdds().matched_writers(r.reader), 1);
+  fastdds().destroy_reader(r.reader);
+  r.reader = nullptr;
+  EXPECT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) == 0; }));
+}
+
+TEST(FastddsDriver, WriterAndReaderOfOneTopicInOneContext) {
+  Cfg cfg;
+  Side s(cfg);
+  ASSERT_TRUE(s.make_writer("psb_t_self") && s.make_reader("psb_t_self")) << s.err.message;
+  ASSERT_TRUE(matched(s, s));
+  const auto m = message(5, 64);
+  ASSERT_EQ(fastdds().write(s.writer, m.data(), m.size(), &s.err), 0);
+  EXPECT_TRUE(take_one(s.reader, kSecond) == m);
+}
+
+TEST(FastddsDriver, ComplexRoundTripRebuildsTheHeader) {
+  for (const char *elements : {"1", "16", "3000"}) {
+    Cfg cfg;
+    cfg.c.max_payload = 32;
+    cfg.options = {{"type", "complex"}, {"elements", elements}};
+    Side w(cfg), r(cfg);
+    ASSERT_TRUE(w.ctx && r.ctx) << w.err.message;
+    ASSERT_TRUE(w.make_writer("psb_t_complex") && r.make_reader("psb_t_complex"));
+    ASSERT_TRUE(matched(w, r));
+    for (uint64_t i = 0; i < 3; ++i) {
+      const auto m = message(i, 32);
+      ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+      EXPECT_TRUE(take_one(r.reader, kSecond) == m) << "elements=" << elements;
+    }
+  }
+}
+
+TEST(FastddsDriver, ComplexReaderRefusesASampleOfAnotherShape) {
+  Cfg wcfg, rcfg;
+  wcfg.c.max_payload = rcfg.c.max_payload = 32;
+  rcfg.run_id = wcfg.run_id;  // same domain
+  wcfg.options = {{"type", "complex"}, {"elements", "8"}};
+  rcfg.options = {{"type", "complex"}, {"elements", "16"}};
+  Side w(wcfg), r(rcfg);
+  ASSERT_TRUE(w.make_writer("psb_t_shape") && r.make_reader("psb_t_shape"));
+  ASSERT_TRUE(matched(w, r));
+  const auto m = message(1, 32);
+  ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+  const void *data;
+  size_t len;
+  int got = 0;
+  ASSERT_TRUE(wait_until([&] {
+    got = fastdds().take(r.reader, 100'000'000, &data, &len, &r.err);
+    return got != 0;
+  }));
+  EXPECT_EQ(got, -1);
+  EXPECT_NE(std::string(r.err.message).find("8 Outer elements, expected elements=16"),
+            std::string::npos)
+      << r.err.message;
+}
+
+TEST(FastddsDriver, ComplexWriterTakesTheHeaderOnly) {
+  Cfg cfg;
+  cfg.c.max_payload = 32;
+  cfg.options = {{"type", "complex"}};
+  Side w(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_complex64"));
+  const auto m = message(1, 64);
+  EXPECT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), -1);
+  EXPECT_NE(std::string(w.err.message).find("use --size 32"), std::string::npos);
+}
+
+// A transient_local late joiner gets the writer's last N samples of keep_last:N.
+TEST(FastddsDriver, TransientLocalLateJoinerGetsTheLastSamples) {
+  {
+    Cfg cfg;
+    cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 5};
+    Side w(cfg);
+    ASSERT_TRUE(w.make_writer("psb_t_late")) << w.err.message;
+    for (uint64_t i = 0; i < 12; ++i) {
+      const auto m = message(i, 64);
+      ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+    }
+    Side r(cfg);
+    ASSERT_TRUE(r.make_reader("psb_t_late")) << r.err.message;
+    std::vector<uint64_t> seqs;
+    for (int i = 0; i < 5; ++i) {
+      const auto got = take_one(r.reader, kSecond);
+      ASSERT_EQ(got.size(), 64u) << "sample " << i;
+      EXPECT_TRUE(got == message(seq_of(got.data()), 64));
+      seqs.push_back(seq_of(got.data()));
+    }
+    EXPECT_EQ(seqs, (std::vector<uint64_t>{7, 8, 9, 10, 11}));
+    const void *data;
+    size_t len;
+    EXPECT_EQ(fastdds().take(r.reader, 50'000'000, &data, &len, &r.err), 0) << "a sixth sample";
+  }
+}
+
+TEST(FastddsDriver, VolatileReaderGetsNothingWrittenBefore) {
+  Cfg cfg;
+  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 5};
+  Side w(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_volatile"));
+  const auto m = message(1, 64);
+  ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+  Side r(cfg);
+  ASSERT_TRUE(r.make_reader("psb_t_volatile"));
+  ASSERT_TRUE(matched(w, r));
+  const void *data;
+  size_t len;
+  EXPECT_EQ(fastdds().take(r.reader, 200'000'000, &data, &len, &r.err), 0);
+}
+
+TEST(FastddsDriver, DeepKeepLastAboveTheDefaultResourceLimits) {
+  Cfg cfg;
+  cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 1000};  // default limit 400
+  Side w(cfg);
+  ASSERT_TRUE(w.make_writer("psb_t_deep")) << w.err.message;
+  for (uint64_t i = 0; i < 1000; ++i) {
+    const auto m = message(i, 64);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+  }
+  Side r(cfg);
+  ASSERT_TRUE(r.make_reader("psb_t_deep")) << r.err.message;
+  for (uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(seq_of(take_one(r.reader, kSecond).data()), i);
+}
+
+class FastddsTransport : public testing::TestWithParam<const char *> {};
+
+INSTANTIATE_TEST_SUITE_P(Each, FastddsTransport,
+                         testing::Values("builtin", "udp", "multicast", "shm"));
+
+TEST_P(FastddsTransport, OpensAndDelivers) {
+  {
+    const char *transport = GetParam();
+    Cfg cfg;
+    cfg.transport = transport;
+    Side w(cfg), r(cfg);
+    ASSERT_TRUE(w.ctx && r.ctx) << transport << ": " << w.err.message;
+    ASSERT_TRUE(w.make_writer("psb_t_transport") && r.make_reader("psb_t_transport"));
+    ASSERT_TRUE(matched(w, r)) << transport;
+    const auto m = message(3, 64);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
+  }
+}
+
+namespace {
+
+std::string write_file(const std::string &name, const std::string &text) {
+  const std::string path = testing::TempDir() + name;
+  FILE *f = std::fopen(path.c_str(), "w");
+  std::fputs(text.c_str(), f);
+  std::fclose(f);
+  return path;
+}
+
+const char *kProfiles = R"(<?xml version="1.0" encoding="UTF-8" ?>
+<profiles xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
+  <transport_descriptors>
+    <transport_descriptor>
+      <transport_id>psb_test_udp</transport_id>
+      <type>UDPv4</type>
+      <interfaceWhiteList><address>127.0.0.1</address></interfaceWhiteList>
+    </transport_descriptor>
+  </transport_descriptors>
+  <participant profile_name="psb_test_udp_only">
+    <rtps>
+      <userTransports><transport_id>psb_test_udp</transport_id></userTransports>
+      <useBuiltinTransports>false</useBuiltinTransports>
+    </rtps>
+  </participant>
+</profiles>
+)";
+
+}  // namespace
+
+TEST(FastddsDriver, VendorConfigurationRunsWithTransportConfig) {
+  const std::string path = write_file("fastdds_profiles.xml", kProfiles);
+  Cfg cfg;
+  cfg.transport = "config";
+  cfg.options = {{"profiles_file", path}, {"participant_profile", "psb_test_udp_only"}};
+  ASSERT_EQ(refusal(cfg), "(accepted)");
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.ctx && r.ctx) << w.err.message;
+  ASSERT_TRUE(w.make_writer("psb_t_config") && r.make_reader("psb_t_config"));
+  ASSERT_TRUE(matched(w, r));
+  const auto m = message(4, 64);
+  ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
+  EXPECT_TRUE(take_one(r.reader, kSecond) == m);
+}
+
+TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
+  const std::string good = write_file("fastdds_profiles.xml", kProfiles);
+  const std::string bad = write_file("fastdds_broken.xml", "<profiles><participant");
+  struct Case {
+    std::string transport;
+    std::map<std::string, std::string> options;
+    uint64_t max_payload;
+    uint32_t use_loan;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"builtin", {{"type", "complex"}}, 64, 0,
+       "fastdds: type complex is sized by option elements=N; use --size 32"},
+      {"builtin", {{"elements", "4"}}, 64, 0, "option elements applies to type=complex only"},
+      {"builtin", {{"type", "complex"}, {"elements", "0"}}, 32, 0, "elements=N with 1 <= N"},
+      {"builtin", {{"type", "json"}}, 64, 0, "valid values: bytes (default), complex"},
+      {"builtin", {{"profiles_file", good}}, 64, 0, "needs --transport config"},
+      {"config", {}, 64, 0, "--transport config needs --option profiles_file=PATH"},
+      {"builtin", {{"participant_profile", "x"}}, 64, 0, "needs option profiles_file=PATH"},
+      {"config", {{"profiles_file", bad}}, 64, 0, "cannot load profiles_file"},
+      {"config", {{"profiles_file", good}, {"participant_profile", "nope"}}, 64, 0,
+       "participant_profile 'nope' is not in profiles_file"},
+      {"builtin", {{"domain_id", "233"}}, 64, 0, "domain_id=N with 0 <= N <= 232"},
+      {"builtin", {{"colour", "red"}}, 64, 0, "unknown option 'colour'"},
+      {"builtin", {}, 64, 1, "loaned writes are not provided"},
+      {"tcp", {}, 64, 0, "transport 'tcp' is not supported"},
+      {"builtin", {}, 64, 0, "transient_local needs reliability reliable"},
+      {"builtin", {}, 64, 0, "keep_last:N needs 1 <= N"},
+  };
+  for (const Case &c : cases) {
+    Cfg cfg;
+    if (c.expected.find("transient_local") != std::string::npos)
+      cfg.c.qos = {PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 1};
+    if (c.expected.find("keep_last") != std::string::npos)
+      cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 0};
+    cfg.transport = c.transport;
+    cfg.options = c.options;
+    cfg.c.max_payload = c.max_payload;
+    cfg.c.use_loan = c.use_loan;
+    const std::string got = refusal(cfg);
+    EXPECT_NE(got.find(c.expected), std::string::npos) << "expected '" << c.expected
+                                                        << "', got '" << got << "'";
+    EXPECT_EQ(got.rfind("fastdds: ", 0), 0u) << got;
+  }
+}

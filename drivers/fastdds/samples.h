@@ -1,0 +1,40 @@
+// The node's messages mapped to and from the generated psbench types. One Sample
+// per endpoint, built (and its memory reserved) when the endpoint is created, so
+// that the timed path only copies.
+#ifndef PSBENCH_FASTDDS_SAMPLES_H
+#define PSBENCH_FASTDDS_SAMPLES_H
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "psbench/driver.h"
+#include "settings.h"
+
+namespace psbfastdds {
+
+class Sample {
+ public:
+  virtual ~Sample() = default;
+  // The generated object the DataWriter serializes / the DataReader fills.
+  virtual void *data() = 0;
+  // Writer: the node's message (32-byte header, then the rest) into the sample.
+  virtual bool load(const void *message, size_t len, psb_error *err) = 0;
+  // Reader: the received sample back into one message at out (capacity bytes).
+  // Returns its length, or 0 with err set.
+  virtual size_t store(uint8_t *out, size_t capacity, psb_error *err) const = 0;
+};
+
+// bytes: header fields + payload octets. The payload vector is reserved to hold
+// max_payload - 32 bytes.
+std::unique_ptr<Sample> make_bytes_sample(uint64_t max_payload);
+
+// complex: header fields + `elements` Outer of 4 Inner each. A writer's sample is
+// built in full once; a reader's is shaped alike so deserializing reuses its memory.
+std::unique_ptr<Sample> make_complex_sample(uint32_t elements);
+
+std::unique_ptr<Sample> make_sample(const Settings &s);
+
+}  // namespace psbfastdds
+
+#endif

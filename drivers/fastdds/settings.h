@@ -1,0 +1,42 @@
+// The driver's view of a psb_config: validated once by check() and open(),
+// then kept in the context so that the timed path never looks at strings.
+#ifndef PSBENCH_FASTDDS_SETTINGS_H
+#define PSBENCH_FASTDDS_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbfastdds {
+
+constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
+constexpr uint64_t kHeaderSize = 32;       // the node's message header
+constexpr uint32_t kDefaultElements = 16;  // complex: Outer elements per sample
+constexpr uint32_t kInnersPerOuter = 4;
+constexpr uint32_t kMaxDomainId = 232;     // Fast DDS's UDP port formula ends here
+
+enum class DataType { bytes, complex };
+enum class Transport { builtin, udp, multicast, shm, config };
+
+struct Settings {
+  std::string run_id;
+  Transport transport = Transport::builtin;
+  DataType type = DataType::bytes;
+  uint32_t elements = kDefaultElements;
+  uint32_t domain_id = 0;
+  std::string profiles_file;        // vendor XML, transport config only
+  std::string participant_profile;  // a profile in profiles_file, or empty
+  psb_qos qos{};
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  uint64_t max_payload = 0;
+};
+
+// Validates cfg; fills *out if non-NULL. false (err set) if refused.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+const char *transport_name(Transport t);
+
+}  // namespace psbfastdds
+
+#endif

@@ -1,0 +1,181 @@
+// psbench's transport names mapped to Fast DDS transport descriptors and locators.
+#include "transports.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
+#include <fastrtps/utils/IPLocator.h>
+
+#include "error.h"
+
+namespace psbfastdds {
+namespace {
+
+using eprosima::fastdds::dds::DomainParticipant;
+using eprosima::fastdds::dds::DomainParticipantFactory;
+using eprosima::fastdds::dds::DomainParticipantQos;
+using eprosima::fastdds::dds::PARTICIPANT_QOS_DEFAULT;
+using eprosima::fastdds::rtps::SharedMemTransportDescriptor;
+using eprosima::fastdds::rtps::UDPv4TransportDescriptor;
+using eprosima::fastrtps::rtps::IPLocator;
+using eprosima::fastrtps::rtps::Locator_t;
+using ReturnCode = eprosima::fastrtps::types::ReturnCode_t;
+
+constexpr const char *kLoopback = "127.0.0.1";
+constexpr const char *kDataGroup = "239.255.0.2";  // discovery uses 239.255.0.1
+constexpr uint32_t kShmDefaultSegment = 512 * 1024;  // Fast DDS 2.9's default
+constexpr uint32_t kUdpMinBuffer = 1024 * 1024;
+constexpr uint32_t kInitialPeersRange = 32;
+
+// A UDPv4 transport on 127.0.0.1 only, with socket buffers that can hold a burst of
+// fragments of the run's largest message (the kernel caps them at net.core.*mem_max).
+uint64_t udp_buffer_size(const Settings &s) {
+  return std::max<uint64_t>(kUdpMinBuffer, 2 * s.max_payload);
+}
+
+std::shared_ptr<UDPv4TransportDescriptor> loopback_udp(const Settings &s) {
+  auto udp = std::make_shared<UDPv4TransportDescriptor>();
+  udp->interfaceWhiteList.emplace_back(kLoopback);
+  udp->sendBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
+  udp->receiveBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
+  return udp;
+}
+
+// Fast DDS's shared-memory transport with a segment that holds every fragment of two
+// of the run's largest messages (the 512 KiB default drops fragments of larger ones).
+std::shared_ptr<SharedMemTransportDescriptor> shared_memory(const Settings &s) {
+  auto shm = std::make_shared<SharedMemTransportDescriptor>();
+  const uint64_t want = std::max<uint64_t>(kShmDefaultSegment, 2 * s.max_payload + 256 * 1024);
+  shm->segment_size(static_cast<uint32_t>(want));
+  return shm;
+}
+
+Locator_t loopback_locator() {
+  Locator_t loc;
+  IPLocator::setIPv4(loc, kLoopback);
+  loc.port = 0;  // Fast DDS fills in the well-known port of the domain
+  return loc;
+}
+
+DomainParticipantQos psbench_participant_qos(const Settings &s) {
+  DomainParticipantQos qos;  // Fast DDS's defaults, not the XML default profile
+  qos.name(("psbench_" + s.run_id).c_str());
+  auto &transport = qos.transport();
+  transport.use_builtin_transports = false;
+  auto &builtin = qos.wire_protocol().builtin;
+  switch (s.transport) {
+    case Transport::builtin:  // what use_builtin_transports gives, UDP confined to lo
+    case Transport::config:
+      transport.user_transports.push_back(shared_memory(s));
+      transport.user_transports.push_back(loopback_udp(s));
+      break;
+    case Transport::udp: {  // unicast only, discovery too
+      auto udp = loopback_udp(s);
+      // Unicast discovery reaches the ports of participant ids 0..range-1 on the
+      // peer; ids count up per process, so leave room beyond Fast DDS's 4.
+      udp->maxInitialPeersRange = kInitialPeersRange;
+      transport.user_transports.push_back(udp);
+      builtin.metatrafficUnicastLocatorList.push_back(loopback_locator());
+      builtin.initialPeersList.push_back(loopback_locator());
+      qos.wire_protocol().default_unicast_locator_list.push_back(loopback_locator());
+      break;
+    }
+    case Transport::multicast:  // multicast discovery (default) and data, on lo
+      transport.user_transports.push_back(loopback_udp(s));
+      break;
+    case Transport::shm:
+      transport.user_transports.push_back(shared_memory(s));
+      break;
+  }
+  return qos;
+}
+
+// The kernel caps SO_RCVBUF at net.core.rmem_max and doubles what it grants.
+bool check_receive_buffer(const Settings &s, psb_error *err) {
+  const bool udp_only = s.transport == Transport::udp || s.transport == Transport::multicast;
+  if (!udp_only || s.qos.reliability != PSB_BEST_EFFORT) return true;
+  uint64_t rmem_max = 0;
+  if (FILE *f = std::fopen("/proc/sys/net/core/rmem_max", "r")) {
+    unsigned long long v = 0;
+    if (std::fscanf(f, "%llu", &v) == 1) rmem_max = v;
+    std::fclose(f);
+  }
+  if (rmem_max == 0) return true;  // cannot tell: let Fast DDS try
+  const uint64_t granted = 2 * std::min<uint64_t>(udp_buffer_size(s), rmem_max);
+  if (granted >= 2 * s.max_payload) return true;
+  set_error(err, "fastdds: best-effort messages of %llu bytes over UDP need a %llu-byte socket "
+                 "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
+                 "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
+            static_cast<unsigned long long>(s.max_payload),
+            static_cast<unsigned long long>(2 * s.max_payload),
+            static_cast<unsigned long long>(rmem_max), static_cast<unsigned long long>(granted),
+            static_cast<unsigned long long>(s.max_payload));
+  return false;
+}
+
+bool load_vendor_config(const Settings &s, psb_error *err) {
+  auto *factory = DomainParticipantFactory::get_instance();
+  if (factory->load_XML_profiles_file(s.profiles_file) != ReturnCode::RETCODE_OK) {
+    set_error(err, "fastdds: cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
+                   "its message is above)", s.profiles_file.c_str());
+    return false;
+  }
+  if (!s.participant_profile.empty()) {
+    DomainParticipantQos qos;
+    if (factory->get_participant_qos_from_profile(s.participant_profile, qos) !=
+        ReturnCode::RETCODE_OK) {
+      set_error(err, "fastdds: participant_profile '%s' is not in profiles_file '%s'",
+                s.participant_profile.c_str(), s.profiles_file.c_str());
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool check_transport_setup(const Settings &s, psb_error *err) {
+  if (s.transport == Transport::config) return load_vendor_config(s, err);
+  return check_receive_buffer(s, err);
+}
+
+DomainParticipant *create_participant(const Settings &s, psb_error *err) {
+  auto *factory = DomainParticipantFactory::get_instance();
+  DomainParticipant *p = nullptr;
+  if (!check_transport_setup(s, err)) return nullptr;
+  if (s.transport == Transport::config) {
+    if (!s.participant_profile.empty()) {
+      p = factory->create_participant_with_profile(s.domain_id, s.participant_profile);
+    } else {
+      // The file's default profile applies only through the constant itself (a copy
+      // of it is taken as explicit QoS). Re-read it in case this process created a
+      // participant before the file was loaded.
+      factory->set_default_participant_qos(PARTICIPANT_QOS_DEFAULT);
+      p = factory->create_participant(s.domain_id, PARTICIPANT_QOS_DEFAULT);
+    }
+  } else {
+    p = factory->create_participant(s.domain_id, psbench_participant_qos(s));
+  }
+  if (p == nullptr) {
+    set_error(err, "fastdds: cannot create a DomainParticipant on domain %u with transport %s "
+                   "(Fast DDS's message is above; domain_id=N picks another domain)",
+              s.domain_id, transport_name(s.transport));
+  }
+  return p;
+}
+
+Locator_t data_multicast_locator(const Settings &s) {
+  Locator_t loc;
+  IPLocator::setIPv4(loc, kDataGroup);
+  // The domain's user-multicast port (PB + DG * domain + d2 of the RTPS port formula).
+  loc.port = 7400 + 250 * s.domain_id + 1;
+  return loc;
+}
+
+}  // namespace psbfastdds
