@@ -1,0 +1,53 @@
+// A reader of the run's type, in one of the node's notify modes:
+//   poll:     take() takes without waiting;
+//   wait:     take() waits on a waitset (a read condition on the reader) up to the
+//             timeout, then takes;
+//   listener: Cyclone's on_data_available, on Cyclone's own thread, takes every
+//             available sample and calls on_data for each; deleting the reader waits
+//             for a callback in progress and stops further ones.
+// The node gets one contiguous buffer, allocated here once (max_payload bytes): bytes
+// deserialize straight into it (the payload sequence points into it, _release = false),
+// complex samples deserialize into a sample kept across takes (Cyclone reuses its
+// sequences and strings) and only the header goes into the buffer.
+#pragma once
+
+#include <atomic>
+#include <memory>
+
+#include "context.h"
+#include "samples.h"
+
+namespace psbcyc {
+
+class Reader {
+ public:
+  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user, psb_error *err);
+  ~Reader();
+
+  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  int matched_writers() const;
+
+ private:
+  Reader() = default;
+  // 1 = a sample is in buffer_ (length in *len), 0 = none now, -1 = error.
+  int take_now(dds_entity_t reader, size_t *len, psb_error *err);
+  int unpack(size_t *len, psb_error *err);
+  static void on_data_available(dds_entity_t reader, void *self);
+  void drain(dds_entity_t reader);  // listener: takes and hands over all there is
+
+  const Context *ctx_ = nullptr;
+  dds_entity_t topic_ = 0, reader_ = 0, waitset_ = 0, condition_ = 0;
+  bool complex_ = false;
+  uint32_t elements_ = 0;
+  size_t payload_capacity_ = 0;  // bytes after the header that a sample may carry
+  std::unique_ptr<uint8_t[]> buffer_;
+  psbench_Bytes bytes_{};
+  psbench_Complex complex_sample_{};
+  psb_on_data on_data_ = nullptr;
+  void *user_ = nullptr;
+  bool bad_sample_ = false;  // the last take_now() failed on a sample it took
+  std::atomic<bool> closing_{false};  // set before the reader is deleted
+  std::atomic<bool> listener_error_reported_{false};
+};
+
+}  // namespace psbcyc
