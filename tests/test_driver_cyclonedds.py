@@ -1,0 +1,273 @@
+"""The cyclonedds driver in real two-process runs through `./psbench ping|pubsub`: both
+types, both reliabilities, small and large messages, every notify mode and every
+transport (shm with an iox-roudi this module starts and stops), with counts, integrity
+and files checked. A fresh network namespace shows which transport carried the data."""
+
+import getpass
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import LAUNCHER, REPO, cli_env, only_run, run_cli
+from psbench.samples import read_samples
+
+DRIVER = "cyclonedds"
+UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
+
+
+@pytest.fixture(scope="module")
+def cyclonedds(driver_libs):
+    if DRIVER not in driver_libs:
+        pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
+
+
+def roudi_pids() -> list[int]:
+    pids = []
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == "iox-roudi":
+                pids.append(int(comm.parent.name))
+        except OSError:
+            pass
+    return pids
+
+
+def iceoryx_shm_files() -> list[str]:
+    # RouDi's management segment, and its data segment named after the user.
+    return [name for name in ("iceoryx_mgmt", getpass.getuser()) if Path("/dev/shm", name).exists()]
+
+
+@pytest.fixture(scope="module")
+def roudi():
+    """iox-roudi for the shm runs: started here and stopped with SIGTERM, after which
+    neither a process nor its shared memory may remain. A RouDi someone else runs is
+    used as it is and left alone."""
+    if not shutil.which("iox-roudi"):
+        pytest.fail("iox-roudi is missing: install the Debian package iceoryx (make setup)")
+    if roudi_pids():
+        yield None
+        return
+    proc = subprocess.Popen(["iox-roudi"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True)
+    try:
+        ready = False
+        end = time.monotonic() + 20
+        while not ready and time.monotonic() < end and proc.poll() is None:
+            line = proc.stdout.readline()
+            ready = "RouDi is ready for clients" in line
+        assert ready, "iox-roudi did not become ready"
+        yield proc
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(timeout=20)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+    assert proc.returncode == 0, f"iox-roudi ended with {proc.returncode}"
+    assert roudi_pids() == [], "an iox-roudi process remains"
+    assert iceoryx_shm_files() == [], "iox-roudi left its shared memory in /dev/shm"
+
+
+def load(run_dir, role):
+    return json.loads((run_dir / f"{role}.json").read_text())
+
+
+def run_ok(results, *args):
+    """One inter-process run of the driver (unless args say otherwise); returns the
+    record, the summaries by role and the measuring role's samples."""
+    proc = run_cli([*args[:1], "--driver", DRIVER, *args[1:]], results)
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    assert all(code == 0 for code in record["exit_codes"].values()), record["exit_codes"]
+    run_dir = record["_dir"]
+    roles = ("ping", "pong") if args[0] == "ping" else ("pub", "sub")
+    summaries = {role: load(run_dir, role) for role in roles}
+    measuring = summaries[roles[0] if args[0] == "ping" else "sub"]
+    samples = read_samples(run_dir / measuring["samples_file"])
+    assert len(samples) == measuring["counts"]["samples"]
+    assert record["driver"]["name"] == DRIVER and record["driver"]["version"].startswith("0.10")
+    return record, summaries, samples
+
+
+def assert_accounted(counts, sent, reliable):
+    assert counts["sent"] == sent
+    assert counts["samples"] + counts["lost"] + counts["late"] + counts["corrupted"] == sent
+    assert counts["corrupted"] == counts["duplicated"] == 0
+    if reliable:
+        assert counts["lost"] == 0 and counts["samples"] == sent
+
+
+# Every value of every dimension at least once: type, reliability, small and large
+# sizes, notify mode, transport (udp, multicast, config here; shm below).
+PING_RUNS = [
+    # transport, type args, size, reliability, notify, count
+    ("udp", [], 64, "best_effort", "wait", 500),
+    ("udp", [], 1 << 20, "reliable", "listener", 40),
+    ("udp", ["--option", "type=complex", "--option", "elements=16"], 32, "reliable", "poll", 300),
+    ("multicast", [], 16384, "reliable", "wait", 300),
+    ("multicast", ["--option", "type=complex"], 32, "best_effort", "listener", 300),
+]
+
+
+@pytest.mark.parametrize("transport,type_args,size,reliability,notify,count", PING_RUNS)
+def test_ping(cyclonedds, results, transport, type_args, size, reliability, notify, count):
+    pattern = [] if type_args else ["--check-pattern"]
+    _, s, samples = run_ok(results, "ping", "--transport", transport, *type_args, "--size", str(size),
+                           "--reliability", reliability, "--notify", notify, "--count", str(count),
+                           "--warmup", "20", *pattern)
+    ping = s["ping"]
+    assert ping["config"]["transport"] == transport and ping["config"]["notify"] == notify
+    assert_accounted(ping["counts"], count, reliability == "reliable")
+    assert s["pong"]["counts"]["write_errors"] == 0
+    assert len(samples) > 0
+
+
+def test_pubsub_four_mib_reliable_loses_nothing(cyclonedds, results):
+    _, s, _ = run_ok(results, "pubsub", "--size", str(4 << 20), "--count", "30", "--rate", "0",
+                     "--reliability", "reliable", "--history", "keep_all", "--check-pattern")
+    assert_accounted(s["sub"]["counts"], 30, reliable=True)
+
+
+def test_pubsub_best_effort_listener(cyclonedds, results):
+    _, s, _ = run_ok(results, "pubsub", "--size", "256", "--count", "500", "--rate", "2000",
+                     "--notify", "listener", "--check-pattern")
+    assert_accounted(s["sub"]["counts"], 500, reliable=False)
+
+
+def test_pubsub_transient_local_keep_last(cyclonedds, results):
+    _, s, _ = run_ok(results, "pubsub", "--option", "type=complex", "--option", "elements=4",
+                     "--size", "32", "--count", "300", "--rate", "0", "--reliability", "reliable",
+                     "--durability", "transient_local", "--history", "keep_last:8")
+    sub = s["sub"]
+    assert sub["config"]["durability"] == "transient_local"
+    assert_accounted(sub["counts"], 300, reliable=False)  # keep_last may drop when outrun
+
+
+def test_intra_process_ping_listener(cyclonedds, results):
+    record, s, _ = run_ok(results, "ping", "--placement", "intra", "--notify", "listener",
+                          "--reliability", "reliable", "--count", "500", "--warmup", "20",
+                          "--check-pattern")
+    assert len(record["processes"]) == 1
+    assert_accounted(s["ping"]["counts"], 500, reliable=True)
+
+
+@pytest.mark.parametrize("how", ["file", "inline"])
+def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how):
+    uri = f"file://{UDP_XML}" if how == "file" else UDP_XML.read_text()
+    _, s, _ = run_ok(results, "ping", "--transport", "config", "--option", f"cyclonedds_uri={uri}",
+                     "--count", "300", "--warmup", "20", "--check-pattern")
+    ping = s["ping"]
+    assert ping["config"]["transport"] == "config"
+    assert ping["config"]["options"]["cyclonedds_uri"] == uri
+    assert_accounted(ping["counts"], 300, reliable=False)
+
+
+# --- shm: Cyclone's iceoryx path
+
+def test_shm_without_roudi_says_start_it(cyclonedds, results):
+    # Runs before the tests below start iox-roudi (pytest keeps the file's order).
+    if roudi_pids():
+        pytest.skip("an iox-roudi is running on this host")
+    assert "start iox-roudi first" in refused(results, "--transport", "shm")
+
+
+SHM_RUNS = [
+    ("ping", [], 64, "best_effort", "wait", ["--check-pattern"]),
+    ("ping", [], 1 << 20, "reliable", "poll", ["--check-pattern"]),
+    ("ping", ["--option", "type=complex", "--option", "elements=16"], 32, "reliable", "listener", []),
+    ("pubsub", [], 4096, "reliable", "wait", ["--history", "keep_last:16", "--rate", "5000",
+                                              "--check-pattern"]),
+]
+
+
+@pytest.mark.parametrize("kind,type_args,size,reliability,notify,extra", SHM_RUNS)
+def test_shm(cyclonedds, roudi, results, kind, type_args, size, reliability, notify, extra):
+    count = 300 if size < (1 << 20) else 40
+    warmup = ["--warmup", "20"] if kind == "ping" else []
+    _, s, _ = run_ok(results, kind, "--transport", "shm", *type_args, "--size", str(size),
+                     "--reliability", reliability, "--notify", notify, "--count", str(count),
+                     *warmup, *extra)
+    measuring = s["ping" if kind == "ping" else "sub"]
+    assert measuring["config"]["transport"] == "shm"
+    # pubsub: a reliable keep_last reader may be outrun (iceoryx drops the oldest).
+    assert_accounted(measuring["counts"], count, reliable=reliability == "reliable" and kind == "ping")
+
+
+# --- which transport carried the data: a fresh network namespace has only our traffic
+
+NETNS_HELPER = r"""
+import json, subprocess, sys
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+def counters():
+    def table(path, prefix):
+        rows = [l.split() for l in open(path) if l.startswith(prefix + ":")]
+        return dict(zip(rows[0][1:], map(int, rows[1][1:])))
+    return {"udp_out": table("/proc/net/snmp", "Udp")["OutDatagrams"],
+            "mcast_out": table("/proc/net/netstat", "IpExt")["OutMcastPkts"]}
+before = counters()
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+after = counters()
+print(json.dumps({"returncode": proc.returncode, "stderr": proc.stderr,
+                  **{k: after[k] - before[k] for k in after}}))
+"""
+
+
+def run_in_fresh_netns(results, args):
+    if not shutil.which("unshare") or os.geteuid() != 0:
+        pytest.skip("needs root and unshare(1) for a private network namespace")
+    proc = subprocess.run(["unshare", "-n", sys.executable, "-c", NETNS_HELPER, str(LAUNCHER), *args],
+                          capture_output=True, text=True, cwd=REPO, env=cli_env(results), timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["returncode"] == 0, out["stderr"]
+    return out
+
+
+@pytest.mark.parametrize("transport", ["udp", "multicast", "shm"])
+def test_the_transport_named_is_the_one_used(cyclonedds, roudi, results, transport):
+    count, warmup = 400, 20
+    messages = 2 * (count + warmup)  # pings and echoes, each at least one datagram on UDP
+    traffic = run_in_fresh_netns(results, ["ping", "--driver", DRIVER, "--transport", transport,
+                                           "--option", "type=complex", "--size", "32",
+                                           "--count", str(count), "--warmup", str(warmup)])
+    ping = load(only_run(results)["_dir"], "ping")
+    assert ping["counts"]["samples"] > 0
+    if transport == "udp":
+        assert traffic["udp_out"] >= messages and traffic["mcast_out"] == 0, traffic
+    elif transport == "multicast":
+        assert traffic["mcast_out"] >= messages, traffic
+    else:  # shm: the sequences of type complex travel through iceoryx; UDP only discovers
+        assert traffic["udp_out"] < messages / 4 and traffic["mcast_out"] == 0, traffic
+
+
+# --- refusals reach the user with the driver's words
+
+def refused(results, *args):
+    proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert only_run(results)["status"] == "refused"
+    return proc.stderr
+
+
+def test_complex_is_sized_by_elements(cyclonedds, results):
+    assert "cyclonedds: type complex is sized by option elements=N; use --size 32" in \
+        refused(results, "--option", "type=complex", "--size", "64")
+
+
+def test_vendor_configuration_needs_transport_config(cyclonedds, results):
+    assert "needs --transport config" in refused(results, "--option", f"cyclonedds_uri=file://{UDP_XML}")
+
+
+def test_transport_config_needs_a_vendor_configuration(cyclonedds, results):
+    assert "transport config needs option cyclonedds_uri" in refused(results, "--transport", "config")
