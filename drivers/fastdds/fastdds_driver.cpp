@@ -108,7 +108,8 @@ const psb_driver kDriver = {
     .abi_version = PSB_ABI_VERSION,
     .name = "fastdds",
     .description = "eProsima Fast DDS, DDS C++ API, types from idl/psbench.idl by fastddsgen; "
-                   "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one host)",
+                   "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one "
+                   "host, which sends each sample over both)",
     .version = fastdds_version,
     .caps = {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
              .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,

@@ -71,7 +71,6 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
   auto &builtin = qos.wire_protocol().builtin;
   switch (s.transport) {
     case Transport::builtin:  // what use_builtin_transports gives, UDP confined to lo
-    case Transport::config:
       transport.user_transports.push_back(shared_memory(s));
       transport.user_transports.push_back(loopback_udp(s));
       break;
@@ -91,6 +90,8 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
       break;
     case Transport::shm:
       transport.user_transports.push_back(shared_memory(s));
+      break;
+    case Transport::config:  // never here: the XML decides (create_participant)
       break;
   }
   return qos;
