@@ -1,6 +1,8 @@
 #include "role.hpp"
 
+#include <chrono>
 #include <stdexcept>
+#include <thread>
 
 #include "realtime.hpp"
 #include "start_gate.hpp"
@@ -54,6 +56,20 @@ Endpoints::~Endpoints() {
 bool arrive_ready(const RoleEnv &env, RoleResult &res) {
   res.arrived_at_gate = true;
   return env.gate.arrive_and_wait(true);
+}
+
+bool wait_until_matched(const RoleEnv &env, int (Endpoints::*matched)() const, const Endpoints &ep,
+                        int want, const char *what) {
+  if ((ep.*matched)() < 0) return false;
+  const int64_t give_up = now_ns() + seconds_to_ns(env.node.match_timeout_s);
+  while ((ep.*matched)() < want) {
+    if (now_ns() >= give_up || g_interrupted)
+      throw std::runtime_error("only " + std::to_string((ep.*matched)()) + " of " + std::to_string(want) +
+                               " " + what + " matched within " + std::to_string(env.node.match_timeout_s) +
+                               " s (match timeout)");
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
 }
 
 bool run_stopped(const RoleEnv &env, RoleResult &res) {

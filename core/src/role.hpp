@@ -67,6 +67,7 @@ class Endpoints {
   void *writer() const { return writer_; }
   void *reader() const { return reader_; }
   int matched_readers() const { return d_.matched_readers ? d_.matched_readers(writer_) : -1; }
+  int matched_writers() const { return d_.matched_writers ? d_.matched_writers(reader_) : -1; }
 
  private:
   const psb_driver &d_;
@@ -108,6 +109,11 @@ class ArrivalSignal {
 
 // Setup done: wait at the start gate. False = another role failed, do not measure.
 bool arrive_ready(const RoleEnv &env, RoleResult &res);
+
+// Waits until matched() reaches want, or returns false at once when it is -1 (the
+// middleware cannot tell). Throws naming what did not match within --match-timeout.
+bool wait_until_matched(const RoleEnv &env, int (Endpoints::*matched)() const, const Endpoints &ep,
+                        int want, const char *what);
 
 // Interrupted or past the deadline: sets res.ended_by and returns true.
 bool run_stopped(const RoleEnv &env, RoleResult &res);

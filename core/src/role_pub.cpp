@@ -1,38 +1,19 @@
 // pub: writes messages at a fixed rate (open loop) or back to back (--rate 0), after
 // waiting until its subscribers are matched.
-#include <stdexcept>
-#include <thread>
-
 #include "message.hpp"
 #include "role.hpp"
 #include "schedule.hpp"
 #include "sender.hpp"
 
 namespace psb {
-namespace {
-
-// Returns false when the driver cannot tell how many readers are matched.
-bool wait_for_subscribers(const RoleEnv &env, Endpoints &ep) {
-  if (ep.matched_readers() < 0) return false;
-  const int64_t give_up = now_ns() + seconds_to_ns(env.node.match_timeout_s);
-  while (ep.matched_readers() < int(env.node.subscribers)) {
-    if (now_ns() >= give_up || g_interrupted)
-      throw std::runtime_error("only " + std::to_string(ep.matched_readers()) + " of " +
-                               std::to_string(env.node.subscribers) + " subscribers matched within " +
-                               std::to_string(env.node.match_timeout_s) + " s (match timeout)");
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
-
-}  // namespace
 
 void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const int64_t t_open = now_ns();
   res.topics = {topic_name(env.node, "data")};
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
-  if (wait_for_subscribers(env, ep)) res.discovery_ns = now_ns() - t_open;
+  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(env.node.subscribers), "subscribers"))
+    res.discovery_ns = now_ns() - t_open;
   if (!arrive_ready(env, res)) return;
 
   Sender sender(env, ep.writer());

@@ -54,9 +54,14 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.store = std::make_unique<SampleStore>(env.node.sample_capacity());
   res.topics = {topic_name(env.node, "data")};
   SubSink sink(env.node, *res.store, res.counts);
+  const int64_t t_open = now_ns();
   ep.open(env.cfg);
   const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
   ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
+  // Matching is not symmetric: the writer may see this reader before this reader knows
+  // the writer, and what is sent in between is lost. So the reader waits too.
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, 1, "publishers"))
+    res.discovery_ns = now_ns() - t_open;
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "pub");
 
