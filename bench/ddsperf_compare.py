@@ -89,7 +89,7 @@ def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str
         common = [str(node), "--driver", str(driver), "--out", out, "--run-id", run, "--size", str(size),
                   "--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
         pong = subprocess.Popen(pinned(common + ["--role", "pong"], cpus[1]), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, start_new_session=True)
+                                stderr=subprocess.DEVNULL, start_new_session=True)
         ping = None
         try:
             ping = subprocess.Popen(pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
@@ -141,7 +141,15 @@ def ddsperf_rtt_us(size: int, seconds: float, domain: int, cpus) -> float:
     return statistics.median(medians)
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main() -> None:
+    # SIGTERM, and SIGINT even where a shell started us with it ignored, unwind through
+    # the finally blocks that stop every process started.
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0, help="measuring time of each run")
@@ -198,4 +206,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except KeyboardInterrupt:
+        sys.exit("interrupted: every process started was stopped")
