@@ -30,6 +30,7 @@ demo: build
 
 bench: build
 	bench/overhead
+	bench/ddsperf_compare
 
 clean:
 	rm -rf $(BUILD_DIR) results
