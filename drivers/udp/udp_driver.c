@@ -19,16 +19,24 @@
 #define PORT_SPAN 20000u
 #define LISTENER_SLICE_NS 100000000LL
 
+/* Fault injection, for testing what psbench does when a node misbehaves: after
+ * fault_after writes in one writer, crash (abort), hang (never return) or exit(7). */
+enum udp_fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_EXIT };
+
 struct udp_context {
   struct in_addr bind_addr, peer_addr;
   uint16_t port_base;
   size_t max_payload;
   uint32_t notify;
+  enum udp_fault fault;
+  unsigned long fault_after;
 };
 
 struct udp_writer {
   int fd;
   uint32_t next_message_id;
+  enum udp_fault fault;
+  unsigned long writes_left; /* until the fault */
 };
 
 struct udp_reader {
@@ -48,6 +56,34 @@ static const char *find_option(const psb_config *cfg, const char *key) {
   return NULL;
 }
 
+static int parse_fault(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
+  const char *fault = find_option(cfg, "fault"), *after = find_option(cfg, "fault_after");
+  if (!fault) {
+    if (after) udp_set_error(err, "udp: option fault_after needs option fault=crash|hang|exit");
+    return after ? -1 : 0;
+  }
+  if (strcmp(fault, "crash") == 0) ctx->fault = FAULT_CRASH;
+  else if (strcmp(fault, "hang") == 0) ctx->fault = FAULT_HANG;
+  else if (strcmp(fault, "exit") == 0) ctx->fault = FAULT_EXIT;
+  else {
+    udp_set_error(err, "udp: option fault='%s' is not one of crash|hang|exit", fault);
+    return -1;
+  }
+  char *end = NULL;
+  ctx->fault_after = after ? strtoul(after, &end, 10) : 0;
+  if (!after || *end || ctx->fault_after == 0) {
+    udp_set_error(err, "udp: option fault needs fault_after=N (N >= 1 writes before the fault)");
+    return -1;
+  }
+  return 0;
+}
+
+static void inject_fault(enum udp_fault fault) {
+  if (fault == FAULT_CRASH) abort();
+  if (fault == FAULT_EXIT) _exit(7);
+  for (;;) pause(); /* hang: signals interrupt pause(), and it goes back to waiting */
+}
+
 /* Fills ctx from cfg (ctx may be a scratch copy when only checking). */
 static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
   memset(ctx, 0, sizeof *ctx);
@@ -64,6 +100,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
     }
     ctx->port_base = (uint16_t)v;
   }
+  if (parse_fault(cfg, ctx, err) != 0) return -1;
   const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
   if (strcmp(cfg->transport, "loopback") == 0) {
     if (peer || bind_to) {
@@ -111,6 +148,8 @@ static void *udp_create_writer(void *vctx, const char *topic, psb_error *err) {
   struct udp_context *ctx = vctx;
   struct udp_writer *w = calloc(1, sizeof *w);
   if (!w) return NULL;
+  w->fault = ctx->fault;
+  w->writes_left = ctx->fault_after;
   w->fd = udp_open_writer(&ctx->peer_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN), err);
   if (w->fd < 0) {
     free(w);
@@ -127,6 +166,7 @@ static void udp_destroy_writer(void *vw) {
 
 static int udp_write(void *vw, const void *data, size_t len, psb_error *err) {
   struct udp_writer *w = vw;
+  if (w->fault != FAULT_NONE && --w->writes_left == 0) inject_fault(w->fault);
   struct udp_fragment_prefix prefix = {w->next_message_id++, (uint32_t)len, 0};
   struct iovec iov[2] = {{&prefix, sizeof prefix}, {NULL, 0}};
   struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
@@ -260,7 +300,7 @@ static const char *udp_version(void) {
 }
 
 static const char *const transports[] = {"loopback", "unicast", NULL};
-static const char *const option_keys[] = {"port_base", "peer", "bind", NULL};
+static const char *const option_keys[] = {"port_base", "peer", "bind", "fault", "fault_after", NULL};
 
 static const psb_driver driver = {
     .abi_version = PSB_ABI_VERSION,

@@ -1,5 +1,9 @@
 // The udp driver through its ABI table, plus the fragment reassembly it relies on.
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 #include <psbench/driver.h>
 
 #include <gtest/gtest.h>
@@ -180,4 +184,56 @@ TEST(UdpReassembly, RefusesMessagesOverCapacityAndOverlongFragments) {
   Assembler a(1000);
   EXPECT_EQ(a.add(1, 5000, 0, 1000, 0), 0u);
   EXPECT_EQ(a.add(2, 100, 50, 100, 0), 0u);  // offset + n beyond total
+}
+
+namespace {
+
+// Forks a child that opens a writer with the given fault options and writes 5 times;
+// returns its wait status.
+int status_of_faulty_writer(const char *fault, const char *after) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    psb_option options[] = {{"fault", fault}, {"fault_after", after}};
+    UdpRun run(PSB_NOTIFY_WAIT);
+    run.cfg.options = options;
+    run.cfg.option_count = 2;
+    void *ctx = udp().open(&run.cfg, &run.err);
+    void *w = ctx ? udp().create_writer(ctx, "psb_udptest_fault", &run.err) : nullptr;
+    if (!w) _exit(99);
+    uint8_t msg[64] = {};
+    for (int i = 0; i < 5; ++i) udp().write(w, msg, sizeof msg, &run.err);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+}  // namespace
+
+TEST(UdpFaultInjection, CrashesOrExitsAtTheNthWrite) {
+  int crashed = status_of_faulty_writer("crash", "3");
+  ASSERT_TRUE(WIFSIGNALED(crashed));
+  EXPECT_EQ(WTERMSIG(crashed), SIGABRT);
+  int exited = status_of_faulty_writer("exit", "3");
+  ASSERT_TRUE(WIFEXITED(exited));
+  EXPECT_EQ(WEXITSTATUS(exited), 7);
+  int never = status_of_faulty_writer("exit", "6");  // only 5 writes: no fault
+  ASSERT_TRUE(WIFEXITED(never));
+  EXPECT_EQ(WEXITSTATUS(never), 0);
+}
+
+TEST(UdpFaultInjection, BadFaultOptionsAreRefused) {
+  UdpRun run(PSB_NOTIFY_WAIT);
+  psb_option bogus[] = {{"fault", "melt"}, {"fault_after", "1"}};
+  run.cfg.options = bogus;
+  run.cfg.option_count = 2;
+  psb_error err{};
+  EXPECT_NE(udp().check(&run.cfg, &err), 0);
+  EXPECT_NE(std::string(err.message).find("crash|hang|exit"), std::string::npos) << err.message;
+  psb_option no_count[] = {{"fault", "crash"}};
+  run.cfg.options = no_count;
+  run.cfg.option_count = 1;
+  EXPECT_NE(udp().check(&run.cfg, &err), 0);
+  EXPECT_NE(std::string(err.message).find("fault_after"), std::string::npos) << err.message;
 }
