@@ -10,7 +10,7 @@ from psbench.options import add_measure_arguments
 from psbench.spec import ROLES, MeasureSpec
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
-EXIT_CODES = {"ok": 0, "failed": 1, "refused": 2, "timeout": 3, "interrupted": 130}
+EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "refused": 2, "timeout": 3, "interrupted": 130}
 
 HELP = {
     "ping": "round-trip latency: ping sends, pong echoes (closed loop by default)",
@@ -66,6 +66,7 @@ def run_command(args: argparse.Namespace) -> int:
         what = {"refused": "the node refused the run",
                 "timeout": "the run timed out",
                 "interrupted": "the run was interrupted",
-                "failed": "the run failed"}[outcome.status]
+                "failed": "the run failed",
+                "crashed": "a node crashed"}[outcome.status]
         print(f"psbench {spec.kind}: {what}:\n{outcome.message}", file=sys.stderr)
     return EXIT_CODES[outcome.status]

@@ -63,7 +63,7 @@ class NodeProcess:
 class RunResult:
     run_id: str
     run_dir: Path
-    status: str                   # ok | failed | timeout | refused | interrupted
+    status: str                   # ok | failed | crashed | timeout | refused | interrupted
     message: str | None
     processes: list[NodeProcess]
     summaries: dict[str, dict]    # role -> parsed <role>.json
@@ -211,6 +211,13 @@ def _stop(procs) -> None:
                     pass
 
 
+def _signal_name(number: int) -> str:
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return "unknown signal"
+
+
 def _signal_group(proc: NodeProcess, sig: int) -> None:
     try:
         os.killpg(proc.popen.pid, sig)  # its own session: group id == pid
@@ -273,10 +280,19 @@ def _first_failure(procs, code: int | None = None) -> NodeProcess | None:
     return None
 
 
+STDERR_TAIL_LINES = 20
+
+
 def _message(proc: NodeProcess, summaries: dict) -> str:
-    text = proc.stderr_text()
-    if text:
-        return text
+    """Why proc failed: the tail of its stderr (the node's own words), else its summary's
+    error, else how it ended."""
+    lines = proc.stderr_text().splitlines()
+    rc = proc.returncode
+    if rc is not None and rc < 0:
+        how = f"{proc.label} killed by signal {-rc} ({_signal_name(-rc)})"
+        return "\n".join([how, *lines[-STDERR_TAIL_LINES:]])
+    if lines:
+        return "\n".join(lines[-STDERR_TAIL_LINES:])
     for role in proc.roles:
         error = summaries.get(role, {}).get("error")
         if error:
@@ -296,14 +312,18 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
     refused = _first_failure(procs, EXIT_REFUSED)
     if refused:
         return "refused", _message(refused, summaries)
-    failed = _first_failure(procs, EXIT_FAILED) or next(
-        (p for p in procs if p.returncode is not None and p.returncode < 0 and not p.killed),
-        None)
+    crashed = next((p for p in procs
+                    if p.returncode is not None and p.returncode < 0 and not p.killed), None)
+    if crashed:
+        return "crashed", _message(crashed, summaries)
+    failed = _first_failure(procs, EXIT_FAILED)
     if failed:
         return "failed", _message(failed, summaries)
     timed_out = _first_failure(procs, EXIT_TIMEOUT)
     if timed_out:
-        return "timeout", _message(timed_out, summaries)
+        stopped = [p.label for p in procs if p.killed]
+        hung = f"{', '.join(stopped)} did not end and was stopped; " if stopped else ""
+        return "timeout", hung + _message(timed_out, summaries)
     other = _first_failure(procs)
     if other:
         return "failed", _message(other, summaries)
