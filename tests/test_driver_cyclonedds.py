@@ -175,11 +175,30 @@ def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how)
 
 # --- shm: Cyclone's iceoryx path
 
-def test_shm_without_roudi_says_start_it(cyclonedds, results):
-    # Runs before the tests below start iox-roudi (pytest keeps the file's order).
+def test_shm_without_roudi_says_start_it(node, driver_libs, cyclonedds, tmp_path):
+    # The node run by hand, without psbench's service pool. Runs before the tests below
+    # start iox-roudi (pytest keeps the file's order).
     if roudi_pids():
         pytest.skip("an iox-roudi is running on this host")
-    assert "start iox-roudi first" in refused(results, "--transport", "shm")
+    proc = subprocess.run([str(node), "--driver", str(driver_libs[DRIVER]), "--role", "ping,pong",
+                           "--out", str(tmp_path), "--transport", "shm"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "start iox-roudi first" in proc.stderr
+
+
+def test_the_cli_starts_roudi_for_shm_and_stops_it(cyclonedds, results):
+    # Runs before the module's own RouDi: psbench's service pool starts one.
+    if roudi_pids():
+        pytest.skip("an iox-roudi is running on this host")
+    record, _, samples = run_ok(results, "ping", "--transport", "shm", "--count", "200",
+                                "--warmup", "20")
+    assert len(samples) > 0
+    [service] = record["services"]
+    assert service["name"] == "iox-roudi" and service["started_by_psbench"]
+    assert (record["_dir"] / "service-iox-roudi.log").exists()
+    assert roudi_pids() == [], "psbench left iox-roudi running"
+    assert iceoryx_shm_files() == [], "iox-roudi's shared memory was left in /dev/shm"
 
 
 SHM_RUNS = [

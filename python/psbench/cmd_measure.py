@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from psbench import drivers, envinfo, measure, paths, report
+from psbench import drivers, envinfo, measure, paths, report, services
 from psbench.errors import UserError
 from psbench.options import add_measure_arguments
 from psbench.spec import ROLES, MeasureSpec
@@ -59,8 +59,9 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
 def run_command(args: argparse.Namespace) -> int:
     paths.require_node()
     spec = spec_from_args(args)
-    outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
-                          ["psbench", *sys.argv[1:]])
+    with services.ServicePool() as pool:
+        outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
+                              ["psbench", *sys.argv[1:]], services=pool)
     print(report.render(outcome))
     if outcome.status != "ok":
         what = {"refused": "the node refused the run",

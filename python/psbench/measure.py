@@ -5,6 +5,7 @@ from pathlib import Path
 
 from psbench import drivers, paths, runner, rundir
 from psbench.samples import SamplesFileError, read_samples
+from psbench.services import ServicePool
 from psbench.spec import MeasureSpec, node_argv
 from psbench.stats import latency_stats
 
@@ -58,9 +59,11 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
     return stats, problems
 
 
-def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> MeasureOutcome:
+def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
+        services: ServicePool | None = None) -> MeasureOutcome:
     """Runs spec with its results in a new directory under parent. Result files are
-    kept whatever happens; run.json records the status."""
+    kept whatever happens; run.json records the status. services: the pool that starts
+    (or reuses) the daemons the driver needs; without one they must already run."""
     node = paths.require_node()
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
@@ -87,6 +90,9 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str]) -> Meas
         rundir.write_json(run_json, record)
 
     try:
+        if services is not None:
+            record["services"] = services.ensure(driver, spec.transport, run_dir)
+            rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         result = runner.launch(run_id, run_dir, commands, barrier=True,
                                on_started=on_started, cleanup_command=cleanup,

@@ -1,5 +1,6 @@
 """One measurement as the user asked for it, and the node command lines that run it."""
 
+import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -52,6 +53,15 @@ class MeasureSpec:
         value = asdict(self)
         value["driver_path"] = str(self.driver_path)
         return value
+
+
+def default_cpus(kind: str, placement: str = "inter") -> dict[str, int]:
+    """One role per core, in role order over the CPUs this process may use (on two
+    cores: the receiving role on the first, the sending role on the second), so that
+    the two sides of a run never compete for one core. Recorded with every result."""
+    del placement  # role threads of one process are pinned the same way
+    allowed = sorted(os.sched_getaffinity(0))
+    return {role: allowed[i % len(allowed)] for i, role in enumerate(ROLES[kind])}
 
 
 def _seconds(value: float) -> str:
