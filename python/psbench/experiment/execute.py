@@ -1,0 +1,118 @@
+"""Runs the selected runs of a plan, one after the other, into a results store.
+
+Each run is one measure.run; whatever its status the sweep goes on with the next, and
+its index line is appended as soon as it ended. Ctrl-C (or SIGTERM) stops the run in
+flight (measure and runner stop its processes and clean up), is recorded, and ends the
+sweep; the services pool is stopped on every way out.
+"""
+
+import signal
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from psbench import measure, rundir, services
+from psbench.experiment.expand import Run
+from psbench.experiment.plan import Plan
+from psbench.progress import Progress
+from psbench.store import Store
+
+# Of the statistics of the main series, what the index keeps.
+STAT_KEYS = ("count", "min", "p50", "p90", "p99", "p99.9", "max", "mean")
+COUNT_KEYS = ("sent", "samples", "lost", "late", "duplicated", "reordered", "corrupted")
+
+
+@dataclass
+class SweepResult:
+    entries: dict[int, dict] = field(default_factory=dict)  # run number -> index entry
+    earlier: set[int] = field(default_factory=set)          # runs done before (--resume)
+    interrupted: bool = False
+
+
+def main_series(kind: str) -> tuple[str, str]:
+    """(role, series) whose latency sums a run up: RTT/2 for ping, one-way for pubsub."""
+    return ("ping", "rtt_half") if kind == "ping" else ("sub", "one_way")
+
+
+def _key_numbers(outcome: measure.MeasureOutcome) -> tuple[dict | None, dict | None]:
+    role, series = main_series(outcome.spec.kind)
+    stats = (outcome.stats.get(role) or {}).get(series)
+    latency = ({"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}}
+               if stats else None)
+    counts = (outcome.summaries.get(role) or {}).get("counts")
+    return latency, ({k: counts[k] for k in COUNT_KEYS if k in counts} if counts else None)
+
+
+def _newest_dir(parent):
+    dirs = [p for p in parent.iterdir() if p.is_dir()]
+    return max(dirs, key=lambda p: p.stat().st_mtime) if dirs else None
+
+
+@contextmanager
+def _signals_held():
+    """Ctrl-C/SIGTERM wait until the block is done: an index line is written whole."""
+    pending = []
+    handlers = {sig: signal.signal(sig, lambda *_: pending.append(1))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
+    if pending:
+        raise KeyboardInterrupt
+
+
+def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
+             pool) -> dict:
+    parent = store.run_parent(run.number, run.label)
+    started_utc, started = rundir.utc_now(), time.monotonic()
+    outcome, latency, counts = None, None, None
+    try:
+        outcome = measure.run(plan.specs[run.number], parent, env, cli_argv, services=pool)
+        status, message, run_dir = outcome.status, outcome.message, outcome.run_dir
+        latency, counts = _key_numbers(outcome)
+    except KeyboardInterrupt:
+        status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
+        run_dir = _newest_dir(parent)
+    except Exception as exc:  # psbench could not run it (a service that cannot start...)
+        status, message, run_dir = "error", f"{type(exc).__name__}: {exc}", _newest_dir(parent)
+    return {"run": run.number, "rep": run.rep, "label": run.label,
+            "identity": run.identity, "source": run.source, "params": run.params,
+            "status": status, "message": message,
+            "run_dir": str(run_dir.relative_to(store.root)) if run_dir else None,
+            "run_id": outcome.run_id if outcome else None,
+            "started_utc": started_utc, "finished_utc": rundir.utc_now(),
+            "seconds": round(time.monotonic() - started, 3),
+            "latency": latency, "counts": counts}
+
+
+def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],
+            progress: Progress, resume: bool = False) -> SweepResult:
+    result = SweepResult()
+    finished = store.finished() if resume else {}
+    todo = []
+    for run in plan.selected:
+        if run.identity in finished:
+            result.entries[run.number] = finished[run.identity]
+            result.earlier.add(run.number)
+        else:
+            todo.append(run)
+    progress.total = len(todo)
+    try:
+        with services.ServicePool() as pool:
+            for run in todo:
+                progress.start(run.label)
+                entry = _run_one(run, plan, store, env, cli_argv, pool)
+                with _signals_held():
+                    store.append(entry)
+                result.entries[run.number] = entry
+                progress.finish(run.label, entry["status"], entry["seconds"])
+                if entry["status"] == "interrupted":
+                    result.interrupted = True
+                    break
+    except KeyboardInterrupt:  # between runs, or while services started or stopped
+        result.interrupted = True
+    finally:
+        progress.close()
+    return result

@@ -1,0 +1,95 @@
+"""The whole way from an experiment file to checked runs, each with the MeasureSpec that
+measure.run takes."""
+
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+
+from psbench import spec as spec_module
+from psbench.errors import UserError
+from psbench.experiment import expand as expand_module
+from psbench.experiment.check import DriverCatalog, check_runs
+from psbench.experiment.expand import Expansion, FilterError, Run
+from psbench.experiment.load import LoadError, load
+from psbench.experiment.problems import ExperimentError, ProblemList
+from psbench.experiment.schema import Assign, Experiment, parse
+from psbench.spec import MeasureSpec
+
+SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
+
+
+@dataclass
+class Plan:
+    path: Path
+    file: str                      # the path as the user gave it, for messages
+    source: bytes                  # the file's bytes, kept as run
+    experiment: Experiment
+    expansion: Expansion
+    specs: dict[int, MeasureSpec] = field(default_factory=dict)   # run number -> spec
+    skipped: list[tuple[Run, str]] = field(default_factory=list)  # run, why not run
+
+    @property
+    def runs(self) -> list[Run]:
+        return self.expansion.runs
+
+    @property
+    def selected(self) -> list[Run]:
+        return self.expansion.selected
+
+
+def _in_file_order(problems: ProblemList) -> list:
+    return sorted(problems.items, key=lambda problem: problem.line)
+
+
+def to_spec(run: Run, library: Path) -> MeasureSpec:
+    params = run.params
+    values = {k: v for k, v in params.items()
+              if k in SPEC_FIELDS and k not in ("options", "cpus")}
+    values["options"] = [f"{k[len('options.'):]}={v}" for k, v in params.items()
+                         if k.startswith("options.")]
+    cpus = params.get("cpus")
+    if cpus is None:
+        # Unless the run says otherwise: one role per core (spec.default_cpus).
+        cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"))
+    values["cpus"] = {} if cpus == "none" else dict(cpus)
+    return MeasureSpec(driver_path=library, **values)
+
+
+def prepare(path: Path, display: str, filters: list[str] = (),
+            overrides: dict[str, Assign] | None = None,
+            skip_unbuilt: bool = False) -> Plan:
+    """Loads, checks and expands the experiment. Raises ExperimentError with every
+    problem found, or UserError for a bad --filter. skip_unbuilt: runs of drivers that
+    are not built are set aside (Plan.skipped) instead of being an error."""
+    try:
+        source, tree = load(path, display)
+    except LoadError as exc:
+        raise ExperimentError(exc.problems) from None
+    problems = ProblemList()
+    experiment = parse(tree, display, path.stem, problems)
+    expansion = expand_module.expand(experiment, problems, overrides)
+    plan = Plan(path=path, file=display, source=source, experiment=experiment,
+                expansion=expansion)
+    if problems:  # still hold what could be read against the drivers: all problems at once
+        check_runs(expansion.runs, display, problems)
+        raise ExperimentError(_in_file_order(problems))
+    try:
+        chosen = expand_module.select(expansion.runs, expand_module.parse_filters(filters))
+    except FilterError as exc:
+        raise UserError(f"argument --filter: {exc}") from None
+    if not chosen:
+        raise UserError(f"argument --filter: {' '.join(filters)} selects none of the "
+                        f"{len(expansion.runs)} runs; `--dry-run` lists them")
+    catalog = DriverCatalog()
+    if skip_unbuilt:
+        for run in list(chosen):
+            if catalog.library(run.get("driver")) is None:
+                plan.skipped.append((run, f"driver {run.get('driver')!r} is not built; "
+                                          f"run `make build`"))
+                chosen.remove(run)
+    expansion.selected = chosen
+    check_runs(chosen, display, problems, catalog)
+    if problems:
+        raise ExperimentError(_in_file_order(problems))
+    plan.specs = {run.number: to_spec(run, catalog.library(run.get("driver")))
+                  for run in chosen}
+    return plan
