@@ -1,34 +1,36 @@
-"""`psbench demo`: the baseline comparison, and its behaviour with a driver missing."""
+"""`psbench demo`: experiments/quickstart.yaml through the sweep executor, the baseline
+comparison table, and its behaviour with a driver missing."""
 
 import json
 
 from conftest import run_cli
 
 
-def demo_summary(results):
-    found = list(results.glob("*-demo-*/summary.json"))
+def demo_store(results):
+    found = list(results.glob("*-demo"))
     assert len(found) == 1, found
-    return found[0].parent, json.loads(found[0].read_text())
+    store = found[0]
+    index = [json.loads(line) for line in (store / "index.jsonl").read_text().splitlines()]
+    return store, index
 
 
-def test_demo_runs_all_four(driver_libs, results):
+def test_demo_runs_the_quickstart_experiment(driver_libs, results):
     proc = run_cli(["demo", "--count", "300"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for i in range(1, 5):
-        assert f"[{i}/4]" in proc.stdout
-    demo_dir, summary = demo_summary(results)
-    assert summary["state"] == "complete"
-    rows = summary["rows"]
-    assert [(r["driver"], r["size"]) for r in rows] == [
+        assert f"[{i}/4]" in proc.stderr
+    store, index = demo_store(results)
+    assert (store / "experiment.yaml").read_text().startswith("# The quick start")
+    assert [(e["params"]["driver"], e["params"]["size"]) for e in index] == [
         ("udp", 64), ("udp", 16384), ("shm", 64), ("shm", 16384)]
-    for row in rows:
-        assert row["status"] == "ok", row["message"]
-        assert row["samples"] + row["lost"] == 300
-        assert row["rtt_half_ns"]["count"] == row["samples"]
-        run = json.loads((demo_dir / row["run_dir"] / "run.json").read_text())
-        assert run["status"] == "ok"
+    for entry in index:
+        assert entry["status"] == "ok", entry["message"]
+        assert entry["counts"]["samples"] + entry["counts"]["lost"] == 300
+        assert entry["latency"]["count"] == entry["counts"]["samples"]
+        run = json.loads((store / entry["run_dir"] / "run.json").read_text())
+        assert run["status"] == "ok" and run["spec"]["count"] == 300
         assert run["spec"]["notify"] == "wait" and run["spec"]["placement"] == "inter"
-    assert str(demo_dir) in proc.stdout
+    assert "RTT/2 p50 µs" in proc.stdout and str(store) in proc.stdout
 
 
 def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
@@ -41,8 +43,11 @@ def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
     proc = run_cli(["demo", "--count", "100"], results, PSBENCH_BUILD=str(build))
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    assert "skipped" in proc.stdout and "shm" in proc.stdout
-    _, summary = demo_summary(results)
-    statuses = {(r["driver"], r["size"]): r["status"] for r in summary["rows"]}
-    assert statuses == {("udp", 64): "ok", ("udp", 16384): "ok",
-                        ("shm", 64): "skipped", ("shm", 16384): "skipped"}
+    rows = {tuple(line.split()[:3]): line.split()[-1] for line in proc.stdout.splitlines()
+            if line.startswith(("udp ", "shm ")) and ":" not in line}
+    assert rows == {("udp", "64", "B"): "ok", ("udp", "16", "KiB"): "ok",
+                    ("shm", "64", "B"): "skipped", ("shm", "16", "KiB"): "skipped"}
+    assert "driver 'shm' is not built" in proc.stdout
+    _, index = demo_store(results)
+    assert [(e["params"]["driver"], e["status"]) for e in index] == [("udp", "ok"),
+                                                                     ("udp", "ok")]
