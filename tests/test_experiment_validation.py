@@ -5,6 +5,7 @@ import os
 
 import pytest
 
+from conftest import REPO
 from experiment_files import run_experiment, write
 
 BASE = "defaults: {kind: ping, driver: udp, count: 50}\n"
@@ -145,3 +146,10 @@ def test_output_directory_in_use_is_refused(driver_libs, results, tmp_path):
     assert proc.returncode == 2
     assert f"argument -o: {used} already exists and is not empty" in proc.stderr
     assert os.listdir(used) == ["something"]
+
+
+def test_shipped_experiments_are_valid(driver_libs, results):
+    for path in sorted((REPO / "experiments").glob("*.yaml")):
+        proc = run_experiment(path, results, "--dry-run")
+        assert proc.returncode == 0, f"{path}: {proc.stderr}"
+        assert proc.stderr == "", proc.stderr  # no notes either

@@ -12,7 +12,7 @@ from psbench import envinfo, paths, table
 from psbench.cmd_run import expanded_record, print_problems
 from psbench.experiment import ExperimentError, prepare
 from psbench.experiment.execute import execute
-from psbench.experiment.report import size_text
+from psbench.experiment.report import common_settings, size_text, value_text
 from psbench.experiment.schema import Assign
 from psbench.options import positive_float, positive_int
 from psbench.progress import Progress
@@ -57,6 +57,18 @@ def _table(rows: list[tuple]) -> str:
                          "max µs", "lost", "status"], body)
 
 
+def _conditions(plan) -> str:
+    """What the runs share, as the file says (it may have been edited)."""
+    _, common = common_settings(plan.runs)
+    parts = [f"{common['placement']}-process" if "placement" in common else None,
+             f"notify {common['notify']}" if "notify" in common else None,
+             "closed loop" if common.get("kind") == "ping" and not common.get("rate")
+             else f"rate {value_text(common['rate'])} Hz" if "rate" in common else None,
+             "pinned one role per core" if all("cpus" not in run.params for run in plan.runs)
+             else None]
+    return ", ".join(p for p in parts if p) + f" ({QUICKSTART})"
+
+
 def run_command(args) -> int:
     paths.require_node()
     source = paths.REPO_ROOT / QUICKSTART
@@ -80,8 +92,7 @@ def run_command(args) -> int:
             entry["status"] if entry else "not run"
         rows.append((run, status, entry))
     print(_table(rows))
-    print("RTT/2 = one-way estimate, half the round trip; inter-process ping-pong, "
-          "notify wait, closed loop")
+    print("RTT/2 = one-way estimate, half the round trip; " + _conditions(plan))
     for run, status, entry in rows:
         if status != "ok":
             reason = skipped.get(run.number) or (entry or {}).get("message") or status

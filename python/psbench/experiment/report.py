@@ -30,7 +30,7 @@ def size_text(size) -> str:
     return f"{size} B"
 
 
-def _varying(runs: list[Run]) -> tuple[list[str], dict]:
+def common_settings(runs: list[Run]) -> tuple[list[str], dict]:
     """Keys whose value differs between runs, and the common values of the others."""
     keys = []
     for run in runs:
@@ -64,7 +64,7 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     lines = [head]
     if exp.description:
         lines.append(f"  {exp.description.strip()}")
-    varying, common = _varying(runs)
+    varying, common = common_settings(runs)
     if common:
         lines.append("same in every run: " + ", ".join(
             f"{k} {value_text(v)}" for k, v in common.items()))
