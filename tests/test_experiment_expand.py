@@ -142,6 +142,14 @@ def test_driver_options_pass_through_and_matrix_over_an_option(driver_libs, tmp_
     """)
     assert [mapping_axis.specs[r.number].options for r in mapping_axis.runs] == [
         ["type=bytes"], ["elements=64", "type=complex"]]
+    nested = plan_of(tmp_path, """
+        defaults: {kind: ping, driver: fastdds}
+        matrix:
+          options: {type: [bytes, complex], domain_id: [1, 2]}
+    """)
+    assert [nested.specs[r.number].options for r in nested.runs] == [
+        ["domain_id=1", "type=bytes"], ["domain_id=2", "type=bytes"],
+        ["domain_id=1", "type=complex"], ["domain_id=2", "type=complex"]]
 
 
 def test_cpus_default_pinning_explicit_and_none(driver_libs, tmp_path):

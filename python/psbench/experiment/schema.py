@@ -151,7 +151,7 @@ class _Reader:
                          "values, e.g. {driver: [udp, shm], size: [64, 16KiB]}")
             return []
         result = []
-        for key, value in node.value.items():
+        for key, value in self._option_axes(node):
             items = value.value if value.is_list else [value]
             path = f"{where}.{key}"
             if not items:
@@ -175,8 +175,19 @@ class _Reader:
                 seen[marker] = item.line
                 choices.append(choice)
             if choices:
-                result.append((key, node.key_line(key), choices))
+                result.append((key, value.line, choices))
         return result
+
+    @staticmethod
+    def _option_axes(node: Node):
+        """(key, value) pairs; `options: {type: [bytes, complex]}` becomes the axis
+        options.type, as if written so."""
+        for key, value in node.value.items():
+            if key == "options" and value.is_mapping:
+                for name, option in value.value.items():
+                    yield f"options.{name}", option
+            else:
+                yield key, value
 
 
 def _text(reader: _Reader, node: Node, where: str) -> str | None:
