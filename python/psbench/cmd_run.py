@@ -21,8 +21,8 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("experiment", metavar="EXPERIMENT.yaml",
                         help="the experiment file, e.g. experiments/quickstart.yaml")
     parser.add_argument("-o", "--output", metavar="DIR",
-                        help="the sweep's results directory (default: results/<UTC "
-                             "time>-<name>/ under results/ or $PSBENCH_RESULTS)")
+                        help="the sweep's results directory, new or empty (default: "
+                             "<UTC time>-<name>/ in results/ or $PSBENCH_RESULTS)")
     parser.add_argument("--dry-run", action="store_true",
                         help="check the file and list the runs; run nothing")
     parser.add_argument("--filter", type=key_value, action="append", default=[],
