@@ -2,10 +2,19 @@
 driver options, labels, --filter. Planned only (the driver checks ask the built node);
 nothing runs here."""
 
+from dataclasses import fields
+
 import pytest
 
 from experiment_files import plan_of
 from psbench.errors import UserError
+from psbench.experiment.params import DERIVED_FIELDS, PARAMS
+from psbench.spec import MeasureSpec
+
+
+def test_every_measure_setting_is_a_run_parameter():
+    # A setting added to MeasureSpec must be settable from an experiment file too.
+    assert set(PARAMS) == {f.name for f in fields(MeasureSpec)} - DERIVED_FIELDS
 
 
 def summary(plan, *keys):

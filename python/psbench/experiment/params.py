@@ -18,7 +18,6 @@ KINDS = tuple(ROLES)  # ping, pubsub
 # Parser destinations that are not parameters here, or that take another shape:
 # `option` is the mapping `options`, `cpu` the mapping `cpus`.
 SKIPPED_DESTS = {"help", "results", "option", "cpu"}
-MAPPING_PARAMS = ("options", "cpus")
 # MeasureSpec fields that are not parameters: derived from others.
 DERIVED_FIELDS = {"driver_path"}
 

@@ -26,10 +26,6 @@ class ProblemList:
         problem = Problem(file, line, where, message)
         self._items[problem] = self._items.get(problem, 0) + 1
 
-    def extend(self, problems) -> None:
-        for problem in problems:
-            self._items.setdefault(problem, 1)
-
     @property
     def items(self) -> list[Problem]:
         return list(self._items)

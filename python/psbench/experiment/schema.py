@@ -9,7 +9,7 @@ import difflib
 from dataclasses import dataclass, field
 
 from psbench.experiment.load import Node
-from psbench.experiment.params import MAPPING_PARAMS, PARAMS, BadValue
+from psbench.experiment.params import PARAMS, BadValue
 from psbench.experiment.problems import ProblemList
 
 TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs")
