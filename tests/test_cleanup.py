@@ -116,3 +116,24 @@ def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driv
     assert record["status"] == "interrupted"
     assert all(p["exit_code"] is not None for p in record["processes"])
     assert_nothing_left(record["run_id"])
+
+
+def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
+    # psbench gets no chance to clean up; its nodes learn of its death from the kernel
+    # (parent-death signal), end, and write what they measured.
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "ping", "--driver", "udp", "--count", "2000000", "--timeout", "120"],
+        cwd=REPO, env=cli_env(results), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True)
+    try:
+        record = _wait_for_running(results, proc)
+        assert processes_of_run(record["run_id"]), "node processes not found while running"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    assert_nothing_left(record["run_id"])  # waits a bounded moment for them to end
+    ping = json.loads((record["_dir"] / "ping.json").read_text())
+    assert ping["ended_by"] == "interrupted"

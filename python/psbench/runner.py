@@ -13,11 +13,11 @@ import selectors
 import signal
 import subprocess
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench import paths
+from psbench.signals import die_with_parent, signals_deferred, signals_held
 
 KILL_GRACE_S = 2.0
 # How long the peers of a failed process may take to end by themselves.
@@ -85,42 +85,11 @@ class _Deadline(Exception):
         super().__init__(message)
 
 
-@contextmanager
-def _signal_handlers(handler):
-    """SIGINT and SIGTERM go to handler inside the block (main thread only)."""
-    try:
-        old = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: signals are not ours to manage
-        yield
-        return
-    try:
-        yield
-    finally:
-        for sig, previous in old.items():
-            signal.signal(sig, previous)
-
-
-def _signals_deferred():
-    """Keeps a second Ctrl-C (or SIGTERM) from interrupting the cleanup."""
-    return _signal_handlers(signal.SIG_IGN)
-
-
-@contextmanager
-def _signals_held():
-    """Delays Ctrl-C/SIGTERM until the block is done, so that a process is never
-    forked without us holding its Popen (and thus never missed by the cleanup)."""
-    pending = []
-    with _signal_handlers(lambda *_: pending.append(1)):
-        yield
-    if pending:
-        raise KeyboardInterrupt
-
-
 def _start(proc: NodeProcess, cwd: Path) -> None:
     with open(proc.stderr_path, "wb") as stderr:
         proc.popen = subprocess.Popen(
             proc.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            cwd=cwd, start_new_session=True, close_fds=True)
+            cwd=cwd, start_new_session=True, close_fds=True, preexec_fn=die_with_parent)
 
 
 def _drain(selector: selectors.BaseSelector, timeout: float) -> list[tuple[NodeProcess, str]]:
@@ -357,7 +326,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
     started = time.monotonic()
     try:
         for proc in procs:
-            with _signals_held():
+            with signals_held():
                 _start(proc, run_dir)
             selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
         if on_started:
@@ -376,7 +345,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        with _signals_deferred():
+        with signals_deferred():
             _stop(procs)
             selector.close()
             shm_removed = remove_shm_leftovers(run_id)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from psbench.drivers import running_programs
 from psbench.errors import UserError
+from psbench.signals import die_with_parent, signals_deferred
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
@@ -97,7 +98,8 @@ class ServicePool:
         try:
             with log.open("w") as out:
                 proc = subprocess.Popen(definition.argv, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=subprocess.STDOUT, start_new_session=True)
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=die_with_parent)
         except OSError as exc:
             raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
         service = RunningService(definition, proc=proc, log=log)
@@ -109,9 +111,10 @@ class ServicePool:
         return service
 
     def stop_all(self) -> None:
-        for service in reversed(list(self.services.values())):
-            _stop(service)
-        self.services.clear()
+        with signals_deferred():  # a second Ctrl-C must not leave a service running
+            for service in reversed(list(self.services.values())):
+                _stop(service)
+            self.services.clear()
 
 
 def _wait_ready(service: RunningService) -> None:
