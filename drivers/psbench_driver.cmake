@@ -10,3 +10,24 @@ function(psbench_add_driver name)
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden)
 endfunction()
+
+# psbench_add_driver_test(NAME [OWN_MAIN] SOURCES...): a GoogleTest of drivers/<NAME>
+# that loads the built driver through its ABI; the test finds it at PSBENCH_DRIVER_PATH.
+# OWN_MAIN: the test defines main() itself (e.g. to run as a child process).
+function(psbench_add_driver_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "OWN_MAIN" "" "")
+  find_package(GTest REQUIRED)
+  find_package(Threads REQUIRED)
+  include(GoogleTest)
+  set(test ${name}_driver_test)
+  add_executable(${test} ${arg_UNPARSED_ARGUMENTS})
+  target_include_directories(${test} PRIVATE ${PROJECT_SOURCE_DIR}/core/include)
+  target_compile_definitions(${test} PRIVATE PSBENCH_DRIVER_PATH="$<TARGET_FILE:psbench-${name}>")
+  if(arg_OWN_MAIN)
+    target_link_libraries(${test} PRIVATE GTest::gtest dl Threads::Threads)
+  else()
+    target_link_libraries(${test} PRIVATE GTest::gtest_main dl Threads::Threads)
+  endif()
+  add_dependencies(${test} psbench-${name})
+  gtest_discover_tests(${test} TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120)
+endfunction()

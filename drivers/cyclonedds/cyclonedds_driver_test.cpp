@@ -30,7 +30,7 @@ const char *const g_self = "/proc/self/exe";  // this binary, for the echo child
 
 const psb_driver &drv() {
   static const psb_driver *table = [] {
-    void *h = dlopen(PSBENCH_CYCLONEDDS_DRIVER, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) throw std::runtime_error(dlerror());
     auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
     if (entry == nullptr) throw std::runtime_error("no psb_driver_entry");

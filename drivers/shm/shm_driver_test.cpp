@@ -24,7 +24,7 @@ namespace {
 
 const psb_driver *drv() {
   static const psb_driver *d = [] {
-    void *h = dlopen(PSBENCH_SHM_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
+    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr)
       return static_cast<const psb_driver *>(nullptr);
     auto entry = reinterpret_cast<psb_driver_entry_fn>(

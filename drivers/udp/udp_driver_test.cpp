@@ -24,7 +24,7 @@ namespace {
 
 const psb_driver &udp() {
   static const psb_driver *table = [] {
-    void *h = dlopen(PSBENCH_UDP_DRIVER, RTLD_NOW);
+    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW);
     if (!h) throw std::runtime_error(dlerror());
     auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
     return entry();
