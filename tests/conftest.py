@@ -77,9 +77,9 @@ def only_run(results: Path) -> dict:
     return records[0]
 
 
-def processes_of_run(run_id: str) -> list[int]:
-    """pids of live processes whose command line carries the run id (other engineers'
-    node processes on this machine are not ours to judge)."""
+def node_processes_with(marker: str) -> list[int]:
+    """pids of live psbench-node processes whose command line contains marker (a run id,
+    or a results directory): other engineers' nodes on this machine are not ours."""
     pids = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
@@ -87,9 +87,13 @@ def processes_of_run(run_id: str) -> list[int]:
             state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if run_id.encode() in raw and b"psbench-node" in raw and state != "Z":
+        if marker.encode() in raw and b"psbench-node" in raw and state != "Z":
             pids.append(int(cmdline.parent.name))
     return pids
+
+
+def processes_of_run(run_id: str) -> list[int]:
+    return node_processes_with(run_id)
 
 
 def shm_files_of_run(run_id: str) -> list[str]:

@@ -9,7 +9,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import LAUNCHER, REPO, cli_env
+from conftest import LAUNCHER, REPO, cli_env, node_processes_with
 from experiment_files import index_lines, run_experiment, write
 
 FAULTS = """
@@ -28,16 +28,7 @@ FAULTS = """
 def node_processes_of(store: Path) -> list[int]:
     """Live psbench-node processes started for this sweep (their --out is inside it),
     whatever their run id."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            raw = cmdline.read_bytes()
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if b"psbench-node" in raw and str(store).encode() in raw and state != "Z":
-            pids.append(int(cmdline.parent.name))
-    return pids
+    return node_processes_with(str(store))
 
 
 def shm_files_of(entries: list[dict]) -> list[str]:
