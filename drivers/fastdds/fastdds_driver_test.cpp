@@ -22,19 +22,11 @@
 #include <unistd.h>
 
 #include "psbench/driver.h"
+#include "driver_under_test.hpp"
 
 namespace {
 
-const psb_driver &fastdds() {
-  static const psb_driver *table = [] {
-    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr) throw std::runtime_error(dlerror());
-    auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
-    if (entry == nullptr) throw std::runtime_error("no psb_driver_entry");
-    return entry();
-  }();
-  return *table;
-}
+const psb_driver &fastdds() { return psb_test::driver_under_test(); }
 
 std::string new_run_id() {
   static int n = 0;

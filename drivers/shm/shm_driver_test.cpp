@@ -19,20 +19,11 @@
 #include <unistd.h>
 
 #include "psbench/driver.h"
+#include "driver_under_test.hpp"
 
 namespace {
 
-const psb_driver *drv() {
-  static const psb_driver *d = [] {
-    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
-    if (h == nullptr)
-      return static_cast<const psb_driver *>(nullptr);
-    auto entry = reinterpret_cast<psb_driver_entry_fn>(
-        dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
-    return entry == nullptr ? nullptr : entry();
-  }();
-  return d;
-}
+const psb_driver *drv() { return &psb_test::driver_under_test(); }
 
 std::string new_run_id() {
   static int n = 0;

@@ -6,6 +6,8 @@
 #include <csignal>
 #include <psbench/driver.h>
 
+#include "driver_under_test.hpp"
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -22,15 +24,7 @@ extern "C" {
 
 namespace {
 
-const psb_driver &udp() {
-  static const psb_driver *table = [] {
-    void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW);
-    if (!h) throw std::runtime_error(dlerror());
-    auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
-    return entry();
-  }();
-  return *table;
-}
+const psb_driver &udp() { return psb_test::driver_under_test(); }
 
 struct UdpRun {
   explicit UdpRun(uint32_t notify, uint64_t max_payload = 4u << 20) {
