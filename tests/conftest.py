@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -50,18 +51,25 @@ def cli_env(results: Path, **extra) -> dict:
     return env
 
 
-def run_cli(args: list[str], results: Path, timeout: float = 120, **extra_env):
-    """The CLI as a user runs it (through the launcher), in its own process group so
-    that a hung test can be cleaned up."""
+@contextmanager
+def cli_in_background(args: list[str], results: Path, **extra_env):
+    """The CLI as a user runs it (through the launcher), in its own process group; if
+    the test leaves it running, the whole group is killed on the way out."""
     proc = subprocess.Popen([str(LAUNCHER), *args], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, cwd=REPO,
                             env=cli_env(results, **extra_env), start_new_session=True)
     try:
+        yield proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
+def run_cli(args: list[str], results: Path, timeout: float = 120, **extra_env):
+    """The CLI run to its end, as a user runs it."""
+    with cli_in_background(args, results, **extra_env) as proc:
         out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.communicate()
-        raise
     return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 

@@ -2,15 +2,13 @@
 their result directory with the status recorded."""
 
 import json
-import os
 import signal
-import subprocess
 import time
 
 import pytest
 
-from conftest import (LAUNCHER, REPO, assert_nothing_left, cli_env, only_run,
-                      processes_of_run, run_cli, run_records)
+from conftest import (assert_nothing_left, cli_in_background, only_run, processes_of_run,
+                      run_cli, run_records)
 from psbench import rundir, runner
 from psbench.spec import MeasureSpec, node_argv
 
@@ -96,20 +94,13 @@ def _wait_for_running(results, proc, limit=60):
 @pytest.mark.parametrize("driver,sig", [("udp", signal.SIGINT), ("shm", signal.SIGINT),
                                         ("shm", signal.SIGTERM)])
 def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driver, sig):
-    proc = subprocess.Popen(
-        [str(LAUNCHER), "ping", "--driver", driver, "--count", "2000000",
-         "--timeout", "120"], cwd=REPO, env=cli_env(results), stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
+    with cli_in_background(["ping", "--driver", driver, "--count", "2000000",
+                            "--timeout", "120"], results) as proc:
         record = _wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         time.sleep(1.0)  # let it get past the barrier into measuring
         proc.send_signal(sig)  # to the CLI only, as a terminal's Ctrl-C would reach it
         out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     record = only_run(results)
@@ -121,19 +112,12 @@ def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driv
 def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
     # psbench gets no chance to clean up; its nodes learn of its death from the kernel
     # (parent-death signal), end, and write what they measured.
-    proc = subprocess.Popen(
-        [str(LAUNCHER), "ping", "--driver", "udp", "--count", "2000000", "--timeout", "120"],
-        cwd=REPO, env=cli_env(results), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True)
-    try:
+    with cli_in_background(["ping", "--driver", "udp", "--count", "2000000",
+                            "--timeout", "120"], results) as proc:
         record = _wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        proc.communicate(timeout=10)
     assert_nothing_left(record["run_id"])  # waits a bounded moment for them to end
     # Each node wrote its summary on the way out: killed while measuring it says it was
     # interrupted (pong may first get the end marker the interrupted ping still sends);

@@ -5,11 +5,10 @@ on; Ctrl-C stops a sweep, keeps what completed, and leaves nothing behind."""
 import json
 import os
 import signal
-import subprocess
 import time
 from pathlib import Path
 
-from conftest import LAUNCHER, REPO, cli_env, node_processes_with
+from conftest import cli_in_background, node_processes_with
 from experiment_files import index_lines, run_experiment, write
 
 FAULTS = """
@@ -95,19 +94,12 @@ def test_ctrl_c_stops_the_sweep_keeps_completed_runs_and_cleans_up(driver_libs, 
           - {duration: 20, timeout: 60, size: 128}
     """)
     store = results / "sweep"
-    proc = subprocess.Popen([str(LAUNCHER), "run", str(path), "-o", str(store)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=REPO, env=cli_env(results), start_new_session=True)
-    try:
+    with cli_in_background(["run", str(path), "-o", str(store)], results) as proc:
         wait_for(lambda: (store / "index.jsonl").exists() and
                  len(index_lines(store)) == 1, "the first run to complete")
         wait_for(lambda: running_record(store, 2), "the second run to start")
         os.kill(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends
         out, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     entries = index_lines(store)
