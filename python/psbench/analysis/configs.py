@@ -1,0 +1,155 @@
+"""Configurations: the runs of a result set grouped by their settings, repetitions
+aggregated (median across repetitions, with their spread), and the ratio of each to the
+baseline floor measured in the same result set."""
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe, throughput
+from psbench.analysis.load import ResultSet, RunData
+from psbench.experiment.report import size_text, value_text
+
+# Drivers that measure the physical floor: raw UDP and shared memory, no middleware.
+BASELINE_DRIVERS = ("udp", "shm")
+COUNT_KEYS = ("sent", "samples", "lost", "duplicated", "reordered", "late", "corrupted")
+
+
+@dataclass
+class Config:
+    key: str
+    params: dict
+    runs: list[RunData]
+    label: str = ""
+    stats: dict = field(default_factory=dict)      # median across repetitions
+    per_rep: list[dict] = field(default_factory=list)
+    spread: dict = field(default_factory=dict)     # of p50 across repetitions
+    counts: dict = field(default_factory=dict)     # summed over repetitions
+    rate: dict = field(default_factory=dict)       # throughput, median across reps
+    warnings: list[str] = field(default_factory=list)
+    baseline: dict | None = None
+
+    @property
+    def ok_runs(self) -> list[RunData]:
+        return [r for r in self.runs if r.status == "ok" and r.samples is not None]
+
+    @property
+    def kind(self) -> str:
+        return self.params.get("kind", "")
+
+    @property
+    def driver(self) -> str:
+        return str(self.params.get("driver", ""))
+
+    @property
+    def size(self):
+        return self.params.get("size")
+
+    @property
+    def placement(self) -> str:
+        return self.params.get("placement") or "inter"
+
+    @property
+    def metric(self) -> str:
+        return self.runs[0].metric
+
+    @property
+    def is_baseline(self) -> bool:
+        return self.driver in BASELINE_DRIVERS
+
+    @cached_property
+    def pooled_ns(self) -> np.ndarray:
+        """Every repetition's samples together (for the significance tests)."""
+        parts = [r.latency_ns for r in self.ok_runs]
+        return np.concatenate(parts) if parts else np.empty(0)
+
+
+def _median(values: list) -> float | None:
+    present = [v for v in values if v is not None]
+    return float(np.median(present)) if present else None
+
+
+def _aggregate(config: Config, noise: float) -> None:
+    ok = config.ok_runs
+    config.per_rep = [describe(r.latency_ns) for r in ok]
+    config.stats = {key: _median([s[key] for s in config.per_rep]) for key in LATENCY_KEYS}
+    config.stats["n"] = sum(s["n"] for s in config.per_rep)
+    config.counts = {key: sum(int(r.counts.get(key) or 0) for r in ok) for key in COUNT_KEYS}
+    rates = [throughput(r.receive_ns, r.size) for r in ok]
+    config.rate = {key: _median([x[key] for x in rates])
+                   for key in ("samples_per_s", "mbit_per_s")}
+    p50s = [s["p50"] for s in config.per_rep if s["p50"] is not None]
+    if p50s:
+        middle = float(np.median(p50s))
+        relative = (max(p50s) - min(p50s)) / middle if middle > 0 else 0.0
+        config.spread = {"reps": len(p50s), "p50_min": min(p50s), "p50_max": max(p50s),
+                         "relative": relative}
+        if len(p50s) > 1 and relative > noise:
+            config.warnings.append(
+                f"repetitions disagree: p50 from {min(p50s) / 1000:.2f} to "
+                f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
+                f"{noise:.0%} noise threshold)")
+    failed = len(config.runs) - len(ok)
+    if failed:
+        config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
+
+
+def varying_keys(configs: list[Config]) -> list[str]:
+    """Settings whose value differs between configurations, in first-seen order."""
+    keys = []
+    for config in configs:
+        keys.extend(k for k in config.params if k not in keys)
+    return [k for k in keys if len({json.dumps(c.params.get(k), sort_keys=True,
+                                               default=str) for c in configs}) > 1]
+
+
+def setting_text(key: str, value) -> str:
+    return size_text(value) if key == "size" else value_text(value)
+
+
+def _labels(configs: list[Config]) -> None:
+    """Each configuration named by the settings that differ between configurations."""
+    varying = varying_keys(configs) or ["driver", "size"]
+    for config in configs:
+        parts = [setting_text(key, config.params.get(key)) if key in ("driver", "size", "kind")
+                 else f"{key}={setting_text(key, config.params.get(key))}"
+                 for key in varying if key in config.params]
+        config.label = " ".join(parts) or config.driver
+
+
+def _baselines(configs: list[Config]) -> None:
+    """The floor of a configuration: the baseline with the lowest p50 among those of the
+    same kind, size and placement."""
+    for config in configs:
+        floors = [b for b in configs if b.is_baseline and b.kind == config.kind
+                  and b.size == config.size and b.placement == config.placement
+                  and b.stats.get("p50")]
+        if not floors or not config.stats.get("p50"):
+            continue
+        floor = min(floors, key=lambda b: b.stats["p50"])
+        p99 = (config.stats["p99"] / floor.stats["p99"]
+               if config.stats.get("p99") and floor.stats.get("p99") else None)
+        config.baseline = {"label": floor.label, "driver": floor.driver,
+                           "p50_ratio": config.stats["p50"] / floor.stats["p50"],
+                           "p99_ratio": p99}
+
+
+def build_configs(results: ResultSet, noise: float = 0.05) -> list[Config]:
+    """One Config per distinct set of settings, in the order of their first run."""
+    grouped: dict[str, Config] = {}
+    for run in results.runs:
+        config = grouped.get(run.config_key)
+        if config is None:
+            config = grouped[run.config_key] = Config(run.config_key, run.params, [])
+        config.runs.append(run)
+    configs = list(grouped.values())
+    for config in configs:
+        _aggregate(config, noise)
+    _labels(configs)
+    _baselines(configs)
+    return configs
+
+
+__all__ = ["BASELINE_DRIVERS", "Config", "STAT_KEYS", "build_configs", "varying_keys"]

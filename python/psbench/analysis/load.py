@@ -1,0 +1,204 @@
+"""Reads a results folder into runs: a sweep of `psbench run` (index.jsonl), one run of
+`psbench ping|pubsub` (run.json), or a folder holding such runs (e.g. results/).
+
+Each run keeps its parameters, status, summaries and the path of its raw samples; the
+samples are read when first asked for.
+"""
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from psbench.errors import UserError
+from psbench.samples import Samples, SamplesFileError, read_samples
+from psbench.store import EXPERIMENT_FILE, INDEX_FILE, Store
+
+# Fields of a run.json spec that describe where things are, not what was measured.
+_SPEC_NOISE = ("driver_path", "timeout", "match_timeout", "sample_timeout", "idle_timeout")
+# What the main latency series of each kind is (docs/analysis.md).
+METRICS = {"ping": "RTT/2", "pubsub": "one-way"}
+
+
+@dataclass
+class RunData:
+    number: int
+    label: str
+    rep: int
+    params: dict            # the run's settings as the experiment gave them
+    status: str
+    message: str | None
+    run_dir: Path | None
+    run_record: dict = field(default_factory=dict)   # run.json, {} if missing
+
+    @property
+    def kind(self) -> str:
+        return self.params.get("kind", "")
+
+    @property
+    def driver(self) -> str:
+        return str(self.params.get("driver", ""))
+
+    @property
+    def size(self) -> int | None:
+        return self.params.get("size")
+
+    @property
+    def config_key(self) -> str:
+        """Runs with equal settings are repetitions of one configuration."""
+        return json.dumps(self.params, sort_keys=True, default=str)
+
+    @property
+    def metric(self) -> str:
+        return METRICS.get(self.kind, "latency")
+
+    @cached_property
+    def summaries(self) -> dict[str, dict]:
+        """role -> the node's summary (<role>.json)."""
+        found = {}
+        if self.run_dir is None:
+            return found
+        for path in sorted(self.run_dir.glob("*.json")):
+            if path.name == "run.json":
+                continue
+            try:
+                data = json.loads(path.read_text())
+            except (OSError, ValueError):
+                continue
+            if isinstance(data, dict) and data.get("role"):
+                found[data["role"]] = data
+        return found
+
+    @property
+    def receiver(self) -> dict:
+        """The summary of the role that records samples (ping or sub)."""
+        return self.summaries.get("ping" if self.kind == "ping" else "sub") or {}
+
+    @cached_property
+    def samples(self) -> Samples | None:
+        name = self.receiver.get("samples_file")
+        if not name or self.run_dir is None:
+            return None
+        try:
+            return read_samples(self.run_dir / name)
+        except SamplesFileError as exc:
+            raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
+
+    @cached_property
+    def latency_ns(self) -> np.ndarray:
+        """The main series in ns, in sequence order: RTT/2 for ping, one way for pubsub."""
+        samples = self.samples
+        if samples is None:
+            return np.empty(0)
+        values = samples.latency_ns.astype(np.float64)
+        return values / 2.0 if samples.kind == "rtt" else values
+
+    @cached_property
+    def receive_ns(self) -> np.ndarray:
+        """When each sample arrived, on the receiver's monotonic clock."""
+        samples = self.samples
+        if samples is None:
+            return np.empty(0)
+        records = samples.records
+        return (records["intended_ns"] + records["latency_ns"]).astype(np.float64)
+
+    @property
+    def counts(self) -> dict:
+        return self.receiver.get("counts") or {}
+
+
+@dataclass
+class ResultSet:
+    root: Path
+    kind: str                         # "sweep", "run" or "folder"
+    name: str
+    runs: list[RunData]               # every run found, in run order
+    env: dict
+    experiment_text: str | None       # the experiment file as run (sweeps)
+
+    @property
+    def ok_runs(self) -> list[RunData]:
+        return [r for r in self.runs if r.status == "ok" and r.samples is not None]
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        data = json.loads(path.read_text())
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}", exit_code=1) from None
+    except ValueError as exc:
+        raise UserError(f"{path}: not valid JSON ({exc})", exit_code=1) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _sweep(root: Path) -> ResultSet:
+    latest: dict[int, dict] = {}
+    for entry in Store(root).entries():
+        if isinstance(entry.get("run"), int):
+            latest[entry["run"]] = entry   # a resumed sweep: the last attempt counts
+    runs = []
+    for number in sorted(latest):
+        entry = latest[number]
+        run_dir = root / entry["run_dir"] if entry.get("run_dir") else None
+        record = {}
+        if run_dir is not None and (run_dir / "run.json").is_file():
+            record = _read_json(run_dir / "run.json")
+        runs.append(RunData(number=number, label=entry.get("label") or str(number),
+                            rep=int(entry.get("rep") or 1),
+                            params=dict(entry.get("params") or {}),
+                            status=entry.get("status") or "unknown",
+                            message=entry.get("message"), run_dir=run_dir,
+                            run_record=record))
+    env = _read_json(root / "env.json") if (root / "env.json").is_file() else {}
+    experiment = root / EXPERIMENT_FILE
+    text = experiment.read_text(errors="replace") if experiment.is_file() else None
+    name = root.name
+    expanded = root / "experiment.expanded.json"
+    if expanded.is_file():
+        name = _read_json(expanded).get("name") or name
+    return ResultSet(root, "sweep", name, runs, env, text)
+
+
+def _params_from_spec(spec: dict) -> dict:
+    """A single run's settings, spelled as in experiment files: the ones it set."""
+    params = {}
+    for key, value in spec.items():
+        if key in _SPEC_NOISE or value is None or value is False or value == []:
+            continue
+        if key == "options" and isinstance(value, list):
+            value = dict(item.split("=", 1) for item in value if "=" in item)
+        params[key] = value
+    params.pop("cpus", None)  # a default chosen by psbench, recorded in run.json
+    return params
+
+
+def _single(run_dir: Path, number: int) -> RunData:
+    record = _read_json(run_dir / "run.json")
+    return RunData(number=number, label=run_dir.name, rep=1,
+                   params=_params_from_spec(record.get("spec") or {}),
+                   status=record.get("status") or "unknown", message=record.get("message"),
+                   run_dir=run_dir, run_record=record)
+
+
+def load_results(path: Path | str) -> ResultSet:
+    """Everything measured in a results folder; a UserError names what is wrong."""
+    root = Path(path)
+    if not root.is_dir():
+        raise UserError(f"{root}: no such results folder; give the folder `psbench run` "
+                        f"printed (results: ...) or a run folder of `psbench ping`")
+    if (root / INDEX_FILE).is_file():
+        return _sweep(root)
+    if (root / "run.json").is_file():
+        run = _single(root, 1)
+        return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {},
+                         None)
+    run_dirs = sorted(p.parent for p in root.glob("*/run.json"))
+    if not run_dirs:
+        raise UserError(f"{root}: holds no results (no {INDEX_FILE} of a sweep, no "
+                        f"run.json of a run, nor run folders); give the folder `psbench "
+                        f"run` printed (results: ...)")
+    runs = [_single(d, n) for n, d in enumerate(run_dirs, start=1)]
+    return ResultSet(root, "folder", root.name, runs, runs[0].run_record.get("env") or {},
+                     None)
