@@ -1,0 +1,161 @@
+"""The tables of `psbench report`: latency per configuration, delivery and repetitions,
+ratio to the baseline floor, significance between configurations that differ in one
+setting, and the runs that were not ok."""
+
+from dataclasses import dataclass
+
+from psbench.analysis.configs import Config, setting_text, varying_keys
+from psbench.analysis.describe import LATENCY_KEYS
+from psbench.analysis.load import ResultSet
+from psbench.analysis.significance import Comparison, compare_samples
+from psbench.analysis.tables import Column, Table
+
+_LATENCY_NAMES = {"stdev": "stdev", "jitter": "jitter"}
+
+
+def summary_table(configs: list[Config]) -> Table:
+    columns = [Column("configuration", "configuration"), Column("metric", "metric"),
+               Column("reps", "reps", "count"), Column("n", "n", "count")]
+    columns += [Column(f"{_LATENCY_NAMES.get(k, k)} µs", f"{k}_ns", "us")
+                for k in LATENCY_KEYS]
+    rows = [[c.label, c.metric, len(c.ok_runs), c.stats.get("n") or 0]
+            + [c.stats.get(k) for k in LATENCY_KEYS] for c in configs if c.ok_runs]
+    notes = ["RTT/2 = one-way estimate, half the round trip; one-way = receive time - "
+             "intended send time (one host, one clock)",
+             "repetitions: each statistic is the median of the repetitions' values; n is "
+             "their total",
+             "jitter = mean |difference| between consecutive latencies; '-' = too few "
+             "samples for that percentile (p99.9 needs 1000, p99.99 10000)"]
+    return Table("summary", "Latency per configuration", columns, rows, notes)
+
+
+def delivery_table(configs: list[Config]) -> Table:
+    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
+               Column("p50 spread", "p50_spread", "percent"),
+               Column("sent", "sent", "count"), Column("received", "samples", "count"),
+               Column("lost", "lost", "count"), Column("lost %", "lost_fraction", "percent"),
+               Column("duplicated", "duplicated", "count"),
+               Column("reordered", "reordered", "count"), Column("late", "late", "count"),
+               Column("corrupted", "corrupted", "count"),
+               Column("samples/s", "samples_per_s", "rate"),
+               Column("Mbit/s", "mbit_per_s", "rate")]
+    rows = []
+    for c in configs:
+        if not c.ok_runs:
+            continue
+        counts = c.counts
+        expected = counts["samples"] + counts["lost"]
+        rows.append([c.label, len(c.ok_runs),
+                     c.spread.get("relative") if len(c.ok_runs) > 1 else None,
+                     counts["sent"], counts["samples"], counts["lost"],
+                     counts["lost"] / expected if expected else None,
+                     counts["duplicated"], counts["reordered"], counts["late"],
+                     counts["corrupted"], c.rate.get("samples_per_s"),
+                     c.rate.get("mbit_per_s")])
+    notes = ["p50 spread = (highest - lowest p50 of the repetitions) / their median",
+             "samples/s and Mbit/s on the receiver's clock, first to last sample, whole "
+             "messages (header included); for ping, completed round trips"]
+    return Table("delivery", "Delivery, repetitions and rate", columns, rows, notes)
+
+
+def baseline_table(configs: list[Config]) -> Table:
+    columns = [Column("configuration", "configuration"), Column("floor", "floor"),
+               Column("p50 ratio", "p50_ratio", "ratio"),
+               Column("p99 ratio", "p99_ratio", "ratio")]
+    rows = [[c.label, c.baseline["label"], c.baseline["p50_ratio"], c.baseline["p99_ratio"]]
+            for c in configs if c.baseline and not c.is_baseline]
+    notes = ["floor = the baseline driver (udp, shm: no middleware) with the lowest p50 "
+             "at the same kind, size and placement in this result set; ratio = "
+             "configuration / floor"]
+    if not rows:
+        notes.insert(0, "no middleware configuration has a baseline of the same kind, "
+                        "size and placement in this result set")
+    return Table("baseline", "Ratio to the baseline floor", columns, rows, notes)
+
+
+@dataclass
+class Pair:
+    setting: str
+    a: Config
+    b: Config
+    where: str          # the other settings that vary in the set, shared by a and b
+    result: Comparison
+
+
+def _differs_in_one(a: Config, b: Config) -> str | None:
+    keys = set(a.params) | set(b.params)
+    differing = [k for k in keys if a.params.get(k) != b.params.get(k)]
+    return differing[0] if len(differing) == 1 else None
+
+
+def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
+                      resamples: int, seed: int) -> list[Pair]:
+    """Every two configurations that differ in exactly one setting and measure the same
+    metric, the earlier one as A."""
+    measured = [c for c in configs if c.ok_runs]
+    varying = varying_keys(measured)
+    pairs = []
+    for i, a in enumerate(measured):
+        for b in measured[i + 1:]:
+            setting = _differs_in_one(a, b)
+            if setting is None or a.metric != b.metric:
+                continue
+            where = " ".join(setting_text(k, a.params.get(k)) for k in varying
+                             if k != setting and k in a.params)
+            name = f"{a.key} vs {b.key}"
+            pairs.append(Pair(setting, a, b, where, compare_samples(
+                a.pooled_ns, b.pooled_ns, name, alpha, threshold, resamples, seed)))
+    pairs.sort(key=lambda p: (p.setting, p.where))
+    return pairs
+
+
+def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Table:
+    columns = [Column("setting", "setting"), Column("A", "a"), Column("B", "b"),
+               Column("at", "at"), Column("n A", "n_a", "count"),
+               Column("n B", "n_b", "count"),
+               Column("p50 A µs", "p50_a_ns", "us"), Column("p50 B µs", "p50_b_ns", "us"),
+               Column("B/A p50", "median_ratio", "ratio"),
+               Column("CI low", "median_ratio_low", "ratio"),
+               Column("CI high", "median_ratio_high", "ratio"),
+               Column("t", "welch_t", "stat"), Column("df", "welch_df", "stat"),
+               Column("p (t)", "welch_p", "p"), Column("U", "mann_whitney_u", "stat"),
+               Column("p (U)", "mann_whitney_p", "p"), Column("verdict", "verdict")]
+    rows = []
+    for pair in pairs:
+        r = pair.result
+        verdict = r.verdict + (f", {r.direction}" if r.direction else "")
+        rows.append([pair.setting, setting_text(pair.setting, pair.a.params.get(pair.setting)),
+                     setting_text(pair.setting, pair.b.params.get(pair.setting)),
+                     pair.where, r.n_a, r.n_b, pair.a.stats.get("p50"),
+                     pair.b.stats.get("p50"), r.median.ratio, r.median.low, r.median.high,
+                     r.welch.t, r.welch.df, r.welch.p, r.mann_whitney.u, r.mann_whitney.p,
+                     verdict])
+    confidence = pairs[0].result.median.confidence if pairs else 0.95
+    notes = [f"configurations that differ in one setting; samples of all repetitions "
+             f"together. t, df, p (t): Welch's t-test of the means (as in the seed "
+             f"papers); U, p (U): Mann-Whitney; CI: {confidence:.0%} bootstrap interval "
+             f"of the ratio of medians B/A",
+             f"significant = p (U) < {alpha:g} and the whole CI outside "
+             f"{1 - threshold:.2f}..{1 + threshold:.2f} (the noise threshold); otherwise "
+             f"within noise. {len(pairs)} comparisons: at alpha {alpha:g} about "
+             f"{alpha * len(pairs):.1f} may be significant by chance"]
+    if not pairs:
+        notes.insert(0, "no two configurations differ in exactly one setting")
+    return Table("significance", "Significance between configurations differing in one "
+                 "setting", columns, rows, notes)
+
+
+def not_ok_table(results: ResultSet) -> Table:
+    columns = [Column("run", "run", "count"), Column("label", "label"),
+               Column("status", "status"), Column("message", "message"),
+               Column("folder", "run_dir")]
+    rows = []
+    for run in results.runs:
+        if run.status == "ok" and run.samples is not None:
+            continue
+        message = (run.message or "").strip().splitlines()
+        folder = str(run.run_dir.relative_to(results.root)) if run.run_dir else None
+        rows.append([run.number, run.label, run.status if run.status != "ok" else
+                     "ok, no samples", message[0] if message else None, folder])
+    return Table("not-ok", "Runs that were not ok (left out of the statistics)", columns,
+                 rows)

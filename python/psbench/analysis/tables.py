@@ -1,0 +1,70 @@
+"""The tables of a report, as data: each cell keeps its raw value (for CSV and JSON) and
+is formatted for people (terminal, Markdown, LaTeX, HTML) by its column's format."""
+
+import math
+from dataclasses import dataclass, field
+
+# Column formats: how a raw value reads in a table for people.
+def _us(value) -> str:
+    return f"{value / 1000:.2f}"
+
+
+def _ratio(value) -> str:
+    return f"{value:.3f}"
+
+
+def _count(value) -> str:
+    return f"{int(value):,}"
+
+
+def _rate(value) -> str:
+    return f"{value:,.0f}" if value >= 100 else f"{value:.2f}"
+
+
+def _p(value) -> str:
+    return "<1e-300" if value < 1e-300 else f"{value:.3g}"
+
+
+def _stat(value) -> str:
+    return f"{value:.3f}" if abs(value) < 1e5 else f"{value:.4g}"
+
+
+def _percent(value) -> str:
+    return f"{value:.1%}"
+
+
+FORMATS = {"us": _us, "ratio": _ratio, "count": _count, "rate": _rate, "p": _p,
+           "stat": _stat, "percent": _percent, "text": str}
+
+
+@dataclass
+class Column:
+    name: str          # header for people, e.g. "p50 µs"
+    key: str           # machine name (CSV header, JSON key), e.g. "p50_ns"
+    format: str = "text"
+
+
+@dataclass
+class Table:
+    name: str          # file stem: summary, significance, ...
+    title: str
+    columns: list[Column]
+    rows: list[list]   # raw values; None = not available
+    notes: list[str] = field(default_factory=list)
+
+    def cell(self, row: list, index: int) -> str:
+        value = row[index]
+        if value is None or (isinstance(value, float) and math.isnan(value)):
+            return "-"
+        return FORMATS[self.columns[index].format](value)
+
+    def text_rows(self) -> list[list[str]]:
+        return [[self.cell(row, i) for i in range(len(self.columns))] for row in self.rows]
+
+    @property
+    def headers(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def records(self) -> list[dict]:
+        """Rows as {key: raw value} (CSV, JSON)."""
+        return [{c.key: v for c, v in zip(self.columns, row)} for row in self.rows]

@@ -1,0 +1,62 @@
+"""`psbench report DIR`: statistics, significance, tables, plots and an HTML page from the
+raw samples of a results folder (docs/analysis.md)."""
+
+import argparse
+from pathlib import Path
+
+from psbench.analysis.load import load_results
+from psbench.analysis.report import Settings, build_report, terminal_text, write_report
+from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
+from psbench.options import non_negative_int, positive_int
+
+HELP = "statistics, significance tests, tables, plots and an HTML report of a results folder"
+
+
+def fraction(text: str) -> float:
+    """An argparse type: a number strictly between 0 and 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (e.g. 0.05), got {text}")
+    return value
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("report", help=HELP, description=HELP)
+    parser.add_argument("results", metavar="DIR",
+                        help="a sweep folder of `psbench run`, a run folder of `psbench "
+                             "ping|pubsub`, or a folder of run folders")
+    parser.add_argument("-o", "--output", metavar="OUT",
+                        help="where to write the report (default DIR/report; an earlier "
+                             "report there is replaced)")
+    parser.add_argument("--noise", type=fraction, default=0.05, metavar="FRACTION",
+                        help="noise threshold: repetitions whose p50 spread exceeds it are "
+                             "flagged, and smaller differences are 'within noise' "
+                             "(default 0.05)")
+    parser.add_argument("--alpha", type=fraction, default=0.05,
+                        help="significance level of the tests (default 0.05)")
+    parser.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
+                        metavar="N", help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
+    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED,
+                        help=f"bootstrap seed (default {DEFAULT_SEED}): the same seed gives "
+                             f"the same report")
+    parser.add_argument("--no-plots", action="store_true",
+                        help="tables only (faster; the HTML page has no plots)")
+    parser.set_defaults(handler=run_command)
+
+
+def run_command(args) -> int:
+    results = load_results(Path(args.results))
+    settings = Settings(noise=args.noise, alpha=args.alpha, resamples=args.resamples,
+                        seed=args.seed, plots=not args.no_plots)
+    report = build_report(results, settings)
+    out = Path(args.output) if args.output else results.root / "report"
+    page = write_report(report, out)
+    print(terminal_text(report))
+    print()
+    print(f"report: {page}")
+    print(f"tables: {out}/<table>.md|csv|json|tex (report.md, report.tex, report.json); "
+          f"plots: {out / 'plots'}")
+    return 0
