@@ -1,0 +1,140 @@
+"""The report's statistics on known samples: hand-computed values, and scipy's own
+functions where the formula is long."""
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats as sps
+
+from psbench.analysis import formats
+from psbench.analysis.describe import describe, throughput
+from psbench.analysis.significance import (compare_samples, mann_whitney, outside_noise,
+                                           ratio_ci, seed_for, welch)
+from psbench.analysis.tables import Column, Table
+
+
+def test_describe_one_to_ten_by_hand():
+    s = describe(np.arange(1, 11) * 1000.0)
+    assert s["n"] == 10 and s["min"] == 1000 and s["max"] == 10000
+    assert s["mean"] == 5500
+    assert s["stdev"] == pytest.approx(math.sqrt(sum((x - 5.5) ** 2 for x in range(1, 11))
+                                                 / 9) * 1000)
+    # nearest rank: the smallest value with at least q% of the samples at or below it
+    assert s["p50"] == 5000 and s["p90"] == 9000
+    assert s["jitter"] == 1000          # every step is 1000
+    assert s["p99"] is None and s["p99.9"] is None and s["p99.99"] is None
+
+
+def test_describe_percentiles_are_observed_nearest_rank_values():
+    values = np.random.default_rng(7).lognormal(10, 1, 20000)
+    s = describe(values)
+    ordered = np.sort(values)
+    for label, q in (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9),
+                     ("p99.99", 99.99)):
+        rank = math.ceil(q / 100 * len(values))
+        assert s[label] == ordered[rank - 1], label
+    assert s["stdev"] == pytest.approx(np.std(values, ddof=1))
+
+
+def test_jitter_is_mean_absolute_step():
+    assert describe(np.array([10.0, 14, 11, 11, 20]))["jitter"] == (4 + 3 + 0 + 9) / 4
+
+
+def test_describe_empty_and_single():
+    assert describe(np.empty(0)) == {**{k: None for k in describe(np.empty(0))}, "n": 0}
+    one = describe(np.array([5.0]))
+    assert one["min"] == one["max"] == one["mean"] == 5.0
+    # one sample resolves no percentile, no spread
+    assert one["p50"] is None and one["stdev"] is None and one["jitter"] is None
+
+
+def test_throughput_on_the_receivers_clock():
+    receive = np.linspace(0, 1e9, 1001)     # 1001 samples over one second
+    rate = throughput(receive, 1000)
+    assert rate["samples_per_s"] == pytest.approx(1000)
+    assert rate["mbit_per_s"] == pytest.approx(1000 * 1000 * 8 / 1e6)
+    assert throughput(np.array([5.0]), 64) == {"samples_per_s": None, "mbit_per_s": None}
+
+
+def test_welch_by_hand_and_against_scipy():
+    a, b = np.array([1.0, 2, 3, 4, 5]), np.array([2.0, 4, 6, 8, 10])
+    result = welch(a, b)
+    # means 3 and 6, variances 2.5 and 10: se = sqrt(2.5/5 + 10/5)
+    assert result.t == pytest.approx(-3 / math.sqrt(2.5))
+    assert result.df == pytest.approx((0.5 + 2) ** 2 / (0.5 ** 2 / 4 + 2 ** 2 / 4))
+    assert result.p == pytest.approx(2 * sps.t.sf(3 / math.sqrt(2.5), result.df))
+    rng = np.random.default_rng(3)
+    x, y = rng.gamma(2, 10, 3000), rng.gamma(2, 11, 2000)
+    assert welch(x, y).p == pytest.approx(sps.ttest_ind(x, y, equal_var=False).pvalue)
+
+
+def test_mann_whitney_by_hand_and_against_scipy():
+    # every a below every b: U of a is 0; reversed, U = n_a * n_b
+    assert mann_whitney(np.array([1.0, 2, 3]), np.array([4.0, 5, 6])).u == 0
+    assert mann_whitney(np.array([4.0, 5, 6]), np.array([1.0, 2, 3])).u == 9
+    rng = np.random.default_rng(4)
+    x, y = rng.normal(0, 1, 500), rng.normal(0.2, 1, 400)
+    expected = sps.mannwhitneyu(x, y, alternative="two-sided", method="asymptotic")
+    assert mann_whitney(x, y).p == pytest.approx(expected.pvalue)
+
+
+def test_bootstrap_ratio_of_medians():
+    a = np.random.default_rng(5).lognormal(10, 0.3, 5000)
+    doubled = ratio_ci(a, 2 * a, rng=seed_for("x"))
+    assert doubled.ratio == pytest.approx(2.0)
+    assert doubled.low < 2.0 < doubled.high and doubled.high / doubled.low < 1.2
+    same = ratio_ci(a, a, rng=seed_for("x"))
+    assert same.ratio == 1.0 and same.low < 1.0 < same.high
+
+
+def test_bootstrap_is_deterministic_for_a_seed_and_name():
+    a = np.random.default_rng(6).lognormal(10, 0.3, 3000)
+    b = a * 1.01
+    first = ratio_ci(a, b, "p99", rng=seed_for("pair", 1))
+    assert first == ratio_ci(a, b, "p99", rng=seed_for("pair", 1))
+    assert first != ratio_ci(a, b, "p99", rng=seed_for("pair", 2))
+
+
+def test_large_samples_are_thinned_evenly_not_randomly():
+    a = np.random.default_rng(8).lognormal(10, 0.3, 100000)
+    result = ratio_ci(a, a * 1.5, resamples=200, rng=seed_for("big"))
+    assert result.ratio == pytest.approx(1.5) and result.low < 1.5 < result.high
+
+
+def test_outside_noise_band():
+    from psbench.analysis.significance import RatioCI
+    assert outside_noise(RatioCI("p50", 1.2, 1.1, 1.3, 0.95), 0.05) == 1
+    assert outside_noise(RatioCI("p50", 0.8, 0.7, 0.9, 0.95), 0.05) == -1
+    assert outside_noise(RatioCI("p50", 1.04, 1.01, 1.06, 0.95), 0.05) == 0
+
+
+def test_verdicts():
+    a = np.random.default_rng(9).lognormal(10, 0.3, 4000)
+    slower = compare_samples(a, a * 1.5, "s")
+    assert (slower.verdict, slower.direction) == ("significant", "B slower")
+    faster = compare_samples(a, a / 1.5, "f")
+    assert (faster.verdict, faster.direction) == ("significant", "B faster")
+    # 2% apart: resolvable with this many samples, but inside the 5% noise band
+    small = compare_samples(a, a * 1.02, "n")
+    assert (small.verdict, small.direction) == ("within noise", "")
+
+
+TABLE = Table("t", "A_table 100%", [Column("name", "name"), Column("p50 µs", "p50_ns", "us"),
+                                    Column("p", "p", "p")],
+              [["a|b", 1500.0, 1e-320], ["c_d", None, 0.5]], ["a note"])
+
+
+def test_formats_keep_raw_values_and_escape():
+    rows = list(csv.reader(io.StringIO(formats.csv_text(TABLE))))
+    assert rows == [["name", "p50_ns", "p"], ["a|b", "1500.0", "1e-320"], ["c_d", "", "0.5"]]
+    doc = json.loads(formats.json_text(TABLE))
+    assert doc["rows"][1] == {"name": "c_d", "p50_ns": None, "p": 0.5}
+    md = formats.markdown(TABLE)
+    assert "| a\\|b | 1.50 | <1e-300 |" in md and "| c_d | - | 0.5 |" in md
+    tex = formats.latex(TABLE)
+    assert r"A\_table 100\%" in tex and r"p50 $\mu$s" in tex and r"c\_d & - & 0.5 \\" in tex
+    assert "a note" in formats.terminal(TABLE)
