@@ -110,8 +110,11 @@ def setting_text(key: str, value) -> str:
 
 
 def _labels(configs: list[Config]) -> None:
-    """Each configuration named by the settings that differ between configurations."""
-    varying = varying_keys(configs) or ["driver", "size"]
+    """Each configuration named by its driver and size, and the other settings that
+    differ between configurations."""
+    varying = varying_keys(configs)
+    leading = (["kind"] if "kind" in varying else []) + ["driver", "size"]
+    varying = leading + [k for k in varying if k not in leading]
     for config in configs:
         parts = [setting_text(key, config.params.get(key)) if key in ("driver", "size", "kind")
                  else f"{key}={setting_text(key, config.params.get(key))}"
