@@ -138,3 +138,15 @@ def test_formats_keep_raw_values_and_escape():
     tex = formats.latex(TABLE)
     assert r"A\_table 100\%" in tex and r"p50 $\mu$s" in tex and r"c\_d & - & 0.5 \\" in tex
     assert "a note" in formats.terminal(TABLE)
+
+
+def test_repetitions_widen_the_interval_by_their_disagreement():
+    rng = np.random.default_rng(10)
+    one = rng.lognormal(10, 0.3, 3000)
+    reps = [one, rng.lognormal(10, 0.3, 3000) * 1.3]   # a second run 30% slower
+    pooled = ratio_ci(np.concatenate(reps), np.concatenate(reps), rng=seed_for("p"))
+    two_level = ratio_ci(reps, reps, rng=seed_for("p"))
+    assert pooled.ratio == two_level.ratio == 1.0
+    assert pooled.high - pooled.low < 0.1          # sampling noise alone: narrow
+    assert two_level.high - two_level.low > 0.2    # the runs' disagreement shows
+    assert ratio_ci(reps, reps, rng=seed_for("p")) == two_level

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from psbench.analysis.configs import Config, build_configs, setting_text, varying_keys
+from psbench.analysis.configs import Config, build_configs, labels
 from psbench.analysis.describe import percentile
 from psbench.analysis.load import ResultSet
 from psbench.analysis.significance import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES,
@@ -93,14 +93,7 @@ class Comparison:
 def _union_labels(configs: list[Config]) -> dict[str, str]:
     """Config.key -> a label from the settings that vary across both sets (each set's
     own labels name only what varies within it, so they can differ)."""
-    varying = varying_keys(configs) or ["driver", "size"]
-    labels = {}
-    for config in configs:
-        parts = [setting_text(key, config.params[key]) if key in ("driver", "size", "kind")
-                 else f"{key}={setting_text(key, config.params[key])}"
-                 for key in varying if key in config.params]
-        labels[config.key] = " ".join(parts) or config.driver
-    return labels
+    return {config.key: label for config, label in zip(configs, labels(configs))}
 
 
 def status_text(config: Config) -> str:
@@ -116,7 +109,7 @@ def _verdict(ci: RatioCI, threshold: float) -> str:
     return VERDICTS[outside_noise(ci, threshold)]
 
 
-def _interval(a: np.ndarray, b: np.ndarray, statistic: str, key: str,
+def _interval(a: list[np.ndarray], b: list[np.ndarray], statistic: str, key: str,
               settings: Settings) -> RatioCI:
     # One generator per configuration and statistic: the interval does not depend on
     # what else is compared, and the same inputs give the same output.
@@ -125,11 +118,12 @@ def _interval(a: np.ndarray, b: np.ndarray, statistic: str, key: str,
 
 
 def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Change:
+    # With repetitions, the intervals resample whole runs too (significance.ratio_ci).
     samples_a, samples_b = a.pooled_ns, b.pooled_ns
-    median = _interval(samples_a, samples_b, "p50", a.key, settings)
+    median = _interval(a.rep_samples, b.rep_samples, "p50", a.key, settings)
     p99 = None
     if min(samples_a.size, samples_b.size) >= P99_MIN_SAMPLES:
-        p99 = _interval(samples_a, samples_b, "p99", a.key, settings)
+        p99 = _interval(a.rep_samples, b.rep_samples, "p99", a.key, settings)
     return Change(label=label, metric=a.metric, n_a=int(samples_a.size),
                   n_b=int(samples_b.size), p50_a=percentile(samples_a, 50),
                   p50_b=percentile(samples_b, 50), median=median, p99=p99,

@@ -59,10 +59,15 @@ class Config:
     def is_baseline(self) -> bool:
         return self.driver in BASELINE_DRIVERS
 
+    @property
+    def rep_samples(self) -> list[np.ndarray]:
+        """The latency samples of each ok repetition (for the significance tests)."""
+        return [r.latency_ns for r in self.ok_runs]
+
     @cached_property
     def pooled_ns(self) -> np.ndarray:
-        """Every repetition's samples together (for the significance tests)."""
-        parts = [r.latency_ns for r in self.ok_runs]
+        """Every repetition's samples together."""
+        parts = self.rep_samples
         return np.concatenate(parts) if parts else np.empty(0)
 
 
@@ -109,17 +114,16 @@ def setting_text(key: str, value) -> str:
     return size_text(value) if key == "size" else value_text(value)
 
 
-def _labels(configs: list[Config]) -> None:
-    """Each configuration named by its driver and size, and the other settings that
-    differ between configurations."""
+def labels(configs: list[Config]) -> list[str]:
+    """A name for each configuration: its driver and size, and the other settings that
+    differ between the configurations given."""
     varying = varying_keys(configs)
     leading = (["kind"] if "kind" in varying else []) + ["driver", "size"]
     varying = leading + [k for k in varying if k not in leading]
-    for config in configs:
-        parts = [setting_text(key, config.params.get(key)) if key in ("driver", "size", "kind")
-                 else f"{key}={setting_text(key, config.params.get(key))}"
-                 for key in varying if key in config.params]
-        config.label = " ".join(parts) or config.driver
+    return [" ".join(setting_text(key, config.params.get(key)) if key in leading
+                     else f"{key}={setting_text(key, config.params.get(key))}"
+                     for key in varying if key in config.params) or config.driver
+            for config in configs]
 
 
 def _baselines(configs: list[Config]) -> None:
@@ -150,7 +154,8 @@ def build_configs(results: ResultSet, noise: float = 0.05) -> list[Config]:
     configs = list(grouped.values())
     for config in configs:
         _aggregate(config, noise)
-    _labels(configs)
+    for config, label in zip(configs, labels(configs)):
+        config.label = label
     _baselines(configs)
     return configs
 

@@ -16,8 +16,9 @@ from psbench.errors import UserError
 from psbench.samples import Samples, SamplesFileError, read_samples
 from psbench.store import EXPERIMENT_FILE, INDEX_FILE, Store
 
-# Fields of a run.json spec that describe where things are, not what was measured.
-_SPEC_NOISE = ("driver_path", "timeout", "match_timeout", "sample_timeout", "idle_timeout")
+# Settings that bound how long psbench waits, not what is measured: runs differing only
+# in these are repetitions of one configuration.
+_WAIT_SETTINGS = ("timeout", "match_timeout", "sample_timeout", "idle_timeout")
 # What the main latency series of each kind is (docs/analysis.md).
 METRICS = {"ping": "RTT/2", "pubsub": "one-way"}
 
@@ -27,7 +28,7 @@ class RunData:
     number: int
     label: str
     rep: int
-    params: dict            # the run's settings as the experiment gave them
+    params: dict            # the settings that shape the measurement (measured_settings)
     status: str
     message: str | None
     run_dir: Path | None
@@ -147,7 +148,7 @@ def _sweep(root: Path) -> ResultSet:
             record = _read_json(run_dir / "run.json")
         runs.append(RunData(number=number, label=entry.get("label") or str(number),
                             rep=int(entry.get("rep") or 1),
-                            params=dict(entry.get("params") or {}),
+                            params=measured_settings(entry.get("params") or {}),
                             status=entry.get("status") or "unknown",
                             message=entry.get("message"), run_dir=run_dir,
                             run_record=record))
@@ -161,17 +162,24 @@ def _sweep(root: Path) -> ResultSet:
     return ResultSet(root, "sweep", name, runs, env, text)
 
 
+def measured_settings(params: dict) -> dict:
+    """The settings a run set that shape what it measures, spelled as in experiment files:
+    unset values, flags left off and waiting limits are dropped, so that a sweep's run and
+    the same `psbench ping` agree."""
+    return {key: value for key, value in params.items()
+            if key not in _WAIT_SETTINGS and value is not None and value is not False
+            and value != [] and value != {}}
+
+
 def _params_from_spec(spec: dict) -> dict:
-    """A single run's settings, spelled as in experiment files: the ones it set."""
-    params = {}
-    for key, value in spec.items():
-        if key in _SPEC_NOISE or value is None or value is False or value == []:
-            continue
-        if key == "options" and isinstance(value, list):
-            value = dict(item.split("=", 1) for item in value if "=" in item)
-        params[key] = value
+    """A single run's settings from its run.json spec."""
+    params = dict(spec)
+    params.pop("driver_path", None)
     params.pop("cpus", None)  # a default chosen by psbench, recorded in run.json
-    return params
+    if isinstance(params.get("options"), list):
+        params["options"] = dict(item.split("=", 1) for item in params["options"]
+                                 if "=" in item)
+    return measured_settings(params)
 
 
 def _single(run_dir: Path, number: int) -> RunData:

@@ -104,7 +104,7 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
                              if k != setting and k in a.params)
             name = f"{a.key} vs {b.key}"
             pairs.append(Pair(setting, a, b, where, compare_samples(
-                a.pooled_ns, b.pooled_ns, name, alpha, threshold, resamples, seed)))
+                a.rep_samples, b.rep_samples, name, alpha, threshold, resamples, seed)))
     pairs.sort(key=lambda p: (p.setting, p.where))
     return pairs
 

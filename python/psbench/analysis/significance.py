@@ -18,8 +18,9 @@ from scipy import stats as sps
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1
 DEFAULT_CONFIDENCE = 0.95
-# Larger samples are bootstrapped from this many of their values, taken evenly from the
-# sorted samples (deterministic, same distribution); the interval gets slightly wider.
+# Larger samples (all repetitions together) are bootstrapped from this many of their
+# values, taken evenly from the sorted samples (deterministic, same distribution); the
+# interval gets slightly wider.
 BOOTSTRAP_MAX_N = 20000
 _CHUNK = 100
 
@@ -65,15 +66,30 @@ def _stat(values: np.ndarray, statistic: str, axis=None):
     return np.percentile(values, _QUANTILES[statistic], axis=axis, method="inverted_cdf")
 
 
-def _thin(values: np.ndarray) -> np.ndarray:
-    if values.size <= BOOTSTRAP_MAX_N:
+Samples = np.ndarray | list[np.ndarray]   # one run, or one array per repetition
+
+
+def _repetitions(samples: Samples) -> list[np.ndarray]:
+    if isinstance(samples, np.ndarray):
+        return [samples.astype(np.float64, copy=False)]
+    return [np.asarray(r, dtype=np.float64) for r in samples if len(r)]
+
+
+def pooled(samples: Samples) -> np.ndarray:
+    """Every repetition's samples together."""
+    return np.concatenate(_repetitions(samples))
+
+
+def _thin(values: np.ndarray, limit: int) -> np.ndarray:
+    if values.size <= limit:
         return values
-    index = np.linspace(0, values.size - 1, BOOTSTRAP_MAX_N).round().astype(np.int64)
+    index = np.linspace(0, values.size - 1, limit).round().astype(np.int64)
     return np.sort(values)[index]
 
 
-def _resampled(values: np.ndarray, statistic: str, resamples: int,
-               rng: np.random.Generator) -> np.ndarray:
+def _resampled_run(values: np.ndarray, statistic: str, resamples: int,
+                   rng: np.random.Generator) -> np.ndarray:
+    values = _thin(values, BOOTSTRAP_MAX_N)
     out = np.empty(resamples)
     for start in range(0, resamples, _CHUNK):
         rows = min(_CHUNK, resamples - start)
@@ -82,23 +98,44 @@ def _resampled(values: np.ndarray, statistic: str, resamples: int,
     return out
 
 
+def _resampled_repetitions(reps: list[np.ndarray], statistic: str, resamples: int,
+                           rng: np.random.Generator) -> np.ndarray:
+    """Two levels: repetitions drawn with replacement, then samples within each drawn
+    repetition; the spread then includes how much runs differ from each other."""
+    reps = [_thin(r, max(BOOTSTRAP_MAX_N // len(reps), 1)) for r in reps]
+    out = np.empty(resamples)
+    for i in range(resamples):
+        chosen = rng.integers(0, len(reps), size=len(reps))
+        drawn = [reps[c][rng.integers(0, reps[c].size, size=reps[c].size)] for c in chosen]
+        out[i] = _stat(np.concatenate(drawn), statistic)
+    return out
+
+
+def _resampled(reps: list[np.ndarray], statistic: str, resamples: int,
+               rng: np.random.Generator) -> np.ndarray:
+    if len(reps) == 1:
+        return _resampled_run(reps[0], statistic, resamples, rng)
+    return _resampled_repetitions(reps, statistic, resamples, rng)
+
+
 def seed_for(name: str, seed: int = DEFAULT_SEED) -> np.random.Generator:
     """A generator that depends only on the seed and what is compared, so that a report
     gives the same intervals whatever else it contains."""
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
-def ratio_ci(a: np.ndarray, b: np.ndarray, statistic: str = "p50",
+def ratio_ci(a: Samples, b: Samples, statistic: str = "p50",
              resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE,
              rng: np.random.Generator | None = None) -> RatioCI:
-    """Percentile bootstrap interval of statistic(b) / statistic(a), each sample
-    resampled independently."""
+    """Percentile bootstrap interval of statistic(b) / statistic(a), the two sides
+    resampled independently. A side given as one array per repetition (two or more) is
+    resampled on two levels, repetitions then samples, so that the interval covers the
+    run-to-run variation and not only the sampling noise within one run."""
     rng = rng or np.random.default_rng(DEFAULT_SEED)
-    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    ratio = float(_stat(b, statistic) / _stat(a, statistic))
-    ta, tb = _thin(a), _thin(b)
-    ratios = _resampled(tb, statistic, resamples, rng) / _resampled(ta, statistic,
-                                                                     resamples, rng)
+    reps_a, reps_b = _repetitions(a), _repetitions(b)
+    ratio = float(_stat(pooled(reps_b), statistic) / _stat(pooled(reps_a), statistic))
+    ratios = (_resampled(reps_b, statistic, resamples, rng)
+              / _resampled(reps_a, statistic, resamples, rng))
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(ratios, [tail, 100 - tail])
     return RatioCI(statistic, ratio, float(low), float(high), confidence)
@@ -124,13 +161,16 @@ class Comparison:
     direction: str     # "B slower", "B faster" or ""
 
 
-def compare_samples(a: np.ndarray, b: np.ndarray, name: str, alpha: float = 0.05,
+def compare_samples(a: Samples, b: Samples, name: str, alpha: float = 0.05,
                     threshold: float = 0.05, resamples: int = DEFAULT_RESAMPLES,
                     seed: int = DEFAULT_SEED) -> Comparison:
+    """a, b: one array, or one array per repetition (see ratio_ci); the tests take the
+    repetitions' samples together."""
     median = ratio_ci(a, b, "p50", resamples, rng=seed_for(name, seed))
-    mw = mann_whitney(a, b)
+    all_a, all_b = pooled(a), pooled(b)
+    mw = mann_whitney(all_a, all_b)
     side = outside_noise(median, threshold)
     significant = mw.p < alpha and side != 0
-    return Comparison(len(a), len(b), welch(a, b), mw, median,
+    return Comparison(len(all_a), len(all_b), welch(all_a, all_b), mw, median,
                       "significant" if significant else "within noise",
                       ("B slower" if side > 0 else "B faster") if significant else "")
