@@ -1,5 +1,6 @@
 """`psbench demo`: experiments/quickstart.yaml through the sweep executor, the baseline
-comparison table, and its behaviour with a driver missing."""
+latency table of its report and the report's HTML page, and its behaviour with a driver
+missing."""
 
 import json
 
@@ -30,7 +31,10 @@ def test_demo_runs_the_quickstart_experiment(driver_libs, results):
         run = json.loads((store / entry["run_dir"] / "run.json").read_text())
         assert run["status"] == "ok" and run["spec"]["count"] == 300
         assert run["spec"]["notify"] == "wait" and run["spec"]["placement"] == "inter"
-    assert "RTT/2 p50 µs" in proc.stdout and str(store) in proc.stdout
+    assert "Latency per configuration" in proc.stdout and "p50 µs" in proc.stdout
+    page = store / "report" / "report.html"
+    assert proc.stdout.rstrip().endswith(f"report: {page}") and page.stat().st_size > 0
+    assert f"results: {store}" in proc.stdout
 
 
 def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
@@ -43,11 +47,12 @@ def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
     proc = run_cli(["demo", "--count", "100"], results, PSBENCH_BUILD=str(build))
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
-    rows = {tuple(line.split()[:3]): line.split()[-1] for line in proc.stdout.splitlines()
-            if line.startswith(("udp ", "shm ")) and ":" not in line}
-    assert rows == {("udp", "64", "B"): "ok", ("udp", "16", "KiB"): "ok",
-                    ("shm", "64", "B"): "skipped", ("shm", "16", "KiB"): "skipped"}
-    assert "driver 'shm' is not built" in proc.stdout
+    skipped = [line for line in proc.stdout.splitlines() if " skipped: " in line]
+    assert [line.split(" skipped: ")[0] for line in skipped] == ["shm 64 B", "shm 16 KiB"]
+    assert all("driver 'shm' is not built" in line for line in skipped)
+    measured = [line.split()[:3] for line in proc.stdout.splitlines()
+                if line.startswith("  udp ")]
+    assert measured == [["udp", "64", "B"], ["udp", "16", "KiB"]]
     _, index = demo_store(results)
     assert [(e["params"]["driver"], e["status"]) for e in index] == [("udp", "ok"),
                                                                      ("udp", "ok")]

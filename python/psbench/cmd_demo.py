@@ -1,5 +1,6 @@
 """`psbench demo`: the quick start experiment (experiments/quickstart.yaml) through the
-same executor as `psbench run`, with the baseline comparison table.
+same executor as `psbench run`, then `psbench report` on its results: the latency table,
+and the path of the HTML report.
 
 udp and shm, inter-process ping-pong, 64 B and 16 KiB, notify wait, closed loop. A
 driver that is not built is skipped with a note; a failed run is recorded and the sweep
@@ -8,15 +9,18 @@ goes on.
 
 import sys
 
-from psbench import envinfo, paths, table
+from psbench import envinfo, paths
+from psbench.analysis import formats
+from psbench.analysis.load import load_results
+from psbench.analysis.report import Settings, build_report, write_report
 from psbench.cmd_run import expanded_record, print_problems
 from psbench.experiment import ExperimentError, prepare
+from psbench.errors import UserError
 from psbench.experiment.execute import execute
 from psbench.experiment.report import common_settings, size_text, value_text
 from psbench.experiment.schema import Assign
 from psbench.options import positive_float, positive_int
 from psbench.progress import Progress
-from psbench.report import micros
 from psbench.store import Store, default_dir
 
 QUICKSTART = "experiments/quickstart.yaml"
@@ -42,19 +46,6 @@ def _overrides(args) -> dict[str, Assign]:
         if value is not None:
             found[key] = Assign(key, value, f"psbench demo --{key}", 0)
     return found
-
-
-def _table(rows: list[tuple]) -> str:
-    body = []
-    for run, status, entry in rows:
-        latency = (entry or {}).get("latency") or {}
-        counts = (entry or {}).get("counts") or {}
-        body.append([run.get("driver"), size_text(run.get("size")), counts.get("samples"),
-                     *(micros(latency.get(k)) if latency else "-"
-                       for k in ("p50", "p90", "p99", "max")),
-                     counts.get("lost"), status])
-    return table.render(["driver", "size", "samples", "RTT/2 p50 µs", "p90 µs", "p99 µs",
-                         "max µs", "lost", "status"], body)
 
 
 def _conditions(plan) -> str:
@@ -85,20 +76,34 @@ def run_command(args) -> int:
     result = execute(plan, store, env, ["psbench", *sys.argv[1:]],
                      Progress(len(plan.selected)))
     skipped = {run.number: reason for run, reason in plan.skipped}
-    rows = []
+    page = _report(store.root)
+    print("conditions: " + _conditions(plan))
+    all_ok = True
     for run in plan.runs:
         entry = result.entries.get(run.number)
         status = "skipped" if run.number in skipped else \
             entry["status"] if entry else "not run"
-        rows.append((run, status, entry))
-    print(_table(rows))
-    print("RTT/2 = one-way estimate, half the round trip; " + _conditions(plan))
-    for run, status, entry in rows:
         if status != "ok":
+            all_ok = False
             reason = skipped.get(run.number) or (entry or {}).get("message") or status
             print(f"{run.get('driver')} {size_text(run.get('size'))} {status}: {reason}")
     print(f"results: {store.root} (index.jsonl, one folder per run under runs/)")
+    if page:
+        print(f"report: {page}")
     if result.interrupted:
         print("demo interrupted", file=sys.stderr)
         return 130
-    return 0 if all(status == "ok" for _, status, _ in rows) else 1
+    return 0 if all_ok else 1
+
+
+def _report(root) -> str | None:
+    """Prints the report's latency table and returns the path of its HTML page; None
+    when no run has results to report."""
+    try:
+        report = build_report(load_results(root), Settings())
+    except UserError as exc:
+        print(f"no report: {exc}")
+        return None
+    page = write_report(report, root / "report")
+    print(formats.terminal(report.table("summary")))
+    return str(page)
