@@ -182,7 +182,7 @@ def test_a_single_run_folder(results):
 @pytest.mark.parametrize("args, message", [
     (["report", "/nonexistent/psbench"], "/nonexistent/psbench: no such results folder"),
     (["report", str(REPO / "docs")], "holds no results"),
-    (["report", str(REPO), "--alpha", "2"], "argument --alpha: must be between 0 and 1"),
+    (["report", str(REPO), "--alpha", "2"], "argument --alpha: is a fraction below 1"),
     (["report", str(REPO), "--resamples", "0"], "argument --resamples"),
 ])
 def test_bad_arguments_are_named(results, args, message):

@@ -2,7 +2,6 @@
 an exit code for CI: 0 no regression, 1 a regression, 2 bad arguments or nothing to
 compare (docs/compare.md)."""
 
-import argparse
 import json
 from pathlib import Path
 
@@ -13,53 +12,24 @@ from psbench.analysis.load import load_results
 from psbench.analysis.significance import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES,
                                            DEFAULT_SEED)
 from psbench.errors import UserError
-from psbench.options import (non_negative_float, non_negative_int, positive_float,
-                             positive_int)
+from psbench.options import non_negative_int, noise_fraction, probability, resamples
 
 HELP = "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)"
 JSON_FORMAT = "psbench-compare/1"
-# Fewer resamples put the interval's ends on the few most extreme ratios.
-MIN_RESAMPLES = 100
-
-
-def threshold(text: str) -> float:
-    value = non_negative_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(
-            f"is a fraction below 1 (0.05 = changes under 5% are noise), got {text}")
-    return value
-
-
-def confidence(text: str) -> float:
-    value = positive_float(text)
-    if value >= 1:
-        raise argparse.ArgumentTypeError(
-            f"is a fraction between 0 and 1 (0.95 = 95% intervals), got {text}")
-    return value
-
-
-def resamples(text: str) -> int:
-    value = positive_int(text)
-    if value < MIN_RESAMPLES:
-        raise argparse.ArgumentTypeError(
-            f"must be at least {MIN_RESAMPLES} (default {DEFAULT_RESAMPLES}), got {value}")
-    return value
-
-
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("compare", help=HELP, description=HELP)
     parser.add_argument("dir_a", metavar="DIR_A",
                         help="the reference results (e.g. of the main branch): a sweep, "
                              "a run folder, or a folder of run folders")
     parser.add_argument("dir_b", metavar="DIR_B", help="the candidate results")
-    parser.add_argument("--threshold", type=threshold, default=DEFAULT_THRESHOLD,
+    parser.add_argument("--threshold", type=noise_fraction, default=DEFAULT_THRESHOLD,
                         metavar="FRACTION",
                         help=f"changes smaller than this are noise (default "
                              f"{DEFAULT_THRESHOLD:g} = 5%%)")
     parser.add_argument("--fail-on", choices=FAIL_ON, default="median",
                         help="which verdict counts as a regression: median, p99, or any "
                              "of them (default median)")
-    parser.add_argument("--confidence", type=confidence, default=DEFAULT_CONFIDENCE,
+    parser.add_argument("--confidence", type=probability, default=DEFAULT_CONFIDENCE,
                         metavar="FRACTION",
                         help=f"of the bootstrap intervals (default {DEFAULT_CONFIDENCE:g})")
     parser.add_argument("--resamples", type=resamples, default=DEFAULT_RESAMPLES,

@@ -1,26 +1,14 @@
 """`psbench report DIR`: statistics, significance, tables, plots and an HTML page from the
 raw samples of a results folder (docs/analysis.md)."""
 
-import argparse
 from pathlib import Path
 
 from psbench.analysis.load import load_results
 from psbench.analysis.report import Settings, build_report, terminal_text, write_report
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-from psbench.options import non_negative_int, positive_int
+from psbench.options import non_negative_int, noise_fraction, probability, resamples
 
 HELP = "statistics, significance tests, tables, plots and an HTML report of a results folder"
-
-
-def fraction(text: str) -> float:
-    """An argparse type: a number strictly between 0 and 1."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"must be between 0 and 1 (e.g. 0.05), got {text}")
-    return value
 
 
 def add_parsers(subparsers) -> None:
@@ -31,13 +19,13 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("-o", "--output", metavar="OUT",
                         help="where to write the report (default DIR/report; an earlier "
                              "report there is replaced)")
-    parser.add_argument("--noise", type=fraction, default=0.05, metavar="FRACTION",
+    parser.add_argument("--noise", type=noise_fraction, default=0.05, metavar="FRACTION",
                         help="noise threshold: repetitions whose p50 spread exceeds it are "
                              "flagged, and smaller differences are 'within noise' "
                              "(default 0.05)")
-    parser.add_argument("--alpha", type=fraction, default=0.05,
+    parser.add_argument("--alpha", type=probability, default=0.05,
                         help="significance level of the tests (default 0.05)")
-    parser.add_argument("--resamples", type=positive_int, default=DEFAULT_RESAMPLES,
+    parser.add_argument("--resamples", type=resamples, default=DEFAULT_RESAMPLES,
                         metavar="N", help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
     parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED,
                         help=f"bootstrap seed (default {DEFAULT_SEED}): the same seed gives "

@@ -46,6 +46,33 @@ positive_float = _number(float, allow_zero=False)
 non_negative_float = _number(float, allow_zero=True)
 
 
+def _fraction(allow_zero: bool, example: str):
+    """An argparse type: a fraction below 1, above 0 (or from 0)."""
+    parse_number = non_negative_float if allow_zero else positive_float
+
+    def parse(text: str) -> float:
+        value = parse_number(text)
+        if value >= 1:
+            raise argparse.ArgumentTypeError(f"is a fraction below 1 ({example}), got {text}")
+        return value
+
+    return parse
+
+
+noise_fraction = _fraction(True, "0.05 = changes under 5% are noise")
+probability = _fraction(False, "e.g. 0.05 or 0.95")
+
+# Fewer resamples put a bootstrap interval's ends on the few most extreme values.
+MIN_RESAMPLES = 100
+
+
+def resamples(text: str) -> int:
+    value = positive_int(text)
+    if value < MIN_RESAMPLES:
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_RESAMPLES}, got {value}")
+    return value
+
+
 def history(text: str) -> str:
     if text == "keep_all" or re.fullmatch(r"keep_last:[1-9]\d*", text):
         return text

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe, throughput
-from psbench.analysis.load import ResultSet, RunData
+from psbench.analysis.load import ResultSet, RunData, RunSettings
 from psbench.experiment.report import size_text, value_text
 
 # Drivers that measure the physical floor: raw UDP and shared memory, no middleware.
@@ -18,7 +18,7 @@ COUNT_KEYS = ("sent", "samples", "lost", "duplicated", "reordered", "late", "cor
 
 
 @dataclass
-class Config:
+class Config(RunSettings):
     key: str
     params: dict
     runs: list[RunData]
@@ -36,24 +36,8 @@ class Config:
         return [r for r in self.runs if r.status == "ok" and r.samples is not None]
 
     @property
-    def kind(self) -> str:
-        return self.params.get("kind", "")
-
-    @property
-    def driver(self) -> str:
-        return str(self.params.get("driver", ""))
-
-    @property
-    def size(self):
-        return self.params.get("size")
-
-    @property
     def placement(self) -> str:
         return self.params.get("placement") or "inter"
-
-    @property
-    def metric(self) -> str:
-        return self.runs[0].metric
 
     @property
     def is_baseline(self) -> bool:

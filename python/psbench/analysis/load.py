@@ -23,16 +23,9 @@ _WAIT_SETTINGS = ("timeout", "match_timeout", "sample_timeout", "idle_timeout")
 METRICS = {"ping": "RTT/2", "pubsub": "one-way"}
 
 
-@dataclass
-class RunData:
-    number: int
-    label: str
-    rep: int
-    params: dict            # the settings that shape the measurement (measured_settings)
-    status: str
-    message: str | None
-    run_dir: Path | None
-    run_record: dict = field(default_factory=dict)   # run.json, {} if missing
+class RunSettings:
+    """What the settings of a run or configuration say: its kind, driver, size."""
+    params: dict
 
     @property
     def kind(self) -> str:
@@ -47,13 +40,25 @@ class RunData:
         return self.params.get("size")
 
     @property
+    def metric(self) -> str:
+        return METRICS.get(self.kind, "latency")
+
+
+@dataclass
+class RunData(RunSettings):
+    number: int
+    label: str
+    rep: int
+    params: dict            # the settings that shape the measurement (measured_settings)
+    status: str
+    message: str | None
+    run_dir: Path | None
+    run_record: dict = field(default_factory=dict)   # run.json, {} if missing
+
+    @property
     def config_key(self) -> str:
         """Runs with equal settings are repetitions of one configuration."""
         return json.dumps(self.params, sort_keys=True, default=str)
-
-    @property
-    def metric(self) -> str:
-        return METRICS.get(self.kind, "latency")
 
     @cached_property
     def summaries(self) -> dict[str, dict]:
