@@ -118,7 +118,7 @@ def _interval(a: list[np.ndarray], b: list[np.ndarray], statistic: str, key: str
 
 
 def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Change:
-    # With repetitions, the intervals resample whole runs too (significance.ratio_ci).
+    # With repetitions, the intervals resample whole runs too (significance.bootstrap).
     samples_a, samples_b = a.pooled_ns, b.pooled_ns
     median = _interval(a.rep_samples, b.rep_samples, "p50", a.key, settings)
     p99 = None

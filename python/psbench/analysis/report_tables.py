@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from psbench.analysis.configs import Config, setting_text, varying_keys
 from psbench.analysis.describe import LATENCY_KEYS
 from psbench.analysis.load import ResultSet
-from psbench.analysis.significance import Comparison, compare_samples
+from psbench.analysis.significance import (Bootstrap, Comparison, bootstrap,
+                                           compare_samples, seed_for)
 from psbench.analysis.tables import Column, Table
 
 _LATENCY_NAMES = {"stdev": "stdev", "jitter": "jitter"}
@@ -94,6 +95,16 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
     metric, the earlier one as A."""
     measured = [c for c in configs if c.ok_runs]
     varying = varying_keys(measured)
+    medians: dict[str, Bootstrap] = {}
+
+    def median_of(config: Config) -> Bootstrap:
+        # Once per configuration, seeded by its settings: the same interval whatever
+        # else the report holds.
+        if config.key not in medians:
+            medians[config.key] = bootstrap(config.rep_samples, "p50", resamples,
+                                            seed_for(config.key, seed))
+        return medians[config.key]
+
     pairs = []
     for i, a in enumerate(measured):
         for b in measured[i + 1:]:
@@ -102,9 +113,9 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
                 continue
             where = " ".join(setting_text(k, a.params.get(k)) for k in varying
                              if k != setting and k in a.params)
-            name = f"{a.key} vs {b.key}"
             pairs.append(Pair(setting, a, b, where, compare_samples(
-                a.rep_samples, b.rep_samples, name, alpha, threshold, resamples, seed)))
+                a.rep_samples, b.rep_samples, median_of(a), median_of(b), alpha,
+                threshold)))
     pairs.sort(key=lambda p: (p.setting, p.where))
     return pairs
 

@@ -124,21 +124,40 @@ def seed_for(name: str, seed: int = DEFAULT_SEED) -> np.random.Generator:
     return np.random.default_rng([seed, zlib.crc32(name.encode())])
 
 
+@dataclass(frozen=True)
+class Bootstrap:
+    statistic: str
+    value: float          # the statistic of all samples
+    draws: np.ndarray     # the statistic of each resample
+
+
+def bootstrap(samples: Samples, statistic: str = "p50", resamples: int = DEFAULT_RESAMPLES,
+              rng: np.random.Generator | None = None) -> Bootstrap:
+    """The bootstrap distribution of a statistic of one side. A side given as one array
+    per repetition (two or more) is resampled on two levels, repetitions then samples, so
+    that it carries the run-to-run variation and not only the sampling noise of a run."""
+    rng = rng or np.random.default_rng(DEFAULT_SEED)
+    reps = _repetitions(samples)
+    return Bootstrap(statistic, float(_stat(pooled(reps), statistic)),
+                     _resampled(reps, statistic, resamples, rng))
+
+
+def ratio_interval(a: Bootstrap, b: Bootstrap,
+                   confidence: float = DEFAULT_CONFIDENCE) -> RatioCI:
+    """Percentile interval of statistic(B) / statistic(A), the sides resampled
+    independently (so one side's bootstrap serves all its comparisons)."""
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(b.draws / a.draws, [tail, 100 - tail])
+    return RatioCI(a.statistic, b.value / a.value, float(low), float(high), confidence)
+
+
 def ratio_ci(a: Samples, b: Samples, statistic: str = "p50",
              resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE,
              rng: np.random.Generator | None = None) -> RatioCI:
-    """Percentile bootstrap interval of statistic(b) / statistic(a), the two sides
-    resampled independently. A side given as one array per repetition (two or more) is
-    resampled on two levels, repetitions then samples, so that the interval covers the
-    run-to-run variation and not only the sampling noise within one run."""
+    """Bootstrap interval of statistic(b) / statistic(a), both sides from one generator."""
     rng = rng or np.random.default_rng(DEFAULT_SEED)
-    reps_a, reps_b = _repetitions(a), _repetitions(b)
-    ratio = float(_stat(pooled(reps_b), statistic) / _stat(pooled(reps_a), statistic))
-    ratios = (_resampled(reps_b, statistic, resamples, rng)
-              / _resampled(reps_a, statistic, resamples, rng))
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(ratios, [tail, 100 - tail])
-    return RatioCI(statistic, ratio, float(low), float(high), confidence)
+    return ratio_interval(bootstrap(a, statistic, resamples, rng),
+                          bootstrap(b, statistic, resamples, rng), confidence)
 
 
 def outside_noise(ci: RatioCI, threshold: float) -> int:
@@ -161,12 +180,11 @@ class Comparison:
     direction: str     # "B slower", "B faster" or ""
 
 
-def compare_samples(a: Samples, b: Samples, name: str, alpha: float = 0.05,
-                    threshold: float = 0.05, resamples: int = DEFAULT_RESAMPLES,
-                    seed: int = DEFAULT_SEED) -> Comparison:
-    """a, b: one array, or one array per repetition (see ratio_ci); the tests take the
-    repetitions' samples together."""
-    median = ratio_ci(a, b, "p50", resamples, rng=seed_for(name, seed))
+def compare_samples(a: Samples, b: Samples, median_a: Bootstrap, median_b: Bootstrap,
+                    alpha: float = 0.05, threshold: float = 0.05) -> Comparison:
+    """a, b: one array, or one array per repetition; the tests take the repetitions'
+    samples together, the interval comes from each side's bootstrap of its median."""
+    median = ratio_interval(median_a, median_b)
     all_a, all_b = pooled(a), pooled(b)
     mw = mann_whitney(all_a, all_b)
     side = outside_noise(median, threshold)
