@@ -132,6 +132,9 @@ def test_significance_between_configurations_differing_in_one_setting(sweep, rep
                      ("driver", "udp", "cyclonedds", "64 B"),
                      ("driver", "shm", "cyclonedds", "64 B"),
                      ("size", "64 B", "1 KiB", "udp"), ("size", "64 B", "1 KiB", "shm")}
+    # the seed papers' t-test table: t, df and p beside what is compared
+    header = (out / "significance.md").read_text().splitlines()[2]
+    assert [c.strip() for c in header.strip("|").split("|")][11:14] == ["t", "df", "p (t)"]
     entries = [e for e in index_lines(sweep) if e["status"] == "ok"]
     for row in rows:
         pooled = [np.concatenate([raw_rtt_half(sweep, e) for e in entries
