@@ -19,7 +19,6 @@ from conftest import run_cli
 from psbench.analysis.html import render_html
 from psbench.analysis.plots import Plot
 from psbench.analysis.tables import Column, Table
-from test_report_plots import run_small_sweep
 
 SECTIONS = {"summary": "Summary", "tables": "Tables", "plots": "Plots",
             "environment": "Environment", "experiment": "Experiment"}
@@ -113,12 +112,11 @@ def attribute_urls(html_text: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def report_dir(driver_libs, tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("html")
-    store = run_small_sweep(folder)
-    proc = run_cli(["report", str(store)], folder / "results")
+def report_dir(report_sweep, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("html") / "report"
+    proc = run_cli(["report", str(report_sweep), "-o", str(out)], out.parent / "results")
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    return store / "report"
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -167,7 +165,7 @@ def test_the_dom_has_every_section_and_every_plot(viewed, report_dir):
                            flags=re.DOTALL)
         assert figure, stem
         assert '<img src="data:image/png;base64,' in figure.group(1), stem
-    assert dom.count("<table") >= 2 and "report-plots" in dom   # the experiment's name
+    assert dom.count("<table") >= 2 and "report-sweep" in dom   # the experiment's name
 
 
 def test_the_html_file_refers_to_nothing_outside_itself(report_dir):

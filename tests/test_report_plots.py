@@ -8,43 +8,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from conftest import assert_nothing_left, run_cli, run_records
-from experiment_files import write
 from psbench.analysis.configs import build_configs
 from psbench.analysis.load import load_results
 from psbench.analysis.plots import binned_over_time, spectrum_of, write_plots
 
-# ping over both baselines at two sizes, and pubsub over shm at two sizes, twice each
-SWEEP = """
-    name: report-plots
-    defaults: {kind: ping, count: 500, warmup: 50, timeout: 60}
-    matrix:
-      driver: [udp, shm]
-      size: [64, 4KiB]
-    runs:
-      - {kind: pubsub, driver: shm, size: 64, rate: 2000, count: 500}
-      - {kind: pubsub, driver: shm, size: 4KiB, rate: 2000, count: 500}
-    repetitions: 2
-"""
 EXPECTED = {"latency-vs-size", "percentile-spectrum-ping", "percentile-spectrum-pubsub",
             "latency-histograms", "latency-over-time", "throughput-vs-size"}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
-def run_small_sweep(folder):
-    """Runs SWEEP into folder/sweep through the CLI and returns that folder; every run
-    must end ok and leave nothing behind."""
-    store = folder / "sweep"
-    proc = run_cli(["run", str(write(folder, SWEEP)), "-o", str(store)], folder / "results")
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    for record in run_records(store):
-        assert_nothing_left(record["run_id"])
-    return store
-
-
 @pytest.fixture(scope="module")
-def configs(driver_libs, tmp_path_factory):
-    return build_configs(load_results(run_small_sweep(tmp_path_factory.mktemp("plots"))))
+def configs(report_sweep):
+    return build_configs(load_results(report_sweep))
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +73,7 @@ def test_subscriber_plot_is_left_out_with_a_note_when_no_run_varies_subscribers(
 
 
 def test_subscriber_plot_is_drawn_when_subscribers_vary(configs, tmp_path):
-    ping = [c for c in configs if c.kind == "ping"]
+    ping = [c for c in configs if c.kind == "ping" and c.is_baseline]
     varied = [replace(c, params={**c.params, "subscribers": n})
               for n in (1, 2, 4) for c in ping]
     plots, notes = write_plots(varied, tmp_path)

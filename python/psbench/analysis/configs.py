@@ -98,16 +98,25 @@ def setting_text(key: str, value) -> str:
     return size_text(value) if key == "size" else value_text(value)
 
 
-def labels(configs: list[Config]) -> list[str]:
-    """A name for each configuration: its driver and size, and the other settings that
-    differ between the configurations given."""
+def label_keys(configs: list[Config], leave_out: str | None = None) -> list[str]:
+    """The settings that name a configuration among these: driver and size (kind first
+    when it varies), then the other settings that differ between them."""
     varying = varying_keys(configs)
     leading = (["kind"] if "kind" in varying else []) + ["driver", "size"]
-    varying = leading + [k for k in varying if k not in leading]
-    return [" ".join(setting_text(key, config.params.get(key)) if key in leading
-                     else f"{key}={setting_text(key, config.params.get(key))}"
-                     for key in varying if key in config.params) or config.driver
-            for config in configs]
+    return [k for k in leading + [k for k in varying if k not in leading] if k != leave_out]
+
+
+def label_of(config: Config, keys: list[str]) -> str:
+    """e.g. "ping udp 64 B reliability=reliable"."""
+    return " ".join(setting_text(key, config.params[key]) if key in ("kind", "driver", "size")
+                    else f"{key}={setting_text(key, config.params[key])}"
+                    for key in keys if key in config.params)
+
+
+def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:
+    """A name for each configuration (label_keys), without the setting leave_out."""
+    keys = label_keys(configs, leave_out)
+    return [label_of(config, keys) or config.driver for config in configs]
 
 
 def _baselines(configs: list[Config]) -> None:

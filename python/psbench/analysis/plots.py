@@ -8,7 +8,7 @@ sizes and resolution, a constant SVG hash salt, no dates in the files.
 """
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -122,15 +122,6 @@ def _of(index: int, count: int) -> str:
     return "" if count == 1 else f" ({index + 1} of {count})"
 
 
-def legend_labels(configs: list[Config], leave_out: str | None = None) -> list[str]:
-    """Each configuration named by the settings that differ among these configurations,
-    except the plot's x variable."""
-    if leave_out is None:
-        return labels(configs)
-    return labels([replace(c, params={k: v for k, v in c.params.items() if k != leave_out})
-                   for c in configs])
-
-
 # Axes ---------------------------------------------------------------------------------
 
 def _us(ns) -> float:
@@ -206,7 +197,7 @@ def latency_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         return [], notes
     figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
     for ax, (metric, series) in zip(axes, panels):
-        names = legend_labels([s[0] for s in series], leave_out="size")
+        names = labels([s[0] for s in series], leave_out="size")
         for index, (label, members) in enumerate(zip(names, series)):
             colour = f"C{index % 10}"
             sizes = [c.size for c in members]
@@ -261,7 +252,7 @@ def percentile_spectra(configs: list[Config]) -> tuple[list[Drawing], list[str]]
     for suffix, title_suffix, members in _spectrum_groups(configs):
         figure, (ax,) = _panels(1, PANEL_INCHES, 1)
         for index, (label, config) in enumerate(
-                zip(legend_labels(members), members)):
+                zip(labels(members), members)):
             reach, latency = spectrum_of(config.pooled_ns)
             ax.plot(reach, latency / 1000.0, color=f"C{index % 10}", label=label)
         ax.set_xscale("log")
@@ -381,7 +372,7 @@ def throughput_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]
                   "sizes")
         return [], [f"throughput against message size: {reason}"]
     figure, (rate_ax, bits_ax) = _panels(2, PANEL_INCHES, 2)
-    names = legend_labels([s[0] for s in series], leave_out="size")
+    names = labels([s[0] for s in series], leave_out="size")
     for index, (label, members) in enumerate(zip(names, series)):
         sizes = [c.size for c in members]
         for ax, key in ((rate_ax, "samples_per_s"), (bits_ax, "mbit_per_s")):
@@ -419,7 +410,7 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
                     "differing only in subscribers has 2 or more counts"]
     figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
     for ax, (metric, series) in zip(axes, panels):
-        names = legend_labels([s[0] for s in series], leave_out="subscribers")
+        names = labels([s[0] for s in series], leave_out="subscribers")
         for index, (label, members) in enumerate(zip(names, series)):
             colour = f"C{index % 10}"
             counts = [c.params["subscribers"] for c in members]

@@ -11,9 +11,9 @@ from psbench.analysis import formats
 from psbench.analysis.conditions import environment_warnings
 from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
-from psbench.analysis.report_tables import (baseline_table, delivery_table, not_ok_table,
-                                            one_setting_pairs, significance_table,
-                                            summary_table)
+from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table,
+                                            not_ok_table, one_setting_pairs,
+                                            significance_table, summary_table)
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from psbench.analysis.tables import Table
 from psbench.errors import UserError
@@ -41,6 +41,7 @@ class Report:
     warnings: list[str]
     tables: list[Table]
     settings: Settings
+    pairs: list[Pair] = field(default_factory=list)
     plots: list = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -89,7 +90,7 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
     warnings += [f"{c.label}: {w}" for c in configs for w in c.warnings]
     summary = [f"{results.name}: {_status_line(results, configs)}"] + _lowest_lines(configs)
     return Report(f"psbench report: {results.name}", results, configs, summary, warnings,
-                  tables, settings)
+                  tables, settings, pairs)
 
 
 def terminal_text(report: Report) -> str:
@@ -112,6 +113,9 @@ def _json_document(report: Report) -> dict:
                                 "stats_ns": c.stats, "per_repetition_ns": c.per_rep,
                                 "counts": c.counts, "rate": c.rate, "baseline": c.baseline,
                                 "warnings": c.warnings} for c in report.configs],
+            "comparisons": [{"setting": p.setting, "a": p.a.label, "b": p.b.label,
+                             "where": p.where, "verdict": p.result.verdict,
+                             "direction": p.result.direction} for p in report.pairs],
             "tables": [formats.json_value(t) for t in report.tables],
             "plots": [{"name": p.name, "title": p.title, "png": p.png.name,
                        "svg": p.svg.name} for p in report.plots],

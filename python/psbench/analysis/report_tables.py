@@ -4,7 +4,7 @@ setting, and the runs that were not ok."""
 
 from dataclasses import dataclass
 
-from psbench.analysis.configs import Config, setting_text, varying_keys
+from psbench.analysis.configs import Config, label_keys, label_of, setting_text
 from psbench.analysis.describe import LATENCY_KEYS
 from psbench.analysis.load import ResultSet
 from psbench.analysis.significance import (Bootstrap, Comparison, bootstrap,
@@ -94,7 +94,6 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
     """Every two configurations that differ in exactly one setting and measure the same
     metric, the earlier one as A."""
     measured = [c for c in configs if c.ok_runs]
-    varying = varying_keys(measured)
     medians: dict[str, Bootstrap] = {}
 
     def median_of(config: Config) -> Bootstrap:
@@ -111,8 +110,7 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
             setting = _differs_in_one(a, b)
             if setting is None or a.metric != b.metric:
                 continue
-            where = " ".join(setting_text(k, a.params.get(k)) for k in varying
-                             if k != setting and k in a.params)
+            where = label_of(a, label_keys(measured, leave_out=setting))
             pairs.append(Pair(setting, a, b, where, compare_samples(
                 a.rep_samples, b.rep_samples, median_of(a), median_of(b), alpha,
                 threshold)))
