@@ -2,6 +2,7 @@
 default CPU pinning of runs."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -41,3 +42,67 @@ def test_default_pinning_puts_each_role_on_its_own_core():
     if len(allowed) >= 2:
         assert cpus["ping"] != cpus["pong"]
     assert set(default_cpus("pubsub")) == {"pub", "sub"}
+
+
+BROKERS = ("mosquitto", "nats-server", "redis-server")
+
+
+def needing(name: str) -> dict:
+    return {"capabilities": {"transports": ["tcp"], "services": [name]}}
+
+
+def listening_pids(port: int) -> set[int]:
+    """pids with a TCP socket listening on 127.0.0.1:port, from /proc."""
+    inode_lines = [line.split() for line in open("/proc/net/tcp").read().splitlines()[1:]]
+    wanted = {f[9] for f in inode_lines
+              if f[1] == f"0100007F:{port:04X}" and f[3] == "0A"}   # 0A = LISTEN
+    pids = set()
+    for fd in Path("/proc").glob("[0-9]*/fd/*"):
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue
+        if target.startswith("socket:[") and target[8:-1] in wanted:
+            pids.add(int(fd.parts[2]))
+    return pids
+
+
+@pytest.mark.parametrize("name", BROKERS)
+def test_a_broker_is_started_on_loopback_and_stopped(name, tmp_path):
+    with services.ServicePool(largest_message=4 << 20) as pool:
+        [broker] = pool.ensure(needing(name), None, tmp_path)
+        assert broker.proc.poll() is None and broker.address.startswith("127.0.0.1:")
+        assert listening_pids(broker.port) == {broker.proc.pid}   # loopback only
+        assert services.broker_options([broker]) == [f"broker={broker.address}"]
+        assert broker.version and broker.to_json()["log"] == str(tmp_path / f"service-{name}.log")
+        assert any(str(tmp_path / f"service-{name}") in a for a in broker.config)
+        again = pool.ensure(needing(name), None, tmp_path)   # reused, not restarted
+        assert again[0] is broker
+    assert broker.proc.poll() is not None and listening_pids(broker.port) == set()
+
+
+def test_a_broker_that_dies_is_reported_with_its_log_and_replaced(tmp_path):
+    with services.ServicePool() as pool:
+        [first] = pool.ensure(needing("redis-server"), None, tmp_path)
+        assert pool.casualties([first]) == []
+        first.proc.kill()
+        first.proc.wait()
+        [message] = pool.casualties([first])
+        assert "redis-server" in message and "ended during the run" in message
+        assert str(first.log) in message
+        [second] = pool.ensure(needing("redis-server"), None, tmp_path)
+        assert second.proc.pid != first.proc.pid and second.proc.poll() is None
+
+
+def test_a_run_with_its_own_broker_gets_none_started(tmp_path):
+    with services.ServicePool() as pool:
+        assert pool.ensure(needing("mosquitto"), None, tmp_path,
+                           ["broker=127.0.0.1:1883"]) == []
+
+
+def test_roudi_pools_hold_the_largest_message():
+    from psbench.service_definitions import ROUDI_CHUNK_HEADROOM, roudi_pools
+    for largest in (32, 64, 16384, 1 << 20, 4 << 20):
+        pools = roudi_pools(largest)
+        assert pools[-1][0] >= largest + ROUDI_CHUNK_HEADROOM
+        assert all(size < largest + ROUDI_CHUNK_HEADROOM for size, _ in pools[:-1])

@@ -59,7 +59,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
 def run_command(args: argparse.Namespace) -> int:
     paths.require_node()
     spec = spec_from_args(args)
-    with services.ServicePool() as pool:
+    with services.ServicePool(largest_message=spec.size) as pool:
         outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
                               ["psbench", *sys.argv[1:]], services=pool)
     print(report.render(outcome))

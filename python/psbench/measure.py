@@ -1,11 +1,11 @@
 """One measurement end to end: result directory, node processes, run.json, statistics."""
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from psbench import drivers, paths, runner, rundir
 from psbench.samples import SamplesFileError, read_samples
-from psbench.services import ServicePool
+from psbench.services import ServicePool, broker_options
 from psbench.spec import MeasureSpec, node_argv
 from psbench.stats import latency_stats
 
@@ -59,6 +59,13 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
     return stats, problems
 
 
+def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path) -> list:
+    # Always the stdio barrier, also for one intra-process node: the launcher then sees
+    # every run reach its start the same way, and bounds that wait the same way.
+    return [(roles, node_argv(node, spec, roles, run_id, run_dir, "stdio"))
+            for roles in spec.process_roles()]
+
+
 def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         services: ServicePool | None = None) -> MeasureOutcome:
     """Runs spec with its results in a new directory under parent. Result files are
@@ -69,10 +76,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     driver = drivers.describe(node, spec.driver_path)
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
-    # Always the stdio barrier, also for one intra-process node: the launcher then sees
-    # every run reach its start the same way, and bounds that wait the same way.
-    commands = [(roles, node_argv(node, spec, roles, run_id, run_dir, "stdio"))
-                for roles in spec.process_roles()]
+    commands = _commands(node, spec, run_id, run_dir)
     record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
               "created_utc": rundir.utc_now(), "finished_utc": None,
               "cli_argv": cli_argv, "node": str(node), "driver": driver,
@@ -89,9 +93,16 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         record["processes"] = [p.to_json() for p in procs]
         rundir.write_json(run_json, record)
 
+    used = []
     try:
         if services is not None:
-            record["services"] = services.ensure(driver, spec.transport, run_dir)
+            used = services.ensure(driver, spec.transport, run_dir, spec.options)
+            record["services"] = [s.to_json() for s in used]
+            if broker_options(used):
+                # The node learns where the broker psbench started listens.
+                commands = _commands(node, replace(spec, options=spec.options +
+                                                   broker_options(used)), run_id, run_dir)
+                record["processes"] = [{"roles": r, "argv": a} for r, a in commands]
             rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         result = runner.launch(run_id, run_dir, commands, barrier=True,
@@ -109,6 +120,11 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     status, message = result.status, result.message
     if status == "ok" and problems:
         status, message = "failed", "; ".join(problems)
+    died = services.casualties(used) if services is not None else []
+    if died and status != "interrupted":
+        # Whatever the nodes made of it, a run whose broker died is not a measurement.
+        status = "failed"
+        message = "; ".join(died + ([message] if message else []))
     record.update(status=status, message=message, finished_utc=rundir.utc_now(),
                   processes=[p.to_json() for p in result.processes],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,

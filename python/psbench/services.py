@@ -1,14 +1,17 @@
 """The daemons and brokers drivers need (their capabilities' `services`), started by
 psbench for the runs that need them, reused across runs, and stopped afterwards.
 
-A service already running on the host (started by someone else) is used as it is and
-left alone. Each known service has a definition here: how to start it (an argv, never a
-shell string), how to tell it is ready, and what it must not leave behind.
+What each one is and how it is configured: service_definitions.py. A broker gets a
+generated configuration bound to 127.0.0.1 and a free port, and the node is told its
+address (driver option `broker`); a run that gives its own `broker` uses that one and
+psbench starts none. A service psbench started that dies during a run fails that run
+with the tail of its log, and the next run gets a fresh one. A RouDi already running on
+the host (started by someone else) is used as it is and left alone.
 """
 
 import os
 import signal
-import getpass
+import socket
 import subprocess
 import time
 from dataclasses import dataclass, field
@@ -16,40 +19,31 @@ from pathlib import Path
 
 from psbench.drivers import running_programs
 from psbench.errors import UserError
+from psbench.service_definitions import ADDRESS_OPTION, KNOWN, ServiceDefinition
 from psbench.signals import die_with_parent, signals_deferred
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
+LOG_TAIL_LINES = 5
+DEFAULT_LARGEST_MESSAGE = 4 << 20
 
 
-@dataclass
-class ServiceDefinition:
-    name: str
-    argv: list[str]
-    ready_line: str              # printed on stdout once clients may connect
-    leftovers: list[str]         # /dev/shm names it must remove when it stops
-
-
-# iox-roudi is iceoryx's shared-memory daemon (Cyclone's shm transport); it has no
-# network port, only shared memory, and removes it on SIGTERM.
-KNOWN = {
-    "iox-roudi": ServiceDefinition(
-        name="iox-roudi", argv=["iox-roudi"], ready_line="RouDi is ready for clients",
-        leftovers=["iceoryx_mgmt", getpass.getuser()]),
-}
-
-
-def needed(describe: dict, transport: str | None) -> list[str]:
+def needed(describe: dict, transport: str | None, options: list[str] = ()) -> list[str]:
     """The services a run of this driver on this transport needs (see driver.h:
-    "EXE" for every run, "TRANSPORT:EXE" for runs on that transport)."""
+    "EXE" for every run, "TRANSPORT:EXE" for runs on that transport); none that the
+    run's own `broker` option replaces."""
     caps = describe.get("capabilities", {})
     transports = caps.get("transports") or []
     chosen = transport if transport not in (None, "default") else (transports or [None])[0]
+    own_broker = any(o.partition("=")[0] == ADDRESS_OPTION for o in options)
     names = []
     for entry in caps.get("services") or []:
         only, _, name = entry.rpartition(":")
-        if not only or only == chosen:
-            names.append(name)
+        if only and only != chosen:
+            continue
+        if own_broker and name != "iox-roudi":
+            continue
+        names.append(name)
     return names
 
 
@@ -58,16 +52,32 @@ class RunningService:
     definition: ServiceDefinition
     proc: subprocess.Popen | None   # None: someone else's, left alone
     log: Path | None = None         # its stdout and stderr
+    port: int | None = None
+    version: str | None = None
+    config: list[str] = field(default_factory=list)   # its argv
+
+    @property
+    def address(self) -> str | None:
+        return f"127.0.0.1:{self.port}" if self.port else None
 
     def to_json(self) -> dict:
         return {"name": self.definition.name, "started_by_psbench": self.proc is not None,
-                "pid": self.proc.pid if self.proc else None,
+                "pid": self.proc.pid if self.proc else None, "address": self.address,
+                "version": self.version, "argv": self.config,
                 "log": str(self.log) if self.log else None}
+
+    def log_tail(self) -> str:
+        if self.log is None or not self.log.exists():
+            return "no log"
+        lines = self.log.read_text(errors="replace").strip().splitlines()
+        return " | ".join(lines[-LOG_TAIL_LINES:]) or "no output"
 
 
 @dataclass
 class ServicePool:
-    """Use as a context manager around one run or a whole sweep."""
+    """Use as a context manager around one run or a whole sweep. largest_message: the
+    largest message any of its runs sends (RouDi's pools are sized for it)."""
+    largest_message: int = DEFAULT_LARGEST_MESSAGE
     services: dict[str, RunningService] = field(default_factory=dict)
 
     def __enter__(self) -> "ServicePool":
@@ -76,33 +86,52 @@ class ServicePool:
     def __exit__(self, *exc) -> None:
         self.stop_all()
 
-    def ensure(self, describe: dict, transport: str | None, log_dir: Path) -> list[dict]:
-        """Starts what the run needs and is not running yet (its log in log_dir, the
+    def ensure(self, describe: dict, transport: str | None, log_dir: Path,
+               options: list[str] = ()) -> list[RunningService]:
+        """Starts what the run needs and is not running yet (its files in log_dir, the
         directory of the first run that needed it); returns what the run uses."""
         used = []
-        for name in needed(describe, transport):
+        for name in needed(describe, transport, options):
             if name not in self.services:
                 self.services[name] = self._start(name, log_dir)
-            used.append(self.services[name].to_json())
+            used.append(self.services[name])
         return used
+
+    def casualties(self, used: list[RunningService]) -> list[str]:
+        """Services of psbench's that died during the run, each as a message with its
+        log's tail; they are forgotten, so the next run starts them again."""
+        messages = []
+        for service in used:
+            if service.proc is None or service.proc.poll() is None:
+                continue
+            messages.append(f"{service.definition.name} (pid {service.proc.pid}) ended "
+                            f"during the run with exit code {service.proc.returncode}: "
+                            f"{service.log_tail()}; its log: {service.log}")
+            _stop(service)
+            self.services.pop(service.definition.name, None)
+        return messages
 
     def _start(self, name: str, log_dir: Path) -> RunningService:
         definition = KNOWN.get(name)
         if definition is None:
             raise UserError(f"the driver needs service {name!r}, which psbench does not know "
                             f"how to start; start it yourself, then run again")
-        if name[:15] in running_programs():
-            return RunningService(definition, proc=None)
+        if definition.ready_line and name[:15] in running_programs():
+            return RunningService(definition, proc=None)   # e.g. a RouDi of the host's
+        folder = log_dir / f"service-{name}"
+        folder.mkdir(exist_ok=True)
+        launch = definition.launch(folder, self.largest_message)
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
         try:
             with log.open("w") as out:
-                proc = subprocess.Popen(definition.argv, stdin=subprocess.DEVNULL, stdout=out,
+                proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=out,
                                         stderr=subprocess.STDOUT, start_new_session=True,
-                                        preexec_fn=die_with_parent)
+                                        preexec_fn=die_with_parent, cwd=folder)
         except OSError as exc:
             raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
-        service = RunningService(definition, proc=proc, log=log)
+        service = RunningService(definition, proc=proc, log=log, port=launch.port,
+                                 version=_version(definition), config=launch.argv)
         try:
             _wait_ready(service)
         except BaseException:
@@ -117,21 +146,50 @@ class ServicePool:
             self.services.clear()
 
 
+def broker_options(used: list[RunningService]) -> list[str]:
+    """The driver options that tell the node where its broker listens."""
+    return [f"{ADDRESS_OPTION}={s.address}" for s in used if s.address]
+
+
+def _version(definition: ServiceDefinition) -> str | None:
+    if not definition.version_argv:
+        return None
+    try:
+        out = subprocess.run(list(definition.version_argv), capture_output=True, text=True,
+                             timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _is_ready(service: RunningService) -> bool:
+    if service.port is not None:
+        return _accepts(service.port)
+    return service.definition.ready_line in service.log.read_text(errors="replace")
+
+
 def _wait_ready(service: RunningService) -> None:
-    definition = service.definition
     end = time.monotonic() + READY_TIMEOUT_S
     while time.monotonic() < end:
-        text = service.log.read_text(errors="replace")
-        if definition.ready_line in text:
+        if _is_ready(service):
             return
         if service.proc.poll() is not None:
             break
         time.sleep(0.05)
-    tail = " | ".join(service.log.read_text(errors="replace").strip().splitlines()[-5:])
     ended = service.proc.poll()
     state = f"it ended with exit code {ended}" if ended is not None else "still not ready"
-    raise UserError(f"{definition.name} did not become ready within {READY_TIMEOUT_S:g} s "
-                    f"({state}): {tail or 'no output'}; its log: {service.log}")
+    raise UserError(f"{service.definition.name} did not become ready within "
+                    f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
+                    f"{service.log}")
 
 
 def _stop(service: RunningService) -> None:

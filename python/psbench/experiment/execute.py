@@ -100,7 +100,9 @@ def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],
             todo.append(run)
     progress.total = len(todo)
     try:
-        with services.ServicePool() as pool:
+        # RouDi's pools are sized once, for the largest message of the sweep.
+        largest = max((plan.specs[r.number].size for r in todo), default=64)
+        with services.ServicePool(largest_message=largest) as pool:
             for run in todo:
                 progress.start(run.label)
                 entry = _run_one(run, plan, store, env, cli_argv, pool)
