@@ -31,6 +31,7 @@ demo: build
 bench: build
 	bench/overhead
 	bench/ddsperf_compare
+	bench/all_drivers
 
 clean:
 	rm -rf $(BUILD_DIR) results
