@@ -1,0 +1,42 @@
+// One TCP connection to redis-server through hiredis, and what every endpoint does with
+// it outside the timed path.
+#ifndef PSBENCH_REDIS_CONNECTION_H
+#define PSBENCH_REDIS_CONNECTION_H
+
+#include "hiredis_c.h"
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <ctime>
+
+#include "psbench/driver.h"
+#include "settings.h"
+
+namespace psbredis {
+
+// A blocking hiredis context on settings' broker: TCP_NODELAY (hiredis sets it),
+// connect, reply and send timeouts of kIoTimeoutS, the reader's buffer never given back
+// (maxbuf 0). nullptr (err set) if the server cannot be reached. `what` names the
+// connection in messages ("publisher", "subscriber").
+redisContext *connect_server(const Settings &s, const char *what, psb_error *err);
+
+// Sends a command and returns its reply (an error reply too: the caller looks at it).
+// nullptr (err set) if the connection failed. Sent with MSG_NOSIGNAL, so a closed
+// connection is an error and never a SIGPIPE; the reply is read by hiredis.
+redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
+                    const char **argv, const size_t *argvlen, psb_error *err);
+
+// Writes all of iov (advancing it) with MSG_NOSIGNAL, retrying after signals. 0 = sent,
+// otherwise the errno (EAGAIN: kIoTimeoutS passed before all of it was taken).
+int send_all(int fd, struct iovec *iov, int iovcnt);
+
+// Waits until fd is readable, or stop_fd (if >= 0) is, or timeout_ns passes (negative:
+// no limit). 1 = fd readable (or hung up), 0 = timeout or a signal, 2 = stop_fd, -1 =
+// error (errno).
+int wait_readable(int fd, int stop_fd, int64_t timeout_ns);
+
+int64_t now_ns();
+
+}  // namespace psbredis
+
+#endif

@@ -1,0 +1,40 @@
+// The driver's view of a psb_config: validated once by check() and open(), then kept in
+// the context so the timed path never looks at strings.
+#ifndef PSBENCH_REDIS_SETTINGS_H
+#define PSBENCH_REDIS_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbredis {
+
+// Largest message, header included. Redis bulk strings may hold 512 MB; psbench's
+// sizes stop at 4 MiB, and the server's pubsub output buffer limit is sized for it.
+constexpr uint64_t kMaxPayload = 4194304;
+
+// Bound on every blocking socket operation outside take(): connecting, a command's
+// reply, a write the server does not read (SO_SNDTIMEO). A dead or stopped server
+// makes the call fail after this long instead of hanging.
+constexpr int kIoTimeoutS = 10;
+
+struct Settings {
+  std::string run_id;
+  std::string host;  // from option broker=HOST:PORT
+  int port = 0;
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  uint64_t max_payload = 0;
+
+  // "HOST:PORT" as given, for messages.
+  std::string address() const;
+  // The pub/sub channel of a topic: psbench:<run id>:<topic>.
+  std::string channel(const char *topic) const;
+};
+
+// Validates cfg; fills *out if non-NULL. false (err set) if refused.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+}  // namespace psbredis
+
+#endif
