@@ -96,11 +96,11 @@ def _redis(folder: Path, largest_message: int) -> Launch:
     port = free_port()
     config = folder / "redis.conf"
     # No persistence; a subscriber of large messages is not cut off at the default
-    # 32 MB output buffer.
+    # 32 MB output buffer; the process keeps its command line (which names this run).
     config.write_text("\n".join([
         "bind 127.0.0.1", f"port {port}", "protected-mode yes", 'save ""',
         "appendonly no", "daemonize no", f"dir {folder}", 'logfile ""',
-        "client-output-buffer-limit pubsub 512mb 128mb 60"]) + "\n")
+        "set-proc-title no", "client-output-buffer-limit pubsub 512mb 128mb 60"]) + "\n")
     return Launch([executable("redis-server"), str(config)], port)
 
 
