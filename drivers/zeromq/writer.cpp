@@ -1,0 +1,170 @@
+#include "writer.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "error.h"
+
+namespace psbzmq {
+namespace {
+
+// How long zmq_close() lets queued messages (the last samples, the end markers) drain
+// to connected subscribers before they are dropped; bounds the wait in close().
+constexpr int kWriterLingerMs = 1000;
+
+}  // namespace
+
+Writer::Writer(Context *ctx, const char *topic)
+    : ctx_(ctx), topic_(topic), endpoint_(endpoint_for(ctx->settings, topic)) {
+  zmq_msg_init(&loan_);
+  count_key_ = ctx->settings.conflate ? std::string() : topic_;
+  if (ctx->settings.transport == Transport::ipc) ipc_file_ = ipc_path(ctx->settings, topic_);
+}
+
+Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
+  std::unique_ptr<Writer> w(new Writer(ctx, topic));
+  w->socket_ = zmq_socket(ctx->zctx, ZMQ_XPUB);
+  if (w->socket_ == nullptr) {
+    set_error(err, "zeromq: zmq_socket(XPUB): %s", zmq_strerror(zmq_errno()));
+    return nullptr;
+  }
+  const Settings &s = ctx->settings;
+  if (!set_int_option(w->socket_, ZMQ_SNDHWM, s.sndhwm, "ZMQ_SNDHWM", err) ||
+      !set_int_option(w->socket_, ZMQ_LINGER, kWriterLingerMs, "ZMQ_LINGER", err) ||
+      // every subscribe and unsubscribe reaches the application, one per subscriber
+      !set_int_option(w->socket_, ZMQ_XPUB_VERBOSER, 1, "ZMQ_XPUB_VERBOSER", err) ||
+      !w->bind(err))
+    return nullptr;
+  if (s.transport == Transport::inproc) {
+    w->inproc_ = inproc_topic(w->topic_);
+    w->inproc_->writers.fetch_add(1);
+    w->inproc_->ever_written.store(true);
+  }
+  w->created_ns_ = monotonic_ns();
+  ctx->writers.insert(w.get());
+  return w.release();
+}
+
+bool Writer::bind(psb_error *err) {
+  const Settings &s = ctx_->settings;
+  for (int attempt = 0;; ++attempt) {
+    if (s.transport == Transport::ipc) {
+      const std::string dir = ipc_directory(s.run_id);
+      if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+        set_error(err, "zeromq: cannot create %s for ipc sockets: %s", dir.c_str(), std::strerror(errno));
+        return false;
+      }
+    }
+    if (zmq_bind(socket_, endpoint_.c_str()) == 0) {
+      bound_ = true;
+      return true;
+    }
+    const int e = zmq_errno();
+    // Another process of the run may have removed the (then empty) directory between
+    // our mkdir and bind: make it again.
+    if (s.transport == Transport::ipc && e == ENOENT && attempt < 3) continue;
+    if (e == EADDRINUSE && s.transport == Transport::tcp)
+      set_error(err,
+                "zeromq: cannot bind %s for topic %s: port %u is in use (another run or program "
+                "holds it). A run's ports are port_base (%u) + %u x (FNV-1a(run id) %% %u) + a "
+                "slot per topic; retry with another run id, move the range with --option "
+                "port_base=N, or use --transport ipc",
+                endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, kPortsPerRun,
+                kRunBlocks);
+    else if (e == EADDRINUSE && s.transport == Transport::inproc)
+      set_error(err, "zeromq: cannot bind %s: this process already has a writer of topic %s",
+                endpoint_.c_str(), topic_.c_str());
+    else
+      set_error(err, "zeromq: cannot bind %s for topic %s: %s", endpoint_.c_str(), topic_.c_str(),
+                zmq_strerror(e));
+    return false;
+  }
+}
+
+Writer::~Writer() {
+  ctx_->writers.erase(this);
+  if (loan_held_) zmq_msg_close(&loan_);
+  if (socket_) zmq_close(socket_);  // queued messages still go out, for up to the linger
+  if (!ipc_file_.empty()) {
+    // libzmq leaves the socket file of an ipc:// bind behind; remove it, and the run's
+    // directory once it is empty (another writer of the run may still have its file).
+    if (bound_) unlink(ipc_file_.c_str());
+    rmdir(ipc_directory(ctx_->settings.run_id).c_str());
+  }
+  if (inproc_) inproc_->writers.fetch_sub(1);
+}
+
+int Writer::matched_readers() {
+  // Drain the subscriptions the XPUB received since the last call: "\x01" + topic per
+  // new subscriber, "\x00" + topic per subscriber gone (ZMQ_XPUB_VERBOSER).
+  zmq_msg_t m;
+  zmq_msg_init(&m);
+  while (zmq_msg_recv(&m, socket_, ZMQ_DONTWAIT) >= 0) {
+    const auto *d = static_cast<const uint8_t *>(zmq_msg_data(&m));
+    const size_t n = zmq_msg_size(&m);
+    if (n == count_key_.size() + 1 && (d[0] == 0 || d[0] == 1) &&
+        std::memcmp(d + 1, count_key_.data(), count_key_.size()) == 0)
+      matched_ += d[0] == 1 ? 1 : -1;
+  }
+  zmq_msg_close(&m);
+  if (inproc_ && matched_ == 0 && !hinted_ && !inproc_->ever_read.load() &&
+      monotonic_ns() - created_ns_ > kInprocPeerGraceNs) {
+    // The node will give up at its match timeout; say why it cannot match.
+    std::fprintf(stderr, "%s\n", inproc_alone_message(topic_, "reader").c_str());
+    hinted_ = true;
+  }
+  return matched_;
+}
+
+int Writer::send_failed(psb_error *err) {
+  set_error(err, "zeromq: send on %s: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
+  return -1;
+}
+
+int Writer::write(const void *data, size_t len, psb_error *err) {
+  // An XPUB never blocks: a subscriber whose queue is at the high-water mark does not
+  // get this message, and nothing says so (the receiving node counts it lost).
+  for (;;) {
+    if (zmq_send(socket_, data, len, ZMQ_DONTWAIT) >= 0) return 0;
+    if (zmq_errno() != EINTR) return send_failed(err);
+  }
+}
+
+void *Writer::loan(size_t len, psb_error *err) {
+  if (loan_held_) zmq_msg_close(&loan_);  // a loan never written: give it back
+  loan_held_ = false;
+  if (zmq_msg_init_size(&loan_, len) != 0) {
+    set_error(err, "zeromq: zmq_msg_init_size(%zu): %s", len, zmq_strerror(zmq_errno()));
+    zmq_msg_init(&loan_);
+    return nullptr;
+  }
+  loan_held_ = true;
+  return zmq_msg_data(&loan_);
+}
+
+int Writer::write_loan(void *sample, size_t len, psb_error *err) {
+  if (!loan_held_ || sample != zmq_msg_data(&loan_) || len != zmq_msg_size(&loan_)) {
+    set_error(err, "zeromq: write_loan: not the buffer (or size) the last loan() gave");
+    return -1;
+  }
+  for (;;) {
+    // On success the message is handed to ZeroMQ and loan_ is left empty.
+    if (zmq_msg_send(&loan_, socket_, ZMQ_DONTWAIT) >= 0) {
+      loan_held_ = false;
+      return 0;
+    }
+    if (zmq_errno() != EINTR) {
+      int rc = send_failed(err);
+      zmq_msg_close(&loan_);
+      zmq_msg_init(&loan_);
+      loan_held_ = false;
+      return rc;
+    }
+  }
+}
+
+}  // namespace psbzmq
