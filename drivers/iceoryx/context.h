@@ -1,0 +1,45 @@
+// A driver context (one per role) and the endpoints it owns, so that close() can
+// still destroy anything the caller left behind. Contexts of one process share the
+// process's iceoryx runtime (runtime.h).
+#ifndef PSBENCH_ICEORYX_CONTEXT_H
+#define PSBENCH_ICEORYX_CONTEXT_H
+
+#include "settings.h"
+
+namespace psbiox {
+
+struct Context;
+
+struct Endpoint {
+  Context *ctx = nullptr;
+  Endpoint *prev = nullptr;
+  Endpoint *next = nullptr;
+  bool is_reader = false;
+  virtual ~Endpoint() = default;
+};
+
+struct Context {
+  Settings settings;
+  Endpoint *endpoints = nullptr;
+
+  void link(Endpoint *e) {
+    e->ctx = this;
+    e->prev = nullptr;
+    e->next = endpoints;
+    if (endpoints != nullptr) endpoints->prev = e;
+    endpoints = e;
+  }
+  void unlink(Endpoint *e) {
+    if (e->prev != nullptr)
+      e->prev->next = e->next;
+    else
+      endpoints = e->next;
+    if (e->next != nullptr) e->next->prev = e->prev;
+    e->ctx = nullptr;
+    e->prev = e->next = nullptr;
+  }
+};
+
+}  // namespace psbiox
+
+#endif

@@ -1,0 +1,127 @@
+#include "runtime.h"
+
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "iceoryx_hoofs/log/logmanager.hpp"
+#include "iceoryx_hoofs/platform/platform_settings.hpp"
+#include "iceoryx_posh/iceoryx_posh_types.hpp"
+#include "iceoryx_posh/runtime/posh_runtime.hpp"
+#include "iceoryx_posh/runtime/service_discovery.hpp"
+#include "iceoryx_posh/version/version_info.hpp"
+
+#include "error.h"
+
+namespace psbiox {
+namespace {
+
+constexpr size_t kIdMax = 100;  // iox::capro::IdString_t and iox::RuntimeName_t capacity
+
+uint64_t fnv1a(const std::string &s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+// s itself when it fits in max characters, else a prefix and the hash of all of s.
+std::string fit(const std::string &s, size_t max) {
+  if (s.size() <= max) return s;
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(fnv1a(s)));
+  return s.substr(0, max - std::strlen(hash)) + hash;
+}
+
+std::string roudi_socket_path() {
+  return std::string(iox::platform::IOX_UDS_SOCKET_PATH_PREFIX) + iox::roudi::IPC_CHANNEL_ROUDI_NAME;
+}
+
+// VersionInfo keeps its fields protected; getCurrentVersion() is compiled into the
+// library, so this reports the library actually loaded, not the headers.
+struct LoadedVersion : iox::version::VersionInfo {
+  LoadedVersion() : VersionInfo(getCurrentVersion()) {}
+  std::string text() const {
+    char buf[160];
+    if (m_versionTweak != 0)
+      std::snprintf(buf, sizeof buf, "%u.%u.%u.%u (libiceoryx_posh built %s)", m_versionMajor, m_versionMinor,
+                    m_versionPatch, m_versionTweak, m_buildDateString.c_str());
+    else
+      std::snprintf(buf, sizeof buf, "%u.%u.%u (libiceoryx_posh built %s)", m_versionMajor, m_versionMinor,
+                    m_versionPatch, m_buildDateString.c_str());
+    return buf;
+  }
+};
+
+std::mutex g_runtime_mu;
+bool g_runtime_up = false;
+
+}  // namespace
+
+bool roudi_running() {
+  const std::string path = roudi_socket_path();
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  // A datagram connect only names the peer: nothing is sent to RouDi.
+  const bool up = connect(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) == 0;
+  close(fd);
+  return up;
+}
+
+bool ensure_runtime(const std::string &run_id, psb_error *err) {
+  std::lock_guard<std::mutex> lock(g_runtime_mu);
+  if (g_runtime_up) return true;
+  if (!roudi_running()) {
+    set_error(err,
+              "iceoryx: iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
+              "of this driver, or start iox-roudi yourself first",
+              roudi_socket_path().c_str());
+    return false;
+  }
+  // iceoryx logs to stderr; its default for applications includes debug lines.
+  iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
+                                                           iox::log::LogLevelOutput::kHideLogLevel);
+  // The name is also a socket in /tmp: the run id (shortened if long) and the pid.
+  const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
+  iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
+  g_runtime_up = true;
+  return true;
+}
+
+iox::capro::ServiceDescription service_for(const std::string &run_id, const std::string &topic) {
+  using Id = iox::capro::IdString_t;
+  return iox::capro::ServiceDescription(Id(iox::cxx::TruncateToCapacity, "psbench"),
+                                        Id(iox::cxx::TruncateToCapacity, fit(run_id, kIdMax).c_str()),
+                                        Id(iox::cxx::TruncateToCapacity, fit(topic, kIdMax).c_str()));
+}
+
+int publishers_offering(const iox::capro::ServiceDescription &service) {
+  // Created on first use, after the runtime (so destroyed before it at exit).
+  static std::mutex mu;
+  static std::unique_ptr<iox::runtime::ServiceDiscovery> discovery;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!discovery) discovery.reset(new iox::runtime::ServiceDiscovery());
+  int found = 0;
+  discovery->findService(service.getServiceIDString(), service.getInstanceIDString(), service.getEventIDString(),
+                         [&](const iox::capro::ServiceDescription &) { ++found; },
+                         iox::popo::MessagingPattern::PUB_SUB);
+  return found > 0 ? 1 : 0;
+}
+
+const char *library_version() {
+  static const std::string text = LoadedVersion().text();
+  return text.c_str();
+}
+
+}  // namespace psbiox

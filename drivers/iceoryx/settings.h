@@ -1,0 +1,40 @@
+// The driver's view of a psb_config: validated once by check() and open(), then kept
+// in the context so the timed path never looks at strings.
+#ifndef PSBENCH_ICEORYX_SETTINGS_H
+#define PSBENCH_ICEORYX_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbiox {
+
+// Largest message, header included. RouDi's built-in configuration has a mempool of
+// exactly 4 MiB payloads; psbench's generated one is sized for the experiment.
+constexpr uint64_t kMaxPayload = 4194304;
+// iceoryx 2.0's build limits (iceoryx_posh_deployment.hpp), checked against the
+// headers in settings.cpp: a subscriber queue holds at most 256 samples, a publisher
+// keeps at most 16 for late joiners.
+constexpr uint32_t kMaxQueueCapacity = 256;
+constexpr uint32_t kMaxHistory = 16;
+// A reliable writer waits at most this long for a free chunk in RouDi's mempool.
+constexpr int64_t kChunkWaitNs = 10'000'000'000;
+
+struct Settings {
+  std::string run_id;
+  bool reliable = false;        // BLOCK_PRODUCER + WAIT_FOR_CONSUMER
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  uint32_t queue_capacity = 0;  // subscriber queue (the history depth)
+  uint32_t history = 0;         // transient_local: publisher history = subscriber request
+  uint64_t max_payload = 0;
+  bool use_loan = false;
+};
+
+// Validates cfg (not whether RouDi runs); fills *out if non-NULL. false (err set) if
+// refused.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+}  // namespace psbiox
+
+#endif
