@@ -1,0 +1,39 @@
+// What a run asks of the nats driver, checked and parsed once (check() and open()).
+#ifndef PSBENCH_NATS_SETTINGS_H
+#define PSBENCH_NATS_SETTINGS_H
+
+#include <cstdarg>
+#include <cstdio>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbnats {
+
+struct Settings {
+  std::string host;      // as given in broker=HOST:PORT ([v6] brackets removed)
+  int port = 0;
+  std::string address;   // HOST:PORT as given, for messages
+  std::string url;       // nats://HOST:PORT
+  bool send_asap = true; // option send_asap (default true)
+};
+
+// Fills *out (may be null: only checking). False with err filled when the run asks for
+// something core NATS cannot honour or an option is missing or malformed.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+// The subject of a topic: "psbench.<run id>.<topic>". False (err filled) when the
+// topic holds a character that means something in a NATS subject.
+bool subject_of(const char *run_id, const char *topic, std::string *subject, psb_error *err);
+
+__attribute__((format(printf, 2, 3))) inline void set_error(psb_error *err, const char *fmt, ...) {
+  if (err == nullptr) return;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(err->message, sizeof err->message, fmt, ap);
+  va_end(ap);
+}
+
+}  // namespace psbnats
+
+#endif
