@@ -4,6 +4,7 @@ their result directory with the status recorded."""
 import json
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,23 @@ def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
         error = summary["error"] or ""
         assert (summary["ended_by"] in ends or "before the start" in error
                 or "no GO line" in error), (role, summary["ended_by"], error)
+
+
+def test_leftovers_named_after_the_run_are_removed_and_nothing_else(tmp_path):
+    import tempfile
+    from psbench.runner import remove_leftovers
+    run_id, other = "LeftOver01", "LeftOver02"
+    tmp = Path(tempfile.gettempdir())
+    made = [Path("/dev/shm") / f"psbench_{run_id}_data", tmp / f"psbench_{run_id}_77.lock",
+            tmp / f"psbench-zeromq-{run_id}"]
+    made[0].write_bytes(b"x")
+    made[1].write_bytes(b"")
+    made[2].mkdir()
+    (made[2] / "data.ipc").write_bytes(b"")
+    keep = tmp / f"psbench_{other}_77.lock"
+    keep.write_bytes(b"")
+    try:
+        assert sorted(remove_leftovers(run_id)) == sorted(str(p) for p in made)
+        assert not any(p.exists() for p in made) and keep.exists()
+    finally:
+        keep.unlink()

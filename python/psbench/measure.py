@@ -128,7 +128,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     record.update(status=status, message=message, finished_utc=rundir.utc_now(),
                   processes=[p.to_json() for p in result.processes],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
-                  shm_leftovers_removed=result.shm_removed, cleanup=result.cleanup,
+                  leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
                   problems=problems, stats=stats)
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,

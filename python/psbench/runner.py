@@ -4,14 +4,17 @@ Each process starts in its own session (so a terminal's Ctrl-C reaches only us, 
 can kill its whole process group), with stdin/stdout pipes for the stdio barrier and
 stderr in a file in the run directory. Whatever happens (normal end, timeout, Ctrl-C,
 an exception here), every process still running is sent SIGTERM, then SIGKILL after a
-grace period, and the run's shared-memory leftovers in /dev/shm are removed.
+grace period, and the run's leftovers (in /dev/shm and the temporary directory, named
+after the run id) are removed.
 """
 
 import json
 import os
 import selectors
+import shutil
 import signal
 import subprocess
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,7 +71,7 @@ class RunResult:
     processes: list[NodeProcess]
     summaries: dict[str, dict]    # role -> parsed <role>.json
     summary_errors: dict[str, str]
-    shm_removed: list[str]
+    leftovers_removed: list[str]
     cleanup: dict | None = None   # outcome of the driver's cleanup command
 
     @property
@@ -194,16 +197,21 @@ def _signal_group(proc: NodeProcess, sig: int) -> None:
         pass
 
 
-def remove_shm_leftovers(run_id: str) -> list[str]:
-    """Shared-memory objects named after this run (run ids are random, so the glob
-    cannot match another run's files)."""
+def remove_leftovers(run_id: str) -> list[str]:
+    """Files a killed node may leave, named after this run, in /dev/shm (shared memory)
+    and the temporary directory (sockets, locks, e.g. iceoryx's and ZeroMQ ipc's). Run ids
+    are random, so the glob cannot match another run's files."""
     removed = []
-    for path in paths.shm_dir().glob(f"*psbench*{run_id}*"):
-        try:
-            path.unlink()
-            removed.append(path.name)
-        except OSError:
-            pass
+    for folder in (paths.shm_dir(), Path(tempfile.gettempdir())):
+        for path in folder.glob(f"*psbench*{run_id}*"):
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+                removed.append(str(path))
+            except OSError:
+                pass
     return removed
 
 
@@ -348,7 +356,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
         with signals_deferred():
             _stop(procs)
             selector.close()
-            shm_removed = remove_shm_leftovers(run_id)
+            leftovers = remove_leftovers(run_id)
             cleanup = run_cleanup_command(cleanup_command)
     _save_stdout(procs, run_dir)
     roles = [role for proc in procs for role in proc.roles]
@@ -357,7 +365,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
                                 interrupted)
     return RunResult(run_id=run_id, run_dir=run_dir, status=status, message=message,
                      processes=procs, summaries=summaries, summary_errors=summary_errors,
-                     shm_removed=shm_removed, cleanup=cleanup)
+                     leftovers_removed=leftovers, cleanup=cleanup)
 
 
 def _save_stdout(procs, run_dir: Path) -> None:

@@ -17,7 +17,10 @@ from typing import Callable
 ADDRESS_OPTION = "broker"
 # iceoryx: room for the chunk header (and Cyclone's own header) beside the message.
 ROUDI_CHUNK_HEADROOM = 4096
-ROUDI_POOLS = ((256, 4096), (4096, 1024), (65536, 256), ((1 << 20) + ROUDI_CHUNK_HEADROOM, 64))
+# (chunk size, count): enough chunks of the small sizes for several subscribers' full
+# queues (iceoryx queues hold up to 256); large chunks are costly, fewer of them.
+ROUDI_POOLS = ((256, 8192), (4096, 4096), (65536, 1024),
+               ((1 << 20) + ROUDI_CHUNK_HEADROOM, 256))
 ROUDI_LARGEST_COUNT = 64
 
 
