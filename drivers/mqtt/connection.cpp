@@ -1,0 +1,348 @@
+#include "connection.h"
+
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "error.h"
+#include "reader.h"
+#include "writer.h"
+
+namespace psbmqtt {
+namespace {
+
+constexpr int64_t kConnectTimeoutNs = 10'000'000'000;
+constexpr int64_t kSubscribeTimeoutNs = 10'000'000'000;
+constexpr int64_t kUnsubscribeTimeoutNs = 5'000'000'000;
+constexpr int64_t kDisconnectTimeoutNs = 5'000'000'000;
+constexpr int kSetupSliceMs = 10;
+
+std::once_flag g_lib_once;
+std::atomic<unsigned> g_connections{0};
+
+const char *describe(int rc, int errno_value, char *buf, size_t size) {
+  if (rc == MOSQ_ERR_ERRNO && errno_value != 0) return strerror_r(errno_value, buf, size);
+  return mosquitto_strerror(rc);
+}
+
+void sleep_briefly() { std::this_thread::sleep_for(std::chrono::microseconds(200)); }
+
+}  // namespace
+
+int64_t now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+Connection *Connection::open(const Settings &s, psb_error *err) {
+  std::call_once(g_lib_once, [] { mosquitto_lib_init(); });  // never cleaned up: other
+                                                             // contexts may still use it
+  auto *c = new Connection(s);
+  if (!c->connect(err)) {
+    delete c;
+    return nullptr;
+  }
+  return c;
+}
+
+bool Connection::connect(psb_error *err) {
+  // Unique per process and context: the broker drops an older session with the same id.
+  client_id_ = "psb-" + s_.run_id + "-" + std::to_string(getpid()) + "-" +
+               std::to_string(g_connections.fetch_add(1) + 1);
+  mosq_ = mosquitto_new(client_id_.c_str(), true /* clean session */, this);
+  if (mosq_ == nullptr) {
+    char buf[128];
+    set_error(err, "mqtt: mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
+    return false;
+  }
+  mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+  mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, s_.tcp_nodelay ? 1 : 0);
+  if (s_.max_inflight >= 0) mosquitto_int_option(mosq_, MOSQ_OPT_SEND_MAXIMUM, s_.max_inflight);
+  mosquitto_connect_callback_set(mosq_, on_connect);
+  mosquitto_disconnect_callback_set(mosq_, on_disconnect);
+  mosquitto_subscribe_callback_set(mosq_, on_subscribe);
+  mosquitto_unsubscribe_callback_set(mosq_, on_unsubscribe);
+  mosquitto_publish_callback_set(mosq_, on_publish);
+  mosquitto_message_callback_set(mosq_, on_message);
+
+  errno = 0;
+  int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
+  if (rc != MOSQ_ERR_SUCCESS) {
+    char buf[128];
+    set_error(err, "mqtt: cannot connect to the broker at %s: %s (is a broker listening there? "
+                   "psbench starts mosquitto itself and sets option broker)",
+              s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
+    return false;
+  }
+  if (!wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
+                "CONNACK", err))
+    return false;
+  if (connack_rc_.load() != 0) {
+    set_error(err, "mqtt: the broker at %s refused the connection: %s", s_.broker.c_str(),
+              mosquitto_connack_string(connack_rc_.load()));
+    return false;
+  }
+  if (s_.notify == PSB_NOTIFY_LISTENER) {
+    rc = mosquitto_loop_start(mosq_);
+    if (rc != MOSQ_ERR_SUCCESS) {
+      set_error(err, "mqtt: cannot start libmosquitto's network thread: %s",
+                mosquitto_strerror(rc));
+      return false;
+    }
+    threaded_ = loop_started_ = true;
+  }
+  return true;
+}
+
+Connection::~Connection() {
+  // Endpoints the caller left open, readers first (no callback into them from here on).
+  for (auto &slot : readers_)
+    if (Reader *r = slot.load()) delete r;
+  std::vector<Writer *> left;
+  {
+    std::lock_guard<std::mutex> lock(endpoints_mu_);
+    left = writers_;
+  }
+  for (Writer *w : left) delete w;
+  if (mosq_ == nullptr) return;
+
+  // DISCONNECT, so the broker ends the session at once (it logs "disconnected", not
+  // "closed its connection"). Also sets libmosquitto's state so its thread stops.
+  mosquitto_disconnect(mosq_);
+  auto done = [this] { return disconnected_.load(std::memory_order_acquire); };
+  const int64_t deadline = now_ns() + kDisconnectTimeoutNs;
+  while (!done() && now_ns() < deadline) {
+    if (loop_started_) {
+      sleep_briefly();
+    } else {
+      std::lock_guard<std::mutex> lock(io);
+      if (mosquitto_loop(mosq_, kSetupSliceMs, 1) != MOSQ_ERR_SUCCESS) break;  // closed
+    }
+  }
+  if (loop_started_) {
+    if (!done()) {
+      // The broker takes nothing more (gone, or not reading): end the socket so that the
+      // loop thread sees an error and, the state being "disconnected", returns.
+      const int fd = mosquitto_socket(mosq_);
+      if (fd >= 0) shutdown(fd, SHUT_RDWR);
+    }
+    mosquitto_loop_stop(mosq_, false);
+  }
+  mosquitto_destroy(mosq_);
+}
+
+int Connection::pump(int timeout_ms) {
+  const int rc = mosquitto_loop(mosq_, timeout_ms, 1);
+  if (rc != MOSQ_ERR_SUCCESS) mark_lost(rc, errno);
+  return rc;
+}
+
+bool Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
+                          const char *what, psb_error *err) {
+  const int64_t deadline = now_ns() + timeout_ns;
+  while (!done()) {
+    if (lost()) {
+      lost_error(err);
+      return false;
+    }
+    if (now_ns() >= deadline) {
+      set_error(err, "mqtt: no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
+                (long long)(timeout_ns / 1'000'000'000));
+      return false;
+    }
+    if (loop_started_) {
+      sleep_briefly();
+    } else {
+      std::lock_guard<std::mutex> lock(io);
+      pump(kSetupSliceMs);
+    }
+  }
+  return true;
+}
+
+void Connection::mark_lost(int rc, int errno_value) {
+  if (lost_.load(std::memory_order_acquire)) return;
+  std::lock_guard<std::mutex> lock(endpoints_mu_);  // first cause wins
+  if (lost_.load(std::memory_order_relaxed)) return;
+  lost_rc_.store(rc, std::memory_order_relaxed);
+  lost_errno_.store(errno_value, std::memory_order_relaxed);
+  lost_.store(true, std::memory_order_release);
+}
+
+int Connection::lost_error(psb_error *err) const {
+  char buf[128];
+  const int rc = lost_rc_.load(std::memory_order_relaxed);
+  set_error(err, "mqtt: lost the connection to the broker at %s (%s)", s_.broker.c_str(),
+            describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf));
+  return -1;
+}
+
+int Connection::fail(psb_error *err, const char *what, int rc, int errno_value) const {
+  char buf[128];
+  set_error(err, "mqtt: %s through the broker at %s failed: %s", what, s_.broker.c_str(),
+            describe(rc, errno_value, buf, sizeof buf));
+  return -1;
+}
+
+bool Connection::subscribe(const std::string &topic, int qos, psb_error *err) {
+  int mid = -1;
+  errno = 0;
+  const int rc = mosquitto_subscribe(mosq_, &mid, topic.c_str(), qos);
+  if (rc != MOSQ_ERR_SUCCESS) {
+    fail(err, "subscribe", rc, errno);
+    return false;
+  }
+  // The SUBACK: from then on the broker routes every publish on the topic to us.
+  if (!wait_for([this, mid] { return suback_mid_.load(std::memory_order_acquire) == mid; },
+                kSubscribeTimeoutNs, "SUBACK", err))
+    return false;
+  const int granted = suback_granted_.load(std::memory_order_relaxed);
+  if (granted < 0 || granted > 2) {
+    set_error(err, "mqtt: the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
+              s_.broker.c_str(), topic.c_str(), unsigned(granted));
+    return false;
+  }
+  if (granted < qos) {
+    set_error(err, "mqtt: the broker at %s granted QoS %d on %s, below the QoS %d that "
+                   "reliability reliable needs",
+              s_.broker.c_str(), granted, topic.c_str(), qos);
+    return false;
+  }
+  return true;
+}
+
+void Connection::unsubscribe(const std::string &topic) {
+  int mid = -1;
+  if (mosquitto_unsubscribe(mosq_, &mid, topic.c_str()) != MOSQ_ERR_SUCCESS) return;
+  psb_error ignored{};  // teardown: a broker that does not answer is not waited for long
+  wait_for([this, mid] { return unsuback_mid_.load(std::memory_order_acquire) == mid; },
+           kUnsubscribeTimeoutNs, "UNSUBACK", &ignored);
+}
+
+bool Connection::add_reader(Reader *r, psb_error *err) {
+  std::lock_guard<std::mutex> lock(endpoints_mu_);
+  for (auto &slot : readers_) {
+    Reader *other = slot.load();
+    if (other != nullptr && other->topic() == r->topic()) {
+      set_error(err, "mqtt: this context already has a reader on %s (one subscription per "
+                     "topic and connection)",
+                r->topic().c_str());
+      return false;
+    }
+  }
+  for (auto &slot : readers_) {
+    if (slot.load() == nullptr) {
+      slot.store(r, std::memory_order_seq_cst);
+      reader_count_.fetch_add(1);
+      return true;
+    }
+  }
+  set_error(err, "mqtt: at most %d readers per context", kMaxReaders);
+  return false;
+}
+
+void Connection::remove_reader(Reader *r) {
+  {
+    std::lock_guard<std::mutex> lock(endpoints_mu_);
+    for (auto &slot : readers_) {
+      if (slot.load() == r) {
+        slot.store(nullptr, std::memory_order_seq_cst);
+        reader_count_.fetch_sub(1);
+      }
+    }
+  }
+  // on_message sets dispatching_ before it looks at the slots (both seq_cst): either it
+  // saw the slot empty, or we see it still busy and wait until it is out.
+  while (dispatching_.load(std::memory_order_seq_cst)) std::this_thread::yield();
+}
+
+void Connection::link(Writer *w) {
+  std::lock_guard<std::mutex> lock(endpoints_mu_);
+  writers_.push_back(w);
+}
+
+void Connection::unlink(Writer *w) {
+  std::lock_guard<std::mutex> lock(endpoints_mu_);
+  writers_.erase(std::remove(writers_.begin(), writers_.end(), w), writers_.end());
+}
+
+bool Connection::flush(int64_t timeout_ns, psb_error *err) {
+  const int64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    if (lost()) return lost_error(err), false;
+    const bool pending = completed_.load(std::memory_order_acquire) <
+                             published_.load(std::memory_order_relaxed) ||
+                         mosquitto_want_write(mosq_);
+    if (!pending) return true;
+    if (now_ns() >= deadline) {
+      set_error(err, "mqtt: messages still unsent or unacknowledged by the broker at %s "
+                     "after %lld s",
+                s_.broker.c_str(), (long long)(timeout_ns / 1'000'000'000));
+      return false;
+    }
+    if (loop_started_) {
+      sleep_briefly();
+    } else {
+      std::lock_guard<std::mutex> lock(io);
+      pump(kSetupSliceMs);
+    }
+  }
+}
+
+void Connection::on_connect(struct mosquitto *, void *self, int rc) {
+  auto *c = static_cast<Connection *>(self);
+  c->connack_rc_.store(rc, std::memory_order_relaxed);
+  c->connack_.store(true, std::memory_order_release);
+}
+
+void Connection::on_disconnect(struct mosquitto *mosq, void *self, int rc) {
+  auto *c = static_cast<Connection *>(self);
+  if (rc != 0) {  // not our DISCONNECT: the broker went away or the socket failed
+    c->mark_lost(rc, errno);
+    // Without this, libmosquitto's thread would reconnect, and a run would go on with
+    // whatever it lost in between. "disconnected" makes mosquitto_loop_forever return.
+    if (c->loop_started_) mosquitto_disconnect(mosq);
+  }
+  c->disconnected_.store(true, std::memory_order_release);
+}
+
+void Connection::on_subscribe(struct mosquitto *, void *self, int mid, int count,
+                              const int *granted) {
+  auto *c = static_cast<Connection *>(self);
+  c->suback_granted_.store(count > 0 ? granted[0] : 0x80, std::memory_order_relaxed);
+  c->suback_mid_.store(mid, std::memory_order_release);
+}
+
+void Connection::on_unsubscribe(struct mosquitto *, void *self, int mid) {
+  static_cast<Connection *>(self)->unsuback_mid_.store(mid, std::memory_order_release);
+}
+
+void Connection::on_publish(struct mosquitto *, void *self, int) {
+  // QoS 0: the packet is on the wire; QoS 1: the broker's PUBACK arrived.
+  static_cast<Connection *>(self)->completed_.fetch_add(1, std::memory_order_release);
+}
+
+void Connection::on_message(struct mosquitto *, void *self, const struct mosquitto_message *m) {
+  static_cast<Connection *>(self)->dispatch(m);
+}
+
+void Connection::dispatch(const struct mosquitto_message *m) {
+  dispatching_.store(true, std::memory_order_seq_cst);
+  for (auto &slot : readers_) {
+    Reader *r = slot.load(std::memory_order_seq_cst);
+    if (r != nullptr && std::strcmp(r->topic().c_str(), m->topic) == 0) {
+      r->deliver(m->payload, size_t(m->payloadlen));
+      break;
+    }
+  }
+  dispatching_.store(false, std::memory_order_release);
+}
+
+}  // namespace psbmqtt

@@ -1,0 +1,131 @@
+// One context = one MQTT client connection (libmosquitto) to the broker.
+//
+// Two ways to run libmosquitto's network loop, chosen by the notify mode:
+//   listener:    mosquitto_loop_start(): libmosquitto's own thread reads, writes and
+//                calls on_message, from which the reader's psb_on_data is called.
+//                Publishes are queued and written by that thread.
+//   wait, poll:  no thread: take() runs mosquitto_loop() itself (select() with the
+//                timeout, then reads/writes), and write() publishes straight onto the
+//                socket from the caller's thread.
+// In the second case `io` serialises the loop between threads that share the
+// connection (the node's open-loop ping takes on one thread and writes on another).
+#ifndef PSBENCH_MQTT_CONNECTION_H
+#define PSBENCH_MQTT_CONNECTION_H
+
+#include <mosquitto.h>
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "settings.h"
+
+namespace psbmqtt {
+
+class Reader;
+class Writer;
+
+int64_t now_ns();
+
+class Connection {
+ public:
+  static constexpr int kMaxReaders = 8;
+
+  // Connects and waits for the broker's CONNACK; NULL with err set on failure.
+  static Connection *open(const Settings &s, psb_error *err);
+  // Destroys endpoints left open, disconnects cleanly (bounded), joins the loop thread.
+  ~Connection();
+
+  const Settings &settings() const { return s_; }
+  bool threaded() const { return threaded_; }
+  struct mosquitto *mosq() const { return mosq_; }
+
+  // --- self-driven loop (wait, poll) ---
+  std::mutex io;
+  // One mosquitto_loop() pass, at most timeout_ms (0: do not block); the caller holds
+  // io. Returns a MOSQ_ERR_* code; on failure the connection is marked lost.
+  int pump(int timeout_ms);
+
+  // Setup and teardown only (not the timed path): drives the loop (or, threaded, lets
+  // the loop thread work) until done() or the connection is lost or timeout_ns passes.
+  // false with err set (naming what) when done() did not come true.
+  bool wait_for(const std::function<bool()> &done, int64_t timeout_ns, const char *what,
+                psb_error *err);
+
+  // --- the connection's health ---
+  bool lost() const { return lost_.load(std::memory_order_acquire); }
+  // Marks the connection lost (first cause wins) and formats the message.
+  void mark_lost(int rc, int errno_value);
+  // "mqtt: connection to the broker at H:P lost (...)" into err; returns -1.
+  int lost_error(psb_error *err) const;
+  // Formats a MOSQ_ERR_* failure of `what`, naming the broker; returns -1.
+  int fail(psb_error *err, const char *what, int rc, int errno_value) const;
+
+  // --- subscriptions (create_reader / destroy_reader) ---
+  bool subscribe(const std::string &topic, int qos, psb_error *err);
+  // Waits (bounded) for the UNSUBACK: after it the broker sends nothing more on the
+  // topic, and nothing is left in flight for the DISCONNECT that close() sends (a
+  // packet libmosquitto reads after mosquitto_disconnect() makes it drop the socket
+  // without sending the DISCONNECT).
+  void unsubscribe(const std::string &topic);
+
+  // --- readers: dispatch from on_message ---
+  bool add_reader(Reader *r, psb_error *err);
+  // After it returns, on_message never touches r again.
+  void remove_reader(Reader *r);
+  int reader_count() const { return reader_count_.load(std::memory_order_acquire); }
+
+  // --- writers: what was published and what libmosquitto has finished with ---
+  void count_publish() { published_.fetch_add(1, std::memory_order_relaxed); }
+  void uncount_publish() { published_.fetch_sub(1, std::memory_order_relaxed); }
+  // Waits (bounded) until every publish is on the wire (QoS 0) or acknowledged (QoS 1).
+  bool flush(int64_t timeout_ns, psb_error *err);
+
+  // Endpoints the caller left behind are destroyed by the destructor.
+  void link(Writer *w);
+  void unlink(Writer *w);
+
+ private:
+  explicit Connection(const Settings &s) : s_(s) {}
+  bool connect(psb_error *err);
+  void dispatch(const struct mosquitto_message *m);
+
+  static void on_connect(struct mosquitto *, void *self, int rc);
+  static void on_disconnect(struct mosquitto *, void *self, int rc);
+  static void on_subscribe(struct mosquitto *, void *self, int mid, int count, const int *granted);
+  static void on_unsubscribe(struct mosquitto *, void *self, int mid);
+  static void on_publish(struct mosquitto *, void *self, int mid);
+  static void on_message(struct mosquitto *, void *self, const struct mosquitto_message *m);
+
+  const Settings s_;
+  std::string client_id_;
+  struct mosquitto *mosq_ = nullptr;
+  bool threaded_ = false, loop_started_ = false;
+
+  std::atomic<bool> connack_{false}, disconnected_{false};
+  std::atomic<int> connack_rc_{0};
+  std::atomic<bool> lost_{false};
+  std::atomic<int> lost_rc_{0}, lost_errno_{0};
+
+  // SUBACK of the subscription create_reader waits for.
+  std::atomic<int> suback_mid_{-1}, suback_granted_{-1};
+  std::atomic<int> unsuback_mid_{-1};
+
+  // Readers by MQTT topic; `dispatching_` is set while on_message looks at them, so that
+  // remove_reader can wait until the loop thread is out.
+  std::atomic<Reader *> readers_[kMaxReaders] = {};
+  std::atomic<int> reader_count_{0};
+  std::atomic<bool> dispatching_{false};
+
+  std::atomic<uint64_t> published_{0}, completed_{0};
+
+  std::mutex endpoints_mu_;
+  std::vector<Writer *> writers_;
+};
+
+}  // namespace psbmqtt
+
+#endif

@@ -1,0 +1,38 @@
+// What one run asks of the mqtt driver, parsed once from psb_config (check() and open()
+// share it), and the MQTT names derived from it.
+#ifndef PSBENCH_MQTT_SETTINGS_H
+#define PSBENCH_MQTT_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/driver.h"
+
+namespace psbmqtt {
+
+// MQTT itself allows 256 MB; psbench messages stop at 4 MiB.
+constexpr uint64_t kMaxPayload = 4194304;
+
+struct Settings {
+  std::string run_id;
+  std::string broker;  // option broker as given, for messages
+  std::string host;    // brackets of an IPv6 literal removed
+  int port = 0;
+  int keepalive_s = 60;     // option keepalive; 0 = off
+  bool tcp_nodelay = true;  // option tcp_nodelay
+  int max_inflight = -1;    // option max_inflight (QoS 1); -1: libmosquitto's default (20)
+  int qos = 0;              // best_effort -> 0, reliable -> 1
+  bool retain = false;      // transient_local -> every message published retained
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  uint64_t max_payload = 0;  // the run's largest message
+};
+
+// Fills *out (may be NULL: check only). false with err set on anything it cannot honour.
+bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+
+// The MQTT topic of a psbench topic: psbench/<run_id>/<topic>.
+std::string mqtt_topic(const Settings &s, const char *topic);
+
+}  // namespace psbmqtt
+
+#endif
