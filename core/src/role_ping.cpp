@@ -1,5 +1,6 @@
 // ping: sends, times the echo. Closed loop (send, await the echo, repeat) or open loop
 // (send on a fixed schedule, echoes timed against the intended send time).
+#include <algorithm>
 #include <stdexcept>
 #include <thread>
 
@@ -65,8 +66,12 @@ class Ping {
   bool handshake() {
     const int64_t give_up = now_ns() + seconds_to_ns(env_.node.match_timeout_s);
     RoleCounts scratch;
-    for (uint64_t i = 0;; ++i) {
-      if (send_and_await(i, kFlagHandshake, 10'000'000, scratch)) return true;
+    // Each attempt waits twice as long as the one before (10 ms to 1 s): a large
+    // message through a broker may take longer than 10 ms, and resending it every
+    // 10 ms would only pile up copies in front of the echo being waited for.
+    int64_t wait_ns = 10'000'000;
+    for (uint64_t i = 0;; ++i, wait_ns = std::min<int64_t>(2 * wait_ns, 1'000'000'000)) {
+      if (send_and_await(i, kFlagHandshake, wait_ns, scratch)) return true;
       if (stop_now()) return false;
       if (now_ns() >= give_up)
         throw std::runtime_error(
