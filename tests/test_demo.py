@@ -6,6 +6,9 @@ import json
 
 from conftest import run_cli
 
+DRIVERS = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats",
+           "redis"]
+
 
 def demo_store(results):
     found = list(results.glob("*-demo"))
@@ -15,15 +18,16 @@ def demo_store(results):
     return store, index
 
 
-def test_demo_runs_the_quickstart_experiment(driver_libs, results):
-    proc = run_cli(["demo", "--count", "300"], results)
+def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, results):
+    proc = run_cli(["demo", "--count", "300"], results, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    for i in range(1, 5):
-        assert f"[{i}/4]" in proc.stderr
+    runs = 2 * len(DRIVERS)
+    for i in range(1, runs + 1):
+        assert f"[{i}/{runs}]" in proc.stderr
     store, index = demo_store(results)
     assert (store / "experiment.yaml").read_text().startswith("# The quick start")
     assert [(e["params"]["driver"], e["params"]["size"]) for e in index] == [
-        ("udp", 64), ("udp", 16384), ("shm", 64), ("shm", 16384)]
+        (driver, size) for driver in DRIVERS for size in (64, 16384)]
     for entry in index:
         assert entry["status"] == "ok", entry["message"]
         assert entry["counts"]["samples"] + entry["counts"]["lost"] == 300
@@ -48,8 +52,9 @@ def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
     assert proc.returncode == 1, proc.stderr
     assert "Traceback" not in proc.stderr
     skipped = [line for line in proc.stdout.splitlines() if " skipped: " in line]
-    assert [line.split(" skipped: ")[0] for line in skipped] == ["shm 64 B", "shm 16 KiB"]
-    assert all("driver 'shm' is not built" in line for line in skipped)
+    assert [line.split(" skipped: ")[0] for line in skipped] == [
+        f"{driver} {size}" for driver in DRIVERS[1:] for size in ("64 B", "16 KiB")]
+    assert all(f"driver '{line.split()[0]}' is not built" in line for line in skipped)
     measured = [line.split()[:3] for line in proc.stdout.splitlines()
                 if line.startswith("  udp ")]
     assert measured == [["udp", "64", "B"], ["udp", "16", "KiB"]]

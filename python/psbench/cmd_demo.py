@@ -2,9 +2,9 @@
 same executor as `psbench run`, then `psbench report` on its results: the latency table,
 and the path of the HTML report.
 
-udp and shm, inter-process ping-pong, 64 B and 16 KiB, notify wait, closed loop. A
-driver that is not built is skipped with a note; a failed run is recorded and the sweep
-goes on.
+Every default driver and the two baselines, inter-process ping-pong, 64 B and 16 KiB,
+notify wait, closed loop. A driver that is not built is skipped with a note; a failed
+run is recorded and the sweep goes on.
 """
 
 import sys
@@ -28,8 +28,8 @@ QUICKSTART = "experiments/quickstart.yaml"
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser(
-        "demo", help=f"compare the baseline drivers (udp, shm) at 64 B and 16 KiB "
-                     f"({QUICKSTART})")
+        "demo", help=f"every built driver beside the baselines at 64 B and 16 KiB, then "
+                     f"its report ({QUICKSTART})")
     parser.add_argument("--count", type=positive_int,
                         help="measured samples per run (default: the file's, 10000)")
     parser.add_argument("--timeout", type=positive_float,
