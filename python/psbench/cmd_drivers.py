@@ -3,6 +3,7 @@
 import json
 
 from psbench import drivers, table
+from psbench.service_definitions import KNOWN
 
 COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify",
            "transports", "max payload", "loan", "services"]
@@ -19,8 +20,15 @@ def _services(info: drivers.DriverInfo) -> str:
     if not info.services:
         return "none"
     return ", ".join(f"{s.name}{f' (transport {s.transport} only)' if s.transport else ''} "
-                     f"({'installed' if s.installed else 'NOT installed'}, "
-                     f"{'running' if s.running else 'not running'})" for s in info.services)
+                     f"({_service_state(s)})" for s in info.services)
+
+
+def _service_state(service: drivers.ServiceStatus) -> str:
+    if not service.installed:
+        return "NOT installed"
+    if service.name in KNOWN:
+        return "installed; psbench starts it" + (", running now" if service.running else "")
+    return "installed, running" if service.running else "installed, not running"
 
 
 def _row(info: drivers.DriverInfo) -> list:

@@ -3,13 +3,13 @@ services (daemons, brokers) a driver needs are installed and running."""
 
 import json
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench import paths
 from psbench.errors import UserError
+from psbench.service_definitions import find_executable
 
 DESCRIBE_TIMEOUT_S = 30
 
@@ -75,7 +75,7 @@ def running_programs() -> set[str]:
 def service_status(entry: str, running: set[str]) -> ServiceStatus:
     """entry: "EXE", or "TRANSPORT:EXE" for a service only that transport needs."""
     transport, _, name = entry.rpartition(":")
-    path = shutil.which(name)
+    path = find_executable(name)
     return ServiceStatus(name=name, installed=path is not None, path=path,
                          running=os.path.basename(name)[:15] in running,
                          transport=transport or None)

@@ -40,9 +40,13 @@ class ServiceDefinition:
     version_argv: tuple[str, ...] = ()            # prints its version (first line kept)
 
 
+def find_executable(name: str) -> str | None:
+    """The program's path, or None: brokers live in /usr/sbin, which not every PATH has."""
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
 def executable(name: str) -> str:
-    """The program's path: brokers live in /usr/sbin, which not every PATH has."""
-    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin") or name
+    return find_executable(name) or name
 
 
 def free_port() -> int:
