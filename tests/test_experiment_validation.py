@@ -60,7 +60,7 @@ CASES = {
                        ["runs[0]: the same run as a matrix run"]),
     "unknown driver": ("defaults: {kind: ping}\nmatrix:\n  driver: [udp, cyclone]\n", 3,
                        ["matrix.driver: unknown driver 'cyclone'; built drivers: "
-                        "cyclonedds, fastdds, shm, udp"]),
+                        "cyclonedds, fastdds, iceoryx, mqtt, nats, redis, shm, udp, zeromq"]),
     "driver refuses a QoS": ("defaults: {kind: ping}\nmatrix:\n  driver: [udp, shm]\n"
                              "  reliability: [best_effort, reliable]\n", 4,
                              ["matrix.reliability: udp: reliability 'reliable' is not "
