@@ -52,6 +52,7 @@ def main() -> int:
     args = parser.parse_args()
     out = (Path(args.output) if args.output
            else Path(tempfile.mkdtemp(prefix="psbench-all-")) / "sweep")
+    out.parent.mkdir(parents=True, exist_ok=True)
     file = out.parent / "all-drivers.yaml"
     file.write_text(yaml.safe_dump(experiment(built_drivers(), args.count,
                                               args.repetitions), sort_keys=False))
