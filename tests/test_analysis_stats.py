@@ -153,3 +153,20 @@ def test_repetitions_widen_the_interval_by_their_disagreement():
     assert pooled.high - pooled.low < 0.1          # sampling noise alone: narrow
     assert two_level.high - two_level.low > 0.2    # the runs' disagreement shows
     assert ratio_ci(reps, reps, rng=seed_for("p")) == two_level
+
+
+def test_the_floor_has_the_same_notify_mode_when_one_was_measured():
+    from psbench.analysis.configs import Config, _baselines
+
+    def config(driver, notify, p50):
+        c = Config(driver + notify, {"kind": "ping", "driver": driver, "size": 64,
+                                     "notify": notify}, [], label=f"{driver} {notify}")
+        c.stats = {"p50": p50, "p99": 2 * p50}
+        return c
+
+    shm_poll, shm_wait = config("shm", "poll", 100.0), config("shm", "wait", 20000.0)
+    dds_wait, dds_listener = config("dds", "wait", 40000.0), config("dds", "listener", 5e4)
+    _baselines([shm_poll, shm_wait, dds_wait, dds_listener])
+    assert dds_wait.baseline["label"] == "shm wait" and dds_wait.baseline["p50_ratio"] == 2
+    # no listener baseline: the lowest floor of any notify mode
+    assert dds_listener.baseline["label"] == "shm poll"

@@ -121,11 +121,14 @@ def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:
 
 def _baselines(configs: list[Config]) -> None:
     """The floor of a configuration: the baseline with the lowest p50 among those of the
-    same kind, size and placement."""
+    same kind, size and placement, and of the same notify mode when there is one (a
+    blocking wake-up is not read against a busy-polling floor)."""
     for config in configs:
         floors = [b for b in configs if b.is_baseline and b.kind == config.kind
                   and b.size == config.size and b.placement == config.placement
                   and b.stats.get("p50")]
+        notify = config.params.get("notify")
+        floors = [b for b in floors if b.params.get("notify") == notify] or floors
         if not floors or not config.stats.get("p50"):
             continue
         floor = min(floors, key=lambda b: b.stats["p50"])

@@ -66,8 +66,8 @@ def baseline_table(configs: list[Config]) -> Table:
     rows = [[c.label, c.baseline["label"], c.baseline["p50_ratio"], c.baseline["p99_ratio"]]
             for c in configs if c.baseline and not c.is_baseline]
     notes = ["floor = the baseline driver (udp, shm: no middleware) with the lowest p50 "
-             "at the same kind, size and placement in this result set; ratio = "
-             "configuration / floor"]
+             "at the same kind, size and placement, and the same notify mode if measured, "
+             "in this result set; ratio = configuration / floor"]
     if not rows:
         notes.insert(0, "no middleware configuration has a baseline of the same kind, "
                         "size and placement in this result set")
