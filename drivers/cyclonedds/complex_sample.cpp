@@ -36,14 +36,14 @@ void free_complex(psbench_Complex *s) { dds_sample_free(s, &psbench_Complex_desc
 
 bool complex_shape_ok(const psbench_Complex *s, uint32_t elements, psb_error *err) {
   if (s->outers._length != elements) {
-    set_error(err, "cyclonedds: complex sample has %u outer elements, expected %u (do both sides use the same elements=N?)",
+    psb_set_error(err, "cyclonedds: complex sample has %u outer elements, expected %u (do both sides use the same elements=N?)",
               s->outers._length, elements);
     return false;
   }
   for (uint32_t i = 0; i < elements; ++i) {
     const psbench_Outer &outer = s->outers._buffer[i];
     if (outer.inners._length != kInnersPerOuter) {
-      set_error(err, "cyclonedds: complex sample: outer element %u has %u inner elements, expected %u", i,
+      psb_set_error(err, "cyclonedds: complex sample: outer element %u has %u inner elements, expected %u", i,
                 outer.inners._length, kInnersPerOuter);
       return false;
     }

@@ -14,7 +14,7 @@ dds_entity_t create_topic(const Context &ctx, const char *name, psb_error *err) 
 
 bool endpoint_on_shm(const Context &ctx, dds_entity_t endpoint, const char *kind, psb_error *err) {
   if (ctx.settings.transport != Transport::shm || dds_is_shared_memory_available(endpoint)) return true;
-  set_error(err, "cyclonedds: transport shm: Cyclone did not put the %s on iceoryx shared memory "
+  psb_set_error(err, "cyclonedds: transport shm: Cyclone did not put the %s on iceoryx shared memory "
                  "(is iox-roudi running, and reachable by this process?)", kind);
   return false;
 }

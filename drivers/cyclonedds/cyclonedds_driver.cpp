@@ -55,7 +55,7 @@ void cyc_close(void *p) {
 void *cyc_open(const psb_config *cfg, psb_error *err) {
   auto *ctx = new (std::nothrow) Context();
   if (ctx == nullptr) {
-    set_error(err, "cyclonedds: out of memory for a context");
+    psb_set_error(err, "cyclonedds: out of memory for a context");
     return nullptr;
   }
   if (!parse_settings(cfg, &ctx->settings, err)) {
@@ -78,7 +78,7 @@ auto guarded(psb_error *err, const char *what, F f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::exception &e) {
-    set_error(err, "cyclonedds: %s failed: %s", what, e.what());
+    psb_set_error(err, "cyclonedds: %s failed: %s", what, e.what());
     return nullptr;
   }
 }

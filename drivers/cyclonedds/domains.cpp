@@ -39,7 +39,7 @@ dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err)
     // plays no part.
     d.handle = dds_create_domain(id, config.c_str());
     if (d.handle < 0) {
-      set_error(err, "cyclonedds: cannot create domain %u: %s (Cyclone printed the reason on stderr; "
+      psb_set_error(err, "cyclonedds: cannot create domain %u: %s (Cyclone printed the reason on stderr; "
                      "check the configuration%s)",
                 id, dds_strretcode(d.handle),
                 d.handle == DDS_RETCODE_PRECONDITION_NOT_MET ? ": another library in this process already "
@@ -49,7 +49,7 @@ dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err)
     }
     d.config = config;
   } else if (d.config != config) {
-    set_error(err, "cyclonedds: domain %u is already open in this process with another configuration; "
+    psb_set_error(err, "cyclonedds: domain %u is already open in this process with another configuration; "
                    "give each configuration its own domain_id=N", id);
     return 0;
   }

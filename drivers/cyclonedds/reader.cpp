@@ -15,7 +15,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   const size_t buffer_size = s.type == DataType::complex ? kHeaderSize : s.max_payload + 1;
   if (r != nullptr) r->buffer_.reset(new (std::nothrow) uint8_t[buffer_size]);
   if (r == nullptr || !r->buffer_) {
-    set_error(err, "cyclonedds: out of memory for a %zu-byte receive buffer", buffer_size);
+    psb_set_error(err, "cyclonedds: out of memory for a %zu-byte receive buffer", buffer_size);
     delete r;
     return nullptr;
   }
@@ -111,7 +111,7 @@ int Reader::unpack(size_t *len, psb_error *err) {
     return 1;
   }
   if (bytes_.payload._buffer != buffer_.get() + kHeaderSize || bytes_.payload._length > payload_capacity_) {
-    set_error(err, "cyclonedds: received a message larger than this run's %zu bytes; "
+    psb_set_error(err, "cyclonedds: received a message larger than this run's %zu bytes; "
                    "do both sides use the same --size?", payload_capacity_ + kHeaderSize);
     return -1;
   }

@@ -46,20 +46,20 @@ bool parse_type_options(const psb_config *cfg, Settings &s, psb_error *err) {
   } else if (std::strcmp(type, "complex") == 0) {
     s.type = DataType::complex;
   } else {
-    set_error(err, "cyclonedds: option type='%s' is not known; use type=bytes (default) or type=complex", type);
+    psb_set_error(err, "cyclonedds: option type='%s' is not known; use type=bytes (default) or type=complex", type);
     return false;
   }
   const char *elements = find_option(cfg, "elements");
   if (elements != nullptr && s.type != DataType::complex) {
-    set_error(err, "cyclonedds: option elements applies to type=complex only; add --option type=complex");
+    psb_set_error(err, "cyclonedds: option elements applies to type=complex only; add --option type=complex");
     return false;
   }
   if (elements != nullptr && !parse_uint(elements, 1, kMaxElements, &s.elements)) {
-    set_error(err, "cyclonedds: option elements='%s': use a whole number from 1 to %u", elements, kMaxElements);
+    psb_set_error(err, "cyclonedds: option elements='%s': use a whole number from 1 to %u", elements, kMaxElements);
     return false;
   }
   if (s.type == DataType::complex && cfg->max_payload != 32) {
-    set_error(err, "cyclonedds: type complex is sized by option elements=N; use --size 32");
+    psb_set_error(err, "cyclonedds: type complex is sized by option elements=N; use --size 32");
     return false;
   }
   return true;
@@ -67,19 +67,19 @@ bool parse_type_options(const psb_config *cfg, Settings &s, psb_error *err) {
 
 bool parse_transport_options(const psb_config *cfg, Settings &s, psb_error *err) {
   if (!parse_transport(cfg->transport, &s.transport)) {
-    set_error(err, "cyclonedds: transport '%s' is not known; use udp (default), multicast, shm or config",
+    psb_set_error(err, "cyclonedds: transport '%s' is not known; use udp (default), multicast, shm or config",
               cfg->transport ? cfg->transport : "(null)");
     return false;
   }
   const char *uri = find_option(cfg, "cyclonedds_uri");
   if (uri != nullptr && s.transport != Transport::config) {
-    set_error(err, "cyclonedds: option cyclonedds_uri is a vendor configuration; it needs --transport config "
+    psb_set_error(err, "cyclonedds: option cyclonedds_uri is a vendor configuration; it needs --transport config "
                    "(psbench then records transport 'config' instead of claiming one it did not choose)");
     return false;
   }
   if (s.transport == Transport::config) {
     if (uri == nullptr || *uri == '\0') {
-      set_error(err, "cyclonedds: transport config needs option cyclonedds_uri=VALUE "
+      psb_set_error(err, "cyclonedds: transport config needs option cyclonedds_uri=VALUE "
                      "(what CYCLONEDDS_URI would hold: file://PATH or inline XML)");
       return false;
     }
@@ -88,7 +88,7 @@ bool parse_transport_options(const psb_config *cfg, Settings &s, psb_error *err)
   const char *domain = find_option(cfg, "domain_id");
   s.domain_id = default_domain_id(cfg->run_id);
   if (domain != nullptr && !parse_uint(domain, 0, kMaxDomainId, &s.domain_id)) {
-    set_error(err, "cyclonedds: option domain_id='%s': use a whole number from 0 to %u", domain, kMaxDomainId);
+    psb_set_error(err, "cyclonedds: option domain_id='%s': use a whole number from 0 to %u", domain, kMaxDomainId);
     return false;
   }
   return true;
@@ -98,31 +98,31 @@ bool parse_transport_options(const psb_config *cfg, Settings &s, psb_error *err)
 // as errors (it quietly uses the network instead); refuse what would not go over shm.
 bool check_shm(const psb_config *cfg, const Settings &s, psb_error *err) {
   if (cfg->qos.history == PSB_KEEP_ALL) {
-    set_error(err, "cyclonedds: transport shm cannot keep_all: Cyclone 0.10.2 carries only keep_last "
+    psb_set_error(err, "cyclonedds: transport shm cannot keep_all: Cyclone 0.10.2 carries only keep_last "
                    "endpoints over iceoryx; use --history keep_last:N");
     return false;
   }
   const uint64_t max_history = iox_max_publisher_history();
   if (cfg->qos.durability == PSB_TRANSIENT_LOCAL && cfg->qos.history == PSB_KEEP_LAST &&
       cfg->qos.history_depth > max_history) {
-    set_error(err, "cyclonedds: transport shm keeps at most %llu samples for late joiners (iceoryx's "
+    psb_set_error(err, "cyclonedds: transport shm keeps at most %llu samples for late joiners (iceoryx's "
                    "publisher history); use --history keep_last:N with N <= %llu",
               static_cast<unsigned long long>(max_history), static_cast<unsigned long long>(max_history));
     return false;
   }
   if (cdr_size(s) > kShmMaxCdrSize) {
     if (s.type == DataType::bytes)
-      set_error(err, "cyclonedds: transport shm carries messages up to %llu bytes (the largest chunk of "
+      psb_set_error(err, "cyclonedds: transport shm carries messages up to %llu bytes (the largest chunk of "
                      "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
                 static_cast<unsigned long long>(kShmMaxCdrSize - 8));
     else
-      set_error(err, "cyclonedds: transport shm carries complex samples up to %llu elements (the largest "
+      psb_set_error(err, "cyclonedds: transport shm carries complex samples up to %llu elements (the largest "
                      "chunk of iox-roudi's default mempools is 4 MiB); use a smaller elements=N",
                 static_cast<unsigned long long>((kShmMaxCdrSize - 40) / 120));
     return false;
   }
   if (!roudi_running()) {
-    set_error(err, "cyclonedds: transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
+    psb_set_error(err, "cyclonedds: transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
     return false;
   }
   return true;
@@ -151,11 +151,11 @@ uint32_t default_domain_id(const char *run_id) {
 
 bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (cfg == nullptr || cfg->run_id == nullptr || *cfg->run_id == '\0') {
-    set_error(err, "cyclonedds: the run id is empty; it names the topics and the domain");
+    psb_set_error(err, "cyclonedds: the run id is empty; it names the topics and the domain");
     return false;
   }
   if (cfg->max_payload < 32 || cfg->max_payload > kMaxPayload) {
-    set_error(err, "cyclonedds: max_payload %llu is not supported; use 32 to %llu bytes (header included)",
+    psb_set_error(err, "cyclonedds: max_payload %llu is not supported; use 32 to %llu bytes (header included)",
               static_cast<unsigned long long>(cfg->max_payload), static_cast<unsigned long long>(kMaxPayload));
     return false;
   }
@@ -166,11 +166,11 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   s.max_payload = cfg->max_payload;
   if (!parse_type_options(cfg, s, err) || !parse_transport_options(cfg, s, err)) return false;
   if (s.qos.history == PSB_KEEP_LAST && s.qos.history_depth == 0) {
-    set_error(err, "cyclonedds: history keep_last needs a depth of at least 1 (keep_last:N)");
+    psb_set_error(err, "cyclonedds: history keep_last needs a depth of at least 1 (keep_last:N)");
     return false;
   }
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE) {
-    set_error(err, "cyclonedds: durability transient_local needs --reliability reliable: Cyclone hands a late "
+    psb_set_error(err, "cyclonedds: durability transient_local needs --reliability reliable: Cyclone hands a late "
                    "joiner its history through the reliable protocol only, so a best-effort reader in another "
                    "process would get none");
     return false;

@@ -10,13 +10,13 @@ namespace psbcyc {
 Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
   Writer *w = new (std::nothrow) Writer();
   if (w == nullptr) {
-    set_error(err, "cyclonedds: out of memory for a writer");
+    psb_set_error(err, "cyclonedds: out of memory for a writer");
     return nullptr;
   }
   w->ctx_ = ctx;
   w->complex_ = ctx->settings.type == DataType::complex;
   if (w->complex_ && !build_complex(&w->complex_sample_, ctx->settings.elements)) {
-    set_error(err, "cyclonedds: out of memory for a complex sample of %u elements", ctx->settings.elements);
+    psb_set_error(err, "cyclonedds: out of memory for a complex sample of %u elements", ctx->settings.elements);
     delete w;
     return nullptr;
   }
@@ -48,7 +48,7 @@ Writer::~Writer() {
 
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (len < kHeaderSize) {
-    set_error(err, "cyclonedds: a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
+    psb_set_error(err, "cyclonedds: a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
     return -1;
   }
   dds_return_t rc;
@@ -68,11 +68,11 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
 
 int Writer::failed(dds_return_t rc, size_t len, psb_error *err) const {
   if (rc == DDS_RETCODE_TIMEOUT)
-    set_error(err, "cyclonedds: a reliable write of %zu bytes found no room in the writer's history "
+    psb_set_error(err, "cyclonedds: a reliable write of %zu bytes found no room in the writer's history "
                    "within %lld ms (the reader is not keeping up)",
               len, static_cast<long long>(kMaxBlockingTime / DDS_MSECS(1)));
   else if (rc == DDS_RETCODE_OUT_OF_RESOURCES && ctx_->settings.transport == Transport::shm)
-    set_error(err, "cyclonedds: write of %zu bytes: no iceoryx chunk that large (iox-roudi's mempools "
+    psb_set_error(err, "cyclonedds: write of %zu bytes: no iceoryx chunk that large (iox-roudi's mempools "
                    "are too small for it)", len);
   else
     set_dds_error(err, "write", rc);

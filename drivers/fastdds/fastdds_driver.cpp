@@ -15,7 +15,7 @@
 #include "psbench/driver.h"
 
 #include "context.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "transports.h"
@@ -57,7 +57,7 @@ void *fastdds_open(const psb_config *cfg, psb_error *err) {
     if (!parse_settings(cfg, &s, err)) return nullptr;
     return Context::open(s, err);
   } catch (const std::exception &e) {
-    set_error(err, "fastdds: open failed: %s", e.what());
+    psb_set_error(err, "fastdds: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -68,7 +68,7 @@ void *fastdds_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Context *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "fastdds: create_writer failed: %s", e.what());
+    psb_set_error(err, "fastdds: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -80,7 +80,7 @@ void *fastdds_create_reader(void *ctx, const char *topic, psb_on_data on_data, v
   try {
     return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
   } catch (const std::exception &e) {
-    set_error(err, "fastdds: create_reader failed: %s", e.what());
+    psb_set_error(err, "fastdds: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

@@ -11,7 +11,7 @@
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 
 #include "endpoint_qos.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbfastdds {
 
@@ -33,7 +33,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
                        psb_error *err) {
   const Settings &s = ctx->settings();
   if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    set_error(err, "fastdds: a listener callback is given exactly with notify listener");
+    psb_set_error(err, "fastdds: a listener callback is given exactly with notify listener");
     return nullptr;
   }
   std::unique_ptr<Reader> r(new Reader(ctx));
@@ -52,7 +52,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
       r->topic_, reader_qos(s, base), r->listener_.get(),
       on_data != nullptr ? StatusMask::data_available() : StatusMask::none());
   if (r->reader_ == nullptr) {
-    set_error(err, "fastdds: cannot create a DataReader on '%s' (Fast DDS's message is above)",
+    psb_set_error(err, "fastdds: cannot create a DataReader on '%s' (Fast DDS's message is above)",
               topic);
     return nullptr;
   }
@@ -77,7 +77,7 @@ int Reader::take_one(psb_error *err) {
     const ReturnCode_t rc = reader_->take_next_sample(sample_->data(), &info_);
     if (rc == ReturnCode_t::RETCODE_NO_DATA) return 0;
     if (rc != ReturnCode_t::RETCODE_OK) {
-      set_error(err, "fastdds: DataReader::take_next_sample failed with return code %d",
+      psb_set_error(err, "fastdds: DataReader::take_next_sample failed with return code %d",
                 static_cast<int>(rc()));
       return -1;
     }

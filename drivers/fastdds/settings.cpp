@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbfastdds {
 namespace {
@@ -53,13 +53,13 @@ bool parse_options(const psb_config *cfg, Settings *s, psb_error *err) {
       } else if (std::strcmp(value, "complex") == 0) {
         s->type = DataType::complex;
       } else {
-        set_error(err, "fastdds: option type='%s' is not valid; valid values: bytes (default), "
+        psb_set_error(err, "fastdds: option type='%s' is not valid; valid values: bytes (default), "
                        "complex", value);
         return false;
       }
     } else if (std::strcmp(key, "elements") == 0) {
       if (!parse_uint(value, kMaxElements, &n) || n == 0) {
-        set_error(err, "fastdds: option elements='%s' is not valid; elements=N with 1 <= N <= %u",
+        psb_set_error(err, "fastdds: option elements='%s' is not valid; elements=N with 1 <= N <= %u",
                   value, kMaxElements);
         return false;
       }
@@ -67,7 +67,7 @@ bool parse_options(const psb_config *cfg, Settings *s, psb_error *err) {
       elements_given = true;
     } else if (std::strcmp(key, "domain_id") == 0) {
       if (!parse_uint(value, kMaxDomainId, &n)) {
-        set_error(err, "fastdds: option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u",
+        psb_set_error(err, "fastdds: option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u",
                   value, kMaxDomainId);
         return false;
       }
@@ -75,26 +75,26 @@ bool parse_options(const psb_config *cfg, Settings *s, psb_error *err) {
       domain_given = true;
     } else if (std::strcmp(key, "profiles_file") == 0) {
       if (*value == '\0') {
-        set_error(err, "fastdds: option profiles_file is empty; give the path of a Fast DDS XML "
+        psb_set_error(err, "fastdds: option profiles_file is empty; give the path of a Fast DDS XML "
                        "profiles file");
         return false;
       }
       s->profiles_file = value;
     } else if (std::strcmp(key, "participant_profile") == 0) {
       if (*value == '\0') {
-        set_error(err, "fastdds: option participant_profile is empty; give a profile name from "
+        psb_set_error(err, "fastdds: option participant_profile is empty; give a profile name from "
                        "profiles_file, or leave it out to use the file's default profile");
         return false;
       }
       s->participant_profile = value;
     } else {
-      set_error(err, "fastdds: unknown option '%s'; valid options: type, elements, domain_id, "
+      psb_set_error(err, "fastdds: unknown option '%s'; valid options: type, elements, domain_id, "
                      "profiles_file, participant_profile", key);
       return false;
     }
   }
   if (elements_given && s->type != DataType::complex) {
-    set_error(err, "fastdds: option elements applies to type=complex only; add --option "
+    psb_set_error(err, "fastdds: option elements applies to type=complex only; add --option "
                    "type=complex or drop elements");
     return false;
   }
@@ -105,18 +105,18 @@ bool parse_options(const psb_config *cfg, Settings *s, psb_error *err) {
 bool check_transport(const Settings &s, psb_error *err) {
   const bool vendor_config = !s.profiles_file.empty();
   if (!s.participant_profile.empty() && !vendor_config) {
-    set_error(err, "fastdds: option participant_profile needs option profiles_file=PATH (the "
+    psb_set_error(err, "fastdds: option participant_profile needs option profiles_file=PATH (the "
                    "XML file that defines it) and --transport config");
     return false;
   }
   if (vendor_config && s.transport != Transport::config) {
-    set_error(err, "fastdds: option profiles_file needs --transport config: the XML decides the "
+    psb_set_error(err, "fastdds: option profiles_file needs --transport config: the XML decides the "
                    "transports then, and the result must say so instead of '%s'",
               transport_name(s.transport));
     return false;
   }
   if (!vendor_config && s.transport == Transport::config) {
-    set_error(err, "fastdds: --transport config needs --option profiles_file=PATH (a Fast DDS "
+    psb_set_error(err, "fastdds: --transport config needs --option profiles_file=PATH (a Fast DDS "
                    "XML profiles file); or choose builtin, udp, multicast or shm");
     return false;
   }
@@ -126,26 +126,26 @@ bool check_transport(const Settings &s, psb_error *err) {
 bool check_qos(const Settings &s, psb_error *err) {
   const psb_qos &q = s.qos;
   if (q.reliability != PSB_BEST_EFFORT && q.reliability != PSB_RELIABLE) {
-    set_error(err, "fastdds: reliability must be best_effort or reliable");
+    psb_set_error(err, "fastdds: reliability must be best_effort or reliable");
     return false;
   }
   if (q.durability != PSB_VOLATILE && q.durability != PSB_TRANSIENT_LOCAL) {
-    set_error(err, "fastdds: durability must be volatile or transient_local");
+    psb_set_error(err, "fastdds: durability must be volatile or transient_local");
     return false;
   }
   if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE) {
-    set_error(err, "fastdds: durability transient_local needs reliability reliable: Fast DDS "
+    psb_set_error(err, "fastdds: durability transient_local needs reliability reliable: Fast DDS "
                    "2.9's best-effort (stateless) writer sends no history to late-joining "
                    "readers");
     return false;
   }
   if (q.history == PSB_KEEP_LAST && (q.history_depth == 0 || q.history_depth > INT32_MAX)) {
-    set_error(err, "fastdds: history keep_last:%u is not valid; keep_last:N needs "
+    psb_set_error(err, "fastdds: history keep_last:%u is not valid; keep_last:N needs "
                    "1 <= N <= %d (Fast DDS's depth is an int32)", q.history_depth, INT32_MAX);
     return false;
   }
   if (q.history != 0 && q.history != PSB_KEEP_LAST && q.history != PSB_KEEP_ALL) {
-    set_error(err, "fastdds: history must be keep_last:N or keep_all");
+    psb_set_error(err, "fastdds: history must be keep_last:N or keep_all");
     return false;
   }
   return true;
@@ -166,24 +166,24 @@ const char *transport_name(Transport t) {
 
 bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (cfg == nullptr) {
-    set_error(err, "fastdds: no configuration given");
+    psb_set_error(err, "fastdds: no configuration given");
     return false;
   }
   if (cfg->run_id == nullptr || *cfg->run_id == '\0') {
-    set_error(err, "fastdds: run_id is empty; it selects the DDS domain");
+    psb_set_error(err, "fastdds: run_id is empty; it selects the DDS domain");
     return false;
   }
   Settings s;
   s.run_id = cfg->run_id;
   if (!parse_transport(cfg->transport, &s.transport)) {
-    set_error(err, "fastdds: transport '%s' is not supported; supported: builtin, udp, "
+    psb_set_error(err, "fastdds: transport '%s' is not supported; supported: builtin, udp, "
                    "multicast, shm, config",
               cfg->transport ? cfg->transport : "(null)");
     return false;
   }
   if (cfg->notify != PSB_NOTIFY_LISTENER && cfg->notify != PSB_NOTIFY_WAIT &&
       cfg->notify != PSB_NOTIFY_POLL) {
-    set_error(err, "fastdds: notify must be one of listener, wait, poll");
+    psb_set_error(err, "fastdds: notify must be one of listener, wait, poll");
     return false;
   }
   s.notify = cfg->notify;
@@ -192,7 +192,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (!parse_options(cfg, &s, err) || !check_transport(s, err) || !check_qos(s, err))
     return false;
   if (s.max_payload < kHeaderSize || s.max_payload > kMaxPayload) {
-    set_error(err, "fastdds: max_payload %llu is not supported; supported: %llu to %llu bytes "
+    psb_set_error(err, "fastdds: max_payload %llu is not supported; supported: %llu to %llu bytes "
                    "(header included)",
               static_cast<unsigned long long>(s.max_payload),
               static_cast<unsigned long long>(kHeaderSize),
@@ -200,11 +200,11 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     return false;
   }
   if (s.type == DataType::complex && s.max_payload != kHeaderSize) {
-    set_error(err, "fastdds: type complex is sized by option elements=N; use --size 32");
+    psb_set_error(err, "fastdds: type complex is sized by option elements=N; use --size 32");
     return false;
   }
   if (cfg->use_loan) {
-    set_error(err, "fastdds: loaned writes are not provided (Fast DDS loans only plain, bounded "
+    psb_set_error(err, "fastdds: loaned writes are not provided (Fast DDS loans only plain, bounded "
                    "types; psbench's types hold unbounded sequences)");
     return false;
   }

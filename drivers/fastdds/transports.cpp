@@ -12,7 +12,7 @@
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/utils/IPLocator.h>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbfastdds {
 namespace {
@@ -110,7 +110,7 @@ bool check_receive_buffer(const Settings &s, psb_error *err) {
   if (rmem_max == 0) return true;  // cannot tell: let Fast DDS try
   const uint64_t granted = 2 * std::min<uint64_t>(udp_buffer_size(s), rmem_max);
   if (granted >= 2 * s.max_payload) return true;
-  set_error(err, "fastdds: best-effort messages of %llu bytes over UDP need a %llu-byte socket "
+  psb_set_error(err, "fastdds: best-effort messages of %llu bytes over UDP need a %llu-byte socket "
                  "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
                  "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
             static_cast<unsigned long long>(s.max_payload),
@@ -123,7 +123,7 @@ bool check_receive_buffer(const Settings &s, psb_error *err) {
 bool load_vendor_config(const Settings &s, psb_error *err) {
   auto *factory = DomainParticipantFactory::get_instance();
   if (factory->load_XML_profiles_file(s.profiles_file) != ReturnCode::RETCODE_OK) {
-    set_error(err, "fastdds: cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
+    psb_set_error(err, "fastdds: cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
                    "its message is above)", s.profiles_file.c_str());
     return false;
   }
@@ -131,7 +131,7 @@ bool load_vendor_config(const Settings &s, psb_error *err) {
     DomainParticipantQos qos;
     if (factory->get_participant_qos_from_profile(s.participant_profile, qos) !=
         ReturnCode::RETCODE_OK) {
-      set_error(err, "fastdds: participant_profile '%s' is not in profiles_file '%s'",
+      psb_set_error(err, "fastdds: participant_profile '%s' is not in profiles_file '%s'",
                 s.participant_profile.c_str(), s.profiles_file.c_str());
       return false;
     }
@@ -164,7 +164,7 @@ DomainParticipant *create_participant(const Settings &s, psb_error *err) {
     p = factory->create_participant(s.domain_id, psbench_participant_qos(s));
   }
   if (p == nullptr) {
-    set_error(err, "fastdds: cannot create a DomainParticipant on domain %u with transport %s "
+    psb_set_error(err, "fastdds: cannot create a DomainParticipant on domain %u with transport %s "
                    "(Fast DDS's message is above; domain_id=N picks another domain)",
               s.domain_id, transport_name(s.transport));
   }

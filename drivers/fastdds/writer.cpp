@@ -2,7 +2,7 @@
 #include "writer.h"
 
 #include "endpoint_qos.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbfastdds {
 
@@ -23,7 +23,7 @@ Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
                                  : DataWriterQos();
   w->writer_ = ctx->publisher()->create_datawriter(w->topic_, writer_qos(s, base));
   if (w->writer_ == nullptr) {
-    set_error(err, "fastdds: cannot create a DataWriter on '%s' (Fast DDS's message is above)",
+    psb_set_error(err, "fastdds: cannot create a DataWriter on '%s' (Fast DDS's message is above)",
               topic);
     return nullptr;
   }
@@ -46,7 +46,7 @@ Writer::~Writer() {
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (!sample_->load(data, len, err)) return -1;
   if (!writer_->write(sample_->data())) {
-    set_error(err, "fastdds: DataWriter::write failed (reliable history full for "
+    psb_set_error(err, "fastdds: DataWriter::write failed (reliable history full for "
                    "max_blocking_time, or no memory for a %zu-byte sample)", len);
     return -1;
   }

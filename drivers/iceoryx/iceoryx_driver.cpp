@@ -6,7 +6,7 @@
 #include "psbench/driver.h"
 
 #include "context.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "runtime.h"
 #include "settings.h"
@@ -18,7 +18,7 @@ namespace {
 int iox_check(const psb_config *cfg, psb_error *err) {
   if (!parse_settings(cfg, nullptr, err)) return -1;
   if (!roudi_running()) {
-    set_error(err,
+    psb_set_error(err,
               "iceoryx: iox-roudi is not running; psbench starts it for runs of this driver, or "
               "start iox-roudi yourself first");
     return -1;
@@ -36,7 +36,7 @@ void *iox_open(const psb_config *cfg, psb_error *err) {
     }
     return ctx;
   } catch (const std::exception &e) {
-    set_error(err, "iceoryx: open failed: %s", e.what());
+    psb_set_error(err, "iceoryx: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -52,7 +52,7 @@ void *iox_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Context *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "iceoryx: create_writer failed: %s", e.what());
+    psb_set_error(err, "iceoryx: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -63,7 +63,7 @@ void *iox_create_reader(void *ctx, const char *topic, psb_on_data on_data, void 
   try {
     return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
   } catch (const std::exception &e) {
-    set_error(err, "iceoryx: create_reader failed: %s", e.what());
+    psb_set_error(err, "iceoryx: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

@@ -5,7 +5,7 @@
 
 #include "iceoryx_posh/mepoo/chunk_header.hpp"
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "runtime.h"
 
 namespace psbiox {
@@ -26,7 +26,7 @@ size_t payload_size(const void *payload) {
 Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, void *user, psb_error *err) {
   const Settings &s = ctx->settings;
   if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    set_error(err, "iceoryx: on_data must be given exactly in listener mode");
+    psb_set_error(err, "iceoryx: on_data must be given exactly in listener mode");
     return nullptr;
   }
   std::unique_ptr<Reader> r(new Reader());
@@ -52,7 +52,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
     r->waitset_.reset(new iox::popo::WaitSet<1>());
     auto attached = r->waitset_->attachState(*r->sub_, iox::popo::SubscriberState::HAS_DATA);
     if (attached.has_error()) {
-      set_error(err, "iceoryx: attaching the subscriber of %s to a WaitSet failed (WaitSetError %d)", topic,
+      psb_set_error(err, "iceoryx: attaching the subscriber of %s to a WaitSet failed (WaitSetError %d)", topic,
                 static_cast<int>(attached.get_error()));
       return nullptr;
     }
@@ -61,7 +61,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
     auto attached = r->listener_->attachEvent(*r->sub_, iox::popo::SubscriberEvent::DATA_RECEIVED,
                                               iox::popo::createNotificationCallback(on_samples, *r));
     if (attached.has_error()) {
-      set_error(err, "iceoryx: attaching the subscriber of %s to a Listener failed (ListenerError %d)", topic,
+      psb_set_error(err, "iceoryx: attaching the subscriber of %s to a Listener failed (ListenerError %d)", topic,
                 static_cast<int>(attached.get_error()));
       return nullptr;
     }
@@ -107,13 +107,13 @@ int Reader::try_take(const void **data, size_t *len, psb_error *err) {
     return 1;
   }
   if (taken.get_error() == iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return 0;
-  set_error(err, "iceoryx: the subscriber of %s holds too many chunks at once", topic_.c_str());
+  psb_set_error(err, "iceoryx: the subscriber of %s holds too many chunks at once", topic_.c_str());
   return -1;
 }
 
 int Reader::take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   if (on_data_ != nullptr) {
-    set_error(err, "iceoryx: take() is not used in listener mode");
+    psb_set_error(err, "iceoryx: take() is not used in listener mode");
     return -1;
   }
   release();

@@ -16,7 +16,7 @@
 #include "iceoryx_posh/runtime/service_discovery.hpp"
 #include "iceoryx_posh/version/version_info.hpp"
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbiox {
 namespace {
@@ -83,7 +83,7 @@ bool ensure_runtime(const std::string &run_id, psb_error *err) {
   std::lock_guard<std::mutex> lock(g_runtime_mu);
   if (g_runtime_up) return true;
   if (!roudi_running()) {
-    set_error(err,
+    psb_set_error(err,
               "iceoryx: iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
               "of this driver, or start iox-roudi yourself first",
               roudi_socket_path().c_str());

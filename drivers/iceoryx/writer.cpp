@@ -7,7 +7,7 @@
 
 #include "iceoryx_posh/mepoo/chunk_settings.hpp"
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "runtime.h"
 
 namespace psbiox {
@@ -60,7 +60,7 @@ Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
   }
   if (!fits) {
     const uint64_t overhead = need - s.max_payload;
-    set_error(err,
+    psb_set_error(err,
               "iceoryx: no RouDi mempool holds %llu-byte chunks (the largest holds %llu-byte payloads, "
               "%u mempools in all); psbench sizes RouDi for the experiment's largest message, a RouDi "
               "started by someone else may not",
@@ -99,7 +99,7 @@ bool Writer::pool_exhausted(uint32_t pool) {
 
 void *Writer::exhausted(uint32_t pool, size_t len, psb_error *err) {
   const auto info = pub_->memory().getMemPoolInfo(pool);
-  set_error(err,
+  psb_set_error(err,
             "iceoryx: RouDi's mempool of %u-byte chunks (for %zu-byte messages) is exhausted: all %u "
             "chunks are in use (each subscriber queue may hold %u samples, the history depth); give "
             "RouDi more chunks of this size, or lower the history depth",
@@ -123,7 +123,7 @@ bool Writer::wait_for_chunk(uint32_t pool, size_t len, psb_error *err) {
     }
   }
   const auto info = pub_->memory().getMemPoolInfo(pool);
-  set_error(err,
+  psb_set_error(err,
             "iceoryx: reliable write of %zu bytes waited %lld s for a free chunk in RouDi's mempool of "
             "%u-byte chunks (all %u in use); is the reader still taking? Otherwise give RouDi more "
             "chunks of this size",
@@ -147,10 +147,10 @@ void *Writer::acquire(size_t len, psb_error *err) {
         if (!reliable_) return exhausted(pool, len, err);
         continue;
       case iox::popo::AllocationError::TOO_MANY_CHUNKS_ALLOCATED_IN_PARALLEL:
-        set_error(err, "iceoryx: publisher of %s holds too many loaned chunks at once", topic_.c_str());
+        psb_set_error(err, "iceoryx: publisher of %s holds too many loaned chunks at once", topic_.c_str());
         return nullptr;
       default:
-        set_error(err, "iceoryx: loaning a %zu-byte chunk on %s failed (iceoryx AllocationError %d)", len,
+        psb_set_error(err, "iceoryx: loaning a %zu-byte chunk on %s failed (iceoryx AllocationError %d)", len,
                   topic_.c_str(), static_cast<int>(loaned.get_error()));
         return nullptr;
     }
@@ -159,7 +159,7 @@ void *Writer::acquire(size_t len, psb_error *err) {
 
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (len > max_payload_) {
-    set_error(err, "iceoryx: message of %zu bytes exceeds max_payload %llu", len,
+    psb_set_error(err, "iceoryx: message of %zu bytes exceeds max_payload %llu", len,
               static_cast<unsigned long long>(max_payload_));
     return -1;
   }
@@ -172,7 +172,7 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
 
 void *Writer::loan(size_t len, psb_error *err) {
   if (len > max_payload_) {
-    set_error(err, "iceoryx: loan of %zu bytes exceeds max_payload %llu", len,
+    psb_set_error(err, "iceoryx: loan of %zu bytes exceeds max_payload %llu", len,
               static_cast<unsigned long long>(max_payload_));
     return nullptr;
   }
@@ -189,13 +189,13 @@ void *Writer::loan(size_t len, psb_error *err) {
 
 int Writer::write_loan(void *sample, size_t len, psb_error *err) {
   if (loaned_ == nullptr || sample != loaned_) {
-    set_error(err, "iceoryx: write_loan got a sample that loan() did not return (or that was already written)");
+    psb_set_error(err, "iceoryx: write_loan got a sample that loan() did not return (or that was already written)");
     return -1;
   }
   loaned_ = nullptr;
   if (len != loaned_len_) {  // an iceoryx chunk's payload size is fixed at the loan
     pub_->release(sample);
-    set_error(err, "iceoryx: write_loan of %zu bytes for a chunk loaned for %zu; they must be equal", len,
+    psb_set_error(err, "iceoryx: write_loan of %zu bytes for a chunk loaned for %zu; they must be equal", len,
               loaned_len_);
     return -1;
   }

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <thread>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "writer.h"
 
@@ -59,7 +59,7 @@ bool Connection::connect(psb_error *err) {
   mosq_ = mosquitto_new(client_id_.c_str(), true /* clean session */, this);
   if (mosq_ == nullptr) {
     char buf[128];
-    set_error(err, "mqtt: mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
+    psb_set_error(err, "mqtt: mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
     return false;
   }
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
@@ -76,7 +76,7 @@ bool Connection::connect(psb_error *err) {
   int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
     char buf[128];
-    set_error(err, "mqtt: cannot connect to the broker at %s: %s (is a broker listening there? "
+    psb_set_error(err, "mqtt: cannot connect to the broker at %s: %s (is a broker listening there? "
                    "psbench starts mosquitto itself and sets option broker)",
               s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
     return false;
@@ -85,14 +85,14 @@ bool Connection::connect(psb_error *err) {
                 "CONNACK", err))
     return false;
   if (connack_rc_.load() != 0) {
-    set_error(err, "mqtt: the broker at %s refused the connection: %s", s_.broker.c_str(),
+    psb_set_error(err, "mqtt: the broker at %s refused the connection: %s", s_.broker.c_str(),
               mosquitto_connack_string(connack_rc_.load()));
     return false;
   }
   if (s_.notify == PSB_NOTIFY_LISTENER) {
     rc = mosquitto_loop_start(mosq_);
     if (rc != MOSQ_ERR_SUCCESS) {
-      set_error(err, "mqtt: cannot start libmosquitto's network thread: %s",
+      psb_set_error(err, "mqtt: cannot start libmosquitto's network thread: %s",
                 mosquitto_strerror(rc));
       return false;
     }
@@ -153,7 +153,7 @@ bool Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
       return false;
     }
     if (now_ns() >= deadline) {
-      set_error(err, "mqtt: no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
+      psb_set_error(err, "mqtt: no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
                 (long long)(timeout_ns / 1'000'000'000));
       return false;
     }
@@ -179,14 +179,14 @@ void Connection::mark_lost(int rc, int errno_value) {
 int Connection::lost_error(psb_error *err) const {
   char buf[128];
   const int rc = lost_rc_.load(std::memory_order_relaxed);
-  set_error(err, "mqtt: lost the connection to the broker at %s (%s)", s_.broker.c_str(),
+  psb_set_error(err, "mqtt: lost the connection to the broker at %s (%s)", s_.broker.c_str(),
             describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf));
   return -1;
 }
 
 int Connection::fail(psb_error *err, const char *what, int rc, int errno_value) const {
   char buf[128];
-  set_error(err, "mqtt: %s through the broker at %s failed: %s", what, s_.broker.c_str(),
+  psb_set_error(err, "mqtt: %s through the broker at %s failed: %s", what, s_.broker.c_str(),
             describe(rc, errno_value, buf, sizeof buf));
   return -1;
 }
@@ -205,12 +205,12 @@ bool Connection::subscribe(const std::string &topic, int qos, psb_error *err) {
     return false;
   const int granted = suback_granted_.load(std::memory_order_relaxed);
   if (granted < 0 || granted > 2) {
-    set_error(err, "mqtt: the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
+    psb_set_error(err, "mqtt: the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
               s_.broker.c_str(), topic.c_str(), unsigned(granted));
     return false;
   }
   if (granted < qos) {
-    set_error(err, "mqtt: the broker at %s granted QoS %d on %s, below the QoS %d that "
+    psb_set_error(err, "mqtt: the broker at %s granted QoS %d on %s, below the QoS %d that "
                    "reliability reliable needs",
               s_.broker.c_str(), granted, topic.c_str(), qos);
     return false;
@@ -231,7 +231,7 @@ bool Connection::add_reader(Reader *r, psb_error *err) {
   for (auto &slot : readers_) {
     Reader *other = slot.load();
     if (other != nullptr && other->topic() == r->topic()) {
-      set_error(err, "mqtt: this context already has a reader on %s (one subscription per "
+      psb_set_error(err, "mqtt: this context already has a reader on %s (one subscription per "
                      "topic and connection)",
                 r->topic().c_str());
       return false;
@@ -244,7 +244,7 @@ bool Connection::add_reader(Reader *r, psb_error *err) {
       return true;
     }
   }
-  set_error(err, "mqtt: at most %d readers per context", kMaxReaders);
+  psb_set_error(err, "mqtt: at most %d readers per context", kMaxReaders);
   return false;
 }
 
@@ -282,7 +282,7 @@ bool Connection::flush(int64_t timeout_ns, psb_error *err) {
                          mosquitto_want_write(mosq_);
     if (!pending) return true;
     if (now_ns() >= deadline) {
-      set_error(err, "mqtt: messages still unsent or unacknowledged by the broker at %s "
+      psb_set_error(err, "mqtt: messages still unsent or unacknowledged by the broker at %s "
                      "after %lld s",
                 s_.broker.c_str(), (long long)(timeout_ns / 1'000'000'000));
       return false;

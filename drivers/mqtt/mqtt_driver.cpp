@@ -8,7 +8,7 @@
 #include "psbench/driver.h"
 
 #include "connection.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -39,7 +39,7 @@ void *mqtt_open(const psb_config *cfg, psb_error *err) {
     if (!parse_settings(cfg, &s, err)) return nullptr;
     return Connection::open(s, err);
   } catch (const std::exception &e) {
-    set_error(err, "mqtt: open failed: %s", e.what());
+    psb_set_error(err, "mqtt: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -50,7 +50,7 @@ void *mqtt_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Connection *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "mqtt: create_writer failed: %s", e.what());
+    psb_set_error(err, "mqtt: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -62,7 +62,7 @@ void *mqtt_create_reader(void *ctx, const char *topic, psb_on_data on_data, void
   try {
     return Reader::create(static_cast<Connection *>(ctx), topic, on_data, user, err);
   } catch (const std::exception &e) {
-    set_error(err, "mqtt: create_reader failed: %s", e.what());
+    psb_set_error(err, "mqtt: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

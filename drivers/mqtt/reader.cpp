@@ -8,7 +8,7 @@
 #include <new>
 
 #include "connection.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbmqtt {
 
@@ -16,13 +16,13 @@ Reader *Reader::create(Connection *c, const char *topic, psb_on_data on_data, vo
                        psb_error *err) {
   const Settings &s = c->settings();
   if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    set_error(err, "mqtt: on_data must be given exactly in listener mode");
+    psb_set_error(err, "mqtt: on_data must be given exactly in listener mode");
     return nullptr;
   }
   std::string name = mqtt_topic(s, topic);
   if (mosquitto_sub_topic_check(name.c_str()) != MOSQ_ERR_SUCCESS ||
       name.find_first_of("+#") != std::string::npos) {
-    set_error(err, "mqtt: '%s' is not a valid MQTT topic without wildcards", name.c_str());
+    psb_set_error(err, "mqtt: '%s' is not a valid MQTT topic without wildcards", name.c_str());
     return nullptr;
   }
   if (c->lost()) {
@@ -37,7 +37,7 @@ Reader *Reader::create(Connection *c, const char *topic, psb_on_data on_data, vo
     try {
       r->storage_.resize(kSlots * r->slot_size_);
     } catch (const std::bad_alloc &) {
-      set_error(err, "mqtt: out of memory for %zu receive slots of %zu bytes", kSlots,
+      psb_set_error(err, "mqtt: out of memory for %zu receive slots of %zu bytes", kSlots,
                 r->slot_size_);
       return nullptr;
     }
@@ -97,7 +97,7 @@ void Reader::release() {
 
 int Reader::hand_out(const void **data, size_t *len, psb_error *err) {
   if (oversized_ != 0) {
-    set_error(err, "mqtt: received a %zu-byte message on %s, over this run's max_payload of %zu "
+    psb_set_error(err, "mqtt: received a %zu-byte message on %s, over this run's max_payload of %zu "
                    "bytes (is another run publishing on it?)",
               oversized_len_, topic_.c_str(), slot_size_);
     oversized_ = 0;
@@ -119,7 +119,7 @@ int Reader::hand_out(const void **data, size_t *len, psb_error *err) {
 
 int Reader::take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   if (on_data_ != nullptr) {
-    set_error(err, "mqtt: take() is not used in listener mode");
+    psb_set_error(err, "mqtt: take() is not used in listener mode");
     return -1;
   }
   std::lock_guard<std::mutex> lock(conn_->io);

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbmqtt {
 namespace {
@@ -40,7 +40,7 @@ bool parse_broker(const char *text, Settings *s, psb_error *err) {
     ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
   }
   if (!ok) {
-    set_error(err, "mqtt: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)",
+    psb_set_error(err, "mqtt: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)",
               text);
     return false;
   }
@@ -58,11 +58,11 @@ bool parse_qos(const psb_config *cfg, Settings *s, psb_error *err) {
     // A retained message is the one last message of a topic: keep_last 1, nothing else.
     if (q.history == PSB_KEEP_ALL || (q.history == PSB_KEEP_LAST && q.history_depth != 1)) {
       if (q.history == PSB_KEEP_ALL)
-        set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
+        psb_set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
                        "keeps exactly one message per topic: history keep_all cannot be "
                        "honoured; use keep_last:1 or leave history unset");
       else
-        set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
+        psb_set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
                        "keeps exactly one message per topic: history keep_last:%u cannot be "
                        "honoured; use keep_last:1 or leave history unset",
                   unsigned(q.history_depth));
@@ -71,7 +71,7 @@ bool parse_qos(const psb_config *cfg, Settings *s, psb_error *err) {
     return true;
   }
   if (q.history != 0) {
-    set_error(err, "mqtt: history %s has no MQTT counterpart with durability volatile (the "
+    psb_set_error(err, "mqtt: history %s has no MQTT counterpart with durability volatile (the "
                    "broker queues what a subscriber has not read yet, without a depth per "
                    "topic); leave history unset, or use durability transient_local with "
                    "keep_last:1 (a retained message)",
@@ -89,22 +89,22 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   s.notify = cfg->notify;
   s.max_payload = cfg->max_payload;
   if (s.max_payload > kMaxPayload) {
-    set_error(err, "mqtt: messages of %llu bytes are over the driver's limit of %llu bytes",
+    psb_set_error(err, "mqtt: messages of %llu bytes are over the driver's limit of %llu bytes",
               (unsigned long long)s.max_payload, (unsigned long long)kMaxPayload);
     return false;
   }
   if (cfg->transport == nullptr || std::strcmp(cfg->transport, "tcp") != 0) {
-    set_error(err, "mqtt: transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
+    psb_set_error(err, "mqtt: transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
               cfg->transport ? cfg->transport : "");
     return false;
   }
   if (cfg->use_loan) {
-    set_error(err, "mqtt: loans are not offered (libmosquitto copies every payload)");
+    psb_set_error(err, "mqtt: loans are not offered (libmosquitto copies every payload)");
     return false;
   }
   const char *broker = find_option(cfg, "broker");
   if (broker == nullptr) {
-    set_error(err, "mqtt: option broker=HOST:PORT is missing; psbench sets it when it starts "
+    psb_set_error(err, "mqtt: option broker=HOST:PORT is missing; psbench sets it when it starts "
                    "mosquitto, or give the address of your own broker");
     return false;
   }
@@ -112,7 +112,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (const char *ka = find_option(cfg, "keepalive")) {
     long v = 0;
     if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5)) {
-      set_error(err, "mqtt: option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
+      psb_set_error(err, "mqtt: option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
       return false;
     }
     s.keepalive_s = int(v);
@@ -123,14 +123,14 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     else if (std::strcmp(nd, "false") == 0 || std::strcmp(nd, "0") == 0)
       s.tcp_nodelay = false;
     else {
-      set_error(err, "mqtt: option tcp_nodelay='%s': use true or false", nd);
+      psb_set_error(err, "mqtt: option tcp_nodelay='%s': use true or false", nd);
       return false;
     }
   }
   if (const char *mi = find_option(cfg, "max_inflight")) {
     long v = 0;
     if (!parse_int(mi, 0, 65535, &v)) {
-      set_error(err, "mqtt: option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting "
+      psb_set_error(err, "mqtt: option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting "
                      "their PUBACK, or 0 for libmosquitto's largest (65535)",
                 mi);
       return false;

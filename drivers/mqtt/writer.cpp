@@ -5,7 +5,7 @@
 #include <mutex>
 
 #include "connection.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbmqtt {
 namespace {
@@ -19,7 +19,7 @@ Writer *Writer::create(Connection *c, const char *topic, psb_error *err) {
   const Settings &s = c->settings();
   std::string name = mqtt_topic(s, topic);
   if (mosquitto_pub_topic_check(name.c_str()) != MOSQ_ERR_SUCCESS) {
-    set_error(err, "mqtt: '%s' is not a valid MQTT topic to publish on", name.c_str());
+    psb_set_error(err, "mqtt: '%s' is not a valid MQTT topic to publish on", name.c_str());
     return nullptr;
   }
   if (c->lost()) {
@@ -66,7 +66,7 @@ int Writer::publish(const void *data, size_t len, bool retain, psb_error *err) {
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (conn_->lost()) return conn_->lost_error(err);
   if (len > max_payload_) {
-    set_error(err, "mqtt: a %zu-byte message is over this run's max_payload of %zu bytes", len,
+    psb_set_error(err, "mqtt: a %zu-byte message is over this run's max_payload of %zu bytes", len,
               max_payload_);
     return -1;
   }

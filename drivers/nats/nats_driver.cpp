@@ -48,7 +48,7 @@ bool library_acquire(psb_error *err) {
   if (g_lib_users == 0) {
     natsStatus s = nats_Open(-1);
     if (s != NATS_OK) {
-      set_error(err, "nats: cannot initialize the cnats library: %s", natsStatus_GetText(s));
+      psb_set_error(err, "nats: cannot initialize the cnats library: %s", natsStatus_GetText(s));
       return false;
     }
   }
@@ -104,7 +104,7 @@ class CnatsThreadsFloat {
     if (restore_policy_) {
       restore_policy_ = false;
       if (int rc = pthread_setschedparam(self_, saved_policy_, &saved_param_); rc != 0) {
-        set_error(err, "nats: cannot give the role thread its scheduling policy back after "
+        psb_set_error(err, "nats: cannot give the role thread its scheduling policy back after "
                        "cnats started its threads: %s", std::strerror(rc));
         ok = false;
       }
@@ -112,7 +112,7 @@ class CnatsThreadsFloat {
     if (restore_cpus_) {
       restore_cpus_ = false;
       if (int rc = pthread_setaffinity_np(self_, sizeof saved_cpus_, &saved_cpus_); rc != 0) {
-        set_error(err, "nats: cannot give the role thread its CPU pinning back after cnats "
+        psb_set_error(err, "nats: cannot give the role thread its CPU pinning back after cnats "
                        "started its threads: %s", std::strerror(rc));
         ok = false;
       }
@@ -192,12 +192,12 @@ const char *last_error_text() {
 
 void fill_status_error(psb_error *err, const char *what, const Context *ctx, natsStatus s) {
   if (s == NATS_CONNECTION_CLOSED)
-    set_error(err,
+    psb_set_error(err,
               "nats: %s: the connection to nats-server at %s is closed (the server ended or "
               "closed this client; the driver does not reconnect)",
               what, ctx->settings.address.c_str());
   else
-    set_error(err, "nats: %s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
+    psb_set_error(err, "nats: %s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
 }
 
 // ---- cnats callbacks (cnats's threads) -----------------------------------------------
@@ -259,7 +259,7 @@ void *nats_open(const psb_config *cfg, psb_error *err) {
   if (!library_acquire(err)) return nullptr;
   auto *ctx = new (std::nothrow) Context();
   if (ctx == nullptr) {
-    set_error(err, "nats: out of memory");
+    psb_set_error(err, "nats: out of memory");
     library_release();
     return nullptr;
   }
@@ -281,7 +281,7 @@ void *nats_open(const psb_config *cfg, psb_error *err) {
   if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, ctx->settings.send_asap);
   if (s == NATS_OK) s = natsOptions_SetClosedCB(opts, on_connection_closed, ctx);
   if (s != NATS_OK) {
-    set_error(err, "nats: cannot set connection options: %s (%s)", natsStatus_GetText(s),
+    psb_set_error(err, "nats: cannot set connection options: %s (%s)", natsStatus_GetText(s),
               last_error_text());
     natsOptions_Destroy(opts);
     free_context(ctx);
@@ -290,7 +290,7 @@ void *nats_open(const psb_config *cfg, psb_error *err) {
   s = natsConnection_Connect(&ctx->nc, opts);
   natsOptions_Destroy(opts);
   if (s != NATS_OK) {
-    set_error(err,
+    psb_set_error(err,
               "nats: cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
               "starts one itself unless you give option broker",
               ctx->settings.address.c_str(), natsStatus_GetText(s), last_error_text());
@@ -313,7 +313,7 @@ void nats_close(void *p) {
 void *nats_create_writer(void *p, const char *topic, psb_error *err) {
   auto *ctx = static_cast<Context *>(p);
   if (ctx->max_payload > uint64_t(ctx->server_max_payload)) {
-    set_error(err,
+    psb_set_error(err,
               "nats: messages of %llu bytes do not fit: nats-server at %s accepts at most %lld "
               "bytes (its max_payload); psbench configures the servers it starts for the run's "
               "size; give your own server max_payload: %llu or more",
@@ -323,7 +323,7 @@ void *nats_create_writer(void *p, const char *topic, psb_error *err) {
   }
   auto *w = new (std::nothrow) Writer{ctx, {}};
   if (w == nullptr) {
-    set_error(err, "nats: out of memory");
+    psb_set_error(err, "nats: out of memory");
     return nullptr;
   }
   if (!subject_of(ctx->run_id.c_str(), topic, &w->subject, err)) {
@@ -385,7 +385,7 @@ void *nats_create_reader(void *p, const char *topic, psb_on_data on_data, void *
   auto *ctx = static_cast<Context *>(p);
   auto *r = new (std::nothrow) Reader();
   if (r == nullptr) {
-    set_error(err, "nats: out of memory");
+    psb_set_error(err, "nats: out of memory");
     return nullptr;
   }
   r->ctx = ctx;
@@ -474,7 +474,7 @@ auto guarded(psb_error *err, F f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::exception &e) {
-    set_error(err, "nats: %s", e.what());
+    psb_set_error(err, "nats: %s", e.what());
     return {};
   }
 }
@@ -486,7 +486,7 @@ int check_guarded(const psb_config *cfg, psb_error *err) {
   try {
     return nats_check(cfg, err);
   } catch (const std::exception &e) {
-    set_error(err, "nats: %s", e.what());
+    psb_set_error(err, "nats: %s", e.what());
     return -1;
   }
 }

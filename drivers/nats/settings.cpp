@@ -16,21 +16,21 @@ const char *find_option(const psb_config *cfg, const char *key) {
 // caller that goes straight to the ABI.
 bool check_qos(const psb_config *cfg, psb_error *err) {
   if (cfg->qos.reliability != PSB_BEST_EFFORT) {
-    set_error(err,
+    psb_set_error(err,
               "nats: reliability 'reliable' is not available: core NATS has no acknowledgement "
               "or redelivery (that needs JetStream, and psbench's nats driver uses core NATS); "
               "use best_effort");
     return false;
   }
   if (cfg->qos.durability != PSB_VOLATILE) {
-    set_error(err,
+    psb_set_error(err,
               "nats: durability 'transient_local' is not available: core NATS keeps nothing for "
               "subscribers that join later (that needs JetStream, and psbench's nats driver uses "
               "core NATS); use volatile");
     return false;
   }
   if (cfg->qos.history != 0) {
-    set_error(err,
+    psb_set_error(err,
               "nats: history cannot be set: core NATS has no history; a subscriber's queue in "
               "cnats is bounded by its pending limits (65536 messages, 64 MiB), which drop new "
               "messages when full and are not a keep_last/keep_all history; leave --history unset");
@@ -80,20 +80,20 @@ bool parse_broker(const char *text, Settings *s) {
 bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   Settings s;
   if (std::strcmp(cfg->transport, "tcp") != 0) {
-    set_error(err, "nats: transport '%s' is not supported; this driver supports tcp",
+    psb_set_error(err, "nats: transport '%s' is not supported; this driver supports tcp",
               cfg->transport);
     return false;
   }
   if (!check_qos(cfg, err)) return false;
   const char *broker = find_option(cfg, "broker");
   if (broker == nullptr) {
-    set_error(err,
+    psb_set_error(err,
               "nats: option broker=HOST:PORT is missing; psbench sets it when it starts "
               "nats-server, or give the address of your own nats-server");
     return false;
   }
   if (!parse_broker(broker, &s)) {
-    set_error(err, "nats: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
+    psb_set_error(err, "nats: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
     return false;
   }
   if (const char *asap = find_option(cfg, "send_asap")) {
@@ -102,7 +102,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     else if (std::strcmp(asap, "false") == 0)
       s.send_asap = false;
     else {
-      set_error(err, "nats: option send_asap='%s': use true or false", asap);
+      psb_set_error(err, "nats: option send_asap='%s': use true or false", asap);
       return false;
     }
   }
@@ -114,14 +114,14 @@ bool subject_of(const char *run_id, const char *topic, std::string *subject, psb
   for (const char *p = topic; *p; ++p) {
     if (*p == '.' || *p == '*' || *p == '>' || *p == ' ' || *p == '\t' || *p == '\r' ||
         *p == '\n') {
-      set_error(err,
+      psb_set_error(err,
                 "nats: topic '%s' holds '%c', which is special in a NATS subject; use letters, "
                 "digits, '_' and '-'", topic, *p);
       return false;
     }
   }
   if (*topic == '\0') {
-    set_error(err, "nats: empty topic name");
+    psb_set_error(err, "nats: empty topic name");
     return false;
   }
   *subject = std::string("psbench.") + run_id + "." + topic;

@@ -2,11 +2,9 @@
 #ifndef PSBENCH_NATS_SETTINGS_H
 #define PSBENCH_NATS_SETTINGS_H
 
-#include <cstdarg>
-#include <cstdio>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/driver_support.h"
 
 namespace psbnats {
 
@@ -25,14 +23,6 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
 // The subject of a topic: "psbench.<run id>.<topic>". False (err filled) when the
 // topic holds a character that means something in a NATS subject.
 bool subject_of(const char *run_id, const char *topic, std::string *subject, psb_error *err);
-
-__attribute__((format(printf, 2, 3))) inline void set_error(psb_error *err, const char *fmt, ...) {
-  if (err == nullptr) return;
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-}
 
 }  // namespace psbnats
 

@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbredis {
 
@@ -14,11 +14,11 @@ redisContext *connect_server(const Settings &s, const char *what, psb_error *err
   const timeval tv{kIoTimeoutS, 0};
   redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
   if (c == nullptr) {
-    set_error(err, "redis: out of memory for a hiredis context");
+    psb_set_error(err, "redis: out of memory for a hiredis context");
     return nullptr;
   }
   if (c->err != 0) {
-    set_error(err,
+    psb_set_error(err,
               "redis: cannot connect the %s to redis-server at %s: %s (psbench starts "
               "redis-server and sets option broker; with your own server, is it running there?)",
               what, s.address().c_str(), c->errstr);
@@ -27,7 +27,7 @@ redisContext *connect_server(const Settings &s, const char *what, psb_error *err
   }
   // hiredis bounds connect() only; replies and sends get the same bound here.
   if (redisSetTimeout(c, tv) != REDIS_OK) {
-    set_error(err, "redis: %s socket timeouts: %s", what, c->errstr);
+    psb_set_error(err, "redis: %s socket timeouts: %s", what, c->errstr);
     redisFree(c);
     return nullptr;
   }
@@ -68,14 +68,14 @@ redisReply *command(redisContext *c, const Settings &s, const char *what, int ar
   char *cmd = nullptr;
   const int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
   if (len < 0) {
-    set_error(err, "redis: out of memory formatting %s", argv[0]);
+    psb_set_error(err, "redis: out of memory formatting %s", argv[0]);
     return nullptr;
   }
   iovec iov{cmd, static_cast<size_t>(len)};
   const int e = send_all(c->fd, &iov, 1);
   redisFreeCommand(cmd);
   if (e != 0) {
-    set_error(err, "redis: sending %s on the %s connection to %s: %s", argv[0], what,
+    psb_set_error(err, "redis: sending %s on the %s connection to %s: %s", argv[0], what,
               s.address().c_str(),
               e == EAGAIN ? "the server reads nothing (timed out)" : std::strerror(e));
     return nullptr;
@@ -84,10 +84,10 @@ redisReply *command(redisContext *c, const Settings &s, const char *what, int ar
   if (redisGetReply(c, &reply) != REDIS_OK || reply == nullptr) {
     const bool timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
     if (timed_out)
-      set_error(err, "redis: no reply to %s on the %s connection to %s within %d s", argv[0],
+      psb_set_error(err, "redis: no reply to %s on the %s connection to %s within %d s", argv[0],
                 what, s.address().c_str(), kIoTimeoutS);
     else
-      set_error(err, "redis: reading the reply to %s on the %s connection to %s: %s", argv[0],
+      psb_set_error(err, "redis: reading the reply to %s on the %s connection to %s: %s", argv[0],
                 what, s.address().c_str(),
                 c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
     return nullptr;

@@ -10,7 +10,7 @@
 #include <memory>
 
 #include "connection.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbredis {
 namespace {
@@ -41,7 +41,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
                        psb_error *err) {
   const Settings &s = ctx->settings;
   if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    set_error(err, "redis: on_data must be given exactly in listener mode");
+    psb_set_error(err, "redis: on_data must be given exactly in listener mode");
     return nullptr;
   }
   std::unique_ptr<Reader> r(new Reader());
@@ -62,7 +62,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   if (reply == nullptr) return nullptr;
   const bool confirmed = confirms_subscription(reply);
   if (!confirmed)
-    set_error(err, "redis: SUBSCRIBE %s was not confirmed: %s", r->channel_.c_str(),
+    psb_set_error(err, "redis: SUBSCRIBE %s was not confirmed: %s", r->channel_.c_str(),
               reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
   freeReplyObject(reply);
   if (!confirmed) return nullptr;
@@ -73,7 +73,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   const size_t room = s.max_payload + r->channel_.size() + kFraming + kReaderCompaction + kReadChunk;
   sds grown = sdsMakeRoomFor(rd->buf, room);
   if (grown == nullptr) {
-    set_error(err, "redis: out of memory for a %zu-byte read buffer", room);
+    psb_set_error(err, "redis: out of memory for a %zu-byte read buffer", room);
     return nullptr;
   }
   rd->buf = grown;
@@ -83,7 +83,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   if (on_data != nullptr) {
     r->stop_fd_ = eventfd(0, EFD_CLOEXEC);
     if (r->stop_fd_ < 0) {
-      set_error(err, "redis: eventfd for the listener: %s", std::strerror(errno));
+      psb_set_error(err, "redis: eventfd for the listener: %s", std::strerror(errno));
       return nullptr;
     }
     r->thread_ = std::thread([p = r.get()] { p->listen(); });
@@ -110,7 +110,7 @@ int Reader::read_some(psb_error *err) {
   if (n > 0) {
     read_first_ = static_cast<size_t>(n) == rbuf_.size();
     if (redisReaderFeed(c_->reader, rbuf_.data(), static_cast<size_t>(n)) != REDIS_OK) {
-      set_error(err, "redis: subscriber of %s: %s", channel_.c_str(), c_->reader->errstr);
+      psb_set_error(err, "redis: subscriber of %s: %s", channel_.c_str(), c_->reader->errstr);
       return -1;
     }
     return 1;
@@ -118,12 +118,12 @@ int Reader::read_some(psb_error *err) {
   read_first_ = false;
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
   if (n == 0)
-    set_error(err,
+    psb_set_error(err,
               "redis: redis-server at %s closed the subscriber connection of %s (stopped or "
               "killed, or it dropped a subscriber over its client-output-buffer-limit pubsub)",
               settings_.address().c_str(), channel_.c_str());
   else
-    set_error(err, "redis: subscriber connection of %s to %s: %s", channel_.c_str(),
+    psb_set_error(err, "redis: subscriber connection of %s to %s: %s", channel_.c_str(),
               settings_.address().c_str(), std::strerror(errno));
   return -1;
 }
@@ -134,7 +134,7 @@ int Reader::next(int64_t timeout_ns, redisReply **out, psb_error *err) {
     // What hiredis already holds comes first: one read may have brought several.
     void *got = nullptr;
     if (redisReaderGetReply(c_->reader, &got) != REDIS_OK) {
-      set_error(err, "redis: protocol error on the subscriber connection of %s: %s",
+      psb_set_error(err, "redis: protocol error on the subscriber connection of %s: %s",
                 channel_.c_str(), c_->reader->errstr);
       return -1;
     }
@@ -145,7 +145,7 @@ int Reader::next(int64_t timeout_ns, redisReply **out, psb_error *err) {
         return 1;
       }
       if (r->type == REDIS_REPLY_ERROR) {
-        set_error(err, "redis: subscriber of %s: redis-server says: %s", channel_.c_str(), r->str);
+        psb_set_error(err, "redis: subscriber of %s: redis-server says: %s", channel_.c_str(), r->str);
         freeReplyObject(r);
         return -1;
       }
@@ -167,7 +167,7 @@ int Reader::next(int64_t timeout_ns, redisReply **out, psb_error *err) {
     const int w = wait_readable(fd_, stop_fd_, left);
     if (w == 0 || w == 2) return 0;  // timeout, a signal (EINTR), or a stop request
     if (w < 0) {
-      set_error(err, "redis: waiting on the subscriber of %s: %s", channel_.c_str(),
+      psb_set_error(err, "redis: waiting on the subscriber of %s: %s", channel_.c_str(),
                 std::strerror(errno));
       return -1;
     }
@@ -177,7 +177,7 @@ int Reader::next(int64_t timeout_ns, redisReply **out, psb_error *err) {
 
 int Reader::take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   if (on_data_ != nullptr) {
-    set_error(err, "redis: take() is not used in listener mode");
+    psb_set_error(err, "redis: take() is not used in listener mode");
     return -1;
   }
   if (held_ != nullptr) {

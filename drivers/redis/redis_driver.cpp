@@ -12,7 +12,7 @@
 
 #include "connection.h"
 #include "context.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -58,7 +58,7 @@ bool probe_server(const Settings &s, psb_error *err) {
   redisReply *r = command(c, s, "probe", 1, ping, ping_len, err);
   bool ok = r != nullptr;
   if (ok && r->type == REDIS_REPLY_ERROR) {
-    set_error(err, "redis: redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
+    psb_set_error(err, "redis: redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
     ok = false;
   }
   if (r != nullptr) freeReplyObject(r);
@@ -92,7 +92,7 @@ void *redis_open(const psb_config *cfg, psb_error *err) {
     ctx->settings = std::move(s);
     return ctx;
   } catch (const std::exception &e) {
-    set_error(err, "redis: open failed: %s", e.what());
+    psb_set_error(err, "redis: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -103,7 +103,7 @@ void *redis_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Context *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "redis: create_writer failed: %s", e.what());
+    psb_set_error(err, "redis: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -115,7 +115,7 @@ void *redis_create_reader(void *ctx, const char *topic, psb_on_data on_data, voi
   try {
     return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
   } catch (const std::exception &e) {
-    set_error(err, "redis: create_reader failed: %s", e.what());
+    psb_set_error(err, "redis: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbredis {
 namespace {
@@ -36,7 +36,7 @@ bool parse_broker(const char *value, std::string *host, int *port, psb_error *er
     if (digits) n = n * 10 + (c - '0');
   }
   if (h.empty() || !digits || n < 1 || n > 65535) {
-    set_error(err,
+    psb_set_error(err,
               "redis: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
               "port 1 to 65535)",
               v.c_str());
@@ -61,17 +61,17 @@ std::string Settings::channel(const char *topic) const {
 bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   Settings s;
   if (cfg == nullptr || cfg->run_id == nullptr || cfg->run_id[0] == '\0') {
-    set_error(err, "redis: the run id is empty; channel names are made from it");
+    psb_set_error(err, "redis: the run id is empty; channel names are made from it");
     return false;
   }
   s.run_id = cfg->run_id;
   if (cfg->transport == nullptr || std::strcmp(cfg->transport, "tcp") != 0) {
-    set_error(err, "redis: transport '%s' is not supported; this driver supports tcp",
+    psb_set_error(err, "redis: transport '%s' is not supported; this driver supports tcp",
               cfg->transport ? cfg->transport : "(none)");
     return false;
   }
   if (cfg->qos.reliability != PSB_BEST_EFFORT) {
-    set_error(err,
+    psb_set_error(err,
               "redis: reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
               "(no acknowledgement, no retransmission, no queue); a subscriber that is "
               "disconnected, or slower than the server's output buffer limit allows, loses "
@@ -79,14 +79,14 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     return false;
   }
   if (cfg->qos.durability != PSB_VOLATILE) {
-    set_error(err,
+    psb_set_error(err,
               "redis: durability 'transient_local' is not supported: Redis pub/sub stores no "
               "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
               "volatile");
     return false;
   }
   if (cfg->qos.history != 0) {
-    set_error(err,
+    psb_set_error(err,
               "redis: history '%s' is not supported: Redis pub/sub keeps no history; the "
               "server forwards each message once to the subscribers of the moment (its only "
               "queue is the per-client output buffer). Leave --history unset",
@@ -95,24 +95,24 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   }
   if (cfg->notify != PSB_NOTIFY_LISTENER && cfg->notify != PSB_NOTIFY_WAIT &&
       cfg->notify != PSB_NOTIFY_POLL) {
-    set_error(err, "redis: notify mode %u is not one of listener, wait, poll", cfg->notify);
+    psb_set_error(err, "redis: notify mode %u is not one of listener, wait, poll", cfg->notify);
     return false;
   }
   s.notify = cfg->notify;
   if (cfg->max_payload > kMaxPayload) {
-    set_error(err, "redis: size %llu bytes is over this driver's largest message of %llu bytes",
+    psb_set_error(err, "redis: size %llu bytes is over this driver's largest message of %llu bytes",
               static_cast<unsigned long long>(cfg->max_payload),
               static_cast<unsigned long long>(kMaxPayload));
     return false;
   }
   s.max_payload = cfg->max_payload;
   if (cfg->use_loan) {
-    set_error(err, "redis: --loan is not supported (no zero-copy write)");
+    psb_set_error(err, "redis: --loan is not supported (no zero-copy write)");
     return false;
   }
   const char *broker = find_option(cfg, "broker");
   if (broker == nullptr) {
-    set_error(err,
+    psb_set_error(err,
               "redis: option broker=HOST:PORT is missing; psbench sets it when it starts "
               "redis-server, or give the address of your own redis-server");
     return false;

@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "connection.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbredis {
 
@@ -58,7 +58,7 @@ bool Writer::consume(const char *p, size_t n, psb_error *err) {
     line_[len] = '\0';
     if (pending_ == 0 || len < 2 || (line_[0] != ':' && line_[0] != '-')) {
       broken_ = true;
-      set_error(&broken_err_,
+      psb_set_error(&broken_err_,
                 "redis: unexpected reply on the publisher connection of %s: '%s' (%llu PUBLISH "
                 "replies awaited)",
                 channel_.c_str(), line_, static_cast<unsigned long long>(pending_));
@@ -70,7 +70,7 @@ bool Writer::consume(const char *p, size_t n, psb_error *err) {
       last_receivers_ = std::strtoll(line_ + 1, nullptr, 10);
     } else if (!refused) {
       refused = true;
-      set_error(err, "redis: redis-server refused a PUBLISH to %s: %s", channel_.c_str(),
+      psb_set_error(err, "redis: redis-server refused a PUBLISH to %s: %s", channel_.c_str(),
                 line_ + 1);
     }
   }
@@ -92,12 +92,12 @@ bool Writer::drain(psb_error *err) {
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ok;
     broken_ = true;
     if (n == 0)
-      set_error(&broken_err_,
+      psb_set_error(&broken_err_,
                 "redis: redis-server at %s closed the publisher connection of %s (stopped or "
                 "killed?)",
                 settings_.address().c_str(), channel_.c_str());
     else
-      set_error(&broken_err_, "redis: publisher connection of %s to %s: %s", channel_.c_str(),
+      psb_set_error(&broken_err_, "redis: publisher connection of %s to %s: %s", channel_.c_str(),
                 settings_.address().c_str(), std::strerror(errno));
     *err = broken_err_;
     return false;
@@ -111,7 +111,7 @@ bool Writer::drain_all(int64_t timeout_ns, psb_error *err) {
     if (pending_ == 0) return true;
     const int64_t left = end - now_ns();
     if (left <= 0 || wait_readable(fd_, -1, left) < 0) {
-      set_error(err,
+      psb_set_error(err,
                 "redis: redis-server at %s did not answer %llu PUBLISH to %s within %lld ms",
                 settings_.address().c_str(), static_cast<unsigned long long>(pending_),
                 channel_.c_str(), static_cast<long long>(timeout_ns / 1000000));
@@ -123,7 +123,7 @@ bool Writer::drain_all(int64_t timeout_ns, psb_error *err) {
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (broken_) return fail(err);
   if (len > kMaxPayload) {
-    set_error(err, "redis: a %zu-byte message is over the driver's largest of %llu bytes", len,
+    psb_set_error(err, "redis: a %zu-byte message is over the driver's largest of %llu bytes", len,
               static_cast<unsigned long long>(kMaxPayload));
     return -1;
   }
@@ -150,12 +150,12 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
     // Part of the command may be out: the stream cannot be resumed.
     broken_ = true;
     if (e == EAGAIN)
-      set_error(&broken_err_,
+      psb_set_error(&broken_err_,
                 "redis: PUBLISH to %s: redis-server at %s did not take the message within %d s "
                 "(stopped?); the publisher connection is given up",
                 channel_.c_str(), settings_.address().c_str(), kIoTimeoutS);
     else
-      set_error(&broken_err_, "redis: PUBLISH to %s: the connection to redis-server at %s broke: %s",
+      psb_set_error(&broken_err_, "redis: PUBLISH to %s: the connection to redis-server at %s broke: %s",
                 channel_.c_str(), settings_.address().c_str(), std::strerror(e));
     return fail(err);
   }
@@ -188,7 +188,7 @@ int Writer::matched_readers() {
     count = static_cast<int>(r->element[1]->integer);
   else if (r->type == REDIS_REPLY_ERROR) {
     broken_ = true;
-    set_error(&broken_err_, "redis: PUBSUB NUMSUB %s: %s", channel_.c_str(), r->str);
+    psb_set_error(&broken_err_, "redis: PUBSUB NUMSUB %s: %s", channel_.c_str(), r->str);
   }
   freeReplyObject(r);
   return count;

@@ -4,7 +4,7 @@
 #include <climits>
 #include <memory>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "futex.h"
 
 namespace psbshm {
@@ -13,7 +13,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data,
                        void *user, psb_error *err) {
   const Settings &s = ctx->settings;
   if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    set_error(err, "shm: on_data must be given exactly in listener mode");
+    psb_set_error(err, "shm: on_data must be given exactly in listener mode");
     return nullptr;
   }
   std::string name;
@@ -32,7 +32,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data,
   SegmentHeader *h = r->seg_.hdr;
   if (h->readers.fetch_add(1, std::memory_order_acq_rel) != 0) {
     h->readers.fetch_sub(1, std::memory_order_acq_rel);
-    set_error(err,
+    psb_set_error(err,
               "shm: topic '%s' already has a reader; the shm driver is one "
               "writer, one reader per topic (or a killed run with this run_id "
               "left %s in /dev/shm)",
@@ -139,7 +139,7 @@ bool Reader::wait_for_data(int64_t deadline_ns, bool listener) {
 int Reader::take(int64_t timeout_ns, const void **data, size_t *len,
                  psb_error *err) {
   if (on_data_ != nullptr) {
-    set_error(err, "shm: take() is not used in listener mode");
+    psb_set_error(err, "shm: take() is not used in listener mode");
     return -1;
   }
   if (held_)
@@ -156,7 +156,7 @@ int Reader::take(int64_t timeout_ns, const void **data, size_t *len,
   held_ = true;
   const uint64_t n = *ring_.slot_len(idx_);
   if (n > ring_.slot_size) {
-    set_error(err, "shm: corrupt slot in %s: length %llu > max_payload %llu",
+    psb_set_error(err, "shm: corrupt slot in %s: length %llu > max_payload %llu",
               seg_.name.c_str(), static_cast<unsigned long long>(n),
               static_cast<unsigned long long>(ring_.slot_size));
     return -1;

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "futex.h"
 
 namespace psbshm {
@@ -31,7 +31,7 @@ bool initialise(int fd, const std::string &name, const SegmentParams &p,
                 Segment *out, psb_error *err) {
   const uint64_t size = segment_size(p);
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    set_error(err, "shm: cannot size shared memory %s to %llu bytes: %s",
+    psb_set_error(err, "shm: cannot size shared memory %s to %llu bytes: %s",
               name.c_str(), static_cast<unsigned long long>(size),
               std::strerror(errno));
     return false;
@@ -40,7 +40,7 @@ bool initialise(int fd, const std::string &name, const SegmentParams &p,
   // /dev/shm is full. Filesystems without fallocate are left as they are.
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
-    set_error(err,
+    psb_set_error(err,
               "shm: cannot reserve %llu bytes in /dev/shm for %s (history_depth "
               "%u x slot %llu bytes): %s; enlarge /dev/shm or lower "
               "history/size",
@@ -52,7 +52,7 @@ bool initialise(int fd, const std::string &name, const SegmentParams &p,
   void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED) {
-    set_error(err, "shm: cannot map %s (%llu bytes): %s", name.c_str(),
+    psb_set_error(err, "shm: cannot map %s (%llu bytes): %s", name.c_str(),
               static_cast<unsigned long long>(size), std::strerror(errno));
     return false;
   }
@@ -76,14 +76,14 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
   struct stat st;
   for (;;) { // the initialiser sizes the file in one ftruncate
     if (fstat(fd, &st) != 0) {
-      set_error(err, "shm: cannot stat %s: %s", name.c_str(),
+      psb_set_error(err, "shm: cannot stat %s: %s", name.c_str(),
                 std::strerror(errno));
       return false;
     }
     if (st.st_size > 0)
       break;
     if (now_ns() > deadline) {
-      set_error(err,
+      psb_set_error(err,
                 "shm: %s exists but was never sized within 5 s (left by a "
                 "killed run? remove /dev/shm%s)",
                 name.c_str(), name.c_str());
@@ -93,14 +93,14 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
   }
   const auto size = static_cast<size_t>(st.st_size);
   if (size < sizeof(SegmentHeader)) {
-    set_error(err, "shm: %s is %zu bytes, too small to be a psbench segment",
+    psb_set_error(err, "shm: %s is %zu bytes, too small to be a psbench segment",
               name.c_str(), size);
     return false;
   }
   void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED) {
-    set_error(err, "shm: cannot map %s (%zu bytes): %s", name.c_str(), size,
+    psb_set_error(err, "shm: cannot map %s (%zu bytes): %s", name.c_str(), size,
               std::strerror(errno));
     return false;
   }
@@ -108,7 +108,7 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
   while (h->magic.load(std::memory_order_acquire) != kMagic) {
     if (now_ns() > deadline) {
       munmap(m, size);
-      set_error(err,
+      psb_set_error(err,
                 "shm: %s was created but not initialised within 5 s (left by a "
                 "killed run? remove /dev/shm%s)",
                 name.c_str(), name.c_str());
@@ -144,7 +144,7 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
   }
   if (what != nullptr) {
     munmap(m, size);
-    set_error(err,
+    psb_set_error(err,
               "shm: %s mismatch on %s: this side uses %s, the segment was "
               "created with %s; both sides of a topic must use the same "
               "max_payload, history_depth and reliability",
@@ -175,7 +175,7 @@ uint64_t segment_size(const SegmentParams &p) {
 bool segment_name(const std::string &run_id, const char *topic,
                   std::string *name, psb_error *err) {
   if (topic == nullptr || *topic == '\0' || std::strchr(topic, '/') != nullptr) {
-    set_error(err, "shm: topic name '%s' is not usable (empty or contains '/')",
+    psb_set_error(err, "shm: topic name '%s' is not usable (empty or contains '/')",
               topic == nullptr ? "(null)" : topic);
     return false;
   }
@@ -184,7 +184,7 @@ bool segment_name(const std::string &run_id, const char *topic,
   n += '-';
   n += topic;
   if (n.size() - 1 > NAME_MAX) {
-    set_error(err,
+    psb_set_error(err,
               "shm: shared memory name for run '%s' topic '%s' is longer than "
               "%d characters",
               run_id.c_str(), topic, NAME_MAX);
@@ -209,7 +209,7 @@ bool segment_open(const std::string &name, const SegmentParams &p, Segment *out,
       return ok;
     }
     if (errno != EEXIST) {
-      set_error(err, "shm: cannot create shared memory %s: %s", name.c_str(),
+      psb_set_error(err, "shm: cannot create shared memory %s: %s", name.c_str(),
                 std::strerror(errno));
       return false;
     }
@@ -218,7 +218,7 @@ bool segment_open(const std::string &name, const SegmentParams &p, Segment *out,
       // Unlinked between our two shm_open calls: try to create it again.
       if (errno == ENOENT && now_ns() < deadline)
         continue;
-      set_error(err, "shm: cannot open shared memory %s: %s", name.c_str(),
+      psb_set_error(err, "shm: cannot open shared memory %s: %s", name.c_str(),
                 std::strerror(errno));
       return false;
     }

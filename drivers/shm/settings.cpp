@@ -5,40 +5,40 @@
 
 #include <sys/statvfs.h>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "segment.h"
 
 namespace psbshm {
 
 bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (cfg == nullptr) {
-    set_error(err, "shm: no configuration given");
+    psb_set_error(err, "shm: no configuration given");
     return false;
   }
   if (cfg->run_id == nullptr || *cfg->run_id == '\0') {
-    set_error(err, "shm: run_id is empty; it names the shared memory segments");
+    psb_set_error(err, "shm: run_id is empty; it names the shared memory segments");
     return false;
   }
   for (const char *c = cfg->run_id; *c; ++c) {
     const bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                     (*c >= '0' && *c <= '9');
     if (!ok) {
-      set_error(err, "shm: run_id '%s' must match [A-Za-z0-9]+", cfg->run_id);
+      psb_set_error(err, "shm: run_id '%s' must match [A-Za-z0-9]+", cfg->run_id);
       return false;
     }
   }
   if (cfg->transport != nullptr && std::strcmp(cfg->transport, "shm") != 0) {
-    set_error(err, "shm: transport '%s' is not supported; supported: shm",
+    psb_set_error(err, "shm: transport '%s' is not supported; supported: shm",
               cfg->transport);
     return false;
   }
   if (cfg->qos.reliability != PSB_BEST_EFFORT &&
       cfg->qos.reliability != PSB_RELIABLE) {
-    set_error(err, "shm: reliability must be best_effort or reliable");
+    psb_set_error(err, "shm: reliability must be best_effort or reliable");
     return false;
   }
   if (cfg->qos.durability != PSB_VOLATILE) {
-    set_error(err, "shm: durability transient_local is not supported; "
+    psb_set_error(err, "shm: durability transient_local is not supported; "
                    "supported: volatile");
     return false;
   }
@@ -46,12 +46,12 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   const bool history_unset = cfg->qos.history == 0;
   const uint32_t depth = history_unset ? kDefaultDepth : cfg->qos.history_depth;
   if (!history_unset && cfg->qos.history != PSB_KEEP_LAST) {
-    set_error(err, "shm: history keep_all is not supported (the ring has a "
+    psb_set_error(err, "shm: history keep_all is not supported (the ring has a "
                    "fixed size); supported: keep_last:N");
     return false;
   }
   if (depth == 0 || depth > kMaxSlotCount) {
-    set_error(err,
+    psb_set_error(err,
               "shm: history_depth %u is not supported; supported: keep_last:N "
               "with 1 <= N <= %llu",
               depth, static_cast<unsigned long long>(kMaxSlotCount));
@@ -59,11 +59,11 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   }
   if (cfg->notify != PSB_NOTIFY_LISTENER && cfg->notify != PSB_NOTIFY_WAIT &&
       cfg->notify != PSB_NOTIFY_POLL) {
-    set_error(err, "shm: notify must be one of listener, wait, poll");
+    psb_set_error(err, "shm: notify must be one of listener, wait, poll");
     return false;
   }
   if (cfg->max_payload == 0 || cfg->max_payload > kMaxPayload) {
-    set_error(err,
+    psb_set_error(err,
               "shm: max_payload %llu is not supported; supported: 1 to %llu "
               "bytes (header included)",
               static_cast<unsigned long long>(cfg->max_payload),
@@ -74,7 +74,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   for (size_t i = 0; i < cfg->option_count; ++i) {
     const psb_option &o = cfg->options[i];
     if (o.key == nullptr || std::strcmp(o.key, "wakeup") != 0) {
-      set_error(err, "shm: unknown option '%s'; valid options: wakeup",
+      psb_set_error(err, "shm: unknown option '%s'; valid options: wakeup",
                 o.key == nullptr ? "(null)" : o.key);
       return false;
     }
@@ -83,7 +83,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     } else if (o.value != nullptr && std::strcmp(o.value, "spin") == 0) {
       wakeup = Wakeup::spin;
     } else {
-      set_error(err, "shm: option wakeup='%s' is not valid; valid values: "
+      psb_set_error(err, "shm: option wakeup='%s' is not valid; valid values: "
                      "futex (default), spin",
                 o.value == nullptr ? "(null)" : o.value);
       return false;
@@ -97,7 +97,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (size == 0 ||
       (statvfs("/dev/shm", &vfs) == 0 &&
        size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)) {
-    set_error(err,
+    psb_set_error(err,
               "shm: one topic needs %llu bytes (history_depth %u x slot %llu "
               "bytes), more than /dev/shm holds; lower history_depth or size",
               static_cast<unsigned long long>(size), depth,

@@ -9,7 +9,7 @@
 #include "psbench/driver.h"
 
 #include "context.h"
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -44,7 +44,7 @@ void *shm_open_ctx(const psb_config *cfg, psb_error *err) {
     }
     return ctx;
   } catch (const std::exception &e) {
-    set_error(err, "shm: open failed: %s", e.what());
+    psb_set_error(err, "shm: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -67,7 +67,7 @@ void *shm_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Context *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "shm: create_writer failed: %s", e.what());
+    psb_set_error(err, "shm: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -80,7 +80,7 @@ void *shm_create_reader(void *ctx, const char *topic, psb_on_data on_data,
     return Reader::create(static_cast<Context *>(ctx), topic, on_data, user,
                           err);
   } catch (const std::exception &e) {
-    set_error(err, "shm: create_reader failed: %s", e.what());
+    psb_set_error(err, "shm: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

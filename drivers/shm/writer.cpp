@@ -3,7 +3,7 @@
 #include <climits>
 #include <new>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "futex.h"
 
 namespace psbshm {
@@ -29,7 +29,7 @@ Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
   SegmentHeader *h = w->seg_.hdr;
   if (h->writers.fetch_add(1, std::memory_order_acq_rel) != 0) {
     h->writers.fetch_sub(1, std::memory_order_acq_rel);
-    set_error(err,
+    psb_set_error(err,
               "shm: topic '%s' already has a writer; the shm driver is one "
               "writer, one reader per topic (or a killed run with this run_id "
               "left %s in /dev/shm)",
@@ -92,7 +92,7 @@ int Writer::wait_for_room(psb_error *err) {
       return 1;
     const int64_t now = now_ns();
     if (now >= deadline) {
-      set_error(err,
+      psb_set_error(err,
                 "shm: reliable write waited %lld s for the reader to free a "
                 "slot of %s; is the reader still taking?",
                 static_cast<long long>(kReliableBlockNs / 1000000000),
@@ -135,7 +135,7 @@ void Writer::publish(size_t len) {
 
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (len > ring_.slot_size) {
-    set_error(err, "shm: message of %zu bytes exceeds max_payload %llu", len,
+    psb_set_error(err, "shm: message of %zu bytes exceeds max_payload %llu", len,
               static_cast<unsigned long long>(ring_.slot_size));
     return -1;
   }
@@ -149,7 +149,7 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
 
 void *Writer::loan(size_t len, psb_error *err) {
   if (len > ring_.slot_size) {
-    set_error(err, "shm: loan of %zu bytes exceeds max_payload %llu", len,
+    psb_set_error(err, "shm: loan of %zu bytes exceeds max_payload %llu", len,
               static_cast<unsigned long long>(ring_.slot_size));
     return nullptr;
   }
@@ -158,7 +158,7 @@ void *Writer::loan(size_t len, psb_error *err) {
     return nullptr;
   if (r == 0) { // dropped: hand out scratch memory, write_loan discards it
     if (!scratch_) {
-      set_error(err, "shm: ring of %s is full and loans were not enabled "
+      psb_set_error(err, "shm: ring of %s is full and loans were not enabled "
                      "(use_loan) at open",
                 seg_.name.c_str());
       return nullptr;
@@ -173,12 +173,12 @@ int Writer::write_loan(void *sample, size_t len, psb_error *err) {
   if (scratch_ && sample == scratch_.get())
     return 0; // this sample was dropped at loan()
   if (!loaned_ || sample != ring_.slot_data(idx_)) {
-    set_error(err, "shm: write_loan got a sample that loan() did not return "
+    psb_set_error(err, "shm: write_loan got a sample that loan() did not return "
                    "(or that was already written)");
     return -1;
   }
   if (len > ring_.slot_size) {
-    set_error(err, "shm: write_loan of %zu bytes exceeds max_payload %llu",
+    psb_set_error(err, "shm: write_loan of %zu bytes exceeds max_payload %llu",
               len, static_cast<unsigned long long>(ring_.slot_size));
     return -1;
   }

@@ -59,20 +59,20 @@ static const char *find_option(const psb_config *cfg, const char *key) {
 static int parse_fault(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
   const char *fault = find_option(cfg, "fault"), *after = find_option(cfg, "fault_after");
   if (!fault) {
-    if (after) udp_set_error(err, "udp: option fault_after needs option fault=crash|hang|exit");
+    if (after) psb_set_error(err, "udp: option fault_after needs option fault=crash|hang|exit");
     return after ? -1 : 0;
   }
   if (strcmp(fault, "crash") == 0) ctx->fault = FAULT_CRASH;
   else if (strcmp(fault, "hang") == 0) ctx->fault = FAULT_HANG;
   else if (strcmp(fault, "exit") == 0) ctx->fault = FAULT_EXIT;
   else {
-    udp_set_error(err, "udp: option fault='%s' is not one of crash|hang|exit", fault);
+    psb_set_error(err, "udp: option fault='%s' is not one of crash|hang|exit", fault);
     return -1;
   }
   char *end = NULL;
   ctx->fault_after = after ? strtoul(after, &end, 10) : 0;
   if (!after || *end || ctx->fault_after == 0) {
-    udp_set_error(err, "udp: option fault needs fault_after=N (N >= 1 writes before the fault)");
+    psb_set_error(err, "udp: option fault needs fault_after=N (N >= 1 writes before the fault)");
     return -1;
   }
   return 0;
@@ -95,7 +95,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
     char *end;
     long v = strtol(base, &end, 10);
     if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN) {
-      udp_set_error(err, "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
+      psb_set_error(err, "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
       return -1;
     }
     ctx->port_base = (uint16_t)v;
@@ -104,7 +104,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
   const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
   if (strcmp(cfg->transport, "loopback") == 0) {
     if (peer || bind_to) {
-      udp_set_error(err, "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
+      psb_set_error(err, "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
       return -1;
     }
     inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
@@ -113,16 +113,16 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
   }
   /* unicast: readers bind `bind` (default any), writers send to `peer`. */
   if (!peer) {
-    udp_set_error(err, "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+    psb_set_error(err, "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
     return -1;
   }
   if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1) {
-    udp_set_error(err, "udp: option peer='%s' is not an IPv4 address", peer);
+    psb_set_error(err, "udp: option peer='%s' is not an IPv4 address", peer);
     return -1;
   }
   ctx->bind_addr.s_addr = htonl(INADDR_ANY);
   if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1) {
-    udp_set_error(err, "udp: option bind='%s' is not an IPv4 address", bind_to);
+    psb_set_error(err, "udp: option bind='%s' is not an IPv4 address", bind_to);
     return -1;
   }
   return 0;
@@ -176,7 +176,7 @@ static int udp_write(void *vw, const void *data, size_t len, psb_error *err) {
     iov[1].iov_base = (void *)((const uint8_t *)data + prefix.offset);
     iov[1].iov_len = n;
     if (sendmsg(w->fd, &msg, 0) < 0) {
-      udp_set_error(err, "udp: send: %s", strerror(errno));
+      psb_set_error(err, "udp: send: %s", strerror(errno));
       return -1;
     }
     prefix.offset += (uint32_t)n;
@@ -196,7 +196,7 @@ static int receive_message(struct udp_reader *r, int flags, const void **data, s
     ssize_t n = recvmsg(r->fd, &msg, flags);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
-      udp_set_error(err, "udp: recv: %s", strerror(errno));
+      psb_set_error(err, "udp: recv: %s", strerror(errno));
       return -1;
     }
     if ((size_t)n < sizeof prefix || (msg.msg_flags & MSG_TRUNC)) continue; /* not ours */
@@ -216,7 +216,7 @@ static int set_receive_timeout(struct udp_reader *r, int64_t timeout_ns, psb_err
     if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;
   }
   if (setsockopt(r->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0) {
-    udp_set_error(err, "udp: SO_RCVTIMEO: %s", strerror(errno));
+    psb_set_error(err, "udp: SO_RCVTIMEO: %s", strerror(errno));
     return -1;
   }
   r->timeout_set_ns = timeout_ns;
@@ -261,7 +261,7 @@ static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_dat
   r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN),
                           ctx->max_payload, err);
   if (!r->asm_.buffer || r->fd < 0) {
-    if (!r->asm_.buffer) udp_set_error(err, "udp: out of memory for a %zu-byte buffer", ctx->max_payload);
+    if (!r->asm_.buffer) psb_set_error(err, "udp: out of memory for a %zu-byte buffer", ctx->max_payload);
     free_reader(r);
     return NULL;
   }
@@ -271,7 +271,7 @@ static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_dat
     r->user = user;
     if (set_receive_timeout(r, LISTENER_SLICE_NS, err) != 0 ||
         pthread_create(&r->listener, NULL, listener_main, r) != 0) {
-      if (!err->message[0]) udp_set_error(err, "udp: cannot start the listener thread");
+      if (!err->message[0]) psb_set_error(err, "udp: cannot start the listener thread");
       free_reader(r);
       return NULL;
     }

@@ -11,14 +11,6 @@
 /* Large enough for a 4 MiB message in flight; root may exceed rmem_max with *FORCE. */
 #define UDP_SOCKET_BUFFER (16 << 20)
 
-void udp_set_error(psb_error *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-}
-
 uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span) {
   uint32_t h = 2166136261u; /* FNV-1a */
   for (const char *p = topic; *p; ++p) h = (h ^ (uint8_t)*p) * 16777619u;
@@ -33,7 +25,7 @@ static void grow_buffer(int fd, int opt_force, int opt) {
 
 static int new_socket(psb_error *err) {
   int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) udp_set_error(err, "udp: socket(): %s", strerror(errno));
+  if (fd < 0) psb_set_error(err, "udp: socket(): %s", strerror(errno));
   return fd;
 }
 
@@ -46,7 +38,7 @@ int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_messag
   socklen_t got_len = sizeof got;
   getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &got, &got_len);
   if ((size_t)got < 2 * max_message) {
-    udp_set_error(err,
+    psb_set_error(err,
                   "udp: the socket receive buffer is %d bytes, too small for %zu-byte messages; "
                   "run as root or raise net.core.rmem_max (sysctl -w net.core.rmem_max=%d)",
                   got, max_message, UDP_SOCKET_BUFFER);
@@ -56,7 +48,7 @@ int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_messag
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
     char text[INET_ADDRSTRLEN];
-    udp_set_error(err, "udp: cannot bind %s:%u: %s (another run on this port? set option port_base)",
+    psb_set_error(err, "udp: cannot bind %s:%u: %s (another run on this port? set option port_base)",
                   inet_ntop(AF_INET, addr, text, sizeof text), port, strerror(errno));
     close(fd);
     return -1;
@@ -70,7 +62,7 @@ int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err) {
   grow_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-    udp_set_error(err, "udp: cannot connect to port %u: %s", port, strerror(errno));
+    psb_set_error(err, "udp: cannot connect to port %u: %s", port, strerror(errno));
     close(fd);
     return -1;
   }

@@ -4,7 +4,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <psbench/driver.h>
+#include <psbench/driver_support.h>
 
 /* The port a topic's reader binds: derived from the (run-unique) topic name, so two
  * runs or two topics of one run meet on different ports. */
@@ -15,6 +15,5 @@ uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span);
 int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err);
 int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err);
 
-void udp_set_error(psb_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

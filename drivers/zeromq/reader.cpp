@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbzmq {
 namespace {
@@ -31,7 +31,7 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
     try {
       r->listener_ = std::thread([p = r.get()] { p->listen(); });
     } catch (const std::exception &e) {
-      set_error(err, "zeromq: cannot start the listener thread: %s", e.what());
+      psb_set_error(err, "zeromq: cannot start the listener thread: %s", e.what());
       return nullptr;
     }
   }
@@ -43,7 +43,7 @@ bool Reader::setup(psb_error *err) {
   const Settings &s = ctx_->settings;
   socket_ = zmq_socket(ctx_->zctx, ZMQ_SUB);
   if (socket_ == nullptr) {
-    set_error(err, "zeromq: zmq_socket(SUB): %s", zmq_strerror(zmq_errno()));
+    psb_set_error(err, "zeromq: zmq_socket(SUB): %s", zmq_strerror(zmq_errno()));
     return false;
   }
   if (!set_int_option(socket_, ZMQ_LINGER, 0, "ZMQ_LINGER", err)) return false;
@@ -61,7 +61,7 @@ bool Reader::setup(psb_error *err) {
   // root), so when the writer sees the marker, delivery to this reader is already on.
   if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
       (!s.conflate && zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0)) {
-    set_error(err, "zeromq: ZMQ_SUBSCRIBE: %s", zmq_strerror(zmq_errno()));
+    psb_set_error(err, "zeromq: ZMQ_SUBSCRIBE: %s", zmq_strerror(zmq_errno()));
     return false;
   }
   if (s.transport != Transport::inproc && !start_monitor(err)) return false;
@@ -72,7 +72,7 @@ bool Reader::setup(psb_error *err) {
   // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
   // (inproc).
   if (zmq_connect(socket_, endpoint_.c_str()) != 0) {
-    set_error(err, "zeromq: cannot connect to %s for topic %s: %s", endpoint_.c_str(),
+    psb_set_error(err, "zeromq: cannot connect to %s for topic %s: %s", endpoint_.c_str(),
               topic_.c_str(), zmq_strerror(zmq_errno()));
     return false;
   }
@@ -87,14 +87,14 @@ bool Reader::start_monitor(psb_error *err) {
   char name[96];
   std::snprintf(name, sizeof name, "inproc://psbench-zeromq-monitor-%lu", monitors.fetch_add(1));
   if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0) {
-    set_error(err, "zeromq: zmq_socket_monitor: %s", zmq_strerror(zmq_errno()));
+    psb_set_error(err, "zeromq: zmq_socket_monitor: %s", zmq_strerror(zmq_errno()));
     return false;
   }
   monitoring_ = true;
   monitor_ = zmq_socket(ctx_->zctx, ZMQ_PAIR);
   if (monitor_ == nullptr || !set_int_option(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER", err) ||
       zmq_connect(monitor_, name) != 0) {
-    if (!err->message[0]) set_error(err, "zeromq: socket monitor: %s", zmq_strerror(zmq_errno()));
+    if (!err->message[0]) psb_set_error(err, "zeromq: socket monitor: %s", zmq_strerror(zmq_errno()));
     return false;
   }
   return true;
@@ -172,13 +172,13 @@ int Reader::take(int64_t timeout_ns, const void **data, size_t *len, psb_error *
       if (inproc_->ever_written.load(std::memory_order_relaxed)) {
         inproc_writer_seen_ = true;
       } else if (inproc_writer_never_came()) {
-        set_error(err, "%s", inproc_alone_message(topic_, "writer").c_str());
+        psb_set_error(err, "%s", inproc_alone_message(topic_, "writer").c_str());
         return -1;
       }
     }
     return 0;
   }
-  set_error(err, "zeromq: receive on %s: %s", endpoint_.c_str(), zmq_strerror(e));
+  psb_set_error(err, "zeromq: receive on %s: %s", endpoint_.c_str(), zmq_strerror(e));
   return -1;
 }
 

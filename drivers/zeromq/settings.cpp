@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbzmq {
 namespace {
@@ -44,7 +44,7 @@ bool parse_hwm(const psb_config *cfg, const char *key, int *out, bool *given, ps
   if (!text) return true;
   long v;
   if (!parse_long(text, 0, INT_MAX, &v)) {
-    set_error(err,
+    psb_set_error(err,
               "zeromq: option %s='%s': use a number of messages from 0 to %d (0 = no limit, "
               "ZeroMQ's default is %d)",
               key, text, INT_MAX, kDefaultHwm);
@@ -78,31 +78,31 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   else if (transport == "inproc")
     s.transport = Transport::inproc;
   else {
-    set_error(err, "zeromq: transport '%s' is not supported; this driver supports tcp|ipc|inproc",
+    psb_set_error(err, "zeromq: transport '%s' is not supported; this driver supports tcp|ipc|inproc",
               transport.c_str());
     return false;
   }
   if (s.run_id.empty()) {
-    set_error(err, "zeromq: the run id is empty; endpoints are named from it");
+    psb_set_error(err, "zeromq: the run id is empty; endpoints are named from it");
     return false;
   }
 
   // QoS. The node refuses what caps leave out; these say why to a direct caller too.
   if (cfg->qos.reliability == PSB_RELIABLE) {
-    set_error(err,
+    psb_set_error(err,
               "zeromq: reliability reliable is not supported: a PUB socket silently drops "
               "messages for a subscriber whose queue is at the high-water mark (sndhwm/"
               "rcvhwm) and nothing is resent after a reconnect; use best_effort");
     return false;
   }
   if (cfg->qos.durability == PSB_TRANSIENT_LOCAL) {
-    set_error(err,
+    psb_set_error(err,
               "zeromq: durability transient_local is not supported: a PUB socket keeps "
               "nothing for subscribers that join later; use volatile");
     return false;
   }
   if (cfg->qos.history == PSB_KEEP_ALL) {
-    set_error(err,
+    psb_set_error(err,
               "zeromq: history keep_all is not supported: a PUB socket drops messages beyond "
               "the high-water mark instead of keeping them (sndhwm=0 rcvhwm=0 removes the "
               "limit, but that is a queue without bound, not a history)");
@@ -110,7 +110,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   }
   if (cfg->qos.history == PSB_KEEP_LAST) {
     if (cfg->qos.history_depth != 1) {
-      set_error(err,
+      psb_set_error(err,
                 "zeromq: history keep_last:%u is not supported: ZeroMQ's only history "
                 "setting is ZMQ_CONFLATE, which keeps the newest message only (keep_last:1); "
                 "its high-water mark is not keep_last:N, because a full queue drops the newest "
@@ -126,7 +126,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (!parse_hwm(cfg, "sndhwm", &s.sndhwm, &sndhwm_given, err)) return false;
   if (!parse_hwm(cfg, "rcvhwm", &s.rcvhwm, &s.rcvhwm_given, err)) return false;
   if (s.conflate && s.rcvhwm_given) {
-    set_error(err,
+    psb_set_error(err,
               "zeromq: option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
               "one message in the subscriber's queue and ignores the high-water mark");
     return false;
@@ -135,12 +135,12 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (const char *base = find_option(cfg, "port_base")) {
     long v;
     if (s.transport != Transport::tcp) {
-      set_error(err, "zeromq: option port_base applies to transport tcp only (this run uses %s)",
+      psb_set_error(err, "zeromq: option port_base applies to transport tcp only (this run uses %s)",
                 transport_name(s.transport));
       return false;
     }
     if (!parse_long(base, 1024, 65535 - long(kPortSpan), &v)) {
-      set_error(err, "zeromq: option port_base='%s': use a number from 1024 to %u (the run's "
+      psb_set_error(err, "zeromq: option port_base='%s': use a number from 1024 to %u (the run's "
                 "ports lie in port_base .. port_base+%u)",
                 base, 65535 - kPortSpan, kPortSpan - 1);
       return false;
@@ -153,7 +153,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     size_t longest = ipc_directory(s.run_id).size() + 1 + std::strlen("psb__") + s.run_id.size() +
                      kIpcSuffixRoom;
     if (longest >= sizeof(sockaddr_un{}.sun_path)) {
-      set_error(err,
+      psb_set_error(err,
                 "zeromq: run id '%s' is too long for transport ipc: its socket paths (%zu "
                 "characters) would not fit the %zu of a Unix socket address; use a shorter "
                 "--run-id",

@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 
 namespace psbzmq {
 namespace {
@@ -29,7 +29,7 @@ Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
   std::unique_ptr<Writer> w(new Writer(ctx, topic));
   w->socket_ = zmq_socket(ctx->zctx, ZMQ_XPUB);
   if (w->socket_ == nullptr) {
-    set_error(err, "zeromq: zmq_socket(XPUB): %s", zmq_strerror(zmq_errno()));
+    psb_set_error(err, "zeromq: zmq_socket(XPUB): %s", zmq_strerror(zmq_errno()));
     return nullptr;
   }
   const Settings &s = ctx->settings;
@@ -55,7 +55,7 @@ bool Writer::bind(psb_error *err) {
     if (s.transport == Transport::ipc) {
       const std::string dir = ipc_directory(s.run_id);
       if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-        set_error(err, "zeromq: cannot create %s for ipc sockets: %s", dir.c_str(), std::strerror(errno));
+        psb_set_error(err, "zeromq: cannot create %s for ipc sockets: %s", dir.c_str(), std::strerror(errno));
         return false;
       }
     }
@@ -68,7 +68,7 @@ bool Writer::bind(psb_error *err) {
     // our mkdir and bind: make it again.
     if (s.transport == Transport::ipc && e == ENOENT && attempt < 3) continue;
     if (e == EADDRINUSE && s.transport == Transport::tcp)
-      set_error(err,
+      psb_set_error(err,
                 "zeromq: cannot bind %s for topic %s: port %u is in use (another run or program "
                 "holds it). A run's ports are port_base (%u) + %u x (FNV-1a(run id) %% %u) + a "
                 "slot per topic; retry with another run id, move the range with --option "
@@ -76,10 +76,10 @@ bool Writer::bind(psb_error *err) {
                 endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, kPortsPerRun,
                 kRunBlocks);
     else if (e == EADDRINUSE && s.transport == Transport::inproc)
-      set_error(err, "zeromq: cannot bind %s: this process already has a writer of topic %s",
+      psb_set_error(err, "zeromq: cannot bind %s: this process already has a writer of topic %s",
                 endpoint_.c_str(), topic_.c_str());
     else
-      set_error(err, "zeromq: cannot bind %s for topic %s: %s", endpoint_.c_str(), topic_.c_str(),
+      psb_set_error(err, "zeromq: cannot bind %s for topic %s: %s", endpoint_.c_str(), topic_.c_str(),
                 zmq_strerror(e));
     return false;
   }
@@ -121,7 +121,7 @@ int Writer::matched_readers() {
 }
 
 int Writer::send_failed(psb_error *err) {
-  set_error(err, "zeromq: send on %s: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
+  psb_set_error(err, "zeromq: send on %s: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
   return -1;
 }
 
@@ -138,7 +138,7 @@ void *Writer::loan(size_t len, psb_error *err) {
   if (loan_held_) zmq_msg_close(&loan_);  // a loan never written: give it back
   loan_held_ = false;
   if (zmq_msg_init_size(&loan_, len) != 0) {
-    set_error(err, "zeromq: zmq_msg_init_size(%zu): %s", len, zmq_strerror(zmq_errno()));
+    psb_set_error(err, "zeromq: zmq_msg_init_size(%zu): %s", len, zmq_strerror(zmq_errno()));
     zmq_msg_init(&loan_);
     return nullptr;
   }
@@ -148,7 +148,7 @@ void *Writer::loan(size_t len, psb_error *err) {
 
 int Writer::write_loan(void *sample, size_t len, psb_error *err) {
   if (!loan_held_ || sample != zmq_msg_data(&loan_) || len != zmq_msg_size(&loan_)) {
-    set_error(err, "zeromq: write_loan: not the buffer (or size) the last loan() gave");
+    psb_set_error(err, "zeromq: write_loan: not the buffer (or size) the last loan() gave");
     return -1;
   }
   for (;;) {

@@ -9,7 +9,7 @@
 
 #include "psbench/driver.h"
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -38,7 +38,7 @@ void *zeromq_open(const psb_config *cfg, psb_error *err) {
     zeromq_version();  // computed here, never on the timed path
     return open_context(cfg, err);
   } catch (const std::exception &e) {
-    set_error(err, "zeromq: open failed: %s", e.what());
+    psb_set_error(err, "zeromq: open failed: %s", e.what());
     return nullptr;
   }
 }
@@ -49,7 +49,7 @@ void *zeromq_create_writer(void *ctx, const char *topic, psb_error *err) {
   try {
     return Writer::create(static_cast<Context *>(ctx), topic, err);
   } catch (const std::exception &e) {
-    set_error(err, "zeromq: create_writer failed: %s", e.what());
+    psb_set_error(err, "zeromq: create_writer failed: %s", e.what());
     return nullptr;
   }
 }
@@ -61,7 +61,7 @@ void *zeromq_create_reader(void *ctx, const char *topic, psb_on_data on_data, vo
   try {
     return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
   } catch (const std::exception &e) {
-    set_error(err, "zeromq: create_reader failed: %s", e.what());
+    psb_set_error(err, "zeromq: create_reader failed: %s", e.what());
     return nullptr;
   }
 }

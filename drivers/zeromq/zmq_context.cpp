@@ -6,7 +6,7 @@
 #include <map>
 #include <mutex>
 
-#include "error.h"
+#include "psbench/driver_support.h"
 #include "reader.h"
 #include "writer.h"
 
@@ -23,7 +23,7 @@ void *acquire_shared_zctx(psb_error *err) {
   if (g_shared_zctx == nullptr) {
     g_shared_zctx = zmq_ctx_new();
     if (g_shared_zctx == nullptr) {
-      set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+      psb_set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
       return nullptr;
     }
   }
@@ -56,7 +56,7 @@ Context *open_context(const psb_config *cfg, psb_error *err) {
     ctx->shared_zctx = true;
   } else {
     ctx->zctx = zmq_ctx_new();
-    if (ctx->zctx == nullptr) set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    if (ctx->zctx == nullptr) psb_set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
   }
   if (ctx->zctx == nullptr) {
     delete ctx;
@@ -98,7 +98,7 @@ int64_t monotonic_ns() {
 
 bool set_int_option(void *socket, int option, int value, const char *name, psb_error *err) {
   if (zmq_setsockopt(socket, option, &value, sizeof value) == 0) return true;
-  set_error(err, "zeromq: zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
+  psb_set_error(err, "zeromq: zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
   return false;
 }
 
