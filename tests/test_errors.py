@@ -23,6 +23,17 @@ def test_refused_setting_surfaces_node_message(driver_libs, results):
     assert record["message"] in proc.stderr
 
 
+@pytest.mark.parametrize("driver, reason", [("nats", "JetStream"),
+                                            ("redis", "fire-and-forget"),
+                                            ("zeromq", "high-water mark")])
+def test_a_refused_qos_carries_the_drivers_reason(driver, reason, driver_libs, results):
+    proc = run_cli(["ping", "--driver", driver, "--reliability", "reliable",
+                    "--count", "10"], results)
+    assert_user_error(proc, f"{driver}: reliability 'reliable' is not supported; this "
+                            f"driver supports best_effort (", reason)
+    assert only_run(results)["status"] == "refused"
+
+
 def test_size_over_driver_maximum_is_refused(driver_libs, results):
     proc = run_cli(["ping", "--driver", "udp", "--size", "64M", "--count", "10"], results)
     assert_user_error(proc, "size")

@@ -91,16 +91,32 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.use_loan = node.loan ? 1 : 0;
 }
 
+// The node's refusal of a QoS outside the capability sets, followed by the driver's own
+// reason when its check() gives one (e.g. what the middleware would need instead).
+void refuse_qos(const psb_driver &t, const NodeConfig &node, const psb_config &cfg) {
+  const psb_capabilities &caps = t.caps;
+  try {
+    refuse_bit(t.name, "reliability", reliability_name(node.reliability), node.reliability,
+               caps.reliability, reliability_names(caps.reliability));
+    refuse_bit(t.name, "durability", durability_name(node.durability), node.durability,
+               caps.durability, durability_names(caps.durability));
+    if (node.history)
+      refuse_bit(t.name, "history", history_name(node.history), node.history, caps.history,
+                 history_names(caps.history));
+  } catch (const RefusedError &refused) {
+    psb_error err{};
+    if (!t.check || t.check(&cfg, &err) == 0 || !err.message[0]) throw;
+    std::string reason = err.message;
+    std::string prefix = std::string(t.name) + ": ";
+    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
+    throw RefusedError(std::string(refused.what()) + " (" + reason + ")");
+  }
+}
+
 void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, const psb_config &cfg) {
   const psb_driver &t = driver.table();
   const psb_capabilities &caps = t.caps;
-  refuse_bit(t.name, "reliability", reliability_name(node.reliability), node.reliability,
-             caps.reliability, reliability_names(caps.reliability));
-  refuse_bit(t.name, "durability", durability_name(node.durability), node.durability,
-             caps.durability, durability_names(caps.durability));
-  if (node.history)
-    refuse_bit(t.name, "history", history_name(node.history), node.history, caps.history,
-               history_names(caps.history));
+  refuse_qos(t, node, cfg);
   refuse_bit(t.name, "notify", notify_name(node.notify), node.notify, caps.notify,
              notify_names(caps.notify));
   auto transports = string_list(caps.transports);

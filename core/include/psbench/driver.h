@@ -102,7 +102,10 @@ typedef struct psb_driver {
   psb_capabilities caps;
 
   /* Refuse, before anything is created, what the driver cannot honour beyond
-   * the capability sets (which the node checks itself). 0 = accepted. */
+   * the capability sets (which the node checks itself). 0 = accepted. Also
+   * called for a QoS the capability sets leave out: the message then explains
+   * why (it is appended to the node's refusal), so it must not assume the QoS
+   * is one of the declared ones. */
   int (*check)(const psb_config *cfg, psb_error *err);
 
   /* A context: a participant, a connection, a runtime. NULL on error. */
