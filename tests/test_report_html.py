@@ -199,3 +199,16 @@ def test_render_html_escapes_everything_and_keeps_nested_environment(tmp_path):
     assert 'alt="A &lt;tiny&gt; plot"' in text and "data:image/png;base64," in text
     assert render_html("Report <1>", ["12 runs"], [], [table], [], {}, "name: x\n",
                        []).count("<pre>name: x\n</pre>") == 1
+
+
+def test_a_long_table_folds_and_a_short_one_does_not():
+    from psbench.analysis.html import FOLDED_ROWS
+
+    def page(rows: int) -> str:
+        table = Table("t", "T", [Column("n", "n", "count")], [[i] for i in range(rows)])
+        return render_html("R", [], [], [table], [], {}, None, [])
+
+    assert "<details>" not in page(FOLDED_ROWS)
+    folded = page(FOLDED_ROWS + 1)
+    assert f"<summary>{FOLDED_ROWS + 1} rows: show the table</summary>" in folded
+    assert folded.count("<tr>") == FOLDED_ROWS + 2    # header and every row still there

@@ -101,6 +101,9 @@ def _summary(summary: list[str], warnings: list[str]) -> str:
     return "\n".join(parts)
 
 
+FOLDED_ROWS = 40
+
+
 def _table(t: Table) -> str:
     numeric = [c.format != "text" for c in t.columns]
 
@@ -112,9 +115,14 @@ def _table(t: Table) -> str:
     rows = "\n".join("<tr>" + "".join(cell("td", text, n) for text, n in zip(row, numeric))
                      + "</tr>" for row in t.text_rows())
     notes = "".join(f'<p class="note">{escape(note)}</p>' for note in t.notes)
-    return (f'<h3 id="table-{escape(t.name)}">{escape(t.title)}</h3>\n'
-            f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead>\n'
-            f"<tbody>\n{rows}\n</tbody></table></div>\n{notes}")
+    body = (f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead>\n'
+            f"<tbody>\n{rows}\n</tbody></table></div>\n")
+    if len(t.rows) > FOLDED_ROWS:
+        # A long table (e.g. every pair of a large sweep) folds, so that the page still
+        # reads from top to bottom; <details> needs no script.
+        body = (f"<details><summary>{len(t.rows)} rows: show the table</summary>\n"
+                f"{body}</details>\n")
+    return f'<h3 id="table-{escape(t.name)}">{escape(t.title)}</h3>\n{body}{notes}'
 
 
 def _plots(plots: list, notes: list[str]) -> str:
