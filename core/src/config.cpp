@@ -108,6 +108,11 @@ void validate(NodeConfig &c) {
     throw UsageError("--role: intra-process placement takes two roles, e.g. ping,pong");
   if (c.history == PSB_KEEP_LAST && c.history_depth == 0)
     throw UsageError("--history: keep_last needs a depth of at least 1, e.g. keep_last:16");
+  for (char ch : c.name)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '-' && ch != '_')
+      throw UsageError("--name: use letters, digits, '-' and '_' only");
+  if (!c.name.empty() && c.roles.size() != 1)
+    throw UsageError("--name: names the files of one role; give one --role");
   if (c.subscribers == 0) throw UsageError("--subscribers: must be at least 1");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
   for (auto &[role, cpu] : c.cpu) {
@@ -141,6 +146,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
     else if (arg == "--describe") c.describe = true;
     else if (arg == "--role") c.roles = parse_roles(value());
     else if (arg == "--out") c.out_dir = value();
+    else if (arg == "--name") c.name = value();
     else if (arg == "--run-id") c.run_id = value();
     else if (arg == "--size") c.size = parse_u64(arg, value());
     else if (arg == "--count") c.count = parse_u64(arg, value());

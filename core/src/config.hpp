@@ -22,6 +22,9 @@ struct NodeConfig {
   bool describe = false;
   std::vector<Role> roles;
   std::string out_dir;
+  // Stem of this node's output files (<name>.json, <name>.samples); empty: the role.
+  // Lets several subscribers of one run write side by side in one --out.
+  std::string name;
   std::string run_id;
 
   uint64_t size = 64;

@@ -71,9 +71,10 @@ void write_text(const std::string &path, const std::string &text) {
 void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const DriverConfig &dcfg,
                         const ProcessFacts &facts, const RoleResult &r) {
   const std::string role = role_name(r.role);
+  const std::string stem = n.name.empty() ? role : n.name;
   std::string samples_file;
   if (r.store) {
-    samples_file = role + ".samples";
+    samples_file = stem + ".samples";
     r.store->write_file(n.out_dir + "/" + samples_file, r.kind, r.measure_start_ns);
   }
   utsname u{};
@@ -84,6 +85,7 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
       .field("node_version", PSBENCH_VERSION)
       .field("abi_version", PSB_ABI_VERSION)
       .field("role", role)
+      .field("name", stem)
       .field("placement", facts.placement)
       .field("pid", int64_t(getpid()));
   j.key("host").begin_object().field("hostname", u.nodename).field("kernel", u.release)
@@ -129,7 +131,7 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   j.key("warning");
   r.warning.empty() ? j.null() : j.value(r.warning);
   j.field("exit_code", r.exit_code).end_object();
-  write_text(n.out_dir + "/" + role + ".json", j.str() + "\n");
+  write_text(n.out_dir + "/" + stem + ".json", j.str() + "\n");
 }
 
 }  // namespace psb
