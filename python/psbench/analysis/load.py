@@ -62,7 +62,8 @@ class RunData(RunSettings):
 
     @cached_property
     def summaries(self) -> dict[str, dict]:
-        """role -> the node's summary (<role>.json)."""
+        """name -> the node's summary (<name>.json): the role, or sub-1 ... sub-N when
+        the run had several subscribers."""
         found = {}
         if self.run_dir is None:
             return found
@@ -74,23 +75,48 @@ class RunData(RunSettings):
             except (OSError, ValueError):
                 continue
             if isinstance(data, dict) and data.get("role"):
-                found[data["role"]] = data
+                # Summaries before fan-out have no name: their role is their name.
+                found[data.get("name") or data["role"]] = data
         return found
 
     @property
+    def receivers(self) -> dict[str, dict]:
+        """name -> summary of each process that records samples: ping, or every sub."""
+        role = "ping" if self.kind == "ping" else "sub"
+        found = {n: s for n, s in self.summaries.items() if s.get("role") == role}
+        return dict(sorted(found.items(), key=lambda item: (len(item[0]), item[0])))
+
+    @property
     def receiver(self) -> dict:
-        """The summary of the role that records samples (ping or sub)."""
-        return self.summaries.get("ping" if self.kind == "ping" else "sub") or {}
+        """The summary of the (first) role that records samples (ping or sub)."""
+        return next(iter(self.receivers.values()), {})
+
+    @cached_property
+    def samples_by_receiver(self) -> dict[str, Samples]:
+        """name -> that receiver's samples; one entry per subscriber of a fan-out run."""
+        found = {}
+        for name, summary in self.receivers.items():
+            file = summary.get("samples_file")
+            if not file or self.run_dir is None:
+                continue
+            try:
+                found[name] = read_samples(self.run_dir / file)
+            except SamplesFileError as exc:
+                raise UserError(f"run {self.number} ({self.label}): {exc}",
+                                exit_code=1) from None
+        return found
 
     @cached_property
     def samples(self) -> Samples | None:
-        name = self.receiver.get("samples_file")
-        if not name or self.run_dir is None:
-            return None
-        try:
-            return read_samples(self.run_dir / name)
-        except SamplesFileError as exc:
-            raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
+        """The run's samples: with several subscribers, all of them together (in
+        sequence order, each sequence number once per subscriber)."""
+        each = list(self.samples_by_receiver.values())
+        if len(each) <= 1:
+            return each[0] if each else None
+        records = np.concatenate([s.records for s in each])
+        records = records[np.argsort(records["seq"], kind="stable")]
+        return Samples(path=self.run_dir, kind=each[0].kind,
+                       start_ns=min(s.start_ns for s in each), records=records)
 
     @cached_property
     def latency_ns(self) -> np.ndarray:
@@ -112,7 +138,12 @@ class RunData(RunSettings):
 
     @property
     def counts(self) -> dict:
-        return self.receiver.get("counts") or {}
+        """The receivers' counts, added up over several subscribers."""
+        each = [s.get("counts") or {} for s in self.receivers.values()]
+        if len(each) <= 1:
+            return each[0] if each else {}
+        return {k: sum(c.get(k) or 0 for c in each) for k in each[0]
+                if isinstance(each[0][k], int)}
 
 
 @dataclass
@@ -171,9 +202,21 @@ def measured_settings(params: dict) -> dict:
     """The settings a run set that shape what it measures, spelled as in experiment files:
     unset values, flags left off and waiting limits are dropped, so that a sweep's run and
     the same `psbench ping` agree."""
-    return {key: value for key, value in params.items()
-            if key not in _WAIT_SETTINGS and value is not None and value is not False
-            and value != [] and value != {}}
+    found = {key: value for key, value in params.items()
+             if key not in _WAIT_SETTINGS and value is not None and value is not False
+             and value != [] and value != {}}
+    if found.get("subscribers") == 1:
+        # One subscriber is what every run had before fan-out: left unsaid, so that
+        # their names and configurations stay as they were (see implied_setting).
+        del found["subscribers"]
+    return found
+
+
+def implied_setting(params: dict, key: str):
+    """A setting's value, including one measured_settings leaves unsaid."""
+    if key == "subscribers" and params.get("kind") == "pubsub":
+        return params.get(key, 1)
+    return params.get(key)
 
 
 def _params_from_spec(spec: dict) -> dict:

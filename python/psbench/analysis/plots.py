@@ -17,6 +17,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from psbench.analysis.configs import Config, labels, setting_text, varying_keys
+from psbench.analysis.load import implied_setting
 
 STYLE = {
     "svg.hashsalt": "psbench",       # SVG ids come from this salt, not a random one
@@ -105,8 +106,9 @@ def series_along(configs: list[Config], x_key: str) -> list[list[Config]]:
     def rest(config):
         return json.dumps({k: v for k, v in config.params.items() if k != x_key},
                           sort_keys=True, default=str)
-    with_x = [c for c in configs if isinstance(c.params.get(x_key), (int, float))]
-    return [sorted(group, key=lambda c: c.params[x_key])
+    with_x = [c for c in configs
+              if isinstance(implied_setting(c.params, x_key), (int, float))]
+    return [sorted(group, key=lambda c: implied_setting(c.params, x_key))
             for group in _by(with_x, rest).values()]
 
 
@@ -413,7 +415,7 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
         names = labels([s[0] for s in series], leave_out="subscribers")
         for index, (label, members) in enumerate(zip(names, series)):
             colour = f"C{index % 10}"
-            counts = [c.params["subscribers"] for c in members]
+            counts = [implied_setting(c.params, "subscribers") for c in members]
             ax.plot(counts, [_us(c.stats.get("p50")) for c in members], marker="o",
                     color=colour, label=f"{label} p50")
             ax.plot(counts, [_us(c.stats.get("p99")) for c in members], marker="v",
