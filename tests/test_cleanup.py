@@ -11,7 +11,7 @@ import pytest
 from conftest import (assert_nothing_left, cli_in_background, only_run, processes_of_run,
                       run_cli, run_records)
 from psbench import rundir, runner
-from psbench.spec import MeasureSpec, node_argv
+from psbench.spec import MeasureSpec, NodePlan, node_argv
 
 
 def test_node_timeout_is_reported_and_kept(driver_libs, results):
@@ -30,7 +30,8 @@ def test_node_timeout_is_reported_and_kept(driver_libs, results):
 def _lonely_ping(node, lib, run_dir, run_id, match_timeout):
     spec = MeasureSpec(kind="ping", driver="udp", driver_path=lib, size=64, count=100,
                        match_timeout=match_timeout, timeout=600)
-    return [(["ping"], node_argv(node, spec, ["ping"], run_id, run_dir, "stdio"))]
+    return [("ping", ["ping"],
+             node_argv(node, spec, NodePlan("ping", ["ping"]), run_id, run_dir, "stdio"))]
 
 
 def test_peer_that_never_comes_fails_cleanly(node, driver_libs, results):
@@ -53,9 +54,10 @@ def test_a_failed_process_takes_its_waiting_peer_down(node, driver_libs, results
     def argv(role, rid, match_timeout):
         spec = MeasureSpec(kind="ping", driver="udp", driver_path=driver_libs["udp"],
                            size=64, count=100, match_timeout=match_timeout, timeout=600)
-        return node_argv(node, spec, [role], rid, run_dir, "stdio")
+        return node_argv(node, spec, NodePlan(role, [role]), rid, run_dir, "stdio")
 
-    commands = [(["pong"], argv("pong", run_id + "x", 60)), (["ping"], argv("ping", run_id, 1))]
+    commands = [("pong", ["pong"], argv("pong", run_id + "x", 60)),
+                ("ping", ["ping"], argv("ping", run_id, 1))]
     result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
                            run_timeout=120)
     assert result.status == "failed"

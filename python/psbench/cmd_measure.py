@@ -43,6 +43,10 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     if args.duration is not None and args.duration >= args.timeout:
         raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
                         f"{args.duration:g} s run early; give --timeout more than --duration")
+    subscribers = getattr(args, "subscribers", 1)
+    if subscribers > 1 and args.placement == "intra":
+        raise UserError("argument --subscribers: several subscribers are separate "
+                        "processes; use --placement inter")
     return MeasureSpec(
         kind=args.kind, driver=args.driver, driver_path=drivers.find_driver(args.driver),
         size=args.size, count=args.count, duration=args.duration, warmup=args.warmup,
@@ -53,7 +57,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         check_pattern=args.check_pattern, loan=args.loan, spin_send=args.spin_send,
         timeout=args.timeout, match_timeout=args.match_timeout,
         sample_timeout=getattr(args, "sample_timeout", None),
-        idle_timeout=getattr(args, "idle_timeout", None))
+        idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -3,16 +3,20 @@
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+import numpy as np
+
 from psbench import drivers, paths, runner, rundir
 from psbench.samples import SamplesFileError, read_samples
 from psbench.services import ServicePool, broker_options
-from psbench.spec import MeasureSpec, node_argv
-from psbench.stats import latency_stats
+from psbench.spec import MeasureSpec, cpu_sharing, node_argv
+from psbench.stats import latency_stats, summarize_ns
 
 RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
 DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
 START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
+# The stats key of all subscribers' samples together, when a run has several.
+ALL_SUBSCRIBERS = "all_subs"
 
 
 @dataclass
@@ -22,9 +26,31 @@ class MeasureOutcome:
     run_dir: Path
     status: str
     message: str | None
-    summaries: dict = field(default_factory=dict)   # role -> node summary
-    stats: dict = field(default_factory=dict)       # role -> latency statistics
+    summaries: dict = field(default_factory=dict)   # output name -> node summary
+    stats: dict = field(default_factory=dict)       # output name -> latency statistics
     problems: list[str] = field(default_factory=list)
+    cpu_sharing: dict = field(default_factory=dict)
+
+    @property
+    def subscriber_names(self) -> list[str]:
+        return subscriber_names(self.summaries)
+
+    @property
+    def receiver_key(self) -> str:
+        """Whose statistics sum the run up: ping, sub, or all subscribers together."""
+        return receiver_key(self.spec.kind, self.summaries)
+
+
+def subscriber_names(summaries: dict) -> list[str]:
+    """The summaries written by sub processes, in start order (sub-2 before sub-10)."""
+    names = [name for name, s in summaries.items() if s.get("role") == "sub"]
+    return sorted(names, key=lambda n: (len(n), n))
+
+
+def receiver_key(kind: str, summaries: dict) -> str:
+    if kind == "ping":
+        return "ping"
+    return ALL_SUBSCRIBERS if len(subscriber_names(summaries)) > 1 else "sub"
 
 
 def run_dir_name(spec: MeasureSpec, run_id: str) -> str:
@@ -41,7 +67,7 @@ def _timeouts(spec: MeasureSpec) -> dict:
 
 def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
     """Statistics of every samples file, checked against the summary that names it."""
-    stats, problems = {}, []
+    stats, problems, one_way = {}, [], []
     for role, summary in summaries.items():
         name = summary.get("samples_file")
         if not name:
@@ -56,14 +82,21 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
             problems.append(f"{name} has {len(samples)} records but {role}.json says "
                             f"counts.samples = {expected}")
         stats[role] = latency_stats(samples)
+        if summary.get("role") == "sub":
+            one_way.append(samples.latency_ns)
+    if len(one_way) > 1:
+        # Fan-out: the run's latency is every subscriber's samples together.
+        stats[ALL_SUBSCRIBERS] = {"unit": "ns", "one_way": {
+            "method": "receive time - intended send time, all subscribers together",
+            **summarize_ns(np.concatenate(one_way))}}
     return stats, problems
 
 
 def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
-    return [(roles, node_argv(node, spec, roles, run_id, run_dir, "stdio"))
-            for roles in spec.process_roles()]
+    return [(plan.name, plan.roles, node_argv(node, spec, plan, run_id, run_dir, "stdio"))
+            for plan in spec.processes()]
 
 
 def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
@@ -82,8 +115,9 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
               "cli_argv": cli_argv, "node": str(node), "driver": driver,
               "spec": spec.to_json(),
               "placement": spec.placement, "barrier": "stdio",
+              "cpu_sharing": cpu_sharing(spec),
               "status": "starting", "message": None,
-              "processes": [{"roles": r, "argv": a} for r, a in commands],
+              "processes": _planned(commands),
               "env": env}
     run_json = run_dir / "run.json"
     rundir.write_json(run_json, record)
@@ -102,7 +136,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                 # The node learns where the broker psbench started listens.
                 commands = _commands(node, replace(spec, options=spec.options +
                                                    broker_options(used)), run_id, run_dir)
-                record["processes"] = [{"roles": r, "argv": a} for r, a in commands]
+                record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         result = runner.launch(run_id, run_dir, commands, barrier=True,
@@ -133,4 +167,8 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,
-                          problems=problems)
+                          problems=problems, cpu_sharing=record["cpu_sharing"])
+
+
+def _planned(commands) -> list[dict]:
+    return [{"name": n, "roles": r, "argv": a} for n, r, a in commands]

@@ -127,6 +127,9 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
                                  "back, as fast as the writer accepts them")
         parser.add_argument("--idle-timeout", type=positive_float, metavar="S",
                             help="sub ends after S s without data (node default 5)")
+        parser.add_argument("--subscribers", type=positive_int, default=1, metavar="N",
+                            help="N subscriber processes, each its own reader of the topic "
+                                 "(default 1); inter-process placement only")
     parser.add_argument("--spin-send", action="store_true",
                         help="open loop: busy-wait for each send time")
     parser.add_argument("--placement", choices=("inter", "intra"), default="inter",

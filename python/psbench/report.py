@@ -50,7 +50,7 @@ def _counts_line(counts: dict, prefix: str = "", keys=COUNT_KEYS) -> str:
 
 
 def _discovery(summaries: dict) -> str | None:
-    for role in ("ping", "sub", "pub", "pong"):
+    for role in ("ping", "sub", "sub-1", "pub", "pong"):
         value = ((summaries.get(role) or {}).get("timing") or {}).get("discovery_ns")
         if value is not None:
             return f"{value / 1e6:.2f} ms ({role})"
@@ -69,31 +69,44 @@ def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
     lines = [f"{spec.kind} {spec.driver} {spec.size} B, {placement}: {outcome.status}"]
-    main_role = "ping" if spec.kind == "ping" else "sub"
+    subs = outcome.subscriber_names
+    main_role = "ping" if spec.kind == "ping" else (subs[0] if subs else "sub")
     summary = outcome.summaries.get(main_role)
     if summary:
         lines.append(f"  config:    {_config_line(summary)}")
     if outcome.summaries:
         lines.append(f"  realtime:  {_realtime_line(outcome.summaries)}")
-    stats = outcome.stats.get(main_role)
+    stats = outcome.stats.get(outcome.receiver_key)
     if stats and "rtt" in stats:
         lines.append(latency_table([("RTT", stats["rtt"]), ("RTT/2", stats["rtt_half"])]))
         lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming both "
                      "directions cost the same")
         note = _too_few_note(stats["rtt"])
     elif stats:
-        lines.append(latency_table([("one-way", stats["one_way"])]))
-        lines.append("  one-way = receive time - intended send time (one clock, one host)")
+        lines.append(latency_table([("one-way", stats["one_way"])] + [
+            (name, outcome.stats[name]["one_way"]) for name in subs
+            if len(subs) > 1 and name in outcome.stats]))
+        lines.append("  one-way = receive time - intended send time (one clock, one host)"
+                     + (f"; first row: all {len(subs)} subscribers together"
+                        if len(subs) > 1 else ""))
         note = _too_few_note(stats["one_way"])
     else:
         note = None
     if note:
         lines.append(f"  {note}")
-    if summary and summary.get("counts"):
-        lines.append(_counts_line(summary["counts"], f"  {main_role} counts: "))
+    receivers = subs if spec.kind == "pubsub" else [main_role]
+    for name in receivers:
+        counts = (outcome.summaries.get(name) or {}).get("counts")
+        if counts:
+            lines.append(_counts_line(counts, f"  {name} counts: "))
     if spec.kind == "pubsub" and (outcome.summaries.get("pub") or {}).get("counts"):
         lines.append(_counts_line(outcome.summaries["pub"]["counts"], "  pub counts: ",
                                   ("sent", "warmup", "write_errors")))
+    sharing = outcome.cpu_sharing
+    if sharing.get("oversubscribed"):
+        lines.append(f"  cpus:      oversubscribed, {sharing['roles']} roles on "
+                     f"{sharing['cpus']} CPUs ({sharing['oversubscribed']:g} per CPU"
+                     f"{', pinned' if sharing['pinned'] else ''})")
     discovery = _discovery(outcome.summaries)
     if discovery:
         lines.append(f"  discovery: {discovery}")

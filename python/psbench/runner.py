@@ -33,6 +33,7 @@ EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT = 0, 1, 2, 3
 
 @dataclass
 class NodeProcess:
+    name: str                     # its output files' stem; several subs: sub-1, sub-2...
     roles: list[str]
     argv: list[str]
     stderr_path: Path
@@ -43,7 +44,12 @@ class NodeProcess:
 
     @property
     def label(self) -> str:
-        return "+".join(self.roles)
+        return self.name
+
+    @property
+    def output_names(self) -> list[str]:
+        """Stems of the summaries it writes: its name, or each role's (intra)."""
+        return [self.name] if len(self.roles) == 1 else list(self.roles)
 
     @property
     def returncode(self) -> int | None:
@@ -56,7 +62,7 @@ class NodeProcess:
             return ""
 
     def to_json(self) -> dict:
-        return {"roles": self.roles, "argv": self.argv,
+        return {"name": self.name, "roles": self.roles, "argv": self.argv,
                 "pid": None if self.popen is None else self.popen.pid,
                 "exit_code": self.returncode, "killed_by_launcher": self.killed,
                 "ready": self.ready, "stderr_file": self.stderr_path.name}
@@ -69,7 +75,7 @@ class RunResult:
     status: str                   # ok | failed | crashed | timeout | refused | interrupted
     message: str | None
     processes: list[NodeProcess]
-    summaries: dict[str, dict]    # role -> parsed <role>.json
+    summaries: dict[str, dict]    # output name (role, or sub-1...) -> parsed <name>.json
     summary_errors: dict[str, str]
     leftovers_removed: list[str]
     cleanup: dict | None = None   # outcome of the driver's cleanup command
@@ -232,17 +238,17 @@ def run_cleanup_command(argv: list[str] | None) -> dict | None:
             "error": proc.stderr.strip()[-500:] if proc.returncode else None}
 
 
-def _read_summaries(run_dir: Path, roles) -> tuple[dict, dict]:
+def _read_summaries(run_dir: Path, names) -> tuple[dict, dict]:
     summaries, errors = {}, {}
-    for role in roles:
-        path = run_dir / f"{role}.json"
+    for name in names:
+        path = run_dir / f"{name}.json"
         if not path.exists():
-            errors[role] = f"{path.name} was not written"
+            errors[name] = f"{path.name} was not written"
             continue
         try:
-            summaries[role] = json.loads(path.read_text())
+            summaries[name] = json.loads(path.read_text())
         except (OSError, ValueError) as exc:
-            errors[role] = f"{path.name} is not valid JSON: {exc}"
+            errors[name] = f"{path.name} is not valid JSON: {exc}"
     return summaries, errors
 
 
@@ -269,9 +275,11 @@ def _message(proc: NodeProcess, summaries: dict) -> str:
         how = f"{proc.label} killed by signal {-rc} ({_signal_name(-rc)})"
         return "\n".join([how, *lines[-STDERR_TAIL_LINES:]])
     if lines:
-        return "\n".join(lines[-STDERR_TAIL_LINES:])
-    for role in proc.roles:
-        error = summaries.get(role, {}).get("error")
+        # Which of several subscribers said it: the node's own lines name only the role.
+        named = [f"{proc.name}:"] if proc.roles != [proc.name] and len(proc.roles) == 1 else []
+        return "\n".join(named + lines[-STDERR_TAIL_LINES:])
+    for name in proc.output_names:
+        error = summaries.get(name, {}).get("error")
         if error:
             return str(error)
     rc = proc.returncode
@@ -314,21 +322,22 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
     return "ok", None
 
 
-def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]]],
+def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list[str]]],
            barrier: bool, start_timeout: float, run_timeout: float,
            peer_grace: float = 15.0, on_started=None,
            cleanup_command: list[str] | None = None) -> RunResult:
     """Runs the node processes of one run to the end.
 
-    commands: (roles, argv) per process, started in this order. barrier: use the stdio
+    commands: (name, roles, argv) per process, started in this order; name is unique
+    in the run and names its files (<name>.stderr, <name>.json). barrier: use the stdio
     barrier (READY/GO); start_timeout bounds the wait for READY, run_timeout the whole
     run, peer_grace how long the others may run on once one process ended well.
     on_started(processes) is called once all processes exist (to record pids).
     cleanup_command: the driver's cleanup argv, run once the processes are gone.
     """
-    procs = [NodeProcess(roles=list(roles), argv=list(argv),
-                         stderr_path=run_dir / f"{'+'.join(roles)}.stderr")
-             for roles, argv in commands]
+    procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),
+                         stderr_path=run_dir / f"{name}.stderr")
+             for name, roles, argv in commands]
     selector = selectors.DefaultSelector()
     deadline_message, interrupted = None, False
     started = time.monotonic()
@@ -359,8 +368,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[list[str], list[str]
             leftovers = remove_leftovers(run_id)
             cleanup = run_cleanup_command(cleanup_command)
     _save_stdout(procs, run_dir)
-    roles = [role for proc in procs for role in proc.roles]
-    summaries, summary_errors = _read_summaries(run_dir, roles)
+    names = [name for proc in procs for name in proc.output_names]
+    summaries, summary_errors = _read_summaries(run_dir, names)
     status, message = _classify(procs, summaries, summary_errors, deadline_message,
                                 interrupted)
     return RunResult(run_id=run_id, run_dir=run_dir, status=status, message=message,

@@ -10,6 +10,19 @@ ROLES = {"ping": ("pong", "ping"), "pubsub": ("sub", "pub")}
 
 
 @dataclass
+class NodePlan:
+    """One node process: its name (the stem of its output files) and the roles it runs."""
+    name: str
+    roles: list[str]
+
+
+def process_names(role: str, count: int) -> list[str]:
+    """One subscriber keeps the plain role name (its files stay sub.json, sub.samples,
+    as before fan-out); several are sub-1 ... sub-N."""
+    return [role] if count == 1 else [f"{role}-{i}" for i in range(1, count + 1)]
+
+
+@dataclass
 class MeasureSpec:
     kind: str                     # "ping" or "pubsub"
     driver: str
@@ -37,17 +50,21 @@ class MeasureSpec:
     match_timeout: float | None = None
     sample_timeout: float | None = None
     idle_timeout: float | None = None
+    subscribers: int = 1          # pubsub: sub processes, each its own reader
 
     @property
     def roles(self) -> tuple[str, ...]:
         return ROLES[self.kind]
 
-    def process_roles(self) -> list[list[str]]:
-        """inter: one process per role; intra: one process running all roles as threads."""
+    def processes(self) -> list[NodePlan]:
+        """inter: one process per role, N of them for sub; intra: one process running all
+        roles as threads."""
         if self.placement == "intra":
             # The node takes the roles in their natural order, e.g. ping,pong.
-            return [list(reversed(self.roles))]
-        return [[role] for role in self.roles]
+            roles = list(reversed(self.roles))
+            return [NodePlan("+".join(roles), roles)]
+        return [NodePlan(name, [role]) for role in self.roles
+                for name in process_names(role, self.subscribers if role == "sub" else 1)]
 
     def to_json(self) -> dict:
         value = asdict(self)
@@ -55,26 +72,56 @@ class MeasureSpec:
         return value
 
 
-def default_cpus(kind: str, placement: str = "inter") -> dict[str, int]:
-    """One role per core, in role order over the CPUs this process may use (on two
+def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1) -> dict[str, int]:
+    """One process per core, in start order over the CPUs this process may use (on two
     cores: the receiving role on the first, the sending role on the second), so that
-    the two sides of a run never compete for one core. Recorded with every result."""
+    the two sides of a run never compete for one core. With more processes than CPUs
+    (fan-out) they go round-robin: the run is oversubscribed, and run.json says so
+    (cpu_sharing). Recorded with every result."""
     del placement  # role threads of one process are pinned the same way
     allowed = sorted(os.sched_getaffinity(0))
-    return {role: allowed[i % len(allowed)] for i, role in enumerate(ROLES[kind])}
+    names = [name for role in ROLES[kind]
+             for name in process_names(role, subscribers if role == "sub" else 1)]
+    return {name: allowed[i % len(allowed)] for i, name in enumerate(names)}
+
+
+def cpu_of(spec: MeasureSpec, name: str, role: str) -> int | None:
+    """A process's CPU: pinned by its own name (sub-2) or by its role (sub: all subs)."""
+    return spec.cpus.get(name, spec.cpus.get(role))
+
+
+def cpu_sharing(spec: MeasureSpec) -> dict:
+    """How many roles (each a process, or a thread of an intra node) share the CPUs:
+    pinned, the busiest pinned CPU counts; unpinned, roles over the CPUs psbench may
+    use. oversubscribed is the roles per CPU when above 1 (fan-out on few cores measures
+    contention too), else null."""
+    units = [cpu_of(spec, plan.name, role) for plan in spec.processes() for role in plan.roles]
+    pinned = all(cpu is not None for cpu in units)
+    if pinned:
+        per_cpu, cpus = max(units.count(cpu) for cpu in set(units)), len(set(units))
+    else:
+        cpus = len(os.sched_getaffinity(0))
+        per_cpu = len(units) / cpus
+    return {"roles": len(units), "cpus": cpus, "pinned": pinned,
+            "oversubscribed": per_cpu if per_cpu > 1 else None}
 
 
 def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-def node_argv(node: Path, spec: MeasureSpec, roles: list[str], run_id: str,
+def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
               out_dir: Path, barrier: str) -> list[str]:
     """The argv list for one node process. Settings left at None are not passed, so the
     node's own defaults (docs/node.md) apply and the summary records them."""
+    roles = plan.roles
     argv = [str(node), "--driver", str(spec.driver_path), "--role", ",".join(roles),
             "--out", str(out_dir), "--run-id", run_id, "--size", str(spec.size),
             "--barrier", barrier, "--timeout", _seconds(spec.timeout)]
+    if len(roles) == 1 and plan.name != roles[0]:
+        argv += ["--name", plan.name]
+    if "pub" in roles and spec.subscribers > 1:
+        argv += ["--subscribers", str(spec.subscribers)]
     if spec.count is not None:
         argv += ["--count", str(spec.count)]
     if spec.duration is not None:
@@ -91,8 +138,9 @@ def node_argv(node: Path, spec: MeasureSpec, roles: list[str], run_id: str,
     for option in spec.options:
         argv += ["--option", option]
     for role in roles:
-        if role in spec.cpus:
-            argv += ["--cpu", f"{role}={spec.cpus[role]}"]
+        cpu = cpu_of(spec, plan.name, role)
+        if cpu is not None:
+            argv += ["--cpu", f"{role}={cpu}"]
     if spec.fifo is not None:
         argv += ["--fifo", str(spec.fifo)]
     for flag, on in (("--mlockall", spec.mlockall), ("--dma-latency", spec.dma_latency),

@@ -81,6 +81,7 @@ class _Checker:
             return
         self._capabilities(run, described.get("name", driver.value),
                            described.get("capabilities") or {})
+        self._fan_out(run)
 
     def _setting(self, run: Run, key: str):
         """The run's value of key (or the node's default) and the line to blame."""
@@ -88,6 +89,17 @@ class _Checker:
         if assign is not None and assign.value is not None:
             return assign.value, assign
         return NODE_DEFAULTS.get(key), run.settings["driver"]
+
+    def _fan_out(self, run: Run) -> None:
+        """Several subscribers are several processes: not one intra-process node."""
+        subscribers = run.settings.get("subscribers")
+        placement = run.settings.get("placement")
+        if subscribers is not None and (subscribers.value or 1) > 1 and \
+                placement is not None and placement.value == "intra":
+            self.problems.add(self.file, subscribers.line, subscribers.where,
+                              "subscribers > 1 are separate processes; use placement: "
+                              "inter, or leave these runs out: exclude: [{placement: "
+                              f"intra, subscribers: {subscribers.value}}}]")
 
     def _capabilities(self, run: Run, name: str, caps: dict) -> None:
         for key, cap in (("reliability", "reliability"), ("durability", "durability"),

@@ -34,13 +34,37 @@ def main_series(kind: str) -> tuple[str, str]:
     return ("ping", "rtt_half") if kind == "ping" else ("sub", "one_way")
 
 
+def _latency(stats: dict | None, series: str) -> dict | None:
+    stats = (stats or {}).get(series)
+    return {"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}} \
+        if stats else None
+
+
+def _counts(summaries: list[dict]) -> dict | None:
+    """The receivers' counts, added up over several subscribers (each one's sent is
+    what it should have received, so sent = samples + lost still holds)."""
+    found = [s.get("counts") for s in summaries if s.get("counts")]
+    if not found:
+        return None
+    return {k: sum(c[k] for c in found) for k in COUNT_KEYS if all(k in c for c in found)}
+
+
+def _per_subscriber(outcome: measure.MeasureOutcome) -> dict:
+    """Fan-out: each subscriber's p50/p99 and counts, for the index and the report."""
+    each = {}
+    for name in outcome.subscriber_names:
+        one_way = (outcome.stats.get(name) or {}).get("one_way") or {}
+        counts = outcome.summaries[name].get("counts") or {}
+        each[name] = {"p50": one_way.get("p50"), "p99": one_way.get("p99"),
+                      **{k: counts[k] for k in COUNT_KEYS if k in counts}}
+    return each
+
+
 def _key_numbers(outcome: measure.MeasureOutcome) -> tuple[dict | None, dict | None]:
-    role, series = main_series(outcome.spec.kind)
-    stats = (outcome.stats.get(role) or {}).get(series)
-    latency = ({"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}}
-               if stats else None)
-    counts = (outcome.summaries.get(role) or {}).get("counts")
-    return latency, ({k: counts[k] for k in COUNT_KEYS if k in counts} if counts else None)
+    _, series = main_series(outcome.spec.kind)
+    latency = _latency(outcome.stats.get(outcome.receiver_key), series)
+    receivers = outcome.subscriber_names if outcome.spec.kind == "pubsub" else ["ping"]
+    return latency, _counts([outcome.summaries.get(n) or {} for n in receivers])
 
 
 def _newest_dir(parent):
@@ -67,11 +91,15 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
              pool) -> dict:
     parent = store.run_parent(run.number, run.label)
     started_utc, started = rundir.utc_now(), time.monotonic()
-    outcome, latency, counts = None, None, None
+    outcome, latency, counts, fan_out = None, None, None, {}
     try:
         outcome = measure.run(plan.specs[run.number], parent, env, cli_argv, services=pool)
         status, message, run_dir = outcome.status, outcome.message, outcome.run_dir
         latency, counts = _key_numbers(outcome)
+        if len(outcome.subscriber_names) > 1:
+            fan_out = {"subscribers": _per_subscriber(outcome)}
+        if outcome.cpu_sharing.get("oversubscribed"):
+            fan_out["oversubscribed"] = outcome.cpu_sharing["oversubscribed"]
     except KeyboardInterrupt:
         status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
         run_dir = _newest_dir(parent)
@@ -84,7 +112,7 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
             "run_id": outcome.run_id if outcome else None,
             "started_utc": started_utc, "finished_utc": rundir.utc_now(),
             "seconds": round(time.monotonic() - started, 3),
-            "latency": latency, "counts": counts}
+            "latency": latency, "counts": counts, **fan_out}
 
 
 def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],

@@ -113,12 +113,6 @@ def _build() -> dict[str, Param]:
             found[dest] = Param(dest, kinds, {k: actions[k][dest].default for k in kinds},
                                 _scalar_parser(action), action.help or "")
     spec_fields = [f.name for f in fields(MeasureSpec)]
-    if "subscribers" in spec_fields and "subscribers" not in found:
-        found["subscribers"] = Param(
-            "subscribers", KINDS, dict.fromkeys(KINDS),
-            _scalar_parser(argparse.Action(["--subscribers"], "subscribers",
-                                           type=cli_options.positive_int, metavar="N")),
-            "subscribers (node default 1)")
     found["options"] = Param("options", KINDS, dict.fromkeys(KINDS), None,
                              "driver options KEY: VALUE, passed through untouched")
     found["cpus"] = Param("cpus", KINDS, dict.fromkeys(KINDS), parse_cpus,

@@ -49,7 +49,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     cpus = params.get("cpus")
     if cpus is None:
         # Unless the run says otherwise: one role per core (spec.default_cpus).
-        cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"))
+        cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
+                                        params.get("subscribers") or 1)
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     return MeasureSpec(driver_path=library, **values)
 

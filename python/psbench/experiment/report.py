@@ -71,7 +71,7 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     pinned = {value_text(plan.specs[r.number].cpus) or "none" for r in runs
               if r.number in plan.specs and "cpus" not in r.params}
     if pinned:
-        lines.append("cpu pinning where a run sets no cpus (one role per core): "
+        lines.append("cpu pinning where a run sets no cpus (one process per core, round-robin): "
                      + "; ".join(sorted(pinned)))
     headers = ["#", "run"] + varying + (["rep"] if exp.repetitions > 1 else [])
     if done is not None:
