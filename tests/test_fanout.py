@@ -22,8 +22,9 @@ def test_every_subscriber_gets_every_sample_and_its_own_files(driver_libs, resul
     names = ["sub-1", "sub-2", "sub-3", "sub-4"]
     assert [p["name"] for p in record["processes"]] == names + ["pub"]
     assert all(p["exit_code"] == 0 for p in record["processes"])
-    pub_argv = record["processes"][-1]["argv"]
-    assert pub_argv[pub_argv.index("--subscribers") + 1] == "4"
+    for process in record["processes"]:
+        argv = process["argv"]
+        assert argv[argv.index("--subscribers") + 1] == "4"
     run_dir = record["_dir"]
     pub = json.loads((run_dir / "pub.json").read_text())
     for name in names:
@@ -59,13 +60,25 @@ def test_one_subscriber_keeps_the_plain_file_names(driver_libs, results):
     assert (record["_dir"] / "sub.samples").is_file() and "all_subs" not in record["stats"]
 
 
-def test_a_driver_with_one_reader_per_topic_fails_with_its_reason(driver_libs, results):
-    for driver, reason in (("shm", "one writer, one reader per topic"),
-                           ("udp", "one reader per topic")):
-        proc = pubsub(results / driver, driver, 2, "--match-timeout", "3", count=50)
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        assert reason in proc.stderr and "sub-2:" in proc.stderr
-        assert_nothing_left(only_run(results / driver)["run_id"])
+def test_a_driver_with_one_reader_per_topic_refuses_several(driver_libs, results):
+    for driver in ("shm", "udp"):
+        proc = pubsub(results / driver, driver, 2, count=50)
+        assert proc.returncode == 2, proc.stdout + proc.stderr
+        assert f"{driver}: --subscribers 2 is not supported; this driver has at most 1 " \
+               "reader(s) per topic" in proc.stderr
+        record = only_run(results / driver)
+        assert record["status"] == "refused"
+        assert_nothing_left(record["run_id"])
+
+
+def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_libs,
+                                                                       tmp_path):
+    experiment = tmp_path / "bad.yaml"
+    experiment.write_text("name: bad\ndefaults: {kind: pubsub, driver: shm}\n"
+                          "matrix:\n  subscribers: [1, 2]\n")
+    proc = run_cli(["run", str(experiment), "--dry-run"], tmp_path / "results")
+    assert proc.returncode == 2
+    assert "matrix.subscribers: shm: subscribers 2 is not supported" in proc.stderr
 
 
 def test_several_subscribers_need_separate_processes(driver_libs, results):

@@ -120,7 +120,9 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
             "--barrier", barrier, "--timeout", _seconds(spec.timeout)]
     if len(roles) == 1 and plan.name != roles[0]:
         argv += ["--name", plan.name]
-    if "pub" in roles and spec.subscribers > 1:
+    if spec.subscribers > 1:
+        # Every process: pub waits for N readers, and each one refuses a driver that
+        # cannot have N readers of a topic (before a second reader fails to bind).
         argv += ["--subscribers", str(spec.subscribers)]
     if spec.count is not None:
         argv += ["--count", str(spec.count)]

@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; the node refuses other versions. */
-#define PSB_ABI_VERSION 1u
+#define PSB_ABI_VERSION 2u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -69,6 +69,9 @@ typedef struct psb_capabilities {
   const char *const *option_keys;
   uint64_t max_payload; /* largest message in bytes, header included */
   uint32_t loan;        /* 1 if loan()/write_loan() are provided */
+  /* Most readers one topic can have (e.g. 1: one port, one ring); 0 = no limit.
+   * The node refuses --subscribers above it. (Added in ABI version 2.) */
+  uint32_t readers_per_topic;
 } psb_capabilities;
 
 typedef struct psb_qos {

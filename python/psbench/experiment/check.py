@@ -131,6 +131,11 @@ class _Checker:
         elif caps.get("max_payload") is not None and size.value > caps["max_payload"]:
             self.refuse(run, size, f"{name}: size {size.value} bytes is over this "
                         f"driver's largest message of {caps['max_payload']} bytes")
+        subscribers = run.settings.get("subscribers")
+        limit = caps.get("readers_per_topic")
+        if subscribers is not None and limit and (subscribers.value or 1) > limit:
+            self.refuse(run, subscribers, f"{name}: subscribers {subscribers.value} is "
+                        f"not supported; this driver has at most {limit} reader(s) per topic")
         loan = run.settings.get("loan")
         if loan is not None and loan.value and not caps.get("loan"):
             self.refuse(run, loan, f"{name}: --loan is not supported (no zero-copy write)")
