@@ -19,6 +19,7 @@ import pytest
 import psbench.services
 from conftest import cli_in_background, only_run, run_cli
 from psbench.samples import read_samples
+from psbench.service_definitions import free_port
 
 DRIVER = "nats"
 MIB = 1 << 20
@@ -49,12 +50,6 @@ def nats_server_pids(marker: str) -> list[int]:
                 and state != "Z":
             pids.append(int(cmdline.parent.name))
     return pids
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager

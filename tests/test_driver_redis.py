@@ -20,7 +20,8 @@ import pytest
 
 import psbench.services
 from conftest import cli_in_background, node_processes_with, only_run, run_cli
-from psbench.samples import read_samples
+from driver_checks import check_counts, check_samples_file
+from psbench.service_definitions import free_port
 
 DRIVER = "redis"
 MIB = 1 << 20
@@ -60,12 +61,6 @@ def assert_servers_stopped(results: Path) -> None:
         for service in json.loads(run_json.read_text()).get("services") or []:
             if service["started_by_psbench"]:
                 assert redis_servers_at(service["address"]) == [], service
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextmanager
@@ -143,23 +138,6 @@ def measured(results: Path, kind: str, *args: str, own_broker: str | None = None
         server = summaries[roles[0]]["driver"]["version"].rsplit(" ", 1)[1]
         assert f"v={server} " in service["version"]   # what `redis-server --version` said
     return record, summaries
-
-
-def check_counts(summary: dict, sent: int):
-    """TCP to one server that stays up: nothing is lost, late, or damaged."""
-    counts = summary["counts"]
-    assert counts["sent"] == sent
-    assert counts["samples"] == sent, counts
-    assert counts["lost"] == counts["late"] == counts["corrupted"] == 0, counts
-    assert counts["duplicated"] == 0
-    assert summary["error"] is None
-
-
-def check_samples_file(run_dir: Path, summary: dict, kind: str):
-    samples = read_samples(run_dir / summary["samples_file"])
-    assert samples.kind == kind == summary["sample_kind"]
-    assert len(samples) == summary["counts"]["samples"] > 0
-    assert (samples.latency_ns > 0).all()
 
 
 # Every notify mode, small and large (up to the 4 MiB largest), both placements.

@@ -1,0 +1,23 @@
+"""Checks shared by the driver tests that run through the CLI."""
+
+from pathlib import Path
+
+from psbench.samples import read_samples
+
+
+def check_counts(summary: dict, sent: int):
+    """A run over a connection that stays up: nothing lost, late, damaged or doubled."""
+    counts = summary["counts"]
+    assert counts["sent"] == sent
+    assert counts["samples"] == sent, counts
+    assert counts["lost"] == counts["late"] == counts["corrupted"] == 0, counts
+    assert counts["duplicated"] == 0, counts
+    assert summary["error"] is None
+
+
+def check_samples_file(run_dir: Path, summary: dict, kind: str):
+    """The raw samples file agrees with the summary, every latency positive."""
+    samples = read_samples(run_dir / summary["samples_file"])
+    assert samples.kind == kind == summary["sample_kind"]
+    assert len(samples) == summary["counts"]["samples"] > 0
+    assert (samples.latency_ns > 0).all()
