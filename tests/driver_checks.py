@@ -1,5 +1,6 @@
 """Checks shared by the driver tests that run through the CLI."""
 
+import json
 from pathlib import Path
 
 from psbench.samples import read_samples
@@ -21,3 +22,8 @@ def check_samples_file(run_dir: Path, summary: dict, kind: str):
     assert samples.kind == kind == summary["sample_kind"]
     assert len(samples) == summary["counts"]["samples"] > 0
     assert (samples.latency_ns > 0).all()
+
+
+def load(run_dir: Path, role: str) -> dict:
+    """A node's summary (<role>.json) in a run directory."""
+    return json.loads((run_dir / f"{role}.json").read_text())

@@ -4,7 +4,6 @@ messages, small and large messages, inter- and intra-process; counts, integrity,
 broker's address reaching the nodes, clean disconnects in the broker's log, refusals,
 and no broker left running."""
 
-import json
 import os
 import re
 import signal
@@ -16,27 +15,17 @@ from pathlib import Path
 import pytest
 
 from conftest import only_run, run_cli
-from driver_checks import check_counts, check_samples_file
-from psbench import services
+from driver_checks import check_counts, check_samples_file, load
 from psbench.service_definitions import executable, free_port
 
 DRIVER = "mqtt"
 KIB, MIB = 1 << 10, 1 << 20
-
-pytestmark = pytest.mark.skipif(
-    "mosquitto" not in services.KNOWN,
-    reason="psbench does not start mosquitto yet (python/psbench/services.py)")
-
 
 @pytest.fixture(scope="module")
 def mqtt(driver_libs):
     if DRIVER not in driver_libs:
         pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
     return driver_libs[DRIVER]
-
-
-def load(run_dir: Path, role: str) -> dict:
-    return json.loads((run_dir / f"{role}.json").read_text())
 
 
 def mosquitto_processes_mentioning(text: str) -> list[int]:

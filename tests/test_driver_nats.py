@@ -4,7 +4,6 @@ every notify mode, small and large messages, both send modes, intra-process plac
 counts and integrity checked; refusals with their messages; a server with a smaller
 max_payload, no server at all, and a server killed in the middle of a run."""
 
-import json
 import os
 import shutil
 import signal
@@ -16,18 +15,13 @@ from pathlib import Path
 
 import pytest
 
-import psbench.services
 from conftest import cli_in_background, only_run, run_cli
+from driver_checks import load
 from psbench.samples import read_samples
 from psbench.service_definitions import free_port
 
 DRIVER = "nats"
 MIB = 1 << 20
-
-pytestmark = pytest.mark.skipif(
-    "nats-server" not in psbench.services.KNOWN,
-    reason="psbench.services does not know how to start nats-server yet")
-
 
 @pytest.fixture(scope="module")
 def nats(driver_libs):
@@ -80,10 +74,6 @@ def own_server(folder: Path, max_payload: int):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
-
-
-def load(run_dir: Path, role: str) -> dict:
-    return json.loads((run_dir / f"{role}.json").read_text())
 
 
 def measured(results: Path, kind: str, *args: str, own_broker: str | None = None):

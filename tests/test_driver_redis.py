@@ -18,18 +18,12 @@ from pathlib import Path
 
 import pytest
 
-import psbench.services
 from conftest import cli_in_background, node_processes_with, only_run, run_cli
-from driver_checks import check_counts, check_samples_file
+from driver_checks import check_counts, check_samples_file, load
 from psbench.service_definitions import free_port
 
 DRIVER = "redis"
 MIB = 1 << 20
-
-pytestmark = pytest.mark.skipif(
-    "redis-server" not in psbench.services.KNOWN,
-    reason="psbench.services does not know how to start redis-server yet")
-
 
 @pytest.fixture(scope="module")
 def redis(driver_libs):
@@ -99,10 +93,6 @@ def own_server(folder: Path):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
-
-
-def load(run_dir: Path, role: str) -> dict:
-    return json.loads((run_dir / f"{role}.json").read_text())
 
 
 def measured(results: Path, kind: str, *args: str, own_broker: str | None = None):
