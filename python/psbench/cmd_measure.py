@@ -44,20 +44,28 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
                         f"{args.duration:g} s run early; give --timeout more than --duration")
     subscribers = getattr(args, "subscribers", 1)
-    if subscribers > 1 and args.placement == "intra":
-        raise UserError("argument --subscribers: several subscribers are separate "
-                        "processes; use --placement inter")
+    publishers = getattr(args, "publishers", 1)
+    topics = getattr(args, "topics", 1)
+    if args.placement == "intra":
+        for flag, value, what in (("--subscribers", subscribers, "subscribers are"),
+                                  ("--publishers", publishers, "publishers are"),
+                                  ("--topics", topics, "topics are run by")):
+            if value > 1:
+                raise UserError(f"argument {flag}: several {what} separate "
+                                f"processes; use --placement inter")
     return MeasureSpec(
         kind=args.kind, driver=args.driver, driver_path=drivers.find_driver(args.driver),
         size=args.size, count=args.count, duration=args.duration, warmup=args.warmup,
-        rate=args.rate, placement=args.placement, notify=args.notify,
+        rate=getattr(args, "rate", None), placement=args.placement, notify=args.notify,
         reliability=args.reliability, durability=args.durability, history=args.history,
         transport=args.transport, options=args.option, cpus=_cpus(args.kind, args.cpu),
         fifo=args.fifo, mlockall=args.mlockall, dma_latency=args.dma_latency,
         check_pattern=args.check_pattern, loan=args.loan, spin_send=args.spin_send,
         timeout=args.timeout, match_timeout=args.match_timeout,
         sample_timeout=getattr(args, "sample_timeout", None),
-        idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers)
+        idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers,
+        publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
+        max_samples=args.max_samples)
 
 
 def run_command(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """One measurement end to end: result directory, node processes, run.json, statistics."""
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -30,10 +31,15 @@ class MeasureOutcome:
     stats: dict = field(default_factory=dict)       # output name -> latency statistics
     problems: list[str] = field(default_factory=list)
     cpu_sharing: dict = field(default_factory=dict)
+    throughput: dict | None = None                  # run.json's throughput block
 
     @property
     def subscriber_names(self) -> list[str]:
         return subscriber_names(self.summaries)
+
+    @property
+    def publisher_names(self) -> list[str]:
+        return publisher_names(self.summaries)
 
     @property
     def receiver_key(self) -> str:
@@ -41,10 +47,24 @@ class MeasureOutcome:
         return receiver_key(self.spec.kind, self.summaries)
 
 
+def _start_order(name: str):
+    """t2-sub-10 after t2-sub-2, t10-... after t9-...: numbers compared as numbers."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", name)]
+
+
+def role_names(summaries: dict, role: str) -> list[str]:
+    """The summaries written by processes of one role, in start order."""
+    return sorted((name for name, s in summaries.items() if s.get("role") == role),
+                  key=_start_order)
+
+
 def subscriber_names(summaries: dict) -> list[str]:
     """The summaries written by sub processes, in start order (sub-2 before sub-10)."""
-    names = [name for name, s in summaries.items() if s.get("role") == "sub"]
-    return sorted(names, key=lambda n: (len(n), n))
+    return role_names(summaries, "sub")
+
+
+def publisher_names(summaries: dict) -> list[str]:
+    return role_names(summaries, "pub")
 
 
 def receiver_key(kind: str, summaries: dict) -> str:
@@ -92,6 +112,78 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
     return stats, problems
 
 
+def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
+    """As fast as possible and reliable with history unset: keep_all where the driver has
+    it, so that a writer ahead of its readers blocks (flow control) instead of
+    overwriting samples they have not taken yet, which a reliable run would report as
+    lost. Recorded in spec.auto."""
+    if (spec.kind == "pubsub" and not spec.rate and spec.reliability == "reliable"
+            and spec.history is None and "keep_all" in (capabilities.get("history") or [])):
+        return replace(spec, history="keep_all", auto={
+            **spec.auto, "history": "keep_all: as fast as possible (rate 0) and reliable, "
+                                    "history not set; the writer blocks instead of "
+                                    "overwriting samples not yet taken"})
+    return spec
+
+
+def _rate(count, first_ns, last_ns) -> float | None:
+    """count / (last - first) in 1/s; None with fewer than two events."""
+    if count is None or count < 2 or first_ns is None or last_ns is None or \
+            last_ns <= first_ns:
+        return None
+    return count * 1e9 / (last_ns - first_ns)
+
+
+def _percent(part, whole) -> float | None:
+    return None if not whole or part is None else 100.0 * part / whole
+
+
+def throughput(summaries: dict) -> dict | None:
+    """run.json's throughput block from the nodes' throughput accounting: per subscriber
+    samples/s and Mbit/s on its own clock (received / (last arrival - first arrival);
+    Mbit/s counts whole messages, header included), its counts and loss, and its
+    per-second series; the subscribers together; per publisher the achieved rate on its
+    own clock. None when no summary has a throughput block (an older node)."""
+    subs, pubs = subscriber_names(summaries), publisher_names(summaries)
+    if not any("throughput" in summaries[n] for n in subs + pubs):
+        return None
+    result = {"subscribers": {}, "aggregate_samples_per_s": None,
+              "aggregate_mbit_per_s": None, "loss_percent": None, "publishers": {}}
+    total_sent = total_lost = 0
+    for name in subs:
+        tp = summaries[name].get("throughput") or {}
+        counts = summaries[name].get("counts") or {}
+        first, last = tp.get("first_arrival_ns"), tp.get("last_arrival_ns")
+        received = tp.get("received", counts.get("received"))
+        rate = _rate(received, first, last)
+        bytes_rate = _rate(tp.get("received_bytes"), first, last)
+        sent, lost = counts.get("sent"), counts.get("lost")
+        total_sent += sent or 0
+        total_lost += lost or 0
+        result["subscribers"][name] = {
+            "samples_per_s": rate,
+            "mbit_per_s": None if bytes_rate is None else bytes_rate * 8 / 1e6,
+            "received": received, "received_bytes": tp.get("received_bytes"),
+            "beyond_capacity": tp.get("beyond_capacity"), "sent": sent, "lost": lost,
+            "loss_percent": _percent(lost, sent), "bin_ns": tp.get("bin_ns"),
+            "per_bin": tp.get("per_bin")}
+    each = list(result["subscribers"].values())
+    for key, total in (("samples_per_s", "aggregate_samples_per_s"),
+                       ("mbit_per_s", "aggregate_mbit_per_s")):
+        if each and all(e[key] is not None for e in each):
+            result[total] = sum(e[key] for e in each)
+    result["loss_percent"] = _percent(total_lost, total_sent)
+    for name in pubs:
+        tp = summaries[name].get("throughput") or {}
+        sent = tp.get("sent", (summaries[name].get("counts") or {}).get("sent"))
+        result["publishers"][name] = {
+            "achieved_rate_hz": _rate(sent, tp.get("first_send_ns"), tp.get("last_send_ns")),
+            "offered_rate_hz": tp.get("offered_rate_hz"), "sent": sent,
+            "sent_bytes": tp.get("sent_bytes"), "bin_ns": tp.get("bin_ns"),
+            "per_bin": tp.get("per_bin")}
+    return result
+
+
 def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
@@ -107,6 +199,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     node = paths.require_node()
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
+    spec = flow_control(spec, driver.get("capabilities") or {})
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     commands = _commands(node, spec, run_id, run_dir)
@@ -163,11 +256,13 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                   processes=[p.to_json() for p in result.processes],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
                   leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
-                  problems=problems, stats=stats)
+                  problems=problems, stats=stats,
+                  throughput=throughput(result.summaries) if spec.kind == "pubsub" else None)
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,
-                          problems=problems, cpu_sharing=record["cpu_sharing"])
+                          problems=problems, cpu_sharing=record["cpu_sharing"],
+                          throughput=record["throughput"])
 
 
 def _planned(commands) -> list[dict]:

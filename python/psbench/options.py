@@ -100,8 +100,10 @@ def cpu_assignment(text: str) -> tuple[str, int]:
     return role, int(cpu)
 
 
-def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
-    """The options of one run; `kind` is "ping" or "pubsub"."""
+def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
+                          rate: bool = True) -> None:
+    """The options of one run; `kind` is "ping" or "pubsub". rate=False leaves out
+    --rate (`psbench ratesearch` chooses the rate of each step)."""
     roles = "ping, pong" if kind == "ping" else "pub, sub"
     parser.add_argument("--driver", required=True, metavar="NAME",
                         help="driver name (see `psbench drivers`) or path to a .so")
@@ -122,14 +124,29 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str) -> None:
         parser.add_argument("--sample-timeout", type=positive_float, metavar="S",
                             help="closed loop: seconds to wait for one echo (node default 1)")
     else:
-        parser.add_argument("--rate", type=non_negative_float, default=1000.0, metavar="HZ",
-                            help="messages/s the publisher sends (default 1000); 0 = back to "
-                                 "back, as fast as the writer accepts them")
+        if rate:
+            parser.add_argument("--rate", type=non_negative_float, default=1000.0,
+                                metavar="HZ",
+                                help="messages/s each publisher sends (default 1000); 0 = "
+                                     "back to back, as fast as the writer accepts them")
         parser.add_argument("--idle-timeout", type=positive_float, metavar="S",
                             help="sub ends after S s without data (node default 5)")
         parser.add_argument("--subscribers", type=positive_int, default=1, metavar="N",
-                            help="N subscriber processes, each its own reader of the topic "
+                            help="N subscriber processes per topic, each its own reader "
                                  "(default 1); inter-process placement only")
+        parser.add_argument("--publishers", type=positive_int, default=1, metavar="M",
+                            help="M publisher processes per topic, each its own writer "
+                                 "(default 1); inter-process placement only")
+        parser.add_argument("--topics", type=positive_int, default=1, metavar="T",
+                            help="T topics at once, each with its own subscribers and "
+                                 "publishers (default 1); inter-process placement only")
+        parser.add_argument("--echo-every", type=positive_int, metavar="N",
+                            help="latency under load: the first subscriber echoes every Nth "
+                                 "sample of the first publisher, which records the round "
+                                 "trip (pub.samples)")
+    parser.add_argument("--max-samples", type=positive_int, metavar="N",
+                        help="duration runs: samples kept per receiver (node default "
+                             "2000000; arrivals beyond it are counted, not stored)")
     parser.add_argument("--spin-send", action="store_true",
                         help="open loop: busy-wait for each send time")
     parser.add_argument("--placement", choices=("inter", "intra"), default="inter",

@@ -65,6 +65,67 @@ def _too_few_note(series: dict) -> str | None:
                                                 for label, need in missing)
 
 
+def rate_text(value, unit: str = "") -> str:
+    """1234567.8 -> '1,234,568'; None -> '-'."""
+    if value is None:
+        return "-"
+    text = f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return text + (f" {unit}" if unit else "")
+
+
+def percent_text(value) -> str:
+    return "-" if value is None else f"{value:.3g}%" if value else "0%"
+
+
+def throughput_lines(outcome: MeasureOutcome) -> list[str]:
+    """Subscriber samples/s, Mbit/s and loss (on each subscriber's clock), the
+    publishers' achieved rate against the offered one."""
+    tp = outcome.throughput
+    if not tp:
+        return []
+    lines = []
+    subs = tp["subscribers"]
+    rows = [[name, rate_text(e["samples_per_s"]), rate_text(e["mbit_per_s"]),
+             e["received"] if e["received"] is not None else "-",
+             e["lost"] if e["lost"] is not None else "-", percent_text(e["loss_percent"])]
+            for name, e in subs.items()]
+    if len(subs) > 1:
+        rows.insert(0, ["all", rate_text(tp["aggregate_samples_per_s"]),
+                        rate_text(tp["aggregate_mbit_per_s"]),
+                        sum(e["received"] or 0 for e in subs.values()),
+                        sum(e["lost"] or 0 for e in subs.values()),
+                        percent_text(tp["loss_percent"])])
+    if rows:
+        lines.append(table.render(["throughput", "samples/s", "Mbit/s", "received", "lost",
+                                   "loss"], rows, indent="  "))
+        lines.append("  on each subscriber's clock: received / (last arrival - first "
+                     "arrival); Mbit/s counts whole messages, header included")
+    for name, pub in tp["publishers"].items():
+        offered = pub.get("offered_rate_hz")
+        lines.append(f"  {name} rate:  achieved {rate_text(pub['achieved_rate_hz'], 'Hz')}"
+                     f" of {'as fast as possible' if not offered else rate_text(offered, 'Hz')}"
+                     f" offered, sent {pub['sent']}")
+    return lines
+
+
+def under_load_lines(outcome: MeasureOutcome) -> list[str]:
+    """Echo runs: the round trip of every Nth sample during the run, from pub.samples."""
+    every = outcome.spec.echo_every
+    if not every:
+        return []
+    rows = []
+    for name in outcome.publisher_names:
+        stats = outcome.stats.get(name)
+        if stats and "rtt_half" in stats:
+            rows.append((f"{name} RTT/2", stats["rtt_half"]))
+    if not rows:
+        return ["  under load: no echoes recorded"]
+    return [latency_table(rows),
+            f"  latency under load: every {every}th sample echoed back to the publisher; "
+            f"RTT/2 of those round trips (n = "
+            + ", ".join(f"{int(s['count'])}" for _, s in rows) + ")"]
+
+
 def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
@@ -74,6 +135,8 @@ def render(outcome: MeasureOutcome) -> str:
     summary = outcome.summaries.get(main_role)
     if summary:
         lines.append(f"  config:    {_config_line(summary)}")
+    for key, why in spec.auto.items():
+        lines.append(f"  chosen:    {key} {why}")
     if outcome.summaries:
         lines.append(f"  realtime:  {_realtime_line(outcome.summaries)}")
     stats = outcome.stats.get(outcome.receiver_key)
@@ -99,9 +162,17 @@ def render(outcome: MeasureOutcome) -> str:
         counts = (outcome.summaries.get(name) or {}).get("counts")
         if counts:
             lines.append(_counts_line(counts, f"  {name} counts: "))
-    if spec.kind == "pubsub" and (outcome.summaries.get("pub") or {}).get("counts"):
-        lines.append(_counts_line(outcome.summaries["pub"]["counts"], "  pub counts: ",
-                                  ("sent", "warmup", "write_errors")))
+    for name in outcome.publisher_names if spec.kind == "pubsub" else []:
+        summary = outcome.summaries[name]
+        if summary.get("counts"):
+            lines.append(_counts_line(summary["counts"], f"  {name} counts: ",
+                                      ("sent", "warmup", "write_errors")))
+        echo = summary.get("echo")
+        if echo:
+            lines.append(_counts_line(echo, f"  {name} echoes: ",
+                                      ("expected", "received", "lost")))
+    lines.extend(throughput_lines(outcome))
+    lines.extend(under_load_lines(outcome))
     sharing = outcome.cpu_sharing
     if sharing.get("oversubscribed"):
         lines.append(f"  cpus:      oversubscribed, {sharing['roles']} roles on "

@@ -11,15 +11,40 @@ ROLES = {"ping": ("pong", "ping"), "pubsub": ("sub", "pub")}
 
 @dataclass
 class NodePlan:
-    """One node process: its name (the stem of its output files) and the roles it runs."""
+    """One node process: its name (the stem of its output files) and the roles it runs;
+    pubsub also its topic (None: the node's default), its writer id (a publisher of
+    several) and whether it takes part in the echo (latency under load)."""
     name: str
     roles: list[str]
+    topic: str | None = None
+    writer_id: int | None = None
+    echo: bool = False
 
 
 def process_names(role: str, count: int) -> list[str]:
     """One subscriber keeps the plain role name (its files stay sub.json, sub.samples,
     as before fan-out); several are sub-1 ... sub-N."""
     return [role] if count == 1 else [f"{role}-{i}" for i in range(1, count + 1)]
+
+
+def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
+                topics: int = 1, echo: bool = False) -> list[NodePlan]:
+    """The processes of an inter-process run, in start order: per topic its subscribers
+    (sub, or sub-1..sub-N), then its publishers (pub, or pub-1..pub-M); with several
+    topics each name gets the prefix t1-, t2-, ... and the topic data1, data2, ....
+    pub-K writes as writer K-1; the echo (latency under load) is pub-1's and the first
+    subscriber's of each topic."""
+    if kind != "pubsub":
+        return [NodePlan(role, [role]) for role in ROLES[kind]]
+    plans = []
+    for t in range(1, topics + 1):
+        prefix, topic = (f"t{t}-", f"data{t}") if topics > 1 else ("", None)
+        for i, name in enumerate(process_names("sub", subscribers)):
+            plans.append(NodePlan(prefix + name, ["sub"], topic, None, echo and i == 0))
+        for i, name in enumerate(process_names("pub", publishers)):
+            plans.append(NodePlan(prefix + name, ["pub"], topic,
+                                  i if publishers > 1 else None, echo and i == 0))
+    return plans
 
 
 @dataclass
@@ -50,7 +75,14 @@ class MeasureSpec:
     match_timeout: float | None = None
     sample_timeout: float | None = None
     idle_timeout: float | None = None
-    subscribers: int = 1          # pubsub: sub processes, each its own reader
+    subscribers: int = 1          # pubsub: sub processes per topic, each its own reader
+    publishers: int = 1           # pubsub: pub processes per topic, each its own writer
+    topics: int = 1               # pubsub: topics, each with its own subs and pubs
+    echo_every: int | None = None  # pubsub: echo every Nth sample (latency under load)
+    max_samples: int | None = None  # duration runs: samples kept (None: node default)
+    # Settings psbench chose for the run where the user left them unset, and why
+    # (e.g. history keep_all for a reliable run as fast as possible).
+    auto: dict[str, str] = field(default_factory=dict)
 
     @property
     def roles(self) -> tuple[str, ...]:
@@ -62,9 +94,9 @@ class MeasureSpec:
         if self.placement == "intra":
             # The node takes the roles in their natural order, e.g. ping,pong.
             roles = list(reversed(self.roles))
-            return [NodePlan("+".join(roles), roles)]
-        return [NodePlan(name, [role]) for role in self.roles
-                for name in process_names(role, self.subscribers if role == "sub" else 1)]
+            return [NodePlan("+".join(roles), roles, echo=self.echo_every is not None)]
+        return inter_plans(self.kind, self.subscribers, self.publishers, self.topics,
+                           self.echo_every is not None)
 
     def to_json(self) -> dict:
         value = asdict(self)
@@ -72,21 +104,23 @@ class MeasureSpec:
         return value
 
 
-def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1) -> dict[str, int]:
+def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1,
+                 publishers: int = 1, topics: int = 1) -> dict[str, int]:
     """One process per core, in start order over the CPUs this process may use (on two
     cores: the receiving role on the first, the sending role on the second), so that
     the two sides of a run never compete for one core. With more processes than CPUs
     (fan-out) they go round-robin: the run is oversubscribed, and run.json says so
-    (cpu_sharing). Recorded with every result."""
+    (cpu_sharing). Several topics: topic by topic, its subscribers then its publishers.
+    Recorded with every result."""
     del placement  # role threads of one process are pinned the same way
     allowed = sorted(os.sched_getaffinity(0))
-    names = [name for role in ROLES[kind]
-             for name in process_names(role, subscribers if role == "sub" else 1)]
+    names = [plan.name for plan in inter_plans(kind, subscribers, publishers, topics)]
     return {name: allowed[i % len(allowed)] for i, name in enumerate(names)}
 
 
 def cpu_of(spec: MeasureSpec, name: str, role: str) -> int | None:
-    """A process's CPU: pinned by its own name (sub-2) or by its role (sub: all subs)."""
+    """A process's CPU: pinned by its own name (sub-2, t2-pub) or by its role (sub: all
+    subs)."""
     return spec.cpus.get(name, spec.cpus.get(role))
 
 
@@ -124,6 +158,15 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         # Every process: pub waits for N readers, and each one refuses a driver that
         # cannot have N readers of a topic (before a second reader fails to bind).
         argv += ["--subscribers", str(spec.subscribers)]
+    if spec.publishers > 1:
+        # Every process: sub waits for M writers and accounts per writer.
+        argv += ["--publishers", str(spec.publishers)]
+    if plan.writer_id is not None:
+        argv += ["--writer-id", str(plan.writer_id)]
+    if plan.topic is not None:
+        argv += ["--topic", plan.topic]
+    if plan.echo and spec.echo_every is not None:
+        argv += ["--echo-every", str(spec.echo_every)]
     if spec.count is not None:
         argv += ["--count", str(spec.count)]
     if spec.duration is not None:
@@ -132,6 +175,8 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         argv += ["--warmup", str(spec.warmup)]
     if spec.rate is not None:
         argv += ["--rate", _seconds(spec.rate)]
+    if spec.max_samples is not None:
+        argv += ["--max-samples", str(spec.max_samples)]
     for flag, value in (("--notify", spec.notify), ("--reliability", spec.reliability),
                         ("--durability", spec.durability), ("--history", spec.history),
                         ("--transport", spec.transport)):

@@ -91,15 +91,19 @@ class _Checker:
         return NODE_DEFAULTS.get(key), run.settings["driver"]
 
     def _fan_out(self, run: Run) -> None:
-        """Several subscribers are several processes: not one intra-process node."""
-        subscribers = run.settings.get("subscribers")
+        """Several subscribers, publishers or topics are several processes: not one
+        intra-process node."""
         placement = run.settings.get("placement")
-        if subscribers is not None and (subscribers.value or 1) > 1 and \
-                placement is not None and placement.value == "intra":
-            self.problems.add(self.file, subscribers.line, subscribers.where,
-                              "subscribers > 1 are separate processes; use placement: "
-                              "inter, or leave these runs out: exclude: [{placement: "
-                              f"intra, subscribers: {subscribers.value}}}]")
+        if placement is None or placement.value != "intra":
+            return
+        for key, what in (("subscribers", "subscribers are"),
+                          ("publishers", "publishers are"), ("topics", "topics are run by")):
+            assign = run.settings.get(key)
+            if assign is not None and (assign.value or 1) > 1:
+                self.problems.add(self.file, assign.line, assign.where,
+                                  f"{key} > 1: several {what} separate processes; use "
+                                  f"placement: inter, or leave these runs out: exclude: "
+                                  f"[{{placement: intra, {key}: {assign.value}}}]")
 
     def _capabilities(self, run: Run, name: str, caps: dict) -> None:
         for key, cap in (("reliability", "reliability"), ("durability", "durability"),

@@ -60,6 +60,30 @@ def _per_subscriber(outcome: measure.MeasureOutcome) -> dict:
     return each
 
 
+def load_numbers(outcome: measure.MeasureOutcome) -> dict:
+    """Throughput and latency under load, for the index: the subscribers' samples/s,
+    Mbit/s and loss together, each publisher's achieved rate, and the RTT/2 of echoed
+    samples (echo runs)."""
+    found = {}
+    tp = outcome.throughput
+    if tp:
+        found["throughput"] = {
+            "samples_per_s": tp["aggregate_samples_per_s"],
+            "mbit_per_s": tp["aggregate_mbit_per_s"], "loss_percent": tp["loss_percent"],
+            "offered_rate_hz": outcome.spec.rate,
+            "achieved_rate_hz": {name: pub["achieved_rate_hz"]
+                                 for name, pub in tp["publishers"].items()}}
+    if outcome.spec.echo_every:
+        for name in outcome.publisher_names:
+            half = (outcome.stats.get(name) or {}).get("rtt_half")
+            if half:
+                found["under_load"] = {"series": "rtt_half", "unit": "ns", "publisher": name,
+                                       "echo_every": outcome.spec.echo_every,
+                                       **{k: half.get(k) for k in STAT_KEYS}}
+                break
+    return found
+
+
 def _key_numbers(outcome: measure.MeasureOutcome) -> tuple[dict | None, dict | None]:
     _, series = main_series(outcome.spec.kind)
     latency = _latency(outcome.stats.get(outcome.receiver_key), series)
@@ -91,11 +115,12 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
              pool) -> dict:
     parent = store.run_parent(run.number, run.label)
     started_utc, started = rundir.utc_now(), time.monotonic()
-    outcome, latency, counts, fan_out = None, None, None, {}
+    outcome, latency, counts, fan_out, load = None, None, None, {}, {}
     try:
         outcome = measure.run(plan.specs[run.number], parent, env, cli_argv, services=pool)
         status, message, run_dir = outcome.status, outcome.message, outcome.run_dir
         latency, counts = _key_numbers(outcome)
+        load = load_numbers(outcome)
         if len(outcome.subscriber_names) > 1:
             fan_out = {"subscribers": _per_subscriber(outcome)}
         if outcome.cpu_sharing.get("oversubscribed"):
@@ -112,7 +137,7 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
             "run_id": outcome.run_id if outcome else None,
             "started_utc": started_utc, "finished_utc": rundir.utc_now(),
             "seconds": round(time.monotonic() - started, 3),
-            "latency": latency, "counts": counts, **fan_out}
+            "latency": latency, "counts": counts, **load, **fan_out}
 
 
 def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],

@@ -50,7 +50,9 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     if cpus is None:
         # Unless the run says otherwise: one role per core (spec.default_cpus).
         cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
-                                        params.get("subscribers") or 1)
+                                        params.get("subscribers") or 1,
+                                        params.get("publishers") or 1,
+                                        params.get("topics") or 1)
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     return MeasureSpec(driver_path=library, **values)
 
