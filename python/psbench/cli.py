@@ -5,8 +5,8 @@ import signal
 import sys
 
 import psbench
-from psbench import (cmd_compare, cmd_demo, cmd_drivers, cmd_env, cmd_measure, cmd_report,
-                     cmd_run)
+from psbench import (cmd_compare, cmd_demo, cmd_drivers, cmd_env, cmd_measure,
+                     cmd_ratesearch, cmd_report, cmd_run)
 from psbench.errors import UserError
 
 
@@ -18,8 +18,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version",
                         version=f"psbench {psbench.__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module in (cmd_drivers, cmd_env, cmd_measure, cmd_run, cmd_report, cmd_demo,
-                   cmd_compare):
+    for module in (cmd_drivers, cmd_env, cmd_measure, cmd_ratesearch, cmd_run, cmd_report,
+                   cmd_demo, cmd_compare):
         module.add_parsers(subparsers)
     return parser
 

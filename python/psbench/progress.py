@@ -47,17 +47,22 @@ class Progress:
         if self.tty:
             self._draw()
 
-    def finish(self, label: str, status: str, seconds: float) -> None:
+    def finish(self, label: str, status: str, seconds: float, failed: bool | None = None,
+               note: str | None = None) -> None:
+        """failed: whether it counts as failed (default: status is not ok); note: more
+        to say on its line (a rate search's bracket)."""
+        failed = status != "ok" if failed is None else failed
         self.done += 1
-        self.failed += status != "ok"
+        self.failed += failed
         self.durations.append(seconds)
         self.current, self.started = None, None
         line = (f"[{self.done}/{self.total}] {label}: {status} ({seconds:.1f} s); "
-                f"{self.failed} failed; ETA {duration_text(self.eta())}")
+                + (f"{note}; " if note else "")
+                + f"{self.failed} failed; ETA {duration_text(self.eta())}")
         if not self.tty:
             print(line, file=self.stream, flush=True)
             return
-        if status != "ok":  # kept above the bar, so that no failure scrolls away unseen
+        if failed or note:  # kept above the bar, so that no failure scrolls away unseen
             self._clear()
             print(line, file=self.stream, flush=True)
         self._draw()

@@ -18,8 +18,9 @@ KINDS = tuple(ROLES)  # ping, pubsub
 # Parser destinations that are not parameters here, or that take another shape:
 # `option` is the mapping `options`, `cpu` the mapping `cpus`.
 SKIPPED_DESTS = {"help", "results", "option", "cpu"}
-# MeasureSpec fields that are not parameters: derived from others.
-DERIVED_FIELDS = {"driver_path"}
+# MeasureSpec fields that are not parameters: derived from others, or chosen by
+# psbench at run time (auto).
+DERIVED_FIELDS = {"driver_path", "auto"}
 
 
 class BadValue(ValueError):

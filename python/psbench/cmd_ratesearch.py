@@ -1,0 +1,173 @@
+"""`psbench ratesearch`: the maximum sustainable rate of one pubsub configuration."""
+
+import argparse
+import re
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from psbench import envinfo, paths, ratesearch, rundir, services, table
+from psbench.cmd_measure import spec_from_args
+from psbench.errors import UserError
+from psbench.options import (add_measure_arguments, non_negative_float, positive_float,
+                             positive_int)
+from psbench.progress import Progress
+from psbench.report import percent_text, rate_text
+
+HELP = ("maximum sustainable rate: the highest pubsub rate with loss and p99 latency "
+        "within bounds, found by doubling then bisecting")
+DEFAULT_STEP_S = 5.0
+DURATION_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def duration_ns(text: str) -> float:
+    """500us, 1ms, 0.5ms, 2s -> ns. A unit is required."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration; give a number and a "
+                                         f"unit: ns, us, ms or s, e.g. 1ms or 500us")
+    value = float(match.group(1)) * DURATION_UNITS[match.group(2)]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def precision(text: str) -> float:
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"is a fraction below 1 (0.05 = stop when the "
+                                         f"bracket is within 5%), got {text}")
+    return value
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-loss", type=non_negative_float, default=0.0,
+                        metavar="PERCENT",
+                        help="a step passes with loss at most PERCENT %% (default 0)")
+    parser.add_argument("--max-p99", type=duration_ns, default=1e6, metavar="DURATION",
+                        help="... and p99 one-way latency at most DURATION (e.g. 500us, "
+                             "2ms; default 1ms)")
+    parser.add_argument("--start-rate", type=positive_float, default=1000.0, metavar="HZ",
+                        help="first rate tried (default 1000)")
+    parser.add_argument("--max-rate", type=positive_float, metavar="HZ",
+                        help="highest rate tried (default: no limit)")
+    parser.add_argument("--precision", type=precision, default=0.05, metavar="FRACTION",
+                        help="stop when highest pass / lowest fail <= 1 + FRACTION "
+                             "(default 0.05)")
+    parser.add_argument("--max-steps", type=positive_int, default=12, metavar="N",
+                        help="at most N runs (default 12)")
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
+    add_measure_arguments(parser, "pubsub", rate=False)
+    add_search_arguments(parser)
+    parser.add_argument("-o", "--output", metavar="DIR",
+                        help="the search folder, new or empty (default: <UTC time>-"
+                             "ratesearch-<driver>-<size>B/ in results/ or $PSBENCH_RESULTS)")
+    parser.set_defaults(handler=run_command, kind="pubsub")
+
+
+def criteria_from_args(args) -> ratesearch.Criteria:
+    if args.max_rate is not None and args.max_rate < args.start_rate:
+        raise UserError(f"argument --max-rate: {args.max_rate:g} Hz is below --start-rate "
+                        f"{args.start_rate:g} Hz; give a higher --max-rate")
+    return ratesearch.Criteria(max_loss_percent=args.max_loss, max_p99_ns=args.max_p99,
+                               start_rate_hz=args.start_rate, max_rate_hz=args.max_rate,
+                               precision=args.precision, max_steps=args.max_steps)
+
+
+def _folder(args, spec) -> Path:
+    if args.output:
+        root = Path(args.output).expanduser().resolve()
+        if root.exists() and (not root.is_dir() or any(root.iterdir())):
+            raise UserError(f"argument -o: {root} already exists and is not empty; "
+                            f"choose a new directory")
+        try:
+            root.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UserError(f"argument -o: cannot create {root}: {exc.strerror}; choose "
+                            f"a writable directory") from None
+        return root
+    return rundir.create(paths.results_dir(args.results),
+                         f"{rundir.utc_stamp()}-ratesearch-{spec.driver}-{spec.size}B")
+
+
+def curve_table(result: ratesearch.SearchResult) -> str:
+    rows = [[i, rate_text(s.rate_hz), s.status, rate_text(s.achieved_rate_hz),
+             percent_text(s.loss_percent),
+             "-" if s.p99_ns is None else f"{s.p99_ns / 1e3:.2f}",
+             "pass" if s.passed else f"fail: {s.why}"]
+            for i, s in enumerate(result.steps, 1)]
+    return table.render(["step", "rate Hz", "status", "achieved Hz", "loss", "p99 µs",
+                         "result"], rows)
+
+
+def result_text(result: ratesearch.SearchResult) -> str:
+    c = result.criteria
+    bounds = f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs"
+    ended = {"precision": f"the bracket is within {c.precision:g}",
+             "max_rate": f"the maximum rate {rate_text(c.max_rate_hz, 'Hz')} passed",
+             "max_steps": f"the step limit ({c.max_steps})",
+             "min_rate": "no rate down to 1 Hz passed",
+             "interrupted": "interrupted", "error": "an error"}.get(result.ended_by,
+                                                                   result.ended_by)
+    bracket = (f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}] Hz; "
+               f"ended by {ended} after {len(result.steps)} steps")
+    if result.lo is None:
+        return f"no passing rate ({bounds}); {bracket}"
+    return f"max sustainable rate: {rate_text(result.lo, 'Hz')} ({bounds}); {bracket}"
+
+
+def run_command(args: argparse.Namespace) -> int:
+    paths.require_node()
+    criteria = criteria_from_args(args)
+    if args.count is None and args.duration is None:
+        args.duration = DEFAULT_STEP_S
+    spec = spec_from_args(args)
+    folder = _folder(args, spec)
+    env = envinfo.collect()
+    cli_argv = ["psbench", *sys.argv[1:]]
+    progress = Progress(criteria.max_steps)
+    started = {}
+
+    def on_start(rate: float) -> None:
+        started["t"] = time.monotonic()
+        progress.start(f"{rate_text(rate)} Hz")
+
+    def on_step(result: ratesearch.SearchResult) -> None:
+        step = result.steps[-1]
+        progress.finish(f"{rate_text(step.rate_hz)} Hz",
+                        "pass" if step.passed else f"fail ({step.why})",
+                        time.monotonic() - started.get("t", time.monotonic()),
+                        failed=not step.passed,
+                        note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]")
+
+    print(f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
+          f"into {folder}", file=sys.stderr, flush=True)
+    interrupted = False
+    try:
+        with services.ServicePool(largest_message=spec.size) as pool:
+            result = ratesearch.run_search(
+                replace(spec, rate=criteria.start_rate_hz), criteria, folder, env, cli_argv,
+                services=pool, on_start=on_start, on_step=on_step,
+                extra={"kind": "ratesearch", "driver": spec.driver, "size": spec.size,
+                       "cli_argv": cli_argv})
+    except KeyboardInterrupt:
+        interrupted = True
+        result = None
+    finally:
+        progress.close()
+    if result is None:
+        print(f"psbench ratesearch: interrupted; completed steps are in "
+              f"{folder / 'search.json'}", file=sys.stderr)
+        return 130
+    print(curve_table(result))
+    print(result_text(result))
+    print(f"results: {folder} (search.json; one run directory per step)")
+    if result.ended_by == "interrupted" or interrupted:
+        print("psbench ratesearch: interrupted; completed steps are kept in search.json",
+              file=sys.stderr)
+        return 130
+    return 0 if result.lo is not None else 1
