@@ -2,6 +2,7 @@
 anything runs, stored in one directory with an index (docs/experiments.md)."""
 
 import sys
+from dataclasses import asdict
 from pathlib import Path
 
 from psbench import envinfo, paths
@@ -60,8 +61,10 @@ def expanded_record(plan: Plan) -> dict:
     """experiment.expanded.json: every run with its parameters, and the spec of each
     selected one."""
     exp = plan.experiment
+    criteria = plan.criteria
     return {"name": exp.name, "description": exp.description,
             "file": str(plan.path.resolve()), "repetitions": exp.repetitions,
+            "search": asdict(criteria) if criteria is not None else None,
             "selected": [run.number for run in plan.selected],
             "runs": [{"run": run.number, "rep": run.rep, "label": run.label,
                       "identity": run.identity, "source": run.source,

@@ -100,6 +100,47 @@ def cpu_assignment(text: str) -> tuple[str, int]:
     return role, int(cpu)
 
 
+DURATION_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
+
+
+def duration_ns(text: str) -> float:
+    """500us, 1ms, 0.5ms, 2s -> ns. A unit is required."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)\s*", text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration; give a number and a "
+                                         f"unit: ns, us, ms or s, e.g. 1ms or 500us")
+    value = float(match.group(1)) * DURATION_UNITS[match.group(2)]
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
+    return value
+
+
+def precision(text: str) -> float:
+    value = positive_float(text)
+    if value >= 1:
+        raise argparse.ArgumentTypeError(f"is a fraction below 1 (0.05 = stop when the "
+                                         f"bracket is within 5%), got {text}")
+    return value
+
+
+def add_search_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--max-loss", type=non_negative_float, default=0.0,
+                        metavar="PERCENT",
+                        help="a step passes with loss at most PERCENT %% (default 0)")
+    parser.add_argument("--max-p99", type=duration_ns, default=1e6, metavar="DURATION",
+                        help="... and p99 one-way latency at most DURATION (e.g. 500us, "
+                             "2ms; default 1ms)")
+    parser.add_argument("--start-rate", type=positive_float, default=1000.0, metavar="HZ",
+                        help="first rate tried (default 1000)")
+    parser.add_argument("--max-rate", type=positive_float, metavar="HZ",
+                        help="highest rate tried (default: no limit)")
+    parser.add_argument("--precision", type=precision, default=0.05, metavar="FRACTION",
+                        help="stop when highest pass / lowest fail <= 1 + FRACTION "
+                             "(default 0.05)")
+    parser.add_argument("--max-steps", type=positive_int, default=12, metavar="N",
+                        help="at most N runs (default 12)")
+
+
 def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                           rate: bool = True) -> None:
     """The options of one run; `kind` is "ping" or "pubsub". rate=False leaves out

@@ -27,6 +27,8 @@ SEARCH_FORMAT = "psbench-search/1"
 # Below this share of the offered rate, the publisher did not keep up.
 KEEP_UP = 0.95
 MIN_RATE_HZ = 1.0
+# A step's length when neither count nor duration is given.
+DEFAULT_STEP_S = 5.0
 
 
 @dataclass
@@ -202,6 +204,8 @@ def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
     """The search over real pubsub runs of spec (its rate replaced per step), one run
     directory per step in folder; folder/search.json after every step. on_start(rate)
     before each step; on_step(result) after each. extra: more keys for search.json."""
+    if spec.count is None and spec.duration is None:
+        spec = replace(spec, duration=DEFAULT_STEP_S)
     record_extra = {"spec": spec.to_json(), "created_utc": rundir.utc_now(),
                     **(extra or {})}
 
@@ -225,3 +229,10 @@ def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
     result = SearchResult(criteria)
     write(result)
     return search(criteria, measure_rate, stepped, write, result)
+
+
+def index_numbers(result: SearchResult) -> dict:
+    """What the index of a sweep keeps of a search."""
+    return {"max_sustainable_rate_hz": result.lo, "bracket": [result.lo, result.hi],
+            "ended_by": result.ended_by, "steps": len(result.steps),
+            "passed": sum(s.passed for s in result.steps)}

@@ -11,7 +11,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from psbench import measure, rundir, services
+from psbench import measure, ratesearch, rundir, services
 from psbench.experiment.expand import Run
 from psbench.experiment.plan import Plan
 from psbench.progress import Progress
@@ -111,6 +111,42 @@ def _signals_held():
         raise KeyboardInterrupt
 
 
+def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
+                pool) -> dict:
+    """A sweep run of an experiment with `search`: one rate search, in a folder of its
+    own inside the run's folder (one per attempt), its steps' run directories in it."""
+    parent = store.run_parent(run.number, run.label)
+    folder = rundir.create(parent, f"{rundir.utc_stamp()}-ratesearch")
+    started_utc, started = rundir.utc_now(), time.monotonic()
+    found, message = {}, None
+    try:
+        result = ratesearch.run_search(plan.specs[run.number], plan.criteria, folder, env,
+                                       cli_argv, services=pool,
+                                       extra={"kind": "ratesearch",
+                                              "driver": run.get("driver"),
+                                              "size": run.get("size"), "run": run.number,
+                                              "label": run.label})
+        found = ratesearch.index_numbers(result)
+        if result.ended_by == "interrupted":
+            status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
+        elif result.lo is None:
+            status, message = "failed", "no rate passed: " + "; ".join(
+                f"{s.rate_hz:g} Hz: {s.why}" for s in result.steps[-3:])
+        else:
+            status = "ok"
+    except KeyboardInterrupt:
+        status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
+    except Exception as exc:  # psbench could not run it (a service that cannot start...)
+        status, message = "error", f"{type(exc).__name__}: {exc}"
+    return {"run": run.number, "rep": run.rep, "label": run.label,
+            "identity": run.identity, "source": run.source, "params": run.params,
+            "status": status, "message": message,
+            "run_dir": str(folder.relative_to(store.root)), "run_id": None,
+            "started_utc": started_utc, "finished_utc": rundir.utc_now(),
+            "seconds": round(time.monotonic() - started, 3),
+            "latency": None, "counts": None, "search": found or None}
+
+
 def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
              pool) -> dict:
     parent = store.run_parent(run.number, run.label)
@@ -158,7 +194,8 @@ def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],
         with services.ServicePool(largest_message=largest) as pool:
             for run in todo:
                 progress.start(run.label)
-                entry = _run_one(run, plan, store, env, cli_argv, pool)
+                one = _search_one if plan.criteria is not None else _run_one
+                entry = one(run, plan, store, env, cli_argv, pool)
                 with _signals_held():
                     store.append(entry)
                 result.entries[run.number] = entry

@@ -138,6 +138,8 @@ class _Expander:
         return dict(sorted(result.items(), key=lambda item: _key_order(item[0])))
 
     def _check_run(self, kind: str, settings: dict) -> None:
+        if self.exp.search is not None:
+            self._check_search_run(kind, settings)
         cpus = settings.get("cpus")
         if cpus is not None and isinstance(cpus.value, dict):
             for role in cpus.value:
@@ -150,6 +152,20 @@ class _Expander:
             at = timeout if timeout.line else duration
             self.problem(at.line, at.where, f"timeout {timeout.value:g} s would end a "
                          f"{duration.value:g} s run early; give timeout more than duration")
+
+
+    def _check_search_run(self, kind: str, settings: dict) -> None:
+        """With `search`, every run is a rate search: pubsub, its rate left to the
+        search."""
+        if kind != "pubsub":
+            at = settings["kind"]
+            self.problem(at.line or self.exp.search_line, at.where,
+                         f"search: a rate search runs pubsub; a {kind} run cannot be "
+                         f"searched; set kind: pubsub")
+        rate = settings.get("rate")
+        if rate is not None and rate.where != DEFAULT_WHERE and rate.value is not None:
+            self.problem(rate.line, rate.where, "search: the search chooses each step's "
+                         "rate (from search.start_rate); remove rate")
 
 
 def _key_order(key: str) -> tuple[int, str]:

@@ -129,3 +129,28 @@ PARAMS: dict[str, Param] = _build()
 def is_param_key(key: str) -> bool:
     """A flat key: a parameter, or options.KEY for one driver option."""
     return key in PARAMS or (key.startswith("options.") and len(key) > len("options."))
+
+
+@dataclass(frozen=True)
+class SearchParam:
+    """One criterion of an experiment's `search` (the options of `psbench ratesearch`)."""
+    name: str
+    default: object
+    parse: Callable[[object], object]
+    help: str
+    help_example: str
+
+
+SEARCH_EXAMPLES = {"max_loss": "0.1", "max_p99": "1ms", "start_rate": "1000",
+                   "max_rate": "100000", "precision": "0.05", "max_steps": "12"}
+
+
+def _build_search() -> dict[str, SearchParam]:
+    parser = argparse.ArgumentParser(add_help=False)
+    cli_options.add_search_arguments(parser)
+    return {a.dest: SearchParam(a.dest, a.default, _scalar_parser(a), a.help or "",
+                                SEARCH_EXAMPLES[a.dest])
+            for a in parser._actions}
+
+
+SEARCH_PARAMS: dict[str, SearchParam] = _build_search()

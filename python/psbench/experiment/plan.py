@@ -10,8 +10,10 @@ from psbench.experiment import expand as expand_module
 from psbench.experiment.check import DriverCatalog, check_runs
 from psbench.experiment.expand import Expansion, FilterError, Run
 from psbench.experiment.load import LoadError, load
+from psbench.experiment.params import SEARCH_PARAMS
 from psbench.experiment.problems import ExperimentError, ProblemList
 from psbench.experiment.schema import Assign, Experiment, parse
+from psbench.ratesearch import Criteria
 from psbench.spec import MeasureSpec
 
 SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
@@ -26,6 +28,18 @@ class Plan:
     expansion: Expansion
     specs: dict[int, MeasureSpec] = field(default_factory=dict)   # run number -> spec
     skipped: list[tuple[Run, str]] = field(default_factory=list)  # run, why not run
+
+    @property
+    def criteria(self) -> Criteria | None:
+        """`search`: every run is a rate search with these criteria."""
+        found = self.experiment.search
+        if found is None:
+            return None
+        values = {k: (found[k].value if k in found else p.default)
+                  for k, p in SEARCH_PARAMS.items()}
+        return Criteria(max_loss_percent=values["max_loss"], max_p99_ns=values["max_p99"],
+                        start_rate_hz=values["start_rate"], max_rate_hz=values["max_rate"],
+                        precision=values["precision"], max_steps=values["max_steps"])
 
     @property
     def runs(self) -> list[Run]:

@@ -64,6 +64,8 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     lines = [head]
     if exp.description:
         lines.append(f"  {exp.description.strip()}")
+    if plan.criteria is not None:
+        lines.append("each run is a rate search: " + search_text(plan.criteria))
     varying, common = common_settings(runs)
     if common:
         lines.append("same in every run: " + ", ".join(
@@ -93,6 +95,19 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     return "\n".join(lines)
 
 
+def search_text(c) -> str:
+    top = f"up to {c.max_rate_hz:g} Hz" if c.max_rate_hz else "no maximum rate"
+    return (f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, from "
+            f"{c.start_rate_hz:g} Hz, {top}, precision {c.precision:g}, at most "
+            f"{c.max_steps} steps")
+
+
+def _max_rate(entry: dict | None) -> str:
+    found = (entry or {}).get("search") or {}
+    rate = found.get("max_sustainable_rate_hz")
+    return "-" if rate is None else f"{rate:,.0f}"
+
+
 def _latency(entry: dict | None, key: str) -> str:
     latency = (entry or {}).get("latency") or {}
     return micros(latency.get(key)) if latency else "-"
@@ -101,22 +116,37 @@ def _latency(entry: dict | None, key: str) -> str:
 def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
     runs = plan.selected
     rows = []
+    searched = plan.criteria is not None
     for run in runs:
         entry = result.entries.get(run.number)
         counts = (entry or {}).get("counts") or {}
         status = entry["status"] if entry else "not run"
         if run.number in result.earlier:
             status += " (earlier)"
-        rows.append([run.number, run.label, run.get("driver"), run.get("kind"),
-                     size_text(run.get("size")), status, _latency(entry, "p50"),
-                     _latency(entry, "p99"), counts.get("samples", "-"),
-                     counts.get("lost", "-")])
-    lines = [table.render(["#", "run", "driver", "kind", "size", "status", "p50 µs",
-                           "p99 µs", "samples", "lost"], rows)]
+        row = [run.number, run.label, run.get("driver"), run.get("kind"),
+               size_text(run.get("size")), status]
+        if searched:
+            found = (entry or {}).get("search") or {}
+            bracket = found.get("bracket") or [None, None]
+            row += [_max_rate(entry), "-" if bracket[1] is None else f"{bracket[1]:,.0f}",
+                    found.get("steps", "-"), found.get("ended_by") or "-"]
+        else:
+            row += [_latency(entry, "p50"), _latency(entry, "p99"),
+                    counts.get("samples", "-"), counts.get("lost", "-")]
+        rows.append(row)
+    headers = ["#", "run", "driver", "kind", "size", "status"] + (
+        ["max rate Hz", "lowest fail Hz", "steps", "ended by"] if searched else
+        ["p50 µs", "p99 µs", "samples", "lost"])
+    lines = [table.render(headers, rows)]
+    if searched:
+        lines.append("each run is a rate search: " + search_text(plan.criteria)
+                     + "; search.json in each run's folder")
     kinds = {run.get("kind") for run in runs}
     meaning = {"ping": "RTT/2 for ping (one-way estimate, half the round trip)",
                "pubsub": "one-way for pubsub (receive time - intended send time)"}
-    lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds) if k in meaning))
+    if not searched:
+        lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds)
+                                             if k in meaning))
     bad = [(run, result.entries[run.number]) for run in runs
            if run.number in result.entries and result.entries[run.number]["status"] != "ok"]
     if bad:

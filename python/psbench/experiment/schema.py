@@ -9,10 +9,11 @@ import difflib
 from dataclasses import dataclass, field
 
 from psbench.experiment.load import Node
-from psbench.experiment.params import PARAMS, BadValue
+from psbench.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
 from psbench.experiment.problems import ProblemList
 
-TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs")
+TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs",
+            "search")
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,9 @@ class Experiment:
     excludes: list[Rule] = field(default_factory=list)
     repetitions: int = 1
     runs: list[Entry] = field(default_factory=list)
+    # `search`: every run is a rate search with these criteria (None: plain runs).
+    search: dict[str, Assign] | None = None
+    search_line: int | None = None
 
 
 def _suggest(key: str, known) -> str:
@@ -208,6 +212,36 @@ def _repetitions(reader: _Reader, node: Node) -> int:
     return value
 
 
+def _search(reader: _Reader, node: Node) -> dict[str, Assign]:
+    """The criteria of `search`: each key as `psbench ratesearch` takes it."""
+    if not node.is_mapping:
+        reader.problem(node.line, "search", "expected a mapping of search criteria, e.g. "
+                       "search: {max_loss: 0, max_p99: 1ms, start_rate: 1000}")
+        return {}
+    found = {}
+    for key, value in node.value.items():
+        where = f"search.{key}"
+        if key not in SEARCH_PARAMS:
+            reader.problem(node.key_line(key), where, f"unknown key; "
+                           f"{_suggest(key, SEARCH_PARAMS)}the keys of search are "
+                           f"{', '.join(SEARCH_PARAMS)}")
+            continue
+        if not value.is_scalar or value.value is None:
+            reader.problem(value.line, where, "one value expected, e.g. "
+                           f"{key}: {SEARCH_PARAMS[key].help_example}")
+            continue
+        try:
+            found[key] = Assign(key, SEARCH_PARAMS[key].parse(value.value), where, value.line)
+        except BadValue as exc:
+            reader.problem(value.line, where, str(exc))
+    start, top = found.get("start_rate"), found.get("max_rate")
+    start_value = start.value if start else SEARCH_PARAMS["start_rate"].default
+    if top is not None and top.value < start_value:
+        reader.problem(top.line, top.where, f"{top.value:g} Hz is below start_rate "
+                       f"{start_value:g} Hz; give a higher max_rate")
+    return found
+
+
 def parse(tree: Node, file: str, default_name: str, problems: ProblemList) -> Experiment:
     """The experiment as written; problems collects what is wrong with it."""
     reader = _Reader(file, problems)
@@ -241,6 +275,9 @@ def parse(tree: Node, file: str, default_name: str, problems: ProblemList) -> Ex
                     keys.setdefault(assign.key, []).append(assign)
         if keys:
             experiment.excludes.append(Rule(where, node.line, keys))
+    if "search" in top and top["search"].value is not None:
+        experiment.search_line = tree.key_line("search")
+        experiment.search = _search(reader, top["search"])
     for index, node in _items(reader, top, "runs"):
         where = f"runs[{index}]"
         experiment.runs.append(Entry(where, node.line, reader.settings(node, where)))
