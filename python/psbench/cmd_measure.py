@@ -44,8 +44,8 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
                         f"{args.duration:g} s run early; give --timeout more than --duration")
     subscribers = getattr(args, "subscribers", 1)
-    publishers = getattr(args, "publishers", 1)
-    topics = getattr(args, "topics", 1)
+    publishers = getattr(args, "publishers", None) or 1
+    topics = getattr(args, "topics", None) or 1
     if args.placement == "intra":
         for flag, value, what in (("--subscribers", subscribers, "subscribers are"),
                                   ("--publishers", publishers, "publishers are"),

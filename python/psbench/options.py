@@ -175,10 +175,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
         parser.add_argument("--subscribers", type=positive_int, default=1, metavar="N",
                             help="N subscriber processes per topic, each its own reader "
                                  "(default 1); inter-process placement only")
-        parser.add_argument("--publishers", type=positive_int, default=1, metavar="M",
+        # Unset (not 1) by default: a run's parameters, labels and identity (--resume)
+        # stay what they were before these settings existed.
+        parser.add_argument("--publishers", type=positive_int, metavar="M",
                             help="M publisher processes per topic, each its own writer "
                                  "(default 1); inter-process placement only")
-        parser.add_argument("--topics", type=positive_int, default=1, metavar="T",
+        parser.add_argument("--topics", type=positive_int, metavar="T",
                             help="T topics at once, each with its own subscribers and "
                                  "publishers (default 1); inter-process placement only")
         parser.add_argument("--echo-every", type=positive_int, metavar="N",

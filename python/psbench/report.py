@@ -102,9 +102,10 @@ def throughput_lines(outcome: MeasureOutcome) -> list[str]:
                      "arrival); Mbit/s counts whole messages, header included")
     for name, pub in tp["publishers"].items():
         offered = pub.get("offered_rate_hz")
-        lines.append(f"  {name} rate:  achieved {rate_text(pub['achieved_rate_hz'], 'Hz')}"
-                     f" of {'as fast as possible' if not offered else rate_text(offered, 'Hz')}"
-                     f" offered, sent {pub['sent']}")
+        target = (f"of {rate_text(offered, 'Hz')} offered" if offered else
+                  "(as fast as possible)")
+        lines.append(f"  {name} rate:  achieved {rate_text(pub['achieved_rate_hz'], 'Hz')} "
+                     f"{target}, sent {pub['sent']}")
     return lines
 
 

@@ -58,6 +58,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     params = run.params
     values = {k: v for k, v in params.items()
               if k in SPEC_FIELDS and k not in ("options", "cpus")}
+    for key in ("publishers", "topics"):  # unset: one
+        values.setdefault(key, 1)
     values["options"] = [f"{k[len('options.'):]}={v}" for k, v in params.items()
                          if k.startswith("options.")]
     cpus = params.get("cpus")
