@@ -3,10 +3,12 @@ real search on udp through the CLI. Behaviour is asserted, timings never."""
 
 import json
 import random
+import signal
+import time
 
 import pytest
 
-from conftest import run_cli
+from conftest import assert_nothing_left, cli_in_background, run_cli, run_records
 from psbench.ratesearch import Criteria, Observation, SearchResult, judge, search
 
 
@@ -154,6 +156,29 @@ def test_a_real_search_on_udp_writes_its_steps_and_a_monotone_bracket(driver_lib
     assert proc.stdout.count(" Hz") >= 1 and "results: " in proc.stdout
     assert ("max sustainable rate" in proc.stdout) == (lo is not None)
     assert f"[{len(steps)}/4]" in proc.stderr
+
+
+def test_ctrl_c_keeps_the_completed_steps(driver_libs, tmp_path):
+    folder = tmp_path / "search"
+    with cli_in_background(["ratesearch", "--driver", "udp", "--duration", "0.3",
+                            "--start-rate", "1000", "--max-rate", "1000000",
+                            "--max-p99", "10s", "--max-loss", "100", "--max-steps", "30",
+                            "-o", str(folder)], tmp_path / "results") as proc:
+        end = time.monotonic() + 60
+        while time.monotonic() < end and proc.poll() is None:
+            path = folder / "search.json"
+            if path.exists() and len(json.loads(path.read_text())["steps"]) >= 2:
+                break
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)  # to the CLI only, as a terminal's Ctrl-C would
+        out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, out + err
+    assert "Traceback" not in err and "completed steps" in err
+    record = json.loads((folder / "search.json").read_text())
+    assert record["ended_by"] == "interrupted" and len(record["steps"]) >= 2
+    assert all(step["status"] == "ok" for step in record["steps"])
+    for run in run_records(folder):
+        assert_nothing_left(run["run_id"])
 
 
 @pytest.mark.parametrize("args, message", [
