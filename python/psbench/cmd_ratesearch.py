@@ -102,7 +102,6 @@ def run_command(args: argparse.Namespace) -> int:
 
     print(f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
           f"into {folder}", file=sys.stderr, flush=True)
-    interrupted = False
     try:
         with services.ServicePool(largest_message=spec.size) as pool:
             result = ratesearch.run_search(
@@ -110,8 +109,7 @@ def run_command(args: argparse.Namespace) -> int:
                 services=pool, on_start=on_start, on_step=on_step,
                 extra={"kind": "ratesearch", "driver": spec.driver, "size": spec.size,
                        "cli_argv": cli_argv})
-    except KeyboardInterrupt:
-        interrupted = True
+    except KeyboardInterrupt:  # between steps, or while services started or stopped
         result = None
     finally:
         progress.close()
@@ -122,7 +120,7 @@ def run_command(args: argparse.Namespace) -> int:
     print(curve_table(result))
     print(result_text(result))
     print(f"results: {folder} (search.json; one run directory per step)")
-    if result.ended_by == "interrupted" or interrupted:
+    if result.ended_by == "interrupted":
         print("psbench ratesearch: interrupted; completed steps are kept in search.json",
               file=sys.stderr)
         return 130
