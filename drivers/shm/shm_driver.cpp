@@ -149,6 +149,7 @@ const psb_driver kDriver = {
     .write_loan = shm_write_loan,
     .take = shm_take,
     .release = shm_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 } // namespace
