@@ -23,8 +23,9 @@ class Sender {
         flush_each_(flush_each && env.driver.flush), flush_control_(env.driver.flush != nullptr),
         buf_(env.node.size, 0) {}
 
-  // intended_ns 0: closed loop, the intended time is the send time.
-  void send(uint64_t seq, uint32_t flags, int64_t intended_ns, RoleCounts &counts) {
+  // intended_ns 0: closed loop, the intended time is the send time. Returns the send
+  // time written into the header, or -1 when the write failed (counted in counts).
+  int64_t send(uint64_t seq, uint32_t flags, int64_t intended_ns, RoleCounts &counts) {
     uint8_t *buf = buf_.data();
     psb_error err;
     if (loan_) {
@@ -38,14 +39,16 @@ class Sender {
     int rc = loan_ ? d_.write_loan(writer_, buf, size_, &err) : d_.write(writer_, buf, size_, &err);
     if (rc == 0 && (flush_each_ || (flush_control_ && (flags & (kFlagHandshake | kFlagEnd)))))
       rc = d_.flush(writer_, &err);
-    if (rc != 0) write_failed(err, counts);
+    if (rc != 0) return write_failed(err, counts);
+    return t;
   }
 
   const std::string &first_error() const { return first_error_; }
 
  private:
-  void write_failed(const psb_error &err, RoleCounts &counts) {
+  int64_t write_failed(const psb_error &err, RoleCounts &counts) {
     if (counts.write_errors++ == 0) first_error_ = err.message;
+    return -1;
   }
 
   const psb_driver &d_;

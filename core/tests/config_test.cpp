@@ -89,3 +89,39 @@ TEST(Config, AcceptsTheLargestAndSmallestSizes) {
   EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194304"}).size, 4194304u);
   EXPECT_NE(error_of({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194305"}), "");
 }
+
+TEST(Config, PublishersWriterIdTopicEchoDefaultsAndParse) {
+  auto d = parse({"--driver", "x", "--role", "sub", "--out", "o"});
+  EXPECT_EQ(d.publishers, 1u);
+  EXPECT_EQ(d.writer_id, 0u);
+  EXPECT_EQ(d.topic, "data");
+  EXPECT_EQ(d.echo_every, 0u);
+  auto c = parse({"--driver", "x", "--role", "pub", "--out", "o", "--publishers", "3", "--writer-id", "2",
+                  "--topic", "data_2", "--echo-every", "100"});
+  EXPECT_EQ(c.publishers, 3u);
+  EXPECT_EQ(c.writer_id, 2u);
+  EXPECT_EQ(c.topic, "data_2");
+  EXPECT_EQ(c.echo_every, 100u);
+  EXPECT_EQ(c.echo_capacity(), c.sample_capacity() / 100 + 1);
+}
+
+TEST(Config, PublishersWriterIdTopicEchoErrorsNameTheArgumentAndTheFix) {
+  auto err = [](std::vector<const char *> extra, const char *role = "pub") {
+    std::vector<const char *> a = {"--driver", "x", "--role", role, "--out", "o"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return error_of(a);
+  };
+  EXPECT_NE(err({"--publishers", "0"}).find("--publishers: must be at least 1"), std::string::npos);
+  EXPECT_NE(err({"--publishers", "x"}).find("--publishers"), std::string::npos);
+  std::string r = err({"--publishers", "2", "--writer-id", "2"});
+  EXPECT_NE(r.find("--writer-id"), std::string::npos) << r;
+  EXPECT_NE(r.find("0..1"), std::string::npos) << r;
+  EXPECT_NE(err({"--writer-id", "1"}).find("--publishers 1"), std::string::npos);
+  EXPECT_NE(err({"--publishers", "2", "--writer-id", "1"}, "sub").find("--role pub"), std::string::npos);
+  EXPECT_NE(err({"--topic", "a-b"}).find("--topic"), std::string::npos);
+  EXPECT_NE(err({"--topic", ""}).find("--topic"), std::string::npos);
+  EXPECT_NE(err({"--topic", "x"}, "ping").find("ping and pong"), std::string::npos);
+  EXPECT_NE(err({"--echo-every", "0"}).find("--echo-every: must be at least 1"), std::string::npos);
+  EXPECT_NE(err({"--echo-every", "10"}, "ping,pong").find("--echo-every"), std::string::npos);
+  EXPECT_EQ(err({"--echo-every", "10"}, "pub,sub"), "");
+}

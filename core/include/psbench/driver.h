@@ -72,6 +72,10 @@ typedef struct psb_capabilities {
   /* Most readers one topic can have (e.g. 1: one port, one ring); 0 = no limit.
    * The node refuses --subscribers above it. (Added in ABI version 2.) */
   uint32_t readers_per_topic;
+  /* Most writers one topic can have (e.g. 1: one ring, one bound endpoint);
+   * 0 = no limit. The node refuses --publishers above it. (Added in ABI
+   * version 3.) */
+  uint32_t writers_per_topic;
 } psb_capabilities;
 
 typedef struct psb_qos {
