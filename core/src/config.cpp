@@ -49,6 +49,12 @@ uint64_t parse_u64(std::string_view arg, std::string_view v) {
   return out;
 }
 
+uint32_t parse_u32(std::string_view arg, std::string_view v) {
+  uint64_t out = parse_u64(arg, v);
+  if (out > 0xFFFFFFFFu) throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is too large");
+  return uint32_t(out);
+}
+
 double parse_seconds(std::string_view arg, std::string_view v) {
   double out = 0;
   auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
@@ -114,6 +120,24 @@ void validate(NodeConfig &c) {
   if (!c.name.empty() && c.roles.size() != 1)
     throw UsageError("--name: names the files of one role; give one --role");
   if (c.subscribers == 0) throw UsageError("--subscribers: must be at least 1");
+  if (c.publishers == 0) throw UsageError("--publishers: must be at least 1");
+  if (c.writer_id >= c.publishers)
+    throw UsageError("--writer-id: " + std::to_string(c.writer_id) + " is not a writer of this run; with --publishers " +
+                     std::to_string(c.publishers) + " use 0.." + std::to_string(c.publishers - 1) +
+                     " (give every node of the run the same --publishers)");
+  if (c.writer_id != 0 && !c.runs(Role::pub))
+    throw UsageError("--writer-id: only pub writes data messages; give it to a node running --role pub");
+  if (c.topic.empty()) throw UsageError("--topic: give a name of letters, digits and '_', e.g. data2");
+  for (char ch : c.topic)
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
+      throw UsageError("--topic: '" + c.topic + "' has a character other than letters, digits and '_'");
+  if (c.topic_given && !c.runs(Role::pub) && !c.runs(Role::sub))
+    throw UsageError("--topic: names the data topic of pub and sub; ping and pong use psb_<run>_ping/_pong");
+  if (c.echo_given && c.echo_every == 0)
+    throw UsageError("--echo-every: must be at least 1 (1 echoes every measured message)");
+  if (c.echo_every && !c.runs(Role::pub) && !c.runs(Role::sub))
+    throw UsageError("--echo-every: latency under load is for pub (times the echoes) and the one sub "
+                     "that echoes; for ping/pong every message is echoed anyway");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
@@ -124,6 +148,8 @@ void validate(NodeConfig &c) {
 }
 
 }  // namespace
+
+bool NodeConfig::runs(Role r) const { return std::find(roles.begin(), roles.end(), r) != roles.end(); }
 
 uint64_t NodeConfig::sample_capacity() const {
   if (count) return *count;
@@ -173,8 +199,16 @@ NodeConfig parse_args(int argc, const char *const *argv) {
         throw UsageError("--option: '" + std::string(v) + "' is not KEY=VALUE");
       c.options.emplace_back(std::string(v.substr(0, eq)), std::string(v.substr(eq + 1)));
     } else if (arg == "--loan") c.loan = true;
-    else if (arg == "--subscribers") c.subscribers = uint32_t(parse_u64(arg, value()));
-    else if (arg == "--check-pattern") c.check_pattern = true;
+    else if (arg == "--subscribers") c.subscribers = parse_u32(arg, value());
+    else if (arg == "--publishers") c.publishers = parse_u32(arg, value());
+    else if (arg == "--writer-id") c.writer_id = parse_u32(arg, value());
+    else if (arg == "--topic") {
+      c.topic = value();
+      c.topic_given = true;
+    } else if (arg == "--echo-every") {
+      c.echo_every = parse_u64(arg, value());
+      c.echo_given = true;
+    } else if (arg == "--check-pattern") c.check_pattern = true;
     else if (arg == "--cpu") {
       std::string_view v = value();
       size_t eq = v.find('=');
@@ -202,6 +236,17 @@ NodeConfig parse_args(int argc, const char *const *argv) {
 
 const char *usage_text() {
   return "usage: psbench-node --driver PATH (--describe | --role ROLE[,ROLE] --out DIR [options])\n"
+         "  --run-id ID  --name NAME  --size BYTES  --count N | --duration S  --warmup N\n"
+         "  --rate HZ  --spin-send  --reliability R  --durability D  --history H\n"
+         "  --notify listener|wait|poll  --transport NAME  --option KEY=VALUE  --loan\n"
+         "  --subscribers N    pub: matched readers to wait for (default 1)\n"
+         "  --publishers M     writers of the data topic; sub keeps one store each (default 1)\n"
+         "  --writer-id K      pub: its id among the M writers, 0..M-1 (default 0)\n"
+         "  --topic NAME       data topic psb_<run>_NAME, [A-Za-z0-9_]+ (default data)\n"
+         "  --echo-every N     sub echoes every Nth message of writer 0; pub times the echoes\n"
+         "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
+         "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
+         "  --timeout S  --max-samples N\n"
          "options are described in docs/node.md";
 }
 

@@ -40,6 +40,13 @@ struct NodeConfig {
   std::vector<std::pair<std::string, std::string>> options;  // in the order given
   bool loan = false;
   uint32_t subscribers = 1;
+  // Writers of the data topic (pub and sub of one run); the sub keeps one store each.
+  uint32_t publishers = 1;
+  uint32_t writer_id = 0;     // pub: written into every header; 0..publishers-1
+  std::string topic = "data"; // pub/sub: psb_<run>_<topic>, echoes on psb_<run>_<topic>_echo
+  bool topic_given = false;
+  bool echo_given = false;
+  uint64_t echo_every = 0;    // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them
   bool check_pattern = false;
 
   std::map<Role, int> cpu;  // role -> CPU
@@ -57,8 +64,11 @@ struct NodeConfig {
   bool closed_loop() const { return rate_hz == 0; }
   bool intra_process() const { return roles.size() > 1; }
   uint64_t warmup_for(Role r) const { return warmup ? *warmup : (r == Role::ping ? 1000 : 0); }
-  // How many samples the store must hold.
+  bool runs(Role r) const;
+  // How many samples the store must hold (per writer for sub).
   uint64_t sample_capacity() const;
+  // How many echo records pub's store must hold: one per N measured messages.
+  uint64_t echo_capacity() const { return echo_every ? sample_capacity() / echo_every + 1 : 0; }
 };
 
 NodeConfig parse_args(int argc, const char *const *argv);

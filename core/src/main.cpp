@@ -113,7 +113,8 @@ int main(int argc, char **argv) {
   std::vector<std::thread> threads;
   for (size_t i = 0; i < node.roles.size(); ++i) {
     threads.emplace_back([&, i] {
-      RoleEnv env{driver->table(), node, dcfg.get(), gate, deadline, uint32_t(i + 1)};
+      const uint32_t writer_id = node.roles[i] == Role::pub ? node.writer_id : uint32_t(i + 1);
+      RoleEnv env{driver->table(), node, dcfg.get(), gate, deadline, writer_id};
       results[i] = run_role(node.roles[i], env);
     });
   }

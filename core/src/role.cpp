@@ -11,7 +11,7 @@ namespace psb {
 
 std::atomic<bool> g_interrupted{false};
 
-std::string topic_name(const NodeConfig &node, const char *suffix) {
+std::string topic_name(const NodeConfig &node, const std::string &suffix) {
   return "psb_" + node.run_id + "_" + suffix;
 }
 
@@ -84,14 +84,21 @@ bool run_stopped(const RoleEnv &env, RoleResult &res) {
   return false;
 }
 
-bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns) {
+uint64_t recorded(const RoleResult &res) {
+  uint64_t n = 0;
+  for (auto &s : res.stores) n += s->recorded();
+  return n;
+}
+
+bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns,
+                          bool store_bound) {
   const NodeConfig &n = env.node;
   const char *reason = nullptr;
   if (n.count && seq >= *n.count)
     reason = "count";
   else if (n.duration_s && due_ns >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
     reason = "duration";
-  else if (seq >= n.sample_capacity())
+  else if (store_bound && seq >= n.sample_capacity())
     reason = "max_samples";
   if (reason) {
     res.ended_by = reason;

@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "futex.hpp"
 #include "sample_store.hpp"
+#include "throughput.hpp"
 #include "usage.hpp"
 
 namespace psb {
@@ -26,11 +27,27 @@ struct RoleCounts {
            write_errors = 0;
 };
 
+// Latency under load (--echo-every): pub's view (expected, received, lost) or the
+// echoing sub's (sent, write_errors).
+struct EchoCounts {
+  uint64_t every = 0;  // 0: off
+  uint64_t expected = 0, received = 0, lost = 0;  // pub
+  uint64_t sent = 0, write_errors = 0;            // sub
+};
+
 struct RoleResult {
   Role role{};
   RoleCounts counts;
-  std::unique_ptr<SampleStore> store;  // ping and sub only
+  // ping: one; sub: one per writer (0..publishers-1); pub: one with --echo-every (rtt of
+  // the echoes); pong: none. Written one after the other into the samples file.
+  std::vector<std::unique_ptr<SampleStore>> stores;
   SampleKind kind = SampleKind::rtt;
+  // pub: measured writes that succeeded; sub: distinct measured arrivals, corrupted ones
+  // and duplicates left out. Empty (no bins) for ping and pong.
+  ThroughputCounter throughput;
+  bool has_throughput = false;
+  uint64_t beyond_capacity = 0;  // sub: received, not recorded: the store was full
+  EchoCounts echo;
   std::vector<std::string> topics;
   int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;
   std::string ended_by;
@@ -49,10 +66,10 @@ struct RoleEnv {
   const psb_config &cfg;
   StartGate &gate;
   int64_t deadline_ns;
-  uint32_t writer_id;
+  uint32_t writer_id;  // pub: --writer-id; other roles: their index in --role, from 1
 };
 
-std::string topic_name(const NodeConfig &node, const char *suffix);
+std::string topic_name(const NodeConfig &node, const std::string &suffix);
 
 // Driver objects owned by one role, destroyed in the safe order (reader first, which
 // stops a listener thread before anything it uses goes away).
@@ -118,8 +135,14 @@ bool wait_until_matched(const RoleEnv &env, int (Endpoints::*matched)() const, c
 // Interrupted or past the deadline: sets res.ended_by and returns true.
 bool run_stopped(const RoleEnv &env, RoleResult &res);
 // Whether measured message seq, due at due_ns, should not be sent (count, duration,
-// sample capacity, or a stop); sets res.ended_by when it should not.
-bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns);
+// the sample capacity when store_bound, or a stop); sets res.ended_by when it should not.
+// pub stores nothing per message, so it is not bound by --max-samples: what its
+// subscribers cannot store they count (beyond_capacity).
+bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns,
+                          bool store_bound);
+
+// Sum over the role's stores.
+uint64_t recorded(const RoleResult &res);
 
 // Runs one role to completion in the calling thread; never throws.
 RoleResult run_role(Role role, const RoleEnv &env);

@@ -137,7 +137,7 @@ class Ping {
   int64_t sample_timeout() const { return seconds_to_ns(env_.node.sample_timeout_s); }
 
   bool stop_now() { return run_stopped(env_, res_); }
-  bool finished(uint64_t seq, int64_t due_ns) { return measurement_finished(env_, res_, seq, due_ns); }
+  bool finished(uint64_t seq, int64_t due_ns) { return measurement_finished(env_, res_, seq, due_ns, true); }
 
   // Closed loop: send one message and wait up to timeout_ns for its echo.
   bool send_and_await(uint64_t seq, uint32_t flags, int64_t timeout_ns, RoleCounts &counts) {
@@ -203,9 +203,9 @@ class Ping {
 void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const int64_t t_open = now_ns();
   res.kind = SampleKind::rtt;
-  res.store = std::make_unique<SampleStore>(env.node.sample_capacity());
+  res.stores.push_back(std::make_unique<SampleStore>(env.node.sample_capacity()));
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
-  PingSink sink(env.node, *res.store, res.counts);
+  PingSink sink(env.node, *res.stores[0], res.counts);
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
   bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
@@ -223,7 +223,7 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     ping.open_loop();
   ping.end();
   ep.destroy_reader();  // stops a listener before the counts are read
-  uint64_t accounted = res.store->recorded() + res.counts.late + res.counts.corrupted;
+  uint64_t accounted = recorded(res) + res.counts.late + res.counts.corrupted;
   res.counts.lost = res.counts.sent > accounted ? res.counts.sent - accounted : 0;
   if (res.counts.write_errors)
     res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + ping.write_error();

@@ -1,41 +1,194 @@
 // pub: writes messages at a fixed rate (open loop) or back to back (--rate 0), after
-// waiting until its subscribers are matched.
+// waiting until its subscribers are matched. With --echo-every N a second thread, on a
+// driver context of its own, takes the echoes of every Nth message from the sub that
+// echoes and records their round-trip time (latency under load).
+#include <stdexcept>
+#include <thread>
+
 #include "message.hpp"
+#include "receive_loop.hpp"
 #include "role.hpp"
 #include "schedule.hpp"
 #include "sender.hpp"
 
 namespace psb {
+namespace {
+
+// Handles every echo, on the driver's listener thread or on the echo receiver thread.
+struct EchoSink {
+  EchoSink(uint64_t n, uint32_t id, SampleStore &s) : every(n), writer_id(id), store(s) {}
+
+  void on_message(const void *data, size_t len, int64_t t) {
+    if (len < kHeaderSize) return;
+    MessageHeader h = read_header(data);
+    // Only echoes of this pub's own measured messages; anything else is not ours.
+    if ((h.flags & (kFlagWarmup | kFlagHandshake | kFlagEnd)) || h.writer_id != writer_id ||
+        h.seq % every != 0)
+      return;
+    auto out = store.record_at(h.seq / every, h.seq, h.intended_ns, t - h.send_ns);
+    if (out == SampleStore::Outcome::duplicate) return;
+    if (out == SampleStore::Outcome::out_of_range) ++beyond_capacity;
+    arrivals.fetch_add(1, std::memory_order_release);
+  }
+
+  const uint64_t every;
+  const uint32_t writer_id;
+  SampleStore &store;
+  uint64_t beyond_capacity = 0;
+  std::atomic<uint64_t> arrivals{0};  // distinct echoes
+  ArrivalSignal signal;
+};
+
+// The echo receiver thread: its own context and reader on the echo topic, in the run's
+// notify mode. Setup (open, create the reader, wait for the echoing sub's writer) runs
+// before the start barrier; the pub waits for it with wait_ready().
+class EchoReceiver {
+ public:
+  EchoReceiver(const RoleEnv &env, EchoSink &sink, std::string topic)
+      : env_(env), sink_(sink), topic_(std::move(topic)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~EchoReceiver() { stop(); }
+
+  // True once the reader exists and (when the driver can tell) matched the echo writer;
+  // false when setting up failed (error() says why).
+  bool wait_ready() {
+    for (;;) {
+      uint32_t s = state_.load(std::memory_order_acquire);
+      if (s != kSettingUp) return s == kReady;
+      futex_wait(&state_, s, 100'000'000);
+    }
+  }
+  // Ends taking (a listener is stopped when the reader is destroyed) and joins.
+  void stop() {
+    if (!thread_.joinable()) return;
+    stop_.store(1, std::memory_order_release);
+    futex_wake_all(&stop_);
+    thread_.join();
+  }
+  const std::string &error() const { return error_; }  // after stop()
+
+ private:
+  enum : uint32_t { kSettingUp, kReady, kFailed };
+
+  void set_state(uint32_t s) {
+    state_.store(s, std::memory_order_release);
+    futex_wake_all(&state_);
+  }
+
+  void run() {
+    try {
+      Endpoints ep(env_.driver);
+      ep.open(env_.cfg);
+      const bool listener = env_.node.notify == PSB_NOTIFY_LISTENER;
+      ep.create_reader(topic_, listener ? &listener_trampoline<EchoSink> : nullptr, &sink_);
+      wait_until_matched(env_, &Endpoints::matched_writers, ep, 1, "echo writers (the sub given --echo-every)");
+      set_state(kReady);
+      while (!stop_.load(std::memory_order_acquire)) {
+        if (listener) {
+          futex_wait(&stop_, 0, 50'000'000);
+          continue;
+        }
+        const void *data;
+        size_t len;
+        psb_error err;
+        int r = receive(env_.driver, ep.reader(), env_.node.notify, 50'000'000, &data, &len, &err);
+        if (r < 0) throw std::runtime_error(std::string("receiving an echo: ") + err.message);
+        if (r == 1) {
+          int64_t t = now_ns();
+          sink_.on_message(data, len, t);
+          if (env_.driver.release) env_.driver.release(ep.reader());
+          sink_.signal.notify();
+        }
+      }
+      ep.destroy_reader();  // stops a listener before the counts are read
+    } catch (const std::exception &e) {
+      error_ = std::string("echo receiver: ") + e.what();
+      if (state_.load() == kSettingUp) {
+        set_state(kFailed);
+        return;
+      }
+    }
+    if (state_.load() == kSettingUp) set_state(kFailed);
+  }
+
+  const RoleEnv &env_;
+  EchoSink &sink_;
+  std::string topic_;
+  std::string error_;
+  std::atomic<uint32_t> state_{kSettingUp}, stop_{0};
+  std::thread thread_;
+};
+
+}  // namespace
 
 void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
+  const NodeConfig &node = env.node;
   const int64_t t_open = now_ns();
-  res.topics = {topic_name(env.node, "data")};
+  res.topics = {topic_name(node, node.topic)};
+  res.has_throughput = true;
+  res.throughput = ThroughputCounter(node.timeout_s);
+  std::unique_ptr<EchoSink> echo_sink;
+  std::unique_ptr<EchoReceiver> echo;
+  if (node.echo_every) {
+    res.topics.push_back(topic_name(node, node.topic + "_echo"));
+    res.kind = SampleKind::rtt;
+    res.echo.every = node.echo_every;
+    res.stores.push_back(std::make_unique<SampleStore>(node.echo_capacity()));
+    echo_sink = std::make_unique<EchoSink>(node.echo_every, env.writer_id, *res.stores[0]);
+    echo = std::make_unique<EchoReceiver>(env, *echo_sink, res.topics[1]);
+  }
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
-  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(env.node.subscribers), "subscribers"))
+  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers), "subscribers"))
     res.discovery_ns = now_ns() - t_open;
+  if (echo && !echo->wait_ready()) {
+    echo->stop();
+    throw std::runtime_error(echo->error());
+  }
   if (!arrive_ready(env, res)) return;
 
   Sender sender(env, ep.writer());
-  const bool open_loop = !env.node.closed_loop();
-  const uint64_t warmup = env.node.warmup_for(Role::pub);
-  OpenLoopSchedule sched(now_ns() + 1'000'000, open_loop ? env.node.rate_hz : 1.0);
+  const bool open_loop = !node.closed_loop();
+  const uint64_t warmup = node.warmup_for(Role::pub);
+  OpenLoopSchedule sched(now_ns() + 1'000'000, open_loop ? node.rate_hz : 1.0);
   auto due = [&](uint64_t i) { return open_loop ? sched.due_ns(i) : now_ns(); };
   auto send_at = [&](uint64_t i, uint64_t seq, uint32_t flags, RoleCounts &counts) {
     int64_t t = due(i);
-    if (open_loop) wait_until(t, env.node.spin_send);
-    sender.send(seq, flags, open_loop ? t : 0, counts);
+    if (open_loop) wait_until(t, node.spin_send);
+    return sender.send(seq, flags, open_loop ? t : 0, counts);
   };
   RoleCounts scratch;
   for (uint64_t i = 0; i < warmup && !run_stopped(env, res); ++i) send_at(i, i, kFlagWarmup, scratch);
   res.counts.warmup = warmup;
   res.measure_start_ns = due(warmup);
-  for (uint64_t seq = 0; !measurement_finished(env, res, seq, due(warmup + seq)); ++seq) {
+  for (uint64_t seq = 0; !measurement_finished(env, res, seq, due(warmup + seq), false); ++seq) {
     ++res.counts.sent;
-    send_at(warmup + seq, seq, 0, res.counts);
+    int64_t t = send_at(warmup + seq, seq, 0, res.counts);
+    if (t >= 0) res.throughput.add(t, node.size);
   }
   res.measure_end_ns = now_ns();
+  if (echo) {
+    // The last echoes are on their way: wait for them (up to --sample-timeout) before
+    // the end markers, which make the sub close its echo writer.
+    const uint64_t every = node.echo_every;
+    res.echo.expected = (res.counts.sent + every - 1) / every;
+    const int64_t drain_end = now_ns() + seconds_to_ns(node.sample_timeout_s);
+    for (;;) {
+      uint32_t seen = echo_sink->signal.current();
+      if (echo_sink->arrivals.load(std::memory_order_acquire) >= res.echo.expected) break;
+      int64_t left = drain_end - now_ns();
+      if (left <= 0 || g_interrupted) break;
+      echo_sink->signal.wait(seen, std::min<int64_t>(left, 50'000'000));
+    }
+  }
   send_end_markers(sender, res.counts.sent);
+  if (echo) {
+    echo->stop();
+    res.echo.received = echo_sink->arrivals.load();
+    res.echo.lost = res.echo.expected > res.echo.received ? res.echo.expected - res.echo.received : 0;
+    if (!echo->error().empty()) throw std::runtime_error(echo->error());
+  }
   if (res.counts.write_errors)
     res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + sender.first_error();
 }

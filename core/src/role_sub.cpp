@@ -1,4 +1,8 @@
-// sub: takes messages and records one-way latency from the intended send time.
+// sub: takes messages from --publishers writers and records one-way latency from the
+// intended send time, one sample store per writer. With --echo-every N it also writes
+// every Nth measured message of writer 0 back on the echo topic, byte for byte.
+#include <stdexcept>
+
 #include "message.hpp"
 #include "receive_loop.hpp"
 #include "role.hpp"
@@ -6,8 +10,18 @@
 namespace psb {
 namespace {
 
+// What the sub knows of one writer.
+struct WriterState {
+  SampleStore *store = nullptr;
+  uint64_t peer_sent = 0;  // its end marker's seq
+  uint64_t span = 0;       // one past the highest measured seq seen, stored or not
+  bool end_seen = false;
+};
+
 struct SubSink {
-  SubSink(const NodeConfig &n, SampleStore &s, RoleCounts &c) : node(n), store(s), counts(c) {}
+  SubSink(const RoleEnv &e, RoleResult &r) : env(e), node(e.node), res(r), counts(r.counts) {
+    for (auto &s : res.stores) writers.push_back(WriterState{s.get()});
+  }
 
   void on_message(const void *data, size_t len, int64_t t) {
     if (len < kHeaderSize) {
@@ -15,9 +29,22 @@ struct SubSink {
       return;
     }
     MessageHeader h = read_header(data);
+    const bool measured = !(h.flags & (kFlagEnd | kFlagHandshake | kFlagWarmup));
+    if (h.writer_id >= writers.size()) {  // not a writer of this run
+      if (measured) {
+        ++counts.received;
+        ++counts.corrupted;
+      }
+      return;
+    }
+    WriterState &w = writers[h.writer_id];
     if (h.flags & kFlagEnd) {
-      peer_sent = h.seq;
-      end_seen.store(true, std::memory_order_release);
+      if (!w.end_seen) {
+        w.end_seen = true;
+        w.peer_sent = h.seq;
+        if (ends.fetch_add(1, std::memory_order_acq_rel) + 1 == writers.size())
+          all_ended.store(true, std::memory_order_release);
+      }
       return;
     }
     if (h.flags & kFlagHandshake) return;
@@ -26,53 +53,91 @@ struct SubSink {
       return;
     }
     ++counts.received;
-    if (len != node.size || (node.check_pattern && !check_pattern(data, len, h.seq)))
+    if (len != node.size || (node.check_pattern && !check_pattern(data, len, h.seq))) {
       ++counts.corrupted;
-    else if (store.record(h.seq, h.intended_ns, t - h.intended_ns) == SampleStore::Outcome::recorded &&
-             node.count && store.recorded() == *node.count)
+      return;
+    }
+    if (h.seq >= w.span) w.span = h.seq + 1;
+    auto out = w.store->record(h.seq, h.intended_ns, t - h.intended_ns);
+    if (out == SampleStore::Outcome::duplicate) return;
+    if (out == SampleStore::Outcome::out_of_range) ++res.beyond_capacity;
+    res.throughput.add(t, len);
+    if (echo_writer && h.writer_id == 0 && h.seq % node.echo_every == 0) echo(data, len);
+    if (out == SampleStore::Outcome::recorded && node.count && w.store->recorded() == *node.count &&
+        complete.fetch_add(1, std::memory_order_acq_rel) + 1 == writers.size())
       all_in.store(true, std::memory_order_release);
   }
-  bool done() const {
-    return end_seen.load(std::memory_order_acquire) || all_in.load(std::memory_order_acquire);
-  }
-  const char *done_reason() const {
-    return end_seen.load(std::memory_order_acquire) ? "end_marker" : "count";
+
+  void echo(const void *data, size_t len) {
+    psb_error err;
+    if (env.driver.write(echo_writer, data, len, &err) != 0) {
+      if (res.echo.write_errors++ == 0) first_echo_error = err.message;
+    } else {
+      ++res.echo.sent;
+    }
   }
 
+  bool done() const {
+    return all_ended.load(std::memory_order_acquire) || all_in.load(std::memory_order_acquire);
+  }
+  const char *done_reason() const {
+    return all_ended.load(std::memory_order_acquire) ? "end_marker" : "count";
+  }
+
+  const RoleEnv &env;
   const NodeConfig &node;
-  SampleStore &store;
+  RoleResult &res;
   RoleCounts &counts;
-  uint64_t peer_sent = 0;
-  std::atomic<bool> end_seen{false}, all_in{false};
+  std::vector<WriterState> writers;
+  void *echo_writer = nullptr;
+  std::string first_echo_error;
+  std::atomic<size_t> ends{0}, complete{0};
+  std::atomic<bool> all_ended{false}, all_in{false};
   ArrivalSignal signal;
 };
 
 }  // namespace
 
 void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
+  const NodeConfig &node = env.node;
   res.kind = SampleKind::one_way;
-  res.store = std::make_unique<SampleStore>(env.node.sample_capacity());
-  res.topics = {topic_name(env.node, "data")};
-  SubSink sink(env.node, *res.store, res.counts);
+  for (uint32_t w = 0; w < node.publishers; ++w)
+    res.stores.push_back(std::make_unique<SampleStore>(node.sample_capacity()));
+  res.has_throughput = true;
+  res.throughput = ThroughputCounter(node.timeout_s);
+  res.topics = {topic_name(node, node.topic)};
+  if (node.echo_every) {
+    res.topics.push_back(topic_name(node, node.topic + "_echo"));
+    res.echo.every = node.echo_every;
+  }
+  SubSink sink(env, res);
   const int64_t t_open = now_ns();
   ep.open(env.cfg);
-  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
+  if (node.echo_every) {
+    ep.create_writer(res.topics[1]);
+    sink.echo_writer = ep.writer();
+  }
+  const bool listener = node.notify == PSB_NOTIFY_LISTENER;
   ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
   // Matching is not symmetric: the writer may see this reader before this reader knows
   // the writer, and what is sent in between is lost. So the reader waits too.
-  if (wait_until_matched(env, &Endpoints::matched_writers, ep, 1, "publishers"))
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers"))
     res.discovery_ns = now_ns() - t_open;
+  if (node.echo_every)
+    wait_until_matched(env, &Endpoints::matched_readers, ep, 1, "echo readers (the pub given --echo-every)");
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "pub");
 
-  // What the publisher sent: its end marker says; failing that, what was asked for,
-  // or (duration runs) the highest sequence number seen, a lower bound.
-  uint64_t expected = sink.end_seen ? sink.peer_sent
-                      : env.node.count ? *env.node.count
-                                       : res.store->seen_span();
-  res.counts.sent = expected;
-  uint64_t accounted = res.store->recorded() + res.counts.corrupted;
-  res.counts.lost = expected > accounted ? expected - accounted : 0;
+  // What each writer sent: its end marker says; failing that, what was asked for, or
+  // (duration runs) one past the highest sequence number seen, a lower bound.
+  uint64_t sent = 0;
+  for (auto &w : sink.writers) sent += w.end_seen ? w.peer_sent : node.count ? *node.count : w.span;
+  res.counts.sent = sent;
+  uint64_t accounted = recorded(res) + res.counts.corrupted + res.beyond_capacity;
+  res.counts.lost = sent > accounted ? sent - accounted : 0;
+  res.counts.write_errors = res.echo.write_errors;
+  if (res.echo.write_errors)
+    res.warning = std::to_string(res.echo.write_errors) + " echoes failed; first: " + sink.first_echo_error;
 }
 
 }  // namespace psb

@@ -35,7 +35,16 @@ static_assert(sizeof(SamplesFileHeader) == 64, "samples file header is 64 bytes"
 }  // namespace
 
 void SampleStore::write_file(const std::string &path, SampleKind kind, int64_t start_ns) const {
-  auto records = collect();
+  write_samples_file(path, kind, start_ns, {this});
+}
+
+void write_samples_file(const std::string &path, SampleKind kind, int64_t start_ns,
+                        const std::vector<const SampleStore *> &stores) {
+  std::vector<SampleRecord> records;
+  for (const SampleStore *s : stores) {
+    auto part = s->collect();
+    records.insert(records.end(), part.begin(), part.end());
+  }
   SamplesFileHeader h{};
   std::memcpy(h.magic, "PSBSMP01", 8);
   h.version = 1;

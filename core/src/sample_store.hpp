@@ -25,20 +25,25 @@ class SampleStore {
   explicit SampleStore(uint64_t capacity);
 
   Outcome record(uint64_t seq, int64_t intended_ns, int64_t latency_ns) {
-    if (seq >= capacity_) return Outcome::out_of_range;
-    if (present_[seq]) {
+    return record_at(seq, seq, intended_ns, latency_ns);
+  }
+  // Records seq in slot (slots in increasing seq order): a store of every Nth sequence
+  // number (pub's echoes) puts seq in slot seq / N.
+  Outcome record_at(uint64_t slot, uint64_t seq, int64_t intended_ns, int64_t latency_ns) {
+    if (slot >= capacity_) return Outcome::out_of_range;
+    if (present_[slot]) {
       ++duplicated_;
       return Outcome::duplicate;
     }
     if (recorded_ > 0 && seq < highest_seq_) ++reordered_;
     if (recorded_ == 0 || seq > highest_seq_) highest_seq_ = seq;
-    present_[seq] = 1;
-    records_[seq] = SampleRecord{seq, intended_ns, latency_ns};
+    present_[slot] = 1;
+    records_[slot] = SampleRecord{seq, intended_ns, latency_ns};
     ++recorded_;
     return Outcome::recorded;
   }
 
-  bool has(uint64_t seq) const { return seq < capacity_ && present_[seq]; }
+  bool has(uint64_t slot) const { return slot < capacity_ && present_[slot]; }
   uint64_t capacity() const { return capacity_; }
   uint64_t recorded() const { return recorded_; }
   uint64_t duplicated() const { return duplicated_; }
@@ -58,5 +63,10 @@ class SampleStore {
   std::vector<uint8_t> present_;
   uint64_t recorded_ = 0, duplicated_ = 0, reordered_ = 0, highest_seq_ = 0;
 };
+
+// One samples file holding the records of several stores, one after the other (sub with
+// several publishers: writer 0's records in sequence order, then writer 1's, ...).
+void write_samples_file(const std::string &path, SampleKind kind, int64_t start_ns,
+                        const std::vector<const SampleStore *> &stores);
 
 }  // namespace psb

@@ -18,8 +18,9 @@ class Sender {
       : d_(env.driver), writer_(writer), size_(env.node.size), writer_id_(env.writer_id),
         pattern_(env.node.check_pattern), loan_(env.node.loan), buf_(env.node.size, 0) {}
 
-  // intended_ns 0: closed loop, the intended time is the send time.
-  void send(uint64_t seq, uint32_t flags, int64_t intended_ns, RoleCounts &counts) {
+  // intended_ns 0: closed loop, the intended time is the send time. Returns the send
+  // time written into the header, or -1 when the write failed (counted in counts).
+  int64_t send(uint64_t seq, uint32_t flags, int64_t intended_ns, RoleCounts &counts) {
     uint8_t *buf = buf_.data();
     psb_error err;
     if (loan_) {
@@ -31,14 +32,16 @@ class Sender {
     write_header(buf, MessageHeader{seq, t, intended_ns ? intended_ns : t, writer_id_,
                                     flags | (pattern_ ? kFlagPattern : 0u)});
     int rc = loan_ ? d_.write_loan(writer_, buf, size_, &err) : d_.write(writer_, buf, size_, &err);
-    if (rc != 0) write_failed(err, counts);
+    if (rc != 0) return write_failed(err, counts);
+    return t;
   }
 
   const std::string &first_error() const { return first_error_; }
 
  private:
-  void write_failed(const psb_error &err, RoleCounts &counts) {
+  int64_t write_failed(const psb_error &err, RoleCounts &counts) {
     if (counts.write_errors++ == 0) first_error_ = err.message;
+    return -1;
   }
 
   const psb_driver &d_;

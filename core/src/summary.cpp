@@ -47,7 +47,12 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   j.field("loan", n.loan)
       .field("check_pattern", n.check_pattern)
       .field("subscribers", n.subscribers)
-      .field("sample_timeout_s", n.sample_timeout_s)
+      .field("publishers", n.publishers)
+      .field("writer_id", n.writer_id)
+      .field("topic", n.topic);
+  j.key("echo_every");
+  n.echo_every ? j.value(n.echo_every) : j.null();
+  j      .field("sample_timeout_s", n.sample_timeout_s)
       .field("match_timeout_s", n.match_timeout_s)
       .field("idle_timeout_s", n.idle_timeout_s)
       .field("timeout_s", n.timeout_s)
@@ -58,6 +63,58 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   j.key("topics").begin_array();
   for (auto &t : r.topics) j.value(t);
   j.end_array().end_object();
+}
+
+void bins(JsonWriter &j, const ThroughputCounter &t) {
+  j.field("bin_ns", ThroughputCounter::kBinNs);
+  j.key("per_bin").begin_array();
+  for (uint64_t b : t.used_bins()) j.value(b);
+  j.end_array();
+}
+
+void maybe_ns(JsonWriter &j, std::string_view key, const ThroughputCounter &t, int64_t v) {
+  j.key(key);
+  t.count() ? j.value(v) : j.null();
+}
+
+// The throughput block of pub (sent) and sub (received); null for ping and pong.
+void throughput_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) {
+  j.key("throughput");
+  if (!r.has_throughput) {
+    j.null();
+    return;
+  }
+  const ThroughputCounter &t = r.throughput;
+  j.begin_object();
+  if (r.role == Role::sub) {
+    maybe_ns(j, "first_arrival_ns", t, t.first_ns());
+    maybe_ns(j, "last_arrival_ns", t, t.last_ns());
+    j.field("received", t.count()).field("received_bytes", t.bytes())
+        .field("beyond_capacity", r.beyond_capacity);
+    bins(j, t);
+  } else {
+    maybe_ns(j, "first_send_ns", t, t.first_ns());
+    maybe_ns(j, "last_send_ns", t, t.last_ns());
+    j.field("sent", t.count()).field("sent_bytes", t.bytes());
+    bins(j, t);
+    j.field("offered_rate_hz", n.rate_hz);
+  }
+  j.end_object();
+}
+
+// Latency under load: pub's echo counts, or the echoing sub's; null when off.
+void echo_fields(JsonWriter &j, const RoleResult &r) {
+  j.key("echo");
+  if (!r.echo.every) {
+    j.null();
+    return;
+  }
+  j.begin_object().field("every", r.echo.every);
+  if (r.role == Role::pub)
+    j.field("expected", r.echo.expected).field("received", r.echo.received).field("lost", r.echo.lost);
+  else
+    j.field("sent", r.echo.sent).field("write_errors", r.echo.write_errors);
+  j.end_object();
 }
 
 void write_text(const std::string &path, const std::string &text) {
@@ -73,9 +130,17 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   const std::string role = role_name(r.role);
   const std::string stem = n.name.empty() ? role : n.name;
   std::string samples_file;
-  if (r.store) {
+  uint64_t samples = 0, duplicated = 0, reordered = 0;
+  if (!r.stores.empty()) {
     samples_file = stem + ".samples";
-    r.store->write_file(n.out_dir + "/" + samples_file, r.kind, r.measure_start_ns);
+    std::vector<const SampleStore *> stores;
+    for (auto &s : r.stores) {
+      stores.push_back(s.get());
+      samples += s->recorded();
+      duplicated += s->duplicated();
+      reordered += s->reordered();
+    }
+    write_samples_file(n.out_dir + "/" + samples_file, r.kind, r.measure_start_ns, stores);
   }
   utsname u{};
   uname(&u);
@@ -108,19 +173,21 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   const RoleCounts &c = r.counts;
   j.key("counts").begin_object()
       .field("sent", c.sent).field("received", c.received)
-      .field("samples", r.store ? r.store->recorded() : uint64_t(0))
+      .field("samples", samples)
       .field("lost", c.lost)
-      .field("duplicated", r.store ? r.store->duplicated() : uint64_t(0))
-      .field("reordered", r.store ? r.store->reordered() : uint64_t(0))
+      .field("duplicated", duplicated)
+      .field("reordered", reordered)
       .field("late", c.late).field("corrupted", c.corrupted)
       .field("warmup", c.warmup).field("write_errors", c.write_errors)
       .end_object();
+  throughput_fields(j, n, r);
+  echo_fields(j, r);
   j.key("ended_by");
   r.ended_by.empty() ? j.null() : j.value(r.ended_by);
   j.key("samples_file");
   samples_file.empty() ? j.null() : j.value(samples_file);
   j.key("sample_kind");
-  r.store ? j.value(r.kind == SampleKind::rtt ? "rtt" : "one_way") : j.null();
+  !r.stores.empty() ? j.value(r.kind == SampleKind::rtt ? "rtt" : "one_way") : j.null();
   j.key("usage").begin_object().key("process");
   usage_fields(j, facts.usage, true);
   j.key("thread");
