@@ -307,6 +307,7 @@ def test_a_real_pubsub_run_reports_its_throughput(driver_libs, results):
         expected = (receive.size - 1) / ((receive.max() - receive.min()) / 1e9)
     assert float(row["samples_per_s"]) == pytest.approx(expected)
     assert float(row["offered_rate_hz"]) == 2000.0
-    assert sum(run.throughput["per_bin"]) == sub["counts"]["received"] == 6000
+    received = block["received"] if block else sub["counts"]["received"]
+    assert sum(run.throughput["per_bin"]) == received > 0
     doc = json.loads((out / "report.json").read_text())
     assert "throughput-over-time" in {p["name"] for p in doc["plots"]}, doc["notes"]

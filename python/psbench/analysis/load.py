@@ -188,7 +188,8 @@ class RunData(RunSettings):
     def echo_every(self) -> int | None:
         """N of `--echo-every N`: every Nth sample was echoed."""
         for summary in self.publishers.values():
-            every = (summary.get("config") or {}).get("echo_every")
+            every = ((summary.get("echo") or {}).get("every")
+                     or (summary.get("config") or {}).get("echo_every"))
             if every:
                 return int(every)
         every = self.params.get("echo_every")

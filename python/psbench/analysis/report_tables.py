@@ -88,8 +88,10 @@ def under_load_table(configs: list[Config]) -> Table | None:
     notes = ["latency under load: during the run every Nth sample of the first publisher "
              "is written back by one subscriber; RTT/2 of those round trips on the "
              "publisher's clock (send time in the header to the echo's arrival)",
-             "kept apart from the one-way series (every sample, receive - intended send), "
-             "shown beside it for reference; statistics are medians of the repetitions"]
+             "kept apart from the one-way series (every sample, receive - intended send "
+             "time), shown beside it for reference: the round trip starts at the actual "
+             "send, so a publisher running late shows in one-way, not here; statistics are "
+             "medians of the repetitions"]
     return Table("under-load", "Latency under load (echoed samples, RTT/2)", columns,
                  rows, notes)
 
