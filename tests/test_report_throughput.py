@@ -7,6 +7,8 @@ of the current node through the CLI."""
 import csv
 import json
 import math
+import os
+import subprocess
 
 import numpy as np
 import pytest
@@ -15,6 +17,7 @@ from analysis_data import SECOND, Sub, pubsub_spec, search_document, write_run
 from conftest import run_cli, run_records
 from psbench.analysis.load import load_results
 from psbench.analysis.report import Settings, build_report, write_report
+from psbench.samples import read_samples
 
 SIZE = 1024
 ECHO_RTT_NS = [2 * k * 1000 for k in range(1, 301)]    # RTT/2 = 1..300 µs
@@ -311,3 +314,43 @@ def test_a_real_pubsub_run_reports_its_throughput(driver_libs, results):
     assert sum(run.throughput["per_bin"]) == received > 0
     doc = json.loads((out / "report.json").read_text())
     assert "throughput-over-time" in {p["name"] for p in doc["plots"]}, doc["notes"]
+
+
+def test_a_real_echo_run_of_the_node_gives_latency_under_load(node, driver_libs, tmp_path):
+    """The node's own --echo-every output (sub and pub started directly, no barrier:
+    the pub waits for its reader to match), reported: RTT/2 of pub.samples in its own
+    table, the one-way series untouched."""
+    if "cyclonedds" not in driver_libs:
+        pytest.skip("cyclonedds driver not built")
+    run_dir = tmp_path / "echo-run"
+    run_dir.mkdir()
+    common = ["--driver", str(driver_libs["cyclonedds"]), "--out", str(run_dir),
+              "--run-id", f"echo{os.getpid()}", "--size", "256", "--count", "500",
+              "--rate", "1000", "--barrier", "none", "--echo-every", "5",
+              "--reliability", "reliable", "--match-timeout", "10", "--timeout", "60"]
+    sub = subprocess.Popen([str(node), "--role", "sub", "--name", "sub", *common],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        pub = subprocess.run([str(node), "--role", "pub", "--name", "pub", *common],
+                             capture_output=True, text=True, timeout=60)
+        assert pub.returncode == 0, pub.stderr
+        assert sub.wait(timeout=60) == 0, sub.stderr.read()
+    finally:
+        if sub.poll() is None:
+            sub.kill()
+            sub.wait()
+    spec = {"kind": "pubsub", "driver": "cyclonedds", "size": 256, "count": 500,
+            "rate": 1000.0, "echo_every": 5, "reliability": "reliable"}
+    (run_dir / "run.json").write_text(json.dumps({"format": "psbench-run/1", "run_id":
+                                                  "echo", "spec": spec, "status": "ok"}))
+    pub_summary = json.loads((run_dir / "pub.json").read_text())
+    run = load_results(run_dir).runs[0]
+    rtt = read_samples(run_dir / "pub.samples")
+    assert rtt.kind == "rtt" and len(rtt) == pub_summary["echo"]["received"] > 0
+    assert np.array_equal(np.sort(run.echo_latency_ns), np.sort(rtt.latency_ns / 2.0))
+    assert run.latency_ns.size == json.loads((run_dir / "sub.json").read_text())[
+        "counts"]["samples"]
+    (row,) = rows_of(report_of(run_dir), "under-load")
+    assert row["every"] == 5 and row["n"] == len(rtt)
+    assert row["expected"] == pub_summary["echo"]["expected"]
+    assert row["p50_ns"] == nearest_rank(rtt.latency_ns / 2.0, 50)
