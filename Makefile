@@ -32,6 +32,7 @@ bench: build
 	bench/overhead
 	bench/ddsperf_compare
 	bench/all_drivers
+	bench/throughput
 
 clean:
 	rm -rf $(BUILD_DIR) results

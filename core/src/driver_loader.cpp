@@ -133,6 +133,10 @@ void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, cons
     throw RefusedError(std::string(t.name) + ": --subscribers " + std::to_string(node.subscribers) +
                        " is not supported; this driver has at most " +
                        std::to_string(caps.readers_per_topic) + " reader(s) per topic");
+  if (caps.writers_per_topic && node.publishers > caps.writers_per_topic)
+    throw RefusedError(std::string(t.name) + ": --publishers " + std::to_string(node.publishers) +
+                       " is not supported; this driver has at most " +
+                       std::to_string(caps.writers_per_topic) + " writer(s) per topic");
   if (node.loan && !caps.loan)
     throw RefusedError(std::string(t.name) + ": --loan is not supported (no zero-copy write)");
   auto keys = string_list(caps.option_keys);
@@ -177,6 +181,8 @@ std::string describe_json(const LoadedDriver &driver) {
   j.field("max_payload", uint64_t(t.caps.max_payload)).field("loan", t.caps.loan != 0);
   j.key("readers_per_topic");
   t.caps.readers_per_topic ? j.value(uint64_t(t.caps.readers_per_topic)) : j.null();
+  j.key("writers_per_topic");
+  t.caps.writers_per_topic ? j.value(uint64_t(t.caps.writers_per_topic)) : j.null();
   j.end_object().end_object();
   return j.str();
 }

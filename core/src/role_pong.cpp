@@ -16,7 +16,8 @@ struct PongSink {
       return;
     }
     psb_error err;
-    if (driver.write(writer, data, len, &err) != 0) {
+    // The ping waits for this echo: nothing may stay in a write batch.
+    if (driver.write(writer, data, len, &err) != 0 || (driver.flush && driver.flush(writer, &err) != 0)) {
       if (counts.write_errors++ == 0) first_error = err.message;
     } else {
       ++counts.sent;

@@ -148,8 +148,8 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   }
   if (!arrive_ready(env, res)) return;
 
-  Sender sender(env, ep.writer());
   const bool open_loop = !node.closed_loop();
+  Sender sender(env, ep.writer(), open_loop);
   const uint64_t warmup = node.warmup_for(Role::pub);
   OpenLoopSchedule sched(now_ns() + 1'000'000, open_loop ? node.rate_hz : 1.0);
   auto due = [&](uint64_t i) { return open_loop ? sched.due_ns(i) : now_ns(); };

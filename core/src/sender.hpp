@@ -14,9 +14,14 @@ namespace psb {
 
 class Sender {
  public:
-  Sender(const RoleEnv &env, void *writer)
+  // flush_each: hand every message to the driver's flush (if it has one) right after
+  // writing it, because the caller is about to wait; false only for a publisher writing
+  // back to back, where batching is the point. Handshakes and end markers always are.
+  Sender(const RoleEnv &env, void *writer, bool flush_each = true)
       : d_(env.driver), writer_(writer), size_(env.node.size), writer_id_(env.writer_id),
-        pattern_(env.node.check_pattern), loan_(env.node.loan), buf_(env.node.size, 0) {}
+        pattern_(env.node.check_pattern), loan_(env.node.loan),
+        flush_each_(flush_each && env.driver.flush), flush_control_(env.driver.flush != nullptr),
+        buf_(env.node.size, 0) {}
 
   // intended_ns 0: closed loop, the intended time is the send time. Returns the send
   // time written into the header, or -1 when the write failed (counted in counts).
@@ -32,6 +37,8 @@ class Sender {
     write_header(buf, MessageHeader{seq, t, intended_ns ? intended_ns : t, writer_id_,
                                     flags | (pattern_ ? kFlagPattern : 0u)});
     int rc = loan_ ? d_.write_loan(writer_, buf, size_, &err) : d_.write(writer_, buf, size_, &err);
+    if (rc == 0 && (flush_each_ || (flush_control_ && (flags & (kFlagHandshake | kFlagEnd)))))
+      rc = d_.flush(writer_, &err);
     if (rc != 0) return write_failed(err, counts);
     return t;
   }
@@ -48,7 +55,7 @@ class Sender {
   void *writer_;
   size_t size_;
   uint32_t writer_id_;
-  bool pattern_, loan_;
+  bool pattern_, loan_, flush_each_, flush_control_;
   std::vector<uint8_t> buf_;
   std::string first_error_;
 };

@@ -82,3 +82,23 @@ TEST(Capabilities, ALibraryThatIsNotADriverIsRefused) {
     EXPECT_NE(std::string(e.what()).find("psb_driver_entry"), std::string::npos);
   }
 }
+
+TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
+  // udp takes several senders on one port; shm has one writer per ring.
+  EXPECT_EQ(refusal({"--publishers", "3"}), "");
+  const std::string shm = std::string(PSBENCH_DRIVER_DIR) + "/shm/libpsbench-shm.so";
+  std::vector<const char *> argv = {"psbench-node", "--driver", shm.c_str(), "--role", "sub", "--out", "/tmp/x",
+                                    "--publishers", "2"};
+  NodeConfig node = parse_args(int(argv.size()), argv.data());
+  LoadedDriver driver(node.driver_path);
+  DriverConfig cfg(node, driver.table().caps);
+  try {
+    refuse_unsupported(driver, node, cfg.get());
+    FAIL() << "shm accepted --publishers 2";
+  } catch (const RefusedError &e) {
+    std::string r = e.what();
+    EXPECT_NE(r.find("--publishers 2 is not supported"), std::string::npos) << r;
+    EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
+  }
+  EXPECT_NE(describe_json(driver).find("\"writers_per_topic\": 1"), std::string::npos);
+}

@@ -333,3 +333,10 @@ TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
   EXPECT_EQ(num(s, "throughput", "received"), 0);
   EXPECT_NE(s.find("\"first_arrival_ns\": null"), std::string::npos);
 }
+
+// shm has one writer per ring: the node refuses a second publisher before anything runs.
+TEST_F(PubSub, ShmRefusesASecondPublisherUpFront) {
+  EXPECT_EQ(run(base("shm", "sub", unique_run_id()) + std::vector<std::string>{"--publishers", "2"}), 2);
+  EXPECT_NE(err().find("--publishers 2 is not supported"), std::string::npos) << err();
+  EXPECT_FALSE(fs::exists(out_ + "/sub.json"));
+}

@@ -104,13 +104,15 @@ int cyc_write(void *w, const void *data, size_t len, psb_error *err) {
   return static_cast<Writer *>(w)->write(data, len, err);
 }
 
+int cyc_flush(void *w, psb_error *err) { return static_cast<Writer *>(w)->flush(err); }
+
 int cyc_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
 }
 
 const char *const kTransports[] = {"udp", "multicast", "shm", "config", nullptr};
 const char *const kServices[] = {"shm:iox-roudi", nullptr};
-const char *const kOptionKeys[] = {"type", "elements", "domain_id", "cyclonedds_uri", nullptr};
+const char *const kOptionKeys[] = {"type", "elements", "domain_id", "cyclonedds_uri", "write_batch", nullptr};
 
 const psb_driver kDriver = {
     .abi_version = PSB_ABI_VERSION,
@@ -127,7 +129,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,  // iox-roudi reclaims what a killed process held
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 0},
+             .loan = 0,
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = cyc_check,
     .open = cyc_open,
     .close = cyc_close,
@@ -142,6 +146,7 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = cyc_take,
     .release = nullptr,
+    .flush = cyc_flush,
 };
 
 }  // namespace

@@ -431,6 +431,18 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
   }
   {
     Cfg cfg;
+    cfg.option("write_batch", "yes");
+    EXPECT_NE(refusal(cfg).find("option write_batch='yes': use write_batch=true or write_batch=false"),
+              std::string::npos);
+  }
+  {
+    Cfg cfg;
+    cfg.transport = "config";
+    cfg.option("cyclonedds_uri", "<CycloneDDS/>").option("write_batch", "true");
+    EXPECT_NE(refusal(cfg).find("option write_batch does not apply to transport config"), std::string::npos);
+  }
+  {
+    Cfg cfg;
     cfg.option("domain_id", "231");
     EXPECT_NE(refusal(cfg).find("option domain_id='231'"), std::string::npos);
   }

@@ -21,7 +21,14 @@ std::map<uint32_t, Domain> domains;
 
 }  // namespace
 
-std::string domain_config(const Settings &s) {
+namespace {
+
+// Appended to psbench's own configurations: Cyclone merges the fragments of a
+// comma-separated configuration list.
+const char kWriteBatchXml[] =
+    "<CycloneDDS><Domain id=\"any\"><Internal><WriteBatch>true</WriteBatch></Internal></Domain></CycloneDDS>";
+
+std::string transport_config(const Settings &s) {
   switch (s.transport) {
     case Transport::udp: return kUdpXml;
     case Transport::multicast: return kMulticastXml;
@@ -29,6 +36,14 @@ std::string domain_config(const Settings &s) {
     case Transport::config: return s.vendor_config;
   }
   return {};
+}
+
+}  // namespace
+
+std::string domain_config(const Settings &s) {
+  std::string config = transport_config(s);
+  if (s.write_batch) config += std::string(",") + kWriteBatchXml;
+  return config;
 }
 
 dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err) {

@@ -85,6 +85,17 @@ bool parse_transport_options(const psb_config *cfg, Settings &s, psb_error *err)
     }
     s.vendor_config = uri;
   }
+  const char *batch = find_option(cfg, "write_batch");
+  if (batch != nullptr && std::strcmp(batch, "true") != 0 && std::strcmp(batch, "false") != 0) {
+    psb_set_error(err, "cyclonedds: option write_batch='%s': use write_batch=true or write_batch=false", batch);
+    return false;
+  }
+  s.write_batch = batch != nullptr && std::strcmp(batch, "true") == 0;
+  if (s.write_batch && s.transport == Transport::config) {
+    psb_set_error(err, "cyclonedds: option write_batch does not apply to transport config (psbench does not "
+                   "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
+    return false;
+  }
   const char *domain = find_option(cfg, "domain_id");
   s.domain_id = default_domain_id(cfg->run_id);
   if (domain != nullptr && !parse_uint(domain, 0, kMaxDomainId, &s.domain_id)) {

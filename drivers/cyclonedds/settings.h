@@ -24,6 +24,7 @@ struct Settings {
   uint32_t elements = kDefaultElements;  // complex only
   uint32_t domain_id = 0;
   std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
+  bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
   uint32_t notify = PSB_NOTIFY_WAIT;
   psb_qos qos{};
   uint64_t max_payload = 0;

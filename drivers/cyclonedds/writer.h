@@ -14,6 +14,8 @@ class Writer {
   ~Writer();
 
   int write(const void *data, size_t len, psb_error *err);
+  // Sends what WriteBatch (option write_batch or the user's configuration) holds back.
+  int flush(psb_error *err);
   int matched_readers() const;
 
  private:

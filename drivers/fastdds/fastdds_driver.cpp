@@ -120,7 +120,9 @@ const psb_driver kDriver = {
              .cleanup_command = kCleanup,  // removes /dev/shm/fastrtps_* of dead processes
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 0},
+             .loan = 0,
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = fastdds_check,
     .open = fastdds_open,
     .close = fastdds_close,
@@ -135,6 +137,7 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = fastdds_take,
     .release = nullptr,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

@@ -109,7 +109,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,  // RouDi reclaims what a killed process held
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 1},  // loan()/write_loan() are the publisher's loan/publish
+             .loan = 1,  // loan()/write_loan() are the publisher's loan/publish
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = iox_check,
     .open = iox_open,
     .close = iox_close,
@@ -124,6 +126,7 @@ const psb_driver kDriver = {
     .write_loan = iox_write_loan,
     .take = iox_take,
     .release = iox_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

@@ -103,7 +103,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,  // nothing outlives a killed client
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 0},
+             .loan = 0,
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = mqtt_check,
     .open = mqtt_open,
     .close = mqtt_close,
@@ -118,6 +120,7 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = mqtt_take,
     .release = mqtt_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

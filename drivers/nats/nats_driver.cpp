@@ -517,7 +517,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,  // nothing on disk or in /dev/shm
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,  // and at most the server's max_payload
-             .loan = 0},
+             .loan = 0,
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = check_guarded,
     .open = open_guarded,
     .close = nats_close,
@@ -532,6 +534,7 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = nats_take,
     .release = nats_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

@@ -153,7 +153,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,  // nothing outside the server; psbench stops it
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 0},
+             .loan = 0,
+             .readers_per_topic = 0,  // no limit
+             .writers_per_topic = 0},  // no limit
     .check = redis_check,
     .open = redis_open,
     .close = redis_close,
@@ -168,6 +170,7 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = redis_take,
     .release = redis_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

@@ -134,7 +134,8 @@ const psb_driver kDriver = {
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
              .loan = 1, // write straight into the slot
-             .readers_per_topic = 1}, // one ring, one reader
+             .readers_per_topic = 1,  // one ring, one reader
+             .writers_per_topic = 1}, // and one writer
     .check = shm_check,
     .open = shm_open_ctx,
     .close = shm_close_ctx,
@@ -149,6 +150,7 @@ const psb_driver kDriver = {
     .write_loan = shm_write_loan,
     .take = shm_take,
     .release = shm_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 } // namespace

@@ -317,7 +317,9 @@ static const psb_driver driver = {
              .option_keys = option_keys,
              .max_payload = 4u << 20,
              .loan = 0,
-             .readers_per_topic = 1}, /* one port, one bound reader */
+             .readers_per_topic = 1,  /* one port, one bound reader */
+             .writers_per_topic = 0}, /* any number of senders (fragmented messages of
+                                       * several writers interleave and are lost) */
     .check = udp_check,
     .open = udp_open,
     .close = udp_close,

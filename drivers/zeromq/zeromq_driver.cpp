@@ -107,7 +107,9 @@ const psb_driver kDriver = {
              .cleanup_command = nullptr,
              .option_keys = kOptionKeys,
              .max_payload = kMaxPayload,
-             .loan = 1},  // the node writes into the zmq_msg_t that is sent
+             .loan = 1,   // the node writes into the zmq_msg_t that is sent
+             .readers_per_topic = 0,
+             .writers_per_topic = 1},  // the writer binds the topic's endpoint; a SUB connects to one
     .check = zeromq_check,
     .open = zeromq_open,
     .close = zeromq_close,
@@ -122,6 +124,7 @@ const psb_driver kDriver = {
     .write_loan = zeromq_write_loan,
     .take = zeromq_take,
     .release = zeromq_release,
+    .flush = nullptr,  // every write goes out at once
 };
 
 }  // namespace

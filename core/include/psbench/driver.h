@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; the node refuses other versions. */
-#define PSB_ABI_VERSION 2u
+#define PSB_ABI_VERSION 3u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -72,6 +72,10 @@ typedef struct psb_capabilities {
   /* Most readers one topic can have (e.g. 1: one port, one ring); 0 = no limit.
    * The node refuses --subscribers above it. (Added in ABI version 2.) */
   uint32_t readers_per_topic;
+  /* Most writers one topic can have (e.g. 1: one ring, one bound endpoint);
+   * 0 = no limit. The node refuses --publishers above it. (Added in ABI
+   * version 3.) */
+  uint32_t writers_per_topic;
 } psb_capabilities;
 
 typedef struct psb_qos {
@@ -140,6 +144,14 @@ typedef struct psb_driver {
               size_t *len, psb_error *err);
   /* Optional: give back the sample from take() early. May be NULL. */
   void (*release)(void *reader);
+
+  /* Optional (added in ABI version 3): send now what the writer holds back (a
+   * middleware that batches writes, e.g. Cyclone's WriteBatch). The node calls it
+   * whenever it is about to wait for something after a write: after every ping, echo,
+   * handshake and end marker, and after every message of an open-loop publisher. Only
+   * a publisher writing back to back (--rate 0) leaves it to the middleware. 0 = done,
+   * -1 = error (err filled). NULL when the driver never holds writes back. */
+  int (*flush)(void *writer, psb_error *err);
 } psb_driver;
 
 typedef const psb_driver *(*psb_driver_entry_fn)(void);

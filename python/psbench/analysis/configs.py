@@ -8,13 +8,15 @@ from functools import cached_property
 
 import numpy as np
 
-from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe, throughput
-from psbench.analysis.load import ResultSet, RunData, RunSettings
+from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe
+from psbench.analysis.load import ResultSet, RunData, RunSettings, natural_key
 from psbench.experiment.report import size_text, value_text
 
 # Drivers that measure the physical floor: raw UDP and shared memory, no middleware.
 BASELINE_DRIVERS = ("udp", "shm")
 COUNT_KEYS = ("sent", "samples", "lost", "duplicated", "reordered", "late", "corrupted")
+RATE_KEYS = ("samples_per_s", "mbit_per_s", "loss_percent", "offered_rate_hz",
+             "achieved_rate_hz")
 
 
 @dataclass
@@ -28,6 +30,8 @@ class Config(RunSettings):
     spread: dict = field(default_factory=dict)     # of p50 across repetitions
     counts: dict = field(default_factory=dict)     # summed over repetitions
     rate: dict = field(default_factory=dict)       # throughput, median across reps
+    echo: dict = field(default_factory=dict)       # latency under load ({} if none)
+    per_subscriber: dict = field(default_factory=dict)   # name -> stats (fan-out)
     warnings: list[str] = field(default_factory=list)
     baseline: dict | None = None
 
@@ -66,9 +70,12 @@ def _aggregate(config: Config, noise: float) -> None:
     config.stats = {key: _median([s[key] for s in config.per_rep]) for key in LATENCY_KEYS}
     config.stats["n"] = sum(s["n"] for s in config.per_rep)
     config.counts = {key: sum(int(r.counts.get(key) or 0) for r in ok) for key in COUNT_KEYS}
-    rates = [throughput(r.receive_ns, r.size) for r in ok]
-    config.rate = {key: _median([x[key] for x in rates])
-                   for key in ("samples_per_s", "mbit_per_s")}
+    rates = [r.throughput for r in ok]
+    config.rate = {key: _median([x[key] for x in rates]) for key in RATE_KEYS}
+    sources = sorted({x["source"] for x in rates if x["source"]})
+    config.rate["source"] = "+".join(sources) or None
+    config.echo = _echo(ok)
+    config.per_subscriber = _per_subscriber(ok)
     p50s = [s["p50"] for s in config.per_rep if s["p50"] is not None]
     if p50s:
         middle = float(np.median(p50s))
@@ -83,6 +90,47 @@ def _aggregate(config: Config, noise: float) -> None:
     failed = len(config.runs) - len(ok)
     if failed:
         config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
+
+
+def _echo(runs: list[RunData]) -> dict:
+    """Latency under load: RTT/2 of the echoed samples, aggregated over repetitions like
+    the main series (median of each statistic, n and counts added up)."""
+    echoed = [r for r in runs if r.echo_by_publisher]
+    if not echoed:
+        return {}
+    per_rep = [describe(r.echo_latency_ns) for r in echoed]
+    result = {key: _median([s[key] for s in per_rep]) for key in ("p50", "p99", "max")}
+    result["n"] = sum(s["n"] for s in per_rep)
+    result["reps"] = len(echoed)
+    everies = sorted({r.echo_every for r in echoed if r.echo_every})
+    result["every"] = everies[0] if len(everies) == 1 else None
+    for key in ("expected", "received", "lost"):
+        values = [r.echo_counts.get(key) for r in echoed if r.echo_counts]
+        result[key] = sum(values) if values else None
+    return result
+
+
+def _per_subscriber(runs: list[RunData]) -> dict:
+    """name -> one subscriber's latency and throughput over the repetitions, for runs with
+    several receivers (fan-out, several topics); {} otherwise."""
+    several = [r for r in runs if r.kind == "pubsub" and len(r.receivers) > 1]
+    if not several:
+        return {}
+    gathered: dict[str, list[tuple[dict, dict]]] = {}
+    for run in several:
+        for name, samples in run.samples_by_receiver.items():
+            stats = describe(samples.latency_ns)
+            rate = run.throughput["subscribers"].get(name) or {}
+            gathered.setdefault(name, []).append((stats, rate))
+    found = {}
+    for name, each in sorted(gathered.items(), key=lambda item: natural_key(item[0])):
+        found[name] = {"reps": len(each), "n": sum(s["n"] for s, _ in each),
+                       "p50": _median([s["p50"] for s, _ in each]),
+                       "p99": _median([s["p99"] for s, _ in each]),
+                       "received": sum(r.get("received") or 0 for _, r in each),
+                       "lost": sum(r.get("lost") or 0 for _, r in each),
+                       "samples_per_s": _median([r.get("samples_per_s") for _, r in each])}
+    return found
 
 
 def varying_keys(configs: list[Config]) -> list[str]:

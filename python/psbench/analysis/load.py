@@ -6,12 +6,14 @@ samples are read when first asked for.
 """
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
+from psbench.analysis.rates import run_throughput
 from psbench.errors import UserError
 from psbench.samples import Samples, SamplesFileError, read_samples
 from psbench.store import EXPERIMENT_FILE, INDEX_FILE, Store
@@ -79,12 +81,20 @@ class RunData(RunSettings):
                 found[data.get("name") or data["role"]] = data
         return found
 
+    def _of_role(self, role: str) -> dict[str, dict]:
+        found = {n: s for n, s in self.summaries.items() if s.get("role") == role}
+        return dict(sorted(found.items(), key=lambda item: natural_key(item[0])))
+
     @property
     def receivers(self) -> dict[str, dict]:
-        """name -> summary of each process that records samples: ping, or every sub."""
-        role = "ping" if self.kind == "ping" else "sub"
-        found = {n: s for n, s in self.summaries.items() if s.get("role") == role}
-        return dict(sorted(found.items(), key=lambda item: (len(item[0]), item[0])))
+        """name -> summary of each process that records samples: ping, or every sub
+        (sub, sub-1..sub-N, t1-sub-2, ...: every topic's)."""
+        return self._of_role("ping" if self.kind == "ping" else "sub")
+
+    @property
+    def publishers(self) -> dict[str, dict]:
+        """name -> summary of each publisher (pub, pub-1..pub-M, t2-pub, ...)."""
+        return self._of_role("pub")
 
     @property
     def receiver(self) -> dict:
@@ -136,6 +146,63 @@ class RunData(RunSettings):
         records = samples.records
         return (records["intended_ns"] + records["latency_ns"]).astype(np.float64)
 
+    @cached_property
+    def throughput(self) -> dict:
+        """Receivers', publishers' and offered rates (analysis.rates.run_throughput): from
+        the summaries' throughput blocks, or from the samples for older results."""
+        fallback = {}
+        for name, summary in self.receivers.items():
+            if not isinstance(summary.get("throughput"), dict):
+                samples = self.samples_by_receiver.get(name)
+                if samples is not None:
+                    records = samples.records
+                    fallback[name] = records["intended_ns"] + records["latency_ns"]
+        return run_throughput(self.receivers, self.publishers, fallback, self.size,
+                              self.params.get("rate"))
+
+    @cached_property
+    def echo_by_publisher(self) -> dict[str, Samples]:
+        """name -> the round trips a publisher timed from echoed samples (latency under
+        load, `--echo-every N`): its `pub.samples`, kind rtt."""
+        found = {}
+        for name, summary in self.publishers.items():
+            file = summary.get("samples_file")
+            if not file or self.run_dir is None:
+                continue
+            try:
+                found[name] = read_samples(self.run_dir / file)
+            except SamplesFileError as exc:
+                raise UserError(f"run {self.number} ({self.label}): {exc}",
+                                exit_code=1) from None
+        return found
+
+    @cached_property
+    def echo_latency_ns(self) -> np.ndarray:
+        """Latency under load: RTT/2 of every echoed sample, all publishers together,
+        in ns. Kept apart from latency_ns (the one-way series of every sample)."""
+        each = [s.latency_ns.astype(np.float64) / 2.0
+                for s in self.echo_by_publisher.values() if s.kind == "rtt"]
+        return np.concatenate(each) if each else np.empty(0)
+
+    @property
+    def echo_every(self) -> int | None:
+        """N of `--echo-every N`: every Nth sample was echoed."""
+        for summary in self.publishers.values():
+            every = ((summary.get("echo") or {}).get("every")
+                     or (summary.get("config") or {}).get("echo_every"))
+            if every:
+                return int(every)
+        every = self.params.get("echo_every")
+        return int(every) if every else None
+
+    @property
+    def echo_counts(self) -> dict:
+        """The publishers' echo counts added up: expected, received, lost."""
+        blocks = [s["echo"] for s in self.publishers.values()
+                  if isinstance(s.get("echo"), dict)]
+        return {k: sum(int(b.get(k) or 0) for b in blocks)
+                for k in ("expected", "received", "lost")} if blocks else {}
+
     @property
     def counts(self) -> dict:
         """The receivers' counts, added up over several subscribers."""
@@ -146,6 +213,12 @@ class RunData(RunSettings):
                 if isinstance(each[0][k], int)}
 
 
+def natural_key(name: str) -> list:
+    """sub-2 before sub-10, t2-sub-1 before t10-sub-1."""
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
+            for part in re.split(r"(\d+)", name)]
+
+
 @dataclass
 class ResultSet:
     root: Path
@@ -154,10 +227,60 @@ class ResultSet:
     runs: list[RunData]               # every run found, in run order
     env: dict
     experiment_text: str | None       # the experiment file as run (sweeps)
+    searches: list["Search"] = field(default_factory=list)   # rate searches found
 
     @property
     def ok_runs(self) -> list[RunData]:
         return [r for r in self.runs if r.status == "ok" and r.samples is not None]
+
+
+SEARCH_FILE = "search.json"
+SEARCH_FORMAT = "psbench-search/1"
+
+
+@dataclass
+class Search:
+    """A rate search (`psbench ratesearch`): its search.json and where it was found."""
+    name: str       # its folder, relative to the result set's root (or the root's name)
+    path: Path      # the search.json
+    data: dict      # psbench-search/1: criteria, steps, max_sustainable_rate_hz, ...
+
+    @property
+    def steps(self) -> list[dict]:
+        return [s for s in self.data.get("steps") or [] if isinstance(s, dict)]
+
+    @property
+    def criteria(self) -> dict:
+        return self.data.get("criteria") or {}
+
+
+def _search_files(root: Path) -> list[Path]:
+    """search.json in the root, its folders and theirs (a sweep's run folder)."""
+    found = [root / SEARCH_FILE] + sorted(root.glob(f"*/{SEARCH_FILE}")) + sorted(
+        root.glob(f"*/*/{SEARCH_FILE}"))
+    return [p for p in found if p.is_file()]
+
+
+def load_searches(root: Path) -> list[Search]:
+    searches = []
+    for path in _search_files(root):
+        data = _read_json(path)
+        if data.get("format") != SEARCH_FORMAT:
+            raise UserError(f"{path}: format is {data.get('format')!r}, this reader knows "
+                            f"{SEARCH_FORMAT!r}; report it with the psbench that wrote it",
+                            exit_code=1)
+        name = root.name if path.parent == root else str(path.parent.relative_to(root))
+        searches.append(Search(name, path, data))
+    return searches
+
+
+def _run_folders(root: Path) -> list[Path]:
+    """The run folders of a folder: its subfolders with run.json, and the steps of the
+    rate searches among them (a folder of search folders)."""
+    found = {p.parent for p in root.glob("*/run.json")}
+    found |= {p.parent for p in root.glob("*/*/run.json")
+              if (p.parent.parent / SEARCH_FILE).is_file()}
+    return sorted(found)
 
 
 def _read_json(path: Path) -> dict:
@@ -195,7 +318,7 @@ def _sweep(root: Path) -> ResultSet:
     expanded = root / "experiment.expanded.json"
     if expanded.is_file():
         name = _read_json(expanded).get("name") or name
-    return ResultSet(root, "sweep", name, runs, env, text)
+    return ResultSet(root, "sweep", name, runs, env, text, load_searches(root))
 
 
 def measured_settings(params: dict) -> dict:
@@ -250,11 +373,11 @@ def load_results(path: Path | str) -> ResultSet:
         run = _single(root, 1)
         return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {},
                          None)
-    run_dirs = sorted(p.parent for p in root.glob("*/run.json"))
+    run_dirs = _run_folders(root)
     if not run_dirs:
         raise UserError(f"{root}: holds no results (no {INDEX_FILE} of a sweep, no "
                         f"run.json of a run, nor run folders); give the folder `psbench "
                         f"run` printed (results: ...)")
     runs = [_single(d, n) for n, d in enumerate(run_dirs, start=1)]
     return ResultSet(root, "folder", root.name, runs, runs[0].run_record.get("env") or {},
-                     None)
+                     None, load_searches(root))

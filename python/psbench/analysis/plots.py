@@ -1,6 +1,7 @@
 """The plots of a report, each written as PNG and SVG: latency against message size, the
-percentile spectrum, histograms, latency over time, throughput against size and latency
-against the subscriber count.
+percentile spectrum, histograms, latency over time, throughput against size, latency
+against the subscriber count, throughput over time, latency against the offered rate and
+the curve of each rate search.
 
 Figures are drawn with matplotlib's object API (no pyplot: no display, no global figure
 list to close; PNG is rendered by Agg). The same data gives byte-identical files: fixed
@@ -17,7 +18,7 @@ from matplotlib import ticker
 from matplotlib.figure import Figure
 
 from psbench.analysis.configs import Config, labels, setting_text, varying_keys
-from psbench.analysis.load import implied_setting
+from psbench.analysis.load import Search, implied_setting
 
 STYLE = {
     "svg.hashsalt": "psbench",       # SVG ids come from this salt, not a random one
@@ -62,9 +63,10 @@ class Drawing:
     figure: Figure
 
 
-def write_plots(configs: list[Config], out_dir: Path) -> tuple[list[Plot], list[str]]:
-    """Writes every plot the configurations allow into out_dir (PNG and SVG of each);
-    returns them, and a note for each plot left out saying why."""
+def write_plots(configs: list[Config], out_dir: Path,
+                searches: list[Search] = ()) -> tuple[list[Plot], list[str]]:
+    """Writes every plot the configurations (and rate searches) allow into out_dir (PNG
+    and SVG of each); returns them, and a note for each plot left out saying why."""
     usable = [c for c in configs if c.ok_runs and c.pooled_ns.size]
     if not usable:
         return [], ["no plots: no configuration has an ok run with samples"]
@@ -72,8 +74,13 @@ def write_plots(configs: list[Config], out_dir: Path) -> tuple[list[Plot], list[
     plots, notes = [], []
     with matplotlib.rc_context(STYLE):
         for draw in (latency_vs_size, percentile_spectra, histograms, latency_over_time,
-                     throughput_vs_size, latency_vs_subscribers):
+                     throughput_vs_size, latency_vs_subscribers, throughput_over_time,
+                     latency_vs_rate):
             drawings, skipped = draw(usable)
+            plots.extend(_save(d, out_dir) for d in drawings)
+            notes.extend(skipped)
+        if searches:
+            drawings, skipped = rate_searches(list(searches))
             plots.extend(_save(d, out_dir) for d in drawings)
             notes.extend(skipped)
     return plots, notes
@@ -432,3 +439,158 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
                "the slope is the cost of one more subscriber.")
     return [Drawing("latency-vs-subscribers", "Latency against subscriber count", caption,
                     figure)], []
+
+
+# Throughput over time ----------------------------------------------------------------
+
+def full_seconds(per_bin: list[int]) -> list[int]:
+    """The per-second series without its last bin, which ends at the last arrival and so
+    covers only part of a second."""
+    return list(per_bin[:-1])
+
+
+def throughput_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
+    series = []
+    for config in configs:
+        if config.kind != "pubsub":
+            continue
+        run = config.ok_runs[0]
+        seconds = full_seconds(run.throughput["per_bin"])
+        if len(seconds) >= 2:
+            series.append((config, run, seconds))
+    if not series:
+        return [], ["throughput over time: no pubsub run received for 3 seconds or more "
+                    "(2 whole seconds)"]
+    pages = _chunks(series, MAX_LINES)
+    drawings = []
+    for page_index, page in enumerate(pages):
+        figure, (ax,) = _panels(1, PANEL_INCHES, 1)
+        for index, (config, run, seconds) in enumerate(page):
+            ax.plot(np.arange(len(seconds)) + 0.5, seconds, marker=".",
+                    color=f"C{index % 10}", label=f"{config.label} (rep {run.rep})")
+        longest = max(len(seconds) for _, _, seconds in page)
+        highest = max(max(seconds) for _, _, seconds in page)
+        ax.set_xlim(0, longest)
+        ax.set_ylim(0, max(highest, 1) * 1.15)
+        ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda y, _: f"{y:,.0f}"))
+        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+        ax.set_xlabel("time since the first arrival (s)")
+        ax.set_ylabel("received samples/s")
+        title = f"Throughput over time{_of(page_index, len(pages))}"
+        ax.set_title(title)
+        ax.legend(loc="lower left")
+        caption = ("Samples received in each second of the first ok repetition of each "
+                   "configuration, on the subscribers' clocks (seconds counted from each "
+                   "subscriber's first arrival, all subscribers added up); the last, "
+                   "partial second is left out. A dip is a stall; a slope is a queue "
+                   "filling or draining.")
+        drawings.append(Drawing(_numbered("throughput-over-time", page_index, len(pages)),
+                                title, caption, figure))
+    return drawings, []
+
+
+# Latency against offered rate --------------------------------------------------------
+
+def _offered(config: Config) -> float | None:
+    rate = config.params.get("rate")
+    return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
+
+
+def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
+    if "rate" not in varying_keys(configs):
+        return [], ["latency against offered rate: no run varies rate"]
+    panels = []
+    for metric, group in _by_metric(configs).items():
+        series = [[c for c in s if _offered(c)] for s in series_along(group, "rate")]
+        series = [s for s in series if len(s) >= 2]
+        if series:
+            panels.append((metric, series))
+    if not panels:
+        return [], ["latency against offered rate: no series of configurations differing "
+                    "only in rate has 2 or more rates above 0"]
+    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
+    for ax, (metric, series) in zip(axes, panels):
+        names = labels([s[0] for s in series], leave_out="rate")
+        for index, (label, members) in enumerate(zip(names, series)):
+            colour = f"C{index % 10}"
+            rates = [_offered(c) for c in members]
+            ax.plot(rates, [_us(c.stats.get("p50")) for c in members], marker="o",
+                    color=colour, label=f"{label} p50")
+            ax.plot(rates, [_us(c.stats.get("p99")) for c in members], marker="v",
+                    linestyle="--", color=colour, label=f"{label} p99")
+        ax.set_xscale("log")
+        _log_axis(ax.xaxis)
+        ax.set_xlabel("offered rate (samples/s per publisher)")
+        ax.set_yscale("log")
+        _log_axis(ax.yaxis)
+        ax.set_ylabel(f"{metric} latency (µs)")
+        ax.set_title(f"{metric} latency against offered rate")
+        ax.legend(loc="upper left")
+    caption = ("p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
+               "series of configurations that differ only in the publish rate (rate 0, "
+               "as fast as possible, has no place on this axis). Both axes are "
+               "logarithmic; where p99 turns upward the middleware starts to queue.")
+    return [Drawing("latency-vs-rate", "Latency against offered rate", caption,
+                    figure)], []
+
+
+# Rate search -------------------------------------------------------------------------
+
+def rate_searches(searches: list[Search]) -> tuple[list[Drawing], list[str]]:
+    drawings, notes = [], []
+    for index, search in enumerate(searches):
+        steps = [(number, step) for number, step in enumerate(search.steps, start=1)
+                 if isinstance(step.get("rate_hz"), (int, float)) and step["rate_hz"] > 0]
+        if not steps:
+            notes.append(f"rate search {search.name}: no step with a rate above 0")
+            continue
+        drawings.append(_search_drawing(search, steps, index, len(searches)))
+    return drawings, notes
+
+
+def _search_drawing(search: Search, steps: list[tuple[int, dict]], index: int,
+                    count: int) -> Drawing:
+    figure, (p99_ax, loss_ax) = _panels(2, PANEL_INCHES, 2)
+    criteria = search.criteria
+    ordered = sorted(steps, key=lambda item: item[1]["rate_hz"])
+    for ax, key, scale, bound in ((p99_ax, "p99_ns", 1 / 1000.0, criteria.get("max_p99_ns")),
+                                  (loss_ax, "loss_percent", 1.0,
+                                   criteria.get("max_loss_percent"))):
+        points = [(s["rate_hz"], s[key] * scale, bool(s.get("passed")), number)
+                  for number, s in ordered if isinstance(s.get(key), (int, float))]
+        if points:
+            ax.plot([p[0] for p in points], [p[1] for p in points], color="0.6",
+                    linewidth=0.8, zorder=1)
+        for passed, marker, colour, name in ((True, "o", "C2", "passed"),
+                                             (False, "X", "C3", "failed")):
+            chosen = [p for p in points if p[2] == passed]
+            ax.scatter([p[0] for p in chosen], [p[1] for p in chosen], marker=marker,
+                       color=colour, label=name, zorder=3)
+        for rate, value, _, number in points:
+            ax.annotate(str(number), (rate, value), textcoords="offset points",
+                        xytext=(3, 3), fontsize=6, color="0.3")
+        if bound is not None:
+            ax.axhline(bound * scale, color="C3", linestyle="--", linewidth=0.9,
+                       label="bound")
+        best = search.data.get("max_sustainable_rate_hz")
+        if best:
+            ax.axvline(best, color="C2", linestyle=":", linewidth=1.0,
+                       label=f"max sustainable {best:,.0f}/s")
+        ax.set_xscale("log")
+        _log_axis(ax.xaxis)
+        ax.set_xlabel("offered rate (samples/s)")
+        ax.legend(loc="upper left")
+    p99_ax.set_yscale("log")
+    _log_axis(p99_ax.yaxis)
+    p99_ax.set_ylabel("p99 one-way latency (µs)")
+    p99_ax.set_title("p99 latency at each step")
+    loss_ax.set_ylim(bottom=0)
+    loss_ax.set_ylabel("loss (%)")
+    loss_ax.set_title("Loss at each step")
+    title = f"Rate search ({search.name})"
+    caption = ("Each step of the search at its offered rate, numbered in the order it ran: "
+               "circles passed both bounds, crosses failed one; dashed red: the bound "
+               "(p99 left, loss right); dotted green: the highest rate found sustainable. "
+               "The search doubles the rate until a step fails, then bisects between the "
+               "last pass and the first failure.")
+    return Drawing(_numbered("rate-search", index, count), title, caption, figure)

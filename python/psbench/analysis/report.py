@@ -13,7 +13,9 @@ from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
 from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table,
                                             not_ok_table, one_setting_pairs,
-                                            significance_table, summary_table)
+                                            search_table, significance_table,
+                                            subscribers_table, summary_table,
+                                            under_load_table)
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from psbench.analysis.tables import Table
 from psbench.errors import UserError
@@ -81,14 +83,25 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
                         f"({_status_line(results, configs)}); nothing to report", 1)
     pairs = one_setting_pairs(configs, settings.alpha, settings.noise, settings.resamples,
                               settings.seed)
-    tables = [summary_table(configs), delivery_table(configs), baseline_table(configs),
-              significance_table(pairs, settings.alpha, settings.noise)]
+    optional = [under_load_table(configs), subscribers_table(configs)]
+    tables = ([summary_table(configs), delivery_table(configs)]
+              + [t for t in optional if t is not None]
+              + [baseline_table(configs),
+                 significance_table(pairs, settings.alpha, settings.noise)])
+    search = search_table(results.searches)
+    if search is not None:
+        tables.append(search)
     not_ok = not_ok_table(results)
     if not_ok.rows:
         tables.append(not_ok)
     warnings = environment_warnings(results.env, configs)
     warnings += [f"{c.label}: {w}" for c in configs for w in c.warnings]
     summary = [f"{results.name}: {_status_line(results, configs)}"] + _lowest_lines(configs)
+    for found in results.searches:
+        best = found.data.get("max_sustainable_rate_hz")
+        summary.append(f"rate search {found.name}: maximum sustainable rate "
+                       + (f"{best:,.0f}/s" if best else "not found")
+                       + f" ({len(found.steps)} steps)")
     return Report(f"psbench report: {results.name}", results, configs, summary, warnings,
                   tables, settings, pairs)
 
@@ -111,7 +124,10 @@ def _json_document(report: Report) -> dict:
             "configurations": [{"label": c.label, "params": c.params, "metric": c.metric,
                                 "runs": [r.number for r in c.runs],
                                 "stats_ns": c.stats, "per_repetition_ns": c.per_rep,
-                                "counts": c.counts, "rate": c.rate, "baseline": c.baseline,
+                                "counts": c.counts, "rate": c.rate, "echo_ns": c.echo,
+                                "per_subscriber_ns": c.per_subscriber,
+                                "per_second": [r.throughput["per_bin"] for r in c.ok_runs],
+                                "baseline": c.baseline,
                                 "warnings": c.warnings} for c in report.configs],
             "comparisons": [{"setting": p.setting, "a": p.a.label, "b": p.b.label,
                              "where": p.where, "verdict": p.result.verdict,
@@ -119,6 +135,9 @@ def _json_document(report: Report) -> dict:
             "tables": [formats.json_value(t) for t in report.tables],
             "plots": [{"name": p.name, "title": p.title, "png": p.png.name,
                        "svg": p.svg.name} for p in report.plots],
+            "searches": [{"name": s.name, "max_sustainable_rate_hz":
+                          s.data.get("max_sustainable_rate_hz"), "criteria": s.criteria,
+                          "steps": len(s.steps)} for s in report.results.searches],
             "notes": report.notes}
 
 
@@ -147,7 +166,8 @@ def write_report(report: Report, out: Path) -> Path:
     try:
         if report.settings.plots:
             (staging / "plots").mkdir()
-            report.plots, skipped = plots.write_plots(report.configs, staging / "plots")
+            report.plots, skipped = plots.write_plots(report.configs, staging / "plots",
+                                                      report.results.searches)
             report.notes.extend(skipped)
         for t in report.tables:
             for suffix, writer in formats.WRITERS.items():

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from psbench.analysis.configs import Config, label_keys, label_of, setting_text
 from psbench.analysis.describe import LATENCY_KEYS
-from psbench.analysis.load import ResultSet
+from psbench.analysis.load import ResultSet, Search
 from psbench.analysis.significance import (Bootstrap, Comparison, bootstrap,
                                            compare_samples, seed_for)
 from psbench.analysis.tables import Column, Table
@@ -38,6 +38,8 @@ def delivery_table(configs: list[Config]) -> Table:
                Column("duplicated", "duplicated", "count"),
                Column("reordered", "reordered", "count"), Column("late", "late", "count"),
                Column("corrupted", "corrupted", "count"),
+               Column("offered /s", "offered_rate_hz", "offered"),
+               Column("pub sent/s", "achieved_rate_hz", "rate"),
                Column("samples/s", "samples_per_s", "rate"),
                Column("Mbit/s", "mbit_per_s", "rate")]
     rows = []
@@ -45,18 +47,112 @@ def delivery_table(configs: list[Config]) -> Table:
         if not c.ok_runs:
             continue
         counts = c.counts
-        expected = counts["samples"] + counts["lost"]
+        expected = counts["sent"] or counts["samples"] + counts["lost"]
         rows.append([c.label, len(c.ok_runs),
                      c.spread.get("relative") if len(c.ok_runs) > 1 else None,
                      counts["sent"], counts["samples"], counts["lost"],
                      counts["lost"] / expected if expected else None,
                      counts["duplicated"], counts["reordered"], counts["late"],
-                     counts["corrupted"], c.rate.get("samples_per_s"),
+                     counts["corrupted"], c.rate.get("offered_rate_hz"),
+                     c.rate.get("achieved_rate_hz"), c.rate.get("samples_per_s"),
                      c.rate.get("mbit_per_s")])
-    notes = ["p50 spread = (highest - lowest p50 of the repetitions) / their median",
-             "samples/s and Mbit/s on the receiver's clock, first to last sample, whole "
-             "messages (header included); for ping, completed round trips"]
+    notes = ["p50 spread = (highest - lowest p50 of the repetitions) / their median; "
+             "lost % = lost / sent (what the publishers' end markers say they sent)",
+             "offered /s = the rate the publishers were asked for, added up (max = as fast "
+             "as possible); pub sent/s = what they sent, first to last send on each "
+             "publisher's clock, added up",
+             "samples/s and Mbit/s on each receiver's clock, first to last arrival, whole "
+             "messages (header included), added up over the subscribers; for ping, "
+             "completed round trips. Rates are medians of the repetitions"]
+    if any((c.rate.get("source") or "").startswith("samples") for c in configs
+           if c.ok_runs and c.kind == "pubsub"):
+        notes.append("results without the node's throughput counts: samples/s from the "
+                     "recorded samples ((samples - 1) / their span), no pub sent/s")
     return Table("delivery", "Delivery, repetitions and rate", columns, rows, notes)
+
+
+def under_load_table(configs: list[Config]) -> Table | None:
+    """Latency under load (echoed samples), or None when no run echoed any."""
+    measured = [c for c in configs if c.ok_runs and c.echo]
+    if not measured:
+        return None
+    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
+               Column("every N", "every", "count"), Column("expected", "expected", "count"),
+               Column("echoed", "received", "count"), Column("lost", "lost", "count"),
+               Column("n", "n", "count"), Column("p50 µs", "p50_ns", "us"),
+               Column("p99 µs", "p99_ns", "us"), Column("max µs", "max_ns", "us"),
+               Column("one-way p50 µs", "one_way_p50_ns", "us")]
+    rows = [[c.label, c.echo["reps"], c.echo["every"], c.echo["expected"],
+             c.echo["received"], c.echo["lost"], c.echo["n"], c.echo["p50"],
+             c.echo["p99"], c.echo["max"], c.stats.get("p50")] for c in measured]
+    notes = ["latency under load: during the run every Nth sample of the first publisher "
+             "is written back by one subscriber; RTT/2 of those round trips on the "
+             "publisher's clock (send time in the header to the echo's arrival)",
+             "kept apart from the one-way series (every sample, receive - intended send "
+             "time), shown beside it for reference: the round trip starts at the actual "
+             "send, so a publisher running late shows in one-way, not here; statistics are "
+             "medians of the repetitions"]
+    return Table("under-load", "Latency under load (echoed samples, RTT/2)", columns,
+                 rows, notes)
+
+
+def subscribers_table(configs: list[Config]) -> Table | None:
+    """Each subscriber of fan-out and several-topic runs, or None when there are none."""
+    measured = [c for c in configs if c.ok_runs and c.per_subscriber]
+    if not measured:
+        return None
+    columns = [Column("configuration", "configuration"), Column("subscriber", "subscriber"),
+               Column("reps", "reps", "count"), Column("n", "n", "count"),
+               Column("p50 µs", "p50_ns", "us"), Column("p99 µs", "p99_ns", "us"),
+               Column("received", "received", "count"), Column("lost", "lost", "count"),
+               Column("samples/s", "samples_per_s", "rate")]
+    rows = [[c.label, name, s["reps"], s["n"], s["p50"], s["p99"], s["received"],
+             s["lost"], s["samples_per_s"]]
+            for c in measured for name, s in c.per_subscriber.items()]
+    notes = ["one-way latency of each subscriber's own samples; p50 and p99 are medians "
+             "of the repetitions, n, received and lost their totals; samples/s on that "
+             "subscriber's clock (median of the repetitions)"]
+    return Table("subscribers", "Per subscriber (runs with several subscribers)", columns,
+                 rows, notes)
+
+
+def search_table(searches: list[Search]) -> Table | None:
+    """The steps of every rate search, or None when the result set has none."""
+    if not searches:
+        return None
+    columns = [Column("search", "search"), Column("step", "step", "count"),
+               Column("offered /s", "rate_hz", "offered"),
+               Column("achieved /s", "achieved_rate_hz", "rate"),
+               Column("loss %", "loss_percent", "percent_value"),
+               Column("p99 µs", "p99_ns", "us"), Column("status", "status"),
+               Column("passed", "passed", "yes_no"), Column("why", "why"),
+               Column("folder", "run_dir")]
+    rows, notes = [], []
+    for search in searches:
+        for number, step in enumerate(search.steps, start=1):
+            rows.append([search.name, number, step.get("rate_hz"),
+                         step.get("achieved_rate_hz"), step.get("loss_percent"),
+                         step.get("p99_ns"), step.get("status"), step.get("passed"),
+                         step.get("why"), step.get("run_dir")])
+        criteria = search.criteria
+        best = search.data.get("max_sustainable_rate_hz")
+        bounds = []
+        if criteria.get("max_loss_percent") is not None:
+            bounds.append(f"loss <= {criteria['max_loss_percent']:g} %")
+        if criteria.get("max_p99_ns") is not None:
+            bounds.append(f"p99 <= {criteria['max_p99_ns'] / 1000:g} µs")
+        bracket = search.data.get("bracket") or []
+        notes.append(
+            f"{search.name}: maximum sustainable rate "
+            + (f"{best:,.0f}/s" if best else "none found (no step passed)")
+            + (f" where {' and '.join(bounds)}" if bounds else "")
+            + (f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
+               if len(bracket) == 2 and None not in bracket else "")
+            + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by")
+               else ""))
+    notes.append("steps in the order they ran; achieved = the publishers' sent rate, "
+                 "loss and p99 (one-way) as the search judged them")
+    return Table("search", "Rate search", columns, rows, notes)
 
 
 def baseline_table(configs: list[Config]) -> Table:

@@ -33,8 +33,22 @@ def _percent(value) -> str:
     return f"{value:.1%}"
 
 
+def _percent_value(value) -> str:
+    """A value already in percent (search.json's loss_percent)."""
+    return f"{value:.2f}"
+
+
+def _offered(value) -> str:
+    return "max" if value == 0 else _rate(value)
+
+
+def _yes_no(value) -> str:
+    return "yes" if value else "no"
+
+
 FORMATS = {"us": _us, "ratio": _ratio, "count": _count, "rate": _rate, "p": _p,
-           "stat": _stat, "percent": _percent, "text": str}
+           "stat": _stat, "percent": _percent, "percent_value": _percent_value,
+           "offered": _offered, "yes_no": _yes_no, "text": str}
 
 
 @dataclass
