@@ -133,12 +133,22 @@ def test_baselines_take_several_topics_and_udp_several_publishers(driver_libs, r
         assert len(writer_counts(record["_dir"] / f"{name}.samples")) == publishers
 
 
-def test_shm_refuses_a_second_writer_and_the_run_says_so(driver_libs, results):
+def test_drivers_with_one_writer_per_topic_refuse_several_publishers(driver_libs, results,
+                                                                     tmp_path):
     proc = pubsub(results, "shm", "--publishers", "2", "--count", "100")
-    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "shm: --publishers 2 is not supported; this driver has at most 1 writer(s) " \
+        "per topic" in proc.stderr
     record = only_run(results)
-    assert record["status"] == "failed" and "pub-" in record["message"]
+    assert record["status"] == "refused"
     assert_nothing_left(record["run_id"])
+    path = write(tmp_path, "name: bad\ndefaults: {kind: pubsub}\nmatrix:\n"
+                           "  driver: [udp, shm]\n  publishers: [2]\n")
+    proc = run_experiment(path, tmp_path / "results", "--dry-run")
+    assert proc.returncode == 2
+    assert "exp.yaml:5: matrix.publishers: shm: publishers 2 is not supported; this " \
+        "driver has at most 1 writer(s) per topic" in proc.stderr
+    assert "udp: publishers" not in proc.stderr
 
 
 @pytest.mark.parametrize("driver", ["udp", "cyclonedds"])

@@ -24,6 +24,7 @@ from psbench.measure import MeasureOutcome
 from psbench.spec import MeasureSpec
 
 SEARCH_FORMAT = "psbench-search/1"
+SEARCH_FILE = "search.json"
 # Below this share of the offered rate, the publisher did not keep up.
 KEEP_UP = 0.95
 MIN_RATE_HZ = 1.0
@@ -210,7 +211,7 @@ def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
                     **(extra or {})}
 
     def write(result: SearchResult) -> None:
-        rundir.write_json(folder / "search.json",
+        rundir.write_json(folder / SEARCH_FILE,
                           {**result.to_json(), **record_extra,
                            "updated_utc": rundir.utc_now()})
 

@@ -140,6 +140,11 @@ class _Checker:
         if subscribers is not None and limit and (subscribers.value or 1) > limit:
             self.refuse(run, subscribers, f"{name}: subscribers {subscribers.value} is "
                         f"not supported; this driver has at most {limit} reader(s) per topic")
+        publishers = run.settings.get("publishers")
+        limit = caps.get("writers_per_topic")
+        if publishers is not None and limit and (publishers.value or 1) > limit:
+            self.refuse(run, publishers, f"{name}: publishers {publishers.value} is "
+                        f"not supported; this driver has at most {limit} writer(s) per topic")
         loan = run.settings.get("loan")
         if loan is not None and loan.value and not caps.get("loan"):
             self.refuse(run, loan, f"{name}: --loan is not supported (no zero-copy write)")

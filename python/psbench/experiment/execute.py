@@ -113,10 +113,13 @@ def _signals_held():
 
 def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
                 pool) -> dict:
-    """A sweep run of an experiment with `search`: one rate search, in a folder of its
-    own inside the run's folder (one per attempt), its steps' run directories in it."""
-    parent = store.run_parent(run.number, run.label)
-    folder = rundir.create(parent, f"{rundir.utc_stamp()}-ratesearch")
+    """A sweep run of an experiment with `search`: one rate search in the run's folder
+    (search.json beside its steps' run directories). An earlier attempt's search.json
+    (interrupted, then --resume) is kept as search-<UTC time>.json."""
+    folder = store.run_parent(run.number, run.label)
+    earlier = folder / ratesearch.SEARCH_FILE
+    if earlier.exists():
+        earlier.rename(folder / f"search-{rundir.utc_stamp()}.json")
     started_utc, started = rundir.utc_now(), time.monotonic()
     found, message = {}, None
     try:
