@@ -116,7 +116,7 @@ def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
     """As fast as possible and reliable with history unset: keep_all where the driver has
     it, so that a writer ahead of its readers blocks (flow control) instead of
     overwriting samples they have not taken yet, which a reliable run would report as
-    lost. Recorded in spec.auto."""
+    lost. Recorded in spec.auto (run.json: spec.history, and auto says why)."""
     if (spec.kind == "pubsub" and not spec.rate and spec.reliability == "reliable"
             and spec.history is None and "keep_all" in (capabilities.get("history") or [])):
         return replace(spec, history="keep_all", auto={
@@ -206,7 +206,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
               "created_utc": rundir.utc_now(), "finished_utc": None,
               "cli_argv": cli_argv, "node": str(node), "driver": driver,
-              "spec": spec.to_json(),
+              "spec": spec.to_json(), "auto": spec.auto,
               "placement": spec.placement, "barrier": "stdio",
               "cpu_sharing": cpu_sharing(spec),
               "status": "starting", "message": None,

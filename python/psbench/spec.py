@@ -99,8 +99,11 @@ class MeasureSpec:
                            self.echo_every is not None)
 
     def to_json(self) -> dict:
+        """The settings as run; auto (why psbench chose some) goes beside it in run.json,
+        so that a run's settings hold settings only."""
         value = asdict(self)
         value["driver_path"] = str(self.driver_path)
+        del value["auto"]
         return value
 
 
