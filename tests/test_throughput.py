@@ -9,6 +9,7 @@ import pytest
 
 from conftest import assert_nothing_left, only_run, run_cli, run_records
 from experiment_files import index_lines, run_experiment, write
+from psbench.analysis.load import load_results
 from psbench.samples import read_samples
 
 LOSSLESS = ["--reliability", "reliable", "--history", "keep_all"]
@@ -263,6 +264,11 @@ def test_an_experiment_with_search_runs_a_search_per_run(driver_libs, tmp_path):
     for step in record["steps"]:
         assert (folder / step["run_dir"] / "run.json").is_file()
     assert "max rate Hz" in proc.stdout
+    # The report reads the sweep's searches and loads every step as a run of its own.
+    results = load_results(store)
+    assert [r.params.get("rate") for r in results.runs] == [s["rate_hz"] for s in record["steps"]]
+    assert [r.run_dir.name for r in results.runs] == [s["run_dir"] for s in record["steps"]]
+    assert len(results.searches) == 1
 
 
 def test_a_search_experiment_must_leave_the_rate_to_the_search(driver_libs, tmp_path):

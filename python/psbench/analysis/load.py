@@ -302,10 +302,14 @@ def _sweep(root: Path) -> ResultSet:
     for number in sorted(latest):
         entry = latest[number]
         run_dir = root / entry["run_dir"] if entry.get("run_dir") else None
+        if entry.get("search") is not None:
+            # A rate-search sweep: its run folder is a search; its steps are the runs.
+            runs += _search_steps(entry, run_dir, first=len(runs) + 1)
+            continue
         record = {}
         if run_dir is not None and (run_dir / "run.json").is_file():
             record = _read_json(run_dir / "run.json")
-        runs.append(RunData(number=number, label=entry.get("label") or str(number),
+        runs.append(RunData(number=len(runs) + 1, label=entry.get("label") or str(number),
                             rep=int(entry.get("rep") or 1),
                             params=measured_settings(entry.get("params") or {}),
                             status=entry.get("status") or "unknown",
@@ -319,6 +323,28 @@ def _sweep(root: Path) -> ResultSet:
     if expanded.is_file():
         name = _read_json(expanded).get("name") or name
     return ResultSet(root, "sweep", name, runs, env, text, load_searches(root))
+
+
+def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunData]:
+    """The step runs of one rate search of a sweep, in the order it walked them: the
+    sweep's settings with the step's rate, each a configuration of its own."""
+    if search_dir is None or not (search_dir / SEARCH_FILE).is_file():
+        return []
+    steps = _read_json(search_dir / SEARCH_FILE).get("steps") or []
+    runs = []
+    for step in steps:
+        run_dir = search_dir / step["run_dir"] if step.get("run_dir") else None
+        if run_dir is None or not (run_dir / "run.json").is_file():
+            continue
+        record = _read_json(run_dir / "run.json")
+        params = {**(entry.get("params") or {}), "rate": step.get("rate_hz")}
+        label = f"{entry.get('label') or entry.get('run')} at {step.get('rate_hz'):g} Hz"
+        runs.append(RunData(number=first + len(runs), label=label,
+                            rep=int(entry.get("rep") or 1), params=measured_settings(params),
+                            status=record.get("status") or "unknown",
+                            message=record.get("message"), run_dir=run_dir,
+                            run_record=record))
+    return runs
 
 
 def measured_settings(params: dict) -> dict:
