@@ -34,6 +34,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ddsperf_compare import stop  # bench/ is this script's folder: its sibling
 from psbench import paths, table
 
 REPO = paths.REPO_ROOT
@@ -91,16 +92,6 @@ def per_second_median(per_bin: list[int], bin_ns: int) -> float | None:
     way of reading its own output)."""
     inner = per_bin[1:-1]
     return statistics.median(inner) * 1e9 / bin_ns if inner else None
-
-
-def stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 def ddsperf_rate(size: int, seconds: float, domain: int) -> float:

@@ -101,11 +101,10 @@ class RunData(RunSettings):
         """The summary of the (first) role that records samples (ping or sub)."""
         return next(iter(self.receivers.values()), {})
 
-    @cached_property
-    def samples_by_receiver(self) -> dict[str, Samples]:
-        """name -> that receiver's samples; one entry per subscriber of a fan-out run."""
+    def _samples_of(self, summaries: dict[str, dict]) -> dict[str, Samples]:
+        """name -> the samples file each of these summaries names (those that name one)."""
         found = {}
-        for name, summary in self.receivers.items():
+        for name, summary in summaries.items():
             file = summary.get("samples_file")
             if not file or self.run_dir is None:
                 continue
@@ -115,6 +114,11 @@ class RunData(RunSettings):
                 raise UserError(f"run {self.number} ({self.label}): {exc}",
                                 exit_code=1) from None
         return found
+
+    @cached_property
+    def samples_by_receiver(self) -> dict[str, Samples]:
+        """name -> that receiver's samples; one entry per subscriber of a fan-out run."""
+        return self._samples_of(self.receivers)
 
     @cached_property
     def samples(self) -> Samples | None:
@@ -164,17 +168,7 @@ class RunData(RunSettings):
     def echo_by_publisher(self) -> dict[str, Samples]:
         """name -> the round trips a publisher timed from echoed samples (latency under
         load, `--echo-every N`): its `pub.samples`, kind rtt."""
-        found = {}
-        for name, summary in self.publishers.items():
-            file = summary.get("samples_file")
-            if not file or self.run_dir is None:
-                continue
-            try:
-                found[name] = read_samples(self.run_dir / file)
-            except SamplesFileError as exc:
-                raise UserError(f"run {self.number} ({self.label}): {exc}",
-                                exit_code=1) from None
-        return found
+        return self._samples_of(self.publishers)
 
     @cached_property
     def echo_latency_ns(self) -> np.ndarray:
