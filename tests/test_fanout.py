@@ -43,6 +43,20 @@ def test_every_subscriber_gets_every_sample_and_its_own_files(driver_libs, resul
     assert_nothing_left(record["run_id"])
 
 
+def test_twelve_subscribers_each_get_every_sample(driver_libs, results):
+    # The seeds scale to 12 readers; 13 participants of one Cyclone domain on one host
+    # need more participant indices than Cyclone's default 10.
+    proc = pubsub(results, "cyclonedds", 12, *LOSSLESS, count=100)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = only_run(results)
+    assert len(record["processes"]) == 13
+    for n in range(1, 13):
+        counts = json.loads((record["_dir"] / f"sub-{n}.json").read_text())["counts"]
+        assert counts["samples"] == 100 and counts["lost"] == 0, (n, counts)
+    assert record["cpu_sharing"]["oversubscribed"] is not None
+    assert_nothing_left(record["run_id"])
+
+
 def test_oversubscription_is_recorded(driver_libs, results):
     proc = pubsub(results, "cyclonedds", 3, "--cpu", "sub=0", "--cpu", "pub=0", count=50)
     assert proc.returncode == 0, proc.stdout + proc.stderr
