@@ -170,3 +170,21 @@ def test_the_floor_has_the_same_notify_mode_when_one_was_measured():
     assert dds_wait.baseline["label"] == "shm wait" and dds_wait.baseline["p50_ratio"] == 2
     # no listener baseline: the lowest floor of any notify mode
     assert dds_listener.baseline["label"] == "shm poll"
+
+
+def test_the_floor_is_measured_at_the_same_rate():
+    from psbench.analysis.configs import Config, _baselines
+
+    def config(driver, rate, p50):
+        c = Config(f"{driver}{rate}", {"kind": "pubsub", "driver": driver, "size": 64,
+                                       "rate": rate}, [], label=f"{driver} {rate}")
+        c.stats = {"p50": p50, "p99": 2 * p50}
+        return c
+
+    # Back to back, latency runs from the actual send and is tiny; at 1 kHz it runs from
+    # the intended send time: a 1 kHz run is read against the 1 kHz floor only.
+    shm_max, shm_1k = config("shm", 0, 2.0), config("shm", 1000, 100.0)
+    dds_1k, dds_10k = config("dds", 1000, 300.0), config("dds", 10000, 250.0)
+    _baselines([shm_max, shm_1k, dds_1k, dds_10k])
+    assert dds_1k.baseline["label"] == "shm 1000" and dds_1k.baseline["p50_ratio"] == 3
+    assert dds_10k.baseline is None

@@ -169,11 +169,14 @@ def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:
 
 def _baselines(configs: list[Config]) -> None:
     """The floor of a configuration: the baseline with the lowest p50 among those of the
-    same kind, size and placement, and of the same notify mode when there is one (a
-    blocking wake-up is not read against a busy-polling floor)."""
+    same kind, size, placement and rate, and of the same notify mode when there is one (a
+    blocking wake-up is not read against a busy-polling floor). The rate must match: an
+    open-loop latency, measured from the intended send time at some rate, is not read
+    against a back-to-back or closed-loop one."""
     for config in configs:
         floors = [b for b in configs if b.is_baseline and b.kind == config.kind
                   and b.size == config.size and b.placement == config.placement
+                  and b.params.get("rate") == config.params.get("rate")
                   and b.stats.get("p50")]
         notify = config.params.get("notify")
         floors = [b for b in floors if b.params.get("notify") == notify] or floors
