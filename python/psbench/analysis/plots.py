@@ -137,11 +137,14 @@ def _us(ns) -> float:
     return np.nan if ns is None else ns / 1000.0
 
 
-def _panels(count: int, inches: tuple[float, float], columns: int) -> tuple[Figure, list]:
-    """A figure of count panels of the given size (inches), in rows of columns."""
+def _panels(count: int, inches: tuple[float, float], columns: int,
+            legend_inches: float = 0.0) -> tuple[Figure, list]:
+    """A figure of count panels of the given size (inches), in rows of columns; with
+    legend_inches, that much room right of every panel for a legend (_legend_beside)."""
     columns = min(columns, count)
     rows = -(-count // columns)
     left, right, bottom, top, across, down = MARGIN_INCHES
+    right, across = right + legend_inches, across + legend_inches
     width = left + right + columns * inches[0] + (columns - 1) * across
     height = bottom + top + rows * inches[1] + (rows - 1) * down
     figure = Figure(figsize=(width, height), dpi=DPI)
@@ -406,6 +409,25 @@ def throughput_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]
 
 # Latency against subscriber count ----------------------------------------------------
 
+def _legend_inches(names: list[str]) -> float:
+    """Room for a legend of these series names beside a panel (7-point text)."""
+    return min(4.5, 0.45 + 0.055 * max((len(n) for n in names), default=0))
+
+
+def _legend_beside(ax) -> None:
+    """The legend right of the axes, where it hides no line however many series."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
+              title="solid p50, dashed p99", title_fontsize=7)
+
+
+def _p50_p99_lines(ax, xs, members, colour: str, label: str) -> None:
+    """One series: p50 solid with circles (named in the legend), p99 dashed."""
+    ax.plot(xs, [_us(c.stats.get("p50")) for c in members], marker="o", color=colour,
+            label=label)
+    ax.plot(xs, [_us(c.stats.get("p99")) for c in members], marker="v", linestyle="--",
+            color=colour)
+
+
 def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     if "subscribers" not in varying_keys(configs):
         return [], ["latency against subscriber count: no run varies subscribers"]
@@ -417,23 +439,20 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
     if not panels:
         return [], ["latency against subscriber count: no series of configurations "
                     "differing only in subscribers has 2 or more counts"]
-    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
-    for ax, (metric, series) in zip(axes, panels):
-        names = labels([s[0] for s in series], leave_out="subscribers")
+    names_of = [labels([s[0] for s in series], leave_out="subscribers") for _, series in panels]
+    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels),
+                           _legend_inches([n for names in names_of for n in names]))
+    for ax, (metric, series), names in zip(axes, panels, names_of):
         for index, (label, members) in enumerate(zip(names, series)):
-            colour = f"C{index % 10}"
             counts = [implied_setting(c.params, "subscribers") for c in members]
-            ax.plot(counts, [_us(c.stats.get("p50")) for c in members], marker="o",
-                    color=colour, label=f"{label} p50")
-            ax.plot(counts, [_us(c.stats.get("p99")) for c in members], marker="v",
-                    linestyle="--", color=colour, label=f"{label} p99")
+            _p50_p99_lines(ax, counts, members, f"C{index % 10}", label)
         ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.set_xlabel("subscribers")
         ax.set_yscale("log")
         _log_axis(ax.yaxis)
         ax.set_ylabel(f"{metric} latency (µs)")
         ax.set_title(f"{metric} latency against subscriber count")
-        ax.legend(loc="upper left")
+        _legend_beside(ax)
     caption = ("p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
                "series of configurations that differ only in the number of subscribers; "
                "the slope is the cost of one more subscriber.")
@@ -508,16 +527,13 @@ def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     if not panels:
         return [], ["latency against offered rate: no series of configurations differing "
                     "only in rate has 2 or more rates above 0"]
-    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
-    for ax, (metric, series) in zip(axes, panels):
-        names = labels([s[0] for s in series], leave_out="rate")
+    names_of = [labels([s[0] for s in series], leave_out="rate") for _, series in panels]
+    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels),
+                           _legend_inches([n for names in names_of for n in names]))
+    for ax, (metric, series), names in zip(axes, panels, names_of):
         for index, (label, members) in enumerate(zip(names, series)):
-            colour = f"C{index % 10}"
-            rates = [_offered(c) for c in members]
-            ax.plot(rates, [_us(c.stats.get("p50")) for c in members], marker="o",
-                    color=colour, label=f"{label} p50")
-            ax.plot(rates, [_us(c.stats.get("p99")) for c in members], marker="v",
-                    linestyle="--", color=colour, label=f"{label} p99")
+            _p50_p99_lines(ax, [_offered(c) for c in members], members, f"C{index % 10}",
+                           label)
         ax.set_xscale("log")
         _log_axis(ax.xaxis)
         ax.set_xlabel("offered rate (samples/s per publisher)")
@@ -525,7 +541,7 @@ def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         _log_axis(ax.yaxis)
         ax.set_ylabel(f"{metric} latency (µs)")
         ax.set_title(f"{metric} latency against offered rate")
-        ax.legend(loc="upper left")
+        _legend_beside(ax)
     caption = ("p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
                "series of configurations that differ only in the publish rate (rate 0, "
                "as fast as possible, has no place on this axis). Both axes are "
