@@ -83,7 +83,8 @@ def test_subscriber_plot_is_drawn_when_subscribers_vary(configs, tmp_path):
     assert "latency-vs-subscribers" in names, notes
     assert not any("subscriber" in n for n in notes), notes
     text = svg_text(tmp_path / "latency-vs-subscribers.svg")
-    assert "subscribers" in text and "udp 64 B p50" in text and "shm 4 KiB p99" in text
+    assert "subscribers" in text and "udp 64 B" in text and "shm 4 KiB" in text
+    assert "solid p50, dashed p99" in text   # one legend entry per series, styles named
     # 12 ping configurations are too many lines for one spectrum: one figure per size
     assert {"percentile-spectrum-ping-64B", "percentile-spectrum-ping-4KiB"} <= names
     assert "throughput against message size: no pubsub runs" in notes
