@@ -14,8 +14,13 @@ comparison (and also without it, in the per-driver table, which uses every drive
 defaults). Both use the same UDP-on-loopback configuration (the driver's transport udp,
 drivers/cyclonedds/transports/udp.xml, handed to ddsperf as CYCLONEDDS_URI), reliable,
 keep_all, a waitset in the subscriber (ddsperf `sub waitset`; psbench `--notify wait`),
-and the same bytes on the wire: psbench's message of S bytes is a CDR sample of S + 4
-bytes, ddsperf's KS topic with `size S+4` is S + 4 bytes. ddsperf prints the received
+and unkeyed topics of (nearly) the same size: psbench's message of S bytes is a CDR sample
+of S + 4 bytes with no key; ddsperf runs its unkeyed fixed-size topics, UK1024 (1024
+bytes) beside psbench's 1 KiB (1028 bytes) and UK16 (16 bytes, its smallest unkeyed one)
+beside psbench's 64 B (68 bytes), where ddsperf carries less. ddsperf's default KS topic
+is keyed: an instance lookup per sample on both sides made it 20-30% slower here, which
+says more about keys than about either tool (`--ddsperf-topic KS` runs it, sized S + 4
+to match psbench's bytes). ddsperf prints the received
 rate once a second; its figure is the median of those per-second rates, the first second
 (discovery, start-up) and the last (the publisher stopping) left out. psbench's figure is
 computed the same way from its per-second series. The two tools run interleaved, round by
@@ -94,20 +99,30 @@ def per_second_median(per_bin: list[int], bin_ns: int) -> float | None:
     return statistics.median(inner) * 1e9 / bin_ns if inner else None
 
 
-def ddsperf_rate(size: int, seconds: float, domain: int) -> float:
+def ddsperf_topic(size: int, topic: str) -> tuple[list[str], list[str], int]:
+    """ddsperf's topic arguments, its `pub` size arguments and the size it will report:
+    an unkeyed fixed-size topic (UK16 up to 64 B, UK1024 above), or KS sized like
+    psbench's CDR sample."""
+    if topic == "KS":
+        return ["-T", "KS"], ["size", str(size + CDR_EXTRA)], size + CDR_EXTRA
+    fixed = 16 if size <= 64 else 1024
+    return ["-T", f"UK{fixed}"], [], fixed
+
+
+def ddsperf_rate(size: int, seconds: float, domain: int, topic: str) -> float:
     """ddsperf pub -> ddsperf sub waitset, pinned like psbench; median per-second rate."""
     env = dict(os.environ, CYCLONEDDS_URI=f"file://{UDP_XML}")
     cpus = sorted(os.sched_getaffinity(0))
-    wire = size + CDR_EXTRA
+    topic_args, size_args, wire = ddsperf_topic(size, topic)
     duration = int(seconds + 2.999)  # the first and last seconds are dropped
-    base = ["ddsperf", "-i", str(domain), "-k", "all"]
+    base = ["ddsperf", "-i", str(domain), "-k", "all", *topic_args]
     sub = subprocess.Popen(["taskset", "-c", str(cpus[0]), *base, "-D", str(duration + 2),
                             "sub", "waitset"], env=env, stdout=subprocess.PIPE,
                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
     pub = None
     try:
         pub = subprocess.Popen(["taskset", "-c", str(cpus[-1]), *base, "-D", str(duration),
-                                "pub", "size", str(wire)], env=env, stdout=subprocess.DEVNULL,
+                                "pub", *size_args], env=env, stdout=subprocess.DEVNULL,
                                stderr=subprocess.DEVNULL, start_new_session=True)
         pub.wait(timeout=duration + 60)
         out, _ = sub.communicate(timeout=duration + 60)
@@ -151,7 +166,7 @@ def all_drivers(sizes, seconds, results) -> None:
                         "pub sends/s"], rows))
 
 
-def versus_ddsperf(sizes, seconds, rounds, results) -> None:
+def versus_ddsperf(sizes, seconds, rounds, results, topic) -> None:
     if not shutil.which("ddsperf") or not shutil.which("taskset"):
         print("ddsperf or taskset missing (make setup installs cyclonedds-tools, util-linux): "
               "comparison skipped")
@@ -168,7 +183,7 @@ def versus_ddsperf(sizes, seconds, rounds, results) -> None:
                         sys.exit(f"psbench cyclonedds failed: {run['error']}")
                     value = run["per_second_median"]
                 else:
-                    value = ddsperf_rate(size, seconds, 201 + (r * len(sizes) + i) % 30)
+                    value = ddsperf_rate(size, seconds, 201 + (r * len(sizes) + i) % 30, topic)
                 found[size][tool].append(value)
             print(f"round {r + 1}/{rounds} {size:>5} B: psbench {found[size]['psbench'][-1]:,.0f}"
                   f"  ddsperf {found[size]['ddsperf'][-1]:,.0f} samples/s", flush=True)
@@ -181,9 +196,8 @@ def versus_ddsperf(sizes, seconds, rounds, results) -> None:
         rows.append([size, fmt(ps), fmt(dp), f"{ratio:.3f}", verdict])
     print(table.render(["size B", "psbench samples/s", "ddsperf samples/s", "ratio",
                         "goal 0.90-1.10"], rows))
-    print("ddsperf's KS topic is keyed (an instance lookup per sample on both sides) and its "
-          "subscriber keeps per-writer sequence bookkeeping under a lock; psbench's Bytes "
-          "topic has no key")
+    print("ddsperf topic: " + ("KS, keyed, sized like psbench's samples" if topic == "KS"
+          else "unkeyed, UK16 (16 B) beside 64 B, UK1024 (1024 B) beside 1 KiB"))
 
 
 def interrupted(signum, frame):
@@ -199,6 +213,8 @@ def main() -> int:
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 1024])
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds against ddsperf")
     ap.add_argument("--only", choices=("drivers", "ddsperf"), help="one of the two parts")
+    ap.add_argument("--ddsperf-topic", choices=("unkeyed", "KS"), default="unkeyed",
+                    help="ddsperf's topic: unkeyed fixed-size (default) or its keyed KS")
     ap.add_argument("-o", "--output", help="results folder (default: a new temporary one)")
     args = ap.parse_args()
     if not paths.node_path().exists():
@@ -211,7 +227,7 @@ def main() -> int:
     if args.only != "drivers":
         print(f"\ncyclonedds (write_batch) against ddsperf, {args.rounds} interleaved rounds:",
               flush=True)
-        versus_ddsperf(args.sizes, args.seconds, args.rounds, results)
+        versus_ddsperf(args.sizes, args.seconds, args.rounds, results, args.ddsperf_topic)
     print(f"results: {results} (psbench report {results})")
     return 0
 
