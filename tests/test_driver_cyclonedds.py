@@ -274,7 +274,10 @@ def run_in_fresh_netns(results, args):
 
 @pytest.mark.parametrize("transport", ["udp", "multicast", "shm"])
 def test_the_transport_named_is_the_one_used(cyclonedds, roudi, results, transport):
-    count, warmup = 400, 20
+    # shm: enough messages that the discovery datagrams (SPDP goes to each of the 100
+    # participant ports MaxAutoParticipantIndex opens, a few hundred in all) are few
+    # beside them
+    count, warmup = (2000 if transport == "shm" else 400), 20
     messages = 2 * (count + warmup)  # pings and echoes, each at least one datagram on UDP
     traffic = run_in_fresh_netns(results, ["ping", "--driver", DRIVER, "--transport", transport,
                                            "--option", "type=complex", "--size", "32",
