@@ -188,3 +188,11 @@ def test_the_floor_is_measured_at_the_same_rate():
     _baselines([shm_max, shm_1k, dds_1k, dds_10k])
     assert dds_1k.baseline["label"] == "shm 1000" and dds_1k.baseline["p50_ratio"] == 3
     assert dds_10k.baseline is None
+
+
+def test_jitter_compares_samples_of_one_receiver_only():
+    from psbench.analysis.describe import describe
+    steady_low, steady_high = np.full(100, 10.0), np.full(100, 1000.0)
+    pooled = np.ravel(np.column_stack([steady_low, steady_high]))  # interleaved by seq
+    assert describe(pooled)["jitter"] == 990.0       # one series: every step jumps
+    assert describe(pooled, [steady_low, steady_high])["jitter"] == 0.0

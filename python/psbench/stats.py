@@ -20,7 +20,7 @@ PERCENTILES = (
 
 
 def summarize_ns(values: np.ndarray) -> dict:
-    """count, min, percentiles, max, mean, std (population) of latencies in ns."""
+    """count, min, percentiles, max, mean, std (sample, n - 1) of latencies in ns."""
     values = np.asarray(values)
     count = int(values.size)
     if count == 0:
@@ -32,7 +32,8 @@ def summarize_ns(values: np.ndarray) -> dict:
                          if count >= needed else None)
     result["max"] = float(values.max())
     result["mean"] = float(values.mean())
-    result["std"] = float(values.std())
+    # Sample standard deviation (n - 1), as psbench report and the seed papers use.
+    result["std"] = float(values.std(ddof=1)) if count > 1 else 0.0
     return result
 
 

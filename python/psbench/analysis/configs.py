@@ -66,7 +66,7 @@ def _median(values: list) -> float | None:
 
 def _aggregate(config: Config, noise: float) -> None:
     ok = config.ok_runs
-    config.per_rep = [describe(r.latency_ns) for r in ok]
+    config.per_rep = [describe(r.latency_ns, r.latency_streams) for r in ok]
     config.stats = {key: _median([s[key] for s in config.per_rep]) for key in LATENCY_KEYS}
     config.stats["n"] = sum(s["n"] for s in config.per_rep)
     config.counts = {key: sum(int(r.counts.get(key) or 0) for r in ok) for key in COUNT_KEYS}
@@ -169,8 +169,9 @@ def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:
 
 def _baselines(configs: list[Config]) -> None:
     """The floor of a configuration: the baseline with the lowest p50 among those of the
-    same kind, size, placement and rate, and of the same notify mode when there is one (a
-    blocking wake-up is not read against a busy-polling floor). The rate must match: an
+    same kind, size, placement and rate, and of the same notify mode when the result set
+    has a baseline in it (a blocking wake-up is then not read against a busy-polling
+    floor; without one, the lowest floor of any notify mode is used). The rate must match: an
     open-loop latency, measured from the intended send time at some rate, is not read
     against a back-to-back or closed-loop one."""
     for config in configs:

@@ -21,8 +21,10 @@ def percentile(values: np.ndarray, q: float) -> float:
     return float(np.percentile(values, q, method="inverted_cdf"))
 
 
-def describe(latency_ns: np.ndarray) -> dict:
-    """STAT_KEYS of a latency series (ns); None where the series is too short."""
+def describe(latency_ns: np.ndarray, streams: list[np.ndarray] | None = None) -> dict:
+    """STAT_KEYS of a latency series (ns); None where the series is too short. streams:
+    the series as each receiver saw it (several subscribers), so that jitter compares a
+    sample with the previous one at the same receiver, not with another receiver's."""
     values = np.asarray(latency_ns, dtype=np.float64)
     n = int(values.size)
     result = {key: None for key in STAT_KEYS}
@@ -34,7 +36,9 @@ def describe(latency_ns: np.ndarray) -> dict:
     result["mean"] = float(values.mean())
     if n >= 2:
         result["stdev"] = float(values.std(ddof=1))
-        result["jitter"] = float(np.abs(np.diff(values)).mean())
+        diffs = [np.diff(np.asarray(x, dtype=np.float64)) for x in (streams or [values])]
+        diffs = np.concatenate(diffs) if diffs else np.empty(0)
+        result["jitter"] = float(np.abs(diffs).mean()) if diffs.size else None
     for label, q, needed in PERCENTILES:
         if n >= needed:
             result[label] = percentile(values, q)

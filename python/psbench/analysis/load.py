@@ -141,6 +141,13 @@ class RunData(RunSettings):
         values = samples.latency_ns.astype(np.float64)
         return values / 2.0 if samples.kind == "rtt" else values
 
+    @property
+    def latency_streams(self) -> list[np.ndarray]:
+        """Each receiver's own series (same units as latency_ns), for what compares one
+        sample with the one before it at the same receiver (jitter)."""
+        return [s.latency_ns.astype(np.float64) / (2.0 if s.kind == "rtt" else 1.0)
+                for s in self.samples_by_receiver.values()]
+
     @cached_property
     def receive_ns(self) -> np.ndarray:
         """When each sample arrived, on the receiver's monotonic clock."""
