@@ -147,3 +147,16 @@ def test_a_missing_published_file_is_an_error_before_anything_runs(fake_study, r
 def test_resume_needs_the_directory(fake_study, capsys):
     assert cli.main(["reproduce", FAKE, "--resume"]) == 2
     assert "-o DIR" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", [n for n in reproduce.STUDIES if reproduce.available(n)])
+def test_every_available_study_has_its_files_and_they_validate(name):
+    from psbench.experiment import prepare
+
+    for quick in (False, True):
+        path = common.experiment_path(name, quick)
+        assert prepare(path, path.name, skip_unbuilt=True).runs
+    published = common.load_published(name)
+    assert published.get("source") and published.get("hardware") and \
+        published.get("versions"), f"{name}.published.yaml needs source, hardware, versions"
+    assert callable(reproduce.load(name).sections)
