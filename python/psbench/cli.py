@@ -6,7 +6,7 @@ import sys
 
 import psbench
 from psbench import (cmd_compare, cmd_demo, cmd_drivers, cmd_env, cmd_measure,
-                     cmd_ratesearch, cmd_report, cmd_run)
+                     cmd_ratesearch, cmd_report, cmd_reproduce, cmd_run)
 from psbench.errors import UserError
 
 
@@ -19,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
                         version=f"psbench {psbench.__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
     for module in (cmd_drivers, cmd_env, cmd_measure, cmd_ratesearch, cmd_run, cmd_report,
-                   cmd_demo, cmd_compare):
+                   cmd_demo, cmd_compare, cmd_reproduce):
         module.add_parsers(subparsers)
     return parser
 

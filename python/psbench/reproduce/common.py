@@ -1,0 +1,150 @@
+"""What every study shares: its files, the published figures, and the paper's sections
+(tables and figures in the paper's own form) written beside the normal report.
+
+A study module builds `Section`s from the measured ResultSet and the published figures;
+this module writes them as DIR/report/paper.md and paper.json, each table as
+DIR/report/paper/<table>.md|csv|json|tex (analysis.formats), each figure as
+DIR/report/paper/<drawing>.png|svg, and prints them on the terminal.
+"""
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from psbench import paths
+from psbench.analysis import formats
+from psbench.analysis.tables import Table
+from psbench.errors import UserError
+
+PAPER_FORMAT = "psbench-paper/1"
+PAPER_DIR = "paper"
+
+
+@dataclass
+class Section:
+    """One part of the paper, reproduced: its tables (the analysis Table type, so every
+    output format works), its figures (analysis.plots.Drawing) and notes for readers."""
+    title: str
+    tables: list[Table] = field(default_factory=list)
+    drawings: list = field(default_factory=list)      # analysis.plots.Drawing
+    notes: list[str] = field(default_factory=list)
+
+
+def seeds_dir() -> Path:
+    return paths.REPO_ROOT / "experiments" / "seeds"
+
+
+def experiment_path(name: str, quick: bool = False) -> Path:
+    path = seeds_dir() / f"{name}{'-quick' if quick else ''}.yaml"
+    if not path.is_file():
+        raise UserError(f"study {name!r}: its experiment file {path} is missing", 2)
+    return path
+
+
+def load_published(name: str) -> dict:
+    """experiments/seeds/NAME.published.yaml: the paper's printed figures (with `source`,
+    `hardware` and `versions` notes). A missing file is an error: a reproduction without
+    the figures it reproduces is not one."""
+    path = seeds_dir() / f"{name}.published.yaml"
+    try:
+        data = yaml.safe_load(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"study {name!r}: its published figures {path} are missing", 2) \
+            from None
+    except yaml.YAMLError as exc:
+        raise UserError(f"study {name!r}: {path} is not valid YAML: {exc}", 2) from None
+    if not isinstance(data, dict):
+        raise UserError(f"study {name!r}: {path} must be a mapping", 2)
+    return data
+
+
+def published_marker(published: dict) -> str:
+    """The note that goes under every table holding published figures."""
+    hardware = published.get("hardware") or "unknown hardware"
+    versions = published.get("versions") or "unknown versions"
+    return (f"Published figures were measured on other hardware ({_one_line(hardware)}) "
+            f"and with other versions ({_one_line(versions)}); compare shapes and ratios, "
+            f"not absolute values.")
+
+
+def _one_line(value) -> str:
+    if isinstance(value, dict):
+        return "; ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return "; ".join(str(v) for v in value)
+    return " ".join(str(value).split())
+
+
+def _table_names(sections: list[Section]) -> None:
+    seen: set[str] = set()
+    for section in sections:
+        for t in section.tables + section.drawings:
+            if t.name in seen:
+                raise ValueError(f"two tables or figures of the paper are named {t.name!r}")
+            seen.add(t.name)
+
+
+def terminal_text(name: str, sections: list[Section]) -> str:
+    parts = []
+    for section in sections:
+        lines = [f"== {name}: {section.title} =="]
+        lines.extend(section.notes)
+        parts.append("\n".join(lines))
+        parts.extend(formats.terminal(t) for t in section.tables)
+        parts.extend(f"figure: {d.title} ({PAPER_DIR}/{d.name}.png)" for d in section.drawings)
+    return "\n\n".join(parts)
+
+
+def markdown(name: str, description: str, sections: list[Section]) -> str:
+    lines = [f"# Reproduction: {name}", "", description, ""]
+    for section in sections:
+        lines += [f"## {section.title}", ""]
+        if section.notes:
+            lines += [*section.notes, ""]
+        for t in section.tables:
+            lines += [formats.markdown(t)]
+        for d in section.drawings:
+            lines += [f"![{d.title}]({PAPER_DIR}/{d.name}.svg)", "", d.caption, ""]
+    return "\n".join(lines)
+
+
+def json_document(name: str, description: str, sections: list[Section], quick: bool,
+                  results: Path, published: dict) -> dict:
+    return {"format": PAPER_FORMAT, "study": name, "description": description,
+            "quick": quick, "results": str(results),
+            "published": {k: published.get(k) for k in ("source", "hardware", "versions")
+                          if k in published},
+            "sections": [{"title": s.title, "notes": s.notes,
+                          "tables": [formats.json_value(t) for t in s.tables],
+                          "figures": [{"name": d.name, "title": d.title,
+                                       "caption": d.caption, "png": f"{PAPER_DIR}/{d.name}.png",
+                                       "svg": f"{PAPER_DIR}/{d.name}.svg"}
+                                      for d in s.drawings]}
+                         for s in sections]}
+
+
+def write_sections(name: str, description: str, sections: list[Section], report_dir: Path,
+                   quick: bool = False, results: Path | None = None,
+                   published: dict | None = None) -> Path:
+    """Writes report_dir/paper.md, paper.json and report_dir/paper/* ; returns paper.md."""
+    import matplotlib   # slow to import: only when writing
+
+    from psbench.analysis.plots import STYLE, _save
+
+    _table_names(sections)
+    out = report_dir / PAPER_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    for section in sections:
+        for t in section.tables:
+            for suffix, writer in formats.WRITERS.items():
+                (out / f"{t.name}.{suffix}").write_text(writer(t))
+        with matplotlib.rc_context(STYLE):
+            for d in section.drawings:
+                _save(d, out)
+    (report_dir / "paper.md").write_text(markdown(name, description, sections))
+    (report_dir / "paper.json").write_text(json.dumps(
+        json_document(name, description, sections, quick, results or report_dir.parent,
+                      published or {}), indent=2, ensure_ascii=False, default=str) + "\n")
+    return report_dir / "paper.md"
