@@ -169,23 +169,33 @@ def _most(by_subs: dict) -> int:
     return max((n for points in by_subs.values() for n, _ in points), default=1)
 
 
-def _growth(points: list[tuple[int, Config]]) -> float | None:
-    """Average at the most subscribers minus the average at the fewest, per subscriber."""
+def _growth(points: list[tuple[int, Config]]) -> tuple[float, float] | None:
+    """The average at the most subscribers minus the average at the fewest, per added
+    subscriber, and its standard error (from the two means' standard errors)."""
     (lo, first), (hi, last) = points[0], points[-1]
-    a, b = _figures(first)["mean"], _figures(last)["mean"]
-    return None if a is None or b is None or hi == lo else (b - a) / (hi - lo)
+    a, b = first.pooled_ns, last.pooled_ns
+    if hi == lo or a.size < 2 or b.size < 2:
+        return None
+    error = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) / (hi - lo)
+    return float((b.mean() - a.mean()) / (hi - lo)), float(error)
 
 
 def _check_scales_best(claim: dict, by_subs: dict) -> tuple[str, str]:
-    growth = {d: _growth(points) for d, points in by_subs.items()}
-    growth = {d: g for d, g in growth.items() if g is not None}
-    ours = "average growth per added subscriber µs: " + ", ".join(
-        f"{_name(d)} {g / 1000:+.1f}" for d, g in growth.items())
+    """Agrees when the system's average grows least with subscribers; a smaller growth
+    of another system within twice their combined standard error is no difference."""
+    growth = {d: g for d, g in ((d, _growth(p)) for d, p in by_subs.items()) if g}
+    ours = "average growth per added subscriber µs (± standard error): " + ", ".join(
+        f"{_name(d)} {g / 1000:+.1f} ± {e / 1000:.1f}" for d, (g, e) in growth.items())
     system = claim["system"]
     if system not in growth or len(growth) < 2:
         return ours if growth else "not measured", "not measured"
-    best = min(growth, key=growth.get)
-    return ours, "agrees" if best == system else f"differs ({_name(best)} grows least)"
+    best = min(growth, key=lambda d: growth[d][0])
+    if best == system:
+        return ours, "agrees"
+    (g, e), (g_best, e_best) = growth[system], growth[best]
+    if g - g_best <= 2 * np.hypot(e, e_best):
+        return ours, f"within noise ({_name(best)} grows least, by less than 2 standard errors)"
+    return ours, f"differs ({_name(best)} grows least)"
 
 
 def _check_higher_average(claim: dict, by_subs: dict) -> tuple[str, str]:
