@@ -112,7 +112,8 @@ def run_command(args) -> int:
         raise UserError("argument --resume: give the directory of the sweep to continue "
                         "with -o DIR")
     path = common.experiment_path(args.name, args.quick)
-    display = str(path.relative_to(paths.REPO_ROOT))
+    display = (str(path.relative_to(paths.REPO_ROOT)) if path.is_relative_to(paths.REPO_ROOT)
+               else str(path))
     common.load_published(args.name)     # fail before running, not after
     plan = _plan(path, display)
     if plan is None:

@@ -9,6 +9,7 @@ module does not exist yet is "not yet available": listed, never run.
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
 
 from psbench.errors import UserError
@@ -34,7 +35,14 @@ def module_name(name: str) -> str:
 
 def available(name: str) -> bool:
     """Whether the study's module exists (it may still lack its experiment files)."""
-    return name in STUDIES and importlib.util.find_spec(module_name(name)) is not None
+    if name not in STUDIES:
+        return False
+    if module_name(name) in sys.modules:
+        return True
+    try:
+        return importlib.util.find_spec(module_name(name)) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def known_text() -> str:

@@ -1,0 +1,176 @@
+"""Zak 2017 (seed 000): the full experiment file validates, the published figures are
+the paper's, and the quick variant runs end to end through `psbench reproduce zak2017
+--quick` and produces the paper's tables 1-6, figure 4 and the claims, with values
+computed from the run's own samples (never a timing assertion)."""
+
+import json
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import REPO, assert_nothing_left, run_cli, run_records
+from psbench import paths
+from psbench.analysis.load import load_results
+from psbench.analysis.significance import welch
+from psbench.experiment import prepare
+
+SEEDS = REPO / "experiments" / "seeds"
+PAPER_SIZES = [16 << i for i in range(11)]
+QUICK_SIZES = [32, 256, 2048, 16384]
+DDS = ("fastdds", "cyclonedds")
+
+
+def test_the_full_file_validates_with_the_papers_method(results):
+    proc = run_cli(["reproduce", "zak2017", "--dry-run"], results)
+    assert proc.returncode == 0, proc.stderr
+    assert "70 runs" in proc.stdout
+    assert not results.exists()
+    plan = prepare(SEEDS / "zak2017.yaml", "zak2017.yaml")
+    runs = [run.params for run in plan.runs]
+    assert {(r["kind"], r["warmup"], r["count"]) for r in runs} == {("ping", 1000, 10000)}
+    assert sorted({r["size"] for r in runs}) == PAPER_SIZES[1:]   # 16 B is measured at 32 B
+    dds = [r for r in runs if r["driver"] in DDS]
+    assert {r["transport"] for r in dds} == {"udp"}
+    assert len(dds) == 2 * 2 * 10
+    assert {(r["driver"], r["reliability"]) for r in runs if r["driver"] not in DDS} == \
+        {("udp", "best_effort"), ("shm", "best_effort"), ("shm", "reliable")}
+
+
+def test_the_quick_file_keeps_the_method():
+    full = prepare(SEEDS / "zak2017.yaml", "zak2017.yaml").runs
+    quick = prepare(SEEDS / "zak2017-quick.yaml", "zak2017-quick.yaml").runs
+    shape = lambda runs: {(r.params["driver"], r.params["transport"], r.params["reliability"],
+                           r.params["notify"]) for r in runs}
+    assert shape(quick) == shape(full)
+    assert sorted({r.params["size"] for r in quick}) == QUICK_SIZES
+
+
+def test_the_published_figures_are_the_papers():
+    doc = yaml.safe_load((SEEDS / "zak2017.published.yaml").read_text())
+    assert doc["hardware"] and doc["versions"] and doc["source"]
+    for impl in ("fastdds", "other"):
+        for reliability in ("best_effort", "reliable"):
+            rows = doc["latency"][impl][reliability]["rows"]
+            assert sorted(rows) == PAPER_SIZES
+            assert all(len(r) == 4 and r[0] <= r[2] <= r[1] for r in rows.values())
+    for reliability in ("best_effort", "reliable"):
+        rows = doc["ttest"][reliability]["rows"]
+        assert sorted(rows) == PAPER_SIZES and all(t < 0 for t, _ in rows.values())
+    # Two spot checks against the printed tables, and the text's averages (section 5).
+    assert doc["latency"]["fastdds"]["best_effort"]["rows"][16] == [113, 679, 147.24, 28.46]
+    assert doc["ttest"]["reliable"]["rows"][16384] == [-163.98, 11910]
+    for impl, stated in (("fastdds", 50), ("other", 70)):
+        be, rel = (doc["latency"][impl][r]["rows"] for r in ("best_effort", "reliable"))
+        increase = np.mean([rel[s][2] - be[s][2] for s in PAPER_SIZES])
+        assert abs(increase - stated) < 3
+
+
+@pytest.fixture(scope="module")
+def quick(driver_libs, tmp_path_factory):
+    folder = tmp_path_factory.mktemp("zak2017")
+    out = folder / "sweep"
+    proc = run_cli(["reproduce", "zak2017", "--quick", "-o", str(out), "--no-plots"],
+                   folder / "results", timeout=600)
+    for record in run_records(out):
+        assert_nothing_left(record["run_id"])
+    return proc, out, json.loads((out / "report" / "paper.json").read_text())
+
+
+def _tables(doc) -> dict:
+    return {t["name"]: t for s in doc["sections"] for t in s["tables"]}
+
+
+def test_quick_runs_end_to_end_and_writes_the_papers_sections(quick):
+    proc, out, doc = quick
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    assert doc["study"] == "zak2017" and doc["quick"] is True
+    assert [s["title"] for s in doc["sections"]] == [
+        "Setup", "Best effort: tables 1, 2, 3", "Reliable: tables 4, 5, 6",
+        "Figure 4: mean latency", "The paper's claims against ours"]
+    tables = _tables(doc)
+    for name in ("setup", "table1-fastdds-best-effort", "table2-cyclonedds-best-effort",
+                 "table3-ttest-best-effort", "table4-fastdds-reliable",
+                 "table5-cyclonedds-reliable", "table6-ttest-reliable", "figure4-means",
+                 "claims-latency", "claims-ratio", "claims-significance"):
+        assert name in tables, name
+        for suffix in ("md", "csv", "json", "tex"):
+            assert (out / "report" / "paper" / f"{name}.{suffix}").is_file()
+    for suffix in ("png", "svg"):
+        assert (out / "report" / "paper" / f"figure4-mean-latency.{suffix}").is_file()
+    assert (out / "report" / "report.html").is_file()
+    printed = proc.stdout
+    for title in ("Table 1: Fast DDS latency, best effort (paper: Fast RTPS)",
+                  "Table 2: Cyclone DDS latency, best effort (paper: OpenDDS)",
+                  "Table 3: Welch t-test", "Table 6: Welch t-test",
+                  "Figure 4 data: mean latency against size"):
+        assert title in printed
+    assert "other hardware" in tables["table1-fastdds-best-effort"]["notes"][-1]
+
+
+def _raw(out, driver, reliability, size) -> np.ndarray:
+    found = [r.latency_ns for r in load_results(out).ok_runs if r.driver == driver
+             and (r.params.get("reliability") or "best_effort") == reliability
+             and r.size == size]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_latency_tables_are_the_runs_statistics_beside_the_papers(quick):
+    _, out, doc = quick
+    tables = _tables(doc)
+    built = paths.driver_libraries()
+    for name, driver, reliability, paper_key in (
+            ("table1-fastdds-best-effort", "fastdds", "best_effort", "fastdds"),
+            ("table2-cyclonedds-best-effort", "cyclonedds", "best_effort", "other"),
+            ("table4-fastdds-reliable", "fastdds", "reliable", "fastdds"),
+            ("table5-cyclonedds-reliable", "cyclonedds", "reliable", "other")):
+        rows = tables[name]["rows"]
+        # The paper's 16 B row stands on our 32 B run.
+        assert [r["size_bytes"] for r in rows] == [16] + QUICK_SIZES
+        assert [r["our_size_bytes"] for r in rows] == [32] + QUICK_SIZES
+        published = yaml.safe_load((SEEDS / "zak2017.published.yaml").read_text())
+        for row in rows:
+            paper = published["latency"][paper_key][reliability]["rows"][row["size_bytes"]]
+            assert row["published_mean_ns"] == pytest.approx(paper[2] * 1000)
+            if driver not in built:
+                assert row["mean_ns"] is None
+                continue
+            raw = _raw(out, driver, reliability, row["our_size_bytes"])
+            assert row["n"] == raw.size == 2000
+            assert row["min_ns"] == raw.min() and row["max_ns"] == raw.max()
+            assert row["mean_ns"] == pytest.approx(raw.mean())
+            assert row["stdev_ns"] == pytest.approx(raw.std(ddof=1))
+            assert row["mean_ratio"] == pytest.approx(raw.mean() / (paper[2] * 1000))
+
+
+def test_t_tests_are_welch_on_the_runs_samples(quick):
+    _, out, doc = quick
+    if not all(d in paths.driver_libraries() for d in DDS):
+        pytest.skip("Fast DDS and Cyclone DDS are not both built here")
+    tables = _tables(doc)
+    for name, reliability in (("table3-ttest-best-effort", "best_effort"),
+                              ("table6-ttest-reliable", "reliable")):
+        for row in tables[name]["rows"][1:]:
+            size = row["our_size_bytes"]
+            expected = welch(_raw(out, "fastdds", reliability, size),
+                             _raw(out, "cyclonedds", reliability, size))
+            assert row["t"] == pytest.approx(expected.t)
+            assert row["df"] == pytest.approx(expected.df)
+            assert row["p"] == pytest.approx(expected.p)
+            assert row["lower_mean"] in ("Fast DDS", "Cyclone DDS", "neither")
+            assert row["published_p"] == "<2.2e-16" and row["published_t"] < 0
+
+
+def test_figure4_data_has_every_series_and_the_floor(quick):
+    _, out, doc = quick
+    means = _tables(doc)["figure4-means"]
+    row = means["rows"][-1]
+    assert row["our_size_bytes"] == 16384
+    raw = _raw(out, "udp", "best_effort", 16384)
+    assert row["udp_best_effort_mean_ns"] == pytest.approx(raw.mean())
+    assert row["shm_reliable_mean_ns"] > 0
+    assert row["published_fastdds_best_effort_mean_ns"] == pytest.approx(221.26e3)
+    assert row["published_other_reliable_mean_ns"] == pytest.approx(419.82e3)
+    claims = _tables(doc)["claims-latency"]["rows"]
+    assert claims[0]["published_text_ns"] == 50000 and claims[1]["published_text_ns"] == 70000
