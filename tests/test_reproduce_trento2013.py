@@ -31,18 +31,24 @@ def built() -> list[str]:
     return [d for d in MIDDLEWARES if d in libs]
 
 
+def floor_built() -> bool:
+    return "udp" in paths.driver_libraries()
+
+
 def test_full_file_validates_and_is_the_papers_method(node, results):
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "30 runs" in proc.stdout
+    assert "37 runs" in proc.stdout
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs]
-    assert len(runs) == 30
+    assert len(runs) == 37
     # Every run: one-way, SCHED_FIFO at the maximum priority, listener callbacks.
     assert {(p["kind"], p["fifo"], p["notify"]) for p in runs} == {("pubsub", 99, "listener")}
-    # ZeroMQ over TCP, the RTPS implementations over UDP.
+    # ZeroMQ over TCP, the RTPS implementations over UDP; raw UDP, the floor, at each size.
     assert {(p["driver"], p["transport"]) for p in runs} == {
-        ("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp")}
+        ("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"), ("udp", "loopback")}
+    assert sorted(p["size"] for p in runs if p["driver"] == "udp") == [
+        32, 100, 200, 400, 600, 800, 1000]
     for driver in MIDDLEWARES:
         mine = [p for p in runs if p["driver"] == driver]
         assert sorted(p.get("subscribers", 1) for p in mine if p["size"] == 100) == [1, 2, 3, 4]
@@ -133,7 +139,14 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
             values = _samples_of(root / runs[label]["run_dir"])
             assert row["mean_ns"] == pytest.approx(values.mean())
             assert row["max_ns"] == values.max()
-    # The paper's systems beside ours.
+    if floor_built():
+        floor = [r for r in figure5 if r["middleware"] == "raw UDP"]
+        assert [(r["size"], r["paper_system"]) for r in floor] == [
+            (32, "floor"), (100, "floor"), (1000, "floor")]
+        for row in floor:
+            label = f"udp-{row['size']}B-loopback-subscribers=1"
+            assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
+    # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
     systems = {r["middleware"]: r["paper_system"] for r in figure3}
     assert {k: v for k, v in systems.items()} == {
         NAMES[d]: {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[d]
@@ -152,7 +165,7 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
         assert "µs" in row["ours"] or "x" in row["ours"]
     assert any("other hardware" in note for note in claims["notes"])
     table = _table(paper, "trento2013-runs")
-    assert len(table["rows"]) == 6 * len(built())
+    assert len(table["rows"]) == 6 * len(built()) + (3 if floor_built() else 0)
     for row in table["rows"]:
         assert row["status"] == "ok"
         at_max, of = row["fifo_max"].split(" of ")

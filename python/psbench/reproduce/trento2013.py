@@ -25,8 +25,11 @@ from psbench.reproduce.common import Section, published_marker
 
 # What psbench calls each driver here, and the paper's system it stands for comes from
 # the published file's `systems` (zeromq: ZeroMQ, cyclonedds: OpenDDS, fastdds: ORTE).
-NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
-ORDER = ("zeromq", "cyclonedds", "fastdds")
+NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS",
+         "udp": "raw UDP"}
+ORDER = ("zeromq", "cyclonedds", "fastdds", "udp")
+# psbench's baseline: no middleware, the floor under the others (the paper had none).
+FLOOR = {"udp": "floor"}
 # The paper runs everything at "the maximum real-time priority" of SCHED_FIFO: 99 on
 # Linux (sched_get_priority_max(SCHED_FIFO)).
 FIFO_MAX = 99
@@ -37,7 +40,7 @@ def _name(driver: str) -> str:
 
 
 def _paper_system(driver: str, published: dict) -> str:
-    return (published.get("systems") or {}).get(driver) or "-"
+    return (published.get("systems") or {}).get(driver) or FLOOR.get(driver) or "-"
 
 
 def _driver_rank(driver: str) -> tuple:
@@ -99,7 +102,8 @@ def _figure_table(name: str, title: str, key_column: Column,
              "repetitions together; one-way latency (receive time - intended send time, "
              "one host's monotonic clock)",
              "paper's = the system of the paper this middleware stands for "
-             "(experiments/seeds/trento2013.yaml says why)"]
+             "(experiments/seeds/trento2013.yaml says why); floor = psbench's raw UDP "
+             "baseline, no middleware, which the paper did not have"]
     return Table(name, title, columns, rows, notes)
 
 
