@@ -1,0 +1,192 @@
+"""Trento 2013 (`psbench reproduce trento2013`): the full file validates, the quick file
+runs end to end and produces the paper's sections with figures computed from the run's
+own samples, and a SCHED_FIFO priority that cannot be set fails the run. Real runs;
+values are checked against the samples, timings never."""
+
+import json
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import LAUNCHER, REPO, cli_env, run_cli
+from psbench import paths
+from psbench.experiment import prepare
+from psbench.samples import read_samples
+
+STUDY = "trento2013"
+SEEDS = REPO / "experiments" / "seeds"
+MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")
+NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+SECTIONS = ["Figure 3 (and 4): latency against the number of subscribers",
+            "Figure 5: latency against message size", "The paper's statements",
+            "Runs and their real-time scheduling"]
+
+
+def built() -> list[str]:
+    libs = paths.driver_libraries()
+    return [d for d in MIDDLEWARES if d in libs]
+
+
+def floor_built() -> bool:
+    return "udp" in paths.driver_libraries()
+
+
+def test_full_file_validates_and_is_the_papers_method(node, results):
+    proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "37 runs" in proc.stdout
+    plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
+    runs = [r.params for r in plan.expansion.runs]
+    assert len(runs) == 37
+    # Every run: one-way, SCHED_FIFO at the maximum priority, listener callbacks.
+    assert {(p["kind"], p["fifo"], p["notify"]) for p in runs} == {("pubsub", 99, "listener")}
+    # ZeroMQ over TCP, the RTPS implementations over UDP; raw UDP, the floor, at each size.
+    assert {(p["driver"], p["transport"]) for p in runs} == {
+        ("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"), ("udp", "loopback")}
+    assert sorted(p["size"] for p in runs if p["driver"] == "udp") == [
+        32, 100, 200, 400, 600, 800, 1000]
+    for driver in MIDDLEWARES:
+        mine = [p for p in runs if p["driver"] == driver]
+        assert sorted(p.get("subscribers", 1) for p in mine if p["size"] == 100) == [1, 2, 3, 4]
+        assert max(p["size"] for p in mine) == 1000
+        assert all(p["size"] == 100 for p in mine if p.get("subscribers", 1) > 1)
+
+
+def test_published_figures_name_their_sources():
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    assert published["hardware"] and published["versions"] and published["source"]
+    assert set(published["systems"]) == set(MIDDLEWARES)
+    for claim in published["claims"]:
+        assert claim["source"] and claim["text"] and claim["kind"], claim
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """One `psbench reproduce trento2013 --quick` for the tests below."""
+    if not paths.node_path().is_file():
+        pytest.fail("build/core/psbench-node is missing: run `make build`")
+    if not built():
+        pytest.skip("none of zeromq, cyclonedds, fastdds is built here")
+    root = tmp_path_factory.mktemp("trento") / "sweep"
+    proc = subprocess.run([str(LAUNCHER), "reproduce", STUDY, "--quick", "-o", str(root)],
+                          capture_output=True, text=True, cwd=REPO, timeout=600,
+                          env=cli_env(root.parent / "results"))
+    return proc, root
+
+
+def _samples_of(run_dir) -> np.ndarray:
+    """Every subscriber's one-way latencies of a run, read straight from its files."""
+    files = sorted(run_dir.glob("sub*.samples"))
+    assert files, run_dir
+    return np.concatenate([read_samples(f).latency_ns.astype(np.float64) for f in files])
+
+
+def _runs(root) -> dict[str, dict]:
+    """label -> index line of every run of the sweep."""
+    lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
+    return {line["label"]: line for line in lines}
+
+
+def test_quick_runs_end_to_end_with_the_papers_sections(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = root / "report"
+    paper = json.loads((report / "paper.json").read_text())
+    assert paper["study"] == STUDY and paper["quick"] is True
+    assert [s["title"] for s in paper["sections"]] == SECTIONS
+    text = (report / "paper.md").read_text()
+    for title in SECTIONS:
+        assert f"## {title}" in text
+        assert f"== {STUDY}: {title} ==" in proc.stdout
+    for name in ("trento2013-figure3-plot", "trento2013-figure5-plot"):
+        for suffix in ("png", "svg"):
+            assert (report / "paper" / f"{name}.{suffix}").stat().st_size > 0
+    for name in ("trento2013-figure3", "trento2013-figure5", "trento2013-claims",
+                 "trento2013-runs"):
+        for suffix in ("md", "csv", "json", "tex"):
+            assert (report / "paper" / f"{name}.{suffix}").is_file()
+
+
+def _table(paper: dict, name: str) -> dict:
+    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
+
+
+def test_figures_are_the_runs_own_average_and_worst_case(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    paper = json.loads((root / "report" / "paper.json").read_text())
+    runs = _runs(root)
+    figure3 = _table(paper, "trento2013-figure3")["rows"]
+    figure5 = _table(paper, "trento2013-figure5")["rows"]
+    for driver in built():
+        transport = "tcp" if driver == "zeromq" else "udp"
+        rows = [r for r in figure3 if r["middleware"] == NAMES[driver]]
+        assert [r["subscribers"] for r in rows] == [1, 2, 3, 4]
+        for row in rows:
+            label = f"{driver}-100B-{transport}-subscribers={row['subscribers']}"
+            values = _samples_of(root / runs[label]["run_dir"])
+            assert row["n"] == values.size == 300 * row["subscribers"]
+            assert row["mean_ns"] == pytest.approx(values.mean())
+            assert row["max_ns"] == values.max()
+        sizes = [r for r in figure5 if r["middleware"] == NAMES[driver]]
+        assert [r["size"] for r in sizes] == [32, 100, 1000]
+        for row in sizes:
+            label = f"{driver}-{row['size']}B-{transport}-subscribers=1"
+            values = _samples_of(root / runs[label]["run_dir"])
+            assert row["mean_ns"] == pytest.approx(values.mean())
+            assert row["max_ns"] == values.max()
+    if floor_built():
+        floor = [r for r in figure5 if r["middleware"] == "raw UDP"]
+        assert [(r["size"], r["paper_system"]) for r in floor] == [
+            (32, "floor"), (100, "floor"), (1000, "floor")]
+        for row in floor:
+            label = f"udp-{row['size']}B-loopback-subscribers=1"
+            assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
+    # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
+    systems = {r["middleware"]: r["paper_system"] for r in figure3}
+    assert {k: v for k, v in systems.items()} == {
+        NAMES[d]: {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[d]
+        for d in built()}
+
+
+def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    paper = json.loads((root / "report" / "paper.json").read_text())
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    claims = _table(paper, "trento2013-claims")
+    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
+    for row in claims["rows"]:
+        assert row["verdict"].split(" ")[0] in ("agrees", "differs", "partly", "within"), row
+        assert "µs" in row["ours"] or "x" in row["ours"]
+    assert any("other hardware" in note for note in claims["notes"])
+    table = _table(paper, "trento2013-runs")
+    assert len(table["rows"]) == 6 * len(built()) + (3 if floor_built() else 0)
+    for row in table["rows"]:
+        assert row["status"] == "ok"
+        at_max, of = row["fifo_max"].split(" of ")
+        assert at_max == of and int(of) >= 2, row
+    section = next(s for s in paper["sections"] if s["title"] == SECTIONS[3])
+    assert not any("WARNING" in note for note in section["notes"])
+
+
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
+                    reason="needs root and setpriv to take CAP_SYS_NICE away")
+def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
+    if "zeromq" not in built():
+        pytest.skip("zeromq is not built")
+    store = results / "nofifo"
+    # Without CAP_SYS_NICE, SCHED_FIFO 99 cannot be set: the run must fail, not run at
+    # SCHED_OTHER.
+    proc = subprocess.run(
+        ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", str(LAUNCHER),
+         "run", str(SEEDS / f"{STUDY}-quick.yaml"), "--filter", "run=1", "-o", str(store)],
+        capture_output=True, text=True, cwd=REPO, timeout=120, env=cli_env(results))
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    line = json.loads((store / "index.jsonl").read_text().splitlines()[0])
+    assert line["status"] == "failed"
+    assert "SCHED_FIFO priority 99" in line["message"]
