@@ -16,7 +16,7 @@ from psbench.errors import UserError
 
 # NAME -> one-line description (the paper, and what it measured).
 STUDIES = {
-    "zak2017": "Zak et al. 2017, Fast DDS against other DDS: RTT/2 latency, 16 B-16 KiB, "
+    "zak2017": "Zak 2017, Fast DDS against other DDS: RTT/2 latency, 16 B-16 KiB, "
                "best effort and reliable, Welch t-tests",
     "eprosima2022": "eProsima 2022 (Apex.AI performance_test): 100 Hz reliable keep-last-16, "
                     "1 KiB-4 MiB arrays, intra- and inter-process latency and throughput",
