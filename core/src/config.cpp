@@ -138,6 +138,12 @@ void validate(NodeConfig &c) {
   if (c.echo_every && !c.runs(Role::pub) && !c.runs(Role::sub))
     throw UsageError("--echo-every: latency under load is for pub (times the echoes) and the one sub "
                      "that echoes; for ping/pong every message is echoed anyway");
+  if (c.reply_size && (c.reply_size < 32 || c.reply_size > (4u << 20)))
+    throw UsageError("--reply-size: " + std::to_string(c.reply_size) +
+                     " is out of range; use 32 (header only) to 4194304 bytes");
+  if (c.reply_size && !c.runs(Role::ping) && !c.runs(Role::pong))
+    throw UsageError("--reply-size: the length of pong's echo; give it to ping and pong "
+                     "(the same value to both)");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
@@ -209,6 +215,10 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.echo_every = parse_u64(arg, value());
       c.echo_given = true;
     } else if (arg == "--check-pattern") c.check_pattern = true;
+    else if (arg == "--reply-size") {
+      c.reply_size = parse_u64(arg, value());
+      if (c.reply_size == 0) throw UsageError("--reply-size: 0 is out of range; use 32 (header only) to 4194304 bytes");
+    }
     else if (arg == "--cpu") {
       std::string_view v = value();
       size_t eq = v.find('=');
@@ -244,6 +254,8 @@ const char *usage_text() {
          "  --writer-id K      pub: its id among the M writers, 0..M-1 (default 0)\n"
          "  --topic NAME       data topic psb_<run>_NAME, [A-Za-z0-9_]+ (default data)\n"
          "  --echo-every N     sub echoes every Nth message of writer 0; pub times the echoes\n"
+         "  --reply-size BYTES ping/pong: pong echoes only the first BYTES (>= 32) of each\n"
+         "                     message, an acknowledgement; give ping the same value\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N\n"

@@ -48,6 +48,9 @@ struct NodeConfig {
   bool echo_given = false;
   uint64_t echo_every = 0;    // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them
   bool check_pattern = false;
+  // ping/pong: pong writes back only the first reply_size bytes (header intact) of what
+  // it takes, ping expects min(reply_size, size); 0: the whole message is echoed.
+  uint64_t reply_size = 0;
 
   std::map<Role, int> cpu;  // role -> CPU
   int fifo_priority = 0;    // 0: SCHED_OTHER
@@ -65,6 +68,8 @@ struct NodeConfig {
   bool intra_process() const { return roles.size() > 1; }
   uint64_t warmup_for(Role r) const { return warmup ? *warmup : (r == Role::ping ? 1000 : 0); }
   bool runs(Role r) const;
+  // The length ping expects of an echo (and pong writes back for a message of size).
+  uint64_t reply_length(uint64_t len) const { return reply_size && reply_size < len ? reply_size : len; }
   // How many samples the store must hold (per writer for sub).
   uint64_t sample_capacity() const;
   // How many echo records pub's store must hold: one per N measured messages.

@@ -40,7 +40,7 @@ struct PingSink {
       ++counts.received;
       if (node.closed_loop() && !awaited_now)
         ++counts.late;
-      else if (len != node.size || (node.check_pattern && !check_pattern(data, len, h.seq)))
+      else if (len != node.reply_length(node.size) || (node.check_pattern && !check_pattern(data, len, h.seq)))
         ++counts.corrupted;
       else
         store.record(h.seq, h.intended_ns, t - h.intended_ns);

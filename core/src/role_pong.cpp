@@ -1,5 +1,6 @@
-// pong: writes every message it takes straight back, byte for byte, and ends on the
-// end marker.
+// pong: writes every message it takes straight back, byte for byte (or, with
+// --reply-size, only its first bytes, the header intact: an acknowledgement), and ends
+// on the end marker.
 #include "message.hpp"
 #include "receive_loop.hpp"
 #include "role.hpp"
@@ -8,7 +9,7 @@ namespace psb {
 namespace {
 
 struct PongSink {
-  PongSink(const psb_driver &d, RoleCounts &c) : driver(d), counts(c) {}
+  PongSink(const psb_driver &d, const NodeConfig &n, RoleCounts &c) : driver(d), node(n), counts(c) {}
 
   void on_message(const void *data, size_t len, int64_t) {
     if (len >= kHeaderSize && (read_header(data).flags & kFlagEnd)) {
@@ -17,7 +18,8 @@ struct PongSink {
     }
     psb_error err;
     // The ping waits for this echo: nothing may stay in a write batch.
-    if (driver.write(writer, data, len, &err) != 0 || (driver.flush && driver.flush(writer, &err) != 0)) {
+    const size_t reply = node.reply_length(len);
+    if (driver.write(writer, data, reply, &err) != 0 || (driver.flush && driver.flush(writer, &err) != 0)) {
       if (counts.write_errors++ == 0) first_error = err.message;
     } else {
       ++counts.sent;
@@ -28,6 +30,7 @@ struct PongSink {
   const char *done_reason() const { return "end_marker"; }
 
   const psb_driver &driver;
+  const NodeConfig &node;
   RoleCounts &counts;
   void *writer = nullptr;
   std::atomic<bool> ended{false};
@@ -39,7 +42,7 @@ struct PongSink {
 
 void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
-  PongSink sink(env.driver, res.counts);
+  PongSink sink(env.driver, env.node, res.counts);
   ep.open(env.cfg);
   ep.create_writer(res.topics[1]);
   sink.writer = ep.writer();

@@ -125,3 +125,25 @@ TEST(Config, PublishersWriterIdTopicEchoErrorsNameTheArgumentAndTheFix) {
   EXPECT_NE(err({"--echo-every", "10"}, "ping,pong").find("--echo-every"), std::string::npos);
   EXPECT_EQ(err({"--echo-every", "10"}, "pub,sub"), "");
 }
+
+TEST(Config, ReplySizeIsAnAcknowledgementOfPingAndPong) {
+  auto d = parse({"--driver", "x", "--role", "pong", "--out", "o"});
+  EXPECT_EQ(d.reply_size, 0u);
+  EXPECT_EQ(d.reply_length(1024), 1024u);  // default: the whole message comes back
+  auto c = parse({"--driver", "x", "--role", "ping", "--out", "o", "--size", "1024", "--reply-size", "32"});
+  EXPECT_EQ(c.reply_size, 32u);
+  EXPECT_EQ(c.reply_length(c.size), 32u);
+  EXPECT_EQ(c.reply_length(32), 32u);
+  auto big = parse({"--driver", "x", "--role", "ping,pong", "--out", "o", "--size", "64", "--reply-size", "100"});
+  EXPECT_EQ(big.reply_length(big.size), 64u);  // never longer than what was taken
+  auto err = [](std::vector<const char *> extra, const char *role = "pong") {
+    std::vector<const char *> a = {"--driver", "x", "--role", role, "--out", "o"};
+    a.insert(a.end(), extra.begin(), extra.end());
+    return error_of(a);
+  };
+  EXPECT_NE(err({"--reply-size", "31"}).find("--reply-size: 31 is out of range; use 32"), std::string::npos);
+  EXPECT_NE(err({"--reply-size", "0"}).find("--reply-size"), std::string::npos);
+  EXPECT_NE(err({"--reply-size", "x"}).find("--reply-size"), std::string::npos);
+  EXPECT_NE(err({"--reply-size", "32"}, "pub").find("ping and pong"), std::string::npos);
+  EXPECT_EQ(err({"--reply-size", "32"}, "ping"), "");
+}

@@ -65,7 +65,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         sample_timeout=getattr(args, "sample_timeout", None),
         idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers,
         publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
-        max_samples=args.max_samples)
+        reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples)
 
 
 def run_command(args: argparse.Namespace) -> int:

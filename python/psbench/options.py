@@ -23,6 +23,15 @@ def size_bytes(text: str) -> int:
     return value
 
 
+def reply_size(text: str) -> int:
+    """pong's acknowledgement length: a size of at least 32 bytes (psbench's header)."""
+    value = size_bytes(text)
+    if value < 32:
+        raise argparse.ArgumentTypeError(
+            f"{value} is below psbench's 32-byte header; use 32 or more")
+    return value
+
+
 def _number(kind, allow_zero: bool):
     """An argparse type: a finite number of kind (int or float), > 0 or >= 0."""
     noun = "whole number" if kind is int else "number"
@@ -164,6 +173,10 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                             help="open loop at HZ pings/s; 0 = closed loop (default)")
         parser.add_argument("--sample-timeout", type=positive_float, metavar="S",
                             help="closed loop: seconds to wait for one echo (node default 1)")
+        parser.add_argument("--reply-size", type=reply_size, metavar="BYTES",
+                            help="pong echoes only the first BYTES (>= 32, header intact) "
+                                 "of each message, an acknowledgement (default: the whole "
+                                 "message)")
     else:
         if rate:
             parser.add_argument("--rate", type=non_negative_float, default=1000.0,

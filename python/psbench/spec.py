@@ -79,6 +79,7 @@ class MeasureSpec:
     publishers: int = 1           # pubsub: pub processes per topic, each its own writer
     topics: int = 1               # pubsub: topics, each with its own subs and pubs
     echo_every: int | None = None  # pubsub: echo every Nth sample (latency under load)
+    reply_size: int | None = None  # ping: pong echoes only the first N bytes (an ack)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     # Settings psbench chose for the run where the user left them unset, and why
     # (e.g. history keep_all for a reliable run as fast as possible).
@@ -170,6 +171,8 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         argv += ["--topic", plan.topic]
     if plan.echo and spec.echo_every is not None:
         argv += ["--echo-every", str(spec.echo_every)]
+    if spec.reply_size is not None:
+        argv += ["--reply-size", str(spec.reply_size)]
     if spec.count is not None:
         argv += ["--count", str(spec.count)]
     if spec.duration is not None:
