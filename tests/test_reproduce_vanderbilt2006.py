@@ -1,0 +1,220 @@
+"""Vanderbilt 2006 (`psbench reproduce vanderbilt2006`): the full file validates and is
+the paper's method, the published file holds only what the slides print, and the quick
+file runs end to end and produces the paper's sections with values computed from the
+run's own files. Real runs; values are checked against the samples and summaries,
+timings never."""
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+import yaml
+
+from conftest import LAUNCHER, REPO, cli_env, run_cli
+from psbench import paths
+from psbench.experiment import prepare
+from psbench.samples import read_samples
+
+STUDY = "vanderbilt2006"
+SEEDS = REPO / "experiments" / "seeds"
+MIDDLEWARES = ("cyclonedds", "fastdds")
+NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+PAPER = {"cyclonedds": "DDS1", "fastdds": "DDS2"}
+SECTIONS = ["Method", "Latency and jitter: sequence of bytes and complex type",
+            "Scaling up subscribers: throughput 1-to-N over unicast and multicast",
+            "Listener against waitset", "The paper's statements", "Runs and versions"]
+TABLES = ["vanderbilt2006-method", "vanderbilt2006-latency-bytes",
+          "vanderbilt2006-latency-complex", "vanderbilt2006-throughput",
+          "vanderbilt2006-listener-waitset", "vanderbilt2006-claims", "vanderbilt2006-runs"]
+
+
+def built() -> list[str]:
+    libs = paths.driver_libraries()
+    return [d for d in MIDDLEWARES if d in libs]
+
+
+def test_full_file_validates_and_is_the_papers_method(node, results):
+    if len(built()) < len(MIDDLEWARES):
+        pytest.skip("the full file names Cyclone DDS and Fast DDS; not both are built")
+    proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "186 runs" in proc.stdout
+    plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml")
+    runs = [r.params for r in plan.expansion.runs]
+    assert len(runs) == 186
+    pings = [p for p in runs if p["kind"] == "ping"]
+    pubs = [p for p in runs if p["kind"] == "pubsub"]
+    # 100 primer and 10,000 stats samples, a 32-byte ack for the paper's 4-byte one.
+    assert {(p["warmup"], p["count"], p["reply_size"], p["transport"]) for p in pings} == {
+        (100, 10000, 32, "udp")}
+    powers = [2 ** k for k in range(5, 15)]           # 4, 8, 16 B raised to the header
+    for driver in MIDDLEWARES:
+        simple = [p for p in pings if p["driver"] == driver and "options.type" not in p]
+        assert sorted(p["size"] for p in simple) == powers
+        complex_ = [p for p in pings if p["driver"] == driver and p.get("options.type") == "complex"]
+        assert sorted(int(p["options.elements"]) for p in complex_) == [2 ** k for k in range(2, 15)]
+        assert {p["size"] for p in complex_} == {32}
+        fan = [p for p in pubs if p["driver"] == driver and p["notify"] == "listener"]
+        assert sorted({(p["transport"], p["subscribers"]) for p in fan}) == [
+            ("multicast", 4), ("multicast", 8), ("multicast", 12),
+            ("udp", 4), ("udp", 8), ("udp", 12)]
+        assert len(fan) == 6 * len(powers)
+        wait = [p for p in pubs if p["driver"] == driver and p["notify"] == "wait"]
+        assert sorted(p["size"] for p in wait) == powers
+        assert {(p["transport"], p["subscribers"]) for p in wait} == {("udp", 4)}
+    assert {(p["rate"], p["history"], p["reliability"], p["count"]) for p in pubs} == {
+        (0.0, "keep_last:1", "best_effort", 10000)}
+
+
+def test_quick_file_keeps_the_method():
+    plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
+    runs = [r.params for r in plan.expansion.runs] + [
+        r.params for r in getattr(plan, "skipped", [])]
+    assert {p["kind"] for p in runs} <= {"ping", "pubsub"}
+    assert all(p["reply_size"] == 32 for p in runs if p["kind"] == "ping")
+    assert all(p["history"] == "keep_last:1" for p in runs)
+
+
+def test_published_file_holds_what_the_slides_print():
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    assert published["hardware"] and published["versions"] and published["source"]
+    assert published["systems"] == PAPER
+    method = published["method"]
+    assert (method["primer_samples"], method["stats_samples"], method["ack_bytes"]) == (
+        100, 10000, 4)
+    assert method["subscribers"] == [4, 8, 12]
+    for claim in published["claims"]:
+        assert claim["source"] and claim["text"] and claim["kind"], claim
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    """One `psbench reproduce vanderbilt2006 --quick` for the tests below."""
+    if not paths.node_path().is_file():
+        pytest.fail("build/core/psbench-node is missing: run `make build`")
+    if not built():
+        pytest.skip("neither cyclonedds nor fastdds is built here")
+    root = tmp_path_factory.mktemp("vanderbilt") / "sweep"
+    proc = subprocess.run([str(LAUNCHER), "reproduce", STUDY, "--quick", "-o", str(root)],
+                          capture_output=True, text=True, cwd=REPO, timeout=900,
+                          env=cli_env(root.parent / "results"))
+    return proc, root
+
+
+def _runs(root) -> dict[str, dict]:
+    lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
+    return {line["label"]: line for line in lines}
+
+
+def _table(paper: dict, name: str) -> dict:
+    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
+
+
+def test_quick_runs_end_to_end_with_the_papers_sections(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = root / "report"
+    paper = json.loads((report / "paper.json").read_text())
+    assert paper["study"] == STUDY and paper["quick"] is True
+    assert [s["title"] for s in paper["sections"]] == SECTIONS
+    text = (report / "paper.md").read_text()
+    for title in SECTIONS:
+        assert f"## {title}" in text
+        assert f"== {STUDY}: {title} ==" in proc.stdout
+    for suffix in ("png", "svg"):
+        assert (report / "paper" / f"vanderbilt2006-latency-plot.{suffix}").stat().st_size > 0
+    for name in TABLES:
+        for suffix in ("md", "csv", "json", "tex"):
+            assert (report / "paper" / f"{name}.{suffix}").is_file()
+
+
+def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    paper = json.loads((root / "report" / "paper.json").read_text())
+    runs = _runs(root)
+    by_label = {}
+    for label, line in runs.items():
+        by_label[label] = root / line["run_dir"]
+    simple = _table(paper, "vanderbilt2006-latency-bytes")["rows"]
+    complex_ = _table(paper, "vanderbilt2006-latency-complex")["rows"]
+    for driver in built():
+        rows = [r for r in simple if r["middleware"] == NAMES[driver]]
+        assert [r["size"] for r in rows] == [32, 1024, 16384]
+        assert {r["paper_system"] for r in rows} == {PAPER[driver]}
+        for row in rows:
+            [label] = [l for l, line in runs.items() if line["params"]["kind"] == "ping"
+                       and line["params"]["driver"] == driver
+                       and "options.type" not in line["params"]
+                       and line["params"]["size"] == row["size"]]
+            run_dir = by_label[label]
+            rtt = read_samples(run_dir / "ping.samples").latency_ns.astype(np.float64)
+            assert row["n"] == rtt.size == 500
+            assert row["mean_ns"] == pytest.approx(rtt.mean())
+            assert row["stdev_ns"] == pytest.approx(rtt.std(ddof=1))
+            assert row["max_ns"] == pytest.approx(rtt.max())
+            assert row["corrupted"] == 0
+            # Both nodes were told: pong answered with the header only.
+            for role in ("ping", "pong"):
+                summary = json.loads((run_dir / f"{role}.json").read_text())
+                assert summary["config"]["reply_size"] == 32
+        rows = [r for r in complex_ if r["middleware"] == NAMES[driver]]
+        assert [r["elements"] for r in rows] == [4, 256]
+        for row in rows:
+            assert row["n"] == 500 and row["corrupted"] == 0
+
+
+def test_throughput_is_the_subscribers_own_count(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    paper = json.loads((root / "report" / "paper.json").read_text())
+    rows = _table(paper, "vanderbilt2006-throughput")["rows"]
+    cast = {"unicast": "udp", "multicast": "multicast"}
+    lines = [l for l in _runs(root).values() if l["params"]["kind"] == "pubsub"
+             and l["params"]["notify"] == "listener"]
+    for driver in built():
+        mine = [r for r in rows if r["middleware"] == NAMES[driver]]
+        assert sorted({(r["cast"], r["subscribers"]) for r in mine}) == [
+            ("multicast", 4), ("multicast", 8), ("multicast", 12),
+            ("unicast", 4), ("unicast", 8), ("unicast", 12)]
+        for row in mine:
+            [line] = [l for l in lines if l["params"]["driver"] == driver
+                      and l["params"]["transport"] == cast[row["cast"]]
+                      and l["params"]["subscribers"] == row["subscribers"]
+                      and l["params"]["size"] == row["size"]]
+            run_dir = root / line["run_dir"]
+            subs = sorted(run_dir.glob("sub-*.json"))
+            assert len(subs) == row["subscribers"]
+            total = 0.0
+            for path in subs:
+                block = json.loads(path.read_text())["throughput"]
+                span = (block["last_arrival_ns"] - block["first_arrival_ns"]) / 1e9
+                total += (block["received"] - 1) / span * row["size"] / 1000
+            assert row["kb_per_s_total"] == pytest.approx(total, rel=0.01)
+            assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
+    waitset = _table(paper, "vanderbilt2006-listener-waitset")["rows"]
+    assert sorted((r["middleware"], r["size"]) for r in waitset) == sorted(
+        (NAMES[d], s) for d in built() for s in (1024, 16384))
+    for row in waitset:
+        assert row["listener_kb_per_s"] and row["waitset_kb_per_s"]
+        assert row["ratio"] == pytest.approx(row["waitset_kb_per_s"] / row["listener_kb_per_s"],
+                                             rel=0.02)
+
+
+def test_every_statement_is_checked(quick):
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    paper = json.loads((root / "report" / "paper.json").read_text())
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    claims = _table(paper, "vanderbilt2006-claims")
+    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
+    for row, claim in zip(claims["rows"], published["claims"]):
+        if claim["kind"] == "not_reproduced":
+            assert row["verdict"] == "not reproduced"
+        elif set(claim.get("systems") or MIDDLEWARES) & set(built()):
+            assert row["verdict"] in ("agrees", "differs"), row
+    assert any("other hardware" in note for note in claims["notes"])
+    runs = _table(paper, "vanderbilt2006-runs")["rows"]
+    assert len(runs) == 19 * len(built())
+    assert all(r["status"] == "ok" for r in runs)
