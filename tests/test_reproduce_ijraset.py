@@ -36,8 +36,9 @@ def built() -> list[str]:
 def test_relay_forwards_every_sample_intact_and_ends_with_the_others(node, results, driver):
     if driver not in paths.driver_libraries():
         pytest.skip(f"{driver} is not built")
-    # udp: best effort by nature; cyclonedds reliable, so that nothing may be lost.
-    reliable = ["--reliability", "reliable"] if driver == "cyclonedds" else []
+    # udp: best effort by nature; cyclonedds reliable keep_all: nothing may be lost.
+    reliable = ["--reliability", "reliable", "--history", "keep_all"] \
+        if driver == "cyclonedds" else []
     proc = run_cli(["pubsub", "--driver", driver, "--relays", "1", "--size", "256",
                     "--count", "300", "--rate", "500", "--warmup", "5", "--check-pattern",
                     "--timeout", "60", *reliable], results)
