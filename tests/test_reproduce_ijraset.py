@@ -20,6 +20,7 @@ STUDY = "ijraset"
 SEEDS = REPO / "experiments" / "seeds"
 DDS = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+LABEL_SIZE = {32: "32B", 1024: "1KiB", 8192: "8KiB"}  # as run labels print sizes
 SECTIONS = ["Latency: minimum and median against payload (Figures 3, 4)",
             "Throughput at the offered rate (Figure 7, Table 1)",
             "The criteria table (Table 1)", "The paper's statements"]
@@ -166,7 +167,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
         rows = [r for r in latency if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
         for row in rows:
-            run_dir = root / runs[f"{driver}-{row['size']}B-100Hz-relays=1"]["run_dir"]
+            run_dir = root / runs[f"{driver}-{LABEL_SIZE[row['size']]}-100Hz-relays=1"]["run_dir"]
             values = read_samples(run_dir / "sub.samples").latency_ns.astype(np.float64)
             assert row["n"] == values.size > 0
             assert row["min_ns"] == values.min()
@@ -182,7 +183,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
         rows = [r for r in throughput if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
         for row in rows:
-            run_dir = root / runs[f"{driver}-{row['size']}B-5500Hz-relays=0"]["run_dir"]
+            run_dir = root / runs[f"{driver}-{LABEL_SIZE[row['size']]}-5500Hz-relays=0"]["run_dir"]
             tp = json.loads((run_dir / "run.json").read_text())["throughput"]
             assert row["offered_rate_hz"] == 5500
             assert row["samples_per_s"] == pytest.approx(tp["aggregate_samples_per_s"])
