@@ -68,7 +68,8 @@ Role parse_role(std::string_view v) {
   if (v == "pong") return Role::pong;
   if (v == "pub") return Role::pub;
   if (v == "sub") return Role::sub;
-  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub");
+  if (v == "relay") return Role::relay;
+  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub|relay");
 }
 
 std::vector<Role> parse_roles(std::string_view v) {
@@ -97,7 +98,7 @@ std::string random_run_id() {
 void validate(NodeConfig &c) {
   if (c.driver_path.empty()) throw UsageError("--driver: required (path to libpsbench-<name>.so)");
   if (c.describe) return;
-  if (c.roles.empty()) throw UsageError("--role: required (ping, pong, pub, sub, or two joined by a comma)");
+  if (c.roles.empty()) throw UsageError("--role: required (ping, pong, pub, sub, relay, or two joined by a comma)");
   if (c.out_dir.empty()) throw UsageError("--out: required (directory for results)");
   for (char ch : c.run_id)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
@@ -131,8 +132,11 @@ void validate(NodeConfig &c) {
   for (char ch : c.topic)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
       throw UsageError("--topic: '" + c.topic + "' has a character other than letters, digits and '_'");
-  if (c.topic_given && !c.runs(Role::pub) && !c.runs(Role::sub))
-    throw UsageError("--topic: names the data topic of pub and sub; ping and pong use psb_<run>_ping/_pong");
+  if (c.topic_given && !c.runs(Role::pub) && !c.runs(Role::sub) && !c.runs(Role::relay))
+    throw UsageError("--topic: names the data topic of pub, sub and relay; ping and pong use psb_<run>_ping/_pong");
+  if (c.runs(Role::relay) && c.echo_every)
+    throw UsageError("--echo-every: not with --role relay; the relay forwards every message to the sub, "
+                     "which records the one-way latency over both hops");
   if (c.echo_given && c.echo_every == 0)
     throw UsageError("--echo-every: must be at least 1 (1 echoes every measured message)");
   if (c.echo_every && !c.runs(Role::pub) && !c.runs(Role::sub))
@@ -256,6 +260,9 @@ const char *usage_text() {
          "  --echo-every N     sub echoes every Nth message of writer 0; pub times the echoes\n"
          "  --reply-size BYTES ping/pong: pong echoes only the first BYTES (>= 32) of each\n"
          "                     message, an acknowledgement; give ping the same value\n"
+         "  --role relay       takes psb_<run>_<topic>, writes each message byte for byte on\n"
+         "                     psb_<run>_<topic>_relay, ends on the end marker (forwarded);\n"
+         "                     the recording sub takes --topic <topic>_relay\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N\n"
@@ -268,6 +275,7 @@ const char *role_name(Role r) {
     case Role::pong: return "pong";
     case Role::pub: return "pub";
     case Role::sub: return "sub";
+    case Role::relay: return "relay";
   }
   return "?";
 }

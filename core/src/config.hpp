@@ -9,7 +9,7 @@
 
 namespace psb {
 
-enum class Role { ping, pong, pub, sub };
+enum class Role { ping, pong, pub, sub, relay };
 enum class BarrierKind { none, stdio };
 
 // A bad argument: the message names the argument and how to fix it (exit code 2).
@@ -43,7 +43,8 @@ struct NodeConfig {
   // Writers of the data topic (pub and sub of one run); the sub keeps one store each.
   uint32_t publishers = 1;
   uint32_t writer_id = 0;     // pub: written into every header; 0..publishers-1
-  std::string topic = "data"; // pub/sub: psb_<run>_<topic>, echoes on psb_<run>_<topic>_echo
+  std::string topic = "data"; // pub/sub/relay: psb_<run>_<topic>, echoes on psb_<run>_<topic>_echo;
+                              // relay forwards to psb_<run>_<topic>_relay
   bool topic_given = false;
   bool echo_given = false;
   uint64_t echo_every = 0;    // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them

@@ -122,6 +122,7 @@ RoleResult run_role(Role role, const RoleEnv &env) {
       case Role::pong: run_pong(env, res, ep); break;
       case Role::pub: run_pub(env, res, ep); break;
       case Role::sub: run_sub(env, res, ep); break;
+      case Role::relay: run_relay(env, res, ep); break;
     }
   } catch (const std::exception &e) {
     res.error = e.what();

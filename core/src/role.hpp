@@ -39,7 +39,7 @@ struct RoleResult {
   Role role{};
   RoleCounts counts;
   // ping: one; sub: one per writer (0..publishers-1); pub: one with --echo-every (rtt of
-  // the echoes); pong: none. Written one after the other into the samples file.
+  // the echoes); pong, relay: none. Written one after the other into the samples file.
   std::vector<std::unique_ptr<SampleStore>> stores;
   SampleKind kind = SampleKind::rtt;
   // pub: measured writes that succeeded; sub: distinct measured arrivals, corrupted ones
@@ -152,5 +152,6 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 
 }  // namespace psb

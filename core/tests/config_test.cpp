@@ -147,3 +147,17 @@ TEST(Config, ReplySizeIsAnAcknowledgementOfPingAndPong) {
   EXPECT_NE(err({"--reply-size", "32"}, "pub").find("ping and pong"), std::string::npos);
   EXPECT_EQ(err({"--reply-size", "32"}, "ping"), "");
 }
+
+TEST(Config, RelayTakesATopicAndRefusesEchoEvery) {
+  auto c = parse({"--driver", "x", "--role", "relay", "--out", "o", "--topic", "data2"});
+  ASSERT_EQ(c.roles.size(), 1u);
+  EXPECT_EQ(c.roles[0], Role::relay);
+  EXPECT_EQ(c.topic, "data2");
+  EXPECT_STREQ(role_name(Role::relay), "relay");
+  auto s = parse({"--driver", "x", "--role", "sub", "--out", "o", "--topic", "data_relay"});
+  EXPECT_EQ(s.topic, "data_relay");
+  std::string r = error_of({"--driver", "x", "--role", "relay", "--out", "o", "--echo-every", "10"});
+  EXPECT_NE(r.find("--echo-every: not with --role relay"), std::string::npos) << r;
+  r = error_of({"--driver", "x", "--role", "relai", "--out", "o"});
+  EXPECT_NE(r.find("ping|pong|pub|sub|relay"), std::string::npos) << r;
+}

@@ -7,7 +7,7 @@ import sys
 from psbench import drivers, envinfo, measure, paths, report, services
 from psbench.errors import UserError
 from psbench.options import add_measure_arguments
-from psbench.spec import ROLES, MeasureSpec
+from psbench.spec import ROLES, MeasureSpec, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
 EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "refused": 2, "timeout": 3, "interrupted": 130}
@@ -28,10 +28,11 @@ def add_parsers(subparsers) -> None:
 def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
     allowed = os.sched_getaffinity(0)
     cpus = {}
+    roles = ROLES[kind] + (("relay",) if kind == "pubsub" else ())  # relay: --relays 1
     for role, cpu in assignments:
-        if role not in ROLES[kind]:
+        if role not in roles:
             raise UserError(f"argument --cpu: unknown role {role!r} for {kind}; "
-                            f"use one of {', '.join(ROLES[kind])}")
+                            f"use one of {', '.join(roles)}")
         if cpu not in allowed:
             raise UserError(f"argument --cpu: CPU {cpu} is not available here; "
                             f"use one of {', '.join(map(str, sorted(allowed)))}")
@@ -53,7 +54,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
             if value > 1:
                 raise UserError(f"argument {flag}: several {what} separate "
                                 f"processes; use --placement inter")
-    return MeasureSpec(
+    spec = MeasureSpec(
         kind=args.kind, driver=args.driver, driver_path=drivers.find_driver(args.driver),
         size=args.size, count=args.count, duration=args.duration, warmup=args.warmup,
         rate=getattr(args, "rate", None), placement=args.placement, notify=args.notify,
@@ -65,7 +66,12 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         sample_timeout=getattr(args, "sample_timeout", None),
         idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers,
         publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
-        reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples)
+        reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples,
+        relays=getattr(args, "relays", None))
+    problem = relay_problem(spec)
+    if problem is not None:
+        raise UserError(f"argument --relays: {problem[1]}")
+    return spec
 
 
 def run_command(args: argparse.Namespace) -> int:

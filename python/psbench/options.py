@@ -82,6 +82,18 @@ def resamples(text: str) -> int:
     return value
 
 
+def relay_count(text: str) -> int:
+    """--relays: 0 (pub -> sub) or 1 (pub -> relay -> sub, the three-process echo)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value not in (0, 1):
+        raise argparse.ArgumentTypeError(f"{text!r} is not 0 or 1; 1 puts one relay "
+                                         f"process between pub and sub")
+    return value
+
+
 def history(text: str) -> str:
     if text == "keep_all" or re.fullmatch(r"keep_last:[1-9]\d*", text):
         return text
@@ -196,6 +208,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
         parser.add_argument("--topics", type=positive_int, metavar="T",
                             help="T topics at once, each with its own subscribers and "
                                  "publishers (default 1); inter-process placement only")
+        parser.add_argument("--relays", type=relay_count, metavar="0|1",
+                            help="1: a relay process between pub and sub (pub -> relay -> "
+                                 "sub, the three-process echo); sub records the one-way "
+                                 "latency over both hops (default 0); one topic, one "
+                                 "publisher, one subscriber, inter-process placement, "
+                                 "no --echo-every")
         parser.add_argument("--echo-every", type=positive_int, metavar="N",
                             help="latency under load: the first subscriber echoes every Nth "
                                  "sample of the first publisher, which records the round "

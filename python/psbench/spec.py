@@ -27,15 +27,38 @@ def process_names(role: str, count: int) -> list[str]:
     return [role] if count == 1 else [f"{role}-{i}" for i in range(1, count + 1)]
 
 
+def relay_problem(spec) -> tuple[str, str] | None:
+    """Why a relay run (relays: 1) cannot be run as asked: (the setting to blame, the
+    message), or None. The relay forwards one topic from one writer to one reader."""
+    if not getattr(spec, "relays", None):
+        return None
+    if getattr(spec, "kind", "pubsub") != "pubsub":
+        return "relays", "relays: 1 is a pubsub setting (pub -> relay -> sub)"
+    for key in ("subscribers", "publishers", "topics"):
+        if (getattr(spec, key, None) or 1) > 1:
+            return key, (f"{key} > 1 with relays: 1: the relay forwards one topic from one "
+                         f"publisher to one subscriber")
+    if getattr(spec, "placement", "inter") == "intra":
+        return "placement", "relays: 1 runs three processes; use placement: inter"
+    if getattr(spec, "echo_every", None):
+        return "echo_every", ("echo_every with relays: 1: the relay already carries every "
+                              "sample back to the recording sub")
+    return None
+
+
 def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
-                topics: int = 1, echo: bool = False) -> list[NodePlan]:
+                topics: int = 1, echo: bool = False, relays: int = 0) -> list[NodePlan]:
     """The processes of an inter-process run, in start order: per topic its subscribers
     (sub, or sub-1..sub-N), then its publishers (pub, or pub-1..pub-M); with several
     topics each name gets the prefix t1-, t2-, ... and the topic data1, data2, ....
     pub-K writes as writer K-1; the echo (latency under load) is pub-1's and the first
-    subscriber's of each topic."""
+    subscriber's of each topic. relays=1 (one topic, one pub, one sub): sub on
+    data_relay, relay (data -> data_relay), pub on data: the three-process echo."""
     if kind != "pubsub":
         return [NodePlan(role, [role]) for role in ROLES[kind]]
+    if relays:
+        return [NodePlan("sub", ["sub"], "data_relay"), NodePlan("relay", ["relay"]),
+                NodePlan("pub", ["pub"])]
     plans = []
     for t in range(1, topics + 1):
         prefix, topic = (f"t{t}-", f"data{t}") if topics > 1 else ("", None)
@@ -80,6 +103,7 @@ class MeasureSpec:
     topics: int = 1               # pubsub: topics, each with its own subs and pubs
     echo_every: int | None = None  # pubsub: echo every Nth sample (latency under load)
     reply_size: int | None = None  # ping: pong echoes only the first N bytes (an ack)
+    relays: int | None = None     # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     # Settings psbench chose for the run where the user left them unset, and why
     # (e.g. history keep_all for a reliable run as fast as possible).
@@ -97,7 +121,7 @@ class MeasureSpec:
             roles = list(reversed(self.roles))
             return [NodePlan("+".join(roles), roles, echo=self.echo_every is not None)]
         return inter_plans(self.kind, self.subscribers, self.publishers, self.topics,
-                           self.echo_every is not None)
+                           self.echo_every is not None, self.relays or 0)
 
     def to_json(self) -> dict:
         """The settings as run; auto (why psbench chose some) goes beside it in run.json,
@@ -109,7 +133,7 @@ class MeasureSpec:
 
 
 def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1,
-                 publishers: int = 1, topics: int = 1) -> dict[str, int]:
+                 publishers: int = 1, topics: int = 1, relays: int = 0) -> dict[str, int]:
     """One process per core, in start order over the CPUs this process may use (on two
     cores: the receiving role on the first, the sending role on the second), so that
     the two sides of a run never compete for one core. With more processes than CPUs
@@ -118,7 +142,8 @@ def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1,
     Recorded with every result."""
     del placement  # role threads of one process are pinned the same way
     allowed = sorted(os.sched_getaffinity(0))
-    names = [plan.name for plan in inter_plans(kind, subscribers, publishers, topics)]
+    names = [plan.name for plan in inter_plans(kind, subscribers, publishers, topics,
+                                               relays=relays or 0)]
     return {name: allowed[i % len(allowed)] for i, name in enumerate(names)}
 
 

@@ -7,8 +7,10 @@ refused by the node at run time: that run ends as `refused` and the sweep goes o
 """
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from psbench import drivers, paths
+from psbench import spec as spec_module
 from psbench.experiment.expand import Run
 from psbench.experiment.problems import ProblemList
 from psbench.experiment.schema import Assign
@@ -92,7 +94,17 @@ class _Checker:
 
     def _fan_out(self, run: Run) -> None:
         """Several subscribers, publishers or topics are several processes: not one
-        intra-process node."""
+        intra-process node. A relay (relays: 1) forwards one topic from one publisher
+        to one subscriber, in three processes."""
+        relays = run.settings.get("relays")
+        if relays is not None and relays.value:
+            values = {key: assign.value for key, assign in run.settings.items()}
+            problem = spec_module.relay_problem(SimpleNamespace(**values))
+            if problem is not None:
+                key, message = problem
+                blame = run.settings.get(key) or relays
+                self.problems.add(self.file, blame.line, blame.where, message)
+                return
         placement = run.settings.get("placement")
         if placement is None or placement.value != "intra":
             return

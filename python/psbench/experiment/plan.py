@@ -68,7 +68,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
         cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
                                         params.get("subscribers") or 1,
                                         params.get("publishers") or 1,
-                                        params.get("topics") or 1)
+                                        params.get("topics") or 1,
+                                        params.get("relays") or 0)
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     return MeasureSpec(driver_path=library, **values)
 
