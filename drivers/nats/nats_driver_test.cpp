@@ -537,6 +537,9 @@ TEST(NatsDriver, NoThreadIsLeftAfterClose) {
       for (int i = 0; i < 500 && heard == 0; ++i) std::this_thread::sleep_for(milliseconds(10));
       EXPECT_EQ(heard, 1);
     }
+    // A thread that was told to stop may still be on its way out: give it time, but
+    // every one must be gone.
+    for (int i = 0; i < 200 && task_ids() != before; ++i) std::this_thread::sleep_for(milliseconds(10));
     EXPECT_EQ(task_ids(), before) << "round " << round;
   }
 }
