@@ -5,19 +5,18 @@ sections with figures recomputed from the run's own samples. Real runs; values a
 checked against the samples and summaries, timings never."""
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 import yaml
 
-from conftest import LAUNCHER, REPO, cli_env, run_cli
+from conftest import run_cli
+from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick, runs_by_label
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
 
 STUDY = "ijraset"
-SEEDS = REPO / "experiments" / "seeds"
 DDS = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 LABEL_SIZE = {32: "32B", 1024: "1KiB", 8192: "8KiB"}  # as run labels print sizes
@@ -117,39 +116,23 @@ def quick(tmp_path_factory):
         pytest.fail("build/core/psbench-node is missing: run `make build`")
     if built() != list(DDS):
         pytest.skip("the quick file runs cyclonedds and fastdds: build both")
-    root = tmp_path_factory.mktemp("ijraset") / "sweep"
-    proc = subprocess.run([str(LAUNCHER), "reproduce", STUDY, "--quick", "-o", str(root)],
-                          capture_output=True, text=True, cwd=REPO, timeout=900,
-                          env=cli_env(root.parent / "results"))
-    return proc, root
+    return reproduce_quick(STUDY, tmp_path_factory.mktemp("ijraset"), timeout=900)
 
 
-def _runs(root) -> dict[str, dict]:
-    lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
-    return {line["label"]: line for line in lines}
 
 
-def _table(paper: dict, name: str) -> dict:
-    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
 
 
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check_paper_written(proc, root, STUDY, SECTIONS)
     report = root / "report"
-    paper = json.loads((report / "paper.json").read_text())
-    assert paper["study"] == STUDY and paper["quick"] is True
-    assert [s["title"] for s in paper["sections"]] == SECTIONS
-    text = (report / "paper.md").read_text()
-    for title in SECTIONS:
-        assert f"## {title}" in text
-        assert f"== {STUDY}: {title} ==" in proc.stdout
     for name in ("ijraset-latency", "ijraset-throughput", "ijraset-throughput-published",
                  "ijraset-criteria", "ijraset-criteria-published", "ijraset-claims"):
         for suffix in ("md", "csv", "json", "tex"):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
     # Every run went through three processes (latency) or two (throughput).
-    for label, line in _runs(root).items():
+    for label, line in runs_by_label(root).items():
         assert line["status"] == "ok", line
         names = {p.stem for p in (root / line["run_dir"]).glob("*.json")
                  if p.stem in ("pub", "relay", "sub")}
@@ -161,8 +144,8 @@ def test_latency_and_throughput_are_the_runs_own(quick):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
-    runs = _runs(root)
-    latency = _table(paper, "ijraset-latency")["rows"]
+    runs = runs_by_label(root)
+    latency = paper_table(paper, "ijraset-latency")["rows"]
     for driver in DDS:
         rows = [r for r in latency if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
@@ -178,7 +161,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
         assert rows[0]["paper_min_ns"] == paper_min[32] * 1000
         assert rows[1]["paper_min_ns"] is None
         assert rows[2]["paper_min_ns"] == paper_min[8192] * 1000
-    throughput = _table(paper, "ijraset-throughput")["rows"]
+    throughput = paper_table(paper, "ijraset-throughput")["rows"]
     for driver in DDS:
         rows = [r for r in throughput if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
@@ -194,7 +177,7 @@ def test_criteria_table_names_each_cells_source(quick):
     proc, root = quick
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
-    criteria = _table(paper, "ijraset-criteria")
+    criteria = paper_table(paper, "ijraset-criteria")
     described = json.loads(run_cli(["drivers", "--json"], root.parent).stdout)
     drivers = {d["name"]: d["describe"] for d in described if d["describe"]}
     rows = {r["middleware"]: r for r in criteria["rows"]}
@@ -206,9 +189,9 @@ def test_criteria_table_names_each_cells_source(quick):
         assert "capability" in row["sources"]
         assert "B" in row["latency"] and "Mbit/s" in row["throughput"]
     assert "raw UDP" not in rows and "shared memory" not in rows
-    published = _table(paper, "ijraset-criteria-published")
+    published = paper_table(paper, "ijraset-criteria-published")
     assert [r["system"] for r in published["rows"]] == [
         "Vortex OpenSplice", "eProsima Fast RTPS", "RTI Connext DDS", "CoreDX DDS", "OpenDDS"]
-    claims = _table(paper, "ijraset-claims")
+    claims = paper_table(paper, "ijraset-claims")
     assert [r["id"] for r in claims["rows"]] == [
         c["id"] for c in yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())["claims"]]

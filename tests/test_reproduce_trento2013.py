@@ -13,12 +13,12 @@ import pytest
 import yaml
 
 from conftest import LAUNCHER, REPO, cli_env, run_cli
+from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick, runs_by_label
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
 
 STUDY = "trento2013"
-SEEDS = REPO / "experiments" / "seeds"
 MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")
 NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 SECTIONS = ["Figure 3 (and 4): latency against the number of subscribers",
@@ -71,11 +71,7 @@ def quick(tmp_path_factory):
         pytest.fail("build/core/psbench-node is missing: run `make build`")
     if not built():
         pytest.skip("none of zeromq, cyclonedds, fastdds is built here")
-    root = tmp_path_factory.mktemp("trento") / "sweep"
-    proc = subprocess.run([str(LAUNCHER), "reproduce", STUDY, "--quick", "-o", str(root)],
-                          capture_output=True, text=True, cwd=REPO, timeout=600,
-                          env=cli_env(root.parent / "results"))
-    return proc, root
+    return reproduce_quick(STUDY, tmp_path_factory.mktemp("trento"), timeout=600)
 
 
 def _samples_of(run_dir) -> np.ndarray:
@@ -85,23 +81,12 @@ def _samples_of(run_dir) -> np.ndarray:
     return np.concatenate([read_samples(f).latency_ns.astype(np.float64) for f in files])
 
 
-def _runs(root) -> dict[str, dict]:
-    """label -> index line of every run of the sweep."""
-    lines = [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
-    return {line["label"]: line for line in lines}
 
 
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check_paper_written(proc, root, STUDY, SECTIONS)
     report = root / "report"
-    paper = json.loads((report / "paper.json").read_text())
-    assert paper["study"] == STUDY and paper["quick"] is True
-    assert [s["title"] for s in paper["sections"]] == SECTIONS
-    text = (report / "paper.md").read_text()
-    for title in SECTIONS:
-        assert f"## {title}" in text
-        assert f"== {STUDY}: {title} ==" in proc.stdout
     for name in ("trento2013-figure3-plot", "trento2013-figure5-plot"):
         for suffix in ("png", "svg"):
             assert (report / "paper" / f"{name}.{suffix}").stat().st_size > 0
@@ -111,17 +96,15 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
 
 
-def _table(paper: dict, name: str) -> dict:
-    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
 
 
 def test_figures_are_the_runs_own_average_and_worst_case(quick):
     proc, root = quick
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
-    runs = _runs(root)
-    figure3 = _table(paper, "trento2013-figure3")["rows"]
-    figure5 = _table(paper, "trento2013-figure5")["rows"]
+    runs = runs_by_label(root)
+    figure3 = paper_table(paper, "trento2013-figure3")["rows"]
+    figure5 = paper_table(paper, "trento2013-figure5")["rows"]
     for driver in built():
         transport = "tcp" if driver == "zeromq" else "udp"
         rows = [r for r in figure3 if r["middleware"] == NAMES[driver]]
@@ -158,13 +141,13 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
-    claims = _table(paper, "trento2013-claims")
+    claims = paper_table(paper, "trento2013-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
     for row in claims["rows"]:
         assert row["verdict"].split(" ")[0] in ("agrees", "differs", "partly", "within"), row
         assert "µs" in row["ours"] or "x" in row["ours"]
     assert any("other hardware" in note for note in claims["notes"])
-    table = _table(paper, "trento2013-runs")
+    table = paper_table(paper, "trento2013-runs")
     assert len(table["rows"]) == 6 * len(built()) + (3 if floor_built() else 0)
     for row in table["rows"]:
         assert row["status"] == "ok"

@@ -5,19 +5,19 @@ run's own files. Real runs; values are checked against the samples and summaries
 timings never."""
 
 import json
-import subprocess
 
 import numpy as np
 import pytest
 import yaml
 
-from conftest import LAUNCHER, REPO, cli_env, run_cli
+from conftest import run_cli
+from experiment_files import index_lines
+from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
 
 STUDY = "vanderbilt2006"
-SEEDS = REPO / "experiments" / "seeds"
 MIDDLEWARES = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 PAPER = {"cyclonedds": "DDS1", "fastdds": "DDS2"}
@@ -95,33 +95,17 @@ def quick(tmp_path_factory):
         pytest.fail("build/core/psbench-node is missing: run `make build`")
     if not built():
         pytest.skip("neither cyclonedds nor fastdds is built here")
-    root = tmp_path_factory.mktemp("vanderbilt") / "sweep"
-    proc = subprocess.run([str(LAUNCHER), "reproduce", STUDY, "--quick", "-o", str(root)],
-                          capture_output=True, text=True, cwd=REPO, timeout=900,
-                          env=cli_env(root.parent / "results"))
-    return proc, root
+    return reproduce_quick(STUDY, tmp_path_factory.mktemp("vanderbilt"), timeout=900)
 
 
-def _runs(root) -> list[dict]:
-    """The index line of every run (labels may be cut short: not a key)."""
-    return [json.loads(line) for line in (root / "index.jsonl").read_text().splitlines()]
 
 
-def _table(paper: dict, name: str) -> dict:
-    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
 
 
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    check_paper_written(proc, root, STUDY, SECTIONS)
     report = root / "report"
-    paper = json.loads((report / "paper.json").read_text())
-    assert paper["study"] == STUDY and paper["quick"] is True
-    assert [s["title"] for s in paper["sections"]] == SECTIONS
-    text = (report / "paper.md").read_text()
-    for title in SECTIONS:
-        assert f"## {title}" in text
-        assert f"== {STUDY}: {title} ==" in proc.stdout
     for suffix in ("png", "svg"):
         assert (report / "paper" / f"vanderbilt2006-latency-plot.{suffix}").stat().st_size > 0
     for name in TABLES:
@@ -133,9 +117,9 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
     proc, root = quick
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
-    runs = _runs(root)
-    simple = _table(paper, "vanderbilt2006-latency-bytes")["rows"]
-    complex_ = _table(paper, "vanderbilt2006-latency-complex")["rows"]
+    runs = index_lines(root)
+    simple = paper_table(paper, "vanderbilt2006-latency-bytes")["rows"]
+    complex_ = paper_table(paper, "vanderbilt2006-latency-complex")["rows"]
     for driver in built():
         rows = [r for r in simple if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 16384]
@@ -166,9 +150,9 @@ def test_throughput_is_the_subscribers_own_count(quick):
     proc, root = quick
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
-    rows = _table(paper, "vanderbilt2006-throughput")["rows"]
+    rows = paper_table(paper, "vanderbilt2006-throughput")["rows"]
     cast = {"unicast": "udp", "multicast": "multicast"}
-    lines = [l for l in _runs(root) if l["params"]["kind"] == "pubsub"
+    lines = [l for l in index_lines(root) if l["params"]["kind"] == "pubsub"
              and l["params"]["notify"] == "listener"]
     for driver in built():
         mine = [r for r in rows if r["middleware"] == NAMES[driver]]
@@ -190,7 +174,7 @@ def test_throughput_is_the_subscribers_own_count(quick):
                 total += (block["received"] - 1) / span * row["size"] / 1000
             assert row["kb_per_s_total"] == pytest.approx(total, rel=0.01)
             assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
-    waitset = _table(paper, "vanderbilt2006-listener-waitset")["rows"]
+    waitset = paper_table(paper, "vanderbilt2006-listener-waitset")["rows"]
     assert sorted((r["middleware"], r["size"]) for r in waitset) == sorted(
         (NAMES[d], s) for d in built() for s in (1024, 16384))
     for row in waitset:
@@ -204,7 +188,7 @@ def test_every_statement_is_checked(quick):
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     paper = json.loads((root / "report" / "paper.json").read_text())
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
-    claims = _table(paper, "vanderbilt2006-claims")
+    claims = paper_table(paper, "vanderbilt2006-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
     for row, claim in zip(claims["rows"], published["claims"]):
         if claim["kind"] == "not_reproduced":
@@ -212,6 +196,6 @@ def test_every_statement_is_checked(quick):
         elif set(claim.get("systems") or MIDDLEWARES) & set(built()):
             assert row["verdict"] in ("agrees", "differs"), row
     assert any("other hardware" in note for note in claims["notes"])
-    runs = _table(paper, "vanderbilt2006-runs")["rows"]
+    runs = paper_table(paper, "vanderbilt2006-runs")["rows"]
     assert len(runs) == 19 * len(built())
     assert all(r["status"] == "ok" for r in runs)

@@ -1,0 +1,45 @@
+"""What the seed-study tests share: one `psbench reproduce NAME --quick` run, the sweep's
+runs, and the paper's tables as `paper.json` holds them."""
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import LAUNCHER, REPO, cli_env
+from experiment_files import index_lines
+
+SEEDS = REPO / "experiments" / "seeds"
+
+
+def reproduce_quick(study: str, folder: Path, timeout: float = 900):
+    """Runs the study's quick variant into folder/sweep; (completed process, sweep root)."""
+    root = folder / "sweep"
+    proc = subprocess.run([str(LAUNCHER), "reproduce", study, "--quick", "-o", str(root)],
+                          capture_output=True, text=True, cwd=REPO, timeout=timeout,
+                          env=cli_env(folder / "results"))
+    return proc, root
+
+
+def runs_by_label(root: Path) -> dict[str, dict]:
+    """label -> index line of every run of the sweep."""
+    return {line["label"]: line for line in index_lines(root)}
+
+
+def paper_table(paper: dict, name: str) -> dict:
+    """One of the paper's tables, by name, from paper.json."""
+    return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
+
+
+def check_paper_written(proc, root: Path, study: str, sections: list[str]) -> dict:
+    """The reproduction ended ok and wrote every section to paper.md, paper.json and the
+    terminal; returns paper.json."""
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    report = root / "report"
+    paper = json.loads((report / "paper.json").read_text())
+    assert paper["study"] == study and paper["quick"] is True
+    assert [s["title"] for s in paper["sections"]] == sections
+    text = (report / "paper.md").read_text()
+    for title in sections:
+        assert f"## {title}" in text
+        assert f"== {study}: {title} ==" in proc.stdout
+    return paper
