@@ -103,6 +103,14 @@ inline int receive(const psb_driver &d, void *reader, uint32_t notify, int64_t t
   }
 }
 
+// Writes one message someone is waiting for (an echo, a relayed message) and flushes
+// it out of any write batch. 0 = sent, -1 = error (err filled).
+inline int write_now(const psb_driver &d, void *writer, const void *data, size_t len,
+                     psb_error *err) {
+  if (d.write(writer, data, len, err) != 0) return -1;
+  return d.flush ? d.flush(writer, err) : 0;
+}
+
 // Counts arrivals for a thread that waits on a listener: the listener bumps it, the
 // waiter sleeps on it with a timeout.
 class ArrivalSignal {

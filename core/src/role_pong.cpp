@@ -19,7 +19,7 @@ struct PongSink {
     psb_error err;
     // The ping waits for this echo: nothing may stay in a write batch.
     const size_t reply = node.reply_length(len);
-    if (driver.write(writer, data, reply, &err) != 0 || (driver.flush && driver.flush(writer, &err) != 0)) {
+    if (write_now(driver, writer, data, reply, &err) != 0) {
       if (counts.write_errors++ == 0) first_error = err.message;
     } else {
       ++counts.sent;

@@ -19,7 +19,7 @@ struct RelaySink {
     psb_error err;
     // Every end marker the publisher repeats is forwarded: one lost on the second hop
     // must not leave the sub waiting.
-    if (driver.write(writer, data, len, &err) != 0 || (driver.flush && driver.flush(writer, &err) != 0)) {
+    if (write_now(driver, writer, data, len, &err) != 0) {
       if (counts.write_errors++ == 0) first_error = err.message;
     } else if (measured) {
       ++counts.sent;

@@ -71,8 +71,7 @@ struct SubSink {
   void echo(const void *data, size_t len) {
     psb_error err;
     // The publisher times the echo: nothing may stay in a write batch.
-    if (env.driver.write(echo_writer, data, len, &err) != 0 ||
-        (env.driver.flush && env.driver.flush(echo_writer, &err) != 0)) {
+    if (write_now(env.driver, echo_writer, data, len, &err) != 0) {
       if (res.echo.write_errors++ == 0) first_echo_error = err.message;
     } else {
       ++res.echo.sent;
