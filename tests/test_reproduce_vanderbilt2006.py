@@ -170,8 +170,15 @@ def test_throughput_is_the_subscribers_own_count(quick):
             total = 0.0
             for path in subs:
                 block = json.loads(path.read_text())["throughput"]
+                if block["received"] < 2:
+                    # A subscriber starved of CPU (13 processes on 2 cores) may get
+                    # nothing: it has no rate and adds none to the total.
+                    continue
                 span = (block["last_arrival_ns"] - block["first_arrival_ns"]) / 1e9
-                total += (block["received"] - 1) / span * row["size"] / 1000
+                total += block["received"] / span * row["size"] / 1000
+            if total == 0:
+                assert row["kb_per_s_total"] is None and row["loss_percent"] > 99
+                continue
             assert row["kb_per_s_total"] == pytest.approx(total, rel=0.01)
             assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
     waitset = paper_table(paper, "vanderbilt2006-listener-waitset")["rows"]

@@ -175,7 +175,8 @@ def _throughput_table(points: dict[tuple, Config], published: dict) -> Table:
     return Table("vanderbilt2006-throughput", "Throughput 1-to-N, unicast and multicast "
                  "(slides 'Scaling Up Subscribers')", columns, rows,
                  ["KB/s = 1000 bytes/s of whole messages (header included) received, each "
-                  "subscriber on its own clock; per subscriber = the mean over the N; "
+                  "subscriber on its own clock; per subscriber = the mean over the N, a "
+                  "subscriber that received fewer than 2 messages counting 0; "
                   "published back to back (rate 0), best effort, KEEP_LAST 1, listener",
                   "unicast = the driver's udp transport, multicast = its multicast "
                   "transport (UDP multicast looped back on lo)"])
