@@ -63,19 +63,19 @@ def test_throughput_comes_from_the_node_blocks_not_the_capped_samples(tmp_path):
     for name, sub in subs.items():
         mine = got["subscribers"][name]
         assert mine["received"] == sub.received and mine["lost"] == sub.lost
-        # received / (last - first arrival) on the subscriber's clock
-        assert mine["samples_per_s"] == pytest.approx(sub.received / sub.span_s)
-        assert mine["mbit_per_s"] == pytest.approx(sub.received * SIZE * 8 / sub.span_s / 1e6)
+        # (received - 1) / (last - first arrival) on the subscriber's clock
+        assert mine["samples_per_s"] == pytest.approx((sub.received - 1) / sub.span_s)
+        assert mine["mbit_per_s"] == pytest.approx((sub.received - 1) * SIZE * 8 / sub.span_s / 1e6)
         # the node's trailing empty bins (preallocated for the timeout) are dropped
         assert mine["per_bin"] == sub.per_second()
     # sub-1's file stops at 2000 samples; its rate counts all 3000 it received
     assert got["subscribers"]["sub-1"]["beyond_capacity"] == 1000
-    assert got["subscribers"]["sub-1"]["samples_per_s"] == pytest.approx(3000 / 2.99900099)
-    assert got["samples_per_s"] == pytest.approx(sum(s.received / s.span_s
+    assert got["subscribers"]["sub-1"]["samples_per_s"] == pytest.approx(2999 / 2.99900099)
+    assert got["samples_per_s"] == pytest.approx(sum((s.received - 1) / s.span_s
                                                      for s in subs.values()))
     assert got["loss_percent"] == pytest.approx(100 * 30 / 9000)
     assert got["per_bin"] == [2970, 3000, 3000]
-    assert got["publishers"]["pub"]["achieved_rate_hz"] == pytest.approx(3000 / 2.999)
+    assert got["publishers"]["pub"]["achieved_rate_hz"] == pytest.approx(2999 / 2.999)
     assert got["offered_rate_hz"] == 1000.0
 
 
@@ -120,7 +120,7 @@ def test_several_topics_and_publishers_load_in_natural_order(tmp_path):
     assert list(run.receivers) == ["t1-sub", "t2-sub-2", "t2-sub-10"]
     assert list(run.publishers) == ["t1-pub", "t2-pub-1", "t2-pub-2"]
     assert run.throughput["offered_rate_hz"] == 300.0      # three publishers at 100/s
-    assert run.throughput["achieved_rate_hz"] == pytest.approx(3 * 300 / 2.99)
+    assert run.throughput["achieved_rate_hz"] == pytest.approx(3 * 299 / 2.99)
     assert run.latency_ns.size == 900
     report = report_of(folder)
     assert [r["subscriber"] for r in rows_of(report, "subscribers")] == [
@@ -137,11 +137,11 @@ def test_delivery_table_has_offered_achieved_and_received_rates(tmp_path):
     assert row["sent"] == 9000 and row["samples"] == 2000 + 2970 + 3000
     assert row["lost"] == 30 and row["lost_fraction"] == pytest.approx(30 / 9000)
     assert row["offered_rate_hz"] == 1000.0
-    assert row["achieved_rate_hz"] == pytest.approx(3000 / 2.999)
-    assert row["samples_per_s"] == pytest.approx(sum(s.received / s.span_s for s in subs))
+    assert row["achieved_rate_hz"] == pytest.approx(2999 / 2.999)
+    assert row["samples_per_s"] == pytest.approx(sum((s.received - 1) / s.span_s for s in subs))
     assert row["mbit_per_s"] == pytest.approx(row["samples_per_s"] * SIZE * 8 / 1e6)
     text = report.table("delivery").text_rows()[0]
-    assert text[11:15] == ["1,000", "1,000", "2,991", "24.50"]   # offered .. Mbit/s
+    assert text[11:15] == ["1,000", "1,000", "2,990", "24.49"]   # offered .. Mbit/s
     assert not any("without the node's throughput" in n for n in report.table("delivery").notes)
 
 
@@ -168,7 +168,7 @@ def test_per_subscriber_table_for_fan_out(tmp_path):
         assert row["lost"] == sub.lost
         assert row["p50_ns"] == nearest_rank(stored, 50)
         assert row["p99_ns"] == nearest_rank(stored, 99)
-        assert row["samples_per_s"] == pytest.approx(sub.received / sub.span_s)
+        assert row["samples_per_s"] == pytest.approx((sub.received - 1) / sub.span_s)
 
 
 def test_one_subscriber_without_echo_adds_no_table(tmp_path):
@@ -303,7 +303,7 @@ def test_a_real_pubsub_run_reports_its_throughput(driver_libs, results):
     block = sub.get("throughput")
     if block:
         span = (block["last_arrival_ns"] - block["first_arrival_ns"]) / 1e9
-        expected = block["received"] / span
+        expected = (block["received"] - 1) / span
         assert float(row["achieved_rate_hz"]) > 0
     else:
         receive = run.receive_ns

@@ -298,10 +298,11 @@ def test_the_throughput_block_is_computed_from_the_node_summaries():
                 "throughput": {"first_send_ns": 5, "last_send_ns": 5 + 2 * 10**9,
                                "sent": 1000, "offered_rate_hz": 0}}})
     one, two = block["subscribers"]["sub-1"], block["subscribers"]["sub-2"]
-    assert one["samples_per_s"] == 1000 and one["mbit_per_s"] == pytest.approx(0.8)
+    # n arrivals over the span are n - 1 intervals
+    assert one["samples_per_s"] == 999 and one["mbit_per_s"] == pytest.approx(0.7992)
     assert two["loss_percent"] == 50 and block["loss_percent"] == 25
-    assert block["aggregate_samples_per_s"] == 1500
-    assert block["publishers"]["pub"]["achieved_rate_hz"] == 500
+    assert block["aggregate_samples_per_s"] == 1498
+    assert block["publishers"]["pub"]["achieved_rate_hz"] == 499.5
     # Fewer than two arrivals: no rate. An older node (no throughput blocks): no block.
     lone = throughput({"sub": sub(1, 0, 7, 7), "pub": {"role": "pub", "counts": {}}})
     assert lone["subscribers"]["sub"]["samples_per_s"] is None

@@ -148,6 +148,9 @@ void validate(NodeConfig &c) {
   if (c.reply_size && !c.runs(Role::ping) && !c.runs(Role::pong))
     throw UsageError("--reply-size: the length of pong's echo; give it to ping and pong "
                      "(the same value to both)");
+  if (c.latency_from_send && !c.runs(Role::sub))
+    throw UsageError("--latency-from: the sub's one-way latency; ping's round trip starts at its "
+                     "send anyway (closed loop) or at its schedule (open loop)");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
@@ -223,7 +226,12 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.reply_size = parse_u64(arg, value());
       if (c.reply_size == 0) throw UsageError("--reply-size: 0 is out of range; use 32 (header only) to 4194304 bytes");
     }
-    else if (arg == "--cpu") {
+    else if (arg == "--latency-from") {
+      std::string_view v = value();
+      if (v == "intended") c.latency_from_send = false;
+      else if (v == "send") c.latency_from_send = true;
+      else throw UsageError("--latency-from: '" + std::string(v) + "' is not one of intended|send");
+    } else if (arg == "--cpu") {
       std::string_view v = value();
       size_t eq = v.find('=');
       if (eq == std::string_view::npos) throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
@@ -260,6 +268,8 @@ const char *usage_text() {
          "  --echo-every N     sub echoes every Nth message of writer 0; pub times the echoes\n"
          "  --reply-size BYTES ping/pong: pong echoes only the first BYTES (>= 32) of each\n"
          "                     message, an acknowledgement; give ping the same value\n"
+         "  --latency-from intended|send  sub: one-way latency from the pub's schedule\n"
+         "                     (default) or from the moment its write began\n"
          "  --role relay       takes psb_<run>_<topic>, writes each message byte for byte on\n"
          "                     psb_<run>_<topic>_relay, ends on the end marker (forwarded);\n"
          "                     the recording sub takes --topic <topic>_relay\n"

@@ -52,6 +52,10 @@ struct NodeConfig {
   // ping/pong: pong writes back only the first reply_size bytes (header intact) of what
   // it takes, ping expects min(reply_size, size); 0: the whole message is echoed.
   uint64_t reply_size = 0;
+  // sub: a latency counts from the publisher's intended send time (its schedule: a late
+  // send counts as late, no coordinated omission) or, with latency_from_send, from the
+  // time its write began (what a timestamp taken at write measures, as some papers do).
+  bool latency_from_send = false;
 
   std::map<Role, int> cpu;  // role -> CPU
   int fifo_priority = 0;    // 0: SCHED_OTHER

@@ -58,7 +58,9 @@ struct SubSink {
       return;
     }
     if (h.seq >= w.span) w.span = h.seq + 1;
-    auto out = w.store->record(h.seq, h.intended_ns, t - h.intended_ns);
+    // The record's time base: the schedule, or the write's start (--latency-from send).
+    const int64_t from = node.latency_from_send ? h.send_ns : h.intended_ns;
+    auto out = w.store->record(h.seq, from, t - from);
     if (out == SampleStore::Outcome::duplicate) return;
     if (out == SampleStore::Outcome::out_of_range) ++res.beyond_capacity;
     res.throughput.add(t, len);

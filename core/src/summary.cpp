@@ -54,6 +54,7 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   n.echo_every ? j.value(n.echo_every) : j.null();
   j.key("reply_size");
   n.reply_size ? j.value(n.reply_size) : j.null();
+  j.field("latency_from", n.latency_from_send ? "send" : "intended");
   j      .field("sample_timeout_s", n.sample_timeout_s)
       .field("match_timeout_s", n.match_timeout_s)
       .field("idle_timeout_s", n.idle_timeout_s)

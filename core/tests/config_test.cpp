@@ -148,6 +148,25 @@ TEST(Config, ReplySizeIsAnAcknowledgementOfPingAndPong) {
   EXPECT_EQ(err({"--reply-size", "32"}, "ping"), "");
 }
 
+TEST(Config, LatencyFromIsTheSubsChoiceOfTimeBase) {
+  auto d = parse({"--driver", "x", "--role", "sub", "--out", "o"});
+  EXPECT_FALSE(d.latency_from_send);  // default: the publisher's schedule
+  auto c = parse({"--driver", "x", "--role", "sub", "--out", "o", "--latency-from", "send"});
+  EXPECT_TRUE(c.latency_from_send);
+  auto i = parse({"--driver", "x", "--role", "pub,sub", "--out", "o", "--latency-from", "send"});
+  EXPECT_TRUE(i.latency_from_send);
+  auto back = parse({"--driver", "x", "--role", "sub", "--out", "o", "--latency-from", "send",
+                     "--latency-from", "intended"});
+  EXPECT_FALSE(back.latency_from_send);
+  auto err = [](const char *value, const char *role) {
+    return error_of({"--driver", "x", "--role", role, "--out", "o", "--latency-from", value});
+  };
+  EXPECT_NE(err("write", "sub").find("--latency-from: 'write' is not one of intended|send"),
+            std::string::npos);
+  EXPECT_NE(err("send", "pub").find("--latency-from: the sub's one-way latency"), std::string::npos);
+  EXPECT_NE(err("send", "ping").find("--latency-from"), std::string::npos);
+}
+
 TEST(Config, RelayTakesATopicAndRefusesEchoEvery) {
   auto c = parse({"--driver", "x", "--role", "relay", "--out", "o", "--topic", "data2"});
   ASSERT_EQ(c.roles.size(), 1u);

@@ -67,6 +67,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers,
         publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
         reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples,
+        latency_from=getattr(args, "latency_from", None),
         relays=getattr(args, "relays", None))
     problem = relay_problem(spec)
     if problem is not None:

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from psbench import drivers, paths, runner, rundir
+from psbench.analysis.rates import span_mbit, span_rate
 from psbench.samples import SamplesFileError, read_samples
 from psbench.services import ServicePool, broker_options
 from psbench.spec import MeasureSpec, cpu_sharing, node_argv
@@ -101,13 +102,15 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
         if expected is not None and expected != len(samples):
             problems.append(f"{name} has {len(samples)} records but {role}.json says "
                             f"counts.samples = {expected}")
-        stats[role] = latency_stats(samples)
+        stats[role] = latency_stats(
+            samples, ((summary.get("config") or {}).get("latency_from")) or "intended")
         if summary.get("role") == "sub":
             one_way.append(samples.latency_ns)
     if len(one_way) > 1:
         # Fan-out: the run's latency is every subscriber's samples together.
+        method = next(s["one_way"]["method"] for s in stats.values() if "one_way" in s)
         stats[ALL_SUBSCRIBERS] = {"unit": "ns", "one_way": {
-            "method": "receive time - intended send time, all subscribers together",
+            "method": f"{method}, all subscribers together",
             **summarize_ns(np.concatenate(one_way))}}
     return stats, problems
 
@@ -126,21 +129,13 @@ def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
     return spec
 
 
-def _rate(count, first_ns, last_ns) -> float | None:
-    """count / (last - first) in 1/s; None with fewer than two events."""
-    if count is None or count < 2 or first_ns is None or last_ns is None or \
-            last_ns <= first_ns:
-        return None
-    return count * 1e9 / (last_ns - first_ns)
-
-
 def _percent(part, whole) -> float | None:
     return None if not whole or part is None else 100.0 * part / whole
 
 
 def throughput(summaries: dict) -> dict | None:
     """run.json's throughput block from the nodes' throughput accounting: per subscriber
-    samples/s and Mbit/s on its own clock (received / (last arrival - first arrival);
+    samples/s and Mbit/s on its own clock ((received - 1) / (last arrival - first arrival);
     Mbit/s counts whole messages, header included), its counts and loss, and its
     per-second series; the subscribers together; per publisher the achieved rate on its
     own clock. None when no summary has a throughput block (an older node)."""
@@ -155,14 +150,14 @@ def throughput(summaries: dict) -> dict | None:
         counts = summaries[name].get("counts") or {}
         first, last = tp.get("first_arrival_ns"), tp.get("last_arrival_ns")
         received = tp.get("received", counts.get("received"))
-        rate = _rate(received, first, last)
-        bytes_rate = _rate(tp.get("received_bytes"), first, last)
+        rate = span_rate(received, first, last)
+        mbit = span_mbit(tp.get("received_bytes"), received, first, last)
         sent, lost = counts.get("sent"), counts.get("lost")
         total_sent += sent or 0
         total_lost += lost or 0
         result["subscribers"][name] = {
             "samples_per_s": rate,
-            "mbit_per_s": None if bytes_rate is None else bytes_rate * 8 / 1e6,
+            "mbit_per_s": mbit,
             "received": received, "received_bytes": tp.get("received_bytes"),
             "beyond_capacity": tp.get("beyond_capacity"), "sent": sent, "lost": lost,
             "loss_percent": _percent(lost, sent), "bin_ns": tp.get("bin_ns"),
@@ -177,7 +172,7 @@ def throughput(summaries: dict) -> dict | None:
         tp = summaries[name].get("throughput") or {}
         sent = tp.get("sent", (summaries[name].get("counts") or {}).get("sent"))
         result["publishers"][name] = {
-            "achieved_rate_hz": _rate(sent, tp.get("first_send_ns"), tp.get("last_send_ns")),
+            "achieved_rate_hz": span_rate(sent, tp.get("first_send_ns"), tp.get("last_send_ns")),
             "offered_rate_hz": tp.get("offered_rate_hz"), "sent": sent,
             "sent_bytes": tp.get("sent_bytes"), "bin_ns": tp.get("bin_ns"),
             "per_bin": tp.get("per_bin")}

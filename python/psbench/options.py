@@ -214,6 +214,11 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                                  "latency over both hops (default 0); one topic, one "
                                  "publisher, one subscriber, inter-process placement, "
                                  "no --echo-every")
+        parser.add_argument("--latency-from", choices=("intended", "send"),
+                            help="one-way latency from the publisher's intended send time "
+                                 "(its schedule: a late send counts as late; node "
+                                 "default) or from the moment its write began (send), as "
+                                 "a timestamp taken at write measures it")
         parser.add_argument("--echo-every", type=positive_int, metavar="N",
                             help="latency under load: the first subscriber echoes every Nth "
                                  "sample of the first publisher, which records the round "

@@ -2,7 +2,7 @@
 
 from psbench import table
 from psbench.measure import MeasureOutcome
-from psbench.stats import PERCENTILES
+from psbench.stats import ONE_WAY_FROM, PERCENTILES
 
 STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "std"]
 COUNT_KEYS = ("sent", "received", "samples", "lost", "duplicated", "reordered", "late",
@@ -150,7 +150,8 @@ def render(outcome: MeasureOutcome) -> str:
         lines.append(latency_table([("one-way", stats["one_way"])] + [
             (name, outcome.stats[name]["one_way"]) for name in subs
             if len(subs) > 1 and name in outcome.stats]))
-        lines.append("  one-way = receive time - intended send time (one clock, one host)"
+        lines.append(f"  one-way = {ONE_WAY_FROM[outcome.spec.latency_from or 'intended']} "
+                     "(one clock, one host)"
                      + (f"; first row: all {len(subs)} subscribers together"
                         if len(subs) > 1 else ""))
         note = _too_few_note(stats["one_way"])

@@ -103,6 +103,7 @@ class MeasureSpec:
     topics: int = 1               # pubsub: topics, each with its own subs and pubs
     echo_every: int | None = None  # pubsub: echo every Nth sample (latency under load)
     reply_size: int | None = None  # ping: pong echoes only the first N bytes (an ack)
+    latency_from: str | None = None  # pubsub: "intended" (node default) or "send"
     relays: int | None = None     # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     # Settings psbench chose for the run where the user left them unset, and why
@@ -198,6 +199,8 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         argv += ["--echo-every", str(spec.echo_every)]
     if spec.reply_size is not None:
         argv += ["--reply-size", str(spec.reply_size)]
+    if spec.latency_from is not None and "sub" in roles:
+        argv += ["--latency-from", spec.latency_from]
     if spec.count is not None:
         argv += ["--count", str(spec.count)]
     if spec.duration is not None:

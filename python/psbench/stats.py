@@ -37,9 +37,14 @@ def summarize_ns(values: np.ndarray) -> dict:
     return result
 
 
-def latency_stats(samples: Samples) -> dict:
+ONE_WAY_FROM = {"intended": "receive time - intended send time",
+                "send": "receive time - start of the publisher's write"}
+
+
+def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
     """Statistics by series. rtt files also get the one-way estimate RTT/2 (the
-    method of the seed benchmarks: it assumes both directions cost the same)."""
+    method of the seed benchmarks: it assumes both directions cost the same); one-way
+    files say what the latency counts from (the sub's --latency-from)."""
     latency = samples.latency_ns
     if samples.kind == "rtt":
         return {
@@ -48,5 +53,5 @@ def latency_stats(samples: Samples) -> dict:
             "rtt_half": {"method": "one-way estimate = RTT/2",
                          **summarize_ns(latency / 2.0)},
         }
-    return {"unit": "ns", "one_way": {"method": "receive time - intended send time",
+    return {"unit": "ns", "one_way": {"method": ONE_WAY_FROM[latency_from],
                                       **summarize_ns(latency)}}

@@ -5,9 +5,10 @@ From the node's `throughput` blocks when the summaries have them (docs/node.md):
 samples file may stop at --max-samples while the node keeps counting, so the blocks are
 the full count. Results written before the blocks existed fall back to the samples.
 
-Rates are count / (last - first) on the clock of the process that counted them (the
-subscriber's for what was received, the publisher's for what was sent); None with fewer
-than 2 events. Mbit/s counts whole messages, the psbench header included.
+Rates are (count - 1) / (last - first) on the clock of the process that counted them
+(the subscriber's for what was received, the publisher's for what was sent): n events
+span n - 1 intervals. None with fewer than 2 events. Mbit/s is that rate times the mean
+message, whole messages, the psbench header included.
 """
 
 import numpy as np
@@ -18,13 +19,22 @@ BIN_NS = 1_000_000_000      # the per-second series
 
 
 def span_rate(count, first_ns, last_ns) -> float | None:
-    """count / (last - first) in events per second; None with fewer than 2 events."""
+    """(count - 1) / (last - first) in events per second: the intervals between the
+    first and the last event over their span; None with fewer than 2 events."""
     if count is None or first_ns is None or last_ns is None:
         return None
     span = last_ns - first_ns
     if count < 2 or span <= 0:
         return None
-    return count / (span / 1e9)
+    return (count - 1) / (span / 1e9)
+
+
+def span_mbit(received_bytes, count, first_ns, last_ns) -> float | None:
+    """Mbit/s: the span rate times the mean message of the count (whole messages)."""
+    rate = span_rate(count, first_ns, last_ns)
+    if rate is None or received_bytes is None:
+        return None
+    return rate * received_bytes / count * 8 / 1e6
 
 
 def loss_percent(lost, sent) -> float | None:
@@ -65,8 +75,7 @@ def receiver_from_block(summary: dict, size: int | None) -> dict:
     received_bytes = block.get("received_bytes")
     if received_bytes is None and size:
         received_bytes = received * size
-    mbit = (received_bytes * 8 / ((last - first) / 1e9) / 1e6
-            if rate is not None and received_bytes is not None else None)
+    mbit = span_mbit(received_bytes, received, first, last)
     sent, lost = _counted(summary)
     bin_ns = int(block.get("bin_ns") or BIN_NS)
     return {"received": received, "sent": sent, "lost": lost,

@@ -22,7 +22,10 @@ def summary_table(configs: list[Config]) -> Table:
     rows = [[c.label, c.metric, len(c.ok_runs), c.stats.get("n") or 0]
             + [c.stats.get(k) for k in LATENCY_KEYS] for c in configs if c.ok_runs]
     notes = ["RTT/2 = one-way estimate, half the round trip; one-way = receive time - "
-             "intended send time (one host, one clock)",
+             "intended send time (one host, one clock)" + (
+                 "; with latency_from send, receive time - start of the publisher's write "
+                 "(the publisher's wake-up lateness not counted)"
+                 if any(c.params.get("latency_from") == "send" for c in configs) else ""),
              "repetitions: each statistic is the median of the repetitions' values; n is "
              "their total",
              "jitter = mean |difference| between consecutive latencies; '-' = too few "
