@@ -39,21 +39,22 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
         pytest.skip("the full file names Cyclone DDS and Fast DDS; not both are built")
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "186 runs" in proc.stdout
+    assert "234 runs" in proc.stdout
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml")
     runs = [r.params for r in plan.expansion.runs]
-    assert len(runs) == 186
+    assert len(runs) == 234
     pings = [p for p in runs if p["kind"] == "ping"]
     pubs = [p for p in runs if p["kind"] == "pubsub"]
     # 100 primer and 10,000 stats samples, a 32-byte ack for the paper's 4-byte one.
     assert {(p["warmup"], p["count"], p["reply_size"], p["transport"]) for p in pings} == {
         (100, 10000, 32, "udp")}
-    powers = [2 ** k for k in range(5, 15)]           # 4, 8, 16 B raised to the header
+    lengths = [2 ** k for k in range(2, 15)]          # the paper's 4 to 16,384
+    powers = [length + 32 for length in lengths]      # after psbench's 32-byte header
     for driver in MIDDLEWARES:
         simple = [p for p in pings if p["driver"] == driver and "options.type" not in p]
         assert sorted(p["size"] for p in simple) == powers
         complex_ = [p for p in pings if p["driver"] == driver and p.get("options.type") == "complex"]
-        assert sorted(int(p["options.elements"]) for p in complex_) == [2 ** k for k in range(2, 15)]
+        assert sorted(int(p["options.elements"]) for p in complex_) == lengths
         assert {p["size"] for p in complex_} == {32}
         fan = [p for p in pubs if p["driver"] == driver and p["notify"] == "listener"]
         assert sorted({(p["transport"], p["subscribers"]) for p in fan}) == [
@@ -62,7 +63,8 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
         assert len(fan) == 6 * len(powers)
         wait = [p for p in pubs if p["driver"] == driver and p["notify"] == "wait"]
         assert sorted(p["size"] for p in wait) == powers
-        assert {(p["transport"], p["subscribers"]) for p in wait} == {("udp", 4)}
+        # multicast: the one transport the paper's DDS1 and DDS2 both had
+        assert {(p["transport"], p["subscribers"]) for p in wait} == {("multicast", 4)}
     assert {(p["rate"], p["history"], p["reliability"], p["count"]) for p in pubs} == {
         (0.0, "keep_last:1", "best_effort", 10000)}
 
@@ -80,6 +82,7 @@ def test_published_file_holds_what_the_slides_print():
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     assert published["hardware"] and published["versions"] and published["source"]
     assert published["systems"] == PAPER
+    assert published["systems_unicast"] == {"cyclonedds": "DDS1", "fastdds": "DDS3"}
     method = published["method"]
     assert (method["primer_samples"], method["stats_samples"], method["ack_bytes"]) == (
         100, 10000, 4)
@@ -107,7 +110,8 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     check_paper_written(proc, root, STUDY, SECTIONS)
     report = root / "report"
     for suffix in ("png", "svg"):
-        assert (report / "paper" / f"vanderbilt2006-latency-plot.{suffix}").stat().st_size > 0
+        for plot in ("latency", "throughput"):
+            assert (report / "paper" / f"vanderbilt2006-{plot}-plot.{suffix}").stat().st_size > 0
     for name in TABLES:
         for suffix in ("md", "csv", "json", "tex"):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
@@ -122,13 +126,13 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
     complex_ = paper_table(paper, "vanderbilt2006-latency-complex")["rows"]
     for driver in built():
         rows = [r for r in simple if r["middleware"] == NAMES[driver]]
-        assert [r["size"] for r in rows] == [32, 1024, 16384]
+        assert [r["sequence"] for r in rows] == [4, 1024, 16384]
         assert {r["paper_system"] for r in rows} == {PAPER[driver]}
         for row in rows:
             [line] = [line for line in runs if line["params"]["kind"] == "ping"
                       and line["params"]["driver"] == driver
                       and "options.type" not in line["params"]
-                      and line["params"]["size"] == row["size"]]
+                      and line["params"]["size"] == row["sequence"] + 32]
             run_dir = root / line["run_dir"]
             rtt = read_samples(run_dir / "ping.samples").latency_ns.astype(np.float64)
             assert row["n"] == rtt.size == 500
@@ -175,15 +179,16 @@ def test_throughput_is_the_subscribers_own_count(quick):
                     # nothing: it has no rate and adds none to the total.
                     continue
                 span = (block["last_arrival_ns"] - block["first_arrival_ns"]) / 1e9
-                total += block["received"] / span * row["size"] / 1000
+                total += (block["received"] - 1) / span * row["sequence"] / 1000
             if total == 0:
                 assert row["kb_per_s_total"] is None and row["loss_percent"] > 99
                 continue
             assert row["kb_per_s_total"] == pytest.approx(total, rel=0.01)
             assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
     waitset = paper_table(paper, "vanderbilt2006-listener-waitset")["rows"]
-    assert sorted((r["middleware"], r["size"]) for r in waitset) == sorted(
+    assert sorted((r["middleware"], r["sequence"]) for r in waitset) == sorted(
         (NAMES[d], s) for d in built() for s in (1024, 16384))
+    assert {r["cast"] for r in waitset} == {"multicast"}
     for row in waitset:
         assert row["listener_kb_per_s"] and row["waitset_kb_per_s"]
         assert row["ratio"] == pytest.approx(row["waitset_kb_per_s"] / row["listener_kb_per_s"],
@@ -201,8 +206,62 @@ def test_every_statement_is_checked(quick):
         if claim["kind"] == "not_reproduced":
             assert row["verdict"] == "not reproduced"
         elif set(claim.get("systems") or MIDDLEWARES) & set(built()):
-            assert row["verdict"] in ("agrees", "differs"), row
+            assert row["verdict"] in ("agrees", "differs", "partly"), row
     assert any("other hardware" in note for note in claims["notes"])
     runs = paper_table(paper, "vanderbilt2006-runs")["rows"]
     assert len(runs) == 19 * len(built())
     assert all(r["status"] == "ok" for r in runs)
+
+
+# The statement checks on made-up throughput: each can come out either way -----------
+
+def _points(kbps: dict) -> dict:
+    """(driver, transport, subscribers, sequence B) -> KB/s per subscriber, as configs."""
+    from types import SimpleNamespace
+    points = {}
+    for (driver, transport, n, sequence), per_sub in kbps.items():
+        size = sequence + 32
+        rate = None if per_sub is None else per_sub * n * 1000 / sequence
+        points[(driver, transport, n, size)] = SimpleNamespace(
+            params={"subscribers": n}, size=size,
+            rate={"samples_per_s": rate, "loss_percent": 0.0})
+    return points
+
+
+def _verdict(kind: str, claim: dict, kbps: dict) -> str:
+    from psbench.reproduce import vanderbilt2006 as module
+    check = {"multicast_above": module._check_multicast_above,
+             "gap_grows": module._check_gap_grows,
+             "levels_off_less": module._check_levels_off_less}[kind]
+    return check(dict(claim, systems=["cyclonedds"]), _points(kbps))[1]
+
+
+def test_multicast_above_agrees_and_differs():
+    claim = {"subscribers": 4, "min_fraction": 0.75}
+    above = {("cyclonedds", t, 4, s): (200 if t == "multicast" else 100)
+             for t in ("udp", "multicast") for s in (1024, 4096)}
+    below = {k: 300 - v for k, v in above.items()}
+    assert _verdict("multicast_above", claim, above) == "agrees"
+    assert _verdict("multicast_above", claim, below) == "differs"
+    # A run with no rate (every subscriber starved) is left out, not a crash.
+    starved = {**above, ("cyclonedds", "udp", 4, 4096): None}
+    assert _verdict("multicast_above", claim, starved) == "agrees"
+
+
+def test_gap_grows_agrees_and_differs():
+    claim = {"fewer": 4, "more": 8}
+    grows = {("cyclonedds", "udp", 4, 1024): 100, ("cyclonedds", "multicast", 4, 1024): 150,
+             ("cyclonedds", "udp", 8, 1024): 50, ("cyclonedds", "multicast", 8, 1024): 150}
+    shrinks = {**grows, ("cyclonedds", "multicast", 8, 1024): 60}
+    assert _verdict("gap_grows", claim, grows) == "agrees"
+    assert _verdict("gap_grows", claim, shrinks) == "differs"
+
+
+def test_levels_off_less_agrees_and_differs():
+    claim = {"subscribers": [4]}
+    less = {("cyclonedds", "udp", 4, 4096): 100, ("cyclonedds", "udp", 4, 16384): 110,
+            ("cyclonedds", "multicast", 4, 4096): 100,
+            ("cyclonedds", "multicast", 4, 16384): 300}
+    more = {**less, ("cyclonedds", "multicast", 4, 16384): 100}
+    assert _verdict("levels_off_less", claim, less) == "agrees"
+    assert _verdict("levels_off_less", claim, more) == "differs"

@@ -91,7 +91,9 @@ class Cell:
 
     @property
     def mean(self) -> float | None:
-        return self.config.stats.get("mean") if self.ok else None
+        """The mean of every sample of the cell (all repetitions pooled)."""
+        pooled = self.config.pooled_ns
+        return float(np.mean(pooled)) if self.ok and pooled.size else None
 
     def stat(self, key: str):
         return self.config.stats.get(key) if self.ok else None
@@ -117,7 +119,9 @@ class Cell:
         received = self.rate("samples_per_s")
         if received is None or self.offered is None:
             return None
-        return (self.lost or 0) == 0 and received >= KEEP_UP_FRACTION * self.offered
+        if self.lost is None:
+            return None
+        return self.lost == 0 and received >= KEEP_UP_FRACTION * self.offered
 
 
 def _cells(results: ResultSet) -> tuple[list[str], list[int], dict]:
@@ -240,10 +244,11 @@ def _latency_table(placement: str, title: str, drivers: list[str], sizes: list[i
                                   reference.mean if reference else None))
         row.append(_published_latency_text(published, placement, size, others))
         rows.append(row)
-    notes = ["one-way latency: receive time - intended send time, one host's monotonic "
-             "clock, open loop at 100 Hz (performance_test: receive time - the time "
-             "stamped just before publishing); mean as in the article's figures, p50 and "
-             "max beside it",
+    notes = ["one-way latency: receive time - the start of the publisher's write "
+             "(latency_from send), one host's monotonic clock, open loop at 100 Hz, as "
+             "performance_test times it (receive time - the time stamped just before "
+             "publishing); mean (every sample pooled) as in the article's figures, p50 "
+             "and max beside it",
              "status: ok, or how the run ended (crashed = a node killed by a signal, "
              "failed, timeout, refused); such a run has no values, as the article shows "
              "OpenDDS's crashed runs",
@@ -275,12 +280,14 @@ def _throughput_table(placement: str, title: str, drivers: list[str], sizes: lis
                     ["not run", None, None, None, None])
         row.append(_published_throughput_text(published, placement, size))
         rows.append(row)
-    notes = ["throughput on the subscriber's clock: received / (last - first arrival); "
+    notes = ["throughput on the subscriber's clock: (received - 1) / (last - first "
+             "arrival); "
              "Mbit/s counts whole messages (performance_test: received samples x message "
              "size per second)",
              f"keeps up = the run ended ok, lost nothing, and received at least "
              f"{KEEP_UP_FRACTION:.0%} of the 100 Hz publication rate; '-' when it did not "
-             f"run to the end (see status)",
+             f"run to the end (see status). The article reads keeping up from its "
+             f"throughput figure; here any loss also counts as not keeping up",
              "published: the article's text (its figures print no values); OpenDDS there, "
              "Cyclone DDS here",
              published_marker(published)]
@@ -436,7 +443,8 @@ def _figure(kind: str, drivers: list[str], sizes: list[int], cells: dict) -> Dra
             ax.set_title(f"{'Latency' if kind == 'latency' else 'Throughput'}: {title}")
             ax.legend(loc="upper left")
     if kind == "latency":
-        caption = ("Mean one-way latency (receive time - intended send time) against the "
+        caption = ("Mean one-way latency (receive time - start of the publisher's write) "
+                   "against the "
                    "Array message size, 100 Hz, reliable, keep last 16; one line per "
                    "implementation, as the article's latency figures. An x at the bottom "
                    "marks a run that did not end ok, with its status.")

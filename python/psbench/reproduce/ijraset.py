@@ -6,10 +6,11 @@ samples/s offered rate (Figure 7, Table 1's throughput column), and the paper's 
 table (Table 1) filled for the middlewares psbench drives.
 
 Latency: the runs with `relays: 1` (pub -> relay -> sub). Our figure is the sub's
-one-way latency over both hops, P3's receive time minus P1's intended send time on one
-host's clock; the paper's is (receive_time - write_time) / 2 over the same echo, so the
-table shows ours halved beside it. Throughput: the runs with `relays: 0`, on the sub's
-clock (received samples / (last - first arrival), Mbit/s of whole messages).
+one-way latency over both hops, P3's receive time minus the start of P1's write
+(`latency_from: send`: the paper's write time) on one host's clock; the paper's is
+(receive_time - write_time) / 2 over the same echo, so the table shows ours halved
+beside it. Throughput: the runs with `relays: 0`, on the sub's clock ((received - 1) /
+(last - first arrival), Mbit/s of whole messages).
 
 Every cell of the criteria table says where it comes from: `capability` (the driver's
 own `--describe`, as `psbench drivers --json` prints it), `measured` (this result set)
@@ -40,18 +41,23 @@ DOCUMENTED = {
         "interoperability": "OMG DDSI-RTPS",
         "routing": "not in the library; the separate Zenoh bridge (zenoh-plugin-dds) links "
                    "DDS domains across networks",
-        "monitoring": "no GUI tool in the library; `ddsperf` and the `cyclonedds` "
-                      "command line (ls, ps, subscribe)",
+        "monitoring": "separate tools: CycloneDDS Insight (GUI: topics, readers and "
+                      "writers, QoS mismatches) and the `cyclonedds` command line (ls, "
+                      "ps, subscribe) of cyclonedds-python; neither installed here; "
+                      "`ddsperf` measures performance only",
         "licence": "open source: Eclipse Public License 2.0 / Eclipse Distribution "
                    "License 1.0",
         "source": "https://github.com/eclipse-cyclonedds/cyclonedds (README, LICENSE); "
-                  "https://github.com/eclipse-zenoh/zenoh-plugin-dds"},
+                  "https://github.com/eclipse-zenoh/zenoh-plugin-dds; "
+                  "https://github.com/eclipse-cyclonedds/cyclonedds-insight"},
     "fastdds": {
         "architecture": "non-federated: peer-to-peer RTPS, no daemon (optional discovery "
                         "server)",
         "interoperability": "OMG DDSI-RTPS",
         "routing": "separate eProsima DDS Router (and Integration Service)",
-        "monitoring": "separate eProsima Fast DDS Monitor (the paper's 'No' predates it)",
+        "monitoring": "separate eProsima Fast DDS Monitor (the paper's 'No' predates "
+                      "it); it needs the library's statistics module, which Debian's "
+                      "2.9.1 build has; the Monitor itself is not installed here",
         "licence": "open source: Apache License 2.0, commercial support by eProsima",
         "source": "https://github.com/eProsima/Fast-DDS (LICENSE); "
                   "https://github.com/eProsima/DDS-Router; "
@@ -62,8 +68,10 @@ DOCUMENTED = {
         "interoperability": "ZMTP (ZeroMQ's own wire protocol)",
         "routing": "zmq_proxy / devices in the library, application-built",
         "monitoring": "zmq_socket_monitor events only, no tool",
-        "licence": "open source: MPL 2.0 (libzmq)",
+        "licence": "open source: LGPL-3.0+ with a static-linking exception (libzmq "
+                   "4.3.4 as installed; MPL-2.0 only from 4.3.5)",
         "source": "https://zeromq.org; https://github.com/zeromq/libzmq (LICENSE); "
+                  "https://github.com/zeromq/libzmq/blob/v4.3.5/NEWS; "
                   "http://api.zeromq.org/master:zmq-proxy"},
     "iceoryx": {
         "architecture": "one host only: shared memory with a central daemon (RouDi) "
@@ -75,7 +83,8 @@ DOCUMENTED = {
         "licence": "open source: Apache License 2.0",
         "source": "https://github.com/eclipse-iceoryx/iceoryx (README, LICENSE)"},
     "mqtt": {
-        "architecture": "federated: every client talks to a broker (Mosquitto)",
+        "architecture": "centralised (broker): every client talks to a broker "
+                        "(Mosquitto)",
         "interoperability": "OASIS MQTT 3.1.1 / 5.0",
         "routing": "broker bridges (Mosquitto bridge configuration)",
         "monitoring": "the broker's $SYS topics",
@@ -83,25 +92,33 @@ DOCUMENTED = {
         "source": "https://mosquitto.org/man/mosquitto-conf-5.html; "
                   "https://github.com/eclipse/mosquitto (LICENSE.txt)"},
     "nats": {
-        "architecture": "federated: clients talk to a NATS server (clusters of servers)",
-        "interoperability": "NATS client protocol (NATS's own)",
+        "architecture": "centralised (broker): clients talk to a NATS server (clusters "
+                        "of servers)",
+        "interoperability": "NATS client protocol (NATS's own); an MQTT 3.1.1 listener "
+                            "in the server (needs JetStream)",
         "routing": "server clusters, gateways and leaf nodes",
         "monitoring": "the server's HTTP monitoring endpoints (/varz, /connz, ...)",
         "licence": "open source: Apache License 2.0",
         "source": "https://docs.nats.io/running-a-nats-service/nats_admin/monitoring; "
                   "https://github.com/nats-io/nats-server (LICENSE)"},
     "redis": {
-        "architecture": "federated: clients talk to a Redis server",
+        "architecture": "centralised (broker): clients talk to a Redis server",
         "interoperability": "RESP (Redis's own protocol)",
         "routing": "cluster propagation of published messages; no routing service",
         "monitoring": "INFO, PUBSUB and MONITOR commands",
-        "licence": "depends on the version: BSD-3-Clause up to 7.2; RSALv2/SSPLv1 from "
-                   "7.4; adds AGPLv3 from 8.0",
+        "licence": "BSD-3-Clause for the server installed here (Debian 12's "
+                   "redis-server 7.0); by version: BSD-3-Clause up to 7.2, RSALv2/SSPLv1 "
+                   "from 7.4, AGPLv3 added from 8.0",
         "source": "https://redis.io/docs/latest/develop/interact/pubsub/; "
                   "https://redis.io/legal/licenses/"},
 }
 PERSISTENCE_DOCUMENTED = {
-    "mqtt": "retained messages and persistent sessions (QoS 1/2), not driven by psbench",
+    "cyclonedds": "TRANSIENT and PERSISTENT durability are not implemented in 0.10 (no "
+                  "durability service)",
+    "fastdds": "Persistence Service: TRANSIENT durability with the built-in SQLite3 "
+               "plugin (present in Debian's 2.9.1 build), not driven by psbench",
+    "mqtt": "the broker keeps one retained message per topic and persistent sessions "
+            "(QoS 1/2), not driven by psbench",
     "nats": "JetStream (a separate API), not driven by psbench; core NATS keeps nothing",
     "redis": "none for pub/sub (Streams persist, a separate API)",
     "zeromq": "none",
@@ -170,8 +187,9 @@ def _latency_section(configs: list[Config], published: dict, marker: str) -> Sec
     rows = _latency_rows(configs, published)
     table = Table("ijraset-latency", "Figures 3 and 4: minimum and median latency against "
                   "payload (P1 -> P2 -> P3)", columns, rows,
-                  ["2 hops: P3's receive time - P1's intended send time, one host's "
-                   "monotonic clock; /2: halved, the paper's (receive_time - write_time) / 2",
+                  ["2 hops: P3's receive time - the start of P1's write (its write time), "
+                   "one host's monotonic clock; /2: halved, the paper's (receive_time - "
+                   "write_time) / 2",
                    "paper min: Table 1 (printed for 32 and 8,192 B only); the paper's "
                    "Figures 3 and 4 print no values",
                    "paper's = the system of the paper this middleware stands for "
@@ -241,14 +259,16 @@ def _capabilities() -> dict[str, dict]:
 
 
 def _persistence(driver: str, caps: dict) -> tuple[str, str]:
+    """What psbench can drive (the driver's durability), then what the middleware's
+    documentation says beyond it."""
     durability = caps.get("durability") or []
-    if "transient_local" in durability:
-        return ("transient_local (late joiners get the writer's history); volatile",
-                "capability")
-    if driver in PERSISTENCE_DOCUMENTED:
-        return (f"volatile only through psbench; {PERSISTENCE_DOCUMENTED[driver]}",
-                "capability + documented")
-    return ("volatile only" if durability else "not described", "capability")
+    cap = ("transient_local (late joiners get recent history); volatile"
+           if "transient_local" in durability else
+           "volatile only" if durability else "not described")
+    documented = PERSISTENCE_DOCUMENTED.get(driver)
+    if documented:
+        return f"{cap} through psbench; {documented}", "capability + documented"
+    return cap, "capability"
 
 
 def _measured(driver: str, configs: list[Config]) -> tuple[str, str]:
@@ -314,7 +334,8 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
              Column("architecture", "architecture"),
              Column("interoperability", "interoperability"),
              Column("persistence", "persistence"), Column("routing", "routing"),
-             Column("monitoring", "monitoring"), Column("licence", "licence"),
+             Column("monitoring", "monitoring"),
+             Column("low bandwidth", "low_bandwidth"), Column("licence", "licence"),
              Column("latency", "latency"), Column("throughput", "throughput")]
     prows = []
     for key, value in criteria.items():
@@ -325,7 +346,8 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
                       "none (cannot be installed here)",
                       value.get("architecture"), value.get("interoperability"),
                       value.get("persistence"), value.get("routing"),
-                      value.get("monitoring"), value.get("licence"),
+                      value.get("monitoring"), value.get("low_bandwidth"),
+                      value.get("licence"),
                       "; ".join(f"{v} us for {s} bytes" for s, v in l.items()),
                       (tput.get(key) or {}).get("text")])
     ptable = Table("ijraset-criteria-published", "Table 1 as the paper prints it", pcols,
@@ -343,7 +365,9 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
 # The paper's statements -------------------------------------------------------------
 
 def _claims_section(configs: list[Config], published: dict, marker: str) -> Section:
-    lat = [c for c in _usable(configs) if _relays(c) == 1]
+    # The paper's systems are DDS implementations: their stand-ins only (not ZeroMQ).
+    stand_ins = _stand_ins(published)
+    lat = [c for c in _usable(configs) if _relays(c) == 1 and c.driver in stand_ins]
     tput = [c for c in _usable(configs) if _relays(c) == 0]
     found = {}
     if lat:
@@ -365,16 +389,27 @@ def _claims_section(configs: list[Config], published: dict, marker: str) -> Sect
     if tput:
         best = max(tput, key=lambda c: (c.rate or {}).get("mbit_per_s") or 0)
         r = best.rate or {}
+        top_rate = max(float(c.params.get("rate") or 0) for c in tput)
+        top_size = max(int(c.size or 0) for c in tput)
+        ceiling = top_rate * top_size * 8 / 1e6
         found["bandwidth"] = (f"ours: at most {r.get('mbit_per_s') or 0:.1f} Mbit/s "
                               f"({_name(best.driver)}, {best.size} B)", "differs",
-                              "5,500 samples/s x 8,192 B is 360 Mbit/s at most; the paper's "
-                              "~950 Mbit/s cannot come from its stated offered rate")
+                              f"{top_rate:,.0f} samples/s x {top_size:,} B is {ceiling:.0f} "
+                              "Mbit/s at most; the paper's ~950 Mbit/s cannot come from "
+                              "its stated offered rate")
         offered = sorted({c.params.get("rate") for c in tput})
         sent = [(c.rate or {}).get("achieved_rate_hz") for c in tput]
         sent = [s for s in sent if s]
-        found["offered-rate"] = (f"offered {', '.join(f'{o:g}' for o in offered)}/s; sent "
-                                 f"{min(sent):,.0f}-{max(sent):,.0f}/s" if sent else
-                                 f"offered {offered}", "same method", "-")
+        if sent:
+            kept = min(sent) >= 5000 and max(sent) <= 6000
+            found["offered-rate"] = (
+                f"offered {', '.join(f'{o:g}' for o in offered)}/s; sent "
+                f"{min(sent):,.0f}-{max(sent):,.0f}/s",
+                "same method" if kept else "differs",
+                "-" if kept else "a publisher did not keep 5,000-6,000 samples/s")
+        else:
+            found["offered-rate"] = (f"offered {offered}", "not measured", "-")
+        found.update(_per_size_throughput(tput, top_rate, stand_ins))
     rows = []
     for claim in published.get("claims") or []:
         ours, verdict, why = found.get(claim["id"], ("not measured", "-", "-"))
@@ -385,6 +420,28 @@ def _claims_section(configs: list[Config], published: dict, marker: str) -> Sect
                    Column("ours", "ours"), Column("verdict", "verdict"),
                    Column("why", "why")], rows, [marker])
     return Section("The paper's statements", [table], [], [])
+
+
+def _per_size_throughput(tput: list[Config], rate: float, stand_ins: dict) -> dict:
+    """The throughput paragraph's per-size figures against what the offered rate allows:
+    Mbit/s = samples/s x bytes x 8 cannot exceed rate x size."""
+    def needs(mbit: float, size: int) -> str:
+        return (f"{mbit:g} Mbit/s at {size:,} B needs {mbit * 1e6 / (size * 8):,.0f} "
+                f"samples/s; the stated rate is {rate:,.0f}")
+    found = {}
+    at_1024 = [c for c in tput if c.driver in stand_ins and int(c.size or 0) == 1024]
+    ours = "; ".join(f"{_name(c.driver)} {(c.rate or {}).get('mbit_per_s') or 0:.1f} Mbit/s"
+                     for c in sorted(at_1024, key=lambda c: _rank(c.driver))) or "-"
+    found["tput-1024"] = (f"ours at 1,024 B: {ours}", "differs",
+                          needs(600, 1024) + f" (at most {rate * 1024 * 8 / 1e6:.0f} "
+                          "Mbit/s): not the paper's stated method")
+    found["tput-connext"] = ("-", "not comparable", "RTI Connext cannot be installed here")
+    found["tput-coredx"] = ("-", "not comparable",
+                            "CoreDX cannot be installed here; " + needs(660, 32))
+    found["tput-opendds"] = ("-", "not comparable",
+                             "OpenDDS cannot be installed here; 25,000 B is beyond the "
+                             "paper's stated maximum payload of 8,000 bytes")
+    return found
 
 
 # The sections -----------------------------------------------------------------------

@@ -11,8 +11,9 @@ with bounds), each checked against our runs in the section *The paper's statemen
 Average is the mean and worst case the maximum of every sample of a configuration: all
 its subscribers' samples together (the paper's "latency ... to the subscribers"), all
 repetitions together (a worst case is the worst of everything measured, not a median of
-maxima). One-way latency: receive time minus the publisher's intended send time, on one
-host's monotonic clock.
+maxima). One-way latency: receive time minus the moment the publisher's write began
+(`latency_from: send` in the study's files: the paper's "generation of a message"), on
+one host's monotonic clock.
 """
 
 import numpy as np
@@ -99,8 +100,8 @@ def _figure_table(name: str, title: str, key_column: Column,
             rows.append([_name(driver), _paper_system(driver, published), value, f["n"],
                          f["mean"], f["max"], f["stdev"], f["p99"], f["lost"]])
     notes = ["average = mean, worst case = maximum of every sample: all subscribers and "
-             "repetitions together; one-way latency (receive time - intended send time, "
-             "one host's monotonic clock)",
+             "repetitions together; one-way latency (receive time - start of the "
+             "publisher's write, one host's monotonic clock)",
              "paper's = the system of the paper this middleware stands for "
              "(experiments/seeds/trento2013.yaml says why); floor = psbench's raw UDP "
              "baseline, no middleware, which the paper did not have"]
@@ -161,11 +162,14 @@ def _check_below(claim: dict, by_subs: dict, stat: str, only: bool = False) -> t
         return ours, "not measured"
     listed_below = all(v for d, v in below.items() if d in listed)
     others_below = [d for d, v in below.items() if d not in listed and v]
+    missing = [d for d in listed if d not in below]
     if not listed_below:
         return ours, "differs"
     if others_below:
         return ours, "partly (" + ", ".join(_name(d) for d in others_below) + \
             " below it too)"
+    if missing:
+        return ours, "partly (" + ", ".join(_name(d) for d in missing) + " not measured)"
     return ours, "agrees"
 
 
@@ -175,12 +179,14 @@ def _most(by_subs: dict) -> int:
 
 def _growth(points: list[tuple[int, Config]]) -> tuple[float, float] | None:
     """The average at the most subscribers minus the average at the fewest, per added
-    subscriber, and its standard error (from the two means' standard errors)."""
+    subscriber, and its standard error (from the two means' standard errors, counted per
+    message, not per pooled sample: the N subscribers' samples of one message are
+    correlated, a stall delays them all)."""
     (lo, first), (hi, last) = points[0], points[-1]
     a, b = first.pooled_ns, last.pooled_ns
     if hi == lo or a.size < 2 or b.size < 2:
         return None
-    error = np.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size) / (hi - lo)
+    error = np.sqrt(a.var(ddof=1) / (a.size / lo) + b.var(ddof=1) / (b.size / hi)) / (hi - lo)
     return float((b.mean() - a.mean()) / (hi - lo)), float(error)
 
 
@@ -255,6 +261,9 @@ def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
             ours, verdict = _check_higher_average(claim, by_subs)
         elif kind == "size_flat":
             ours, verdict = _check_size_flat(claim, by_size)
+        elif kind == "not_testable":
+            ours, verdict = "-", "not testable here: " + " ".join(
+                str(claim.get("reason") or "").split())
         else:
             ours, verdict = "-", f"not checked (unknown kind {kind!r})"
         bound = claim.get("bound_us")
@@ -329,7 +338,8 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     marker = published_marker(published)
 
     subs_notes = [
-        "Paper, Figure 3: one pandaboard (2 ARM cores at 1 GHz), 1 to 4 subscriber "
+        "Paper, Figure 3: one pandaboard (OMAP4460, \"an ARM core at 1 GHz\"; the chip has "
+        "2), 1 to 4 subscriber "
         "processes, average and worst case; Figure 4: the same with the publisher on one "
         "board and the subscribers on another. The paper prints no values of either "
         "figure (plots only): its statements are checked in the last section.",
