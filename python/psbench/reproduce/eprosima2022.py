@@ -459,36 +459,39 @@ def _figure(kind: str, drivers: list[str], sizes: list[int], cells: dict) -> Dra
 
 # The sections -------------------------------------------------------------------------
 
+def _results_section(kind: str, note: str, table, drivers, sizes, cells,
+                     published: dict) -> Section:
+    """The article's "Latency Results" or "Throughput Results": one table per placement
+    and the figure of both."""
+    section = Section(f"{kind.capitalize()} Results", notes=[note])
+    for placement, title in PLACEMENTS:
+        section.tables.append(table(placement, title, drivers, sizes, cells, published))
+    figure = _figure(kind, drivers, sizes, cells)
+    if figure:
+        section.drawings.append(figure)
+    return section
+
+
 def sections(results: ResultSet, published: dict) -> list[Section]:
     drivers, sizes, cells = _cells(results)
     substitution = ("OpenDDS 3.13.2 is not installable here: Cyclone DDS stands in for it "
                     "(the other DDS implementation psbench drives); Fast DDS is the "
                     "`fastdds` driver's version, not 2.8.0.")
-    latency = Section("Latency Results", notes=[
-        "The article's latency figures: mean latency against the Array type, intra- and "
-        "inter-process, one publisher and one subscriber, 100 Hz, reliable, volatile, keep "
-        "last 16. " + substitution])
-    for placement, title in PLACEMENTS:
-        latency.tables.append(_latency_table(placement, title, drivers, sizes, cells,
-                                             published))
-    figure = _figure("latency", drivers, sizes, cells)
-    if figure:
-        latency.drawings.append(figure)
+    latency = _results_section(
+        "latency", "The article's latency figures: mean latency against the Array type, "
+        "intra- and inter-process, one publisher and one subscriber, 100 Hz, reliable, "
+        "volatile, keep last 16. " + substitution, _latency_table, drivers, sizes, cells,
+        published)
     latency_end = Section("Latency Results: Conclusion", tables=[
         _latency_conclusion(drivers, sizes, cells, published)], notes=[
         "The article: Fast DDS's mean latency is 5 to 9 times lower than OpenDDS's below "
         "UDP fragmentation and 30 to 500 times lower for large samples; OpenDDS crashed "
         "in one process with Array1m and Array4m. Here: Cyclone DDS over Fast DDS."])
-    throughput = Section("Throughput Results", notes=[
-        "The article's throughput figures: what the subscriber received per second at a "
-        "100 Hz publication rate, against the Array type, intra- and inter-process. "
-        + substitution])
-    for placement, title in PLACEMENTS:
-        throughput.tables.append(_throughput_table(placement, title, drivers, sizes, cells,
-                                                   published))
-    figure = _figure("throughput", drivers, sizes, cells)
-    if figure:
-        throughput.drawings.append(figure)
+    throughput = _results_section(
+        "throughput", "The article's throughput figures: what the subscriber received per "
+        "second at a 100 Hz publication rate, against the Array type, intra- and "
+        "inter-process. " + substitution, _throughput_table, drivers, sizes, cells,
+        published)
     throughput_end = Section("Throughput Results: Conclusion", tables=[
         _throughput_conclusion(drivers, sizes, cells, published)], notes=[
         "The article: only Fast DDS kept up with the publication rate at every payload; "
