@@ -98,7 +98,7 @@ def throughput_lines(outcome: MeasureOutcome) -> list[str]:
     if rows:
         lines.append(table.render(["throughput", "samples/s", "Mbit/s", "received", "lost",
                                    "loss"], rows, indent="  "))
-        lines.append("  on each subscriber's clock: received / (last arrival - first "
+        lines.append("  on each subscriber's clock: (received - 1) / (last arrival - first "
                      "arrival); Mbit/s counts whole messages, header included")
     for name, pub in tp["publishers"].items():
         offered = pub.get("offered_rate_hz")

@@ -224,7 +224,7 @@ def _throughput_section(configs: list[Config], published: dict, marker: str) -> 
     rows = _throughput_rows(configs)
     table = Table("ijraset-throughput", "Figure 7: throughput at the offered rate "
                   "(P1 -> P2)", columns, rows,
-                  ["received /s and Mbit/s on the sub's clock (received / (last - first "
+                  ["received /s and Mbit/s on the sub's clock ((received - 1) / (last - first "
                    "arrival)); Mbit/s counts whole messages, psbench's 32-byte header "
                    "included; sent /s on the pub's clock", marker])
     paper = (published.get("throughput_mbit_s") or {}).get("values") or {}
