@@ -30,6 +30,13 @@ def paper_table(paper: dict, name: str) -> dict:
     return next(t for s in paper["sections"] for t in s["tables"] if t["name"] == name)
 
 
+def ok_paper(quick) -> tuple[Path, dict]:
+    """The quick fixture's (process, root): the reproduction ended ok; (root, paper.json)."""
+    proc, root = quick
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return root, json.loads((root / "report" / "paper.json").read_text())
+
+
 def check_paper_written(proc, root: Path, study: str, sections: list[str]) -> dict:
     """The reproduction ended ok and wrote every section to paper.md, paper.json and the
     terminal; returns paper.json."""

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from conftest import run_cli
-from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick, runs_by_label
+from reproduce_runs import (SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick,
+                            runs_by_label)
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
@@ -140,9 +141,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 
 
 def test_latency_and_throughput_are_the_runs_own(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     runs = runs_by_label(root)
     latency = paper_table(paper, "ijraset-latency")["rows"]
@@ -174,9 +173,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
 
 
 def test_criteria_table_names_each_cells_source(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     criteria = paper_table(paper, "ijraset-criteria")
     described = json.loads(run_cli(["drivers", "--json"], root.parent).stdout)
     drivers = {d["name"]: d["describe"] for d in described if d["describe"]}

@@ -13,7 +13,8 @@ import pytest
 import yaml
 
 from conftest import LAUNCHER, REPO, cli_env, run_cli
-from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick, runs_by_label
+from reproduce_runs import (SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick,
+                            runs_by_label)
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
@@ -99,9 +100,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 
 
 def test_figures_are_the_runs_own_average_and_worst_case(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     runs = runs_by_label(root)
     figure3 = paper_table(paper, "trento2013-figure3")["rows"]
     figure5 = paper_table(paper, "trento2013-figure5")["rows"]
@@ -137,9 +136,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
 
 
 def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     claims = paper_table(paper, "trento2013-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]

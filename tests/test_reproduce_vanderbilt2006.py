@@ -12,7 +12,7 @@ import yaml
 
 from conftest import run_cli
 from experiment_files import index_lines
-from reproduce_runs import SEEDS, check_paper_written, paper_table, reproduce_quick
+from reproduce_runs import SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick
 from psbench import paths
 from psbench.experiment import prepare
 from psbench.samples import read_samples
@@ -118,9 +118,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 
 
 def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     runs = index_lines(root)
     simple = paper_table(paper, "vanderbilt2006-latency-bytes")["rows"]
     complex_ = paper_table(paper, "vanderbilt2006-latency-complex")["rows"]
@@ -151,9 +149,7 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
 
 
 def test_throughput_is_the_subscribers_own_count(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     rows = paper_table(paper, "vanderbilt2006-throughput")["rows"]
     cast = {"unicast": "udp", "multicast": "multicast"}
     lines = [l for l in index_lines(root) if l["params"]["kind"] == "pubsub"
@@ -196,9 +192,7 @@ def test_throughput_is_the_subscribers_own_count(quick):
 
 
 def test_every_statement_is_checked(quick):
-    proc, root = quick
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    paper = json.loads((root / "report" / "paper.json").read_text())
+    root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     claims = paper_table(paper, "vanderbilt2006-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
