@@ -89,6 +89,7 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.options = options_.data();
   cfg_.option_count = options_.size();
   cfg_.use_loan = node.loan ? 1 : 0;
+  cfg_.intra_process = node.intra_process() ? 1 : 0;
 }
 
 // The node's refusal of a QoS outside the capability sets, followed by the driver's own

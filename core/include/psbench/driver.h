@@ -26,7 +26,7 @@ extern "C" {
 #endif
 
 /* Bumped on any incompatible change; the node refuses other versions. */
-#define PSB_ABI_VERSION 3u
+#define PSB_ABI_VERSION 4u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -96,10 +96,18 @@ typedef struct psb_config {
   const psb_option *options;
   size_t option_count;
   uint32_t use_loan; /* 1: the node will use loan()/write_loan() */
+  /* 1: every endpoint of the run lives in this one process (roles as threads);
+   * 0: peers are other processes, so a transport that only works inside one
+   * process (e.g. ZeroMQ inproc) must be refused in check(). (ABI version 4.) */
+  uint32_t intra_process;
 } psb_config;
 
 /* Listener callback: data is valid only during the call. */
 typedef void (*psb_on_data)(void *user, const void *data, size_t len);
+
+/* Receives one of the middleware's own counters (ABI 4, counters()): a name in
+ * [a-z0-9_]+ such as "sample_lost" or "sample_rejected", and its value. */
+typedef void (*psb_put_counter)(void *user, const char *name, uint64_t value);
 
 typedef struct psb_driver {
   uint32_t abi_version; /* PSB_ABI_VERSION */
@@ -152,6 +160,24 @@ typedef struct psb_driver {
    * a publisher writing back to back (--rate 0) leaves it to the middleware. 0 = done,
    * -1 = error (err filled). NULL when the driver never holds writes back. */
   int (*flush)(void *writer, psb_error *err);
+
+  /* Optional (added in ABI version 4): wait until what this writer was given has
+   * left the process and, for a reliable writer, been acknowledged by every matched
+   * reader (Cyclone dds_wait_for_acks, Fast DDS wait_for_acknowledgments, an MQTT
+   * client's outgoing queue empty, a NATS flush). The node calls it, bounded by
+   * timeout_ns, after the last measured write and before the end marker, so that
+   * end markers do not overtake queued data and a writer's close does not discard
+   * it. 1 = drained, 0 = not within timeout_ns, -1 = error (err filled). NULL
+   * when every write leaves the process before write() returns. */
+  int (*drain)(void *writer, int64_t timeout_ns, psb_error *err);
+
+  /* Optional (added in ABI version 4): the middleware's own counts for an endpoint
+   * (is_reader 1: a reader, 0: a writer), each handed to put() once, e.g. a DDS
+   * reader's sample_lost and sample_rejected statuses, a broker client's dropped
+   * messages. Called once after the measurement, before the endpoint is destroyed;
+   * recorded beside psbench's own sequence-number accounting. NULL when the
+   * middleware counts nothing of the kind. */
+  void (*counters)(void *endpoint, int is_reader, psb_put_counter put, void *user);
 } psb_driver;
 
 typedef const psb_driver *(*psb_driver_entry_fn)(void);
