@@ -51,11 +51,15 @@ def test_intended_counts_from_the_schedule_and_send_from_the_write(driver_libs, 
     sub_argv = _argv(record, "sub")
     assert sub_argv[sub_argv.index("--latency-from") + 1] == "send"
     assert "--latency-from" not in _argv(record, "pub")
-    # With send, the base is when each write began: never all on the ns grid.
-    base = samples.records["intended_ns"]
+    # Both times are recorded: the schedule stays on the ns grid, and with send the
+    # latency's base is when each write began, never all on the grid.
     seq = samples.records["seq"].astype(np.int64)
+    intended = samples.records["intended_ns"]
+    assert np.all(intended - intended[0] == (seq - seq[0]) * PERIOD_NS)
+    base = samples.records["send_ns"]
     assert len(base) == 300
     assert not np.all(base - base[0] == (seq - seq[0]) * PERIOD_NS)
+    assert np.all(base >= intended)  # a write begins at its due time or after
     # The base plus the latency is still the arrival, inside the sub's measured span.
     arrival = base + samples.latency_ns
     block = sub["throughput"]

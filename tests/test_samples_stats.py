@@ -18,7 +18,25 @@ def node_samples(driver_libs, results):
 def test_reads_node_file(node_samples):
     samples = read_samples(node_samples)
     assert samples.kind == "rtt" and len(samples) <= 300
-    assert samples.records.dtype.names == ("seq", "intended_ns", "latency_ns")
+    assert samples.records.dtype.names == ("seq", "intended_ns", "latency_ns", "send_ns",
+                                           "flags", "writer")
+
+
+def test_reads_version_1_files_of_older_results(tmp_path):
+    # Version 1: 24-byte records (seq, intended, latency), written by nodes before 2.
+    header = b"PSBSMP01" + (1).to_bytes(4, "little") + (24).to_bytes(4, "little") + \
+        (2).to_bytes(8, "little") + (1).to_bytes(4, "little") + bytes(4) + \
+        (77).to_bytes(8, "little", signed=True) + bytes(24)
+    body = b"".join(seq.to_bytes(8, "little") + (seq * 10).to_bytes(8, "little") +
+                    (seq + 5).to_bytes(8, "little") for seq in (3, 4))
+    old = tmp_path / "old.samples"
+    old.write_bytes(header + body)
+    samples = read_samples(old)
+    assert samples.kind == "rtt" and samples.start_ns == 77
+    assert samples.records["seq"].tolist() == [3, 4]
+    assert samples.latency_ns.tolist() == [8, 9]
+    assert samples.records["send_ns"].tolist() == [30, 40]  # no send time then: intended
+    assert not samples.late.any()
 
 
 @pytest.mark.parametrize("damage,words", [

@@ -87,6 +87,34 @@ std::vector<Role> parse_roles(std::string_view v) {
   return roles;
 }
 
+SendWait parse_send_wait(std::string_view v) {
+  if (v == "sleep") return SendWait::sleep;
+  if (v == "spin") return SendWait::spin;
+  if (v == "hybrid") return SendWait::hybrid;
+  throw UsageError("--send-wait: '" + std::string(v) + "' is not one of hybrid|sleep|spin");
+}
+
+// drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:MICROSECONDS.
+Injection parse_injection(std::string_view v) {
+  const std::string fix = "; use drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:MICROSECONDS";
+  size_t eq = v.find('=');
+  if (eq == std::string_view::npos) throw UsageError("--inject: '" + std::string(v) + "' has no '='" + fix);
+  std::string_view kind = v.substr(0, eq), rest = v.substr(eq + 1);
+  Injection in{Injection::drop, 0};
+  if (kind == "drop") in.kind = Injection::drop;
+  else if (kind == "dup") in.kind = Injection::dup;
+  else if (kind == "reorder") in.kind = Injection::reorder;
+  else if (kind == "delay") in.kind = Injection::delay;
+  else throw UsageError("--inject: '" + std::string(kind) + "' is not a fault" + fix);
+  size_t colon = rest.find(':');
+  if ((colon != std::string_view::npos) != (in.kind == Injection::delay))
+    throw UsageError("--inject: '" + std::string(v) + "'" + fix);
+  in.seq = parse_u64("--inject", rest.substr(0, colon));
+  if (colon != std::string_view::npos)
+    in.delay_ns = int64_t(parse_u64("--inject", rest.substr(colon + 1))) * 1000;
+  return in;
+}
+
 std::string random_run_id() {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::random_device rd;
@@ -152,6 +180,17 @@ void validate(NodeConfig &c) {
     throw UsageError("--latency-from: the sub's one-way latency; ping's round trip starts at its "
                      "send anyway (closed loop) or at its schedule (open loop)");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
+  if (!c.injections.empty() && !c.runs(Role::pub))
+    throw UsageError("--inject: faults are injected by pub into its own stream; give it to --role pub");
+  std::sort(c.injections.begin(), c.injections.end(),
+            [](const Injection &a, const Injection &b) { return a.seq < b.seq; });
+  for (size_t i = 1; i < c.injections.size(); ++i) {
+    const Injection &a = c.injections[i - 1], &b = c.injections[i];
+    if (a.seq == b.seq || (a.kind == Injection::reorder && b.seq == a.seq + 1))
+      throw UsageError("--inject: seq " + std::to_string(b.seq) +
+                       " already has a fault (or is the message a reorder moves its predecessor behind); "
+                       "give each message one fault");
+  }
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
     for (Role r : c.roles) ours |= (r == role);
@@ -164,8 +203,15 @@ void validate(NodeConfig &c) {
 
 bool NodeConfig::runs(Role r) const { return std::find(roles.begin(), roles.end(), r) != roles.end(); }
 
+uint64_t NodeConfig::warmup_for(Role r) const {
+  if (warmup) return *warmup;
+  if (r != Role::ping && r != Role::pub) return 0;
+  if (closed_loop()) return 1000;
+  return std::clamp<uint64_t>(uint64_t(std::ceil(rate_hz)), 1, 1000);
+}
+
 uint64_t NodeConfig::sample_capacity() const {
-  if (count) return *count;
+  if (count) return max_samples_given ? std::min(*count, max_samples) : *count;
   if (rate_hz > 0) return std::min<uint64_t>(max_samples, uint64_t(*duration_s * rate_hz) + 1);
   return max_samples;
 }
@@ -192,7 +238,11 @@ NodeConfig parse_args(int argc, const char *const *argv) {
     else if (arg == "--duration") c.duration_s = parse_seconds(arg, value());
     else if (arg == "--warmup") c.warmup = parse_u64(arg, value());
     else if (arg == "--rate") c.rate_hz = parse_seconds(arg, value());
-    else if (arg == "--spin-send") c.spin_send = true;
+    else if (arg == "--spin-send") c.send_wait = SendWait::spin;
+    else if (arg == "--send-wait") c.send_wait = parse_send_wait(value());
+    else if (arg == "--send-spin-us") c.send_spin_ns = int64_t(parse_seconds(arg, value()) * 1e3);
+    else if (arg == "--drain-timeout") c.drain_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--inject") c.injections.push_back(parse_injection(value()));
     else if (arg == "--reliability") c.reliability = parse_named(kReliability, arg, value());
     else if (arg == "--durability") c.durability = parse_named(kDurability, arg, value());
     else if (arg == "--history") {
@@ -248,7 +298,10 @@ NodeConfig parse_args(int argc, const char *const *argv) {
     else if (arg == "--match-timeout") c.match_timeout_s = parse_seconds(arg, value());
     else if (arg == "--idle-timeout") c.idle_timeout_s = parse_seconds(arg, value());
     else if (arg == "--timeout") c.timeout_s = parse_seconds(arg, value());
-    else if (arg == "--max-samples") c.max_samples = parse_u64(arg, value());
+    else if (arg == "--max-samples") {
+      c.max_samples = parse_u64(arg, value());
+      c.max_samples_given = true;
+    }
     else if (arg == "--help" || arg == "-h") throw UsageError(usage_text());
     else throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
   }
@@ -259,7 +312,8 @@ NodeConfig parse_args(int argc, const char *const *argv) {
 const char *usage_text() {
   return "usage: psbench-node --driver PATH (--describe | --role ROLE[,ROLE] --out DIR [options])\n"
          "  --run-id ID  --name NAME  --size BYTES  --count N | --duration S  --warmup N\n"
-         "  --rate HZ  --spin-send  --reliability R  --durability D  --history H\n"
+         "  --rate HZ  --send-wait hybrid|sleep|spin  --send-spin-us US  --spin-send (= spin)\n"
+         "  --reliability R  --durability D  --history H\n"
          "  --notify listener|wait|poll  --transport NAME  --option KEY=VALUE  --loan\n"
          "  --subscribers N    pub: matched readers to wait for (default 1)\n"
          "  --publishers M     writers of the data topic; sub keeps one store each (default 1)\n"
@@ -275,7 +329,8 @@ const char *usage_text() {
          "                     the recording sub takes --topic <topic>_relay\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
-         "  --timeout S  --max-samples N\n"
+         "  --timeout S  --max-samples N  --drain-timeout S\n"
+         "  --inject drop=SEQ|dup=SEQ|reorder=SEQ|delay=SEQ:US  pub: test hook, a fault in its stream\n"
          "options are described in docs/node.md";
 }
 
@@ -293,5 +348,13 @@ const char *reliability_name(uint32_t bit) { return name_of(kReliability, bit); 
 const char *durability_name(uint32_t bit) { return name_of(kDurability, bit); }
 const char *history_name(uint32_t bit) { return bit ? name_of(kHistory, bit) : "driver_default"; }
 const char *notify_name(uint32_t bit) { return name_of(kNotify, bit); }
+const char *send_wait_name(SendWait w) {
+  switch (w) {
+    case SendWait::sleep: return "sleep";
+    case SendWait::spin: return "spin";
+    case SendWait::hybrid: return "hybrid";
+  }
+  return "?";
+}
 
 }  // namespace psb

@@ -11,6 +11,18 @@ namespace psb {
 
 enum class Role { ping, pong, pub, sub, relay };
 enum class BarrierKind { none, stdio };
+// How an open-loop sender waits for a message's due time (never when already behind):
+// sleep, spin, or sleep until send_spin_ns before it and spin the rest (hybrid).
+enum class SendWait { sleep, spin, hybrid };
+
+// A fault the publisher injects into its own stream (test hook, docs/node.md): the
+// message seq is dropped (counted as sent, never written), written twice, written
+// after seq + 1 (reorder), or written after a pause of delay_ns.
+struct Injection {
+  enum Kind { drop, dup, reorder, delay } kind;
+  uint64_t seq;
+  int64_t delay_ns = 0;
+};
 
 // A bad argument: the message names the argument and how to fix it (exit code 2).
 struct UsageError : std::runtime_error {
@@ -32,7 +44,9 @@ struct NodeConfig {
   std::optional<double> duration_s;   // or seconds
   std::optional<uint64_t> warmup;     // default depends on role
   double rate_hz = 0;                 // 0: closed loop
-  bool spin_send = false;
+  SendWait send_wait = SendWait::hybrid;
+  int64_t send_spin_ns = 100'000;     // hybrid: spin this long before each due time
+  std::vector<Injection> injections;  // pub: sorted by seq
 
   uint32_t reliability = 0, durability = 0, notify = 0;  // psb_* bits
   uint32_t history = 0, history_depth = 0;  // 0: not set, the driver's default
@@ -67,18 +81,25 @@ struct NodeConfig {
   double match_timeout_s = 30;
   double idle_timeout_s = 5;
   double timeout_s = 600;
+  // pub: after the last measured write, wait up to this long for the driver to drain
+  // (ABI drain) before the end marker.
+  double drain_timeout_s = 10;
   uint64_t max_samples = 2'000'000;
+  bool max_samples_given = false;  // bounds a --count run's store too
 
   bool closed_loop() const { return rate_hz == 0; }
   bool intra_process() const { return roles.size() > 1; }
-  uint64_t warmup_for(Role r) const { return warmup ? *warmup : (r == Role::ping ? 1000 : 0); }
+  // Warm-up messages of ping and pub (the same default for both): 1000, at most one
+  // second's worth at an open-loop rate.
+  uint64_t warmup_for(Role r) const;
   bool runs(Role r) const;
   // The length ping expects of an echo (and pong writes back for a message of size).
   uint64_t reply_length(uint64_t len) const { return reply_size && reply_size < len ? reply_size : len; }
   // How many samples the store must hold (per writer for sub).
   uint64_t sample_capacity() const;
-  // How many echo records pub's store must hold: one per N measured messages.
-  uint64_t echo_capacity() const { return echo_every ? sample_capacity() / echo_every + 1 : 0; }
+  // How many echo records pub's store holds: as many as a sample store, so every echo
+  // of a run within --max-samples is kept whatever was lost before it.
+  uint64_t echo_capacity() const { return echo_every ? sample_capacity() : 0; }
 };
 
 NodeConfig parse_args(int argc, const char *const *argv);
@@ -89,5 +110,6 @@ const char *reliability_name(uint32_t bit);
 const char *durability_name(uint32_t bit);
 const char *history_name(uint32_t bit);
 const char *notify_name(uint32_t bit);
+const char *send_wait_name(SendWait w);
 
 }  // namespace psb

@@ -1,5 +1,6 @@
 #include "role.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -42,10 +43,29 @@ void Endpoints::create_reader(const std::string &topic, psb_on_data cb, void *us
   if (!reader_) fail(("creating a reader on " + topic).c_str(), err);
 }
 
+namespace {
+
+MiddlewareCounters read_counters(const psb_driver &d, void *endpoint, int is_reader) {
+  MiddlewareCounters out;
+  if (!d.counters || !endpoint) return out;
+  d.counters(endpoint, is_reader,
+             [](void *user, const char *name, uint64_t value) {
+               static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
+             },
+             &out);
+  return out;
+}
+
+}  // namespace
+
 void Endpoints::destroy_reader() {
-  if (reader_) d_.destroy_reader(reader_);
+  if (!reader_) return;
+  reader_counters_ = read_counters(d_, reader_, 1);
+  d_.destroy_reader(reader_);
   reader_ = nullptr;
 }
+
+MiddlewareCounters Endpoints::writer_counters() const { return read_counters(d_, writer_, 0); }
 
 Endpoints::~Endpoints() {
   destroy_reader();
@@ -96,8 +116,8 @@ bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int
   const char *reason = nullptr;
   if (n.count && seq >= *n.count)
     reason = "count";
-  else if (n.duration_s && due_ns >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
-    reason = "duration";
+  else if (n.duration_s && std::max(due_ns, now_ns()) >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
+    reason = "duration";  // also when the sender is behind: the window is over
   else if (store_bound && seq >= n.sample_capacity())
     reason = "max_samples";
   if (reason) {
@@ -124,6 +144,9 @@ RoleResult run_role(Role role, const RoleEnv &env) {
       case Role::sub: run_sub(env, res, ep); break;
       case Role::relay: run_relay(env, res, ep); break;
     }
+    ep.destroy_reader();  // when the role left it: its counters are read first
+    res.reader_counters = ep.reader_counters();
+    res.writer_counters = ep.writer_counters();
   } catch (const std::exception &e) {
     res.error = e.what();
     res.exit_code = 1;

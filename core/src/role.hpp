@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "futex.hpp"
 #include "sample_store.hpp"
+#include "schedule.hpp"
 #include "throughput.hpp"
 #include "usage.hpp"
 
@@ -22,10 +23,15 @@ class StartGate;
 // Set by SIGINT/SIGTERM: roles end early, still writing what they measured.
 extern std::atomic<bool> g_interrupted;
 
+// sent: measured writes that succeeded (pub, ping, pong's echoes, relay's forwards);
+// sub: what its writers' end markers say they sent (known only when all arrived).
 struct RoleCounts {
   uint64_t sent = 0, received = 0, lost = 0, late = 0, corrupted = 0, warmup = 0,
            write_errors = 0;
 };
+
+// The middleware's own counts for one endpoint (ABI counters()), name -> value.
+using MiddlewareCounters = std::vector<std::pair<std::string, uint64_t>>;
 
 // Latency under load (--echo-every): pub's view (expected, received, lost) or the
 // echoing sub's (sent, write_errors).
@@ -46,8 +52,19 @@ struct RoleResult {
   // and duplicates left out. Empty (no bins) for ping and pong.
   ThroughputCounter throughput;
   bool has_throughput = false;
-  uint64_t beyond_capacity = 0;  // sub: received, not recorded: the store was full
   EchoCounts echo;
+  ScheduleCounts schedule;  // ping, pub: how an open-loop sender kept its schedule
+  // pub: the driver's drain before the end marker: "drained", "timeout", "error" or
+  // "none" (the driver has no drain), and how long it took.
+  std::string drain = "none";
+  int64_t drain_ns = 0;
+  // pub: faults injected into its stream (--inject), by kind.
+  uint64_t injected_drop = 0, injected_dup = 0, injected_reorder = 0, injected_delay = 0;
+  // sub: end markers expected (one per writer) and seen; when fewer were seen, counts.sent
+  // and counts.lost are unknown here (the orchestrator reconciles with the writers).
+  uint64_t end_markers_expected = 0, end_markers_seen = 0;
+  bool sent_known = true;
+  MiddlewareCounters reader_counters, writer_counters;
   std::vector<std::string> topics;
   int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;
   std::string ended_by;
@@ -80,7 +97,10 @@ class Endpoints {
   void open(const psb_config &cfg);  // each throws std::runtime_error with the driver's message
   void create_writer(const std::string &topic);
   void create_reader(const std::string &topic, psb_on_data cb, void *user);
+  // Reads the reader's middleware counters, then destroys it.
   void destroy_reader();
+  const MiddlewareCounters &reader_counters() const { return reader_counters_; }
+  MiddlewareCounters writer_counters() const;
   void *writer() const { return writer_; }
   void *reader() const { return reader_; }
   int matched_readers() const { return d_.matched_readers ? d_.matched_readers(writer_) : -1; }
@@ -89,6 +109,7 @@ class Endpoints {
  private:
   const psb_driver &d_;
   void *ctx_ = nullptr, *writer_ = nullptr, *reader_ = nullptr;
+  MiddlewareCounters reader_counters_;
 };
 
 // Receives one message in the wait or poll mode: 1 = got one, 0 = none before

@@ -1,6 +1,7 @@
 // ping: sends, times the echo. Closed loop (send, await the echo, repeat) or open loop
 // (send on a fixed schedule, echoes timed against the intended send time).
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -26,7 +27,7 @@ uint64_t token_of(uint64_t seq, uint32_t flags) {
 // Handles every echo, on the listener thread or on the thread that takes.
 struct PingSink {
   PingSink(const NodeConfig &n, SampleStore &s, RoleCounts &c)
-      : node(n), store(s), counts(c) {}
+      : node(n), store(s), counts(c), sample_timeout_ns(seconds_to_ns(n.sample_timeout_s)) {}
 
   void on_message(const void *data, size_t len, int64_t t) {
     if (len < kHeaderSize) {
@@ -38,12 +39,15 @@ struct PingSink {
     bool awaited_now = token == awaited.load(std::memory_order_acquire);
     if (!(h.flags & (kFlagWarmup | kFlagHandshake))) {
       ++counts.received;
-      if (node.closed_loop() && !awaited_now)
-        ++counts.late;
-      else if (len != node.reply_length(node.size) || (node.check_pattern && !check_pattern(data, len, h.seq)))
+      if (len != node.reply_length(node.size) || (node.check_pattern && !check_pattern(data, len, h.seq))) {
         ++counts.corrupted;
-      else
-        store.record(h.seq, h.intended_ns, t - h.intended_ns);
+      } else {
+        // Late: closed loop, no longer awaited (it missed --sample-timeout); open loop,
+        // a round trip over --sample-timeout. Kept and flagged, never left out.
+        const int64_t rtt = t - h.intended_ns;
+        const bool late = node.closed_loop() ? !awaited_now : rtt > sample_timeout_ns;
+        store.record(SampleRecord{h.seq, h.intended_ns, rtt, h.send_ns, late ? kRecordLate : 0u, 0});
+      }
       measured_arrivals.fetch_add(1, std::memory_order_release);
     }
     if (awaited_now) echoed.store(token, std::memory_order_release);
@@ -52,6 +56,7 @@ struct PingSink {
   const NodeConfig &node;
   SampleStore &store;
   RoleCounts &counts;
+  const int64_t sample_timeout_ns;
   std::atomic<uint64_t> awaited{kNoToken}, echoed{kNoToken}, measured_arrivals{0};
   ArrivalSignal signal;
 };
@@ -88,10 +93,8 @@ class Ping {
     res_.counts.warmup = warmup;
     res_.measure_start_ns = now_ns();
     uint64_t seq = 0;
-    for (; !finished(seq, now_ns()); ++seq) {
-      ++res_.counts.sent;
-      send_and_await(seq, 0, sample_timeout(), res_.counts);
-    }
+    for (; !finished(seq, now_ns()); ++seq) send_and_await(seq, 0, sample_timeout(), res_.counts);
+    res_.schedule.due = res_.schedule.attempted = seq;
     res_.measure_end_ns = now_ns();
     sink_.awaited.store(kNoToken, std::memory_order_release);
   }
@@ -103,20 +106,26 @@ class Ping {
     if (!listener_) rx = std::thread([&] { receive_until(stop, rx_error); });
     const uint64_t warmup = env_.node.warmup_for(Role::ping);
     OpenLoopSchedule sched(now_ns() + 1'000'000, env_.node.rate_hz);
+    RoleCounts scratch;
     for (uint64_t i = 0; i < warmup && !stop_now(); ++i) {
       int64_t due = sched.due_ns(i);
-      wait_until(due, env_.node.spin_send);
-      sender_.send(i, kFlagWarmup, due, res_.counts);
+      wait_until(due, env_.node.send_wait, env_.node.send_spin_ns);
+      sender_.send(i, kFlagWarmup, due, scratch);
     }
     res_.counts.warmup = warmup;
     res_.measure_start_ns = sched.due_ns(warmup);
+    ScheduleCounts &sc = res_.schedule;
+    sc.open_loop = true;
+    sc.period_ns = sched.period_ns();
     uint64_t seq = 0;
     for (; !finished(seq, sched.due_ns(warmup + seq)); ++seq) {
       int64_t due = sched.due_ns(warmup + seq);
-      wait_until(due, env_.node.spin_send);
-      ++res_.counts.sent;
-      sender_.send(seq, 0, due, res_.counts);
+      wait_until(due, env_.node.send_wait, env_.node.send_spin_ns);
+      sc.on_write(now_ns() - due);
+      if (sender_.send(seq, 0, due, res_.counts) >= 0) ++res_.counts.sent;
     }
+    sc.due = env_.node.count ? *env_.node.count
+                             : uint64_t(std::ceil(*env_.node.duration_s * env_.node.rate_hz));
     res_.measure_end_ns = now_ns();
     // Give the last echoes up to one sample timeout to come back.
     const int64_t drain_end = now_ns() + sample_timeout();
@@ -143,7 +152,7 @@ class Ping {
   bool send_and_await(uint64_t seq, uint32_t flags, int64_t timeout_ns, RoleCounts &counts) {
     const uint64_t token = token_of(seq, flags);
     sink_.awaited.store(token, std::memory_order_release);
-    sender_.send(seq, flags, 0, counts);
+    if (sender_.send(seq, flags, 0, counts) >= 0) ++counts.sent;
     const int64_t deadline = now_ns() + timeout_ns;
     if (listener_) {
       for (;;) {
@@ -223,7 +232,9 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     ping.open_loop();
   ping.end();
   ep.destroy_reader();  // stops a listener before the counts are read
-  uint64_t accounted = recorded(res) + res.counts.late + res.counts.corrupted;
+  const SampleStore &store = *res.stores[0];
+  res.counts.late = store.late();
+  uint64_t accounted = store.distinct() + res.counts.corrupted;
   res.counts.lost = res.counts.sent > accounted ? res.counts.sent - accounted : 0;
   if (res.counts.write_errors)
     res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + ping.write_error();

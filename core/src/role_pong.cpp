@@ -12,19 +12,24 @@ struct PongSink {
   PongSink(const psb_driver &d, const NodeConfig &n, RoleCounts &c) : driver(d), node(n), counts(c) {}
 
   void on_message(const void *data, size_t len, int64_t) {
-    if (len >= kHeaderSize && (read_header(data).flags & kFlagEnd)) {
+    const uint32_t flags = len >= kHeaderSize ? read_header(data).flags : 0;
+    if (flags & kFlagEnd) {
       ended.store(true, std::memory_order_release);
       return;
     }
     psb_error err;
     // The ping waits for this echo: nothing may stay in a write batch.
     const size_t reply = node.reply_length(len);
-    if (write_now(driver, writer, data, reply, &err) != 0) {
-      if (counts.write_errors++ == 0) first_error = err.message;
-    } else {
-      ++counts.sent;
+    const bool ok = write_now(driver, writer, data, reply, &err) == 0;
+    if (!ok && counts.write_errors++ == 0) first_error = err.message;
+    // Counted as ping counts them: warm-up apart, handshakes not at all.
+    if (flags & kFlagHandshake) return;
+    if (flags & kFlagWarmup) {
+      ++counts.warmup;
+      return;
     }
     ++counts.received;
+    counts.sent += ok;
   }
   bool done() const { return ended.load(std::memory_order_acquire); }
   const char *done_reason() const { return "end_marker"; }

@@ -2,6 +2,7 @@
 // waiting until its subscribers are matched. With --echo-every N a second thread, on a
 // driver context of its own, takes the echoes of every Nth message from the sub that
 // echoes and records their round-trip time (latency under load).
+#include <cmath>
 #include <stdexcept>
 #include <thread>
 
@@ -25,16 +26,15 @@ struct EchoSink {
     if ((h.flags & (kFlagWarmup | kFlagHandshake | kFlagEnd)) || h.writer_id != writer_id ||
         h.seq % every != 0)
       return;
-    auto out = store.record_at(h.seq / every, h.seq, h.intended_ns, t - h.send_ns);
+    // The round trip counts from the write: the echo path has no schedule of its own.
+    auto out = store.record(SampleRecord{h.seq, h.intended_ns, t - h.send_ns, h.send_ns, 0, h.writer_id});
     if (out == SampleStore::Outcome::duplicate) return;
-    if (out == SampleStore::Outcome::out_of_range) ++beyond_capacity;
     arrivals.fetch_add(1, std::memory_order_release);
   }
 
   const uint64_t every;
   const uint32_t writer_id;
   SampleStore &store;
-  uint64_t beyond_capacity = 0;
   std::atomic<uint64_t> arrivals{0};  // distinct echoes
   ArrivalSignal signal;
 };
@@ -120,6 +120,89 @@ class EchoReceiver {
   std::thread thread_;
 };
 
+// Applies --inject faults to the measured stream, in sequence order. A reordered message
+// is held back and written right after the next one.
+class Injector {
+ public:
+  Injector(const std::vector<Injection> &list, RoleResult &res, Sender &sender, uint64_t size)
+      : list_(list), res_(res), sender_(sender), size_(size) {}
+
+  bool pending(uint64_t seq) const {
+    return (next_ < list_.size() && list_[next_].seq == seq) || (held_ && held_seq_ + 1 == seq);
+  }
+
+  template <typename SendOne>
+  void apply(uint64_t seq, int64_t intended, SendOne &send_one) {
+    if (held_ && held_seq_ + 1 == seq) {  // the one a reorder put behind this message
+      send_one(seq, intended);
+      flush(send_one);
+      return;
+    }
+    const Injection &in = list_[next_++];
+    switch (in.kind) {
+      case Injection::drop:
+        ++res_.counts.sent;
+        res_.throughput.add(now_ns(), size_);
+        ++res_.injected_drop;
+        break;
+      case Injection::dup:
+        if (send_one(seq, intended) >= 0) {
+          RoleCounts scratch;  // the copy is not a message of its own
+          sender_.send(seq, 0, intended, scratch);
+          ++res_.injected_dup;
+        }
+        break;
+      case Injection::reorder:
+        held_ = true;
+        held_seq_ = seq;
+        held_intended_ = intended;
+        ++res_.injected_reorder;
+        break;
+      case Injection::delay: {
+        const int64_t until = now_ns() + in.delay_ns;
+        while (now_ns() < until) {
+        }
+        send_one(seq, intended);
+        ++res_.injected_delay;
+        break;
+      }
+    }
+  }
+
+  // Writes a message still held back (a reorder of the last message of the run).
+  template <typename SendOne>
+  void flush(SendOne &send_one) {
+    if (!held_) return;
+    held_ = false;
+    send_one(held_seq_, held_intended_);
+  }
+
+ private:
+  const std::vector<Injection> &list_;
+  RoleResult &res_;
+  Sender &sender_;
+  uint64_t size_;
+  size_t next_ = 0;
+  bool held_ = false;
+  uint64_t held_seq_ = 0;
+  int64_t held_intended_ = 0;
+};
+
+// After the last measured write: let the driver send what it still holds (bounded by
+// --drain-timeout), so the end marker does not overtake it and closing does not drop it.
+void drain(const RoleEnv &env, Endpoints &ep, RoleResult &res) {
+  if (!env.driver.drain) return;
+  psb_error err{};
+  const int64_t t0 = now_ns();
+  int r = env.driver.drain(ep.writer(), seconds_to_ns(env.node.drain_timeout_s), &err);
+  res.drain_ns = now_ns() - t0;
+  res.drain = r == 1 ? "drained" : r == 0 ? "timeout" : "error";
+  if (r < 0) res.warning = std::string("draining the writer failed: ") + err.message;
+  if (r == 0)
+    res.warning = "the writer had not drained after --drain-timeout " +
+                  std::to_string(env.node.drain_timeout_s) + " s; what it still held may be lost";
+}
+
 }  // namespace
 
 void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
@@ -153,26 +236,51 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const uint64_t warmup = node.warmup_for(Role::pub);
   OpenLoopSchedule sched(now_ns() + 1'000'000, open_loop ? node.rate_hz : 1.0);
   auto due = [&](uint64_t i) { return open_loop ? sched.due_ns(i) : now_ns(); };
-  auto send_at = [&](uint64_t i, uint64_t seq, uint32_t flags, RoleCounts &counts) {
-    int64_t t = due(i);
-    if (open_loop) wait_until(t, node.spin_send);
-    return sender.send(seq, flags, open_loop ? t : 0, counts);
-  };
   RoleCounts scratch;
-  for (uint64_t i = 0; i < warmup && !run_stopped(env, res); ++i) send_at(i, i, kFlagWarmup, scratch);
+  for (uint64_t i = 0; i < warmup && !run_stopped(env, res); ++i) {
+    const int64_t t = due(i);
+    if (open_loop) wait_until(t, node.send_wait, node.send_spin_ns);
+    sender.send(i, kFlagWarmup, open_loop ? t : 0, scratch);
+  }
   res.counts.warmup = warmup;
   res.measure_start_ns = due(warmup);
-  for (uint64_t seq = 0; !measurement_finished(env, res, seq, due(warmup + seq), false); ++seq) {
+  ScheduleCounts &sc = res.schedule;
+  sc.open_loop = open_loop;
+  sc.period_ns = open_loop ? sched.period_ns() : 0;
+  Injector inject(node.injections, res, sender, node.size);
+  // One measured message: sent counts successful writes; a dropped one counts as sent
+  // (the fault is on the way, as a network's would be) but is never written.
+  auto send_one = [&](uint64_t seq, int64_t intended) {
+    int64_t t = sender.send(seq, 0, intended, res.counts);
+    if (t < 0) return t;
     ++res.counts.sent;
-    int64_t t = send_at(warmup + seq, seq, 0, res.counts);
-    if (t >= 0) res.throughput.add(t, node.size);
+    res.throughput.add(t, node.size);
+    return t;
+  };
+  uint64_t seq = 0;
+  for (; !measurement_finished(env, res, seq, due(warmup + seq), false); ++seq) {
+    const int64_t d = due(warmup + seq);
+    if (open_loop) wait_until(d, node.send_wait, node.send_spin_ns);
+    const int64_t intended = open_loop ? d : 0;
+    sc.on_write(open_loop ? now_ns() - d : 0);
+    if (inject.pending(seq)) {
+      inject.apply(seq, intended, send_one);
+      continue;
+    }
+    send_one(seq, intended);
   }
+  inject.flush(send_one);
+  // Due within the window: all of --count, or what the schedule placed before the end.
+  sc.due = node.count ? *node.count
+           : open_loop ? uint64_t(std::ceil(*node.duration_s * node.rate_hz))
+                       : sc.attempted;
   res.measure_end_ns = now_ns();
+  drain(env, ep, res);
   if (echo) {
     // The last echoes are on their way: wait for them (up to --sample-timeout) before
     // the end markers, which make the sub close its echo writer.
     const uint64_t every = node.echo_every;
-    res.echo.expected = (res.counts.sent + every - 1) / every;
+    res.echo.expected = (seq + every - 1) / every;
     const int64_t drain_end = now_ns() + seconds_to_ns(node.sample_timeout_s);
     for (;;) {
       uint32_t seen = echo_sink->signal.current();
@@ -190,7 +298,7 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     if (!echo->error().empty()) throw std::runtime_error(echo->error());
   }
   if (res.counts.write_errors)
-    res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + sender.first_error();
+    res.warning = (res.warning.empty() ? "" : res.warning + "; ") + std::to_string(res.counts.write_errors) + " writes failed; first: " + sender.first_error();
 }
 
 }  // namespace psb

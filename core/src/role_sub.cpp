@@ -13,8 +13,7 @@ namespace {
 // What the sub knows of one writer.
 struct WriterState {
   SampleStore *store = nullptr;
-  uint64_t peer_sent = 0;  // its end marker's seq
-  uint64_t span = 0;       // one past the highest measured seq seen, stored or not
+  uint64_t peer_sent = 0;  // its end marker's seq: the measured messages it sent
   bool end_seen = false;
 };
 
@@ -57,15 +56,13 @@ struct SubSink {
       ++counts.corrupted;
       return;
     }
-    if (h.seq >= w.span) w.span = h.seq + 1;
-    // The record's time base: the schedule, or the write's start (--latency-from send).
+    // The latency's time base: the schedule, or the write's start (--latency-from send).
     const int64_t from = node.latency_from_send ? h.send_ns : h.intended_ns;
-    auto out = w.store->record(h.seq, from, t - from);
+    auto out = w.store->record(SampleRecord{h.seq, h.intended_ns, t - from, h.send_ns, 0, h.writer_id});
     if (out == SampleStore::Outcome::duplicate) return;
-    if (out == SampleStore::Outcome::out_of_range) ++res.beyond_capacity;
     res.throughput.add(t, len);
     if (echo_writer && h.writer_id == 0 && h.seq % node.echo_every == 0) echo(data, len);
-    if (out == SampleStore::Outcome::recorded && node.count && w.store->recorded() == *node.count &&
+    if (node.count && w.store->distinct() == *node.count &&
         complete.fetch_add(1, std::memory_order_acq_rel) + 1 == writers.size())
       all_in.store(true, std::memory_order_release);
   }
@@ -131,13 +128,25 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "pub");
 
-  // What each writer sent: its end marker says; failing that, what was asked for, or
-  // (duration runs) one past the highest sequence number seen, a lower bound.
+  // What each writer sent, its end marker says. Without every end marker the sub does
+  // not know (a guess from sequence numbers or --count hides what never arrived): sent
+  // and lost stay unknown here, and the orchestrator reconciles with the writers' own
+  // counts (docs/node.md, accounting).
+  res.end_markers_expected = sink.writers.size();
   uint64_t sent = 0;
-  for (auto &w : sink.writers) sent += w.end_seen ? w.peer_sent : node.count ? *node.count : w.span;
-  res.counts.sent = sent;
-  uint64_t accounted = recorded(res) + res.counts.corrupted + res.beyond_capacity;
-  res.counts.lost = sent > accounted ? sent - accounted : 0;
+  for (auto &w : sink.writers) {
+    res.end_markers_seen += w.end_seen;
+    sent += w.peer_sent;
+  }
+  uint64_t distinct = 0;
+  for (auto &st : res.stores) distinct += st->distinct();
+  // Every writer's --count arrived: that is what each sent.
+  if (sink.all_in.load()) sent = *node.count * sink.writers.size();
+  const bool known = res.end_markers_seen == res.end_markers_expected || sink.all_in.load();
+  res.sent_known = known;
+  res.counts.sent = known ? sent : 0;
+  const uint64_t accounted = distinct + res.counts.corrupted;
+  res.counts.lost = known && sent > accounted ? sent - accounted : 0;
   res.counts.write_errors = res.echo.write_errors;
   if (res.echo.write_errors)
     res.warning = std::to_string(res.echo.write_errors) + " echoes failed; first: " + sink.first_echo_error;

@@ -8,15 +8,7 @@
 namespace psb {
 
 SampleStore::SampleStore(uint64_t capacity)
-    : capacity_(capacity), records_(capacity, SampleRecord{0, 0, 0}), present_(capacity, 0) {}
-
-std::vector<SampleRecord> SampleStore::collect() const {
-  std::vector<SampleRecord> out;
-  out.reserve(recorded_);
-  for (uint64_t i = 0; i < capacity_; ++i)
-    if (present_[i]) out.push_back(records_[i]);
-  return out;
-}
+    : capacity_(capacity), records_(capacity, SampleRecord{}) {}
 
 namespace {
 
@@ -41,13 +33,10 @@ void SampleStore::write_file(const std::string &path, SampleKind kind, int64_t s
 void write_samples_file(const std::string &path, SampleKind kind, int64_t start_ns,
                         const std::vector<const SampleStore *> &stores) {
   std::vector<SampleRecord> records;
-  for (const SampleStore *s : stores) {
-    auto part = s->collect();
-    records.insert(records.end(), part.begin(), part.end());
-  }
+  for (const SampleStore *s : stores) records.insert(records.end(), s->begin(), s->end());
   SamplesFileHeader h{};
   std::memcpy(h.magic, "PSBSMP01", 8);
-  h.version = 1;
+  h.version = 2;
   h.record_size = sizeof(SampleRecord);
   h.count = records.size();
   h.kind = uint32_t(kind);

@@ -1,58 +1,74 @@
-// Preallocated store of latency samples, indexed by sequence number, which also counts
-// what arrives twice or out of order. Recording is the only thing the timed path does
-// with it: no allocation, no lock.
+// Preallocated store of latency samples, kept in arrival order with their sequence
+// numbers: the first `capacity` distinct arrivals, whatever their numbers (arrivals
+// past that are counted, never mistaken for losses). It also counts what arrives twice
+// or out of order. Recording is the only thing the timed path does with it: no
+// allocation, no lock.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "seq_window.hpp"
+
 namespace psb {
+
+// Record flags.
+constexpr uint32_t kRecordLate = 1;  // ping: the echo came after --sample-timeout
 
 struct SampleRecord {
   uint64_t seq;
-  int64_t intended_ns;
-  int64_t latency_ns;
+  int64_t intended_ns;  // when the message was due (closed loop: when its write began)
+  int64_t latency_ns;   // arrival - intended_ns, or - send_ns with --latency-from send
+  int64_t send_ns;      // when its write began
+  uint32_t flags;       // kRecord*
+  uint32_t writer;      // the writer's id (sub with several publishers)
 };
-static_assert(sizeof(SampleRecord) == 24, "record layout is part of the samples file format");
+static_assert(sizeof(SampleRecord) == 40, "record layout is part of the samples file format");
 
 enum class SampleKind : uint32_t { rtt = 1, one_way = 2 };
 
 class SampleStore {
  public:
-  enum class Outcome { recorded, duplicate, out_of_range };
+  enum class Outcome { recorded, duplicate, beyond_capacity };
 
   // Allocates and touches all memory now so recording never page-faults.
   explicit SampleStore(uint64_t capacity);
 
-  Outcome record(uint64_t seq, int64_t intended_ns, int64_t latency_ns) {
-    return record_at(seq, seq, intended_ns, latency_ns);
-  }
-  // Records seq in slot (slots in increasing seq order): a store of every Nth sequence
-  // number (pub's echoes) puts seq in slot seq / N.
-  Outcome record_at(uint64_t slot, uint64_t seq, int64_t intended_ns, int64_t latency_ns) {
-    if (slot >= capacity_) return Outcome::out_of_range;
-    if (present_[slot]) {
-      ++duplicated_;
-      return Outcome::duplicate;
+  Outcome record(const SampleRecord &r) {
+    switch (window_.mark(r.seq)) {
+      case SeqWindow::Seen::duplicate: ++duplicated_; return Outcome::duplicate;
+      case SeqWindow::Seen::too_old: ++unchecked_; break;
+      case SeqWindow::Seen::first: break;
     }
-    if (recorded_ > 0 && seq < highest_seq_) ++reordered_;
-    if (recorded_ == 0 || seq > highest_seq_) highest_seq_ = seq;
-    present_[slot] = 1;
-    records_[slot] = SampleRecord{seq, intended_ns, latency_ns};
-    ++recorded_;
+    if (distinct_ > 0 && r.seq < highest_) ++reordered_;
+    if (distinct_ == 0 || r.seq > highest_) highest_ = r.seq;
+    ++distinct_;
+    if (recorded_ == capacity_) {
+      ++beyond_capacity_;
+      return Outcome::beyond_capacity;
+    }
+    records_[recorded_++] = r;
+    if (r.flags & kRecordLate) ++late_;
     return Outcome::recorded;
   }
 
-  bool has(uint64_t slot) const { return slot < capacity_ && present_[slot]; }
   uint64_t capacity() const { return capacity_; }
   uint64_t recorded() const { return recorded_; }
+  // Distinct measured arrivals: recorded + beyond_capacity.
+  uint64_t distinct() const { return distinct_; }
+  uint64_t beyond_capacity() const { return beyond_capacity_; }
   uint64_t duplicated() const { return duplicated_; }
   uint64_t reordered() const { return reordered_; }
+  uint64_t late() const { return late_; }
+  // Arrivals more than SeqWindow::kWindow numbers behind the highest: counted as
+  // distinct, though a duplicate among them could not be told.
+  uint64_t unchecked() const { return unchecked_; }
   // One past the highest sequence number seen: a lower bound of what was sent.
-  uint64_t seen_span() const { return recorded_ ? highest_seq_ + 1 : 0; }
-
-  // Records in sequence order, lost ones left out.
-  std::vector<SampleRecord> collect() const;
+  uint64_t seen_span() const { return distinct_ ? highest_ + 1 : 0; }
+  const SampleRecord *begin() const { return records_.data(); }
+  const SampleRecord *end() const { return records_.data() + recorded_; }
+  // The last record kept (when the store filled up: where the kept part of the run ends).
+  const SampleRecord *last() const { return recorded_ ? &records_[recorded_ - 1] : nullptr; }
 
   // Writes the samples file described in docs/node.md. Throws std::runtime_error.
   void write_file(const std::string &path, SampleKind kind, int64_t start_ns) const;
@@ -60,12 +76,13 @@ class SampleStore {
  private:
   uint64_t capacity_;
   std::vector<SampleRecord> records_;
-  std::vector<uint8_t> present_;
-  uint64_t recorded_ = 0, duplicated_ = 0, reordered_ = 0, highest_seq_ = 0;
+  SeqWindow window_;
+  uint64_t recorded_ = 0, distinct_ = 0, beyond_capacity_ = 0, duplicated_ = 0, reordered_ = 0,
+           late_ = 0, unchecked_ = 0, highest_ = 0;
 };
 
 // One samples file holding the records of several stores, one after the other (sub with
-// several publishers: writer 0's records in sequence order, then writer 1's, ...).
+// several publishers: writer 0's records in arrival order, then writer 1's, ...).
 void write_samples_file(const std::string &path, SampleKind kind, int64_t start_ns,
                         const std::vector<const SampleStore *> &stores);
 

@@ -60,14 +60,15 @@ class Sender {
   std::string first_error_;
 };
 
-// Sends the end marker a few times, 1 ms apart, so a best-effort peer sees one. The
-// pause comes first: sent right behind the last message, an end marker would take its
-// place in a keep_last 1 reader history before the reader took it. Not counted: once
-// the peer has seen the first, the later ones may find no reader.
+// Sends the end marker a few times, 1, 5 and 20 ms apart, so a best-effort peer that is
+// still busy with the last messages sees one. The pause comes first: sent right behind
+// the last message, an end marker would take its place in a keep_last 1 reader history
+// before the reader took it. Not counted: once the peer has seen the first, the later
+// ones may find no reader.
 inline void send_end_markers(Sender &s, uint64_t measured_sent) {
   RoleCounts scratch;
-  for (int i = 0; i < 3; ++i) {
-    timespec ts{0, 1'000'000};
+  for (long pause_ms : {1, 5, 20}) {
+    timespec ts{0, pause_ms * 1'000'000};
     nanosleep(&ts, nullptr);
     s.send(measured_sent, kFlagEnd, 0, scratch);
   }

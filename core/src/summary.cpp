@@ -3,6 +3,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <memory>
@@ -34,7 +35,8 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   j.field("warmup", n.warmup_for(r.role))
       .field("mode", n.closed_loop() ? "closed_loop" : "open_loop")
       .field("rate_hz", n.rate_hz)
-      .field("spin_send", n.spin_send)
+      .field("send_wait", send_wait_name(n.send_wait))
+      .field("send_spin_us", double(n.send_spin_ns) / 1e3)
       .field("reliability", reliability_name(n.reliability))
       .field("durability", durability_name(n.durability))
       .field("history", history_name(n.history))
@@ -59,7 +61,16 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
       .field("match_timeout_s", n.match_timeout_s)
       .field("idle_timeout_s", n.idle_timeout_s)
       .field("timeout_s", n.timeout_s)
+      .field("drain_timeout_s", n.drain_timeout_s)
       .field("max_samples", n.max_samples);
+  j.key("inject").begin_array();
+  static constexpr const char *kInjectNames[] = {"drop", "dup", "reorder", "delay"};
+  for (auto &in : n.injections) {
+    j.begin_object().field("kind", kInjectNames[in.kind]).field("seq", in.seq);
+    if (in.kind == Injection::delay) j.field("delay_ns", in.delay_ns);
+    j.end_object();
+  }
+  j.end_array();
   j.key("roles").begin_array();
   for (Role role : n.roles) j.value(role_name(role));
   j.end_array();
@@ -92,8 +103,9 @@ void throughput_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) 
   if (r.role == Role::sub) {
     maybe_ns(j, "first_arrival_ns", t, t.first_ns());
     maybe_ns(j, "last_arrival_ns", t, t.last_ns());
-    j.field("received", t.count()).field("received_bytes", t.bytes())
-        .field("beyond_capacity", r.beyond_capacity);
+    uint64_t beyond = 0;
+    for (auto &st : r.stores) beyond += st->beyond_capacity();
+    j.field("received", t.count()).field("received_bytes", t.bytes()).field("beyond_capacity", beyond);
     bins(j, t);
   } else {
     maybe_ns(j, "first_send_ns", t, t.first_ns());
@@ -117,6 +129,48 @@ void echo_fields(JsonWriter &j, const RoleResult &r) {
     j.field("expected", r.echo.expected).field("received", r.echo.received).field("lost", r.echo.lost);
   else
     j.field("sent", r.echo.sent).field("write_errors", r.echo.write_errors);
+  j.end_object();
+}
+
+// How an open-loop sender kept its schedule (ping, pub); null for a closed loop or
+// another role.
+void schedule_fields(JsonWriter &j, const RoleResult &r) {
+  j.key("schedule");
+  const ScheduleCounts &s = r.schedule;
+  if (!s.open_loop) {
+    j.null();
+    return;
+  }
+  j.begin_object().field("period_ns", s.period_ns).field("due", s.due).field("attempted", s.attempted)
+      .field("not_sent", s.not_sent()).field("behind", s.behind)
+      .field("max_lateness_ns", s.max_lateness_ns).end_object();
+}
+
+void counter_object(JsonWriter &j, std::string_view key, const MiddlewareCounters &c) {
+  j.key(key).begin_object();
+  for (auto &[name, value] : c) j.field(name, value);
+  j.end_object();
+}
+
+// What the store kept: all of it, or (when it filled up) the first part of the run.
+void kept_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) {
+  j.key("kept");
+  if (r.stores.empty()) {
+    j.null();
+    return;
+  }
+  uint64_t beyond = 0, unchecked = 0;
+  int64_t last_arrival = -1;
+  for (auto &st : r.stores) {
+    beyond += st->beyond_capacity();
+    unchecked += st->unchecked();
+    if (const SampleRecord *l = st->last(); l && st->beyond_capacity())
+      last_arrival = std::max(last_arrival, (r.kind == SampleKind::one_way && n.latency_from_send
+                                                 ? l->send_ns : l->intended_ns) + l->latency_ns);
+  }
+  j.begin_object().field("beyond_capacity", beyond).field("unchecked_duplicates", unchecked);
+  j.key("last_kept_arrival_ns");
+  last_arrival >= 0 ? j.value(last_arrival) : j.null();
   j.end_object();
 }
 
@@ -174,10 +228,13 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   r.discovery_ns >= 0 ? j.value(r.discovery_ns) : j.null();
   j.field("measure_start_ns", r.measure_start_ns).field("measure_end_ns", r.measure_end_ns).end_object();
   const RoleCounts &c = r.counts;
-  j.key("counts").begin_object()
-      .field("sent", c.sent).field("received", c.received)
-      .field("samples", samples)
-      .field("lost", c.lost)
+  // A sub that missed an end marker does not know what was sent (docs/node.md).
+  const bool sent_known = r.sent_known;
+  j.key("counts").begin_object().key("sent");
+  sent_known ? j.value(c.sent) : j.null();
+  j.field("received", c.received).field("samples", samples).key("lost");
+  sent_known ? j.value(c.lost) : j.null();
+  j
       .field("duplicated", duplicated)
       .field("reordered", reordered)
       .field("late", c.late).field("corrupted", c.corrupted)
@@ -185,6 +242,20 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
       .end_object();
   throughput_fields(j, n, r);
   echo_fields(j, r);
+  schedule_fields(j, r);
+  kept_fields(j, n, r);
+  j.key("end_markers");
+  if (r.role == Role::sub)
+    j.begin_object().field("expected", r.end_markers_expected).field("seen", r.end_markers_seen).end_object();
+  else
+    j.null();
+  j.key("drain").begin_object().field("result", r.drain).field("ns", r.drain_ns).end_object();
+  j.key("injected").begin_object().field("drop", r.injected_drop).field("dup", r.injected_dup)
+      .field("reorder", r.injected_reorder).field("delay", r.injected_delay).end_object();
+  j.key("middleware_counters").begin_object();
+  counter_object(j, "reader", r.reader_counters);
+  counter_object(j, "writer", r.writer_counters);
+  j.end_object();
   j.key("ended_by");
   r.ended_by.empty() ? j.null() : j.value(r.ended_by);
   j.key("samples_file");

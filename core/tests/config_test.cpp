@@ -36,7 +36,8 @@ TEST(Config, DefaultsAreClosedLoopBestEffortVolatileWait) {
   EXPECT_EQ(c.notify, PSB_NOTIFY_WAIT);
   EXPECT_EQ(*c.count, 10000u);
   EXPECT_EQ(c.warmup_for(Role::ping), 1000u);
-  EXPECT_EQ(c.warmup_for(Role::pub), 0u);
+  EXPECT_EQ(c.warmup_for(Role::pub), 1000u);  // the same as ping's
+  EXPECT_EQ(c.warmup_for(Role::sub), 0u);
   EXPECT_EQ(c.run_id.size(), 10u);
 }
 
@@ -102,7 +103,7 @@ TEST(Config, PublishersWriterIdTopicEchoDefaultsAndParse) {
   EXPECT_EQ(c.writer_id, 2u);
   EXPECT_EQ(c.topic, "data_2");
   EXPECT_EQ(c.echo_every, 100u);
-  EXPECT_EQ(c.echo_capacity(), c.sample_capacity() / 100 + 1);
+  EXPECT_EQ(c.echo_capacity(), c.sample_capacity());  // every echo is kept
 }
 
 TEST(Config, PublishersWriterIdTopicEchoErrorsNameTheArgumentAndTheFix) {

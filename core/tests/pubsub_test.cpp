@@ -127,10 +127,12 @@ int64_t sum(const std::vector<int64_t> &v) {
   return s;
 }
 
-struct Record {
+struct Record {  // docs/node.md, samples file version 2
   uint64_t seq;
-  int64_t intended_ns, latency_ns;
+  int64_t intended_ns, latency_ns, send_ns;
+  uint32_t flags, writer;
 };
+static_assert(sizeof(Record) == 40);
 struct Samples {
   uint32_t kind = 0;
   std::vector<Record> records;

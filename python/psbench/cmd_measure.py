@@ -10,7 +10,7 @@ from psbench.options import add_measure_arguments
 from psbench.spec import ROLES, MeasureSpec, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
-EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "refused": 2, "timeout": 3, "interrupted": 130}
+EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "incomplete": 1, "refused": 2, "timeout": 3, "interrupted": 130}
 
 HELP = {
     "ping": "round-trip latency: ping sends, pong echoes (closed loop by default)",
@@ -68,7 +68,9 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
         reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples,
         latency_from=getattr(args, "latency_from", None),
-        relays=getattr(args, "relays", None))
+        relays=getattr(args, "relays", None), send_wait=args.send_wait,
+        send_spin_us=args.send_spin_us, drain_timeout=getattr(args, "drain_timeout", None),
+        inject=getattr(args, "inject", None) or [])
     problem = relay_problem(spec)
     if problem is not None:
         raise UserError(f"argument --relays: {problem[1]}")
@@ -87,6 +89,7 @@ def run_command(args: argparse.Namespace) -> int:
                 "timeout": "the run timed out",
                 "interrupted": "the run was interrupted",
                 "failed": "the run failed",
-                "crashed": "a node crashed"}[outcome.status]
+                "crashed": "a node crashed",
+                "incomplete": "not every sample is accounted for"}[outcome.status]
         print(f"psbench {spec.kind}: {what}:\n{outcome.message}", file=sys.stderr)
     return EXIT_CODES[outcome.status]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
+from psbench import accounting as samples_accounting
 from psbench import drivers, paths, runner, rundir
 from psbench.analysis.rates import span_mbit, span_rate
 from psbench.samples import SamplesFileError, read_samples
@@ -33,6 +34,7 @@ class MeasureOutcome:
     problems: list[str] = field(default_factory=list)
     cpu_sharing: dict = field(default_factory=dict)
     throughput: dict | None = None                  # run.json's throughput block
+    accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -133,7 +135,7 @@ def _percent(part, whole) -> float | None:
     return None if not whole or part is None else 100.0 * part / whole
 
 
-def throughput(summaries: dict) -> dict | None:
+def throughput(summaries: dict, accounting: dict | None = None) -> dict | None:
     """run.json's throughput block from the nodes' throughput accounting: per subscriber
     samples/s and Mbit/s on its own clock ((received - 1) / (last arrival - first arrival);
     Mbit/s counts whole messages, header included), its counts and loss, and its
@@ -145,6 +147,7 @@ def throughput(summaries: dict) -> dict | None:
     result = {"subscribers": {}, "aggregate_samples_per_s": None,
               "aggregate_mbit_per_s": None, "loss_percent": None, "publishers": {}}
     total_sent = total_lost = 0
+    accounting = accounting if accounting is not None else samples_accounting.reconcile(summaries)
     for name in subs:
         tp = summaries[name].get("throughput") or {}
         counts = summaries[name].get("counts") or {}
@@ -152,7 +155,10 @@ def throughput(summaries: dict) -> dict | None:
         received = tp.get("received", counts.get("received"))
         rate = span_rate(received, first, last)
         mbit = span_mbit(tp.get("received_bytes"), received, first, last)
-        sent, lost = counts.get("sent"), counts.get("lost")
+        # What its writers say they sent: the sub alone knows it only from end markers.
+        reconciled = accounting.get(name) or {}
+        sent = reconciled.get("published", counts.get("sent"))
+        lost = reconciled.get("lost", counts.get("lost"))
         total_sent += sent or 0
         total_lost += lost or 0
         result["subscribers"][name] = {
@@ -240,8 +246,13 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         rundir.write_json(run_json, record)
         raise
     status, message = result.status, result.message
+    accounting = samples_accounting.reconcile(result.summaries) if spec.kind == "pubsub" else {}
+    problems += [p for a in accounting.values() for p in a["problems"]]
     if status == "ok" and problems:
         status, message = "failed", "; ".join(problems)
+    unaccounted = samples_accounting.incomplete_message(accounting)
+    if status == "ok" and unaccounted:
+        status, message = "incomplete", unaccounted
     died = services.casualties(used) if services is not None else []
     if died and status != "interrupted":
         # Whatever the nodes made of it, a run whose broker died is not a measurement.
@@ -251,13 +262,14 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                   processes=[p.to_json() for p in result.processes],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
                   leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
-                  problems=problems, stats=stats,
-                  throughput=throughput(result.summaries) if spec.kind == "pubsub" else None)
+                  problems=problems, stats=stats, accounting=accounting,
+                  throughput=(throughput(result.summaries, accounting)
+                              if spec.kind == "pubsub" else None))
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,
                           problems=problems, cpu_sharing=record["cpu_sharing"],
-                          throughput=record["throughput"])
+                          throughput=record["throughput"], accounting=accounting)
 
 
 def _planned(commands) -> list[dict]:

@@ -55,6 +55,22 @@ positive_float = _number(float, allow_zero=False)
 non_negative_float = _number(float, allow_zero=True)
 
 
+FAULT_KINDS = ("drop", "dup", "reorder", "delay")
+
+
+def fault(text: str) -> str:
+    """--inject: drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:US (the node's syntax)."""
+    kind, _, where = text.partition("=")
+    seq, _, delay = where.partition(":")
+    ok = (kind in FAULT_KINDS and seq.isdigit() and len(seq) < 19
+          and (delay.isdigit() and len(delay) < 12 if kind == "delay" else ":" not in where))
+    if not ok:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a fault; use drop=SEQ, dup=SEQ, reorder=SEQ or "
+            f"delay=SEQ:MICROSECONDS (e.g. drop=17)")
+    return text
+
+
 def _fraction(allow_zero: bool, example: str):
     """An argparse type: a fraction below 1, above 0 (or from 0)."""
     parse_number = non_negative_float if allow_zero else positive_float
@@ -219,15 +235,35 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                                  "(its schedule: a late send counts as late; node "
                                  "default) or from the moment its write began (send), as "
                                  "a timestamp taken at write measures it")
+        parser.add_argument("--drain-timeout", type=non_negative_float, metavar="S",
+                            help="after its last message, a publisher waits up to S seconds "
+                                 "for the middleware to deliver what it still queues, "
+                                 "before its end marker (node default 10)")
+        parser.add_argument("--inject", action="append", default=[], type=fault,
+                            metavar="FAULT",
+                            help="test hook: the publisher drops, duplicates, reorders or "
+                                 "delays one of its own messages (drop=SEQ, dup=SEQ, "
+                                 "reorder=SEQ, delay=SEQ:US), repeatable; for checking "
+                                 "psbench's accounting against known answers")
         parser.add_argument("--echo-every", type=positive_int, metavar="N",
                             help="latency under load: the first subscriber echoes every Nth "
                                  "sample of the first publisher, which records the round "
                                  "trip (pub.samples)")
     parser.add_argument("--max-samples", type=positive_int, metavar="N",
-                        help="duration runs: samples kept per receiver (node default "
-                             "2000000; arrivals beyond it are counted, not stored)")
+                        help="samples kept per receiver (node default: --count, or "
+                             "2000000 for duration runs); it keeps the first N arrivals "
+                             "and counts the rest, and the report says which part of the "
+                             "run the percentiles describe")
     parser.add_argument("--spin-send", action="store_true",
-                        help="open loop: busy-wait for each send time")
+                        help="open loop: the same as --send-wait spin")
+    parser.add_argument("--send-wait", choices=("hybrid", "sleep", "spin"),
+                        help="open loop: how the sender waits for each due time: sleep "
+                             "until --send-spin-us before it, then spin (hybrid, node "
+                             "default), sleep only, or spin only; a sender that is behind "
+                             "never waits")
+    parser.add_argument("--send-spin-us", type=non_negative_float, metavar="US",
+                        help="hybrid send wait: spin this long before each due time (node "
+                             "default 100)")
     parser.add_argument("--placement", choices=("inter", "intra"), default="inter",
                         help="inter: one process per role (default); intra: one process, "
                              "roles as threads")

@@ -1,12 +1,11 @@
 """Text reports of one measurement."""
 
+from psbench import report_counts as rc
 from psbench import table
 from psbench.measure import MeasureOutcome
 from psbench.stats import ONE_WAY_FROM, PERCENTILES
 
 STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "std"]
-COUNT_KEYS = ("sent", "received", "samples", "lost", "duplicated", "reordered", "late",
-              "corrupted", "write_errors")
 
 
 def micros(ns) -> str:
@@ -43,10 +42,6 @@ def _realtime_line(summaries: dict) -> str:
                      f"{rt.get('sched_policy')}/{rt.get('sched_priority')}"
                      + (f" {'+'.join(flags)}" if flags else ""))
     return "; ".join(parts)
-
-
-def _counts_line(counts: dict, prefix: str = "", keys=COUNT_KEYS) -> str:
-    return prefix + ", ".join(f"{k} {counts[k]}" for k in keys if k in counts)
 
 
 def _discovery(summaries: dict) -> str | None:
@@ -89,15 +84,20 @@ def throughput_lines(outcome: MeasureOutcome) -> list[str]:
              e["received"] if e["received"] is not None else "-",
              e["lost"] if e["lost"] is not None else "-", percent_text(e["loss_percent"])]
             for name, e in subs.items()]
+    unaccounted = {n: (outcome.accounting.get(n) or {}).get("unaccounted") or 0 for n in subs}
     if len(subs) > 1:
         rows.insert(0, ["all", rate_text(tp["aggregate_samples_per_s"]),
                         rate_text(tp["aggregate_mbit_per_s"]),
                         sum(e["received"] or 0 for e in subs.values()),
                         sum(e["lost"] or 0 for e in subs.values()),
                         percent_text(tp["loss_percent"])])
+    headers = ["throughput", "samples/s", "Mbit/s", "received", "lost", "loss"]
+    if any(unaccounted.values()):
+        headers.append("unaccounted")
+        for row in rows:
+            row.append(sum(unaccounted.values()) if row[0] == "all" else unaccounted[row[0]])
     if rows:
-        lines.append(table.render(["throughput", "samples/s", "Mbit/s", "received", "lost",
-                                   "loss"], rows, indent="  "))
+        lines.append(table.render(headers, rows, indent="  "))
         lines.append("  on each subscriber's clock: (received - 1) / (last arrival - first "
                      "arrival); Mbit/s counts whole messages, header included")
     for name, pub in tp["publishers"].items():
@@ -161,18 +161,34 @@ def render(outcome: MeasureOutcome) -> str:
         lines.append(f"  {note}")
     receivers = subs if spec.kind == "pubsub" else [main_role]
     for name in receivers:
-        counts = (outcome.summaries.get(name) or {}).get("counts")
-        if counts:
-            lines.append(_counts_line(counts, f"  {name} counts: "))
+        summary = outcome.summaries.get(name) or {}
+        if summary.get("counts"):
+            lines.append(rc.counts_line(summary["counts"], f"  {name} counts: "))
+        if name in outcome.accounting:
+            lines.extend(rc.accounting_lines(name, outcome.accounting[name]))
+        lines.extend(rc.kept_lines(name, summary))
+        lines.extend(rc.stats_lines(name, outcome.stats.get(name) or {}))
+        lines.extend(rc.counter_lines(name, summary))
+    if spec.kind == "ping" and outcome.summaries.get("ping"):
+        lines.extend(rc.schedule_lines("ping", outcome.summaries["ping"]))
+    for name, summary in outcome.summaries.items():
+        if summary.get("role") == "relay":
+            lines.extend(rc.relay_lines(name, summary))
+            if name in outcome.accounting:
+                lines.extend(rc.accounting_lines(name, outcome.accounting[name]))
     for name in outcome.publisher_names if spec.kind == "pubsub" else []:
         summary = outcome.summaries[name]
         if summary.get("counts"):
-            lines.append(_counts_line(summary["counts"], f"  {name} counts: ",
-                                      ("sent", "warmup", "write_errors")))
+            lines.append(rc.counts_line(summary["counts"], f"  {name} counts: ",
+                                        ("sent", "warmup", "write_errors")))
         echo = summary.get("echo")
         if echo:
-            lines.append(_counts_line(echo, f"  {name} echoes: ",
-                                      ("expected", "received", "lost")))
+            lines.append(rc.counts_line(echo, f"  {name} echoes: ",
+                                        ("expected", "received", "lost")))
+        lines.extend(rc.schedule_lines(name, summary))
+        lines.extend(rc.writer_extra_lines(name, summary))
+        lines.extend(rc.counter_lines(name, summary))
+    lines.extend(rc.warning_lines(outcome.summaries))
     lines.extend(throughput_lines(outcome))
     lines.extend(under_load_lines(outcome))
     sharing = outcome.cpu_sharing

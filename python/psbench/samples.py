@@ -7,11 +7,17 @@ from pathlib import Path
 import numpy as np
 
 MAGIC = b"PSBSMP01"
-VERSION = 1
+VERSION = 2
 HEADER_SIZE = 64
 # magic, version, record_size, count, kind, reserved, start_ns (little-endian)
 HEADER = struct.Struct("<8sIIQIIq")
-RECORD_DTYPE = np.dtype([("seq", "<u8"), ("intended_ns", "<i8"), ("latency_ns", "<i8")])
+# Version 2: records in arrival order, with the write's start, flags and the writer.
+RECORD_DTYPE = np.dtype([("seq", "<u8"), ("intended_ns", "<i8"), ("latency_ns", "<i8"),
+                         ("send_ns", "<i8"), ("flags", "<u4"), ("writer", "<u4")])
+# Version 1 (older results): seq order, no send time (it was the intended time).
+RECORD_DTYPE_V1 = np.dtype([("seq", "<u8"), ("intended_ns", "<i8"), ("latency_ns", "<i8")])
+RECORD_DTYPES = {1: RECORD_DTYPE_V1, 2: RECORD_DTYPE}
+FLAG_LATE = 1  # ping: the echo came after --sample-timeout (kept, flagged)
 KINDS = {1: "rtt", 2: "one_way"}
 
 
@@ -24,11 +30,28 @@ class Samples:
     path: Path
     kind: str          # "rtt" or "one_way"
     start_ns: int
-    records: np.ndarray  # RECORD_DTYPE, in sequence order
+    records: np.ndarray  # RECORD_DTYPE, in arrival order
 
     @property
     def latency_ns(self) -> np.ndarray:
         return self.records["latency_ns"]
+
+    @property
+    def late(self) -> np.ndarray:
+        """Which records are late echoes (kept in every statistic, flagged)."""
+        return (self.records["flags"] & FLAG_LATE) != 0
+
+    def arrival_ns(self, latency_from: str | None = "intended") -> np.ndarray:
+        """When each sample arrived, on the receiver's clock: the latency's time base (the
+        schedule, or the write's start with latency_from "send") plus the latency."""
+        base = "send_ns" if latency_from == "send" else "intended_ns"
+        return self.records[base] + self.records["latency_ns"]
+
+    @property
+    def lateness_ns(self) -> np.ndarray:
+        """How late each message's write began against its schedule (open loop; 0 in a
+        closed loop, where the intended time is the send)."""
+        return self.records["send_ns"] - self.records["intended_ns"]
 
     def __len__(self) -> int:
         return len(self.records)
@@ -46,11 +69,13 @@ def read_samples(path: Path | str) -> Samples:
     magic, version, record_size, count, kind, _, start_ns = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise SamplesFileError(f"{path}: magic is {magic!r}, expected {MAGIC!r}")
-    if version != VERSION:
-        raise SamplesFileError(f"{path}: format version {version}, this reader knows {VERSION}")
-    if record_size != RECORD_DTYPE.itemsize:
+    if version not in RECORD_DTYPES:
+        raise SamplesFileError(f"{path}: format version {version}, this reader knows "
+                               f"{', '.join(map(str, RECORD_DTYPES))}")
+    dtype = RECORD_DTYPES[version]
+    if record_size != dtype.itemsize:
         raise SamplesFileError(
-            f"{path}: record_size {record_size}, expected {RECORD_DTYPE.itemsize}")
+            f"{path}: record_size {record_size}, expected {dtype.itemsize}")
     if kind not in KINDS:
         raise SamplesFileError(f"{path}: unknown sample kind {kind} (1 = rtt, 2 = one_way)")
     expected = HEADER_SIZE + count * record_size
@@ -58,5 +83,15 @@ def read_samples(path: Path | str) -> Samples:
         raise SamplesFileError(
             f"{path}: header says {count} records ({expected} bytes) but the file has "
             f"{len(data)} bytes")
-    records = np.frombuffer(data, dtype=RECORD_DTYPE, count=count, offset=HEADER_SIZE)
+    records = np.frombuffer(data, dtype=dtype, count=count, offset=HEADER_SIZE)
+    if version == 1:
+        records = _upgrade_v1(records)
     return Samples(path=path, kind=KINDS[kind], start_ns=start_ns, records=records)
+
+
+def _upgrade_v1(old: np.ndarray) -> np.ndarray:
+    records = np.zeros(len(old), dtype=RECORD_DTYPE)
+    for name in RECORD_DTYPE_V1.names:
+        records[name] = old[name]
+    records["send_ns"] = old["intended_ns"]
+    return records

@@ -93,7 +93,11 @@ class MeasureSpec:
     dma_latency: bool = False
     check_pattern: bool = False
     loan: bool = False
-    spin_send: bool = False
+    spin_send: bool = False       # the same as send_wait "spin" (kept for older files)
+    send_wait: str | None = None  # open loop: hybrid (node default), sleep or spin
+    send_spin_us: float | None = None  # hybrid: spin this long before each due time
+    drain_timeout: float | None = None  # pub: wait for the driver to drain (node default 10)
+    inject: list[str] = field(default_factory=list)  # pub: test faults, e.g. "drop=5"
     timeout: float = 600.0
     match_timeout: float | None = None
     sample_timeout: float | None = None
@@ -211,6 +215,15 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         argv += ["--rate", _seconds(spec.rate)]
     if spec.max_samples is not None:
         argv += ["--max-samples", str(spec.max_samples)]
+    if spec.send_wait is not None:
+        argv += ["--send-wait", spec.send_wait]
+    if spec.send_spin_us is not None:
+        argv += ["--send-spin-us", _seconds(spec.send_spin_us)]
+    if "pub" in roles:
+        if spec.drain_timeout is not None:
+            argv += ["--drain-timeout", _seconds(spec.drain_timeout)]
+        for fault in spec.inject:
+            argv += ["--inject", fault]
     for flag, value in (("--notify", spec.notify), ("--reliability", spec.reliability),
                         ("--durability", spec.durability), ("--history", spec.history),
                         ("--transport", spec.transport)):

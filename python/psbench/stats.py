@@ -44,14 +44,28 @@ ONE_WAY_FROM = {"intended": "receive time - intended send time",
 def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
     """Statistics by series. rtt files also get the one-way estimate RTT/2 (the
     method of the seed benchmarks: it assumes both directions cost the same); one-way
-    files say what the latency counts from (the sub's --latency-from)."""
+    files say what the latency counts from (the sub's --latency-from). Beside them:
+    the late echoes (kept in every statistic; with the series again without them when
+    there are any), latencies <= 0 (clock trouble, counted, never dropped) and how late
+    the sender's writes began against its schedule."""
     latency = samples.latency_ns
     if samples.kind == "rtt":
-        return {
+        result = {
             "unit": "ns",
             "rtt": summarize_ns(latency),
             "rtt_half": {"method": "one-way estimate = RTT/2",
                          **summarize_ns(latency / 2.0)},
         }
-    return {"unit": "ns", "one_way": {"method": ONE_WAY_FROM[latency_from],
-                                      **summarize_ns(latency)}}
+    else:
+        result = {"unit": "ns", "one_way": {"method": ONE_WAY_FROM[latency_from],
+                                            **summarize_ns(latency)}}
+    late = samples.late
+    result["late"] = {"count": int(late.sum()),
+                      "max_ns": float(latency[late].max()) if late.any() else None}
+    if late.any():
+        on_time = latency[~late]
+        result["without_late"] = (summarize_ns(on_time / 2.0) if samples.kind == "rtt"
+                                  else summarize_ns(on_time))
+    result["nonpositive"] = int((latency <= 0).sum())
+    result["sender_lateness"] = summarize_ns(samples.lateness_ns)
+    return result

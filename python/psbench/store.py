@@ -18,7 +18,7 @@ from psbench.errors import UserError
 INDEX_FORMAT = "psbench-index/1"
 EXPANDED_FORMAT = "psbench-experiment/1"
 # A run that ended with one of these is not run again by --resume.
-FINAL_STATUSES = ("ok", "failed", "crashed", "timeout", "refused")
+FINAL_STATUSES = ("ok", "incomplete", "failed", "crashed", "timeout", "refused")
 EXPERIMENT_FILE = "experiment.yaml"
 INDEX_FILE = "index.jsonl"
 

@@ -154,8 +154,7 @@ class RunData(RunSettings):
         samples = self.samples
         if samples is None:
             return np.empty(0)
-        records = samples.records
-        return (records["intended_ns"] + records["latency_ns"]).astype(np.float64)
+        return samples.arrival_ns(self.params.get("latency_from")).astype(np.float64)
 
     @cached_property
     def throughput(self) -> dict:
@@ -166,8 +165,7 @@ class RunData(RunSettings):
             if not isinstance(summary.get("throughput"), dict):
                 samples = self.samples_by_receiver.get(name)
                 if samples is not None:
-                    records = samples.records
-                    fallback[name] = records["intended_ns"] + records["latency_ns"]
+                    fallback[name] = samples.arrival_ns(self.params.get("latency_from"))
         return run_throughput(self.receivers, self.publishers, fallback, self.size,
                               self.params.get("rate"))
 

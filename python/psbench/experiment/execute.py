@@ -19,7 +19,8 @@ from psbench.store import Store
 
 # Of the statistics of the main series, what the index keeps.
 STAT_KEYS = ("count", "min", "p50", "p90", "p99", "p99.9", "max", "mean")
-COUNT_KEYS = ("sent", "samples", "lost", "late", "duplicated", "reordered", "corrupted")
+COUNT_KEYS = ("sent", "samples", "lost", "unaccounted", "late", "duplicated", "reordered",
+              "corrupted")
 
 
 @dataclass
@@ -46,7 +47,20 @@ def _counts(summaries: list[dict]) -> dict | None:
     found = [s.get("counts") for s in summaries if s.get("counts")]
     if not found:
         return None
-    return {k: sum(c[k] for c in found) for k in COUNT_KEYS if all(k in c for c in found)}
+    return {k: (None if any(c[k] is None for c in found) else sum(c[k] for c in found))
+            for k in COUNT_KEYS if all(k in c for c in found)}
+
+
+def _reconciled(outcome: measure.MeasureOutcome, name: str) -> dict:
+    """A subscriber's counts with sent and lost from its writers' own counts (the sub
+    alone does not know them when an end marker never came): accounting.py."""
+    summary = outcome.summaries.get(name) or {}
+    a = outcome.accounting.get(name)
+    if not a:
+        return summary
+    counts = dict(summary.get("counts") or {})
+    counts.update(sent=a["published"], lost=a["lost"], unaccounted=a["unaccounted"])
+    return {**summary, "counts": counts}
 
 
 def _per_subscriber(outcome: measure.MeasureOutcome) -> dict:
@@ -54,7 +68,7 @@ def _per_subscriber(outcome: measure.MeasureOutcome) -> dict:
     each = {}
     for name in outcome.subscriber_names:
         one_way = (outcome.stats.get(name) or {}).get("one_way") or {}
-        counts = outcome.summaries[name].get("counts") or {}
+        counts = _reconciled(outcome, name).get("counts") or {}
         each[name] = {"p50": one_way.get("p50"), "p99": one_way.get("p99"),
                       **{k: counts[k] for k in COUNT_KEYS if k in counts}}
     return each
@@ -88,7 +102,7 @@ def _key_numbers(outcome: measure.MeasureOutcome) -> tuple[dict | None, dict | N
     _, series = main_series(outcome.spec.kind)
     latency = _latency(outcome.stats.get(outcome.receiver_key), series)
     receivers = outcome.subscriber_names if outcome.spec.kind == "pubsub" else ["ping"]
-    return latency, _counts([outcome.summaries.get(n) or {} for n in receivers])
+    return latency, _counts([_reconciled(outcome, n) for n in receivers])
 
 
 def _newest_dir(parent):

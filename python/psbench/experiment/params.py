@@ -17,10 +17,10 @@ from psbench.spec import ROLES, MeasureSpec
 KINDS = tuple(ROLES)  # ping, pubsub
 # Parser destinations that are not parameters here, or that take another shape:
 # `option` is the mapping `options`, `cpu` the mapping `cpus`.
-SKIPPED_DESTS = {"help", "results", "option", "cpu"}
+SKIPPED_DESTS = {"help", "results", "option", "cpu", "inject"}
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
-# psbench at run time (auto).
-DERIVED_FIELDS = {"driver_path", "auto"}
+# psbench at run time (auto), or a test hook of the command line only (inject).
+DERIVED_FIELDS = {"driver_path", "auto", "inject"}
 
 
 class BadValue(ValueError):

@@ -1,0 +1,114 @@
+"""Every sample of a pub/sub run accounted for, from both sides' own counts.
+
+A subscriber alone cannot know what was sent when an end marker never reached it (a
+lossy or overloaded run, a writer whose queued messages died with it), and guessing from
+the highest sequence number it saw hides everything after it. So each receiver (sub or
+relay) is reconciled here with the writers of the topic it reads, from their summaries:
+
+    published = what those writers say they sent (successful writes)
+    lost      = published - distinct arrivals - corrupted
+                (distinct arrivals = samples kept + beyond_capacity: what the store
+                 could not keep is counted separately, never as lost)
+
+A receiver that did not see every end marker stopped on its own (idle timeout, run
+timeout), so what it misses may still have been on its way: that is `unaccounted`, not
+lost, and the run is not ok (measure.py: status "incomplete").
+"""
+
+
+def _topic_written(summary: dict) -> str | None:
+    topics = (summary.get("config") or {}).get("topics") or []
+    role = summary.get("role")
+    if role == "pub":
+        return topics[0] if topics else None
+    if role == "relay":
+        return topics[1] if len(topics) > 1 else None
+    return None
+
+
+def _topic_read(summary: dict) -> str | None:
+    topics = (summary.get("config") or {}).get("topics") or []
+    return topics[0] if summary.get("role") in ("sub", "relay") and topics else None
+
+
+def _distinct(summary: dict) -> int:
+    """Distinct measured arrivals: the samples kept plus those past --max-samples. A
+    relay keeps none and does not deduplicate: it counts what it took."""
+    counts = summary.get("counts") or {}
+    if summary.get("role") == "relay":
+        return counts.get("received") or 0
+    beyond = (summary.get("kept") or {}).get("beyond_capacity")
+    if beyond is None:  # an older node: the throughput block had it
+        beyond = (summary.get("throughput") or {}).get("beyond_capacity") or 0
+    return (counts.get("samples") or 0) + beyond
+
+
+def _complete(summary: dict) -> bool:
+    """Whether the receiver ended knowing what was sent: every end marker (sub), the end
+    marker (relay), or --count reached."""
+    if summary.get("role") == "relay":
+        return summary.get("ended_by") == "end_marker"
+    markers = summary.get("end_markers")
+    if markers is None:  # an older node: it ended on its end markers or its count
+        return summary.get("ended_by") in ("end_marker", "count")
+    return markers.get("seen") == markers.get("expected") or summary.get("ended_by") == "count"
+
+
+def reconcile(summaries: dict) -> dict:
+    """name -> the accounting of each receiver (sub, relay) of a pub/sub run; {} for a
+    ping run. Each: published (None when a writer's summary is missing), received,
+    corrupted, duplicated, beyond_capacity, lost, unaccounted, complete, ended_by,
+    writers (their names), and problems (counts that do not add up)."""
+    writers: dict[str, list[str]] = {}
+    for name, summary in summaries.items():
+        topic = _topic_written(summary)
+        if topic is not None:
+            writers.setdefault(topic, []).append(name)
+    result = {}
+    for name, summary in summaries.items():
+        topic = _topic_read(summary)
+        if topic is None:
+            continue
+        counts = summary.get("counts") or {}
+        sources = sorted(writers.get(topic, []))
+        expected = ((summary.get("end_markers") or {}).get("expected")
+                    if summary.get("role") == "sub" else 1)
+        sent = [(summaries[w].get("counts") or {}).get("sent") for w in sources]
+        known = bool(sources) and all(s is not None for s in sent) and (
+            expected is None or len(sources) == expected)
+        published = sum(sent) if known else None
+        received, corrupted = _distinct(summary), counts.get("corrupted") or 0
+        complete = _complete(summary)
+        missing = None if published is None else published - received - corrupted
+        problems = []
+        if missing is not None and missing < 0:
+            problems.append(f"{name} has {received + corrupted:,} distinct arrivals, "
+                            f"{-missing:,} more than its writers say they sent ({published:,})")
+        said = counts.get("sent")
+        if complete and said is not None and published is not None and said != published:
+            problems.append(f"{name}'s end markers say {said:,} sent, its writers "
+                            f"{published:,}")
+        gap = max(missing, 0) if missing is not None else None
+        result[name] = {
+            "writers": sources, "published": published, "received": received,
+            "corrupted": corrupted, "duplicated": counts.get("duplicated") or 0,
+            "beyond_capacity": (summary.get("kept") or {}).get("beyond_capacity") or 0,
+            "lost": gap if complete else 0 if gap is not None else None,
+            "unaccounted": 0 if complete else gap,
+            "complete": complete, "ended_by": summary.get("ended_by"),
+            "problems": problems}
+    return result
+
+
+def incomplete_message(accounting: dict) -> str | None:
+    """Why a run is not ok because samples are unaccounted for, or None."""
+    parts = []
+    for name, a in accounting.items():
+        if a["complete"] or not a["unaccounted"]:
+            continue
+        parts.append(
+            f"{name}: {a['unaccounted']:,} of {a['published']:,} samples unaccounted for "
+            f"(received {a['received']:,}); it stopped on {a['ended_by'] or 'an error'} "
+            f"before every end marker arrived, so they may have been lost or still on "
+            f"their way")
+    return "; ".join(parts) or None

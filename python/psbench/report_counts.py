@@ -1,0 +1,116 @@
+"""The lines of a run's terminal report that say where every sample went: each
+receiver reconciled with its writers, each hop of a relay, how the senders kept their
+schedule, what a store could not keep, late echoes, impossible latencies, drains,
+injected faults and the middleware's own counters."""
+
+COUNT_KEYS = ("sent", "received", "samples", "lost", "duplicated", "reordered", "late",
+              "corrupted", "write_errors")
+
+
+def counts_line(counts: dict, prefix: str = "", keys=COUNT_KEYS) -> str:
+    return prefix + ", ".join(f"{k} {'-' if counts[k] is None else counts[k]}"
+                              for k in keys if k in counts)
+
+
+def _ms(ns) -> str:
+    return f"{ns / 1e6:.3g} ms"
+
+
+def accounting_lines(name: str, a: dict) -> list[str]:
+    published = "-" if a["published"] is None else f"{a['published']:,}"
+    parts = [f"writers sent {published}", f"received {a['received']:,}"]
+    if a["beyond_capacity"]:
+        parts.append(f"of which {a['beyond_capacity']:,} beyond --max-samples (counted, "
+                     f"not stored)")
+    parts.append(f"lost {'-' if a['lost'] is None else format(a['lost'], ',')}")
+    if not a["complete"]:
+        parts.append(f"unaccounted {'-' if a['unaccounted'] is None else format(a['unaccounted'], ',')}"
+                     f" (stopped on {a['ended_by']} before every end marker)")
+    for key in ("corrupted", "duplicated"):
+        if a[key]:
+            parts.append(f"{key} {a[key]:,}")
+    return [f"  {name} accounting: " + ", ".join(parts)]
+
+
+def schedule_lines(name: str, summary: dict) -> list[str]:
+    """An open-loop sender that fell behind says so: what was due and not sent, how many
+    writes began more than one period late, and the worst."""
+    s = summary.get("schedule")
+    if not s:
+        return []
+    line = (f"  {name} schedule: due {s['due']:,}, written {s['attempted']:,}, not sent "
+            f"{s['not_sent']:,}, over one period late {s['behind']:,} (largest "
+            f"{_ms(s['max_lateness_ns'])})")
+    if s["not_sent"]:
+        line += ("; the sender fell behind: the offered rate was not offered "
+                 f"({s['not_sent']:,} messages due in the window were never sent)")
+    elif s["behind"] > s["due"] // 100:
+        line += (f"; {100 * s['behind'] / max(s['due'], 1):.3g}% of writes began over one "
+                 f"period late: latency from the schedule includes the sender's delay")
+    return [line]
+
+
+def kept_lines(name: str, summary: dict) -> list[str]:
+    kept = summary.get("kept") or {}
+    beyond = kept.get("beyond_capacity")
+    last = kept.get("last_kept_arrival_ns")
+    timing = summary.get("timing") or {}
+    if not beyond or last is None:
+        return []
+    start, end = timing.get("measure_start_ns"), timing.get("measure_end_ns")
+    part = ""
+    if start is not None and end is not None and end > start:
+        part = (f": the first {(last - start) / 1e9:.3g} s of the "
+                f"{(end - start) / 1e9:.3g} s run")
+    samples = (summary.get("counts") or {}).get("samples")
+    return [f"  {name} kept {samples:,} samples, {beyond:,} arrived after --max-samples "
+            f"was full; its percentiles describe the part of the run that was kept{part}"]
+
+
+def stats_lines(name: str, stats: dict) -> list[str]:
+    lines = []
+    late = stats.get("late") or {}
+    if late.get("count"):
+        without = stats.get("without_late") or {}
+        p99 = without.get("p99")
+        lines.append(f"  {name} late: {late['count']:,} echoes came after --sample-timeout "
+                     f"(the largest {late['max_ns'] / 1e3:,.2f} µs); they are in the "
+                     f"percentiles above" + (f"; without them p99 = {p99 / 1e3:,.2f} µs"
+                                             if p99 is not None else ""))
+    if stats.get("nonpositive"):
+        lines.append(f"  {name} clock: {stats['nonpositive']:,} latencies <= 0 (a clock "
+                     f"stepped, or sender and receiver clocks differ); kept in the "
+                     f"statistics, left out of log-scale plots")
+    return lines
+
+
+def relay_lines(name: str, summary: dict) -> list[str]:
+    counts = summary.get("counts") or {}
+    return [f"  {name} counts: took {counts.get('received', '-')}, forwarded "
+            f"{counts.get('sent', '-')}, write_errors {counts.get('write_errors', '-')}, "
+            f"ended by {summary.get('ended_by')}"]
+
+
+def writer_extra_lines(name: str, summary: dict) -> list[str]:
+    lines = []
+    drain = summary.get("drain") or {}
+    if drain.get("result") not in (None, "none"):
+        lines.append(f"  {name} drain: {drain['result']} in {_ms(drain['ns'])} before the "
+                     f"end marker")
+    injected = {k: v for k, v in (summary.get("injected") or {}).items() if v}
+    if injected:
+        lines.append(f"  {name} injected faults (test hook): "
+                     + ", ".join(f"{k} {v}" for k, v in injected.items()))
+    return lines
+
+
+def counter_lines(name: str, summary: dict) -> list[str]:
+    counters = summary.get("middleware_counters") or {}
+    parts = [f"{side} {key} {value:,}" for side in ("reader", "writer")
+             for key, value in (counters.get(side) or {}).items()]
+    return [f"  {name} middleware: " + ", ".join(parts)] if parts else []
+
+
+def warning_lines(summaries: dict) -> list[str]:
+    return [f"  warning:   {name}: {s['warning']}" for name, s in summaries.items()
+            if s.get("warning")]
