@@ -34,6 +34,7 @@ class MeasureOutcome:
     problems: list[str] = field(default_factory=list)
     cpu_sharing: dict = field(default_factory=dict)
     throughput: dict | None = None                  # run.json's throughput block
+    udp_datagrams: dict | None = None               # run.json's: datagrams per message
     accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
 
     @property
@@ -185,6 +186,32 @@ def throughput(summaries: dict, accounting: dict | None = None) -> dict | None:
     return result
 
 
+def udp_datagrams_sent() -> int | None:
+    """UDP datagrams this network namespace has sent (/proc/net/snmp OutDatagrams)."""
+    try:
+        lines = [line.split() for line in open("/proc/net/snmp") if line.startswith("Udp:")]
+        return int(lines[1][lines[0].index("OutDatagrams")])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def datagrams_per_sample(before, after, summaries: dict) -> dict | None:
+    """UDP datagrams sent during the run, per measured message written (a middleware that
+    sends several per sample, heartbeats or acknowledgements, shows here). Counted over
+    the whole network namespace: anything else sending UDP meanwhile is included, so it
+    is an upper bound on a busy machine."""
+    if before is None or after is None:
+        return None
+    written = sum(((s.get("counts") or {}).get("sent") or 0)
+                  + ((s.get("counts") or {}).get("warmup") or 0) for s in summaries.values()
+                  if s.get("role") in ("pub", "ping", "pong", "relay"))
+    return {"datagrams": after - before, "messages_written": written,
+            "per_message": (after - before) / written if written else None,
+            "scope": "network namespace (/proc/net/snmp Udp OutDatagrams); messages "
+                     "written include warm-up; handshakes, discovery and other processes' "
+                     "datagrams are in the count"}
+
+
 def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
@@ -233,9 +260,11 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
+        datagrams_before = udp_datagrams_sent()
         result = runner.launch(run_id, run_dir, commands, barrier=True,
                                on_started=on_started, cleanup_command=cleanup,
                                **_timeouts(spec))
+        datagrams_after = udp_datagrams_sent()
         stats, problems = _analyse(run_dir, result.summaries)
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
@@ -263,13 +292,16 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
                   leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
                   problems=problems, stats=stats, accounting=accounting,
+                    udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after,
+                                                     result.summaries),
                   throughput=(throughput(result.summaries, accounting)
                               if spec.kind == "pubsub" else None))
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,
                           problems=problems, cpu_sharing=record["cpu_sharing"],
-                          throughput=record["throughput"], accounting=accounting)
+                          throughput=record["throughput"], accounting=accounting,
+                          udp_datagrams=record["udp_datagrams"])
 
 
 def _planned(commands) -> list[dict]:

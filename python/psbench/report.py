@@ -189,6 +189,7 @@ def render(outcome: MeasureOutcome) -> str:
         lines.extend(rc.writer_extra_lines(name, summary))
         lines.extend(rc.counter_lines(name, summary))
     lines.extend(rc.warning_lines(outcome.summaries))
+    lines.extend(rc.datagram_lines(outcome.udp_datagrams))
     lines.extend(throughput_lines(outcome))
     lines.extend(under_load_lines(outcome))
     sharing = outcome.cpu_sharing

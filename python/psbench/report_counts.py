@@ -114,3 +114,12 @@ def counter_lines(name: str, summary: dict) -> list[str]:
 def warning_lines(summaries: dict) -> list[str]:
     return [f"  warning:   {name}: {s['warning']}" for name, s in summaries.items()
             if s.get("warning")]
+
+
+def datagram_lines(block: dict | None) -> list[str]:
+    """UDP datagrams per message written, when the run sent any UDP at all."""
+    if not block or not block.get("datagrams") or block.get("per_message") is None:
+        return []
+    return [f"  udp:       {block['per_message']:.3g} datagrams sent per message written "
+            f"({block['datagrams']:,} / {block['messages_written']:,}; the whole network "
+            f"namespace, discovery and anything else sending UDP included)"]

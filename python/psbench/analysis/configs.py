@@ -87,6 +87,15 @@ def _aggregate(config: Config, noise: float) -> None:
                 f"repetitions disagree: p50 from {min(p50s) / 1000:.2f} to "
                 f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
                 f"{noise:.0%} noise threshold)")
+    nonpositive = sum(int((r.latency_ns <= 0).sum()) for r in ok)
+    if nonpositive:
+        config.warnings.append(
+            f"{nonpositive} latencies <= 0 (a clock stepped, or the two clocks differ): "
+            f"kept in every statistic, but logarithmic plots cannot show them")
+    late = sum(int(r.samples.late.sum()) for r in ok if r.samples is not None)
+    if late:
+        config.warnings.append(
+            f"{late} late echoes (after --sample-timeout) are in the percentiles")
     failed = len(config.runs) - len(ok)
     if failed:
         config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
