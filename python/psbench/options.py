@@ -194,8 +194,8 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
     amount.add_argument("--duration", type=positive_float, metavar="S",
                         help="measure for S seconds")
     parser.add_argument("--warmup", type=non_negative_int, metavar="N",
-                        help="warm-up messages, not recorded (node default: 1000 for "
-                             "ping, 0 for pub)")
+                        help="warm-up messages, not recorded (node default for ping "
+                             "and pub: 1000, at most one second's worth of --rate)")
     if kind == "ping":
         parser.add_argument("--rate", type=non_negative_float, metavar="HZ",
                             help="open loop at HZ pings/s; 0 = closed loop (default)")

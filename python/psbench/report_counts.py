@@ -38,8 +38,13 @@ def schedule_lines(name: str, summary: dict) -> list[str]:
     s = summary.get("schedule")
     if not s:
         return []
-    line = (f"  {name} schedule: due {s['due']:,}, written {s['attempted']:,}, not sent "
-            f"{s['not_sent']:,}, over one period late {s['behind']:,} (largest "
+    timing = summary.get("timing") or {}
+    window = (timing.get("measure_end_ns") or 0) - (timing.get("measure_start_ns") or 0)
+    offered = 1e9 / s["period_ns"] if s.get("period_ns") else None
+    rate = (f" ({s['attempted'] / (window / 1e9):,.0f} Hz of {offered:,.0f} Hz offered, "
+            f"over the window)" if window > 0 and offered else "")
+    line = (f"  {name} schedule: due {s['due']:,}, written {s['attempted']:,}{rate}, not "
+            f"sent {s['not_sent']:,}, over one period late {s['behind']:,} (largest "
             f"{_ms(s['max_lateness_ns'])})")
     if s["not_sent"]:
         line += ("; the sender fell behind: the offered rate was not offered "
