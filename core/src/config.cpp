@@ -180,6 +180,11 @@ void validate(NodeConfig &c) {
     throw UsageError("--latency-from: the sub's one-way latency; ping's round trip starts at its "
                      "send anyway (closed loop) or at its schedule (open loop)");
   if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
+  if (c.late_join && (c.roles.size() != 1 || c.roles[0] != Role::sub))
+    throw UsageError("--late-join: a subscriber that joins while publishing goes on; give it to a node "
+                     "running only --role sub");
+  if (c.late_join && c.echo_every)
+    throw UsageError("--late-join: a late joiner does not echo; give --echo-every to the first sub");
   if (!c.injections.empty() && !c.runs(Role::pub))
     throw UsageError("--inject: faults are injected by pub into its own stream; give it to --role pub");
   std::sort(c.injections.begin(), c.injections.end(),
@@ -272,6 +277,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.echo_every = parse_u64(arg, value());
       c.echo_given = true;
     } else if (arg == "--check-pattern") c.check_pattern = true;
+    else if (arg == "--late-join") c.late_join = true;
     else if (arg == "--reply-size") {
       c.reply_size = parse_u64(arg, value());
       if (c.reply_size == 0) throw UsageError("--reply-size: 0 is out of range; use 32 (header only) to 4194304 bytes");
@@ -327,6 +333,7 @@ const char *usage_text() {
          "  --role relay       takes psb_<run>_<topic>, writes each message byte for byte on\n"
          "                     psb_<run>_<topic>_relay, ends on the end marker (forwarded);\n"
          "                     the recording sub takes --topic <topic>_relay\n"
+         "  --late-join        sub: joins while publishing goes on; records the history it got\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N  --drain-timeout S\n"

@@ -70,6 +70,10 @@ struct NodeConfig {
   // send counts as late, no coordinated omission) or, with latency_from_send, from the
   // time its write began (what a timestamp taken at write measures, as some papers do).
   bool latency_from_send = false;
+  // sub: a late joiner, started while publishing goes on: not counted by pub's
+  // --subscribers, it records which of what was written before its reader existed it
+  // received (the writer's history, if its durability keeps any).
+  bool late_join = false;
 
   std::map<Role, int> cpu;  // role -> CPU
   int fifo_priority = 0;    // 0: SCHED_OTHER

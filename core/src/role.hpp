@@ -64,6 +64,11 @@ struct RoleResult {
   // and counts.lost are unknown here (the orchestrator reconciles with the writers).
   uint64_t end_markers_expected = 0, end_markers_seen = 0;
   bool sent_known = true;
+  // sub --late-join: when its reader was created, and what of the records was written
+  // before that (history the writers kept for it).
+  int64_t joined_ns = 0;
+  uint64_t history = 0, history_first_seq = 0, history_last_seq = 0, first_live_seq = 0;
+  bool any_live = false;
   MiddlewareCounters reader_counters, writer_counters;
   std::vector<std::string> topics;
   int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;

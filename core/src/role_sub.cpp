@@ -96,6 +96,23 @@ struct SubSink {
   ArrivalSignal signal;
 };
 
+// What a late joiner got of the time before it joined: records whose write began before
+// its reader existed can only have come from a writer's (or broker's) history. After the
+// run, off the timed path.
+void late_join_history(RoleResult &res) {
+  for (auto &store : res.stores)
+    for (const SampleRecord *r = store->begin(); r != store->end(); ++r) {
+      if (r->send_ns < res.joined_ns) {
+        if (res.history == 0 || r->seq < res.history_first_seq) res.history_first_seq = r->seq;
+        if (res.history == 0 || r->seq > res.history_last_seq) res.history_last_seq = r->seq;
+        ++res.history;
+      } else if (!res.any_live || r->seq < res.first_live_seq) {
+        res.first_live_seq = r->seq;
+        res.any_live = true;
+      }
+    }
+}
+
 }  // namespace
 
 void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
@@ -118,6 +135,7 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     sink.echo_writer = ep.writer();
   }
   const bool listener = node.notify == PSB_NOTIFY_LISTENER;
+  res.joined_ns = now_ns();
   ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
   // Matching is not symmetric: the writer may see this reader before this reader knows
   // the writer, and what is sent in between is lost. So the reader waits too.
@@ -148,6 +166,7 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const uint64_t accounted = distinct + res.counts.corrupted;
   res.counts.lost = known && sent > accounted ? sent - accounted : 0;
   res.counts.write_errors = res.echo.write_errors;
+  if (node.late_join) late_join_history(res);
   if (res.echo.write_errors)
     res.warning = std::to_string(res.echo.write_errors) + " echoes failed; first: " + sink.first_echo_error;
 }

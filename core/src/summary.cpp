@@ -244,6 +244,19 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   echo_fields(j, r);
   schedule_fields(j, r);
   kept_fields(j, n, r);
+  j.key("late_join");
+  if (n.late_join) {
+    j.begin_object().field("joined_ns", r.joined_ns).field("history", r.history);
+    j.key("history_first_seq");
+    r.history ? j.value(r.history_first_seq) : j.null();
+    j.key("history_last_seq");
+    r.history ? j.value(r.history_last_seq) : j.null();
+    j.key("first_live_seq");
+    r.any_live ? j.value(r.first_live_seq) : j.null();
+    j.end_object();
+  } else {
+    j.null();
+  }
   j.key("end_markers");
   if (r.role == Role::sub)
     j.begin_object().field("expected", r.end_markers_expected).field("seen", r.end_markers_seen).end_object();

@@ -67,8 +67,8 @@ def reconcile(summaries: dict) -> dict:
     result = {}
     for name, summary in summaries.items():
         topic = _topic_read(summary)
-        if topic is None:
-            continue
+        if topic is None or summary.get("late_join"):
+            continue  # a late joiner is not expected to receive everything: late_join()
         counts = summary.get("counts") or {}
         sources = sorted(writers.get(topic, []))
         expected = ((summary.get("end_markers") or {}).get("expected")
@@ -98,6 +98,21 @@ def reconcile(summaries: dict) -> dict:
             "complete": complete, "ended_by": summary.get("ended_by"),
             "problems": problems}
     return result
+
+
+def late_join(summaries: dict) -> dict:
+    """name -> what each late joiner received: the history (samples written before its
+    reader existed, which only a writer's or broker's durability could give it), the
+    first sample it got live, and what its writers sent while it listened."""
+    found = {}
+    for name, summary in summaries.items():
+        block = summary.get("late_join")
+        if not block:
+            continue
+        counts = summary.get("counts") or {}
+        found[name] = {**block, "received": _distinct(summary),
+                       "samples": counts.get("samples"), "ended_by": summary.get("ended_by")}
+    return found
 
 
 def incomplete_message(accounting: dict) -> str | None:

@@ -7,7 +7,7 @@ import sys
 from psbench import drivers, envinfo, measure, paths, report, services
 from psbench.errors import UserError
 from psbench.options import add_measure_arguments
-from psbench.spec import ROLES, MeasureSpec, relay_problem
+from psbench.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
 EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "incomplete": 1, "refused": 2, "timeout": 3, "interrupted": 130}
@@ -70,10 +70,14 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         latency_from=getattr(args, "latency_from", None),
         relays=getattr(args, "relays", None), send_wait=args.send_wait,
         send_spin_us=args.send_spin_us, drain_timeout=getattr(args, "drain_timeout", None),
-        inject=getattr(args, "inject", None) or [])
+        inject=getattr(args, "inject", None) or [],
+        late_join=getattr(args, "late_join", None))
     problem = relay_problem(spec)
     if problem is not None:
         raise UserError(f"argument --relays: {problem[1]}")
+    problem = late_join_problem(spec)
+    if problem is not None:
+        raise UserError(f"argument --late-join: {problem[1]}")
     return spec
 
 

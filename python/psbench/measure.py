@@ -63,8 +63,13 @@ def role_names(summaries: dict, role: str) -> list[str]:
 
 
 def subscriber_names(summaries: dict) -> list[str]:
-    """The summaries written by sub processes, in start order (sub-2 before sub-10)."""
-    return role_names(summaries, "sub")
+    """The summaries written by sub processes, in start order (sub-2 before sub-10); a
+    late joiner is not one of them (its samples include history: late_joiner_names)."""
+    return [n for n in role_names(summaries, "sub") if not summaries[n].get("late_join")]
+
+
+def late_joiner_names(summaries: dict) -> list[str]:
+    return [n for n in role_names(summaries, "sub") if summaries[n].get("late_join")]
 
 
 def publisher_names(summaries: dict) -> list[str]:
@@ -107,7 +112,7 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
                             f"counts.samples = {expected}")
         stats[role] = latency_stats(
             samples, ((summary.get("config") or {}).get("latency_from")) or "intended")
-        if summary.get("role") == "sub":
+        if summary.get("role") == "sub" and not summary.get("late_join"):
             one_way.append(samples.latency_ns)
     if len(one_way) > 1:
         # Fan-out: the run's latency is every subscriber's samples together.
@@ -262,6 +267,9 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         datagrams_before = udp_datagrams_sent()
         result = runner.launch(run_id, run_dir, commands, barrier=True,
+                               start_after={plan.name: plan.start_after
+                                            for plan in spec.processes()
+                                            if plan.start_after is not None},
                                on_started=on_started, cleanup_command=cleanup,
                                **_timeouts(spec))
         datagrams_after = udp_datagrams_sent()
@@ -276,6 +284,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         raise
     status, message = result.status, result.message
     accounting = samples_accounting.reconcile(result.summaries) if spec.kind == "pubsub" else {}
+    late_joiners = samples_accounting.late_join(result.summaries)
     problems += [p for a in accounting.values() for p in a["problems"]]
     if status == "ok" and problems:
         status, message = "failed", "; ".join(problems)
@@ -292,6 +301,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                   exit_codes=result.exit_codes, summary_errors=result.summary_errors,
                   leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
                   problems=problems, stats=stats, accounting=accounting,
+                  late_join=late_joiners or None,
                     udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after,
                                                      result.summaries),
                   throughput=(throughput(result.summaries, accounting)

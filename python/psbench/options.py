@@ -235,6 +235,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                                  "(its schedule: a late send counts as late; node "
                                  "default) or from the moment its write began (send), as "
                                  "a timestamp taken at write measures it")
+        parser.add_argument("--late-join", type=positive_float, metavar="S",
+                            help="one more subscriber (late-sub), started S seconds after "
+                                 "the start while publishing goes on (needs --duration "
+                                 "longer than S): it reports which samples written before "
+                                 "it joined it received, the history its durability "
+                                 "(transient_local, keep_last:N) kept for it")
         parser.add_argument("--drain-timeout", type=non_negative_float, metavar="S",
                             help="after its last message, a publisher waits up to S seconds "
                                  "for the middleware to deliver what it still queues, "

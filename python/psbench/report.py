@@ -1,5 +1,6 @@
 """Text reports of one measurement."""
 
+from psbench import measure
 from psbench import report_counts as rc
 from psbench import table
 from psbench.measure import MeasureOutcome
@@ -188,6 +189,8 @@ def render(outcome: MeasureOutcome) -> str:
         lines.extend(rc.schedule_lines(name, summary))
         lines.extend(rc.writer_extra_lines(name, summary))
         lines.extend(rc.counter_lines(name, summary))
+    for name in measure.late_joiner_names(outcome.summaries):
+        lines.extend(rc.late_join_lines(name, outcome.summaries[name], spec.late_join))
     lines.extend(rc.warning_lines(outcome.summaries))
     lines.extend(rc.datagram_lines(outcome.udp_datagrams))
     lines.extend(throughput_lines(outcome))

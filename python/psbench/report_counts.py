@@ -128,3 +128,16 @@ def datagram_lines(block: dict | None) -> list[str]:
     return [f"  udp:       {block['per_message']:.3g} datagrams sent per message written "
             f"({block['datagrams']:,} / {block['messages_written']:,}; the whole network "
             f"namespace, discovery and anything else sending UDP included)"]
+
+
+def late_join_lines(name: str, summary: dict, after_s) -> list[str]:
+    """What a late joiner got of the time before it joined (its writers' history)."""
+    block = summary.get("late_join") or {}
+    history = block.get("history") or 0
+    got = (f"{history} written before it joined (seq {block['history_first_seq']}-"
+           f"{block['history_last_seq']})" if history else "nothing written before it joined")
+    live = block.get("first_live_seq")
+    when = f"{after_s:g} s after the start" if after_s is not None else "late"
+    return [f"  {name}: joined {when}; history: {got}; live from "
+            f"{'seq ' + str(live) if live is not None else '(nothing live)'}; "
+            f"{(summary.get('counts') or {}).get('samples', 0):,} samples in all"]

@@ -41,6 +41,7 @@ class NodeProcess:
     ready: bool = False
     stdout_text: bytearray = field(default_factory=bytearray)
     killed: bool = False          # we had to stop it
+    start_after: float | None = None  # a late joiner: started this long after GO
 
     @property
     def label(self) -> str:
@@ -141,7 +142,19 @@ def _send_go(procs) -> None:
             pass  # it ended; its exit code tells why
 
 
-def _wait_exit(procs, selector, deadline: float, peer_grace: float) -> None:
+def _start_late(procs, selector, run_dir: Path, go_at: float) -> None:
+    """Starts the late joiners whose time has come (they take no part in the barrier)."""
+    for proc in procs:
+        if proc.popen is None and proc.start_after is not None and \
+                time.monotonic() >= go_at + proc.start_after:
+            with signals_held():
+                _start(proc, run_dir)
+            selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
+            proc.ready = True
+
+
+def _wait_exit(procs, selector, deadline: float, peer_grace: float,
+               start_late=lambda: None) -> None:
     """Until every process ended, reading stdout so that a chatty node never blocks.
 
     Once one process ended, the others get a grace period to end on their own:
@@ -150,12 +163,16 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float) -> None:
     _Deadline when a grace period or the run timeout is over."""
     first_end = None
     while True:
-        running = [p for p in procs if p.popen.poll() is None]  # polls every process
+        start_late()
+        running = [p for p in procs if p.popen is None or p.popen.poll() is None]
+        # A late joiner not yet started is not waited for once the others have ended.
+        if all(p.popen is None for p in running):
+            return
         if not running:
             return
         names = ", ".join(p.label for p in running)
         now = time.monotonic()
-        ended = [p for p in procs if p.returncode is not None]
+        ended = [p for p in procs if p.popen is not None and p.returncode is not None]
         if ended:
             first_end = first_end or now
             grace = FAIL_GRACE_S if any(p.returncode != 0 for p in ended) else peer_grace
@@ -325,7 +342,8 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
 def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list[str]]],
            barrier: bool, start_timeout: float, run_timeout: float,
            peer_grace: float = 15.0, on_started=None,
-           cleanup_command: list[str] | None = None) -> RunResult:
+           cleanup_command: list[str] | None = None,
+           start_after: dict[str, float] | None = None) -> RunResult:
     """Runs the node processes of one run to the end.
 
     commands: (name, roles, argv) per process, started in this order; name is unique
@@ -334,29 +352,35 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     run, peer_grace how long the others may run on once one process ended well.
     on_started(processes) is called once all processes exist (to record pids).
     cleanup_command: the driver's cleanup argv, run once the processes are gone.
+    start_after: name -> seconds after GO at which that process starts (a late joiner,
+    outside the barrier); the others start at once.
     """
+    late = start_after or {}
     procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),
-                         stderr_path=run_dir / f"{name}.stderr")
+                         stderr_path=run_dir / f"{name}.stderr", start_after=late.get(name))
              for name, roles, argv in commands]
+    now_procs = [p for p in procs if p.start_after is None]
     selector = selectors.DefaultSelector()
     deadline_message, interrupted = None, False
     started = time.monotonic()
     try:
-        for proc in procs:
+        for proc in now_procs:
             with signals_held():
                 _start(proc, run_dir)
             selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
         if on_started:
-            on_started(procs)
+            on_started(now_procs)
         released = True
         if barrier:
-            _wait_ready(procs, selector, started + min(start_timeout, run_timeout))
-            released = all(p.ready for p in procs)
+            _wait_ready(now_procs, selector, started + min(start_timeout, run_timeout))
+            released = all(p.ready for p in now_procs)
             if released:
-                _send_go(procs)
+                _send_go(now_procs)
+        go_at = time.monotonic()
         # Without GO nobody can measure: one ended before READY, stop the rest now.
         if released:
-            _wait_exit(procs, selector, started + run_timeout, peer_grace)
+            _wait_exit(procs, selector, started + run_timeout, peer_grace,
+                       lambda: _start_late(procs, selector, run_dir, go_at))
     except _Deadline as exc:
         deadline_message = f"{exc} ({time.monotonic() - started:.1f} s); processes stopped"
     except KeyboardInterrupt:

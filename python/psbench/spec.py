@@ -19,6 +19,10 @@ class NodePlan:
     topic: str | None = None
     writer_id: int | None = None
     echo: bool = False
+    start_after: float | None = None  # a late joiner: started this long after GO
+
+
+LATE_JOINER = "late-sub"
 
 
 def process_names(role: str, count: int) -> list[str]:
@@ -46,8 +50,31 @@ def relay_problem(spec) -> tuple[str, str] | None:
     return None
 
 
+def late_join_problem(spec) -> tuple[str, str] | None:
+    """Why a late joiner (late_join: S) cannot be run as asked, or None: one more
+    subscriber, started S seconds after the start while publishing goes on, so the
+    publishing must last longer than S."""
+    late = getattr(spec, "late_join", None)
+    if late is None:
+        return None
+    if getattr(spec, "kind", "pubsub") != "pubsub":
+        return "late_join", "late_join is a pubsub setting (one more subscriber, late)"
+    if getattr(spec, "placement", "inter") == "intra":
+        return "placement", "late_join starts one more process; use placement: inter"
+    for key in ("topics", "relays"):
+        if (getattr(spec, key, None) or 0) > (1 if key == "topics" else 0):
+            return key, f"late_join with {key}: the late joiner reads one plain topic"
+    duration = getattr(spec, "duration", None)
+    if duration is None or late >= duration:
+        return "late_join", (f"late_join {late:g} s needs a duration longer than it, so "
+                             f"that it joins while publishing goes on (e.g. duration: "
+                             f"{late + 2:g})")
+    return None
+
+
 def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
-                topics: int = 1, echo: bool = False, relays: int = 0) -> list[NodePlan]:
+                topics: int = 1, echo: bool = False, relays: int = 0,
+                late_join: float | None = None) -> list[NodePlan]:
     """The processes of an inter-process run, in start order: per topic its subscribers
     (sub, or sub-1..sub-N), then its publishers (pub, or pub-1..pub-M); with several
     topics each name gets the prefix t1-, t2-, ... and the topic data1, data2, ....
@@ -67,6 +94,8 @@ def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
         for i, name in enumerate(process_names("pub", publishers)):
             plans.append(NodePlan(prefix + name, ["pub"], topic,
                                   i if publishers > 1 else None, echo and i == 0))
+    if late_join is not None:
+        plans.append(NodePlan(LATE_JOINER, ["sub"], start_after=late_join))
     return plans
 
 
@@ -110,6 +139,7 @@ class MeasureSpec:
     latency_from: str | None = None  # pubsub: "intended" (node default) or "send"
     relays: int | None = None     # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
+    late_join: float | None = None  # pubsub: one more subscriber, S s after the start
     # Settings psbench chose for the run where the user left them unset, and why
     # (e.g. history keep_all for a reliable run as fast as possible).
     auto: dict[str, str] = field(default_factory=dict)
@@ -126,7 +156,7 @@ class MeasureSpec:
             roles = list(reversed(self.roles))
             return [NodePlan("+".join(roles), roles, echo=self.echo_every is not None)]
         return inter_plans(self.kind, self.subscribers, self.publishers, self.topics,
-                           self.echo_every is not None, self.relays or 0)
+                           self.echo_every is not None, self.relays or 0, self.late_join)
 
     def to_json(self) -> dict:
         """The settings as run; auto (why psbench chose some) goes beside it in run.json,
@@ -183,9 +213,13 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
     """The argv list for one node process. Settings left at None are not passed, so the
     node's own defaults (docs/node.md) apply and the summary records them."""
     roles = plan.roles
+    # A late joiner starts after GO: it takes no part in the barrier.
     argv = [str(node), "--driver", str(spec.driver_path), "--role", ",".join(roles),
             "--out", str(out_dir), "--run-id", run_id, "--size", str(spec.size),
-            "--barrier", barrier, "--timeout", _seconds(spec.timeout)]
+            "--barrier", "none" if plan.start_after is not None else barrier,
+            "--timeout", _seconds(spec.timeout)]
+    if plan.start_after is not None:
+        argv.append("--late-join")
     if len(roles) == 1 and plan.name != roles[0]:
         argv += ["--name", plan.name]
     if spec.subscribers > 1:

@@ -96,6 +96,15 @@ class _Checker:
         """Several subscribers, publishers or topics are several processes: not one
         intra-process node. A relay (relays: 1) forwards one topic from one publisher
         to one subscriber, in three processes."""
+        late = run.settings.get("late_join")
+        if late is not None and late.value is not None:
+            values = {key: assign.value for key, assign in run.settings.items()}
+            problem = spec_module.late_join_problem(SimpleNamespace(**values))
+            if problem is not None:
+                key, message = problem
+                blame = run.settings.get(key) or late
+                self.problems.add(self.file, blame.line, blame.where, message)
+                return
         relays = run.settings.get("relays")
         if relays is not None and relays.value:
             values = {key: assign.value for key, assign in run.settings.items()}

@@ -1,0 +1,51 @@
+"""Late joiners (`--late-join S`): one more subscriber, started while publishing goes on,
+reports exactly which of the samples written before it joined it received: the history a
+writer's durability keeps. The publisher pauses (an injected 3 s delay before seq 1000)
+while the late joiner starts, so "written before it joined" is exactly seq 0-999 and the
+expected history is known: keep_last:5 with transient_local gives seq 995-999, MQTT's
+retained message the last one, volatile nothing."""
+
+import json
+
+import pytest
+
+from conftest import only_run, run_cli
+
+PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2",
+         "--inject", "delay=1000:3000000", "--reliability", "reliable"]
+KEEP_5 = ["--durability", "transient_local", "--history", "keep_last:5"]
+
+CASES = [("cyclonedds", KEEP_5, (5, 995, 999)), ("fastdds", KEEP_5, (5, 995, 999)),
+         ("iceoryx", KEEP_5, (5, 995, 999)),
+         ("mqtt", ["--durability", "transient_local"], (1, 999, 999)),
+         ("cyclonedds", ["--durability", "volatile"], (0, None, None)),
+         ("mqtt", ["--durability", "volatile"], (0, None, None))]
+
+
+@pytest.mark.parametrize("driver,qos,expected", CASES,
+                         ids=[f"{d}-{'-'.join(q[1::2])}" for d, q, _ in CASES])
+def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(
+        driver_libs, results, driver, qos, expected):
+    if driver not in driver_libs:
+        pytest.skip(f"{driver} is not built")
+    proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], results, timeout=120)
+    record = only_run(results)
+    assert record["status"] == "ok", proc.stdout + proc.stderr
+    late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
+    assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
+    # After the pause it receives live; the run's own subscriber is not affected.
+    assert late["first_live_seq"] is not None and late["first_live_seq"] >= 1000
+    assert record["late_join"]["late-sub"]["history"] == expected[0]
+    # The run's own subscriber is accounted for as always (keep_last may lose samples in
+    # the burst after the pause: counted, never unaccounted).
+    a = record["accounting"]["sub"]
+    assert a["unaccounted"] == 0 and a["received"] + a["lost"] == a["published"]
+    assert "late-sub" not in record["accounting"]
+    assert "late-sub: joined 2 s after the start; history:" in proc.stdout
+
+
+def test_late_join_is_refused_where_it_cannot_join_while_publishing(driver_libs, results):
+    proc = run_cli(["pubsub", "--driver", "udp", "--count", "100", "--late-join", "1"],
+                   results)
+    assert proc.returncode == 2
+    assert "--late-join" in proc.stderr and "duration" in proc.stderr
