@@ -10,10 +10,17 @@ relay) is reconciled here with the writers of the topic it reads, from their sum
                 (distinct arrivals = samples kept + beyond_capacity: what the store
                  could not keep is counted separately, never as lost)
 
-A receiver that did not see every end marker stopped on its own (idle timeout, run
-timeout), so what it misses may still have been on its way: that is `unaccounted`, not
-lost, and the run is not ok (measure.py: status "incomplete").
+A receiver that did not see every end marker still knows its losses exactly when it
+kept listening until after its writers had finished (sent, drained, end markers out) and
+then heard nothing for its idle timeout: nothing was on its way any more, and the end
+markers were lost like the data (a lossy best-effort fan-out). Otherwise (it stopped
+before its writers finished, on the run's timeout or an interrupt, or a writer could not
+drain what it queued) what it misses may still have been on its way or been discarded
+by psbench's own shutdown: that is `unaccounted`, not lost, and the run is not ok
+(measure.py: status "incomplete").
 """
+
+WRITERS_DONE = ("count", "duration")     # a writer that ended by itself
 
 
 def _topic_written(summary: dict) -> str | None:
@@ -43,7 +50,7 @@ def _distinct(summary: dict) -> int:
     return (counts.get("samples") or 0) + beyond
 
 
-def _complete(summary: dict) -> bool:
+def _saw_the_end(summary: dict) -> bool:
     """Whether the receiver ended knowing what was sent: every end marker (sub), the end
     marker (relay), or --count reached."""
     if summary.get("role") == "relay":
@@ -52,6 +59,22 @@ def _complete(summary: dict) -> bool:
     if markers is None:  # an older node: it ended on its end markers or its count
         return summary.get("ended_by") in ("end_marker", "count")
     return markers.get("seen") == markers.get("expected") or summary.get("ended_by") == "count"
+
+
+def _outlasted(summary: dict, writers: list[dict]) -> bool:
+    """Whether the receiver went quiet (idle timeout) only after every writer had ended by
+    itself and delivered what it queued: then nothing was still on its way (one host,
+    one clock: CLOCK_MONOTONIC)."""
+    end = (summary.get("timing") or {}).get("measure_end_ns")
+    if summary.get("ended_by") != "idle_timeout" or end is None or not writers:
+        return False
+    for w in writers:
+        done = (w.get("timing") or {}).get("measure_end_ns")
+        drain = (w.get("drain") or {}).get("result", "none")
+        if w.get("ended_by") not in WRITERS_DONE or done is None or \
+                drain in ("timeout", "error") or end < done + (w.get("drain") or {}).get("ns", 0):
+            return False
+    return True
 
 
 def reconcile(summaries: dict) -> dict:
@@ -78,7 +101,8 @@ def reconcile(summaries: dict) -> dict:
             expected is None or len(sources) == expected)
         published = sum(sent) if known else None
         received, corrupted = _distinct(summary), counts.get("corrupted") or 0
-        complete = _complete(summary)
+        complete = _saw_the_end(summary) or _outlasted(
+            summary, [summaries[w] for w in sources])
         missing = None if published is None else published - received - corrupted
         problems = []
         if missing is not None and missing < 0:
@@ -124,6 +148,6 @@ def incomplete_message(accounting: dict) -> str | None:
         parts.append(
             f"{name}: {a['unaccounted']:,} of {a['published']:,} samples unaccounted for "
             f"(received {a['received']:,}); it stopped on {a['ended_by'] or 'an error'} "
-            f"before every end marker arrived, so they may have been lost or still on "
-            f"their way")
+            f"without every end marker, before its writers had finished and delivered "
+            f"what they queued, so they may have been lost or still on their way")
     return "; ".join(parts) or None

@@ -95,23 +95,20 @@ class _Checker:
     def _fan_out(self, run: Run) -> None:
         """Several subscribers, publishers or topics are several processes: not one
         intra-process node. A relay (relays: 1) forwards one topic from one publisher
-        to one subscriber, in three processes."""
-        late = run.settings.get("late_join")
-        if late is not None and late.value is not None:
-            values = {key: assign.value for key, assign in run.settings.items()}
-            problem = spec_module.late_join_problem(SimpleNamespace(**values))
+        to one subscriber, in three processes; a late joiner joins while publishing goes
+        on."""
+        # Each setting that adds processes has its own rules (spec.py): the first broken
+        # one is blamed on the setting it names, else on the setting itself.
+        for key, problem_of in (("late_join", spec_module.late_join_problem),
+                                ("relays", spec_module.relay_problem)):
+            setting = run.settings.get(key)
+            if setting is None or not setting.value:
+                continue
+            values = {k: assign.value for k, assign in run.settings.items()}
+            problem = problem_of(SimpleNamespace(**values))
             if problem is not None:
-                key, message = problem
-                blame = run.settings.get(key) or late
-                self.problems.add(self.file, blame.line, blame.where, message)
-                return
-        relays = run.settings.get("relays")
-        if relays is not None and relays.value:
-            values = {key: assign.value for key, assign in run.settings.items()}
-            problem = spec_module.relay_problem(SimpleNamespace(**values))
-            if problem is not None:
-                key, message = problem
-                blame = run.settings.get(key) or relays
+                blamed, message = problem
+                blame = run.settings.get(blamed) or setting
                 self.problems.add(self.file, blame.line, blame.where, message)
                 return
         placement = run.settings.get("placement")
