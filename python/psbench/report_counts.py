@@ -82,6 +82,12 @@ def stats_lines(name: str, stats: dict) -> list[str]:
                      f"(the largest {late['max_ns'] / 1e3:,.2f} µs); they are in the "
                      f"percentiles above" + (f"; without them p99 = {p99 / 1e3:,.2f} µs"
                                              if p99 is not None else ""))
+    lateness = stats.get("sender_lateness") or {}
+    if lateness.get("max"):
+        lines.append(f"  {name} sender lateness (write start - due time): p50 "
+                     f"{lateness['p50'] / 1e3:,.2f} µs, p99 "
+                     + ("-" if lateness.get("p99") is None else f"{lateness['p99'] / 1e3:,.2f}")
+                     + f" µs, max {lateness['max'] / 1e3:,.2f} µs")
     if stats.get("nonpositive"):
         lines.append(f"  {name} clock: {stats['nonpositive']:,} latencies <= 0 (a clock "
                      f"stepped, or sender and receiver clocks differ); kept in the "
