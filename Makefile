@@ -33,6 +33,7 @@ bench: build
 	bench/ddsperf_compare
 	bench/all_drivers
 	bench/throughput
+	bench/accounting
 
 clean:
 	rm -rf $(BUILD_DIR) results

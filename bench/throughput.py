@@ -82,13 +82,15 @@ def psbench_run(driver: str, size: int, seconds: float, extra: list[str], result
     sub = json.loads((run_dir / "sub.json").read_text())
     pub = json.loads((run_dir / "pub.json").read_text())
     got, sent = sub["throughput"], pub["throughput"]
-    counts = sub["counts"]
+    # What the publisher sent and the subscriber lost, reconciled from both sides' counts.
+    counts = json.loads((run_dir / "run.json").read_text())["accounting"]["sub"]
     span = (got["last_arrival_ns"] or 0) - (got["first_arrival_ns"] or 0)
     pub_span = (sent["last_send_ns"] or 0) - (sent["first_send_ns"] or 0)
     return {"run_dir": str(run_dir),
             "samples_per_s": got["received"] / (span / 1e9) if span > 0 else None,
             "per_second_median": per_second_median(got["per_bin"], got["bin_ns"]),
-            "loss_percent": 100.0 * counts["lost"] / counts["sent"] if counts["sent"] else None,
+            "loss_percent": (100.0 * counts["lost"] / counts["published"]
+                             if counts["published"] and counts["lost"] is not None else None),
             "pub_rate": sent["sent"] / (pub_span / 1e9) if pub_span > 0 else None}
 
 

@@ -167,6 +167,12 @@ def render(outcome: MeasureOutcome) -> str:
             lines.append(rc.counts_line(summary["counts"], f"  {name} counts: "))
         if name in outcome.accounting:
             lines.extend(rc.accounting_lines(name, outcome.accounting[name]))
+            lost = outcome.accounting[name]["lost"]
+            if lost and spec.reliability == "reliable":
+                lines.append(f"  warning:   {name} lost {lost:,} samples in a reliable run: "
+                             f"a keep_last history overwrote them, or the middleware "
+                             f"dropped them (see the writer's drain and the middleware "
+                             f"counters)")
         lines.extend(rc.kept_lines(name, summary))
         lines.extend(rc.stats_lines(name, outcome.stats.get(name) or {}))
         lines.extend(rc.counter_lines(name, summary))
