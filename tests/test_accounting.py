@@ -144,3 +144,15 @@ def test_inject_is_checked(driver_libs, results):
     proc = pubsub(results, "udp", "--inject", "drop5")
     assert proc.returncode == 2
     assert "--inject" in proc.stderr and "drop=SEQ" in proc.stderr
+
+
+def test_settings_a_driver_cannot_honour_are_refused_at_once(driver_libs, results):
+    # Both used to be accepted and fail only at the 30 s match timeout.
+    for args, words in ((["ping", "--driver", "zeromq", "--transport", "inproc"],
+                         "--placement intra"),
+                        (["pubsub", "--driver", "iceoryx", "--publishers", "2", "--count",
+                          "10"], "at most 1 writer(s) per topic")):
+        if args[2] not in driver_libs:
+            continue
+        proc = run_cli([*args, "--match-timeout", "30"], results / args[2], timeout=20)
+        assert proc.returncode == 2 and words in proc.stderr, proc.stderr

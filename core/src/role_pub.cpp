@@ -200,7 +200,8 @@ void drain(const RoleEnv &env, Endpoints &ep, RoleResult &res) {
   if (r < 0) res.warning = std::string("draining the writer failed: ") + err.message;
   if (r == 0)
     res.warning = "the writer had not drained after --drain-timeout " +
-                  std::to_string(env.node.drain_timeout_s) + " s; what it still held may be lost";
+                  std::to_string(int64_t(env.node.drain_timeout_s * 1000)) +
+                  " ms; what it still held may be lost (raise --drain-timeout)";
 }
 
 }  // namespace

@@ -111,7 +111,10 @@ const psb_driver kDriver = {
              .max_payload = kMaxPayload,
              .loan = 1,  // loan()/write_loan() are the publisher's loan/publish
              .readers_per_topic = 0,  // no limit
-             .writers_per_topic = 0},  // no limit
+             // iceoryx 2.0 lets several publishers offer one service, but its
+             // service discovery lists the service once however many offer it, so a
+             // subscriber cannot tell when all M are connected: one writer per topic.
+             .writers_per_topic = 1},
     .check = iox_check,
     .open = iox_open,
     .close = iox_close,

@@ -77,6 +77,10 @@ int mqtt_write(void *w, const void *data, size_t len, psb_error *err) {
   return static_cast<Writer *>(w)->write(data, len, err);
 }
 
+int mqtt_drain(void *w, int64_t timeout_ns, psb_error *err) {
+  return static_cast<Writer *>(w)->drain(timeout_ns, err);
+}
+
 int mqtt_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
 }
@@ -121,6 +125,9 @@ const psb_driver kDriver = {
     .take = mqtt_take,
     .release = mqtt_release,
     .flush = nullptr,  // every write goes out at once
+    // The client queues what the broker has not taken (or, at QoS 1, acknowledged) yet.
+    .drain = mqtt_drain,
+    .counters = nullptr,
 };
 
 }  // namespace

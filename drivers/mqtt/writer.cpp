@@ -63,6 +63,11 @@ int Writer::publish(const void *data, size_t len, bool retain, psb_error *err) {
   return 0;
 }
 
+int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  if (conn_->flush(timeout_ns, err)) return 1;
+  return conn_->lost() ? -1 : 0;
+}
+
 int Writer::write(const void *data, size_t len, psb_error *err) {
   if (conn_->lost()) return conn_->lost_error(err);
   if (len > max_payload_) {

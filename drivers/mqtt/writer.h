@@ -30,6 +30,9 @@ class Writer {
   ~Writer();
 
   int write(const void *data, size_t len, psb_error *err);
+  // ABI drain: 1 once every publish is on the wire (QoS 0) or acknowledged by the broker
+  // (QoS 1), 0 when timeout_ns passed first, -1 when the connection is lost.
+  int drain(int64_t timeout_ns, psb_error *err);
 
  private:
   Writer(Connection *c, std::string topic) : conn_(c), topic_(std::move(topic)) {}

@@ -82,6 +82,12 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
               transport.c_str());
     return false;
   }
+  if (s.transport == Transport::inproc && !cfg->intra_process) {
+    psb_set_error(err, "zeromq: transport 'inproc' only connects sockets of one process, and "
+                       "this run's peers are other processes; use --placement intra, or "
+                       "transport ipc or tcp");
+    return false;
+  }
   if (s.run_id.empty()) {
     psb_set_error(err, "zeromq: the run id is empty; endpoints are named from it");
     return false;

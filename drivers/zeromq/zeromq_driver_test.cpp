@@ -49,6 +49,7 @@ struct ZmqRun {
     cfg.max_payload = 4u << 20;
     cfg.options = option_table.data();
     cfg.option_count = option_table.size();
+    cfg.intra_process = 1;  // every endpoint of these tests lives in this process
   }
   void *open() {
     void *ctx = zmq_driver().open(&cfg, &err);
@@ -601,4 +602,19 @@ TEST(ZeromqDriver, CloseDestroysWhatTheCallerLeftOpen) {
   zmq_driver().close(ctx);
   struct stat st {};
   EXPECT_NE(stat(("/tmp/psbench-zeromq-" + run.run_id).c_str(), &st), 0);
+}
+
+// inproc connects sockets of one process only: between processes it would wait for a
+// peer that can never come, until the match timeout. Refused up front instead.
+TEST(ZeromqDriver, InprocIsRefusedWhenThePeersAreOtherProcesses) {
+  ZmqRun run("inproc");
+  run.cfg.intra_process = 0;
+  ASSERT_NE(zmq_driver().check(&run.cfg, &run.err), 0);
+  EXPECT_NE(std::string(run.err.message).find("--placement intra"), std::string::npos)
+      << run.err.message;
+  run.cfg.intra_process = 1;
+  EXPECT_EQ(zmq_driver().check(&run.cfg, &run.err), 0) << run.err.message;
+  ZmqRun tcp("tcp");
+  tcp.cfg.intra_process = 0;
+  EXPECT_EQ(zmq_driver().check(&tcp.cfg, &tcp.err), 0) << tcp.err.message;
 }

@@ -13,7 +13,8 @@ def counts_line(counts: dict, prefix: str = "", keys=COUNT_KEYS) -> str:
 
 
 def _ms(ns) -> str:
-    return f"{ns / 1e6:.3g} ms"
+    ms = ns / 1e6
+    return f"{ms / 1000:.2f} s" if ms >= 1000 else f"{ms:.3g} ms"
 
 
 def accounting_lines(name: str, a: dict) -> list[str]:
