@@ -11,6 +11,9 @@ import pytest
 from conftest import only_run, run_cli
 
 RELIABLE = {"cyclonedds", "fastdds", "iceoryx", "mqtt", "shm"}
+# Drivers whose middleware queues writes (ABI drain) and counts its own losses (counters).
+DRAINS = {"cyclonedds", "fastdds", "mqtt"}
+COUNTS = {"cyclonedds", "fastdds"}
 ALL = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats", "redis"]
 CASES = [(d, "best_effort") for d in ALL] + [(d, "reliable") for d in ALL if d in RELIABLE]
 
@@ -21,8 +24,8 @@ def test_publisher_sent_equals_subscriber_received_plus_lost(driver_libs, result
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
     proc = run_cli(["pubsub", "--driver", driver, "--rate", "0", "--duration", "1",
-                    "--reliability", reliability, "--match-timeout", "20"], results,
-                   timeout=180)
+                    "--reliability", reliability, "--match-timeout", "20",
+                    "--drain-timeout", "60"], results, timeout=180)
     record = only_run(results)
     assert record["status"] == "ok", proc.stdout + proc.stderr
     pub = json.loads((record["_dir"] / "pub.json").read_text())
@@ -43,3 +46,9 @@ def test_publisher_sent_equals_subscriber_received_plus_lost(driver_libs, result
         assert counts["sent"] is None and counts["lost"] is None
     if reliability == "reliable":
         assert a["lost"] == 0, f"{driver} reliable lost {a['lost']}"
+    # The publisher waited for its queue to drain before its end marker (the MQTT client
+    # used to discard what the broker had not taken yet), and DDS readers' own loss
+    # statuses are kept beside psbench's count.
+    assert pub["drain"]["result"] == ("drained" if driver in DRAINS else "none")
+    if driver in COUNTS:
+        assert set(sub["middleware_counters"]["reader"]) == {"sample_lost", "sample_rejected"}

@@ -105,6 +105,12 @@ int cyc_write(void *w, const void *data, size_t len, psb_error *err) {
 }
 
 int cyc_flush(void *w, psb_error *err) { return static_cast<Writer *>(w)->flush(err); }
+int cyc_drain(void *w, int64_t timeout_ns, psb_error *err) {
+  return static_cast<Writer *>(w)->drain(timeout_ns, err);
+}
+void cyc_counters(void *endpoint, int is_reader, psb_put_counter put, void *user) {
+  if (is_reader) static_cast<Reader *>(endpoint)->counters(put, user);
+}
 
 int cyc_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
@@ -147,6 +153,8 @@ const psb_driver kDriver = {
     .take = cyc_take,
     .release = nullptr,
     .flush = cyc_flush,
+    .drain = cyc_drain,
+    .counters = cyc_counters,
 };
 
 }  // namespace

@@ -164,6 +164,15 @@ void Reader::drain(dds_entity_t reader) {
   }
 }
 
+void Reader::counters(psb_put_counter put, void *user) const {
+  dds_sample_lost_status_t lost{};
+  if (dds_get_sample_lost_status(reader_, &lost) == DDS_RETCODE_OK)
+    put(user, "sample_lost", uint64_t(lost.total_count));
+  dds_sample_rejected_status_t rejected{};
+  if (dds_get_sample_rejected_status(reader_, &rejected) == DDS_RETCODE_OK)
+    put(user, "sample_rejected", uint64_t(rejected.total_count));
+}
+
 int Reader::matched_writers() const {
   dds_subscription_matched_status_t st;
   return dds_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK ? static_cast<int>(st.current_count) : -1;

@@ -26,6 +26,8 @@ class Reader {
 
   int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
   int matched_writers() const;
+  // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
+  void counters(psb_put_counter put, void *user) const;
 
  private:
   Reader() = default;

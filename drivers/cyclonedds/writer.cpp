@@ -71,6 +71,15 @@ int Writer::flush(psb_error *) {
   return 0;
 }
 
+int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  dds_write_flush(writer_);
+  const dds_return_t rc = dds_wait_for_acks(writer_, timeout_ns);
+  if (rc == DDS_RETCODE_OK) return 1;
+  if (rc == DDS_RETCODE_TIMEOUT) return 0;
+  psb_set_error(err, "cyclonedds: dds_wait_for_acks: %s", dds_strretcode(rc));
+  return -1;
+}
+
 int Writer::failed(dds_return_t rc, size_t len, psb_error *err) const {
   if (rc == DDS_RETCODE_TIMEOUT)
     psb_set_error(err, "cyclonedds: a reliable write of %zu bytes found no room in the writer's history "

@@ -16,6 +16,9 @@ class Writer {
   int write(const void *data, size_t len, psb_error *err);
   // Sends what WriteBatch (option write_batch or the user's configuration) holds back.
   int flush(psb_error *err);
+  // ABI drain: flushes any batch, then dds_wait_for_acks: 1 once every matched reliable
+  // reader acknowledged everything written, 0 at the timeout, -1 on an error.
+  int drain(int64_t timeout_ns, psb_error *err);
   int matched_readers() const;
 
  private:

@@ -90,6 +90,12 @@ void fastdds_destroy_reader(void *r) { delete static_cast<Reader *>(r); }
 int fastdds_matched_readers(void *w) { return static_cast<Writer *>(w)->matched_readers(); }
 
 int fastdds_matched_writers(void *r) { return static_cast<Reader *>(r)->matched_writers(); }
+int fastdds_drain(void *w, int64_t timeout_ns, psb_error *err) {
+  return static_cast<Writer *>(w)->drain(timeout_ns, err);
+}
+void fastdds_counters(void *endpoint, int is_reader, psb_put_counter put, void *user) {
+  if (is_reader) static_cast<Reader *>(endpoint)->counters(put, user);
+}
 
 int fastdds_write(void *w, const void *data, size_t len, psb_error *err) {
   return static_cast<Writer *>(w)->write(data, len, err);
@@ -138,6 +144,8 @@ const psb_driver kDriver = {
     .take = fastdds_take,
     .release = nullptr,
     .flush = nullptr,  // every write goes out at once
+    .drain = fastdds_drain,
+    .counters = fastdds_counters,
 };
 
 }  // namespace

@@ -128,6 +128,15 @@ void Reader::on_data_available() {
   in_callback_.fetch_sub(1);
 }
 
+void Reader::counters(psb_put_counter put, void *user) const {
+  eprosima::fastdds::dds::SampleLostStatus lost;
+  if (reader_->get_sample_lost_status(lost) == ReturnCode_t::RETCODE_OK)
+    put(user, "sample_lost", uint64_t(lost.total_count));
+  eprosima::fastdds::dds::SampleRejectedStatus rejected;
+  if (reader_->get_sample_rejected_status(rejected) == ReturnCode_t::RETCODE_OK)
+    put(user, "sample_rejected", uint64_t(rejected.total_count));
+}
+
 int Reader::matched_writers() const {
   SubscriptionMatchedStatus status;
   if (reader_->get_subscription_matched_status(status) != ReturnCode_t::RETCODE_OK) return -1;

@@ -53,6 +53,16 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
   return 0;
 }
 
+int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  const eprosima::fastrtps::Duration_t wait(int32_t(timeout_ns / 1'000'000'000),
+                                            uint32_t(timeout_ns % 1'000'000'000));
+  const ReturnCode_t rc = writer_->wait_for_acknowledgments(wait);
+  if (rc == ReturnCode_t::RETCODE_OK) return 1;
+  if (rc == ReturnCode_t::RETCODE_TIMEOUT) return 0;
+  psb_set_error(err, "fastdds: wait_for_acknowledgments failed (return code %d)", int(rc()));
+  return -1;
+}
+
 int Writer::matched_readers() const {
   PublicationMatchedStatus status;
   if (writer_->get_publication_matched_status(status) != ReturnCode_t::RETCODE_OK) return -1;

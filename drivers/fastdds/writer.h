@@ -19,6 +19,9 @@ class Writer {
 
   int write(const void *data, size_t len, psb_error *err);
   int matched_readers() const;
+  // ABI drain: DataWriter::wait_for_acknowledgments: 1 once every matched reliable
+  // reader acknowledged all samples, 0 at the timeout, -1 on an error.
+  int drain(int64_t timeout_ns, psb_error *err);
 
  private:
   explicit Writer(Context *ctx) : ctx_(ctx) {}
