@@ -100,7 +100,7 @@ const psb_driver kDriver = {
     .version = mqtt_version,
     .caps = {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // QoS 0, QoS 1
              .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,  // retained = keep_last 1
-             .history = PSB_KEEP_LAST,  // keep_last:1 with transient_local only (check())
+             .history = 0,  // no reader history to set (check() says why)
              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
              .transports = kTransports,
              .services = kServices,

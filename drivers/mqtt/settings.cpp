@@ -54,28 +54,18 @@ bool parse_qos(const psb_config *cfg, Settings *s, psb_error *err) {
   const psb_qos &q = cfg->qos;
   s->qos = q.reliability == PSB_RELIABLE ? 1 : 0;
   s->retain = q.durability == PSB_TRANSIENT_LOCAL;
-  if (s->retain) {
-    // A retained message is the one last message of a topic: keep_last 1, nothing else.
-    if (q.history == PSB_KEEP_ALL || (q.history == PSB_KEEP_LAST && q.history_depth != 1)) {
-      if (q.history == PSB_KEEP_ALL)
-        psb_set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
-                       "keeps exactly one message per topic: history keep_all cannot be "
-                       "honoured; use keep_last:1 or leave history unset");
-      else
-        psb_set_error(err, "mqtt: durability transient_local is an MQTT retained message, which "
-                       "keeps exactly one message per topic: history keep_last:%u cannot be "
-                       "honoured; use keep_last:1 or leave history unset",
-                  unsigned(q.history_depth));
-      return false;
-    }
-    return true;
-  }
+  // No history setting has an MQTT meaning for a live reader: the broker queues every
+  // message for each subscriber until it reads them (up to its max_queued_messages), so
+  // a reader that falls behind still gets everything, whatever depth were recorded.
+  // transient_local is a retained message: the last one, for late joiners only.
   if (q.history != 0) {
-    psb_set_error(err, "mqtt: history %s has no MQTT counterpart with durability volatile (the "
-                   "broker queues what a subscriber has not read yet, without a depth per "
-                   "topic); leave history unset, or use durability transient_local with "
-                   "keep_last:1 (a retained message)",
-              q.history == PSB_KEEP_ALL ? "keep_all" : ("keep_last:" + std::to_string(q.history_depth)).c_str());
+    const std::string asked =
+        q.history == PSB_KEEP_ALL ? "keep_all" : "keep_last:" + std::to_string(q.history_depth);
+    psb_set_error(err, "mqtt: history %s cannot be honoured: the broker queues every message "
+                       "for each subscriber until it reads them (a reader that falls behind "
+                       "still gets all of them), and durability transient_local is a retained "
+                       "message, the topic's last one, for late joiners; leave history unset",
+                  asked.c_str());
     return false;
   }
   return true;
