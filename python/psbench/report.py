@@ -46,10 +46,20 @@ def _realtime_line(summaries: dict) -> str:
 
 
 def _discovery(summaries: dict) -> str | None:
-    for role in ("ping", "sub", "sub-1", "pub", "pong"):
-        value = ((summaries.get(role) or {}).get("timing") or {}).get("discovery_ns")
-        if value is not None:
-            return f"{value / 1e6:.2f} ms ({role})"
+    """ping's discovery, or the subscribers' (the slowest when there are several, on any
+    topic), else the publisher's."""
+    def of(name):
+        return ((summaries.get(name) or {}).get("timing") or {}).get("discovery_ns")
+    for role in ("ping", "sub", "pub", "pong"):
+        found = {name: of(name) for name in measure.role_names(summaries, role)
+                 if of(name) is not None and not summaries[name].get("late_join")}
+        if not found:
+            continue
+        slowest = max(found, key=found.get)
+        if len(found) == 1:
+            return f"{found[slowest] / 1e6:.2f} ms ({slowest})"
+        return (f"{found[slowest] / 1e6:.2f} ms ({slowest}, the slowest of {len(found)} "
+                f"{role}s; fastest {min(found.values()) / 1e6:.2f} ms)")
     return None
 
 
@@ -131,7 +141,10 @@ def under_load_lines(outcome: MeasureOutcome) -> list[str]:
 def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
-    lines = [f"{spec.kind} {spec.driver} {spec.size} B, {placement}: {outcome.status}"]
+    # An acknowledgement (--reply-size) is not an echo: both sizes are named.
+    size = (f"{spec.size} B -> {spec.reply_size} B reply"
+            if spec.reply_size and spec.reply_size < spec.size else f"{spec.size} B")
+    lines = [f"{spec.kind} {spec.driver} {size}, {placement}: {outcome.status}"]
     subs = outcome.subscriber_names
     main_role = "ping" if spec.kind == "ping" else (subs[0] if subs else "sub")
     summary = outcome.summaries.get(main_role)
@@ -144,8 +157,13 @@ def render(outcome: MeasureOutcome) -> str:
     stats = outcome.stats.get(outcome.receiver_key)
     if stats and "rtt" in stats:
         lines.append(latency_table([("RTT", stats["rtt"]), ("RTT/2", stats["rtt_half"])]))
-        lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming both "
-                     "directions cost the same")
+        if spec.reply_size and spec.reply_size < spec.size:
+            lines.append(f"  RTT is {spec.size} B out and a {spec.reply_size} B reply back; "
+                         f"RTT/2 is half of that round trip, not the one-way latency of "
+                         f"either size")
+        else:
+            lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming "
+                         "both directions cost the same")
         note = _too_few_note(stats["rtt"])
     elif stats:
         lines.append(latency_table([("one-way", stats["one_way"])] + [
