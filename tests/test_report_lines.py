@@ -9,7 +9,7 @@ def test_several_topics_keep_the_discovery_line(driver_libs, results):
                     "--count", "200"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [line] = [line for line in proc.stdout.splitlines() if "discovery:" in line]
-    assert "the slowest of 2 subs" in line and "t1-sub" in line or "t2-sub" in line
+    assert "the slowest of 2 subs" in line and ("t1-sub" in line or "t2-sub" in line)
 
 
 def test_an_acknowledged_round_trip_names_both_sizes(driver_libs, results):
