@@ -192,3 +192,33 @@ def test_bad_search_arguments_are_named(driver_libs, tmp_path, args, message):
     proc = run_cli(["ratesearch", "--driver", "udp", *args], tmp_path / "results")
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
     assert not (tmp_path / "results").exists()
+
+
+def test_a_rate_that_passes_once_but_not_again_is_not_called_sustainable():
+    # 8 kHz passes its first run and fails the next (a noisy machine); everything up
+    # to 6 kHz always passes, everything above 8 kHz always fails.
+    runs = {}
+
+    def lucky_once(rate):
+        runs[rate] = runs.get(rate, 0) + 1
+        capacity = 8000 if runs[rate] == 1 else 6000
+        return system(capacity)(rate)
+
+    result = search(Criteria(start_rate_hz=1000, precision=0.05, confirm=3, max_steps=30),
+                    lucky_once)
+    assert_monotone(result)
+    assert result.lo <= 6000 < result.hi
+    [eight] = [s for s in result.steps if s.rate_hz == 8000]
+    assert not eight.passed and "failed confirmation 2 of 3" in eight.why
+    for step in result.steps:  # every passing rate passed 3 runs, every rerun is kept
+        if step.passed:
+            assert len(step.confirmations) == 2
+            assert all(c["passed"] for c in step.confirmations)
+    assert result.to_json()["steps"][0]["confirmations"]
+
+
+def test_confirmation_runs_do_not_count_as_steps():
+    result = search(Criteria(start_rate_hz=1000, max_rate_hz=4000, confirm=3),
+                    system(1e9))
+    assert [s.rate_hz for s in result.steps] == [1000, 2000, 4000]
+    assert all(len(s.confirmations) == 2 for s in result.steps)

@@ -31,7 +31,8 @@ def criteria_from_args(args) -> ratesearch.Criteria:
                         f"{args.start_rate:g} Hz; give a higher --max-rate")
     return ratesearch.Criteria(max_loss_percent=args.max_loss, max_p99_ns=args.max_p99,
                                start_rate_hz=args.start_rate, max_rate_hz=args.max_rate,
-                               precision=args.precision, max_steps=args.max_steps)
+                               precision=args.precision, max_steps=args.max_steps,
+                               confirm=args.confirm)
 
 
 def _folder(args, spec) -> Path:
@@ -54,13 +55,15 @@ def curve_table(result: ratesearch.SearchResult) -> str:
     rows = [[i, rate_text(s.rate_hz), s.status, rate_text(s.achieved_rate_hz),
              percent_text(s.loss_percent),
              "-" if s.p99_ns is None else f"{s.p99_ns / 1e3:.2f}",
+             f"{1 + sum(c['passed'] for c in s.confirmations)}/{1 + len(s.confirmations)}"
+             if s.confirmations or s.passed else "0/1",
              "pass" if s.passed else f"fail: {s.why}"]
             for i, s in enumerate(result.steps, 1)]
     return table.render(["step", "rate Hz", "status", "achieved Hz", "loss", "p99 µs",
-                         "result"], rows)
+                         "runs passed", "result"], rows)
 
 
-def result_text(result: ratesearch.SearchResult) -> str:
+def result_text(result: ratesearch.SearchResult, publishers: int = 1) -> str:
     c = result.criteria
     bounds = f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs"
     ended = {"precision": f"the bracket is within {c.precision:g}",
@@ -71,9 +74,13 @@ def result_text(result: ratesearch.SearchResult) -> str:
                                                                    result.ended_by)
     bracket = (f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}] Hz; "
                f"ended by {ended} after {len(result.steps)} steps")
+    bounds += f", each rate passed {c.confirm} run{'s' if c.confirm > 1 else ''}"
     if result.lo is None:
         return f"no passing rate ({bounds}); {bracket}"
-    return f"max sustainable rate: {rate_text(result.lo, 'Hz')} ({bounds}); {bracket}"
+    per = (f" per publisher, {rate_text(result.lo * publishers, 'Hz')} from all "
+           f"{publishers} together" if publishers > 1 else "")
+    return (f"max sustainable rate: {rate_text(result.lo, 'Hz')}{per} ({bounds}); "
+            f"{bracket}")
 
 
 def run_command(args: argparse.Namespace) -> int:
@@ -89,19 +96,23 @@ def run_command(args: argparse.Namespace) -> int:
     started = {}
 
     def on_start(rate: float) -> None:
-        started["t"] = time.monotonic()
+        # A step's confirming reruns belong to it: its time counts from its first run.
+        started.setdefault("t", time.monotonic())
         progress.start(f"{rate_text(rate)} Hz")
 
     def on_step(result: ratesearch.SearchResult) -> None:
         step = result.steps[-1]
         progress.finish(f"{rate_text(step.rate_hz)} Hz",
                         "pass" if step.passed else f"fail ({step.why})",
-                        time.monotonic() - started.get("t", time.monotonic()),
+                        time.monotonic() - started.pop("t", time.monotonic()),
                         failed=not step.passed,
                         note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]")
 
-    print(f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
-          f"into {folder}", file=sys.stderr, flush=True)
+    per = (f", the rate of each of {spec.publishers} publishers"
+           if (spec.publishers or 1) > 1 else "")
+    print(f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} rates, "
+          f"each passing one confirmed by {criteria.confirm} runs in all{per}, into {folder}",
+          file=sys.stderr, flush=True)
     try:
         with services.ServicePool(largest_message=spec.size) as pool:
             result = ratesearch.run_search(
@@ -118,7 +129,7 @@ def run_command(args: argparse.Namespace) -> int:
               f"{folder / 'search.json'}", file=sys.stderr)
         return 130
     print(curve_table(result))
-    print(result_text(result))
+    print(result_text(result, spec.publishers or 1))
     print(f"results: {folder} (search.json; one run directory per step)")
     if result.ended_by == "interrupted":
         print("psbench ratesearch: interrupted; completed steps are kept in search.json",

@@ -172,10 +172,15 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-rate", type=positive_float, metavar="HZ",
                         help="highest rate tried (default: no limit)")
     parser.add_argument("--precision", type=precision, default=0.05, metavar="FRACTION",
-                        help="stop when highest pass / lowest fail <= 1 + FRACTION "
+                        help="stop when lowest fail / highest pass <= 1 + FRACTION "
                              "(default 0.05)")
     parser.add_argument("--max-steps", type=positive_int, default=12, metavar="N",
-                        help="at most N runs (default 12)")
+                        help="at most N rates tried (default 12); each passing rate "
+                             "also runs its confirmations")
+    parser.add_argument("--confirm", type=positive_int, default=3, metavar="K",
+                        help="a rate passes only when it passes K runs (default 3): a "
+                             "passing step is rerun until it passed K times, and one "
+                             "failure fails it")
 
 
 def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,

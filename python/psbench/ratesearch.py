@@ -8,7 +8,10 @@ fails (or the maximum rate passes); if the start rate already fails it halves un
 passes; then it bisects (geometric mean of the bracket, as the precision is a ratio)
 until hi/lo <= 1 + precision or the step limit. Every new rate lies strictly inside the
 bracket, so lo (the highest passing rate) never decreases and hi (the lowest failing
-rate) never increases.
+rate) never increases. A step that passes is confirmed: its rate is measured again until
+it has passed `confirm` times in all; one failure makes the step fail (a noisy machine
+lets a rate pass once that it does not sustain). With several publishers the rate is
+each publisher's.
 
 run_search ties it to real runs: one pubsub run directory per step inside the search
 folder, and search.json rewritten after every step.
@@ -40,6 +43,7 @@ class Criteria:
     max_rate_hz: float | None = None
     precision: float = 0.05
     max_steps: int = 12
+    confirm: int = 1        # a passing step must pass this many times in all
 
 
 @dataclass
@@ -62,6 +66,8 @@ class Step:
     p99_ns: float | None
     passed: bool
     why: str | None
+    # The confirming reruns of a step that passed first: each one's figures and verdict.
+    confirmations: list[dict] = field(default_factory=list)
 
 
 @dataclass
@@ -102,6 +108,24 @@ def judge(criteria: Criteria, rate: float, seen: Observation) -> tuple[bool, str
     elif seen.p99_ns > criteria.max_p99_ns:
         why.append(f"p99 {seen.p99_ns / 1e3:.1f} µs > {criteria.max_p99_ns / 1e3:g} µs")
     return (not why), ("; ".join(why) or None)
+
+
+def _confirm(criteria: Criteria, rate: float, step: Step,
+             measure_rate: Callable[[float], Observation]) -> bool:
+    """Measures a passing step's rate again until it passed criteria.confirm times in
+    all; the first failure fails the step. False when a rerun was interrupted."""
+    for attempt in range(2, criteria.confirm + 1):
+        seen = measure_rate(rate)
+        if seen.status == "interrupted":
+            step.passed, step.why = False, f"confirmation {attempt} interrupted"
+            return False
+        ok, why = judge(criteria, rate, seen)
+        step.confirmations.append({**asdict(seen), "passed": ok, "why": why})
+        if not ok:
+            step.passed = False
+            step.why = f"passed once, failed confirmation {attempt} of {criteria.confirm}: {why}"
+            return True
+    return True
 
 
 def _nice(rate: float, lo: float | None, hi: float | None) -> float:
@@ -159,9 +183,13 @@ def search(criteria: Criteria, measure_rate: Callable[[float], Observation],
                 result.ended_by = "interrupted"
                 break
             passed, why = judge(criteria, rate, seen)
-            result.steps.append(Step(rate, seen.run_dir, seen.status,
-                                     seen.achieved_rate_hz, seen.loss_percent,
-                                     seen.p99_ns, passed, why))
+            step = Step(rate, seen.run_dir, seen.status, seen.achieved_rate_hz,
+                        seen.loss_percent, seen.p99_ns, passed, why)
+            result.steps.append(step)
+            if passed and not _confirm(criteria, rate, step, measure_rate):
+                result.ended_by = "interrupted"
+                break
+            passed = step.passed
             if passed:
                 result.lo = rate if result.lo is None else max(result.lo, rate)
             else:
@@ -210,9 +238,15 @@ def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
     record_extra = {"spec": spec.to_json(), "created_utc": rundir.utc_now(),
                     **(extra or {})}
 
+    publishers = spec.publishers or 1
+
     def write(result: SearchResult) -> None:
+        # The rate is each publisher's; the subscribers together get publishers x rate.
         rundir.write_json(folder / SEARCH_FILE,
                           {**result.to_json(), **record_extra,
+                           "rate_is": "per publisher", "publishers": publishers,
+                           "aggregate_max_sustainable_rate_hz":
+                               None if result.lo is None else result.lo * publishers,
                            "updated_utc": rundir.utc_now()})
 
     def measure_rate(rate: float) -> Observation:

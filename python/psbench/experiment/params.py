@@ -142,7 +142,8 @@ class SearchParam:
 
 
 SEARCH_EXAMPLES = {"max_loss": "0.1", "max_p99": "1ms", "start_rate": "1000",
-                   "max_rate": "100000", "precision": "0.05", "max_steps": "12"}
+                   "max_rate": "100000", "precision": "0.05", "max_steps": "12",
+                   "confirm": "3"}
 
 
 def _build_search() -> dict[str, SearchParam]:

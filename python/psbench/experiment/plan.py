@@ -39,7 +39,8 @@ class Plan:
                   for k, p in SEARCH_PARAMS.items()}
         return Criteria(max_loss_percent=values["max_loss"], max_p99_ns=values["max_p99"],
                         start_rate_hz=values["start_rate"], max_rate_hz=values["max_rate"],
-                        precision=values["precision"], max_steps=values["max_steps"])
+                        precision=values["precision"], max_steps=values["max_steps"],
+                        confirm=values["confirm"])
 
     @property
     def runs(self) -> list[Run]:
