@@ -41,9 +41,9 @@ bool initialise(int fd, const std::string &name, const SegmentParams &p,
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
     psb_set_error(err,
-              "shm: cannot reserve %llu bytes in /dev/shm for %s (history_depth "
+              "shm: cannot reserve %llu bytes in /dev/shm for %s (slots "
               "%u x slot %llu bytes): %s; enlarge /dev/shm or lower "
-              "history/size",
+              "option slots or size",
               static_cast<unsigned long long>(size), name.c_str(), p.slot_count,
               static_cast<unsigned long long>(slot_stride(p.slot_size)),
               std::strerror(rc));
@@ -129,7 +129,7 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
     snprintf(theirs, sizeof theirs, "%llu",
              static_cast<unsigned long long>(h->slot_size));
   } else if (h->slot_count != p.slot_count) {
-    what = "history_depth";
+    what = "slots (option slots)";
     snprintf(mine, sizeof mine, "%u", p.slot_count);
     snprintf(theirs, sizeof theirs, "%u", h->slot_count);
   } else if (h->reliability != p.reliability) {
@@ -147,7 +147,7 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
     psb_set_error(err,
               "shm: %s mismatch on %s: this side uses %s, the segment was "
               "created with %s; both sides of a topic must use the same "
-              "max_payload, history_depth and reliability",
+              "max_payload, slots and reliability",
               what, name.c_str(), mine, theirs);
     return false;
   }

@@ -1,6 +1,7 @@
 // Validation of a psb_config against what the shm driver can honour.
 #include "settings.h"
 
+#include <cstdlib>
 #include <cstring>
 
 #include <sys/statvfs.h>
@@ -42,21 +43,19 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
                    "supported: volatile");
     return false;
   }
-  // history 0 means "not set": the driver's default, keep_last:kDefaultDepth.
-  const bool history_unset = cfg->qos.history == 0;
-  const uint32_t depth = history_unset ? kDefaultDepth : cfg->qos.history_depth;
-  if (!history_unset && cfg->qos.history != PSB_KEEP_LAST) {
-    psb_set_error(err, "shm: history keep_all is not supported (the ring has a "
-                   "fixed size); supported: keep_last:N");
+  // No history setting: a full ring drops the newest sample (best effort) or makes the
+  // writer wait (reliable), while keep_last N means "the newest N" (DDS, iceoryx). The
+  // ring's size is the option slots.
+  if (cfg->qos.history != 0) {
+    psb_set_error(err, "shm: history %s cannot be honoured: the ring keeps what is already in "
+                       "it (a full ring drops a new sample under best_effort, and makes the "
+                       "writer wait under reliable), where keep_last keeps the newest; leave "
+                       "history unset and size the ring with option slots=N (default %u)",
+                  cfg->qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last",
+                  unsigned(kDefaultDepth));
     return false;
   }
-  if (depth == 0 || depth > kMaxSlotCount) {
-    psb_set_error(err,
-              "shm: history_depth %u is not supported; supported: keep_last:N "
-              "with 1 <= N <= %llu",
-              depth, static_cast<unsigned long long>(kMaxSlotCount));
-    return false;
-  }
+  uint32_t depth = kDefaultDepth;
   if (cfg->notify != PSB_NOTIFY_LISTENER && cfg->notify != PSB_NOTIFY_WAIT &&
       cfg->notify != PSB_NOTIFY_POLL) {
     psb_set_error(err, "shm: notify must be one of listener, wait, poll");
@@ -73,19 +72,26 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   Wakeup wakeup = Wakeup::futex;
   for (size_t i = 0; i < cfg->option_count; ++i) {
     const psb_option &o = cfg->options[i];
-    if (o.key == nullptr || std::strcmp(o.key, "wakeup") != 0) {
-      psb_set_error(err, "shm: unknown option '%s'; valid options: wakeup",
-                o.key == nullptr ? "(null)" : o.key);
+    const char *v = o.value == nullptr ? "(null)" : o.value;
+    if (o.key != nullptr && std::strcmp(o.key, "slots") == 0) {
+      char *end = nullptr;
+      const unsigned long long n = std::strtoull(v, &end, 10);
+      if (end == v || *end != '\0' || n == 0 || n > kMaxSlotCount) {
+        psb_set_error(err, "shm: option slots='%s' is not valid; use a whole number from 1 to %llu",
+                      v, static_cast<unsigned long long>(kMaxSlotCount));
+        return false;
+      }
+      depth = uint32_t(n);
+    } else if (o.key == nullptr || std::strcmp(o.key, "wakeup") != 0) {
+      psb_set_error(err, "shm: unknown option '%s'; valid options: wakeup, slots",
+                    o.key == nullptr ? "(null)" : o.key);
       return false;
-    }
-    if (o.value != nullptr && std::strcmp(o.value, "futex") == 0) {
+    } else if (std::strcmp(v, "futex") == 0) {
       wakeup = Wakeup::futex;
-    } else if (o.value != nullptr && std::strcmp(o.value, "spin") == 0) {
+    } else if (std::strcmp(v, "spin") == 0) {
       wakeup = Wakeup::spin;
     } else {
-      psb_set_error(err, "shm: option wakeup='%s' is not valid; valid values: "
-                     "futex (default), spin",
-                o.value == nullptr ? "(null)" : o.value);
+      psb_set_error(err, "shm: option wakeup='%s' is not valid; valid values: futex (default), spin", v);
       return false;
     }
   }
@@ -98,8 +104,8 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
       (statvfs("/dev/shm", &vfs) == 0 &&
        size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)) {
     psb_set_error(err,
-              "shm: one topic needs %llu bytes (history_depth %u x slot %llu "
-              "bytes), more than /dev/shm holds; lower history_depth or size",
+              "shm: one topic needs %llu bytes (slots %u x slot %llu "
+              "bytes), more than /dev/shm holds; lower option slots or size",
               static_cast<unsigned long long>(size), depth,
               static_cast<unsigned long long>(slot_stride(cfg->max_payload)));
     return false;

@@ -116,7 +116,7 @@ void shm_release(void *r) { static_cast<Reader *>(r)->release(); }
 
 const char *const kTransports[] = {"shm", nullptr};
 const char *const kServices[] = {nullptr};
-const char *const kOptionKeys[] = {"wakeup", nullptr};
+const char *const kOptionKeys[] = {"wakeup", "slots", nullptr};
 
 const psb_driver kDriver = {
     .abi_version = PSB_ABI_VERSION,
@@ -126,7 +126,7 @@ const psb_driver kDriver = {
     .version = shm_version,
     .caps = {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
              .durability = PSB_VOLATILE,
-             .history = PSB_KEEP_LAST,
+             .history = 0,  // no history setting: the ring size is option slots (check() says why)
              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
              .transports = kTransports,
              .services = kServices,

@@ -37,18 +37,21 @@ struct Cfg {
   std::vector<psb_option> opts;
   psb_config c{};
 
+  // depth: the ring's slots (option slots).
   Cfg(uint32_t notify, uint32_t reliability, uint32_t depth,
       uint64_t max_payload, const char *wakeup = nullptr) {
     c.transport = "shm";
     c.notify = notify;
-    c.qos = {reliability, PSB_VOLATILE, PSB_KEEP_LAST, depth};
+    c.qos = {reliability, PSB_VOLATILE, 0, 0};
     c.max_payload = max_payload;
-    if (wakeup != nullptr) {
-      opt_strings = {"wakeup", wakeup};
-      opts.push_back({opt_strings[0].c_str(), opt_strings[1].c_str()});
-    }
+    opt_strings = {"slots", std::to_string(depth)};
+    if (wakeup != nullptr) opt_strings.insert(opt_strings.end(), {"wakeup", wakeup});
   }
+  void set_slots(uint32_t n) { opt_strings[1] = std::to_string(n); }
   const psb_config *get() {
+    opts.clear();
+    for (size_t i = 0; i + 1 < opt_strings.size(); i += 2)
+      opts.push_back({opt_strings[i].c_str(), opt_strings[i + 1].c_str()});
     c.run_id = run_id.c_str();
     c.options = opts.empty() ? nullptr : opts.data();
     c.option_count = opts.size();
@@ -116,7 +119,7 @@ TEST_F(ShmDriver, TableAndCapabilities) {
       << d->version();
   EXPECT_EQ(d->caps.reliability, unsigned(PSB_BEST_EFFORT | PSB_RELIABLE));
   EXPECT_EQ(d->caps.durability, unsigned(PSB_VOLATILE));
-  EXPECT_EQ(d->caps.history, unsigned(PSB_KEEP_LAST));
+  EXPECT_EQ(d->caps.history, 0u);  // the ring size is option slots
   EXPECT_EQ(d->caps.notify, unsigned(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT |
                                      PSB_NOTIFY_POLL));
   ASSERT_NE(d->caps.transports, nullptr);
@@ -124,7 +127,8 @@ TEST_F(ShmDriver, TableAndCapabilities) {
   EXPECT_EQ(d->caps.transports[1], nullptr);
   EXPECT_TRUE(d->caps.services == nullptr || d->caps.services[0] == nullptr);
   EXPECT_STREQ(d->caps.option_keys[0], "wakeup");
-  EXPECT_EQ(d->caps.option_keys[1], nullptr);
+  EXPECT_STREQ(d->caps.option_keys[1], "slots");
+  EXPECT_EQ(d->caps.option_keys[2], nullptr);
   EXPECT_GE(d->caps.max_payload, 4194304u);
   EXPECT_EQ(d->caps.loan, 1u);
   EXPECT_NE(d->loan, nullptr);
@@ -137,14 +141,21 @@ TEST_F(ShmDriver, CheckAcceptsAndRefuses) {
   Cfg ok(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 4194304, "spin");
   EXPECT_EQ(d->check(ok.get(), &err), 0) << err.message;
 
-  Cfg keep_all(PSB_NOTIFY_WAIT, PSB_RELIABLE, 0, 1024);
+  Cfg keep_all(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 1024);
   keep_all.c.qos.history = PSB_KEEP_ALL;
   EXPECT_NE(d->check(keep_all.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "keep_all"), nullptr) << err.message;
 
+  // keep_last means the newest N; a full ring keeps the oldest: refused, not mislabelled.
+  Cfg keep_last(PSB_NOTIFY_WAIT, PSB_BEST_EFFORT, 16, 1024);
+  keep_last.c.qos.history = PSB_KEEP_LAST;
+  keep_last.c.qos.history_depth = 4;
+  EXPECT_NE(d->check(keep_last.get(), &err), 0);
+  EXPECT_NE(std::strstr(err.message, "option slots"), nullptr) << err.message;
+
   Cfg depth0(PSB_NOTIFY_WAIT, PSB_RELIABLE, 0, 1024);
   EXPECT_NE(d->check(depth0.get(), &err), 0);
-  EXPECT_NE(std::strstr(err.message, "history_depth"), nullptr) << err.message;
+  EXPECT_NE(std::strstr(err.message, "slots"), nullptr) << err.message;
 
   Cfg wake(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 1024, "sleepy");
   EXPECT_NE(d->check(wake.get(), &err), 0);
@@ -579,7 +590,7 @@ TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   Cfg b = a; // same run id
   b.c.max_payload = 2048;
   Cfg c = a;
-  c.c.qos.history_depth = 4;
+  c.set_slots(4);
   Cfg e = a;
   e.c.qos.reliability = PSB_BEST_EFFORT;
   psb_error err{};
@@ -594,7 +605,7 @@ TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   EXPECT_NE(std::strstr(err.message, "max_payload"), nullptr) << err.message;
   EXPECT_EQ(d->create_reader(cctx, "psb_mm_data", nullptr, nullptr, &err),
             nullptr);
-  EXPECT_NE(std::strstr(err.message, "history_depth"), nullptr) << err.message;
+  EXPECT_NE(std::strstr(err.message, "slots"), nullptr) << err.message;
   EXPECT_EQ(d->create_reader(ectx, "psb_mm_data", nullptr, nullptr, &err),
             nullptr);
   EXPECT_NE(std::strstr(err.message, "reliability"), nullptr) << err.message;
