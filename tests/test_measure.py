@@ -137,7 +137,7 @@ def test_open_loop_times_from_the_intended_schedule(driver_libs, results):
 
 def test_reliable_shm_pubsub_loses_nothing(driver_libs, results):
     proc = run_cli(["pubsub", "--driver", "shm", "--reliability", "reliable",
-                    "--history", "keep_last:4", "--size", "4096", "--count", "3000",
+                    "--option", "slots=4", "--size", "4096", "--count", "3000",
                     "--rate", "0"], results)
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
