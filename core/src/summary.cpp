@@ -165,7 +165,8 @@ void kept_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) {
     beyond += st->beyond_capacity();
     unchecked += st->unchecked();
     if (const SampleRecord *l = st->last(); l && st->beyond_capacity())
-      last_arrival = std::max(last_arrival, (r.kind == SampleKind::one_way && n.latency_from_send
+      // The latency's base: pub's echoes and --latency-from send count from the write.
+      last_arrival = std::max(last_arrival, (r.role == Role::pub || n.latency_from_send
                                                  ? l->send_ns : l->intended_ns) + l->latency_ns);
   }
   j.begin_object().field("beyond_capacity", beyond).field("unchecked_duplicates", unchecked);

@@ -79,6 +79,13 @@ class RunData(RunSettings):
             if isinstance(data, dict) and data.get("role"):
                 # Summaries before fan-out have no name: their role is their name.
                 found[data.get("name") or data["role"]] = data
+        # What each subscriber lost, reconciled with what its writers sent (run.json
+        # accounting): its own summary knows it only when every end marker arrived.
+        for name, reconciled in (self.run_record.get("accounting") or {}).items():
+            if name in found and reconciled.get("published") is not None:
+                counts = dict(found[name].get("counts") or {})
+                counts.update(sent=reconciled["published"], lost=reconciled["lost"])
+                found[name] = {**found[name], "counts": counts}
         return found
 
     def _of_role(self, role: str) -> dict[str, dict]:
@@ -89,7 +96,8 @@ class RunData(RunSettings):
     def receivers(self) -> dict[str, dict]:
         """name -> summary of each process that records samples: ping, or every sub
         (sub, sub-1..sub-N, t1-sub-2, ...: every topic's)."""
-        return self._of_role("ping" if self.kind == "ping" else "sub")
+        return {name: s for name, s in self._of_role("ping" if self.kind == "ping" else "sub")
+                .items() if not s.get("late_join")}  # a late joiner's samples include history
 
     @property
     def publishers(self) -> dict[str, dict]:
