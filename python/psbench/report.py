@@ -20,7 +20,9 @@ def latency_table(rows: list[tuple[str, dict]]) -> str:
                          for name, series in rows], indent="  ")
 
 
-def _config_line(summary: dict) -> str:
+def _config_line(summary: dict, sender: dict | None = None) -> str:
+    """The run's settings from the receiver's summary; the warm-up is the sender's (a
+    receiver sends none)."""
     cfg = summary.get("config") or {}
     history = cfg.get("history")
     if history == "keep_last" and cfg.get("history_depth") is not None:
@@ -29,7 +31,7 @@ def _config_line(summary: dict) -> str:
     parts = [cfg.get("mode"), f"rate {rate:g} Hz" if rate else None,
              f"notify {cfg.get('notify')}", f"transport {cfg.get('transport')}",
              f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
-             f"warm-up {cfg.get('warmup')}"]
+             f"warm-up {((sender or summary).get('config') or {}).get('warmup')}"]
     return ", ".join(str(p) for p in parts if p)
 
 
@@ -149,7 +151,9 @@ def render(outcome: MeasureOutcome) -> str:
     main_role = "ping" if spec.kind == "ping" else (subs[0] if subs else "sub")
     summary = outcome.summaries.get(main_role)
     if summary:
-        lines.append(f"  config:    {_config_line(summary)}")
+        pubs = outcome.publisher_names
+        sender = outcome.summaries.get(pubs[0]) if pubs else None
+        lines.append(f"  config:    {_config_line(summary, sender)}")
     for key, why in spec.auto.items():
         lines.append(f"  chosen:    {key} {why}")
     if outcome.summaries:
