@@ -104,9 +104,9 @@ bool run_stopped(const RoleEnv &env, RoleResult &res) {
   return false;
 }
 
-uint64_t recorded(const RoleResult &res) {
+uint64_t distinct(const RoleResult &res) {
   uint64_t n = 0;
-  for (auto &s : res.stores) n += s->recorded();
+  for (auto &s : res.stores) n += s->distinct();
   return n;
 }
 

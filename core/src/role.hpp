@@ -175,8 +175,8 @@ bool run_stopped(const RoleEnv &env, RoleResult &res);
 bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int64_t due_ns,
                           bool store_bound);
 
-// Sum over the role's stores.
-uint64_t recorded(const RoleResult &res);
+// Distinct measured arrivals over the role's stores (kept + beyond capacity).
+uint64_t distinct(const RoleResult &res);
 
 // Runs one role to completion in the calling thread; never throws.
 RoleResult run_role(Role role, const RoleEnv &env);

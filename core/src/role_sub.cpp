@@ -156,14 +156,12 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     res.end_markers_seen += w.end_seen;
     sent += w.peer_sent;
   }
-  uint64_t distinct = 0;
-  for (auto &st : res.stores) distinct += st->distinct();
   // Every writer's --count arrived: that is what each sent.
   if (sink.all_in.load()) sent = *node.count * sink.writers.size();
   const bool known = res.end_markers_seen == res.end_markers_expected || sink.all_in.load();
   res.sent_known = known;
   res.counts.sent = known ? sent : 0;
-  const uint64_t accounted = distinct + res.counts.corrupted;
+  const uint64_t accounted = distinct(res) + res.counts.corrupted;
   res.counts.lost = known && sent > accounted ? sent - accounted : 0;
   res.counts.write_errors = res.echo.write_errors;
   if (node.late_join) late_join_history(res);

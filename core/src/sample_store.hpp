@@ -63,8 +63,6 @@ class SampleStore {
   // Arrivals more than SeqWindow::kWindow numbers behind the highest: counted as
   // distinct, though a duplicate among them could not be told.
   uint64_t unchecked() const { return unchecked_; }
-  // One past the highest sequence number seen: a lower bound of what was sent.
-  uint64_t seen_span() const { return distinct_ ? highest_ + 1 : 0; }
   const SampleRecord *begin() const { return records_.data(); }
   const SampleRecord *end() const { return records_.data() + recorded_; }
   // The last record kept (when the store filled up: where the kept part of the run ends).

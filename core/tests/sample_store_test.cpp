@@ -26,7 +26,7 @@ TEST(SampleStore, CountsDuplicatesAndReordering) {
   EXPECT_EQ(s.recorded(), 3u);
   EXPECT_EQ(s.duplicated(), 1u);
   EXPECT_EQ(s.reordered(), 1u);
-  EXPECT_EQ(s.seen_span(), 3u);
+  EXPECT_EQ(s.distinct(), 3u);
 }
 
 // The flaw this store replaced: indexed by sequence number, a store of 100 kept only
