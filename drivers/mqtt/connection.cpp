@@ -283,8 +283,8 @@ bool Connection::flush(int64_t timeout_ns, psb_error *err) {
     if (!pending) return true;
     if (now_ns() >= deadline) {
       psb_set_error(err, "mqtt: messages still unsent or unacknowledged by the broker at %s "
-                     "after %lld s",
-                s_.broker.c_str(), (long long)(timeout_ns / 1'000'000'000));
+                     "after %lld ms",
+                s_.broker.c_str(), (long long)(timeout_ns / 1'000'000));
       return false;
     }
     if (loop_started_) {
