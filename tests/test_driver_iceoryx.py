@@ -269,8 +269,9 @@ def test_ping(iceoryx, roudi, results, name):
 
 
 def test_reliable_pubsub_back_to_back_loses_nothing(iceoryx, roudi, results):
-    # A queue of 16 and a writer that waits for room: no sample may be lost.
-    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_last:16",
+    # keep_all: a writer that waits for room in the queue, so no sample may be lost.
+    # (reliable keep_last:N keeps the newest N, as in DDS: a slow reader loses samples.)
+    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
                      "--notify", "wait", "--size", "4096", "--count", "5000", "--rate", "0",
                      "--check-pattern")
     assert_all_in(s["sub"]["counts"], 5000)
@@ -293,7 +294,7 @@ def test_best_effort_pubsub_listener_loaned(iceoryx, roudi, results):
 
 
 def test_four_mib_pubsub_reliable(iceoryx, roudi, results):
-    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_last:4",
+    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
                      "--size", str(4 * MIB), "--count", "40", "--rate", "0", "--check-pattern")
     assert_all_in(s["sub"]["counts"], 40)
 

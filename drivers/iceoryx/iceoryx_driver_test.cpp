@@ -537,16 +537,16 @@ TEST_F(IceoryxDriver, MatchedCountsFollowTheEndpoints) {
 }
 
 TEST_F(IceoryxDriver, ReliableWriterWaitsForASlowReaderAndLosesNothing) {
-  // keep_last:2 is the queue's depth: the writer waits whenever two are pending.
+  // keep_all: the writer waits whenever the queue (256) is full.
   Cfg cfg(PSB_NOTIFY_WAIT, 256, PSB_RELIABLE);
-  cfg.keep_last(2);
+  cfg.keep_all();
   Side a(cfg), b(cfg);
   ASSERT_TRUE(a.ctx && b.ctx);
   void *w = a.writer(topic_of(cfg, "data"));
   void *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  constexpr uint64_t kN = 300;
+  constexpr uint64_t kN = 1500;
   std::vector<int64_t> seen;
   std::thread reader([&] {
     for (uint64_t i = 0; i < kN; ++i) {
@@ -579,6 +579,34 @@ TEST_F(IceoryxDriver, ReliableKeepAllLosesNothingEither) {
   EXPECT_EQ(got.bad.load(), 0);
   std::lock_guard<std::mutex> g(got.mu);
   for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(got.seqs[i], i);
+}
+
+// keep_last:N means the newest N with either reliability, as in DDS: a reliable writer
+// does not wait for a reader that stopped taking; the reader then gets the last N. (It
+// used to wait: a reliable keep_last:3 reader got seq 0-9, every one, where a DDS
+// reader gets 7-9.) The writes run on a thread, so that a writer that waits fails the
+// test instead of hanging it.
+TEST_F(IceoryxDriver, ReliableKeepLastGivesAStalledReaderTheNewestN) {
+  Cfg cfg(PSB_NOTIFY_WAIT, 64, PSB_RELIABLE);
+  cfg.keep_last(3);
+  Side a(cfg), b(cfg);
+  ASSERT_TRUE(a.ctx && b.ctx);
+  void *w = a.writer(topic_of(cfg, "data"));
+  void *r = b.reader(topic_of(cfg, "data"));
+  ASSERT_TRUE(w && r);
+  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
+  constexpr uint64_t kN = 1000;
+  std::atomic<uint64_t> written{0};
+  std::thread writer([&] {
+    for (uint64_t i = 0; i < kN; ++i, ++written) write_msg(w, i, 64);
+  });
+  const bool never_waited = wait_until([&] { return written.load() == kN; }, 10);
+  const uint64_t written_alone = written.load();
+  std::vector<int64_t> seen;
+  for (int64_t s; (s = take_seq(r, 64, 300 * kMs)) >= 0;) seen.push_back(s);  // frees a waiting writer
+  writer.join();
+  EXPECT_TRUE(never_waited) << written_alone << " of " << kN << " written before the reader took";
+  EXPECT_EQ(seen, (std::vector<int64_t>{997, 998, 999}));
 }
 
 TEST_F(IceoryxDriver, BestEffortKeepsTheLastN) {

@@ -43,8 +43,8 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   // queue (and push a transient_local history into it) at once, and a push before the
   // attach would never be signalled.
   options.subscribeOnCreate = false;
-  options.queueFullPolicy = s.reliable ? iox::popo::QueueFullPolicy::BLOCK_PRODUCER
-                                       : iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
+  options.queueFullPolicy = s.writer_waits_for_queue ? iox::popo::QueueFullPolicy::BLOCK_PRODUCER
+                                                     : iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
   r->service_ = service_for(s.run_id, topic);
   r->sub_.reset(new iox::popo::UntypedSubscriber(r->service_, options));
 

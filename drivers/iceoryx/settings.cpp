@@ -110,6 +110,7 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
   if (out != nullptr) {
     out->run_id = cfg->run_id;
     out->reliable = rel == PSB_RELIABLE;
+    out->writer_waits_for_queue = rel == PSB_RELIABLE && cfg->qos.history != PSB_KEEP_LAST;
     out->notify = cfg->notify;
     out->queue_capacity = queue;
     out->history = history;

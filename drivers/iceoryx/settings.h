@@ -23,7 +23,11 @@ constexpr int64_t kChunkWaitNs = 10'000'000'000;
 
 struct Settings {
   std::string run_id;
-  bool reliable = false;        // BLOCK_PRODUCER + WAIT_FOR_CONSUMER
+  bool reliable = false;        // a writer waits for a free chunk in RouDi's mempool
+  // reliable without keep_last: a full queue makes the writer wait (BLOCK_PRODUCER +
+  // WAIT_FOR_CONSUMER). Otherwise it drops its oldest sample (DISCARD_OLDEST_DATA), so
+  // keep_last:N keeps the newest N with either reliability, as in DDS.
+  bool writer_waits_for_queue = false;
   uint32_t notify = PSB_NOTIFY_WAIT;
   uint32_t queue_capacity = 0;  // subscriber queue (the history depth)
   uint32_t history = 0;         // transient_local: publisher history = subscriber request

@@ -38,8 +38,9 @@ Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
   iox::popo::PublisherOptions options;
   options.historyCapacity = s.history;  // transient_local: kept for late joiners
   options.offerOnCreate = true;
-  options.subscriberTooSlowPolicy = s.reliable ? iox::popo::ConsumerTooSlowPolicy::WAIT_FOR_CONSUMER
-                                               : iox::popo::ConsumerTooSlowPolicy::DISCARD_OLDEST_DATA;
+  options.subscriberTooSlowPolicy = s.writer_waits_for_queue
+                                        ? iox::popo::ConsumerTooSlowPolicy::WAIT_FOR_CONSUMER
+                                        : iox::popo::ConsumerTooSlowPolicy::DISCARD_OLDEST_DATA;
   w->pub_.reset(new Publisher(service_for(s.run_id, topic), options));
 
   // A loan larger than every mempool's chunks would abort the process: find the
