@@ -3,6 +3,7 @@
  * volatile; messages over one datagram are fragmented (udp_reassembly.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -42,7 +43,7 @@ struct udp_writer {
 struct udp_reader {
   int fd;
   int64_t timeout_set_ns; /* SO_RCVTIMEO now in force; -1 = none set yet */
-  struct udp_reassembly asm_;
+  struct udp_reassembler asm_;
   psb_on_data on_data;
   void *user;
   pthread_t listener;
@@ -190,9 +191,11 @@ static int receive_message(struct udp_reader *r, int flags, const void **data, s
                            psb_error *err) {
   for (;;) {
     struct udp_fragment_prefix prefix;
+    struct sockaddr_in from;
     struct iovec iov[2] = {{&prefix, sizeof prefix},
-                           {udp_landing(&r->asm_), udp_landing_room(&r->asm_)}};
-    struct msghdr msg = {.msg_iov = iov, .msg_iovlen = 2};
+                           {udp_landing(&r->asm_.a[0]), udp_landing_room(&r->asm_.a[0])}};
+    struct msghdr msg = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = iov,
+                         .msg_iovlen = 2};
     ssize_t n = recvmsg(r->fd, &msg, flags);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
@@ -200,8 +203,10 @@ static int receive_message(struct udp_reader *r, int flags, const void **data, s
       return -1;
     }
     if ((size_t)n < sizeof prefix || (msg.msg_flags & MSG_TRUNC)) continue; /* not ours */
-    if (udp_reassembly_add(&r->asm_, &prefix, (size_t)n - sizeof prefix, len)) {
-      *data = r->asm_.buffer;
+    const uint64_t sender = ((uint64_t)from.sin_addr.s_addr << 16) | from.sin_port;
+    const uint8_t *whole;
+    if (udp_reassembler_add(&r->asm_, sender, &prefix, (size_t)n - sizeof prefix, &whole, len)) {
+      *data = whole;
       return 1;
     }
   }
@@ -245,7 +250,7 @@ static void *listener_main(void *vr) {
 
 static void free_reader(struct udp_reader *r) {
   if (r->fd >= 0) close(r->fd);
-  free(r->asm_.buffer);
+  for (unsigned i = 0; i < UDP_ASSEMBLIES; ++i) free(r->asm_.a[i].buffer);
   free(r);
 }
 
@@ -255,17 +260,25 @@ static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_dat
   struct udp_reader *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->timeout_set_ns = -1;
-  r->asm_.capacity = ctx->max_payload;
-  /* Touched now so that the first receive does not page-fault. */
-  r->asm_.buffer = malloc(ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
+  /* One assembly per writer whose fragments may interleave; one is enough when no
+   * message is fragmented. Touched now so that the first receive does not page-fault. */
+  r->asm_.count = ctx->max_payload > UDP_FRAGMENT_PAYLOAD ? UDP_ASSEMBLIES : 1;
+  int have_buffers = 1;
+  for (unsigned i = 0; i < r->asm_.count; ++i) {
+    r->asm_.a[i].capacity = ctx->max_payload;
+    r->asm_.a[i].buffer = malloc(ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
+    if (r->asm_.a[i].buffer)
+      memset(r->asm_.a[i].buffer, 0, ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
+    else
+      have_buffers = 0;
+  }
   r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN),
                           ctx->max_payload, err);
-  if (!r->asm_.buffer || r->fd < 0) {
-    if (!r->asm_.buffer) psb_set_error(err, "udp: out of memory for a %zu-byte buffer", ctx->max_payload);
+  if (!have_buffers || r->fd < 0) {
+    if (!have_buffers) psb_set_error(err, "udp: out of memory for %u buffers of %zu bytes", r->asm_.count, ctx->max_payload);
     free_reader(r);
     return NULL;
   }
-  memset(r->asm_.buffer, 0, ctx->max_payload + UDP_FRAGMENT_PAYLOAD);
   if (on_data) {
     r->on_data = on_data;
     r->user = user;
@@ -318,8 +331,9 @@ static const psb_driver driver = {
              .max_payload = 4u << 20,
              .loan = 0,
              .readers_per_topic = 1,  /* one port, one bound reader */
-             .writers_per_topic = 0}, /* any number of senders (fragmented messages of
-                                       * several writers interleave and are lost) */
+             .writers_per_topic = 0}, /* any number of senders; fragmented messages of
+                                       * up to UDP_ASSEMBLIES writers at once are each
+                                       * assembled on their own */
     .check = udp_check,
     .open = udp_open,
     .close = udp_close,

@@ -182,6 +182,114 @@ TEST(UdpReassembly, RefusesMessagesOverCapacityAndOverlongFragments) {
 
 namespace {
 
+// The reassembler as the driver uses it: every datagram lands in a[0].
+struct Reassembler {
+  explicit Reassembler(size_t capacity, unsigned count = UDP_ASSEMBLIES) {
+    s.count = count;
+    for (unsigned i = 0; i < count; ++i) {
+      buffers.emplace_back(capacity + UDP_FRAGMENT_PAYLOAD);
+      s.a[i].buffer = buffers.back().data();
+      s.a[i].capacity = capacity;
+    }
+  }
+  // Lands a fragment of `sender` and returns the completed message, or nothing.
+  std::vector<uint8_t> add(uint64_t sender, uint32_t id, uint32_t total, uint32_t offset,
+                           size_t n, uint8_t fill) {
+    std::memset(udp_landing(&s.a[0]), fill, n);
+    udp_fragment_prefix p{id, total, offset};
+    const uint8_t *data = nullptr;
+    size_t len = 0;
+    if (!udp_reassembler_add(&s, sender, &p, n, &data, &len)) return {};
+    return std::vector<uint8_t>(data, data + len);
+  }
+  std::vector<std::vector<uint8_t>> buffers;
+  udp_reassembler s{};
+};
+
+std::vector<uint8_t> filled(std::initializer_list<std::pair<size_t, uint8_t>> runs) {
+  std::vector<uint8_t> m;
+  for (auto [n, fill] : runs) m.insert(m.end(), n, fill);
+  return m;
+}
+
+}  // namespace
+
+// Two writers' fragments interleave (both use message id 1, as two writers started
+// together do): each message is assembled whole. With one assembly, as before, writer
+// 9's first fragment and writer 7's second were spliced into one "message".
+TEST(UdpReassembly, InterleavedMessagesOfTwoWritersBothArrive) {
+  Reassembler r(200000);
+  EXPECT_TRUE(r.add(7, 1, 130000, 0, 65000, 0xA1).empty());
+  EXPECT_TRUE(r.add(9, 1, 100000, 0, 65000, 0xB1).empty());
+  EXPECT_TRUE(r.add(7, 1, 130000, 65000, 65000, 0xA2) ==
+              filled({{65000, 0xA1}, {65000, 0xA2}}));
+  EXPECT_TRUE(r.add(9, 1, 100000, 65000, 35000, 0xB2) ==
+              filled({{65000, 0xB1}, {35000, 0xB2}}));
+  // a[0] is idle again, writer 9's next message starts there
+  EXPECT_TRUE(r.add(9, 2, 100, 0, 100, 0xB3) == filled({{100, 0xB3}}));
+  Reassembler one(200000, 1);
+  EXPECT_TRUE(one.add(7, 1, 130000, 0, 65000, 0xA1).empty());
+  EXPECT_TRUE(one.add(9, 1, 100000, 0, 65000, 0xB1).empty());
+  const auto spliced = one.add(7, 1, 130000, 65000, 65000, 0xA2);
+  ASSERT_EQ(spliced.size(), 100000u);
+  EXPECT_EQ(spliced[0], 0xB1);
+  EXPECT_EQ(spliced[65000], 0xA2);
+}
+
+// A writer whose message is assembled aside keeps it there while a[0] becomes idle.
+TEST(UdpReassembly, AWritersMessageContinuesWhereItWasStarted) {
+  Reassembler r(200000);
+  EXPECT_TRUE(r.add(7, 1, 70000, 0, 65000, 0xA1).empty());
+  EXPECT_TRUE(r.add(9, 4, 70000, 0, 65000, 0xB1).empty());  // aside
+  EXPECT_EQ(r.add(7, 1, 70000, 65000, 5000, 0xA2).size(), 70000u);  // a[0] idle now
+  EXPECT_TRUE(r.add(9, 4, 70000, 65000, 5000, 0xB2) == filled({{65000, 0xB1}, {5000, 0xB2}}));
+}
+
+// One writer more than there are assemblies: the oldest message aside is evicted (lost),
+// the others arrive.
+TEST(UdpReassembly, MoreInterleavingWritersThanAssembliesLoseOneMessage) {
+  Reassembler r(200000);
+  for (uint64_t w = 0; w <= UDP_ASSEMBLIES; ++w)
+    EXPECT_TRUE(r.add(w, 1, 70000, 0, 65000, uint8_t(w)).empty());
+  size_t whole = 0;
+  for (uint64_t w = 0; w <= UDP_ASSEMBLIES; ++w)
+    whole += r.add(w, 1, 70000, 65000, 5000, uint8_t(w)).size() == 70000u;
+  EXPECT_EQ(whole, size_t(UDP_ASSEMBLIES));
+}
+
+// Through the driver: two writers of one topic send 200 KB messages from two threads at
+// once (4 fragments each), 8 MB in all, which the 16 MiB receive buffer holds: every
+// message arrives whole, whatever way their fragments interleaved.
+TEST(UdpDriver, TwoWritersOfLargeMessagesBothArriveWhole) {
+  UdpRun a(PSB_NOTIFY_WAIT, 200000), b(PSB_NOTIFY_WAIT, 200000);
+  ASSERT_TRUE(a.ctx && b.ctx) << a.err.message << b.err.message;
+  a.reader = udp().create_reader(a.ctx, "psb_udptest_two", nullptr, nullptr, &a.err);
+  a.writer = udp().create_writer(a.ctx, "psb_udptest_two", &a.err);
+  b.writer = udp().create_writer(b.ctx, "psb_udptest_two", &b.err);
+  ASSERT_TRUE(a.reader && a.writer && b.writer) << a.err.message << b.err.message;
+  constexpr int kEach = 20;
+  auto send = [](void *w, uint8_t seed) {
+    for (int i = 0; i < kEach; ++i) {
+      auto m = message(200000, uint8_t(seed + i));
+      psb_error err{};
+      EXPECT_EQ(udp().write(w, m.data(), m.size(), &err), 0) << err.message;
+    }
+  };
+  std::thread ta(send, a.writer, 0), tb(send, b.writer, 100);
+  ta.join();
+  tb.join();
+  int whole = 0;
+  for (std::vector<uint8_t> m; !(m = take_one(a.reader, 200'000'000)).empty();) {
+    ASSERT_EQ(m.size(), 200000u);
+    const uint8_t seed = m[0];
+    EXPECT_TRUE(m == message(200000, seed)) << "seed " << int(seed);
+    ++whole;
+  }
+  EXPECT_EQ(whole, 2 * kEach);
+}
+
+namespace {
+
 // Forks a child that opens a writer with the given fault options and writes 5 times;
 // returns its wait status.
 int status_of_faulty_writer(const char *fault, const char *after) {
