@@ -161,21 +161,3 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     mqtt().close(ctx);
   }
 }
-
-// A broker that is gone: drain fails (-1) with the connection's error, at once.
-TEST(MqttDrain, DrainFailsWhenTheBrokerDied) {
-  Broker broker;
-  Cfg c(broker.address(), PSB_NOTIFY_WAIT, PSB_RELIABLE);
-  psb_error err{};
-  void *ctx = mqtt().open(&c.cfg, &err);
-  ASSERT_NE(ctx, nullptr) << err.message;
-  void *w = mqtt().create_writer(ctx, "psb_mqttdrain_d", &err);
-  ASSERT_NE(w, nullptr) << err.message;
-  std::vector<uint8_t> m(64, 1);
-  ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
-  broker.kill_now();
-  EXPECT_EQ(mqtt().drain(w, 10 * kS, &err), -1);
-  EXPECT_NE(std::strstr(err.message, "lost the connection"), nullptr) << err.message;
-  mqtt().destroy_writer(w);
-  mqtt().close(ctx);
-}
