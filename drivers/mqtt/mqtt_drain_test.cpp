@@ -18,7 +18,7 @@
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
 #include "test_broker.hpp"
-#include "test_child.hpp"
+#include "test_process.hpp"
 
 namespace {
 
@@ -147,8 +147,8 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     void *w = mqtt().create_writer(ctx, "psb_mqttdrain_s", &err);
     ASSERT_NE(w, nullptr) << err.message;
     {
-      ASSERT_EQ(kill(broker.pid(), SIGSTOP), 0);
       Resume resume{broker.pid()};
+      ASSERT_TRUE(psb_test::stop_process(broker.pid()));
       const size_t size = rel == PSB_RELIABLE ? 64 : (1u << 20);
       const int count = rel == PSB_RELIABLE ? 100 : 32;
       std::vector<uint8_t> m(size, 0x33);
@@ -160,4 +160,25 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     mqtt().destroy_writer(w);
     mqtt().close(ctx);
   }
+}
+
+// A broker that is gone before it acknowledged: drain fails (-1) with the connection's
+// error, at once.
+TEST(MqttDrain, DrainFailsWhenTheBrokerDied) {
+  Broker broker;
+  Cfg c(broker.address(), PSB_NOTIFY_WAIT, PSB_RELIABLE);
+  psb_error err{};
+  void *ctx = mqtt().open(&c.cfg, &err);
+  ASSERT_NE(ctx, nullptr) << err.message;
+  void *w = mqtt().create_writer(ctx, "psb_mqttdrain_d", &err);
+  ASSERT_NE(w, nullptr) << err.message;
+  // Stopped first, so the PUBACK cannot come before the broker is gone.
+  ASSERT_TRUE(psb_test::stop_process(broker.pid()));
+  std::vector<uint8_t> m(64, 1);
+  ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
+  broker.kill_now();
+  EXPECT_EQ(mqtt().drain(w, 10 * kS, &err), -1);
+  EXPECT_NE(std::strstr(err.message, "lost the connection"), nullptr) << err.message;
+  mqtt().destroy_writer(w);
+  mqtt().close(ctx);
 }

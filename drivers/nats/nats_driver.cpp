@@ -346,6 +346,35 @@ int nats_write(void *p, const void *data, size_t len, psb_error *err) {
   return -1;
 }
 
+// ABI drain: a PING/PONG round trip (natsConnection_FlushTimeout). cnats writes its
+// buffer before the PING, and nats-server answers in order, so the PONG means the server
+// has every message published on this connection before (with send_asap=false, also
+// what waited in cnats's buffer for the flusher thread). Milliseconds, rounded up.
+int nats_drain(void *p, int64_t timeout_ns, psb_error *err) {
+  auto *w = static_cast<Writer *>(p);
+  const int64_t timeout_ms = timeout_ns <= 0 ? 1 : (timeout_ns + 999'999) / 1'000'000;
+  natsStatus s = natsConnection_FlushTimeout(w->ctx->nc, timeout_ms);
+  if (s == NATS_OK) return 1;
+  if (s == NATS_TIMEOUT) {
+    psb_set_error(err, "nats: drain: nats-server at %s did not confirm the messages published to "
+                       "%s within %lld ms (no PONG)",
+                  w->ctx->settings.address.c_str(), w->subject.c_str(), (long long)timeout_ms);
+    return 0;
+  }
+  fill_status_error(err, "drain", w->ctx, s);
+  return -1;
+}
+
+// ABI counters: cnats's count of the messages it dropped for this subscription at its
+// pending limit (slow consumer). Writers count nothing.
+void nats_counters(void *endpoint, int is_reader, psb_put_counter put, void *user) {
+  if (!is_reader) return;
+  auto *r = static_cast<Reader *>(endpoint);
+  int64_t dropped = 0;
+  if (r->sub != nullptr && natsSubscription_GetDropped(r->sub, &dropped) == NATS_OK)
+    put(user, "dropped", uint64_t(dropped));
+}
+
 void destroy_reader_now(Reader *r) {
   if (r->held != nullptr) natsMsg_Destroy(r->held);
   r->held = nullptr;
@@ -534,7 +563,13 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = nats_take,
     .release = nats_release,
-    .flush = nullptr,  // every write goes out at once
+    // send_asap=true: every write goes out at once. send_asap=false holds writes back up
+    // to 1 ms for cnats's flusher thread, on purpose (the option shows what that costs),
+    // and cnats has no call that only writes its buffer (natsConnection_Flush is a
+    // server round trip).
+    .flush = nullptr,
+    .drain = nats_drain,
+    .counters = nats_counters,
 };
 
 }  // namespace

@@ -128,6 +128,10 @@ int redis_write(void *w, const void *data, size_t len, psb_error *err) {
   return static_cast<Writer *>(w)->write(data, len, err);
 }
 
+int redis_drain(void *w, int64_t timeout_ns, psb_error *err) {
+  return static_cast<Writer *>(w)->drain(timeout_ns, err);
+}
+
 int redis_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
   return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
 }
@@ -170,7 +174,10 @@ const psb_driver kDriver = {
     .write_loan = nullptr,
     .take = redis_take,
     .release = redis_release,
-    .flush = nullptr,  // every write goes out at once
+    .flush = nullptr,  // every write is on the socket when write() returns
+    // write() does not wait for PUBLISH's reply: drain waits until every one came.
+    .drain = redis_drain,
+    .counters = nullptr,
 };
 
 }  // namespace

@@ -62,6 +62,7 @@ class RedisServer {
   int port() const { return port_; }
   std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
   bool running() const { return pid_ > 0; }
+  pid_t pid() const { return pid_; }
 
   std::string log() const {
     std::ifstream f(dir_ + "/redis.log");

@@ -34,7 +34,7 @@ Writer::~Writer() {
     // socket; closing with unread replies would send a reset instead of a FIN.
     if (!broken_) {
       psb_error ignored;
-      drain_all(2'000'000'000, &ignored);
+      await_replies(2'000'000'000, &ignored);
     }
     redisFree(c_);
   }
@@ -77,7 +77,7 @@ bool Writer::consume(const char *p, size_t n, psb_error *err) {
   return !refused;
 }
 
-bool Writer::drain(psb_error *err) {
+bool Writer::read_replies(psb_error *err) {
   bool ok = true;
   for (;;) {
     const ssize_t n = recv(fd_, rbuf_, sizeof rbuf_, MSG_DONTWAIT);
@@ -104,20 +104,25 @@ bool Writer::drain(psb_error *err) {
   }
 }
 
-bool Writer::drain_all(int64_t timeout_ns, psb_error *err) {
+int Writer::await_replies(int64_t timeout_ns, psb_error *err) {
   const int64_t end = now_ns() + timeout_ns;
   for (;;) {
-    if (!drain(err)) return false;
-    if (pending_ == 0) return true;
+    if (!read_replies(err)) return -1;
+    if (pending_ == 0) return 1;
     const int64_t left = end - now_ns();
     if (left <= 0 || wait_readable(fd_, -1, left) < 0) {
       psb_set_error(err,
                 "redis: redis-server at %s did not answer %llu PUBLISH to %s within %lld ms",
                 settings_.address().c_str(), static_cast<unsigned long long>(pending_),
                 channel_.c_str(), static_cast<long long>(timeout_ns / 1000000));
-      return false;
+      return 0;
     }
   }
+}
+
+int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  if (broken_) return fail(err);
+  return await_replies(timeout_ns, err);
 }
 
 int Writer::write(const void *data, size_t len, psb_error *err) {
@@ -128,7 +133,7 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
     return -1;
   }
   // The replies of earlier PUBLISH: a closed connection or a refusal shows here.
-  if (!drain(err)) return -1;
+  if (!read_replies(err)) return -1;
   // "<len>\r\n" after the prefix.
   char digits[24];
   size_t nd = 0;
@@ -167,7 +172,7 @@ int Writer::matched_readers() {
   if (broken_) return -1;
   psb_error err{};
   // Replies come in order: the PUBLISH ones first, then this command's.
-  if (!drain_all(int64_t(kIoTimeoutS) * 1000000000, &err)) {
+  if (await_replies(int64_t(kIoTimeoutS) * 1000000000, &err) != 1) {
     if (!broken_) {
       broken_ = true;
       broken_err_ = err;

@@ -24,6 +24,10 @@ class Writer final : public Endpoint {
   // PUBSUB NUMSUB <channel>: the subscriber connections of the channel; -1 on error
   // (the error then fails the next write).
   int matched_readers();
+  // ABI drain: every PUBLISH sent is answered, so redis-server has handed each message
+  // to the subscribers' connections. 1, 0 on timeout, -1 (err set) on a broken
+  // connection or a refused PUBLISH.
+  int drain(int64_t timeout_ns, psb_error *err);
 
   const std::string &channel() const { return channel_; }
   uint64_t pending_replies() const { return pending_; }
@@ -33,9 +37,10 @@ class Writer final : public Endpoint {
   Writer() = default;
   // Reads the PUBLISH replies that have arrived, without blocking: false (err set) if
   // the connection ended or the server refused a PUBLISH.
-  bool drain(psb_error *err);
-  // Reads until every PUBLISH sent has its reply, up to timeout_ns.
-  bool drain_all(int64_t timeout_ns, psb_error *err);
+  bool read_replies(psb_error *err);
+  // Reads until every PUBLISH sent has its reply: 1, 0 when timeout_ns passed first,
+  // -1 (err set) when the connection ended or the server refused a PUBLISH.
+  int await_replies(int64_t timeout_ns, psb_error *err);
   bool consume(const char *p, size_t n, psb_error *err);
   int fail(psb_error *err);  // copies the broken connection's message; returns -1
 

@@ -13,8 +13,11 @@ namespace psbzmq {
 namespace {
 
 // How long zmq_close() lets queued messages (the last samples, the end markers) drain
-// to connected subscribers before they are dropped; bounds the wait in close().
-constexpr int kWriterLingerMs = 1000;
+// to connected subscribers before they are dropped; bounds the wait in close(). ZeroMQ
+// cannot tell when a PUB's queue is empty, so there is no ABI drain: the linger is what
+// keeps a close from discarding a backlog. 10 s, as the node's default --drain-timeout;
+// only a subscriber that is connected but does not read makes close() wait that long.
+constexpr int kWriterLingerMs = 10000;
 
 }  // namespace
 

@@ -125,6 +125,10 @@ const psb_driver kDriver = {
     .take = zeromq_take,
     .release = zeromq_release,
     .flush = nullptr,  // every write goes out at once
+    // ZeroMQ cannot tell when a PUB's queues are empty: no drain. Writers linger up to
+    // 10 s at close instead, so queued messages still leave (README, "Closing").
+    .drain = nullptr,
+    .counters = nullptr,
 };
 
 }  // namespace
