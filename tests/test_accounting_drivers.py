@@ -12,7 +12,7 @@ from conftest import only_run, run_cli
 
 RELIABLE = {"cyclonedds", "fastdds", "iceoryx", "mqtt", "shm"}
 # Drivers whose middleware queues writes (ABI drain) and counts its own losses (counters).
-DRAINS = {"cyclonedds", "fastdds", "mqtt"}
+DRAINS = {"cyclonedds", "fastdds", "mqtt", "nats", "redis"}
 COUNTS = {"cyclonedds", "fastdds"}
 ALL = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats", "redis"]
 CASES = [(d, "best_effort") for d in ALL] + [(d, "reliable") for d in ALL if d in RELIABLE]
