@@ -2,7 +2,9 @@
 // dlopen, as psbench-node does. No timing assertions: waits have generous bounds only
 // so that a bug fails instead of hanging. Run with --echo-child ... this binary is the
 // peer process of the inter-process test (it must start before Cyclone does, so it is
-// a fresh exec, not a fork).
+// a fresh exec, not a fork); with --reader-child ... it is the reader the drain and
+// counter tests stop and resume (within one process Cyclone delivers locally, so
+// neither acknowledgements nor loss on a transport can be seen there).
 #include <dlfcn.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,6 +17,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -510,7 +513,222 @@ TEST(CycloneddsDriver, ContextsOfOneDomainMustShareItsConfiguration) {
       << c.err.message;
 }
 
+// --- ABI 4: drain and counters ---------------------------------------------------
+
+namespace {
+
+constexpr const char *kChildTopic = "child";
+
+std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
+  std::map<std::string, uint64_t> out;
+  drv().counters(
+      endpoint, is_reader,
+      [](void *user, const char *name, uint64_t value) {
+        (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
+      },
+      &out);
+  return out;
+}
+
+// This binary run as `--reader-child RUN RELIABILITY HISTORY DEPTH`: a wait-mode reader
+// on <run>_child over udp prints "matched" once it sees a writer, takes until a message
+// with flag 4 (end) or 10 s without any, then prints "received N" and each of its
+// counters as "NAME VALUE". Every wait is bounded.
+int reader_child(char **argv) {
+  Cfg cfg;
+  cfg.run_id = argv[0];
+  cfg.c.qos = psb_qos{uint32_t(std::atoi(argv[1])), PSB_VOLATILE, uint32_t(std::atoi(argv[2])),
+                      uint32_t(std::atoi(argv[3]))};
+  Side s(cfg);
+  if (!s.ctx || !s.add_reader(kChildTopic)) {
+    std::fprintf(stderr, "reader child: %s\n", s.err.message);
+    return 1;
+  }
+  if (!eventually([&] { return drv().matched_writers(s.reader) >= 1; }, 20)) return 2;
+  std::printf("matched\n");
+  std::fflush(stdout);
+  uint64_t received = 0;
+  auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < idle_end) {
+    const void *data;
+    size_t len;
+    const int r = drv().take(s.reader, 100'000'000, &data, &len, &s.err);
+    if (r < 0) return 3;
+    if (r == 0) continue;
+    uint32_t flags;
+    std::memcpy(&flags, static_cast<const uint8_t *>(data) + 28, sizeof flags);
+    if (flags & 4) break;
+    ++received;
+    idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  }
+  std::printf("received %llu\n", static_cast<unsigned long long>(received));
+  for (const auto &[name, value] : counters_of(s.reader, 1))
+    std::printf("%s %llu\n", name.c_str(), static_cast<unsigned long long>(value));
+  return 0;
+}
+
+// The parent's handle on a reader child: its stdout is a pipe read line by line.
+struct ReaderChild {
+  pid_t pid = -1;
+  FILE *out = nullptr;
+
+  bool start(Cfg &cfg) {
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    const std::string rel = std::to_string(cfg.c.qos.reliability),
+                      hist = std::to_string(cfg.c.qos.history),
+                      depth = std::to_string(cfg.c.qos.history_depth);
+    const char *argv[] = {g_self, "--reader-child", cfg.run_id.c_str(), rel.c_str(),
+                          hist.c_str(), depth.c_str(), nullptr};
+    const int rc = posix_spawn(&pid, g_self, &actions, nullptr, const_cast<char **>(argv), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) {
+      pid = -1;
+      close(fds[0]);
+      return false;
+    }
+    out = fdopen(fds[0], "r");
+    return out != nullptr;
+  }
+  // The next line the child printed, without its newline; empty at its end.
+  std::string line() {
+    char buf[256];
+    if (out == nullptr || std::fgets(buf, sizeof buf, out) == nullptr) return "";
+    std::string l(buf);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    return l;
+  }
+  // "received" and every counter the child printed; {"exit", status} too.
+  std::map<std::string, uint64_t> finish() {
+    std::map<std::string, uint64_t> got;
+    for (std::string l; !(l = line()).empty();) {
+      const size_t sp = l.find(' ');
+      if (sp != std::string::npos) got[l.substr(0, sp)] = std::stoull(l.substr(sp + 1));
+    }
+    int status = -1;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid) pid = -1;
+    got["exit"] = WIFEXITED(status) ? uint64_t(WEXITSTATUS(status)) : 99;
+    return got;
+  }
+  ~ReaderChild() {
+    if (pid > 0) {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out != nullptr) std::fclose(out);
+  }
+};
+
+void write_n(Side &w, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto m = message(64, i);
+    ASSERT_EQ(drv().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+  }
+}
+
+std::vector<uint8_t> end_message() {
+  auto m = message(64, ~0ull);
+  const uint32_t end = 4;
+  std::memcpy(m.data() + 28, &end, sizeof end);
+  return m;
+}
+
+// Starts the child, a writer on its topic, waits until both matched, then sends one
+// message and drains it: a reliable Cyclone writer does not wait for a reader that
+// has not yet answered a heartbeat, so drain proves nothing until it has once.
+void start_pair(Cfg &cfg, ReaderChild &child, Side &w) {
+  ASSERT_TRUE(child.start(cfg));
+  ASSERT_TRUE(w.ctx && w.add_writer(kChildTopic)) << w.err.message;
+  ASSERT_EQ(child.line(), "matched");
+  ASSERT_TRUE(eventually([&] { return drv().matched_readers(w.writer) >= 1; }));
+  const auto first = message(64, 1'000'000);
+  ASSERT_EQ(drv().write(w.writer, first.data(), first.size(), &w.err), 0) << w.err.message;
+  ASSERT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;
+}
+
+}  // namespace
+
+// A reader in a stopped process acknowledges nothing: drain times out (0) while it is
+// stopped and returns drained (1) once it runs again; it then has every sample. 100
+// samples: Cyclone's writer history starts with a 30 kB high-water mark (WhcHighInit)
+// and blocks writes beyond it until acknowledgements raise it (seen: 163 of 200).
+TEST(CycloneddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
+  for (const bool batch : {false, true}) {
+    Cfg cfg;
+    cfg.c.qos = psb_qos{PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+    if (batch) cfg.option("write_batch", "true");  // drain must flush the batch first
+    ReaderChild child;
+    Side w(cfg);
+    start_pair(cfg, child, w);
+    ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+    write_n(w, 100);
+    EXPECT_EQ(drv().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
+    ASSERT_EQ(kill(child.pid, SIGCONT), 0);
+    EXPECT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;
+    const auto end = end_message();
+    ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
+    ASSERT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;  // sends the batch
+    auto got = child.finish();
+    EXPECT_EQ(got["exit"], 0u) << "batch " << batch;
+    EXPECT_EQ(got["received"], 101u) << "batch " << batch;  // with start_pair's
+    EXPECT_EQ(got["sample_lost"], 0u) << "batch " << batch;
+  }
+}
+
+TEST(CycloneddsDriver, DrainOfAWriterWithoutRemoteReadersReturnsDrainedAtOnce) {
+  for (uint32_t rel : {PSB_RELIABLE, PSB_BEST_EFFORT}) {
+    Cfg cfg;
+    cfg.c.qos = psb_qos{rel, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+    Side w(cfg);
+    ASSERT_TRUE(w.ctx && w.add_writer("alone")) << w.err.message;
+    write_n(w, 10);
+    EXPECT_EQ(drv().drain(w.writer, 0, &w.err), 1) << w.err.message;
+  }
+}
+
+// Best effort over UDP into a stopped reader: its socket buffer overflows and the
+// kernel drops the rest. Cyclone 0.10.2 counts none of it: its SAMPLE_LOST is raised
+// only when the reader history refuses a sample older than the instance's latest
+// (destination order by source timestamp), and SAMPLE_REJECTED only at resource
+// limits, which psbench leaves unlimited. Both keys are reported, both 0 (pinned, so
+// a Cyclone that starts counting gaps shows here).
+TEST(CycloneddsDriver, CountersOfABestEffortReaderThatMissedSamples) {
+  Cfg cfg;
+  cfg.c.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  ReaderChild child;
+  Side w(cfg);
+  start_pair(cfg, child, w);
+  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  constexpr uint64_t kWritten = 20000;
+  write_n(w, kWritten);
+  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
+  const auto end = end_message();
+  for (int i = 0; i < 3; ++i) {  // best effort: the end marker itself may be dropped
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
+  }
+  auto got = child.finish();
+  EXPECT_EQ(got["exit"], 0u);
+  EXPECT_LT(got["received"], kWritten);  // start_pair's one more
+  EXPECT_EQ(got.count("sample_lost"), 1u);
+  EXPECT_EQ(got.count("sample_rejected"), 1u);
+  EXPECT_EQ(got["sample_lost"], 0u);
+  EXPECT_EQ(got["sample_rejected"], 0u);
+  std::printf("best effort into a stopped reader: received %llu, sample_lost %llu, "
+              "sample_rejected %llu of %llu\n",
+              (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
+              (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
+  EXPECT_TRUE(counters_of(w.writer, 0).empty());  // nothing a writer counts means undelivered
+}
+
 int main(int argc, char **argv) {
+  if (argc == 6 && std::strcmp(argv[1], "--reader-child") == 0) return reader_child(argv + 2);
   if (argc == 5 && std::strcmp(argv[1], "--echo-child") == 0)
     return echo_child(argv[2], argv[3], std::strtoull(argv[4], nullptr, 10));
   ::testing::InitGoogleTest(&argc, argv);

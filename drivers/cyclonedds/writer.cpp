@@ -72,6 +72,8 @@ int Writer::flush(psb_error *) {
 }
 
 int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  // The flush sends what WriteBatch holds back; after it a best-effort writer holds
+  // nothing (dds_write sends at once), and dds_wait_for_acks returns OK at once for it.
   dds_write_flush(writer_);
   const dds_return_t rc = dds_wait_for_acks(writer_, timeout_ns);
   if (rc == DDS_RETCODE_OK) return 1;

@@ -33,16 +33,26 @@ constexpr uint32_t kShmDefaultSegment = 512 * 1024;  // Fast DDS 2.9's default
 constexpr uint32_t kUdpMinBuffer = 1024 * 1024;
 constexpr uint32_t kInitialPeersRange = 32;
 
-// A UDPv4 transport on 127.0.0.1 only, with socket buffers that can hold a burst of
-// fragments of the run's largest message (the kernel caps them at net.core.*mem_max).
+// A UDPv4 transport on 127.0.0.1 only, with a receive buffer that can hold a burst of
+// fragments of the run's largest message (the kernel caps it at net.core.rmem_max).
 uint64_t udp_buffer_size(const Settings &s) {
   return std::max<uint64_t>(kUdpMinBuffer, 2 * s.max_payload);
+}
+
+// The send buffer stays Fast DDS's default (0: the system's) unless two of the run's
+// messages exceed 1 MiB. Fast DDS 2.9 sizes a reliable writer's piggybacked heartbeats
+// by it (one per "minimum send buffer size" bytes written): with 1 MiB and 64-byte
+// samples that is one per ~10,000 samples, more than the writer's 5000-sample keep_all
+// history, which then fills unacknowledged and blocks write() until it times out
+// (drivers/fastdds/README.md, "Reliable back to back").
+uint32_t udp_send_buffer_size(const Settings &s) {
+  return 2 * s.max_payload > kUdpMinBuffer ? static_cast<uint32_t>(2 * s.max_payload) : 0;
 }
 
 std::shared_ptr<UDPv4TransportDescriptor> loopback_udp(const Settings &s) {
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
   udp->interfaceWhiteList.emplace_back(kLoopback);
-  udp->sendBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
+  udp->sendBufferSize = udp_send_buffer_size(s);
   udp->receiveBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
   return udp;
 }

@@ -54,11 +54,19 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
 }
 
 int Writer::drain(int64_t timeout_ns, psb_error *err) {
+  // Reliable: until every matched reader acknowledged every sample. Best effort
+  // (StatelessWriter): until the writer has nothing left unsent, which in the
+  // synchronous publish mode the driver uses is always at once (write() hands each
+  // sample to the transport before it returns); it matters only when a vendor XML
+  // (transport config) selects the asynchronous publish mode.
   const eprosima::fastrtps::Duration_t wait(int32_t(timeout_ns / 1'000'000'000),
                                             uint32_t(timeout_ns % 1'000'000'000));
   const ReturnCode_t rc = writer_->wait_for_acknowledgments(wait);
   if (rc == ReturnCode_t::RETCODE_OK) return 1;
-  if (rc == ReturnCode_t::RETCODE_TIMEOUT) return 0;
+  // Fast DDS 2.9 returns RETCODE_ERROR, not RETCODE_TIMEOUT, when max_wait elapses
+  // (DataWriterImpl::wait_for_acknowledgments: wait_for_all_acked() false -> ERROR);
+  // on an enabled writer that is its only failure.
+  if (rc == ReturnCode_t::RETCODE_ERROR || rc == ReturnCode_t::RETCODE_TIMEOUT) return 0;
   psb_set_error(err, "fastdds: wait_for_acknowledgments failed (return code %d)", int(rc()));
   return -1;
 }

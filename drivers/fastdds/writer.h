@@ -20,7 +20,8 @@ class Writer {
   int write(const void *data, size_t len, psb_error *err);
   int matched_readers() const;
   // ABI drain: DataWriter::wait_for_acknowledgments: 1 once every matched reliable
-  // reader acknowledged all samples, 0 at the timeout, -1 on an error.
+  // reader acknowledged all samples (best effort: once nothing is left unsent), 0 at
+  // the timeout, -1 on an error.
   int drain(int64_t timeout_ns, psb_error *err);
 
  private:
