@@ -331,3 +331,34 @@ def test_the_bound_of_runs_left_never_undercounts():
     for done, left in bounds:
         assert done + left <= 8 * 3 and result.runs - done <= left
     assert runs_left_at_most(result) >= 0
+
+
+def test_the_output_says_the_rate_is_per_publisher_with_the_total():
+    from psbench.cmd_ratesearch import curve_table, result_text
+    from psbench.ratesearch import per_publisher_json
+    result = search(Criteria(start_rate_hz=1000, max_rate_hz=2000, confirm=2), system(1e9))
+    assert per_publisher_json(result, 3) == {
+        "rate_is": "per publisher", "publishers": 3,
+        "aggregate_max_sustainable_rate_hz": 6000, "aggregate_rates_hz": [3000, 6000]}
+    text = result_text(result, 3)
+    assert text.startswith("max sustainable rate: 2,000 Hz per publisher (6,000 Hz offered "
+                           "by all 3 together)") and "passed 2 of 2 runs" in text
+    assert "per publisher" not in result_text(result, 1)
+    table = curve_table(result, 3)
+    assert "rate Hz per pub" in table and "all 3 Hz" in table and "6,000" in table
+    assert "2/2" in table and "pass, confirmed" in table
+
+
+def test_progress_with_an_upper_bound_says_at_most():
+    import io
+    from psbench.progress import Progress
+    out = io.StringIO()
+    progress = Progress(6, stream=out, tty=False, at_most=True)
+    progress.start("1,000 Hz")
+    progress.total = 4
+    progress.finish("1,000 Hz", "pass", 2.0, failed=False)
+    assert out.getvalue().startswith("[1/at most 4] 1,000 Hz: pass (2.0 s); 0 failed; "
+                                     "ETA at most 0:06")
+    plain = io.StringIO()
+    Progress(2, stream=plain, tty=False).finish("x", "ok", 1.0)
+    assert plain.getvalue().startswith("[1/2] x: ok") and "at most" not in plain.getvalue()
