@@ -18,3 +18,47 @@ def test_an_acknowledged_round_trip_names_both_sizes(driver_libs, results):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "ping udp 1024 B -> 32 B reply, inter-process: ok" in proc.stdout
     assert "1024 B out and a 32 B reply back" in proc.stdout
+
+
+def _summary(role, topic, discovery_ns):
+    return {"role": role, "config": {"topics": [topic]},
+            "timing": {"discovery_ns": discovery_ns}}
+
+
+def test_the_discovery_line_over_several_topics_and_when_not_measured():
+    from psbench.report import _discovery
+    two = {"t1-sub": _summary("sub", "data1", 5e6), "t1-pub": _summary("pub", "data1", 4e6),
+           "t2-sub": _summary("sub", "data2", 7e6), "t2-pub": _summary("pub", "data2", 3e6)}
+    assert _discovery(two) == ("7.00 ms (t2-sub, the slowest of 2 subs on 2 topics; "
+                               "fastest 5.00 ms)")
+    one = {"sub": _summary("sub", "data", 2e6), "pub": _summary("pub", "data", 1e6)}
+    assert _discovery(one) == "2.00 ms (sub)"
+    # udp cannot tell when it matched: the line says so instead of going missing.
+    none = {name: _summary(s["role"], "d", None) for name, s in two.items()}
+    assert _discovery(none) == ("not measured (the driver cannot tell when readers and "
+                                "writers matched)")
+
+
+def test_a_udp_run_with_two_topics_prints_its_discovery_line(driver_libs, results):
+    proc = run_cli(["pubsub", "--driver", "udp", "--topics", "2", "--rate", "1000",
+                    "--count", "200"], results)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "  discovery: not measured" in proc.stdout
+
+
+def test_the_report_labels_name_the_reply_size():
+    from psbench.analysis.configs import label_keys, label_of
+    from psbench.report import sizes_text
+
+    class Config:
+        def __init__(self, **params):
+            self.params = params
+
+    assert sizes_text(1024, 32) == "1024 B -> 32 B reply"
+    assert sizes_text(64, None) == sizes_text(64, 64) == sizes_text(64, 128) == "64 B"
+    acked = Config(kind="ping", driver="udp", size=1024, reply_size=32)
+    echoed = Config(kind="ping", driver="udp", size=1024)
+    keys = label_keys([acked, echoed])
+    assert "reply_size" not in keys
+    assert label_of(acked, keys) == "udp 1 KiB -> 32 B reply"
+    assert label_of(echoed, keys) == "udp 1 KiB"

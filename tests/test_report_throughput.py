@@ -354,3 +354,21 @@ def test_a_real_echo_run_of_the_node_gives_latency_under_load(node, driver_libs,
     assert row["every"] == 5 and row["n"] == len(rtt)
     assert row["expected"] == pub_summary["echo"]["expected"]
     assert row["p50_ns"] == nearest_rank(rtt.latency_ns / 2.0, 50)
+
+
+def test_a_search_with_several_publishers_says_its_rate_is_each_ones(tmp_path):
+    folder = search_folder(tmp_path / "search")
+    record = json.loads((folder / "search.json").read_text())
+    record["publishers"] = 2
+    record["criteria"]["confirm"] = 3
+    record["steps"][0].update(runs=3, runs_passed=3)
+    (folder / "search.json").write_text(json.dumps(record))
+    table = report_of(folder).table("search")
+    names = [c.name for c in table.columns]
+    assert "offered /s per pub" in names and "all pubs /s" in names
+    rows = rows_of(report_of(folder), "search")
+    assert rows[0]["aggregate_rate_hz"] == 2 * rows[0]["rate_hz"]
+    assert rows[0]["runs_passed"] == "3/3" and rows[3]["runs_passed"] == "0/1"
+    assert table.notes[0].startswith("search: maximum sustainable rate 6,000/s per "
+                                     "publisher (12,000/s from all 2) where loss <= 1 % "
+                                     "and p99 <= 500 µs and 3 of 3 runs passed")

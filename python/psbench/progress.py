@@ -1,6 +1,7 @@
 """Progress of a sweep on stderr: one line redrawn in place on a terminal (bar,
 done/total, failed count, current run, ETA), one plain line per finished run otherwise
-(CI logs, files)."""
+(CI logs, files). With at_most, total is an upper bound that may shrink (a rate
+search's runs): it and the ETA read "at most"."""
 
 import shutil
 import sys
@@ -19,8 +20,10 @@ def duration_text(seconds: float | None) -> str:
 
 
 class Progress:
-    def __init__(self, total: int, stream=None, tty: bool | None = None):
+    def __init__(self, total: int, stream=None, tty: bool | None = None,
+                 at_most: bool = False):
         self.stream = stream or sys.stderr
+        self.at_most = at_most
         self.tty = self.stream.isatty() if tty is None else tty
         self.total = total
         self.done = 0
@@ -56,9 +59,9 @@ class Progress:
         self.failed += failed
         self.durations.append(seconds)
         self.current, self.started = None, None
-        line = (f"[{self.done}/{self.total}] {label}: {status} ({seconds:.1f} s); "
+        line = (f"[{self._count()}] {label}: {status} ({seconds:.1f} s); "
                 + (f"{note}; " if note else "")
-                + f"{self.failed} failed; ETA {duration_text(self.eta())}")
+                + f"{self.failed} failed; {self._eta_text()}")
         if not self.tty:
             print(line, file=self.stream, flush=True)
             return
@@ -66,6 +69,12 @@ class Progress:
             self._clear()
             print(line, file=self.stream, flush=True)
         self._draw()
+
+    def _count(self) -> str:
+        return f"{self.done}/{'at most ' if self.at_most else ''}{self.total}"
+
+    def _eta_text(self) -> str:
+        return f"ETA {'at most ' if self.at_most else ''}{duration_text(self.eta())}"
 
     def close(self) -> None:
         if self.tty and self._drawn:
@@ -80,8 +89,8 @@ class Progress:
         filled = BAR_WIDTH * self.done // max(self.total, 1)
         bar = "#" * filled + "." * (BAR_WIDTH - filled)
         now = f"  now: {self.current}" if self.current else ""
-        text = (f"[{bar}] {self.done}/{self.total}  {self.failed} failed  "
-                f"ETA {duration_text(self.eta())}{now}")
+        text = (f"[{bar}] {self._count()}  {self.failed} failed  "
+                f"{self._eta_text()}{now}")
         width = shutil.get_terminal_size((100, 24)).columns
         self.stream.write("\r\x1b[2K" + text[:max(width - 1, 10)])
         self.stream.flush()

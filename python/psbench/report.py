@@ -20,6 +20,19 @@ def latency_table(rows: list[tuple[str, dict]]) -> str:
                          for name, series in rows], indent="  ")
 
 
+def bytes_text(size) -> str:
+    return f"{size} B"
+
+
+def sizes_text(size, reply_size, unit=bytes_text) -> str:
+    """The message size, and pong's reply beside it when the reply is shorter (an
+    acknowledgement, --reply-size): "1024 B -> 32 B reply"."""
+    text = unit(size)
+    if isinstance(reply_size, int) and isinstance(size, int) and 0 < reply_size < size:
+        text += f" -> {unit(reply_size)} reply"
+    return text
+
+
 def _config_line(summary: dict, sender: dict | None = None) -> str:
     """The run's settings from the receiver's summary; the warm-up is the sender's (a
     receiver sends none)."""
@@ -48,8 +61,9 @@ def _realtime_line(summaries: dict) -> str:
 
 
 def _discovery(summaries: dict) -> str | None:
-    """ping's discovery, or the subscribers' (the slowest when there are several, on any
-    topic), else the publisher's."""
+    """ping's discovery, or the subscribers' (the slowest and the fastest when there are
+    several, across every topic), else the publishers'; a run whose driver cannot tell
+    when it matched says so (udp), so that the line is never silently missing."""
     def of(name):
         return ((summaries.get(name) or {}).get("timing") or {}).get("discovery_ns")
     for role in ("ping", "sub", "pub", "pong"):
@@ -60,9 +74,18 @@ def _discovery(summaries: dict) -> str | None:
         slowest = max(found, key=found.get)
         if len(found) == 1:
             return f"{found[slowest] / 1e6:.2f} ms ({slowest})"
+        topics = {_topic(summaries[name]) for name in found} - {None}
+        across = f" on {len(topics)} topics" if len(topics) > 1 else ""
         return (f"{found[slowest] / 1e6:.2f} ms ({slowest}, the slowest of {len(found)} "
-                f"{role}s; fastest {min(found.values()) / 1e6:.2f} ms)")
+                f"{role}s{across}; fastest {min(found.values()) / 1e6:.2f} ms)")
+    if any(s.get("role") in ("sub", "pub", "ping") for s in summaries.values()):
+        return "not measured (the driver cannot tell when readers and writers matched)"
     return None
+
+
+def _topic(summary: dict) -> str | None:
+    topics = (summary.get("config") or {}).get("topics") or []
+    return topics[0] if topics else None
 
 
 def _too_few_note(series: dict) -> str | None:
@@ -144,8 +167,7 @@ def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
     # An acknowledgement (--reply-size) is not an echo: both sizes are named.
-    size = (f"{spec.size} B -> {spec.reply_size} B reply"
-            if spec.reply_size and spec.reply_size < spec.size else f"{spec.size} B")
+    size = sizes_text(spec.size, spec.reply_size)
     lines = [f"{spec.kind} {spec.driver} {size}, {placement}: {outcome.status}"]
     subs = outcome.subscriber_names
     main_role = "ping" if spec.kind == "ping" else (subs[0] if subs else "sub")

@@ -11,6 +11,7 @@ import numpy as np
 from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.analysis.load import ResultSet, RunData, RunSettings, natural_key
 from psbench.experiment.report import size_text, value_text
+from psbench.report import sizes_text
 
 # Drivers that measure the physical floor: raw UDP and shared memory, no middleware.
 BASELINE_DRIVERS = ("udp", "shm")
@@ -160,14 +161,21 @@ def label_keys(configs: list[Config], leave_out: str | None = None) -> list[str]
     when it varies), then the other settings that differ between them."""
     varying = varying_keys(configs)
     leading = (["kind"] if "kind" in varying else []) + ["driver", "size"]
-    return [k for k in leading + [k for k in varying if k not in leading] if k != leave_out]
+    # The size names pong's reply too (label_of), unless the size is left out.
+    named = leading + (["reply_size"] if leave_out != "size" else [])
+    return [k for k in leading + [k for k in varying if k not in named] if k != leave_out]
 
 
 def label_of(config: Config, keys: list[str]) -> str:
-    """e.g. "ping udp 64 B reliability=reliable"."""
-    return " ".join(setting_text(key, config.params[key]) if key in ("kind", "driver", "size")
-                    else f"{key}={setting_text(key, config.params[key])}"
-                    for key in keys if key in config.params)
+    """e.g. "ping udp 64 B reliability=reliable", "ping udp 1 KiB -> 32 B reply" (an
+    acknowledged round trip names both sizes)."""
+    def text(key):
+        if key == "size":
+            return sizes_text(config.params[key], config.params.get("reply_size"), size_text)
+        if key in ("kind", "driver"):
+            return setting_text(key, config.params[key])
+        return f"{key}={setting_text(key, config.params[key])}"
+    return " ".join(text(key) for key in keys if key in config.params)
 
 
 def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:

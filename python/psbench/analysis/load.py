@@ -260,6 +260,14 @@ class Search:
     def criteria(self) -> dict:
         return self.data.get("criteria") or {}
 
+    @property
+    def publishers(self) -> int:
+        """Publishers per step (the search's rates are each one's); 1 when not said."""
+        found = self.data.get("publishers")
+        if found is None:
+            found = (self.data.get("spec") or {}).get("publishers")
+        return found if isinstance(found, int) and found > 1 else 1
+
 
 def _search_files(root: Path) -> list[Path]:
     """search.json in the root, its folders and theirs (a sweep's run folder)."""

@@ -591,10 +591,13 @@ def _search_drawing(search: Search, steps: list[tuple[int, dict]], index: int,
         best = search.data.get("max_sustainable_rate_hz")
         if best:
             ax.axvline(best, color="C2", linestyle=":", linewidth=1.0,
-                       label=f"max sustainable {best:,.0f}/s")
+                       label=f"max sustainable {best:,.0f}/s"
+                             + (" per pub" if search.publishers > 1 else ""))
         ax.set_xscale("log")
         _log_axis(ax.xaxis)
-        ax.set_xlabel("offered rate (samples/s)")
+        ax.set_xlabel("offered rate (samples/s)" if search.publishers == 1 else
+                      f"offered rate per publisher (samples/s; {search.publishers} "
+                      f"publishers offer {search.publishers}x)")
         ax.legend(loc="upper left")
     p99_ax.set_yscale("log")
     _log_axis(p99_ax.yaxis)
@@ -608,5 +611,8 @@ def _search_drawing(search: Search, steps: list[tuple[int, dict]], index: int,
                "circles passed both bounds, crosses failed one; dashed red: the bound "
                "(p99 left, loss right); dotted green: the highest rate found sustainable. "
                "The search doubles the rate until a step fails, then bisects between the "
-               "last pass and the first failure.")
+               "last pass and the first failure; a passing rate near the boundary counts "
+               "only once its reruns passed too."
+               + (f" Rates are each of the {search.publishers} publishers' rate."
+                  if search.publishers > 1 else ""))
     return Drawing(_numbered("rate-search", index, count), title, caption, figure)

@@ -119,24 +119,44 @@ def subscribers_table(configs: list[Config]) -> Table | None:
                  rows, notes)
 
 
+def _runs_passed(step: dict) -> str:
+    """'passed/runs' of a step (a search.json without reruns: its one run)."""
+    runs = step.get("runs") or 1
+    passed = step.get("runs_passed")
+    if passed is None:
+        passed = int(bool(step.get("passed")))
+    return f"{passed}/{runs}"
+
+
 def search_table(searches: list[Search]) -> Table | None:
-    """The steps of every rate search, or None when the result set has none."""
+    """The steps of every rate search, or None when the result set has none. Rates are
+    each publisher's; with several publishers the table says so and adds their total."""
     if not searches:
         return None
+    several = any(search.publishers > 1 for search in searches)
     columns = [Column("search", "search"), Column("step", "step", "count"),
-               Column("offered /s", "rate_hz", "offered"),
-               Column("achieved /s", "achieved_rate_hz", "rate"),
-               Column("loss %", "loss_percent", "percent_value"),
-               Column("p99 µs", "p99_ns", "us"), Column("status", "status"),
-               Column("passed", "passed", "yes_no"), Column("why", "why"),
-               Column("folder", "run_dir")]
+               Column("offered /s per pub" if several else "offered /s", "rate_hz",
+                      "offered")]
+    if several:
+        columns += [Column("pubs", "publishers", "count"),
+                    Column("all pubs /s", "aggregate_rate_hz", "offered")]
+    columns += [Column("achieved /s", "achieved_rate_hz", "rate"),
+                Column("loss %", "loss_percent", "percent_value"),
+                Column("p99 µs", "p99_ns", "us"), Column("status", "status"),
+                Column("runs passed", "runs_passed"),
+                Column("passed", "passed", "yes_no"), Column("why", "why"),
+                Column("folder", "run_dir")]
     rows, notes = [], []
     for search in searches:
+        pubs = search.publishers
         for number, step in enumerate(search.steps, start=1):
-            rows.append([search.name, number, step.get("rate_hz"),
-                         step.get("achieved_rate_hz"), step.get("loss_percent"),
-                         step.get("p99_ns"), step.get("status"), step.get("passed"),
-                         step.get("why"), step.get("run_dir")])
+            rate = step.get("rate_hz")
+            rows.append([search.name, number, rate]
+                        + ([pubs, rate * pubs if isinstance(rate, (int, float)) else None]
+                           if several else [])
+                        + [step.get("achieved_rate_hz"), step.get("loss_percent"),
+                           step.get("p99_ns"), step.get("status"), _runs_passed(step),
+                           step.get("passed"), step.get("why"), step.get("run_dir")])
         criteria = search.criteria
         best = search.data.get("max_sustainable_rate_hz")
         bounds = []
@@ -144,17 +164,26 @@ def search_table(searches: list[Search]) -> Table | None:
             bounds.append(f"loss <= {criteria['max_loss_percent']:g} %")
         if criteria.get("max_p99_ns") is not None:
             bounds.append(f"p99 <= {criteria['max_p99_ns'] / 1000:g} µs")
+        if (criteria.get("confirm") or 1) > 1:
+            bounds.append(f"{criteria['confirm']} of {criteria['confirm']} runs passed")
         bracket = search.data.get("bracket") or []
         notes.append(
             f"{search.name}: maximum sustainable rate "
-            + (f"{best:,.0f}/s" if best else "none found (no step passed)")
+            + (f"{best:,.0f}/s" + (f" per publisher ({best * pubs:,.0f}/s from all {pubs})"
+                                   if pubs > 1 else "")
+               if best else "none found (no step passed)")
             + (f" where {' and '.join(bounds)}" if bounds else "")
             + (f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
                if len(bracket) == 2 and None not in bracket else "")
             + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by")
                else ""))
-    notes.append("steps in the order they ran; achieved = the publishers' sent rate, "
-                 "loss and p99 (one-way) as the search judged them")
+    notes.append("steps in the order they ran; achieved = the slowest publisher's sent "
+                 "rate, loss and p99 (one-way) of the step's first run as the search "
+                 "judged them; runs passed = its runs that passed of its runs (a passing "
+                 "rate near the boundary is rerun, and one failed rerun fails it)")
+    if several:
+        notes.append("offered /s per pub is each publisher's rate; all pubs /s = pubs x "
+                     "that, what the subscribers were offered in all")
     return Table("search", "Rate search", columns, rows, notes)
 
 

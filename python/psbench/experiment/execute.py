@@ -146,7 +146,7 @@ def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[st
         found = ratesearch.index_numbers(result)
         if result.ended_by == "interrupted":
             status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
-        elif result.lo is None:
+        elif result.max_sustainable_rate_hz is None:
             status, message = "failed", "no rate passed: " + "; ".join(
                 f"{s.rate_hz:g} Hz: {s.why}" for s in result.steps[-3:])
         else:

@@ -99,7 +99,8 @@ def search_text(c) -> str:
     top = f"up to {c.max_rate_hz:g} Hz" if c.max_rate_hz else "no maximum rate"
     return (f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, from "
             f"{c.start_rate_hz:g} Hz, {top}, precision {c.precision:g}, at most "
-            f"{c.max_steps} steps")
+            f"{c.max_steps} steps, a rate sustainable once it passed {c.confirm} "
+            f"run{'s' if c.confirm > 1 else ''}; rates are each publisher's")
 
 
 def _max_rate(entry: dict | None) -> str:
