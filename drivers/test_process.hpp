@@ -6,15 +6,25 @@
 // own), reads its parameters from the environment variables given here, and ends with
 // _exit(code). exec right after fork is safe in a test process that runs middleware
 // threads; the environment is built before the fork.
+//
+// ResumeAtExit: a process the test stopped runs again however the test's scope ends.
+// ChildReport: this test binary started again with other arguments (a reader in its
+// own process that the test can SIGSTOP), its stdout read line by line; lines of the
+// form "key number" are its report.
 #pragma once
 #include <signal.h>
+#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <dirent.h>
 
 #include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <thread>
 #include <utility>
@@ -87,5 +97,76 @@ inline bool stop_process(pid_t pid) {
   }
   return false;
 }
+
+struct ResumeAtExit {
+  pid_t pid;
+  ~ResumeAtExit() { kill(pid, SIGCONT); }
+};
+
+// An environment variable, or "" (a child test's parameter).
+inline const char *env_or_empty(const char *name) {
+  const char *v = std::getenv(name);
+  return v != nullptr ? v : "";
+}
+
+// This test binary run as a child with `args` after its name; killed (after SIGCONT, so a
+// stopped child dies too) if the test ends before finish().
+struct ChildReport {
+  pid_t pid = -1;
+  FILE *out = nullptr;
+
+  bool start(const std::vector<std::string> &args) {
+    int fds[2];
+    if (pipe(fds) != 0) return false;
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
+    posix_spawn_file_actions_addclose(&actions, fds[0]);
+    std::vector<std::string> all{"/proc/self/exe"};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char *> argv;
+    for (auto &a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[1]);
+    if (rc != 0) {
+      pid = -1;
+      close(fds[0]);
+      return false;
+    }
+    out = fdopen(fds[0], "r");
+    return out != nullptr;
+  }
+  // The next line the child printed, without its newline; empty at its end.
+  std::string line() {
+    char buf[256];
+    if (out == nullptr || std::fgets(buf, sizeof buf, out) == nullptr) return "";
+    std::string l(buf);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    return l;
+  }
+  // Every "key number" line the child printed until it ended, and {"exit", status}
+  // (99 when it did not exit normally).
+  std::map<std::string, uint64_t> finish() {
+    std::map<std::string, uint64_t> got;
+    for (std::string l; !(l = line()).empty();) {
+      const size_t sp = l.find(' ');
+      if (sp != std::string::npos) got[l.substr(0, sp)] = std::stoull(l.substr(sp + 1));
+    }
+    int status = -1;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid) pid = -1;
+    got["exit"] = WIFEXITED(status) ? uint64_t(WEXITSTATUS(status)) : 99;
+    return got;
+  }
+  ~ChildReport() {
+    if (pid > 0) {
+      kill(pid, SIGCONT);
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+    }
+    if (out != nullptr) std::fclose(out);
+  }
+};
 
 }  // namespace psb_test

@@ -25,6 +25,7 @@
 
 #include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "test_process.hpp"
 
 extern char **environ;
 
@@ -567,63 +568,11 @@ int reader_child(char **argv) {
   return 0;
 }
 
-// The parent's handle on a reader child: its stdout is a pipe read line by line.
-struct ReaderChild {
-  pid_t pid = -1;
-  FILE *out = nullptr;
-
-  bool start(Cfg &cfg) {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    const std::string rel = std::to_string(cfg.c.qos.reliability),
-                      hist = std::to_string(cfg.c.qos.history),
-                      depth = std::to_string(cfg.c.qos.history_depth);
-    const char *argv[] = {g_self, "--reader-child", cfg.run_id.c_str(), rel.c_str(),
-                          hist.c_str(), depth.c_str(), nullptr};
-    const int rc = posix_spawn(&pid, g_self, &actions, nullptr, const_cast<char **>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) {
-      pid = -1;
-      close(fds[0]);
-      return false;
-    }
-    out = fdopen(fds[0], "r");
-    return out != nullptr;
-  }
-  // The next line the child printed, without its newline; empty at its end.
-  std::string line() {
-    char buf[256];
-    if (out == nullptr || std::fgets(buf, sizeof buf, out) == nullptr) return "";
-    std::string l(buf);
-    if (!l.empty() && l.back() == '\n') l.pop_back();
-    return l;
-  }
-  // "received" and every counter the child printed; {"exit", status} too.
-  std::map<std::string, uint64_t> finish() {
-    std::map<std::string, uint64_t> got;
-    for (std::string l; !(l = line()).empty();) {
-      const size_t sp = l.find(' ');
-      if (sp != std::string::npos) got[l.substr(0, sp)] = std::stoull(l.substr(sp + 1));
-    }
-    int status = -1;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid) pid = -1;
-    got["exit"] = WIFEXITED(status) ? uint64_t(WEXITSTATUS(status)) : 99;
-    return got;
-  }
-  ~ReaderChild() {
-    if (pid > 0) {
-      kill(pid, SIGCONT);
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out != nullptr) std::fclose(out);
-  }
-};
+// A reader child: this binary with --reader-child and the configuration's QoS.
+bool start_reader_child(psb_test::ChildReport &child, const Cfg &cfg) {
+  return child.start({"--reader-child", cfg.run_id, std::to_string(cfg.c.qos.reliability),
+                      std::to_string(cfg.c.qos.history), std::to_string(cfg.c.qos.history_depth)});
+}
 
 void write_n(Side &w, uint64_t n) {
   for (uint64_t i = 0; i < n; ++i) {
@@ -642,8 +591,8 @@ std::vector<uint8_t> end_message() {
 // Starts the child, a writer on its topic, waits until both matched, then sends one
 // message and drains it: a reliable Cyclone writer does not wait for a reader that
 // has not yet answered a heartbeat, so drain proves nothing until it has once.
-void start_pair(Cfg &cfg, ReaderChild &child, Side &w) {
-  ASSERT_TRUE(child.start(cfg));
+void start_pair(Cfg &cfg, psb_test::ChildReport &child, Side &w) {
+  ASSERT_TRUE(start_reader_child(child, cfg));
   ASSERT_TRUE(w.ctx && w.add_writer(kChildTopic)) << w.err.message;
   ASSERT_EQ(child.line(), "matched");
   ASSERT_TRUE(eventually([&] { return drv().matched_readers(w.writer) >= 1; }));
@@ -663,7 +612,7 @@ TEST(CycloneddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) 
     Cfg cfg;
     cfg.c.qos = psb_qos{PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
     if (batch) cfg.option("write_batch", "true");  // drain must flush the batch first
-    ReaderChild child;
+    psb_test::ChildReport child;
     Side w(cfg);
     start_pair(cfg, child, w);
     ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
@@ -701,7 +650,7 @@ TEST(CycloneddsDriver, DrainOfAWriterWithoutRemoteReadersReturnsDrainedAtOnce) {
 TEST(CycloneddsDriver, CountersOfABestEffortReaderThatMissedSamples) {
   Cfg cfg;
   cfg.c.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
-  ReaderChild child;
+  psb_test::ChildReport child;
   Side w(cfg);
   start_pair(cfg, child, w);
   ASSERT_EQ(kill(child.pid, SIGSTOP), 0);

@@ -28,6 +28,7 @@
 
 #include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "test_process.hpp"
 
 extern char **environ;
 
@@ -635,65 +636,11 @@ int reader_child(char **argv) {
   return 0;
 }
 
-// The parent's handle on a reader child: its stdout is a pipe read line by line.
-struct ReaderChild {
-  pid_t pid = -1;
-  FILE *out = nullptr;
-
-  bool start(Cfg &cfg) {
-    int fds[2];
-    if (pipe(fds) != 0) return false;
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
-    posix_spawn_file_actions_addclose(&actions, fds[0]);
-    const std::string rel = std::to_string(cfg.c.qos.reliability),
-                      hist = std::to_string(cfg.c.qos.history),
-                      depth = std::to_string(cfg.c.qos.history_depth);
-    const char *argv[] = {"/proc/self/exe", "--reader-child", cfg.run_id.c_str(),
-                          cfg.transport.c_str(), rel.c_str(), hist.c_str(), depth.c_str(),
-                          nullptr};
-    const int rc = posix_spawn(&pid, "/proc/self/exe", &actions, nullptr,
-                               const_cast<char **>(argv), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    close(fds[1]);
-    if (rc != 0) {
-      pid = -1;
-      close(fds[0]);
-      return false;
-    }
-    out = fdopen(fds[0], "r");
-    return out != nullptr;
-  }
-  // The next line the child printed, without its newline; empty at its end.
-  std::string line() {
-    char buf[256];
-    if (out == nullptr || std::fgets(buf, sizeof buf, out) == nullptr) return "";
-    std::string l(buf);
-    if (!l.empty() && l.back() == '\n') l.pop_back();
-    return l;
-  }
-  // "received" and every counter the child printed; {"exit", status} too.
-  std::map<std::string, uint64_t> finish() {
-    std::map<std::string, uint64_t> got;
-    for (std::string l; !(l = line()).empty();) {
-      const size_t sp = l.find(' ');
-      if (sp != std::string::npos) got[l.substr(0, sp)] = std::stoull(l.substr(sp + 1));
-    }
-    int status = -1;
-    if (pid > 0 && waitpid(pid, &status, 0) == pid) pid = -1;
-    got["exit"] = WIFEXITED(status) ? uint64_t(WEXITSTATUS(status)) : 99;
-    return got;
-  }
-  ~ReaderChild() {
-    if (pid > 0) {
-      kill(pid, SIGCONT);
-      kill(pid, SIGKILL);
-      waitpid(pid, nullptr, 0);
-    }
-    if (out != nullptr) std::fclose(out);
-  }
-};
+// A reader child: this binary with --reader-child and the configuration's QoS.
+bool start_reader_child(psb_test::ChildReport &child, const Cfg &cfg) {
+  return child.start({"--reader-child", cfg.run_id, cfg.transport, std::to_string(cfg.c.qos.reliability),
+                      std::to_string(cfg.c.qos.history), std::to_string(cfg.c.qos.history_depth)});
+}
 
 std::vector<uint8_t> end_message() {
   auto m = message(~0ull, 64);
@@ -710,8 +657,8 @@ TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
   Cfg cfg;
   cfg.transport = "udp";
   cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
-  ReaderChild child;
-  ASSERT_TRUE(child.start(cfg));
+  psb_test::ChildReport child;
+  ASSERT_TRUE(start_reader_child(child, cfg));
   Side w(cfg);
   ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
   ASSERT_EQ(child.line(), "matched");
@@ -736,8 +683,8 @@ TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   Cfg cfg;
   cfg.transport = "udp";
   cfg.c.qos = {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
-  ReaderChild child;
-  ASSERT_TRUE(child.start(cfg));
+  psb_test::ChildReport child;
+  ASSERT_TRUE(start_reader_child(child, cfg));
   Side w(cfg);
   ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
   ASSERT_EQ(child.line(), "matched");

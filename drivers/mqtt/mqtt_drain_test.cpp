@@ -19,6 +19,7 @@
 #include "psbench/driver.h"
 #include "test_broker.hpp"
 #include "test_process.hpp"
+#include "test_received.hpp"
 
 namespace {
 
@@ -45,40 +46,6 @@ struct Cfg {
   psb_config cfg{};
 };
 
-// Distinct sequence numbers a listener received (the first 4 bytes of each message).
-struct Received {
-  std::mutex mu;
-  std::vector<bool> seen;
-  uint32_t distinct = 0, total = 0;
-  explicit Received(uint32_t n) : seen(n, false) {}
-  static void on_data(void *user, const void *data, size_t len) {
-    auto *r = static_cast<Received *>(user);
-    uint32_t seq = UINT32_MAX;
-    if (len >= sizeof seq) std::memcpy(&seq, data, sizeof seq);
-    std::lock_guard<std::mutex> lock(r->mu);
-    ++r->total;
-    if (seq < r->seen.size() && !r->seen[seq]) {
-      r->seen[seq] = true;
-      ++r->distinct;
-    }
-  }
-  uint32_t count() {
-    std::lock_guard<std::mutex> lock(mu);
-    return distinct;
-  }
-};
-
-const char *env(const char *name) {
-  const char *v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
-// Resumes a stopped broker however the test ends.
-struct Resume {
-  pid_t pid;
-  ~Resume() { kill(pid, SIGCONT); }
-};
-
 }  // namespace
 
 // Run only by the tests below, in a process of its own: publishes PSB_CHILD_COUNT
@@ -86,20 +53,20 @@ struct Resume {
 // PSB_CHILD_DRAIN=1, then ends at once without closing anything, as a node's process
 // ends after its run. Exit 10: drained; 11: drain timed out; 12: drain failed.
 TEST(MqttDrainChild, DISABLED_PublishDrainAndEnd) {
-  Cfg c(env("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, PSB_RELIABLE);
+  Cfg c(psb_test::env_or_empty("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, PSB_RELIABLE);
   psb_error err{};
   void *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  void *w = mqtt().create_writer(ctx, env("PSB_CHILD_TOPIC"), &err);
+  void *w = mqtt().create_writer(ctx, psb_test::env_or_empty("PSB_CHILD_TOPIC"), &err);
   ASSERT_NE(w, nullptr) << err.message;
-  const uint32_t n = uint32_t(std::strtoul(env("PSB_CHILD_COUNT"), nullptr, 10));
+  const uint32_t n = uint32_t(std::strtoul(psb_test::env_or_empty("PSB_CHILD_COUNT"), nullptr, 10));
   std::vector<uint8_t> m(64, 0x5a);
   for (uint32_t i = 0; i < n; ++i) {
     std::memcpy(m.data(), &i, sizeof i);
     ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
   }
   int drained = 1;
-  if (std::strcmp(env("PSB_CHILD_DRAIN"), "1") == 0) drained = mqtt().drain(w, 60 * kS, &err);
+  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0) drained = mqtt().drain(w, 60 * kS, &err);
   _exit(drained == 1 ? 10 : drained == 0 ? 11 : 12);
 }
 
@@ -115,8 +82,8 @@ TEST(MqttDrain, EveryQos1MessageReachesTheBrokerBeforeDrainReturns) {
   psb_error err{};
   void *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  Received got(kCount);
-  void *r = mqtt().create_reader(ctx, "psb_mqttdrain_t", Received::on_data, &got, &err);
+  psb_test::DistinctSeqs got(kCount);
+  void *r = mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
   ASSERT_NE(r, nullptr) << err.message;
 
   const int rc = psb_test::run_child_test(
@@ -147,7 +114,7 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     void *w = mqtt().create_writer(ctx, "psb_mqttdrain_s", &err);
     ASSERT_NE(w, nullptr) << err.message;
     {
-      Resume resume{broker.pid()};
+      psb_test::ResumeAtExit resume{broker.pid()};
       ASSERT_TRUE(psb_test::stop_process(broker.pid()));
       const size_t size = rel == PSB_RELIABLE ? 64 : (1u << 20);
       const int count = rel == PSB_RELIABLE ? 100 : 32;

@@ -19,6 +19,7 @@
 #include "driver_under_test.hpp"
 #include "nats_server.h"
 #include "test_process.hpp"
+#include "test_received.hpp"
 
 #include <gtest/gtest.h>
 
@@ -55,11 +56,6 @@ struct Conn {
   void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
 };
 
-const char *env(const char *name) {
-  const char *v = std::getenv(name);
-  return v != nullptr ? v : "";
-}
-
 std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
   std::map<std::string, uint64_t> out;
   drv().counters(endpoint, is_reader,
@@ -70,34 +66,6 @@ std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
   return out;
 }
 
-// Distinct sequence numbers (the first 4 bytes) a listener received.
-struct Received {
-  std::mutex mu;
-  std::vector<bool> seen;
-  uint32_t distinct = 0;
-  explicit Received(uint32_t n) : seen(n, false) {}
-  static void on_data(void *user, const void *data, size_t len) {
-    auto *r = static_cast<Received *>(user);
-    uint32_t seq = UINT32_MAX;
-    if (len >= sizeof seq) std::memcpy(&seq, data, sizeof seq);
-    std::lock_guard<std::mutex> lock(r->mu);
-    if (seq < r->seen.size() && !r->seen[seq]) {
-      r->seen[seq] = true;
-      ++r->distinct;
-    }
-  }
-  uint32_t count() {
-    std::lock_guard<std::mutex> lock(mu);
-    return distinct;
-  }
-};
-
-// Resumes a stopped server however the test ends.
-struct Resume {
-  pid_t pid;
-  ~Resume() { kill(pid, SIGCONT); }
-};
-
 }  // namespace
 
 // Run only by the test below, in a process of its own: publishes PSB_CHILD_COUNT
@@ -105,18 +73,18 @@ struct Resume {
 // up to 1 ms later), drains if PSB_CHILD_DRAIN=1, then ends at once without closing.
 // Exit 10: drained; 11: drain timed out; 12: drain failed.
 TEST(NatsDrainChild, DISABLED_PublishDrainAndEnd) {
-  Conn pub(env("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, "false");
+  Conn pub(psb_test::env_or_empty("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, "false");
   ASSERT_NE(pub.ctx, nullptr) << pub.err.message;
-  pub.writer = drv().create_writer(pub.ctx, env("PSB_CHILD_TOPIC"), &pub.err);
+  pub.writer = drv().create_writer(pub.ctx, psb_test::env_or_empty("PSB_CHILD_TOPIC"), &pub.err);
   ASSERT_NE(pub.writer, nullptr) << pub.err.message;
-  const uint32_t n = uint32_t(std::strtoul(env("PSB_CHILD_COUNT"), nullptr, 10));
+  const uint32_t n = uint32_t(std::strtoul(psb_test::env_or_empty("PSB_CHILD_COUNT"), nullptr, 10));
   std::vector<uint8_t> m(64, 0x5a);
   for (uint32_t i = 0; i < n; ++i) {
     std::memcpy(m.data(), &i, sizeof i);
     ASSERT_EQ(drv().write(pub.writer, m.data(), m.size(), &pub.err), 0) << pub.err.message;
   }
   int drained = 1;
-  if (std::strcmp(env("PSB_CHILD_DRAIN"), "1") == 0) drained = drv().drain(pub.writer, 30 * kS, &pub.err);
+  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0) drained = drv().drain(pub.writer, 30 * kS, &pub.err);
   _exit(drained == 1 ? 10 : drained == 0 ? 11 : 12);
 }
 
@@ -128,8 +96,8 @@ TEST(NatsDrain, EveryMessageReachesTheServerBeforeDrainReturns) {
   constexpr uint32_t kCount = 20'000;
   Conn sub(server.address(), PSB_NOTIFY_LISTENER);
   ASSERT_NE(sub.ctx, nullptr) << sub.err.message;
-  Received got(kCount);
-  sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_t", Received::on_data, &got, &sub.err);
+  psb_test::DistinctSeqs got(kCount);
+  sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_t", psb_test::DistinctSeqs::on_data, &got, &sub.err);
   ASSERT_NE(sub.reader, nullptr) << sub.err.message;
   const int rc = psb_test::run_child_test(
       "NatsDrainChild.DISABLED_PublishDrainAndEnd",
@@ -153,7 +121,7 @@ TEST(NatsDrain, DrainSaysWhetherTheServerConfirmed) {
   ASSERT_NE(pub.writer, nullptr) << pub.err.message;
   std::vector<uint8_t> m(64, 1);
   {
-    Resume resume{server.pid()};
+    psb_test::ResumeAtExit resume{server.pid()};
     ASSERT_TRUE(psb_test::stop_process(server.pid()));
     for (int i = 0; i < 10; ++i) EXPECT_EQ(drv().write(pub.writer, m.data(), m.size(), &pub.err), 0);
     EXPECT_EQ(drv().drain(pub.writer, 300 * kMs, &pub.err), 0);

@@ -46,12 +46,6 @@ struct Publisher {
   void *ctx = nullptr, *writer = nullptr;
 };
 
-// Resumes a stopped server however the test ends.
-struct Resume {
-  pid_t pid;
-  ~Resume() { kill(pid, SIGCONT); }
-};
-
 }  // namespace
 
 // A stopped server answers no PUBLISH: drain returns 0 within its timeout, then 1 once
@@ -62,7 +56,7 @@ TEST(RedisDrain, DrainWaitsForEveryPublishReply) {
   ASSERT_NE(pub.writer, nullptr) << pub.err.message;
   std::vector<uint8_t> m(64, 3);
   {
-    Resume resume{server.pid()};
+    psb_test::ResumeAtExit resume{server.pid()};
     ASSERT_TRUE(psb_test::stop_process(server.pid()));
     for (int i = 0; i < 10; ++i)
       ASSERT_EQ(redis().write(pub.writer, m.data(), m.size(), &pub.err), 0) << pub.err.message;
