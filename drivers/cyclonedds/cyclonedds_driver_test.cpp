@@ -533,8 +533,9 @@ std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
 
 // This binary run as `--reader-child RUN RELIABILITY HISTORY DEPTH`: a wait-mode reader
 // on <run>_child over udp prints "matched" once it sees a writer, takes until a message
-// with flag 4 (end) or 10 s without any, then prints "received N" and each of its
-// counters as "NAME VALUE". Every wait is bounded.
+// with flag 4 (end) or 10 s without any, then prints "received N", "last_seq S" (the
+// sequence number of the last message before the end, when there was one) and each of
+// its counters as "NAME VALUE". Every wait is bounded.
 int reader_child(char **argv) {
   Cfg cfg;
   cfg.run_id = argv[0];
@@ -548,7 +549,7 @@ int reader_child(char **argv) {
   if (!eventually([&] { return drv().matched_writers(s.reader) >= 1; }, 20)) return 2;
   std::printf("matched\n");
   std::fflush(stdout);
-  uint64_t received = 0;
+  uint64_t received = 0, last_seq = 0;
   auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < idle_end) {
     const void *data;
@@ -560,9 +561,11 @@ int reader_child(char **argv) {
     std::memcpy(&flags, static_cast<const uint8_t *>(data) + 28, sizeof flags);
     if (flags & 4) break;
     ++received;
+    std::memcpy(&last_seq, data, sizeof last_seq);
     idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   }
   std::printf("received %llu\n", static_cast<unsigned long long>(received));
+  if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
   for (const auto &[name, value] : counters_of(s.reader, 1))
     std::printf("%s %llu\n", name.c_str(), static_cast<unsigned long long>(value));
   return 0;
@@ -628,6 +631,34 @@ TEST(CycloneddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) 
     EXPECT_EQ(got["received"], 101u) << "batch " << batch;  // with start_pair's
     EXPECT_EQ(got["sample_lost"], 0u) << "batch " << batch;
   }
+}
+
+// Reliable keep_last:3 into a reader process stopped while 20,000 are written: the
+// writer overwrites what is unacknowledged and never waits, so the reader gets the
+// newest (the last one written is among them) and only a fraction of the rest (what
+// its socket buffer held). Were the depth ignored (keep_all) it would get all 20,000
+// (as the drain test above shows for keep_all); were the oldest kept, the last would
+// be missing.
+TEST(CycloneddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
+  constexpr uint64_t kWritten = 20'000;
+  Cfg cfg;
+  cfg.c.qos = psb_qos{PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3};
+  psb_test::ChildReport child;
+  Side w(cfg);
+  start_pair(cfg, child, w);
+  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  write_n(w, kWritten);
+  EXPECT_EQ(drv().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
+  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
+  const auto end = end_message();
+  ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
+  EXPECT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;
+  auto got = child.finish();
+  EXPECT_EQ(got["exit"], 0u);
+  EXPECT_EQ(got["last_seq"], kWritten - 1);
+  EXPECT_LT(got["received"], kWritten / 2);
+  std::printf("reliable keep_last:3 into a stopped reader: received %llu of %llu\n",
+              (unsigned long long)got["received"], (unsigned long long)kWritten + 1);
 }
 
 TEST(CycloneddsDriver, DrainOfAWriterWithoutRemoteReadersReturnsDrainedAtOnce) {

@@ -600,8 +600,9 @@ constexpr const char *kChildTopic = "psb_t_child";
 
 // This binary run as `--reader-child RUN TRANSPORT RELIABILITY HISTORY DEPTH`: a
 // wait-mode reader on kChildTopic prints "matched" once it sees a writer, takes until a
-// message with flag 4 (end) or 10 s without any, then prints "received N" and each of
-// its counters as "NAME VALUE". Every wait is bounded.
+// message with flag 4 (end) or 10 s without any, then prints "received N", "last_seq S"
+// (the last message before the end, if any) and each of its counters as "NAME VALUE".
+// Every wait is bounded.
 int reader_child(char **argv) {
   Cfg cfg;
   cfg.run_id = argv[0];
@@ -616,7 +617,7 @@ int reader_child(char **argv) {
   if (!wait_until([&] { return fastdds().matched_writers(s.reader) >= 1; })) return 2;
   std::printf("matched\n");
   std::fflush(stdout);
-  uint64_t received = 0;
+  uint64_t received = 0, last_seq = 0;
   auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < idle_end) {
     const void *data;
@@ -628,9 +629,11 @@ int reader_child(char **argv) {
     std::memcpy(&flags, static_cast<const uint8_t *>(data) + 28, 4);
     if (flags & 4) break;
     ++received;
+    std::memcpy(&last_seq, data, sizeof last_seq);
     idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   }
   std::printf("received %llu\n", static_cast<unsigned long long>(received));
+  if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
   for (const auto &[name, value] : counters_of(s.reader, 1))
     std::printf("%s %llu\n", name.c_str(), static_cast<unsigned long long>(value));
   return 0;
@@ -674,6 +677,36 @@ TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
   EXPECT_EQ(got["exit"], 0u);
   EXPECT_EQ(got["received"], 200u);
   EXPECT_EQ(got["sample_lost"], 0u);
+}
+
+// Reliable keep_last:3 into a reader process stopped while 20,000 are written: the
+// writer overwrites what is unacknowledged and never waits, so the reader gets the
+// newest (the last one written among them) and a fraction of the rest. Ignoring the
+// depth (keep_all) would deliver all 20,000, as above; keeping the oldest would miss
+// the last.
+TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
+  constexpr uint64_t kWritten = 20'000;
+  Cfg cfg;
+  cfg.transport = "udp";
+  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3};
+  psb_test::ChildReport child;
+  ASSERT_TRUE(start_reader_child(child, cfg));
+  Side w(cfg);
+  ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
+  ASSERT_EQ(child.line(), "matched");
+  ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
+  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  write_n(w, kWritten);
+  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
+  const auto end = end_message();
+  ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
+  EXPECT_EQ(fastdds().drain(w.writer, 20 * kSecond, &w.err), 1) << w.err.message;
+  auto got = child.finish();
+  EXPECT_EQ(got["exit"], 0u);
+  EXPECT_EQ(got["last_seq"], kWritten - 1);
+  EXPECT_LT(got["received"], kWritten / 2);
+  std::printf("reliable keep_last:3 into a stopped reader: received %llu of %llu\n",
+              (unsigned long long)got["received"], (unsigned long long)kWritten + 1);
 }
 
 // Best effort over UDP into a stopped reader: its socket buffer overflows and the
