@@ -76,7 +76,9 @@ def test_statistics_agree_with_the_raw_samples(report_sweep, report):
         assert len(mine) == 2     # both repetitions
         per_rep = [raw_latency(sweep, e) for e in mine]
         stats = config["stats_ns"]
-        assert stats["n"] == sum(len(v) for v in per_rep) == 1000
+        # Best-effort runs may lose some; what arrived plus what was lost is what was sent.
+        assert stats["n"] == sum(len(v) for v in per_rep)
+        assert stats["n"] + config["counts"]["lost"] == 1000
         for key, q in (("p50", 50), ("p90", 90), ("p99", 99)):
             assert stats[key] == pytest.approx(np.median([nearest_rank(v, q)
                                                           for v in per_rep])), key
