@@ -523,7 +523,7 @@ void write_n(Side &w, uint64_t n) {
 // on by default), reliable keep_all. The default resource limits give the reader of an
 // unkeyed topic room for max_samples = 5000 (the 400 per instance apply to keyed
 // topics only): of 5450 written to a reader that takes nothing, 450 are rejected
-// (SAMPLE_REJECTED counts them) and stay unacknowledged, so drain times out. Fast DDS
+// (SAMPLE_REJECTED counts them, each time they are offered) and stay unacknowledged, so drain times out. Fast DDS
 // 2.9.1 then never repairs them: after the reader took its 5000, nothing more arrives,
 // and the writer never drains. This pins that vendor defect (docs/dds.md); psbench's
 // inter-process runs repair the same rejections (see the reader-child tests below).
@@ -540,7 +540,11 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   size_t len;
   EXPECT_EQ(fastdds().take(r.reader, 5 * kSecond, &data, &len, &r.err), 0);  // > 1 heartbeat
   EXPECT_EQ(fastdds().drain(w.writer, kSecond, &w.err), 0) << w.err.message;
-  EXPECT_EQ(counters_of(r.reader, 1).at("sample_rejected"), 450u);
+  // 450 for each time they were offered: once written, and again for every repair the
+  // writer attempted while the reader was still full (seen: 450 and 900).
+  const uint64_t rejected = counters_of(r.reader, 1).at("sample_rejected");
+  EXPECT_GE(rejected, 450u);
+  EXPECT_EQ(rejected % 450, 0u) << rejected;
 }
 
 TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {
