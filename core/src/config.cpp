@@ -308,6 +308,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.max_samples = parse_u64(arg, value());
       c.max_samples_given = true;
     }
+    else if (arg == "--progress") c.progress_s = parse_seconds(arg, value());
     else if (arg == "--help" || arg == "-h") throw UsageError(usage_text());
     else throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
   }
@@ -337,6 +338,7 @@ const char *usage_text() {
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N  --drain-timeout S\n"
+         "  --progress S       ping, sub: a PROGRESS line on stdout every S seconds (0: none)\n"
          "  --inject drop=SEQ|dup=SEQ|reorder=SEQ|delay=SEQ:US  pub: test hook, a fault in its stream\n"
          "options are described in docs/node.md";
 }

@@ -89,7 +89,9 @@ struct NodeConfig {
   // (ABI drain) before the end marker.
   double drain_timeout_s = 10;
   uint64_t max_samples = 2'000'000;
-  bool max_samples_given = false;  // bounds a --count run's store too
+  bool max_samples_given = false;
+  // ping, sub: a PROGRESS line on stdout every this many seconds while measuring; 0: none.
+  double progress_s = 0;  // bounds a --count run's store too
 
   bool closed_loop() const { return rate_hz == 0; }
   bool intra_process() const { return roles.size() > 1; }

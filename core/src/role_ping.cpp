@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "message.hpp"
+#include "progress_reporter.hpp"
 #include "receive_loop.hpp"
 #include "role.hpp"
 #include "schedule.hpp"
@@ -226,10 +227,13 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const int64_t t_handshake = now_ns();
   if (!ping.handshake()) return;
   res.discovery_ns = setup_ns + (now_ns() - t_handshake);
+  ProgressReporter progress({res.stores[0].get()}, env.node.progress_s);
+  progress.start();
   if (env.node.closed_loop())
     ping.closed_loop();
   else
     ping.open_loop();
+  progress.stop();
   ping.end();
   ep.destroy_reader();  // stops a listener before the counts are read
   const SampleStore &store = *res.stores[0];

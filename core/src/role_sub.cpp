@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "message.hpp"
+#include "progress_reporter.hpp"
 #include "receive_loop.hpp"
 #include "role.hpp"
 
@@ -144,7 +145,12 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   if (node.echo_every)
     wait_until_matched(env, &Endpoints::matched_readers, ep, 1, "echo readers (the pub given --echo-every)");
   if (!arrive_ready(env, res)) return;
+  std::vector<const SampleStore *> stores;
+  for (auto &store : res.stores) stores.push_back(store.get());
+  ProgressReporter progress(stores, node.progress_s);
+  progress.start();
   receive_loop(env, ep, sink, res, "pub");
+  progress.stop();
 
   // What each writer sent, its end marker says. Without every end marker the sub does
   // not know (a guess from sequence numbers or --count hides what never arrived): sent

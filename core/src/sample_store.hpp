@@ -4,6 +4,7 @@
 // or out of order. Recording is the only thing the timed path does with it: no
 // allocation, no lock.
 #pragma once
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -43,11 +44,13 @@ class SampleStore {
     if (distinct_ > 0 && r.seq < highest_) ++reordered_;
     if (distinct_ == 0 || r.seq > highest_) highest_ = r.seq;
     ++distinct_;
+    published_distinct_.store(distinct_, std::memory_order_release);
     if (recorded_ == capacity_) {
       ++beyond_capacity_;
       return Outcome::beyond_capacity;
     }
     records_[recorded_++] = r;
+    published_recorded_.store(recorded_, std::memory_order_release);
     if (r.flags & kRecordLate) ++late_;
     return Outcome::recorded;
   }
@@ -63,6 +66,11 @@ class SampleStore {
   // Arrivals more than SeqWindow::kWindow numbers behind the highest: counted as
   // distinct, though a duplicate among them could not be told.
   uint64_t unchecked() const { return unchecked_; }
+  // For another thread while records arrive (progress lines): how many are recorded and
+  // distinct so far; records [0, published_recorded()) may be read. A release store per
+  // sample, a plain store on x86.
+  uint64_t published_recorded() const { return published_recorded_.load(std::memory_order_acquire); }
+  uint64_t published_distinct() const { return published_distinct_.load(std::memory_order_acquire); }
   const SampleRecord *begin() const { return records_.data(); }
   const SampleRecord *end() const { return records_.data() + recorded_; }
   // The last record kept (when the store filled up: where the kept part of the run ends).
@@ -77,6 +85,7 @@ class SampleStore {
   SeqWindow window_;
   uint64_t recorded_ = 0, distinct_ = 0, beyond_capacity_ = 0, duplicated_ = 0, reordered_ = 0,
            late_ = 0, unchecked_ = 0, highest_ = 0;
+  std::atomic<uint64_t> published_recorded_{0}, published_distinct_{0};
 };
 
 // One samples file holding the records of several stores, one after the other (sub with

@@ -4,7 +4,7 @@ import argparse
 import os
 import sys
 
-from psbench import drivers, envinfo, measure, paths, report, services
+from psbench import drivers, envinfo, measure, paths, progress_lines, report, services
 from psbench.errors import UserError
 from psbench.options import add_measure_arguments
 from psbench.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
@@ -22,6 +22,9 @@ def add_parsers(subparsers) -> None:
     for kind in ("ping", "pubsub"):
         parser = subparsers.add_parser(kind, help=HELP[kind], description=HELP[kind])
         add_measure_arguments(parser, kind)
+        parser.add_argument("--quiet", action="store_true",
+                            help="no interval line while it measures (by default one a "
+                                 "second on stderr: received, rate, p50 and max)")
         parser.set_defaults(handler=run_command, kind=kind)
 
 
@@ -81,12 +84,17 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     return spec
 
 
+def _print_progress(label: str, fields: dict) -> None:
+    print(progress_lines.render(label, fields), file=sys.stderr, flush=True)
+
+
 def run_command(args: argparse.Namespace) -> int:
     paths.require_node()
     spec = spec_from_args(args)
     with services.ServicePool(largest_message=spec.size) as pool:
         outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
-                              ["psbench", *sys.argv[1:]], services=pool)
+                              ["psbench", *sys.argv[1:]], services=pool,
+                              on_progress=None if args.quiet else _print_progress)
     print(report.render(outcome))
     if outcome.status != "ok":
         what = {"refused": "the node refused the run",

@@ -18,6 +18,7 @@ RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
 DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
 START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
+PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
 # The stats key of all subscribers' samples together, when a run has several.
 ALL_SUBSCRIBERS = "all_subs"
 
@@ -217,25 +218,32 @@ def datagrams_per_sample(before, after, summaries: dict) -> dict | None:
                      "datagrams are in the count"}
 
 
-def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path) -> list:
+def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path,
+              progress: bool = False) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
-    return [(plan.name, plan.roles, node_argv(node, spec, plan, run_id, run_dir, "stdio"))
-            for plan in spec.processes()]
+    # progress: the measuring processes (ping, sub) print an interval line every second;
+    # what the terminal shows only, never part of the spec or the results.
+    def argv(plan):
+        extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
+        return node_argv(node, spec, plan, run_id, run_dir, "stdio") + extra
+    return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
 
 
 def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
-        services: ServicePool | None = None) -> MeasureOutcome:
+        services: ServicePool | None = None, on_progress=None) -> MeasureOutcome:
     """Runs spec with its results in a new directory under parent. Result files are
     kept whatever happens; run.json records the status. services: the pool that starts
-    (or reuses) the daemons the driver needs; without one they must already run."""
+    (or reuses) the daemons the driver needs; without one they must already run.
+    on_progress(label, fields): interval lines while it measures (progress_lines)."""
     node = paths.require_node()
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
     spec = flow_control(spec, driver.get("capabilities") or {})
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
-    commands = _commands(node, spec, run_id, run_dir)
+    progress = on_progress is not None
+    commands = _commands(node, spec, run_id, run_dir, progress)
     record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
               "created_utc": rundir.utc_now(), "finished_utc": None,
               "cli_argv": cli_argv, "node": str(node), "driver": driver,
@@ -261,7 +269,8 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
             if broker_options(used):
                 # The node learns where the broker psbench started listens.
                 commands = _commands(node, replace(spec, options=spec.options +
-                                                   broker_options(used)), run_id, run_dir)
+                                                   broker_options(used)), run_id, run_dir,
+                                     progress)
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
@@ -271,7 +280,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                                             for plan in spec.processes()
                                             if plan.start_after is not None},
                                on_started=on_started, cleanup_command=cleanup,
-                               **_timeouts(spec))
+                               on_progress=on_progress, **_timeouts(spec))
         datagrams_after = udp_datagrams_sent()
         stats, problems = _analyse(run_dir, result.summaries)
     except BaseException as exc:

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import paths
+from psbench import paths, progress_lines
 from psbench.signals import die_with_parent, signals_deferred, signals_held
 
 KILL_GRACE_S = 2.0
@@ -154,13 +154,14 @@ def _start_late(procs, selector, run_dir: Path, go_at: float) -> None:
 
 
 def _wait_exit(procs, selector, deadline: float, peer_grace: float,
-               start_late=lambda: None) -> None:
+               start_late=lambda: None, on_progress=None) -> None:
     """Until every process ended, reading stdout so that a chatty node never blocks.
 
     Once one process ended, the others get a grace period to end on their own:
     peer_grace after a success (e.g. pong waits for ping's end message), FAIL_GRACE_S
     after a failure (a peer of a failed process may wait for it forever). Raises
-    _Deadline when a grace period or the run timeout is over."""
+    _Deadline when a grace period or the run timeout is over. on_progress(label, fields)
+    gets each PROGRESS line a node prints while it measures."""
     first_end = None
     while True:
         start_late()
@@ -181,7 +182,10 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float,
                 raise _Deadline(f"{names} still running {grace:g} s after {done} ended")
         if now >= deadline:
             raise _Deadline(f"{names} still running at the run timeout")
-        _drain(selector, min(deadline - now, 0.1))
+        for proc, line in _drain(selector, min(deadline - now, 0.1)):
+            fields = progress_lines.parse(line) if on_progress else None
+            if fields is not None:
+                on_progress(proc.label, fields)
 
 
 def _stop(procs) -> None:
@@ -343,7 +347,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
            barrier: bool, start_timeout: float, run_timeout: float,
            peer_grace: float = 15.0, on_started=None,
            cleanup_command: list[str] | None = None,
-           start_after: dict[str, float] | None = None) -> RunResult:
+           start_after: dict[str, float] | None = None, on_progress=None) -> RunResult:
     """Runs the node processes of one run to the end.
 
     commands: (name, roles, argv) per process, started in this order; name is unique
@@ -353,7 +357,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     on_started(processes) is called once all processes exist (to record pids).
     cleanup_command: the driver's cleanup argv, run once the processes are gone.
     start_after: name -> seconds after GO at which that process starts (a late joiner,
-    outside the barrier); the others start at once.
+    outside the barrier); the others start at once. on_progress(label, fields): called
+    with each PROGRESS line of a node that was given --progress.
     """
     late = start_after or {}
     procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),
@@ -380,7 +385,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
         # Without GO nobody can measure: one ended before READY, stop the rest now.
         if released:
             _wait_exit(procs, selector, started + run_timeout, peer_grace,
-                       lambda: _start_late(procs, selector, run_dir, go_at))
+                       lambda: _start_late(procs, selector, run_dir, go_at), on_progress)
     except _Deadline as exc:
         deadline_message = f"{exc} ({time.monotonic() - started:.1f} s); processes stopped"
     except KeyboardInterrupt:
@@ -402,9 +407,10 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
 
 
 def _save_stdout(procs, run_dir: Path) -> None:
-    """Keeps anything a node printed besides READY, for diagnosis."""
+    """Keeps anything a node printed besides READY and its progress lines, for diagnosis."""
     for proc in procs:
         text = proc.stdout_text.decode(errors="replace")
-        extra = [line for line in text.splitlines() if line.strip() != "READY"]
+        extra = [line for line in text.splitlines()
+                 if line.strip() != "READY" and not line.startswith(progress_lines.PREFIX)]
         if extra:
             (run_dir / f"{proc.label}.stdout").write_text("\n".join(extra) + "\n")
