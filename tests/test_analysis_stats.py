@@ -196,3 +196,35 @@ def test_jitter_compares_samples_of_one_receiver_only():
     pooled = np.ravel(np.column_stack([steady_low, steady_high]))  # interleaved by seq
     assert describe(pooled)["jitter"] == 990.0       # one series: every step jumps
     assert describe(pooled, [steady_low, steady_high])["jitter"] == 0.0
+
+
+def test_a_floor_measured_once_or_unstable_is_flagged_beside_its_ratios():
+    from psbench.analysis.configs import Config, _baselines
+    from psbench.analysis.report_tables import baseline_table
+
+    def config(driver, size, rep_p50s):
+        c = Config(f"{driver}{size}", {"kind": "ping", "driver": driver, "size": size}, [],
+                   label=f"{driver} {size}")
+        c.stats = {"p50": sorted(rep_p50s)[len(rep_p50s) // 2], "p99": 1e6}
+        middle = c.stats["p50"]
+        c.spread = {"reps": len(rep_p50s), "p50_min": min(rep_p50s),
+                    "p50_max": max(rep_p50s),
+                    "relative": (max(rep_p50s) - min(rep_p50s)) / middle}
+        return c
+
+    # 64 B: three steady floor repetitions (1% apart); 1 KiB: three, 0.81 vs 30 µs (the
+    # demo's case); 4 KiB: the floor ran once.
+    steady, shaky, once = (config("shm", 64, [1000, 1005, 1010]),
+                           config("shm", 1024, [810, 29000, 32000]),
+                           config("shm", 4096, [5000]))
+    dds = [config("dds", size, [40000]) for size in (64, 1024, 4096)]
+    _baselines([steady, shaky, once, *dds])
+    assert dds[0].baseline["floor_reps"] == 3 and dds[0].baseline["floor_spread"] == 10 / 1005
+    assert dds[1].baseline["floor_spread"] == (32000 - 810) / 29000
+    assert dds[2].baseline["floor_reps"] == 1 and dds[2].baseline["floor_spread"] is None
+    table = baseline_table([steady, shaky, once, *dds], noise=0.05)
+    notes = " | ".join(table.notes)
+    assert "floor measured once" in notes and "shm 4096" in notes
+    assert "floor shm 1024 is unstable" in notes and "108%" in notes
+    assert "shm 64 " not in notes.replace("shm 64,", "")  # the steady floor is not flagged
+    assert [r[4] for r in table.rows] == [3, 3, 1]

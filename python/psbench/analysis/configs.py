@@ -205,7 +205,12 @@ def _baselines(configs: list[Config]) -> None:
                if config.stats.get("p99") and floor.stats.get("p99") else None)
         config.baseline = {"label": floor.label, "driver": floor.driver,
                            "p50_ratio": config.stats["p50"] / floor.stats["p50"],
-                           "p99_ratio": p99}
+                           "p99_ratio": p99,
+                           # How far the floor itself can be trusted: a floor measured
+                           # once has an unknown spread, and every ratio inherits it.
+                           "floor_reps": floor.spread.get("reps", 0),
+                           "floor_spread": floor.spread.get("relative")
+                           if floor.spread.get("reps", 0) > 1 else None}
 
 
 def build_configs(results: ResultSet, noise: float = 0.05) -> list[Config]:

@@ -86,7 +86,7 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
     optional = [under_load_table(configs), subscribers_table(configs)]
     tables = ([summary_table(configs), delivery_table(configs)]
               + [t for t in optional if t is not None]
-              + [baseline_table(configs),
+              + [baseline_table(configs, settings.noise),
                  significance_table(pairs, settings.alpha, settings.noise)])
     search = search_table(results.searches)
     if search is not None:

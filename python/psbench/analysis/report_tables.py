@@ -187,19 +187,43 @@ def search_table(searches: list[Search]) -> Table | None:
     return Table("search", "Rate search", columns, rows, notes)
 
 
-def baseline_table(configs: list[Config]) -> Table:
+def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
     columns = [Column("configuration", "configuration"), Column("floor", "floor"),
                Column("p50 ratio", "p50_ratio", "ratio"),
-               Column("p99 ratio", "p99_ratio", "ratio")]
-    rows = [[c.label, c.baseline["label"], c.baseline["p50_ratio"], c.baseline["p99_ratio"]]
-            for c in configs if c.baseline and not c.is_baseline]
+               Column("p99 ratio", "p99_ratio", "ratio"),
+               Column("floor reps", "floor_reps", "count"),
+               Column("floor p50 spread", "floor_spread", "percent")]
+    measured = [c for c in configs if c.baseline and not c.is_baseline]
+    rows = [[c.label, c.baseline["label"], c.baseline["p50_ratio"], c.baseline["p99_ratio"],
+             c.baseline["floor_reps"], c.baseline["floor_spread"]] for c in measured]
     notes = ["floor = the baseline driver (udp, shm: no middleware) with the lowest p50 "
              "at the same kind, size and placement, and the same notify mode if measured, "
-             "in this result set; ratio = configuration / floor"]
+             "in this result set; ratio = configuration / floor; floor p50 spread = "
+             "(largest - smallest) / median of the floor's repetitions' p50"]
+    notes += _floor_warnings(measured, noise)
     if not rows:
         notes.insert(0, "no middleware configuration has a baseline of the same kind, "
                         "size and placement in this result set")
     return Table("baseline", "Ratio to the baseline floor", columns, rows, notes)
+
+
+def _floor_warnings(measured: list[Config], noise: float) -> list[str]:
+    """One line per floor that cannot carry its ratios: measured once (its spread is
+    unknown), or repetitions further apart than the noise threshold."""
+    once = sorted({c.baseline["label"] for c in measured if c.baseline["floor_reps"] <= 1})
+    unstable = sorted({(c.baseline["label"], c.baseline["floor_spread"]) for c in measured
+                       if c.baseline["floor_spread"] is not None
+                       and c.baseline["floor_spread"] > noise})
+    notes = []
+    if once:
+        notes.append(f"floor measured once, its spread unknown ({', '.join(once)}): a "
+                     f"ratio is only as sure as its floor; repeat the runs "
+                     f"(repetitions: 3) before reading ratios close to each other")
+    for label, spread in unstable:
+        notes.append(f"floor {label} is unstable: its repetitions' p50 differ by "
+                     f"{spread:.0%} of their median (noise threshold {noise:.0%}); "
+                     f"ratios to it move by as much")
+    return notes
 
 
 @dataclass
