@@ -29,8 +29,8 @@ CASES = {
                    ["defaults.notify: 'sometimes' is not one of listener, wait, poll"]),
     "bad number": (BASE + "runs:\n  - {count: 0}\n", 3,
                    ["runs[0].count: must be a finite whole number, greater than 0, got 0"]),
-    "flag not boolean": (BASE + "runs:\n  - loan: 1\n", 3,
-                         ["runs[0].loan: 1 is not true or false"]),
+    "flag not boolean": (BASE + "runs:\n  - check_pattern: 1\n", 3,
+                         ["runs[0].check_pattern: 1 is not true or false"]),
     "list outside the matrix": ("defaults:\n  kind: ping\n  driver: [udp, shm]\n", 3,
                                 ["defaults.driver: one value expected; lists of values "
                                  "belong in the matrix"]),

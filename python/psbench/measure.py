@@ -124,6 +124,17 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
     return stats, problems
 
 
+def loan_mode(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
+    """`loan: auto`: the driver's zero-copy write where it has one, else a copy; the
+    choice is recorded in spec.auto and the resolved value in spec.loan."""
+    if spec.loan != "auto":
+        return spec
+    has = bool(capabilities.get("loan"))
+    return replace(spec, loan=has, auto={
+        **spec.auto, "loan": "auto: the driver has a zero-copy (loaned) write" if has
+        else "auto: the driver has no zero-copy write; it copies"})
+
+
 def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
     """As fast as possible and reliable with history unset: keep_all where the driver has
     it, so that a writer ahead of its readers blocks (flow control) instead of
@@ -240,6 +251,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
     spec = flow_control(spec, driver.get("capabilities") or {})
+    spec = loan_mode(spec, driver.get("capabilities") or {})
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None

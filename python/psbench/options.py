@@ -183,6 +183,14 @@ def add_search_arguments(parser: argparse.ArgumentParser) -> None:
                              "failure fails it")
 
 
+def loan_mode(text: str):
+    """--loan's optional value: only `auto` (a bare --loan means on)."""
+    if text == "auto":
+        return "auto"
+    raise argparse.ArgumentTypeError(f"{text!r} is not auto; write --loan (on), "
+                                     f"--loan auto, or leave it off")
+
+
 def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                           rate: bool = True) -> None:
     """The options of one run; `kind` is "ping" or "pubsub". rate=False leaves out
@@ -289,7 +297,10 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
     parser.add_argument("--transport", metavar="NAME", help="one of the driver's transports")
     parser.add_argument("--option", type=key_value, action="append", default=[],
                         metavar="KEY=VALUE", help="driver option, repeatable")
-    parser.add_argument("--loan", action="store_true", help="use the driver's loaned write")
+    parser.add_argument("--loan", nargs="?", const=True, default=False, type=loan_mode,
+                        metavar="auto",
+                        help="use the driver's loaned (zero-copy) write; `--loan auto`: "
+                             "where the driver has one, else copy (recorded per run)")
     parser.add_argument("--check-pattern", action="store_true",
                         help="fill and verify the payload")
     parser.add_argument("--cpu", type=cpu_assignment, action="append", default=[],

@@ -44,7 +44,9 @@ def _config_line(summary: dict, sender: dict | None = None) -> str:
     parts = [cfg.get("mode"), f"rate {rate:g} Hz" if rate else None,
              f"notify {cfg.get('notify')}", f"transport {cfg.get('transport')}",
              f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
-             f"warm-up {((sender or summary).get('config') or {}).get('warmup')}"]
+             f"warm-up {((sender or summary).get('config') or {}).get('warmup')}",
+             "loaned (zero-copy) writes" if ((sender or summary).get("config") or {})
+             .get("loan") else "copied writes"]
     return ", ".join(str(p) for p in parts if p)
 
 

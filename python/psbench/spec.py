@@ -121,7 +121,7 @@ class MeasureSpec:
     mlockall: bool = False
     dma_latency: bool = False
     check_pattern: bool = False
-    loan: bool = False
+    loan: bool | str = False      # True, False or "auto" (measure.loan_mode resolves it)
     spin_send: bool = False       # the same as send_wait "spin" (kept for older files)
     send_wait: str | None = None  # open loop: hybrid (node default), sleep or spin
     send_spin_us: float | None = None  # hybrid: spin this long before each due time
@@ -272,7 +272,7 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
     if spec.fifo is not None:
         argv += ["--fifo", str(spec.fifo)]
     for flag, on in (("--mlockall", spec.mlockall), ("--dma-latency", spec.dma_latency),
-                     ("--check-pattern", spec.check_pattern), ("--loan", spec.loan),
+                     ("--check-pattern", spec.check_pattern), ("--loan", spec.loan is True),
                      ("--spin-send", spec.spin_send)):
         if on:
             argv.append(flag)

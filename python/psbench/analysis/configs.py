@@ -161,6 +161,10 @@ def label_keys(configs: list[Config], leave_out: str | None = None) -> list[str]
     when it varies), then the other settings that differ between them."""
     varying = varying_keys(configs)
     leading = (["kind"] if "kind" in varying else []) + ["driver", "size"]
+    # A loaned (zero-copy) write is named in every label it applies to, varying or not:
+    # at 16 KiB it halves some latencies, so a copy must never pass for a loan.
+    if any(c.params.get("loan") is True for c in configs):
+        leading.append("loan")
     # The size names pong's reply too (label_of), unless the size is left out.
     named = leading + (["reply_size"] if leave_out != "size" else [])
     return [k for k in leading + [k for k in varying if k not in named] if k != leave_out]
@@ -174,8 +178,10 @@ def label_of(config: Config, keys: list[str]) -> str:
             return sizes_text(config.params[key], config.params.get("reply_size"), size_text)
         if key in ("kind", "driver"):
             return setting_text(key, config.params[key])
+        if key == "loan":
+            return "loan" if config.params[key] is True else ""
         return f"{key}={setting_text(key, config.params[key])}"
-    return " ".join(text(key) for key in keys if key in config.params)
+    return " ".join(filter(None, (text(key) for key in keys if key in config.params)))
 
 
 def labels(configs: list[Config], leave_out: str | None = None) -> list[str]:

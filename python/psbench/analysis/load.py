@@ -326,7 +326,8 @@ def _sweep(root: Path) -> ResultSet:
             record = _read_json(run_dir / "run.json")
         runs.append(RunData(number=len(runs) + 1, label=entry.get("label") or str(number),
                             rep=int(entry.get("rep") or 1),
-                            params=measured_settings(entry.get("params") or {}),
+                            params=measured_settings(resolved(entry.get("params") or {},
+                                                              record)),
                             status=entry.get("status") or "unknown",
                             message=entry.get("message"), run_dir=run_dir,
                             run_record=record))
@@ -352,7 +353,8 @@ def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunD
         if run_dir is None or not (run_dir / "run.json").is_file():
             continue
         record = _read_json(run_dir / "run.json")
-        params = {**(entry.get("params") or {}), "rate": step.get("rate_hz")}
+        params = resolved({**(entry.get("params") or {}), "rate": step.get("rate_hz")},
+                          record)
         label = f"{entry.get('label') or entry.get('run')} at {step.get('rate_hz'):g} Hz"
         runs.append(RunData(number=first + len(runs), label=label,
                             rep=int(entry.get("rep") or 1), params=measured_settings(params),
@@ -360,6 +362,14 @@ def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunD
                             message=record.get("message"), run_dir=run_dir,
                             run_record=record))
     return runs
+
+
+def resolved(params: dict, run_record: dict) -> dict:
+    """A sweep entry's settings with what psbench chose at run time in their place
+    (`loan: auto` becomes the loan the run used, from its run.json)."""
+    if params.get("loan") == "auto":
+        return {**params, "loan": (run_record.get("spec") or {}).get("loan")}
+    return params
 
 
 def measured_settings(params: dict) -> dict:

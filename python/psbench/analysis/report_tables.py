@@ -29,7 +29,9 @@ def summary_table(configs: list[Config]) -> Table:
              "repetitions: each statistic is the median of the repetitions' values; n is "
              "their total",
              "jitter = mean |difference| between consecutive latencies; '-' = too few "
-             "samples for that percentile (p99.9 needs 1000, p99.99 10000)"]
+             "samples for that percentile (p99.9 needs 1000, p99.99 10000)",
+             "writes copy the message into the middleware unless the label says loan "
+             "(its zero-copy write)"]
     return Table("summary", "Latency per configuration", columns, rows, notes)
 
 

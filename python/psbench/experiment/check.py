@@ -164,7 +164,7 @@ class _Checker:
             self.refuse(run, publishers, f"{name}: publishers {publishers.value} is "
                         f"not supported; this driver has at most {limit} writer(s) per topic")
         loan = run.settings.get("loan")
-        if loan is not None and loan.value and not caps.get("loan"):
+        if loan is not None and loan.value is True and not caps.get("loan"):
             self.refuse(run, loan, f"{name}: --loan is not supported (no zero-copy write)")
         keys = caps.get("option_keys") or []
         for key, assign in run.settings.items():

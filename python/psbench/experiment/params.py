@@ -56,6 +56,8 @@ def _scalar_parser(action: argparse.Action) -> Callable[[object], object]:
         return parse_flag
 
     def parse(value):
+        if isinstance(value, bool) and action.nargs == "?" and action.const is True:
+            return value  # a flag with an optional value (loan: true | false | auto)
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
             expected = action.metavar or "|".join(action.choices or ()) or "one value"
             hint = "; lists belong in the matrix" if isinstance(value, list) else ""
