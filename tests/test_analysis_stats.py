@@ -29,15 +29,10 @@ def test_describe_one_to_ten_by_hand():
     assert s["p99"] is None and s["p99.9"] is None and s["p99.99"] is None
 
 
-def test_describe_percentiles_are_observed_nearest_rank_values():
+def test_describe_stdev_is_the_sample_standard_deviation():
+    # The percentiles are checked against an integer reference in test_percentile_exact.
     values = np.random.default_rng(7).lognormal(10, 1, 20000)
-    s = describe(values)
-    ordered = np.sort(values)
-    for label, q in (("p50", 50), ("p90", 90), ("p99", 99), ("p99.9", 99.9),
-                     ("p99.99", 99.99)):
-        rank = math.ceil(q / 100 * len(values))
-        assert s[label] == ordered[rank - 1], label
-    assert s["stdev"] == pytest.approx(np.std(values, ddof=1))
+    assert describe(values)["stdev"] == pytest.approx(np.std(values, ddof=1))
 
 
 def test_jitter_is_mean_absolute_step():

@@ -6,7 +6,6 @@ of the current node through the CLI."""
 
 import csv
 import json
-import math
 import os
 import subprocess
 
@@ -25,7 +24,9 @@ ECHO_RTT_NS = [2 * k * 1000 for k in range(1, 301)]    # RTT/2 = 1..300 µs
 
 def nearest_rank(values, q: float) -> float:
     ordered = np.sort(np.asarray(values, dtype=np.float64))
-    return float(ordered[math.ceil(q / 100 * len(ordered)) - 1])
+    # Integer arithmetic (q in parts per 100,000): no float rank error.
+    rank = max(1, (round(q * 1000) * len(ordered) + 99_999) // 100_000)
+    return float(ordered[rank - 1])
 
 
 def fanout_subs() -> list[Sub]:

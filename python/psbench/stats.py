@@ -1,9 +1,14 @@
 """Latency statistics from raw samples.
 
-Percentiles use the nearest-rank definition (numpy method "inverted_cdf"): each one is a
-latency that was actually observed. A percentile is reported only when there are enough
-samples for it to differ from the maximum (p99.9 needs 1000); otherwise it is None.
+Percentiles use the nearest-rank definition: the q-th percentile of n values is the
+ceil(q/100 * n)-th smallest, so each one is a latency that was actually observed. The
+rank is computed in integers from q as an exact decimal fraction (99.9 = 999/1000), never
+in floating point, where 99.9/100 * 3000 = 2997.0000000000005 would take the 2998th. A
+percentile is reported only when there are enough samples for it to differ from the
+maximum (p99.9 needs 1000); otherwise it is None.
 """
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -19,6 +24,27 @@ PERCENTILES = (
 )
 
 
+def nearest_rank_index(q, n: int) -> int:
+    """0-based index of the q-th percentile among n sorted values: ceil(q/100 * n) - 1,
+    at least 0. q as written in decimal (50, 99.9, "99.99"): a float is read by its
+    shortest decimal form, so 99.9 is exactly 999/10."""
+    p = Fraction(str(q)) / 100
+    rank = -((-p.numerator * n) // p.denominator)
+    return max(rank, 1) - 1
+
+
+def nearest_rank(values, q, axis=None):
+    """The q-th percentile by nearest rank (a value of `values`); along `axis` of a 2-D
+    array, one per row or column. Partial sort only."""
+    values = np.asarray(values)
+    if axis is None:
+        values = values.ravel()
+        index = nearest_rank_index(q, values.size)
+        return np.partition(values, index)[index]
+    index = nearest_rank_index(q, values.shape[axis])
+    return np.take(np.partition(values, index, axis=axis), index, axis=axis)
+
+
 def summarize_ns(values: np.ndarray) -> dict:
     """count, min, percentiles, max, mean, std (sample, n - 1) of latencies in ns."""
     values = np.asarray(values)
@@ -28,8 +54,7 @@ def summarize_ns(values: np.ndarray) -> dict:
                 **{label: None for label, _, _ in PERCENTILES}}
     result = {"count": count, "min": float(values.min())}
     for label, q, needed in PERCENTILES:
-        result[label] = (float(np.percentile(values, q, method="inverted_cdf"))
-                         if count >= needed else None)
+        result[label] = float(nearest_rank(values, q)) if count >= needed else None
     result["max"] = float(values.max())
     result["mean"] = float(values.mean())
     # Sample standard deviation (n - 1), as psbench report and the seed papers use.

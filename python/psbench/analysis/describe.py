@@ -9,7 +9,7 @@ RFC 3550, without its smoothing): how much one sample differs from the one befor
 
 import numpy as np
 
-from psbench.stats import PERCENTILES
+from psbench.stats import PERCENTILES, nearest_rank
 
 # Columns of a latency summary, in table order.
 STAT_KEYS = ("n", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max",
@@ -18,7 +18,8 @@ LATENCY_KEYS = STAT_KEYS[1:]   # the ones in ns
 
 
 def percentile(values: np.ndarray, q: float) -> float:
-    return float(np.percentile(values, q, method="inverted_cdf"))
+    """Nearest rank, exact (psbench.stats.nearest_rank)."""
+    return float(nearest_rank(values, q))
 
 
 def describe(latency_ns: np.ndarray, streams: list[np.ndarray] | None = None) -> dict:

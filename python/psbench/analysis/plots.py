@@ -253,10 +253,17 @@ def _spectrum_groups(configs: list[Config]) -> list[tuple[str, str, list[Config]
 def spectrum_of(latency_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(1/(1-q), latency ns at q) from p0 up to p99.99, stopping where the sample count
     can no longer tell a percentile from the maximum."""
-    reach = np.logspace(0, 4, SPECTRUM_POINTS)
-    reach = reach[reach <= max(latency_ns.size, 1)]
-    quantiles = 100.0 * (1.0 - 1.0 / reach)
-    return reach, np.percentile(latency_ns, quantiles, method="inverted_cdf")
+    # 12 significant digits: 10**3 from logspace is 999.9999999999999, and p99.9 must be
+    # the rank it is in the tables.
+    reach = np.array([float(f"{r:.12g}") for r in np.logspace(0, 4, SPECTRUM_POINTS)])
+    n = latency_ns.size
+    reach = reach[reach <= max(n, 1)]
+    if n == 0:
+        return reach, np.empty(0)
+    # Nearest rank of q = 1 - 1/r among n: ceil(n - n/r) = n - floor(n/r).
+    ranks = np.maximum(n - np.floor(n / reach).astype(np.int64), 1)
+    ordered = np.sort(latency_ns)
+    return reach, ordered[ranks - 1]
 
 
 def percentile_spectra(configs: list[Config]) -> tuple[list[Drawing], list[str]]:

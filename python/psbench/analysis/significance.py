@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats as sps
+from psbench.stats import nearest_rank
 
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1
@@ -63,7 +64,7 @@ _QUANTILES = {"p50": 50.0, "p99": 99.0}
 
 
 def _stat(values: np.ndarray, statistic: str, axis=None):
-    return np.percentile(values, _QUANTILES[statistic], axis=axis, method="inverted_cdf")
+    return nearest_rank(values, _QUANTILES[statistic], axis=axis)
 
 
 Samples = np.ndarray | list[np.ndarray]   # one run, or one array per repetition

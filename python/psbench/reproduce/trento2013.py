@@ -23,6 +23,7 @@ from psbench.analysis.load import ResultSet, implied_setting
 from psbench.analysis.plots import STYLE, Drawing, _panels, PANEL_INCHES
 from psbench.analysis.tables import Column, Table
 from psbench.reproduce.common import Section, published_marker
+from psbench.stats import nearest_rank
 
 # What psbench calls each driver here, and the paper's system it stands for comes from
 # the published file's `systems` (zeromq: ZeroMQ, cyclonedds: OpenDDS, fastdds: ORTE).
@@ -60,7 +61,7 @@ def _figures(config: Config) -> dict:
         found["mean"] = float(values.mean())
         found["max"] = float(values.max())
         found["stdev"] = float(values.std(ddof=1)) if values.size > 1 else None
-        found["p99"] = float(np.percentile(values, 99, method="inverted_cdf")) \
+        found["p99"] = float(nearest_rank(values, 99)) \
             if values.size >= 100 else None
     return found
 
