@@ -4,7 +4,7 @@ from psbench import measure
 from psbench import report_counts as rc
 from psbench import table
 from psbench.measure import MeasureOutcome
-from psbench.stats import ONE_WAY_FROM, PERCENTILES
+from psbench.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 
 STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "std"]
 
@@ -88,6 +88,21 @@ def _discovery(summaries: dict) -> str | None:
 def _topic(summary: dict) -> str | None:
     topics = (summary.get("config") or {}).get("topics") or []
     return topics[0] if topics else None
+
+
+def intervals_line(series: dict, name: str) -> str | None:
+    """`95% intervals of RTT (distribution-free, ...), µs: p50 49.81-50.30, ...`; "n too
+    small" for a percentile the sample count cannot bound."""
+    intervals = series.get("intervals")
+    if not intervals or not series.get("count"):
+        return None
+    parts = []
+    for label in INTERVAL_PERCENTILES:
+        bounds = intervals.get(label)
+        parts.append(f"{label} n too small" if bounds is None else
+                     f"{label} {micros(bounds[0])}-{micros(bounds[1])}")
+    return (f"{intervals['confidence']:.0%} intervals of {name} (distribution-free, order "
+            f"statistics), µs: " + ", ".join(parts))
 
 
 def _too_few_note(series: dict) -> str | None:
@@ -193,6 +208,7 @@ def render(outcome: MeasureOutcome) -> str:
             lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming "
                          "both directions cost the same")
         note = _too_few_note(stats["rtt"])
+        interval = intervals_line(stats["rtt"], "RTT")
     elif stats:
         lines.append(latency_table([("one-way", stats["one_way"])] + [
             (name, outcome.stats[name]["one_way"]) for name in subs
@@ -202,10 +218,12 @@ def render(outcome: MeasureOutcome) -> str:
                      + (f"; first row: all {len(subs)} subscribers together"
                         if len(subs) > 1 else ""))
         note = _too_few_note(stats["one_way"])
+        interval = intervals_line(stats["one_way"], "one-way")
     else:
-        note = None
-    if note:
-        lines.append(f"  {note}")
+        note = interval = None
+    for line in (interval, note):
+        if line:
+            lines.append(f"  {line}")
     receivers = subs if spec.kind == "pubsub" else [main_role]
     for name in receivers:
         summary = outcome.summaries.get(name) or {}

@@ -45,6 +45,49 @@ def nearest_rank(values, q, axis=None):
     return np.take(np.partition(values, index, axis=axis), index, axis=axis)
 
 
+# Percentiles shown with a distribution-free confidence interval.
+INTERVAL_PERCENTILES = ("p50", "p99", "p99.9")
+CONFIDENCE = 0.95
+
+
+def interval_ranks(q, n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """1-based ranks (l, u) of the order statistics that hold the q-th percentile with at
+    least `confidence`, whatever the distribution: with B ~ Binomial(n, q/100) the count
+    of samples below it, P(X(l) <= x_q <= X(u)) = P(l <= B <= u - 1); l is the largest
+    rank with P(B <= l - 1) <= alpha/2, u the smallest with P(B <= u - 1) >= 1 - alpha/2.
+    None when n is too small for such ranks to exist (u > n, or l < 1)."""
+    from scipy.stats import binom  # here: importing scipy costs the CLI's start
+
+    if n < 1:
+        return None
+    p = float(Fraction(str(q)) / 100)
+    tail = (1.0 - confidence) / 2.0
+    k = int(binom.ppf(tail, n, p))          # smallest k with F(k) >= tail
+    lower = k + 1 if binom.cdf(k, n, p) <= tail else k
+    upper = int(binom.ppf(1.0 - tail, n, p)) + 1
+    if lower < 1 or upper > n:
+        return None
+    return lower, upper
+
+
+def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> dict:
+    """label -> [low, high] (observed values) for INTERVAL_PERCENTILES, or None where n is
+    too small for a distribution-free interval."""
+    values = np.asarray(values)
+    found = {}
+    for label, q, _ in PERCENTILES:
+        if label not in INTERVAL_PERCENTILES:
+            continue
+        ranks = interval_ranks(q, values.size, confidence)
+        if ranks is None:
+            found[label] = None
+            continue
+        low, high = np.partition(values, [ranks[0] - 1, ranks[1] - 1])[[ranks[0] - 1,
+                                                                         ranks[1] - 1]]
+        found[label] = [float(low), float(high)]
+    return found
+
+
 def summarize_ns(values: np.ndarray) -> dict:
     """count, min, percentiles, max, mean, std (sample, n - 1) of latencies in ns."""
     values = np.asarray(values)
@@ -59,6 +102,7 @@ def summarize_ns(values: np.ndarray) -> dict:
     result["mean"] = float(values.mean())
     # Sample standard deviation (n - 1), as psbench report and the seed papers use.
     result["std"] = float(values.std(ddof=1)) if count > 1 else 0.0
+    result["intervals"] = {"confidence": CONFIDENCE, **percentile_intervals(values)}
     return result
 
 
