@@ -365,11 +365,15 @@ def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunD
 
 
 def resolved(params: dict, run_record: dict) -> dict:
-    """A sweep entry's settings with what psbench chose at run time in their place
-    (`loan: auto` becomes the loan the run used, from its run.json)."""
-    if params.get("loan") == "auto":
-        return {**params, "loan": (run_record.get("spec") or {}).get("loan")}
-    return params
+    """A sweep entry's settings with what psbench chose at run time in their place, as a
+    single run's run.json has them (`loan: auto` becomes the loan the run used; a history
+    chosen for a reliable back-to-back run is the one it used), so that a sweep's
+    configuration and the same `psbench ping` are one configuration."""
+    spec = run_record.get("spec") or {}
+    chosen = {key: spec.get(key) for key in (run_record.get("auto") or {}) if key in spec}
+    if params.get("loan") == "auto" and "loan" in spec:
+        chosen["loan"] = spec["loan"]
+    return {**params, **chosen} if chosen else params
 
 
 def measured_settings(params: dict) -> dict:
@@ -379,16 +383,18 @@ def measured_settings(params: dict) -> dict:
     found = {key: value for key, value in params.items()
              if key not in _WAIT_SETTINGS and value is not None and value is not False
              and value != [] and value != {}}
-    if found.get("subscribers") == 1:
-        # One subscriber is what every run had before fan-out: left unsaid, so that
-        # their names and configurations stay as they were (see implied_setting).
-        del found["subscribers"]
+    for key in ("subscribers", "publishers", "topics"):
+        if found.get(key) == 1:
+            # One of each is what every run had before fan-out, fan-in and topics: left
+            # unsaid, so that names and configurations stay as they were and a single
+            # run (whose run.json says 1) matches a sweep's (see implied_setting).
+            del found[key]
     return found
 
 
 def implied_setting(params: dict, key: str):
     """A setting's value, including one measured_settings leaves unsaid."""
-    if key == "subscribers" and params.get("kind") == "pubsub":
+    if key in ("subscribers", "publishers", "topics") and params.get("kind") == "pubsub":
         return params.get(key, 1)
     return params.get(key)
 

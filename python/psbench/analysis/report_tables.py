@@ -289,15 +289,17 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
         verdict = r.verdict + (f", {r.direction}" if r.direction else "")
         rows.append([pair.setting, setting_text(pair.setting, pair.a.params.get(pair.setting)),
                      setting_text(pair.setting, pair.b.params.get(pair.setting)),
-                     pair.where, r.n_a, r.n_b, pair.a.stats.get("p50"),
-                     pair.b.stats.get("p50"), r.median.ratio, r.median.low, r.median.high,
+                     pair.where, r.n_a, r.n_b, r.p50_a, r.p50_b,
+                     r.median.ratio, r.median.low, r.median.high,
                      r.welch.t, r.welch.df, r.welch.p, r.mann_whitney.u, r.mann_whitney.p,
                      verdict])
-    confidence = pairs[0].result.median.confidence if pairs else 0.95
-    notes = [f"configurations that differ in one setting; samples of all repetitions "
-             f"together. t, df, p (t): Welch's t-test of the means (as in the seed "
-             f"papers); U, p (U): Mann-Whitney; CI: {confidence:.0%} bootstrap interval "
-             f"of the ratio of medians B/A",
+    notes = [f"configurations that differ in one setting; every figure from the samples "
+             f"of all repetitions together: p50 A and p50 B are their medians (nearest "
+             f"rank), B/A p50 their ratio (it may differ from the summary table, whose "
+             f"p50 is the median of the repetitions' p50s). t, df, p (t): Welch's t-test "
+             f"of the means (as in the seed papers); U, p (U): Mann-Whitney; CI: "
+             f"{1 - alpha:.0%} bootstrap interval of B/A p50 (the level follows alpha; "
+             f"with repetitions, whole runs are resampled too)",
              f"significant = p (U) < {alpha:g} and the whole CI outside "
              f"{1 - threshold:.2f}..{1 + threshold:.2f} (the noise threshold); otherwise "
              f"within noise. {len(pairs)} comparisons: at alpha {alpha:g} about "

@@ -103,7 +103,12 @@ def _resampled_repetitions(reps: list[np.ndarray], statistic: str, resamples: in
                            rng: np.random.Generator) -> np.ndarray:
     """Two levels: repetitions drawn with replacement, then samples within each drawn
     repetition; the spread then includes how much runs differ from each other."""
-    reps = [_thin(r, max(BOOTSTRAP_MAX_N // len(reps), 1)) for r in reps]
+    # Thinned only past BOOTSTRAP_MAX_N samples in all, each repetition to its share of
+    # that bound, so that every repetition keeps its weight (an even split would give a
+    # short repetition as much say as a long one).
+    total = sum(r.size for r in reps)
+    if total > BOOTSTRAP_MAX_N:
+        reps = [_thin(r, max(round(r.size * BOOTSTRAP_MAX_N / total), 1)) for r in reps]
     out = np.empty(resamples)
     for i in range(resamples):
         chosen = rng.integers(0, len(reps), size=len(reps))
@@ -174,6 +179,8 @@ def outside_noise(ci: RatioCI, threshold: float) -> int:
 class Comparison:
     n_a: int
     n_b: int
+    p50_a: float       # the median of all samples of A's repetitions together
+    p50_b: float       # (the same definition as the ratio, its interval and the tests)
     welch: Welch
     mann_whitney: MannWhitney
     median: RatioCI
@@ -185,11 +192,14 @@ def compare_samples(a: Samples, b: Samples, median_a: Bootstrap, median_b: Boots
                     alpha: float = 0.05, threshold: float = 0.05) -> Comparison:
     """a, b: one array, or one array per repetition; the tests take the repetitions'
     samples together, the interval comes from each side's bootstrap of its median."""
-    median = ratio_interval(median_a, median_b)
+    # The interval at the same level as the test: a verdict at alpha reads a 1 - alpha
+    # interval.
+    median = ratio_interval(median_a, median_b, confidence=1 - alpha)
     all_a, all_b = pooled(a), pooled(b)
     mw = mann_whitney(all_a, all_b)
     side = outside_noise(median, threshold)
     significant = mw.p < alpha and side != 0
-    return Comparison(len(all_a), len(all_b), welch(all_a, all_b), mw, median,
+    return Comparison(len(all_a), len(all_b), median_a.value, median_b.value,
+                      welch(all_a, all_b), mw, median,
                       "significant" if significant else "within noise",
                       ("B slower" if side > 0 else "B faster") if significant else "")
