@@ -101,7 +101,7 @@ def test_late_echoes_are_kept_and_flagged(driver_libs, results):
     assert counts["late"] > 0 and counts["late"] == int(samples.late.sum())
     assert counts["samples"] + counts["lost"] + counts["corrupted"] == counts["sent"] == 500
     assert record["stats"]["ping"]["late"]["count"] == counts["late"]
-    assert record["stats"]["ping"]["rtt"]["count"] == counts["samples"]
+    assert record["stats"]["ping"]["rtt"]["n"] == counts["samples"]
 
 
 def test_pong_counts_the_warm_up_it_echoed(driver_libs, results):

@@ -31,7 +31,7 @@ def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, result
     for entry in index:
         assert entry["status"] == "ok", entry["message"]
         assert entry["counts"]["samples"] + entry["counts"]["lost"] == 300
-        assert entry["latency"]["count"] == entry["counts"]["samples"]
+        assert entry["latency"]["n"] == entry["counts"]["samples"]
         run = json.loads((store / entry["run_dir"] / "run.json").read_text())
         assert run["status"] == "ok" and run["spec"]["count"] == 300
         assert run["spec"]["notify"] == "wait" and run["spec"]["placement"] == "inter"

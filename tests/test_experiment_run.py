@@ -53,7 +53,7 @@ def check_store(store, path, numbers):
         assert record["spec"]["driver"] == entry["params"]["driver"]
         assert record["spec"]["size"] == entry["params"]["size"]
         assert entry["latency"]["series"] == "rtt_half"
-        assert entry["latency"]["count"] == entry["counts"]["samples"] > 0
+        assert entry["latency"]["n"] == entry["counts"]["samples"] > 0
     return entries
 
 

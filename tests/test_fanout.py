@@ -35,9 +35,9 @@ def test_every_subscriber_gets_every_sample_and_its_own_files(driver_libs, resul
         counts = summary["counts"]
         assert counts["sent"] == pub["counts"]["sent"] == 300
         assert counts["samples"] == 300 and counts["lost"] == 0
-        assert record["stats"][name]["one_way"]["count"] == 300
+        assert record["stats"][name]["one_way"]["n"] == 300
     # The run's latency is every subscriber's samples together.
-    assert record["stats"]["all_subs"]["one_way"]["count"] == 4 * 300
+    assert record["stats"]["all_subs"]["one_way"]["n"] == 4 * 300
     for name in names:
         assert f"{name} counts: sent 300" in proc.stdout
     assert_nothing_left(record["run_id"])
@@ -120,12 +120,12 @@ def test_a_sweep_over_subscribers_draws_latency_against_subscriber_count(driver_
     assert proc.returncode == 0, proc.stdout + proc.stderr
     entries = [json.loads(line) for line in (store / "index.jsonl").read_text().splitlines()]
     three = next(e for e in entries if e["params"]["subscribers"] == 3)
-    assert three["latency"]["count"] == 3 * 200
+    assert three["latency"]["n"] == 3 * 200
     assert three["counts"]["sent"] == three["counts"]["samples"] == 3 * 200
     assert sorted(three["subscribers"]) == ["sub-1", "sub-2", "sub-3"]
     assert all(s["samples"] == 200 and s["p50"] for s in three["subscribers"].values())
     one = next(e for e in entries if e["params"]["subscribers"] == 1)
-    assert "subscribers" not in one and one["latency"]["count"] == 200
+    assert "subscribers" not in one and one["latency"]["n"] == 200
     out = tmp_path / "report"
     proc = run_cli(["report", str(store), "-o", str(out)], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -60,7 +60,7 @@ def test_ping(driver_libs, results, driver, placement):
     samples = check_samples_file(run_dir, ping, "rtt")
     # What the CLI printed is what the file holds.
     stats = record["stats"]["ping"]
-    assert stats["rtt"]["count"] == len(samples)
+    assert stats["rtt"]["n"] == len(samples)
     assert stats["rtt"]["max"] == float(samples.latency_ns.max())
     assert stats["rtt_half"]["max"] == stats["rtt"]["max"] / 2
     assert "RTT/2" in proc.stdout and str(run_dir) in proc.stdout
@@ -83,7 +83,7 @@ def test_pubsub(driver_libs, results, driver, placement):
     assert counts["samples"] + counts["lost"] + counts["corrupted"] == count
     assert counts["duplicated"] == counts["corrupted"] == 0
     samples = check_samples_file(run_dir, sub, "one_way")
-    assert record["stats"]["sub"]["one_way"]["count"] == len(samples)
+    assert record["stats"]["sub"]["one_way"]["n"] == len(samples)
     assert "one-way" in proc.stdout
 
 

@@ -68,9 +68,9 @@ def test_percentiles_are_observed_values():
         (1, 50, 90, 99, 100)
     # 100 samples cannot tell p99.9 from the maximum.
     assert stats["p99.9"] is None and stats["p99.99"] is None
-    assert stats["count"] == 100 and stats["mean"] == 50.5
+    assert stats["n"] == 100 and stats["mean"] == 50.5
 
 
 def test_empty_series():
     stats = summarize_ns(np.array([], dtype=np.int64))
-    assert stats["count"] == 0 and stats["p50"] is None and stats["max"] is None
+    assert stats["n"] == 0 and stats["p50"] is None and stats["max"] is None

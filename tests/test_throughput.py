@@ -111,7 +111,7 @@ def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_li
         assert counts["sent"] == 400 and counts["samples"] == 400 and counts["lost"] == 0
         assert writer_counts(record["_dir"] / f"{name}.samples") == [200, 200]
         assert record["throughput"]["subscribers"][name]["received"] == 400
-    assert record["stats"]["all_subs"]["one_way"]["count"] == 4 * 400
+    assert record["stats"]["all_subs"]["one_way"]["n"] == 4 * 400
     assert set(record["throughput"]["publishers"]) == {n for n in names if "-pub-" in n}
     assert "t2-sub-2 counts: sent 400" in proc.stdout
 
@@ -166,7 +166,7 @@ def test_an_echo_run_records_latency_under_load_in_pub_samples(driver_libs, resu
     assert pub["samples_file"] == "pub.samples" and (record["_dir"] / "pub.samples").is_file()
     echo = pub["echo"]
     assert echo["expected"] == 200 and echo["received"] + echo["lost"] == 200
-    assert record["stats"]["pub"]["rtt"]["count"] == echo["received"] > 0
+    assert record["stats"]["pub"]["rtt"]["n"] == echo["received"] > 0
     assert "pub RTT/2" in proc.stdout and "latency under load: every 10th" in proc.stdout
 
 
@@ -232,7 +232,7 @@ def test_a_sweep_indexes_throughput_and_latency_under_load(driver_libs, tmp_path
     assert set(several["throughput"]["achieved_rate_hz"]) == {
         "t1-pub-1", "t1-pub-2", "t2-pub-1", "t2-pub-2"}
     assert several["counts"]["sent"] == 2 * 2 * 1000
-    assert echo["under_load"]["echo_every"] == 10 and echo["under_load"]["count"] > 0
+    assert echo["under_load"]["echo_every"] == 10 and echo["under_load"]["n"] > 0
     assert echo["under_load"]["series"] == "rtt_half" and "under_load" not in several
     plan = json.loads((store / "experiment.expanded.json").read_text())
     assert plan["runs"][1]["spec"]["cpus"] == {"t1-sub": 0, "t1-pub-1": 1, "t1-pub-2": 0,

@@ -6,7 +6,7 @@ from psbench import table
 from psbench.measure import MeasureOutcome
 from psbench.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 
-STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "std"]
+STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "stdev"]
 
 
 def micros(ns) -> str:
@@ -94,7 +94,7 @@ def intervals_line(series: dict, name: str) -> str | None:
     """`95% intervals of RTT (distribution-free, ...), µs: p50 49.81-50.30, ...`; "n too
     small" for a percentile the sample count cannot bound."""
     intervals = series.get("intervals")
-    if not intervals or not series.get("count"):
+    if not intervals or not series.get("n"):
         return None
     parts = []
     for label in INTERVAL_PERCENTILES:
@@ -107,7 +107,7 @@ def intervals_line(series: dict, name: str) -> str | None:
 
 def _too_few_note(series: dict) -> str | None:
     missing = [(label, need) for label, _, need in PERCENTILES if series.get(label) is None]
-    if not missing or not series.get("count"):
+    if not missing or not series.get("n"):
         return None
     return "'-' = too few samples: " + ", ".join(f"{label} needs {need}"
                                                 for label, need in missing)
@@ -177,7 +177,7 @@ def under_load_lines(outcome: MeasureOutcome) -> list[str]:
     return [latency_table(rows),
             f"  latency under load: every {every}th sample echoed back to the publisher; "
             f"RTT/2 of those round trips (n = "
-            + ", ".join(f"{int(s['count'])}" for _, s in rows) + ")"]
+            + ", ".join(f"{int(s['n'])}" for _, s in rows) + ")"]
 
 
 def render(outcome: MeasureOutcome) -> str:

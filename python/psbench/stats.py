@@ -89,19 +89,20 @@ def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> 
 
 
 def summarize_ns(values: np.ndarray) -> dict:
-    """count, min, percentiles, max, mean, std (sample, n - 1) of latencies in ns."""
+    """n, min, percentiles, max, mean, stdev (sample, n - 1) of latencies in ns: the
+    names every output uses (report tables, run.json, index.jsonl)."""
     values = np.asarray(values)
     count = int(values.size)
     if count == 0:
-        return {"count": 0, "min": None, "max": None, "mean": None, "std": None,
+        return {"n": 0, "min": None, "max": None, "mean": None, "stdev": None,
                 **{label: None for label, _, _ in PERCENTILES}}
-    result = {"count": count, "min": float(values.min())}
+    result = {"n": count, "min": float(values.min())}
     for label, q, needed in PERCENTILES:
         result[label] = float(nearest_rank(values, q)) if count >= needed else None
     result["max"] = float(values.max())
     result["mean"] = float(values.mean())
     # Sample standard deviation (n - 1), as psbench report and the seed papers use.
-    result["std"] = float(values.std(ddof=1)) if count > 1 else 0.0
+    result["stdev"] = float(values.std(ddof=1)) if count > 1 else 0.0
     result["intervals"] = {"confidence": CONFIDENCE, **percentile_intervals(values)}
     return result
 

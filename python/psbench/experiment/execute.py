@@ -18,7 +18,7 @@ from psbench.progress import Progress
 from psbench.store import Store
 
 # Of the statistics of the main series, what the index keeps.
-STAT_KEYS = ("count", "min", "p50", "p90", "p99", "p99.9", "max", "mean")
+STAT_KEYS = ("n", "min", "p50", "p90", "p99", "p99.9", "max", "mean")
 COUNT_KEYS = ("sent", "samples", "lost", "unaccounted", "late", "duplicated", "reordered",
               "corrupted")
 
