@@ -160,7 +160,7 @@ def _prepare_folder(out: Path) -> Path:
 def write_report(report: Report, out: Path) -> Path:
     """Writes every file into out (replacing an earlier report there) and returns the
     path of the HTML page. Files appear together: written aside, then moved in place."""
-    from psbench.analysis import html, plots   # matplotlib is slow to import
+    from psbench.analysis import hgrm, html, plots   # matplotlib is slow to import
 
     staging = _prepare_folder(out)
     try:
@@ -169,6 +169,7 @@ def write_report(report: Report, out: Path) -> Path:
             report.plots, skipped = plots.write_plots(report.configs, staging / "plots",
                                                       report.results.searches)
             report.notes.extend(skipped)
+        hgrm.write_all(report.configs, staging / "hgrm")
         for t in report.tables:
             for suffix, writer in formats.WRITERS.items():
                 (staging / f"{t.name}.{suffix}").write_text(writer(t))
