@@ -132,6 +132,10 @@ void validate(NodeConfig &c) {
     if (!std::isalnum(static_cast<unsigned char>(ch)))
       throw UsageError("--run-id: use letters and digits only");
   if (c.run_id.empty()) c.run_id = random_run_id();
+  if (c.pin == PinMode::none && !c.cpu.empty())
+    throw UsageError("--pin none: --cpu pins a role; leave --cpu out, or use --pin role|process");
+  if (c.pin == PinMode::process && c.cpu.empty())
+    throw UsageError("--pin process: confines the node to the CPUs --cpu gives; give --cpu ROLE=CPU");
   if (c.size < 32 || c.size > (4u << 20))
     throw UsageError("--size: " + std::to_string(c.size) +
                      " is out of range; use 32 (header only) to 4194304 bytes");
@@ -292,6 +296,12 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       size_t eq = v.find('=');
       if (eq == std::string_view::npos) throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
       c.cpu[parse_role(v.substr(0, eq))] = int(parse_u64(arg, v.substr(eq + 1)));
+    } else if (arg == "--pin") {
+      std::string_view v = value();
+      if (v == "role") c.pin = PinMode::role;
+      else if (v == "process") c.pin = PinMode::process;
+      else if (v == "none") c.pin = PinMode::none;
+      else throw UsageError("--pin: '" + std::string(v) + "' is not one of role|process|none");
     } else if (arg == "--fifo") c.fifo_priority = int(parse_u64(arg, value()));
     else if (arg == "--mlockall") c.mlockall = true;
     else if (arg == "--dma-latency") c.dma_latency = true;
@@ -336,6 +346,9 @@ const char *usage_text() {
          "                     the recording sub takes --topic <topic>_relay\n"
          "  --late-join        sub: joins while publishing goes on; records the history it got\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
+         "  --pin role|process|none  what --cpu and --fifo apply to: the role thread once its\n"
+         "                     endpoints are open (role, default), and every other thread\n"
+         "                     of the node confined to the roles' CPUs (process), or none\n"
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N  --drain-timeout S\n"
          "  --progress S       ping, sub: a PROGRESS line on stdout every S seconds (0: none)\n"
@@ -357,6 +370,15 @@ const char *reliability_name(uint32_t bit) { return name_of(kReliability, bit); 
 const char *durability_name(uint32_t bit) { return name_of(kDurability, bit); }
 const char *history_name(uint32_t bit) { return bit ? name_of(kHistory, bit) : "driver_default"; }
 const char *notify_name(uint32_t bit) { return name_of(kNotify, bit); }
+const char *pin_mode_name(PinMode p) {
+  switch (p) {
+    case PinMode::role: return "role";
+    case PinMode::process: return "process";
+    case PinMode::none: return "none";
+  }
+  return "?";
+}
+
 const char *send_wait_name(SendWait w) {
   switch (w) {
     case SendWait::sleep: return "sleep";

@@ -14,6 +14,11 @@ enum class BarrierKind { none, stdio };
 // How an open-loop sender waits for a message's due time (never when already behind):
 // sleep, spin, or sleep until send_spin_ns before it and spin the rest (hybrid).
 enum class SendWait { sleep, spin, hybrid };
+// Where --cpu pins (docs/node.md): role = the role thread only, after its endpoints are
+// open, so the middleware's own threads keep the process's CPUs and SCHED_OTHER;
+// process = also every other thread of the node confined to the roles' CPUs; none = no
+// pinning (--cpu refused).
+enum class PinMode { role, process, none };
 
 // A fault the publisher injects into its own stream (test hook, docs/node.md): the
 // message seq is dropped (counted as sent, never written), written twice, written
@@ -76,6 +81,7 @@ struct NodeConfig {
   bool late_join = false;
 
   std::map<Role, int> cpu;  // role -> CPU
+  PinMode pin = PinMode::role;
   int fifo_priority = 0;    // 0: SCHED_OTHER
   bool mlockall = false;
   bool dma_latency = false;
@@ -117,5 +123,6 @@ const char *durability_name(uint32_t bit);
 const char *history_name(uint32_t bit);
 const char *notify_name(uint32_t bit);
 const char *send_wait_name(SendWait w);
+const char *pin_mode_name(PinMode p);
 
 }  // namespace psb

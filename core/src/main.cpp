@@ -12,6 +12,7 @@
 #include "config.hpp"
 #include "driver_loader.hpp"
 #include "realtime.hpp"
+#include "thread_facts.hpp"
 #include "role.hpp"
 #include "start_gate.hpp"
 #include "summary.hpp"
@@ -102,6 +103,12 @@ int main(int argc, char **argv) {
     facts.mlockall = node.mlockall;
     if (node.dma_latency) dma.emplace();
     facts.dma_latency = node.dma_latency;
+    if (node.pin == PinMode::process) {
+      // Before any role opens its driver: every thread started from here on inherits it.
+      std::vector<int> cpus;
+      for (const auto &[role, cpu] : node.cpu) cpus.push_back(cpu);
+      confine_process(cpus);
+    }
   } catch (const RealtimeError &e) {
     return fail(2, e.what());
   }

@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "realtime.hpp"
+#include "thread_facts.hpp"
 #include "start_gate.hpp"
 
 namespace psb {
@@ -73,7 +74,18 @@ Endpoints::~Endpoints() {
   if (ctx_) d_.close(ctx_);
 }
 
+// Pins and prioritises the role thread now that its endpoints are open: the threads the
+// middleware started while opening them kept the process's CPUs and SCHED_OTHER.
+void place_role_thread(const RoleEnv &env, RoleResult &res) {
+  if (auto it = env.node.cpu.find(res.role); it != env.node.cpu.end()) {
+    pin_current_thread(it->second);
+    res.cpu = it->second;
+  }
+  if (env.node.fifo_priority > 0) set_current_thread_fifo(env.node.fifo_priority);
+}
+
 bool arrive_ready(const RoleEnv &env, RoleResult &res) {
+  place_role_thread(env, res);
   res.arrived_at_gate = true;
   return env.gate.arrive_and_wait(true);
 }
@@ -131,11 +143,6 @@ RoleResult run_role(Role role, const RoleEnv &env) {
   RoleResult res;
   res.role = role;
   try {
-    if (auto it = env.node.cpu.find(role); it != env.node.cpu.end()) {
-      pin_current_thread(it->second);
-      res.cpu = it->second;
-    }
-    if (env.node.fifo_priority > 0) set_current_thread_fifo(env.node.fifo_priority);
     Endpoints ep(env.driver);
     switch (role) {
       case Role::ping: run_ping(env, res, ep); break;
@@ -144,6 +151,9 @@ RoleResult run_role(Role role, const RoleEnv &env) {
       case Role::sub: run_sub(env, res, ep); break;
       case Role::relay: run_relay(env, res, ep); break;
     }
+    // Every thread of the process as the measurement ends, the middleware's still alive.
+    res.threads = process_threads();
+    res.role_tid = current_tid();
     ep.destroy_reader();  // when the role left it: its counters are read first
     res.reader_counters = ep.reader_counters();
     res.writer_counters = ep.writer_counters();

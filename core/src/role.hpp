@@ -13,6 +13,7 @@
 #include "futex.hpp"
 #include "sample_store.hpp"
 #include "schedule.hpp"
+#include "thread_facts.hpp"
 #include "throughput.hpp"
 #include "usage.hpp"
 
@@ -78,6 +79,8 @@ struct RoleResult {
   int exit_code = 0;  // 0 ok, 1 failure, 3 timeout
   Usage thread_usage;
   int cpu = -1;
+  std::vector<ThreadFacts> threads;  // the process's threads at the end of the measurement
+  int role_tid = 0;
   bool arrived_at_gate = false;
 };
 

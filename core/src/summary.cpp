@@ -223,7 +223,21 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
       .field("sched_priority", n.fifo_priority)
       .field("mlockall", facts.mlockall)
       .field("dma_latency", facts.dma_latency)
+      .field("pin", pin_mode_name(n.pin))
       .end_object();
+  // Every thread of the process when the measurement ended: how the middleware's
+  // threads were placed beside the role's (docs/node.md).
+  j.key("threads").begin_array();
+  for (const ThreadFacts &t : r.threads) {
+    j.begin_object()
+        .field("tid", t.tid).field("name", t.name).field("role_thread", t.tid == r.role_tid)
+        .field("cpus", t.cpus).field("policy", t.policy).field("priority", t.priority)
+        .field("cpu_time_ns", t.cpu_time_ns)
+        .field("voluntary_switches", t.voluntary_switches)
+        .field("involuntary_switches", t.involuntary_switches)
+        .end_object();
+  }
+  j.end_array();
   j.key("timing").begin_object().field("clock", "CLOCK_MONOTONIC");
   j.key("discovery_ns");
   r.discovery_ns >= 0 ? j.value(r.discovery_ns) : j.null();

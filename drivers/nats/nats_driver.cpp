@@ -68,71 +68,6 @@ void library_release() {
   }
 }
 
-// ---- threads cnats creates ---------------------------------------------------------
-//
-// cnats starts threads when the library opens (timers, async callbacks, garbage
-// collector), when a connection opens (socket reader, flusher) and when an asynchronous
-// subscription is made (delivery). New threads inherit the creating
-// thread's CPU affinity and scheduling policy, so a role pinned with --cpu and raised
-// with --fifo would pin its cnats threads to its own CPU at its own priority: a
-// poll-mode role spinning there would starve the very reader thread that fills its
-// queue. While cnats creates threads, the calling thread is given the process's CPU
-// set (the main thread's, which the node never pins) and normal scheduling; it gets its
-// own back afterwards.
-class CnatsThreadsFloat {
- public:
-  CnatsThreadsFloat() {
-    self_ = pthread_self();
-    CPU_ZERO(&saved_cpus_);
-    cpu_set_t process_cpus;
-    CPU_ZERO(&process_cpus);
-    if (pthread_getaffinity_np(self_, sizeof saved_cpus_, &saved_cpus_) == 0 &&
-        sched_getaffinity(getpid(), sizeof process_cpus, &process_cpus) == 0 &&
-        !CPU_EQUAL(&saved_cpus_, &process_cpus) &&
-        pthread_setaffinity_np(self_, sizeof process_cpus, &process_cpus) == 0)
-      restore_cpus_ = true;
-    if (pthread_getschedparam(self_, &saved_policy_, &saved_param_) == 0 &&
-        saved_policy_ != SCHED_OTHER) {
-      sched_param normal{};
-      restore_policy_ = pthread_setschedparam(self_, SCHED_OTHER, &normal) == 0;
-    }
-  }
-  // Gives the calling thread its own affinity and policy back; false (err filled) if
-  // the system refused, so that a run never goes on believing it is pinned or FIFO.
-  bool restore(psb_error *err) {
-    bool ok = true;
-    if (restore_policy_) {
-      restore_policy_ = false;
-      if (int rc = pthread_setschedparam(self_, saved_policy_, &saved_param_); rc != 0) {
-        psb_set_error(err, "nats: cannot give the role thread its scheduling policy back after "
-                       "cnats started its threads: %s", std::strerror(rc));
-        ok = false;
-      }
-    }
-    if (restore_cpus_) {
-      restore_cpus_ = false;
-      if (int rc = pthread_setaffinity_np(self_, sizeof saved_cpus_, &saved_cpus_); rc != 0) {
-        psb_set_error(err, "nats: cannot give the role thread its CPU pinning back after cnats "
-                       "started its threads: %s", std::strerror(rc));
-        ok = false;
-      }
-    }
-    return ok;
-  }
-  ~CnatsThreadsFloat() {
-    psb_error ignored;
-    restore(&ignored);
-  }
-  CnatsThreadsFloat(const CnatsThreadsFloat &) = delete;
-  CnatsThreadsFloat &operator=(const CnatsThreadsFloat &) = delete;
-
- private:
-  pthread_t self_;
-  cpu_set_t saved_cpus_;
-  int saved_policy_ = SCHED_OTHER;
-  sched_param saved_param_{};
-  bool restore_cpus_ = false, restore_policy_ = false;
-};
 
 // ---- objects ---------------------------------------------------------------------------
 
@@ -255,7 +190,6 @@ void *nats_open(const psb_config *cfg, psb_error *err) {
   Settings settings;
   if (!parse_settings(cfg, &settings, err)) return nullptr;
   nats_version();  // computed here, never on the timed path
-  CnatsThreadsFloat floating;  // the library's threads may start here, the connection's below
   if (!library_acquire(err)) return nullptr;
   auto *ctx = new (std::nothrow) Context();
   if (ctx == nullptr) {
@@ -299,10 +233,6 @@ void *nats_open(const psb_config *cfg, psb_error *err) {
     return nullptr;
   }
   ctx->server_max_payload = natsConnection_GetMaxPayload(ctx->nc);
-  if (!floating.restore(err)) {
-    free_context(ctx);
-    return nullptr;
-  }
   return ctx;
 }
 
@@ -426,14 +356,9 @@ void *nats_create_reader(void *p, const char *topic, psb_on_data on_data, void *
   }
   natsStatus s;
   if (on_data != nullptr) {
-    CnatsThreadsFloat floating;  // the subscription's delivery thread starts here
     s = natsConnection_Subscribe(&r->sub, ctx->nc, r->subject.c_str(), on_message, r);
     if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(r->sub, on_subscription_complete, r);
     r->awaits_delivery_done = s == NATS_OK;
-    if (!floating.restore(err)) {
-      destroy_reader_now(r);
-      return nullptr;
-    }
   } else {
     s = natsConnection_SubscribeSync(&r->sub, ctx->nc, r->subject.c_str());
   }

@@ -43,7 +43,17 @@ def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
     return cpus
 
 
+def _pin_problem(args: argparse.Namespace) -> str | None:
+    if args.pin == "none" and args.cpu:
+        return "--pin none pins nothing; leave out --cpu, or use --pin role|process"
+    if args.pin == "process" and not args.cpu:
+        return "--pin process confines the node to its roles' CPUs; give --cpu ROLE=CPU"
+    return None
+
+
 def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
+    if _pin_problem(args):
+        raise UserError(f"argument --pin: {_pin_problem(args)}")
     if args.duration is not None and args.duration >= args.timeout:
         raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
                         f"{args.duration:g} s run early; give --timeout more than --duration")
@@ -63,6 +73,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         rate=getattr(args, "rate", None), placement=args.placement, notify=args.notify,
         reliability=args.reliability, durability=args.durability, history=args.history,
         transport=args.transport, options=args.option, cpus=_cpus(args.kind, args.cpu),
+        pin=args.pin,
         fifo=args.fifo, mlockall=args.mlockall, dma_latency=args.dma_latency,
         check_pattern=args.check_pattern, loan=args.loan, spin_send=args.spin_send,
         timeout=args.timeout, match_timeout=args.match_timeout,

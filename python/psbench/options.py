@@ -305,6 +305,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
                         help="fill and verify the payload")
     parser.add_argument("--cpu", type=cpu_assignment, action="append", default=[],
                         metavar="ROLE=CPU", help=f"pin a role ({roles}) to a CPU, repeatable")
+    parser.add_argument("--pin", choices=("role", "process", "none"),
+                        help="what --cpu and --fifo apply to: role (node default) = the role "
+                             "thread, once its endpoints are open, the middleware's own "
+                             "threads keeping every CPU and SCHED_OTHER; process = also every "
+                             "thread of the node confined to its roles' CPUs; none = no "
+                             "pinning at all")
     parser.add_argument("--fifo", type=fifo_priority, metavar="PRIO",
                         help="run the roles under SCHED_FIFO at PRIO (1..99)")
     parser.add_argument("--mlockall", action="store_true", help="lock the nodes' memory")

@@ -56,9 +56,14 @@ def _realtime_line(summaries: dict) -> str:
         rt = summary.get("realtime") or {}
         cpu = rt.get("cpu")
         flags = [f for f in ("mlockall", "dma_latency") if rt.get(f)]
+        others = [t for t in summary.get("threads") or [] if not t.get("role_thread")]
+        where = sorted({f"{t['cpus']} {t['policy']}" for t in others})
         parts.append(f"{role}: cpu {'-' if cpu is None or cpu < 0 else cpu} "
                      f"{rt.get('sched_policy')}/{rt.get('sched_priority')}"
-                     + (f" {'+'.join(flags)}" if flags else ""))
+                     + (f" {'+'.join(flags)}" if flags else "")
+                     + (f", pin {rt['pin']}" if rt.get("pin") else "")
+                     + (f", {len(others)} other threads on CPUs {', '.join(where)}"
+                        if others else ""))
     return "; ".join(parts)
 
 

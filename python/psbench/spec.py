@@ -118,6 +118,7 @@ class MeasureSpec:
     options: list[str] = field(default_factory=list)     # "KEY=VALUE"
     cpus: dict[str, int] = field(default_factory=dict)   # role -> CPU
     fifo: int | None = None
+    pin: str | None = None        # role (node default), process or none
     mlockall: bool = False
     dma_latency: bool = False
     check_pattern: bool = False
@@ -271,6 +272,8 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
             argv += ["--cpu", f"{role}={cpu}"]
     if spec.fifo is not None:
         argv += ["--fifo", str(spec.fifo)]
+    if spec.pin is not None:
+        argv += ["--pin", spec.pin]
     for flag, on in (("--mlockall", spec.mlockall), ("--dma-latency", spec.dma_latency),
                      ("--check-pattern", spec.check_pattern), ("--loan", spec.loan is True),
                      ("--spin-send", spec.spin_send)):

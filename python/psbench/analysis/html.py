@@ -117,7 +117,7 @@ def _table(t: Table) -> str:
     notes = "".join(f'<p class="note">{escape(note)}</p>' for note in t.notes)
     body = (f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead>\n'
             f"<tbody>\n{rows}\n</tbody></table></div>\n")
-    if len(t.rows) > FOLDED_ROWS:
+    if t.folded or len(t.rows) > FOLDED_ROWS:
         # A long table (e.g. every pair of a large sweep) folds, so that the page still
         # reads from top to bottom; <details> needs no script.
         body = (f"<details><summary>{len(t.rows)} rows: show the table</summary>\n"

@@ -11,7 +11,7 @@ from psbench.analysis import formats
 from psbench.analysis.conditions import environment_warnings
 from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
-from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table,
+from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table, threads_table,
                                             not_ok_table, one_setting_pairs,
                                             search_table, significance_table,
                                             subscribers_table, summary_table,
@@ -91,6 +91,9 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
     search = search_table(results.searches)
     if search is not None:
         tables.append(search)
+    threads = threads_table(results)
+    if threads is not None:
+        tables.append(threads)
     not_ok = not_ok_table(results)
     if not_ok.rows:
         tables.append(not_ok)

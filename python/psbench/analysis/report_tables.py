@@ -324,3 +324,33 @@ def not_ok_table(results: ResultSet) -> Table:
                      "ok, no samples", message[0] if message else None, folder])
     return Table("not-ok", "Runs that were not ok (left out of the statistics)", columns,
                  rows)
+
+
+def threads_table(results: ResultSet) -> Table | None:
+    """Every thread of every node process of every run, as the node found them when its
+    measurement ended: where the middleware's threads ran beside the role's, and what
+    they cost. None when no run recorded threads (results from before they were)."""
+    columns = [Column("run", "run"), Column("process", "process"),
+               Column("thread", "name"), Column("tid", "tid", "count"),
+               Column("role thread", "role_thread", "yes_no"), Column("CPUs", "cpus"),
+               Column("policy", "policy"), Column("priority", "priority", "count"),
+               Column("CPU ms", "cpu_time_ms", "rate"),
+               Column("voluntary switches", "voluntary_switches", "count"),
+               Column("involuntary switches", "involuntary_switches", "count")]
+    rows, pins = [], set()
+    for run in results.runs:
+        for process, summary in run.summaries.items():
+            pins.add((summary.get("realtime") or {}).get("pin") or "role")
+            for t in summary.get("threads") or []:
+                rows.append([run.label, process, t["name"], t["tid"], t["role_thread"],
+                             t["cpus"], t["policy"], t["priority"], t["cpu_time_ns"] / 1e6,
+                             t["voluntary_switches"], t["involuntary_switches"]])
+    if not rows:
+        return None
+    notes = [f"pin: {', '.join(sorted(pins))} (role: --cpu and --fifo apply to the role "
+             f"thread once its endpoints are open, the middleware's threads keep the "
+             f"process's CPUs and SCHED_OTHER; process: every thread confined to the roles' "
+             f"CPUs; none: nothing pinned). CPU ms and switches: each thread's whole life "
+             f"until the measurement ended, set-up included"]
+    return Table("threads", "Threads of each node process", columns, rows, notes,
+                 folded=True)

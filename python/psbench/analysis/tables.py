@@ -65,6 +65,7 @@ class Table:
     columns: list[Column]
     rows: list[list]   # raw values; None = not available
     notes: list[str] = field(default_factory=list)
+    folded: bool = False   # HTML: shown collapsed whatever its length
 
     def cell(self, row: list, index: int) -> str:
         value = row[index]

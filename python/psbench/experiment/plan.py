@@ -64,6 +64,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     values["options"] = [f"{k[len('options.'):]}={v}" for k, v in params.items()
                          if k.startswith("options.")]
     cpus = params.get("cpus")
+    if cpus is None and params.get("pin") == "none":
+        cpus = "none"   # no pinning at all: not even psbench's one role per core
     if cpus is None:
         # Unless the run says otherwise: one role per core (spec.default_cpus).
         cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
