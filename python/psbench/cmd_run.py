@@ -10,7 +10,8 @@ from psbench.errors import UserError
 from psbench.experiment import ExperimentError, Plan, prepare
 from psbench.experiment.execute import execute
 from psbench.experiment.report import plan_listing, sweep_summary
-from psbench.options import key_value
+from psbench.experiment.expand import DEFAULT_MAX_RUNS
+from psbench.options import key_value, positive_int
 from psbench.progress import Progress
 from psbench.store import Store, default_dir
 
@@ -30,6 +31,11 @@ def add_parsers(subparsers) -> None:
                         metavar="KEY=VALUE",
                         help="only runs with this value (e.g. driver=udp, size=16KiB, "
                              "rep=1, run=3); repeat a key for either value")
+    parser.add_argument("--max-runs", type=positive_int, default=DEFAULT_MAX_RUNS,
+                        metavar="N",
+                        help=f"refuse a file that expands to more runs than this (default "
+                             f"{DEFAULT_MAX_RUNS:,}; counted from the matrix, before "
+                             f"anything is enumerated)")
     parser.add_argument("--resume", action="store_true",
                         help="continue the sweep in -o DIR: skip runs that already ended "
                              "(ok, failed, crashed, timeout, refused), run the rest")
@@ -48,7 +54,8 @@ def load_plan(args, **extra) -> Plan | None:
     """The checked plan, or None after printing every problem (exit code 2)."""
     paths.require_node()
     try:
-        plan = prepare(Path(args.experiment), args.experiment, args.filter, **extra)
+        plan = prepare(Path(args.experiment), args.experiment, args.filter,
+                       max_runs=getattr(args, "max_runs", DEFAULT_MAX_RUNS), **extra)
     except ExperimentError as exc:
         print_problems(exc, args.experiment)
         return None

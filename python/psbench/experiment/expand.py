@@ -11,6 +11,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -222,8 +223,32 @@ def _labels(settings_list: list[dict]) -> list[str]:
     return labels
 
 
+DEFAULT_MAX_RUNS = 100_000
+
+
+def runs_at_most(experiment: Experiment) -> tuple[int, str]:
+    """How many runs the file can expand to (before exclude rules and duplicates), and
+    how: computed from the sizes of the matrix axes, without enumerating anything."""
+    product = math.prod(len(choices) for _, _, choices in experiment.axes) \
+        if experiment.axes else 0
+    factors = [f"{len(choices)} {key}" for key, _, choices in experiment.axes]
+    how = " x ".join(factors) or "no matrix"
+    if experiment.runs:
+        how += f" + {len(experiment.runs)} runs"
+    if experiment.repetitions > 1:
+        how = f"({how}) x {experiment.repetitions} repetitions"
+    return (product + len(experiment.runs)) * experiment.repetitions, how
+
+
 def expand(experiment: Experiment, problems: ProblemList,
-           overrides: dict[str, Assign] | None = None) -> Expansion:
+           overrides: dict[str, Assign] | None = None,
+           max_runs: int = DEFAULT_MAX_RUNS) -> Expansion:
+    most, how = runs_at_most(experiment)
+    if most > max_runs:
+        problems.add(experiment.file, experiment.matrix_line or experiment.line, "matrix",
+                     f"expands to up to {most:,} runs ({how}), more than the limit of "
+                     f"{max_runs:,}; narrow the matrix, or raise the limit with --max-runs")
+        return Expansion(runs=[], selected=[])
     expander = _Expander(experiment, problems)
     base: list[tuple[dict, str, int]] = []
     points = expander.points()

@@ -14,6 +14,16 @@ import yaml
 from psbench.experiment.problems import Problem, ProblemList
 
 SCALAR_TYPES = (str, int, float, bool, type(None))
+# Bounds on what a file may expand to: YAML aliases can make a few lines stand for
+# billions of values (an "alias bomb"), and deep nesting exhausts the stack.
+MAX_VALUES = 100_000
+MAX_DEPTH = 64
+
+
+class _TooLarge(Exception):
+    def __init__(self, line: int, message: str):
+        super().__init__(message)
+        self.line = line
 
 
 @dataclass
@@ -53,15 +63,25 @@ def _line(mark) -> int:
 
 
 def _convert(loader: yaml.SafeLoader, node: yaml.Node, problems: ProblemList,
-             file: str) -> Node:
+             file: str, budget: list[int] | None = None, depth: int = 0) -> Node:
+    budget = budget if budget is not None else [MAX_VALUES]
     line = _line(node.start_mark)
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise _TooLarge(line, f"the file stands for more than {MAX_VALUES:,} values (YAML "
+                              f"aliases repeating aliases?); write the values out, or use "
+                              f"the matrix")
+    if depth > MAX_DEPTH:
+        raise _TooLarge(line, f"values nested more than {MAX_DEPTH} deep; an experiment "
+                              f"needs a few levels (see experiments/quickstart.yaml)")
     if isinstance(node, yaml.ScalarNode):
         value = loader.construct_object(node)
         if not isinstance(value, SCALAR_TYPES):  # dates and the like: keep the text
             value = node.value
         return Node(value, line, text=node.value)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(loader, item, problems, file) for item in node.value], line)
+        return Node([_convert(loader, item, problems, file, budget, depth + 1)
+                     for item in node.value], line)
     result = Node({}, line)
     for key_node, value_node in node.value:
         key_line = _line(key_node.start_mark)
@@ -76,8 +96,24 @@ def _convert(loader: yaml.SafeLoader, node: yaml.Node, problems: ProblemList,
                          f"given twice (first at line {result.key_lines[key]}); keep one")
             continue
         result.key_lines[key] = key_line
-        result.value[key] = _convert(loader, value_node, problems, file)
+        result.value[key] = _convert(loader, value_node, problems, file, budget, depth + 1)
     return result
+
+
+def _flow_nesting_past(text: str, limit: int) -> int | None:
+    """The line where [ and { brackets first nest deeper than limit, else None (a cheap
+    scan; brackets inside quoted strings count too, which no real file comes near)."""
+    depth, line = 0, 1
+    for char in text:
+        if char in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+        elif char == "\n":
+            line += 1
+    return None
 
 
 def load(path: Path, display: str) -> tuple[bytes, Node]:
@@ -94,9 +130,19 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
     except UnicodeDecodeError as exc:
         raise LoadError([Problem(display, 1 + data[:exc.start].count(b"\n"), "",
                                  "not UTF-8 text; save the file as UTF-8")]) from None
-    loader = yaml.SafeLoader(text)
+    if "\0" in text:
+        raise LoadError([Problem(display, 1 + text[:text.index("\0")].count("\n"), "",
+                                 "contains a NUL byte: not a text file; give a YAML "
+                                 "experiment file")])
+    deep = _flow_nesting_past(text, MAX_DEPTH)
+    if deep is not None:   # PyYAML's reader recurses per level: refuse before it does
+        raise LoadError([Problem(display, deep, "", f"values nested more than {MAX_DEPTH} "
+                                 f"deep; an experiment needs a few levels (see "
+                                 f"experiments/quickstart.yaml)")])
     problems = ProblemList()
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)   # reads the text: may refuse a character
         root = loader.get_single_node()
         if root is None:
             raise LoadError([Problem(display, 1, "", "the file is empty; start from "
@@ -109,8 +155,15 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                                  f"not valid YAML: {reason}")]) from None
     except yaml.YAMLError as exc:
         raise LoadError([Problem(display, 1, "", f"not valid YAML: {exc}")]) from None
+    except _TooLarge as exc:
+        raise LoadError([Problem(display, exc.line, "", str(exc))]) from None
+    except RecursionError:
+        raise LoadError([Problem(display, 1, "", f"values nested too deep to read; an "
+                                 f"experiment needs a few levels (see "
+                                 f"experiments/quickstart.yaml)")]) from None
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
     if problems:
         raise LoadError(problems.items)
     if not tree.is_mapping:

@@ -79,7 +79,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
 
 def prepare(path: Path, display: str, filters: list[str] = (),
             overrides: dict[str, Assign] | None = None,
-            skip_unbuilt: bool = False) -> Plan:
+            skip_unbuilt: bool = False,
+            max_runs: int = expand_module.DEFAULT_MAX_RUNS) -> Plan:
     """Loads, checks and expands the experiment. Raises ExperimentError with every
     problem found, or UserError for a bad --filter. skip_unbuilt: runs of drivers that
     are not built are set aside (Plan.skipped) instead of being an error."""
@@ -89,7 +90,7 @@ def prepare(path: Path, display: str, filters: list[str] = (),
         raise ExperimentError(exc.problems) from None
     problems = ProblemList()
     experiment = parse(tree, display, path.stem, problems)
-    expansion = expand_module.expand(experiment, problems, overrides)
+    expansion = expand_module.expand(experiment, problems, overrides, max_runs)
     plan = Plan(path=path, file=display, source=source, experiment=experiment,
                 expansion=expansion)
     if problems:  # still hold what could be read against the drivers: all problems at once
