@@ -34,10 +34,10 @@ def test_a_refused_qos_carries_the_drivers_reason(driver, reason, driver_libs, r
     assert only_run(results)["status"] == "refused"
 
 
-def test_size_over_driver_maximum_is_refused(driver_libs, results):
+def test_size_over_the_nodes_maximum_is_refused_before_a_run_folder(driver_libs, results):
     proc = run_cli(["ping", "--driver", "udp", "--size", "64M", "--count", "10"], results)
     assert_user_error(proc, "size")
-    assert only_run(results)["status"] == "refused"
+    assert "out of range" in proc.stderr and not results.exists()
 
 
 @pytest.mark.parametrize("args,named", [

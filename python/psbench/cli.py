@@ -7,11 +7,12 @@ import sys
 import psbench
 from psbench import (cmd_compare, cmd_demo, cmd_drivers, cmd_env, cmd_measure,
                      cmd_ratesearch, cmd_report, cmd_reproduce, cmd_run)
+from psbench.arg_parser import Parser
 from psbench.errors import UserError
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="psbench",
         description="Latency benchmark for publish/subscribe middleware. "
                     "See docs/cli.md.")
@@ -21,6 +22,8 @@ def build_parser() -> argparse.ArgumentParser:
     for module in (cmd_drivers, cmd_env, cmd_measure, cmd_ratesearch, cmd_run, cmd_report,
                    cmd_demo, cmd_compare, cmd_reproduce):
         module.add_parsers(subparsers)
+    for name, sub in subparsers.choices.items():
+        sub.set_defaults(subcommand_parser=sub)   # whose usage an unknown option shows
     return parser
 
 
@@ -31,7 +34,9 @@ def _terminate(signum, frame):
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extras = parser.parse_known_args(argv)
+    if extras:
+        getattr(args, "subcommand_parser", parser).unknown_options(extras)
     if not hasattr(args, "handler"):
         parser.print_help(sys.stderr)
         return 2

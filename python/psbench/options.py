@@ -23,6 +23,20 @@ def size_bytes(text: str) -> int:
     return value
 
 
+# The node's message sizes: its 32-byte header up to 4 MiB (docs/node.md).
+NODE_SIZE_RANGE = (32, 4 << 20)
+
+
+def message_size(text: str) -> int:
+    """--size: a size the node accepts, refused here before anything is created."""
+    value = size_bytes(text)
+    low, high = NODE_SIZE_RANGE
+    if not low <= value <= high:
+        raise argparse.ArgumentTypeError(f"size {value} is out of range; use {low} (header "
+                                         f"only) to {high} bytes")
+    return value
+
+
 def reply_size(text: str) -> int:
     """pong's acknowledgement length: a size of at least 32 bytes (psbench's header)."""
     value = size_bytes(text)
@@ -198,7 +212,7 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
     roles = "ping, pong" if kind == "ping" else "pub, sub"
     parser.add_argument("--driver", required=True, metavar="NAME",
                         help="driver name (see `psbench drivers`) or path to a .so")
-    parser.add_argument("--size", type=size_bytes, default=64, metavar="BYTES",
+    parser.add_argument("--size", type=message_size, default=64, metavar="BYTES",
                         help="message size in bytes incl. the 32-byte header "
                              "(64, 16K, 16KiB; default 64)")
     amount = parser.add_mutually_exclusive_group()

@@ -14,10 +14,10 @@ from psbench import spec as spec_module
 from psbench.experiment.expand import Run
 from psbench.experiment.problems import ProblemList
 from psbench.experiment.schema import Assign
+from psbench.options import NODE_SIZE_RANGE
 
 # What the node uses when a setting is not given (docs/node.md).
 NODE_DEFAULTS = {"reliability": "best_effort", "durability": "volatile", "notify": "wait"}
-NODE_SIZE_RANGE = (32, 4 << 20)
 
 
 def _joined(values) -> str:
