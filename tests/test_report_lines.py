@@ -62,3 +62,28 @@ def test_the_report_labels_name_the_reply_size():
     assert "reply_size" not in keys
     assert label_of(acked, keys) == "udp 1 KiB -> 32 B reply"
     assert label_of(echoed, keys) == "udp 1 KiB"
+
+
+def _lossy(loss, reliability=None, history=None, rate=None):
+    from types import SimpleNamespace
+    return SimpleNamespace(
+        spec=SimpleNamespace(reliability=reliability, history=history, rate=rate),
+        throughput={"subscribers": {"sub": {"loss_percent": loss, "samples_per_s": 5000.0}}})
+
+
+def test_high_best_effort_loss_gets_one_line_naming_the_likely_cause():
+    from psbench.report import loss_hint
+    assert loss_hint(_lossy(0.9)) is None                          # within 1%
+    assert loss_hint(_lossy(40.0, reliability="reliable")) is None  # not best effort
+    slow = loss_hint(_lossy(40.0, rate=20000.0))
+    assert slow.startswith("40% lost under best effort") and "5,000/s, 20000/s offered" in slow
+    assert "history" not in slow
+    keep_last = loss_hint(_lossy(12.5, history="keep_last:1"))
+    assert "back to back" in keep_last and "keep_last:1 overwrites" in keep_last
+
+
+def test_a_back_to_back_pubsub_says_so_in_words(driver_libs, results):
+    proc = run_cli(["pubsub", "--driver", "udp", "--count", "200", "--rate", "0", "--quiet"],
+                   results)
+    assert proc.returncode == 0, proc.stderr
+    assert "  config:    back to back," in proc.stdout and "closed_loop" not in proc.stdout

@@ -41,7 +41,10 @@ def _config_line(summary: dict, sender: dict | None = None) -> str:
     if history == "keep_last" and cfg.get("history_depth") is not None:
         history = f"keep_last:{cfg['history_depth']}"
     rate = cfg.get("rate_hz")
-    parts = [cfg.get("mode"), f"rate {rate:g} Hz" if rate else None,
+    # Words, as the docs say them: a pubsub without a rate writes back to back.
+    mode = {"closed_loop": "back to back" if summary.get("role") == "sub" else "closed loop",
+            "open_loop": "open loop"}.get(cfg.get("mode"), cfg.get("mode"))
+    parts = [mode, f"rate {rate:g} Hz" if rate else None,
              f"notify {cfg.get('notify')}", f"transport {cfg.get('transport')}",
              f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
              f"warm-up {((sender or summary).get('config') or {}).get('warmup')}",
@@ -185,6 +188,33 @@ def under_load_lines(outcome: MeasureOutcome) -> list[str]:
             + ", ".join(f"{int(s['n'])}" for _, s in rows) + ")"]
 
 
+HIGH_LOSS_PERCENT = 1.0
+
+
+def loss_hint(outcome: MeasureOutcome) -> str | None:
+    """One line pointing at the likely cause when a best-effort pubsub lost more than
+    1%, from the run's own figures: the rate the subscribers kept against the one
+    offered, and a keep-last history that overwrites what was not taken yet."""
+    tp = outcome.throughput or {}
+    subs = tp.get("subscribers") or {}
+    losses = [e["loss_percent"] for e in subs.values() if e.get("loss_percent") is not None]
+    spec = outcome.spec
+    if not losses or max(losses) <= HIGH_LOSS_PERCENT or spec.reliability == "reliable":
+        return None
+    worst = max(losses)
+    kept = min((e["samples_per_s"] for e in subs.values() if e.get("samples_per_s")),
+               default=None)
+    offered = "back to back" if not spec.rate else f"{spec.rate:g}/s offered"
+    causes = [f"the reader kept up with {rate_text(kept)}/s, {offered}: it was too slow "
+              f"(a lower --rate, or notify poll, shows)" if kept else "the reader fell behind"]
+    if spec.history and spec.history.startswith("keep_last"):
+        causes.append(f"history {spec.history} overwrites what the reader has not taken "
+                      f"yet (keep_all shows)")
+    return (f"{percent_text(worst)} lost under best effort; likely "
+            + "; or ".join(causes) + "; --reliability reliable, where the driver has it, "
+            "delivers everything at the rate the reader keeps")
+
+
 def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
@@ -269,6 +299,9 @@ def render(outcome: MeasureOutcome) -> str:
     lines.extend(rc.warning_lines(outcome.summaries))
     lines.extend(rc.datagram_lines(outcome.udp_datagrams))
     lines.extend(throughput_lines(outcome))
+    hint = loss_hint(outcome)
+    if hint:
+        lines.append(f"  hint:      {hint}")
     lines.extend(under_load_lines(outcome))
     sharing = outcome.cpu_sharing
     if sharing.get("oversubscribed"):
