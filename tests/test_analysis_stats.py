@@ -223,3 +223,23 @@ def test_a_floor_measured_once_or_unstable_is_flagged_beside_its_ratios():
     assert "floor shm 1024 is unstable" in notes and "108%" in notes
     assert "shm 64 " not in notes.replace("shm 64,", "")  # the steady floor is not flagged
     assert [r[4] for r in table.rows] == [3, 3, 1]
+
+
+def test_an_acknowledged_round_trip_is_read_against_a_floor_with_the_same_reply():
+    from psbench.analysis.configs import Config, _baselines
+
+    def config(driver, reply, p50):
+        params = {"kind": "ping", "driver": driver, "size": 1024}
+        if reply:
+            params["reply_size"] = reply
+        c = Config(f"{driver}{reply}", params, [], label=f"{driver} {reply}")
+        c.stats = {"p50": p50, "p99": 2 * p50}
+        return c
+
+    full, acked = config("shm", None, 100.0), config("shm", 32, 60.0)
+    dds_full, dds_acked = config("dds", None, 400.0), config("dds", 32, 300.0)
+    lonely = config("dds", 64, 300.0)
+    _baselines([full, acked, dds_full, dds_acked, lonely])
+    assert dds_full.baseline["label"] == "shm None" and dds_full.baseline["p50_ratio"] == 4
+    assert dds_acked.baseline["label"] == "shm 32" and dds_acked.baseline["p50_ratio"] == 5
+    assert lonely.baseline is None   # no floor with a 64-byte reply: none, not a wrong one

@@ -196,11 +196,14 @@ def _baselines(configs: list[Config]) -> None:
     has a baseline in it (a blocking wake-up is then not read against a busy-polling
     floor; without one, the lowest floor of any notify mode is used). The rate must match: an
     open-loop latency, measured from the intended send time at some rate, is not read
-    against a back-to-back or closed-loop one."""
+    against a back-to-back or closed-loop one. The reply size must match too: a 1 KiB
+    message acknowledged by 32 bytes is read against a floor measured the same way."""
     for config in configs:
         floors = [b for b in configs if b.is_baseline and b.kind == config.kind
                   and b.size == config.size and b.placement == config.placement
                   and b.params.get("rate") == config.params.get("rate")
+                  # an acknowledged round trip (a short reply) against one of the same sizes
+                  and b.params.get("reply_size") == config.params.get("reply_size")
                   and b.stats.get("p50")]
         notify = config.params.get("notify")
         floors = [b for b in floors if b.params.get("notify") == notify] or floors
