@@ -656,6 +656,16 @@ std::vector<uint8_t> end_message() {
   return m;
 }
 
+// Starts a reader child, a writer on its topic, waits until both matched, then stops
+// the child (SIGSTOP): a reader that takes and acknowledges nothing from now on.
+void stop_a_matched_reader_child(Cfg &cfg, psb_test::ChildReport &child, Side &w) {
+  ASSERT_TRUE(start_reader_child(child, cfg));
+  ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
+  ASSERT_EQ(child.line(), "matched");
+  ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
+  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+}
+
 }  // namespace
 
 // A reader in a stopped process acknowledges nothing: drain times out (0) while it is
@@ -665,12 +675,9 @@ TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
   cfg.transport = "udp";
   cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
   psb_test::ChildReport child;
-  ASSERT_TRUE(start_reader_child(child, cfg));
   Side w(cfg);
-  ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
-  ASSERT_EQ(child.line(), "matched");
-  ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
-  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  stop_a_matched_reader_child(cfg, child, w);
+  if (HasFatalFailure()) return;
   write_n(w, 200);
   EXPECT_EQ(fastdds().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
   ASSERT_EQ(kill(child.pid, SIGCONT), 0);
@@ -694,12 +701,9 @@ TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   cfg.transport = "udp";
   cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3};
   psb_test::ChildReport child;
-  ASSERT_TRUE(start_reader_child(child, cfg));
   Side w(cfg);
-  ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
-  ASSERT_EQ(child.line(), "matched");
-  ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
-  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  stop_a_matched_reader_child(cfg, child, w);
+  if (HasFatalFailure()) return;
   write_n(w, kWritten);
   ASSERT_EQ(kill(child.pid, SIGCONT), 0);
   const auto end = end_message();
@@ -721,12 +725,9 @@ TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   cfg.transport = "udp";
   cfg.c.qos = {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
   psb_test::ChildReport child;
-  ASSERT_TRUE(start_reader_child(child, cfg));
   Side w(cfg);
-  ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
-  ASSERT_EQ(child.line(), "matched");
-  ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
-  ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  stop_a_matched_reader_child(cfg, child, w);
+  if (HasFatalFailure()) return;
   constexpr uint64_t kWritten = 20000;
   write_n(w, kWritten);
   ASSERT_EQ(kill(child.pid, SIGCONT), 0);
