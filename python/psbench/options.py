@@ -46,9 +46,17 @@ def reply_size(text: str) -> int:
     return value
 
 
+# The node reads whole numbers as 64-bit and multiplies rates by durations in 64 bits;
+# a billion (per second, or seconds: 31 years) is past any real run.
+MAX_WHOLE = 2 ** 63 - 1
+MAX_REAL = 1e9
+
+
 def _number(kind, allow_zero: bool):
-    """An argparse type: a finite number of kind (int or float), > 0 or >= 0."""
+    """An argparse type: a finite number of kind (int or float), > 0 or >= 0, at most
+    MAX_WHOLE or MAX_REAL."""
     noun = "whole number" if kind is int else "number"
+    top = MAX_WHOLE if kind is int else MAX_REAL
 
     def parse(text: str):
         try:
@@ -58,6 +66,8 @@ def _number(kind, allow_zero: bool):
         if not (value >= 0 if allow_zero else value > 0) or value == float("inf"):
             bound = "0 or more" if allow_zero else "greater than 0"
             raise argparse.ArgumentTypeError(f"must be a finite {noun}, {bound}, got {text}")
+        if value > top:
+            raise argparse.ArgumentTypeError(f"must be at most {int(top):,}, got {text}")
         return value
 
     return parse
