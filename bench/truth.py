@@ -20,6 +20,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -73,6 +74,7 @@ def sockperf_rtt(size: int, seconds: float) -> tuple[float, float]:
     server = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", port],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
+        time.sleep(0.3)  # the server binds before the client's first message (as bench/overhead)
         client = subprocess.run(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", port, "-m", str(size),
                                  "-t", str(max(1, round(seconds))), "--full-rtt"],
                                 capture_output=True, text=True, timeout=seconds + 60)
