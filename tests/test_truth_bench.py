@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from psbench import paths
+
 REPO = Path(__file__).resolve().parents[1]
 TRUTH = REPO / "bench" / "truth"
 
@@ -20,6 +22,7 @@ def run(*args, timeout=120):
 
 
 @pytest.mark.skipif(shutil.which("sockperf") is None, reason="sockperf is not installed")
+@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
 def test_udp_one_round_prints_one_row_per_size_and_metric():
     res = run("--drivers", "udp", "--rounds", "1", "--seconds", "1", "--sizes", "64,1024")
     assert res.returncode == 0, res.stderr
