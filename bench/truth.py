@@ -181,7 +181,7 @@ def main() -> int:
 
     print()
     print("RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap interval); machine load not controlled")
-    header = f"{'driver':<11} {'instrument':<10} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>15}  verdict"
+    header = f"{'driver':<11} {'instrument':<10} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
     for (d, size), pairs in rows.items():
@@ -190,7 +190,7 @@ def main() -> int:
             inst = [p[1][k] for p in pairs]
             ratio, lo, hi = bootstrap_ratio(ps, inst)
             print(f"{d:<11} {INSTRUMENTS[d]:<10} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
-                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>15}  {verdict(lo, hi)}")
+                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi)}")
     return 0
 
 
