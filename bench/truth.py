@@ -5,6 +5,8 @@ ping-pong by an instrument that shares no code with psbench:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
               (bench/ddsperf_compare.py holds the like-for-like details)
+  zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
+              blocking receive (the driver's default transport and wait), built on request
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
 ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
@@ -29,7 +31,51 @@ import ddsperf_compare as dc
 from psbench import paths
 from psbench.samples import read_samples
 
-INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf"}
+INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe"}
+REPO = Path(__file__).resolve().parents[1]
+# Probes are their own small CMake projects, built on request into the worktree's build/.
+PROBES_BUILD = REPO / "build" / "probes"
+
+
+def build_probe(name: str) -> tuple[Path | None, str]:
+    """The probe's binary, built now if needed; or None and why it cannot be built."""
+    src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
+    binary = out / f"{name}_probe"
+    if binary.exists():
+        return binary, ""
+    for step in (["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"],
+                 ["cmake", "--build", str(out)]):
+        res = subprocess.run(step, capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
+            return None, f"probe build failed: {lines[-1] if lines else step}"
+    return binary, ""
+
+
+def free_tcp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
+    """The bare libzmq ping-pong's own p50 and p99 of the round trip, in us."""
+    ports = [str(free_tcp_port()), str(free_tcp_port())]
+    pong = subprocess.Popen([str(binary), "pong", *ports, str(size), str(seconds)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ping = None
+    try:
+        ping = subprocess.Popen([str(binary), "ping", *ports, str(size), str(seconds)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out, err = ping.communicate(timeout=seconds + 60)
+        if ping.returncode != 0:
+            raise RuntimeError(f"zeromq_probe failed: {err.strip()}")
+    finally:
+        for proc in (ping, pong):
+            if proc is not None:
+                dc.stop(proc)
+    p50, p99, _ = out.split()
+    return float(p50), float(p99)
 TOLERANCE = 0.10
 
 
@@ -149,11 +195,17 @@ def main() -> int:
     if not paths.node_path().exists():
         print("psbench is not built: run 'make build' (or set PSBENCH_BUILD)", file=sys.stderr)
         return 2
-    runnable = []
+    runnable, probes = [], {}
     for d in drivers:
         tool = INSTRUMENTS[d]
         lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
-        if not shutil.which(tool):
+        if tool.endswith("_probe"):
+            binary, why = build_probe(d)
+            if binary is None:
+                print(f"skipped {d}: {why}", flush=True)
+                continue
+            probes[d] = binary
+        if not tool.endswith("_probe") and not shutil.which(tool):
             print(f"skipped {d}: {tool} is not installed", flush=True)
         elif not lib.exists():
             print(f"skipped {d}: driver not built ({lib})", flush=True)
@@ -170,6 +222,8 @@ def main() -> int:
                 for tool in order:
                     if tool == "psbench":
                         got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}")
+                    elif d == "zeromq":
+                        got[tool] = zeromq_probe_rtt(probes[d], size, args.seconds)
                     elif d == "udp":
                         got[tool] = sockperf_rtt(size, args.seconds)
                     else:
@@ -181,7 +235,7 @@ def main() -> int:
 
     print()
     print("RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap interval); machine load not controlled")
-    header = f"{'driver':<11} {'instrument':<10} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
+    header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
     for (d, size), pairs in rows.items():
@@ -189,7 +243,7 @@ def main() -> int:
             ps = [p[0][k] for p in pairs]
             inst = [p[1][k] for p in pairs]
             ratio, lo, hi = bootstrap_ratio(ps, inst)
-            print(f"{d:<11} {INSTRUMENTS[d]:<10} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
+            print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
                   f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi)}")
     return 0
 
