@@ -5,6 +5,8 @@ ping-pong by an instrument that shares no code with psbench:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
               (bench/ddsperf_compare.py holds the like-for-like details)
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription) through a
+              nats-server this script starts on 127.0.0.1 (psbench uses the same server)
   zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
               blocking receive (the driver's default transport and wait), built on request
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
@@ -31,7 +33,7 @@ import ddsperf_compare as dc
 from psbench import paths
 from psbench.samples import read_samples
 
-INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe"}
+INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe"}
 REPO = Path(__file__).resolve().parents[1]
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
@@ -56,6 +58,44 @@ def free_tcp_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def nats_server():
+    """A nats-server of our own on 127.0.0.1 and a free port: (process, HOST:PORT)."""
+    if not shutil.which("nats-server"):
+        raise RuntimeError("nats-server is not installed (Debian package nats-server)")
+    port = str(free_tcp_port())
+    proc = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", port], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
+            return proc, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    dc.stop(proc)
+    raise RuntimeError("nats-server did not start listening within 10 s")
+
+
+def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
+    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
+    url = f"nats://{broker}"
+    pong = subprocess.Popen([str(binary), "pong", url, subject, str(size), str(seconds)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ping = None
+    try:
+        ping = subprocess.Popen([str(binary), "ping", url, subject, str(size), str(seconds)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out, err = ping.communicate(timeout=seconds + 60)
+        if ping.returncode != 0:
+            raise RuntimeError(f"nats_probe failed: {err.strip()}")
+    finally:
+        for proc in (ping, pong):
+            if proc is not None:
+                dc.stop(proc)
+    p50, p99, _ = out.split()
+    return float(p50), float(p99)
 
 
 def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
@@ -85,12 +125,12 @@ def free_udp_port() -> int:
         return s.getsockname()[1]
 
 
-def psbench_rtt(driver: str, size: int, seconds: float, run: str) -> tuple[float, float]:
+def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str]) -> tuple[float, float]:
     """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait)."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
         common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
-                  "--size", str(size)]
+                  "--size", str(size), *extra]
         if driver == "cyclonedds":
             common += ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
         pong = subprocess.Popen(common + ["--role", "pong"], stdout=subprocess.DEVNULL,
@@ -212,8 +252,23 @@ def main() -> int:
         else:
             runnable.append(d)
 
-    rows = {}
+    rows, extra, services = {}, {}, []
     tag = os.getpid() % 10000
+    try:
+        if "nats" in runnable:
+            server, broker = nats_server()
+            services.append(server)
+            extra["nats"] = ["--option", f"broker={broker}"]
+        measure(args, sizes, runnable, probes, extra, rows, tag, broker if "nats" in runnable else "")
+    finally:
+        for proc in services:
+            dc.stop(proc)
+    print_table(rows)
+    return 0
+
+
+def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
+    """Rounds over drivers and sizes, psbench and instrument in alternating order."""
     for r in range(args.rounds):
         for d in runnable:
             for i, size in enumerate(sizes):
@@ -221,7 +276,9 @@ def main() -> int:
                 got = {}
                 for tool in order:
                     if tool == "psbench":
-                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}")
+                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
+                    elif d == "nats":
+                        got[tool] = nats_probe_rtt(probes[d], broker, size, args.seconds, f"truth{tag}.r{r}s{size}")
                     elif d == "zeromq":
                         got[tool] = zeromq_probe_rtt(probes[d], size, args.seconds)
                     elif d == "udp":
@@ -233,6 +290,9 @@ def main() -> int:
                       f"{got['psbench'][0]:.2f}/{got['psbench'][1]:.2f} us, {INSTRUMENTS[d]} "
                       f"{got['instrument'][0]:.2f}/{got['instrument'][1]:.2f} us", flush=True)
 
+
+
+def print_table(rows) -> None:
     print()
     print("RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap interval); machine load not controlled")
     header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
@@ -245,7 +305,6 @@ def main() -> int:
             ratio, lo, hi = bootstrap_ratio(ps, inst)
             print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
                   f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi)}")
-    return 0
 
 
 if __name__ == "__main__":
