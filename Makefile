@@ -34,6 +34,7 @@ bench: build
 	bench/all_drivers
 	bench/throughput
 	bench/accounting
+	bench/truth
 
 clean:
 	rm -rf $(BUILD_DIR) results

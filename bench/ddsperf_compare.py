@@ -52,7 +52,7 @@ UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 CDR_EXTRA = 4  # psbench's CDR form is S + 4 bytes; ddsperf's KS is S' bytes
 # "[pid] 3.000  host:pid size 68 mean 36.384us min 8.582us 50% 39.323us 90% ... cnt 13693"
 DDSPERF_LINE = re.compile(r"^\[\d+\]\s+([0-9.]+)\s+\S+ size (\d+) mean [0-9.]+us min [0-9.]+us "
-                          r"50% ([0-9.]+)us 90% [0-9.]+us 99% [0-9.]+us max [0-9.]+us cnt (\d+)")
+                          r"50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us max [0-9.]+us cnt (\d+)")
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -111,6 +111,11 @@ def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str
 
 
 def ddsperf_rtt_us(size: int, seconds: float, domain: int, cpus) -> float:
+    return ddsperf_rtt_percentiles_us(size, seconds, domain, cpus)[0]
+
+
+def ddsperf_rtt_percentiles_us(size: int, seconds: float, domain: int, cpus) -> tuple[float, float]:
+    """Median over the measuring seconds of ddsperf's per-second RTT p50 and p99, in us."""
     env = dict(os.environ, CYCLONEDDS_URI=f"file://{UDP_XML}")
     wire = size + CDR_EXTRA
     # One second more for discovery and the dropped first second.
@@ -136,9 +141,10 @@ def ddsperf_rtt_us(size: int, seconds: float, domain: int, cpus) -> float:
         sys.exit(f"ddsperf reported another size than {wire}: {out[-800:]}")
     # Drop the first reported second (discovery, start-up); each "50%" is RTT/2 in us.
     medians = [2.0 * float(m.group(3)) for m in lines[1:]]
+    p99s = [2.0 * float(m.group(4)) for m in lines[1:]]
     if not medians:
         sys.exit(f"ddsperf printed no latency statistics: {out[-800:]}")
-    return statistics.median(medians)
+    return statistics.median(medians), statistics.median(p99s)
 
 
 def interrupted(signum, frame):

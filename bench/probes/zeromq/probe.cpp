@@ -1,0 +1,81 @@
+// Bare libzmq ping-pong: ping binds an XPUB on PORT_A and connects a SUB to PORT_B; pong
+// the reverse. Each side waits until its XPUB has seen the peer's subscription (the
+// slow-joiner guard, as the driver's matching does), then ping sends SIZE-byte messages
+// closed-loop for SECONDS and prints "p50_us p99_us count" of the measured round trips
+// (nearest rank). Usage: zeromq_probe ping|pong PORT_A PORT_B SIZE SECONDS
+#include <zmq.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+static void die(const char* what) {
+  std::fprintf(stderr, "zeromq_probe: %s: %s\n", what, zmq_strerror(zmq_errno()));
+  std::exit(1);
+}
+
+int main(int argc, char** argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: zeromq_probe ping|pong PORT_A PORT_B SIZE SECONDS\n");
+    return 2;
+  }
+  const bool ping = std::strcmp(argv[1], "ping") == 0;
+  const std::string a = std::string("tcp://127.0.0.1:") + argv[2], b = std::string("tcp://127.0.0.1:") + argv[3];
+  const size_t size = std::strtoul(argv[4], nullptr, 10);
+  const double seconds = std::strtod(argv[5], nullptr);
+  void* ctx = zmq_ctx_new();
+  void* out = zmq_socket(ctx, ZMQ_XPUB);
+  void* in = zmq_socket(ctx, ZMQ_SUB);
+  int zero = 0;
+  zmq_setsockopt(out, ZMQ_LINGER, &zero, sizeof zero);
+  zmq_setsockopt(in, ZMQ_LINGER, &zero, sizeof zero);
+  if (zmq_bind(out, (ping ? a : b).c_str()) != 0) die("bind");
+  if (zmq_setsockopt(in, ZMQ_SUBSCRIBE, "", 0) != 0) die("subscribe");
+  if (zmq_connect(in, (ping ? b : a).c_str()) != 0) die("connect");
+  char sub[64];
+  if (zmq_recv(out, sub, sizeof sub, 0) < 0) die("waiting for the peer's subscription");
+  std::vector<char> msg(size, 'x');
+  zmq_msg_t m;
+  zmq_msg_init(&m);
+  if (!ping) {
+    // Pong echoes until it receives an empty message.
+    for (;;) {
+      if (zmq_msg_recv(&m, in, 0) < 0) die("recv");
+      if (zmq_msg_size(&m) == 0) break;
+      if (zmq_send(out, msg.data(), size, 0) < 0) die("send");
+    }
+  } else {
+    // Ping's SUB must also be connected before the first message: retry the first one.
+    using clk = std::chrono::steady_clock;
+    int timeout_ms = 100;
+    zmq_setsockopt(in, ZMQ_RCVTIMEO, &timeout_ms, sizeof timeout_ms);
+    for (;;) {
+      if (zmq_send(out, msg.data(), size, 0) < 0) die("send");
+      if (zmq_msg_recv(&m, in, 0) >= 0) break;
+    }
+    int forever = -1;
+    zmq_setsockopt(in, ZMQ_RCVTIMEO, &forever, sizeof forever);
+    std::vector<long long> rtt;
+    const auto end = clk::now() + std::chrono::duration<double>(seconds);
+    while (clk::now() < end) {
+      const auto t0 = clk::now();
+      if (zmq_send(out, msg.data(), size, 0) < 0) die("send");
+      if (zmq_msg_recv(&m, in, 0) < 0) die("recv");
+      rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
+    }
+    zmq_send(out, "", 0, 0);
+    std::sort(rtt.begin(), rtt.end());
+    const size_t n = rtt.size();
+    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };  // nearest rank
+    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+  }
+  zmq_msg_close(&m);
+  zmq_close(in);
+  zmq_close(out);
+  zmq_ctx_term(ctx);
+  return 0;
+}

@@ -1,0 +1,316 @@
+"""psbench against an independent instrument, per driver, interleaved in one invocation.
+
+For each driver and size, rounds alternate a psbench closed-loop ping-pong and the same
+ping-pong by an instrument that shares no code with psbench:
+  udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
+  cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
+              (bench/ddsperf_compare.py holds the like-for-like details)
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription) through a
+              nats-server this script starts on 127.0.0.1 (psbench uses the same server)
+  zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
+              blocking receive (the driver's default transport and wait), built on request
+Each round gives one p50 and one p99 of the round trip per tool. The table prints the
+ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
+(rounds resampled in pairs), and "within 10%" when the whole interval lies in
+[0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise "undecided".
+Drivers without an instrument yet are listed as skipped, with the reason.
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ddsperf_compare as dc
+from psbench import paths
+from psbench.samples import read_samples
+
+INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe"}
+REPO = Path(__file__).resolve().parents[1]
+# Probes are their own small CMake projects, built on request into the worktree's build/.
+PROBES_BUILD = REPO / "build" / "probes"
+
+
+def build_probe(name: str) -> tuple[Path | None, str]:
+    """The probe's binary, built now if needed; or None and why it cannot be built."""
+    src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
+    binary = out / f"{name}_probe"
+    if binary.exists():
+        return binary, ""
+    for step in (["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"],
+                 ["cmake", "--build", str(out)]):
+        res = subprocess.run(step, capture_output=True, text=True, timeout=300)
+        if res.returncode != 0:
+            lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
+            return None, f"probe build failed: {lines[-1] if lines else step}"
+    return binary, ""
+
+
+def free_tcp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def nats_server():
+    """A nats-server of our own on 127.0.0.1 and a free port: (process, HOST:PORT)."""
+    if not shutil.which("nats-server"):
+        raise RuntimeError("nats-server is not installed (Debian package nats-server)")
+    port = str(free_tcp_port())
+    proc = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", port], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
+            return proc, f"127.0.0.1:{port}"
+        except OSError:
+            time.sleep(0.05)
+    dc.stop(proc)
+    raise RuntimeError("nats-server did not start listening within 10 s")
+
+
+def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
+    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
+    url = f"nats://{broker}"
+    pong = subprocess.Popen([str(binary), "pong", url, subject, str(size), str(seconds)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ping = None
+    try:
+        ping = subprocess.Popen([str(binary), "ping", url, subject, str(size), str(seconds)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out, err = ping.communicate(timeout=seconds + 60)
+        if ping.returncode != 0:
+            raise RuntimeError(f"nats_probe failed: {err.strip()}")
+    finally:
+        for proc in (ping, pong):
+            if proc is not None:
+                dc.stop(proc)
+    p50, p99, _ = out.split()
+    return float(p50), float(p99)
+
+
+def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
+    """The bare libzmq ping-pong's own p50 and p99 of the round trip, in us."""
+    ports = [str(free_tcp_port()), str(free_tcp_port())]
+    pong = subprocess.Popen([str(binary), "pong", *ports, str(size), str(seconds)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    ping = None
+    try:
+        ping = subprocess.Popen([str(binary), "ping", *ports, str(size), str(seconds)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        out, err = ping.communicate(timeout=seconds + 60)
+        if ping.returncode != 0:
+            raise RuntimeError(f"zeromq_probe failed: {err.strip()}")
+    finally:
+        for proc in (ping, pong):
+            if proc is not None:
+                dc.stop(proc)
+    p50, p99, _ = out.split()
+    return float(p50), float(p99)
+TOLERANCE = 0.10
+
+
+def free_udp_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str]) -> tuple[float, float]:
+    """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait)."""
+    lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
+    with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
+        common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
+                  "--size", str(size), *extra]
+        if driver == "cyclonedds":
+            common += ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
+        pong = subprocess.Popen(common + ["--role", "pong"], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        ping = None
+        try:
+            ping = subprocess.Popen(common + ["--role", "ping", "--duration", str(seconds)],
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                                    start_new_session=True)
+            _, err = ping.communicate(timeout=seconds + 60)
+            if ping.returncode != 0:
+                raise RuntimeError(f"psbench {driver} ping failed: {err.strip()}")
+            pong.wait(timeout=30)
+        finally:
+            for proc in (ping, pong):
+                if proc is not None:
+                    dc.stop(proc)
+        rtt = read_samples(Path(out) / "ping.samples").latency_ns.astype(np.int64) / 1000.0
+    if len(rtt) == 0:
+        raise RuntimeError(f"psbench {driver} recorded no samples")
+    return float(np.percentile(rtt, 50, method="inverted_cdf")), float(np.percentile(rtt, 99, method="inverted_cdf"))
+
+
+def sockperf_rtt(size: int, seconds: float) -> tuple[float, float]:
+    """sockperf's own p50 and p99 of the full round trip, in us."""
+    port = str(free_udp_port())
+    server = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", port],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        time.sleep(0.3)  # the server binds before the client's first message (as bench/overhead)
+        client = subprocess.run(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", port, "-m", str(size),
+                                 "-t", str(max(1, round(seconds))), "--full-rtt"],
+                                capture_output=True, text=True, timeout=seconds + 60)
+    finally:
+        dc.stop(server)
+    found = {}
+    for line in client.stdout.splitlines() + client.stderr.splitlines():
+        if "---> percentile" in line:
+            pct, value = line.split("percentile", 1)[1].split("=")
+            found[float(pct)] = float(value)
+    if 50.0 not in found or 99.0 not in found:
+        raise RuntimeError(f"sockperf printed no percentiles: {client.stdout[-400:]}{client.stderr[-400:]}")
+    return found[50.0], found[99.0]
+
+
+def ddsperf_rtt(size: int, seconds: float, domain: int) -> tuple[float, float]:
+    """ddsperf prints per-second p50 and p99 of RTT/2; the medians of the seconds, doubled."""
+    # ddsperf drops its first second (discovery), so it needs at least two.
+    return dc.ddsperf_rtt_percentiles_us(size, max(seconds, 2.0), domain, (None, None))
+
+
+def bootstrap_ratio(ps: list[float], inst: list[float], reps: int = 2000, seed: int = 15) -> tuple[float, float, float]:
+    """Ratio of the medians over rounds, and its 95% interval from resampling rounds."""
+    a, b = np.asarray(ps), np.asarray(inst)
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(a), size=(reps, len(a)))
+    boot = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
+    return float(np.median(a) / np.median(b)), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
+
+
+def verdict(lo: float, hi: float) -> str:
+    if lo >= 1 - TOLERANCE and hi <= 1 + TOLERANCE:
+        return "within 10%"
+    if hi < 1 - TOLERANCE or lo > 1 + TOLERANCE:
+        return "not within 10%"
+    return "undecided"
+
+
+def positive(kind):
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
+        return value
+    return parse
+
+
+def main() -> int:
+    signal.signal(signal.SIGTERM, dc.interrupted)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--drivers", default=",".join(INSTRUMENTS), help="comma-separated (default: %(default)s)")
+    ap.add_argument("--sizes", default="64,16384", help="comma-separated message sizes in bytes (>= 32)")
+    ap.add_argument("--rounds", type=positive(int), default=5)
+    ap.add_argument("--seconds", type=positive(float), default=3.0, help="measuring time of each run")
+    args = ap.parse_args()
+    drivers = [d for d in args.drivers.split(",") if d]
+    unknown = [d for d in drivers if d not in INSTRUMENTS]
+    if unknown or not drivers:
+        ap.error(f"--drivers: no instrument for {','.join(unknown) or '(none)'}; choose from {','.join(INSTRUMENTS)}")
+    try:
+        sizes = [int(s) for s in args.sizes.split(",")]
+    except ValueError:
+        ap.error(f"--sizes: give comma-separated integers, got {args.sizes!r}")
+    if not sizes or any(s < 32 or s > 65000 for s in sizes):
+        ap.error("--sizes: each size must be between 32 (the psbench header) and 65000 bytes")
+    if args.seconds > 60 or args.rounds > 100:
+        ap.error("--seconds is at most 60 and --rounds at most 100 (bounded run time)")
+    if not paths.node_path().exists():
+        print("psbench is not built: run 'make build' (or set PSBENCH_BUILD)", file=sys.stderr)
+        return 2
+    runnable, probes = [], {}
+    for d in drivers:
+        tool = INSTRUMENTS[d]
+        lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
+        if tool.endswith("_probe"):
+            binary, why = build_probe(d)
+            if binary is None:
+                print(f"skipped {d}: {why}", flush=True)
+                continue
+            probes[d] = binary
+        if not tool.endswith("_probe") and not shutil.which(tool):
+            print(f"skipped {d}: {tool} is not installed", flush=True)
+        elif not lib.exists():
+            print(f"skipped {d}: driver not built ({lib})", flush=True)
+        else:
+            runnable.append(d)
+
+    rows, extra, services = {}, {}, []
+    tag = os.getpid() % 10000
+    try:
+        if "nats" in runnable:
+            server, broker = nats_server()
+            services.append(server)
+            extra["nats"] = ["--option", f"broker={broker}"]
+        measure(args, sizes, runnable, probes, extra, rows, tag, broker if "nats" in runnable else "")
+    finally:
+        for proc in services:
+            dc.stop(proc)
+    print_table(rows)
+    return 0
+
+
+def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
+    """Rounds over drivers and sizes, psbench and instrument in alternating order."""
+    for r in range(args.rounds):
+        for d in runnable:
+            for i, size in enumerate(sizes):
+                order = ["psbench", "instrument"] if r % 2 == 0 else ["instrument", "psbench"]
+                got = {}
+                for tool in order:
+                    if tool == "psbench":
+                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
+                    elif d == "nats":
+                        got[tool] = nats_probe_rtt(probes[d], broker, size, args.seconds, f"truth{tag}.r{r}s{size}")
+                    elif d == "zeromq":
+                        got[tool] = zeromq_probe_rtt(probes[d], size, args.seconds)
+                    elif d == "udp":
+                        got[tool] = sockperf_rtt(size, args.seconds)
+                    else:
+                        got[tool] = ddsperf_rtt(size, args.seconds, 201 + (r * len(sizes) + i) % 30)
+                rows.setdefault((d, size), []).append((got["psbench"], got["instrument"]))
+                print(f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
+                      f"{got['psbench'][0]:.2f}/{got['psbench'][1]:.2f} us, {INSTRUMENTS[d]} "
+                      f"{got['instrument'][0]:.2f}/{got['instrument'][1]:.2f} us", flush=True)
+
+
+
+def print_table(rows) -> None:
+    print()
+    print("RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap interval); machine load not controlled")
+    header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
+    print(header)
+    print("-" * len(header))
+    for (d, size), pairs in rows.items():
+        for k, metric in enumerate(("p50", "p99")):
+            ps = [p[0][k] for p in pairs]
+            inst = [p[1][k] for p in pairs]
+            ratio, lo, hi = bootstrap_ratio(ps, inst)
+            print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
+                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi)}")
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("interrupted: every process started was stopped")
+    except RuntimeError as e:
+        sys.exit(f"bench/truth: {e}")
