@@ -1,6 +1,7 @@
 """`psbench ping` and `psbench pubsub`: one latency run."""
 
 import argparse
+import json
 import os
 import sys
 
@@ -25,6 +26,9 @@ def add_parsers(subparsers) -> None:
         parser.add_argument("--quiet", action="store_true",
                             help="no interval line while it measures (by default one a "
                                  "second on stderr: received, rate, p50 and max)")
+        parser.add_argument("--json", action="store_true",
+                            help="print the summary as one JSON object on stdout; the "
+                                 "human-readable lines go to stderr")
         parser.set_defaults(handler=run_command, kind=kind)
 
 
@@ -99,6 +103,21 @@ def _print_progress(label: str, fields: dict) -> None:
     print(progress_lines.render(label, fields), file=sys.stderr, flush=True)
 
 
+def json_summary(outcome: measure.MeasureOutcome) -> dict:
+    """--json: what the human lines say, as data (run.json in run_dir holds all)."""
+    return {"kind": outcome.spec.kind, "driver": outcome.spec.driver,
+            "size": outcome.spec.size, "status": outcome.status,
+            "message": outcome.message, "run_dir": str(outcome.run_dir),
+            "stats": outcome.stats, "throughput": outcome.throughput,
+            "accounting": outcome.accounting, "problems": outcome.problems}
+
+
+def _plain(value):
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    return str(value)
+
+
 def run_command(args: argparse.Namespace) -> int:
     paths.require_node()
     spec = spec_from_args(args)
@@ -106,7 +125,11 @@ def run_command(args: argparse.Namespace) -> int:
         outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
                               ["psbench", *sys.argv[1:]], services=pool,
                               on_progress=None if args.quiet else _print_progress)
-    print(report.render(outcome))
+    if args.json:
+        print(report.render(outcome), file=sys.stderr)
+        print(json.dumps(json_summary(outcome), default=_plain))
+    else:
+        print(report.render(outcome))
     if outcome.status != "ok":
         what = {"refused": "the node refused the run",
                 "timeout": "the run timed out",
