@@ -94,7 +94,9 @@ def test_ctrl_c_stops_the_sweep_keeps_completed_runs_and_cleans_up(driver_libs, 
           - {duration: 20, timeout: 60, size: 128}
     """)
     store = results / "sweep"
-    with cli_in_background(["run", str(path), "-o", str(store)], results) as proc:
+    # Runs 1 and 2 selected: the hint must continue that selection, not all 3 runs.
+    with cli_in_background(["run", str(path), "-o", str(store), "--filter", "run=1",
+                            "--filter", "run=2"], results) as proc:
         wait_for(lambda: (store / "index.jsonl").exists() and
                  len(index_lines(store)) == 1, "the first run to complete")
         wait_for(lambda: running_record(store, 2), "the second run to start")
@@ -106,6 +108,10 @@ def test_ctrl_c_stops_the_sweep_keeps_completed_runs_and_cleans_up(driver_libs, 
     assert [(e["run"], e["status"]) for e in entries] == [(1, "ok"), (2, "interrupted")]
     record = json.loads((store / entries[1]["run_dir"] / "run.json").read_text())
     assert record["status"] == "interrupted"
-    assert "not run" in out and "--resume" in err
+    hint = err.split("(continue with: ")[1].split(")")[0]
+    assert hint == f"./psbench run {path} -o {store.resolve()} --resume", err
+    dry = run_experiment(path, results, *hint.split()[3:], "--dry-run")  # as printed
+    rows = [line.split() for line in dry.stdout.splitlines()]
+    assert [r[0] for r in rows if r and r[0].isdigit()] == ["1", "2"], dry.stdout
     assert node_processes_of(store) == []
     assert shm_files_of(entries) == []

@@ -66,13 +66,21 @@ def test_sweep_filter_and_resume(driver_libs, results, tmp_path):
     assert "[2/2] udp-256B: ok" in first.stderr  # one plain progress line per run
     assert "2 runs: 2 ok" in first.stdout
 
-    # The rest of the sweep: the udp runs are already done.
-    dry = run_experiment(path, results, "-o", str(store), "--resume", "--dry-run")
+    # --resume alone continues the recorded selection (driver=udp): nothing is left.
+    same = run_experiment(path, results, "-o", str(store), "--resume", "--dry-run")
+    assert same.returncode == 0, same.stderr
+    rows = {line.split()[0]: line.split()[-1] for line in same.stdout.splitlines()
+            if line.split() and line.split()[0].isdigit()}
+    assert rows == {"1": "(ok)", "2": "(ok)"}, same.stdout
+
+    # A filter given with --resume widens it: the udp runs are already done.
+    every = ("--filter", "driver=udp", "--filter", "driver=shm")
+    dry = run_experiment(path, results, "-o", str(store), "--resume", "--dry-run", *every)
     assert dry.returncode == 0, dry.stderr
     rows = {line.split()[0]: line.split()[-1] for line in dry.stdout.splitlines()
             if line.split() and line.split()[0].isdigit()}
     assert rows == {"1": "(ok)", "2": "(ok)", "3": "run", "4": "run"}, dry.stdout
-    rest = run_experiment(path, results, "-o", str(store), "--resume")
+    rest = run_experiment(path, results, "-o", str(store), "--resume", *every)
     assert rest.returncode == 0, rest.stderr
     assert "(2 done earlier, kept)" in rest.stdout
     entries = check_store(store, path, [1, 2, 3, 4])
@@ -85,14 +93,14 @@ def test_sweep_filter_and_resume(driver_libs, results, tmp_path):
             entry["status"] = "interrupted"
     lines = [json.dumps(e) for e in kept]
     (store / "index.jsonl").write_text("\n".join(lines) + '\n{"run": 4, "stat')
-    again = run_experiment(path, results, "-o", str(store), "--resume")
+    again = run_experiment(path, results, "-o", str(store), "--resume", *every)
     assert again.returncode == 0, again.stderr
     new = [e for e in index_lines_tolerant(store) if e not in kept]
     assert sorted(e["run"] for e in new) == [2, 3]
     assert "(2 done earlier, kept)" in again.stdout
     assert len(list((store / "runs").glob("0002-*/*/run.json"))) == 2  # both attempts kept
 
-    nothing = run_experiment(path, results, "-o", str(store), "--resume")
+    nothing = run_experiment(path, results, "-o", str(store), "--resume", *every)
     assert nothing.returncode == 0 and "(4 done earlier, kept)" in nothing.stdout
     assert len(index_lines_tolerant(store)) == len(kept) + 2
 

@@ -1,6 +1,8 @@
 """`psbench run EXPERIMENT.yaml`: every run an experiment file describes, checked before
 anything runs, stored in one directory with an index (docs/experiments.md)."""
 
+import json
+import shlex
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -96,6 +98,22 @@ def exit_code(result) -> int:
     return 0 if all(e["status"] == "ok" for e in result.entries.values()) else 1
 
 
+def keep_recorded_selection(plan: Plan, root: Path) -> None:
+    """--resume without --filter continues the runs the sweep selected when it started
+    (experiment.expanded.json), not every run of the file."""
+    try:
+        recorded = json.loads((root / "experiment.expanded.json").read_text())["selected"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return  # no record of a selection: every run, as before
+    numbers = set(recorded)
+    plan.expansion.selected = [run for run in plan.selected if run.number in numbers]
+
+
+def resume_hint(args, root: Path) -> str:
+    """The exact command that continues this sweep (the selection is recorded)."""
+    return shlex.join(["./psbench", "run", args.experiment, "-o", str(root), "--resume"])
+
+
 def run_command(args) -> int:
     if args.resume and not args.output:
         raise UserError("argument --resume: give the directory of the sweep to continue "
@@ -103,6 +121,8 @@ def run_command(args) -> int:
     plan = load_plan(args)
     if plan is None:
         return 2
+    if args.resume and not args.filter:
+        keep_recorded_selection(plan, Path(args.output).expanduser().resolve())
     if args.dry_run:
         done = None
         if args.resume:
@@ -119,6 +139,6 @@ def run_command(args) -> int:
     print(sweep_summary(plan, result, store.root))
     if result.interrupted:
         print("psbench run: interrupted; completed runs are kept in the index "
-              f"(continue with: psbench run {args.experiment} -o {store.root} --resume)",
+              f"(continue with: {resume_hint(args, store.root)})",
               file=sys.stderr)
     return exit_code(result)
