@@ -3,7 +3,7 @@ raw samples of a results folder (docs/analysis.md)."""
 
 from pathlib import Path
 
-from psbench.analysis.load import load_results
+from psbench.analysis.load import load_results, sweeps_inside
 from psbench.analysis.report import Settings, build_report, terminal_text, write_report
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from psbench.options import non_negative_int, noise_fraction, probability, resamples
@@ -45,6 +45,11 @@ def run_command(args) -> int:
     print(terminal_text(report))
     print()
     print(f"report: {page}")
+    skipped = sweeps_inside(args.results)
+    if skipped:
+        print(f"skipped {len(skipped)} sweep folder{'s' if len(skipped) != 1 else ''} "
+              f"inside it (a sweep is reported on its own: psbench report "
+              f"{skipped[0]}): {', '.join(d.name for d in skipped)}")
     print(f"tables: {out}/<table>.md|csv|json|tex (report.md, report.tex, report.json); "
           f"plots: {out / 'plots'}")
     return 0

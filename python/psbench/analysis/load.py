@@ -418,6 +418,15 @@ def _single(run_dir: Path, number: int) -> RunData:
                    run_dir=run_dir, run_record=record)
 
 
+def sweeps_inside(path: Path | str) -> list[Path]:
+    """Sweep folders directly inside a folder of run folders: a folder report covers
+    run folders only, so these are named as skipped."""
+    root = Path(path)
+    if not root.is_dir() or (root / INDEX_FILE).is_file() or (root / "run.json").is_file():
+        return []
+    return sorted(d for d in root.iterdir() if d.is_dir() and (d / INDEX_FILE).is_file())
+
+
 def load_results(path: Path | str) -> ResultSet:
     """Everything measured in a results folder; a UserError names what is wrong."""
     root = Path(path)
@@ -431,6 +440,10 @@ def load_results(path: Path | str) -> ResultSet:
         return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {},
                          None)
     run_dirs = _run_folders(root)
+    sweeps = sweeps_inside(root)
+    if not run_dirs and sweeps:
+        raise UserError(f"{root}: holds sweep folders only ({', '.join(d.name for d in sweeps)}); "
+                        f"report each one: psbench report {sweeps[0]}")
     if not run_dirs:
         raise UserError(f"{root}: holds no results (no {INDEX_FILE} of a sweep, no "
                         f"run.json of a run, nor run folders); give the folder `psbench "
