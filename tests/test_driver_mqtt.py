@@ -171,7 +171,7 @@ def test_pubsub_loses_nothing(mqtt, results, case):
     (["--option", "broker=localhost"], "mqtt: option broker='localhost' is not HOST:PORT"),
     (["--option", "qos=2"], "mqtt: option 'qos' is not known"),
     (["--transport", "websockets"], "mqtt: transport 'websockets' is not supported"),
-    (["--size", str(4 * MIB + 1)], "--size: 4194305 is out of range"),
+    (["--size", str(4 * MIB + 1)], "--size: size 4194305 is out of range"),
     (["--loan"], "mqtt: --loan is not supported"),
 ])
 def test_refused_settings_say_why(mqtt, results, args, message):
