@@ -195,6 +195,10 @@ def test_criteria_table_names_each_cells_source(quick):
         c["id"] for c in yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())["claims"]]
     verdicts = {r["id"]: r for r in claims["rows"]}
     # The per-size throughput of the paper needs more samples/s than it says it sent.
-    assert verdicts["bandwidth"]["verdict"] == verdicts["tput-1024"]["verdict"] == "differs"
-    assert "73,242 samples/s" in verdicts["tput-1024"]["why"]
+    # The paper's own figures exceed what its stated rate allows (5,500/s x 1,024 B x 8 =
+    # 45 Mbit/s against its 600 Mbit/s): inconsistent in the paper, whatever we measure.
+    assert verdicts["bandwidth"]["verdict"].startswith("inconsistent in the paper:")
+    assert verdicts["tput-1024"]["verdict"].startswith("inconsistent in the paper:")
+    assert "73,242 samples/s" in verdicts["tput-1024"]["verdict"]
+    assert verdicts["tput-connext"]["verdict"].startswith("not testable:")
     assert verdicts["offered-rate"]["verdict"] in ("same method", "differs")
