@@ -12,7 +12,8 @@ ping-pong by an instrument that shares no code with psbench:
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
 ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
-[0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise "undecided".
+[0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise, and always with
+fewer than 3 rounds, "undecided".
 Drivers without an instrument yet are listed as skipped, with the reason.
 """
 
@@ -78,44 +79,38 @@ def nats_server():
     raise RuntimeError("nats-server did not start listening within 10 s")
 
 
-def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
-    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
-    url = f"nats://{broker}"
-    pong = subprocess.Popen([str(binary), "pong", url, subject, str(size), str(seconds)], stdout=subprocess.DEVNULL,
+def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float]:
+    """A bare probe's own p50 and p99 of the round trip, in us: `binary pong ARGS` then
+    `binary ping ARGS`, ping printing "p50 p99 n"; both stopped whatever happens."""
+    pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     ping = None
     try:
-        ping = subprocess.Popen([str(binary), "ping", url, subject, str(size), str(seconds)], stdout=subprocess.PIPE,
+        ping = subprocess.Popen([str(binary), "ping", *args], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
         out, err = ping.communicate(timeout=seconds + 60)
         if ping.returncode != 0:
-            raise RuntimeError(f"nats_probe failed: {err.strip()}")
+            raise RuntimeError(f"{name} failed: {err.strip()}")
     finally:
         for proc in (ping, pong):
             if proc is not None:
                 dc.stop(proc)
     p50, p99, _ = out.split()
     return float(p50), float(p99)
+
+
+def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
+    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
+    return probe_rtt("nats_probe", binary,
+                     [f"nats://{broker}", subject, str(size), str(seconds)], seconds)
 
 
 def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
     """The bare libzmq ping-pong's own p50 and p99 of the round trip, in us."""
     ports = [str(free_tcp_port()), str(free_tcp_port())]
-    pong = subprocess.Popen([str(binary), "pong", *ports, str(size), str(seconds)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    ping = None
-    try:
-        ping = subprocess.Popen([str(binary), "ping", *ports, str(size), str(seconds)], stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        out, err = ping.communicate(timeout=seconds + 60)
-        if ping.returncode != 0:
-            raise RuntimeError(f"zeromq_probe failed: {err.strip()}")
-    finally:
-        for proc in (ping, pong):
-            if proc is not None:
-                dc.stop(proc)
-    p50, p99, _ = out.split()
-    return float(p50), float(p99)
+    return probe_rtt("zeromq_probe", binary, [*ports, str(size), str(seconds)], seconds)
+
+
 TOLERANCE = 0.10
 
 
@@ -191,7 +186,12 @@ def bootstrap_ratio(ps: list[float], inst: list[float], reps: int = 2000, seed: 
     return float(np.median(a) / np.median(b)), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
 
 
-def verdict(lo: float, hi: float) -> str:
+MIN_ROUNDS = 3   # fewer: a bootstrap over rounds cannot show how much they vary
+
+
+def verdict(lo: float, hi: float, rounds: int = MIN_ROUNDS) -> str:
+    if rounds < MIN_ROUNDS:
+        return "undecided"
     if lo >= 1 - TOLERANCE and hi <= 1 + TOLERANCE:
         return "within 10%"
     if hi < 1 - TOLERANCE or lo > 1 + TOLERANCE:
@@ -304,7 +304,7 @@ def print_table(rows) -> None:
             inst = [p[1][k] for p in pairs]
             ratio, lo, hi = bootstrap_ratio(ps, inst)
             print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
-                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi)}")
+                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi, len(inst))}")
 
 
 if __name__ == "__main__":
