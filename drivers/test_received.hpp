@@ -1,11 +1,15 @@
-// For a driver's GoogleTest: what a reader callback received, by sequence number (the
-// first 4 bytes of each message, as the tests write them): how many distinct ones, and
-// how many messages in all (duplicates included).
+// For a driver's GoogleTest: what a reader received. DistinctSeqs: a reader callback's
+// messages by sequence number (the first 4 bytes, as the tests write them), distinct
+// and in all. report_until_end: a reader child's report of what it took.
 #pragma once
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <vector>
+
+#include "psbench/driver.h"
 
 namespace psb_test {
 
@@ -31,5 +35,36 @@ struct DistinctSeqs {
     return distinct;
   }
 };
+
+// Takes from reader until a message with flag 4 (end) or 10 s without any, then prints
+// "received N", "last_seq S" (the 8-byte sequence number of the last message before the
+// end, when there was one) and the reader's counters as "NAME VALUE", each on a line of
+// its own (ChildReport::finish reads them). 0, or 3 if take failed. Every wait is bounded.
+inline int report_until_end(const psb_driver &d, void *reader, psb_error *err) {
+  uint64_t received = 0, last_seq = 0;
+  auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (std::chrono::steady_clock::now() < idle_end) {
+    const void *data;
+    size_t len;
+    const int r = d.take(reader, 100'000'000, &data, &len, err);
+    if (r < 0) return 3;
+    if (r == 0) continue;
+    uint32_t flags;
+    std::memcpy(&flags, static_cast<const uint8_t *>(data) + 28, sizeof flags);
+    if (flags & 4) break;
+    ++received;
+    std::memcpy(&last_seq, data, sizeof last_seq);
+    idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  }
+  std::printf("received %llu\n", static_cast<unsigned long long>(received));
+  if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
+  if (d.counters)
+    d.counters(reader, 1,
+               [](void *, const char *name, uint64_t value) {
+                 std::printf("%s %llu\n", name, static_cast<unsigned long long>(value));
+               },
+               nullptr);
+  return 0;
+}
 
 }  // namespace psb_test

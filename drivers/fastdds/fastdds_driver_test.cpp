@@ -29,6 +29,7 @@
 #include "psbench/driver.h"
 #include "driver_under_test.hpp"
 #include "test_process.hpp"
+#include "test_received.hpp"
 
 extern char **environ;
 
@@ -621,26 +622,7 @@ int reader_child(char **argv) {
   if (!wait_until([&] { return fastdds().matched_writers(s.reader) >= 1; })) return 2;
   std::printf("matched\n");
   std::fflush(stdout);
-  uint64_t received = 0, last_seq = 0;
-  auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < idle_end) {
-    const void *data;
-    size_t len;
-    const int r = fastdds().take(s.reader, 100'000'000, &data, &len, &s.err);
-    if (r < 0) return 3;
-    if (r == 0) continue;
-    uint32_t flags;
-    std::memcpy(&flags, static_cast<const uint8_t *>(data) + 28, 4);
-    if (flags & 4) break;
-    ++received;
-    std::memcpy(&last_seq, data, sizeof last_seq);
-    idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  }
-  std::printf("received %llu\n", static_cast<unsigned long long>(received));
-  if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
-  for (const auto &[name, value] : counters_of(s.reader, 1))
-    std::printf("%s %llu\n", name.c_str(), static_cast<unsigned long long>(value));
-  return 0;
+  return psb_test::report_until_end(fastdds(), s.reader, &s.err);
 }
 
 // A reader child: this binary with --reader-child and the configuration's QoS.
