@@ -28,7 +28,11 @@ def nearest_rank_index(q, n: int) -> int:
     """0-based index of the q-th percentile among n sorted values: ceil(q/100 * n) - 1,
     at least 0. q as written in decimal (50, 99.9, "99.99"): a float is read by its
     shortest decimal form, so 99.9 is exactly 999/10."""
-    p = Fraction(str(q)) / 100
+    return index_at(Fraction(str(q)) / 100, n)
+
+
+def index_at(p: Fraction, n: int) -> int:
+    """0-based nearest-rank index of the fraction p (0..1) among n: ceil(p n) - 1, >= 0."""
     rank = -((-p.numerator * n) // p.denominator)
     return max(rank, 1) - 1
 

@@ -18,6 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
+from psbench.stats import index_at
+
 TICKS_PER_HALF_DISTANCE = 5
 UNIT_NS = 1000.0   # values in µs, as HdrHistogram's output scaling ratio 1000 gives
 
@@ -39,7 +41,7 @@ def distribution_text(latency_ns: np.ndarray) -> str:
     n = values.size
     lines = [f"{'Value':>12} {'Percentile':>14} {'TotalCount':>10} {'1/(1-Percentile)':>14}", ""]
     for level in levels(n) if n else []:
-        index = max(math.ceil(level * n), 1) - 1     # nearest rank, exact
+        index = index_at(level, n)     # nearest rank, exact
         lines.append(f"{values[index] / UNIT_NS:12.3f} {float(level):14.12f} {index + 1:10d} "
                      f"{float(1 / (1 - level)):14.2f}")
     if n:
