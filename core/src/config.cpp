@@ -319,6 +319,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.max_samples_given = true;
     }
     else if (arg == "--progress") c.progress_s = parse_seconds(arg, value());
+    else if (arg == "--window-lines") c.window_lines = true;
     else if (arg == "--help" || arg == "-h") throw UsageError(usage_text());
     else throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
   }
@@ -352,6 +353,8 @@ const char *usage_text() {
          "  --barrier none|stdio  --sample-timeout S  --match-timeout S  --idle-timeout S\n"
          "  --timeout S  --max-samples N  --drain-timeout S\n"
          "  --progress S       ping, sub: a PROGRESS line on stdout every S seconds (0: none)\n"
+         "  --window-lines     ping, pub: 'WINDOW begin' and 'WINDOW end' on stdout around\n"
+         "                     the measurement window\n"
          "  --inject drop=SEQ|dup=SEQ|reorder=SEQ|delay=SEQ:US  pub: test hook, a fault in its stream\n"
          "options are described in docs/node.md";
 }

@@ -98,6 +98,9 @@ struct NodeConfig {
   bool max_samples_given = false;
   // ping, sub: a PROGRESS line on stdout every this many seconds while measuring; 0: none.
   double progress_s = 0;  // bounds a --count run's store too
+  // ping, pub: say on stdout when the measurement window begins and ends (WINDOW lines),
+  // for the orchestrator to read every process's resources over that window.
+  bool window_lines = false;
 
   bool closed_loop() const { return rate_hz == 0; }
   bool intra_process() const { return roles.size() > 1; }

@@ -68,6 +68,7 @@ int exit_code_of(const std::vector<RoleResult> &results) {
 }  // namespace
 
 int main(int argc, char **argv) {
+  const int64_t started_ns = now_ns();
   NodeConfig node;
   try {
     node = parse_args(argc, argv);
@@ -96,6 +97,7 @@ int main(int argc, char **argv) {
 
   install_signal_handlers();
   ProcessFacts facts;
+  facts.started_ns = started_ns;
   facts.placement = node.intra_process() ? "intra-process" : "inter-process";
   std::optional<DmaLatencyHold> dma;
   try {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <thread>
 
@@ -15,6 +16,12 @@ std::atomic<bool> g_interrupted{false};
 
 std::string topic_name(const NodeConfig &node, const std::string &suffix) {
   return "psb_" + node.run_id + "_" + suffix;
+}
+
+void announce_window(const NodeConfig &node, const char *edge) {
+  if (!node.window_lines) return;
+  std::printf("WINDOW %s\n", edge);
+  std::fflush(stdout);
 }
 
 namespace {

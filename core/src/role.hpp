@@ -73,6 +73,9 @@ struct RoleResult {
   MiddlewareCounters reader_counters, writer_counters;
   std::vector<std::string> topics;
   int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;
+  // CLOCK_MONOTONIC, 0 = never: before the driver's open, when every peer had matched,
+  // and when the first message of any kind (warm-up, handshake) arrived.
+  int64_t opened_ns = 0, matched_ns = 0, first_receive_ns = 0;
   std::string ended_by;
   std::string error;    // empty when the role succeeded
   std::string warning;  // e.g. failed writes: the run still counts, the reader should know
@@ -95,6 +98,10 @@ struct RoleEnv {
 };
 
 std::string topic_name(const NodeConfig &node, const std::string &suffix);
+
+// --window-lines: "WINDOW begin" / "WINDOW end" on stdout, at the edges of a sender's
+// measurement window and never inside it (the orchestrator reads /proc then).
+void announce_window(const NodeConfig &node, const char *edge);
 
 // Driver objects owned by one role, destroyed in the safe order (reader first, which
 // stops a listener thread before anything it uses goes away).

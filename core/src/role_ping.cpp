@@ -92,11 +92,13 @@ class Ping {
     for (uint64_t i = 0; i < warmup && !stop_now(); ++i)
       send_and_await(i, kFlagWarmup, sample_timeout(), scratch);
     res_.counts.warmup = warmup;
+    announce_window(env_.node, "begin");
     res_.measure_start_ns = now_ns();
     uint64_t seq = 0;
     for (; !finished(seq, now_ns()); ++seq) send_and_await(seq, 0, sample_timeout(), res_.counts);
     res_.schedule.due = res_.schedule.attempted = seq;
     res_.measure_end_ns = now_ns();
+    announce_window(env_.node, "end");
     sink_.awaited.store(kNoToken, std::memory_order_release);
   }
 
@@ -114,6 +116,7 @@ class Ping {
       sender_.send(i, kFlagWarmup, due, scratch);
     }
     res_.counts.warmup = warmup;
+    announce_window(env_.node, "begin");
     res_.measure_start_ns = sched.due_ns(warmup);
     ScheduleCounts &sc = res_.schedule;
     sc.open_loop = true;
@@ -128,6 +131,7 @@ class Ping {
     sc.due = env_.node.count ? *env_.node.count
                              : uint64_t(std::ceil(*env_.node.duration_s * env_.node.rate_hz));
     res_.measure_end_ns = now_ns();
+    announce_window(env_.node, "end");
     // Give the last echoes up to one sample timeout to come back.
     const int64_t drain_end = now_ns() + sample_timeout();
     while (sink_.measured_arrivals.load(std::memory_order_acquire) < res_.counts.sent &&
@@ -216,6 +220,7 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.stores.push_back(std::make_unique<SampleStore>(env.node.sample_capacity()));
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
   PingSink sink(env.node, *res.stores[0], res.counts);
+  res.opened_ns = t_open;
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
   bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
@@ -226,7 +231,9 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   Ping ping(env, res, ep, sink);
   const int64_t t_handshake = now_ns();
   if (!ping.handshake()) return;
-  res.discovery_ns = setup_ns + (now_ns() - t_handshake);
+  // Ping knows its pong matched when the handshake's echo is back: its first message.
+  res.matched_ns = res.first_receive_ns = now_ns();
+  res.discovery_ns = setup_ns + (res.matched_ns - t_handshake);
   ProgressReporter progress({res.stores[0].get()}, env.node.progress_s);
   progress.start();
   if (env.node.closed_loop())

@@ -9,9 +9,11 @@ namespace psb {
 namespace {
 
 struct PongSink {
-  PongSink(const psb_driver &d, const NodeConfig &n, RoleCounts &c) : driver(d), node(n), counts(c) {}
+  PongSink(const psb_driver &d, const NodeConfig &n, RoleResult &r)
+      : driver(d), node(n), res(r), counts(r.counts) {}
 
-  void on_message(const void *data, size_t len, int64_t) {
+  void on_message(const void *data, size_t len, int64_t t) {
+    if (res.first_receive_ns == 0) res.first_receive_ns = t;
     const uint32_t flags = len >= kHeaderSize ? read_header(data).flags : 0;
     if (flags & kFlagEnd) {
       ended.store(true, std::memory_order_release);
@@ -36,6 +38,7 @@ struct PongSink {
 
   const psb_driver &driver;
   const NodeConfig &node;
+  RoleResult &res;
   RoleCounts &counts;
   void *writer = nullptr;
   std::atomic<bool> ended{false};
@@ -47,7 +50,8 @@ struct PongSink {
 
 void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
-  PongSink sink(env.driver, env.node, res.counts);
+  PongSink sink(env.driver, env.node, res);
+  res.opened_ns = now_ns();
   ep.open(env.cfg);
   ep.create_writer(res.topics[1]);
   sink.writer = ep.writer();

@@ -222,10 +222,13 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     echo_sink = std::make_unique<EchoSink>(node.echo_every, env.writer_id, *res.stores[0]);
     echo = std::make_unique<EchoReceiver>(env, *echo_sink, res.topics[1]);
   }
+  res.opened_ns = t_open;
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
-  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers), "subscribers"))
-    res.discovery_ns = now_ns() - t_open;
+  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers), "subscribers")) {
+    res.matched_ns = now_ns();
+    res.discovery_ns = res.matched_ns - t_open;
+  }
   if (echo && !echo->wait_ready()) {
     echo->stop();
     throw std::runtime_error(echo->error());
@@ -244,6 +247,7 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     sender.send(i, kFlagWarmup, open_loop ? t : 0, scratch);
   }
   res.counts.warmup = warmup;
+  announce_window(node, "begin");
   res.measure_start_ns = due(warmup);
   ScheduleCounts &sc = res.schedule;
   sc.open_loop = open_loop;
@@ -276,6 +280,7 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
            : open_loop ? uint64_t(std::ceil(*node.duration_s * node.rate_hz))
                        : sc.attempted;
   res.measure_end_ns = now_ns();
+  announce_window(node, "end");
   drain(env, ep, res);
   if (echo) {
     // The last echoes are on their way: wait for them (up to --sample-timeout) before

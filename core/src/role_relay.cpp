@@ -45,7 +45,7 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   const NodeConfig &node = env.node;
   res.topics = {topic_name(node, node.topic), topic_name(node, node.topic + "_relay")};
   RelaySink sink(env.driver, res.counts);
-  const int64_t t_open = now_ns();
+  const int64_t t_open = res.opened_ns = now_ns();
   ep.open(env.cfg);
   ep.create_writer(res.topics[1]);
   sink.writer = ep.writer();
@@ -54,8 +54,10 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   // Both hops matched before the start: what pub sends in between would be lost.
   bool timed = wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers),
                                   "relay readers (the sub given --topic <topic>_relay)");
-  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers") && timed)
-    res.discovery_ns = now_ns() - t_open;
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers") && timed) {
+    res.matched_ns = now_ns();
+    res.discovery_ns = res.matched_ns - t_open;
+  }
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "pub");
   if (res.counts.write_errors)

@@ -24,6 +24,7 @@ struct SubSink {
   }
 
   void on_message(const void *data, size_t len, int64_t t) {
+    if (res.first_receive_ns == 0) res.first_receive_ns = t;
     if (len < kHeaderSize) {
       ++counts.corrupted;
       return;
@@ -129,7 +130,7 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     res.echo.every = node.echo_every;
   }
   SubSink sink(env, res);
-  const int64_t t_open = now_ns();
+  const int64_t t_open = res.opened_ns = now_ns();
   ep.open(env.cfg);
   if (node.echo_every) {
     ep.create_writer(res.topics[1]);
@@ -140,8 +141,10 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
   // Matching is not symmetric: the writer may see this reader before this reader knows
   // the writer, and what is sent in between is lost. So the reader waits too.
-  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers"))
-    res.discovery_ns = now_ns() - t_open;
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers")) {
+    res.matched_ns = now_ns();
+    res.discovery_ns = res.matched_ns - t_open;
+  }
   if (node.echo_every)
     wait_until_matched(env, &Endpoints::matched_readers, ep, 1, "echo readers (the pub given --echo-every)");
   if (!arrive_ready(env, res)) return;

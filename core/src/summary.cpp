@@ -241,7 +241,16 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   j.key("timing").begin_object().field("clock", "CLOCK_MONOTONIC");
   j.key("discovery_ns");
   r.discovery_ns >= 0 ? j.value(r.discovery_ns) : j.null();
-  j.field("measure_start_ns", r.measure_start_ns).field("measure_end_ns", r.measure_end_ns).end_object();
+  j.field("measure_start_ns", r.measure_start_ns).field("measure_end_ns", r.measure_end_ns);
+  // What the node cost to start (docs/node.md): from main() to the driver's open, to
+  // every peer matched, to the first message of any kind.
+  j.field("started_ns", facts.started_ns);
+  for (auto [key, value] : {std::pair{"opened_ns", r.opened_ns}, std::pair{"matched_ns", r.matched_ns},
+                            std::pair{"first_receive_ns", r.first_receive_ns}}) {
+    j.key(key);
+    value ? j.value(value) : j.null();
+  }
+  j.end_object();
   const RoleCounts &c = r.counts;
   // A sub that missed an end marker does not know what was sent (docs/node.md).
   const bool sent_known = r.sent_known;

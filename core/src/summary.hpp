@@ -11,6 +11,7 @@ namespace psb {
 struct ProcessFacts {
   std::string placement;  // "inter-process" or "intra-process"
   bool mlockall = false, dma_latency = false;
+  int64_t started_ns = 0;  // CLOCK_MONOTONIC when main() began
   Usage usage;
 };
 

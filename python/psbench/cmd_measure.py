@@ -109,7 +109,8 @@ def json_summary(outcome: measure.MeasureOutcome) -> dict:
             "size": outcome.spec.size, "status": outcome.status,
             "message": outcome.message, "run_dir": str(outcome.run_dir),
             "stats": outcome.stats, "throughput": outcome.throughput,
-            "accounting": outcome.accounting, "problems": outcome.problems}
+            "accounting": outcome.accounting, "resources": outcome.resources,
+            "problems": outcome.problems}
 
 
 def _plain(value):

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from psbench import accounting as samples_accounting
-from psbench import drivers, paths, runner, rundir
+from psbench import drivers, paths, resources, runner, rundir
 from psbench.analysis.rates import span_mbit, span_rate
 from psbench.samples import SamplesFileError, read_samples
 from psbench.services import ServicePool, broker_options
@@ -19,6 +19,9 @@ DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.
 DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
 START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
 PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
+# The senders say when their window begins and ends: every process's resources are read
+# then (psbench.resources).
+WINDOW_ARGV = ["--window-lines"]
 # The stats key of all subscribers' samples together, when a run has several.
 ALL_SUBSCRIBERS = "all_subs"
 
@@ -37,6 +40,7 @@ class MeasureOutcome:
     throughput: dict | None = None                  # run.json's throughput block
     udp_datagrams: dict | None = None               # run.json's: datagrams per message
     accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
+    resources: dict = field(default_factory=dict)   # run.json's: CPU, switches, memory
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -237,7 +241,8 @@ def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path,
     # what the terminal shows only, never part of the spec or the results.
     def argv(plan):
         extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
-        return node_argv(node, spec, plan, run_id, run_dir, "stdio") + extra
+        window = WINDOW_ARGV if {"ping", "pub"} & set(plan.roles) else []
+        return node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
     return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
 
 
@@ -287,12 +292,14 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
             rundir.write_json(run_json, record)
         cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
         datagrams_before = udp_datagrams_sent()
+        sampler = _Sampler(used)
         result = runner.launch(run_id, run_dir, commands, barrier=True,
                                start_after={plan.name: plan.start_after
                                             for plan in spec.processes()
                                             if plan.start_after is not None},
                                on_started=on_started, cleanup_command=cleanup,
-                               on_progress=on_progress, **_timeouts(spec))
+                               on_progress=on_progress, on_window=sampler.on_window,
+                               **_timeouts(spec))
         datagrams_after = udp_datagrams_sent()
         stats, problems = _analyse(run_dir, result.summaries)
     except BaseException as exc:
@@ -326,13 +333,36 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                     udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after,
                                                      result.summaries),
                   throughput=(throughput(result.summaries, accounting)
-                              if spec.kind == "pubsub" else None))
+                              if spec.kind == "pubsub" else None),
+                  resources=sampler.result(*resources.window_messages(spec.kind,
+                                                                      result.summaries)))
     rundir.write_json(run_json, record)
     return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
                           message=message, summaries=result.summaries, stats=stats,
                           problems=problems, cpu_sharing=record["cpu_sharing"],
                           throughput=record["throughput"], accounting=accounting,
-                          udp_datagrams=record["udp_datagrams"])
+                          udp_datagrams=record["udp_datagrams"],
+                          resources=record["resources"])
+
+
+class _Sampler:
+    """The resources sampler of one run: its node processes as the runner knows them
+    at each WINDOW line, and the services it uses."""
+
+    def __init__(self, services):
+        self.services = [resources.Watched(s.definition.name, "service",
+                                           s.proc.pid if s.proc else None) for s in services]
+        self.nodes: list = []
+        self.window = resources.WindowSampler(
+            lambda: [resources.Watched(p.label, "node", p.popen.pid)
+                     for p in self.nodes if p.popen is not None] + self.services)
+
+    def on_window(self, edge: str, procs) -> None:
+        self.nodes = procs
+        self.window.on_window(edge)
+
+    def result(self, messages, unit, node_window_ns) -> dict:
+        return self.window.result(messages, unit, node_window_ns)
 
 
 def _planned(commands) -> list[dict]:

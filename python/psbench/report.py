@@ -93,6 +93,26 @@ def _discovery(summaries: dict) -> str | None:
     return None
 
 
+def resources_text(found: dict) -> str:
+    """e.g. "44.6 µs CPU per round trip (nodes 44.6, services -), 78% of one CPU, 1.99
+    switches per round trip, peak RSS 6.3 MiB (nodes) / - (services)"."""
+    if not found.get("measured"):
+        return f"not measured ({found.get('why') or 'no record'})"
+    def us(value):
+        return "-" if value is None else f"{value / 1000:.1f}"
+    def mib(value):
+        return "-" if value is None else f"{value / 1024:.1f} MiB"
+    per, every = found["per"], found["all"]
+    if every["cpu_ns_per_message"] is None:
+        return f"no {per} measured in the window"
+    return (f"{us(every['cpu_ns_per_message'])} µs CPU per {per} (nodes "
+            f"{us(found['nodes']['cpu_ns_per_message'])}, services "
+            f"{us(found['services']['cpu_ns_per_message'])}), {every['utilisation']:.0%} of "
+            f"one CPU, {every['switches_per_message']:.2f} switches per {per}, peak RSS "
+            f"{mib(found['nodes']['peak_rss_kb'])} (nodes) / "
+            f"{mib(found['services']['peak_rss_kb'])} (services)")
+
+
 def _topic(summary: dict) -> str | None:
     topics = (summary.get("config") or {}).get("topics") or []
     return topics[0] if topics else None
@@ -311,6 +331,7 @@ def render(outcome: MeasureOutcome) -> str:
     discovery = _discovery(outcome.summaries)
     if discovery:
         lines.append(f"  discovery: {discovery}")
+    lines.append(f"  resources: {resources_text(outcome.resources)}")
     for problem in outcome.problems:
         lines.append(f"  problem:   {problem}")
     lines.append(f"  results:   {outcome.run_dir}")

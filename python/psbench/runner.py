@@ -29,6 +29,8 @@ FAIL_GRACE_S = 2.0
 EXIT_GRACE_S = 10.0
 # Node exit codes (docs/node.md).
 EXIT_OK, EXIT_FAILED, EXIT_REFUSED, EXIT_TIMEOUT = 0, 1, 2, 3
+# A sender's measurement window begins or ends (node --window-lines).
+WINDOW_PREFIX = "WINDOW "
 
 
 @dataclass
@@ -154,14 +156,15 @@ def _start_late(procs, selector, run_dir: Path, go_at: float) -> None:
 
 
 def _wait_exit(procs, selector, deadline: float, peer_grace: float,
-               start_late=lambda: None, on_progress=None) -> None:
+               start_late=lambda: None, on_progress=None, on_window=None) -> None:
     """Until every process ended, reading stdout so that a chatty node never blocks.
 
     Once one process ended, the others get a grace period to end on their own:
     peer_grace after a success (e.g. pong waits for ping's end message), FAIL_GRACE_S
     after a failure (a peer of a failed process may wait for it forever). Raises
     _Deadline when a grace period or the run timeout is over. on_progress(label, fields)
-    gets each PROGRESS line a node prints while it measures."""
+    gets each PROGRESS line a node prints while it measures; on_window(edge, procs) each
+    WINDOW begin|end line, as soon as it is read."""
     first_end = None
     while True:
         start_late()
@@ -183,6 +186,10 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float,
         if now >= deadline:
             raise _Deadline(f"{names} still running at the run timeout")
         for proc, line in _drain(selector, min(deadline - now, 0.1)):
+            if line.startswith(WINDOW_PREFIX):
+                if on_window:
+                    on_window(line[len(WINDOW_PREFIX):], procs)
+                continue
             fields = progress_lines.parse(line) if on_progress else None
             if fields is not None:
                 on_progress(proc.label, fields)
@@ -347,7 +354,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
            barrier: bool, start_timeout: float, run_timeout: float,
            peer_grace: float = 15.0, on_started=None,
            cleanup_command: list[str] | None = None,
-           start_after: dict[str, float] | None = None, on_progress=None) -> RunResult:
+           start_after: dict[str, float] | None = None, on_progress=None,
+           on_window=None) -> RunResult:
     """Runs the node processes of one run to the end.
 
     commands: (name, roles, argv) per process, started in this order; name is unique
@@ -358,7 +366,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     cleanup_command: the driver's cleanup argv, run once the processes are gone.
     start_after: name -> seconds after GO at which that process starts (a late joiner,
     outside the barrier); the others start at once. on_progress(label, fields): called
-    with each PROGRESS line of a node that was given --progress.
+    with each PROGRESS line of a node that was given --progress. on_window(edge, processes):
+    called with each WINDOW line of a node given --window-lines, at once.
     """
     late = start_after or {}
     procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),
@@ -385,7 +394,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
         # Without GO nobody can measure: one ended before READY, stop the rest now.
         if released:
             _wait_exit(procs, selector, started + run_timeout, peer_grace,
-                       lambda: _start_late(procs, selector, run_dir, go_at), on_progress)
+                       lambda: _start_late(procs, selector, run_dir, go_at), on_progress,
+                       on_window)
     except _Deadline as exc:
         deadline_message = f"{exc} ({time.monotonic() - started:.1f} s); processes stopped"
     except KeyboardInterrupt:
@@ -411,6 +421,7 @@ def _save_stdout(procs, run_dir: Path) -> None:
     for proc in procs:
         text = proc.stdout_text.decode(errors="replace")
         extra = [line for line in text.splitlines()
-                 if line.strip() != "READY" and not line.startswith(progress_lines.PREFIX)]
+                 if line.strip() != "READY" and not line.startswith(progress_lines.PREFIX)
+                 and not line.startswith(WINDOW_PREFIX)]
         if extra:
             (run_dir / f"{proc.label}.stdout").write_text("\n".join(extra) + "\n")

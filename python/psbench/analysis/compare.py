@@ -49,6 +49,8 @@ class Change:
     median_verdict: str
     p99_verdict: str | None
     warnings: tuple[str, ...]  # e.g. repetitions of a side that disagree
+    resources_a: dict = None   # Config.resources of each side ({} if not measured)
+    resources_b: dict = None
 
     def verdict(self, fail_on: str) -> str | None:
         """The verdict that --fail-on looks at; None = p99 asked for but not resolved."""
@@ -131,7 +133,8 @@ def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Chan
                   median_verdict=_verdict(median, settings.threshold),
                   p99_verdict=_verdict(p99, settings.threshold) if p99 else None,
                   warnings=tuple([f"{label}, A: {w}" for w in a.warnings] +
-                                 [f"{label}, B: {w}" for w in b.warnings]))
+                                 [f"{label}, B: {w}" for w in b.warnings]),
+                  resources_a=a.resources, resources_b=b.resources)
 
 
 def compare(results_a: ResultSet, results_b: ResultSet, settings: Settings) -> Comparison:
@@ -204,6 +207,38 @@ def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
                  rows, notes)
 
 
+def resources_table(comparison: Comparison) -> Table | None:
+    """CPU per message and peak memory of each side, where both measured them (one
+    figure per repetition: their medians, a ratio without an interval or a verdict)."""
+    both = [c for c in comparison.changes if c.resources_a and c.resources_b]
+    if not both:
+        return None
+    columns = [Column("configuration", "config"), Column("per", "per"),
+               Column("CPU µs A", "cpu_ns_per_message_a", "us"),
+               Column("CPU µs B", "cpu_ns_per_message_b", "us"),
+               Column("CPU B/A", "cpu_ratio", "ratio"),
+               Column("services µs A", "services_cpu_ns_per_message_a", "us"),
+               Column("services µs B", "services_cpu_ns_per_message_b", "us"),
+               Column("peak RSS MiB A", "peak_rss_mib_a", "rate"),
+               Column("peak RSS MiB B", "peak_rss_mib_b", "rate")]
+    rows = []
+    for c in both:
+        a, b = c.resources_a, c.resources_b
+        cpu_a, cpu_b = a["all"]["cpu_ns_per_message"], b["all"]["cpu_ns_per_message"]
+        rss = [max(filter(None, (r[s]["peak_rss_kb"] for s in ("nodes", "services"))),
+                   default=None) for r in (a, b)]
+        rows.append([c.label, a["per"], cpu_a, cpu_b,
+                     cpu_b / cpu_a if cpu_a and cpu_b is not None else None,
+                     a["services"]["cpu_ns_per_message"], b["services"]["cpu_ns_per_message"],
+                     *[kb / 1024 if kb else None for kb in rss]])
+    notes = ["CPU µs: every process of the run (nodes and services) per round trip or "
+             "message published over the measurement window, median of the repetitions; "
+             "peak RSS: the largest process. No interval or verdict: one figure per "
+             "repetition (docs/analysis.md, resources)"]
+    return Table("compare_resources", "Resources per message, B against A", columns, rows,
+                 notes)
+
+
 def unpaired_table(name: str, title: str, items: list[Unpaired]) -> Table:
     columns = [Column("configuration", "config"), Column("metric", "metric"),
                Column("A runs", "status_a"), Column("B runs", "status_b")]
@@ -214,6 +249,9 @@ def unpaired_table(name: str, title: str, items: list[Unpaired]) -> Table:
 def tables(comparison: Comparison, name_a: str, name_b: str) -> list[Table]:
     """The comparison and each list of configurations left out, if not empty."""
     found = [changes_table(comparison, name_a, name_b)] if comparison.changes else []
+    costs = resources_table(comparison)
+    if costs is not None:
+        found.append(costs)
     for name, title, items in (
             ("only_a", "only in A (not compared)", comparison.only_a),
             ("only_b", "only in B (not compared)", comparison.only_b),

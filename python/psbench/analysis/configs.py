@@ -8,6 +8,7 @@ from functools import cached_property
 
 import numpy as np
 
+from psbench.analysis import costs
 from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.analysis.load import ResultSet, RunData, RunSettings, natural_key
 from psbench.experiment.report import size_text, value_text
@@ -33,6 +34,8 @@ class Config(RunSettings):
     rate: dict = field(default_factory=dict)       # throughput, median across reps
     echo: dict = field(default_factory=dict)       # latency under load ({} if none)
     per_subscriber: dict = field(default_factory=dict)   # name -> stats (fan-out)
+    resources: dict = field(default_factory=dict)  # costs.resources ({} if not measured)
+    startup: dict = field(default_factory=dict)    # costs.startups
     warnings: list[str] = field(default_factory=list)
     baseline: dict | None = None
 
@@ -60,9 +63,7 @@ class Config(RunSettings):
         return np.concatenate(parts) if parts else np.empty(0)
 
 
-def _median(values: list) -> float | None:
-    present = [v for v in values if v is not None]
-    return float(np.median(present)) if present else None
+_median = costs.median_present
 
 
 def _aggregate(config: Config, noise: float) -> None:
@@ -77,6 +78,8 @@ def _aggregate(config: Config, noise: float) -> None:
     config.rate["source"] = "+".join(sources) or None
     config.echo = _echo(ok)
     config.per_subscriber = _per_subscriber(ok)
+    config.resources = costs.resources(ok)
+    config.startup = costs.startups(ok)
     p50s = [s["p50"] for s in config.per_rep if s["p50"] is not None]
     if p50s:
         middle = float(np.median(p50s))

@@ -13,7 +13,8 @@ from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
 from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table, threads_table,
                                             not_ok_table, one_setting_pairs,
-                                            search_table, significance_table,
+                                            resources_table, search_table,
+                                            significance_table, startup_table,
                                             subscribers_table, summary_table,
                                             under_load_table)
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -83,7 +84,8 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
                         f"({_status_line(results, configs)}); nothing to report", 1)
     pairs = one_setting_pairs(configs, settings.alpha, settings.noise, settings.resamples,
                               settings.seed)
-    optional = [under_load_table(configs), subscribers_table(configs)]
+    optional = [under_load_table(configs), subscribers_table(configs),
+                resources_table(configs), startup_table(configs)]
     tables = ([summary_table(configs), delivery_table(configs)]
               + [t for t in optional if t is not None]
               + [baseline_table(configs, settings.noise),

@@ -354,3 +354,73 @@ def threads_table(results: ResultSet) -> Table | None:
              f"until the measurement ended, set-up included"]
     return Table("threads", "Threads of each node process", columns, rows, notes,
                  folded=True)
+
+
+def resources_table(configs: list[Config]) -> Table | None:
+    """CPU, context switches and memory over the measurement window, per configuration;
+    None when no run measured them (results from before they were)."""
+    measured = [c for c in configs if c.ok_runs and c.resources]
+    if not measured:
+        return None
+    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
+               Column("per", "per"),
+               Column("CPU µs (nodes)", "nodes_cpu_ns_per_message", "us"),
+               Column("CPU µs (services)", "services_cpu_ns_per_message", "us"),
+               Column("CPU µs (all)", "all_cpu_ns_per_message", "us"),
+               Column("CPU % (all)", "all_utilisation", "percent"),
+               Column("switches (all)", "all_switches_per_message", "stat"),
+               Column("peak RSS MiB (nodes)", "nodes_peak_rss_mib", "rate"),
+               Column("peak RSS MiB (services)", "services_peak_rss_mib", "rate"),
+               Column("services", "services")]
+    rows = []
+    for c in measured:
+        r = c.resources
+        mib = {scope: r[scope]["peak_rss_kb"] / 1024 if r[scope]["peak_rss_kb"] else None
+               for scope in ("nodes", "services")}
+        rows.append([c.label, r["reps"], r["per"], r["nodes"]["cpu_ns_per_message"],
+                     r["services"]["cpu_ns_per_message"], r["all"]["cpu_ns_per_message"],
+                     r["all"]["utilisation"], r["all"]["switches_per_message"],
+                     mib["nodes"], mib["services"], ", ".join(r["service_names"]) or "-"])
+    notes = ["over the measurement window (the senders' first measured write to their "
+             "last), every process of the run read from /proc at its edges: the node "
+             "processes and the services they use (broker, RouDi); medians of the "
+             "repetitions",
+             "CPU µs and switches per message: per round trip (ping) or per message "
+             "published (pubsub, every subscriber's delivery of it included); CPU % = CPU "
+             "time / window, 100% = one CPU busy; peak RSS: the largest process of each "
+             "kind, a node's over its life (the run), a service's within the window"]
+    for c in measured:
+        r = c.resources
+        if r["unmeasured"]:
+            notes.append(f"{c.label}: not measured: {'; '.join(r['unmeasured'])}")
+        if r["threads_ended"]:
+            notes.append(f"{c.label}: {r['threads_ended']} threads ended inside a window; "
+                         f"their CPU time there is missing")
+        if r["lifetime_peaks"]:
+            notes.append(f"{c.label}: peak RSS of {', '.join(r['lifetime_peaks'])} is "
+                         f"their lifetime peak (the reset at the window's start was refused)")
+    return Table("resources", "Resources per message (measurement window)", columns, rows,
+                 notes)
+
+
+def startup_table(configs: list[Config]) -> Table | None:
+    """What each configuration took to start; None when no run recorded it."""
+    measured = [c for c in configs if c.ok_runs and c.startup.get("reps")]
+    if not measured:
+        return None
+    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
+               Column("open to matched ms", "open_to_matched_ms", "stat"),
+               Column("start to matched ms", "start_to_matched_ms", "stat"),
+               Column("start to first message ms", "start_to_first_message_ms", "stat")]
+    rows = [[c.label, c.startup["reps"]] + [
+        c.startup[key] / 1e6 if c.startup[key] is not None else None
+        for key in ("open_to_matched_ns", "start_to_matched_ns", "start_to_first_message_ns")]
+        for c in measured]
+    notes = ["the slowest node process of each run, medians of the repetitions; start = "
+             "the node's main(), open = the driver's open before its endpoints are "
+             "created, matched = every peer the role waits for matched (ping: its "
+             "handshake's echo, after the start barrier)",
+             "first message: of any kind (handshake, warm-up) at ping or a subscriber; it "
+             "includes the start barrier, which waits for every process to match"]
+    return Table("startup", "Start-up: discovery and the first message", columns, rows,
+                 notes)

@@ -1,0 +1,202 @@
+"""What a run costs: CPU time, context switches and peak memory of every process it
+involved (its node processes and the services they use: brokers, RouDi) over the
+measurement window, read from /proc when the measuring senders say their window begins
+and ends (the node's WINDOW lines, --window-lines).
+
+CPU time is the sum of each thread's on-CPU time (/proc/PID/task/TID/schedstat, in ns):
+a thread that existed at both edges counts its difference, one started inside the window
+all of its time; one that ended inside the window is lost (counted in threads_ended).
+The user/system split comes from /proc/PID/stat (whole process, clock ticks: 10 ms
+steps). Peak RSS is VmHWM: a node's over its life (it lives for the run); a service's,
+shared between runs, reset at the window's start (/proc/PID/clear_refs) so that it is
+the window's peak. The reset moves the process's getrusage ru_maxrss too (one counter),
+which is why nodes are left alone; where it is refused, the service's lifetime peak is
+given and says so.
+"""
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+PROC = Path("/proc")
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass
+class Snapshot:
+    at_ns: int                                   # time.monotonic_ns() when it was read
+    threads: dict[int, tuple[int, int, int]]     # tid -> (cpu ns, voluntary, involuntary)
+    user_ticks: int
+    system_ticks: int
+
+
+def _status_fields(path: Path, names: tuple[str, ...]) -> dict[str, int]:
+    found = {}
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in names:
+            found[key] = int(value.split()[0])
+    return found
+
+
+def _thread(task: Path) -> tuple[int, int, int] | None:
+    try:
+        cpu_ns = int((task / "schedstat").read_text().split()[0])
+        switches = _status_fields(task / "status", ("voluntary_ctxt_switches",
+                                                    "nonvoluntary_ctxt_switches"))
+    except (OSError, ValueError, IndexError):
+        return None   # it ended while being read
+    return (cpu_ns, switches.get("voluntary_ctxt_switches", 0),
+            switches.get("nonvoluntary_ctxt_switches", 0))
+
+
+def snapshot(pid: int) -> Snapshot | None:
+    """The process's threads and CPU ticks now; None when it is gone or unreadable."""
+    base = PROC / str(pid)
+    try:
+        # comm may hold spaces and parentheses: the fields start after the last ')'.
+        fields = (base / "stat").read_text().rpartition(")")[2].split()
+        user, system = int(fields[11]), int(fields[12])
+        tids = [int(t.name) for t in (base / "task").iterdir()]
+    except (OSError, ValueError, IndexError):
+        return None
+    threads = {}
+    for tid in tids:
+        values = _thread(base / "task" / str(tid))
+        if values is not None:
+            threads[tid] = values
+    return Snapshot(time.monotonic_ns(), threads, user, system)
+
+
+def reset_peak(pid: int) -> bool:
+    """Resets the process's peak RSS (VmHWM) to its current RSS; False if refused."""
+    try:
+        (PROC / str(pid) / "clear_refs").write_text("5")
+        return True
+    except OSError:
+        return False
+
+
+def peak_rss_kb(pid: int) -> int | None:
+    try:
+        return _status_fields(PROC / str(pid) / "status", ("VmHWM",)).get("VmHWM")
+    except (OSError, ValueError):
+        return None
+
+
+def difference(before: Snapshot | None, after: Snapshot) -> dict:
+    """What the process used between two snapshots (before None: it started in between,
+    so everything it used counts)."""
+    old = before.threads if before else {}
+    cpu = voluntary = involuntary = 0
+    for tid, (c, v, i) in after.threads.items():
+        c0, v0, i0 = old.get(tid, (0, 0, 0))
+        cpu, voluntary, involuntary = cpu + c - c0, voluntary + v - v0, involuntary + i - i0
+    tick_ns = 1_000_000_000 // CLOCK_TICKS
+    return {"cpu_ns": cpu,
+            "user_ns": (after.user_ticks - (before.user_ticks if before else 0)) * tick_ns,
+            "system_ns": (after.system_ticks - (before.system_ticks if before else 0)) * tick_ns,
+            "voluntary_switches": voluntary, "involuntary_switches": involuntary,
+            "threads_ended": len(set(old) - set(after.threads))}
+
+
+@dataclass
+class Watched:
+    name: str       # the node process's name (ping, sub-2, ...) or the service's
+    kind: str       # "node" or "service"
+    pid: int | None  # None: not known (a service someone else started)
+
+
+@dataclass
+class WindowSampler:
+    """Reads every watched process at the first WINDOW begin and at each WINDOW end (the
+    last one, once every sender ended, is what stays). processes() lists what to watch
+    at that moment (late joiners appear once started)."""
+    processes: Callable[[], list["Watched"]]
+    begun: dict[str, tuple[Watched, Snapshot | None, bool]] = field(default_factory=dict)
+    ended: dict[str, tuple[Watched, Snapshot | None, int | None]] = field(default_factory=dict)
+    begins: int = 0
+    ends: int = 0
+
+    def on_window(self, edge: str) -> None:
+        if edge == "begin":
+            self.begins += 1
+            if self.begins == 1:
+                for w in self.processes():
+                    if w.pid is not None:
+                        reset = w.kind == "service" and reset_peak(w.pid)
+                        self.begun[w.name] = (w, snapshot(w.pid), reset)
+        elif edge == "end" and self.begins:
+            self.ends += 1
+            for w in self.processes():
+                if w.pid is not None:
+                    self.ended[w.name] = (w, snapshot(w.pid), peak_rss_kb(w.pid))
+
+    def result(self, messages: int | None, unit: str, node_window_ns: int | None) -> dict:
+        """run.json's resources block; {"measured": False, "why": ...} when the window
+        was not seen whole."""
+        if not self.begins or self.ends < self.begins:
+            return {"measured": False,
+                    "why": "the measurement window did not end (run stopped or failed)"
+                    if self.begins else "no sender announced its measurement window"}
+        processes = []
+        for w in self.processes():
+            before = self.begun.get(w.name)
+            after = self.ended.get(w.name)
+            entry = {"name": w.name, "kind": w.kind, "pid": w.pid}
+            if w.pid is None or after is None or after[1] is None:
+                entry["measured"] = False
+                entry["why"] = ("not started by psbench: its process is not known"
+                                if w.pid is None else "gone before the window ended")
+                processes.append(entry)
+                continue
+            snap_before = before[1] if before else None
+            entry.update(measured=True, **difference(snap_before, after[1]),
+                         peak_rss_kb=after[2],
+                         peak_rss_scope="window" if before and before[2] else "process lifetime")
+            processes.append(entry)
+        starts = [snap.at_ns for _, snap, _ in self.begun.values() if snap]
+        ends = [snap.at_ns for _, snap, _ in self.ended.values() if snap]
+        window = max(ends) - min(starts) if starts and ends else None
+        return {"measured": True, "messages": messages, "per": unit,
+                "sampled_window_ns": window, "node_window_ns": node_window_ns,
+                "processes": processes, **totals(processes, messages, window)}
+
+
+def totals(processes: list[dict], messages: int | None, window_ns: int | None) -> dict:
+    """CPU per message and utilisation of the nodes, of the services, and of all."""
+    found = {}
+    for scope, kinds in (("nodes", ("node",)), ("services", ("service",)),
+                         ("all", ("node", "service"))):
+        measured = [p for p in processes if p.get("measured") and p["kind"] in kinds]
+        cpu = sum(p["cpu_ns"] for p in measured) if measured else None
+        switches = (sum(p["voluntary_switches"] + p["involuntary_switches"] for p in measured)
+                    if measured else None)
+        found[scope] = {
+            "cpu_ns": cpu,
+            "cpu_ns_per_message": cpu / messages if cpu is not None and messages else None,
+            "utilisation": cpu / window_ns if cpu is not None and window_ns else None,
+            "switches_per_message": switches / messages
+            if switches is not None and messages else None,
+            "peak_rss_kb": max((p["peak_rss_kb"] or 0 for p in measured), default=None)
+            if measured else None}
+    return found
+
+
+def window_messages(kind: str, summaries: dict) -> tuple[int | None, str, int | None]:
+    """The messages of the window and what one is: ping's round trips, or what the
+    publishers wrote (every subscriber's delivery of it included); and the senders'
+    window on their own clock (first start to last end)."""
+    role = "ping" if kind == "ping" else "pub"
+    senders = [s for s in summaries.values() if s.get("role") == role]
+    if not senders:
+        return None, role, None
+    counts = [(s.get("counts") or {}).get("sent") for s in senders]
+    timing = [s.get("timing") or {} for s in senders]
+    starts = [t.get("measure_start_ns") for t in timing if t.get("measure_start_ns")]
+    ends = [t.get("measure_end_ns") for t in timing if t.get("measure_end_ns")]
+    window = max(ends) - min(starts) if starts and ends else None
+    messages = sum(counts) if all(c is not None for c in counts) else None
+    return messages, ("round trip" if kind == "ping" else "message published"), window
