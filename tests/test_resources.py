@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -172,3 +173,29 @@ def test_report_and_compare_show_resources_and_start_up(driver_libs, results, tm
     assert "Resources per message" in (report / "report.html").read_text()
     proc = run_cli(["compare", str(results), str(results)], results)
     assert "Resources per message" in proc.stdout, proc.stdout
+
+
+def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
+    # The sub starts alone; the pub 1 s later: the sub cannot match, nor get a first
+    # message, before that second has passed, and its open-to-matched holds the wait.
+    if "cyclonedds" not in driver_libs:
+        pytest.skip("cyclonedds is not built")
+    common = [str(node), "--driver", str(driver_libs["cyclonedds"]), "--out", str(tmp_path),
+              "--run-id", "startup1", "--count", "200", "--warmup", "10", "--rate", "1000",
+              "--reliability", "reliable", "--timeout", "30"]
+    sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.DEVNULL)
+    try:
+        time.sleep(1.0)
+        pub = subprocess.run(common + ["--role", "pub", "--window-lines"],
+                             capture_output=True, text=True, timeout=60)
+        assert sub.wait(timeout=60) == 0
+    finally:
+        sub.kill()
+    assert pub.returncode == 0, pub.stderr
+    # The window lines bracket the measurement, nothing between them.
+    assert pub.stdout.splitlines() == ["WINDOW begin", "WINDOW end"]
+    timing = json.loads((tmp_path / "sub.json").read_text())["timing"]
+    assert timing["matched_ns"] - timing["started_ns"] >= 1_000_000_000
+    assert timing["first_receive_ns"] >= timing["matched_ns"] > timing["opened_ns"] > \
+        timing["started_ns"]
+    assert timing["discovery_ns"] == timing["matched_ns"] - timing["opened_ns"]
