@@ -2,6 +2,7 @@
 are checked against an exact reference written here (binomial sums in fractions), a
 textbook case, and a coverage count on data whose true percentile is known."""
 
+import json
 from fractions import Fraction
 from math import comb
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
+from psbench.samples import read_samples
 from psbench.stats import interval_ranks, percentile_intervals
 
 
@@ -59,3 +61,28 @@ def test_the_terminal_shows_the_intervals_and_what_is_too_small(driver_libs, res
     line = next(l for l in proc.stdout.splitlines() if "intervals of RTT" in l)
     assert line.strip().startswith("95% intervals of RTT")
     assert "p99.9 n too small" in line and "p50 " in line and "p99 " in line
+
+
+def test_the_report_gives_each_configurations_intervals_from_its_samples(driver_libs,
+                                                                         results, tmp_path):
+    # Two repetitions of 500: the report's intervals are the pooled samples' order
+    # statistics at the exact reference's ranks, at the level --alpha asks for.
+    for _ in range(2):
+        proc = run_cli(["ping", "--driver", "udp", "--count", "500", "--quiet"], results)
+        assert proc.returncode == 0, proc.stderr
+    pooled = np.sort(np.concatenate([
+        read_samples(path).latency_ns / 2.0 for path in sorted(results.glob("*/ping.samples"))]))
+    assert pooled.size == 1000
+    for alpha, confidence in (("0.05", Fraction(95, 100)), ("0.01", Fraction(99, 100))):
+        out = tmp_path / f"report-{alpha}"
+        proc = run_cli(["report", str(results), "-o", str(out), "--alpha", alpha,
+                        "--no-plots"], results)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        (row,) = json.loads((out / "intervals.json").read_text())["rows"]
+        assert row["n"] == 1000
+        for label, q in (("p50", Fraction(50)), ("p99", Fraction(99))):
+            low, high = exact_ranks(q, 1000, confidence)
+            assert (row[f"{label}_low_ns"], row[f"{label}_high_ns"]) == \
+                (pooled[low - 1], pooled[high - 1]), (alpha, label)
+        assert row["p99.9_low_ns"] is None and row["p99.9_high_ns"] is None
+        assert "n too small" in (out / "intervals.md").read_text()

@@ -13,7 +13,8 @@ from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
 from psbench.analysis.report_tables import (Pair, baseline_table, delivery_table, threads_table,
                                             not_ok_table, one_setting_pairs,
-                                            resources_table, search_table,
+                                            intervals_table, resources_table,
+                                            search_table,
                                             significance_table, startup_table,
                                             subscribers_table, summary_table,
                                             under_load_table)
@@ -86,7 +87,8 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
                               settings.seed)
     optional = [under_load_table(configs), subscribers_table(configs),
                 resources_table(configs), startup_table(configs)]
-    tables = ([summary_table(configs), delivery_table(configs)]
+    tables = ([summary_table(configs), intervals_table(configs, settings.alpha),
+               delivery_table(configs)]
               + [t for t in optional if t is not None]
               + [baseline_table(configs, settings.noise),
                  significance_table(pairs, settings.alpha, settings.noise)])

@@ -10,6 +10,7 @@ from psbench.analysis.load import ResultSet, Search
 from psbench.analysis.significance import (Bootstrap, Comparison, bootstrap,
                                            compare_samples, seed_for)
 from psbench.analysis.tables import Column, Table
+from psbench.stats import INTERVAL_PERCENTILES, nearest_rank, percentile_intervals
 
 _LATENCY_NAMES = {"stdev": "stdev", "jitter": "jitter"}
 
@@ -423,4 +424,36 @@ def startup_table(configs: list[Config]) -> Table | None:
              "first message: of any kind (handshake, warm-up) at ping or a subscriber; it "
              "includes the start barrier, which waits for every process to match"]
     return Table("startup", "Start-up: discovery and the first message", columns, rows,
+                 notes)
+
+
+def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
+    """p50, p99 and p99.9 of every configuration's samples (all repetitions together),
+    each with its distribution-free interval at level 1 - alpha."""
+    columns = [Column("configuration", "configuration"), Column("metric", "metric"),
+               Column("n", "n", "count")]
+    for label in INTERVAL_PERCENTILES:
+        columns += [Column(f"{label} µs", f"{label}_ns", "us"),
+                    Column("low", f"{label}_low_ns", "us", missing="n too small"),
+                    Column("high", f"{label}_high_ns", "us", missing="n too small")]
+    rows = []
+    for c in configs:
+        samples = c.pooled_ns
+        if not samples.size:
+            continue
+        found = percentile_intervals(samples, 1 - alpha)
+        row = [c.label, c.metric, int(samples.size)]
+        for label in INTERVAL_PERCENTILES:
+            q = float(label[1:])
+            interval = found[label] or [None, None]
+            row += [float(nearest_rank(samples, q)), *interval]
+        rows.append(row)
+    notes = [f"every repetition's samples together (nearest rank; the summary table gives "
+             f"the median of the repetitions' values instead); low-high: "
+             f"{1 - alpha:.0%} distribution-free interval from order statistics (the level "
+             f"follows --alpha)",
+             "it covers the sampling within the runs, not how runs differ from each other "
+             "(see p50 spread in the delivery table); 'n too small': too few samples for "
+             "an interval at this level (at 95%, p99 needs 368 and p99.9 3,688)"]
+    return Table("intervals", "Percentiles with confidence intervals", columns, rows,
                  notes)

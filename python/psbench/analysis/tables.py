@@ -56,6 +56,7 @@ class Column:
     name: str          # header for people, e.g. "p50 µs"
     key: str           # machine name (CSV header, JSON key), e.g. "p50_ns"
     format: str = "text"
+    missing: str = "-"  # what a cell without a value reads, for people
 
 
 @dataclass
@@ -70,7 +71,7 @@ class Table:
     def cell(self, row: list, index: int) -> str:
         value = row[index]
         if value is None or (isinstance(value, float) and math.isnan(value)):
-            return "-"
+            return self.columns[index].missing
         return FORMATS[self.columns[index].format](value)
 
     def text_rows(self) -> list[list[str]]:
