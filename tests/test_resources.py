@@ -199,3 +199,31 @@ def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
     assert timing["first_receive_ns"] >= timing["matched_ns"] > timing["opened_ns"] > \
         timing["started_ns"]
     assert timing["discovery_ns"] == timing["matched_ns"] - timing["opened_ns"]
+
+
+def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_path):
+    program = tmp_path / "psbsvc-test"
+    program.write_bytes(open("/bin/sleep", "rb").read())
+    program.chmod(0o755)
+    assert resources.service_to_watch("psbsvc-test", None).why == \
+        "not started by psbench and not found running"
+    first = subprocess.Popen([str(program), "30"])
+    try:
+        found = resources.service_to_watch("psbsvc-test", None)
+        assert (found.pid, found.foreign) == (first.pid, True)
+        sampler = resources.WindowSampler(lambda: [found])
+        sampler.on_window("begin")
+        sampler.on_window("end")
+        (entry,) = sampler.result(10, "round trip", 1)["processes"]
+        assert entry["started_by_psbench"] is False
+        assert entry["peak_rss_scope"] == "process lifetime"
+        second = subprocess.Popen([str(program), "30"])
+        try:
+            assert resources.service_to_watch("psbsvc-test", None).why == \
+                "not started by psbench and 2 processes named psbsvc-test run"
+        finally:
+            second.kill()
+            second.wait()
+    finally:
+        first.kill()
+        first.wait()

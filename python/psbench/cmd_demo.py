@@ -1,6 +1,7 @@
 """`psbench demo`: the quick start experiment (experiments/quickstart.yaml) through the
 same executor as `psbench run`, then `psbench report` on its results: the latency table,
-and the path of the HTML report.
+the ratios to the floor, what each costs in CPU and memory, and the path of the HTML
+report.
 
 Every default driver and the two baselines, inter-process ping-pong, 64 B and 16 KiB,
 notify wait, closed loop. A driver that is not built is skipped with a note; a failed
@@ -97,7 +98,8 @@ def run_command(args) -> int:
 
 
 def _report(root) -> str | None:
-    """Prints the report's latency and floor tables and returns the path of its HTML page; None
+    """Prints the report's latency, floor and resources tables and returns the path of its
+    HTML page; None
     when no run has results to report."""
     try:
         report = build_report(load_results(root), Settings())
@@ -109,4 +111,7 @@ def _report(root) -> str | None:
     # The ratios to the floor, and whether the floor can carry them (measured once, or
     # repetitions apart: a 0.81 µs floor one run and 30 µs the next).
     print(formats.terminal(report.table("baseline")))
+    # What each costs: CPU per round trip of every process, the broker or RouDi included.
+    if any(t.name == "resources" for t in report.tables):
+        print(formats.terminal(report.table("resources")))
     return str(page)

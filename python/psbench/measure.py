@@ -350,8 +350,9 @@ class _Sampler:
     at each WINDOW line, and the services it uses."""
 
     def __init__(self, services):
-        self.services = [resources.Watched(s.definition.name, "service",
-                                           s.proc.pid if s.proc else None) for s in services]
+        self.services = [resources.service_to_watch(s.definition.name,
+                                                    s.proc.pid if s.proc else None)
+                         for s in services]
         self.nodes: list = []
         self.window = resources.WindowSampler(
             lambda: [resources.Watched(p.label, "node", p.popen.pid)

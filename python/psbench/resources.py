@@ -10,8 +10,8 @@ The user/system split comes from /proc/PID/stat (whole process, clock ticks: 10 
 steps). Peak RSS is VmHWM: a node's over its life (it lives for the run); a service's,
 shared between runs, reset at the window's start (/proc/PID/clear_refs) so that it is
 the window's peak. The reset moves the process's getrusage ru_maxrss too (one counter),
-which is why nodes are left alone; where it is refused, the service's lifetime peak is
-given and says so.
+which is why nodes are left alone, and so is a service psbench did not start (a RouDi
+already running, found by its name): its lifetime peak is given and says so.
 """
 
 import os
@@ -102,11 +102,40 @@ def difference(before: Snapshot | None, after: Snapshot) -> dict:
             "threads_ended": len(set(old) - set(after.threads))}
 
 
+def pids_named(name: str) -> list[int]:
+    """The processes whose /proc/PID/comm is this program's name (cut to 15 bytes, as
+    the kernel keeps it)."""
+    found = []
+    for comm in PROC.glob("[0-9]*/comm"):
+        try:
+            if comm.read_text().strip() == name[:15]:
+                found.append(int(comm.parent.name))
+        except (OSError, ValueError):
+            pass  # it ended while we looked
+    return found
+
+
 @dataclass
 class Watched:
     name: str       # the node process's name (ping, sub-2, ...) or the service's
     kind: str       # "node" or "service"
-    pid: int | None  # None: not known (a service someone else started)
+    pid: int | None  # None: not known, `why` says why
+    why: str | None = None
+    foreign: bool = False  # someone else's: read, never reset
+
+
+def service_to_watch(name: str, pid: int | None) -> Watched:
+    """A service psbench started (its pid), or one already running on the host that the
+    run uses (a RouDi someone else started): found by its program name when it is the
+    only one."""
+    if pid is not None:
+        return Watched(name, "service", pid)
+    found = pids_named(name)
+    if len(found) == 1:
+        return Watched(name, "service", found[0], foreign=True)
+    return Watched(name, "service", None,
+                   f"not started by psbench and {len(found)} processes named {name} run"
+                   if found else "not started by psbench and not found running")
 
 
 @dataclass
@@ -126,7 +155,7 @@ class WindowSampler:
             if self.begins == 1:
                 for w in self.processes():
                     if w.pid is not None:
-                        reset = w.kind == "service" and reset_peak(w.pid)
+                        reset = w.kind == "service" and not w.foreign and reset_peak(w.pid)
                         self.begun[w.name] = (w, snapshot(w.pid), reset)
         elif edge == "end" and self.begins:
             self.ends += 1
@@ -145,11 +174,11 @@ class WindowSampler:
         for w in self.processes():
             before = self.begun.get(w.name)
             after = self.ended.get(w.name)
-            entry = {"name": w.name, "kind": w.kind, "pid": w.pid}
+            entry = {"name": w.name, "kind": w.kind, "pid": w.pid,
+                     "started_by_psbench": w.kind == "node" or not w.foreign}
             if w.pid is None or after is None or after[1] is None:
                 entry["measured"] = False
-                entry["why"] = ("not started by psbench: its process is not known"
-                                if w.pid is None else "gone before the window ended")
+                entry["why"] = w.why if w.pid is None else "gone before the window ended"
                 processes.append(entry)
                 continue
             snap_before = before[1] if before else None

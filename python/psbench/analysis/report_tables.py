@@ -399,7 +399,8 @@ def resources_table(configs: list[Config]) -> Table | None:
                          f"their CPU time there is missing")
         if r["lifetime_peaks"]:
             notes.append(f"{c.label}: peak RSS of {', '.join(r['lifetime_peaks'])} is "
-                         f"their lifetime peak (the reset at the window's start was refused)")
+                         f"their lifetime peak (not started by psbench, or the reset at the "
+                         f"window's start was refused)")
     return Table("resources", "Resources per message (measurement window)", columns, rows,
                  notes)
 
