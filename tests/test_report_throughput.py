@@ -176,7 +176,7 @@ def test_one_subscriber_without_echo_adds_no_table(tmp_path):
     folder = write_run(tmp_path / "run", pubsub_spec(), [Sub("sub", 3000, 1000.0, 50_000)],
                        PUB, SIZE)
     names = [t.name for t in report_of(folder).tables]
-    assert names == ["summary", "delivery", "baseline", "significance"]
+    assert names == ["summary", "intervals", "delivery", "baseline", "significance"]
 
 
 # Rate search --------------------------------------------------------------------------
