@@ -32,9 +32,13 @@ import numpy as np
 
 import ddsperf_compare as dc
 from psbench import paths
+from psbench.drivers import describe
+from psbench.errors import UserError
 from psbench.samples import read_samples
+from psbench.services import ServicePool, broker_options
 
-INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe"}
+INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
+               "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe"}
 REPO = Path(__file__).resolve().parents[1]
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
@@ -61,24 +65,6 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def nats_server():
-    """A nats-server of our own on 127.0.0.1 and a free port: (process, HOST:PORT)."""
-    if not shutil.which("nats-server"):
-        raise RuntimeError("nats-server is not installed (Debian package nats-server)")
-    port = str(free_tcp_port())
-    proc = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", port], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    dc.stop(proc)
-    raise RuntimeError("nats-server did not start listening within 10 s")
-
-
 def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float]:
     """A bare probe's own p50 and p99 of the round trip, in us: `binary pong ARGS` then
     `binary ping ARGS`, ping printing "p50 p99 n"; both stopped whatever happens."""
@@ -99,16 +85,13 @@ def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple
     return float(p50), float(p99)
 
 
-def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
-    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
-    return probe_rtt("nats_probe", binary,
-                     [f"nats://{broker}", subject, str(size), str(seconds)], seconds)
-
-
-def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
-    """The bare libzmq ping-pong's own p50 and p99 of the round trip, in us."""
-    ports = [str(free_tcp_port()), str(free_tcp_port())]
-    return probe_rtt("zeromq_probe", binary, [*ports, str(size), str(seconds)], seconds)
+def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
+    """The command line of a driver's bare probe after its role (see each probe.cpp)."""
+    if driver == "zeromq":   # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
+        return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
+    if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
+        return [tag, str(size), str(seconds)]
+    return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
 TOLERANCE = 0.10
@@ -252,22 +235,27 @@ def main() -> int:
         else:
             runnable.append(d)
 
-    rows, extra, services = {}, {}, []
+    rows, extra, brokers = {}, {}, {}
     tag = os.getpid() % 10000
-    try:
-        if "nats" in runnable:
-            server, broker = nats_server()
-            services.append(server)
-            extra["nats"] = ["--option", f"broker={broker}"]
-        measure(args, sizes, runnable, probes, extra, rows, tag, broker if "nats" in runnable else "")
-    finally:
-        for proc in services:
-            dc.stop(proc)
+    # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
+    # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
+    # largest message; a RouDi someone else runs is used and left alone), one per driver
+    # for both tools, stopped at the end whatever happens.
+    with tempfile.TemporaryDirectory(prefix="psbench-truth-services-") as logs, \
+            ServicePool(largest_message=max(sizes)) as pool:
+        for d in runnable:
+            lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
+            used = pool.ensure(describe(paths.node_path(), lib), None, Path(logs))
+            options = broker_options(used)
+            if options:
+                brokers[d] = options[0].partition("=")[2]
+                extra[d] = [a for o in options for a in ("--option", o)]
+        measure(args, sizes, runnable, probes, extra, rows, tag, brokers)
     print_table(rows)
     return 0
 
 
-def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
+def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
     """Rounds over drivers and sizes, psbench and instrument in alternating order."""
     for r in range(args.rounds):
         for d in runnable:
@@ -277,10 +265,9 @@ def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
                 for tool in order:
                     if tool == "psbench":
                         got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
-                    elif d == "nats":
-                        got[tool] = nats_probe_rtt(probes[d], broker, size, args.seconds, f"truth{tag}.r{r}s{size}")
-                    elif d == "zeromq":
-                        got[tool] = zeromq_probe_rtt(probes[d], size, args.seconds)
+                    elif d in probes:
+                        got[tool] = probe_rtt(INSTRUMENTS[d], probes[d], probe_args(
+                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds), args.seconds)
                     elif d == "udp":
                         got[tool] = sockperf_rtt(size, args.seconds)
                     else:
@@ -312,5 +299,5 @@ if __name__ == "__main__":
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit("interrupted: every process started was stopped")
-    except RuntimeError as e:
+    except (RuntimeError, UserError) as e:
         sys.exit(f"bench/truth: {e}")
