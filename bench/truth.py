@@ -26,6 +26,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -38,7 +39,8 @@ from psbench.samples import read_samples
 from psbench.services import ServicePool, broker_options
 
 INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
-               "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe"}
+               "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
+               "fastdds": "fastdds_probe"}
 REPO = Path(__file__).resolve().parents[1]
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
@@ -56,6 +58,8 @@ def build_probe(name: str) -> tuple[Path | None, str]:
         if res.returncode != 0:
             lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
             return None, f"probe build failed: {lines[-1] if lines else step}"
+    if not binary.exists():
+        return None, f"probe build made no {binary.name}"
     return binary, ""
 
 
@@ -91,6 +95,9 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
         return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
+    if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
+        return ["--transport", "builtin", "--best-effort", "--keep-last", "1", "--size", str(size),
+                "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
