@@ -69,9 +69,10 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float]:
-    """A bare probe's own p50 and p99 of the round trip, in us: `binary pong ARGS` then
-    `binary ping ARGS`, ping printing "p50 p99 n"; both stopped whatever happens."""
+def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float, int]:
+    """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
+    trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
+    stopped whatever happens."""
     pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     ping = None
@@ -85,8 +86,8 @@ def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple
         for proc in (ping, pong):
             if proc is not None:
                 dc.stop(proc)
-    p50, p99, _ = out.split()
-    return float(p50), float(p99)
+    p50, p99, n = out.split()
+    return float(p50), float(p99), int(n)
 
 
 def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
@@ -274,7 +275,7 @@ def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
                         got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
                     elif d in probes:
                         got[tool] = probe_rtt(INSTRUMENTS[d], probes[d], probe_args(
-                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds), args.seconds)
+                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds), args.seconds)[:2]
                     elif d == "udp":
                         got[tool] = sockperf_rtt(size, args.seconds)
                     else:
