@@ -5,10 +5,24 @@ ping-pong by an instrument that shares no code with psbench:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
               (bench/ddsperf_compare.py holds the like-for-like details)
-  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription) through a
-              nats-server this script starts on 127.0.0.1 (psbench uses the same server)
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription)
   zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
-              blocking receive (the driver's default transport and wait), built on request
+              blocking receive (the driver's default transport and wait)
+  mqtt        bench/probes/mqtt: bare libmosquitto ping-pong, QoS 0, TCP_NODELAY, no loop
+              thread (mosquitto_loop with a timeout, as the driver's wait mode)
+  redis       bench/probes/redis: bare hiredis ping-pong, a publishing and a subscribed
+              connection per side, PUBLISH not waited for, blocking receive
+  iceoryx     bench/probes/iceoryx: bare iceoryx 2.0 ping-pong, UntypedPublisher loan, copy,
+              publish; UntypedSubscriber take with a WaitSet; the driver's default QoS
+  fastdds     bench/probes/fastdds ping/pong: bare Fast DDS DataWriter/DataReader, the
+              driver's type, builtin transports (shm + UDP on lo), best effort keep_last 1,
+              take_next_sample then wait_for_unread_message
+The probes are small CMake projects under bench/probes/, built on request into
+build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
+nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
+(python/psbench/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
+sized for the largest message; a RouDi already running is used and left alone), one per
+driver for both tools, stopped at the end.
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
 ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
