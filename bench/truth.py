@@ -5,10 +5,24 @@ ping-pong by an instrument that shares no code with psbench:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
               (bench/ddsperf_compare.py holds the like-for-like details)
-  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription) through a
-              nats-server this script starts on 127.0.0.1 (psbench uses the same server)
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription)
   zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
-              blocking receive (the driver's default transport and wait), built on request
+              blocking receive (the driver's default transport and wait)
+  mqtt        bench/probes/mqtt: bare libmosquitto ping-pong, QoS 0, TCP_NODELAY, no loop
+              thread (mosquitto_loop with a timeout, as the driver's wait mode)
+  redis       bench/probes/redis: bare hiredis ping-pong, a publishing and a subscribed
+              connection per side, PUBLISH not waited for, blocking receive
+  iceoryx     bench/probes/iceoryx: bare iceoryx 2.0 ping-pong, UntypedPublisher loan, copy,
+              publish; UntypedSubscriber take with a WaitSet; the driver's default QoS
+  fastdds     bench/probes/fastdds ping/pong: bare Fast DDS DataWriter/DataReader, the
+              driver's type, builtin transports (shm + UDP on lo), best effort keep_last 1,
+              take_next_sample then wait_for_unread_message
+The probes are small CMake projects under bench/probes/, built on request into
+build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
+nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
+(python/psbench/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
+sized for the largest message; a RouDi already running is used and left alone), one per
+driver for both tools, stopped at the end.
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
 ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
@@ -26,15 +40,21 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
 
 import ddsperf_compare as dc
 from psbench import paths
+from psbench.drivers import describe
+from psbench.errors import UserError
 from psbench.samples import read_samples
+from psbench.services import ServicePool, broker_options
 
-INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe"}
+INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
+               "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
+               "fastdds": "fastdds_probe"}
 REPO = Path(__file__).resolve().parents[1]
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
@@ -52,6 +72,8 @@ def build_probe(name: str) -> tuple[Path | None, str]:
         if res.returncode != 0:
             lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
             return None, f"probe build failed: {lines[-1] if lines else step}"
+    if not binary.exists():
+        return None, f"probe build made no {binary.name}"
     return binary, ""
 
 
@@ -61,27 +83,10 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def nats_server():
-    """A nats-server of our own on 127.0.0.1 and a free port: (process, HOST:PORT)."""
-    if not shutil.which("nats-server"):
-        raise RuntimeError("nats-server is not installed (Debian package nats-server)")
-    port = str(free_tcp_port())
-    proc = subprocess.Popen(["nats-server", "-a", "127.0.0.1", "-p", port], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", int(port)), timeout=0.2).close()
-            return proc, f"127.0.0.1:{port}"
-        except OSError:
-            time.sleep(0.05)
-    dc.stop(proc)
-    raise RuntimeError("nats-server did not start listening within 10 s")
-
-
-def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float]:
-    """A bare probe's own p50 and p99 of the round trip, in us: `binary pong ARGS` then
-    `binary ping ARGS`, ping printing "p50 p99 n"; both stopped whatever happens."""
+def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float, int]:
+    """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
+    trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
+    stopped whatever happens."""
     pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     ping = None
@@ -95,20 +100,20 @@ def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple
         for proc in (ping, pong):
             if proc is not None:
                 dc.stop(proc)
-    p50, p99, _ = out.split()
-    return float(p50), float(p99)
+    p50, p99, n = out.split()
+    return float(p50), float(p99), int(n)
 
 
-def nats_probe_rtt(binary: Path, broker: str, size: int, seconds: float, subject: str) -> tuple[float, float]:
-    """The bare cnats ping-pong's own p50 and p99 of the round trip, in us."""
-    return probe_rtt("nats_probe", binary,
-                     [f"nats://{broker}", subject, str(size), str(seconds)], seconds)
-
-
-def zeromq_probe_rtt(binary: Path, size: int, seconds: float) -> tuple[float, float]:
-    """The bare libzmq ping-pong's own p50 and p99 of the round trip, in us."""
-    ports = [str(free_tcp_port()), str(free_tcp_port())]
-    return probe_rtt("zeromq_probe", binary, [*ports, str(size), str(seconds)], seconds)
+def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
+    """The command line of a driver's bare probe after its role (see each probe.cpp)."""
+    if driver == "zeromq":   # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
+        return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
+    if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
+        return [tag, str(size), str(seconds)]
+    if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
+        return ["--transport", "builtin", "--best-effort", "--keep-last", "1", "--size", str(size),
+                "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
+    return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
 TOLERANCE = 0.10
@@ -252,22 +257,27 @@ def main() -> int:
         else:
             runnable.append(d)
 
-    rows, extra, services = {}, {}, []
+    rows, extra, brokers = {}, {}, {}
     tag = os.getpid() % 10000
-    try:
-        if "nats" in runnable:
-            server, broker = nats_server()
-            services.append(server)
-            extra["nats"] = ["--option", f"broker={broker}"]
-        measure(args, sizes, runnable, probes, extra, rows, tag, broker if "nats" in runnable else "")
-    finally:
-        for proc in services:
-            dc.stop(proc)
+    # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
+    # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
+    # largest message; a RouDi someone else runs is used and left alone), one per driver
+    # for both tools, stopped at the end whatever happens.
+    with tempfile.TemporaryDirectory(prefix="psbench-truth-services-") as logs, \
+            ServicePool(largest_message=max(sizes)) as pool:
+        for d in runnable:
+            lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
+            used = pool.ensure(describe(paths.node_path(), lib), None, Path(logs))
+            options = broker_options(used)
+            if options:
+                brokers[d] = options[0].partition("=")[2]
+                extra[d] = [a for o in options for a in ("--option", o)]
+        measure(args, sizes, runnable, probes, extra, rows, tag, brokers)
     print_table(rows)
     return 0
 
 
-def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
+def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
     """Rounds over drivers and sizes, psbench and instrument in alternating order."""
     for r in range(args.rounds):
         for d in runnable:
@@ -277,10 +287,9 @@ def measure(args, sizes, runnable, probes, extra, rows, tag, broker) -> None:
                 for tool in order:
                     if tool == "psbench":
                         got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
-                    elif d == "nats":
-                        got[tool] = nats_probe_rtt(probes[d], broker, size, args.seconds, f"truth{tag}.r{r}s{size}")
-                    elif d == "zeromq":
-                        got[tool] = zeromq_probe_rtt(probes[d], size, args.seconds)
+                    elif d in probes:
+                        got[tool] = probe_rtt(INSTRUMENTS[d], probes[d], probe_args(
+                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds), args.seconds)[:2]
                     elif d == "udp":
                         got[tool] = sockperf_rtt(size, args.seconds)
                     else:
@@ -312,5 +321,5 @@ if __name__ == "__main__":
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit("interrupted: every process started was stopped")
-    except RuntimeError as e:
+    except (RuntimeError, UserError) as e:
         sys.exit(f"bench/truth: {e}")

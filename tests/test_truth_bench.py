@@ -48,3 +48,60 @@ def test_bad_arguments_exit_2_without_traceback(args):
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     assert res.stderr.strip()
+
+
+sys.path.insert(0, str(REPO / "bench"))
+import truth  # noqa: E402  (bench/ is not a package; bench/truth puts it on the path too)
+from psbench.service_definitions import find_executable  # noqa: E402
+from psbench.services import ServicePool, broker_options  # noqa: E402
+
+# The bare probes of the drivers that need a broker or RouDi, and which one.
+PROBE_SERVICES = {"nats": "nats-server", "mqtt": "mosquitto", "redis": "redis-server",
+                  "iceoryx": "iox-roudi", "zeromq": None, "fastdds": None}
+
+
+@pytest.mark.parametrize("driver", list(PROBE_SERVICES))
+def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_path):
+    service = PROBE_SERVICES[driver]
+    if service and find_executable(service) is None:
+        pytest.skip(f"{service} is not installed")
+    binary, why = truth.build_probe(driver)
+    if binary is None:
+        pytest.skip(why)
+    assert binary.name == truth.INSTRUMENTS[driver]
+    with ServicePool(largest_message=1024) as pool:
+        used = pool.ensure({"capabilities": {"services": [service] if service else []}}, None, tmp_path)
+        options = broker_options(used)
+        broker = options[0].partition("=")[2] if options else ""
+        args = truth.probe_args(driver, broker, f"test{os.getpid()}", 1024, 0.5)
+        pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        try:
+            ping = subprocess.run([str(binary), "ping", *args], capture_output=True, text=True, timeout=60)
+            assert ping.returncode == 0, ping.stderr
+            # Known answers: one line "p50 p99 n" of the measured round trips, and pong
+            # ends by itself (exit 0) on ping's end marker.
+            p50, p99, n = ping.stdout.split()
+            assert int(n) >= 1
+            assert 0 < float(p50) <= float(p99)
+            assert pong.wait(timeout=20) == 0, pong.stderr.read()
+        finally:
+            truth.dc.stop(pong)
+
+
+@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds"])
+@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
+def test_driver_with_a_new_probe_runs_one_round(driver):
+    if not (paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so").exists():
+        pytest.skip(f"the {driver} driver is not built")
+    service = PROBE_SERVICES[driver]
+    if service and find_executable(service) is None:
+        pytest.skip(f"{service} is not installed")
+    res = run("--drivers", driver, "--rounds", "1", "--seconds", "0.5", "--sizes", "64", timeout=240)
+    assert res.returncode == 0, res.stderr
+    if res.stdout.startswith(f"skipped {driver}"):
+        pytest.skip(res.stdout.strip())
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith(f"{driver} ")]
+    assert [(r[1], r[2], r[3], r[4]) for r in rows] == [
+        (truth.INSTRUMENTS[driver], "64", "1", "p50"), (truth.INSTRUMENTS[driver], "64", "1", "p99")]
+    assert all(" ".join(r[10:]) == "undecided" for r in rows)  # one round never decides

@@ -11,6 +11,16 @@
 // max_blocking_time), rate. sub prints: received, gaps (missing sequence numbers),
 // out-of-order, the reader's SAMPLE_LOST/SAMPLE_REJECTED totals, and its rate between
 // the first and last arrival. Both stop on their own (bounded waits).
+//
+// ping/pong: a closed-loop ping-pong for bench/truth, ping writing on probe_ping and
+// taking from probe_pong, pong echoing each sample it takes back as it came. The wait
+// is the driver's (take_next_sample, else DataReader::wait_for_unread_message, then take
+// again). Ping repeats its first message until pong answers, then measures for
+// --duration and prints "p50_us p99_us count" (nearest rank); a header-only message
+// (--size 32) ends pong. As the driver's ping-pong defaults:
+//   fastdds_probe pong --transport builtin --best-effort --keep-last 1 --size S --domain D
+//   fastdds_probe ping --transport builtin --best-effort --keep-last 1 --size S --domain D --duration T
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,6 +28,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
@@ -66,7 +77,7 @@ struct Args {
 
 void usage() {
   std::fprintf(stderr,
-               "usage: fastdds_probe pub|sub [--transport shm|udp] [--best-effort] "
+               "usage: fastdds_probe pub|sub|ping|pong [--transport shm|udp|builtin] [--best-effort] "
                "[--keep-last N] [--max-per-instance N] [--duration S] [--size B] [--domain D] "
                "[--async] [--flow-bytes N --flow-period-ms MS] [--heartbeat-ms MS] "
                "[--nack-ms MS] [--udp-buffer BYTES] [--shm-segment BYTES]\n");
@@ -77,7 +88,7 @@ Args parse(int argc, char **argv) {
   Args a;
   if (argc < 2) usage();
   a.role = argv[1];
-  if (a.role != "pub" && a.role != "sub") usage();
+  if (a.role != "pub" && a.role != "sub" && a.role != "ping" && a.role != "pong") usage();
   for (int i = 2; i < argc; ++i) {
     const std::string k = argv[i];
     auto val = [&]() -> const char * {
@@ -100,8 +111,8 @@ Args parse(int argc, char **argv) {
     else if (k == "--shm-segment") a.shm_segment = uint32_t(std::strtoul(val(), nullptr, 10));
     else usage();
   }
-  if (a.transport != "shm" && a.transport != "udp") usage();
-  if (a.size < 32) usage();
+  if (a.transport != "shm" && a.transport != "udp" && a.transport != "builtin") usage();
+  if (a.size < 32 || a.size > (64u << 20)) usage();
   return a;
 }
 
@@ -112,11 +123,21 @@ Locator_t loopback() {
   return loc;
 }
 
-// The driver's transports.cpp, shm and udp cases.
+// The driver's transports.cpp, shm, udp and builtin cases.
 DomainParticipantQos participant_qos(const Args &a) {
   DomainParticipantQos qos;
   qos.transport().use_builtin_transports = false;
-  if (a.transport == "shm") {
+  if (a.transport == "builtin") {  // shared memory and UDP confined to lo
+    auto shm = std::make_shared<SharedMemTransportDescriptor>();
+    shm->segment_size(std::max<uint32_t>(a.shm_segment, uint32_t(2 * a.size + 256 * 1024)));
+    qos.transport().user_transports.push_back(shm);
+    auto udp = std::make_shared<UDPv4TransportDescriptor>();
+    udp->interfaceWhiteList.emplace_back("127.0.0.1");
+    // The driver's sizes: receive max(1 MiB, 2 messages), send the system's below that.
+    udp->receiveBufferSize = std::max<uint32_t>(a.udp_buffer, uint32_t(2 * a.size));
+    udp->sendBufferSize = 2 * a.size > 1024 * 1024 ? uint32_t(2 * a.size) : 0;
+    qos.transport().user_transports.push_back(udp);
+  } else if (a.transport == "shm") {
     auto shm = std::make_shared<SharedMemTransportDescriptor>();
     shm->segment_size(a.shm_segment);
     qos.transport().user_transports.push_back(shm);
@@ -283,9 +304,89 @@ int run_sub(const Args &a) {
   return 0;
 }
 
+// The next valid sample into s, as the driver's take() in wait mode; false after `limit`.
+bool take_within(DataReader *r, psbench::Bytes &s, std::chrono::nanoseconds limit) {
+  SampleInfo info;
+  const auto end = Clock::now() + limit;
+  for (;;) {
+    while (r->take_next_sample(&s, &info) == ReturnCode_t::RETCODE_OK)
+      if (info.valid_data) return true;
+    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(end - Clock::now()).count();
+    if (left <= 0) return false;
+    const int64_t wait = std::min<int64_t>(left, 1'000'000'000);
+    r->wait_for_unread_message(Duration_t(int32_t(wait / 1'000'000'000), uint32_t(wait % 1'000'000'000)));
+  }
+}
+
+int run_pingpong(const Args &a) {
+  const bool ping = a.role == "ping";
+  Entities e;
+  if (!open(a, e)) return 1;
+  Topic *out = e.p->create_topic(ping ? "probe_ping" : "probe_pong", e.type.get_type_name(), TOPIC_QOS_DEFAULT);
+  Topic *in = e.p->create_topic(ping ? "probe_pong" : "probe_ping", e.type.get_type_name(), TOPIC_QOS_DEFAULT);
+  if (out == nullptr || in == nullptr) return 1;
+  DataWriterQos wq = DataWriterQos();
+  common_qos(a, wq);
+  DataReaderQos rq = DataReaderQos();
+  common_qos(a, rq);
+  DataWriter *w = e.p->create_publisher(PUBLISHER_QOS_DEFAULT)->create_datawriter(out, wq);
+  DataReader *r = e.p->create_subscriber(SUBSCRIBER_QOS_DEFAULT)->create_datareader(in, rq);
+  if (w == nullptr || r == nullptr) return 1;
+
+  psbench::Bytes s, got;
+  s.payload().assign(a.size - 32, 0x5a);
+  using namespace std::chrono_literals;
+  if (!ping) {
+    for (int idle = 0;;) {  // echo until a header-only message; give up after 10 minutes without one
+      if (!take_within(r, got, 1s)) {
+        if (++idle == 600) {
+          std::fprintf(stderr, "pong: no message from ping for 10 minutes\n");
+          return 1;
+        }
+        continue;
+      }
+      idle = 0;
+      if (got.payload().empty()) return 0;
+      w->write(&got);
+    }
+  }
+  for (int tries = 0;; ++tries) {  // until discovery has matched both ways (at most 100 x 200 ms)
+    if (tries == 100) {
+      std::fprintf(stderr, "ping: no echo from pong within 20 s\n");
+      return 1;
+    }
+    w->write(&s);
+    if (take_within(r, got, 200ms)) break;
+  }
+  // Late echoes of the repeated first message would pair with the wrong round: drain them.
+  while (take_within(r, got, 200ms)) {
+  }
+  std::vector<long long> rtt;
+  const auto end = Clock::now() + std::chrono::duration<double>(a.duration_s);
+  while (Clock::now() < end) {
+    const auto t0 = Clock::now();
+    w->write(&s);
+    if (!take_within(r, got, 10s)) {
+      std::fprintf(stderr, "ping: no echo within 10 s\n");
+      return 1;
+    }
+    rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+  }
+  s.payload().clear();
+  for (int i = 0; i < 3; ++i) w->write(&s);  // best effort: the end marker three times
+  std::sort(rtt.begin(), rtt.end());
+  const size_t n = rtt.size();
+  auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
+  std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+  std::fflush(stdout);
+  std::this_thread::sleep_for(100ms);  // the end marker leaves before the participant goes
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const Args a = parse(argc, argv);
+  if (a.role == "ping" || a.role == "pong") return run_pingpong(a);
   return a.role == "pub" ? run_pub(a) : run_sub(a);
 }

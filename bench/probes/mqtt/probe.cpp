@@ -1,0 +1,153 @@
+// Bare libmosquitto ping-pong through one mosquitto broker: ping publishes on TOPIC/ping
+// and runs the network loop until TOPIC/pong brings the echo; pong the reverse. As the
+// mqtt driver's defaults: MQTT 3.1.1, clean session, TCP_NODELAY, QoS 0, no loop thread
+// (wait mode: mosquitto_loop() with a timeout on the caller's thread, publishes written
+// from that thread, outside the message callback). Ping repeats its first message until
+// pong answers, then sends SIZE-byte messages closed-loop for SECONDS and prints
+// "p50_us p99_us count" (nearest rank). Usage: mqtt_probe ping|pong HOST:PORT TOPIC SIZE SECONDS
+#include <mosquitto.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+using clk = std::chrono::steady_clock;
+
+namespace {
+
+struct State {
+  std::string in;
+  bool connected = false;
+  int connack = -1;
+  int suback_mid = -1;
+  int received = 0;  // messages on `in` since the last reset
+  int last_len = -1;
+};
+
+void die(const char *what, int rc) {
+  std::fprintf(stderr, "mqtt_probe: %s: %s\n", what,
+               rc == MOSQ_ERR_ERRNO ? std::strerror(errno) : mosquitto_strerror(rc));
+  std::exit(1);
+}
+
+void on_connect(struct mosquitto *, void *p, int rc) {
+  auto *s = static_cast<State *>(p);
+  s->connack = rc;
+  s->connected = true;
+}
+
+void on_subscribe(struct mosquitto *, void *p, int mid, int, const int *) {
+  static_cast<State *>(p)->suback_mid = mid;
+}
+
+void on_message(struct mosquitto *, void *p, const struct mosquitto_message *m) {
+  auto *s = static_cast<State *>(p);
+  if (s->in != m->topic) return;
+  ++s->received;
+  s->last_len = m->payloadlen;
+}
+
+// Runs the network loop (timed passes of at most 1 s, as the driver's take()) until
+// done() or `ms` milliseconds have passed; false on timeout.
+template <typename Done>
+bool loop_until(struct mosquitto *mosq, Done done, long ms) {
+  const auto end = clk::now() + std::chrono::milliseconds(ms);
+  while (!done()) {
+    const long left = std::chrono::duration_cast<std::chrono::milliseconds>(end - clk::now()).count();
+    if (left <= 0) return false;
+    const int rc = mosquitto_loop(mosq, int(std::min(left, 1000L)), 1);
+    if (rc != MOSQ_ERR_SUCCESS) die("network loop", rc);
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 6) {
+    std::fprintf(stderr, "usage: mqtt_probe ping|pong HOST:PORT TOPIC SIZE SECONDS\n");
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);  // libmosquitto writes with write(), as psbench-node does
+  const bool ping = std::strcmp(argv[1], "ping") == 0;
+  const std::string broker = argv[2], base = argv[3];
+  const size_t colon = broker.rfind(':');
+  if (colon == std::string::npos) {
+    std::fprintf(stderr, "mqtt_probe: broker '%s' is not HOST:PORT\n", argv[2]);
+    return 2;
+  }
+  const std::string host = broker.substr(0, colon);
+  const int port = std::atoi(broker.c_str() + colon + 1);
+  const std::string out = base + (ping ? "/ping" : "/pong");
+  State st;
+  st.in = base + (ping ? "/pong" : "/ping");
+  const int size = std::atoi(argv[4]);
+  const double seconds = std::strtod(argv[5], nullptr);
+
+  mosquitto_lib_init();
+  const std::string id = std::string("mqtt_probe-") + argv[1] + "-" + std::to_string(getpid());
+  struct mosquitto *mosq = mosquitto_new(id.c_str(), true, &st);
+  if (mosq == nullptr) die("mosquitto_new", MOSQ_ERR_ERRNO);
+  mosquitto_int_option(mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
+  mosquitto_int_option(mosq, MOSQ_OPT_TCP_NODELAY, 1);
+  mosquitto_connect_callback_set(mosq, on_connect);
+  mosquitto_subscribe_callback_set(mosq, on_subscribe);
+  mosquitto_message_callback_set(mosq, on_message);
+  int rc = mosquitto_connect(mosq, host.c_str(), port, 60);
+  if (rc != MOSQ_ERR_SUCCESS) die("connect", rc);
+  if (!loop_until(mosq, [&] { return st.connected; }, 10000) || st.connack != 0)
+    die("CONNACK", MOSQ_ERR_CONN_REFUSED);
+  int mid = -1;
+  if ((rc = mosquitto_subscribe(mosq, &mid, st.in.c_str(), 0)) != MOSQ_ERR_SUCCESS) die("subscribe", rc);
+  if (!loop_until(mosq, [&] { return st.suback_mid == mid; }, 10000)) die("SUBACK", MOSQ_ERR_TIMEOUT);
+
+  std::vector<char> msg(size, 'x');
+  auto publish = [&](const void *data, int len) {
+    const int r = mosquitto_publish(mosq, nullptr, out.c_str(), len, data, 0, false);
+    if (r != MOSQ_ERR_SUCCESS) die("publish", r);
+  };
+  if (!ping) {
+    for (;;) {  // echo until an empty message; give up after 10 minutes without one
+      st.received = 0;
+      if (!loop_until(mosq, [&] { return st.received > 0; }, 600000)) die("waiting for ping", MOSQ_ERR_TIMEOUT);
+      if (st.last_len == 0) break;
+      for (int i = 0; i < st.received; ++i) publish(msg.data(), size);
+    }
+  } else {
+    for (int tries = 0;; ++tries) {  // until pong's subscription answers (at most 50 x 200 ms)
+      if (tries == 50) die("no echo from pong within 10 s", MOSQ_ERR_TIMEOUT);
+      st.received = 0;
+      publish(msg.data(), size);
+      if (loop_until(mosq, [&] { return st.received > 0; }, 200)) break;
+    }
+    // Late echoes of the repeated first message would pair with the wrong round: drain them.
+    do st.received = 0;
+    while (loop_until(mosq, [&] { return st.received > 0; }, 200));
+    std::vector<long long> rtt;
+    const auto end = clk::now() + std::chrono::duration<double>(seconds);
+    while (clk::now() < end) {
+      st.received = 0;
+      const auto t0 = clk::now();
+      publish(msg.data(), size);
+      if (!loop_until(mosq, [&] { return st.received > 0; }, 10000)) die("no echo within 10 s", MOSQ_ERR_TIMEOUT);
+      rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
+    }
+    publish("", 0);
+    std::sort(rtt.begin(), rtt.end());
+    const size_t n = rtt.size();
+    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
+    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+  }
+  mosquitto_disconnect(mosq);
+  mosquitto_loop(mosq, 100, 1);
+  mosquitto_destroy(mosq);
+  mosquitto_lib_cleanup();
+  return 0;
+}
