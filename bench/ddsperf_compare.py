@@ -66,8 +66,9 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def window_medians_us(rtt_ns: np.ndarray, t_ns: np.ndarray, window_ns: int = 1_000_000_000) -> list[float]:
-    """Medians of the round trips falling in each full one-second window."""
+def window_percentiles_us(rtt_ns: np.ndarray, t_ns: np.ndarray, q: float,
+                          window_ns: int = 1_000_000_000) -> list[float]:
+    """The q-th percentile of the round trips falling in each full one-second window."""
     if len(t_ns) == 0:
         return []
     windows = (t_ns - t_ns[0]) // window_ns
@@ -75,8 +76,13 @@ def window_medians_us(rtt_ns: np.ndarray, t_ns: np.ndarray, window_ns: int = 1_0
     for w in range(int(windows.max())):  # the last, partial window is left out
         sel = rtt_ns[windows == w]
         if len(sel):
-            out.append(float(np.median(sel)) / 1000.0)
+            out.append(float(np.percentile(sel, q)) / 1000.0)
     return out
+
+
+def window_medians_us(rtt_ns: np.ndarray, t_ns: np.ndarray, window_ns: int = 1_000_000_000) -> list[float]:
+    """Medians of the round trips falling in each full one-second window."""
+    return window_percentiles_us(rtt_ns, t_ns, 50, window_ns)
 
 
 def pinned(argv: list[str], cpu: str | None) -> list[str]:

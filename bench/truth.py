@@ -23,6 +23,12 @@ nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
 (python/psbench/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
 sized for the largest message; a RouDi already running is used and left alone), one per
 driver for both tools, stopped at the end.
+Every process of both tools is pinned the same way (--cpus, default 0,1: the pinging
+process on CPU 0, the echoing one on CPU 1, with taskset; `none` leaves them to the
+scheduler): on 2-vCPU VMs where the scheduler puts two threads that wake each other
+moves a median by 2x from one run to the next, for either tool. Against ddsperf,
+psbench's figures are computed as ddsperf computes its own: the median over one-second
+windows of each window's p50 and p99.
 Each round gives one p50 and one p99 of the round trip per tool. The table prints the
 ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
@@ -56,6 +62,7 @@ INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_pro
                "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
                "fastdds": "fastdds_probe"}
 REPO = Path(__file__).resolve().parents[1]
+NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
 
@@ -83,15 +90,16 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def probe_rtt(name: str, binary: Path, args: list[str], seconds: float) -> tuple[float, float, int]:
+def probe_rtt(name: str, binary: Path, args: list[str], seconds: float,
+              cpus=NO_CPUS) -> tuple[float, float, int]:
     """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
     trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
-    stopped whatever happens."""
-    pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
+    stopped whatever happens. cpus: (ping's, pong's) CPU for taskset, or None each."""
+    pong = subprocess.Popen(dc.pinned([str(binary), "pong", *args], cpus[1]), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     ping = None
     try:
-        ping = subprocess.Popen([str(binary), "ping", *args], stdout=subprocess.PIPE,
+        ping = subprocess.Popen(dc.pinned([str(binary), "ping", *args], cpus[0]), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, start_new_session=True)
         out, err = ping.communicate(timeout=seconds + 60)
         if ping.returncode != 0:
@@ -125,19 +133,22 @@ def free_udp_port() -> int:
         return s.getsockname()[1]
 
 
-def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str]) -> tuple[float, float]:
-    """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait)."""
+def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str],
+                cpus=NO_CPUS) -> tuple[float, float]:
+    """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait).
+    Against ddsperf (cyclonedds) as ddsperf computes its own: the median over the
+    one-second windows of each window's p50 and p99; otherwise over all samples."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
         common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
                   "--size", str(size), *extra]
         if driver == "cyclonedds":
             common += ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
-        pong = subprocess.Popen(common + ["--role", "pong"], stdout=subprocess.DEVNULL,
+        pong = subprocess.Popen(dc.pinned(common + ["--role", "pong"], cpus[1]), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True)
         ping = None
         try:
-            ping = subprocess.Popen(common + ["--role", "ping", "--duration", str(seconds)],
+            ping = subprocess.Popen(dc.pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                                     start_new_session=True)
             _, err = ping.communicate(timeout=seconds + 60)
@@ -148,21 +159,30 @@ def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[st
             for proc in (ping, pong):
                 if proc is not None:
                     dc.stop(proc)
-        rtt = read_samples(Path(out) / "ping.samples").latency_ns.astype(np.int64) / 1000.0
-    if len(rtt) == 0:
+        samples = read_samples(Path(out) / "ping.samples")
+    rtt_ns = samples.latency_ns.astype(np.int64)
+    if driver == "cyclonedds":
+        sent_ns = samples.records["intended_ns"].astype(np.int64)
+        windows = [dc.window_percentiles_us(rtt_ns, sent_ns, q) for q in (50, 99)]
+        if not windows[0]:
+            raise RuntimeError(f"psbench {driver} recorded less than one second of samples")
+        return float(np.median(windows[0])), float(np.median(windows[1]))
+    if len(rtt_ns) == 0:
         raise RuntimeError(f"psbench {driver} recorded no samples")
+    rtt = rtt_ns / 1000.0
     return float(np.percentile(rtt, 50, method="inverted_cdf")), float(np.percentile(rtt, 99, method="inverted_cdf"))
 
 
-def sockperf_rtt(size: int, seconds: float) -> tuple[float, float]:
-    """sockperf's own p50 and p99 of the full round trip, in us."""
+def sockperf_rtt(size: int, seconds: float, cpus=NO_CPUS) -> tuple[float, float]:
+    """sockperf's own p50 and p99 of the full round trip, in us (the client pings)."""
     port = str(free_udp_port())
-    server = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", port],
+    server = subprocess.Popen(dc.pinned(["sockperf", "server", "-i", "127.0.0.1", "-p", port], cpus[1]),
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         time.sleep(0.3)  # the server binds before the client's first message (as bench/overhead)
-        client = subprocess.run(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", port, "-m", str(size),
-                                 "-t", str(max(1, round(seconds))), "--full-rtt"],
+        client = subprocess.run(dc.pinned(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", port,
+                                           "-m", str(size), "-t", str(max(1, round(seconds))),
+                                           "--full-rtt"], cpus[0]),
                                 capture_output=True, text=True, timeout=seconds + 60)
     finally:
         dc.stop(server)
@@ -176,10 +196,10 @@ def sockperf_rtt(size: int, seconds: float) -> tuple[float, float]:
     return found[50.0], found[99.0]
 
 
-def ddsperf_rtt(size: int, seconds: float, domain: int) -> tuple[float, float]:
+def ddsperf_rtt(size: int, seconds: float, domain: int, cpus=NO_CPUS) -> tuple[float, float]:
     """ddsperf prints per-second p50 and p99 of RTT/2; the medians of the seconds, doubled."""
     # ddsperf drops its first second (discovery), so it needs at least two.
-    return dc.ddsperf_rtt_percentiles_us(size, max(seconds, 2.0), domain, (None, None))
+    return dc.ddsperf_rtt_percentiles_us(size, max(seconds, 2.0), domain, cpus)
 
 
 def bootstrap_ratio(ps: list[float], inst: list[float], reps: int = 2000, seed: int = 15) -> tuple[float, float, float]:
@@ -224,7 +244,18 @@ def main() -> int:
     ap.add_argument("--sizes", default="64,16384", help="comma-separated message sizes in bytes (>= 32)")
     ap.add_argument("--rounds", type=positive(int), default=5)
     ap.add_argument("--seconds", type=positive(float), default=3.0, help="measuring time of each run")
+    ap.add_argument("--cpus", default="0,1",
+                    help="PING_CPU,PONG_CPU: every process of both tools pinned there with taskset "
+                         "(the pinging one, the echoing one), or 'none' (default: %(default)s)")
     args = ap.parse_args()
+    cpus = NO_CPUS if args.cpus == "none" else tuple(args.cpus.split(","))
+    if len(cpus) != 2 or (cpus[0] is not None and not all(c.isdigit() for c in cpus)):
+        ap.error("--cpus: give PING_CPU,PONG_CPU (e.g. 0,1) or none")
+    if cpus[0] is not None and not all(int(c) in os.sched_getaffinity(0) for c in cpus):
+        ap.error(f"--cpus: CPUs {args.cpus} are not all available here; or use --cpus none")
+    if cpus[0] is not None and not shutil.which("taskset"):
+        ap.error("--cpus needs taskset (Debian package util-linux); or use --cpus none")
+    args.cpus = cpus
     drivers = [d for d in args.drivers.split(",") if d]
     unknown = [d for d in drivers if d not in INSTRUMENTS]
     if unknown or not drivers:
@@ -273,7 +304,7 @@ def main() -> int:
                 brokers[d] = options[0].partition("=")[2]
                 extra[d] = [a for o in options for a in ("--option", o)]
         measure(args, sizes, runnable, probes, extra, rows, tag, brokers)
-    print_table(rows)
+    print_table(rows, args.cpus)
     return 0
 
 
@@ -286,14 +317,17 @@ def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
                 got = {}
                 for tool in order:
                     if tool == "psbench":
-                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}", extra.get(d, []))
+                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}",
+                                                extra.get(d, []), args.cpus)
                     elif d in probes:
                         got[tool] = probe_rtt(INSTRUMENTS[d], probes[d], probe_args(
-                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds), args.seconds)[:2]
+                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds),
+                            args.seconds, args.cpus)[:2]
                     elif d == "udp":
-                        got[tool] = sockperf_rtt(size, args.seconds)
+                        got[tool] = sockperf_rtt(size, args.seconds, args.cpus)
                     else:
-                        got[tool] = ddsperf_rtt(size, args.seconds, 201 + (r * len(sizes) + i) % 30)
+                        got[tool] = ddsperf_rtt(size, args.seconds, 201 + (r * len(sizes) + i) % 30,
+                                                args.cpus)
                 rows.setdefault((d, size), []).append((got["psbench"], got["instrument"]))
                 print(f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
                       f"{got['psbench'][0]:.2f}/{got['psbench'][1]:.2f} us, {INSTRUMENTS[d]} "
@@ -301,9 +335,12 @@ def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
 
 
 
-def print_table(rows) -> None:
+def print_table(rows, cpus) -> None:
     print()
-    print("RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap interval); machine load not controlled")
+    placement = ("unpinned" if cpus[0] is None else
+                 f"pinging processes on CPU {cpus[0]}, echoing ones on CPU {cpus[1]}")
+    print(f"RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap "
+          f"interval), {placement}; machine load not controlled")
     header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
