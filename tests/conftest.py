@@ -80,6 +80,18 @@ def run_records(results: Path) -> list[dict]:
             for p in sorted(results.rglob("run.json"))]
 
 
+def wait_for_running(results: Path, proc, limit: float = 60) -> dict:
+    """The run.json of a CLI run once its node processes have started."""
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        assert proc.poll() is None, proc.communicate()
+        records = run_records(results) if results.exists() else []
+        if records and records[0]["status"] == "running":
+            return records[0]
+        time.sleep(0.05)
+    pytest.fail("the run never reached status 'running'")
+
+
 def only_run(results: Path) -> dict:
     records = run_records(results)
     assert len(records) == 1, f"expected one run under {results}, found {len(records)}"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import (assert_nothing_left, cli_in_background, only_run, processes_of_run,
-                      run_cli, run_records)
+                      run_cli, run_records, wait_for_running)
 from psbench import rundir, runner
 from psbench.spec import MeasureSpec, NodePlan, node_argv
 
@@ -82,24 +82,12 @@ def test_launcher_stops_a_run_past_its_timeout(node, driver_libs, results):
     assert_nothing_left(run_id)
 
 
-def _wait_for_running(results, proc, limit=60):
-    """The run.json of a CLI run once its node processes have started."""
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        assert proc.poll() is None, proc.communicate()
-        records = run_records(results) if results.exists() else []
-        if records and records[0]["status"] == "running":
-            return records[0]
-        time.sleep(0.05)
-    pytest.fail("the run never reached status 'running'")
-
-
 @pytest.mark.parametrize("driver,sig", [("udp", signal.SIGINT), ("shm", signal.SIGINT),
                                         ("shm", signal.SIGTERM)])
 def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driver, sig):
     with cli_in_background(["ping", "--driver", driver, "--count", "2000000",
                             "--timeout", "120"], results) as proc:
-        record = _wait_for_running(results, proc)
+        record = wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         time.sleep(1.0)  # let it get past the barrier into measuring
         proc.send_signal(sig)  # to the CLI only, as a terminal's Ctrl-C would reach it
@@ -117,7 +105,7 @@ def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
     # (parent-death signal), end, and write what they measured.
     with cli_in_background(["ping", "--driver", "udp", "--count", "2000000",
                             "--timeout", "120"], results) as proc:
-        record = _wait_for_running(results, proc)
+        record = wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import paths, progress_lines
+from psbench import keeper, paths, progress_lines
 from psbench.signals import die_with_parent, signals_deferred, signals_held
 
 KILL_GRACE_S = 2.0
@@ -377,6 +377,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     selector = selectors.DefaultSelector()
     deadline_message, interrupted = None, False
     started = time.monotonic()
+    keeper.instance().run_started(run_id)   # cleans up after the run if psbench is killed
     try:
         for proc in now_procs:
             with signals_held():
@@ -406,6 +407,7 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
             selector.close()
             leftovers = remove_leftovers(run_id)
             cleanup = run_cleanup_command(cleanup_command)
+            keeper.instance().run_done(run_id)
     _save_stdout(procs, run_dir)
     names = [name for proc in procs for name in proc.output_names]
     summaries, summary_errors = _read_summaries(run_dir, names)

@@ -17,6 +17,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from psbench import keeper
 from psbench.drivers import running_programs
 from psbench.errors import UserError
 from psbench.service_definitions import ADDRESS_OPTION, KNOWN, ServiceDefinition
@@ -130,6 +131,8 @@ class ServicePool:
                                         preexec_fn=die_with_parent, cwd=folder)
         except OSError as exc:
             raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
+        # The parent-death signal alone cannot stop a service that drops privileges.
+        keeper.instance().watch_service(proc.pid, definition.leftovers)
         service = RunningService(definition, proc=proc, log=log, port=launch.port,
                                  version=_version(definition), config=launch.argv)
         try:
@@ -209,3 +212,4 @@ def _stop(service: RunningService) -> None:
             pass
     for name in service.definition.leftovers:
         Path("/dev/shm", name).unlink(missing_ok=True)
+    keeper.instance().release_service(proc.pid)
