@@ -136,23 +136,24 @@ def test_driver_options_pass_through_and_matrix_over_an_option(driver_libs, tmp_
         defaults:
           kind: ping
           driver: cyclonedds
+          size: 32             # a complex sample is sized by elements=N, not bytes
           options: {domain_id: 07}
         matrix:
           options.type: [bytes, complex]
     """)
     assert [plan.specs[r.number].options for r in plan.runs] == [
         ["domain_id=07", "type=bytes"], ["domain_id=07", "type=complex"]]
-    assert [r.label for r in plan.runs] == ["cyclonedds-64B-type=bytes",
-                                            "cyclonedds-64B-type=complex"]
+    assert [r.label for r in plan.runs] == ["cyclonedds-32B-type=bytes",
+                                            "cyclonedds-32B-type=complex"]
     mapping_axis = plan_of(tmp_path, """
-        defaults: {kind: ping, driver: fastdds}
+        defaults: {kind: ping, driver: fastdds, size: 32}
         matrix:
           options: [{type: bytes}, {type: complex, elements: 64}]
     """)
     assert [mapping_axis.specs[r.number].options for r in mapping_axis.runs] == [
         ["type=bytes"], ["elements=64", "type=complex"]]
     nested = plan_of(tmp_path, """
-        defaults: {kind: ping, driver: fastdds}
+        defaults: {kind: ping, driver: fastdds, size: 32}
         matrix:
           options: {type: [bytes, complex], domain_id: [1, 2]}
     """)

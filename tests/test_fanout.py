@@ -92,7 +92,7 @@ def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_li
                           "matrix:\n  subscribers: [1, 2]\n")
     proc = run_cli(["run", str(experiment), "--dry-run"], tmp_path / "results")
     assert proc.returncode == 2
-    assert "matrix.subscribers: shm: subscribers 2 is not supported" in proc.stderr
+    assert "matrix.subscribers: shm: --subscribers 2 is not supported" in proc.stderr
 
 
 def test_several_subscribers_need_separate_processes(driver_libs, results):

@@ -148,9 +148,9 @@ def test_drivers_with_one_writer_per_topic_refuse_several_publishers(driver_libs
                            "  driver: [udp, shm]\n  publishers: [2]\n")
     proc = run_experiment(path, tmp_path / "results", "--dry-run")
     assert proc.returncode == 2
-    assert "exp.yaml:5: matrix.publishers: shm: publishers 2 is not supported; this " \
+    assert "exp.yaml:5: matrix.publishers: shm: --publishers 2 is not supported; this " \
         "driver has at most 1 writer(s) per topic" in proc.stderr
-    assert "udp: publishers" not in proc.stderr
+    assert "udp: --publishers" not in proc.stderr
 
 
 @pytest.mark.parametrize("driver", ["udp", "cyclonedds"])

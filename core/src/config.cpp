@@ -125,9 +125,9 @@ std::string random_run_id() {
 
 void validate(NodeConfig &c) {
   if (c.driver_path.empty()) throw UsageError("--driver: required (path to libpsbench-<name>.so)");
-  if (c.describe) return;
+  if (c.describe || c.check_stdin) return;
   if (c.roles.empty()) throw UsageError("--role: required (ping, pong, pub, sub, relay, or two joined by a comma)");
-  if (c.out_dir.empty()) throw UsageError("--out: required (directory for results)");
+  if (c.out_dir.empty() && !c.check) throw UsageError("--out: required (directory for results)");
   for (char ch : c.run_id)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
       throw UsageError("--run-id: use letters and digits only");
@@ -238,6 +238,9 @@ NodeConfig parse_args(int argc, const char *const *argv) {
     };
     if (arg == "--driver") c.driver_path = value();
     else if (arg == "--describe") c.describe = true;
+    else if (arg == "--check") c.check = true;
+    else if (arg == "--json") c.json = true;
+    else if (arg == "--check-stdin") c.check_stdin = true;
     else if (arg == "--role") c.roles = parse_roles(value());
     else if (arg == "--out") c.out_dir = value();
     else if (arg == "--name") c.name = value();
@@ -329,6 +332,8 @@ NodeConfig parse_args(int argc, const char *const *argv) {
 
 const char *usage_text() {
   return "usage: psbench-node --driver PATH (--describe | --role ROLE[,ROLE] --out DIR [options])\n"
+         "       psbench-node --driver PATH --role ROLE[,ROLE] [options] --check [--json]\n"
+         "       psbench-node --check-stdin   (NUL-separated argument lists, one JSON line each)\n"
          "  --run-id ID  --name NAME  --size BYTES  --count N | --duration S  --warmup N\n"
          "  --rate HZ  --send-wait hybrid|sleep|spin  --send-spin-us US  --spin-send (= spin)\n"
          "  --reliability R  --durability D  --history H\n"

@@ -37,6 +37,9 @@ struct UsageError : std::runtime_error {
 struct NodeConfig {
   std::string driver_path;
   bool describe = false;
+  // --check: print every refusal of this configuration and create nothing (--json: as
+  // JSON); --check-stdin: the same for each configuration read from stdin.
+  bool check = false, json = false, check_stdin = false;
   std::vector<Role> roles;
   std::string out_dir;
   // Stem of this node's output files (<name>.json, <name>.samples); empty: the role.

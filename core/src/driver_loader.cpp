@@ -18,19 +18,6 @@ std::vector<std::string> names_of(uint32_t set, NameOf name_of) {
   return out;
 }
 
-std::string joined(const std::vector<std::string> &v) {
-  std::string out;
-  for (auto &s : v) out += (out.empty() ? "" : "|") + s;
-  return out.empty() ? "(none)" : out;
-}
-
-void refuse_bit(const char *driver, const char *setting, const char *wanted, uint32_t bit,
-                uint32_t set, const std::vector<std::string> &supported) {
-  if (!(set & bit))
-    throw RefusedError(std::string(driver) + ": " + setting + " '" + wanted +
-                       "' is not supported; this driver supports " + joined(supported));
-}
-
 }  // namespace
 
 std::string with_driver_name(const char *name, const std::string &message) {
@@ -90,70 +77,6 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.option_count = options_.size();
   cfg_.use_loan = node.loan ? 1 : 0;
   cfg_.intra_process = node.intra_process() ? 1 : 0;
-}
-
-// The node's refusal of a QoS outside the capability sets, followed by the driver's own
-// reason when its check() gives one (e.g. what the middleware would need instead).
-void refuse_qos(const psb_driver &t, const NodeConfig &node, const psb_config &cfg) {
-  const psb_capabilities &caps = t.caps;
-  try {
-    refuse_bit(t.name, "reliability", reliability_name(node.reliability), node.reliability,
-               caps.reliability, reliability_names(caps.reliability));
-    refuse_bit(t.name, "durability", durability_name(node.durability), node.durability,
-               caps.durability, durability_names(caps.durability));
-    if (node.history)
-      refuse_bit(t.name, "history", history_name(node.history), node.history, caps.history,
-                 history_names(caps.history));
-  } catch (const RefusedError &refused) {
-    psb_error err{};
-    if (!t.check || t.check(&cfg, &err) == 0 || !err.message[0]) throw;
-    std::string reason = err.message;
-    std::string prefix = std::string(t.name) + ": ";
-    if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
-    throw RefusedError(std::string(refused.what()) + " (" + reason + ")");
-  }
-}
-
-void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, const psb_config &cfg) {
-  const psb_driver &t = driver.table();
-  const psb_capabilities &caps = t.caps;
-  refuse_qos(t, node, cfg);
-  refuse_bit(t.name, "notify", notify_name(node.notify), node.notify, caps.notify,
-             notify_names(caps.notify));
-  auto transports = string_list(caps.transports);
-  bool transport_ok = false;
-  for (auto &tr : transports) transport_ok |= (tr == cfg.transport);
-  if (!transport_ok)
-    throw RefusedError(std::string(t.name) + ": transport '" + cfg.transport +
-                       "' is not supported; this driver supports " + joined(transports));
-  if (node.size > caps.max_payload)
-    throw RefusedError(std::string(t.name) + ": size " + std::to_string(node.size) +
-                       " bytes is over this driver's largest message of " +
-                       std::to_string(caps.max_payload) + " bytes");
-  if (caps.readers_per_topic && node.subscribers > caps.readers_per_topic)
-    throw RefusedError(std::string(t.name) + ": --subscribers " + std::to_string(node.subscribers) +
-                       " is not supported; this driver has at most " +
-                       std::to_string(caps.readers_per_topic) + " reader(s) per topic");
-  if (caps.writers_per_topic && node.publishers > caps.writers_per_topic)
-    throw RefusedError(std::string(t.name) + ": --publishers " + std::to_string(node.publishers) +
-                       " is not supported; this driver has at most " +
-                       std::to_string(caps.writers_per_topic) + " writer(s) per topic");
-  if (node.loan && !caps.loan)
-    throw RefusedError(std::string(t.name) + ": --loan is not supported (no zero-copy write)");
-  auto keys = string_list(caps.option_keys);
-  for (auto &[k, v] : node.options) {
-    bool known = false;
-    for (auto &key : keys) known |= (key == k);
-    if (!known)
-      throw RefusedError(std::string(t.name) + ": option '" + k + "' is not known; this driver takes " +
-                         joined(keys));
-  }
-  if (t.check) {
-    psb_error err{};
-    if (t.check(&cfg, &err) != 0)
-      throw RefusedError(with_driver_name(t.name, err.message[0] ? err.message
-                                                                  : "setting refused (driver gave no reason)"));
-  }
 }
 
 std::string describe_json(const LoadedDriver &driver) {

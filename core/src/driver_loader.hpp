@@ -1,5 +1,5 @@
-// Loads a driver shared library, checks its ABI version, and refuses settings it
-// cannot honour before anything is created.
+// Loads a driver shared library and checks its ABI version; describes it. What it
+// refuses: refusals.hpp.
 #pragma once
 #include <psbench/driver.h>
 
@@ -44,9 +44,6 @@ class DriverConfig {
   std::vector<psb_option> options_;
   psb_config cfg_{};
 };
-
-// Throws RefusedError naming the setting and what the driver supports.
-void refuse_unsupported(const LoadedDriver &driver, const NodeConfig &node, const psb_config &cfg);
 
 // Names of the bits set in a capability set, e.g. "best_effort|reliable".
 std::vector<std::string> reliability_names(uint32_t set);

@@ -9,9 +9,11 @@
 #include <unistd.h>
 #include <vector>
 
+#include "check_mode.hpp"
 #include "config.hpp"
 #include "driver_loader.hpp"
 #include "realtime.hpp"
+#include "refusals.hpp"
 #include "thread_facts.hpp"
 #include "role.hpp"
 #include "start_gate.hpp"
@@ -69,6 +71,10 @@ int exit_code_of(const std::vector<RoleResult> &results) {
 
 int main(int argc, char **argv) {
   const int64_t started_ns = now_ns();
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--check-stdin") == 0) return run_check_stdin();
+    if (std::strcmp(argv[i], "--check") == 0) return run_check(argc, argv);
+  }
   NodeConfig node;
   try {
     node = parse_args(argc, argv);

@@ -1,6 +1,7 @@
 // Refusal of settings a driver cannot honour, through the real udp baseline driver.
 #include "config.hpp"
 #include "driver_loader.hpp"
+#include "refusals.hpp"
 
 #include <gtest/gtest.h>
 
@@ -101,4 +102,31 @@ TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
     EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
   }
   EXPECT_NE(describe_json(driver).find("\"writers_per_topic\": 1"), std::string::npos);
+}
+
+TEST(Capabilities, EveryRefusalIsListedWithTheSettingItConcerns) {
+  // Three settings udp cannot honour and one unknown option: all four, in one answer.
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping",
+                                    "--out", "/tmp/x", "--reliability", "reliable", "--notify", "listener",
+                                    "--transport", "carrier_pigeon", "--option", "colour=blue"};
+  NodeConfig node = parse_args(int(argv.size()), argv.data());
+  LoadedDriver driver(node.driver_path);
+  DriverConfig cfg(node, driver.table().caps);
+  std::vector<std::string> settings;
+  for (const Refusal &r : refusals(driver, node, cfg.get())) settings.push_back(r.setting);
+  const bool listener_ok = driver.table().caps.notify & PSB_NOTIFY_LISTENER;
+  std::vector<std::string> expected = {"reliability"};
+  if (!listener_ok) expected.push_back("notify");
+  expected.insert(expected.end(), {"transport", "option:colour"});
+  EXPECT_EQ(settings, expected);
+  try {
+    refuse_unsupported(driver, node, cfg.get());
+    FAIL() << "accepted";
+  } catch (const RefusedError &e) {
+    // The run's refusal names every one of them.
+    std::string r = e.what();
+    EXPECT_NE(r.find("reliability 'reliable'"), std::string::npos) << r;
+    EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
+    EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
+  }
 }

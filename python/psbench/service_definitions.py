@@ -38,6 +38,7 @@ class ServiceDefinition:
     ready_line: str | None = None                 # printed once clients may connect
     leftovers: tuple[str, ...] = ()               # /dev/shm names to remove after it
     version_argv: tuple[str, ...] = ()            # prints its version (first line kept)
+    broker: bool = False                          # the node gets broker=127.0.0.1:PORT
 
 
 def find_executable(name: str) -> str | None:
@@ -118,9 +119,9 @@ KNOWN = {
         "iox-roudi", _roudi, ready_line="RouDi is ready for clients",
         leftovers=("iceoryx_mgmt", getpass.getuser()), version_argv=("iox-roudi", "-v")),
     "mosquitto": ServiceDefinition("mosquitto", _mosquitto,
-                                   version_argv=("mosquitto", "-h")),
+                                   version_argv=("mosquitto", "-h"), broker=True),
     "nats-server": ServiceDefinition("nats-server", _nats,
-                                     version_argv=("nats-server", "--version")),
+                                     version_argv=("nats-server", "--version"), broker=True),
     "redis-server": ServiceDefinition("redis-server", _redis,
-                                      version_argv=("redis-server", "--version")),
+                                      version_argv=("redis-server", "--version"), broker=True),
 }

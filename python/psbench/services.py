@@ -149,6 +149,15 @@ class ServicePool:
             self.services.clear()
 
 
+def broker_placeholder(describe: dict, transport: str | None, options: list[str]) -> list[str]:
+    """What a run's node is told of the broker psbench will start for it, before it has
+    started it (the address a check may judge): broker=127.0.0.1:1, or nothing."""
+    names = needed(describe, transport, options)
+    if any(KNOWN[n].broker for n in names if n in KNOWN):
+        return [f"{ADDRESS_OPTION}=127.0.0.1:1"]
+    return []
+
+
 def broker_options(used: list[RunningService]) -> list[str]:
     """The driver options that tell the node where its broker listens."""
     return [f"{ADDRESS_OPTION}={s.address}" for s in used if s.address]

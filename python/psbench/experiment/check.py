@@ -1,27 +1,22 @@
-"""Checks every run against its driver before anything runs: the driver is built, and
-the driver's declared capabilities (`psbench-node --describe`) take the run's settings.
-
-The messages are the node's own refusals (core/src/driver_loader.cpp), pointing at the
-line of the value that produces them. What only a driver's check() can judge is still
-refused by the node at run time: that run ends as `refused` and the sweep goes on.
+"""Checks every run against its driver before anything runs: the driver is built, the
+services it needs are installed, the run's processes fit together, and the node takes
+the configuration: every refusal the node would make at run time (its capability checks
+and the driver's check()) comes from the node itself (node_check), pointing at the line
+of the value that produces it. There is no second copy of those rules here.
 """
 
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
 from psbench import drivers, paths
 from psbench import spec as spec_module
+from psbench.experiment import node_check
 from psbench.experiment.expand import Run
+from psbench.experiment.run_spec import to_spec
 from psbench.experiment.problems import ProblemList
 from psbench.experiment.schema import Assign
-from psbench.options import NODE_SIZE_RANGE
-
-# What the node uses when a setting is not given (docs/node.md).
-NODE_DEFAULTS = {"reliability": "best_effort", "durability": "volatile", "notify": "wait"}
-
-
-def _joined(values) -> str:
-    return "|".join(values) if values else "(none)"
+from psbench.services import broker_placeholder
 
 
 class DriverCatalog:
@@ -81,16 +76,9 @@ class _Checker:
             self.problems.add(self.file, driver.line, driver.where,
                               f"driver {driver.value!r} cannot be described: {described}")
             return
-        self._capabilities(run, described.get("name", driver.value),
-                           described.get("capabilities") or {})
+        self._services(run, described.get("name", driver.value),
+                       described.get("capabilities") or {})
         self._fan_out(run)
-
-    def _setting(self, run: Run, key: str):
-        """The run's value of key (or the node's default) and the line to blame."""
-        assign = run.settings.get(key)
-        if assign is not None and assign.value is not None:
-            return assign.value, assign
-        return NODE_DEFAULTS.get(key), run.settings["driver"]
 
     def _fan_out(self, run: Run) -> None:
         """Several subscribers, publishers or topics are several processes: not one
@@ -123,55 +111,13 @@ class _Checker:
                                   f"placement: inter, or leave these runs out: exclude: "
                                   f"[{{placement: intra, {key}: {assign.value}}}]")
 
-    def _capabilities(self, run: Run, name: str, caps: dict) -> None:
-        for key, cap in (("reliability", "reliability"), ("durability", "durability"),
-                         ("notify", "notify")):
-            value, assign = self._setting(run, key)
-            supported = caps.get(cap) or []
-            if value not in supported:
-                self.refuse(run, assign, f"{name}: {key} '{value}' is not supported; "
-                            f"this driver supports {_joined(supported)}")
-        history = run.settings.get("history")
-        if history is not None and history.value is not None:
-            kind = history.value.split(":")[0]
-            if kind not in (caps.get("history") or []):
-                self.refuse(run, history, f"{name}: history '{kind}' is not supported; "
-                            f"this driver supports {_joined(caps.get('history'))}")
+    def _services(self, run: Run, name: str, caps: dict) -> None:
+        """The daemons and brokers the run needs are installed (psbench starts them)."""
         transports = caps.get("transports") or []
         transport = run.settings.get("transport")
         chosen = transports[0] if transports else None
         if transport is not None and transport.value not in (None, "default"):
             chosen = transport.value
-            if chosen not in transports:
-                self.refuse(run, transport, f"{name}: transport '{chosen}' is not "
-                            f"supported; this driver supports {_joined(transports)}")
-        size = run.settings["size"]
-        low, high = NODE_SIZE_RANGE
-        if not low <= size.value <= high:
-            self.refuse(run, size, f"size {size.value} is out of range; use {low} (header "
-                        f"only) to {high} bytes")
-        elif caps.get("max_payload") is not None and size.value > caps["max_payload"]:
-            self.refuse(run, size, f"{name}: size {size.value} bytes is over this "
-                        f"driver's largest message of {caps['max_payload']} bytes")
-        subscribers = run.settings.get("subscribers")
-        limit = caps.get("readers_per_topic")
-        if subscribers is not None and limit and (subscribers.value or 1) > limit:
-            self.refuse(run, subscribers, f"{name}: subscribers {subscribers.value} is "
-                        f"not supported; this driver has at most {limit} reader(s) per topic")
-        publishers = run.settings.get("publishers")
-        limit = caps.get("writers_per_topic")
-        if publishers is not None and limit and (publishers.value or 1) > limit:
-            self.refuse(run, publishers, f"{name}: publishers {publishers.value} is "
-                        f"not supported; this driver has at most {limit} writer(s) per topic")
-        loan = run.settings.get("loan")
-        if loan is not None and loan.value is True and not caps.get("loan"):
-            self.refuse(run, loan, f"{name}: --loan is not supported (no zero-copy write)")
-        keys = caps.get("option_keys") or []
-        for key, assign in run.settings.items():
-            if key.startswith("options.") and assign.value is not None and \
-                    key[len("options."):] not in keys:
-                self.refuse(run, assign, f"{name}: option '{key[len('options.'):]}' is "
-                            f"not known; this driver takes {_joined(keys)}")
         for entry in caps.get("services") or []:
             status = drivers.service_status(entry, set())
             if status.transport in (None, chosen) and not status.installed:
@@ -180,6 +126,35 @@ class _Checker:
                             f"{'for transport ' + repr(chosen) + ' ' if status.transport else ''}"
                             f"and is not installed (not on PATH); install it")
 
+    def node_check(self, runs: list[Run]) -> None:
+        """What the node itself refuses of each run, blamed on the setting's line."""
+        requests: dict[int, list[tuple[str, ...]]] = {}
+        for run in runs:
+            library = self.catalog.library(run.settings["driver"].value)
+            if library is None or isinstance(self.catalog.describe(library), str):
+                continue   # already reported
+            try:
+                spec = to_spec(run, library)
+            except (TypeError, ValueError, KeyError):
+                continue   # a run the file's other problems already explain
+            # As the run will be: with the address of the broker psbench starts for it.
+            placeholder = broker_placeholder(self.catalog.describe(library), spec.transport,
+                                             spec.options)
+            requests[run.number] = node_check.requests_of(
+                replace(spec, options=spec.options + placeholder))
+        answers = node_check.refusals([args for each in requests.values() for args in each])
+        for run in runs:
+            seen = set()
+            for args in requests.get(run.number, []):
+                for refusal in answers[args]:
+                    if refusal["message"] in seen:
+                        continue   # ping and pong refused alike: once
+                    seen.add(refusal["message"])
+                    assign = run.settings.get(node_check.setting_key(refusal))
+                    if assign is None or assign.value is None:
+                        assign = run.settings["driver"]   # a default of the node's
+                    self.refuse(run, assign, refusal["message"])
+
 
 def check_runs(runs: list[Run], file: str, problems: ProblemList,
                catalog: DriverCatalog | None = None) -> DriverCatalog:
@@ -187,4 +162,5 @@ def check_runs(runs: list[Run], file: str, problems: ProblemList,
     checker = _Checker(file, problems, catalog)
     for run in runs:
         checker.check(run)
+    checker.node_check(runs)
     return catalog

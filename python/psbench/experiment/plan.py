@@ -1,13 +1,13 @@
 """The whole way from an experiment file to checked runs, each with the MeasureSpec that
 measure.run takes."""
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import spec as spec_module
 from psbench.errors import UserError
 from psbench.experiment import expand as expand_module
 from psbench.experiment.check import DriverCatalog, check_runs
+from psbench.experiment.run_spec import to_spec
 from psbench.experiment.expand import Expansion, FilterError, Run
 from psbench.experiment.load import LoadError, load
 from psbench.experiment.params import SEARCH_PARAMS
@@ -15,9 +15,6 @@ from psbench.experiment.problems import ExperimentError, ProblemList
 from psbench.experiment.schema import Assign, Experiment, parse
 from psbench.ratesearch import Criteria
 from psbench.spec import MeasureSpec
-
-SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
-
 
 @dataclass
 class Plan:
@@ -53,28 +50,6 @@ class Plan:
 
 def _in_file_order(problems: ProblemList) -> list:
     return sorted(problems.items, key=lambda problem: problem.line)
-
-
-def to_spec(run: Run, library: Path) -> MeasureSpec:
-    params = run.params
-    values = {k: v for k, v in params.items()
-              if k in SPEC_FIELDS and k not in ("options", "cpus")}
-    for key in ("publishers", "topics"):  # unset: one
-        values.setdefault(key, 1)
-    values["options"] = [f"{k[len('options.'):]}={v}" for k, v in params.items()
-                         if k.startswith("options.")]
-    cpus = params.get("cpus")
-    if cpus is None and params.get("pin") == "none":
-        cpus = "none"   # no pinning at all: not even psbench's one role per core
-    if cpus is None:
-        # Unless the run says otherwise: one role per core (spec.default_cpus).
-        cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
-                                        params.get("subscribers") or 1,
-                                        params.get("publishers") or 1,
-                                        params.get("topics") or 1,
-                                        params.get("relays") or 0)
-    values["cpus"] = {} if cpus == "none" else dict(cpus)
-    return MeasureSpec(driver_path=library, **values)
 
 
 def prepare(path: Path, display: str, filters: list[str] = (),
