@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import textwrap
 import time
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,10 +16,10 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from psbench import paths  # noqa: E402
+from psbench import manifests, paths  # noqa: E402
 
 LAUNCHER = REPO / "psbench"
-BASELINE_DRIVERS = ("udp", "shm")
+BASELINE_DRIVERS = manifests.baseline_drivers()
 
 
 @pytest.fixture(scope="session")
@@ -139,22 +138,8 @@ def nothing_left_behind(results):
             assert_nothing_left(record["run_id"])
 
 
-# One real sweep for the report tests (tests/test_report*.py): ping over both baselines
-# and Cyclone DDS, pubsub over shm at two sizes, two repetitions; the udp run with a
-# fault option crashes on purpose, twice.
-REPORT_SWEEP = """
-    name: report-sweep
-    defaults: {kind: ping, count: 500, warmup: 50, timeout: 60}
-    matrix:
-      driver: [udp, shm]
-      size: [64, 4KiB]
-    runs:
-      - {driver: cyclonedds, size: 64}
-      - {driver: udp, size: 64, options: {fault: crash, fault_after: 50}}
-      - {kind: pubsub, driver: shm, size: 64, rate: 2000}
-      - {kind: pubsub, driver: shm, size: 4KiB, rate: 2000}
-    repetitions: 2
-"""
+# One real sweep for the report tests: tests/report-sweep.yaml.
+REPORT_SWEEP = Path(__file__).with_name("report-sweep.yaml")
 
 
 @pytest.fixture(scope="session")
@@ -162,7 +147,7 @@ def report_sweep(driver_libs, tmp_path_factory) -> Path:
     """The folder of REPORT_SWEEP, run once per test session through the CLI."""
     folder = tmp_path_factory.mktemp("report-sweep")
     experiment = folder / "report-sweep.yaml"
-    experiment.write_text(textwrap.dedent(REPORT_SWEEP).lstrip())
+    experiment.write_text(REPORT_SWEEP.read_text())
     store = folder / "sweep"
     proc = run_cli(["run", str(experiment), "-o", str(store)], folder / "results")
     assert proc.returncode == 1, proc.stdout + proc.stderr   # the crashing runs

@@ -204,12 +204,15 @@ def test_without_roudi_the_node_refuses(node, iceoryx, tmp_path):
         pytest.skip("an iox-roudi is running on this host")
     proc = subprocess.run([str(node), "--driver", str(iceoryx), "--role", "ping,pong",
                            "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2, proc.stderr
-    assert "iceoryx: iox-roudi is not running; psbench starts it for runs of this driver" in proc.stderr
+    # Not a refused setting (2) but a failure to open (1): a missing daemon is the
+    # machine's, which check() does not judge (docs/node.md, "Checking a configuration").
+    assert proc.returncode == 1, proc.stderr
+    assert "iceoryx: iox-roudi is not running" in proc.stderr
+    assert "psbench starts it for runs of this driver" in proc.stderr
 
 
 def test_the_cli_starts_roudi_for_the_run_and_stops_it(iceoryx, results):
-    assert "iox-roudi" in services.KNOWN
+    assert services.definition("iox-roudi") is not None
     if roudi_pids():
         pytest.skip("an iox-roudi is running on this host")
     record, s, _ = run_ok(results, "ping", "--count", "300", "--warmup", "20", "--check-pattern")

@@ -201,6 +201,19 @@ def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
     assert timing["discovery_ns"] == timing["matched_ns"] - timing["opened_ns"]
 
 
+def named(pid: int, name: str, limit_s: float = 10.0) -> None:
+    """Waits until the child has exec'd the program (until then its comm is ours)."""
+    end = time.monotonic() + limit_s
+    while time.monotonic() < end:
+        try:
+            if open(f"/proc/{pid}/comm").read().strip() == name:
+                return
+        except OSError:
+            pass
+        time.sleep(0.01)
+    pytest.fail(f"process {pid} never became {name}")
+
+
 def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_path):
     program = tmp_path / "psbsvc-test"
     program.write_bytes(open("/bin/sleep", "rb").read())
@@ -209,6 +222,7 @@ def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_pat
         "not started by psbench and not found running"
     first = subprocess.Popen([str(program), "30"])
     try:
+        named(first.pid, "psbsvc-test")
         found = resources.service_to_watch("psbsvc-test", None)
         assert (found.pid, found.foreign) == (first.pid, True)
         sampler = resources.WindowSampler(lambda: [found])
@@ -219,6 +233,7 @@ def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_pat
         assert entry["peak_rss_scope"] == "process lifetime"
         second = subprocess.Popen([str(program), "30"])
         try:
+            named(second.pid, "psbsvc-test")
             assert resources.service_to_watch("psbsvc-test", None).why == \
                 "not started by psbench and 2 processes named psbsvc-test run"
         finally:

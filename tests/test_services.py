@@ -10,28 +10,52 @@ from psbench import services
 from psbench.errors import UserError
 from psbench.spec import default_cpus
 
-CYCLONE_LIKE = {"capabilities": {"transports": ["udp", "multicast", "shm"],
-                                 "services": ["shm:iox-roudi"]}}
+from psbench import manifests
+
+# As the node describes them: the name (whose manifest declares the services) and the
+# transports (the first is the default).
+CYCLONE = {"name": "cyclonedds", "capabilities": {"transports": ["udp", "multicast", "shm"]}}
 
 
 def test_a_transport_specific_service_is_needed_only_on_that_transport():
-    assert services.needed(CYCLONE_LIKE, "shm") == ["iox-roudi"]
-    assert services.needed(CYCLONE_LIKE, "udp") == []
-    assert services.needed(CYCLONE_LIKE, None) == []        # default = udp here
-    shm_first = {"capabilities": {"transports": ["shm"], "services": ["shm:iox-roudi"]}}
+    assert services.needed(CYCLONE, "shm") == ["iox-roudi"]
+    assert services.needed(CYCLONE, "udp") == []
+    assert services.needed(CYCLONE, None) == []        # default = udp here
+    shm_first = {"name": "cyclonedds", "capabilities": {"transports": ["shm"]}}
     assert services.needed(shm_first, "default") == ["iox-roudi"]
 
 
-def test_a_service_for_every_run_is_always_needed():
-    broker = {"capabilities": {"transports": ["tcp"], "services": ["mosquitto"]}}
+def test_a_service_for_every_run_is_always_needed_unless_the_run_brings_its_broker():
+    broker = {"name": "mqtt", "capabilities": {"transports": ["tcp"]}}
     assert services.needed(broker, None) == ["mosquitto"]
+    assert services.needed(broker, None, ["broker=127.0.0.1:1883"]) == []
+    # A per-host daemon is not a broker: the run's own broker option does not replace it.
+    daemon = {"name": "iceoryx", "capabilities": {"transports": ["shm"]}}
+    assert services.needed(daemon, None, ["broker=127.0.0.1:1883"]) == ["iox-roudi"]
 
 
-def test_an_unknown_service_is_an_error_saying_what_to_do(tmp_path):
-    unknown = {"capabilities": {"transports": ["x"], "services": ["no-such-daemon"]}}
-    with services.ServicePool() as pool, pytest.raises(UserError) as err:
-        pool.ensure(unknown, None, tmp_path)
-    assert "no-such-daemon" in str(err.value) and "start it yourself" in str(err.value)
+def test_a_driver_from_outside_the_tree_needs_no_service():
+    outside = {"name": "not-a-folder", "capabilities": {"transports": ["x"]}}
+    assert services.needed(outside, None) == []
+
+
+def test_a_service_that_cannot_be_started_is_an_error_saying_what_to_do(tmp_path,
+                                                                         monkeypatch):
+    drivers_dir = tmp_path / "drivers"
+    (drivers_dir / "mw").mkdir(parents=True)
+    (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
+    (drivers_dir / "mw" / "manifest.toml").write_text(
+        'architecture = "broker"\n[[services]]\nname = "no-such-daemon"\n')
+    monkeypatch.setattr(manifests, "DRIVERS_DIR", drivers_dir)
+    manifests.load.cache_clear()
+    try:
+        mw = {"name": "mw", "capabilities": {"transports": ["x"]}}
+        with services.ServicePool() as pool, pytest.raises(UserError) as err:
+            pool.ensure(mw, None, tmp_path)
+    finally:
+        manifests.load.cache_clear()
+    assert str(err.value).startswith("cannot start no-such-daemon:"), err.value
+    assert "make setup installs it" in str(err.value)
 
 
 def test_default_pinning_puts_each_role_on_its_own_core():
@@ -44,11 +68,13 @@ def test_default_pinning_puts_each_role_on_its_own_core():
     assert set(default_cpus("pubsub")) == {"pub", "sub"}
 
 
-BROKERS = ("mosquitto", "nats-server", "redis-server")
+# Each broker, and the driver whose manifest declares it.
+BROKERS = {"mosquitto": "mqtt", "nats-server": "nats", "redis-server": "redis"}
 
 
 def needing(name: str) -> dict:
-    return {"capabilities": {"transports": ["tcp"], "services": [name]}}
+    """A describe of the driver that needs this broker."""
+    return {"name": BROKERS[name], "capabilities": {"transports": ["tcp"]}}
 
 
 def listening_pids(port: int) -> set[int]:
@@ -67,7 +93,7 @@ def listening_pids(port: int) -> set[int]:
     return pids
 
 
-@pytest.mark.parametrize("name", BROKERS)
+@pytest.mark.parametrize("name", list(BROKERS))
 def test_a_broker_is_started_on_loopback_and_stopped(name, tmp_path):
     with services.ServicePool(largest_message=4 << 20) as pool:
         [broker] = pool.ensure(needing(name), None, tmp_path)
@@ -100,9 +126,17 @@ def test_a_run_with_its_own_broker_gets_none_started(tmp_path):
                            ["broker=127.0.0.1:1883"]) == []
 
 
-def test_roudi_pools_hold_the_largest_message():
-    from psbench.service_definitions import ROUDI_CHUNK_HEADROOM, roudi_pools
+def test_roudi_pools_hold_the_largest_message(tmp_path):
+    # The configuration the iceoryx driver's manifest has psbench write, read back.
+    import tomllib
+    from psbench.service_definitions import definition
+    headroom = 4096   # drivers/iceoryx/roudi_config.py: the chunk header beside the message
     for largest in (32, 64, 16384, 1 << 20, 4 << 20):
-        pools = roudi_pools(largest)
-        assert pools[-1][0] >= largest + ROUDI_CHUNK_HEADROOM
-        assert all(size < largest + ROUDI_CHUNK_HEADROOM for size, _ in pools[:-1])
+        folder = tmp_path / str(largest)
+        folder.mkdir()
+        launch = definition("iox-roudi").launch(folder, largest)
+        config = tomllib.loads((folder / "roudi.toml").read_text())
+        pools = [(p["size"], p["count"]) for p in config["segment"][0]["mempool"]]
+        assert pools[-1][0] >= largest + headroom
+        assert all(size < largest + headroom for size, _ in pools[:-1])
+        assert launch.argv[-2:] == ["-c", str(folder / "roudi.toml")] and launch.port is None

@@ -111,7 +111,7 @@ def _report(root) -> str | None:
     # The ratios to the floor, and whether the floor can carry them (measured once, or
     # repetitions apart: a 0.81 µs floor one run and 30 µs the next).
     print(formats.terminal(report.table("baseline")))
-    # What each costs: CPU per round trip of every process, the broker or RouDi included.
+    # What each costs: CPU per round trip of every process, brokers and daemons included.
     if any(t.name == "resources" for t in report.tables):
         print(formats.terminal(report.table("resources")))
     return str(page)

@@ -3,7 +3,7 @@
 import json
 
 from psbench import drivers, table
-from psbench.service_definitions import KNOWN
+from psbench.service_definitions import definition
 
 COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify",
            "transports", "max payload", "loan", "services"]
@@ -26,7 +26,7 @@ def _services(info: drivers.DriverInfo) -> str:
 def _service_state(service: drivers.ServiceStatus) -> str:
     if not service.installed:
         return "NOT installed"
-    if service.name in KNOWN:
+    if definition(service.name) is not None:
         return "installed; psbench starts it" + (", running now" if service.running else "")
     return "installed, running" if service.running else "installed, not running"
 

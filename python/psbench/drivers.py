@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import paths
+from psbench import manifests, paths
 from psbench.errors import UserError
 from psbench.service_definitions import find_executable
 
@@ -93,7 +93,7 @@ def discover() -> list[DriverInfo]:
         except RuntimeError as exc:
             info.error = str(exc)
         else:
-            services = info.describe.get("capabilities", {}).get("services") or []
+            services = manifests.service_entries(info.describe.get("name", info.name))
             info.services = [service_status(s, running) for s in services]
         infos.append(info)
     return infos

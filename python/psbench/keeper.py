@@ -2,7 +2,7 @@
 psbench itself cannot (SIGKILL, a crash).
 
 The kernel's parent-death signal ends the node processes when psbench dies, but a
-service that drops its privileges (mosquitto) or daemonises loses it, and nobody would
+service that drops its privileges (as some brokers do) or daemonises loses it, and nobody would
 remove what a killed run leaves in /dev/shm and /tmp. So the first service or run of a
 psbench process starts one keeper in a session of its own, its stdin a pipe whose only
 write end psbench holds. However psbench ends, the kernel closes that end and the keeper

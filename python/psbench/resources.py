@@ -1,5 +1,5 @@
 """What a run costs: CPU time, context switches and peak memory of every process it
-involved (its node processes and the services they use: brokers, RouDi) over the
+involved (its node processes and the services they use: brokers, daemons) over the
 measurement window, read from /proc when the measuring senders say their window begins
 and ends (the node's WINDOW lines, --window-lines).
 
@@ -10,7 +10,7 @@ The user/system split comes from /proc/PID/stat (whole process, clock ticks: 10 
 steps). Peak RSS is VmHWM: a node's over its life (it lives for the run); a service's,
 shared between runs, reset at the window's start (/proc/PID/clear_refs) so that it is
 the window's peak. The reset moves the process's getrusage ru_maxrss too (one counter),
-which is why nodes are left alone, and so is a service psbench did not start (a RouDi
+which is why nodes are left alone, and so is a service psbench did not start (a daemon
 already running, found by its name): its lifetime peak is given and says so.
 """
 
@@ -126,7 +126,7 @@ class Watched:
 
 def service_to_watch(name: str, pid: int | None) -> Watched:
     """A service psbench started (its pid), or one already running on the host that the
-    run uses (a RouDi someone else started): found by its program name when it is the
+    run uses (a per-host daemon someone else started): found by its program name when it is the
     only one."""
     if pid is not None:
         return Watched(name, "service", pid)

@@ -233,7 +233,7 @@ def _signal_group(proc: NodeProcess, sig: int) -> None:
 
 def remove_leftovers(run_id: str) -> list[str]:
     """Files a killed node may leave, named after this run, in /dev/shm (shared memory)
-    and the temporary directory (sockets, locks, e.g. iceoryx's and ZeroMQ ipc's). Run ids
+    and the temporary directory (a middleware's sockets, locks, ipc endpoints). Run ids
     are random, so the glob cannot match another run's files."""
     removed = []
     for folder in (paths.shm_dir(), Path(tempfile.gettempdir())):
@@ -254,7 +254,8 @@ CLEANUP_TIMEOUT_S = 30.0
 
 def run_cleanup_command(argv: list[str] | None) -> dict | None:
     """The driver's own cleanup of what killed processes leave behind (its
-    capabilities name it, e.g. `fastdds shm clean`); its outcome, for run.json."""
+    capabilities name it, e.g. a vendor tool that removes stale shared memory); its
+    outcome, for run.json."""
     if not argv:
         return None
     try:

@@ -1,12 +1,13 @@
-"""The daemons and brokers drivers need (their capabilities' `services`), started by
+"""The daemons and brokers drivers need (their manifests' `services`), started by
 psbench for the runs that need them, reused across runs, and stopped afterwards.
 
-What each one is and how it is configured: service_definitions.py. A broker gets a
-generated configuration bound to 127.0.0.1 and a free port, and the node is told its
-address (driver option `broker`); a run that gives its own `broker` uses that one and
-psbench starts none. A service psbench started that dies during a run fails that run
-with the tail of its log, and the next run gets a fresh one. A RouDi already running on
-the host (started by someone else) is used as it is and left alone.
+What each one is and how it is configured: the driver's manifest.toml, read by
+manifests.py and started as service_definitions.py says. A broker gets a generated
+configuration bound to 127.0.0.1 and a free port, and the node is told its address
+(driver option `broker`); a run that gives its own `broker` uses that one and psbench
+starts none. A service psbench started that dies during a run fails that run with the
+tail of its log, and the next run gets a fresh one. A per-host daemon already running
+(started by someone else) is used as it is and left alone.
 """
 
 import os
@@ -17,10 +18,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench import keeper
+from psbench import keeper, manifests
 from psbench.drivers import running_programs
 from psbench.errors import UserError
-from psbench.service_definitions import ADDRESS_OPTION, KNOWN, ServiceDefinition
+from psbench.service_definitions import ADDRESS_OPTION, ServiceDefinition, definition
 from psbench.signals import die_with_parent, signals_deferred
 
 READY_TIMEOUT_S = 20.0
@@ -30,22 +31,17 @@ DEFAULT_LARGEST_MESSAGE = 4 << 20
 
 
 def needed(describe: dict, transport: str | None, options: list[str] = ()) -> list[str]:
-    """The services a run of this driver on this transport needs (see driver.h:
-    "EXE" for every run, "TRANSPORT:EXE" for runs on that transport); none that the
-    run's own `broker` option replaces."""
-    caps = describe.get("capabilities", {})
-    transports = caps.get("transports") or []
+    """The services a run of this driver on this transport needs, as its manifest
+    declares them (a service for one transport only on that one); none that the run's
+    own `broker` option replaces. A driver from outside drivers/ (no manifest) needs none."""
+    transports = (describe.get("capabilities") or {}).get("transports") or []
     chosen = transport if transport not in (None, "default") else (transports or [None])[0]
     own_broker = any(o.partition("=")[0] == ADDRESS_OPTION for o in options)
-    names = []
-    for entry in caps.get("services") or []:
-        only, _, name = entry.rpartition(":")
-        if only and only != chosen:
-            continue
-        if own_broker and name != "iox-roudi":
-            continue
-        names.append(name)
-    return names
+    name = describe.get("name", "")
+    if name not in manifests.driver_names():
+        return []
+    return [s.name for s in manifests.load(name).services
+            if s.transport in (None, chosen) and not (own_broker and s.broker)]
 
 
 @dataclass
@@ -77,7 +73,7 @@ class RunningService:
 @dataclass
 class ServicePool:
     """Use as a context manager around one run or a whole sweep. largest_message: the
-    largest message any of its runs sends (RouDi's pools are sized for it)."""
+    largest message any of its runs sends (a service's configuration may be sized for it)."""
     largest_message: int = DEFAULT_LARGEST_MESSAGE
     services: dict[str, RunningService] = field(default_factory=dict)
 
@@ -113,15 +109,15 @@ class ServicePool:
         return messages
 
     def _start(self, name: str, log_dir: Path) -> RunningService:
-        definition = KNOWN.get(name)
-        if definition is None:
-            raise UserError(f"the driver needs service {name!r}, which psbench does not know "
-                            f"how to start; start it yourself, then run again")
-        if definition.ready_line and name[:15] in running_programs():
-            return RunningService(definition, proc=None)   # e.g. a RouDi of the host's
+        declared = definition(name)
+        if declared is None:
+            raise UserError(f"the driver needs service {name!r}, which no driver's manifest "
+                            f"declares; start it yourself, then run again")
+        if declared.per_host and name[:15] in running_programs():
+            return RunningService(declared, proc=None)   # the host's own, used as it is
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
-        launch = definition.launch(folder, self.largest_message)
+        launch = declared.launch(folder, self.largest_message)
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
         try:
@@ -132,9 +128,9 @@ class ServicePool:
         except OSError as exc:
             raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
         # The parent-death signal alone cannot stop a service that drops privileges.
-        keeper.instance().watch_service(proc.pid, definition.leftovers)
-        service = RunningService(definition, proc=proc, log=log, port=launch.port,
-                                 version=_version(definition), config=launch.argv)
+        keeper.instance().watch_service(proc.pid, declared.leftovers)
+        service = RunningService(declared, proc=proc, log=log, port=launch.port,
+                                 version=_version(declared), config=launch.argv)
         try:
             _wait_ready(service)
         except BaseException:
@@ -153,7 +149,7 @@ def broker_placeholder(describe: dict, transport: str | None, options: list[str]
     """What a run's node is told of the broker psbench will start for it, before it has
     started it (the address a check may judge): broker=127.0.0.1:1, or nothing."""
     names = needed(describe, transport, options)
-    if any(KNOWN[n].broker for n in names if n in KNOWN):
+    if any(definition(n).broker for n in names if definition(n)):
         return [f"{ADDRESS_OPTION}=127.0.0.1:1"]
     return []
 

@@ -8,14 +8,15 @@ from functools import cached_property
 
 import numpy as np
 
+from psbench import manifests
 from psbench.analysis import costs
 from psbench.analysis.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.analysis.load import ResultSet, RunData, RunSettings, natural_key
 from psbench.experiment.report import size_text, value_text
 from psbench.report import sizes_text
 
-# Drivers that measure the physical floor: raw UDP and shared memory, no middleware.
-BASELINE_DRIVERS = ("udp", "shm")
+# Drivers that measure the physical floor, no middleware (their manifests say baseline).
+BASELINE_DRIVERS = manifests.baseline_drivers()
 COUNT_KEYS = ("sent", "samples", "lost", "duplicated", "reordered", "late", "corrupted")
 RATE_KEYS = ("samples_per_s", "mbit_per_s", "loss_percent", "offered_rate_hz",
              "achieved_rate_hz")

@@ -384,7 +384,7 @@ def resources_table(configs: list[Config]) -> Table | None:
                      mib["nodes"], mib["services"], ", ".join(r["service_names"]) or "-"])
     notes = ["over the measurement window (the senders' first measured write to their "
              "last), every process of the run read from /proc at its edges: the node "
-             "processes and the services they use (broker, RouDi); medians of the "
+             "processes and the services they use (brokers, daemons); medians of the "
              "repetitions",
              "CPU µs and switches per message: per round trip (ping) or per message "
              "published (pubsub, every subscriber's delivery of it included); CPU % = CPU "

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from psbench import drivers, paths
+from psbench import drivers, manifests, paths
 from psbench import spec as spec_module
 from psbench.experiment import node_check
 from psbench.experiment.expand import Run
@@ -118,7 +118,7 @@ class _Checker:
         chosen = transports[0] if transports else None
         if transport is not None and transport.value not in (None, "default"):
             chosen = transport.value
-        for entry in caps.get("services") or []:
+        for entry in manifests.service_entries(name):
             status = drivers.service_status(entry, set())
             if status.transport in (None, chosen) and not status.installed:
                 blame = transport if status.transport and transport else run.settings["driver"]

@@ -206,7 +206,7 @@ def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],
             todo.append(run)
     progress.total = len(todo)
     try:
-        # RouDi's pools are sized once, for the largest message of the sweep.
+        # A service's configuration is sized once, for the largest message of the sweep.
         largest = max((plan.specs[r.number].size for r in todo), default=64)
         with services.ServicePool(largest_message=largest) as pool:
             for run in todo:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from psbench import manifests
 from psbench.experiment.params import PARAMS, BadValue, is_param_key
 from psbench.experiment.problems import ProblemList
 from psbench.experiment.schema import Assign, Experiment
@@ -113,7 +114,8 @@ class _Expander:
         shows. None if the run cannot be built."""
         where = source
         ok = True
-        for key, example in (("kind", "ping"), ("driver", "udp")):
+        baselines = manifests.baseline_drivers() or ("NAME",)
+        for key, example in (("kind", "ping"), ("driver", baselines[0])):
             if key not in settings or settings[key].value is None:
                 self.problem(line, where, f"no {key} for this run; set {key} (e.g. "
                              f"{key}: {example}) in defaults, the matrix or each run")

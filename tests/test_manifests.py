@@ -1,0 +1,87 @@
+"""Each driver declares itself in drivers/<name>/manifest.toml (issue 16): its
+architecture, whether it is a baseline floor, its packages and the services it needs.
+Checked against what the built drivers say of themselves, against the packages setup
+installs, and with broken manifests that must be refused naming the file and the field."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from psbench import drivers, manifests, paths
+from psbench.errors import UserError
+
+
+def test_every_driver_folder_has_a_manifest_that_loads():
+    names = manifests.driver_names()
+    assert {"udp", "shm", "cyclonedds", "nats"} <= set(names)
+    for name in names:
+        assert manifests.load(name).architecture in manifests.ARCHITECTURES
+
+
+def test_manifest_services_are_what_the_built_driver_declares(driver_libs):
+    # The ABI's capabilities still list services (until its next version drops them):
+    # the two must agree, "TRANSPORT:NAME" for a service of one transport.
+    node = paths.require_node()
+    for name, library in driver_libs.items():
+        declared = drivers.describe(node, library)["capabilities"].get("services") or []
+        assert manifests.service_entries(name) == declared, name
+
+
+def test_setup_installs_every_package_a_manifest_names():
+    listed = subprocess.run(["bash", str(REPO / "scripts" / "setup-system"), "--list"],
+                            capture_output=True, text=True, timeout=60).stdout.split()
+    for name in manifests.driver_names():
+        assert set(manifests.load(name).debian) <= set(listed), name
+
+
+@pytest.fixture
+def drivers_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
+    manifests.load.cache_clear()
+    yield tmp_path
+    manifests.load.cache_clear()
+
+
+BROKEN = {
+    "not TOML": ("architecture = \n", "manifest.toml: cannot be read"),
+    "unknown field": ('architecture = "broker"\nbaseline = false\ncolour = "blue"\n',
+                      "manifest.toml: colour: unknown field; the fields are architecture"),
+    "wrong kind": ('architecture = "broker"\nbaseline = "yes"\n',
+                   "manifest.toml: baseline: must be bool"),
+    "unknown architecture": ('architecture = "cloud"\n',
+                             "manifest.toml: architecture: give one of floor, peer-to-peer"),
+    "service without a name": ('architecture = "broker"\n[[services]]\nbroker = true\n',
+                               "manifest.toml: services[0].name: missing"),
+    "config file without a config": (
+        'architecture = "broker"\n[[services]]\nname = "b"\nconfig_file = "b.conf"\n',
+        "manifest.toml: services[0].config_file: give config (a template) or config_script"),
+    "a package that is not a string": ('architecture = "broker"\n[packages]\ndebian = [1]\n',
+                                       "manifest.toml: packages.debian: must be a list of "
+                                       "strings"),
+    "from a driver without that service": (
+        'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
+        "manifest.toml: services[0].from: drivers/other declares no service 'd'"),
+}
+
+
+@pytest.mark.parametrize("case", list(BROKEN))
+def test_a_broken_manifest_is_refused_naming_the_file_and_field(drivers_dir, case):
+    text, words = BROKEN[case]
+    for name in ("mw", "other"):
+        (drivers_dir / name).mkdir()
+        (drivers_dir / name / "CMakeLists.txt").write_text("")
+    (drivers_dir / "other" / "manifest.toml").write_text('architecture = "floor"\n')
+    (drivers_dir / "mw" / "manifest.toml").write_text(text)
+    with pytest.raises(UserError) as refused:
+        manifests.load("mw")
+    assert str(refused.value).startswith(str(drivers_dir / "mw" / "manifest.toml"))
+    assert words in str(refused.value)
+    assert refused.value.exit_code == 2
+
+
+def test_a_folder_without_a_manifest_is_told_to_add_one(drivers_dir):
+    (drivers_dir / "mw").mkdir()
+    with pytest.raises(UserError, match="missing; every driver folder declares itself"):
+        manifests.load("mw")
