@@ -263,7 +263,7 @@ def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
         elif kind == "size_flat":
             ours, verdict = _check_size_flat(claim, by_size)
         elif kind == "not_testable":
-            ours, verdict = "-", "not testable here: " + " ".join(
+            ours, verdict = "-", "not testable: " + " ".join(
                 str(claim.get("reason") or "").split())
         else:
             ours, verdict = "-", f"not checked (unknown kind {kind!r})"
