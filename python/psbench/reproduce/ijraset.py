@@ -22,7 +22,7 @@ import numpy as np
 from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
 from psbench.analysis.tables import Column, Table
-from psbench.reproduce.common import Section, published_marker
+from psbench.reproduce.common import Section, not_testable, published_marker
 
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "zeromq": "ZeroMQ",
          "iceoryx": "iceoryx", "mqtt": "MQTT (Mosquitto)", "nats": "NATS",
@@ -475,13 +475,14 @@ def _untestable(claims: dict, setup: dict) -> dict:
     data; where the paper's own figures also contradict its setup, the why says so."""
     coredx, opendds = claims["tput-coredx"], claims["tput-opendds"]
     return {
-        "small-sizes": ("-", "not testable: OpenSplice's RT Networking cannot run here; "
-                        "its stand-in Cyclone DDS is a different implementation", "-"),
-        "large-sizes": ("-", "not testable: RTI Connext cannot be installed here", "-"),
-        "tput-connext": ("-", "not testable: RTI Connext cannot be installed here", "-"),
-        "tput-coredx": ("-", "not testable: CoreDX cannot be installed here",
+        "small-sizes": ("-", not_testable("OpenSplice's RT Networking cannot run here; its "
+                                          "stand-in Cyclone DDS is a different "
+                                          "implementation"), "-"),
+        "large-sizes": ("-", not_testable("RTI Connext cannot be installed here"), "-"),
+        "tput-connext": ("-", not_testable("RTI Connext cannot be installed here"), "-"),
+        "tput-coredx": ("-", not_testable("CoreDX cannot be installed here"),
                         "and " + _needs(coredx["mbit_s"], coredx["size_bytes"], setup)),
-        "tput-opendds": ("-", "not testable: OpenDDS cannot be installed here",
+        "tput-opendds": ("-", not_testable("OpenDDS cannot be installed here"),
                          f"and {opendds['size_bytes']:,} B is beyond the paper's largest "
                          f"stated payload of {setup['max_payload_bytes']:,} B")}
 
