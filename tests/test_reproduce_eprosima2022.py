@@ -251,3 +251,19 @@ def test_latency_conclusion_counts_where_fast_dds_is_lower_both_ways():
 
     assert fastdds_lower_at(700.0) == ("2 of 2 sizes", 7.0)      # as the article: 5-9x
     assert fastdds_lower_at(50.0) == ("0 of 2 sizes", 0.5)       # reversed
+
+
+def test_the_conclusions_notes_quote_the_published_file_not_literals():
+    published = common.load_published("eprosima2022")
+    latency = eprosima2022._latency_article_note(published)
+    assert "5 to 9 times lower" in latency and "30 to 500 times lower" in latency
+    assert "OpenDDS crashed in one process with Array1m and Array4m" in latency
+    throughput = eprosima2022._throughput_article_note(published)
+    assert throughput.startswith("The article, at the 100 Hz publication rate: ")
+    assert "OpenDDS did not keep up between processes at Array4m" in throughput
+    # Other figures in the file, other notes.
+    other = json.loads(json.dumps(published))
+    other["latency"]["mean_ratio"]["large_samples"] = {"low": 2, "high": 3}
+    other["throughput"]["crashed"]["runs"] = []
+    assert "2 to 3 times lower" in eprosima2022._latency_article_note(other)
+    assert "crashed" not in eprosima2022._throughput_article_note(other)
