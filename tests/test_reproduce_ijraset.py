@@ -228,7 +228,8 @@ def test_verdicts_take_the_papers_figures_from_the_published_file():
     assert (claims["tput-1024"]["mbit_s"], claims["tput-1024"]["size_bytes"]) == (600, 1024)
     # Each figure is the one its quoted text prints.
     for claim in claims.values():
-        for figure in [*claim.get("range_us", []), claim.get("mbit_s"), claim.get("size_bytes")]:
+        for figure in [*claim.get("range_us", []), claim.get("mbit_s"),
+                       claim.get("size_bytes"), claim.get("up_to_bytes")]:
             if figure is not None:
                 assert str(figure) in claim["text"].replace(",", ""), (figure, claim["id"])
 
@@ -309,3 +310,13 @@ def test_claim_rows_judge_the_measured_data_against_the_published_figures():
     assert {k: _verdicts(slow, consistent)[k] for k in ("bandwidth", "tput-1024",
                                                         "offered-rate")} == {
         "bandwidth": "differs", "tput-1024": "differs", "offered-rate": "differs"}
+
+
+def test_the_published_throughput_note_says_so_only_when_the_rate_cannot_carry_it():
+    note = _ijraset()._published_throughput_note
+    published = _published()
+    assert "940 Mbit/s needs 19,583 B per sample or more" in note(published)
+    modest = json.loads(json.dumps(published))
+    for value in modest["throughput_mbit_s"]["values"].values():
+        value["value"] = 300                  # 6,250 B at 6,000/s: within 8,192 B
+    assert note(modest) == "one figure per system, no payload size given"
