@@ -267,9 +267,11 @@ def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
         {"id": "s", "kind": "scales_best", "system": "zeromq"},
         {"id": "h", "kind": "higher_average", "system": "fastdds", "than": "zeromq"},
         {"id": "f", "kind": "size_flat", "systems": ["zeromq"]},
-        {"id": "n", "kind": "not_testable", "reason": "x86 only\n here"}]}
+        {"id": "n", "kind": "not_testable", "reason": "x86 only\n here"},
+        {"id": "u", "kind": "sideways"}]}
     by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 3000}})
     by_size = _sweep({"zeromq": {32: 100, 1000: 120}})
     rows = module._claims_table(by_subs, by_size, published).rows
     assert [r[-1] for r in rows] == ["agrees", "agrees", "agrees", "agrees", "agrees",
-                                     "agrees", "not testable: x86 only here"]
+                                     "agrees", "not testable: x86 only here",
+                                     "not checked (unknown kind 'sideways')"]

@@ -474,7 +474,7 @@ def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict,
         return found
     sent = sorted({float(c.rate["achieved_rate_hz"]) for c in tput
                    if (c.rate or {}).get("achieved_rate_hz")})
-    offered = sorted({c.params.get("rate") for c in tput})
+    offered = sorted({float(c.params["rate"]) for c in tput if c.params.get("rate")})
     verdict = _offered_rate_verdict(sent, setup)
     low, high = setup["rate_per_s"]
     found["offered-rate"] = (
