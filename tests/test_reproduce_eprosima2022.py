@@ -193,3 +193,77 @@ def test_a_crashed_run_is_shown_as_crashed(driver_libs, results, tmp_path):
     # The figures still draw, the crashed run marked on them.
     drawings = [d.name for s in sections for d in s.drawings]
     assert drawings == ["latency-vs-size", "throughput-vs-size"]
+
+
+# The article's conclusions print no verdict (ours beside what the article says); the
+# judgements behind ours, on made-up runs, come out either way --------------------------
+
+def _cell(driver: str, placement: str, size: int, mean_us: float | None = 100.0,
+          received: float = 100.0, lost: int = 0, status: str = "ok"):
+    """A cell of one run: ok with samples around mean_us, or not ok (no samples)."""
+    from types import SimpleNamespace
+    ok = status == "ok"
+    pooled = (np.full(50, mean_us * 1000.0) if ok and mean_us is not None else np.empty(0))
+    run = SimpleNamespace(status=status, samples=object() if ok else None)
+    config = SimpleNamespace(runs=[run], ok_runs=[run] if ok else [], pooled_ns=pooled,
+                             stats={"n": pooled.size}, counts={"lost": lost},
+                             rate={"samples_per_s": received, "mbit_per_s": None},
+                             params={"rate": 100})
+    return eprosima2022.Cell(driver, placement, size, config)
+
+
+def test_keeps_up_holds_and_fails_on_the_received_rate_and_loss():
+    assert _cell("fastdds", "inter", 1024, received=99.0).keeps_up is True
+    assert _cell("fastdds", "inter", 1024, received=90.0).keeps_up is False   # < 95%
+    assert _cell("fastdds", "inter", 1024, received=100.0, lost=1).keeps_up is False
+    assert _cell("fastdds", "inter", 1024, status="crashed").keeps_up is None
+
+
+def test_throughput_conclusion_lists_where_each_kept_up():
+    sizes = [1024, 4 << 20]
+    cells = {("cyclonedds", "inter", 1024): _cell("cyclonedds", "inter", 1024),
+             ("cyclonedds", "inter", 4 << 20): _cell("cyclonedds", "inter", 4 << 20,
+                                                     received=20.0)}
+    table = eprosima2022._throughput_conclusion(
+        ["cyclonedds"], sizes, cells, common.load_published("eprosima2022"))
+    row = table.records()[0]
+    assert (row["keeps_up"], row["does_not_keep_up"]) == ("Array1k", "Array4m")
+    # Beside it, what the article says of OpenDDS, for which Cyclone DDS stands in (its
+    # crashes were in one process, not here).
+    assert row["published"] == "OpenDDS: keeps up at Array1k; does not keep up at Array4m"
+
+
+def test_latency_conclusion_counts_where_fast_dds_is_lower_both_ways():
+    published = common.load_published("eprosima2022")
+    sizes = [1024, 4096]
+
+    def fastdds_lower_at(cyclone_us: float) -> str:
+        cells = {}
+        for size in sizes:
+            cells[("fastdds", "inter", size)] = _cell("fastdds", "inter", size, 100.0)
+            cells[("cyclonedds", "inter", size)] = _cell("cyclonedds", "inter", size,
+                                                         cyclone_us)
+        table = eprosima2022._latency_conclusion(["fastdds", "cyclonedds"], sizes, cells,
+                                                 published)
+        row = table.records()[0]
+        assert row["published_ratio"] == "5 to 9"
+        return row["fastdds_lower"], row["ratio_low"]
+
+    assert fastdds_lower_at(700.0) == ("2 of 2 sizes", 7.0)      # as the article: 5-9x
+    assert fastdds_lower_at(50.0) == ("0 of 2 sizes", 0.5)       # reversed
+
+
+def test_the_conclusions_notes_quote_the_published_file_not_literals():
+    published = common.load_published("eprosima2022")
+    latency = eprosima2022._latency_article_note(published)
+    assert "5 to 9 times lower" in latency and "30 to 500 times lower" in latency
+    assert "OpenDDS crashed in one process with Array1m and Array4m" in latency
+    throughput = eprosima2022._throughput_article_note(published)
+    assert throughput.startswith("The article, at the 100 Hz publication rate: ")
+    assert "OpenDDS did not keep up between processes at Array4m" in throughput
+    # Other figures in the file, other notes.
+    other = json.loads(json.dumps(published))
+    other["latency"]["mean_ratio"]["large_samples"] = {"low": 2, "high": 3}
+    other["throughput"]["crashed"]["runs"] = []
+    assert "2 to 3 times lower" in eprosima2022._latency_article_note(other)
+    assert "crashed" not in eprosima2022._throughput_article_note(other)

@@ -202,3 +202,121 @@ def test_criteria_table_names_each_cells_source(quick):
     assert "73,242 samples/s" in verdicts["tput-1024"]["verdict"]
     assert verdicts["tput-connext"]["verdict"].startswith("not testable:")
     assert verdicts["offered-rate"]["verdict"] in ("same method", "differs")
+
+
+# The statement checks on made-up figures: each can come out either way ----------------
+
+def _ijraset():
+    from psbench.reproduce import ijraset
+    return ijraset
+
+
+def _published() -> dict:
+    return yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+
+
+SETUP = {"rate_per_s": [5000, 6000], "max_payload_bytes": 8192}   # at most 393 Mbit/s
+
+
+def test_verdicts_take_the_papers_figures_from_the_published_file():
+    published = _published()
+    assert published["throughput_setup"]["source"]
+    assert published["throughput_setup"]["rate_per_s"] == [5000, 6000]
+    claims = {c["id"]: c for c in published["claims"]}
+    assert claims["min-range"]["range_us"] == [200, 930]
+    assert claims["bandwidth"]["mbit_s"] == 950
+    assert (claims["tput-1024"]["mbit_s"], claims["tput-1024"]["size_bytes"]) == (600, 1024)
+    # Each figure is the one its quoted text prints.
+    for claim in claims.values():
+        for figure in [*claim.get("range_us", []), claim.get("mbit_s"),
+                       claim.get("size_bytes"), claim.get("up_to_bytes")]:
+            if figure is not None:
+                assert str(figure) in claim["text"].replace(",", ""), (figure, claim["id"])
+
+
+def test_min_range_agrees_and_differs():
+    check = _ijraset()._min_range_verdict
+    assert check([250.0, 900.0], 200, 930) == "agrees"
+    assert check([73.0, 128.0], 200, 930) == "differs"
+    assert check([150.0, 300.0], 200, 930) == "partly (1 of 2 within)"
+    assert check([], 200, 930) == "not measured"
+
+
+def test_throughput_agrees_and_differs_when_the_paper_is_consistent():
+    check = _ijraset()._throughput_verdict
+    # 300 Mbit/s at 8,192 B needs 4,578 samples/s: within the stated rate.
+    assert check(300, 8192, SETUP, 290.0, fraction=0.9) == "agrees"
+    assert check(300, 8192, SETUP, 100.0, fraction=0.9) == "differs"
+    assert check(300, 8192, SETUP, 290.0) == "differs"          # "larger than": all of it
+    assert check(300, 8192, SETUP, None) == "not measured"
+
+
+def test_throughput_the_paper_cannot_reach_is_inconsistent_in_the_paper_whatever_ours():
+    check = _ijraset()._throughput_verdict
+    for ours in (None, 0.0, 2000.0):
+        verdict = check(600, 1024, SETUP, ours)
+        assert verdict == ("inconsistent in the paper: 600 Mbit/s at 1,024 B needs 73,242 "
+                           "samples/s; the paper states 5,000-6,000 (at most 49 Mbit/s)")
+    assert check(950, 8192, SETUP, 2000.0).startswith("inconsistent in the paper: 950 Mbit/s")
+
+
+def test_offered_rate_agrees_and_differs():
+    check = _ijraset()._offered_rate_verdict
+    assert check([5480.0, 5500.0], SETUP) == "same method"
+    assert check([4000.0, 5500.0], SETUP) == "differs"
+    assert check([], SETUP) == "not measured"
+
+
+def _run(driver: str, size: int, relays: int, latency_us=(), mbit=None, sent=5500.0):
+    from types import SimpleNamespace
+    return SimpleNamespace(kind="pubsub", driver=driver, size=size, ok_runs=[object()],
+                           pooled_ns=np.asarray(latency_us or [1.0], dtype=np.float64) * 1000,
+                           params={"relays": relays, "rate": 5500}, counts={"lost": 0},
+                           rate={"mbit_per_s": mbit, "achieved_rate_hz": sent})
+
+
+def _verdicts(configs: list, published: dict) -> dict:
+    return {row[0]: row[4] for row in _ijraset()._claim_rows(configs, published)}
+
+
+def test_claim_rows_judge_the_measured_data_against_the_published_figures():
+    published = _published()
+    # Latency halved 250-450 µs: within the paper's 200-930; then 50-60 µs: below it.
+    inside = [_run("cyclonedds", 32, 1, [500, 600]), _run("fastdds", 8192, 1, [900, 950])]
+    below = [_run("cyclonedds", 32, 1, [100, 120]), _run("fastdds", 8192, 1, [110, 130])]
+    assert _verdicts(inside, published)["min-range"] == "agrees"
+    assert _verdicts(below, published)["min-range"] == "differs"
+    # The paper's own throughput figures exceed its rate x payload: inconsistent in the
+    # paper, with or without runs; the systems that cannot run here: not testable.
+    for configs in ([], [_run("fastdds", 1024, 0, mbit=45.0)]):
+        verdicts = _verdicts(configs, published)
+        assert verdicts["bandwidth"].startswith("inconsistent in the paper:")
+        assert verdicts["tput-1024"].startswith("inconsistent in the paper:")
+        for key in ("small-sizes", "large-sizes", "tput-connext", "tput-coredx",
+                    "tput-opendds"):
+            assert verdicts[key].startswith("not testable: "), key
+    # Figures the stated rate could carry are judged on our data, both ways.
+    consistent = dict(published, claims=[
+        dict(c, mbit_s={"bandwidth": 300, "tput-1024": 40}.get(c["id"], c.get("mbit_s")))
+        for c in published["claims"]])
+    fast = [_run("fastdds", 1024, 0, mbit=45.0), _run("cyclonedds", 8192, 0, mbit=350.0),
+            _run("zeromq", 8192, 0, mbit=900.0)]
+    slow = [_run("fastdds", 1024, 0, mbit=20.0), _run("cyclonedds", 8192, 0, mbit=100.0),
+            _run("zeromq", 8192, 0, mbit=900.0, sent=3000.0)]
+    assert {k: _verdicts(fast, consistent)[k] for k in ("bandwidth", "tput-1024",
+                                                        "offered-rate")} == {
+        "bandwidth": "agrees", "tput-1024": "agrees", "offered-rate": "same method"}
+    # ZeroMQ's 900 Mbit/s does not count: the paper's statements are of its DDS systems.
+    assert {k: _verdicts(slow, consistent)[k] for k in ("bandwidth", "tput-1024",
+                                                        "offered-rate")} == {
+        "bandwidth": "differs", "tput-1024": "differs", "offered-rate": "differs"}
+
+
+def test_the_published_throughput_note_says_so_only_when_the_rate_cannot_carry_it():
+    note = _ijraset()._published_throughput_note
+    published = _published()
+    assert "940 Mbit/s needs 19,583 B per sample or more" in note(published)
+    modest = json.loads(json.dumps(published))
+    for value in modest["throughput_mbit_s"]["values"].values():
+        value["value"] = 300                  # 6,250 B at 6,000/s: within 8,192 B
+    assert note(modest) == "one figure per system, no payload size given"

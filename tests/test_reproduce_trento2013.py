@@ -143,7 +143,7 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     kinds = {c["id"]: c["kind"] for c in published["claims"]}
     for row in claims["rows"]:
         if kinds[row["id"]] == "not_testable":
-            assert row["verdict"].startswith("not testable here: ") and row["ours"] == "-"
+            assert row["verdict"].startswith("not testable: ") and row["ours"] == "-"
             continue
         assert row["verdict"].split(" ")[0] in ("agrees", "differs", "partly", "within"), row
         assert "µs" in row["ours"] or "x" in row["ours"]
@@ -174,3 +174,104 @@ def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
     line = json.loads((store / "index.jsonl").read_text().splitlines()[0])
     assert line["status"] == "failed"
     assert "SCHED_FIFO priority 99" in line["message"]
+
+
+# The statement checks on made-up samples: each can come out either way ----------------
+
+def _config(values) -> object:
+    """A configuration with these pooled latencies (µs), as the checks read it."""
+    from types import SimpleNamespace
+    return SimpleNamespace(pooled_ns=np.asarray(values, dtype=np.float64) * 1000,
+                           counts={"lost": 0}, ok_runs=[object()])
+
+
+def _sweep(means: dict, spread: float = 1.0, n: int = 400) -> dict:
+    """driver -> [(key, config)]: samples around each mean (µs), +- spread, n of them."""
+    offsets = np.linspace(-spread, spread, n)
+    return {driver: [(key, _config(mean + offsets)) for key, mean in points.items()]
+            for driver, points in means.items()}
+
+
+def _trento():
+    from psbench.reproduce import trento2013
+    return trento2013
+
+
+def test_worst_below_agrees_and_differs():
+    check = _trento()._check_below
+    claim = {"bound_us": 1000, "systems": ["zeromq", "fastdds"]}
+    below = _sweep({"zeromq": {1: 100, 4: 200}, "fastdds": {1: 300, 4: 400}})
+    above = _sweep({"zeromq": {1: 100, 4: 200}, "fastdds": {1: 300, 4: 1200}})
+    assert check(claim, below, "max")[1] == "agrees"
+    assert check(claim, above, "max")[1] == "differs"
+    # The bound is on the largest worst case: one sample over it is enough to differ.
+    spike = {**below, "zeromq": [(1, _config([10, 20, 1001]))]}
+    assert check(claim, spike, "max")[1] == "differs"
+    assert check(claim, spike, "mean")[1] == "agrees"
+    assert check(claim, {}, "max")[1] == "not measured"
+
+
+def test_only_below_agrees_and_differs():
+    check = _trento()._check_below
+    claim = {"bound_us": 10000, "systems": ["zeromq"]}
+    only = _sweep({"zeromq": {1: 100, 4: 200}, "fastdds": {1: 9000, 4: 12000}})
+    listed_above = _sweep({"zeromq": {1: 100, 4: 11000}, "fastdds": {1: 9000, 4: 12000}})
+    others_below = _sweep({"zeromq": {1: 100, 4: 200}, "fastdds": {1: 300, 4: 400}})
+    assert check(claim, only, "max", only=True)[1] == "agrees"
+    assert check(claim, listed_above, "max", only=True)[1] == "differs"
+    assert check(claim, others_below, "max", only=True)[1] == "partly (Fast DDS below it too)"
+
+
+def test_scales_best_agrees_and_differs():
+    check = _trento()._check_scales_best
+    claim = {"system": "zeromq"}
+    best = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 90, 4: 190}})
+    worst = _sweep({"zeromq": {1: 100, 4: 200}, "fastdds": {1: 90, 4: 100}})
+    assert check(claim, best)[1] == "agrees"
+    assert check(claim, worst)[1] == "differs (Fast DDS grows least)"
+    # A smaller growth within twice the combined standard error is no difference.
+    noisy = _sweep({"zeromq": {1: 100, 4: 101}, "fastdds": {1: 100, 4: 100}}, spread=200)
+    assert check(claim, noisy)[1].startswith("within noise (Fast DDS grows least")
+    assert check(claim, {k: v for k, v in best.items() if k == "zeromq"})[1] == "not measured"
+
+
+def test_higher_average_agrees_and_differs():
+    check = _trento()._check_higher_average
+    claim = {"system": "fastdds", "than": "zeromq"}
+    higher = _sweep({"fastdds": {1: 200, 2: 300}, "zeromq": {1: 100, 2: 100}})
+    lower = _sweep({"fastdds": {1: 50, 2: 60}, "zeromq": {1: 100, 2: 100}})
+    mixed = _sweep({"fastdds": {1: 200, 2: 60}, "zeromq": {1: 100, 2: 100}})
+    assert check(claim, higher)[1] == "agrees"
+    assert check(claim, lower)[1] == "differs"
+    assert check(claim, mixed)[1] == "partly (not at every count)"
+    assert check(claim, {"fastdds": higher["fastdds"]})[1] == "not measured"
+
+
+def test_size_flat_agrees_and_differs():
+    check = _trento()._check_size_flat
+    claim = {"factor": 2, "systems": ["zeromq", "cyclonedds"]}
+    flat = _sweep({"zeromq": {32: 100, 1000: 150}, "cyclonedds": {32: 100, 1000: 90}})
+    steep = _sweep({"zeromq": {32: 100, 1000: 150}, "cyclonedds": {32: 100, 1000: 250}})
+    assert check(claim, flat)[1] == "agrees"
+    assert check(claim, steep)[1] == "differs"
+    assert "Cyclone DDS x2.50" in check(claim, steep)[0]
+    assert check(claim, {})[1] == "not measured"
+
+
+def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
+    module = _trento()
+    published = {"claims": [
+        {"id": "w", "kind": "worst_below", "bound_us": 1000, "systems": ["zeromq"]},
+        {"id": "a", "kind": "average_below", "bound_us": 1000, "systems": ["zeromq"]},
+        {"id": "o", "kind": "only_below", "bound_us": 1000, "systems": ["zeromq"]},
+        {"id": "s", "kind": "scales_best", "system": "zeromq"},
+        {"id": "h", "kind": "higher_average", "system": "fastdds", "than": "zeromq"},
+        {"id": "f", "kind": "size_flat", "systems": ["zeromq"]},
+        {"id": "n", "kind": "not_testable", "reason": "x86 only\n here"},
+        {"id": "u", "kind": "sideways"}]}
+    by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 3000}})
+    by_size = _sweep({"zeromq": {32: 100, 1000: 120}})
+    rows = module._claims_table(by_subs, by_size, published).rows
+    assert [r[-1] for r in rows] == ["agrees", "agrees", "agrees", "agrees", "agrees",
+                                     "agrees", "not testable: x86 only here",
+                                     "not checked (unknown kind 'sideways')"]

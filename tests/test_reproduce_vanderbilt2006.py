@@ -197,8 +197,8 @@ def test_every_statement_is_checked(quick):
     claims = paper_table(paper, "vanderbilt2006-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
     for row, claim in zip(claims["rows"], published["claims"]):
-        if claim["kind"] == "not_reproduced":
-            assert row["verdict"] == "not reproduced"
+        if claim["kind"] == "not_testable":
+            assert row["verdict"] == "not testable: " + claim["reason"]
         elif set(claim.get("systems") or MIDDLEWARES) & set(built()):
             assert row["verdict"] in ("agrees", "differs", "partly"), row
     assert any("other hardware" in note for note in claims["notes"])
@@ -259,3 +259,14 @@ def test_levels_off_less_agrees_and_differs():
     more = {**less, ("cyclonedds", "multicast", 4, 16384): 100}
     assert _verdict("levels_off_less", claim, less) == "agrees"
     assert _verdict("levels_off_less", claim, more) == "differs"
+
+
+def test_a_claim_no_driver_can_test_says_why_whatever_the_data():
+    from psbench.reproduce import vanderbilt2006 as module
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    untestable = [c for c in published["claims"] if c["kind"] == "not_testable"]
+    assert untestable and all(c["reason"] for c in untestable)
+    for kbps in ({}, {("cyclonedds", "multicast", 4, 1024): 200}):
+        rows = {r[0]: r[-1] for r in module._claims_table(_points(kbps), published).rows}
+        for claim in untestable:
+            assert rows[claim["id"]] == "not testable: " + claim["reason"]

@@ -174,3 +174,64 @@ def test_figure4_data_has_every_series_and_the_floor(quick):
     assert row["published_other_reliable_mean_ns"] == pytest.approx(419.82e3)
     claims = _tables(doc)["claims-latency"]["rows"]
     assert claims[0]["published_text_ns"] == 50000 and claims[1]["published_text_ns"] == 70000
+
+
+# The paper's claims print no verdict (ours beside the paper's tables and text); the
+# judgements behind them, on made-up samples, come out either way ---------------------
+
+def _study(published: dict, means: dict | None = None):
+    """A study of no runs, then the given pooled samples: (driver, reliability, size) ->
+    mean µs, 2,000 samples each, +- 10 µs."""
+    from types import SimpleNamespace
+    from psbench.reproduce.zak2017 import _Study
+    study = _Study(SimpleNamespace(ok_runs=[]), published)
+    offsets = np.linspace(-10, 10, 2000)
+    study.samples = {key: (mean + offsets) * 1000 for key, mean in (means or {}).items()}
+    study.sizes = sorted({size for (_, _, size) in study.samples}) or study.sizes
+    return study
+
+
+def _published() -> dict:
+    return yaml.safe_load((SEEDS / "zak2017.published.yaml").read_text())
+
+
+def test_lower_mean_names_the_faster_side_only_when_significant():
+    from psbench.reproduce.zak2017 import _lower_mean
+    assert _lower_mean(-5.0, 1e-9) == "Fast DDS"
+    assert _lower_mean(5.0, 1e-9) == "Cyclone DDS"
+    assert _lower_mean(-5.0, 0.3) == "neither"
+    assert _lower_mean(-5.0, 1e-9, ("Fast RTPS", "OpenDDS")) == "Fast RTPS"
+
+
+def test_faster_count_holds_and_fails_on_the_samples():
+    faster = {("fastdds", "reliable", s): 100 for s in (64, 256)}
+    faster.update({("cyclonedds", "reliable", s): 200 for s in (64, 256)})
+    slower = {k: 300 - v for k, v in faster.items()}
+    assert _study(_published(), faster)._faster_count("reliable") == "2 of 2"
+    assert _study(_published(), slower)._faster_count("reliable") == "0 of 2"
+    mixed = {**faster, ("fastdds", "reliable", 256): 200}          # equal means
+    assert _study(_published(), mixed)._faster_count("reliable") == "1 of 2"
+
+
+def test_the_papers_side_is_counted_from_its_own_tables():
+    published = _published()
+    study = _study(published)
+    # Every printed t is negative with p < 2.2e-16: 10 of 10 sizes (16 B is left out).
+    assert study._published_faster_count("best_effort") == "10 of 10"
+    assert study._published_every_size("best_effort") == "all sizes"
+    # A positive t, or a p that is not significant, counts against the claim.
+    flipped = yaml.safe_load(yaml.safe_dump(published))
+    flipped["ttest"]["reliable"]["rows"][1024][0] = 12.0
+    assert _study(flipped)._published_faster_count("reliable") == "9 of 10"
+    flipped["ttest"]["reliable"]["p"] = "0.3"
+    assert _study(flipped)._published_faster_count("reliable") == "0 of 10"
+    assert _study(flipped)._published_every_size("reliable") is None
+
+
+def test_the_papers_two_times_comes_from_the_published_file():
+    published = _published()
+    assert published["figure4"]["faster_factor"] == 2
+    ratio = _study(published).claims_tables()[1]
+    assert [row[3] for row in ratio.rows] == [2, 2]
+    del published["figure4"]["faster_factor"]
+    assert [row[3] for row in _study(published).claims_tables()[1].rows] == [None, None]

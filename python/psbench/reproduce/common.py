@@ -69,6 +69,12 @@ def published_marker(published: dict) -> str:
             f"not absolute values.")
 
 
+def not_testable(reason) -> str:
+    """The verdict of a claim this setup cannot test, whatever the data: it says why
+    (issue 15: never a verdict that looks measured when nothing was)."""
+    return "not testable: " + _one_line(reason or "no reason given")
+
+
 def _one_line(value) -> str:
     if isinstance(value, dict):
         return "; ".join(f"{k}: {v}" for k, v in value.items())

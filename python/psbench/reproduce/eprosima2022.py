@@ -211,6 +211,48 @@ def _published_throughput_text(published: dict, placement: str, size: int) -> st
     return "; ".join(parts) or None
 
 
+PLACEMENT_WORDS = {"intra": "in one process", "inter": "between processes"}
+
+
+def _crashes_text(published: dict, metric: str) -> str | None:
+    """The article's crashes of one metric in words: 'OpenDDS crashed in one process
+    with Array1m and Array4m'."""
+    found: dict[tuple, list[str]] = {}
+    for run in _published_crashes(published, metric):
+        found.setdefault((run["implementation"], run["placement"]), []).append(run["size"])
+    return "; ".join(f"{name_of(i)} crashed {PLACEMENT_WORDS.get(p, p)} with "
+                     f"{' and '.join(sizes)}" for (i, p), sizes in found.items()) or None
+
+
+def _latency_article_note(published: dict) -> str:
+    """The article's latency conclusion, from the published file's figures."""
+    ratio = ((published.get("latency") or {}).get("mean_ratio") or {})
+    parts = [f"{r['low']:g} to {r['high']:g} times lower than OpenDDS's {where}"
+             for key, where in (("below_udp_fragmentation", "below UDP fragmentation"),
+                                ("large_samples", "for large samples"))
+             if (r := ratio.get(key))]
+    said = ["Fast DDS's mean latency is " + " and ".join(parts)] if parts else []
+    said += [c for c in [_crashes_text(published, "latency")] if c]
+    return (f"The article: {'; '.join(said) or 'nothing printed'}. Here: Cyclone DDS over "
+            f"Fast DDS.")
+
+
+def _throughput_article_note(published: dict) -> str:
+    """The article's throughput conclusion, from the published file's statements."""
+    said = []
+    for st in (((published.get("throughput") or {}).get("keeps_up") or {})
+               .get("statements") or []):
+        sizes = ("at every payload" if st.get("sizes") == "all" else
+                 f"up to {st['up_to']}" if "up_to" in st else f"at {st.get('size')}")
+        verb = "kept up" if st.get("keeps_up") else "did not keep up"
+        said.append(f"{name_of(st['implementation'])} {verb} "
+                    f"{PLACEMENT_WORDS.get(st.get('placement'), st.get('placement'))} {sizes}")
+    said += [c for c in [_crashes_text(published, "throughput")] if c]
+    rate = (published.get("method") or {}).get("rate_hz")
+    return (f"The article, at {f'the {rate:g} Hz' if rate else 'its'} publication rate: "
+            f"{'; '.join(said) or 'nothing printed'}.")
+
+
 # Tables -------------------------------------------------------------------------------
 
 def _latency_table(placement: str, title: str, drivers: list[str], sizes: list[int],
@@ -484,9 +526,7 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
         published)
     latency_end = Section("Latency Results: Conclusion", tables=[
         _latency_conclusion(drivers, sizes, cells, published)], notes=[
-        "The article: Fast DDS's mean latency is 5 to 9 times lower than OpenDDS's below "
-        "UDP fragmentation and 30 to 500 times lower for large samples; OpenDDS crashed "
-        "in one process with Array1m and Array4m. Here: Cyclone DDS over Fast DDS."])
+        _latency_article_note(published)])
     throughput = _results_section(
         "throughput", "The article's throughput figures: what the subscriber received per "
         "second at a 100 Hz publication rate, against the Array type, intra- and "
@@ -494,7 +534,5 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
         published)
     throughput_end = Section("Throughput Results: Conclusion", tables=[
         _throughput_conclusion(drivers, sizes, cells, published)], notes=[
-        "The article: only Fast DDS kept up with the publication rate at every payload; "
-        "OpenDDS crashed in one process with Array1m and Array4m, and between processes "
-        "kept up until Array1m but not at Array4m."])
+        _throughput_article_note(published)])
     return [latency, latency_end, throughput, throughput_end]

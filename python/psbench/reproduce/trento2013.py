@@ -22,7 +22,7 @@ from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet, implied_setting
 from psbench.analysis.plots import STYLE, Drawing, _panels, PANEL_INCHES
 from psbench.analysis.tables import Column, Table
-from psbench.reproduce.common import Section, published_marker
+from psbench.reproduce.common import Section, not_testable, published_marker
 from psbench.stats import nearest_rank
 
 # What psbench calls each driver here, and the paper's system it stands for comes from
@@ -263,8 +263,7 @@ def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
         elif kind == "size_flat":
             ours, verdict = _check_size_flat(claim, by_size)
         elif kind == "not_testable":
-            ours, verdict = "-", "not testable here: " + " ".join(
-                str(claim.get("reason") or "").split())
+            ours, verdict = "-", not_testable(claim.get("reason"))
         else:
             ours, verdict = "-", f"not checked (unknown kind {kind!r})"
         bound = claim.get("bound_us")

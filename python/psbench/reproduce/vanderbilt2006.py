@@ -24,7 +24,7 @@ from psbench.analysis.configs import Config, build_configs
 from psbench.analysis.load import ResultSet
 from psbench.analysis.plots import STYLE, Drawing, _panels, PANEL_INCHES
 from psbench.analysis.tables import Column, Table
-from psbench.reproduce.common import Section, published_marker
+from psbench.reproduce.common import Section, not_testable, published_marker
 
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 HEADER = 32          # psbench's header: a sequence of L bytes is a message of L + 32
@@ -363,8 +363,8 @@ def _claims_table(points: dict, published: dict) -> Table:
             ours, verdict = _check_gap_grows(claim, points)
         elif kind == "levels_off_less":
             ours, verdict = _check_levels_off_less(claim, points)
-        elif kind == "not_reproduced":
-            ours, verdict = "-", "not reproduced"
+        elif kind == "not_testable":
+            ours, verdict = "-", not_testable(claim.get("reason"))
         else:
             ours, verdict = "-", f"not checked (unknown kind {kind!r})"
         rows.append([claim.get("id"), claim.get("source"),

@@ -34,6 +34,7 @@ TTEST_NUMBERS = {"best_effort": 3, "reliable": 6}
 # The floor beside the DDS in figure 4 and the claims (not in the paper).
 BASELINES = (("udp", "best_effort"), ("shm", "best_effort"), ("shm", "reliable"))
 ALPHA = 0.05
+PAPER_LOWER = ("Fast RTPS", "OpenDDS")            # the paper's t-tests, in its order
 
 
 def our_size(paper_size: int) -> int:
@@ -64,6 +65,21 @@ def _stats(values: np.ndarray | None) -> list:
     stdev = float(np.std(values, ddof=1)) if values.size > 1 else None
     return [int(values.size), float(values.min()), float(values.max()),
             float(values.mean()), stdev]
+
+
+def _lower_mean(t: float, p: float,
+                names: tuple[str, str] = ("Fast DDS", "Cyclone DDS")) -> str:
+    """Which side of a Welch t-test (t = first - second) has the significantly lower
+    mean (p < ALPHA), or neither."""
+    return (names[0] if t < 0 else names[1]) if p < ALPHA else "neither"
+
+
+def _published_p(text) -> float | None:
+    """The paper's printed p-value as a number: '<2.2e-16' is read as its bound."""
+    try:
+        return float(str(text).lstrip("<").strip())
+    except ValueError:
+        return None
 
 
 def _us_to_ns(value) -> float | None:
@@ -158,14 +174,14 @@ class _Study:
                 result = welch(a, b)
                 t, df, p = result.t, result.df, result.p
                 diff = float(a.mean() - b.mean())
-                lower = (("Fast DDS" if diff < 0 else "Cyclone DDS") if p < ALPHA
-                         else "neither")
+                lower = _lower_mean(t, p)
             p_row = (published.get("rows") or {}).get(size)
             p_t, p_df = (p_row if p_row else (None, None))
+            p_p = _published_p(published.get("p"))
             rows.append([size, our_size(size), t, df, p, diff, lower, p_t, p_df,
                          published.get("p") if p_row else None,
-                         (("Fast RTPS" if p_t < 0 else "OpenDDS") if p_t is not None
-                          else None)])
+                         _lower_mean(p_t, p_p, PAPER_LOWER)
+                         if p_t is not None and p_p is not None else None])
         columns = [Column("size B", "size_bytes", "count"),
                    Column("our size B", "our_size_bytes", "count"),
                    Column("t", "t", "stat"), Column("df", "df", "stat"),
@@ -326,8 +342,25 @@ class _Study:
                 continue
             tested += 1
             result = welch(a, b)
-            faster += result.p < ALPHA and result.t < 0
+            faster += _lower_mean(result.t, result.p) == "Fast DDS"
         return f"{faster} of {tested}" if tested else None
+
+    def _published_faster_count(self, reliability: str) -> str | None:
+        """The same count from the paper's own t-test table (t and its one p-value)."""
+        published = self.published.get("ttest", {}).get(reliability) or {}
+        rows = published.get("rows") or {}
+        p = _published_p(published.get("p"))
+        tested = [rows[s][0] for s in self.sizes if s >= HEADER and s in rows]
+        if not tested or p is None:
+            return None
+        faster = sum(_lower_mean(t, p, PAPER_LOWER) == PAPER_LOWER[0] for t in tested)
+        return f"{faster} of {len(tested)}"
+
+    def _published_every_size(self, reliability: str) -> str | None:
+        """Section 5's words: every t-test has p < 2.2e-16 (the one p the tables print),
+        and sections 6-7 have Fast RTPS faster at every size."""
+        p = _published_p((self.published.get("ttest", {}).get(reliability) or {}).get("p"))
+        return "all sizes" if p is not None and p < ALPHA else None
 
     def claims_tables(self) -> list[Table]:
         figure4 = self.published.get("figure4", {})
@@ -343,13 +376,13 @@ class _Study:
         ]
         ratio_rows = [
             [f"mean of the other DDS / mean of Fast DDS, {RELIABILITY_TEXT[r]}, median over "
-             f"sizes", self._ratio(r), self._published_ratio(r), 2.0 if figure4 else None]
+             f"sizes", self._ratio(r), self._published_ratio(r),
+             figure4.get("faster_factor")]
             for r in RELIABILITIES]
         count_rows = [
             [f"sizes where Fast DDS has the significantly lower mean (Welch p < {ALPHA}), "
              f"{RELIABILITY_TEXT[r]}", self._faster_count(r),
-             f"{len(counted)} of {len(counted)}" if self.published.get("ttest") else None,
-             "all sizes" if self.published.get("ttest") else None]
+             self._published_faster_count(r), self._published_every_size(r)]
             for r in RELIABILITIES]
         us_table = Table("claims-latency", "The paper's claims against ours: latency",
                          [Column("claim", "claim", "text"), Column("ours", "ours_ns", "us"),
