@@ -101,7 +101,7 @@ constexpr uint64_t fnv1a64(std::string_view s) noexcept {
 // first + FNV-1a-32(key) % count: an id in [first, first + count) that is the same in
 // every process of a run and differs between runs, e.g. a DDS domain id
 // id_in_range(cfg.run_id, 1, 200) (cyclonedds, fastdds) or a port base + hash % span
-// (udp, zeromq). count must not be 0.
+// (udp, over the topic name). count must not be 0.
 constexpr uint32_t id_in_range(std::string_view key, uint32_t first, uint32_t count) noexcept {
   return first + fnv1a32(key) % count;
 }
