@@ -1,5 +1,8 @@
 # psbench_add_driver(NAME SOURCES...): builds drivers/<NAME> as libpsbench-<NAME>.so
-# in build/drivers/<NAME>/, where the node and the Python CLI look for it.
+# in build/drivers/<NAME>/, where the node and the Python CLI look for it. The library
+# exports psb_driver_entry and nothing else: hidden visibility for the driver's own code,
+# and drivers/exports.map (one version script for every driver) for what static
+# libraries and template instances (libstdc++) would otherwise export.
 function(psbench_add_driver name)
   add_library(psbench-${name} MODULE ${ARGN})
   target_include_directories(psbench-${name} PRIVATE ${PROJECT_SOURCE_DIR}/core/include)
@@ -9,6 +12,10 @@ function(psbench_add_driver name)
     LIBRARY_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/drivers/${name}
     C_VISIBILITY_PRESET hidden
     CXX_VISIBILITY_PRESET hidden)
+  target_link_options(psbench-${name} PRIVATE
+    -Wl,--version-script=${PROJECT_SOURCE_DIR}/drivers/exports.map)
+  set_property(TARGET psbench-${name} APPEND PROPERTY
+    LINK_DEPENDS ${PROJECT_SOURCE_DIR}/drivers/exports.map)
 endfunction()
 
 # psbench_add_driver_test(NAME [OWN_MAIN] SOURCES...): a GoogleTest of drivers/<NAME>

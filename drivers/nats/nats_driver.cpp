@@ -4,16 +4,12 @@
 // (a synchronous subscription for wait and poll, an asynchronous one with cnats's own
 // delivery thread for listener). Subjects are "psbench.<run id>.<topic>". Best effort
 // and volatile only: core NATS delivers at most once to the subscribers connected now.
-#include <pthread.h>
-#include <sched.h>
-#include <unistd.h>
-
+// The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <cstring>
-#include <exception>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <string>
@@ -21,11 +17,13 @@
 
 #include <nats/nats.h>
 
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 #include "settings.h"
 
 namespace psbnats {
 namespace {
+
+using psb::sdk::fail;
 
 constexpr int64_t kConnectTimeoutMs = 5000;
 // A publish that cannot hand its bytes to the kernel within this time fails (and
@@ -43,31 +41,37 @@ constexpr uint64_t kMaxPayload = 4u << 20;  // the node's own largest --size
 std::mutex g_lib_mu;
 int g_lib_users = 0;
 
-bool library_acquire(psb_error *err) {
-  std::lock_guard lock(g_lib_mu);
-  if (g_lib_users == 0) {
-    natsStatus s = nats_Open(-1);
-    if (s != NATS_OK) {
-      psb_set_error(err, "nats: cannot initialize the cnats library: %s", natsStatus_GetText(s));
-      return false;
+// One context's use of the library. The last one gone: cnats's own threads (timers,
+// async callbacks, garbage collector, finished delivery threads) end before the
+// destructor returns.
+class LibraryUse {
+ public:
+  LibraryUse() {
+    std::lock_guard lock(g_lib_mu);
+    if (g_lib_users == 0) {
+      natsStatus s = nats_Open(-1);
+      if (s != NATS_OK) fail("cannot initialize the cnats library: %s", natsStatus_GetText(s));
+    }
+    ++g_lib_users;
+  }
+  LibraryUse(const LibraryUse &) = delete;
+  LibraryUse &operator=(const LibraryUse &) = delete;
+  ~LibraryUse() {
+    if (kept_) return;
+    std::lock_guard lock(g_lib_mu);
+    if (--g_lib_users == 0) {
+      natsStatus s = nats_CloseAndWait(kLibraryCloseTimeoutMs);
+      if (s != NATS_OK)
+        std::fprintf(stderr, "nats: cnats did not shut down within %lld ms: %s\n",
+                     (long long)kLibraryCloseTimeoutMs, natsStatus_GetText(s));
     }
   }
-  ++g_lib_users;
-  return true;
-}
+  // Leaves the library open for good (a cnats thread may still run).
+  void keep() { kept_ = true; }
 
-// The last context gone: cnats's own threads (timers, async callbacks, garbage
-// collector, finished delivery threads) end before this returns.
-void library_release() {
-  std::lock_guard lock(g_lib_mu);
-  if (--g_lib_users == 0) {
-    natsStatus s = nats_CloseAndWait(kLibraryCloseTimeoutMs);
-    if (s != NATS_OK)
-      std::fprintf(stderr, "nats: cnats did not shut down within %lld ms: %s\n",
-                   (long long)kLibraryCloseTimeoutMs, natsStatus_GetText(s));
-  }
-}
-
+ private:
+  bool kept_ = false;
+};
 
 // ---- objects ---------------------------------------------------------------------------
 
@@ -90,33 +94,18 @@ class DoneFlag {
   bool done_ = false;
 };
 
-struct Context {
-  Settings settings;
-  std::string run_id;
-  uint64_t max_payload = 0;        // the run's largest message
-  int64_t server_max_payload = 0;  // the server's max_payload, read at connect
-  natsConnection *nc = nullptr;
+// What cnats's closed callback reads, apart from the Context so that it can be left in
+// place when cnats does not confirm the connection closed.
+struct Link {
+  std::string address;
   std::atomic<bool> closing{false};
-  DoneFlag closed;                 // cnats's closed callback has run
-  // Unsubscribed, but not destroyed until the connection's reader thread has been
-  // joined (see destroy_reader_now).
-  std::vector<natsSubscription *> retired;
+  DoneFlag closed;  // cnats's closed callback has run
 };
 
-struct Writer {
-  Context *ctx;
-  std::string subject;
-};
-
-struct Reader {
-  Context *ctx;
-  std::string subject;
-  natsSubscription *sub = nullptr;
-  natsMsg *held = nullptr;  // the sample take() returned, until release() or the next take()
-  psb_on_data on_data = nullptr;
-  void *user = nullptr;
-  DoneFlag delivery_done;   // listener: cnats's delivery thread has finished
-  bool awaits_delivery_done = false;
+// What cnats's delivery thread reads (listener), apart from the Reader for the same reason.
+struct Delivery {
+  psb::sdk::Listener listener;
+  DoneFlag done;  // cnats's delivery thread has finished
 };
 
 // The calling thread's last cnats error text (cnats keeps it per thread).
@@ -125,203 +114,288 @@ const char *last_error_text() {
   return (text && *text) ? text : "no detail";
 }
 
-void fill_status_error(psb_error *err, const char *what, const Context *ctx, natsStatus s) {
+// The message for a failed cnats call (without the driver's name).
+std::string status_message(const char *what, const std::string &address, natsStatus s) {
+  char text[sizeof(psb_error::message)];
   if (s == NATS_CONNECTION_CLOSED)
-    psb_set_error(err,
-              "nats: %s: the connection to nats-server at %s is closed (the server ended or "
-              "closed this client; the driver does not reconnect)",
-              what, ctx->settings.address.c_str());
+    std::snprintf(text, sizeof text,
+                  "%s: the connection to nats-server at %s is closed (the server ended or "
+                  "closed this client; the driver does not reconnect)",
+                  what, address.c_str());
   else
-    psb_set_error(err, "nats: %s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
+    std::snprintf(text, sizeof text, "%s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
+  return text;
+}
+
+[[noreturn, gnu::cold, gnu::noinline]] void fail_status(const char *what, const std::string &address,
+                                                        natsStatus s) {
+  throw psb::sdk::Error(status_message(what, address, s));
 }
 
 // ---- cnats callbacks (cnats's threads) -----------------------------------------------
 
 void on_connection_closed(natsConnection *nc, void *closure) {
-  auto *ctx = static_cast<Context *>(closure);
-  if (!ctx->closing.load()) {
+  auto *link = static_cast<Link *>(closure);
+  if (!link->closing.load()) {
     const char *text = nullptr;
     natsConnection_GetLastError(nc, &text);
     std::fprintf(stderr,
                  "nats: the connection to nats-server at %s closed during the run (cnats: %s); "
                  "writes and takes fail from now on\n",
-                 ctx->settings.address.c_str(), (text && *text) ? text : "server gone");
+                 link->address.c_str(), (text && *text) ? text : "server gone");
   }
-  ctx->closed.set();
+  link->closed.set();
 }
 
 void on_message(natsConnection *, natsSubscription *, natsMsg *msg, void *closure) {
-  auto *r = static_cast<Reader *>(closure);
-  r->on_data(r->user, natsMsg_GetData(msg), size_t(natsMsg_GetDataLength(msg)));
+  static_cast<Delivery *>(closure)->listener(natsMsg_GetData(msg), size_t(natsMsg_GetDataLength(msg)));
   natsMsg_Destroy(msg);
 }
 
-void on_subscription_complete(void *closure) { static_cast<Reader *>(closure)->delivery_done.set(); }
+void on_subscription_complete(void *closure) { static_cast<Delivery *>(closure)->done.set(); }
 
-// ---- the ABI ---------------------------------------------------------------------------
+// ---- the driver ------------------------------------------------------------------------
 
-const char *nats_version() {
-  static const std::string text = std::string("cnats ") + nats_GetVersion();
-  return text.c_str();
+struct Nats {
+  static constexpr const char *name = "nats";
+  static constexpr const char *description =
+      "core NATS (no JetStream) through cnats and a nats-server over TCP: best effort, "
+      "volatile, subjects psbench.<run>.<topic>";
+  static const char *version() {
+    static const std::string text = std::string("cnats ") + nats_GetVersion();
+    return text.c_str();
+  }
+  static psb_capabilities capabilities();
+  static void check(const psb_config &cfg) { parse_settings(cfg); }
+
+  class Context;
+  class Writer;
+  class Reader;
+};
+
+psb_capabilities Nats::capabilities() {
+  static const char *const transports[] = {"tcp", nullptr};
+  static const char *const services[] = {"nats-server", nullptr};
+  static const char *const option_keys[] = {"broker", "send_asap", nullptr};
+  return {.reliability = PSB_BEST_EFFORT,  // reliable would need JetStream
+          .durability = PSB_VOLATILE,      // so would transient_local
+          .history = 0,                    // no history to ask for (see README)
+          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+          .transports = transports,
+          .services = services,
+          .cleanup_command = nullptr,  // nothing on disk or in /dev/shm
+          .option_keys = option_keys,
+          .max_payload = kMaxPayload,  // and at most the server's max_payload
+          .loan = 0,                   // (set by the SDK: no loan())
+          .readers_per_topic = 0,      // no limit
+          .writers_per_topic = 0};     // no limit
 }
 
-int nats_check(const psb_config *cfg, psb_error *err) {
-  return parse_settings(cfg, nullptr, err) ? 0 : -1;
-}
+// One connection. No flush(): send_asap=true sends every write at once; send_asap=false
+// holds writes back up to 1 ms for cnats's flusher thread, on purpose (the option shows
+// what that costs), and cnats has no call that only writes its buffer
+// (natsConnection_Flush is a server round trip).
+class Nats::Context {
+ public:
+  explicit Context(const psb_config &cfg)
+      : settings(parse_settings(cfg)), run_id(cfg.run_id), max_payload(cfg.max_payload),
+        link_(new Link{settings.address, {}, {}}) {
+    Nats::version();  // computed here, never on the timed path
+    const std::string name = "psbench-" + run_id;
+    natsOptions *opts = nullptr;
+    natsStatus s = natsOptions_Create(&opts);
+    const std::unique_ptr<natsOptions, void (*)(natsOptions *)> opts_owner(opts, natsOptions_Destroy);
+    if (s == NATS_OK) s = natsOptions_SetURL(opts, settings.url.c_str());
+    if (s == NATS_OK) s = natsOptions_SetName(opts, name.c_str());
+    // A lost server is an error for the run, not something to ride out.
+    if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
+    if (s == NATS_OK) s = natsOptions_SetTimeout(opts, kConnectTimeoutMs);
+    if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts, kWriteDeadlineMs);
+    // true: a publish writes to the socket in the calling thread. false: cnats's flusher
+    // thread writes, after waiting up to 1 ms for more messages to batch.
+    if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, settings.send_asap);
+    if (s == NATS_OK) s = natsOptions_SetClosedCB(opts, on_connection_closed, link_.get());
+    if (s != NATS_OK)
+      fail("cannot set connection options: %s (%s)", natsStatus_GetText(s), last_error_text());
+    s = natsConnection_Connect(&nc, opts);
+    if (s != NATS_OK) {
+      nc = nullptr;
+      fail("cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
+           "starts one itself unless you give option broker",
+           settings.address.c_str(), natsStatus_GetText(s), last_error_text());
+    }
+    server_max_payload = natsConnection_GetMaxPayload(nc);
+  }
 
-void free_context(Context *ctx) {
-  if (ctx->nc != nullptr) {
-    ctx->closing.store(true);
-    natsConnection_Close(ctx->nc);  // flushes what is buffered, joins the reader and flusher
-    if (!ctx->closed.wait()) {
-      // Its callback may still come and read ctx: leave both in place rather than free
-      // memory a cnats thread will touch.
+  ~Context() {
+    link_->closing.store(true);
+    natsConnection_Close(nc);  // flushes what is buffered, joins the reader and flusher
+    if (!link_->closed.wait()) {
+      // Its callback may still come and read the link: leave it, the connection and the
+      // library in place rather than free memory a cnats thread will touch.
       std::fprintf(stderr, "nats: cnats did not report the connection closed; leaving it\n");
+      (void)link_.release();
+      library_.keep();
       return;
     }
-    for (natsSubscription *sub : ctx->retired) natsSubscription_Destroy(sub);
-    natsConnection_Destroy(ctx->nc);
+    for (natsSubscription *sub : retired) natsSubscription_Destroy(sub);
+    natsConnection_Destroy(nc);
   }
-  delete ctx;
-  library_release();
-}
 
-void *nats_open(const psb_config *cfg, psb_error *err) {
-  Settings settings;
-  if (!parse_settings(cfg, &settings, err)) return nullptr;
-  nats_version();  // computed here, never on the timed path
-  if (!library_acquire(err)) return nullptr;
-  auto *ctx = new (std::nothrow) Context();
-  if (ctx == nullptr) {
-    psb_set_error(err, "nats: out of memory");
-    library_release();
-    return nullptr;
+  const Settings settings;
+  const std::string run_id;
+  const uint64_t max_payload;      // the run's largest message
+  int64_t server_max_payload = 0;  // the server's max_payload, read at connect
+  natsConnection *nc = nullptr;
+  // Unsubscribed, but not destroyed until the connection's reader thread has been
+  // joined (see Reader::tear_down).
+  std::vector<natsSubscription *> retired;
+
+ private:
+  LibraryUse library_;  // before link_ and the connection, after them when leaving
+  std::unique_ptr<Link> link_;
+};
+
+class Nats::Writer {
+ public:
+  Writer(Context &ctx, const char *topic) : ctx_(ctx) {
+    if (ctx.max_payload > uint64_t(ctx.server_max_payload))
+      fail("messages of %llu bytes do not fit: nats-server at %s accepts at most %lld "
+           "bytes (its max_payload); psbench configures the servers it starts for the run's "
+           "size; give your own server max_payload: %llu or more",
+           (unsigned long long)ctx.max_payload, ctx.settings.address.c_str(),
+           (long long)ctx.server_max_payload, (unsigned long long)ctx.max_payload);
+    subject_ = subject_of(ctx.run_id, topic);
   }
-  ctx->settings = std::move(settings);
-  ctx->run_id = cfg->run_id;
-  ctx->max_payload = cfg->max_payload;
-  const std::string name = std::string("psbench-") + cfg->run_id;
 
-  natsOptions *opts = nullptr;
-  natsStatus s = natsOptions_Create(&opts);
-  if (s == NATS_OK) s = natsOptions_SetURL(opts, ctx->settings.url.c_str());
-  if (s == NATS_OK) s = natsOptions_SetName(opts, name.c_str());
-  // A lost server is an error for the run, not something to ride out.
-  if (s == NATS_OK) s = natsOptions_SetAllowReconnect(opts, false);
-  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, kConnectTimeoutMs);
-  if (s == NATS_OK) s = natsOptions_SetWriteDeadline(opts, kWriteDeadlineMs);
-  // true: a publish writes to the socket in the calling thread. false: cnats's flusher
-  // thread writes, after waiting up to 1 ms for more messages to batch.
-  if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, ctx->settings.send_asap);
-  if (s == NATS_OK) s = natsOptions_SetClosedCB(opts, on_connection_closed, ctx);
-  if (s != NATS_OK) {
-    psb_set_error(err, "nats: cannot set connection options: %s (%s)", natsStatus_GetText(s),
-              last_error_text());
-    natsOptions_Destroy(opts);
-    free_context(ctx);
-    return nullptr;
+  // Timed path: natsConnection_Publish copies the protocol line and the payload into the
+  // connection's buffer (a payload larger than the buffer's room goes to the socket
+  // straight from the caller's memory) and, with send_asap, writes it in this thread.
+  void write(const void *data, size_t len) {
+    natsStatus s = natsConnection_Publish(ctx_.nc, subject_.c_str(), data, int(len));
+    if (s != NATS_OK) fail_status("publish", ctx_.settings.address, s);
   }
-  s = natsConnection_Connect(&ctx->nc, opts);
-  natsOptions_Destroy(opts);
-  if (s != NATS_OK) {
-    psb_set_error(err,
-              "nats: cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
-              "starts one itself unless you give option broker",
-              ctx->settings.address.c_str(), natsStatus_GetText(s), last_error_text());
-    ctx->nc = nullptr;
-    free_context(ctx);
-    return nullptr;
+
+  // A PING/PONG round trip (natsConnection_FlushTimeout). cnats writes its buffer before
+  // the PING, and nats-server answers in order, so the PONG means the server has every
+  // message published on this connection before (with send_asap=false, also what waited
+  // in cnats's buffer for the flusher thread). Milliseconds, rounded up.
+  bool drain(int64_t timeout_ns) {
+    const int64_t timeout_ms = timeout_ns <= 0 ? 1 : (timeout_ns + 999'999) / 1'000'000;
+    natsStatus s = natsConnection_FlushTimeout(ctx_.nc, timeout_ms);
+    if (s == NATS_OK) return true;
+    if (s == NATS_TIMEOUT) {
+      char text[sizeof(psb_error::message)];
+      std::snprintf(text, sizeof text,
+                    "drain: nats-server at %s did not confirm the messages published to %s "
+                    "within %lld ms (no PONG)",
+                    ctx_.settings.address.c_str(), subject_.c_str(), (long long)timeout_ms);
+      throw psb::sdk::Timeout(text);
+    }
+    fail_status("drain", ctx_.settings.address, s);
   }
-  ctx->server_max_payload = natsConnection_GetMaxPayload(ctx->nc);
-  return ctx;
-}
 
-void nats_close(void *p) {
-  if (p != nullptr) free_context(static_cast<Context *>(p));
-}
+  int matched() const { return -1; }  // core NATS does not say who listens
 
-void *nats_create_writer(void *p, const char *topic, psb_error *err) {
-  auto *ctx = static_cast<Context *>(p);
-  if (ctx->max_payload > uint64_t(ctx->server_max_payload)) {
-    psb_set_error(err,
-              "nats: messages of %llu bytes do not fit: nats-server at %s accepts at most %lld "
-              "bytes (its max_payload); psbench configures the servers it starts for the run's "
-              "size; give your own server max_payload: %llu or more",
-              (unsigned long long)ctx->max_payload, ctx->settings.address.c_str(),
-              (long long)ctx->server_max_payload, (unsigned long long)ctx->max_payload);
-    return nullptr;
+ private:
+  Context &ctx_;
+  std::string subject_;
+};
+
+class Nats::Reader {
+ public:
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
+      : ctx_(ctx), subject_(subject_of(ctx.run_id, topic)) {
+    natsStatus s;
+    if (listener) {
+      delivery_.reset(new Delivery{listener, {}});
+      s = natsConnection_Subscribe(&sub_, ctx.nc, subject_.c_str(), on_message, delivery_.get());
+      if (s == NATS_OK)
+        s = natsSubscription_SetOnCompleteCB(sub_, on_subscription_complete, delivery_.get());
+      awaits_delivery_done_ = s == NATS_OK;
+    } else {
+      s = natsConnection_SubscribeSync(&sub_, ctx.nc, subject_.c_str());
+    }
+    // Core NATS cannot tell who listens (matched counts are -1), so the node cannot wait
+    // for a match: the SUB must be in force at the server before the node says it is
+    // ready. A PING/PONG round trip after it guarantees the server has processed it.
+    if (s == NATS_OK) s = natsConnection_FlushTimeout(ctx.nc, kSubscribeFlushTimeoutMs);
+    if (s != NATS_OK) {
+      std::string message = status_message("subscribe", ctx.settings.address, s);
+      tear_down();
+      throw psb::sdk::Error(message);
+    }
   }
-  auto *w = new (std::nothrow) Writer{ctx, {}};
-  if (w == nullptr) {
-    psb_set_error(err, "nats: out of memory");
-    return nullptr;
+  ~Reader() { tear_down(); }
+
+  // Timed path. wait: NextMsg blocks on the subscription's condition variable up to the
+  // timeout (milliseconds, rounded up). poll: NextMsg with 0 returns at once.
+  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+    release();
+    const int64_t timeout_ms = timeout_ns <= 0 ? 0 : (timeout_ns + 999'999) / 1'000'000;
+    if (timeout_ms == 0) {
+      // An empty poll through NextMsg(0) costs ~400 ns: cnats records NATS_TIMEOUT as the
+      // thread's last error (formatting its text and error stack) on every empty call.
+      // The queue's count costs ~15 ns; a closed subscription falls through to NextMsg,
+      // which says why.
+      int pending = 0;
+      if (natsSubscription_GetPending(sub_, &pending, nullptr) == NATS_OK && pending == 0)
+        return false;
+    }
+    for (;;) {
+      natsMsg *msg = nullptr;
+      natsStatus s = natsSubscription_NextMsg(&msg, sub_, timeout_ms);
+      if (s == NATS_OK) {
+        held_ = msg;
+        data = natsMsg_GetData(msg);
+        len = size_t(natsMsg_GetDataLength(msg));
+        return true;
+      }
+      if (s == NATS_TIMEOUT) return false;
+      // Reported once after cnats dropped messages at the pending limit; what was dropped
+      // counts as lost, and the queue still holds the messages after the gap.
+      if (s == NATS_SLOW_CONSUMER) continue;
+      fail_status("receive", ctx_.settings.address, s);
+    }
   }
-  if (!subject_of(ctx->run_id.c_str(), topic, &w->subject, err)) {
-    delete w;
-    return nullptr;
+
+  // The sample take() returned, given back early.
+  void release() {
+    if (held_ != nullptr) {
+      natsMsg_Destroy(held_);
+      held_ = nullptr;
+    }
   }
-  return w;
-}
 
-void nats_destroy_writer(void *w) { delete static_cast<Writer *>(w); }
+  int matched() const { return -1; }  // core NATS does not say who listens
 
-// Timed path: natsConnection_Publish copies the protocol line and the payload into the
-// connection's buffer (a payload larger than the buffer's room goes to the socket
-// straight from the caller's memory) and, with send_asap, writes it in this thread.
-int nats_write(void *p, const void *data, size_t len, psb_error *err) {
-  auto *w = static_cast<Writer *>(p);
-  natsStatus s = natsConnection_Publish(w->ctx->nc, w->subject.c_str(), data, int(len));
-  if (s == NATS_OK) return 0;
-  fill_status_error(err, "publish", w->ctx, s);
-  return -1;
-}
-
-// ABI drain: a PING/PONG round trip (natsConnection_FlushTimeout). cnats writes its
-// buffer before the PING, and nats-server answers in order, so the PONG means the server
-// has every message published on this connection before (with send_asap=false, also
-// what waited in cnats's buffer for the flusher thread). Milliseconds, rounded up.
-int nats_drain(void *p, int64_t timeout_ns, psb_error *err) {
-  auto *w = static_cast<Writer *>(p);
-  const int64_t timeout_ms = timeout_ns <= 0 ? 1 : (timeout_ns + 999'999) / 1'000'000;
-  natsStatus s = natsConnection_FlushTimeout(w->ctx->nc, timeout_ms);
-  if (s == NATS_OK) return 1;
-  if (s == NATS_TIMEOUT) {
-    psb_set_error(err, "nats: drain: nats-server at %s did not confirm the messages published to "
-                       "%s within %lld ms (no PONG)",
-                  w->ctx->settings.address.c_str(), w->subject.c_str(), (long long)timeout_ms);
-    return 0;
-  }
-  fill_status_error(err, "drain", w->ctx, s);
-  return -1;
-}
-
-// ABI counters: cnats's count of the messages it dropped for this subscription at its
-// pending limit (slow consumer). Writers count nothing.
-void nats_counters(void *endpoint, int is_reader, psb_put_counter put, void *user) {
-  if (!is_reader) return;
-  auto *r = static_cast<Reader *>(endpoint);
-  int64_t dropped = 0;
-  if (r->sub != nullptr && natsSubscription_GetDropped(r->sub, &dropped) == NATS_OK)
-    put(user, "dropped", uint64_t(dropped));
-}
-
-void destroy_reader_now(Reader *r) {
-  if (r->held != nullptr) natsMsg_Destroy(r->held);
-  r->held = nullptr;
-  if (r->sub != nullptr) {
+  // cnats's count of the messages it dropped for this subscription at its pending limit
+  // (slow consumer).
+  void counters(psb::sdk::CounterSink put) {
     int64_t dropped = 0;
-    if (natsSubscription_GetDropped(r->sub, &dropped) == NATS_OK && dropped > 0)
+    if (sub_ != nullptr && natsSubscription_GetDropped(sub_, &dropped) == NATS_OK)
+      put("dropped", uint64_t(dropped));
+  }
+
+ private:
+  void tear_down() {
+    release();
+    if (sub_ == nullptr) return;
+    int64_t dropped = 0;
+    if (natsSubscription_GetDropped(sub_, &dropped) == NATS_OK && dropped > 0)
       std::fprintf(stderr,
                    "nats: cnats dropped %lld messages of %s: the subscription's pending limit "
                    "(65536 messages, 64 MiB) was full (slow consumer)\n",
-                   (long long)dropped, r->subject.c_str());
+                   (long long)dropped, subject_.c_str());
     // Fails harmlessly when the connection is already closed (the subscription is then
     // closed too, and its delivery thread finishing all the same).
-    natsSubscription_Unsubscribe(r->sub);
-    if (r->awaits_delivery_done && !r->delivery_done.wait()) {
-      // The callback may still run and read r: leave it rather than free it under cnats.
+    natsSubscription_Unsubscribe(sub_);
+    if (awaits_delivery_done_ && !delivery_->done.wait()) {
+      // The callback may still run and read the delivery: leave it rather than free it
+      // under cnats (and the subscription with it).
       std::fprintf(stderr, "nats: the delivery thread of %s did not finish; leaving it\n",
-                   r->subject.c_str());
+                   subject_.c_str());
+      (void)delivery_.release();
       return;
     }
     // cnats 3.4.1's reader thread looks up a message's subscription, lets go of the
@@ -329,177 +403,23 @@ void destroy_reader_now(Reader *r) {
     // again, holding no reference to it: a subscription destroyed in between is used
     // after it was freed (a crash; fixed in cnats 3.6.1, "Crash processing inbound
     // message for destroyed subscription"). So the driver keeps its reference until
-    // close() has joined that thread.
+    // the context has closed the connection, which joins that thread.
     try {
-      r->ctx->retired.push_back(r->sub);
+      ctx_.retired.push_back(sub_);
     } catch (const std::bad_alloc &) {
       // Out of memory: keep the reference for good rather than risk the crash.
     }
   }
-  delete r;
-}
 
-void *nats_create_reader(void *p, const char *topic, psb_on_data on_data, void *user,
-                         psb_error *err) {
-  auto *ctx = static_cast<Context *>(p);
-  auto *r = new (std::nothrow) Reader();
-  if (r == nullptr) {
-    psb_set_error(err, "nats: out of memory");
-    return nullptr;
-  }
-  r->ctx = ctx;
-  r->on_data = on_data;
-  r->user = user;
-  if (!subject_of(ctx->run_id.c_str(), topic, &r->subject, err)) {
-    delete r;
-    return nullptr;
-  }
-  natsStatus s;
-  if (on_data != nullptr) {
-    s = natsConnection_Subscribe(&r->sub, ctx->nc, r->subject.c_str(), on_message, r);
-    if (s == NATS_OK) s = natsSubscription_SetOnCompleteCB(r->sub, on_subscription_complete, r);
-    r->awaits_delivery_done = s == NATS_OK;
-  } else {
-    s = natsConnection_SubscribeSync(&r->sub, ctx->nc, r->subject.c_str());
-  }
-  // Core NATS cannot tell who listens (matched counts are -1), so the node cannot wait
-  // for a match: the SUB must be in force at the server before the node says it is
-  // ready. A PING/PONG round trip after it guarantees the server has processed it.
-  if (s == NATS_OK) s = natsConnection_FlushTimeout(ctx->nc, kSubscribeFlushTimeoutMs);
-  if (s != NATS_OK) {
-    fill_status_error(err, "subscribe", ctx, s);
-    destroy_reader_now(r);
-    return nullptr;
-  }
-  return r;
-}
-
-void nats_destroy_reader(void *r) { destroy_reader_now(static_cast<Reader *>(r)); }
-
-int nats_matched(void *) { return -1; }  // core NATS does not say who listens
-
-// Timed path. wait: NextMsg blocks on the subscription's condition variable up to the
-// timeout (milliseconds, rounded up). poll: NextMsg with 0 returns at once.
-int nats_take(void *p, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
-  auto *r = static_cast<Reader *>(p);
-  if (r->held != nullptr) {
-    natsMsg_Destroy(r->held);
-    r->held = nullptr;
-  }
-  const int64_t timeout_ms = timeout_ns <= 0 ? 0 : (timeout_ns + 999'999) / 1'000'000;
-  if (timeout_ms == 0) {
-    // An empty poll through NextMsg(0) costs ~400 ns: cnats records NATS_TIMEOUT as the
-    // thread's last error (formatting its text and error stack) on every empty call.
-    // The queue's count costs ~15 ns; a closed subscription falls through to NextMsg,
-    // which says why.
-    int pending = 0;
-    if (natsSubscription_GetPending(r->sub, &pending, nullptr) == NATS_OK && pending == 0)
-      return 0;
-  }
-  for (;;) {
-    natsMsg *msg = nullptr;
-    natsStatus s = natsSubscription_NextMsg(&msg, r->sub, timeout_ms);
-    if (s == NATS_OK) {
-      r->held = msg;
-      *data = natsMsg_GetData(msg);
-      *len = size_t(natsMsg_GetDataLength(msg));
-      return 1;
-    }
-    if (s == NATS_TIMEOUT) return 0;
-    // Reported once after cnats dropped messages at the pending limit; what was dropped
-    // counts as lost, and the queue still holds the messages after the gap.
-    if (s == NATS_SLOW_CONSUMER) continue;
-    fill_status_error(err, "receive", r->ctx, s);
-    return -1;
-  }
-}
-
-void nats_release(void *p) {
-  auto *r = static_cast<Reader *>(p);
-  if (r->held != nullptr) {
-    natsMsg_Destroy(r->held);
-    r->held = nullptr;
-  }
-}
-
-// C++ exceptions must not cross the C ABI.
-template <typename F>
-auto guarded(psb_error *err, F f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const std::exception &e) {
-    psb_set_error(err, "nats: %s", e.what());
-    return {};
-  }
-}
-
-void *open_guarded(const psb_config *cfg, psb_error *err) {
-  return guarded(err, [&]() -> void * { return nats_open(cfg, err); });
-}
-int check_guarded(const psb_config *cfg, psb_error *err) {
-  try {
-    return nats_check(cfg, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "nats: %s", e.what());
-    return -1;
-  }
-}
-void *create_writer_guarded(void *ctx, const char *topic, psb_error *err) {
-  return guarded(err, [&]() -> void * { return nats_create_writer(ctx, topic, err); });
-}
-void *create_reader_guarded(void *ctx, const char *topic, psb_on_data cb, void *user,
-                            psb_error *err) {
-  return guarded(err, [&]() -> void * { return nats_create_reader(ctx, topic, cb, user, err); });
-}
-
-const char *const kTransports[] = {"tcp", nullptr};
-const char *const kServices[] = {"nats-server", nullptr};
-const char *const kOptionKeys[] = {"broker", "send_asap", nullptr};
-
-const psb_driver kDriver = {
-    .abi_version = PSB_ABI_VERSION,
-    .name = "nats",
-    .description = "core NATS (no JetStream) through cnats and a nats-server over TCP: best "
-                   "effort, volatile, subjects psbench.<run>.<topic>",
-    .version = nats_version,
-    .caps = {.reliability = PSB_BEST_EFFORT,  // reliable would need JetStream
-             .durability = PSB_VOLATILE,      // so would transient_local
-             .history = 0,                    // no history to ask for (see README)
-             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-             .transports = kTransports,
-             .services = kServices,
-             .cleanup_command = nullptr,  // nothing on disk or in /dev/shm
-             .option_keys = kOptionKeys,
-             .max_payload = kMaxPayload,  // and at most the server's max_payload
-             .loan = 0,
-             .readers_per_topic = 0,  // no limit
-             .writers_per_topic = 0},  // no limit
-    .check = check_guarded,
-    .open = open_guarded,
-    .close = nats_close,
-    .create_writer = create_writer_guarded,
-    .destroy_writer = nats_destroy_writer,
-    .create_reader = create_reader_guarded,
-    .destroy_reader = nats_destroy_reader,
-    .matched_readers = nats_matched,
-    .matched_writers = nats_matched,
-    .write = nats_write,
-    .loan = nullptr,
-    .write_loan = nullptr,
-    .take = nats_take,
-    .release = nats_release,
-    // send_asap=true: every write goes out at once. send_asap=false holds writes back up
-    // to 1 ms for cnats's flusher thread, on purpose (the option shows what that costs),
-    // and cnats has no call that only writes its buffer (natsConnection_Flush is a
-    // server round trip).
-    .flush = nullptr,
-    .drain = nats_drain,
-    .counters = nats_counters,
+  Context &ctx_;
+  const std::string subject_;
+  natsSubscription *sub_ = nullptr;
+  natsMsg *held_ = nullptr;  // the sample take() returned, until release() or the next take()
+  std::unique_ptr<Delivery> delivery_;  // listener only
+  bool awaits_delivery_done_ = false;
 };
 
 }  // namespace
 }  // namespace psbnats
 
-extern "C" PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void) {
-  return &psbnats::kDriver;
-}
+PSB_SDK_DRIVER(psbnats::Nats)

@@ -195,7 +195,7 @@ TEST(NatsDriver, CheckParsesBrokerAndSendAsap) {
     psb_error err{};
     EXPECT_EQ(drv().check(&c.cfg, &err), 0) << good << ": " << err.message;
   }
-  for (const char *value : {"true", "false"}) {
+  for (const char *value : {"true", "false", "1", "0"}) {
     Ctx c(PSB_NOTIFY_WAIT, "127.0.0.1:4222", 64, "natstest", {{"send_asap", value}});
     psb_error err{};
     EXPECT_EQ(drv().check(&c.cfg, &err), 0) << err.message;

@@ -2,41 +2,29 @@
 
 #include <cstring>
 
+#include "psbench/sdk.hpp"
+
 namespace psbnats {
 namespace {
 
-const char *find_option(const psb_config *cfg, const char *key) {
-  for (size_t i = 0; i < cfg->option_count; ++i)
-    if (std::strcmp(cfg->options[i].key, key) == 0) return cfg->options[i].value;
-  return nullptr;
-}
+using psb::sdk::fail;
 
 // What core NATS cannot honour. The node refuses these itself from the capability
 // sets before check() is called; they are repeated here, with the reason, for any
 // caller that goes straight to the ABI.
-bool check_qos(const psb_config *cfg, psb_error *err) {
-  if (cfg->qos.reliability != PSB_BEST_EFFORT) {
-    psb_set_error(err,
-              "nats: reliability 'reliable' is not available: core NATS has no acknowledgement "
-              "or redelivery (that needs JetStream, and psbench's nats driver uses core NATS); "
-              "use best_effort");
-    return false;
-  }
-  if (cfg->qos.durability != PSB_VOLATILE) {
-    psb_set_error(err,
-              "nats: durability 'transient_local' is not available: core NATS keeps nothing for "
-              "subscribers that join later (that needs JetStream, and psbench's nats driver uses "
-              "core NATS); use volatile");
-    return false;
-  }
-  if (cfg->qos.history != 0) {
-    psb_set_error(err,
-              "nats: history cannot be set: core NATS has no history; a subscriber's queue in "
-              "cnats is bounded by its pending limits (65536 messages, 64 MiB), which drop new "
-              "messages when full and are not a keep_last/keep_all history; leave --history unset");
-    return false;
-  }
-  return true;
+void check_qos(const psb_config &cfg) {
+  if (cfg.qos.reliability != PSB_BEST_EFFORT)
+    fail("reliability 'reliable' is not available: core NATS has no acknowledgement "
+         "or redelivery (that needs JetStream, and psbench's nats driver uses core NATS); "
+         "use best_effort");
+  if (cfg.qos.durability != PSB_VOLATILE)
+    fail("durability 'transient_local' is not available: core NATS keeps nothing for "
+         "subscribers that join later (that needs JetStream, and psbench's nats driver uses "
+         "core NATS); use volatile");
+  if (cfg.qos.history != 0)
+    fail("history cannot be set: core NATS has no history; a subscriber's queue in "
+         "cnats is bounded by its pending limits (65536 messages, 64 MiB), which drop new "
+         "messages when full and are not a keep_last/keep_all history; leave --history unset");
 }
 
 bool parse_port(const char *text, int *port) {
@@ -77,55 +65,29 @@ bool parse_broker(const char *text, Settings *s) {
 
 }  // namespace
 
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
+Settings parse_settings(const psb_config &cfg) {
   Settings s;
-  if (std::strcmp(cfg->transport, "tcp") != 0) {
-    psb_set_error(err, "nats: transport '%s' is not supported; this driver supports tcp",
-              cfg->transport);
-    return false;
-  }
-  if (!check_qos(cfg, err)) return false;
-  const char *broker = find_option(cfg, "broker");
-  if (broker == nullptr) {
-    psb_set_error(err,
-              "nats: option broker=HOST:PORT is missing; psbench sets it when it starts "
-              "nats-server, or give the address of your own nats-server");
-    return false;
-  }
-  if (!parse_broker(broker, &s)) {
-    psb_set_error(err, "nats: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
-    return false;
-  }
-  if (const char *asap = find_option(cfg, "send_asap")) {
-    if (std::strcmp(asap, "true") == 0)
-      s.send_asap = true;
-    else if (std::strcmp(asap, "false") == 0)
-      s.send_asap = false;
-    else {
-      psb_set_error(err, "nats: option send_asap='%s': use true or false", asap);
-      return false;
-    }
-  }
-  if (out) *out = std::move(s);
-  return true;
+  if (std::strcmp(cfg.transport, "tcp") != 0)
+    fail("transport '%s' is not supported; this driver supports tcp", cfg.transport);
+  check_qos(cfg);
+  const psb::sdk::Options options(cfg);
+  const char *broker = options.required("broker", "HOST:PORT",
+                                        "psbench sets it when it starts nats-server, or give "
+                                        "the address of your own nats-server");
+  if (!parse_broker(broker, &s))
+    fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
+  s.send_asap = options.flag("send_asap", true);
+  return s;
 }
 
-bool subject_of(const char *run_id, const char *topic, std::string *subject, psb_error *err) {
-  for (const char *p = topic; *p; ++p) {
+std::string subject_of(const std::string &run_id, const char *topic) {
+  for (const char *p = topic; *p; ++p)
     if (*p == '.' || *p == '*' || *p == '>' || *p == ' ' || *p == '\t' || *p == '\r' ||
-        *p == '\n') {
-      psb_set_error(err,
-                "nats: topic '%s' holds '%c', which is special in a NATS subject; use letters, "
-                "digits, '_' and '-'", topic, *p);
-      return false;
-    }
-  }
-  if (*topic == '\0') {
-    psb_set_error(err, "nats: empty topic name");
-    return false;
-  }
-  *subject = std::string("psbench.") + run_id + "." + topic;
-  return true;
+        *p == '\n')
+      fail("topic '%s' holds '%c', which is special in a NATS subject; use letters, "
+           "digits, '_' and '-'", topic, *p);
+  if (*topic == '\0') fail("empty topic name");
+  return "psbench." + run_id + "." + topic;
 }
 
 }  // namespace psbnats

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "psbench/driver_support.h"
+#include "psbench/driver.h"
 
 namespace psbnats {
 
@@ -16,13 +16,13 @@ struct Settings {
   bool send_asap = true; // option send_asap (default true)
 };
 
-// Fills *out (may be null: only checking). False with err filled when the run asks for
-// something core NATS cannot honour or an option is missing or malformed.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Throws psb::sdk::Error when the run asks for something core NATS cannot honour or an
+// option is missing or malformed.
+Settings parse_settings(const psb_config &cfg);
 
-// The subject of a topic: "psbench.<run id>.<topic>". False (err filled) when the
+// The subject of a topic: "psbench.<run id>.<topic>". Throws psb::sdk::Error when the
 // topic holds a character that means something in a NATS subject.
-bool subject_of(const char *run_id, const char *topic, std::string *subject, psb_error *err);
+std::string subject_of(const std::string &run_id, const char *topic);
 
 }  // namespace psbnats
 

@@ -1,0 +1,385 @@
+// psbench/sdk.hpp: two in-test drivers turned into ABI tables, one with every optional
+// member (and calls that throw on request), one with none; Options, FNV-1a and ids.
+#include "psbench/sdk.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using psb::sdk::Options;
+
+// ---- a driver with every optional member; a topic or a payload says what to throw ------
+
+struct Full {
+  static constexpr const char *name = "sdkt";
+  static constexpr const char *description = "the SDK's test driver";
+  static const char *version() { return "sdkt 1.0"; }
+  static psb_capabilities capabilities() {
+    static const char *const transports[] = {"mem", nullptr};
+    return {.reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
+            .notify = PSB_NOTIFY_WAIT, .transports = transports, .services = nullptr,
+            .cleanup_command = nullptr, .option_keys = nullptr, .max_payload = 1024,
+            .loan = 0,  // the SDK sets it: Writer has loan()/write_loan()
+            .readers_per_topic = 0, .writers_per_topic = 0};
+  }
+  static void check(const psb_config &cfg) {
+    if (std::strcmp(cfg.transport, "mem") != 0)
+      psb::sdk::fail("transport '%s' is not supported; use mem", cfg.transport);
+  }
+
+  // Throws what its name says.
+  static void act(const char *what) {
+    if (std::strcmp(what, "error") == 0) throw psb::sdk::Error("refused on purpose");
+    if (std::strcmp(what, "runtime") == 0) throw std::runtime_error("a std::runtime_error");
+    if (std::strcmp(what, "bad_alloc") == 0) throw std::bad_alloc();
+    if (std::strcmp(what, "int") == 0) throw 42;
+  }
+
+  class Context {
+   public:
+    explicit Context(const psb_config &cfg) {
+      if (const char *v = Options(cfg).find("open")) act(v);
+    }
+  };
+
+  class Writer {
+   public:
+    Writer(Context &, const char *topic) { act(topic); }
+    void write(const void *data, size_t len) {
+      if (len > 0 && static_cast<const char *>(data)[0] == 'x') psb::sdk::fail("write of %zu bytes failed", len);
+      ++writes;
+    }
+    void *loan(size_t len) {
+      if (len > sizeof buffer) psb::sdk::fail("cannot loan %zu bytes", len);
+      return buffer;
+    }
+    void write_loan(void *sample, size_t) {
+      if (sample != buffer) throw psb::sdk::Error("not my loan");
+    }
+    void flush() { throw psb::sdk::Error("flush failed"); }
+    bool drain(int64_t timeout_ns) {
+      if (timeout_ns == 1) return false;
+      if (timeout_ns == 2) throw psb::sdk::Timeout("no ack within 2 ns");
+      if (timeout_ns == 3) throw psb::sdk::Error("drain failed");
+      return true;
+    }
+    int matched() const { return 7; }
+    void counters(psb::sdk::CounterSink put) { put("writes", writes); }
+
+    uint64_t writes = 0;
+    char buffer[16];
+  };
+
+  class Reader {
+   public:
+    Reader(Context &, const char *topic, psb::sdk::Listener listener) {
+      act(topic);
+      if (listener) listener("hello", 5);
+    }
+    bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+      if (timeout_ns < 0) throw psb::sdk::Error("take failed");
+      if (timeout_ns == 0) return false;
+      data = "sample";
+      len = 6;
+      return true;
+    }
+    void release() { ++released; }
+    int matched() const { return 3; }
+    void counters(psb::sdk::CounterSink put) {
+      put("sample_lost", 5);
+      put("released", released);
+    }
+    uint64_t released = 0;
+  };
+};
+
+// ---- a driver with only what is required ------------------------------------------------
+
+struct Minimal {
+  static constexpr const char *name = "minimal";
+  static constexpr const char *description = "required members only";
+  static const char *version() { return "0"; }
+  static psb_capabilities capabilities() {
+    psb_capabilities caps{};
+    caps.loan = 1;  // but no loan(): the SDK says 0
+    return caps;
+  }
+  struct Context {
+    explicit Context(const psb_config &) {}
+  };
+  struct Writer {
+    Writer(Context &, const char *) {}
+    void write(const void *, size_t) {}
+  };
+  struct Reader {
+    Reader(Context &, const char *, psb::sdk::Listener) {}
+    bool take(int64_t, const void *&, size_t &) { return false; }
+  };
+};
+
+}  // namespace
+
+PSB_SDK_DRIVER(Full)
+
+namespace {
+
+const psb_driver &full() { return *psb_driver_entry(); }
+
+using KV = std::vector<std::pair<std::string, std::string>>;
+
+struct TestRun {
+  explicit TestRun(KV kv = {}, const char *transport = "mem")
+      : kv_(std::move(kv)) {
+    for (auto &[k, v] : kv_) options_.push_back({k.c_str(), v.c_str()});
+    cfg.run_id = "sdktest";
+    cfg.transport = transport;
+    cfg.notify = PSB_NOTIFY_WAIT;
+    cfg.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
+    cfg.options = options_.data();
+    cfg.option_count = options_.size();
+  }
+  KV kv_;
+  std::vector<psb_option> options_;
+  psb_config cfg{};
+};
+
+TEST(Sdk, TableNamesTheDriverAndItsCapabilities) {
+  const psb_driver &d = full();
+  EXPECT_EQ(d.abi_version, PSB_ABI_VERSION);
+  EXPECT_STREQ(d.name, "sdkt");
+  EXPECT_STREQ(d.description, "the SDK's test driver");
+  EXPECT_STREQ(d.version(), "sdkt 1.0");
+  EXPECT_EQ(d.caps.reliability, uint32_t(PSB_RELIABLE));
+  EXPECT_EQ(d.caps.max_payload, 1024u);
+  EXPECT_STREQ(d.caps.transports[0], "mem");
+  EXPECT_EQ(d.caps.loan, 1u);
+  EXPECT_EQ(&d, psb_driver_entry()) << "one static table";
+}
+
+TEST(Sdk, EveryOptionalMemberPresentIsInTheTable) {
+  const psb_driver &d = full();
+  for (auto *fn : {(void *)d.check, (void *)d.matched_readers, (void *)d.matched_writers,
+                   (void *)d.loan, (void *)d.write_loan, (void *)d.release, (void *)d.flush,
+                   (void *)d.drain, (void *)d.counters})
+    EXPECT_NE(fn, nullptr);
+}
+
+TEST(Sdk, OptionalMembersAbsentAreNull) {
+  const psb_driver &d = *psb::sdk::driver_table<Minimal>();
+  EXPECT_STREQ(d.name, "minimal");
+  EXPECT_EQ(d.matched_readers, nullptr);
+  EXPECT_EQ(d.matched_writers, nullptr);
+  EXPECT_EQ(d.loan, nullptr);
+  EXPECT_EQ(d.write_loan, nullptr);
+  EXPECT_EQ(d.release, nullptr);
+  EXPECT_EQ(d.flush, nullptr);
+  EXPECT_EQ(d.drain, nullptr);
+  EXPECT_EQ(d.counters, nullptr);
+  EXPECT_EQ(d.caps.loan, 0u);
+  // Required ones are there; a driver without check() accepts everything.
+  for (auto *fn : {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
+                   (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
+    EXPECT_NE(fn, nullptr);
+  TestRun run;
+  psb_error err{};
+  EXPECT_EQ(d.check(&run.cfg, &err), 0);
+  void *ctx = d.open(&run.cfg, &err);
+  ASSERT_NE(ctx, nullptr);
+  void *r = d.create_reader(ctx, "t", nullptr, nullptr, &err);
+  const void *data = nullptr;
+  size_t len = 0;
+  EXPECT_EQ(d.take(r, 0, &data, &len, &err), 0);
+  d.destroy_reader(r);
+  d.close(ctx);
+}
+
+TEST(Sdk, CheckAndOpenReportWhatWasThrownWithTheDriversName) {
+  const psb_driver &d = full();
+  psb_error err{};
+  TestRun bad(KV{}, "tcp");
+  EXPECT_EQ(d.check(&bad.cfg, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: transport 'tcp' is not supported; use mem");
+  TestRun fine;
+  EXPECT_EQ(d.check(&fine.cfg, &err), 0);
+
+  const std::pair<const char *, const char *> cases[] = {
+      {"error", "sdkt: refused on purpose"},
+      {"runtime", "sdkt: a std::runtime_error"},
+      {"bad_alloc", "sdkt: out of memory"},
+      {"int", "sdkt: unknown error"},
+  };
+  for (auto [what, message] : cases) {
+    TestRun run(KV{{"open", what}});
+    psb_error e{};
+    EXPECT_EQ(d.open(&run.cfg, &e), nullptr) << what;
+    EXPECT_STREQ(e.message, message);
+  }
+}
+
+TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
+  const psb_driver &d = full();
+  TestRun run;
+  psb_error err{};
+  void *ctx = d.open(&run.cfg, &err);
+  ASSERT_NE(ctx, nullptr) << err.message;
+
+  EXPECT_EQ(d.create_writer(ctx, "error", &err), nullptr);
+  EXPECT_STREQ(err.message, "sdkt: refused on purpose");
+  EXPECT_EQ(d.create_reader(ctx, "bad_alloc", nullptr, nullptr, &err), nullptr);
+  EXPECT_STREQ(err.message, "sdkt: out of memory");
+
+  void *w = d.create_writer(ctx, "t", &err);
+  ASSERT_NE(w, nullptr);
+  psb_error ok{};
+  EXPECT_EQ(d.write(w, "abc", 3, &ok), 0);
+  EXPECT_STREQ(ok.message, "") << "nothing is formatted on success";
+  EXPECT_EQ(d.write(w, "xyz", 3, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: write of 3 bytes failed");
+  EXPECT_EQ(d.write(w, "xyz", 3, nullptr), -1) << "a NULL psb_error is allowed";
+
+  void *sample = d.loan(w, 8, &err);
+  ASSERT_NE(sample, nullptr);
+  EXPECT_EQ(d.write_loan(w, sample, 8, &err), 0);
+  EXPECT_EQ(d.loan(w, 100, &err), nullptr);
+  EXPECT_STREQ(err.message, "sdkt: cannot loan 100 bytes");
+  EXPECT_EQ(d.write_loan(w, &err, 8, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: not my loan");
+
+  EXPECT_EQ(d.flush(w, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: flush failed");
+  EXPECT_EQ(d.drain(w, 1000, &err), 1);
+  EXPECT_EQ(d.drain(w, 1, &err), 0);
+  psb_error timeout{};
+  EXPECT_EQ(d.drain(w, 2, &timeout), 0);
+  EXPECT_STREQ(timeout.message, "sdkt: no ack within 2 ns");
+  EXPECT_EQ(d.drain(w, 3, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: drain failed");
+  EXPECT_EQ(d.matched_readers(w), 7);
+
+  std::vector<std::pair<std::string, uint64_t>> got;
+  auto put = [](void *user, const char *name, uint64_t value) {
+    static_cast<decltype(got) *>(user)->emplace_back(name, value);
+  };
+  d.counters(w, 0, put, &got);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], (std::pair<std::string, uint64_t>{"writes", 1}));
+
+  std::string heard;
+  auto on_data = [](void *user, const void *data, size_t len) {
+    static_cast<std::string *>(user)->assign(static_cast<const char *>(data), len);
+  };
+  void *r = d.create_reader(ctx, "t", on_data, &heard, &err);
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(heard, "hello") << "the listener reaches the Reader";
+  const void *data = nullptr;
+  size_t len = 0;
+  EXPECT_EQ(d.take(r, 0, &data, &len, &err), 0);
+  EXPECT_EQ(d.take(r, 10, &data, &len, &err), 1);
+  EXPECT_EQ(std::string(static_cast<const char *>(data), len), "sample");
+  EXPECT_EQ(d.take(r, -1, &data, &len, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: take failed");
+  d.release(r);
+  EXPECT_EQ(d.matched_writers(r), 3);
+  got.clear();
+  d.counters(r, 1, put, &got);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0], (std::pair<std::string, uint64_t>{"sample_lost", 5}));
+  EXPECT_EQ(got[1], (std::pair<std::string, uint64_t>{"released", 1}));
+
+  d.destroy_reader(r);
+  d.destroy_writer(w);
+  d.close(ctx);
+}
+
+// ---- Options ----------------------------------------------------------------------------
+
+template <class F>
+std::string error_of(F f) {
+  try {
+    f();
+  } catch (const psb::sdk::Error &e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(SdkOptions, TextAndRequired) {
+  TestRun run(KV{{"profile", "a.xml"}, {"empty", ""}});
+  const Options o(run.cfg);
+  EXPECT_EQ(o.text("profile", "x"), "a.xml");
+  EXPECT_EQ(o.text("missing", "x"), "x");
+  EXPECT_EQ(o.text("empty", "x"), "");
+  EXPECT_TRUE(o.has("empty"));
+  EXPECT_FALSE(o.has("missing"));
+  EXPECT_EQ(o.find("missing"), nullptr);
+  EXPECT_STREQ(o.required("profile"), "a.xml");
+  EXPECT_EQ(error_of([&] { o.required("broker"); }), "option broker is missing");
+  EXPECT_EQ(error_of([&] { o.required("broker", "HOST:PORT", "give your broker's address"); }),
+            "option broker=HOST:PORT is missing; give your broker's address");
+}
+
+TEST(SdkOptions, FlagTakesTrueFalseOneZeroOnly) {
+  TestRun run(KV{{"a", "true"}, {"b", "false"}, {"c", "1"}, {"d", "0"}, {"e", "yes"}, {"f", ""}, {"g", "TRUE"}});
+  const Options o(run.cfg);
+  EXPECT_TRUE(o.flag("a", false));
+  EXPECT_FALSE(o.flag("b", true));
+  EXPECT_TRUE(o.flag("c", false));
+  EXPECT_FALSE(o.flag("d", true));
+  EXPECT_TRUE(o.flag("missing", true));
+  EXPECT_FALSE(o.flag("missing", false));
+  EXPECT_EQ(error_of([&] { o.flag("e", true); }), "option e='yes': use true or false");
+  EXPECT_EQ(error_of([&] { o.flag("f", true); }), "option f='': use true or false");
+  EXPECT_EQ(error_of([&] { o.flag("g", true); }), "option g='TRUE': use true or false");
+}
+
+TEST(SdkOptions, NumberIsAWholeNumberInRange) {
+  TestRun run(KV{{"n", "42"}, {"neg", "-5"}, {"lo", "0"}, {"hi", "65536"}, {"word", "abc"},
+           {"tail", "12x"}, {"space", " 1"}, {"plus", "+1"}, {"empty", ""}, {"huge", "99999999999999999999"}});
+  const Options o(run.cfg);
+  EXPECT_EQ(o.number("n", 0, 1, 100), 42);
+  EXPECT_EQ(o.number("neg", 0, -10, 10), -5);
+  EXPECT_EQ(o.number("missing", 7, 1, 100), 7);
+  EXPECT_EQ(o.number("hi", 0, 0, 65536), 65536);
+  EXPECT_EQ(error_of([&] { o.number("lo", 1, 1, 65535); }), "option lo='0': use a whole number from 1 to 65535");
+  EXPECT_EQ(error_of([&] { o.number("hi", 1, 1, 65535); }), "option hi='65536': use a whole number from 1 to 65535");
+  EXPECT_EQ(error_of([&] { o.number("neg", 1, 0, 9); }), "option neg='-5': use a whole number from 0 to 9");
+  for (const char *key : {"word", "tail", "space", "plus", "empty", "huge"})
+    EXPECT_EQ(error_of([&] { o.number(key, 1, 0, 100); }),
+              "option " + std::string(key) + "='" + o.find(key) + "': use a whole number from 0 to 100");
+}
+
+// ---- hashing and ids ---------------------------------------------------------------------
+
+TEST(SdkHash, Fnv1aKnownValues) {
+  static_assert(psb::sdk::fnv1a32("") == 2166136261u);
+  EXPECT_EQ(psb::sdk::fnv1a32("a"), 0xe40c292cu);
+  EXPECT_EQ(psb::sdk::fnv1a32("foobar"), 0xbf9cf968u);
+  EXPECT_EQ(psb::sdk::fnv1a64(""), 14695981039346656037ull);
+  EXPECT_EQ(psb::sdk::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
+  EXPECT_EQ(psb::sdk::fnv1a64("foobar"), 0x85944171f73967e8ull);
+}
+
+TEST(SdkHash, IdInRangeIsWhatTheDriversDeriveToday) {
+  // cyclonedds default_domain_id() and fastdds: 1 + FNV-1a-32(run id) % 200; udp: a
+  // port base + FNV-1a-32(topic) % span. Written out here as they are there.
+  auto today = [](const char *s, uint32_t first, uint32_t count) {
+    uint32_t h = 2166136261u;
+    for (; *s; ++s) h = (h ^ uint8_t(*s)) * 16777619u;
+    return first + h % count;
+  };
+  for (const char *run : {"a", "r1", "20261125T101010abc", "psb_run_data", "\xff\x80"}) {
+    EXPECT_EQ(psb::sdk::id_in_range(run, 1, 200), today(run, 1, 200)) << run;
+    EXPECT_EQ(psb::sdk::id_in_range(run, 20000, 1000), today(run, 20000, 1000)) << run;
+    EXPECT_GE(psb::sdk::id_in_range(run, 1, 200), 1u);
+    EXPECT_LE(psb::sdk::id_in_range(run, 1, 200), 200u);
+  }
+}
+
+}  // namespace
