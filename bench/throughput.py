@@ -39,7 +39,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ddsperf_compare import stop  # bench/ is this script's folder: its sibling
+from ddsperf_compare import pinned, stop  # bench/ is this script's folder: its sibling
 from psbench import paths, table
 
 REPO = paths.REPO_ROOT
@@ -47,7 +47,7 @@ LAUNCHER = REPO / "psbench"
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 CDR_EXTRA = 4  # psbench's CDR form is S + 4 bytes; ddsperf's KS with size S' is S' bytes
 # "[pid] 3.000  size 68 total 1504210 lost 0 delta 791258 lost 0 rate 791.24 kS/s ..."
-DDSPERF_RATE = re.compile(r"^\[\d+\]\s+[0-9.]+\s+size (\d+) total \d+ lost (\d+) delta \d+ "
+DDSPERF_RATE = re.compile(r"^\[\d+\]\s+[0-9.]+\s+size (\d+) total (\d+) lost (\d+) delta \d+ "
                           r"lost \d+ rate ([0-9.]+) kS/s")
 
 
@@ -111,33 +111,39 @@ def ddsperf_topic(size: int, topic: str) -> tuple[list[str], list[str], int]:
     return ["-T", f"UK{fixed}"], [], fixed
 
 
-def ddsperf_rate(size: int, seconds: float, domain: int, topic: str) -> float:
-    """ddsperf pub -> ddsperf sub waitset, pinned like psbench; median per-second rate."""
-    env = dict(os.environ, CYCLONEDDS_URI=f"file://{UDP_XML}")
+def own_cpus() -> tuple[str, str]:
+    """(publisher's, subscriber's) CPU as psbench_run places them: sub first, pub last."""
     cpus = sorted(os.sched_getaffinity(0))
+    return str(cpus[-1]), str(cpus[0])
+
+
+def ddsperf_rate(size: int, seconds: float, domain: int, topic: str,
+                 cpus: tuple[str | None, str | None]) -> tuple[float, int]:
+    """ddsperf pub -> ddsperf sub waitset, pub and sub pinned to cpus (taskset; None: not
+    pinned); the median per-second rate, and the samples sub received in all."""
+    env = dict(os.environ, CYCLONEDDS_URI=f"file://{UDP_XML}")
     topic_args, size_args, wire = ddsperf_topic(size, topic)
     duration = int(seconds + 2.999)  # the first and last seconds are dropped
     base = ["ddsperf", "-i", str(domain), "-k", "all", *topic_args]
-    sub = subprocess.Popen(["taskset", "-c", str(cpus[0]), *base, "-D", str(duration + 2),
-                            "sub", "waitset"], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    sub = subprocess.Popen(pinned([*base, "-D", str(duration + 2), "sub", "waitset"], cpus[1]),
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                           start_new_session=True)
     pub = None
     try:
-        pub = subprocess.Popen(["taskset", "-c", str(cpus[-1]), *base, "-D", str(duration),
-                                "pub", *size_args], env=env, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.DEVNULL, start_new_session=True)
+        pub = subprocess.Popen(pinned([*base, "-D", str(duration), "pub", *size_args], cpus[0]),
+                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               start_new_session=True)
         pub.wait(timeout=duration + 60)
         out, _ = sub.communicate(timeout=duration + 60)
     finally:
         for proc in (pub, sub):
             if proc is not None:
                 stop(proc)
-    rates = [float(m.group(3)) * 1000 for m in map(DDSPERF_RATE.match, out.splitlines())
-             if m and int(m.group(1)) == wire]
-    inner = rates[1:-1]
+    lines = [m for m in map(DDSPERF_RATE.match, out.splitlines()) if m and int(m.group(1)) == wire]
+    inner = [float(m.group(4)) * 1000 for m in lines[1:-1]]
     if not inner:
         sys.exit(f"ddsperf sub printed too few rate lines: {out[-800:]}")
-    return statistics.median(inner)
+    return statistics.median(inner), int(lines[-1].group(2))
 
 
 def fmt(value, digits=0) -> str:
@@ -185,7 +191,8 @@ def versus_ddsperf(sizes, seconds, rounds, results, topic) -> None:
                         sys.exit(f"psbench cyclonedds failed: {run['error']}")
                     value = run["per_second_median"]
                 else:
-                    value = ddsperf_rate(size, seconds, 201 + (r * len(sizes) + i) % 30, topic)
+                    value = ddsperf_rate(size, seconds, 201 + (r * len(sizes) + i) % 30, topic,
+                                         own_cpus())[0]
                 found[size][tool].append(value)
             print(f"round {r + 1}/{rounds} {size:>5} B: psbench {found[size]['psbench'][-1]:,.0f}"
                   f"  ddsperf {found[size]['ddsperf'][-1]:,.0f} samples/s", flush=True)

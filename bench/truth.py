@@ -38,7 +38,9 @@ Drivers without an instrument yet are listed as skipped, with the reason.
 """
 
 import argparse
+import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -48,19 +50,25 @@ import tempfile
 import time
 import zlib
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
 import ddsperf_compare as dc
+import throughput as tput
 from psbench import paths
 from psbench.drivers import describe
 from psbench.errors import UserError
+from psbench.measure import span_rate
 from psbench.samples import read_samples
 from psbench.services import ServicePool, broker_options
 
 INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
                "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
                "fastdds": "fastdds_probe"}
+# Maximum throughput: the instruments that have a publish/subscribe mode.
+TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe"}
+WHAT = ("rtt", "throughput")
 REPO = Path(__file__).resolve().parents[1]
 NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
 # Probes are their own small CMake projects, built on request into the worktree's build/.
@@ -90,26 +98,63 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
+def run_pair(name: str, first: list[str], second: list[str], seconds: float,
+             first_ends: float = 0.0) -> tuple[str, str]:
+    """Starts `first` (the side that waits: pong, sub), then runs `second` (ping, pub) to
+    its end (bounded); then gives `first` up to first_ends seconds to end by itself (0: it
+    is stopped at once). Both stopped whatever happens. Returns (second's stdout, first's
+    stdout and stderr); RuntimeError when one that had to end by itself failed."""
+    with tempfile.TemporaryFile("w+") as first_out:
+        a = subprocess.Popen(first, stdout=first_out, stderr=subprocess.STDOUT, text=True,
+                             start_new_session=True)
+        b = None
+        try:
+            b = subprocess.Popen(second, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 start_new_session=True)
+            out, err = b.communicate(timeout=seconds + 60)
+            if b.returncode != 0:
+                raise RuntimeError(f"{name} failed ({b.returncode}): {err.strip()[-400:]}")
+            if first_ends and a.wait(timeout=first_ends) != 0:
+                first_out.seek(0)
+                raise RuntimeError(f"{name} failed ({a.returncode}): {first_out.read().strip()[-400:]}")
+        except subprocess.TimeoutExpired as e:
+            raise RuntimeError(f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s")
+        finally:
+            for proc in (b, a):
+                if proc is not None:
+                    dc.stop(proc)
+        first_out.seek(0)
+        return out, first_out.read()
+
+
 def probe_rtt(name: str, binary: Path, args: list[str], seconds: float,
               cpus=NO_CPUS) -> tuple[float, float, int]:
     """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
     trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
     stopped whatever happens. cpus: (ping's, pong's) CPU for taskset, or None each."""
-    pong = subprocess.Popen(dc.pinned([str(binary), "pong", *args], cpus[1]), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    ping = None
-    try:
-        ping = subprocess.Popen(dc.pinned([str(binary), "ping", *args], cpus[0]), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
-        out, err = ping.communicate(timeout=seconds + 60)
-        if ping.returncode != 0:
-            raise RuntimeError(f"{name} failed: {err.strip()}")
-    finally:
-        for proc in (ping, pong):
-            if proc is not None:
-                dc.stop(proc)
+    out, _ = run_pair(name, dc.pinned([str(binary), "pong", *args], cpus[1]),
+                      dc.pinned([str(binary), "ping", *args], cpus[0]), seconds)
     p50, p99, n = out.split()
     return float(p50), float(p99), int(n)
+
+
+# fastdds_probe sub's last line: "sub: received N, ..., R samples/s" (R on its own clock,
+# (N - 1) / (last arrival - first arrival), as psbench's sub).
+PROBE_SUB_LINE = re.compile(r"^sub: received (\d+),.* ([0-9.]+) samples/s$", re.M)
+
+
+def probe_tput(name: str, binary: Path, args: list[str], seconds: float,
+               cpus=NO_CPUS) -> tuple[float, int]:
+    """A bare probe's own maximum throughput, messages/s on the subscriber's clock, and the
+    messages it received: `binary sub ARGS` then `binary pub ARGS` (pub writing back to
+    back; sub ending on pub's end marker, else after 5 s without a message).
+    cpus: (pub's, sub's) CPU for taskset, or None each."""
+    _, out = run_pair(name, dc.pinned([str(binary), "sub", *args], cpus[1]),
+                      dc.pinned([str(binary), "pub", *args], cpus[0]), seconds, first_ends=30)
+    m = PROBE_SUB_LINE.search(out)
+    if m is None:
+        raise RuntimeError(f"{name} sub printed no rate: {out[-400:]}")
+    return float(m.group(2)), int(m.group(1))
 
 
 def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
@@ -119,9 +164,16 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
-        return ["--transport", "builtin", "--best-effort", "--keep-last", "1", "--size", str(size),
-                "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
+        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, tag, size, seconds)]
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
+
+
+def probe_tput_args(driver: str, tag: str, size: int, seconds: float) -> list[str]:
+    """The command line of a probe's pub and sub after the role: for fastdds the driver's
+    default transport, reliable keep_all (the probe's defaults; Fast DDS's resource limits)."""
+    assert driver == "fastdds", driver
+    return ["--transport", "builtin", "--size", str(size),
+            "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
 
 
 TOLERANCE = 0.10
@@ -133,32 +185,39 @@ def free_udp_port() -> int:
         return s.getsockname()[1]
 
 
+# psbench's cyclonedds as ddsperf runs: reliable, a waitset, UDP on lo (ddsperf_compare.py).
+DDSPERF_LIKE = ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
+# Maximum throughput: reliable, keep_all (the writer flow-controlled by the reader, as the
+# instruments' pub/sub); against ddsperf also Cyclone's write batching, which ddsperf's
+# pub always enables (bench/throughput.py).
+TPUT_QOS = ["--reliability", "reliable", "--history", "keep_all"]
+DDSPERF_TPUT = ["--notify", "wait", "--transport", "udp", "--option", "write_batch=true"]
+
+
+def node_pair(driver: str, out: str, run: str, size: int, extra: list[str], roles: tuple[str, str],
+              seconds: float, cpus) -> None:
+    """Runs psbench-node's two roles (the waiting one, then the driving one for `seconds`)
+    as two processes pinned to cpus (driving's, waiting's), writing into out; both must
+    end by themselves."""
+    lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
+    common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
+              "--size", str(size), *extra]
+    timed = ["--duration", f"{seconds:g}"]
+    # A sub is told the duration too, as the launcher does: it then ends on the pub's end
+    # marker only (not after --count's default 10000) and sizes its store for a duration.
+    waiting = common + ["--role", roles[0], *(timed if roles[0] == "sub" else [])]
+    run_pair(f"psbench {driver} {'/'.join(roles)}", dc.pinned(waiting, cpus[1]),
+             dc.pinned(common + ["--role", roles[1], *timed], cpus[0]), seconds, first_ends=30)
+
+
 def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str],
                 cpus=NO_CPUS) -> tuple[float, float]:
     """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait).
     Against ddsperf (cyclonedds) as ddsperf computes its own: the median over the
     one-second windows of each window's p50 and p99; otherwise over all samples."""
-    lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
-        common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
-                  "--size", str(size), *extra]
-        if driver == "cyclonedds":
-            common += ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
-        pong = subprocess.Popen(dc.pinned(common + ["--role", "pong"], cpus[1]), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        ping = None
-        try:
-            ping = subprocess.Popen(dc.pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
-            _, err = ping.communicate(timeout=seconds + 60)
-            if ping.returncode != 0:
-                raise RuntimeError(f"psbench {driver} ping failed: {err.strip()}")
-            pong.wait(timeout=30)
-        finally:
-            for proc in (ping, pong):
-                if proc is not None:
-                    dc.stop(proc)
+        node_pair(driver, out, run, size, extra + (DDSPERF_LIKE if driver == "cyclonedds" else []),
+                  ("pong", "ping"), seconds, cpus)
         samples = read_samples(Path(out) / "ping.samples")
     rtt_ns = samples.latency_ns.astype(np.int64)
     if driver == "cyclonedds":
@@ -171,6 +230,34 @@ def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[st
         raise RuntimeError(f"psbench {driver} recorded no samples")
     rtt = rtt_ns / 1000.0
     return float(np.percentile(rtt, 50, method="inverted_cdf")), float(np.percentile(rtt, 99, method="inverted_cdf"))
+
+
+def psbench_tput(driver: str, size: int, seconds: float, run: str, extra: list[str],
+                 cpus=NO_CPUS) -> tuple[float, int]:
+    """psbench's maximum throughput, messages/s on the sub's clock, and the messages the sub
+    received: pub back to back (no --rate) to sub, reliable keep_all. Against ddsperf as
+    ddsperf computes its own (the median of the whole one-second bins, the first and last
+    left out; the run two seconds longer for them); otherwise (received - 1) / (last
+    arrival - first arrival), as psbench's reports (measure.throughput)."""
+    against_ddsperf = driver == "cyclonedds"
+    with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
+        node_pair(driver, out, run, size, extra + TPUT_QOS + (DDSPERF_TPUT if against_ddsperf else []),
+                  ("sub", "pub"), seconds + 2 if against_ddsperf else seconds, cpus)
+        got = json.loads((Path(out) / "sub.json").read_text())["throughput"]
+    if against_ddsperf:
+        rate = tput.per_second_median(got["per_bin"], got["bin_ns"])
+    else:
+        rate = span_rate(got["received"], got["first_arrival_ns"], got["last_arrival_ns"])
+    if not rate:
+        raise RuntimeError(f"psbench {driver} sub received too little for a rate ({got['received']})")
+    return rate, got["received"]
+
+
+def ddsperf_tput(size: int, seconds: float, domain: int, cpus=NO_CPUS) -> tuple[float, int]:
+    """ddsperf pub (as fast as it can, reliable, keep_all, KS sized as psbench's CDR sample)
+    to ddsperf sub waitset: the median of its per-second rates, the first and last left
+    out, and the samples it received."""
+    return tput.ddsperf_rate(size, max(seconds, 1.0), domain, "KS", cpus)
 
 
 def sockperf_rtt(size: int, seconds: float, cpus=NO_CPUS) -> tuple[float, float]:
@@ -246,8 +333,15 @@ def main() -> int:
     ap.add_argument("--seconds", type=positive(float), default=3.0, help="measuring time of each run")
     ap.add_argument("--cpus", default="0,1",
                     help="PING_CPU,PONG_CPU: every process of both tools pinned there with taskset "
-                         "(the pinging one, the echoing one), or 'none' (default: %(default)s)")
+                         "(the pinging one, the echoing one; for throughput the publishing one, "
+                         "the subscribing one), or 'none' (default: %(default)s)")
+    ap.add_argument("--what", default=",".join(WHAT),
+                    help="comma-separated: rtt (ping-pong), throughput (maximum, where an instrument "
+                         f"exists: {','.join(TPUT_INSTRUMENTS)}) (default: %(default)s)")
     args = ap.parse_args()
+    args.what = [w for w in args.what.split(",") if w]
+    if not args.what or any(w not in WHAT for w in args.what):
+        ap.error(f"--what: give rtt, throughput or both (comma-separated), got {','.join(args.what) or '(none)'}")
     cpus = NO_CPUS if args.cpus == "none" else tuple(args.cpus.split(","))
     if len(cpus) != 2 or (cpus[0] is not None and not all(c.isdigit() for c in cpus)):
         ap.error("--cpus: give PING_CPU,PONG_CPU (e.g. 0,1) or none")
@@ -260,6 +354,9 @@ def main() -> int:
     unknown = [d for d in drivers if d not in INSTRUMENTS]
     if unknown or not drivers:
         ap.error(f"--drivers: no instrument for {','.join(unknown) or '(none)'}; choose from {','.join(INSTRUMENTS)}")
+    if args.what == ["throughput"] and not any(d in TPUT_INSTRUMENTS for d in drivers):
+        ap.error(f"--what throughput: no throughput instrument for {','.join(drivers)}; "
+                 f"choose from {','.join(TPUT_INSTRUMENTS)}")
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
@@ -288,7 +385,11 @@ def main() -> int:
         else:
             runnable.append(d)
 
-    rows, extra, brokers = {}, {}, {}
+    rows, extra, brokers = {"rtt": {}, "throughput": {}}, {}, {}
+    if "throughput" in args.what:
+        for d in runnable:
+            if d not in TPUT_INSTRUMENTS:
+                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
     tag = os.getpid() % 10000
     # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
     # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
@@ -303,44 +404,90 @@ def main() -> int:
             if options:
                 brokers[d] = options[0].partition("=")[2]
                 extra[d] = [a for o in options for a in ("--option", o)]
-        measure(args, sizes, runnable, probes, extra, rows, tag, brokers)
-    print_table(rows, args.cpus)
+        measure(args, sizes, runnable, Setup(probes, extra, brokers, tag), rows)
+    if "rtt" in args.what:
+        print_table(rows["rtt"], args.cpus)
+    if rows["throughput"]:
+        print_tput_table(rows["throughput"], args.cpus)
     return 0
 
 
-def measure(args, sizes, runnable, probes, extra, rows, tag, brokers) -> None:
-    """Rounds over drivers and sizes, psbench and instrument in alternating order."""
+class Setup(NamedTuple):
+    """What the runs of one invocation share: built probes, psbench's extra node options
+    (--option broker=...), brokers' addresses, and a tag for run ids and topics."""
+    probes: dict
+    extra: dict
+    brokers: dict
+    tag: int
+
+
+def in_order(r: int, run_psbench, run_instrument) -> tuple:
+    """Both tools' results of round r: psbench first in even rounds, the instrument in odd."""
+    if r % 2 == 0:
+        ps = run_psbench()
+        return ps, run_instrument()
+    inst = run_instrument()
+    return run_psbench(), inst
+
+
+def measure(args, sizes, runnable, setup: Setup, rows) -> None:
+    """Rounds over drivers and sizes, psbench and instrument in alternating order; the
+    ping-pong, then the maximum throughput where an instrument exists."""
     for r in range(args.rounds):
         for d in runnable:
             for i, size in enumerate(sizes):
-                order = ["psbench", "instrument"] if r % 2 == 0 else ["instrument", "psbench"]
-                got = {}
-                for tool in order:
-                    if tool == "psbench":
-                        got[tool] = psbench_rtt(d, size, args.seconds, f"truth{tag}{d}r{r}s{size}",
-                                                extra.get(d, []), args.cpus)
-                    elif d in probes:
-                        got[tool] = probe_rtt(INSTRUMENTS[d], probes[d], probe_args(
-                            d, brokers.get(d, ""), f"truth{tag}r{r}s{size}", size, args.seconds),
-                            args.seconds, args.cpus)[:2]
-                    elif d == "udp":
-                        got[tool] = sockperf_rtt(size, args.seconds, args.cpus)
-                    else:
-                        got[tool] = ddsperf_rtt(size, args.seconds, 201 + (r * len(sizes) + i) % 30,
-                                                args.cpus)
-                rows.setdefault((d, size), []).append((got["psbench"], got["instrument"]))
-                print(f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
-                      f"{got['psbench'][0]:.2f}/{got['psbench'][1]:.2f} us, {INSTRUMENTS[d]} "
-                      f"{got['instrument'][0]:.2f}/{got['instrument'][1]:.2f} us", flush=True)
+                domain = 201 + (r * len(sizes) + i) % 30   # ddsperf's; psbench's own are 1-200
+                if "rtt" in args.what:
+                    rtt_round(args, r, d, size, domain, setup, rows["rtt"])
+                if "throughput" in args.what and d in TPUT_INSTRUMENTS:
+                    tput_round(args, r, d, size, domain, setup, rows["throughput"])
 
+
+def rtt_round(args, r, d, size, domain, setup: Setup, rows) -> None:
+    def instrument():
+        if d in setup.probes:
+            return probe_rtt(INSTRUMENTS[d], setup.probes[d], probe_args(
+                d, setup.brokers.get(d, ""), f"truth{setup.tag}r{r}s{size}", size, args.seconds),
+                args.seconds, args.cpus)[:2]
+        if d == "udp":
+            return sockperf_rtt(size, args.seconds, args.cpus)
+        return ddsperf_rtt(size, args.seconds, domain, args.cpus)
+    got = in_order(r, lambda: psbench_rtt(d, size, args.seconds, f"truth{setup.tag}{d}r{r}s{size}",
+                                          setup.extra.get(d, []), args.cpus), instrument)
+    rows.setdefault((d, size), []).append(got)
+    print(f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
+          f"{got[0][0]:.2f}/{got[0][1]:.2f} us, {INSTRUMENTS[d]} "
+          f"{got[1][0]:.2f}/{got[1][1]:.2f} us", flush=True)
+
+
+def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
+    def instrument():
+        if d == "cyclonedds":
+            return ddsperf_tput(size, args.seconds, domain, args.cpus)
+        return probe_tput(TPUT_INSTRUMENTS[d], setup.probes[d], probe_tput_args(
+            d, f"truth{setup.tag}t{r}s{size}", size, args.seconds), args.seconds, args.cpus)
+    got = in_order(r, lambda: psbench_tput(d, size, args.seconds, f"truth{setup.tag}{d}t{r}s{size}",
+                                           setup.extra.get(d, []), args.cpus), instrument)
+    rows.setdefault((d, size), []).append(got)
+    print(f"round {r + 1}/{args.rounds} {d} {size} B throughput: psbench {got[0][0]:,.0f} msg/s "
+          f"({got[0][1]} received), {TPUT_INSTRUMENTS[d]} {got[1][0]:,.0f} msg/s ({got[1][1]} received)",
+          flush=True)
+
+
+def placement(cpus, sender: str, receiver: str) -> str:
+    return "unpinned" if cpus[0] is None else f"{sender} on CPU {cpus[0]}, {receiver} on CPU {cpus[1]}"
+
+
+def ratio_cells(ps: list[float], inst: list[float]) -> str:
+    """ratio of the medians over rounds, its 95% bootstrap interval, and the verdict."""
+    ratio, lo, hi = bootstrap_ratio(ps, inst)
+    return f"{ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi, len(inst))}"
 
 
 def print_table(rows, cpus) -> None:
     print()
-    placement = ("unpinned" if cpus[0] is None else
-                 f"pinging processes on CPU {cpus[0]}, echoing ones on CPU {cpus[1]}")
     print(f"RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap "
-          f"interval), {placement}; machine load not controlled")
+          f"interval), {placement(cpus, 'pinging processes', 'echoing ones')}; machine load not controlled")
     header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
@@ -348,9 +495,25 @@ def print_table(rows, cpus) -> None:
         for k, metric in enumerate(("p50", "p99")):
             ps = [p[0][k] for p in pairs]
             inst = [p[1][k] for p in pairs]
-            ratio, lo, hi = bootstrap_ratio(ps, inst)
             print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
-                  f"{np.median(inst):>9.2f} {ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi, len(inst))}")
+                  f"{np.median(inst):>9.2f} {ratio_cells(ps, inst)}")
+
+
+def print_tput_table(rows, cpus) -> None:
+    """The maximum throughput, messages/s on the subscriber's clock, and the messages each
+    tool's subscribers received over all rounds."""
+    print()
+    print(f"maximum throughput, messages/s, psbench/instrument (medians over rounds, 95% bootstrap "
+          f"interval), {placement(cpus, 'publishers', 'subscribers')}; machine load not controlled")
+    header = (f"{'driver':<11} {'instrument':<14} {'size B':>7} {'rounds':>6} {'psbench msg/s':>13} "
+              f"{'instr msg/s':>12} {'psbench n':>10} {'instr n':>10} {'ratio':>6} {'interval':>17}  verdict")
+    print(header)
+    print("-" * len(header))
+    for (d, size), pairs in rows.items():
+        ps, inst = [p[0][0] for p in pairs], [p[1][0] for p in pairs]
+        print(f"{d:<11} {TPUT_INSTRUMENTS[d]:<14} {size:>7} {len(pairs):>6} {np.median(ps):>13.0f} "
+              f"{np.median(inst):>12.0f} {sum(p[0][1] for p in pairs):>10} {sum(p[1][1] for p in pairs):>10} "
+              f"{ratio_cells(ps, inst)}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,8 @@ def test_udp_one_round_prints_one_row_per_size_and_metric():
 @pytest.mark.parametrize("args", [
     ["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "nan"],
     ["--sizes", "10"], ["--sizes", "abc"], ["--drivers", "nosuch"], ["--bogus"],
+    ["--what", "bogus"], ["--what", ""], ["--what", "rtt,latency"],
+    ["--what", "throughput", "--drivers", "udp,nats"],
 ])
 def test_bad_arguments_exit_2_without_traceback(args):
     res = run(*args, timeout=30)
@@ -97,7 +99,8 @@ def test_driver_with_a_new_probe_runs_one_round(driver):
     service = PROBE_SERVICES[driver]
     if service and find_executable(service) is None:
         pytest.skip(f"{service} is not installed")
-    res = run("--drivers", driver, "--rounds", "1", "--seconds", "0.5", "--sizes", "64", timeout=240)
+    res = run("--drivers", driver, "--rounds", "1", "--seconds", "0.5", "--sizes", "64", "--what", "rtt",
+              timeout=240)
     assert res.returncode == 0, res.stderr
     if res.stdout.startswith(f"skipped {driver}"):
         pytest.skip(res.stdout.strip())
@@ -105,3 +108,41 @@ def test_driver_with_a_new_probe_runs_one_round(driver):
     assert [(r[1], r[2], r[3], r[4]) for r in rows] == [
         (truth.INSTRUMENTS[driver], "64", "1", "p50"), (truth.INSTRUMENTS[driver], "64", "1", "p99")]
     assert all(" ".join(r[10:]) == "undecided" for r in rows)  # one round never decides
+    assert "maximum throughput" not in res.stdout  # --what rtt: the ping-pong only
+
+
+def tput_rows(stdout: str) -> list[list[str]]:
+    """The rows of the throughput table, split."""
+    lines = stdout.splitlines()
+    title = next(i for i, line in enumerate(lines) if line.startswith("maximum throughput, messages/s"))
+    assert lines[title + 1].split()[:4] == ["driver", "instrument", "size", "B"]
+    return [line.split() for line in lines[title + 3:] if line.strip()]
+
+
+@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
+@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
+def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
+    if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
+        pytest.skip("the cyclonedds driver is not built")
+    res = run("--drivers", "cyclonedds", "--what", "throughput", "--rounds", "1", "--seconds", "1",
+              "--sizes", "64", timeout=240)
+    assert res.returncode == 0, res.stderr
+    assert not res.stdout.startswith("RTT") and "\nRTT, " not in res.stdout  # throughput only
+    rows = tput_rows(res.stdout)
+    assert [r[:4] for r in rows] == [["cyclonedds", "ddsperf", "64", "1"]]
+    ps_rate, inst_rate, ps_n, inst_n = float(rows[0][4]), float(rows[0][5]), int(rows[0][6]), int(rows[0][7])
+    assert ps_rate > 0 and inst_rate > 0
+    assert ps_n > 0 and inst_n > 0   # messages each tool's subscriber received
+    float(rows[0][8])
+    assert rows[0][9].startswith("[") and rows[0][10].endswith("]")
+    assert " ".join(rows[0][11:]) == "undecided"  # one round never decides
+
+
+def test_fastdds_probe_pub_sub_reports_its_rate_and_count():
+    binary, why = truth.build_probe("fastdds")
+    if binary is None:
+        pytest.skip(why)
+    args = truth.probe_tput_args("fastdds", f"test{os.getpid()}", 1024, 0.5)
+    rate, received = truth.probe_tput("fastdds_probe", binary, args, 0.5)
+    # Known answers: sub ends by itself on pub's end marker and counts what it received.
+    assert received > 1 and rate > 0

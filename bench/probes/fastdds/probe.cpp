@@ -10,7 +10,9 @@
 // pub prints: written, failed writes (write() returned false: history full for
 // max_blocking_time), rate. sub prints: received, gaps (missing sequence numbers),
 // out-of-order, the reader's SAMPLE_LOST/SAMPLE_REJECTED totals, and its rate between
-// the first and last arrival. Both stop on their own (bounded waits).
+// the first and last arrival ((received - 1) / span, on its own clock, as psbench's sub).
+// pub ends with an end marker (header flag 4; three times when best effort) on which sub
+// stops; else sub stops after 5 s without a sample. Both stop on their own (bounded waits).
 //
 // ping/pong: a closed-loop ping-pong for bench/truth, ping writing on probe_ping and
 // taking from probe_pong, pong echoing each sample it takes back as it came. The wait
@@ -53,6 +55,7 @@ using eprosima::fastrtps::Duration_t;
 using eprosima::fastrtps::rtps::IPLocator;
 using eprosima::fastrtps::rtps::Locator_t;
 using Clock = std::chrono::steady_clock;
+constexpr uint32_t kEndFlag = 4;  // psbench's header flag "end"
 
 namespace {
 
@@ -240,6 +243,8 @@ int run_pub(const Args &a) {
     if (!w->write(&s)) ++failed;
   }
   const double elapsed = seconds_since(t0);
+  s.header().flags(kEndFlag);  // the end marker (psbench's flag 4), not counted by sub
+  for (int i = 0; i < (a.reliable ? 1 : 3); ++i) w->write(&s);
   const auto t_ack = Clock::now();
   const ReturnCode_t acked = w->wait_for_acknowledgments(Duration_t(10, 0));
   std::printf("pub: written %llu, failed writes %llu, %.0f writes/s, acked %s after %.3f s\n",
@@ -269,6 +274,7 @@ int run_sub(const Args &a) {
   for (;;) {
     if (r->take_next_sample(&s, &info) == ReturnCode_t::RETCODE_OK) {
       if (!info.valid_data) continue;
+      if (s.header().flags() & kEndFlag) break;
       const uint64_t seq = s.header().seq();
       last = idle_since = Clock::now();
       if (received++ == 0) first = last;
@@ -298,7 +304,7 @@ int run_sub(const Args &a) {
               (unsigned long long)received, (unsigned long long)(expected ? expected - 1 : 0),
               (unsigned long long)gaps, (unsigned long long)gap_events,
               (unsigned long long)out_of_order, lost.total_count, rejected.total_count,
-              span > 0 ? double(received) / span : 0.0);
+              span > 0 ? double(received - 1) / span : 0.0);  // n arrivals, n - 1 intervals
   for (uint64_t i = 0; i < gap_events && i < 8; ++i)
     std::printf("sub: gap at seq %llu\n", (unsigned long long)first_gaps[i]);
   return 0;
