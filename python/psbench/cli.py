@@ -1,17 +1,38 @@
 """The command line: subcommands, and errors printed as messages, not tracebacks."""
 
 import argparse
+import importlib
 import signal
 import sys
 
 import psbench
-from psbench import (cmd_compare, cmd_demo, cmd_drivers, cmd_env, cmd_measure,
-                     cmd_ratesearch, cmd_report, cmd_reproduce, cmd_run)
 from psbench.arg_parser import Parser
+from psbench.commands import COMMANDS
 from psbench.errors import UserError
 
 
-def build_parser() -> argparse.ArgumentParser:
+class _Prebuilt:
+    """Stands in for argparse's subparsers when a command's module adds its parsers:
+    the parser of each command exists already (created with its help, so that `psbench
+    --help` and "did you mean" know every command without importing one)."""
+
+    def __init__(self, parsers: dict):
+        self.parsers = parsers
+
+    def add_parser(self, name: str, **kwargs) -> argparse.ArgumentParser:
+        parser = self.parsers[name]
+        parser.description = kwargs.get("description") or parser.description
+        return parser
+
+
+def _command_of(argv: list[str]) -> str | None:
+    """The command named on the line: the first word that is not an option."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
+    """The parser, with the options of the command argv names (all commands' options
+    when argv is None: every module imported, e.g. for the tests)."""
     parser = Parser(
         prog="psbench",
         description="Latency benchmark for publish/subscribe middleware. "
@@ -19,11 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version",
                         version=f"psbench {psbench.__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    for module in (cmd_drivers, cmd_env, cmd_measure, cmd_ratesearch, cmd_run, cmd_report,
-                   cmd_demo, cmd_compare, cmd_reproduce):
-        module.add_parsers(subparsers)
-    for name, sub in subparsers.choices.items():
+    parsers = {name: subparsers.add_parser(name, help=text, description=text)
+               for name, (_, text) in COMMANDS.items()}
+    for sub in parsers.values():
         sub.set_defaults(subcommand_parser=sub)   # whose usage an unknown option shows
+    wanted = [_command_of(argv)] if argv is not None else list(COMMANDS)
+    modules = dict.fromkeys(COMMANDS[name][0] for name in wanted if name in COMMANDS)
+    for module in modules:   # only the command being run: the others cost nothing
+        importlib.import_module(module).add_parsers(_Prebuilt(parsers))
     return parser
 
 
@@ -33,7 +57,8 @@ def _terminate(signum, frame):
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(argv)
     args, extras = parser.parse_known_args(argv)
     if extras:
         getattr(args, "subcommand_parser", parser).unknown_options(extras)

@@ -5,6 +5,7 @@ compare (docs/compare.md)."""
 import json
 from pathlib import Path
 
+from psbench.commands import help_of
 from psbench.analysis import formats
 from psbench.analysis.compare import (DEFAULT_THRESHOLD, FAIL_ON, Comparison, Settings,
                                       compare, summary_line, tables)
@@ -14,7 +15,7 @@ from psbench.analysis.significance import (DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
 from psbench.errors import UserError
 from psbench.options import non_negative_int, noise_fraction, probability, resamples
 
-HELP = "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)"
+HELP = help_of("compare")
 JSON_FORMAT = "psbench-compare/1"
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("compare", help=HELP, description=HELP)

@@ -10,6 +10,7 @@ run is recorded and the sweep goes on.
 
 import sys
 
+from psbench.commands import help_of
 from psbench import envinfo, paths
 from psbench.analysis import formats
 from psbench.analysis.load import load_results
@@ -28,9 +29,7 @@ QUICKSTART = "experiments/quickstart.yaml"
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "demo", help=f"every built driver beside the baselines at 64 B and 16 KiB, then "
-                     f"its report ({QUICKSTART})")
+    parser = subparsers.add_parser("demo", help=help_of("demo"), description=help_of("demo"))
     parser.add_argument("--count", type=positive_int,
                         help="measured samples per run (default: the file's, 10000)")
     parser.add_argument("--timeout", type=positive_float,

@@ -2,6 +2,7 @@
 
 import json
 
+from psbench.commands import help_of
 from psbench import drivers, table
 from psbench.service_definitions import definition
 
@@ -10,8 +11,8 @@ COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify"
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("drivers", help="list the built drivers and their "
-                                                   "capabilities")
+    parser = subparsers.add_parser("drivers", help=help_of("drivers"),
+                                   description=help_of("drivers"))
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_command)
 

@@ -2,12 +2,12 @@
 
 import json
 
+from psbench.commands import help_of
 from psbench import envinfo, table
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "env", help="what shapes latency on this machine (CPUs, idle states, limits)")
+    parser = subparsers.add_parser("env", help=help_of("env"), description=help_of("env"))
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_command)
 

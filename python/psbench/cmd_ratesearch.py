@@ -6,6 +6,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from psbench.commands import help_of
 from psbench import envinfo, paths, ratesearch, rundir, services, table
 from psbench.cmd_measure import spec_from_args
 from psbench.errors import UserError
@@ -13,8 +14,7 @@ from psbench.options import add_measure_arguments, add_search_arguments
 from psbench.progress import Progress
 from psbench.report import percent_text, rate_text
 
-HELP = ("maximum sustainable rate: the highest pubsub rate with loss and p99 latency "
-        "within bounds, found by doubling then bisecting")
+HELP = help_of("ratesearch")
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
     add_measure_arguments(parser, "pubsub", rate=False)

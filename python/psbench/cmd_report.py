@@ -3,12 +3,13 @@ raw samples of a results folder (docs/analysis.md)."""
 
 from pathlib import Path
 
+from psbench.commands import help_of
 from psbench.analysis.load import load_results, sweeps_inside
 from psbench.analysis.report import Settings, build_report, terminal_text, write_report
 from psbench.analysis.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from psbench.options import non_negative_int, noise_fraction, probability, resamples
 
-HELP = "statistics, significance tests, tables, plots and an HTML report of a results folder"
+HELP = help_of("report")
 
 
 def add_parsers(subparsers) -> None:

@@ -11,6 +11,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from psbench.commands import help_of
 from psbench import envinfo, paths, reproduce
 from psbench.analysis.load import load_results
 from psbench.analysis.report import Settings, build_report, write_report
@@ -23,7 +24,7 @@ from psbench.progress import Progress
 from psbench.reproduce import common
 from psbench.store import Store, default_dir
 
-HELP = "rerun one seed study and report it in the paper's own form (docs/reproductions.md)"
+HELP = help_of("reproduce")
 
 
 def add_parsers(subparsers) -> None:

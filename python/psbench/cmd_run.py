@@ -7,6 +7,7 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
+from psbench.commands import help_of
 from psbench import envinfo, paths
 from psbench.errors import UserError
 from psbench.experiment import ExperimentError, Plan, prepare
@@ -17,7 +18,7 @@ from psbench.options import key_value, positive_int
 from psbench.progress import Progress
 from psbench.store import Store, default_dir
 
-HELP = "run every run of an experiment file (matrix, exclude, repetitions; docs/experiments.md)"
+HELP = help_of("run")
 
 
 def add_parsers(subparsers) -> None:

@@ -15,7 +15,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-import numpy
+from importlib import metadata
 
 import psbench
 from psbench import paths
@@ -172,7 +172,7 @@ def collect() -> dict:
         "is_root": os.geteuid() == 0,
         "cpu_dma_latency_writable": os.access("/dev/cpu_dma_latency", os.W_OK),
         "python": sys.version.split()[0],
-        "numpy": numpy.__version__,
+        "numpy": metadata.version("numpy"),
         "psbench": psbench.__version__,
         "git": git_state(),
     }

@@ -13,7 +13,6 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats as sps
 from psbench.stats import nearest_rank
 
 DEFAULT_RESAMPLES = 1000
@@ -50,12 +49,14 @@ class RatioCI:
 
 def welch(a: np.ndarray, b: np.ndarray) -> Welch:
     """Welch's unequal-variance t-test of mean(a) - mean(b), two-sided."""
+    from scipy import stats as sps  # here: importing scipy costs the CLI's start
     result = sps.ttest_ind(a, b, equal_var=False)
     return Welch(float(result.statistic), float(result.df), float(result.pvalue))
 
 
 def mann_whitney(a: np.ndarray, b: np.ndarray) -> MannWhitney:
     """U of a against b, two-sided, normal approximation with tie correction."""
+    from scipy import stats as sps
     result = sps.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
     return MannWhitney(float(result.statistic), float(result.pvalue))
 
