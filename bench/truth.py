@@ -401,6 +401,12 @@ def main() -> int:
     if not paths.node_path().exists():
         print("psbench is not built: run 'make build' (or set PSBENCH_BUILD)", file=sys.stderr)
         return 2
+    if "throughput" in args.what:
+        for d in drivers:
+            if d not in TPUT_INSTRUMENTS:
+                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
+    if "rtt" not in args.what:  # nothing to build or start for the others
+        drivers = [d for d in drivers if d in TPUT_INSTRUMENTS]
     runnable, probes = [], {}
     for d in drivers:
         tool = INSTRUMENTS[d]
@@ -419,10 +425,6 @@ def main() -> int:
             runnable.append(d)
 
     rows, extra, brokers = {"rtt": {}, "throughput": {}}, {}, {}
-    if "throughput" in args.what:
-        for d in runnable:
-            if d not in TPUT_INSTRUMENTS:
-                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
     tag = os.getpid() % 10000
     # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
     # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
