@@ -56,7 +56,11 @@ instrument is reliable, pub on the first --cpus CPU and sub on the second:
               (connect, ZMQ_RCVHWM 1000) over tcp on 127.0.0.1, the driver's defaults,
               best effort (psbench too): what does not fit under the high-water mark is
               dropped by either writer; pub sends for --seconds, then end markers.
-  For fastdds and zeromq both figures are the sub's (received - 1) / (last - first
+  nats        bench/probes/nats sub / pub through the one nats-server of both tools: core
+              NATS (best effort, psbench too), send_asap as the driver's default, a sync
+              subscription; pub repeats a hello until sub answers (NATS tells a publisher
+              nothing of subscribers), then publishes for --seconds, then end markers.
+  For fastdds, zeromq and nats both figures are the sub's (received - 1) / (last - first
   arrival), on its own clock (psbench: python/psbench/measure.py's throughput()).
 The table gives the medians over rounds of both rates, the messages each tool's
 subscribers received over all rounds, and the ratio psbench/instrument with the same
@@ -93,7 +97,8 @@ INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_pro
                "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
                "fastdds": "fastdds_probe"}
 # Maximum throughput: the instruments that have a publish/subscribe mode.
-TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe", "zeromq": "zeromq_probe"}
+TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe", "zeromq": "zeromq_probe",
+                    "nats": "nats_probe"}
 WHAT = ("rtt", "throughput")
 REPO = Path(__file__).resolve().parents[1]
 NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
@@ -192,16 +197,18 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
-        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, tag, size, seconds)]
+        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, "", tag, size, seconds)]
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
-def probe_tput_args(driver: str, tag: str, size: int, seconds: float) -> list[str]:
+def probe_tput_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
     """The command line of a probe's pub and sub after the role: for fastdds the driver's
     default transport, reliable keep_all (the probe's defaults; Fast DDS's resource limits);
-    for zeromq the port pub's XPUB binds."""
+    for zeromq the port pub's XPUB binds; for nats as its ping-pong."""
     if driver == "zeromq":
         return [str(free_tcp_port()), str(size), str(seconds)]
+    if driver == "nats":
+        return probe_args(driver, broker, tag, size, seconds)
     assert driver == "fastdds", driver
     return ["--transport", "builtin", "--size", str(size),
             "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
@@ -225,7 +232,7 @@ DDSPERF_LIKE = ["--reliability", "reliable", "--notify", "wait", "--transport", 
 RELIABLE_ALL = ["--reliability", "reliable", "--history", "keep_all"]
 TPUT_OPTIONS = {"cyclonedds": RELIABLE_ALL + ["--notify", "wait", "--transport", "udp",
                                               "--option", "write_batch=true"],
-                "fastdds": RELIABLE_ALL, "zeromq": []}
+                "fastdds": RELIABLE_ALL, "zeromq": [], "nats": []}
 
 
 def node_pair(driver: str, out: str, run: str, size: int, extra: list[str], roles: tuple[str, str],
@@ -500,7 +507,8 @@ def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
         if d == "cyclonedds":
             return ddsperf_tput(size, args.seconds, domain, args.cpus)
         return probe_tput(TPUT_INSTRUMENTS[d], setup.probes[d], probe_tput_args(
-            d, f"truth{setup.tag}t{r}s{size}", size, args.seconds), args.seconds, args.cpus)
+            d, setup.brokers.get(d, ""), f"truth{setup.tag}t{r}s{size}", size, args.seconds),
+            args.seconds, args.cpus)
     got = in_order(r, lambda: psbench_tput(d, size, args.seconds, f"truth{setup.tag}{d}t{r}s{size}",
                                            setup.extra.get(d, []), args.cpus), instrument)
     rows.setdefault((d, size), []).append(got)
