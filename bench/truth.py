@@ -282,7 +282,8 @@ def psbench_tput(driver: str, size: int, seconds: float, run: str, extra: list[s
     arrival - first arrival), as psbench's reports (measure.throughput)."""
     against_ddsperf = driver == "cyclonedds"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
-        node_pair(driver, out, run, size, extra + TPUT_OPTIONS[driver], ("sub", "pub"), seconds + 2 if against_ddsperf else seconds, cpus)
+        node_pair(driver, out, run, size, extra + TPUT_OPTIONS[driver], ("sub", "pub"),
+                  seconds + 2 if against_ddsperf else seconds, cpus)
         got = json.loads((Path(out) / "sub.json").read_text())["throughput"]
     if against_ddsperf:
         rate = tput.per_second_median(got["per_bin"], got["bin_ns"])
