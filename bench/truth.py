@@ -60,7 +60,11 @@ instrument is reliable, pub on the first --cpus CPU and sub on the second:
               NATS (best effort, psbench too), send_asap as the driver's default, a sync
               subscription; pub repeats a hello until sub answers (NATS tells a publisher
               nothing of subscribers), then publishes for --seconds, then end markers.
-  For fastdds, zeromq and nats both figures are the sub's (received - 1) / (last - first
+  mqtt        bench/probes/mqtt sub / pub through the one mosquitto of both tools: QoS 0
+              (psbench too), no loop thread; pub runs mosquitto_loop(0) after a publish
+              when bytes wait to go out or every 100 ms, as the driver's writer; a hello
+              answered before publishing, then end markers.
+  For fastdds, zeromq, nats and mqtt both figures are the sub's (received - 1) / (last - first
   arrival), on its own clock (psbench: python/psbench/measure.py's throughput()).
 The table gives the medians over rounds of both rates, the messages each tool's
 subscribers received over all rounds, and the ratio psbench/instrument with the same
@@ -98,7 +102,7 @@ INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_pro
                "fastdds": "fastdds_probe"}
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe", "zeromq": "zeromq_probe",
-                    "nats": "nats_probe"}
+                    "nats": "nats_probe", "mqtt": "mqtt_probe"}
 WHAT = ("rtt", "throughput")
 REPO = Path(__file__).resolve().parents[1]
 NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
@@ -204,10 +208,10 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
 def probe_tput_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
     """The command line of a probe's pub and sub after the role: for fastdds the driver's
     default transport, reliable keep_all (the probe's defaults; Fast DDS's resource limits);
-    for zeromq the port pub's XPUB binds; for nats as its ping-pong."""
+    for zeromq the port pub's XPUB binds; for nats and mqtt as their ping-pong."""
     if driver == "zeromq":
         return [str(free_tcp_port()), str(size), str(seconds)]
-    if driver == "nats":
+    if driver in ("nats", "mqtt"):
         return probe_args(driver, broker, tag, size, seconds)
     assert driver == "fastdds", driver
     return ["--transport", "builtin", "--size", str(size),
@@ -232,7 +236,7 @@ DDSPERF_LIKE = ["--reliability", "reliable", "--notify", "wait", "--transport", 
 RELIABLE_ALL = ["--reliability", "reliable", "--history", "keep_all"]
 TPUT_OPTIONS = {"cyclonedds": RELIABLE_ALL + ["--notify", "wait", "--transport", "udp",
                                               "--option", "write_batch=true"],
-                "fastdds": RELIABLE_ALL, "zeromq": [], "nats": []}
+                "fastdds": RELIABLE_ALL, "zeromq": [], "nats": [], "mqtt": []}
 
 
 def node_pair(driver: str, out: str, run: str, size: int, extra: list[str], roles: tuple[str, str],

@@ -43,7 +43,7 @@ def test_udp_one_round_prints_one_row_per_size_and_metric():
     ["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "nan"],
     ["--sizes", "10"], ["--sizes", "abc"], ["--drivers", "nosuch"], ["--bogus"],
     ["--what", "bogus"], ["--what", ""], ["--what", "rtt,latency"],
-    ["--what", "throughput", "--drivers", "udp,mqtt"],
+    ["--what", "throughput", "--drivers", "udp,redis"],
 ])
 def test_bad_arguments_exit_2_without_traceback(args):
     res = run(*args, timeout=30)
