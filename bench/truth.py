@@ -35,6 +35,40 @@ ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interv
 [0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise, and always with
 fewer than 3 rounds, "undecided".
 Drivers without an instrument yet are listed as skipped, with the reason.
+
+Maximum throughput (--what, default rtt,throughput; rtt alone runs only the ping-pong):
+where an instrument has a publish/subscribe mode, each round also holds a pair of
+back-to-back runs, printed after the RTT table as "maximum throughput, messages/s". The
+psbench side is psbench-node's sub, then its pub (no --rate: as fast as the writer goes),
+reliable with a keep_all history (the writer flow-controlled by the reader) where the
+instrument is reliable, pub on the first --cpus CPU and sub on the second:
+  cyclonedds  ddsperf sub waitset / ddsperf pub (no rate: as fast as it can), reliable,
+              -k all, topic KS sized S + 4 (psbench's CDR size; KS is keyed, psbench's
+              type is not), the same UDP-on-lo XML; psbench with --notify wait
+              --transport udp --option write_batch=true (ddsperf's pub always batches).
+              Both figures as ddsperf computes its own: the median of the per-second
+              rates, the first and last second left out (each run 2 s longer for them).
+  fastdds     bench/probes/fastdds sub / pub: bare DataWriter/DataReader, the driver's
+              type and builtin transports, reliable keep_all (Fast DDS's resource
+              limits), synchronous publish, take_next_sample then wait_for_unread_message;
+              pub writes for --seconds, then an end marker on which sub stops.
+  zeromq      bench/probes/zeromq sub / pub: bare XPUB (bind, ZMQ_SNDHWM 1000) and SUB
+              (connect, ZMQ_RCVHWM 1000) over tcp on 127.0.0.1, the driver's defaults,
+              best effort (psbench too): what does not fit under the high-water mark is
+              dropped by either writer; pub sends for --seconds, then end markers.
+  nats        bench/probes/nats sub / pub through the one nats-server of both tools: core
+              NATS (best effort, psbench too), send_asap as the driver's default, a sync
+              subscription; pub repeats a hello until sub answers (NATS tells a publisher
+              nothing of subscribers), then publishes for --seconds, then end markers.
+  mqtt        bench/probes/mqtt sub / pub through the one mosquitto of both tools: QoS 0
+              (psbench too), no loop thread; pub runs mosquitto_loop(0) after a publish
+              when bytes wait to go out or every 100 ms, as the driver's writer; a hello
+              answered before publishing, then end markers.
+  For fastdds, zeromq, nats and mqtt both figures are the sub's (received - 1) / (last - first
+  arrival), on its own clock (psbench: python/psbench/measure.py's throughput()).
+The table gives the medians over rounds of both rates, the messages each tool's
+subscribers received over all rounds, and the ratio psbench/instrument with the same
+bootstrap interval and verdict as the RTT rows.
 """
 
 import argparse
@@ -67,7 +101,8 @@ INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_pro
                "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
                "fastdds": "fastdds_probe"}
 # Maximum throughput: the instruments that have a publish/subscribe mode.
-TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe"}
+TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe", "zeromq": "zeromq_probe",
+                    "nats": "nats_probe", "mqtt": "mqtt_probe"}
 WHAT = ("rtt", "throughput")
 REPO = Path(__file__).resolve().parents[1]
 NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
@@ -76,13 +111,13 @@ PROBES_BUILD = REPO / "build" / "probes"
 
 
 def build_probe(name: str) -> tuple[Path | None, str]:
-    """The probe's binary, built now if needed; or None and why it cannot be built."""
+    """The probe's binary, built now or brought up to date with its source (an incremental
+    build: nothing to do when nothing changed); or None and why it cannot be built."""
     src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
     binary = out / f"{name}_probe"
-    if binary.exists():
-        return binary, ""
-    for step in (["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"],
-                 ["cmake", "--build", str(out)]):
+    configure = [] if (out / "CMakeCache.txt").exists() else [
+        ["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]]
+    for step in (*configure, ["cmake", "--build", str(out)]):
         res = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if res.returncode != 0:
             lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
@@ -113,10 +148,12 @@ def run_pair(name: str, first: list[str], second: list[str], seconds: float,
                                  start_new_session=True)
             out, err = b.communicate(timeout=seconds + 60)
             if b.returncode != 0:
-                raise RuntimeError(f"{name} failed ({b.returncode}): {err.strip()[-400:]}")
+                raise RuntimeError(f"{name}: the driving side exited "
+                                   f"{b.returncode}: {err.strip()[-400:]}")
             if first_ends and a.wait(timeout=first_ends) != 0:
                 first_out.seek(0)
-                raise RuntimeError(f"{name} failed ({a.returncode}): {first_out.read().strip()[-400:]}")
+                raise RuntimeError(f"{name}: the waiting side exited {a.returncode}: "
+                                   f"{first_out.read().strip()[-400:]}")
         except subprocess.TimeoutExpired as e:
             raise RuntimeError(f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s")
         finally:
@@ -138,7 +175,7 @@ def probe_rtt(name: str, binary: Path, args: list[str], seconds: float,
     return float(p50), float(p99), int(n)
 
 
-# fastdds_probe sub's last line: "sub: received N, ..., R samples/s" (R on its own clock,
+# A probe sub's last line: "sub: received N, ..., R samples/s" (R on its own clock,
 # (N - 1) / (last arrival - first arrival), as psbench's sub).
 PROBE_SUB_LINE = re.compile(r"^sub: received (\d+),.* ([0-9.]+) samples/s$", re.M)
 
@@ -164,13 +201,18 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
-        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, tag, size, seconds)]
+        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, "", tag, size, seconds)]
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
-def probe_tput_args(driver: str, tag: str, size: int, seconds: float) -> list[str]:
+def probe_tput_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
     """The command line of a probe's pub and sub after the role: for fastdds the driver's
-    default transport, reliable keep_all (the probe's defaults; Fast DDS's resource limits)."""
+    default transport, reliable keep_all (the probe's defaults; Fast DDS's resource limits);
+    for zeromq the port pub's XPUB binds; for nats and mqtt as their ping-pong."""
+    if driver == "zeromq":
+        return [str(free_tcp_port()), str(size), str(seconds)]
+    if driver in ("nats", "mqtt"):
+        return probe_args(driver, broker, tag, size, seconds)
     assert driver == "fastdds", driver
     return ["--transport", "builtin", "--size", str(size),
             "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
@@ -187,11 +229,14 @@ def free_udp_port() -> int:
 
 # psbench's cyclonedds as ddsperf runs: reliable, a waitset, UDP on lo (ddsperf_compare.py).
 DDSPERF_LIKE = ["--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
-# Maximum throughput: reliable, keep_all (the writer flow-controlled by the reader, as the
-# instruments' pub/sub); against ddsperf also Cyclone's write batching, which ddsperf's
-# pub always enables (bench/throughput.py).
-TPUT_QOS = ["--reliability", "reliable", "--history", "keep_all"]
-DDSPERF_TPUT = ["--notify", "wait", "--transport", "udp", "--option", "write_batch=true"]
+# Maximum throughput, psbench's options per driver as its instrument runs: reliable,
+# keep_all where the instrument is (the writer flow-controlled by the reader); against
+# ddsperf also a waitset, UDP on lo and Cyclone's write batching, which ddsperf's pub
+# always enables (bench/throughput.py); zeromq best effort, the driver's defaults.
+RELIABLE_ALL = ["--reliability", "reliable", "--history", "keep_all"]
+TPUT_OPTIONS = {"cyclonedds": RELIABLE_ALL + ["--notify", "wait", "--transport", "udp",
+                                              "--option", "write_batch=true"],
+                "fastdds": RELIABLE_ALL, "zeromq": [], "nats": [], "mqtt": []}
 
 
 def node_pair(driver: str, out: str, run: str, size: int, extra: list[str], roles: tuple[str, str],
@@ -235,14 +280,14 @@ def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[st
 def psbench_tput(driver: str, size: int, seconds: float, run: str, extra: list[str],
                  cpus=NO_CPUS) -> tuple[float, int]:
     """psbench's maximum throughput, messages/s on the sub's clock, and the messages the sub
-    received: pub back to back (no --rate) to sub, reliable keep_all. Against ddsperf as
+    received: pub back to back (no --rate) to sub, options as TPUT_OPTIONS. Against ddsperf as
     ddsperf computes its own (the median of the whole one-second bins, the first and last
     left out; the run two seconds longer for them); otherwise (received - 1) / (last
     arrival - first arrival), as psbench's reports (measure.throughput)."""
     against_ddsperf = driver == "cyclonedds"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
-        node_pair(driver, out, run, size, extra + TPUT_QOS + (DDSPERF_TPUT if against_ddsperf else []),
-                  ("sub", "pub"), seconds + 2 if against_ddsperf else seconds, cpus)
+        node_pair(driver, out, run, size, extra + TPUT_OPTIONS[driver], ("sub", "pub"),
+                  seconds + 2 if against_ddsperf else seconds, cpus)
         got = json.loads((Path(out) / "sub.json").read_text())["throughput"]
     if against_ddsperf:
         rate = tput.per_second_median(got["per_bin"], got["bin_ns"])
@@ -368,6 +413,12 @@ def main() -> int:
     if not paths.node_path().exists():
         print("psbench is not built: run 'make build' (or set PSBENCH_BUILD)", file=sys.stderr)
         return 2
+    if "throughput" in args.what:
+        for d in drivers:
+            if d not in TPUT_INSTRUMENTS:
+                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
+    if "rtt" not in args.what:  # nothing to build or start for the others
+        drivers = [d for d in drivers if d in TPUT_INSTRUMENTS]
     runnable, probes = [], {}
     for d in drivers:
         tool = INSTRUMENTS[d]
@@ -386,10 +437,6 @@ def main() -> int:
             runnable.append(d)
 
     rows, extra, brokers = {"rtt": {}, "throughput": {}}, {}, {}
-    if "throughput" in args.what:
-        for d in runnable:
-            if d not in TPUT_INSTRUMENTS:
-                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
     tag = os.getpid() % 10000
     # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
     # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
@@ -465,7 +512,8 @@ def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
         if d == "cyclonedds":
             return ddsperf_tput(size, args.seconds, domain, args.cpus)
         return probe_tput(TPUT_INSTRUMENTS[d], setup.probes[d], probe_tput_args(
-            d, f"truth{setup.tag}t{r}s{size}", size, args.seconds), args.seconds, args.cpus)
+            d, setup.brokers.get(d, ""), f"truth{setup.tag}t{r}s{size}", size, args.seconds),
+            args.seconds, args.cpus)
     got = in_order(r, lambda: psbench_tput(d, size, args.seconds, f"truth{setup.tag}{d}t{r}s{size}",
                                            setup.extra.get(d, []), args.cpus), instrument)
     rows.setdefault((d, size), []).append(got)

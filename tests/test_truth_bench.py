@@ -43,7 +43,7 @@ def test_udp_one_round_prints_one_row_per_size_and_metric():
     ["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "nan"],
     ["--sizes", "10"], ["--sizes", "abc"], ["--drivers", "nosuch"], ["--bogus"],
     ["--what", "bogus"], ["--what", ""], ["--what", "rtt,latency"],
-    ["--what", "throughput", "--drivers", "udp,nats"],
+    ["--what", "throughput", "--drivers", "udp,redis"],
 ])
 def test_bad_arguments_exit_2_without_traceback(args):
     res = run(*args, timeout=30)
@@ -139,11 +139,20 @@ def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
     assert " ".join(rows[0][11:]) == "undecided"  # one round never decides
 
 
-def test_fastdds_probe_pub_sub_reports_its_rate_and_count():
-    binary, why = truth.build_probe("fastdds")
+@pytest.mark.parametrize("driver", [d for d in truth.TPUT_INSTRUMENTS if d != "cyclonedds"])
+def test_probe_pub_sub_reports_its_rate_and_count(driver, tmp_path):
+    service = PROBE_SERVICES[driver]
+    if service and find_executable(service) is None:
+        pytest.skip(f"{service} is not installed")
+    binary, why = truth.build_probe(driver)
     if binary is None:
         pytest.skip(why)
-    args = truth.probe_tput_args("fastdds", f"test{os.getpid()}", 1024, 0.5)
-    rate, received = truth.probe_tput("fastdds_probe", binary, args, 0.5)
-    # Known answers: sub ends by itself on pub's end marker and counts what it received.
+    with ServicePool(largest_message=1024) as pool:
+        used = pool.ensure({"capabilities": {"services": [service] if service else []}}, None, tmp_path)
+        options = broker_options(used)
+        broker = options[0].partition("=")[2] if options else ""
+        args = truth.probe_tput_args(driver, broker, f"test{os.getpid()}", 1024, 0.5)
+        rate, received = truth.probe_tput(truth.TPUT_INSTRUMENTS[driver], binary, args, 0.5)
+    # Known answers: sub ends by itself (exit 0; on pub's end marker, else when idle) and
+    # reports what it received and a rate.
     assert received > 1 and rate > 0

@@ -5,6 +5,14 @@
 // from that thread, outside the message callback). Ping repeats its first message until
 // pong answers, then sends SIZE-byte messages closed-loop for SECONDS and prints
 // "p50_us p99_us count" (nearest rank). Usage: mqtt_probe ping|pong HOST:PORT TOPIC SIZE SECONDS
+//
+// pub/sub, maximum throughput (same arguments; sub first, on TOPIC/data): pub repeats a
+// 1-byte hello until sub answers on TOPIC/ready, then publishes SIZE-byte messages back to
+// back for SECONDS, QoS 0, running the network loop (mosquitto_loop with timeout 0) after a
+// publish when libmosquitto has bytes waiting to go out or 100 ms have passed, as the
+// driver's writer; then empty end markers. sub counts SIZE-byte messages until an end
+// marker or 2 s without a message and prints "sub: received N, R samples/s",
+// R = (N - 1) / (last - first arrival) on its own clock.
 #include <mosquitto.h>
 #include <unistd.h>
 
@@ -29,6 +37,12 @@ struct State {
   int suback_mid = -1;
   int received = 0;  // messages on `in` since the last reset
   int last_len = -1;
+  // pub/sub: sub's count of SIZE-byte messages, their first and last arrival, hellos seen
+  int size = 0;
+  unsigned long long data = 0;
+  int hellos = 0;
+  bool ended = false;
+  clk::time_point first{}, last{};
 };
 
 void die(const char *what, int rc) {
@@ -50,6 +64,17 @@ void on_subscribe(struct mosquitto *, void *p, int mid, int, const int *) {
 void on_message(struct mosquitto *, void *p, const struct mosquitto_message *m) {
   auto *s = static_cast<State *>(p);
   if (s->in != m->topic) return;
+  if (s->size > 0) {  // sub of pub/sub
+    if (m->payloadlen == s->size) {
+      s->last = clk::now();
+      if (s->data++ == 0) s->first = s->last;
+    } else if (m->payloadlen == 0) {
+      s->ended = true;
+    } else {
+      ++s->hellos;
+    }
+    return;
+  }
   ++s->received;
   s->last_len = m->payloadlen;
 }
@@ -72,11 +97,12 @@ bool loop_until(struct mosquitto *mosq, Done done, long ms) {
 
 int main(int argc, char **argv) {
   if (argc != 6) {
-    std::fprintf(stderr, "usage: mqtt_probe ping|pong HOST:PORT TOPIC SIZE SECONDS\n");
+    std::fprintf(stderr, "usage: mqtt_probe ping|pong|pub|sub HOST:PORT TOPIC SIZE SECONDS\n");
     return 2;
   }
   std::signal(SIGPIPE, SIG_IGN);  // libmosquitto writes with write(), as psbench-node does
-  const bool ping = std::strcmp(argv[1], "ping") == 0;
+  const std::string role = argv[1];
+  const bool ping = role == "ping";
   const std::string broker = argv[2], base = argv[3];
   const size_t colon = broker.rfind(':');
   if (colon == std::string::npos) {
@@ -85,9 +111,11 @@ int main(int argc, char **argv) {
   }
   const std::string host = broker.substr(0, colon);
   const int port = std::atoi(broker.c_str() + colon + 1);
-  const std::string out = base + (ping ? "/ping" : "/pong");
+  // ping-pong: TOPIC/ping and TOPIC/pong; pub/sub: TOPIC/data, and TOPIC/ready back to pub.
+  const bool pub = role == "pub", sub = role == "sub";
+  const std::string out = base + (pub ? "/data" : sub ? "/ready" : ping ? "/ping" : "/pong");
   State st;
-  st.in = base + (ping ? "/pong" : "/ping");
+  st.in = base + (pub ? "/ready" : sub ? "/data" : ping ? "/pong" : "/ping");
   const int size = std::atoi(argv[4]);
   const double seconds = std::strtod(argv[5], nullptr);
 
@@ -113,7 +141,39 @@ int main(int argc, char **argv) {
     const int r = mosquitto_publish(mosq, nullptr, out.c_str(), len, data, 0, false);
     if (r != MOSQ_ERR_SUCCESS) die("publish", r);
   };
-  if (!ping) {
+  if (role == "sub") {
+    st.size = size;
+    for (;;) {  // 20 s for pub to come, then 2 s without a message ends the run
+      const unsigned long long before = st.data;
+      const int hellos = st.hellos;
+      if (!loop_until(mosq, [&] { return st.ended || st.data != before || st.hellos != hellos; },
+                      st.data ? 2000 : 20000) || st.ended)
+        break;
+      if (st.hellos != hellos) publish("r", 1);
+    }
+    const double span = std::chrono::duration<double>(st.last - st.first).count();
+    std::printf("sub: received %llu, %.0f samples/s\n", st.data, span > 0 ? (st.data - 1) / span : 0.0);
+  } else if (role == "pub") {
+    for (int tries = 0;; ++tries) {  // until sub answers (at most 100 x 200 ms)
+      if (tries == 100) die("no subscriber within 20 s", MOSQ_ERR_TIMEOUT);
+      st.received = 0;
+      publish("h", 1);
+      if (loop_until(mosq, [&] { return st.received > 0; }, 200)) break;
+    }
+    unsigned long long sent = 0;
+    auto next_service = clk::now();
+    const auto end = clk::now() + std::chrono::duration<double>(seconds);
+    for (auto now = clk::now(); now < end; now = clk::now()) {
+      publish(msg.data(), size);
+      ++sent;
+      if (now < next_service && !mosquitto_want_write(mosq)) continue;
+      if ((rc = mosquitto_loop(mosq, 0, 1)) != MOSQ_ERR_SUCCESS) die("network loop", rc);
+      next_service = now + std::chrono::milliseconds(100);
+    }
+    for (int i = 0; i < 3; ++i) publish("", 0);
+    loop_until(mosq, [&] { return !mosquitto_want_write(mosq); }, 10000);  // all written
+    std::printf("pub: sent %llu\n", sent);
+  } else if (!ping) {
     for (;;) {  // echo until an empty message; give up after 10 minutes without one
       st.received = 0;
       if (!loop_until(mosq, [&] { return st.received > 0; }, 600000)) die("waiting for ping", MOSQ_ERR_TIMEOUT);
