@@ -1,4 +1,4 @@
-// A driver context (one per role) and the endpoints it owns, so that close() can
+// A driver context (one per role) and the endpoints it owns, so that its destructor can
 // still destroy anything the caller left behind. Contexts of one process share the
 // process's iceoryx runtime (runtime.h).
 #ifndef PSBENCH_ICEORYX_CONTEXT_H
@@ -8,7 +8,7 @@
 
 namespace psbiox {
 
-struct Context;
+class Context;
 
 struct Endpoint {
   Context *ctx = nullptr;
@@ -18,9 +18,15 @@ struct Endpoint {
   virtual ~Endpoint() = default;
 };
 
-struct Context {
-  Settings settings;
-  Endpoint *endpoints = nullptr;
+class Context {
+ public:
+  // Validates cfg and registers the process with RouDi (once); throws if either fails.
+  explicit Context(const psb_config &cfg);
+  ~Context() {
+    while (endpoints != nullptr) delete endpoints;  // endpoints the caller left behind
+  }
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
 
   void link(Endpoint *e) {
     e->ctx = this;
@@ -38,6 +44,9 @@ struct Context {
     e->ctx = nullptr;
     e->prev = e->next = nullptr;
   }
+
+  Settings settings;
+  Endpoint *endpoints = nullptr;
 };
 
 }  // namespace psbiox

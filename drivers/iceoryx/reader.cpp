@@ -5,11 +5,12 @@
 
 #include "iceoryx_posh/mepoo/chunk_header.hpp"
 
-#include "psbench/driver_support.h"
 #include "runtime.h"
 
 namespace psbiox {
 namespace {
+
+using psb::sdk::fail;
 
 int64_t now_ns() {
   timespec ts;
@@ -23,17 +24,11 @@ size_t payload_size(const void *payload) {
 
 }  // namespace
 
-Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, void *user, psb_error *err) {
-  const Settings &s = ctx->settings;
-  if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    psb_set_error(err, "iceoryx: on_data must be given exactly in listener mode");
-    return nullptr;
-  }
-  std::unique_ptr<Reader> r(new Reader());
-  r->is_reader = true;
-  r->topic_ = topic;
-  r->on_data_ = on_data;
-  r->user_ = user;
+Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data) : on_data_(on_data) {
+  const Settings &s = ctx.settings;
+  if (bool(on_data) != (s.notify == PSB_NOTIFY_LISTENER)) fail("on_data must be given exactly in listener mode");
+  is_reader = true;
+  topic_ = topic;
 
   iox::popo::SubscriberOptions options;
   options.queueCapacity = s.queue_capacity;
@@ -45,30 +40,25 @@ Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data, voi
   options.subscribeOnCreate = false;
   options.queueFullPolicy = s.writer_waits_for_queue ? iox::popo::QueueFullPolicy::BLOCK_PRODUCER
                                                      : iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
-  r->service_ = service_for(s.run_id, topic);
-  r->sub_.reset(new iox::popo::UntypedSubscriber(r->service_, options));
+  service_ = service_for(s.run_id, topic);
+  sub_.reset(new iox::popo::UntypedSubscriber(service_, options));
 
   if (s.notify == PSB_NOTIFY_WAIT) {
-    r->waitset_.reset(new iox::popo::WaitSet<1>());
-    auto attached = r->waitset_->attachState(*r->sub_, iox::popo::SubscriberState::HAS_DATA);
-    if (attached.has_error()) {
-      psb_set_error(err, "iceoryx: attaching the subscriber of %s to a WaitSet failed (WaitSetError %d)", topic,
-                static_cast<int>(attached.get_error()));
-      return nullptr;
-    }
+    waitset_.reset(new iox::popo::WaitSet<1>());
+    auto attached = waitset_->attachState(*sub_, iox::popo::SubscriberState::HAS_DATA);
+    if (attached.has_error())
+      fail("attaching the subscriber of %s to a WaitSet failed (WaitSetError %d)", topic,
+           static_cast<int>(attached.get_error()));
   } else if (s.notify == PSB_NOTIFY_LISTENER) {
-    r->listener_.reset(new iox::popo::Listener());
-    auto attached = r->listener_->attachEvent(*r->sub_, iox::popo::SubscriberEvent::DATA_RECEIVED,
-                                              iox::popo::createNotificationCallback(on_samples, *r));
-    if (attached.has_error()) {
-      psb_set_error(err, "iceoryx: attaching the subscriber of %s to a Listener failed (ListenerError %d)", topic,
-                static_cast<int>(attached.get_error()));
-      return nullptr;
-    }
+    listener_.reset(new iox::popo::Listener());
+    auto attached = listener_->attachEvent(*sub_, iox::popo::SubscriberEvent::DATA_RECEIVED,
+                                           iox::popo::createNotificationCallback(on_samples, *this));
+    if (attached.has_error())
+      fail("attaching the subscriber of %s to a Listener failed (ListenerError %d)", topic,
+           static_cast<int>(attached.get_error()));
   }
-  r->sub_->subscribe();
-  ctx->link(r.get());
-  return r.release();
+  sub_->subscribe();
+  ctx.link(this);
 }
 
 Reader::~Reader() {
@@ -85,7 +75,7 @@ Reader::~Reader() {
   sub_.reset();  // unsubscribes; RouDi removes the port
 }
 
-int Reader::matched_writers() const {
+int Reader::matched() const {
   // 1/0: subscribed, and a publisher offers the service (RouDi then connects them).
   if (sub_->getSubscriptionState() != iox::SubscribeState::SUBSCRIBED) return 0;
   return publishers_offering(service_);
@@ -98,41 +88,37 @@ void Reader::release() {
   }
 }
 
-int Reader::try_take(const void **data, size_t *len, psb_error *err) {
+bool Reader::try_take(const void *&data, size_t &len) {
   auto taken = sub_->take();
   if (!taken.has_error()) {
     held_ = taken.value();
-    *data = held_;
-    *len = payload_size(held_);
-    return 1;
+    data = held_;
+    len = payload_size(held_);
+    return true;
   }
-  if (taken.get_error() == iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return 0;
-  psb_set_error(err, "iceoryx: the subscriber of %s holds too many chunks at once", topic_.c_str());
-  return -1;
+  if (taken.get_error() == iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return false;
+  fail("the subscriber of %s holds too many chunks at once", topic_.c_str());
 }
 
-int Reader::take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
-  if (on_data_ != nullptr) {
-    psb_set_error(err, "iceoryx: take() is not used in listener mode");
-    return -1;
-  }
+bool Reader::take(int64_t timeout_ns, const void *&data, size_t &len) {
+  if (on_data_) fail("take() is not used in listener mode");
   release();
-  int r = try_take(data, len, err);
-  if (r != 0 || timeout_ns == 0) return r;
+  bool r = try_take(data, len);
+  if (r || timeout_ns == 0) return r;
   if (waitset_) {
     // HAS_DATA is a state: the WaitSet returns at once if data came in meanwhile. A
-    // signal may end the wait early; then there is no sample (0).
+    // signal may end the wait early; then there is no sample (false).
     if (timeout_ns < 0)
       waitset_->wait();
     else
       waitset_->timedWait(iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
-    return try_take(data, len, err);
+    return try_take(data, len);
   }
   // poll mode asked to wait (the node does not): spin until the deadline.
   const int64_t deadline = timeout_ns < 0 ? INT64_MAX : now_ns() + timeout_ns;
-  while (r == 0 && now_ns() < deadline) {
+  while (!r && now_ns() < deadline) {
     sched_yield();
-    r = try_take(data, len, err);
+    r = try_take(data, len);
   }
   return r;
 }
@@ -143,7 +129,7 @@ void Reader::on_samples(iox::popo::UntypedSubscriber *sub, Reader *self) {
     auto taken = sub->take();
     if (taken.has_error()) return;
     const void *payload = taken.value();
-    self->on_data_(self->user_, payload, payload_size(payload));
+    self->on_data_(payload, payload_size(payload));
     sub->release(payload);
   }
 }

@@ -21,23 +21,23 @@
 #include "iceoryx_posh/popo/wait_set.hpp"
 
 #include "context.h"
+#include "psbench/sdk.hpp"
 
 namespace psbiox {
 
 class Reader : public Endpoint {
  public:
-  // on_data non-NULL: listener mode. NULL (err set) on failure.
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user, psb_error *err);
+  // A listener given: listener mode. Throws psb::sdk::Error if refused.
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data);
   ~Reader() override;
 
-  int matched_writers() const;
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  int matched() const;  // publishers offering the topic: 1 or 0
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
 
  private:
-  Reader() = default;
-  // 1: a chunk in *data and *len (held until release), 0: none, -1: error.
-  int try_take(const void **data, size_t *len, psb_error *err);
+  // true: a chunk in data and len (held until release), false: none.
+  bool try_take(const void *&data, size_t &len);
   static void on_samples(iox::popo::UntypedSubscriber *sub, Reader *self);
 
   std::unique_ptr<iox::popo::UntypedSubscriber> sub_;
@@ -46,8 +46,7 @@ class Reader : public Endpoint {
   iox::capro::ServiceDescription service_;
   std::string topic_;
   const void *held_ = nullptr;  // the chunk the last take() returned
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  psb::sdk::Listener on_data_;  // listener mode
 };
 
 }  // namespace psbiox

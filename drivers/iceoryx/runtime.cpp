@@ -16,19 +16,19 @@
 #include "iceoryx_posh/runtime/service_discovery.hpp"
 #include "iceoryx_posh/version/version_info.hpp"
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbiox {
 namespace {
 
 constexpr size_t kIdMax = 100;  // iox::capro::IdString_t and iox::RuntimeName_t capacity
 
+// FNV-1a-64 with an offset basis of 1469598103934665603, a digit short of the standard
+// 14695981039346656037 of psb::sdk::fnv1a64: kept, so that shortened names stay what
+// they were.
 uint64_t fnv1a(const std::string &s) {
   uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 1099511628211ull;
-  }
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
 }
 
@@ -79,16 +79,13 @@ bool roudi_running() {
   return up;
 }
 
-bool ensure_runtime(const std::string &run_id, psb_error *err) {
+void ensure_runtime(const std::string &run_id) {
   std::lock_guard<std::mutex> lock(g_runtime_mu);
-  if (g_runtime_up) return true;
-  if (!roudi_running()) {
-    psb_set_error(err,
-              "iceoryx: iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
-              "of this driver, or start iox-roudi yourself first",
-              roudi_socket_path().c_str());
-    return false;
-  }
+  if (g_runtime_up) return;
+  if (!roudi_running())
+    psb::sdk::fail("iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
+                   "of this driver, or start iox-roudi yourself first",
+                   roudi_socket_path().c_str());
   // iceoryx logs to stderr; its default for applications includes debug lines.
   iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
                                                            iox::log::LogLevelOutput::kHideLogLevel);
@@ -96,7 +93,6 @@ bool ensure_runtime(const std::string &run_id, psb_error *err) {
   const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
   iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
   g_runtime_up = true;
-  return true;
 }
 
 iox::capro::ServiceDescription service_for(const std::string &run_id, const std::string &topic) {

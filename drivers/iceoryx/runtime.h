@@ -11,17 +11,15 @@
 
 #include "iceoryx_posh/capro/service_description.hpp"
 
-#include "psbench/driver.h"
-
 namespace psbiox {
 
 // True when a RouDi accepts clients: its socket (/tmp/roudi) takes a connection.
 bool roudi_running();
 
 // Registers this process with RouDi once (name from the run id and the pid); later
-// calls return at once. false (err set) when RouDi is not running: iceoryx itself
-// would wait 60 s for it and then abort the process.
-bool ensure_runtime(const std::string &run_id, psb_error *err);
+// calls return at once. Throws psb::sdk::Error when RouDi is not running: iceoryx
+// itself would wait 60 s for it and then abort the process.
+void ensure_runtime(const std::string &run_id);
 
 // ("psbench", run id, topic): the run id keeps concurrent runs apart. Names longer
 // than iceoryx's 100-character IdString are shortened to a prefix and a hash.

@@ -18,23 +18,23 @@ namespace psbiox {
 
 class Writer : public Endpoint {
  public:
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  // Throws psb::sdk::Error if refused.
+  Writer(Context &ctx, const char *topic);
   ~Writer() override;
 
-  int matched_readers();
-  int write(const void *data, size_t len, psb_error *err);
-  void *loan(size_t len, psb_error *err);
-  int write_loan(void *sample, size_t len, psb_error *err);
+  int matched();  // subscriber queues connected
+  void write(const void *data, size_t len);
+  void *loan(size_t len);
+  void write_loan(void *sample, size_t len);
 
  private:
-  Writer() = default;
-  // A chunk for len bytes, or NULL (err set). Waits for a free chunk when reliable.
-  void *acquire(size_t len, psb_error *err);
+  // A chunk for len bytes. Waits for a free chunk when reliable; throws if there is none.
+  void *acquire(size_t len);
   // Index of the mempool iceoryx takes len-byte chunks from (cached for the last len).
   uint32_t pool_for(size_t len);
   bool pool_exhausted(uint32_t pool);
-  bool wait_for_chunk(uint32_t pool, size_t len, psb_error *err);
-  void *exhausted(uint32_t pool, size_t len, psb_error *err);
+  void wait_for_chunk(uint32_t pool, size_t len);
+  [[noreturn, gnu::cold]] void exhausted(uint32_t pool, size_t len);
 
   std::unique_ptr<Publisher> pub_;
   std::string topic_;

@@ -10,29 +10,31 @@
 #include <string>
 #include <thread>
 
+#include "psbench/sdk.hpp"
 #include "zmq_context.h"
 
 namespace psbzmq {
 
 class Reader {
  public:
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user,
-                        psb_error *err);
+  // A listener given: listener mode (a thread of the driver's calls it). Throws
+  // psb::sdk::Error if refused.
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data);
   ~Reader();
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;
 
-  int matched_writers();
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  int matched();  // the writer connected: 1 or 0
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
 
  private:
-  Reader(Context *ctx, const char *topic);
-  bool setup(psb_error *err);
-  bool start_monitor(psb_error *err);
-  bool set_receive_timeout_ms(int ms, psb_error *err);
+  void setup();
+  void start_monitor();
+  void set_receive_timeout_ms(int ms);
   bool inproc_writer_never_came() const;
   void listen();
+  void tear_down();
 
   Context *ctx_;
   void *socket_ = nullptr;
@@ -45,8 +47,7 @@ class Reader {
   std::shared_ptr<InprocTopic> inproc_;
   bool inproc_writer_seen_ = false, hinted_ = false;
   int64_t created_ns_ = 0;
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  psb::sdk::Listener on_data_;  // listener mode
   std::thread listener_;
   std::atomic<bool> stop_{false};
 };

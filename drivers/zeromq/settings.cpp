@@ -7,16 +7,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbzmq {
 namespace {
 
-const char *find_option(const psb_config *cfg, const char *key) {
-  for (size_t i = 0; i < cfg->option_count; ++i)
-    if (std::strcmp(cfg->options[i].key, key) == 0) return cfg->options[i].value;
-  return nullptr;
-}
+using psb::sdk::fail;
 
 bool parse_long(const char *text, long lo, long hi, long *out) {
   if (text == nullptr || *text == '\0') return false;
@@ -28,30 +24,21 @@ bool parse_long(const char *text, long lo, long hi, long *out) {
   return true;
 }
 
-uint32_t fnv1a(const char *p, size_t n) {
-  uint32_t h = 2166136261u;
-  for (size_t i = 0; i < n; ++i) h = (h ^ uint8_t(p[i])) * 16777619u;
-  return h;
-}
-
 // The longest topic suffix check() makes room for in an ipc path ("ping", "pong" and
 // "data" are what the node uses).
 constexpr size_t kIpcSuffixRoom = 8;
 
-bool parse_hwm(const psb_config *cfg, const char *key, int *out, bool *given, psb_error *err) {
-  const char *text = find_option(cfg, key);
+// Option key: a number of messages; *given says whether the option was given.
+int parse_hwm(const psb::sdk::Options &options, const char *key, bool *given) {
+  const char *text = options.find(key);
   *given = text != nullptr;
-  if (!text) return true;
+  if (!text) return kDefaultHwm;
   long v;
-  if (!parse_long(text, 0, INT_MAX, &v)) {
-    psb_set_error(err,
-              "zeromq: option %s='%s': use a number of messages from 0 to %d (0 = no limit, "
-              "ZeroMQ's default is %d)",
-              key, text, INT_MAX, kDefaultHwm);
-    return false;
-  }
-  *out = int(v);
-  return true;
+  if (!parse_long(text, 0, INT_MAX, &v))
+    fail("option %s='%s': use a number of messages from 0 to %d (0 = no limit, "
+         "ZeroMQ's default is %d)",
+         key, text, INT_MAX, kDefaultHwm);
+  return int(v);
 }
 
 }  // namespace
@@ -65,92 +52,65 @@ const char *transport_name(Transport t) {
   return "?";
 }
 
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
+Settings parse_settings(const psb_config &cfg) {
   Settings s;
-  s.run_id = cfg->run_id ? cfg->run_id : "";
-  s.notify = cfg->notify;
-  s.max_payload = cfg->max_payload;
-  const std::string transport = cfg->transport ? cfg->transport : "";
+  s.run_id = cfg.run_id ? cfg.run_id : "";
+  s.notify = cfg.notify;
+  s.max_payload = cfg.max_payload;
+  const std::string transport = cfg.transport ? cfg.transport : "";
   if (transport == "tcp" || transport == "default")
     s.transport = Transport::tcp;
   else if (transport == "ipc")
     s.transport = Transport::ipc;
   else if (transport == "inproc")
     s.transport = Transport::inproc;
-  else {
-    psb_set_error(err, "zeromq: transport '%s' is not supported; this driver supports tcp|ipc|inproc",
-              transport.c_str());
-    return false;
-  }
-  if (s.transport == Transport::inproc && !cfg->intra_process) {
-    psb_set_error(err, "zeromq: transport 'inproc' only connects sockets of one process, and "
-                       "this run's peers are other processes; use --placement intra, or "
-                       "transport ipc or tcp");
-    return false;
-  }
-  if (s.run_id.empty()) {
-    psb_set_error(err, "zeromq: the run id is empty; endpoints are named from it");
-    return false;
-  }
+  else
+    fail("transport '%s' is not supported; this driver supports tcp|ipc|inproc", transport.c_str());
+  if (s.transport == Transport::inproc && !cfg.intra_process)
+    fail("transport 'inproc' only connects sockets of one process, and "
+         "this run's peers are other processes; use --placement intra, or "
+         "transport ipc or tcp");
+  if (s.run_id.empty()) fail("the run id is empty; endpoints are named from it");
 
   // QoS. The node refuses what caps leave out; these say why to a direct caller too.
-  if (cfg->qos.reliability == PSB_RELIABLE) {
-    psb_set_error(err,
-              "zeromq: reliability reliable is not supported: a PUB socket silently drops "
-              "messages for a subscriber whose queue is at the high-water mark (sndhwm/"
-              "rcvhwm) and nothing is resent after a reconnect; use best_effort");
-    return false;
-  }
-  if (cfg->qos.durability == PSB_TRANSIENT_LOCAL) {
-    psb_set_error(err,
-              "zeromq: durability transient_local is not supported: a PUB socket keeps "
-              "nothing for subscribers that join later; use volatile");
-    return false;
-  }
-  if (cfg->qos.history == PSB_KEEP_ALL) {
-    psb_set_error(err,
-              "zeromq: history keep_all is not supported: a PUB socket drops messages beyond "
-              "the high-water mark instead of keeping them (sndhwm=0 rcvhwm=0 removes the "
-              "limit, but that is a queue without bound, not a history)");
-    return false;
-  }
-  if (cfg->qos.history == PSB_KEEP_LAST) {
-    if (cfg->qos.history_depth != 1) {
-      psb_set_error(err,
-                "zeromq: history keep_last:%u is not supported: ZeroMQ's only history "
-                "setting is ZMQ_CONFLATE, which keeps the newest message only (keep_last:1); "
-                "its high-water mark is not keep_last:N, because a full queue drops the newest "
-                "message, not the oldest. Use keep_last:1, or leave history unset and size the "
-                "queues with sndhwm/rcvhwm",
-                cfg->qos.history_depth);
-      return false;
-    }
+  if (cfg.qos.reliability == PSB_RELIABLE)
+    fail("reliability reliable is not supported: a PUB socket silently drops "
+         "messages for a subscriber whose queue is at the high-water mark (sndhwm/"
+         "rcvhwm) and nothing is resent after a reconnect; use best_effort");
+  if (cfg.qos.durability == PSB_TRANSIENT_LOCAL)
+    fail("durability transient_local is not supported: a PUB socket keeps "
+         "nothing for subscribers that join later; use volatile");
+  if (cfg.qos.history == PSB_KEEP_ALL)
+    fail("history keep_all is not supported: a PUB socket drops messages beyond "
+         "the high-water mark instead of keeping them (sndhwm=0 rcvhwm=0 removes the "
+         "limit, but that is a queue without bound, not a history)");
+  if (cfg.qos.history == PSB_KEEP_LAST) {
+    if (cfg.qos.history_depth != 1)
+      fail("history keep_last:%u is not supported: ZeroMQ's only history "
+           "setting is ZMQ_CONFLATE, which keeps the newest message only (keep_last:1); "
+           "its high-water mark is not keep_last:N, because a full queue drops the newest "
+           "message, not the oldest. Use keep_last:1, or leave history unset and size the "
+           "queues with sndhwm/rcvhwm",
+           cfg.qos.history_depth);
     s.conflate = true;
   }
 
+  const psb::sdk::Options options(cfg);
   bool sndhwm_given = false;
-  if (!parse_hwm(cfg, "sndhwm", &s.sndhwm, &sndhwm_given, err)) return false;
-  if (!parse_hwm(cfg, "rcvhwm", &s.rcvhwm, &s.rcvhwm_given, err)) return false;
-  if (s.conflate && s.rcvhwm_given) {
-    psb_set_error(err,
-              "zeromq: option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
-              "one message in the subscriber's queue and ignores the high-water mark");
-    return false;
-  }
+  s.sndhwm = parse_hwm(options, "sndhwm", &sndhwm_given);
+  s.rcvhwm = parse_hwm(options, "rcvhwm", &s.rcvhwm_given);
+  if (s.conflate && s.rcvhwm_given)
+    fail("option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
+         "one message in the subscriber's queue and ignores the high-water mark");
 
-  if (const char *base = find_option(cfg, "port_base")) {
+  if (const char *base = options.find("port_base")) {
     long v;
-    if (s.transport != Transport::tcp) {
-      psb_set_error(err, "zeromq: option port_base applies to transport tcp only (this run uses %s)",
-                transport_name(s.transport));
-      return false;
-    }
-    if (!parse_long(base, 1024, 65535 - long(kPortSpan), &v)) {
-      psb_set_error(err, "zeromq: option port_base='%s': use a number from 1024 to %u (the run's "
-                "ports lie in port_base .. port_base+%u)",
-                base, 65535 - kPortSpan, kPortSpan - 1);
-      return false;
-    }
+    if (s.transport != Transport::tcp)
+      fail("option port_base applies to transport tcp only (this run uses %s)", transport_name(s.transport));
+    if (!parse_long(base, 1024, 65535 - long(kPortSpan), &v))
+      fail("option port_base='%s': use a number from 1024 to %u (the run's "
+           "ports lie in port_base .. port_base+%u)",
+           base, 65535 - kPortSpan, kPortSpan - 1);
     s.port_base = unsigned(v);
   }
 
@@ -158,21 +118,17 @@ bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
     // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL.
     size_t longest = ipc_directory(s.run_id).size() + 1 + std::strlen("psb__") + s.run_id.size() +
                      kIpcSuffixRoom;
-    if (longest >= sizeof(sockaddr_un{}.sun_path)) {
-      psb_set_error(err,
-                "zeromq: run id '%s' is too long for transport ipc: its socket paths (%zu "
-                "characters) would not fit the %zu of a Unix socket address; use a shorter "
-                "--run-id",
-                s.run_id.c_str(), longest, sizeof(sockaddr_un{}.sun_path) - 1);
-      return false;
-    }
+    if (longest >= sizeof(sockaddr_un{}.sun_path))
+      fail("run id '%s' is too long for transport ipc: its socket paths (%zu "
+           "characters) would not fit the %zu of a Unix socket address; use a shorter "
+           "--run-id",
+           s.run_id.c_str(), longest, sizeof(sockaddr_un{}.sun_path) - 1);
   }
-  if (out) *out = s;
-  return true;
+  return s;
 }
 
 unsigned tcp_port(const Settings &s, const std::string &topic) {
-  const uint32_t block = fnv1a(s.run_id.data(), s.run_id.size()) % kRunBlocks;
+  const uint32_t block = psb::sdk::fnv1a32(s.run_id) % kRunBlocks;
   // The node names topics psb_<run id>_<suffix>; its three suffixes get fixed slots so
   // that the topics of one run never share a port.
   const std::string prefix = "psb_" + s.run_id + "_";
@@ -186,7 +142,7 @@ unsigned tcp_port(const Settings &s, const std::string &topic) {
   else if (suffix == "data")
     slot = 2;
   else
-    slot = 3 + fnv1a(suffix.data(), suffix.size()) % (kPortsPerRun - 3);
+    slot = psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
   return s.port_base + block * kPortsPerRun + slot;
 }
 

@@ -35,8 +35,8 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// Fills *out (may be nullptr: check only). False with err filled on a refusal.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Throws psb::sdk::Error on a refusal.
+Settings parse_settings(const psb_config &cfg);
 
 const char *transport_name(Transport t);
 // tcp only: the port of a topic.

@@ -15,20 +15,21 @@ namespace psbzmq {
 
 class Writer {
  public:
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  // Throws psb::sdk::Error if refused.
+  Writer(Context &ctx, const char *topic);
   ~Writer();
   Writer(const Writer &) = delete;
   Writer &operator=(const Writer &) = delete;
 
-  int matched_readers();
-  int write(const void *data, size_t len, psb_error *err);
-  void *loan(size_t len, psb_error *err);
-  int write_loan(void *sample, size_t len, psb_error *err);
+  int matched();  // subscribers whose subscription has reached this socket
+  void write(const void *data, size_t len);
+  void *loan(size_t len);
+  void write_loan(void *sample, size_t len);
 
  private:
-  explicit Writer(Context *ctx, const char *topic);
-  bool bind(psb_error *err);
-  int send_failed(psb_error *err);
+  void bind();
+  void tear_down();
+  [[noreturn, gnu::cold]] void send_failed(int error);
 
   Context *ctx_;
   void *socket_ = nullptr;

@@ -2,15 +2,19 @@
 
 #include <zmq.h>
 
+#include <cstdio>
 #include <ctime>
 #include <map>
 #include <mutex>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 #include "reader.h"
 #include "writer.h"
 
 namespace psbzmq {
+
+using psb::sdk::fail;
+
 namespace {
 
 std::mutex g_mu;  // guards everything below; never taken on the timed path
@@ -18,14 +22,11 @@ void *g_shared_zctx = nullptr;
 int g_shared_refs = 0;
 std::map<std::string, std::shared_ptr<InprocTopic>> g_inproc_topics;
 
-void *acquire_shared_zctx(psb_error *err) {
+void *acquire_shared_zctx() {
   std::lock_guard lock(g_mu);
   if (g_shared_zctx == nullptr) {
     g_shared_zctx = zmq_ctx_new();
-    if (g_shared_zctx == nullptr) {
-      psb_set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
-      return nullptr;
-    }
+    if (g_shared_zctx == nullptr) fail("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
   }
   ++g_shared_refs;
   return g_shared_zctx;
@@ -45,35 +46,25 @@ void release_shared_zctx() {
 
 }  // namespace
 
-Context *open_context(const psb_config *cfg, psb_error *err) {
-  auto *ctx = new Context();
-  if (!parse_settings(cfg, &ctx->settings, err)) {
-    delete ctx;
-    return nullptr;
-  }
-  if (ctx->settings.transport == Transport::inproc) {
-    ctx->zctx = acquire_shared_zctx(err);
-    ctx->shared_zctx = true;
+Context::Context(const psb_config &cfg) {
+  library_version();  // computed here, never on the timed path
+  settings = parse_settings(cfg);
+  if (settings.transport == Transport::inproc) {
+    zctx = acquire_shared_zctx();
+    shared_zctx = true;
   } else {
-    ctx->zctx = zmq_ctx_new();
-    if (ctx->zctx == nullptr) psb_set_error(err, "zeromq: zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
+    zctx = zmq_ctx_new();
+    if (zctx == nullptr) fail("zmq_ctx_new: %s", zmq_strerror(zmq_errno()));
   }
-  if (ctx->zctx == nullptr) {
-    delete ctx;
-    return nullptr;
-  }
-  return ctx;
 }
 
-void close_context(Context *ctx) {
-  if (ctx == nullptr) return;
-  while (!ctx->readers.empty()) delete *ctx->readers.begin();  // unregisters itself
-  while (!ctx->writers.empty()) delete *ctx->writers.begin();
-  if (ctx->shared_zctx)
+Context::~Context() {
+  while (!readers.empty()) delete *readers.begin();  // unregisters itself
+  while (!writers.empty()) delete *writers.begin();
+  if (shared_zctx)
     release_shared_zctx();
   else
-    zmq_ctx_term(ctx->zctx);
-  delete ctx;
+    zmq_ctx_term(zctx);
 }
 
 std::shared_ptr<InprocTopic> inproc_topic(const std::string &topic) {
@@ -84,10 +75,21 @@ std::shared_ptr<InprocTopic> inproc_topic(const std::string &topic) {
 }
 
 std::string inproc_alone_message(const std::string &topic, const char *missing) {
-  return "zeromq: inproc://" + topic + " has no " + missing +
+  return "inproc://" + topic + " has no " + missing +
          " in this process after 1 s: inproc:// only connects sockets of one process, so it "
          "needs --placement intra (both roles in one node); between processes use --transport "
          "tcp or ipc";
+}
+
+const char *library_version() {
+  static const char *const text = [] {
+    static char buf[32];
+    int major = 0, minor = 0, patch = 0;
+    zmq_version(&major, &minor, &patch);  // the libzmq actually loaded
+    std::snprintf(buf, sizeof buf, "%d.%d.%d", major, minor, patch);
+    return buf;
+  }();
+  return text;
 }
 
 int64_t monotonic_ns() {
@@ -96,10 +98,9 @@ int64_t monotonic_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-bool set_int_option(void *socket, int option, int value, const char *name, psb_error *err) {
-  if (zmq_setsockopt(socket, option, &value, sizeof value) == 0) return true;
-  psb_set_error(err, "zeromq: zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
-  return false;
+void set_int_option(void *socket, int option, int value, const char *name) {
+  if (zmq_setsockopt(socket, option, &value, sizeof value) != 0)
+    fail("zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
 }
 
 }  // namespace psbzmq

@@ -20,18 +20,23 @@ namespace psbzmq {
 class Reader;
 class Writer;
 
-struct Context {
+class Context {
+ public:
+  // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
+  explicit Context(const psb_config &cfg);
+  // Destroys the endpoints a caller left (zmq_ctx_term() would wait for their sockets
+  // forever), then ends the zmq context.
+  ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
+
   Settings settings;
   void *zctx = nullptr;
   bool shared_zctx = false;  // inproc: the process-wide context
-  // Endpoints not destroyed yet: close() destroys what a caller left, since
-  // zmq_ctx_term() would wait for their sockets forever.
+  // Endpoints not destroyed yet.
   std::set<Reader *> readers;
   std::set<Writer *> writers;
 };
-
-Context *open_context(const psb_config *cfg, psb_error *err);
-void close_context(Context *ctx);
 
 // inproc endpoints of one topic in this process.
 struct InprocTopic {
@@ -45,12 +50,15 @@ std::shared_ptr<InprocTopic> inproc_topic(const std::string &topic);
 // have created their endpoints before either measures, so this only matters to a run
 // whose roles are in separate processes.
 constexpr int64_t kInprocPeerGraceNs = 1'000'000'000;
-// The explanation given when that grace has passed.
+// The explanation given when that grace has passed (without the driver's name).
 std::string inproc_alone_message(const std::string &topic, const char *missing);
 
 int64_t monotonic_ns();
 
-// Sets an int socket option; false with err filled.
-bool set_int_option(void *socket, int option, int value, const char *name, psb_error *err);
+// The version of the libzmq loaded, e.g. "4.3.4".
+const char *library_version();
+
+// Sets an int socket option; throws psb::sdk::Error if it fails.
+void set_int_option(void *socket, int option, int value, const char *name);
 
 }  // namespace psbzmq
