@@ -34,21 +34,18 @@ bool build_complex(psbench_Complex *s, uint32_t elements) {
 
 void free_complex(psbench_Complex *s) { dds_sample_free(s, &psbench_Complex_desc, DDS_FREE_CONTENTS); }
 
-bool complex_shape_ok(const psbench_Complex *s, uint32_t elements, psb_error *err) {
+void check_complex_shape(const psbench_Complex *s, uint32_t elements) {
   if (s->outers._length != elements) {
-    psb_set_error(err, "cyclonedds: complex sample has %u outer elements, expected %u (do both sides use the same elements=N?)",
-              s->outers._length, elements);
-    return false;
+    fail("complex sample has %u outer elements, expected %u (do both sides use the same elements=N?)",
+         s->outers._length, elements);
   }
   for (uint32_t i = 0; i < elements; ++i) {
     const psbench_Outer &outer = s->outers._buffer[i];
     if (outer.inners._length != kInnersPerOuter) {
-      psb_set_error(err, "cyclonedds: complex sample: outer element %u has %u inner elements, expected %u", i,
-                outer.inners._length, kInnersPerOuter);
-      return false;
+      fail("complex sample: outer element %u has %u inner elements, expected %u", i,
+           outer.inners._length, kInnersPerOuter);
     }
   }
-  return true;
 }
 
 }  // namespace psbcyc

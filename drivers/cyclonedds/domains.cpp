@@ -46,7 +46,7 @@ std::string domain_config(const Settings &s) {
   return config;
 }
 
-dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err) {
+dds_entity_t join_domain(uint32_t id, const std::string &config) {
   std::lock_guard lock(mutex);
   Domain &d = domains[id];
   if (d.users == 0) {
@@ -54,28 +54,26 @@ dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err)
     // plays no part.
     d.handle = dds_create_domain(id, config.c_str());
     if (d.handle < 0) {
-      psb_set_error(err, "cyclonedds: cannot create domain %u: %s (Cyclone printed the reason on stderr; "
-                     "check the configuration%s)",
-                id, dds_strretcode(d.handle),
-                d.handle == DDS_RETCODE_PRECONDITION_NOT_MET ? ": another library in this process already "
-                                                               "created this domain" : "");
+      const dds_return_t rc = d.handle;
       domains.erase(id);
-      return 0;
+      fail("cannot create domain %u: %s (Cyclone printed the reason on stderr; "
+           "check the configuration%s)",
+           id, dds_strretcode(rc),
+           rc == DDS_RETCODE_PRECONDITION_NOT_MET ? ": another library in this process already "
+                                                    "created this domain" : "");
     }
     d.config = config;
   } else if (d.config != config) {
-    psb_set_error(err, "cyclonedds: domain %u is already open in this process with another configuration; "
-                   "give each configuration its own domain_id=N", id);
-    return 0;
+    fail("domain %u is already open in this process with another configuration; "
+         "give each configuration its own domain_id=N", id);
   }
   dds_entity_t participant = dds_create_participant(id, nullptr, nullptr);
   if (participant < 0) {
-    set_dds_error(err, "cannot create a participant", participant);
     if (d.users == 0) {
       dds_delete(d.handle);
       domains.erase(id);
     }
-    return 0;
+    fail_dds("cannot create a participant", participant);
   }
   ++d.users;
   return participant;

@@ -7,8 +7,6 @@
 
 #include <dds/dds.h>
 
-#include "psbench/driver.h"
-
 namespace psbcyc {
 
 // The Cyclone configuration string (inline XML or file:// URIs, as CYCLONEDDS_URI
@@ -17,8 +15,8 @@ std::string domain_config(const struct Settings &s);
 
 // Creates a participant in domain `id`, creating the domain with `config` if this
 // process has none yet. A second context asking for the same id with another
-// configuration is refused. Returns the participant, or 0 (err set).
-dds_entity_t join_domain(uint32_t id, const std::string &config, psb_error *err);
+// configuration is refused. Returns the participant; throws psb::sdk::Error if refused.
+dds_entity_t join_domain(uint32_t id, const std::string &config);
 
 // Deletes the participant; the last one out deletes the domain.
 void leave_domain(uint32_t id, dds_entity_t participant);

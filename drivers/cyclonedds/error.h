@@ -3,13 +3,15 @@
 
 #include <dds/dds.h>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbcyc {
 
-// "cyclonedds: <what>: <Cyclone's return code>"
-inline void set_dds_error(psb_error *err, const char *what, dds_return_t rc) {
-  psb_set_error(err, "cyclonedds: %s: %s", what, dds_strretcode(rc));
+using psb::sdk::fail;
+
+// Throws "<what>: <Cyclone's return code>" (the SDK puts "cyclonedds: " before it).
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_dds(const char *what, dds_return_t rc) {
+  fail("%s: %s", what, dds_strretcode(rc));
 }
 
 }  // namespace psbcyc

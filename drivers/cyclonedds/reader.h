@@ -15,38 +15,41 @@
 #include <memory>
 
 #include "context.h"
+#include "psbench/sdk.hpp"
 #include "samples.h"
 
 namespace psbcyc {
 
 class Reader {
  public:
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user, psb_error *err);
+  // Throws psb::sdk::Error if the reader cannot be made.
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
   ~Reader();
+  Reader(const Reader &) = delete;
+  Reader &operator=(const Reader &) = delete;
 
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
-  int matched_writers() const;
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
+  int matched() const;  // matched writers
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
-  void counters(psb_put_counter put, void *user) const;
+  void counters(psb::sdk::CounterSink put) const;
 
  private:
-  Reader() = default;
-  // 1 = a sample is in buffer_ (length in *len), 0 = none now, -1 = error.
-  int take_now(dds_entity_t reader, size_t *len, psb_error *err);
-  int unpack(size_t *len, psb_error *err);
+  void destroy() noexcept;
+  // true = a sample is in buffer_ (length in len), false = none now; throws on an error.
+  bool take_now(dds_entity_t reader, size_t &len);
+  void unpack(size_t &len);
   static void on_data_available(dds_entity_t reader, void *self);
   void drain(dds_entity_t reader);  // listener: takes and hands over all there is
 
-  const Context *ctx_ = nullptr;
+  const Context &ctx_;
   dds_entity_t topic_ = 0, reader_ = 0, waitset_ = 0, condition_ = 0;
-  bool complex_ = false;
-  uint32_t elements_ = 0;
-  size_t payload_capacity_ = 0;  // bytes after the header that a sample may carry
+  const bool complex_;
+  const uint32_t elements_;
+  const size_t payload_capacity_;  // bytes after the header that a sample may carry
   std::unique_ptr<uint8_t[]> buffer_;
   psbench_Bytes bytes_{};
   psbench_Complex complex_sample_{};
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  const psb::sdk::Listener listener_;
   bool bad_sample_ = false;  // the last take_now() failed on a sample it took
   std::atomic<bool> closing_{false};  // set before the reader is deleted
   std::atomic<bool> listener_error_reported_{false};

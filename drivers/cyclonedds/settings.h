@@ -30,11 +30,11 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// The default domain id of a run: 1 + FNV-1a(run_id) % 200.
+// The default domain id of a run: 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
 uint32_t default_domain_id(const char *run_id);
 
-// Validates cfg; fills *out when non-NULL. false (err set) if refused.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Validates cfg (check() and open()); throws psb::sdk::Error if refused.
+Settings parse_settings(const psb_config &cfg);
 
 const char *transport_name(Transport t);
 

@@ -10,24 +10,28 @@ namespace psbcyc {
 
 class Writer {
  public:
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  // Throws psb::sdk::Error if the writer cannot be made.
+  Writer(Context &ctx, const char *topic);
   ~Writer();
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
 
-  int write(const void *data, size_t len, psb_error *err);
+  void write(const void *data, size_t len);
   // Sends what WriteBatch (option write_batch or the user's configuration) holds back.
-  int flush(psb_error *err);
-  // ABI drain: flushes any batch, then dds_wait_for_acks: 1 once every matched reliable
-  // reader acknowledged everything written, 0 at the timeout, -1 on an error.
-  int drain(int64_t timeout_ns, psb_error *err);
-  int matched_readers() const;
+  void flush();
+  // ABI drain: flushes any batch, then dds_wait_for_acks: true once every matched
+  // reliable reader acknowledged everything written, false at the timeout, throws on an
+  // error.
+  bool drain(int64_t timeout_ns);
+  int matched() const;  // matched readers
 
  private:
-  Writer() = default;
-  int failed(dds_return_t rc, size_t len, psb_error *err) const;
+  void destroy() noexcept;
+  [[noreturn, gnu::cold, gnu::noinline]] void failed(dds_return_t rc, size_t len) const;
 
-  const Context *ctx_ = nullptr;
+  const Context &ctx_;
   dds_entity_t topic_ = 0, writer_ = 0;
-  bool complex_ = false;
+  const bool complex_;
   psbench_Bytes bytes_{};
   psbench_Complex complex_sample_{};
 };

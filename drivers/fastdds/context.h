@@ -14,7 +14,6 @@
 #include <fastdds/dds/topic/Topic.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
 
-#include "psbench/driver.h"
 #include "settings.h"
 
 namespace psbfastdds {
@@ -22,10 +21,16 @@ namespace psbfastdds {
 class Writer;
 class Reader;
 
+// "Fast DDS <version> (headers; loaded <file>), Fast CDR <version>" (fastdds_driver.cpp).
+const char *fastdds_version();
+
 class Context {
  public:
-  static Context *open(const Settings &s, psb_error *err);
+  // Validates cfg and creates the participant; throws psb::sdk::Error if refused.
+  explicit Context(const psb_config &cfg);
   ~Context();
+  Context(const Context &) = delete;
+  Context &operator=(const Context &) = delete;
 
   const Settings &settings() const { return settings_; }
   eprosima::fastdds::dds::Publisher *publisher() const { return publisher_; }
@@ -33,7 +38,8 @@ class Context {
 
   // Topics are shared by the endpoints of one context (a writer and a reader of
   // one topic in one participant) and deleted with the last of them.
-  eprosima::fastdds::dds::Topic *acquire_topic(const char *name, psb_error *err);
+  // Throws psb::sdk::Error if the topic cannot be created.
+  eprosima::fastdds::dds::Topic *acquire_topic(const char *name);
   void release_topic(eprosima::fastdds::dds::Topic *topic);
 
   void add(Writer *w) { writers_.insert(w); }
@@ -42,9 +48,9 @@ class Context {
   void remove(Reader *r) { readers_.erase(r); }
 
  private:
-  explicit Context(const Settings &s) : settings_(s) {}
+  void tear_down() noexcept;
 
-  Settings settings_;
+  const Settings settings_;
   eprosima::fastdds::dds::DomainParticipant *participant_ = nullptr;
   eprosima::fastdds::dds::Publisher *publisher_ = nullptr;
   eprosima::fastdds::dds::Subscriber *subscriber_ = nullptr;

@@ -1,28 +1,25 @@
-// The psbench driver table for eProsima Fast DDS (C++ DDS API). This file only
-// adapts the C ABI to Context, Writer and Reader.
+// The psbench driver for eProsima Fast DDS (C++ DDS API): its name, version and
+// capabilities. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
 #include <stdlib.h>
 
 #include <cstdio>
-#include <exception>
 
 #include <fastcdr/config.h>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastrtps/config.h>
 
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 
 #include "context.h"
-#include "psbench/driver_support.h"
 #include "reader.h"
 #include "settings.h"
 #include "transports.h"
 #include "writer.h"
 
 namespace psbfastdds {
-namespace {
 
 // Fast DDS 2.9 has no run-time version call: report the version of the headers it
 // was built against, and the file the dynamic linker actually loaded.
@@ -44,113 +41,43 @@ const char *fastdds_version() {
   return text;
 }
 
-int fastdds_check(const psb_config *cfg, psb_error *err) {
-  Settings s;
-  if (!parse_settings(cfg, &s, err)) return -1;
-  return check_transport_setup(s, err) ? 0 : -1;
-}
+namespace {
 
-void *fastdds_open(const psb_config *cfg, psb_error *err) {
-  try {
-    fastdds_version();  // computed here, never on the timed path
-    Settings s;
-    if (!parse_settings(cfg, &s, err)) return nullptr;
-    return Context::open(s, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "fastdds: open failed: %s", e.what());
-    return nullptr;
-  }
-}
+struct FastDds {
+  static constexpr const char *name = "fastdds";
+  static constexpr const char *description =
+      "eProsima Fast DDS, DDS C++ API, types from idl/psbench.idl by fastddsgen; "
+      "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one "
+      "host, which sends each sample over both)";
+  static const char *version() { return fastdds_version(); }
+  static psb_capabilities capabilities();
+  static void check(const psb_config &cfg) { check_transport_setup(parse_settings(cfg)); }
 
-void fastdds_close(void *ctx) { delete static_cast<Context *>(ctx); }
-
-void *fastdds_create_writer(void *ctx, const char *topic, psb_error *err) {
-  try {
-    return Writer::create(static_cast<Context *>(ctx), topic, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "fastdds: create_writer failed: %s", e.what());
-    return nullptr;
-  }
-}
-
-void fastdds_destroy_writer(void *w) { delete static_cast<Writer *>(w); }
-
-void *fastdds_create_reader(void *ctx, const char *topic, psb_on_data on_data, void *user,
-                            psb_error *err) {
-  try {
-    return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "fastdds: create_reader failed: %s", e.what());
-    return nullptr;
-  }
-}
-
-void fastdds_destroy_reader(void *r) { delete static_cast<Reader *>(r); }
-
-int fastdds_matched_readers(void *w) { return static_cast<Writer *>(w)->matched_readers(); }
-
-int fastdds_matched_writers(void *r) { return static_cast<Reader *>(r)->matched_writers(); }
-int fastdds_drain(void *w, int64_t timeout_ns, psb_error *err) {
-  return static_cast<Writer *>(w)->drain(timeout_ns, err);
-}
-void fastdds_counters(void *endpoint, int is_reader, psb_put_counter put, void *user) {
-  if (is_reader) static_cast<Reader *>(endpoint)->counters(put, user);
-}
-
-int fastdds_write(void *w, const void *data, size_t len, psb_error *err) {
-  return static_cast<Writer *>(w)->write(data, len, err);
-}
-
-int fastdds_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
-  return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
-}
-
-const char *const kTransports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
-const char *const kCleanup[] = {"fastdds", "shm", "clean", nullptr};
-const char *const kOptionKeys[] = {"type", "elements", "domain_id", "profiles_file",
-                                   "participant_profile", nullptr};
-
-const psb_driver kDriver = {
-    .abi_version = PSB_ABI_VERSION,
-    .name = "fastdds",
-    .description = "eProsima Fast DDS, DDS C++ API, types from idl/psbench.idl by fastddsgen; "
-                   "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one "
-                   "host, which sends each sample over both)",
-    .version = fastdds_version,
-    .caps = {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
-             .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
-             .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
-             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-             .transports = kTransports,
-             .services = nullptr,
-             .cleanup_command = kCleanup,  // removes /dev/shm/fastrtps_* of dead processes
-             .option_keys = kOptionKeys,
-             .max_payload = kMaxPayload,
-             .loan = 0,
-             .readers_per_topic = 0,  // no limit
-             .writers_per_topic = 0},  // no limit
-    .check = fastdds_check,
-    .open = fastdds_open,
-    .close = fastdds_close,
-    .create_writer = fastdds_create_writer,
-    .destroy_writer = fastdds_destroy_writer,
-    .create_reader = fastdds_create_reader,
-    .destroy_reader = fastdds_destroy_reader,
-    .matched_readers = fastdds_matched_readers,
-    .matched_writers = fastdds_matched_writers,
-    .write = fastdds_write,
-    .loan = nullptr,
-    .write_loan = nullptr,
-    .take = fastdds_take,
-    .release = nullptr,
-    .flush = nullptr,  // every write goes out at once
-    .drain = fastdds_drain,
-    .counters = fastdds_counters,
+  using Context = psbfastdds::Context;
+  using Writer = psbfastdds::Writer;  // no flush(): every write goes out at once
+  using Reader = psbfastdds::Reader;
 };
+
+psb_capabilities FastDds::capabilities() {
+  static const char *const transports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
+  static const char *const cleanup[] = {"fastdds", "shm", "clean", nullptr};
+  static const char *const option_keys[] = {"type", "elements", "domain_id", "profiles_file",
+                                            "participant_profile", nullptr};
+  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+          .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
+          .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
+          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+          .transports = transports,
+          .services = nullptr,
+          .cleanup_command = cleanup,  // removes /dev/shm/fastrtps_* of dead processes
+          .option_keys = option_keys,
+          .max_payload = kMaxPayload,
+          .loan = 0,               // (set by the SDK: no loan())
+          .readers_per_topic = 0,  // no limit
+          .writers_per_topic = 0};  // no limit
+}
 
 }  // namespace
 }  // namespace psbfastdds
 
-extern "C" PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void) {
-  return &psbfastdds::kDriver;
-}
+PSB_SDK_DRIVER(psbfastdds::FastDds)

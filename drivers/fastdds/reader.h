@@ -11,35 +11,36 @@
 #include <fastdds/dds/subscriber/SampleInfo.hpp>
 
 #include "context.h"
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 #include "samples.h"
 
 namespace psbfastdds {
 
 class Reader {
  public:
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user,
-                        psb_error *err);
+  // Throws psb::sdk::Error if the reader cannot be made.
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data);
   ~Reader();
+  Reader(const Reader &) = delete;
+  Reader &operator=(const Reader &) = delete;
 
-  // 1 = a message in *data/*len, 0 = none within timeout_ns (0: do not block;
-  // negative: no limit), -1 = error.
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
-  int matched_writers() const;
+  // true = a message in data/len, false = none within timeout_ns (0: do not block;
+  // negative: no limit); throws on an error.
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
+  int matched() const;  // matched writers
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
-  void counters(psb_put_counter put, void *user) const;
+  void counters(psb::sdk::CounterSink put) const;
 
  private:
   class Listener;
-  explicit Reader(Context *ctx);
 
-  // Takes the next valid sample into buffer_: 1, 0 (none), -1 (take failed) or
-  // kRejected (a sample was taken but is not what this reader expects); err set.
-  static constexpr int kRejected = -2;
-  int take_one(psb_error *err);
+  void tear_down() noexcept;
+  // Takes the next valid sample into buffer_: true, or false when there is none; throws
+  // when the take fails or (rejected_ set) the sample is not what this reader expects.
+  bool take_one();
   void on_data_available();  // listener thread
 
-  Context *ctx_;
+  Context &ctx_;
   eprosima::fastdds::dds::Topic *topic_ = nullptr;
   eprosima::fastdds::dds::DataReader *reader_ = nullptr;
   std::unique_ptr<Sample> sample_;
@@ -48,9 +49,10 @@ class Reader {
   size_t capacity_ = 0;
   size_t len_ = 0;
 
+  bool rejected_ = false;  // the last take_one() threw on a sample it took
+
   std::unique_ptr<Listener> listener_;
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  const psb::sdk::Listener on_data_;
   // destroy waits for a callback in progress; a later one returns at once.
   std::atomic<bool> stopping_{false};
   std::atomic<int> in_callback_{0};

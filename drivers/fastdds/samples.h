@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "psbench/driver.h"
 #include "settings.h"
 
 namespace psbfastdds {
@@ -18,11 +17,12 @@ class Sample {
   virtual ~Sample() = default;
   // The generated object the DataWriter serializes / the DataReader fills.
   virtual void *data() = 0;
-  // Writer: the node's message (32-byte header, then the rest) into the sample.
-  virtual bool load(const void *message, size_t len, psb_error *err) = 0;
+  // Writer: the node's message (32-byte header, then the rest) into the sample; throws
+  // psb::sdk::Error if it does not fit.
+  virtual void load(const void *message, size_t len) = 0;
   // Reader: the received sample back into one message at out (capacity bytes).
-  // Returns its length, or 0 with err set.
-  virtual size_t store(uint8_t *out, size_t capacity, psb_error *err) const = 0;
+  // Returns its length; throws psb::sdk::Error if the sample is not what was expected.
+  virtual size_t store(uint8_t *out, size_t capacity) const = 0;
 };
 
 // bytes: header fields + payload octets. The payload vector is reserved to hold

@@ -32,8 +32,9 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// Validates cfg; fills *out if non-NULL. false (err set) if refused.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Validates cfg (check() and open()); throws psb::sdk::Error if refused. The default
+// domain id of a run is 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
+Settings parse_settings(const psb_config &cfg);
 
 const char *transport_name(Transport t);
 

@@ -12,11 +12,12 @@
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/utils/IPLocator.h>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbfastdds {
 namespace {
 
+using psb::sdk::fail;
 using eprosima::fastdds::dds::DomainParticipant;
 using eprosima::fastdds::dds::DomainParticipantFactory;
 using eprosima::fastdds::dds::DomainParticipantQos;
@@ -108,58 +109,54 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
 }
 
 // The kernel caps SO_RCVBUF at net.core.rmem_max and doubles what it grants.
-bool check_receive_buffer(const Settings &s, psb_error *err) {
+void check_receive_buffer(const Settings &s) {
   const bool udp_only = s.transport == Transport::udp || s.transport == Transport::multicast;
-  if (!udp_only || s.qos.reliability != PSB_BEST_EFFORT) return true;
+  if (!udp_only || s.qos.reliability != PSB_BEST_EFFORT) return;
   uint64_t rmem_max = 0;
   if (FILE *f = std::fopen("/proc/sys/net/core/rmem_max", "r")) {
     unsigned long long v = 0;
     if (std::fscanf(f, "%llu", &v) == 1) rmem_max = v;
     std::fclose(f);
   }
-  if (rmem_max == 0) return true;  // cannot tell: let Fast DDS try
+  if (rmem_max == 0) return;  // cannot tell: let Fast DDS try
   const uint64_t granted = 2 * std::min<uint64_t>(udp_buffer_size(s), rmem_max);
-  if (granted >= 2 * s.max_payload) return true;
-  psb_set_error(err, "fastdds: best-effort messages of %llu bytes over UDP need a %llu-byte socket "
-                 "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
-                 "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
-            static_cast<unsigned long long>(s.max_payload),
-            static_cast<unsigned long long>(2 * s.max_payload),
-            static_cast<unsigned long long>(rmem_max), static_cast<unsigned long long>(granted),
-            static_cast<unsigned long long>(s.max_payload));
-  return false;
+  if (granted >= 2 * s.max_payload) return;
+  fail("best-effort messages of %llu bytes over UDP need a %llu-byte socket "
+       "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
+       "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
+       static_cast<unsigned long long>(s.max_payload),
+       static_cast<unsigned long long>(2 * s.max_payload),
+       static_cast<unsigned long long>(rmem_max), static_cast<unsigned long long>(granted),
+       static_cast<unsigned long long>(s.max_payload));
 }
 
-bool load_vendor_config(const Settings &s, psb_error *err) {
+void load_vendor_config(const Settings &s) {
   auto *factory = DomainParticipantFactory::get_instance();
-  if (factory->load_XML_profiles_file(s.profiles_file) != ReturnCode::RETCODE_OK) {
-    psb_set_error(err, "fastdds: cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
-                   "its message is above)", s.profiles_file.c_str());
-    return false;
-  }
+  if (factory->load_XML_profiles_file(s.profiles_file) != ReturnCode::RETCODE_OK)
+    fail("cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
+         "its message is above)", s.profiles_file.c_str());
   if (!s.participant_profile.empty()) {
     DomainParticipantQos qos;
     if (factory->get_participant_qos_from_profile(s.participant_profile, qos) !=
-        ReturnCode::RETCODE_OK) {
-      psb_set_error(err, "fastdds: participant_profile '%s' is not in profiles_file '%s'",
-                s.participant_profile.c_str(), s.profiles_file.c_str());
-      return false;
-    }
+        ReturnCode::RETCODE_OK)
+      fail("participant_profile '%s' is not in profiles_file '%s'",
+           s.participant_profile.c_str(), s.profiles_file.c_str());
   }
-  return true;
 }
 
 }  // namespace
 
-bool check_transport_setup(const Settings &s, psb_error *err) {
-  if (s.transport == Transport::config) return load_vendor_config(s, err);
-  return check_receive_buffer(s, err);
+void check_transport_setup(const Settings &s) {
+  if (s.transport == Transport::config)
+    load_vendor_config(s);
+  else
+    check_receive_buffer(s);
 }
 
-DomainParticipant *create_participant(const Settings &s, psb_error *err) {
+DomainParticipant *create_participant(const Settings &s) {
   auto *factory = DomainParticipantFactory::get_instance();
   DomainParticipant *p = nullptr;
-  if (!check_transport_setup(s, err)) return nullptr;
+  check_transport_setup(s);
   if (s.transport == Transport::config) {
     if (!s.participant_profile.empty()) {
       p = factory->create_participant_with_profile(s.domain_id, s.participant_profile);
@@ -173,11 +170,10 @@ DomainParticipant *create_participant(const Settings &s, psb_error *err) {
   } else {
     p = factory->create_participant(s.domain_id, psbench_participant_qos(s));
   }
-  if (p == nullptr) {
-    psb_set_error(err, "fastdds: cannot create a DomainParticipant on domain %u with transport %s "
-                   "(Fast DDS's message is above; domain_id=N picks another domain)",
-              s.domain_id, transport_name(s.transport));
-  }
+  if (p == nullptr)
+    fail("cannot create a DomainParticipant on domain %u with transport %s "
+         "(Fast DDS's message is above; domain_id=N picks another domain)",
+         s.domain_id, transport_name(s.transport));
   return p;
 }
 

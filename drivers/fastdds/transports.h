@@ -6,7 +6,6 @@
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastrtps/rtps/common/Locator.h>
 
-#include "psbench/driver.h"
 #include "settings.h"
 
 namespace psbfastdds {
@@ -15,13 +14,12 @@ namespace psbfastdds {
 // profiles_file and checks that participant_profile (if given) is in it. Best
 // effort over udp or multicast: the kernel must allow a UDP receive buffer that
 // holds two of the run's largest messages, or every large message would lose
-// fragments. false (err set) if refused.
-bool check_transport_setup(const Settings &s, psb_error *err);
+// fragments. Throws psb::sdk::Error if refused.
+void check_transport_setup(const Settings &s);
 
 // A participant on s.domain_id. Without a vendor configuration every socket is
-// bound to loopback; with one the XML decides. NULL (err set) on failure.
-eprosima::fastdds::dds::DomainParticipant *create_participant(const Settings &s,
-                                                              psb_error *err);
+// bound to loopback; with one the XML decides. Throws psb::sdk::Error on failure.
+eprosima::fastdds::dds::DomainParticipant *create_participant(const Settings &s);
 
 // Transport "multicast": the group readers receive user data on.
 eprosima::fastrtps::rtps::Locator_t data_multicast_locator(const Settings &s);

@@ -7,27 +7,29 @@
 #include <fastdds/dds/publisher/DataWriter.hpp>
 
 #include "context.h"
-#include "psbench/driver.h"
 #include "samples.h"
 
 namespace psbfastdds {
 
 class Writer {
  public:
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  // Throws psb::sdk::Error if the writer cannot be made.
+  Writer(Context &ctx, const char *topic);
   ~Writer();
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
 
-  int write(const void *data, size_t len, psb_error *err);
-  int matched_readers() const;
-  // ABI drain: DataWriter::wait_for_acknowledgments: 1 once every matched reliable
-  // reader acknowledged all samples (best effort: once nothing is left unsent), 0 at
-  // the timeout, -1 on an error.
-  int drain(int64_t timeout_ns, psb_error *err);
+  void write(const void *data, size_t len);
+  int matched() const;  // matched readers
+  // ABI drain: DataWriter::wait_for_acknowledgments: true once every matched reliable
+  // reader acknowledged all samples (best effort: once nothing is left unsent), false
+  // at the timeout; throws on an error.
+  bool drain(int64_t timeout_ns);
 
  private:
-  explicit Writer(Context *ctx) : ctx_(ctx) {}
+  void tear_down() noexcept;
 
-  Context *ctx_;
+  Context &ctx_;
   eprosima::fastdds::dds::Topic *topic_ = nullptr;
   eprosima::fastdds::dds::DataWriter *writer_ = nullptr;
   std::unique_ptr<Sample> sample_;
