@@ -7,10 +7,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 #include "reader.h"
 #include "writer.h"
 
@@ -41,26 +42,25 @@ int64_t now_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-Connection *Connection::open(const Settings &s, psb_error *err) {
+Connection::Connection(const Settings &s) : s_(s) {
   std::call_once(g_lib_once, [] { mosquitto_lib_init(); });  // never cleaned up: other
                                                              // contexts may still use it
-  auto *c = new Connection(s);
-  if (!c->connect(err)) {
-    delete c;
-    return nullptr;
+  try {
+    connect();
+  } catch (...) {
+    tear_down();
+    throw;
   }
-  return c;
 }
 
-bool Connection::connect(psb_error *err) {
+void Connection::connect() {
   // Unique per process and context: the broker drops an older session with the same id.
   client_id_ = "psb-" + s_.run_id + "-" + std::to_string(getpid()) + "-" +
                std::to_string(g_connections.fetch_add(1) + 1);
   mosq_ = mosquitto_new(client_id_.c_str(), true /* clean session */, this);
   if (mosq_ == nullptr) {
     char buf[128];
-    psb_set_error(err, "mqtt: mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
-    return false;
+    psb::sdk::fail("mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
   }
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, s_.tcp_nodelay ? 1 : 0);
@@ -76,32 +76,26 @@ bool Connection::connect(psb_error *err) {
   int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
     char buf[128];
-    psb_set_error(err, "mqtt: cannot connect to the broker at %s: %s (is a broker listening there? "
+    psb::sdk::fail("cannot connect to the broker at %s: %s (is a broker listening there? "
                    "psbench starts mosquitto itself and sets option broker)",
-              s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
-    return false;
+                   s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
   }
-  if (!wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
-                "CONNACK", err))
-    return false;
-  if (connack_rc_.load() != 0) {
-    psb_set_error(err, "mqtt: the broker at %s refused the connection: %s", s_.broker.c_str(),
-              mosquitto_connack_string(connack_rc_.load()));
-    return false;
-  }
+  wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
+           "CONNACK");
+  if (connack_rc_.load() != 0)
+    psb::sdk::fail("the broker at %s refused the connection: %s", s_.broker.c_str(),
+                   mosquitto_connack_string(connack_rc_.load()));
   if (s_.notify == PSB_NOTIFY_LISTENER) {
     rc = mosquitto_loop_start(mosq_);
-    if (rc != MOSQ_ERR_SUCCESS) {
-      psb_set_error(err, "mqtt: cannot start libmosquitto's network thread: %s",
-                mosquitto_strerror(rc));
-      return false;
-    }
+    if (rc != MOSQ_ERR_SUCCESS)
+      psb::sdk::fail("cannot start libmosquitto's network thread: %s", mosquitto_strerror(rc));
     threaded_ = loop_started_ = true;
   }
-  return true;
 }
 
-Connection::~Connection() {
+Connection::~Connection() { tear_down(); }
+
+void Connection::tear_down() {
   // Endpoints the caller left open, readers first (no callback into them from here on).
   for (auto &slot : readers_)
     if (Reader *r = slot.load()) delete r;
@@ -144,19 +138,14 @@ int Connection::pump(int timeout_ms) {
   return rc;
 }
 
-bool Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
-                          const char *what, psb_error *err) {
+void Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
+                          const char *what) {
   const int64_t deadline = now_ns() + timeout_ns;
   while (!done()) {
-    if (lost()) {
-      lost_error(err);
-      return false;
-    }
-    if (now_ns() >= deadline) {
-      psb_set_error(err, "mqtt: no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
-                (long long)(timeout_ns / 1'000'000'000));
-      return false;
-    }
+    if (lost()) throw_lost();
+    if (now_ns() >= deadline)
+      psb::sdk::fail("no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
+                     (long long)(timeout_ns / 1'000'000'000));
     if (loop_started_) {
       sleep_briefly();
     } else {
@@ -164,7 +153,6 @@ bool Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
       pump(kSetupSliceMs);
     }
   }
-  return true;
 }
 
 void Connection::mark_lost(int rc, int errno_value) {
@@ -176,76 +164,64 @@ void Connection::mark_lost(int rc, int errno_value) {
   lost_.store(true, std::memory_order_release);
 }
 
-int Connection::lost_error(psb_error *err) const {
+void Connection::throw_lost() const {
   char buf[128];
   const int rc = lost_rc_.load(std::memory_order_relaxed);
-  psb_set_error(err, "mqtt: lost the connection to the broker at %s (%s)", s_.broker.c_str(),
-            describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf));
-  return -1;
+  psb::sdk::fail("lost the connection to the broker at %s (%s)", s_.broker.c_str(),
+                 describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf));
 }
 
-int Connection::fail(psb_error *err, const char *what, int rc, int errno_value) const {
+void Connection::fail(const char *what, int rc, int errno_value) const {
   char buf[128];
-  psb_set_error(err, "mqtt: %s through the broker at %s failed: %s", what, s_.broker.c_str(),
-            describe(rc, errno_value, buf, sizeof buf));
-  return -1;
+  psb::sdk::fail("%s through the broker at %s failed: %s", what, s_.broker.c_str(),
+                 describe(rc, errno_value, buf, sizeof buf));
 }
 
-bool Connection::subscribe(const std::string &topic, int qos, psb_error *err) {
+void Connection::subscribe(const std::string &topic, int qos) {
   int mid = -1;
   errno = 0;
   const int rc = mosquitto_subscribe(mosq_, &mid, topic.c_str(), qos);
-  if (rc != MOSQ_ERR_SUCCESS) {
-    fail(err, "subscribe", rc, errno);
-    return false;
-  }
+  if (rc != MOSQ_ERR_SUCCESS) fail("subscribe", rc, errno);
   // The SUBACK: from then on the broker routes every publish on the topic to us.
-  if (!wait_for([this, mid] { return suback_mid_.load(std::memory_order_acquire) == mid; },
-                kSubscribeTimeoutNs, "SUBACK", err))
-    return false;
+  wait_for([this, mid] { return suback_mid_.load(std::memory_order_acquire) == mid; },
+           kSubscribeTimeoutNs, "SUBACK");
   const int granted = suback_granted_.load(std::memory_order_relaxed);
-  if (granted < 0 || granted > 2) {
-    psb_set_error(err, "mqtt: the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
-              s_.broker.c_str(), topic.c_str(), unsigned(granted));
-    return false;
-  }
-  if (granted < qos) {
-    psb_set_error(err, "mqtt: the broker at %s granted QoS %d on %s, below the QoS %d that "
+  if (granted < 0 || granted > 2)
+    psb::sdk::fail("the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
+                   s_.broker.c_str(), topic.c_str(), unsigned(granted));
+  if (granted < qos)
+    psb::sdk::fail("the broker at %s granted QoS %d on %s, below the QoS %d that "
                    "reliability reliable needs",
-              s_.broker.c_str(), granted, topic.c_str(), qos);
-    return false;
-  }
-  return true;
+                   s_.broker.c_str(), granted, topic.c_str(), qos);
 }
 
 void Connection::unsubscribe(const std::string &topic) {
   int mid = -1;
   if (mosquitto_unsubscribe(mosq_, &mid, topic.c_str()) != MOSQ_ERR_SUCCESS) return;
-  psb_error ignored{};  // teardown: a broker that does not answer is not waited for long
-  wait_for([this, mid] { return unsuback_mid_.load(std::memory_order_acquire) == mid; },
-           kUnsubscribeTimeoutNs, "UNSUBACK", &ignored);
+  try {  // teardown: a broker that does not answer is not waited for long
+    wait_for([this, mid] { return unsuback_mid_.load(std::memory_order_acquire) == mid; },
+             kUnsubscribeTimeoutNs, "UNSUBACK");
+  } catch (const std::exception &) {
+  }
 }
 
-bool Connection::add_reader(Reader *r, psb_error *err) {
+void Connection::add_reader(Reader *r) {
   std::lock_guard<std::mutex> lock(endpoints_mu_);
   for (auto &slot : readers_) {
     Reader *other = slot.load();
-    if (other != nullptr && other->topic() == r->topic()) {
-      psb_set_error(err, "mqtt: this context already has a reader on %s (one subscription per "
+    if (other != nullptr && other->topic() == r->topic())
+      psb::sdk::fail("this context already has a reader on %s (one subscription per "
                      "topic and connection)",
-                r->topic().c_str());
-      return false;
-    }
+                     r->topic().c_str());
   }
   for (auto &slot : readers_) {
     if (slot.load() == nullptr) {
       slot.store(r, std::memory_order_seq_cst);
       reader_count_.fetch_add(1);
-      return true;
+      return;
     }
   }
-  psb_set_error(err, "mqtt: at most %d readers per context", kMaxReaders);
-  return false;
+  psb::sdk::fail("at most %d readers per context", kMaxReaders);
 }
 
 void Connection::remove_reader(Reader *r) {
@@ -273,19 +249,20 @@ void Connection::unlink(Writer *w) {
   writers_.erase(std::remove(writers_.begin(), writers_.end(), w), writers_.end());
 }
 
-bool Connection::flush(int64_t timeout_ns, psb_error *err) {
+void Connection::flush(int64_t timeout_ns) {
   const int64_t deadline = now_ns() + timeout_ns;
   for (;;) {
-    if (lost()) return lost_error(err), false;
+    if (lost()) throw_lost();
     const bool pending = completed_.load(std::memory_order_acquire) <
                              published_.load(std::memory_order_relaxed) ||
                          mosquitto_want_write(mosq_);
-    if (!pending) return true;
+    if (!pending) return;
     if (now_ns() >= deadline) {
-      psb_set_error(err, "mqtt: messages still unsent or unacknowledged by the broker at %s "
-                     "after %lld ms",
-                s_.broker.c_str(), (long long)(timeout_ns / 1'000'000));
-      return false;
+      char text[sizeof(psb_error::message)];
+      std::snprintf(text, sizeof text,
+                    "messages still unsent or unacknowledged by the broker at %s after %lld ms",
+                    s_.broker.c_str(), (long long)(timeout_ns / 1'000'000));
+      throw psb::sdk::Timeout(text);
     }
     if (loop_started_) {
       sleep_briefly();

@@ -2,7 +2,7 @@
 //
 // Two ways to run libmosquitto's network loop, chosen by the notify mode:
 //   listener:    mosquitto_loop_start(): libmosquitto's own thread reads, writes and
-//                calls on_message, from which the reader's psb_on_data is called.
+//                calls on_message, from which the reader's listener is called.
 //                Publishes are queued and written by that thread.
 //   wait, poll:  no thread: take() runs mosquitto_loop() itself (select() with the
 //                timeout, then reads/writes), and write() publishes straight onto the
@@ -34,8 +34,8 @@ class Connection {
  public:
   static constexpr int kMaxReaders = 8;
 
-  // Connects and waits for the broker's CONNACK; NULL with err set on failure.
-  static Connection *open(const Settings &s, psb_error *err);
+  // Connects and waits for the broker's CONNACK; throws psb::sdk::Error on failure.
+  explicit Connection(const Settings &s);
   // Destroys endpoints left open, disconnects cleanly (bounded), joins the loop thread.
   ~Connection();
 
@@ -51,21 +51,20 @@ class Connection {
 
   // Setup and teardown only (not the timed path): drives the loop (or, threaded, lets
   // the loop thread work) until done() or the connection is lost or timeout_ns passes.
-  // false with err set (naming what) when done() did not come true.
-  bool wait_for(const std::function<bool()> &done, int64_t timeout_ns, const char *what,
-                psb_error *err);
+  // Throws psb::sdk::Error (naming what) when done() did not come true.
+  void wait_for(const std::function<bool()> &done, int64_t timeout_ns, const char *what);
 
   // --- the connection's health ---
   bool lost() const { return lost_.load(std::memory_order_acquire); }
   // Marks the connection lost (first cause wins) and formats the message.
   void mark_lost(int rc, int errno_value);
-  // "mqtt: connection to the broker at H:P lost (...)" into err; returns -1.
-  int lost_error(psb_error *err) const;
-  // Formats a MOSQ_ERR_* failure of `what`, naming the broker; returns -1.
-  int fail(psb_error *err, const char *what, int rc, int errno_value) const;
+  // Throws "lost the connection to the broker at H:P (...)".
+  [[noreturn, gnu::cold]] void throw_lost() const;
+  // Throws a MOSQ_ERR_* failure of `what`, naming the broker.
+  [[noreturn, gnu::cold]] void fail(const char *what, int rc, int errno_value) const;
 
   // --- subscriptions (create_reader / destroy_reader) ---
-  bool subscribe(const std::string &topic, int qos, psb_error *err);
+  void subscribe(const std::string &topic, int qos);
   // Waits (bounded) for the UNSUBACK: after it the broker sends nothing more on the
   // topic, and nothing is left in flight for the DISCONNECT that close() sends (a
   // packet libmosquitto reads after mosquitto_disconnect() makes it drop the socket
@@ -73,7 +72,7 @@ class Connection {
   void unsubscribe(const std::string &topic);
 
   // --- readers: dispatch from on_message ---
-  bool add_reader(Reader *r, psb_error *err);
+  void add_reader(Reader *r);
   // After it returns, on_message never touches r again.
   void remove_reader(Reader *r);
   int reader_count() const { return reader_count_.load(std::memory_order_acquire); }
@@ -81,16 +80,17 @@ class Connection {
   // --- writers: what was published and what libmosquitto has finished with ---
   void count_publish() { published_.fetch_add(1, std::memory_order_relaxed); }
   void uncount_publish() { published_.fetch_sub(1, std::memory_order_relaxed); }
-  // Waits (bounded) until every publish is on the wire (QoS 0) or acknowledged (QoS 1).
-  bool flush(int64_t timeout_ns, psb_error *err);
+  // Waits (bounded) until every publish is on the wire (QoS 0) or acknowledged (QoS 1);
+  // throws psb::sdk::Timeout when timeout_ns passed first, Error when the connection is lost.
+  void flush(int64_t timeout_ns);
 
   // Endpoints the caller left behind are destroyed by the destructor.
   void link(Writer *w);
   void unlink(Writer *w);
 
  private:
-  explicit Connection(const Settings &s) : s_(s) {}
-  bool connect(psb_error *err);
+  void connect();
+  void tear_down();
   void dispatch(const struct mosquitto_message *m);
 
   static void on_connect(struct mosquitto *, void *self, int rc);

@@ -4,7 +4,7 @@
 // is caught), subscribes at the run's QoS and waits for the broker's SUBACK: when
 // create_reader returns, the broker routes every later publish on the topic to it.
 //
-// listener: on_message (libmosquitto's loop thread) calls psb_on_data with the payload
+// listener: on_message (libmosquitto's loop thread) calls the listener with the payload
 //   libmosquitto received; no copy in the driver.
 // wait/poll: on_message copies the payload into a preallocated ring of kSlots slots of
 //   max_payload bytes; take() hands out a pointer into the slot, valid until release()
@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 
 namespace psbmqtt {
 
@@ -33,28 +33,27 @@ class Reader {
  public:
   static constexpr size_t kSlots = 4;
 
-  static Reader *create(Connection *c, const char *topic, psb_on_data on_data, void *user,
-                        psb_error *err);
-  ~Reader();  // no on_data call after it returns; unsubscribes
+  Reader(Connection &c, const char *topic, psb::sdk::Listener listener);
+  ~Reader();  // no listener call after it returns; unsubscribes
 
   const std::string &topic() const { return topic_; }
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
+  int matched() const { return -1; }  // MQTT does not tell a client who publishes
 
   // From on_message: the loop thread (listener) or the thread that holds conn->io.
   void deliver(const void *payload, size_t len);
 
  private:
-  Reader(Connection *c, std::string topic) : conn_(c), topic_(std::move(topic)) {}
   bool have() const { return count_ > 0 || !spill_.empty(); }
-  int hand_out(const void **data, size_t *len, psb_error *err);
+  bool hand_out(const void *&data, size_t &len);
   void release_locked();
+  void tear_down();
 
   Connection *const conn_;
   const std::string topic_;
   bool registered_ = false;
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  const psb::sdk::Listener on_data_;
 
   // wait/poll only; everything below is touched with conn_->io held.
   size_t slot_size_ = 0;

@@ -4,16 +4,12 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbmqtt {
 namespace {
 
-const char *find_option(const psb_config *cfg, const char *key) {
-  for (size_t i = 0; i < cfg->option_count; ++i)
-    if (std::strcmp(cfg->options[i].key, key) == 0) return cfg->options[i].value;
-  return nullptr;
-}
+using psb::sdk::fail;
 
 bool parse_int(const char *text, long lo, long hi, long *out) {
   if (text == nullptr || *text == '\0') return false;
@@ -26,7 +22,7 @@ bool parse_int(const char *text, long lo, long hi, long *out) {
 }
 
 // HOST:PORT, with [IPv6]:PORT accepted.
-bool parse_broker(const char *text, Settings *s, psb_error *err) {
+void parse_broker(const char *text, Settings *s) {
   std::string b(text);
   const size_t colon = b.rfind(':');
   long port = 0;
@@ -39,19 +35,14 @@ bool parse_broker(const char *text, Settings *s, psb_error *err) {
   } else if (ok) {
     ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
   }
-  if (!ok) {
-    psb_set_error(err, "mqtt: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)",
-              text);
-    return false;
-  }
+  if (!ok) fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
   s->broker = b;
   s->host = host;
   s->port = int(port);
-  return true;
 }
 
-bool parse_qos(const psb_config *cfg, Settings *s, psb_error *err) {
-  const psb_qos &q = cfg->qos;
+void parse_qos(const psb_config &cfg, Settings *s) {
+  const psb_qos &q = cfg.qos;
   s->qos = q.reliability == PSB_RELIABLE ? 1 : 0;
   s->retain = q.durability == PSB_TRANSIENT_LOCAL;
   // No history setting has an MQTT meaning for a live reader: the broker queues every
@@ -61,75 +52,50 @@ bool parse_qos(const psb_config *cfg, Settings *s, psb_error *err) {
   if (q.history != 0) {
     const std::string asked =
         q.history == PSB_KEEP_ALL ? "keep_all" : "keep_last:" + std::to_string(q.history_depth);
-    psb_set_error(err, "mqtt: history %s cannot be honoured: the broker queues every message "
-                       "for each subscriber until it reads them (a reader that falls behind "
-                       "still gets all of them), and durability transient_local is a retained "
-                       "message, the topic's last one, for late joiners; leave history unset",
-                  asked.c_str());
-    return false;
+    fail("history %s cannot be honoured: the broker queues every message for each "
+         "subscriber until it reads them (a reader that falls behind still gets all of "
+         "them), and durability transient_local is a retained message, the topic's last "
+         "one, for late joiners; leave history unset",
+         asked.c_str());
   }
-  return true;
 }
 
 }  // namespace
 
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
+Settings parse_settings(const psb_config &cfg) {
   Settings s;
-  s.run_id = cfg->run_id ? cfg->run_id : "";
-  s.notify = cfg->notify;
-  s.max_payload = cfg->max_payload;
-  if (s.max_payload > kMaxPayload) {
-    psb_set_error(err, "mqtt: messages of %llu bytes are over the driver's limit of %llu bytes",
-              (unsigned long long)s.max_payload, (unsigned long long)kMaxPayload);
-    return false;
-  }
-  if (cfg->transport == nullptr || std::strcmp(cfg->transport, "tcp") != 0) {
-    psb_set_error(err, "mqtt: transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
-              cfg->transport ? cfg->transport : "");
-    return false;
-  }
-  if (cfg->use_loan) {
-    psb_set_error(err, "mqtt: loans are not offered (libmosquitto copies every payload)");
-    return false;
-  }
-  const char *broker = find_option(cfg, "broker");
-  if (broker == nullptr) {
-    psb_set_error(err, "mqtt: option broker=HOST:PORT is missing; psbench sets it when it starts "
-                   "mosquitto, or give the address of your own broker");
-    return false;
-  }
-  if (!parse_broker(broker, &s, err)) return false;
-  if (const char *ka = find_option(cfg, "keepalive")) {
+  s.run_id = cfg.run_id ? cfg.run_id : "";
+  s.notify = cfg.notify;
+  s.max_payload = cfg.max_payload;
+  if (s.max_payload > kMaxPayload)
+    fail("messages of %llu bytes are over the driver's limit of %llu bytes",
+         (unsigned long long)s.max_payload, (unsigned long long)kMaxPayload);
+  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
+    fail("transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
+         cfg.transport ? cfg.transport : "");
+  if (cfg.use_loan) fail("loans are not offered (libmosquitto copies every payload)");
+  const psb::sdk::Options options(cfg);
+  parse_broker(options.required("broker", "HOST:PORT",
+                                "psbench sets it when it starts mosquitto, or give the "
+                                "address of your own broker"),
+               &s);
+  if (const char *ka = options.find("keepalive")) {
     long v = 0;
-    if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5)) {
-      psb_set_error(err, "mqtt: option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
-      return false;
-    }
+    if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5))
+      fail("option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
     s.keepalive_s = int(v);
   }
-  if (const char *nd = find_option(cfg, "tcp_nodelay")) {
-    if (std::strcmp(nd, "true") == 0 || std::strcmp(nd, "1") == 0)
-      s.tcp_nodelay = true;
-    else if (std::strcmp(nd, "false") == 0 || std::strcmp(nd, "0") == 0)
-      s.tcp_nodelay = false;
-    else {
-      psb_set_error(err, "mqtt: option tcp_nodelay='%s': use true or false", nd);
-      return false;
-    }
-  }
-  if (const char *mi = find_option(cfg, "max_inflight")) {
+  s.tcp_nodelay = options.flag("tcp_nodelay", true);
+  if (const char *mi = options.find("max_inflight")) {
     long v = 0;
-    if (!parse_int(mi, 0, 65535, &v)) {
-      psb_set_error(err, "mqtt: option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting "
-                     "their PUBACK, or 0 for libmosquitto's largest (65535)",
-                mi);
-      return false;
-    }
+    if (!parse_int(mi, 0, 65535, &v))
+      fail("option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting their PUBACK, "
+           "or 0 for libmosquitto's largest (65535)",
+           mi);
     s.max_inflight = int(v);
   }
-  if (!parse_qos(cfg, &s, err)) return false;
-  if (out != nullptr) *out = std::move(s);
-  return true;
+  parse_qos(cfg, &s);
+  return s;
 }
 
 std::string mqtt_topic(const Settings &s, const char *topic) {

@@ -27,8 +27,8 @@ struct Settings {
   uint64_t max_payload = 0;  // the run's largest message
 };
 
-// Fills *out (may be NULL: check only). false with err set on anything it cannot honour.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Throws psb::sdk::Error on anything it cannot honour or an option that is malformed.
+Settings parse_settings(const psb_config &cfg);
 
 // The MQTT topic of a psbench topic: psbench/<run_id>/<topic>.
 std::string mqtt_topic(const Settings &s, const char *topic);

@@ -1,11 +1,10 @@
 #include "writer.h"
 
 #include <cerrno>
-#include <memory>
 #include <mutex>
 
 #include "connection.h"
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbmqtt {
 namespace {
@@ -13,40 +12,39 @@ namespace {
 constexpr int64_t kServiceEveryNs = 100'000'000;
 constexpr int64_t kFlushTimeoutNs = 10'000'000'000;
 
+std::string checked_topic(const Connection &c, const char *topic) {
+  std::string name = mqtt_topic(c.settings(), topic);
+  if (mosquitto_pub_topic_check(name.c_str()) != MOSQ_ERR_SUCCESS)
+    psb::sdk::fail("'%s' is not a valid MQTT topic to publish on", name.c_str());
+  if (c.lost()) c.throw_lost();
+  return name;
+}
+
 }  // namespace
 
-Writer *Writer::create(Connection *c, const char *topic, psb_error *err) {
-  const Settings &s = c->settings();
-  std::string name = mqtt_topic(s, topic);
-  if (mosquitto_pub_topic_check(name.c_str()) != MOSQ_ERR_SUCCESS) {
-    psb_set_error(err, "mqtt: '%s' is not a valid MQTT topic to publish on", name.c_str());
-    return nullptr;
-  }
-  if (c->lost()) {
-    c->lost_error(err);
-    return nullptr;
-  }
-  std::unique_ptr<Writer> w(new Writer(c, std::move(name)));
-  w->qos_ = s.qos;
-  w->retain_ = s.retain;
-  w->self_driven_ = !c->threaded();
-  w->max_payload_ = size_t(s.max_payload);
-  c->link(w.get());
-  return w.release();
+Writer::Writer(Connection &c, const char *topic) : conn_(&c), topic_(checked_topic(c, topic)) {
+  const Settings &s = c.settings();
+  qos_ = s.qos;
+  retain_ = s.retain;
+  self_driven_ = !c.threaded();
+  max_payload_ = size_t(s.max_payload);
+  c.link(this);
 }
 
 Writer::~Writer() {
   if (!conn_->lost()) {
-    psb_error ignored{};
-    // A zero-length retained message removes the topic's retained message from the
-    // broker; subscribers get it as an empty message, which readers drop.
-    if (retained_something_) publish(nullptr, 0, true, &ignored);
-    conn_->flush(kFlushTimeoutNs, &ignored);
+    try {
+      // A zero-length retained message removes the topic's retained message from the
+      // broker; subscribers get it as an empty message, which readers drop.
+      if (retained_something_) publish(nullptr, 0, true);
+      conn_->flush(kFlushTimeoutNs);
+    } catch (const std::exception &) {
+    }
   }
   conn_->unlink(this);
 }
 
-int Writer::publish(const void *data, size_t len, bool retain, psb_error *err) {
+void Writer::publish(const void *data, size_t len, bool retain) {
   conn_->count_publish();
   errno = 0;
   const int rc = mosquitto_publish(conn_->mosq(), nullptr, topic_.c_str(), int(len), data, qos_,
@@ -56,35 +54,31 @@ int Writer::publish(const void *data, size_t len, bool retain, psb_error *err) {
     conn_->uncount_publish();
     if (rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_LOST || rc == MOSQ_ERR_ERRNO) {
       conn_->mark_lost(rc, e);
-      return conn_->lost_error(err);
+      conn_->throw_lost();
     }
-    return conn_->fail(err, "publish", rc, e);
+    conn_->fail("publish", rc, e);
   }
-  return 0;
 }
 
-int Writer::drain(int64_t timeout_ns, psb_error *err) {
-  if (conn_->flush(timeout_ns, err)) return 1;
-  return conn_->lost() ? -1 : 0;
+bool Writer::drain(int64_t timeout_ns) {
+  conn_->flush(timeout_ns);
+  return true;
 }
 
-int Writer::write(const void *data, size_t len, psb_error *err) {
-  if (conn_->lost()) return conn_->lost_error(err);
-  if (len > max_payload_) {
-    psb_set_error(err, "mqtt: a %zu-byte message is over this run's max_payload of %zu bytes", len,
-              max_payload_);
-    return -1;
-  }
-  if (publish(data, len, retain_, err) != 0) return -1;
+void Writer::write(const void *data, size_t len) {
+  if (conn_->lost()) conn_->throw_lost();
+  if (len > max_payload_)
+    psb::sdk::fail("a %zu-byte message is over this run's max_payload of %zu bytes", len,
+                   max_payload_);
+  publish(data, len, retain_);
   retained_something_ = retain_;
-  if (!self_driven_ || conn_->reader_count() != 0) return 0;  // someone else runs the loop
+  if (!self_driven_ || conn_->reader_count() != 0) return;  // someone else runs the loop
   const int64_t now = qos_ == 0 ? now_ns() : 0;
-  if (qos_ == 0 && now < next_service_ns_ && !mosquitto_want_write(conn_->mosq())) return 0;
+  if (qos_ == 0 && now < next_service_ns_ && !mosquitto_want_write(conn_->mosq())) return;
   std::unique_lock<std::mutex> lock(conn_->io, std::try_to_lock);
-  if (!lock.owns_lock()) return 0;
-  if (conn_->pump(0) != MOSQ_ERR_SUCCESS) return conn_->lost_error(err);
+  if (!lock.owns_lock()) return;
+  if (conn_->pump(0) != MOSQ_ERR_SUCCESS) conn_->throw_lost();
   if (qos_ == 0) next_service_ns_ = now + kServiceEveryNs;
-  return 0;
 }
 
 }  // namespace psbmqtt

@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
 
 namespace psbmqtt {
 
@@ -26,17 +25,18 @@ class Connection;
 
 class Writer {
  public:
-  static Writer *create(Connection *c, const char *topic, psb_error *err);
+  Writer(Connection &c, const char *topic);
   ~Writer();
 
-  int write(const void *data, size_t len, psb_error *err);
-  // ABI drain: 1 once every publish is on the wire (QoS 0) or acknowledged by the broker
-  // (QoS 1), 0 when timeout_ns passed first, -1 when the connection is lost.
-  int drain(int64_t timeout_ns, psb_error *err);
+  void write(const void *data, size_t len);
+  // ABI drain: true once every publish is on the wire (QoS 0) or acknowledged by the
+  // broker (QoS 1); throws psb::sdk::Timeout when timeout_ns passed first, Error when the
+  // connection is lost. (No flush(): every write goes out at once.)
+  bool drain(int64_t timeout_ns);
+  int matched() const { return -1; }  // MQTT does not tell a client who subscribes
 
  private:
-  Writer(Connection *c, std::string topic) : conn_(c), topic_(std::move(topic)) {}
-  int publish(const void *data, size_t len, bool retain, psb_error *err);
+  void publish(const void *data, size_t len, bool retain);
 
   Connection *const conn_;
   const std::string topic_;

@@ -4,32 +4,42 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-redisContext *connect_server(const Settings &s, const char *what, psb_error *err) {
+using psb::sdk::fail;
+
+std::string format(const char *fmt, ...) {
+  char text[sizeof(psb_error::message)];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  return text;
+}
+
+redisContext *connect_server(const Settings &s, const char *what) {
   const timeval tv{kIoTimeoutS, 0};
   redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
-  if (c == nullptr) {
-    psb_set_error(err, "redis: out of memory for a hiredis context");
-    return nullptr;
-  }
+  if (c == nullptr) fail("out of memory for a hiredis context");
   if (c->err != 0) {
-    psb_set_error(err,
-              "redis: cannot connect the %s to redis-server at %s: %s (psbench starts "
-              "redis-server and sets option broker; with your own server, is it running there?)",
-              what, s.address().c_str(), c->errstr);
+    const std::string m =
+        format("cannot connect the %s to redis-server at %s: %s (psbench starts "
+               "redis-server and sets option broker; with your own server, is it running there?)",
+               what, s.address().c_str(), c->errstr);
     redisFree(c);
-    return nullptr;
+    throw psb::sdk::Error(m);
   }
   // hiredis bounds connect() only; replies and sends get the same bound here.
   if (redisSetTimeout(c, tv) != REDIS_OK) {
-    psb_set_error(err, "redis: %s socket timeouts: %s", what, c->errstr);
+    const std::string m = format("%s socket timeouts: %s", what, c->errstr);
     redisFree(c);
-    return nullptr;
+    throw psb::sdk::Error(m);
   }
   c->reader->maxbuf = 0;  // keep the read buffer: no free + malloc between messages
   return c;
@@ -64,33 +74,25 @@ int send_all(int fd, struct iovec *iov, int iovcnt) {
 }
 
 redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
-                    const char **argv, const size_t *argvlen, psb_error *err) {
+                    const char **argv, const size_t *argvlen) {
   char *cmd = nullptr;
   const int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
-  if (len < 0) {
-    psb_set_error(err, "redis: out of memory formatting %s", argv[0]);
-    return nullptr;
-  }
+  if (len < 0) fail("out of memory formatting %s", argv[0]);
   iovec iov{cmd, static_cast<size_t>(len)};
   const int e = send_all(c->fd, &iov, 1);
   redisFreeCommand(cmd);
-  if (e != 0) {
-    psb_set_error(err, "redis: sending %s on the %s connection to %s: %s", argv[0], what,
-              s.address().c_str(),
-              e == EAGAIN ? "the server reads nothing (timed out)" : std::strerror(e));
-    return nullptr;
-  }
+  if (e != 0)
+    fail("sending %s on the %s connection to %s: %s", argv[0], what, s.address().c_str(),
+         e == EAGAIN ? "the server reads nothing (timed out)" : std::strerror(e));
   void *reply = nullptr;
   if (redisGetReply(c, &reply) != REDIS_OK || reply == nullptr) {
     const bool timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
     if (timed_out)
-      psb_set_error(err, "redis: no reply to %s on the %s connection to %s within %d s", argv[0],
-                what, s.address().c_str(), kIoTimeoutS);
-    else
-      psb_set_error(err, "redis: reading the reply to %s on the %s connection to %s: %s", argv[0],
-                what, s.address().c_str(),
-                c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
-    return nullptr;
+      fail("no reply to %s on the %s connection to %s within %d s", argv[0], what,
+           s.address().c_str(), kIoTimeoutS);
+    fail("reading the reply to %s on the %s connection to %s: %s", argv[0], what,
+         s.address().c_str(),
+         c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
   }
   return static_cast<redisReply *>(reply);
 }

@@ -8,23 +8,26 @@
 
 #include <cstdint>
 #include <ctime>
+#include <string>
 
-#include "psbench/driver.h"
 #include "settings.h"
 
 namespace psbredis {
 
 // A blocking hiredis context on settings' broker: TCP_NODELAY (hiredis sets it),
 // connect, reply and send timeouts of kIoTimeoutS, the reader's buffer never given back
-// (maxbuf 0). nullptr (err set) if the server cannot be reached. `what` names the
+// (maxbuf 0). Throws psb::sdk::Error if the server cannot be reached. `what` names the
 // connection in messages ("publisher", "subscriber").
-redisContext *connect_server(const Settings &s, const char *what, psb_error *err);
+redisContext *connect_server(const Settings &s, const char *what);
 
 // Sends a command and returns its reply (an error reply too: the caller looks at it).
-// nullptr (err set) if the connection failed. Sent with MSG_NOSIGNAL, so a closed
+// Throws psb::sdk::Error if the connection failed. Sent with MSG_NOSIGNAL, so a closed
 // connection is an error and never a SIGPIPE; the reply is read by hiredis.
 redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
-                    const char **argv, const size_t *argvlen, psb_error *err);
+                    const char **argv, const size_t *argvlen);
+
+// printf into a string of at most a psb_error's length (a message kept for later).
+std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 // Writes all of iov (advancing it) with MSG_NOSIGNAL, retrying after signals. 0 = sent,
 // otherwise the errno (EAGAIN: kIoTimeoutS passed before all of it was taken).

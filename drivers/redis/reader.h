@@ -13,31 +13,31 @@
 #include <vector>
 
 #include "context.h"
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 
 namespace psbredis {
 
 class Reader final : public Endpoint {
  public:
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data, void *user,
-                        psb_error *err);
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
   ~Reader() override;
 
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
+  // No matched(): Redis cannot tell who publishes on a channel.
 
   const std::string &channel() const { return channel_; }
 
  private:
-  Reader() = default;
   // The next pub/sub message: from what hiredis already holds, else from the socket.
-  // 1 = *out holds one, 0 = none within timeout_ns (0: do not block; negative: no
-  // limit) or a signal or a stop request, -1 = error.
-  int next(int64_t timeout_ns, redisReply **out, psb_error *err);
-  // Reads what the socket has (without blocking) into hiredis's reader. 1 = got
-  // bytes, 0 = nothing there, -1 = error.
-  int read_some(psb_error *err);
+  // true = *out holds one, false = none within timeout_ns (0: do not block; negative:
+  // no limit) or a signal or a stop request; throws psb::sdk::Error on an error.
+  bool next(int64_t timeout_ns, redisReply **out);
+  // Reads what the socket has (without blocking) into hiredis's reader. true = got
+  // bytes, false = nothing there; throws on an error.
+  bool read_some();
   void listen();
+  void tear_down();
 
   Settings settings_;
   redisContext *c_ = nullptr;
@@ -46,8 +46,7 @@ class Reader final : public Endpoint {
   std::vector<char> rbuf_;  // socket -> here -> hiredis's reader buffer
   bool read_first_ = false;  // the last read filled rbuf_: more is probably waiting
   redisReply *held_ = nullptr;
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  psb::sdk::Listener on_data_;
   int stop_fd_ = -1;  // eventfd that ends the listener's wait
   std::atomic<bool> stop_{false};
   std::thread thread_;

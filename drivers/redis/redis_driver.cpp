@@ -1,18 +1,16 @@
-// The psbench driver table for Redis pub/sub through hiredis. This file only adapts
-// the C ABI to Context, Writer and Reader.
+// redis: Redis pub/sub through hiredis. This file names the driver and its capabilities
+// and reaches the server once per context; Writer and Reader do the work. The C ABI
+// table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include "hiredis_c.h"
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <exception>
 #include <mutex>
-
-#include "psbench/driver.h"
 
 #include "connection.h"
 #include "context.h"
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -50,23 +48,30 @@ std::string server_version(const redisReply *info) {
 
 // Reaches the server once per context: a clear error at open() if it is not there,
 // and its version, recorded without ever failing a run for it.
-bool probe_server(const Settings &s, psb_error *err) {
-  redisContext *c = connect_server(s, "probe", err);
-  if (c == nullptr) return false;
-  const char *ping[1] = {"PING"};
-  const size_t ping_len[1] = {4};
-  redisReply *r = command(c, s, "probe", 1, ping, ping_len, err);
-  bool ok = r != nullptr;
-  if (ok && r->type == REDIS_REPLY_ERROR) {
-    psb_set_error(err, "redis: redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
-    ok = false;
+const Settings &probe_server(const Settings &s) {
+  redisContext *c = connect_server(s, "probe");
+  try {
+    const char *ping[1] = {"PING"};
+    const size_t ping_len[1] = {4};
+    redisReply *r = command(c, s, "probe", 1, ping, ping_len);
+    if (r->type == REDIS_REPLY_ERROR) {
+      const std::string m = format("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
+      freeReplyObject(r);
+      throw psb::sdk::Error(m);
+    }
+    freeReplyObject(r);
+  } catch (...) {
+    redisFree(c);
+    throw;
   }
-  if (r != nullptr) freeReplyObject(r);
-  if (ok && !g_server_known.load(std::memory_order_acquire)) {
+  if (!g_server_known.load(std::memory_order_acquire)) {
     const char *info[2] = {"INFO", "server"};
     const size_t info_len[2] = {4, 6};
-    psb_error ignored{};
-    redisReply *i = command(c, s, "probe", 2, info, info_len, &ignored);
+    redisReply *i = nullptr;
+    try {
+      i = command(c, s, "probe", 2, info, info_len);
+    } catch (const std::exception &) {
+    }
     const std::string v = server_version(i);
     if (i != nullptr) freeReplyObject(i);
     std::lock_guard lock(g_server_mu);
@@ -77,112 +82,47 @@ bool probe_server(const Settings &s, psb_error *err) {
     }
   }
   redisFree(c);
-  return ok;
+  return s;
 }
 
-int redis_check(const psb_config *cfg, psb_error *err) {
-  return parse_settings(cfg, nullptr, err) ? 0 : -1;
-}
+struct Redis {
+  static constexpr const char *name = "redis";
+  static constexpr const char *description =
+      "Redis pub/sub through hiredis: PUBLISH/SUBSCRIBE via redis-server over TCP; "
+      "fire-and-forget (best effort, volatile, no history)";
+  static const char *version() { return redis_version(); }
+  static psb_capabilities capabilities();
+  static void check(const psb_config &cfg) { parse_settings(cfg); }
 
-void *redis_open(const psb_config *cfg, psb_error *err) {
-  try {
-    Settings s;
-    if (!parse_settings(cfg, &s, err) || !probe_server(s, err)) return nullptr;
-    auto *ctx = new Context();
-    ctx->settings = std::move(s);
-    return ctx;
-  } catch (const std::exception &e) {
-    psb_set_error(err, "redis: open failed: %s", e.what());
-    return nullptr;
-  }
-}
-
-void redis_close(void *ctx) { delete static_cast<Context *>(ctx); }
-
-void *redis_create_writer(void *ctx, const char *topic, psb_error *err) {
-  try {
-    return Writer::create(static_cast<Context *>(ctx), topic, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "redis: create_writer failed: %s", e.what());
-    return nullptr;
-  }
-}
-
-void redis_destroy_writer(void *w) { delete static_cast<Writer *>(w); }
-
-void *redis_create_reader(void *ctx, const char *topic, psb_on_data on_data, void *user,
-                          psb_error *err) {
-  try {
-    return Reader::create(static_cast<Context *>(ctx), topic, on_data, user, err);
-  } catch (const std::exception &e) {
-    psb_set_error(err, "redis: create_reader failed: %s", e.what());
-    return nullptr;
-  }
-}
-
-void redis_destroy_reader(void *r) { delete static_cast<Reader *>(r); }
-
-int redis_matched_readers(void *w) { return static_cast<Writer *>(w)->matched_readers(); }
-
-int redis_write(void *w, const void *data, size_t len, psb_error *err) {
-  return static_cast<Writer *>(w)->write(data, len, err);
-}
-
-int redis_drain(void *w, int64_t timeout_ns, psb_error *err) {
-  return static_cast<Writer *>(w)->drain(timeout_ns, err);
-}
-
-int redis_take(void *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
-  return static_cast<Reader *>(r)->take(timeout_ns, data, len, err);
-}
-
-void redis_release(void *r) { static_cast<Reader *>(r)->release(); }
-
-const char *const kTransports[] = {"tcp", nullptr};
-const char *const kServices[] = {"redis-server", nullptr};
-const char *const kOptionKeys[] = {"broker", nullptr};
-
-const psb_driver kDriver = {
-    .abi_version = PSB_ABI_VERSION,
-    .name = "redis",
-    .description = "Redis pub/sub through hiredis: PUBLISH/SUBSCRIBE via redis-server over TCP; "
-                   "fire-and-forget (best effort, volatile, no history)",
-    .version = redis_version,
-    .caps = {.reliability = PSB_BEST_EFFORT,  // no acknowledgement, no retransmission
-             .durability = PSB_VOLATILE,      // the server stores no message
-             .history = 0,                    // no history to ask for
-             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-             .transports = kTransports,
-             .services = kServices,
-             .cleanup_command = nullptr,  // nothing outside the server; psbench stops it
-             .option_keys = kOptionKeys,
-             .max_payload = kMaxPayload,
-             .loan = 0,
-             .readers_per_topic = 0,  // no limit
-             .writers_per_topic = 0},  // no limit
-    .check = redis_check,
-    .open = redis_open,
-    .close = redis_close,
-    .create_writer = redis_create_writer,
-    .destroy_writer = redis_destroy_writer,
-    .create_reader = redis_create_reader,
-    .destroy_reader = redis_destroy_reader,
-    .matched_readers = redis_matched_readers,
-    .matched_writers = nullptr,  // Redis cannot tell who publishes on a channel: -1
-    .write = redis_write,
-    .loan = nullptr,
-    .write_loan = nullptr,
-    .take = redis_take,
-    .release = redis_release,
-    .flush = nullptr,  // every write is on the socket when write() returns
-    // write() does not wait for PUBLISH's reply: drain waits until every one came.
-    .drain = redis_drain,
-    .counters = nullptr,
+  // Holds no connection: every writer and every reader has its own (context.h).
+  struct Context : psbredis::Context {
+    explicit Context(const psb_config &cfg)
+        : psbredis::Context{probe_server(parse_settings(cfg)), nullptr} {}
+  };
+  // write() does not wait for PUBLISH's reply: drain waits until every one came.
+  using Writer = psbredis::Writer;
+  using Reader = psbredis::Reader;
 };
+
+psb_capabilities Redis::capabilities() {
+  static const char *const transports[] = {"tcp", nullptr};
+  static const char *const services[] = {"redis-server", nullptr};
+  static const char *const option_keys[] = {"broker", nullptr};
+  return {.reliability = PSB_BEST_EFFORT,  // no acknowledgement, no retransmission
+          .durability = PSB_VOLATILE,      // the server stores no message
+          .history = 0,                    // no history to ask for
+          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+          .transports = transports,
+          .services = services,
+          .cleanup_command = nullptr,  // nothing outside the server; psbench stops it
+          .option_keys = option_keys,
+          .max_payload = kMaxPayload,
+          .loan = 0,                // (set by the SDK: no loan())
+          .readers_per_topic = 0,   // no limit
+          .writers_per_topic = 0};  // no limit
+}
 
 }  // namespace
 }  // namespace psbredis
 
-extern "C" PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void) {
-  return &psbredis::kDriver;
-}
+PSB_SDK_DRIVER(psbredis::Redis)

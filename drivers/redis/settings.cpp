@@ -3,19 +3,15 @@
 #include <cctype>
 #include <cstring>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbredis {
 namespace {
 
-const char *find_option(const psb_config *cfg, const char *key) {
-  for (size_t i = 0; i < cfg->option_count; ++i)
-    if (cfg->options[i].key && std::strcmp(cfg->options[i].key, key) == 0) return cfg->options[i].value;
-  return nullptr;
-}
+using psb::sdk::fail;
 
 // "HOST:PORT" or "[IPv6]:PORT", port 1..65535.
-bool parse_broker(const char *value, std::string *host, int *port, psb_error *err) {
+void parse_broker(const char *value, std::string *host, int *port) {
   const std::string v = value ? value : "";
   std::string h, p;
   if (!v.empty() && v[0] == '[') {
@@ -35,16 +31,12 @@ bool parse_broker(const char *value, std::string *host, int *port, psb_error *er
     digits = digits && std::isdigit(static_cast<unsigned char>(c));
     if (digits) n = n * 10 + (c - '0');
   }
-  if (h.empty() || !digits || n < 1 || n > 65535) {
-    psb_set_error(err,
-              "redis: option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
-              "port 1 to 65535)",
-              v.c_str());
-    return false;
-  }
+  if (h.empty() || !digits || n < 1 || n > 65535)
+    fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
+         "port 1 to 65535)",
+         v.c_str());
   *host = h;
   *port = static_cast<int>(n);
-  return true;
 }
 
 }  // namespace
@@ -58,68 +50,44 @@ std::string Settings::channel(const char *topic) const {
   return "psbench:" + run_id + ":" + topic;
 }
 
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err) {
+Settings parse_settings(const psb_config &cfg) {
   Settings s;
-  if (cfg == nullptr || cfg->run_id == nullptr || cfg->run_id[0] == '\0') {
-    psb_set_error(err, "redis: the run id is empty; channel names are made from it");
-    return false;
-  }
-  s.run_id = cfg->run_id;
-  if (cfg->transport == nullptr || std::strcmp(cfg->transport, "tcp") != 0) {
-    psb_set_error(err, "redis: transport '%s' is not supported; this driver supports tcp",
-              cfg->transport ? cfg->transport : "(none)");
-    return false;
-  }
-  if (cfg->qos.reliability != PSB_BEST_EFFORT) {
-    psb_set_error(err,
-              "redis: reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
-              "(no acknowledgement, no retransmission, no queue); a subscriber that is "
-              "disconnected, or slower than the server's output buffer limit allows, loses "
-              "messages. Use best_effort");
-    return false;
-  }
-  if (cfg->qos.durability != PSB_VOLATILE) {
-    psb_set_error(err,
-              "redis: durability 'transient_local' is not supported: Redis pub/sub stores no "
-              "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
-              "volatile");
-    return false;
-  }
-  if (cfg->qos.history != 0) {
-    psb_set_error(err,
-              "redis: history '%s' is not supported: Redis pub/sub keeps no history; the "
-              "server forwards each message once to the subscribers of the moment (its only "
-              "queue is the per-client output buffer). Leave --history unset",
-              cfg->qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last");
-    return false;
-  }
-  if (cfg->notify != PSB_NOTIFY_LISTENER && cfg->notify != PSB_NOTIFY_WAIT &&
-      cfg->notify != PSB_NOTIFY_POLL) {
-    psb_set_error(err, "redis: notify mode %u is not one of listener, wait, poll", cfg->notify);
-    return false;
-  }
-  s.notify = cfg->notify;
-  if (cfg->max_payload > kMaxPayload) {
-    psb_set_error(err, "redis: size %llu bytes is over this driver's largest message of %llu bytes",
-              static_cast<unsigned long long>(cfg->max_payload),
-              static_cast<unsigned long long>(kMaxPayload));
-    return false;
-  }
-  s.max_payload = cfg->max_payload;
-  if (cfg->use_loan) {
-    psb_set_error(err, "redis: --loan is not supported (no zero-copy write)");
-    return false;
-  }
-  const char *broker = find_option(cfg, "broker");
-  if (broker == nullptr) {
-    psb_set_error(err,
-              "redis: option broker=HOST:PORT is missing; psbench sets it when it starts "
-              "redis-server, or give the address of your own redis-server");
-    return false;
-  }
-  if (!parse_broker(broker, &s.host, &s.port, err)) return false;
-  if (out != nullptr) *out = std::move(s);
-  return true;
+  if (cfg.run_id == nullptr || cfg.run_id[0] == '\0')
+    fail("the run id is empty; channel names are made from it");
+  s.run_id = cfg.run_id;
+  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
+    fail("transport '%s' is not supported; this driver supports tcp",
+         cfg.transport ? cfg.transport : "(none)");
+  if (cfg.qos.reliability != PSB_BEST_EFFORT)
+    fail("reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
+         "(no acknowledgement, no retransmission, no queue); a subscriber that is "
+         "disconnected, or slower than the server's output buffer limit allows, loses "
+         "messages. Use best_effort");
+  if (cfg.qos.durability != PSB_VOLATILE)
+    fail("durability 'transient_local' is not supported: Redis pub/sub stores no "
+         "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
+         "volatile");
+  if (cfg.qos.history != 0)
+    fail("history '%s' is not supported: Redis pub/sub keeps no history; the "
+         "server forwards each message once to the subscribers of the moment (its only "
+         "queue is the per-client output buffer). Leave --history unset",
+         cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last");
+  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
+      cfg.notify != PSB_NOTIFY_POLL)
+    fail("notify mode %u is not one of listener, wait, poll", cfg.notify);
+  s.notify = cfg.notify;
+  if (cfg.max_payload > kMaxPayload)
+    fail("size %llu bytes is over this driver's largest message of %llu bytes",
+         static_cast<unsigned long long>(cfg.max_payload),
+         static_cast<unsigned long long>(kMaxPayload));
+  s.max_payload = cfg.max_payload;
+  if (cfg.use_loan) fail("--loan is not supported (no zero-copy write)");
+  const psb::sdk::Options options(cfg);
+  parse_broker(options.required("broker", "HOST:PORT",
+                                "psbench sets it when it starts redis-server, or give the "
+                                "address of your own redis-server"),
+               &s.host, &s.port);
+  return s;
 }
 
 }  // namespace psbredis

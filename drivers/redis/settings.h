@@ -32,8 +32,8 @@ struct Settings {
   std::string channel(const char *topic) const;
 };
 
-// Validates cfg; fills *out if non-NULL. false (err set) if refused.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Validates cfg; throws psb::sdk::Error if refused.
+Settings parse_settings(const psb_config &cfg);
 
 }  // namespace psbredis
 

@@ -4,48 +4,57 @@
 
 #include <cerrno>
 #include <cstring>
-#include <memory>
 
 #include "connection.h"
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
-  std::unique_ptr<Writer> w(new Writer());
-  w->settings_ = ctx->settings;
-  w->channel_ = ctx->settings.channel(topic);
-  w->c_ = connect_server(w->settings_, "publisher", err);
-  if (w->c_ == nullptr) return nullptr;
-  w->fd_ = w->c_->fd;
-  const std::string prefix = "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(w->channel_.size()) +
-                             "\r\n" + w->channel_ + "\r\n$";
-  w->prefix_len_ = prefix.size();
-  w->header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
-  std::memcpy(w->header_.data(), prefix.data(), prefix.size());
-  ctx->link(w.get());
-  return w.release();
+Writer::Writer(Context &ctx, const char *topic) {
+  settings_ = ctx.settings;
+  channel_ = ctx.settings.channel(topic);
+  c_ = connect_server(settings_, "publisher");
+  try {
+    fd_ = c_->fd;
+    const std::string prefix = "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(channel_.size()) +
+                               "\r\n" + channel_ + "\r\n$";
+    prefix_len_ = prefix.size();
+    header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
+    std::memcpy(header_.data(), prefix.data(), prefix.size());
+  } catch (...) {
+    tear_down();
+    throw;
+  }
+  ctx.link(this);
 }
 
-Writer::~Writer() {
+Writer::~Writer() { tear_down(); }
+
+void Writer::tear_down() {
   if (ctx != nullptr) ctx->unlink(this);
   if (c_ != nullptr) {
     // Every PUBLISH answered means the server has taken every message from this
     // socket; closing with unread replies would send a reset instead of a FIN.
     if (!broken_) {
-      psb_error ignored;
-      await_replies(2'000'000'000, &ignored);
+      try {
+        await_replies(2'000'000'000);
+      } catch (const std::exception &) {
+      }
     }
     redisFree(c_);
+    c_ = nullptr;
   }
 }
 
-int Writer::fail(psb_error *err) {
-  if (err != nullptr) *err = broken_err_;
-  return -1;
+void Writer::fail_broken() const { throw psb::sdk::Error(broken_message_); }
+
+void Writer::break_with(std::string message) {
+  broken_ = true;
+  broken_message_ = std::move(message);
+  fail_broken();
 }
 
-bool Writer::consume(const char *p, size_t n, psb_error *err) {
+void Writer::consume(const char *p, size_t n, std::string &refusal) {
   bool refused = false;
   for (size_t i = 0; i < n; ++i) {
     if (p[i] != '\n') {
@@ -56,84 +65,70 @@ bool Writer::consume(const char *p, size_t n, psb_error *err) {
     line_len_ = 0;
     if (len > 0 && line_[len - 1] == '\r') --len;
     line_[len] = '\0';
-    if (pending_ == 0 || len < 2 || (line_[0] != ':' && line_[0] != '-')) {
-      broken_ = true;
-      psb_set_error(&broken_err_,
-                "redis: unexpected reply on the publisher connection of %s: '%s' (%llu PUBLISH "
-                "replies awaited)",
-                channel_.c_str(), line_, static_cast<unsigned long long>(pending_));
-      *err = broken_err_;
-      return false;
-    }
+    if (pending_ == 0 || len < 2 || (line_[0] != ':' && line_[0] != '-'))
+      break_with(format("unexpected reply on the publisher connection of %s: '%s' (%llu "
+                        "PUBLISH replies awaited)",
+                        channel_.c_str(), line_, static_cast<unsigned long long>(pending_)));
     --pending_;
     if (line_[0] == ':') {
       last_receivers_ = std::strtoll(line_ + 1, nullptr, 10);
     } else if (!refused) {
       refused = true;
-      psb_set_error(err, "redis: redis-server refused a PUBLISH to %s: %s", channel_.c_str(),
-                line_ + 1);
+      refusal = format("redis-server refused a PUBLISH to %s: %s", channel_.c_str(), line_ + 1);
     }
   }
-  return !refused;
 }
 
-bool Writer::read_replies(psb_error *err) {
-  bool ok = true;
+void Writer::read_replies() {
+  std::string refusal;
   for (;;) {
     const ssize_t n = recv(fd_, rbuf_, sizeof rbuf_, MSG_DONTWAIT);
     if (n > 0) {
-      if (!consume(rbuf_, static_cast<size_t>(n), err)) {
-        if (broken_) return false;
-        ok = false;  // a refused PUBLISH: keep reading what else arrived
-      }
+      // A refused PUBLISH: keep reading what else arrived, then say so.
+      consume(rbuf_, static_cast<size_t>(n), refusal);
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return ok;
-    broken_ = true;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      if (!refusal.empty()) throw psb::sdk::Error(refusal);
+      return;
+    }
     if (n == 0)
-      psb_set_error(&broken_err_,
-                "redis: redis-server at %s closed the publisher connection of %s (stopped or "
-                "killed?)",
-                settings_.address().c_str(), channel_.c_str());
-    else
-      psb_set_error(&broken_err_, "redis: publisher connection of %s to %s: %s", channel_.c_str(),
-                settings_.address().c_str(), std::strerror(errno));
-    *err = broken_err_;
-    return false;
+      break_with(format("redis-server at %s closed the publisher connection of %s (stopped or "
+                        "killed?)",
+                        settings_.address().c_str(), channel_.c_str()));
+    break_with(format("publisher connection of %s to %s: %s", channel_.c_str(),
+                      settings_.address().c_str(), std::strerror(errno)));
   }
 }
 
-int Writer::await_replies(int64_t timeout_ns, psb_error *err) {
+void Writer::await_replies(int64_t timeout_ns) {
   const int64_t end = now_ns() + timeout_ns;
   for (;;) {
-    if (!read_replies(err)) return -1;
-    if (pending_ == 0) return 1;
+    read_replies();
+    if (pending_ == 0) return;
     const int64_t left = end - now_ns();
-    if (left <= 0 || wait_readable(fd_, -1, left) < 0) {
-      psb_set_error(err,
-                "redis: redis-server at %s did not answer %llu PUBLISH to %s within %lld ms",
-                settings_.address().c_str(), static_cast<unsigned long long>(pending_),
-                channel_.c_str(), static_cast<long long>(timeout_ns / 1000000));
-      return 0;
-    }
+    if (left <= 0 || wait_readable(fd_, -1, left) < 0)
+      throw psb::sdk::Timeout(
+          format("redis-server at %s did not answer %llu PUBLISH to %s within %lld ms",
+                 settings_.address().c_str(), static_cast<unsigned long long>(pending_),
+                 channel_.c_str(), static_cast<long long>(timeout_ns / 1000000)));
   }
 }
 
-int Writer::drain(int64_t timeout_ns, psb_error *err) {
-  if (broken_) return fail(err);
-  return await_replies(timeout_ns, err);
+bool Writer::drain(int64_t timeout_ns) {
+  if (broken_) fail_broken();
+  await_replies(timeout_ns);
+  return true;
 }
 
-int Writer::write(const void *data, size_t len, psb_error *err) {
-  if (broken_) return fail(err);
-  if (len > kMaxPayload) {
-    psb_set_error(err, "redis: a %zu-byte message is over the driver's largest of %llu bytes", len,
-              static_cast<unsigned long long>(kMaxPayload));
-    return -1;
-  }
+void Writer::write(const void *data, size_t len) {
+  if (broken_) fail_broken();
+  if (len > kMaxPayload)
+    psb::sdk::fail("a %zu-byte message is over the driver's largest of %llu bytes", len,
+                   static_cast<unsigned long long>(kMaxPayload));
   // The replies of earlier PUBLISH: a closed connection or a refusal shows here.
-  if (!read_replies(err)) return -1;
+  read_replies();
   // "<len>\r\n" after the prefix.
   char digits[24];
   size_t nd = 0;
@@ -153,38 +148,36 @@ int Writer::write(const void *data, size_t len, psb_error *err) {
   const int e = send_all(fd_, iov, 3);
   if (e != 0) {
     // Part of the command may be out: the stream cannot be resumed.
-    broken_ = true;
     if (e == EAGAIN)
-      psb_set_error(&broken_err_,
-                "redis: PUBLISH to %s: redis-server at %s did not take the message within %d s "
-                "(stopped?); the publisher connection is given up",
-                channel_.c_str(), settings_.address().c_str(), kIoTimeoutS);
-    else
-      psb_set_error(&broken_err_, "redis: PUBLISH to %s: the connection to redis-server at %s broke: %s",
-                channel_.c_str(), settings_.address().c_str(), std::strerror(e));
-    return fail(err);
+      break_with(format("PUBLISH to %s: redis-server at %s did not take the message within %d "
+                        "s (stopped?); the publisher connection is given up",
+                        channel_.c_str(), settings_.address().c_str(), kIoTimeoutS));
+    break_with(format("PUBLISH to %s: the connection to redis-server at %s broke: %s",
+                      channel_.c_str(), settings_.address().c_str(), std::strerror(e)));
   }
   ++pending_;
-  return 0;
 }
 
-int Writer::matched_readers() {
+int Writer::matched() {
   if (broken_) return -1;
-  psb_error err{};
-  // Replies come in order: the PUBLISH ones first, then this command's.
-  if (await_replies(int64_t(kIoTimeoutS) * 1000000000, &err) != 1) {
+  try {
+    // Replies come in order: the PUBLISH ones first, then this command's.
+    await_replies(int64_t(kIoTimeoutS) * 1000000000);
+  } catch (const std::exception &e) {
     if (!broken_) {
       broken_ = true;
-      broken_err_ = err;
+      broken_message_ = e.what();
     }
     return -1;
   }
   const char *argv[3] = {"PUBSUB", "NUMSUB", channel_.c_str()};
   const size_t argvlen[3] = {6, 6, channel_.size()};
-  redisReply *r = command(c_, settings_, "publisher", 3, argv, argvlen, &err);
-  if (r == nullptr) {
+  redisReply *r = nullptr;
+  try {
+    r = command(c_, settings_, "publisher", 3, argv, argvlen);
+  } catch (const std::exception &e) {
     broken_ = true;
-    broken_err_ = err;
+    broken_message_ = e.what();
     return -1;
   }
   int count = -1;
@@ -193,7 +186,7 @@ int Writer::matched_readers() {
     count = static_cast<int>(r->element[1]->integer);
   else if (r->type == REDIS_REPLY_ERROR) {
     broken_ = true;
-    psb_set_error(&broken_err_, "redis: PUBSUB NUMSUB %s: %s", channel_.c_str(), r->str);
+    broken_message_ = format("PUBSUB NUMSUB %s: %s", channel_.c_str(), r->str);
   }
   freeReplyObject(r);
   return count;

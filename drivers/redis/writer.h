@@ -10,39 +10,44 @@
 #include <vector>
 
 #include "context.h"
-#include "psbench/driver.h"
 
 namespace psbredis {
 
 class Writer final : public Endpoint {
  public:
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  Writer(Context &ctx, const char *topic);
   ~Writer() override;
 
   // Timed path: no allocation, no lock, no formatting unless it fails.
-  int write(const void *data, size_t len, psb_error *err);
+  void write(const void *data, size_t len);
   // PUBSUB NUMSUB <channel>: the subscriber connections of the channel; -1 on error
   // (the error then fails the next write).
-  int matched_readers();
+  int matched();
   // ABI drain: every PUBLISH sent is answered, so redis-server has handed each message
-  // to the subscribers' connections. 1, 0 on timeout, -1 (err set) on a broken
-  // connection or a refused PUBLISH.
-  int drain(int64_t timeout_ns, psb_error *err);
+  // to the subscribers' connections. true; psb::sdk::Timeout on timeout, Error on a
+  // broken connection or a refused PUBLISH. (No flush(): every write is on the socket
+  // when write() returns.)
+  bool drain(int64_t timeout_ns);
 
   const std::string &channel() const { return channel_; }
   uint64_t pending_replies() const { return pending_; }
   long long last_receivers() const { return last_receivers_; }
 
  private:
-  Writer() = default;
-  // Reads the PUBLISH replies that have arrived, without blocking: false (err set) if
-  // the connection ended or the server refused a PUBLISH.
-  bool read_replies(psb_error *err);
-  // Reads until every PUBLISH sent has its reply: 1, 0 when timeout_ns passed first,
-  // -1 (err set) when the connection ended or the server refused a PUBLISH.
-  int await_replies(int64_t timeout_ns, psb_error *err);
-  bool consume(const char *p, size_t n, psb_error *err);
-  int fail(psb_error *err);  // copies the broken connection's message; returns -1
+  // Reads the PUBLISH replies that have arrived, without blocking: throws
+  // psb::sdk::Error if the connection ended or the server refused a PUBLISH.
+  void read_replies();
+  // Reads until every PUBLISH sent has its reply: throws psb::sdk::Timeout when
+  // timeout_ns passed first, Error when the connection ended or the server refused a
+  // PUBLISH.
+  void await_replies(int64_t timeout_ns);
+  // Counts the replies in p; the server's first refusal of a PUBLISH among them goes
+  // into `refusal`. Throws the broken connection's message on an unexpected reply.
+  void consume(const char *p, size_t n, std::string &refusal);
+  // Marks the connection broken with that message and throws it.
+  [[noreturn, gnu::cold]] void break_with(std::string message);
+  [[noreturn, gnu::cold]] void fail_broken() const;  // throws the broken connection's message
+  void tear_down();
 
   Settings settings_;
   redisContext *c_ = nullptr;
@@ -57,7 +62,7 @@ class Writer final : public Endpoint {
   size_t line_len_ = 0;
   char rbuf_[4096] = {};
   bool broken_ = false;
-  psb_error broken_err_{};
+  std::string broken_message_;  // why, without the driver's name
 };
 
 }  // namespace psbredis

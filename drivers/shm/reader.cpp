@@ -4,56 +4,53 @@
 #include <climits>
 #include <memory>
 
-#include "psbench/driver_support.h"
 #include "futex.h"
 
 namespace psbshm {
 
-Reader *Reader::create(Context *ctx, const char *topic, psb_on_data on_data,
-                       void *user, psb_error *err) {
-  const Settings &s = ctx->settings;
-  if ((on_data != nullptr) != (s.notify == PSB_NOTIFY_LISTENER)) {
-    psb_set_error(err, "shm: on_data must be given exactly in listener mode");
-    return nullptr;
-  }
-  std::string name;
-  if (!segment_name(s.run_id, topic, &name, err))
-    return nullptr;
-  std::unique_ptr<Reader> r(new Reader());
-  r->is_reader = true;
-  r->reliable_ = s.reliability == PSB_RELIABLE;
-  r->wakeup_ = s.wakeup;
-  r->on_data_ = on_data;
-  r->user_ = user;
-  if (!segment_open(name, {s.max_payload, s.depth, s.reliability}, &r->seg_,
-                    err))
-    return nullptr;
-  r->ring_.bind(r->seg_);
-  SegmentHeader *h = r->seg_.hdr;
+using psb::sdk::fail;
+
+Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
+  const Settings &s = ctx.settings;
+  if (bool(listener) != (s.notify == PSB_NOTIFY_LISTENER))
+    fail("on_data must be given exactly in listener mode");
+  const std::string name = segment_name(s.run_id, topic);
+  is_reader = true;
+  reliable_ = s.reliability == PSB_RELIABLE;
+  wakeup_ = s.wakeup;
+  on_data_ = listener;
+  segment_open(name, {s.max_payload, s.depth, s.reliability}, &seg_);
+  ring_.bind(seg_);
+  SegmentHeader *h = seg_.hdr;
   if (h->readers.fetch_add(1, std::memory_order_acq_rel) != 0) {
     h->readers.fetch_sub(1, std::memory_order_acq_rel);
-    psb_set_error(err,
-              "shm: topic '%s' already has a reader; the shm driver is one "
-              "writer, one reader per topic (or a killed run with this run_id "
-              "left %s in /dev/shm)",
-              topic, name.c_str());
-    return nullptr;
+    tear_down();
+    fail("topic '%s' already has a reader; the shm driver is one writer, one reader "
+         "per topic (or a killed run with this run_id left %s in /dev/shm)",
+         topic, name.c_str());
   }
-  r->attached_ = true;
+  attached_ = true;
   // Volatile: skip whatever was written before this reader existed.
-  r->tail_ = h->head.load(std::memory_order_acquire);
-  r->head_cache_ = r->tail_;
-  r->idx_ = r->tail_ % r->ring_.count;
-  h->tail.store(r->tail_, std::memory_order_seq_cst);
+  tail_ = h->head.load(std::memory_order_acquire);
+  head_cache_ = tail_;
+  idx_ = tail_ % ring_.count;
+  h->tail.store(tail_, std::memory_order_seq_cst);
   if (h->writer_waiting.exchange(0, std::memory_order_seq_cst) != 0)
     futex_wake(&h->tail, INT_MAX);
-  if (on_data != nullptr)
-    r->thread_ = std::thread([p = r.get()] { p->listen(); });
-  ctx->link(r.get());
-  return r.release();
+  if (on_data_) {
+    try {
+      thread_ = std::thread([this] { listen(); });
+    } catch (...) {
+      tear_down();
+      throw;
+    }
+  }
+  ctx.link(this);
 }
 
-Reader::~Reader() {
+Reader::~Reader() { tear_down(); }
+
+void Reader::tear_down() {
   if (ctx != nullptr)
     ctx->unlink(this);
   if (thread_.joinable()) {
@@ -76,7 +73,7 @@ Reader::~Reader() {
   segment_close(&seg_);
 }
 
-int Reader::matched_writers() const {
+int Reader::matched() const {
   return seg_.hdr->writers.load(std::memory_order_acquire);
 }
 
@@ -136,34 +133,29 @@ bool Reader::wait_for_data(int64_t deadline_ns, bool listener) {
   }
 }
 
-int Reader::take(int64_t timeout_ns, const void **data, size_t *len,
-                 psb_error *err) {
-  if (on_data_ != nullptr) {
-    psb_set_error(err, "shm: take() is not used in listener mode");
-    return -1;
-  }
+bool Reader::take(int64_t timeout_ns, const void *&data, size_t &len) {
+  if (on_data_)
+    fail("take() is not used in listener mode");
   if (held_)
     advance();
   if (head_cache_ == tail_) {
     head_cache_ = ring_.hdr->head.load(std::memory_order_acquire);
     if (head_cache_ == tail_) {
       if (timeout_ns == 0)
-        return 0;
+        return false;
       if (!wait_for_data(timeout_ns < 0 ? -1 : now_ns() + timeout_ns, false))
-        return 0;
+        return false;
     }
   }
   held_ = true;
   const uint64_t n = *ring_.slot_len(idx_);
-  if (n > ring_.slot_size) {
-    psb_set_error(err, "shm: corrupt slot in %s: length %llu > max_payload %llu",
-              seg_.name.c_str(), static_cast<unsigned long long>(n),
-              static_cast<unsigned long long>(ring_.slot_size));
-    return -1;
-  }
-  *data = ring_.slot_data(idx_);
-  *len = static_cast<size_t>(n);
-  return 1;
+  if (n > ring_.slot_size)
+    fail("corrupt slot in %s: length %llu > max_payload %llu", seg_.name.c_str(),
+         static_cast<unsigned long long>(n),
+         static_cast<unsigned long long>(ring_.slot_size));
+  data = ring_.slot_data(idx_);
+  len = static_cast<size_t>(n);
+  return true;
 }
 
 void Reader::listen() {
@@ -175,7 +167,7 @@ void Reader::listen() {
     }
     const uint64_t n = *ring_.slot_len(idx_);
     if (n <= ring_.slot_size) // a corrupt length is skipped, never delivered
-      on_data_(user_, ring_.slot_data(idx_), static_cast<size_t>(n));
+      on_data_(ring_.slot_data(idx_), static_cast<size_t>(n));
     advance();
   }
   exited_.store(true, std::memory_order_release);

@@ -19,23 +19,23 @@
 #include <thread>
 
 #include "context.h"
+#include "psbench/sdk.hpp"
 #include "ring.h"
 
 namespace psbshm {
 
 class Reader : public Endpoint {
 public:
-  // on_data non-NULL starts the listener thread. NULL (err set) on failure.
-  static Reader *create(Context *ctx, const char *topic, psb_on_data on_data,
-                        void *user, psb_error *err);
+  // A listener starts the listener thread. Throws psb::sdk::Error on failure.
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
   ~Reader();
 
-  int matched_writers() const;
-  int take(int64_t timeout_ns, const void **data, size_t *len, psb_error *err);
+  int matched() const; // the ring's writer (0 or 1)
+  bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
 
 private:
-  Reader() = default;
+  void tear_down();
   void advance(); // frees the oldest slot
   // Waits until head != tail_; false on timeout (deadline_ns < 0: none) or,
   // in the listener, on stop.
@@ -52,8 +52,7 @@ private:
   uint32_t idx_ = 0;        // tail_ % count
   uint32_t head_cache_ = 0; // last head seen; re-read only when looking empty
 
-  psb_on_data on_data_ = nullptr;
-  void *user_ = nullptr;
+  psb::sdk::Listener on_data_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> exited_{false};

@@ -12,11 +12,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 #include "futex.h"
 
 namespace psbshm {
 namespace {
+
+using psb::sdk::fail;
 
 constexpr int64_t kAttachTimeoutNs = 5'000'000'000; // wait for the initialiser
 constexpr useconds_t kAttachPollUs = 100;
@@ -27,34 +29,30 @@ const char *reliability_name(uint32_t r) {
   return r == PSB_RELIABLE ? "reliable" : "best_effort";
 }
 
-bool initialise(int fd, const std::string &name, const SegmentParams &p,
-                Segment *out, psb_error *err) {
+void initialise(int fd, const std::string &name, const SegmentParams &p,
+                Segment *out) {
   const uint64_t size = segment_size(p);
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    psb_set_error(err, "shm: cannot size shared memory %s to %llu bytes: %s",
-              name.c_str(), static_cast<unsigned long long>(size),
-              std::strerror(errno));
-    return false;
+    fail("cannot size shared memory %s to %llu bytes: %s",
+         name.c_str(), static_cast<unsigned long long>(size),
+         std::strerror(errno));
   }
   // Reserve the pages now: tmpfs would otherwise SIGBUS on first touch when
   // /dev/shm is full. Filesystems without fallocate are left as they are.
   const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
   if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
-    psb_set_error(err,
-              "shm: cannot reserve %llu bytes in /dev/shm for %s (slots "
-              "%u x slot %llu bytes): %s; enlarge /dev/shm or lower "
-              "option slots or size",
-              static_cast<unsigned long long>(size), name.c_str(), p.slot_count,
-              static_cast<unsigned long long>(slot_stride(p.slot_size)),
-              std::strerror(rc));
-    return false;
+    fail("cannot reserve %llu bytes in /dev/shm for %s (slots "
+         "%u x slot %llu bytes): %s; enlarge /dev/shm or lower "
+         "option slots or size",
+         static_cast<unsigned long long>(size), name.c_str(), p.slot_count,
+         static_cast<unsigned long long>(slot_stride(p.slot_size)),
+         std::strerror(rc));
   }
   void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED) {
-    psb_set_error(err, "shm: cannot map %s (%llu bytes): %s", name.c_str(),
-              static_cast<unsigned long long>(size), std::strerror(errno));
-    return false;
+    fail("cannot map %s (%llu bytes): %s", name.c_str(),
+         static_cast<unsigned long long>(size), std::strerror(errno));
   }
   auto *h = new (m) SegmentHeader();
   h->layout_version = kLayoutVersion;
@@ -68,51 +66,43 @@ bool initialise(int fd, const std::string &name, const SegmentParams &p,
   out->hdr = h;
   out->slots = static_cast<unsigned char *>(m) + sizeof(SegmentHeader);
   out->map_size = size;
-  return true;
 }
 
-bool attach(int fd, const std::string &name, const SegmentParams &p,
-            int64_t deadline, Segment *out, psb_error *err) {
+void attach(int fd, const std::string &name, const SegmentParams &p,
+            int64_t deadline, Segment *out) {
   struct stat st;
   for (;;) { // the initialiser sizes the file in one ftruncate
     if (fstat(fd, &st) != 0) {
-      psb_set_error(err, "shm: cannot stat %s: %s", name.c_str(),
-                std::strerror(errno));
-      return false;
+      fail("cannot stat %s: %s", name.c_str(),
+           std::strerror(errno));
     }
     if (st.st_size > 0)
       break;
     if (now_ns() > deadline) {
-      psb_set_error(err,
-                "shm: %s exists but was never sized within 5 s (left by a "
-                "killed run? remove /dev/shm%s)",
-                name.c_str(), name.c_str());
-      return false;
+      fail("%s exists but was never sized within 5 s (left by a "
+           "killed run? remove /dev/shm%s)",
+           name.c_str(), name.c_str());
     }
     usleep(kAttachPollUs);
   }
   const auto size = static_cast<size_t>(st.st_size);
   if (size < sizeof(SegmentHeader)) {
-    psb_set_error(err, "shm: %s is %zu bytes, too small to be a psbench segment",
-              name.c_str(), size);
-    return false;
+    fail("%s is %zu bytes, too small to be a psbench segment",
+         name.c_str(), size);
   }
   void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
                  MAP_SHARED | MAP_POPULATE, fd, 0);
   if (m == MAP_FAILED) {
-    psb_set_error(err, "shm: cannot map %s (%zu bytes): %s", name.c_str(), size,
-              std::strerror(errno));
-    return false;
+    fail("cannot map %s (%zu bytes): %s", name.c_str(), size,
+         std::strerror(errno));
   }
   auto *h = static_cast<SegmentHeader *>(m);
   while (h->magic.load(std::memory_order_acquire) != kMagic) {
     if (now_ns() > deadline) {
       munmap(m, size);
-      psb_set_error(err,
-                "shm: %s was created but not initialised within 5 s (left by a "
-                "killed run? remove /dev/shm%s)",
-                name.c_str(), name.c_str());
-      return false;
+      fail("%s was created but not initialised within 5 s (left by a "
+           "killed run? remove /dev/shm%s)",
+           name.c_str(), name.c_str());
     }
     usleep(kAttachPollUs);
   }
@@ -144,17 +134,14 @@ bool attach(int fd, const std::string &name, const SegmentParams &p,
   }
   if (what != nullptr) {
     munmap(m, size);
-    psb_set_error(err,
-              "shm: %s mismatch on %s: this side uses %s, the segment was "
-              "created with %s; both sides of a topic must use the same "
-              "max_payload, slots and reliability",
-              what, name.c_str(), mine, theirs);
-    return false;
+    fail("%s mismatch on %s: this side uses %s, the segment was "
+         "created with %s; both sides of a topic must use the same "
+         "max_payload, slots and reliability",
+         what, name.c_str(), mine, theirs);
   }
   out->hdr = h;
   out->slots = static_cast<unsigned char *>(m) + sizeof(SegmentHeader);
   out->map_size = size;
-  return true;
 }
 
 } // namespace
@@ -172,61 +159,60 @@ uint64_t segment_size(const SegmentParams &p) {
   return sizeof(SegmentHeader) + stride * p.slot_count;
 }
 
-bool segment_name(const std::string &run_id, const char *topic,
-                  std::string *name, psb_error *err) {
+std::string segment_name(const std::string &run_id, const char *topic) {
   if (topic == nullptr || *topic == '\0' || std::strchr(topic, '/') != nullptr) {
-    psb_set_error(err, "shm: topic name '%s' is not usable (empty or contains '/')",
-              topic == nullptr ? "(null)" : topic);
-    return false;
+    fail("topic name '%s' is not usable (empty or contains '/')",
+         topic == nullptr ? "(null)" : topic);
   }
   std::string n = kNamePrefix;
   n += run_id;
   n += '-';
   n += topic;
   if (n.size() - 1 > NAME_MAX) {
-    psb_set_error(err,
-              "shm: shared memory name for run '%s' topic '%s' is longer than "
-              "%d characters",
-              run_id.c_str(), topic, NAME_MAX);
-    return false;
+    fail("shared memory name for run '%s' topic '%s' is longer than "
+         "%d characters",
+         run_id.c_str(), topic, NAME_MAX);
   }
-  *name = std::move(n);
-  return true;
+  return n;
 }
 
-bool segment_open(const std::string &name, const SegmentParams &p, Segment *out,
-                  psb_error *err) {
+void segment_open(const std::string &name, const SegmentParams &p, Segment *out) {
   const int64_t deadline = now_ns() + kAttachTimeoutNs;
   for (;;) {
     int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) { // we created it: we initialise it
-      const bool ok = initialise(fd, name, p, out, err);
-      close(fd);
-      if (!ok)
+      try {
+        initialise(fd, name, p, out);
+      } catch (...) {
+        close(fd);
         shm_unlink(name.c_str());
-      else
-        out->name = name;
-      return ok;
+        throw;
+      }
+      close(fd);
+      out->name = name;
+      return;
     }
     if (errno != EEXIST) {
-      psb_set_error(err, "shm: cannot create shared memory %s: %s", name.c_str(),
-                std::strerror(errno));
-      return false;
+      fail("cannot create shared memory %s: %s", name.c_str(),
+           std::strerror(errno));
     }
     fd = shm_open(name.c_str(), O_RDWR, 0);
     if (fd < 0) {
       // Unlinked between our two shm_open calls: try to create it again.
       if (errno == ENOENT && now_ns() < deadline)
         continue;
-      psb_set_error(err, "shm: cannot open shared memory %s: %s", name.c_str(),
-                std::strerror(errno));
-      return false;
+      fail("cannot open shared memory %s: %s", name.c_str(),
+           std::strerror(errno));
     }
-    const bool ok = attach(fd, name, p, deadline, out, err);
+    try {
+      attach(fd, name, p, deadline, out);
+    } catch (...) {
+      close(fd);
+      throw;
+    }
     close(fd);
-    if (ok)
-      out->name = name;
-    return ok;
+    out->name = name;
+    return;
   }
 }
 

@@ -57,9 +57,8 @@ struct SegmentParams {
 uint64_t slot_stride(uint64_t slot_size);
 uint64_t segment_size(const SegmentParams &p);
 
-// "/psbench-<run_id>-<topic>"; false (err set) if the name is not usable.
-bool segment_name(const std::string &run_id, const char *topic,
-                  std::string *name, psb_error *err);
+// "/psbench-<run_id>-<topic>"; throws psb::sdk::Error if the name is not usable.
+std::string segment_name(const std::string &run_id, const char *topic);
 
 struct Segment {
   SegmentHeader *hdr = nullptr;
@@ -68,9 +67,9 @@ struct Segment {
   std::string name;
 };
 
-// Creates or attaches the segment and checks that its parameters match.
-bool segment_open(const std::string &name, const SegmentParams &p, Segment *out,
-                  psb_error *err);
+// Creates or attaches the segment and checks that its parameters match; throws
+// psb::sdk::Error (leaving *out unmapped) if it cannot.
+void segment_open(const std::string &name, const SegmentParams &p, Segment *out);
 // Unmaps and unlinks (ENOENT ignored: the peer may have unlinked first).
 void segment_close(Segment *seg);
 

@@ -28,8 +28,8 @@ struct Settings {
   bool use_loan = false;
 };
 
-// Validates cfg; fills *out if non-NULL. false (err set) if refused.
-bool parse_settings(const psb_config *cfg, Settings *out, psb_error *err);
+// Validates cfg; throws psb::sdk::Error if refused.
+Settings parse_settings(const psb_config &cfg);
 
 } // namespace psbshm
 

@@ -3,48 +3,44 @@
 #include <climits>
 #include <new>
 
-#include "psbench/driver_support.h"
+#include "psbench/sdk.hpp"
 #include "futex.h"
 
 namespace psbshm {
+using psb::sdk::fail;
+
 namespace {
 constexpr int kSpinBeforeSleep = 256;     // pause loops before the futex
 constexpr int64_t kSleepSliceNs = 100'000'000; // re-check the reader count
 } // namespace
 
-Writer *Writer::create(Context *ctx, const char *topic, psb_error *err) {
-  const Settings &s = ctx->settings;
-  std::string name;
-  if (!segment_name(s.run_id, topic, &name, err))
-    return nullptr;
-  std::unique_ptr<Writer> w(new Writer());
-  w->reliable_ = s.reliability == PSB_RELIABLE;
-  w->wakeup_ = s.wakeup;
+Writer::Writer(Context &ctx, const char *topic) {
+  const Settings &s = ctx.settings;
+  const std::string name = segment_name(s.run_id, topic);
+  reliable_ = s.reliability == PSB_RELIABLE;
+  wakeup_ = s.wakeup;
   if (s.use_loan)
-    w->scratch_.reset(new unsigned char[s.max_payload]);
-  if (!segment_open(name, {s.max_payload, s.depth, s.reliability}, &w->seg_,
-                    err))
-    return nullptr;
-  w->ring_.bind(w->seg_);
-  SegmentHeader *h = w->seg_.hdr;
+    scratch_.reset(new unsigned char[s.max_payload]);
+  segment_open(name, {s.max_payload, s.depth, s.reliability}, &seg_);
+  ring_.bind(seg_);
+  SegmentHeader *h = seg_.hdr;
   if (h->writers.fetch_add(1, std::memory_order_acq_rel) != 0) {
     h->writers.fetch_sub(1, std::memory_order_acq_rel);
-    psb_set_error(err,
-              "shm: topic '%s' already has a writer; the shm driver is one "
-              "writer, one reader per topic (or a killed run with this run_id "
-              "left %s in /dev/shm)",
-              topic, name.c_str());
-    return nullptr; // ~Writer unmaps; the other writer's side keeps the name
+    tear_down(); // unmaps; the other writer's side keeps the name
+    fail("topic '%s' already has a writer; the shm driver is one writer, one reader "
+         "per topic (or a killed run with this run_id left %s in /dev/shm)",
+         topic, name.c_str());
   }
-  w->attached_ = true;
-  w->head_ = h->head.load(std::memory_order_acquire);
-  w->idx_ = w->head_ % w->ring_.count;
-  w->tail_cache_ = h->tail.load(std::memory_order_acquire);
-  ctx->link(w.get());
-  return w.release();
+  attached_ = true;
+  head_ = h->head.load(std::memory_order_acquire);
+  idx_ = head_ % ring_.count;
+  tail_cache_ = h->tail.load(std::memory_order_acquire);
+  ctx.link(this);
 }
 
-Writer::~Writer() {
+Writer::~Writer() { tear_down(); }
+
+void Writer::tear_down() {
   if (ctx != nullptr)
     ctx->unlink(this);
   if (attached_)
@@ -54,7 +50,7 @@ Writer::~Writer() {
   segment_close(&seg_);
 }
 
-int Writer::matched_readers() const {
+int Writer::matched() const {
   return seg_.hdr->readers.load(std::memory_order_acquire);
 }
 
@@ -64,7 +60,7 @@ int Writer::drop() {
   return 0;
 }
 
-int Writer::reserve(psb_error *err) {
+int Writer::reserve() {
   if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
     return 1;
   tail_cache_ = ring_.hdr->tail.load(std::memory_order_acquire);
@@ -72,10 +68,10 @@ int Writer::reserve(psb_error *err) {
     return 1;
   if (!reliable_)
     return drop();
-  return wait_for_room(err);
+  return wait_for_room();
 }
 
-int Writer::wait_for_room(psb_error *err) {
+int Writer::wait_for_room() {
   SegmentHeader *h = ring_.hdr;
   for (int i = 0; i < kSpinBeforeSleep; ++i) {
     cpu_relax();
@@ -91,14 +87,10 @@ int Writer::wait_for_room(psb_error *err) {
     if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
       return 1;
     const int64_t now = now_ns();
-    if (now >= deadline) {
-      psb_set_error(err,
-                "shm: reliable write waited %lld s for the reader to free a "
-                "slot of %s; is the reader still taking?",
-                static_cast<long long>(kReliableBlockNs / 1000000000),
-                seg_.name.c_str());
-      return -1;
-    }
+    if (now >= deadline)
+      fail("reliable write waited %lld s for the reader to free a slot of %s; is the "
+           "reader still taking?",
+           static_cast<long long>(kReliableBlockNs / 1000000000), seg_.name.c_str());
     if (wakeup_ == Wakeup::spin) {
       for (int i = 0; i < 64; ++i)
         cpu_relax();
@@ -133,57 +125,40 @@ void Writer::publish(size_t len) {
     futex_wake(&h->head, INT_MAX);
 }
 
-int Writer::write(const void *data, size_t len, psb_error *err) {
-  if (len > ring_.slot_size) {
-    psb_set_error(err, "shm: message of %zu bytes exceeds max_payload %llu", len,
-              static_cast<unsigned long long>(ring_.slot_size));
-    return -1;
-  }
-  const int r = reserve(err);
-  if (r <= 0)
-    return r;
+void Writer::write(const void *data, size_t len) {
+  if (len > ring_.slot_size)
+    fail("message of %zu bytes exceeds max_payload %llu", len,
+         static_cast<unsigned long long>(ring_.slot_size));
+  if (reserve() == 0)
+    return; // dropped
   __builtin_memcpy(ring_.slot_data(idx_), data, len);
   publish(len);
-  return 0;
 }
 
-void *Writer::loan(size_t len, psb_error *err) {
-  if (len > ring_.slot_size) {
-    psb_set_error(err, "shm: loan of %zu bytes exceeds max_payload %llu", len,
-              static_cast<unsigned long long>(ring_.slot_size));
-    return nullptr;
-  }
-  const int r = reserve(err);
-  if (r < 0)
-    return nullptr;
-  if (r == 0) { // dropped: hand out scratch memory, write_loan discards it
-    if (!scratch_) {
-      psb_set_error(err, "shm: ring of %s is full and loans were not enabled "
-                     "(use_loan) at open",
-                seg_.name.c_str());
-      return nullptr;
-    }
+void *Writer::loan(size_t len) {
+  if (len > ring_.slot_size)
+    fail("loan of %zu bytes exceeds max_payload %llu", len,
+         static_cast<unsigned long long>(ring_.slot_size));
+  if (reserve() == 0) { // dropped: hand out scratch memory, write_loan discards it
+    if (!scratch_)
+      fail("ring of %s is full and loans were not enabled (use_loan) at open",
+           seg_.name.c_str());
     return scratch_.get();
   }
   loaned_ = true;
   return ring_.slot_data(idx_);
 }
 
-int Writer::write_loan(void *sample, size_t len, psb_error *err) {
+void Writer::write_loan(void *sample, size_t len) {
   if (scratch_ && sample == scratch_.get())
-    return 0; // this sample was dropped at loan()
-  if (!loaned_ || sample != ring_.slot_data(idx_)) {
-    psb_set_error(err, "shm: write_loan got a sample that loan() did not return "
-                   "(or that was already written)");
-    return -1;
-  }
-  if (len > ring_.slot_size) {
-    psb_set_error(err, "shm: write_loan of %zu bytes exceeds max_payload %llu",
-              len, static_cast<unsigned long long>(ring_.slot_size));
-    return -1;
-  }
+    return; // this sample was dropped at loan()
+  if (!loaned_ || sample != ring_.slot_data(idx_))
+    fail("write_loan got a sample that loan() did not return (or that was already "
+         "written)");
+  if (len > ring_.slot_size)
+    fail("write_loan of %zu bytes exceeds max_payload %llu", len,
+         static_cast<unsigned long long>(ring_.slot_size));
   publish(len);
-  return 0;
 }
 
 } // namespace psbshm

@@ -24,21 +24,22 @@ constexpr int64_t kReliableBlockNs = 10'000'000'000; // then write() fails
 
 class Writer : public Endpoint {
 public:
-  // NULL (err set) if the segment cannot be opened or has a writer already.
-  static Writer *create(Context *ctx, const char *topic, psb_error *err);
+  // Throws psb::sdk::Error if the segment cannot be opened or has a writer
+  // already.
+  Writer(Context &ctx, const char *topic);
   ~Writer();
 
-  int matched_readers() const;
-  int write(const void *data, size_t len, psb_error *err);
-  void *loan(size_t len, psb_error *err);
-  int write_loan(void *sample, size_t len, psb_error *err);
+  int matched() const; // the ring's reader (0 or 1)
+  void write(const void *data, size_t len);
+  void *loan(size_t len);
+  void write_loan(void *sample, size_t len);
 
 private:
-  Writer() = default;
-  int reserve(psb_error *err); // 1 = slot free, 0 = drop, -1 = error
-  int wait_for_room(psb_error *err);
+  int reserve(); // 1 = slot free, 0 = drop; throws when a reliable wait fails
+  int wait_for_room();
   int drop();
   void publish(size_t len);
+  void tear_down();
 
   Segment seg_;
   RingView ring_;
