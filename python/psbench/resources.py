@@ -9,8 +9,9 @@ all of its time; one that ended inside the window is lost (counted in threads_en
 The user/system split comes from /proc/PID/stat (whole process, clock ticks: 10 ms
 steps). Peak RSS is VmHWM: a node's over its life (it lives for the run); a service's,
 shared between runs, reset at the window's start (/proc/PID/clear_refs) so that it is
-the window's peak. The reset moves the process's getrusage ru_maxrss too (one counter),
-which is why nodes are left alone, and so is a service psbench did not start (a daemon
+the window's peak. The reset can move the process's own getrusage ru_maxrss too (the
+kernel takes it from the same mark), which is why nodes are left alone (their summaries
+report ru_maxrss), and so is a service psbench did not start (a daemon
 already running, found by its name): its lifetime peak is given and says so.
 """
 
