@@ -163,9 +163,13 @@ void fill(uint8_t *p, size_t size, uint32_t seq) {
   }
 }
 
-// The sample's sequence number, or -1 when it is not one fill() wrote with this size.
+constexpr int64_t kNoSeq = -2;  // intact, but too short to carry a sequence number
+
+// The sample's sequence number (kNoSeq under 8 bytes), or -1 when it is not one fill()
+// wrote with this size.
 int64_t verify(const void *data, size_t len, size_t size) {
-  if (len != size || size < 8) return -1;
+  if (len != size) return -1;
+  if (size < 8) return kNoSeq;
   uint32_t seq;
   std::memcpy(&seq, data, 4);
   std::vector<uint8_t> want(size);
@@ -236,7 +240,10 @@ struct Pair {
 };
 
 // Writes kSamples of `size` bytes and receives them; fails the test on any violation.
-void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int samples = kSamples) {
+// may_refuse: the driver may refuse the size on the first write instead (a message
+// under its header), with a message starting "<name>: ".
+void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int samples = kSamples,
+              bool may_refuse = false) {
   SCOPED_TRACE(d.name + ", " + std::to_string(size) + " bytes, notify " + std::to_string(notify) +
                (loan ? ", loaned" : ""));
   Cfg cfg(d, notify, std::max<uint64_t>(size, 32), loan);
@@ -244,12 +251,12 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
   ASSERT_TRUE(p.ok()) << p.err.message;
   ASSERT_TRUE(p.wait_matched()) << "writer and reader not matched within 15 s";
 
-  std::atomic<bool> writes_done{false};
+  std::atomic<bool> writes_done{false}, write_failed{false};
   Clock::time_point done_at{};
   const auto start = Clock::now();
   auto finished = [&] {
     if (p.got.count() >= size_t(samples)) return true;
-    if (Clock::now() - start > 60s) return true;
+    if (Clock::now() - start > 60s || write_failed) return true;
     if (cfg.reliable() || !writes_done) return false;
     std::lock_guard lock(p.got.mu);
     return Clock::now() - std::max(p.got.last, done_at) > 1s;
@@ -284,7 +291,16 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
       rc = p.t.write(p.w, buf.data(), size, &err);
     }
     if (rc == 0 && p.t.flush) rc = p.t.flush(p.w, &err);
-    if (rc != 0) write_error = err.message;
+    if (rc != 0) {
+      write_error = err.message;
+      write_failed = true;
+      if (i == 0 && may_refuse) {
+        if (reader.joinable()) reader.join();
+        std::printf("[  refused ] %s: %zu bytes: %s\n", d.name.c_str(), size, err.message);
+        EXPECT_EQ(write_error.rfind(d.name + ": ", 0), 0u) << "a refusal must start with \"" << d.name << ": \"";
+        return;
+      }
+    }
     if (!cfg.reliable()) std::this_thread::sleep_for(1ms);  // best effort: do not flood
   }
   if (write_error.empty() && p.t.drain && p.t.drain(p.w, 10'000'000'000, &p.err) < 0)
@@ -308,7 +324,7 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
   EXPECT_GE(s.size(), 1u) << "nothing delivered";
   int corrupted = 0, disorder = 0;
   for (size_t i = 0; i < s.size(); ++i) {
-    corrupted += s[i] < 0;
+    corrupted += s[i] == -1;
     disorder += i > 0 && s[i] >= 0 && s[i] <= s[i - 1];
   }
   EXPECT_EQ(corrupted, 0) << "samples not intact (wrong length or bytes)";
@@ -382,6 +398,12 @@ TEST_P(Conformance, DeliversSamplesIntactAndInOrder) {
   std::vector<size_t> sizes{32, 1024};
   if (largest(*d) > 1024) sizes.push_back(largest(*d));
   for (size_t size : sizes) exchange(*d, default_notify(*d), size);
+}
+
+// Or refuses them at write(), saying why (a driver whose type carries a header).
+TEST_P(Conformance, DeliversOrRefusesEmptyAndOneByteSamples) {
+  NEEDS_SERVICE();
+  for (size_t size : {size_t(0), size_t(1)}) exchange(*d, default_notify(*d), size, false, kSamples, true);
 }
 
 TEST_P(Conformance, DeliversInEveryNotifyMode) {
