@@ -4,6 +4,7 @@
 # and drivers/exports.map (one version script for every driver) for what static
 # libraries and template instances (libstdc++) would otherwise export.
 function(psbench_add_driver name)
+  set_property(GLOBAL APPEND PROPERTY PSBENCH_DRIVERS ${name})  # for the conformance suite
   add_library(psbench-${name} MODULE ${ARGN})
   target_include_directories(psbench-${name} PRIVATE ${PROJECT_SOURCE_DIR}/core/include)
   set_target_properties(psbench-${name} PROPERTIES

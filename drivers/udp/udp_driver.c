@@ -130,6 +130,19 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_erro
 }
 
 static int udp_check(const psb_config *cfg, psb_error *err) {
+  /* Also called for what the capability sets leave out: say why it is refused. */
+  if (cfg->qos.reliability != PSB_BEST_EFFORT) {
+    psb_set_error(err, "udp: reliability must be best_effort: the kernel neither acknowledges nor resends");
+    return -1;
+  }
+  if (cfg->qos.durability != PSB_VOLATILE) {
+    psb_set_error(err, "udp: durability must be volatile: nothing is kept for late readers");
+    return -1;
+  }
+  if (cfg->qos.history != 0) {
+    psb_set_error(err, "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
+    return -1;
+  }
   struct udp_context scratch;
   return parse_config(cfg, &scratch, err);
 }

@@ -1,0 +1,494 @@
+// The conformance suite: what every driver must do, run against every driver of the build
+// through its C ABI (loaded with dlopen, as psbench-node loads it). A driver's own tests
+// keep only what is specific to its middleware.
+//
+// Services: a driver whose caps.services (for its default transport) name a broker (it
+// takes option "broker") runs only when PSBENCH_BROKER_<NAME>=host:port names a running
+// one; a driver needing another daemon (e.g. iox-roudi) runs only when a process of that
+// name is running. Otherwise its tests that open a context are skipped, saying which;
+// the table and check() are tested all the same.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "psbench/driver.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+constexpr int kSamples = 100;
+constexpr uint64_t kSizeCap = 1u << 20;
+
+struct Dut {
+  std::string name;
+  const psb_driver *t = nullptr;
+  std::string skip;                 // why this driver cannot run here; empty: it can
+  std::vector<std::string> option;  // key, value pairs for every config
+};
+
+std::vector<std::string> split(const std::string &s, char sep) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string part; std::getline(in, part, sep);)
+    if (!part.empty()) out.push_back(part);
+  return out;
+}
+
+bool process_running(const std::string &exe) {
+  DIR *d = opendir("/proc");
+  bool found = false;
+  for (dirent *e; d != nullptr && !found && (e = readdir(d)) != nullptr;) {
+    std::ifstream comm(std::string("/proc/") + e->d_name + "/comm");
+    std::string c;
+    if (std::getline(comm, c) && c == exe.substr(0, 15)) found = true;
+  }
+  if (d) closedir(d);
+  return found;
+}
+
+bool has_key(const char *const *keys, const char *key) {
+  for (; keys != nullptr && *keys != nullptr; ++keys)
+    if (std::strcmp(*keys, key) == 0) return true;
+  return false;
+}
+
+Dut load(const std::string &name) {
+  Dut d;
+  d.name = name;
+  const std::string path = std::string(PSBENCH_DRIVER_DIR) + "/" + name + "/libpsbench-" + name + ".so";
+  void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed: middleware threads
+  if (h == nullptr) {
+    d.skip = std::string("not loadable: ") + dlerror();
+    return d;
+  }
+  auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
+  if (entry == nullptr || (d.t = entry()) == nullptr) {
+    d.skip = path + " has no " PSB_DRIVER_ENTRY_SYMBOL;
+    return d;
+  }
+  const char *transport = d.t->caps.transports ? d.t->caps.transports[0] : "";
+  for (const char *const *s = d.t->caps.services; s != nullptr && *s != nullptr; ++s) {
+    std::string svc = *s;
+    if (auto colon = svc.find(':'); colon != std::string::npos) {
+      if (svc.substr(0, colon) != transport) continue;  // another transport's service
+      svc = svc.substr(colon + 1);
+    }
+    if (has_key(d.t->caps.option_keys, "broker")) {
+      std::string var = "PSBENCH_BROKER_" + name;
+      for (char &c : var) c = char(std::toupper(uint8_t(c)));
+      if (const char *addr = std::getenv(var.c_str())) {
+        d.option = {"broker", addr};
+      } else {
+        d.skip = "needs a running " + svc + ": set " + var + "=host:port of one";
+      }
+    } else if (!process_running(svc)) {
+      d.skip = "needs " + svc + " running (start it as its manifest says)";
+    }
+  }
+  return d;
+}
+
+const std::vector<Dut> &duts() {
+  static const std::vector<Dut> all = [] {
+    std::vector<Dut> v;
+    for (const std::string &n : split(PSBENCH_DRIVERS, ',')) v.push_back(load(n));
+    return v;
+  }();
+  return all;
+}
+
+std::vector<std::string> names() { return split(PSBENCH_DRIVERS, ','); }
+
+// ---- configuration ---------------------------------------------------------------------
+
+struct Cfg {
+  psb_config c{};
+  std::string run_id;
+  std::vector<psb_option> options;
+  Cfg(const Dut &d, uint32_t notify, uint64_t max_payload, bool loan = false) {
+    static std::atomic<int> counter{0};
+    run_id = "conf" + std::to_string(getpid()) + "x" + std::to_string(counter++);
+    const psb_capabilities &k = d.t->caps;
+    for (size_t i = 0; i + 1 < d.option.size(); i += 2)
+      options.push_back({d.option[i].c_str(), d.option[i + 1].c_str()});
+    c.run_id = run_id.c_str();
+    c.transport = k.transports[0];
+    c.notify = notify;
+    c.qos.reliability = (k.reliability & PSB_RELIABLE) ? PSB_RELIABLE : PSB_BEST_EFFORT;
+    c.qos.durability = (k.durability & PSB_VOLATILE) ? PSB_VOLATILE : PSB_TRANSIENT_LOCAL;
+    // Reliable: keep_all where offered, so that no sample is replaced before it is
+    // taken. Otherwise unset (always valid: the driver's default).
+    if (c.qos.reliability == PSB_RELIABLE && (k.history & PSB_KEEP_ALL)) c.qos.history = PSB_KEEP_ALL;
+    c.max_payload = max_payload;
+    c.options = options.data();
+    c.option_count = options.size();
+    c.use_loan = loan ? 1 : 0;
+    c.intra_process = 1;
+  }
+  bool reliable() const { return c.qos.reliability == PSB_RELIABLE; }
+};
+
+uint32_t default_notify(const Dut &d) {
+  const uint32_t n = d.t->caps.notify;
+  return (n & PSB_NOTIFY_WAIT) ? PSB_NOTIFY_WAIT : (n & PSB_NOTIFY_POLL) ? PSB_NOTIFY_POLL : PSB_NOTIFY_LISTENER;
+}
+
+uint64_t largest(const Dut &d) { return std::min<uint64_t>(d.t->caps.max_payload, kSizeCap); }
+
+// ---- samples: [seq u32][size u32][pattern of seq] ---------------------------------------
+
+void fill(uint8_t *p, size_t size, uint32_t seq) {
+  for (size_t i = 0; i < size; ++i) p[i] = uint8_t(seq * 131 + i * 7);
+  if (size >= 8) {
+    std::memcpy(p, &seq, 4);
+    const uint32_t s = uint32_t(size);
+    std::memcpy(p + 4, &s, 4);
+  }
+}
+
+constexpr int64_t kNoSeq = -2;  // intact, but too short to carry a sequence number
+
+// The sample's sequence number (kNoSeq under 8 bytes), or -1 when it is not one fill()
+// wrote with this size.
+int64_t verify(const void *data, size_t len, size_t size) {
+  if (len != size) return -1;
+  if (size < 8) return kNoSeq;
+  uint32_t seq;
+  std::memcpy(&seq, data, 4);
+  std::vector<uint8_t> want(size);
+  fill(want.data(), size, seq);
+  return std::memcmp(want.data(), data, size) == 0 ? int64_t(seq) : -1;
+}
+
+struct Received {
+  std::mutex mu;
+  std::vector<int64_t> seqs;  // -1: corrupted
+  Clock::time_point last = Clock::now();
+  size_t size = 0;
+  void add(const void *data, size_t len) {
+    const int64_t s = verify(data, len, size);
+    std::lock_guard lock(mu);
+    seqs.push_back(s);
+    last = Clock::now();
+  }
+  static void on_data(void *user, const void *data, size_t len) {
+    static_cast<Received *>(user)->add(data, len);
+  }
+  size_t count() {
+    std::lock_guard lock(mu);
+    return seqs.size();
+  }
+};
+
+// ---- one writer and one reader, each in its own context --------------------------------
+
+struct Pair {
+  const psb_driver &t;
+  void *wctx = nullptr, *rctx = nullptr, *w = nullptr, *r = nullptr;
+  Received got;
+  psb_error err{};
+
+  Pair(const Dut &d, const Cfg &cfg, size_t size) : t(*d.t) {
+    got.size = size;
+    const std::string topic = "psb_" + cfg.run_id + "_conf";
+    rctx = t.open(&cfg.c, &err);
+    if (rctx == nullptr) return;
+    const bool listener = cfg.c.notify == PSB_NOTIFY_LISTENER;
+    r = t.create_reader(rctx, topic.c_str(), listener ? &Received::on_data : nullptr,
+                        listener ? &got : nullptr, &err);
+    if (r == nullptr) return;
+    wctx = t.open(&cfg.c, &err);
+    if (wctx == nullptr) return;
+    w = t.create_writer(wctx, topic.c_str(), &err);
+  }
+  ~Pair() {
+    if (w) t.destroy_writer(w);
+    if (r) t.destroy_reader(r);
+    if (wctx) t.close(wctx);
+    if (rctx) t.close(rctx);
+  }
+  bool ok() const { return w != nullptr; }
+
+  // true when both sides say they are matched, or either cannot tell (then a pause).
+  bool wait_matched() {
+    auto says = [](int (*fn)(void *), void *e) { return fn == nullptr ? -1 : fn(e); };
+    if (says(t.matched_readers, w) < 0 || says(t.matched_writers, r) < 0) {
+      std::this_thread::sleep_for(500ms);
+      return true;
+    }
+    for (auto end = Clock::now() + 15s; Clock::now() < end; std::this_thread::sleep_for(10ms))
+      if (says(t.matched_readers, w) >= 1 && says(t.matched_writers, r) >= 1) return true;
+    return false;
+  }
+};
+
+// Writes kSamples of `size` bytes and receives them; fails the test on any violation.
+// may_refuse: the driver may refuse the size on the first write instead (a message
+// under its header), with a message starting "<name>: ".
+void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int samples = kSamples,
+              bool may_refuse = false) {
+  SCOPED_TRACE(d.name + ", " + std::to_string(size) + " bytes, notify " + std::to_string(notify) +
+               (loan ? ", loaned" : ""));
+  Cfg cfg(d, notify, std::max<uint64_t>(size, 32), loan);
+  Pair p(d, cfg, size);
+  ASSERT_TRUE(p.ok()) << p.err.message;
+  ASSERT_TRUE(p.wait_matched()) << "writer and reader not matched within 15 s";
+
+  std::atomic<bool> writes_done{false}, write_failed{false};
+  Clock::time_point done_at{};
+  const auto start = Clock::now();
+  auto finished = [&] {
+    if (p.got.count() >= size_t(samples)) return true;
+    if (Clock::now() - start > 60s || write_failed) return true;
+    if (cfg.reliable() || !writes_done) return false;
+    std::lock_guard lock(p.got.mu);
+    return Clock::now() - std::max(p.got.last, done_at) > 1s;
+  };
+  std::string take_error;
+  std::thread reader;
+  if (notify != PSB_NOTIFY_LISTENER)
+    reader = std::thread([&] {
+      psb_error err{};
+      while (!finished()) {
+        const void *data;
+        size_t len;
+        const int rc = p.t.take(p.r, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0, &data, &len, &err);
+        if (rc < 0) {
+          take_error = err.message;
+          return;
+        }
+        if (rc == 1) p.got.add(data, len);
+        if (rc == 1 && p.t.release) p.t.release(p.r);
+      }
+    });
+  std::vector<uint8_t> buf(size);
+  std::string write_error;
+  for (int i = 0; i < samples && write_error.empty(); ++i) {
+    psb_error err{};
+    int rc;
+    if (loan) {
+      void *s = p.t.loan(p.w, size, &err);
+      rc = s == nullptr ? -1 : (fill(static_cast<uint8_t *>(s), size, uint32_t(i)), p.t.write_loan(p.w, s, size, &err));
+    } else {
+      fill(buf.data(), size, uint32_t(i));
+      rc = p.t.write(p.w, buf.data(), size, &err);
+    }
+    if (rc == 0 && p.t.flush) rc = p.t.flush(p.w, &err);
+    if (rc != 0) {
+      write_error = err.message;
+      write_failed = true;
+      if (i == 0 && may_refuse) {
+        if (reader.joinable()) reader.join();
+        std::printf("[  refused ] %s: %zu bytes: %s\n", d.name.c_str(), size, err.message);
+        EXPECT_EQ(write_error.rfind(d.name + ": ", 0), 0u) << "a refusal must start with \"" << d.name << ": \"";
+        return;
+      }
+    }
+    if (!cfg.reliable()) std::this_thread::sleep_for(1ms);  // best effort: do not flood
+  }
+  if (write_error.empty() && p.t.drain && p.t.drain(p.w, 10'000'000'000, &p.err) < 0)
+    write_error = p.err.message;
+  {
+    std::lock_guard lock(p.got.mu);
+    done_at = Clock::now();
+  }
+  writes_done = true;
+  if (reader.joinable()) reader.join();
+  while (!finished()) std::this_thread::sleep_for(10ms);  // listener
+  EXPECT_EQ(write_error, "");
+  EXPECT_EQ(take_error, "");
+
+  std::lock_guard lock(p.got.mu);
+  const std::vector<int64_t> &s = p.got.seqs;
+  std::printf("[ delivered] %s: %zu of %d samples of %zu bytes (%s, notify %s%s)\n", d.name.c_str(),
+              s.size(), samples, size, cfg.reliable() ? "reliable" : "best effort",
+              notify == PSB_NOTIFY_WAIT ? "wait" : notify == PSB_NOTIFY_POLL ? "poll" : "listener",
+              loan ? ", loaned" : "");
+  EXPECT_GE(s.size(), 1u) << "nothing delivered";
+  int corrupted = 0, disorder = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    corrupted += s[i] == -1;
+    disorder += i > 0 && s[i] >= 0 && s[i] <= s[i - 1];
+  }
+  EXPECT_EQ(corrupted, 0) << "samples not intact (wrong length or bytes)";
+  EXPECT_EQ(disorder, 0) << "samples out of order or repeated";
+  if (cfg.reliable()) {
+    EXPECT_EQ(s.size(), size_t(samples)) << "reliable, yet samples lost";
+  }
+}
+
+// ---- the suite -------------------------------------------------------------------------
+
+class Conformance : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    for (const Dut &x : duts())
+      if (x.name == GetParam()) d = &x;
+    ASSERT_NE(d, nullptr);
+    if (d->t == nullptr) GTEST_SKIP() << d->name << ": " << d->skip;
+  }
+  // Tests that open a context call it first: skipped when the driver's service is missing.
+  bool lacks_service() const { return !d->skip.empty(); }
+  const Dut *d = nullptr;
+};
+#define NEEDS_SERVICE() \
+  if (lacks_service()) GTEST_SKIP() << d->name << ": " << d->skip
+
+TEST_P(Conformance, DescribesItself) {
+  const psb_driver &t = *d->t;
+  EXPECT_EQ(t.abi_version, PSB_ABI_VERSION);
+  ASSERT_NE(t.name, nullptr);
+  EXPECT_EQ(std::string(t.name), d->name) << "name must be the folder name";
+  ASSERT_NE(t.description, nullptr);
+  EXPECT_STRNE(t.description, "");
+  ASSERT_NE(t.version, nullptr);
+  ASSERT_NE(t.version(), nullptr);
+  EXPECT_STRNE(t.version(), "");
+  for (auto fn : {(void *)t.check, (void *)t.open, (void *)t.close, (void *)t.create_writer,
+                  (void *)t.destroy_writer, (void *)t.create_reader, (void *)t.destroy_reader,
+                  (void *)t.write, (void *)t.take})
+    EXPECT_NE(fn, nullptr) << "a required function is missing";
+  EXPECT_EQ(t.caps.loan != 0, t.loan != nullptr) << "loan() iff caps.loan";
+  EXPECT_EQ(t.caps.loan != 0, t.write_loan != nullptr) << "write_loan() iff caps.loan";
+  ASSERT_NE(t.caps.transports, nullptr);
+  EXPECT_NE(t.caps.transports[0], nullptr) << "at least one transport";
+  EXPECT_NE(t.caps.reliability & (PSB_BEST_EFFORT | PSB_RELIABLE), 0u);
+  EXPECT_NE(t.caps.durability & (PSB_VOLATILE | PSB_TRANSIENT_LOCAL), 0u);
+  EXPECT_NE(t.caps.notify & (PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL), 0u);
+  EXPECT_GT(t.caps.max_payload, 0u);
+}
+
+TEST_P(Conformance, OpensAndCloses) {
+  NEEDS_SERVICE();
+  Cfg cfg(*d, default_notify(*d), 1024);
+  psb_error err{};
+  EXPECT_EQ(d->t->check(&cfg.c, &err), 0) << err.message;
+  void *ctx = d->t->open(&cfg.c, &err);
+  ASSERT_NE(ctx, nullptr) << err.message;
+  d->t->close(ctx);
+}
+
+TEST_P(Conformance, MatchesAWriterAndAReader) {
+  NEEDS_SERVICE();
+  Cfg cfg(*d, default_notify(*d), 1024);
+  Pair p(*d, cfg, 1024);
+  ASSERT_TRUE(p.ok()) << p.err.message;
+  EXPECT_TRUE(p.wait_matched());
+}
+
+TEST_P(Conformance, DeliversSamplesIntactAndInOrder) {
+  NEEDS_SERVICE();
+  std::vector<size_t> sizes{32, 1024};
+  if (largest(*d) > 1024) sizes.push_back(largest(*d));
+  for (size_t size : sizes) exchange(*d, default_notify(*d), size);
+}
+
+// Or refuses them at write(), saying why (a driver whose type carries a header).
+TEST_P(Conformance, DeliversOrRefusesEmptyAndOneByteSamples) {
+  NEEDS_SERVICE();
+  for (size_t size : {size_t(0), size_t(1)}) exchange(*d, default_notify(*d), size, false, kSamples, true);
+}
+
+TEST_P(Conformance, DeliversInEveryNotifyMode) {
+  NEEDS_SERVICE();
+  for (uint32_t mode : {PSB_NOTIFY_LISTENER, PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL})
+    if (d->t->caps.notify & mode) exchange(*d, mode, 1024);
+}
+
+TEST_P(Conformance, DeliversLoanedSamples) {
+  NEEDS_SERVICE();
+  if (!d->t->caps.loan) GTEST_SKIP() << d->name << " claims no loans";
+  for (size_t size : {size_t(32), size_t(1024)}) exchange(*d, default_notify(*d), size, true);
+}
+
+TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {
+  const psb_capabilities &k = d->t->caps;
+  int tried = 0;
+  auto refuse = [&](const char *what, auto set) {
+    Cfg cfg(*d, default_notify(*d), 1024);
+    set(cfg.c.qos);
+    psb_error err{};
+    ++tried;
+    EXPECT_NE(d->t->check(&cfg.c, &err), 0) << what << " is outside caps, yet check() accepts it";
+    EXPECT_EQ(std::string(err.message).rfind(d->name + ": ", 0), 0u)
+        << what << ": the message must start with \"" << d->name << ": \", is \"" << err.message << "\"";
+  };
+  for (uint32_t bit : {PSB_BEST_EFFORT, PSB_RELIABLE})
+    if (!(k.reliability & bit)) refuse("reliability", [&](psb_qos &q) { q.reliability = bit; });
+  for (uint32_t bit : {PSB_VOLATILE, PSB_TRANSIENT_LOCAL})
+    if (!(k.durability & bit)) refuse("durability", [&](psb_qos &q) { q.durability = bit; });
+  for (uint32_t bit : {PSB_KEEP_LAST, PSB_KEEP_ALL})
+    if (!(k.history & bit))
+      refuse(bit == PSB_KEEP_LAST ? "history keep_last" : "history keep_all", [&](psb_qos &q) {
+        q.history = bit;
+        q.history_depth = bit == PSB_KEEP_LAST ? 1 : 0;
+      });
+  if (tried == 0) GTEST_SKIP() << d->name << " offers every QoS bit";
+}
+
+// ---- teardown: nothing left behind -----------------------------------------------------
+
+size_t entries(const char *dir, std::set<std::string> *names = nullptr) {
+  size_t n = 0;
+  if (DIR *dd = opendir(dir)) {
+    for (dirent *e; (e = readdir(dd)) != nullptr;)
+      if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0) {
+        ++n;
+        if (names) names->insert(e->d_name);
+      }
+    closedir(dd);
+  }
+  return n;
+}
+
+TEST_P(Conformance, LeavesNoThreadFileOrSegmentBehind) {
+  NEEDS_SERVICE();
+  // Warm-up: the middleware's process-wide threads and files, which may outlive a context.
+  exchange(*d, default_notify(*d), 32, false, 10);
+  if (HasFatalFailure()) return;
+  std::this_thread::sleep_for(200ms);
+  std::set<std::string> shm_before;
+  const size_t threads = entries("/proc/self/task"), fds = entries("/proc/self/fd");
+  entries("/dev/shm", &shm_before);
+  for (uint32_t mode : {PSB_NOTIFY_LISTENER, PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL})
+    if (d->t->caps.notify & mode) exchange(*d, mode, 32, false, 10);
+  size_t threads_now = 0, fds_now = 0;
+  std::set<std::string> left;
+  for (auto end = Clock::now() + 5s; Clock::now() < end; std::this_thread::sleep_for(50ms)) {
+    threads_now = entries("/proc/self/task");
+    fds_now = entries("/proc/self/fd");
+    std::set<std::string> shm_now;
+    entries("/dev/shm", &shm_now);
+    left.clear();
+    for (const std::string &s : shm_now)
+      if (!shm_before.count(s)) left.insert(s);
+    if (threads_now <= threads && fds_now <= fds && left.empty()) break;
+  }
+  EXPECT_LE(threads_now, threads) << "threads left running after close";
+  EXPECT_LE(fds_now, fds) << "file descriptors left open after close";
+  std::string names;
+  for (const std::string &s : left) names += " " + s;
+  EXPECT_TRUE(left.empty()) << "left in /dev/shm:" << names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Drivers, Conformance, ::testing::ValuesIn(names()),
+                         [](const auto &info) { return info.param; });
+
+}  // namespace
