@@ -239,3 +239,33 @@ def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_pat
     finally:
         first.kill()
         first.wait()
+
+
+def test_a_sender_measures_only_once_the_reading_is_done(node, driver_libs, tmp_path):
+    # Injected: the orchestrator takes 1 s to read /proc before it answers SAMPLED. The
+    # pub must neither measure during that second nor make up for it afterwards: its
+    # open-loop schedule starts when the answer comes (known answer: no message behind).
+    common = [str(node), "--driver", str(driver_libs["udp"]), "--out", str(tmp_path),
+              "--run-id", "window1", "--rate", "100", "--count", "100", "--warmup", "10",
+              "--window-lines", "--timeout", "30"]
+    sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.PIPE, text=True)
+    pub = subprocess.Popen(common + ["--role", "pub"], stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert pub.stdout.readline() == "WINDOW begin\n"
+        said = time.monotonic_ns()
+        time.sleep(1.0)
+        pub.stdin.write("SAMPLED\n")
+        pub.stdin.flush()
+        assert pub.stdout.readline() == "WINDOW end\n"
+        assert pub.wait(timeout=30) == 0 and sub.wait(timeout=30) == 0
+        assert sub.stdout.read() == "WINDOW end\n"
+    finally:
+        for proc in (pub, sub):
+            proc.kill()
+            proc.wait()
+    summary = json.loads((tmp_path / "pub.json").read_text())
+    assert summary["timing"]["measure_start_ns"] - said >= 1_000_000_000
+    assert summary["schedule"]["behind"] == 0, summary["schedule"]
+    sub_counts = json.loads((tmp_path / "sub.json").read_text())["counts"]
+    assert sub_counts["samples"] == 100 and sub_counts["lost"] == 0

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <poll.h>
+#include <unistd.h>
 #include <stdexcept>
 #include <thread>
 
@@ -18,10 +21,17 @@ std::string topic_name(const NodeConfig &node, const std::string &suffix) {
   return "psb_" + node.run_id + "_" + suffix;
 }
 
-void announce_window(const NodeConfig &node, const char *edge) {
-  if (!node.window_lines) return;
+int64_t announce_window(const NodeConfig &node, const char *edge) {
+  if (!node.window_lines) return 0;
   std::printf("WINDOW %s\n", edge);
   std::fflush(stdout);
+  if (std::strcmp(edge, "begin") != 0) return 0;
+  const int64_t start = now_ns();
+  pollfd in{STDIN_FILENO, POLLIN, 0};
+  char line[64];
+  // Nothing else is buffered on stdin: the barrier's GO came before "begin" was said.
+  if (poll(&in, 1, int(kWindowAckTimeoutNs / 1'000'000)) == 1) (void)!std::fgets(line, sizeof line, stdin);
+  return now_ns() - start;
 }
 
 namespace {

@@ -99,9 +99,13 @@ struct RoleEnv {
 
 std::string topic_name(const NodeConfig &node, const std::string &suffix);
 
-// --window-lines: "WINDOW begin" / "WINDOW end" on stdout, at the edges of a sender's
-// measurement window and never inside it (the orchestrator reads /proc then).
-void announce_window(const NodeConfig &node, const char *edge);
+// --window-lines: "WINDOW begin" (senders, before their first measured write) and
+// "WINDOW end" (senders after their last, receivers once their loop ended) on stdout,
+// never inside a window. After "begin" the sender waits for the orchestrator's line
+// "SAMPLED" (it reads /proc of every process first, so that the reading never competes
+// with the measurement), at most kWindowAckTimeoutNs; returns how long it waited.
+constexpr int64_t kWindowAckTimeoutNs = 5'000'000'000;
+int64_t announce_window(const NodeConfig &node, const char *edge);
 
 // Driver objects owned by one role, destroyed in the safe order (reader first, which
 // stops a listener thread before anything it uses goes away).

@@ -116,7 +116,7 @@ class Ping {
       sender_.send(i, kFlagWarmup, due, scratch);
     }
     res_.counts.warmup = warmup;
-    announce_window(env_.node, "begin");
+    sched.delay(announce_window(env_.node, "begin"));
     res_.measure_start_ns = sched.due_ns(warmup);
     ScheduleCounts &sc = res_.schedule;
     sc.open_loop = true;

@@ -247,7 +247,7 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     sender.send(i, kFlagWarmup, open_loop ? t : 0, scratch);
   }
   res.counts.warmup = warmup;
-  announce_window(node, "begin");
+  sched.delay(announce_window(node, "begin"));
   res.measure_start_ns = due(warmup);
   ScheduleCounts &sc = res.schedule;
   sc.open_loop = open_loop;

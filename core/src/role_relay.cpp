@@ -60,6 +60,7 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   }
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "pub");
+  announce_window(node, "end");
   if (res.counts.write_errors)
     res.warning = std::to_string(res.counts.write_errors) + " relayed writes failed; first: " + sink.first_error;
 }

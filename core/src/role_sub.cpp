@@ -153,6 +153,7 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   ProgressReporter progress(stores, node.progress_s);
   progress.start();
   receive_loop(env, ep, sink, res, "pub");
+  announce_window(node, "end");
   progress.stop();
 
   // What each writer sent, its end marker says. Without every end marker the sub does

@@ -19,6 +19,8 @@ class OpenLoopSchedule {
 
   int64_t due_ns(uint64_t i) const { return start_ns_ + int64_t(double(i) * period_ns_); }
   double period_ns() const { return period_ns_; }
+  // Every message from now on due this much later (a pause the sender was told to take).
+  void delay(int64_t ns) { start_ns_ += ns; }
 
  private:
   int64_t start_ns_;

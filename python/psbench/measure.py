@@ -19,9 +19,11 @@ DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.
 DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
 START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
 PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
-# The senders say when their window begins and ends: every process's resources are read
-# then (psbench.resources).
+# The senders say when their window begins (and wait until every process's resources
+# are read: psbench.resources) and ends, the receivers when theirs ends; the reading at
+# the end waits for the last of them, so that it never competes with a measurement.
 WINDOW_ARGV = ["--window-lines"]
+WINDOW_ROLES = {"ping", "pub", "sub", "relay"}
 # The stats key of all subscribers' samples together, when a run has several.
 ALL_SUBSCRIBERS = "all_subs"
 
@@ -241,7 +243,7 @@ def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path,
     # what the terminal shows only, never part of the spec or the results.
     def argv(plan):
         extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
-        window = WINDOW_ARGV if {"ping", "pub"} & set(plan.roles) else []
+        window = WINDOW_ARGV if WINDOW_ROLES & set(plan.roles) else []
         return node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
     return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
 
@@ -358,9 +360,12 @@ class _Sampler:
             lambda: [resources.Watched(p.label, "node", p.popen.pid)
                      for p in self.nodes if p.popen is not None] + self.services)
 
-    def on_window(self, edge: str, procs) -> None:
+    def on_window(self, edge: str, proc, procs) -> None:
         self.nodes = procs
-        self.window.on_window(edge)
+        # The end is read once every process that says when its window ends has said so.
+        announcing = sum(1 for p in procs if p.popen is not None and
+                         WINDOW_ARGV[0] in p.argv)
+        self.window.on_window(edge, ends_expected=announcing)
 
     def result(self, messages, unit, node_window_ns) -> dict:
         return self.window.result(messages, unit, node_window_ns)

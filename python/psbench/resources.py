@@ -141,16 +141,17 @@ def service_to_watch(name: str, pid: int | None) -> Watched:
 
 @dataclass
 class WindowSampler:
-    """Reads every watched process at the first WINDOW begin and at each WINDOW end (the
-    last one, once every sender ended, is what stays). processes() lists what to watch
-    at that moment (late joiners appear once started)."""
+    """Reads every watched process at the first WINDOW begin and at the last WINDOW end.
+    processes() lists what to watch at that moment (late joiners appear once started)."""
     processes: Callable[[], list["Watched"]]
     begun: dict[str, tuple[Watched, Snapshot | None, bool]] = field(default_factory=dict)
     ended: dict[str, tuple[Watched, Snapshot | None, int | None]] = field(default_factory=dict)
     begins: int = 0
     ends: int = 0
 
-    def on_window(self, edge: str) -> None:
+    def on_window(self, edge: str, ends_expected: int = 1) -> None:
+        """The first "begin" reads every process (the senders wait meanwhile); the
+        ends_expected-th "end" (the last process to end its measurement) again."""
         if edge == "begin":
             self.begins += 1
             if self.begins == 1:
@@ -160,14 +161,15 @@ class WindowSampler:
                         self.begun[w.name] = (w, snapshot(w.pid), reset)
         elif edge == "end" and self.begins:
             self.ends += 1
-            for w in self.processes():
-                if w.pid is not None:
-                    self.ended[w.name] = (w, snapshot(w.pid), peak_rss_kb(w.pid))
+            if self.ends >= ends_expected:
+                for w in self.processes():
+                    if w.pid is not None:
+                        self.ended[w.name] = (w, snapshot(w.pid), peak_rss_kb(w.pid))
 
     def result(self, messages: int | None, unit: str, node_window_ns: int | None) -> dict:
         """run.json's resources block; {"measured": False, "why": ...} when the window
         was not seen whole."""
-        if not self.begins or self.ends < self.begins:
+        if not self.begins or not self.ended:
             return {"measured": False,
                     "why": "the measurement window did not end (run stopped or failed)"
                     if self.begins else "no sender announced its measurement window"}

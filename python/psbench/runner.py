@@ -135,13 +135,17 @@ def _wait_ready(procs, selector, deadline: float) -> None:
                 proc.ready = True
 
 
+def _answer(proc: NodeProcess, line: bytes) -> None:
+    try:
+        proc.popen.stdin.write(line)
+        proc.popen.stdin.flush()
+    except (BrokenPipeError, OSError, ValueError):
+        pass  # it ended; its exit code tells why
+
+
 def _send_go(procs) -> None:
     for proc in procs:
-        try:
-            proc.popen.stdin.write(b"GO\n")
-            proc.popen.stdin.flush()
-        except (BrokenPipeError, OSError):
-            pass  # it ended; its exit code tells why
+        _answer(proc, b"GO\n")
 
 
 def _start_late(procs, selector, run_dir: Path, go_at: float) -> None:
@@ -163,8 +167,9 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float,
     peer_grace after a success (e.g. pong waits for ping's end message), FAIL_GRACE_S
     after a failure (a peer of a failed process may wait for it forever). Raises
     _Deadline when a grace period or the run timeout is over. on_progress(label, fields)
-    gets each PROGRESS line a node prints while it measures; on_window(edge, procs) each
-    WINDOW begin|end line, as soon as it is read."""
+    gets each PROGRESS line a node prints while it measures; on_window(edge, process, procs)
+    each WINDOW line, as soon as it is read (a sender's "begin" is answered SAMPLED after
+    on_window returns: it measures only then)."""
     first_end = None
     while True:
         start_late()
@@ -187,8 +192,11 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float,
             raise _Deadline(f"{names} still running at the run timeout")
         for proc, line in _drain(selector, min(deadline - now, 0.1)):
             if line.startswith(WINDOW_PREFIX):
+                edge = line[len(WINDOW_PREFIX):]
                 if on_window:
-                    on_window(line[len(WINDOW_PREFIX):], procs)
+                    on_window(edge, proc, procs)
+                if edge == "begin":   # the sender waits for this before measuring
+                    _answer(proc, b"SAMPLED\n")
                 continue
             fields = progress_lines.parse(line) if on_progress else None
             if fields is not None:
@@ -367,8 +375,8 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     cleanup_command: the driver's cleanup argv, run once the processes are gone.
     start_after: name -> seconds after GO at which that process starts (a late joiner,
     outside the barrier); the others start at once. on_progress(label, fields): called
-    with each PROGRESS line of a node that was given --progress. on_window(edge, processes):
-    called with each WINDOW line of a node given --window-lines, at once.
+    with each PROGRESS line of a node that was given --progress. on_window(edge, process,
+    processes): called with each WINDOW line of a node given --window-lines, at once.
     """
     late = start_after or {}
     procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),

@@ -382,10 +382,10 @@ def resources_table(configs: list[Config]) -> Table | None:
                      r["services"]["cpu_ns_per_message"], r["all"]["cpu_ns_per_message"],
                      r["all"]["utilisation"], r["all"]["switches_per_message"],
                      mib["nodes"], mib["services"], ", ".join(r["service_names"]) or "-"])
-    notes = ["over the measurement window (the senders' first measured write to their "
-             "last), every process of the run read from /proc at its edges: the node "
-             "processes and the services they use (brokers, daemons); medians of the "
-             "repetitions",
+    notes = ["over the measurement window (the senders' first measured write to the "
+             "last receiver's end), every process of the run read from /proc at its "
+             "edges: the node processes and the services they use (brokers, daemons); "
+             "medians of the repetitions",
              "CPU µs and switches per message: per round trip (ping) or per message "
              "published (pubsub, every subscriber's delivery of it included); CPU % = CPU "
              "time / window, 100% = one CPU busy; peak RSS: the largest process of each "
