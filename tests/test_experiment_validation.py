@@ -6,6 +6,7 @@ import os
 import pytest
 
 from conftest import REPO
+from psbench import paths
 from experiment_files import run_experiment, write
 
 BASE = "defaults: {kind: ping, driver: udp, count: 50}\n"
@@ -60,12 +61,14 @@ CASES = {
                        ["runs[0]: the same run as a matrix run"]),
     "unknown driver": ("defaults: {kind: ping}\nmatrix:\n  driver: [udp, cyclone]\n", 3,
                        ["matrix.driver: unknown driver 'cyclone'; built drivers: "
-                        "cyclonedds, fastdds, iceoryx, mqtt, nats, redis, shm, udp, zeromq"]),
+                        + ", ".join(sorted(paths.driver_libraries()))]),
     "driver refuses a QoS": ("defaults: {kind: ping}\nmatrix:\n  driver: [udp, shm]\n"
                              "  reliability: [best_effort, reliable]\n", 4,
                              ["matrix.reliability: udp: reliability 'reliable' is not "
-                              "supported; this driver supports best_effort; to leave these "
-                              "runs out: exclude: [{driver: udp, reliability: reliable}]"]),
+                              "supported; this driver supports best_effort (reliability must "
+                              "be best_effort: the kernel neither acknowledges nor resends); "
+                              "to leave these runs out: exclude: [{driver: udp, reliability: "
+                              "reliable}]"]),
     "driver refuses history": (BASE + "runs:\n  - history: keep_last:4\n", 3,
                                ["runs[0].history: udp: history 'keep_last' is not supported; "
                                 "this driver supports (none)"]),

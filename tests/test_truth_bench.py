@@ -148,7 +148,8 @@ def test_probe_pub_sub_reports_its_rate_and_count(driver, tmp_path):
     if binary is None:
         pytest.skip(why)
     with ServicePool(largest_message=1024) as pool:
-        used = pool.ensure({"capabilities": {"services": [service] if service else []}}, None, tmp_path)
+        # As the node describes the driver: its manifest names the service.
+        used = pool.ensure({"name": driver, "capabilities": {}}, None, tmp_path)
         options = broker_options(used)
         broker = options[0].partition("=")[2] if options else ""
         args = truth.probe_tput_args(driver, broker, f"test{os.getpid()}", 1024, 0.5)
