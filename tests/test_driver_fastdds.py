@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import only_run, run_cli
+from psbench import manifests
 from psbench.samples import read_samples
 
 DRIVER = "fastdds"
@@ -295,9 +296,7 @@ def fastrtps_files() -> set[str]:
 
 
 def test_cleanup_command_removes_what_a_killed_node_leaves(fastdds, node, tmp_path):
-    describe = json.loads(subprocess.run([str(node), "--driver", str(fastdds), "--describe"],
-                                         capture_output=True, text=True, check=True).stdout)
-    cleanup = describe["capabilities"]["cleanup_command"]
+    cleanup = manifests.cleanup_command("fastdds")
     assert cleanup == ["fastdds", "shm", "clean"]
     before = fastrtps_files()
     pong = subprocess.Popen([str(node), "--driver", str(fastdds), "--role", "pong",

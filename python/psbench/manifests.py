@@ -45,10 +45,12 @@ class Manifest:
     pypi: tuple[str, ...] = ()
     cargo: tuple[str, ...] = ()
     services: tuple[ServiceSpec, ...] = field(default_factory=tuple)
+    cleanup: tuple[str, ...] = ()         # argv run after every run: what a kill leaves
 
 
 _TABLES = "tables"   # a list of tables: [[services]]
-_TOP = {"architecture": str, "baseline": bool, "packages": dict, "services": _TABLES}
+_TOP = {"architecture": str, "baseline": bool, "packages": dict, "services": _TABLES,
+        "cleanup": list}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {"name": str, "transport": str, "from": str, "per_host": bool, "broker": bool,
             "config_file": str, "config": str, "config_script": str, "argv": list,
@@ -123,7 +125,8 @@ def load(name: str) -> Manifest:
                     baseline=data.get("baseline", False),
                     debian=tuple(packages.get("debian", [])),
                     pypi=tuple(packages.get("pypi", [])),
-                    cargo=tuple(packages.get("cargo", [])), services=tuple(services))
+                    cargo=tuple(packages.get("cargo", [])), services=tuple(services),
+                    cleanup=tuple(data.get("cleanup", [])))
 
 
 def driver_names() -> list[str]:
@@ -134,6 +137,14 @@ def driver_names() -> list[str]:
 def baseline_drivers() -> tuple[str, ...]:
     """The drivers that measure the physical floor (no middleware)."""
     return tuple(n for n in driver_names() if load(n).baseline)
+
+
+def cleanup_command(driver: str) -> list[str] | None:
+    """The argv to run after every run of the driver, None when it declares none (or is
+    a driver from outside drivers/)."""
+    if driver not in driver_names():
+        return None
+    return list(load(driver).cleanup) or None
 
 
 def service(name: str) -> ServiceSpec | None:

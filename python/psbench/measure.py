@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 
 from psbench import accounting as samples_accounting
-from psbench import drivers, paths, resources, runner, rundir
+from psbench import drivers, manifests, paths, resources, runner, rundir
 from psbench.analysis.rates import span_mbit, span_rate
 from psbench.samples import SamplesFileError, read_samples
 from psbench.services import ServicePool, broker_options
@@ -292,7 +292,7 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
                                      progress)
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
-        cleanup = driver.get("capabilities", {}).get("cleanup_command") or None
+        cleanup = manifests.cleanup_command(driver.get("name", ""))
         datagrams_before = udp_datagrams_sent()
         sampler = _Sampler(used)
         result = runner.launch(run_id, run_dir, commands, barrier=True,
