@@ -26,9 +26,8 @@ class Context {
 
 // A topic of the run's type in the context's participant; throws on error.
 inline dds_entity_t create_topic(const Context &ctx, const char *name) {
-  const dds_entity_t topic = dds_create_topic(ctx.participant, ctx.descriptor, name, nullptr, nullptr);
-  if (topic < 0) fail_dds("cannot create topic", topic);
-  return topic;
+  return checked(dds_create_topic(ctx.participant, ctx.descriptor, name, nullptr, nullptr),
+                 "cannot create topic");
 }
 
 // With transport shm, throws unless Cyclone really put the endpoint on iceoryx (it

@@ -36,23 +36,15 @@ class Reader {
         dds_listener = dds_create_listener(this);
         dds_lset_data_available(dds_listener, &Reader::on_data_available);
       }
-      reader_ = dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener);
+      const dds_entity_t reader = dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener);
       if (dds_listener != nullptr) dds_delete_listener(dds_listener);
-      if (reader_ < 0) {
-        const dds_return_t rc = reader_;
-        reader_ = 0;
-        fail_dds("cannot create a reader", rc);
-      }
+      reader_ = checked(reader, "cannot create a reader");
       require_shm(ctx, reader_, "reader");
       if (s.notify == PSB_NOTIFY_WAIT) {
-        waitset_ = dds_create_waitset(ctx.participant);
-        condition_ = waitset_ < 0 ? waitset_ : dds_create_readcondition(reader_, DDS_ANY_STATE);
-        const dds_return_t rc = condition_ < 0 ? condition_ : dds_waitset_attach(waitset_, condition_, 0);
-        if (rc < 0) {
-          if (waitset_ < 0) waitset_ = 0;
-          if (condition_ < 0) condition_ = 0;
-          fail_dds("cannot set up the reader's waitset", rc);
-        }
+        const char *what = "cannot set up the reader's waitset";
+        waitset_ = checked(dds_create_waitset(ctx.participant), what);
+        condition_ = checked(dds_create_readcondition(reader_, DDS_ANY_STATE), what);
+        checked(dds_waitset_attach(waitset_, condition_, 0), what);
       }
     } catch (...) {
       destroy();

@@ -17,12 +17,7 @@ class Writer {
       if (complex_ && !build_complex(&complex_sample_, ctx.settings.elements))
         fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
       topic_ = create_topic(ctx, topic);
-      writer_ = dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr);
-      if (writer_ < 0) {
-        const dds_return_t rc = writer_;
-        writer_ = 0;
-        fail_dds("cannot create a writer", rc);
-      }
+      writer_ = checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr), "cannot create a writer");
       require_shm(ctx, writer_, "writer");
     } catch (...) {
       destroy();
