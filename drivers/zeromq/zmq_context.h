@@ -57,7 +57,8 @@ struct InprocProcess {
   int users = 0;
   std::map<std::string, Topic> topics;
   static InprocProcess &get() {
-    static InprocProcess process;
+    // Never destroyed: an endpoint (or its listener thread) may outlive static destruction.
+    static InprocProcess &process = *new InprocProcess;
     return process;
   }
 };
