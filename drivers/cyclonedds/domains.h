@@ -32,35 +32,27 @@ inline std::string domain_config(const Settings &s) {
   return config;
 }
 
-// This process's domains by id; mutex guards them.
-struct Domains {
-  struct Domain {
-    dds_entity_t handle = 0;
-    std::string config;
-    int users = 0;
-  };
-  std::mutex mutex;
-  std::map<uint32_t, Domain> by_id;
-  static Domains &get() {
-    static Domains domains;
-    return domains;
-  }
+struct Domain {
+  dds_entity_t handle = 0;
+  std::string config;
+  int users = 0;
 };
+inline std::mutex domains_mutex;  // guards domains
+inline std::map<uint32_t, Domain> domains;  // this process's, by id
 
 // Creates a participant in domain `id`, creating the domain with `config` if this
 // process has none yet. A second context asking for the same id with another
 // configuration is refused. Returns the participant; throws psb::sdk::Error if refused.
 inline dds_entity_t join_domain(uint32_t id, const std::string &config) {
-  Domains &all = Domains::get();
-  std::lock_guard lock(all.mutex);
-  Domains::Domain &d = all.by_id[id];
+  std::lock_guard lock(domains_mutex);
+  Domain &d = domains[id];
   if (d.users == 0) {
     // The configuration is given explicitly, so CYCLONEDDS_URI in the environment
     // plays no part.
     d.handle = dds_create_domain(id, config.c_str());
     if (d.handle < 0) {
       const dds_return_t rc = d.handle;
-      all.by_id.erase(id);
+      domains.erase(id);
       fail("cannot create domain %u: %s (Cyclone printed the reason on stderr; "
            "check the configuration%s)",
            id, dds_strretcode(rc),
@@ -76,7 +68,7 @@ inline dds_entity_t join_domain(uint32_t id, const std::string &config) {
   if (participant < 0) {
     if (d.users == 0) {
       dds_delete(d.handle);
-      all.by_id.erase(id);
+      domains.erase(id);
     }
     fail_dds("cannot create a participant", participant);
   }
@@ -86,13 +78,12 @@ inline dds_entity_t join_domain(uint32_t id, const std::string &config) {
 
 // Deletes the participant; the last one out deletes the domain.
 inline void leave_domain(uint32_t id, dds_entity_t participant) {
-  Domains &all = Domains::get();
-  std::lock_guard lock(all.mutex);
+  std::lock_guard lock(domains_mutex);
   dds_delete(participant);
-  auto it = all.by_id.find(id);
-  if (it != all.by_id.end() && --it->second.users == 0) {
+  auto it = domains.find(id);
+  if (it != domains.end() && --it->second.users == 0) {
     dds_delete(it->second.handle);
-    all.by_id.erase(it);
+    domains.erase(it);
   }
 }
 
