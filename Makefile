@@ -1,8 +1,10 @@
 # psbench front door. `make demo` and `make test` each set up what is missing first.
 BUILD_DIR ?= build
 PYTEST_ARGS ?=
+# pytest-xdist workers: runs mostly wait on processes, so more workers than cores pay.
+PYTEST_WORKERS ?= 3
 
-.PHONY: all setup build test test-native test-python demo bench clean
+.PHONY: all setup build test test-native test-python test-long demo bench clean
 
 all: build
 
@@ -22,8 +24,13 @@ test: build
 test-native:
 	ctest --test-dir $(BUILD_DIR) --output-on-failure
 
+# Tests that share a machine-wide resource run one at a time (tests/scheduling.py); the
+# long ones (reproductions, bench rounds) wait for `make test-long`.
 test-python:
-	./.venv/bin/python -m pytest -q tests $(PYTEST_ARGS)
+	./.venv/bin/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not long" tests $(PYTEST_ARGS)
+
+test-long: build
+	./.venv/bin/python -m pytest -q -m long tests $(PYTEST_ARGS)
 
 demo: build
 	./psbench demo

@@ -4,6 +4,8 @@ missing."""
 
 import json
 
+import pytest
+
 from conftest import run_cli
 
 DRIVERS = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats",
@@ -18,6 +20,7 @@ def demo_store(results):
     return store, index
 
 
+@pytest.mark.host_wide   # every driver of experiments/quickstart.yaml
 def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, results):
     proc = run_cli(["demo", "--count", "300"], results, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr

@@ -209,7 +209,8 @@ def test_refused_settings_say_why(nats, results, args, message):
     assert nats_server_pids(str(results)) == []
 
 
-@pytest.mark.parametrize("notify", ["wait", "poll", "listener"])
+# The listener case takes about 20 s to end here, the others 4 s: make test-long runs it.
+@pytest.mark.parametrize("notify", ["wait", "poll", pytest.param("listener", marks=pytest.mark.long)])
 def test_server_killed_mid_run_fails_the_run(nats, results, notify):
     with cli_in_background(["ping", "--driver", DRIVER, "--notify", notify, "--duration",
                             "60", "--warmup", "10", "--rate", "500"], results) as proc:

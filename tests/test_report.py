@@ -144,6 +144,7 @@ def test_failed_runs_are_listed_and_left_out(report):
     assert len(summary) == 7
 
 
+@pytest.mark.long
 def test_the_same_data_gives_the_same_report(report_sweep, tmp_path):
     outs = [tmp_path / "one", tmp_path / "two"]
     for out in outs:

@@ -86,6 +86,7 @@ def _row(table: dict, message: str) -> dict:
     return found[0]
 
 
+@pytest.mark.long
 def test_quick_reproduction_end_to_end(driver_libs, results, tmp_path):
     built = [d for d in DDS if d in driver_libs]
     if not built:
@@ -168,6 +169,7 @@ CRASHING = """
 """
 
 
+@pytest.mark.long
 def test_a_crashed_run_is_shown_as_crashed(driver_libs, results, tmp_path):
     """A run whose node dies (the udp driver's fault injection: abort after 5 writes) is a
     row with status crashed and no values, in the tables and the conclusions."""

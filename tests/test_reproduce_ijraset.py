@@ -124,6 +124,7 @@ def quick(tmp_path_factory):
 
 
 
+@pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
     check_paper_written(proc, root, STUDY, SECTIONS)
@@ -140,6 +141,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
         assert names == ({"pub", "relay", "sub"} if "relays=1" in label else {"pub", "sub"})
 
 
+@pytest.mark.long
 def test_latency_and_throughput_are_the_runs_own(quick):
     root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
@@ -172,6 +174,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
             assert row["mbit_per_s"] == pytest.approx(tp["aggregate_mbit_per_s"])
 
 
+@pytest.mark.long
 def test_criteria_table_names_each_cells_source(quick):
     root, paper = ok_paper(quick)
     criteria = paper_table(paper, "ijraset-criteria")

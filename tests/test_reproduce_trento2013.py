@@ -84,6 +84,7 @@ def _samples_of(run_dir) -> np.ndarray:
 
 
 
+@pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
     check_paper_written(proc, root, STUDY, SECTIONS)
@@ -99,6 +100,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 
 
 
+@pytest.mark.long
 def test_figures_are_the_runs_own_average_and_worst_case(quick):
     root, paper = ok_paper(quick)
     runs = runs_by_label(root)
@@ -135,6 +137,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
         for d in built()}
 
 
+@pytest.mark.long
 def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())

@@ -105,6 +105,7 @@ def quick(tmp_path_factory):
 
 
 
+@pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
     check_paper_written(proc, root, STUDY, SECTIONS)
@@ -117,6 +118,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
 
 
+@pytest.mark.long
 def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
     root, paper = ok_paper(quick)
     runs = index_lines(root)
@@ -148,6 +150,7 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
             assert row["n"] == 500 and row["corrupted"] == 0
 
 
+@pytest.mark.long
 def test_throughput_is_the_subscribers_own_count(quick):
     root, paper = ok_paper(quick)
     rows = paper_table(paper, "vanderbilt2006-throughput")["rows"]
@@ -191,6 +194,7 @@ def test_throughput_is_the_subscribers_own_count(quick):
                                              rel=0.02)
 
 
+@pytest.mark.long
 def test_every_statement_is_checked(quick):
     root, paper = ok_paper(quick)
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())

@@ -81,6 +81,7 @@ def _tables(doc) -> dict:
     return {t["name"]: t for s in doc["sections"] for t in s["tables"]}
 
 
+@pytest.mark.long
 def test_quick_runs_end_to_end_and_writes_the_papers_sections(quick):
     proc, out, doc = quick
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
@@ -116,6 +117,7 @@ def _raw(out, driver, reliability, size) -> np.ndarray:
     return found[0]
 
 
+@pytest.mark.long
 def test_latency_tables_are_the_runs_statistics_beside_the_papers(quick):
     _, out, doc = quick
     tables = _tables(doc)
@@ -144,6 +146,7 @@ def test_latency_tables_are_the_runs_statistics_beside_the_papers(quick):
             assert row["mean_ratio"] == pytest.approx(raw.mean() / (paper[2] * 1000))
 
 
+@pytest.mark.long
 def test_t_tests_are_welch_on_the_runs_samples(quick):
     _, out, doc = quick
     if not all(d in paths.driver_libraries() for d in DDS):
@@ -162,6 +165,7 @@ def test_t_tests_are_welch_on_the_runs_samples(quick):
             assert row["published_p"] == "<2.2e-16" and row["published_t"] < 0
 
 
+@pytest.mark.long
 def test_figure4_data_has_every_series_and_the_floor(quick):
     _, out, doc = quick
     means = _tables(doc)["figure4-means"]

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Rounds of bench/truth: each runs psbench and an independent instrument end to end.
+pytestmark = pytest.mark.long
+
 from psbench.base import paths
 
 REPO = Path(__file__).resolve().parents[1]

@@ -1,0 +1,75 @@
+"""Which tests may run side by side (`make test` runs them with pytest-xdist).
+
+Most runs share nothing with each other: run ids are random, brokers take free ports,
+files are named after the run. A few drivers share something with every run on the
+machine: a per-host daemon (one for all runs; the run that started it stops it, under
+another run that found it running) or a cleanup command that sweeps the machine's shared
+memory, which some tests also inspect machine-wide. Every test that runs such a driver
+joins one xdist group, "host", whose tests run one at a time in one worker. Which drivers
+those are comes from their manifests, never from a list here.
+
+A test runs such a driver when the driver's name is in its id (a parameter), its module's
+name (tests/test_driver_<name>.py), its fixtures' names, its own source or a module-level
+value its code refers to (an experiment held in a constant); a test that runs one without
+naming it anywhere (every driver of an experiment file) says so with
+@pytest.mark.host_wide.
+"""
+
+import inspect
+import re
+
+import pytest
+
+from psbench.base import manifests
+
+HOST_GROUP = "host"
+
+
+def host_wide_drivers() -> set[str]:
+    names = set()
+    for name in manifests.driver_names():
+        manifest = manifests.load(name)
+        per_host = any(s.per_host or ((manifests.service(s.name) or s).per_host)
+                       for s in manifest.services)
+        if per_host or manifest.cleanup:
+            names.add(name)
+    return names
+
+
+def _code_names(code) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _code_names(const)
+    return names
+
+
+def _text(item) -> str:
+    """Everything of a test that may name a driver."""
+    parts = [item.nodeid, " ".join(item.fixturenames)]
+    function = getattr(item, "function", None)
+    if function is not None:
+        try:
+            parts.append(inspect.getsource(function))
+        except (OSError, TypeError):
+            pass
+        module_globals = function.__globals__
+        parts += [repr(module_globals[n]) for n in _code_names(function.__code__)
+                  if n in module_globals and not callable(module_globals[n])
+                  and not inspect.ismodule(module_globals[n])]
+    return " ".join(parts)
+
+
+def runs_host_wide(item, drivers: set[str]) -> bool:
+    if item.get_closest_marker("host_wide"):
+        return True
+    words = set(re.findall(r"[a-z0-9_]+", _text(item)))
+    module = item.module.__name__ if item.module else ""
+    return bool(drivers & words) or any(module == f"test_driver_{d}" for d in drivers)
+
+
+def group_host_wide_tests(items) -> None:
+    drivers = host_wide_drivers()
+    for item in items:
+        if runs_host_wide(item, drivers):
+            item.add_marker(pytest.mark.xdist_group(HOST_GROUP))
