@@ -48,7 +48,7 @@ void release_shared_zctx() {
 
 Context::Context(const psb_config &cfg) {
   library_version();  // computed here, never on the timed path
-  settings = parse_settings(cfg);
+  settings = psb::sdk::parse_or_throw(cfg, parse_settings);
   if (settings.transport == Transport::inproc) {
     zctx = acquire_shared_zctx();
     shared_zctx = true;
