@@ -2,6 +2,7 @@
 #include "config.hpp"
 #include "driver_loader.hpp"
 #include "refusals.hpp"
+#include "run_node.hpp"
 
 #include <gtest/gtest.h>
 
@@ -152,4 +153,21 @@ TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
   EXPECT_EQ(found[1].message, "udp: option port_base='80': use a number from 1024 to 45535");
   EXPECT_EQ(found[2].message,
             "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+}
+
+TEST(Capabilities, CheckAndARefusedRunListEveryRefusal) {
+  const std::string args = "--driver " + kUdp + " --role ping --reliability reliable --transport unicast "
+                           "--option port_base=80";
+  const psb_test::NodeOutcome check = psb_test::run_node(args + " --check");
+  EXPECT_EQ(check.exit_code, 2) << check.output;
+  for (const char *line : {"refused (reliability): udp: reliability 'reliable' is not supported",
+                           "refused (option:port_base): udp: option port_base='80'",
+                           "refused (option:peer): udp: transport 'unicast' needs option peer="})
+    EXPECT_NE(check.output.find(line), std::string::npos) << line << " not in:\n" << check.output;
+  const psb_test::NodeOutcome run = psb_test::run_node(args + " --out /nonexistent/psbench-refused");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("the kernel neither acknowledges nor resends); udp: option port_base='80': "
+                            "use a number from 1024 to 45535; udp: transport 'unicast' needs option peer="),
+            std::string::npos)
+      << run.output;
 }
