@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from psbench import paths, table
+from psbench.base import paths, table
 
 LAUNCHER = paths.REPO_ROOT / "psbench"
 

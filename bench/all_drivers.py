@@ -17,9 +17,9 @@ from pathlib import Path
 
 import yaml
 
-from psbench import paths, table
-from psbench.analysis.configs import build_configs
-from psbench.analysis.load import load_results
+from psbench.base import paths, table
+from psbench.results.configs import build_configs
+from psbench.results.load import load_results
 
 SIZES = (64, 16384)
 NOTIFY = ("wait", "poll")

@@ -44,8 +44,8 @@ from pathlib import Path
 
 import numpy as np
 
-from psbench import paths
-from psbench.samples import read_samples
+from psbench.base import paths
+from psbench.results.samples import read_samples
 
 REPO = Path(__file__).resolve().parents[1]
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"

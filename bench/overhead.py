@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from psbench import paths
-from psbench.samples import read_samples
+from psbench.base import paths
+from psbench.results.samples import read_samples
 
 SOCKPERF_P50 = re.compile(r"percentile 50\.000 =\s+([0-9.]+)")
 

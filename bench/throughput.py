@@ -40,7 +40,7 @@ import tempfile
 from pathlib import Path
 
 from ddsperf_compare import pinned, stop  # bench/ is this script's folder: its sibling
-from psbench import paths, table
+from psbench.base import paths, table
 
 REPO = paths.REPO_ROOT
 LAUNCHER = REPO / "psbench"

@@ -20,7 +20,7 @@ ping-pong by an instrument that shares no code with psbench:
 The probes are small CMake projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
-(python/psbench/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
+(python/psbench/run/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
 sized for the largest message; a RouDi already running is used and left alone), one per
 driver for both tools, stopped at the end.
 Every process of both tools is pinned the same way (--cpus, default 0,1: the pinging
@@ -65,7 +65,7 @@ instrument is reliable, pub on the first --cpus CPU and sub on the second:
               when bytes wait to go out or every 100 ms, as the driver's writer; a hello
               answered before publishing, then end markers.
   For fastdds, zeromq, nats and mqtt both figures are the sub's (received - 1) / (last - first
-  arrival), on its own clock (psbench: python/psbench/measure.py's throughput()).
+  arrival), on its own clock (psbench: python/psbench/run/measure.py's throughput()).
 The table gives the medians over rounds of both rates, the messages each tool's
 subscribers received over all rounds, and the ratio psbench/instrument with the same
 bootstrap interval and verdict as the RTT rows.
@@ -90,12 +90,12 @@ import numpy as np
 
 import ddsperf_compare as dc
 import throughput as tput
-from psbench import paths
-from psbench.drivers import describe
-from psbench.errors import UserError
-from psbench.measure import span_rate
-from psbench.samples import read_samples
-from psbench.services import ServicePool, broker_options
+from psbench.base import paths
+from psbench.run.drivers import describe
+from psbench.base.errors import UserError
+from psbench.run.measure import span_rate
+from psbench.results.samples import read_samples
+from psbench.run.services import ServicePool, broker_options
 
 INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
                "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
@@ -438,7 +438,7 @@ def main() -> int:
 
     rows, extra, brokers = {"rtt": {}, "throughput": {}}, {}, {}
     tag = os.getpid() % 10000
-    # Brokers and RouDi as psbench itself starts them (python/psbench/services.py: the
+    # Brokers and RouDi as psbench itself starts them (python/psbench/run/services.py: the
     # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
     # largest message; a RouDi someone else runs is used and left alone), one per driver
     # for both tools, stopped at the end whatever happens.

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from psbench.samples import HEADER, HEADER_SIZE, MAGIC, RECORD_DTYPE, VERSION
+from psbench.results.samples import HEADER, HEADER_SIZE, MAGIC, RECORD_DTYPE, VERSION
 
 KIND_CODES = {"rtt": 1, "one_way": 2}
 SECOND = 1_000_000_000

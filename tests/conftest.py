@@ -16,7 +16,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
-from psbench import manifests, paths  # noqa: E402
+from psbench.base import manifests, paths  # noqa: E402
 
 LAUNCHER = REPO / "psbench"
 BASELINE_DRIVERS = manifests.baseline_drivers()

@@ -3,7 +3,7 @@
 import json
 from pathlib import Path
 
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 
 def check_counts(summary: dict, sent: int):

@@ -5,7 +5,7 @@ import textwrap
 from pathlib import Path
 
 from conftest import run_cli
-from psbench.experiment import prepare
+from psbench.run.experiment import prepare
 
 
 def write(folder: Path, text: str, name: str = "exp.yaml") -> Path:

@@ -1,7 +1,7 @@
 """The reconciliation rules of accounting.py on constructed summaries, each case with the
 answer a reviewer would give by hand: when missing samples are lost, when unaccounted."""
 
-from psbench.accounting import incomplete_message, reconcile
+from psbench.results.accounting import incomplete_message, reconcile
 
 S = 1_000_000_000
 

@@ -10,11 +10,10 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from psbench.analysis import formats
-from psbench.analysis.describe import describe, throughput
-from psbench.analysis.significance import (bootstrap, compare_samples, mann_whitney,
-                                           outside_noise, ratio_ci, seed_for, welch)
-from psbench.analysis.tables import Column, Table
+from psbench.report import formats
+from psbench.results.describe import describe, throughput
+from psbench.results.significance import bootstrap, compare_samples, mann_whitney, outside_noise, ratio_ci, seed_for, welch
+from psbench.report.tables import Column, Table
 
 
 def test_describe_one_to_ten_by_hand():
@@ -101,7 +100,7 @@ def test_large_samples_are_thinned_evenly_not_randomly():
 
 
 def test_outside_noise_band():
-    from psbench.analysis.significance import RatioCI
+    from psbench.results.significance import RatioCI
     assert outside_noise(RatioCI("p50", 1.2, 1.1, 1.3, 0.95), 0.05) == 1
     assert outside_noise(RatioCI("p50", 0.8, 0.7, 0.9, 0.95), 0.05) == -1
     assert outside_noise(RatioCI("p50", 1.04, 1.01, 1.06, 0.95), 0.05) == 0
@@ -151,7 +150,7 @@ def test_repetitions_widen_the_interval_by_their_disagreement():
 
 
 def test_the_floor_has_the_same_notify_mode_when_one_was_measured():
-    from psbench.analysis.configs import Config, _baselines
+    from psbench.results.configs import Config, _baselines
 
     def config(driver, notify, p50):
         c = Config(driver + notify, {"kind": "ping", "driver": driver, "size": 64,
@@ -168,7 +167,7 @@ def test_the_floor_has_the_same_notify_mode_when_one_was_measured():
 
 
 def test_the_floor_is_measured_at_the_same_rate():
-    from psbench.analysis.configs import Config, _baselines
+    from psbench.results.configs import Config, _baselines
 
     def config(driver, rate, p50):
         c = Config(f"{driver}{rate}", {"kind": "pubsub", "driver": driver, "size": 64,
@@ -186,7 +185,7 @@ def test_the_floor_is_measured_at_the_same_rate():
 
 
 def test_jitter_compares_samples_of_one_receiver_only():
-    from psbench.analysis.describe import describe
+    from psbench.results.describe import describe
     steady_low, steady_high = np.full(100, 10.0), np.full(100, 1000.0)
     pooled = np.ravel(np.column_stack([steady_low, steady_high]))  # interleaved by seq
     assert describe(pooled)["jitter"] == 990.0       # one series: every step jumps
@@ -194,8 +193,8 @@ def test_jitter_compares_samples_of_one_receiver_only():
 
 
 def test_a_floor_measured_once_or_unstable_is_flagged_beside_its_ratios():
-    from psbench.analysis.configs import Config, _baselines
-    from psbench.analysis.report_tables import baseline_table
+    from psbench.results.configs import Config, _baselines
+    from psbench.report.report_tables import baseline_table
 
     def config(driver, size, rep_p50s):
         c = Config(f"{driver}{size}", {"kind": "ping", "driver": driver, "size": size}, [],
@@ -226,7 +225,7 @@ def test_a_floor_measured_once_or_unstable_is_flagged_beside_its_ratios():
 
 
 def test_an_acknowledged_round_trip_is_read_against_a_floor_with_the_same_reply():
-    from psbench.analysis.configs import Config, _baselines
+    from psbench.results.configs import Config, _baselines
 
     def config(driver, reply, p50):
         params = {"kind": "ping", "driver": driver, "size": 1024}

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from conftest import (assert_nothing_left, cli_in_background, only_run, processes_of_run,
-                      run_cli, run_records, wait_for_running)
-from psbench import rundir, runner
-from psbench.spec import MeasureSpec, NodePlan, node_argv
+                      run_cli, wait_for_running)
+from psbench.results import rundir
+from psbench.run import runner
+from psbench.run.spec import MeasureSpec, NodePlan, node_argv
 
 
 def test_node_timeout_is_reported_and_kept(driver_libs, results):
@@ -122,7 +123,7 @@ def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
 
 def test_leftovers_named_after_the_run_are_removed_and_nothing_else(tmp_path):
     import tempfile
-    from psbench.runner import remove_leftovers
+    from psbench.run.leftovers import remove_leftovers
     run_id, other = "LeftOver01", "LeftOver02"
     tmp = Path(tempfile.gettempdir())
     made = [Path("/dev/shm") / f"psbench_{run_id}_data", tmp / f"psbench_{run_id}_77.lock",

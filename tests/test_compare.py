@@ -11,7 +11,7 @@ import pytest
 
 from conftest import assert_nothing_left, run_cli, run_records
 from experiment_files import index_lines, write
-from psbench.samples import HEADER_SIZE, read_samples
+from psbench.results.samples import HEADER_SIZE, read_samples
 
 EXPERIMENT = """
     name: compare
@@ -89,7 +89,7 @@ def test_a_against_itself_is_no_change_and_deterministic(sweeps, tmp_path):
         assert row["p50_low"] <= 1.0 <= row["p50_high"]
         assert row["n_a"] == row["n_b"] == 500
     assert verdict_line(proc) == "0 slower, 0 faster, 4 no change; " \
-                                 "regression beyond 5% (median): no"
+                                 "regression beyond 5% (p50): no"
     assert compare(a, a).stdout == proc.stdout
 
 
@@ -129,7 +129,7 @@ def test_doubled_latency_is_slower_everywhere(sweeps, tmp_path):
         # to call.
         assert row["p99_verdict"] in ("slower", "no change")
     assert verdict_line(proc) == "4 slower, 0 faster, 0 no change; " \
-                                 "regression beyond 5% (median): yes"
+                                 "regression beyond 5% (p50): yes"
 
 
 def test_halved_latency_is_faster_and_passes(sweeps, tmp_path):
@@ -170,7 +170,7 @@ def test_threshold_decides_what_is_noise(sweeps, tmp_path):
     proc, record = compare_json(a, slower, tmp_path, "--threshold", "0.3")
     assert proc.returncode == 0, proc.stdout
     assert {r["p50_verdict"] for r in rows_of(record)} == {"no change"}
-    assert verdict_line(proc).endswith("regression beyond 30% (median): no")
+    assert verdict_line(proc).endswith("regression beyond 30% (p50): no")
 
 
 def test_p99_needs_100_samples_a_side(sweeps, tmp_path):

@@ -5,12 +5,11 @@ section 7). Placeholders (`<sweep>`, `...`) and pipes are left out."""
 
 import re
 import shlex
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO
-from psbench.cli import build_parser
+from psbench.cli.main import build_parser
 from psbench.reproduce import STUDIES
 
 DOCS = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAUNCHER, REPO, cli_env, only_run, run_cli
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 DRIVER = "cyclonedds"
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from conftest import only_run, run_cli
-from psbench import manifests
-from psbench.samples import read_samples
+from psbench.base import manifests
+from psbench.results.samples import read_samples
 
 DRIVER = "fastdds"
 MIB = 1 << 20

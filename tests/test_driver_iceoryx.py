@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, only_run, run_cli
-from psbench import services
-from psbench.samples import read_samples
+from psbench.run import services
+from psbench.results.samples import read_samples
 
 DRIVER = "iceoryx"
 MIB = 1 << 20

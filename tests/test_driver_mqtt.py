@@ -16,7 +16,7 @@ import pytest
 
 from conftest import only_run, run_cli
 from driver_checks import check_counts, check_samples_file, load
-from psbench.service_definitions import executable, free_port
+from psbench.run.service_definitions import executable, free_port
 
 DRIVER = "mqtt"
 KIB, MIB = 1 << 10, 1 << 20

@@ -17,8 +17,8 @@ import pytest
 
 from conftest import cli_in_background, only_run, run_cli
 from driver_checks import load
-from psbench.samples import read_samples
-from psbench.service_definitions import free_port
+from psbench.results.samples import read_samples
+from psbench.run.service_definitions import free_port
 
 DRIVER = "nats"
 MIB = 1 << 20

@@ -20,7 +20,7 @@ import pytest
 
 from conftest import cli_in_background, node_processes_with, only_run, run_cli
 from driver_checks import check_counts, check_samples_file, load
-from psbench.service_definitions import free_port
+from psbench.run.service_definitions import free_port
 
 DRIVER = "redis"
 MIB = 1 << 20

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import only_run, run_cli
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 DRIVER = "zeromq"
 MIB = 1 << 20

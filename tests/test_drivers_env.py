@@ -82,7 +82,7 @@ def test_env_table(results):
 
 
 def test_service_entries_name_the_transport_that_needs_them():
-    from psbench.drivers import service_status
+    from psbench.run.drivers import service_status
     only_shm = service_status("shm:iox-roudi", running={"iox-roudi"})
     assert (only_shm.name, only_shm.transport, only_shm.running) == ("iox-roudi", "shm", True)
     always = service_status("surely-not-installed-broker", running=set())

@@ -7,9 +7,9 @@ from dataclasses import fields
 import pytest
 
 from experiment_files import plan_of
-from psbench.errors import UserError
-from psbench.experiment.params import DERIVED_FIELDS, PARAMS
-from psbench.spec import MeasureSpec
+from psbench.base.errors import UserError
+from psbench.run.experiment.params import DERIVED_FIELDS, PARAMS
+from psbench.run.spec import MeasureSpec
 
 
 def test_every_measure_setting_is_a_run_parameter():

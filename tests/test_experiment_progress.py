@@ -2,7 +2,7 @@
 
 import io
 
-from psbench.progress import Progress, duration_text
+from psbench.run.progress import Progress, duration_text
 
 
 def test_plain_lines_one_per_finished_run():

@@ -6,7 +6,7 @@ import os
 import pytest
 
 from conftest import REPO
-from psbench import paths
+from psbench.base import paths
 from experiment_files import run_experiment, write
 
 BASE = "defaults: {kind: ping, driver: udp, count: 50}\n"

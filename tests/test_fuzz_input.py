@@ -13,9 +13,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from psbench import cli, cmd_measure
-from psbench.errors import UserError
-from psbench.experiment import ExperimentError, prepare
+from psbench.cli import cmd_measure
+from psbench.cli.main import build_parser
+from psbench.base.errors import UserError
+from psbench.run.experiment import ExperimentError, prepare
 
 CASE = settings(max_examples=150, deadline=2000,
                 suppress_health_check=[HealthCheck.function_scoped_fixture,
@@ -81,7 +82,7 @@ VALUES = st.one_of(st.sampled_from(["udp", "64", "0", "-1", "1e20", "nan", "inf"
 @given(command=st.sampled_from(["ping", "pubsub", "pign", "ratesearch"]),
        argv=st.lists(st.one_of(st.sampled_from(OPTIONS), VALUES), max_size=8))
 def test_random_command_lines_parse_or_exit_2(command, argv):
-    parser = cli.build_parser()
+    parser = build_parser()
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         try:
             args = parser.parse_args([command, *argv])

@@ -6,9 +6,9 @@ random latencies."""
 import numpy as np
 import pytest
 
-from psbench.analysis.hgrm import distribution_text
-from psbench.analysis.load import load_results
-from psbench.analysis.report import Settings, build_report, write_report
+from psbench.report.hgrm import distribution_text
+from psbench.results.load import load_results
+from psbench.report.document import Settings, build_report, write_report
 
 
 def parse(text: str) -> tuple[list[tuple[float, float, int]], list[str]]:

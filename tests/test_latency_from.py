@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from conftest import run_cli, run_records
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 RATE = 1000
 PERIOD_NS = 1_000_000_000 // RATE

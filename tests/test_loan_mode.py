@@ -8,8 +8,8 @@ import pytest
 
 from conftest import only_run, run_cli
 from experiment_files import index_lines, run_experiment, write
-from psbench.analysis.load import load_results
-from psbench.analysis.report import Settings, build_report
+from psbench.results.load import load_results
+from psbench.report.document import Settings, build_report
 
 SWEEP = """
     name: loans

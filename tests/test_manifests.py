@@ -4,13 +4,13 @@ Checked against what the built drivers say of themselves, against the packages s
 installs, and with broken manifests that must be refused naming the file and the field."""
 
 import subprocess
-from pathlib import Path
 
 import pytest
 
 from conftest import REPO
-from psbench import drivers, manifests, paths
-from psbench.errors import UserError
+from psbench.run import drivers
+from psbench.base import manifests, paths
+from psbench.base.errors import UserError
 
 
 def test_every_driver_folder_has_a_manifest_that_loads():

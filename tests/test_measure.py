@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from conftest import only_run, run_cli
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 COUNT = 2000
 

@@ -3,10 +3,9 @@ driver's folder (its manifest, its `--describe`), so a driver is added or change
 alone (issue 16). Reproductions may name middlewares: the papers do."""
 
 import re
-from pathlib import Path
 
 from conftest import REPO
-from psbench import manifests
+from psbench.base import manifests
 
 PACKAGE = REPO / "python" / "psbench"
 CHECKED = [p for p in PACKAGE.rglob("*.py") if "reproduce" not in p.relative_to(PACKAGE).parts]

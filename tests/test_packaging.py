@@ -31,7 +31,7 @@ def test_every_declared_dependency_is_pinned_as_in_the_lock_file():
 
 def test_the_console_script_is_the_cli():
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    assert project["scripts"] == {"psbench": "psbench.cli:main"}
+    assert project["scripts"] == {"psbench": "psbench.cli.main:main"}
     script = REPO / ".venv" / "bin" / "psbench"
     out = subprocess.run([str(script), "--version"], capture_output=True, text=True,
                          timeout=60)

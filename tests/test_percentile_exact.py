@@ -8,10 +8,10 @@ the counts where floating point used to take one rank too many (n a multiple of 
 import numpy as np
 import pytest
 
-from psbench.analysis.describe import describe
-from psbench.analysis.plots import spectrum_of
-from psbench.analysis.significance import _stat
-from psbench.stats import PERCENTILES, nearest_rank, summarize_ns
+from psbench.results.describe import describe
+from psbench.report.plots import spectrum_of
+from psbench.results.significance import _stat
+from psbench.results.stats import PERCENTILES, nearest_rank, summarize_ns
 
 LABELS = [label for label, _, _ in PERCENTILES]   # p50, p90, p99, p99.9, p99.99
 

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from conftest import run_cli
-from psbench.samples import read_samples
-from psbench.stats import interval_ranks, percentile_intervals
+from psbench.results.samples import read_samples
+from psbench.results.stats import interval_ranks, percentile_intervals
 
 
 def exact_ranks(q_percent: Fraction, n: int, confidence: Fraction):

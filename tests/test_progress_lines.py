@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import only_run, run_cli
-from psbench import progress_lines
-from psbench.samples import read_samples
+from psbench.run import progress_lines
+from psbench.results.samples import read_samples
 
 
 def progress_of(stdout: str) -> list[dict]:

@@ -9,8 +9,7 @@ import time
 import pytest
 
 from conftest import assert_nothing_left, cli_in_background, run_cli, run_records
-from psbench.ratesearch import (Criteria, Observation, SearchResult, judge,
-                                runs_left_at_most, search)
+from psbench.run.ratesearch import Criteria, Observation, SearchResult, judge, runs_left_at_most, search
 
 
 def system(capacity: float, p99_ns: float = 1000.0, status: str = "ok"):
@@ -334,8 +333,8 @@ def test_the_bound_of_runs_left_never_undercounts():
 
 
 def test_the_output_says_the_rate_is_per_publisher_with_the_total():
-    from psbench.cmd_ratesearch import curve_table, result_text
-    from psbench.ratesearch import per_publisher_json
+    from psbench.cli.cmd_ratesearch import curve_table, result_text
+    from psbench.run.ratesearch import per_publisher_json
     result = search(Criteria(start_rate_hz=1000, max_rate_hz=2000, confirm=2), system(1e9))
     assert per_publisher_json(result, 3) == {
         "rate_is": "per publisher", "publishers": 3,
@@ -351,7 +350,7 @@ def test_the_output_says_the_rate_is_per_publisher_with_the_total():
 
 def test_progress_with_an_upper_bound_says_at_most():
     import io
-    from psbench.progress import Progress
+    from psbench.run.progress import Progress
     out = io.StringIO()
     progress = Progress(6, stream=out, tty=False, at_most=True)
     progress.start("1,000 Hz")

@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 from conftest import only_run, run_cli
-from psbench import paths
+from psbench.base import paths
 
 COUNT = 300
 
@@ -81,7 +81,7 @@ def test_bad_reply_sizes_are_refused(node, results, args, message):
 
 
 def test_experiment_key_is_validated_like_the_option(node, tmp_path):
-    from psbench.experiment.params import PARAMS, BadValue
+    from psbench.run.experiment.params import PARAMS, BadValue
     param = PARAMS["reply_size"]
     assert param.kinds == ("ping",)
     assert param.parse("32") == 32 and param.parse("1KiB") == 1024

@@ -11,7 +11,7 @@ from scipy import stats as sps
 
 from conftest import REPO, run_cli, run_records
 from experiment_files import index_lines
-from psbench.samples import read_samples
+from psbench.results.samples import read_samples
 
 TABLES = ("summary", "delivery", "baseline", "significance", "not-ok")
 

@@ -16,9 +16,9 @@ import pytest
 from PIL import Image
 
 from conftest import run_cli
-from psbench.analysis.html import render_html
-from psbench.analysis.plots import Plot
-from psbench.analysis.tables import Column, Table
+from psbench.report.html import render_html
+from psbench.report.plots import Plot
+from psbench.report.tables import Column, Table
 
 SECTIONS = {"summary": "Summary", "tables": "Tables", "plots": "Plots",
             "environment": "Environment", "experiment": "Experiment"}
@@ -202,7 +202,7 @@ def test_render_html_escapes_everything_and_keeps_nested_environment(tmp_path):
 
 
 def test_a_long_table_folds_and_a_short_one_does_not():
-    from psbench.analysis.html import FOLDED_ROWS
+    from psbench.report.html import FOLDED_ROWS
 
     def page(rows: int) -> str:
         table = Table("t", "T", [Column("n", "n", "count")], [[i] for i in range(rows)])

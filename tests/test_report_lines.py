@@ -26,7 +26,7 @@ def _summary(role, topic, discovery_ns):
 
 
 def test_the_discovery_line_over_several_topics_and_when_not_measured():
-    from psbench.report import _discovery
+    from psbench.report.run_text import _discovery
     two = {"t1-sub": _summary("sub", "data1", 5e6), "t1-pub": _summary("pub", "data1", 4e6),
            "t2-sub": _summary("sub", "data2", 7e6), "t2-pub": _summary("pub", "data2", 3e6)}
     assert _discovery(two) == ("7.00 ms (t2-sub, the slowest of 2 subs on 2 topics; "
@@ -47,8 +47,8 @@ def test_a_udp_run_with_two_topics_prints_its_discovery_line(driver_libs, result
 
 
 def test_the_report_labels_name_the_reply_size():
-    from psbench.analysis.configs import label_keys, label_of
-    from psbench.report import sizes_text
+    from psbench.results.configs import label_keys, label_of
+    from psbench.base.units import sizes_text
 
     class Config:
         def __init__(self, **params):
@@ -72,7 +72,7 @@ def _lossy(loss, reliability=None, history=None, rate=None):
 
 
 def test_high_best_effort_loss_gets_one_line_naming_the_likely_cause():
-    from psbench.report import loss_hint
+    from psbench.report.run_text import loss_hint
     assert loss_hint(_lossy(0.9)) is None                          # within 1%
     assert loss_hint(_lossy(40.0, reliability="reliable")) is None  # not best effort
     slow = loss_hint(_lossy(40.0, rate=20000.0))

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from psbench.analysis.configs import build_configs
-from psbench.analysis.load import load_results
-from psbench.analysis.plots import binned_over_time, spectrum_of, write_plots
+from psbench.results.configs import build_configs
+from psbench.results.load import load_results
+from psbench.report.plots import binned_over_time, spectrum_of, write_plots
 
 EXPECTED = {"latency-vs-size", "percentile-spectrum-ping", "percentile-spectrum-pubsub",
             "latency-histograms", "latency-over-time", "throughput-vs-size"}

@@ -14,9 +14,9 @@ import pytest
 
 from analysis_data import SECOND, Sub, pubsub_spec, search_document, write_run
 from conftest import run_cli, run_records
-from psbench.analysis.load import load_results
-from psbench.analysis.report import Settings, build_report, write_report
-from psbench.samples import read_samples
+from psbench.results.load import load_results
+from psbench.report.document import Settings, build_report, write_report
+from psbench.results.samples import read_samples
 
 SIZE = 1024
 ECHO_RTT_NS = [2 * k * 1000 for k in range(1, 301)]    # RTT/2 = 1..300 µs

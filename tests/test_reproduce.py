@@ -12,9 +12,10 @@ import pytest
 from matplotlib.figure import Figure
 
 from conftest import run_cli
-from psbench import cli, reproduce
-from psbench.analysis.plots import Drawing
-from psbench.analysis.tables import Column, Table
+from psbench import reproduce
+from psbench.cli.main import main
+from psbench.report.plots import Drawing
+from psbench.report.tables import Column, Table
 from psbench.reproduce import common
 
 FAKE = "fakestudy1999"
@@ -50,10 +51,10 @@ def test_no_name_is_an_error(results):
 def test_a_study_without_its_module_says_it_is_not_available(monkeypatch, capsys):
     monkeypatch.setitem(reproduce.STUDIES, FAKE, "a study whose module does not exist")
     assert not reproduce.available(FAKE)
-    assert cli.main(["reproduce", FAKE]) == 2
+    assert main(["reproduce", FAKE]) == 2
     err = capsys.readouterr().err
     assert f"study '{FAKE}' is not yet available" in err
-    assert cli.main(["reproduce", "--list"]) == 0
+    assert main(["reproduce", "--list"]) == 0
     assert "[not yet available]" in next(line for line in capsys.readouterr().out.splitlines()
                                          if line.startswith(FAKE))
 
@@ -99,7 +100,7 @@ def fake_study(monkeypatch, tmp_path, driver_libs):
 
 def test_a_study_runs_reports_and_writes_the_papers_sections(fake_study, results, capsys):
     out = results / "fake"
-    assert cli.main(["reproduce", FAKE, "--quick", "-o", str(out), "--no-plots"]) == 0
+    assert main(["reproduce", FAKE, "--quick", "-o", str(out), "--no-plots"]) == 0
     printed = capsys.readouterr().out
     report = out / "report"
     # The sweep, as `psbench run` stores it, and its normal report.
@@ -131,7 +132,7 @@ def test_a_study_runs_reports_and_writes_the_papers_sections(fake_study, results
 
 
 def test_dry_run_lists_the_runs_and_runs_nothing(fake_study, results, capsys):
-    assert cli.main(["reproduce", FAKE, "--dry-run"]) == 0
+    assert main(["reproduce", FAKE, "--dry-run"]) == 0
     assert "fake-full" in capsys.readouterr().out
     assert not results.exists()
 
@@ -139,19 +140,19 @@ def test_dry_run_lists_the_runs_and_runs_nothing(fake_study, results, capsys):
 def test_a_missing_published_file_is_an_error_before_anything_runs(fake_study, results,
                                                                    capsys):
     (fake_study / f"{FAKE}.published.yaml").unlink()
-    assert cli.main(["reproduce", FAKE, "--quick", "-o", str(results / "x")]) == 2
+    assert main(["reproduce", FAKE, "--quick", "-o", str(results / "x")]) == 2
     assert "published figures" in capsys.readouterr().err
     assert not results.exists()
 
 
 def test_resume_needs_the_directory(fake_study, capsys):
-    assert cli.main(["reproduce", FAKE, "--resume"]) == 2
+    assert main(["reproduce", FAKE, "--resume"]) == 2
     assert "-o DIR" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", [n for n in reproduce.STUDIES if reproduce.available(n)])
 def test_every_available_study_has_its_files_and_they_validate(name):
-    from psbench.experiment import prepare
+    from psbench.run.experiment import prepare
 
     for quick in (False, True):
         path = common.experiment_path(name, quick)

@@ -11,7 +11,7 @@ import pytest
 
 from conftest import REPO, run_cli
 from experiment_files import run_experiment, write
-from psbench.analysis.load import load_results
+from psbench.results.load import load_results
 from psbench.reproduce import common, eprosima2022
 
 SEEDS = REPO / "experiments" / "seeds"

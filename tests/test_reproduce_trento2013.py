@@ -15,9 +15,9 @@ import yaml
 from conftest import LAUNCHER, REPO, cli_env, run_cli
 from reproduce_runs import (SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick,
                             runs_by_label)
-from psbench import paths
-from psbench.experiment import prepare
-from psbench.samples import read_samples
+from psbench.base import paths
+from psbench.run.experiment import prepare
+from psbench.results.samples import read_samples
 
 STUDY = "trento2013"
 MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")

@@ -13,9 +13,9 @@ import yaml
 from conftest import run_cli
 from experiment_files import index_lines
 from reproduce_runs import SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick
-from psbench import paths
-from psbench.experiment import prepare
-from psbench.samples import read_samples
+from psbench.base import paths
+from psbench.run.experiment import prepare
+from psbench.results.samples import read_samples
 
 STUDY = "vanderbilt2006"
 MIDDLEWARES = ("cyclonedds", "fastdds")

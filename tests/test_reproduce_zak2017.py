@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from conftest import REPO, assert_nothing_left, run_cli, run_records
-from psbench import paths
-from psbench.analysis.load import load_results
-from psbench.analysis.significance import welch
-from psbench.experiment import prepare
+from psbench.base import paths
+from psbench.results.load import load_results
+from psbench.results.significance import welch
+from psbench.run.experiment import prepare
 
 SEEDS = REPO / "experiments" / "seeds"
 PAPER_SIZES = [16 << i for i in range(11)]

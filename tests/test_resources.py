@@ -15,7 +15,7 @@ import pytest
 from conftest import REPO, only_run, run_cli
 
 sys.path.insert(0, str(REPO / "python"))
-from psbench import resources  # noqa: E402
+from psbench.run import resources  # noqa: E402
 
 # A child that does what it is told on stdin, one command per line, and answers each
 # with its own getrusage (user + system, ns) and its peak RSS (ru_maxrss, KiB).

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from conftest import only_run, run_cli
-from psbench.samples import HEADER_SIZE, SamplesFileError, read_samples
-from psbench.stats import summarize_ns
+from psbench.results.samples import HEADER_SIZE, SamplesFileError, read_samples
+from psbench.results.stats import summarize_ns
 
 
 @pytest.fixture

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from psbench import services
-from psbench.errors import UserError
-from psbench.spec import default_cpus
+from psbench.run import services
+from psbench.base.errors import UserError
+from psbench.run.spec import default_cpus
 
-from psbench import manifests
+from psbench.base import manifests
 
 # As the node describes them: the name (whose manifest declares the services) and the
 # transports (the first is the default).
@@ -129,7 +129,7 @@ def test_a_run_with_its_own_broker_gets_none_started(tmp_path):
 def test_roudi_pools_hold_the_largest_message(tmp_path):
     # The configuration the iceoryx driver's manifest has psbench write, read back.
     import tomllib
-    from psbench.service_definitions import definition
+    from psbench.run.service_definitions import definition
     headroom = 4096   # drivers/iceoryx/roudi_config.py: the chunk header beside the message
     for largest in (32, 64, 16384, 1 << 20, 4 << 20):
         folder = tmp_path / str(largest)

@@ -68,7 +68,7 @@ def test_sigkill_of_psbench_leaves_no_service_behind(driver_libs, results, drive
 
 
 def test_the_keeper_stops_and_removes_what_psbench_had_not_released(tmp_path):
-    from psbench.keeper import Keeper
+    from psbench.run.keeper import Keeper
     stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     released = subprocess.Popen(["sleep", "60"], start_new_session=True)
     watched = subprocess.Popen(["sleep", "60"], start_new_session=True)

@@ -7,9 +7,9 @@ seed whatever order they were loaded in."""
 import numpy as np
 
 from conftest import run_cli
-from psbench.analysis.configs import Config
-from psbench.analysis.report_tables import one_setting_pairs, significance_table
-from psbench.analysis.significance import bootstrap, compare_samples, seed_for
+from psbench.results.configs import Config
+from psbench.report.report_tables import one_setting_pairs, significance_table
+from psbench.results.significance import bootstrap, compare_samples, seed_for
 
 
 def nearest_rank_50(values) -> float:

@@ -9,8 +9,8 @@ import pytest
 
 from conftest import assert_nothing_left, only_run, run_cli, run_records
 from experiment_files import index_lines, run_experiment, write
-from psbench.analysis.load import load_results
-from psbench.samples import read_samples
+from psbench.results.load import load_results
+from psbench.results.samples import read_samples
 
 LOSSLESS = ["--reliability", "reliable", "--history", "keep_all"]
 
@@ -283,7 +283,7 @@ def test_a_search_experiment_must_leave_the_rate_to_the_search(driver_libs, tmp_
 
 
 def test_the_throughput_block_is_computed_from_the_node_summaries():
-    from psbench.measure import throughput
+    from psbench.run.measure import throughput
 
     def sub(received, lost, first, last, size=100):
         return {"role": "sub", "counts": {"sent": received + lost, "lost": lost},

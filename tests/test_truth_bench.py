@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from psbench import paths
+from psbench.base import paths
 
 REPO = Path(__file__).resolve().parents[1]
 TRUTH = REPO / "bench" / "truth"
@@ -54,8 +54,8 @@ def test_bad_arguments_exit_2_without_traceback(args):
 
 sys.path.insert(0, str(REPO / "bench"))
 import truth  # noqa: E402  (bench/ is not a package; bench/truth puts it on the path too)
-from psbench.service_definitions import find_executable  # noqa: E402
-from psbench.services import ServicePool, broker_options  # noqa: E402
+from psbench.run.service_definitions import find_executable  # noqa: E402
+from psbench.run.services import ServicePool, broker_options  # noqa: E402
 
 # The bare probes of the drivers that need a broker or RouDi, and which one.
 PROBE_SERVICES = {"nats": "nats-server", "mqtt": "mosquitto", "redis": "redis-server",

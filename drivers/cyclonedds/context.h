@@ -3,7 +3,9 @@
 #pragma once
 
 #include <dds/dds.h>
+#include <dds/ddsc/dds_loan_api.h>
 
+#include "error.h"
 #include "settings.h"
 
 namespace psbcyc {
@@ -23,10 +25,17 @@ class Context {
 };
 
 // A topic of the run's type in the context's participant; throws on error.
-dds_entity_t create_topic(const Context &ctx, const char *name);
+inline dds_entity_t create_topic(const Context &ctx, const char *name) {
+  return checked(dds_create_topic(ctx.participant, ctx.descriptor, name, nullptr, nullptr),
+                 "cannot create topic");
+}
 
 // With transport shm, throws unless Cyclone really put the endpoint on iceoryx (it
 // falls back to the network without saying so).
-void require_shm(const Context &ctx, dds_entity_t endpoint, const char *kind);
+inline void require_shm(const Context &ctx, dds_entity_t endpoint, const char *kind) {
+  if (ctx.settings.transport != Transport::shm || dds_is_shared_memory_available(endpoint)) return;
+  fail("transport shm: Cyclone did not put the %s on iceoryx shared memory "
+       "(is iox-roudi running, and reachable by this process?)", kind);
+}
 
 }  // namespace psbcyc

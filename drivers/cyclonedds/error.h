@@ -14,4 +14,11 @@ using psb::sdk::fail;
   fail("%s: %s", what, dds_strretcode(rc));
 }
 
+// What a Cyclone call returned (an entity, or DDS_RETCODE_OK), or fail_dds(what) when it
+// returned an error code.
+inline dds_entity_t checked(dds_entity_t rc, const char *what) {
+  if (rc < 0) fail_dds(what, rc);
+  return rc;
+}
+
 }  // namespace psbcyc

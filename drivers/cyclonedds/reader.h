@@ -1,18 +1,14 @@
-// A reader of the run's type, in one of the node's notify modes:
-//   poll:     take() takes without waiting;
-//   wait:     take() waits on a waitset (a read condition on the reader) up to the
-//             timeout, then takes;
-//   listener: Cyclone's on_data_available, on Cyclone's own thread, takes every
-//             available sample and calls on_data for each; deleting the reader waits
-//             for a callback in progress and stops further ones.
-// The node gets one contiguous buffer, allocated here once (max_payload bytes): bytes
-// deserialize straight into it (the payload sequence points into it, _release = false),
-// complex samples deserialize into a sample kept across takes (Cyclone reuses its
-// sequences and strings) and only the header goes into the buffer.
+// A reader of the run's type in one of the node's notify modes (README, "Notify
+// modes"). The node gets one contiguous buffer, allocated here once (max_payload bytes):
+// bytes deserialize straight into it (the payload sequence points into it, _release =
+// false), complex samples deserialize into a sample kept across takes (Cyclone reuses
+// its sequences and strings) and only the header goes into the buffer.
 #pragma once
 
 #include <atomic>
+#include <cstdio>
 #include <memory>
+#include <new>
 
 #include "context.h"
 #include "psbench/sdk.hpp"
@@ -23,23 +19,158 @@ namespace psbcyc {
 class Reader {
  public:
   // Throws psb::sdk::Error if the reader cannot be made.
-  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
-  ~Reader();
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
+      : ctx_(ctx),
+        complex_(ctx.settings.type == DataType::complex),
+        elements_(ctx.settings.elements),
+        payload_capacity_(ctx.settings.max_payload - kHeaderSize),
+        buffer_(new (std::nothrow) uint8_t[buffer_size(ctx.settings)]),
+        listener_(listener) {
+    const Settings &s = ctx.settings;
+    if (!buffer_) fail("out of memory for a %zu-byte receive buffer", buffer_size(s));
+    std::memset(buffer_.get(), 0, buffer_size(s));  // touched now, not on the first take
+    try {
+      topic_ = create_topic(ctx, topic);
+      dds_listener_t *dds_listener = nullptr;
+      if (listener_) {
+        dds_listener = dds_create_listener(this);
+        dds_lset_data_available(dds_listener, &Reader::on_data_available);
+      }
+      const dds_entity_t reader = dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener);
+      if (dds_listener != nullptr) dds_delete_listener(dds_listener);
+      reader_ = checked(reader, "cannot create a reader");
+      require_shm(ctx, reader_, "reader");
+      if (s.notify == PSB_NOTIFY_WAIT) {
+        const char *what = "cannot set up the reader's waitset";
+        waitset_ = checked(dds_create_waitset(ctx.participant), what);
+        condition_ = checked(dds_create_readcondition(reader_, DDS_ANY_STATE), what);
+        checked(dds_waitset_attach(waitset_, condition_, 0), what);
+      }
+    } catch (...) {
+      destroy();
+      throw;
+    }
+  }
+  ~Reader() { destroy(); }
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;
 
-  bool take(int64_t timeout_ns, const void *&data, size_t &len);
-  int matched() const;  // matched writers
+  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+    bool got = false;
+    if (timeout_ns > 0 && waitset_ > 0) {
+      // Wait first: the read condition is already triggered when a sample is waiting, so
+      // each message costs one wait and one take.
+      const dds_time_t deadline = dds_time() + timeout_ns;
+      for (dds_duration_t left = timeout_ns; !got && left > 0; left = deadline - dds_time()) {
+        const dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, left);
+        if (rc < 0) fail_dds("waiting for data", rc);
+        if (rc > 0) got = take_now(reader_, len);
+      }
+    } else {
+      got = take_now(reader_, len);
+    }
+    if (got) data = buffer_.get();
+    return got;
+  }
+
+  int matched() const {  // matched writers
+    dds_subscription_matched_status_t st;
+    return dds_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK ? static_cast<int>(st.current_count) : -1;
+  }
+
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
-  void counters(psb::sdk::CounterSink put) const;
+  void counters(psb::sdk::CounterSink put) const {
+    dds_sample_lost_status_t lost{};
+    if (dds_get_sample_lost_status(reader_, &lost) == DDS_RETCODE_OK)
+      put("sample_lost", uint64_t(lost.total_count));
+    dds_sample_rejected_status_t rejected{};
+    if (dds_get_sample_rejected_status(reader_, &rejected) == DDS_RETCODE_OK)
+      put("sample_rejected", uint64_t(rejected.total_count));
+  }
 
  private:
-  void destroy() noexcept;
+  // One byte more than a message may carry: a sequence Cyclone had to cut to fit shows
+  // as one that fills the buffer.
+  static size_t buffer_size(const Settings &s) {
+    return s.type == DataType::complex ? kHeaderSize : s.max_payload + 1;
+  }
+
+  void destroy() noexcept {
+    closing_ = true;
+    if (waitset_ > 0) dds_delete(waitset_);
+    if (condition_ > 0) dds_delete(condition_);
+    if (reader_ > 0) dds_delete(reader_);  // waits for a listener callback in progress
+    if (topic_ > 0) dds_delete(topic_);
+    if (complex_) free_complex(&complex_sample_);
+    waitset_ = condition_ = reader_ = topic_ = 0;
+  }
+
   // true = a sample is in buffer_ (length in len), false = none now; throws on an error.
-  bool take_now(dds_entity_t reader, size_t &len);
-  void unpack(size_t &len);
-  static void on_data_available(dds_entity_t reader, void *self);
-  void drain(dds_entity_t reader);  // listener: takes and hands over all there is
+  bool take_now(dds_entity_t reader, size_t &len) {
+    bad_sample_ = false;
+    void *sample;
+    if (complex_) {
+      sample = &complex_sample_;
+    } else {
+      // Deserialize the payload into the buffer, after room for the header.
+      bytes_.payload._buffer = buffer_.get() + kHeaderSize;
+      bytes_.payload._maximum = static_cast<uint32_t>(payload_capacity_ + 1);
+      bytes_.payload._length = 0;
+      bytes_.payload._release = false;
+      sample = &bytes_;
+    }
+    for (;;) {
+      dds_sample_info_t info;
+      const dds_return_t n = dds_take(reader, &sample, &info, 1, 1);
+      if (n < 0) fail_dds("take", n);
+      if (n == 0) return false;
+      // Skip what carries no data (e.g. "no writers left" on the instance).
+      if (info.valid_data) {
+        bad_sample_ = true;  // until unpack() returns
+        unpack(len);
+        bad_sample_ = false;
+        return true;
+      }
+    }
+  }
+
+  void unpack(size_t &len) {
+    if (complex_) {
+      check_complex_shape(&complex_sample_, elements_);
+      header_to_message(buffer_.get(), &complex_sample_.header);
+      len = kHeaderSize;
+      return;
+    }
+    if (bytes_.payload._buffer != buffer_.get() + kHeaderSize || bytes_.payload._length > payload_capacity_)
+      fail("received a message larger than this run's %zu bytes; "
+           "do both sides use the same --size?", payload_capacity_ + kHeaderSize);
+    header_to_message(buffer_.get(), &bytes_.header);
+    len = kHeaderSize + bytes_.payload._length;
+  }
+
+  static void on_data_available(dds_entity_t reader, void *self) {
+    static_cast<Reader *>(self)->drain(reader);
+  }
+
+  // Listener mode: takes and hands over all there is.
+  void drain(dds_entity_t reader) {
+    for (;;) {
+      size_t len = 0;
+      try {
+        if (!take_now(reader, len)) return;
+      } catch (const std::exception &e) {
+        // Cyclone may still call the listener while the reader is being deleted, when its
+        // handle can no longer be taken from: nothing is missed then.
+        if (!bad_sample_ && closing_.load()) return;
+        // A listener cannot hand an error to the node; say it once on stderr. The sample
+        // is then missing, which the node counts.
+        if (!listener_error_reported_.exchange(true)) std::fprintf(stderr, "cyclonedds: %s\n", e.what());
+        if (!bad_sample_) return;  // after a bad sample, go on with the next
+        continue;
+      }
+      listener_(buffer_.get(), len);
+    }
+  }
 
   const Context &ctx_;
   dds_entity_t topic_ = 0, reader_ = 0, waitset_ = 0, condition_ = 0;

@@ -4,50 +4,41 @@
 #ifndef PSBENCH_ICEORYX_CONTEXT_H
 #define PSBENCH_ICEORYX_CONTEXT_H
 
+#include <set>
+
 #include "settings.h"
 
 namespace psbiox {
 
-class Context;
-
-struct Endpoint {
-  Context *ctx = nullptr;
-  Endpoint *prev = nullptr;
-  Endpoint *next = nullptr;
-  bool is_reader = false;
-  virtual ~Endpoint() = default;
-};
+class Endpoint;
 
 class Context {
  public:
   // Validates cfg and registers the process with RouDi (once); throws if either fails.
   explicit Context(const psb_config &cfg);
-  ~Context() {
-    while (endpoints != nullptr) delete endpoints;  // endpoints the caller left behind
-  }
+  inline ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
-  void link(Endpoint *e) {
-    e->ctx = this;
-    e->prev = nullptr;
-    e->next = endpoints;
-    if (endpoints != nullptr) endpoints->prev = e;
-    endpoints = e;
-  }
-  void unlink(Endpoint *e) {
-    if (e->prev != nullptr)
-      e->prev->next = e->next;
-    else
-      endpoints = e->next;
-    if (e->next != nullptr) e->next->prev = e->prev;
-    e->ctx = nullptr;
-    e->prev = e->next = nullptr;
-  }
-
   Settings settings;
-  Endpoint *endpoints = nullptr;
+  std::set<Endpoint *> endpoints;  // not destroyed yet
 };
+
+// A writer or reader, registered with its context while it lives.
+class Endpoint {
+ public:
+  explicit Endpoint(Context &ctx) : ctx_(ctx) { ctx.endpoints.insert(this); }
+  virtual ~Endpoint() { ctx_.endpoints.erase(this); }
+  Endpoint(const Endpoint &) = delete;
+  Endpoint &operator=(const Endpoint &) = delete;
+
+ protected:
+  Context &ctx_;
+};
+
+Context::~Context() {
+  while (!endpoints.empty()) delete *endpoints.begin();  // unregisters itself
+}
 
 }  // namespace psbiox
 

@@ -1,39 +1,128 @@
-// The one iceoryx runtime of a process, RouDi's presence, names and the version.
-//
-// iceoryx allows one runtime per process (PoshRuntime::initRuntime). The node may
-// open several contexts in one process (intra-process placement: roles as threads),
-// so the first open() registers the runtime with RouDi and every context shares it;
-// it lives until the process exits, when iceoryx deregisters it.
+// The one iceoryx runtime of a process (iceoryx allows one; every context of the
+// process shares it: README, "Names, runtime, contexts"), RouDi's presence, names and
+// the version.
 #ifndef PSBENCH_ICEORYX_RUNTIME_H
 #define PSBENCH_ICEORYX_RUNTIME_H
 
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "iceoryx_hoofs/log/logmanager.hpp"
+#include "iceoryx_hoofs/platform/platform_settings.hpp"
 #include "iceoryx_posh/capro/service_description.hpp"
+#include "iceoryx_posh/iceoryx_posh_types.hpp"
+#include "iceoryx_posh/runtime/posh_runtime.hpp"
+#include "iceoryx_posh/runtime/service_discovery.hpp"
+#include "iceoryx_posh/version/version_info.hpp"
+
+#include "psbench/sdk.hpp"
 
 namespace psbiox {
 
+using psb::sdk::fail;
+
+// s itself when it fits in max characters, else a prefix and a hash of all of s.
+inline std::string fit(const std::string &s, size_t max) {
+  if (s.size() <= max) return s;
+  // FNV-1a-64 with an offset basis of 1469598103934665603, a digit short of the standard
+  // one of psb::sdk::fnv1a64: kept, so that shortened names stay what they were.
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(h));
+  return s.substr(0, max - std::strlen(hash)) + hash;
+}
+
+inline std::string roudi_socket_path() {
+  return std::string(iox::platform::IOX_UDS_SOCKET_PATH_PREFIX) + iox::roudi::IPC_CHANNEL_ROUDI_NAME;
+}
+
 // True when a RouDi accepts clients: its socket (/tmp/roudi) takes a connection.
-bool roudi_running();
+inline bool roudi_running() {
+  const std::string path = roudi_socket_path();
+  sockaddr_un addr{};
+  if (path.size() >= sizeof addr.sun_path) return false;
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  // A datagram connect only names the peer: nothing is sent to RouDi.
+  const bool up = connect(fd, reinterpret_cast<const sockaddr *>(&addr), sizeof addr) == 0;
+  close(fd);
+  return up;
+}
 
 // Registers this process with RouDi once (name from the run id and the pid); later
 // calls return at once. Throws psb::sdk::Error when RouDi is not running: iceoryx
 // itself would wait 60 s for it and then abort the process.
-void ensure_runtime(const std::string &run_id);
+inline void ensure_runtime(const std::string &run_id) {
+  static std::mutex mu;
+  static bool up = false;
+  std::lock_guard<std::mutex> lock(mu);
+  if (up) return;
+  if (!roudi_running())
+    fail("iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
+         "of this driver, or start iox-roudi yourself first",
+         roudi_socket_path().c_str());
+  // iceoryx logs to stderr; its default for applications includes debug lines.
+  iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
+                                                           iox::log::LogLevelOutput::kHideLogLevel);
+  // The name is also a socket in /tmp: the run id (shortened if long) and the pid.
+  const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
+  iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
+  up = true;
+}
 
-// ("psbench", run id, topic): the run id keeps concurrent runs apart. Names longer
-// than iceoryx's 100-character IdString are shortened to a prefix and a hash.
-iox::capro::ServiceDescription service_for(const std::string &run_id, const std::string &topic);
+// ("psbench", run id, topic): the run id keeps concurrent runs apart. Names longer than
+// iceoryx's 100-character IdString (and iox::RuntimeName_t) are shortened by fit().
+inline iox::capro::ServiceDescription service_for(const std::string &run_id, const std::string &topic) {
+  using Id = iox::capro::IdString_t;
+  return iox::capro::ServiceDescription(Id(iox::cxx::TruncateToCapacity, "psbench"),
+                                        Id(iox::cxx::TruncateToCapacity, fit(run_id, 100).c_str()),
+                                        Id(iox::cxx::TruncateToCapacity, fit(topic, 100).c_str()));
+}
 
 // 1 when at least one publisher offers the service, else 0, from RouDi's service
-// registry (iox::runtime::ServiceDiscovery, one per process). iceoryx does not tell a
-// subscriber how many publishers it is connected to, and its SubscribeState says
-// SUBSCRIBED with no publisher at all (many-to-many build), so it cannot answer this.
-int publishers_offering(const iox::capro::ServiceDescription &service);
+// registry (one iox::runtime::ServiceDiscovery per process): a subscriber cannot tell
+// (README, end of "QoS").
+inline int publishers_offering(const iox::capro::ServiceDescription &service) {
+  // Created on first use, after the runtime (so destroyed before it at exit).
+  static std::mutex mu;
+  static std::unique_ptr<iox::runtime::ServiceDiscovery> discovery;
+  std::lock_guard<std::mutex> lock(mu);
+  if (!discovery) discovery.reset(new iox::runtime::ServiceDiscovery());
+  int found = 0;
+  discovery->findService(service.getServiceIDString(), service.getInstanceIDString(), service.getEventIDString(),
+                         [&](const iox::capro::ServiceDescription &) { ++found; },
+                         iox::popo::MessagingPattern::PUB_SUB);
+  return found > 0 ? 1 : 0;
+}
 
 // The version of the libiceoryx_posh loaded, asked at run time, e.g.
 // "2.0.3 (libiceoryx_posh built 2023-02-06T15:53:11Z)".
-const char *library_version();
+inline const char *library_version() {
+  // VersionInfo keeps its fields protected; getCurrentVersion() is compiled into the
+  // library, so this reports the library actually loaded, not the headers.
+  struct Loaded : iox::version::VersionInfo {
+    Loaded() : VersionInfo(getCurrentVersion()) {}
+    std::string text() const {
+      char buf[160], tweak[16] = "";
+      if (m_versionTweak != 0) std::snprintf(tweak, sizeof tweak, ".%u", unsigned(m_versionTweak));
+      std::snprintf(buf, sizeof buf, "%u.%u.%u%s (libiceoryx_posh built %s)", m_versionMajor,
+                    m_versionMinor, m_versionPatch, tweak, m_buildDateString.c_str());
+      return buf;
+    }
+  };
+  static const std::string text = Loaded().text();
+  return text.c_str();
+}
 
 }  // namespace psbiox
 

@@ -1,53 +1,179 @@
 // A reader: one SUB socket connected to the topic's endpoint. It subscribes to every
 // message (""), then to its topic name as a marker the writer's XPUB counts (see
-// Writer::matched_readers); with history keep_last:1 (ZMQ_CONFLATE) to "" only.
+// Writer::matched); with history keep_last:1 (ZMQ_CONFLATE) to "" only.
 #pragma once
-#include <zmq.h>
-
-#include <atomic>
-#include <cstdint>
-#include <memory>
-#include <string>
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <exception>
 #include <thread>
 
-#include "psbench/sdk.hpp"
 #include "zmq_context.h"
 
 namespace psbzmq {
 
-class Reader {
+constexpr int kListenerSliceMs = 100;  // how soon destroy_reader() stops the listener
+constexpr int kReconnectMs = 10;       // retry a writer not bound yet every 10 ms
+
+class Reader : public Endpoint {
  public:
   // A listener given: listener mode (a thread of the driver's calls it). Throws
   // psb::sdk::Error if refused.
-  Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data);
-  ~Reader();
-  Reader(const Reader &) = delete;
-  Reader &operator=(const Reader &) = delete;
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
+      : Endpoint(ctx, topic, /*writer=*/false), on_data_(on_data) {
+    zmq_msg_init(&msg_);
+    try {
+      const Settings &s = ctx.settings;
+      socket_ = zmq_socket(ctx.zctx, ZMQ_SUB);
+      if (socket_ == nullptr) fail_zmq("zmq_socket(SUB)");
+      set_int_option(socket_, ZMQ_LINGER, 0, "ZMQ_LINGER");
+      if (s.conflate) {
+        // keep_last:1: the SUB's queue holds the newest message only. ZMQ_CONFLATE also
+        // conflates the subscriptions the SUB sends, so it sends exactly one.
+        set_int_option(socket_, ZMQ_CONFLATE, 1, "ZMQ_CONFLATE");
+      } else {
+        set_int_option(socket_, ZMQ_RCVHWM, s.rcvhwm, "ZMQ_RCVHWM");
+      }
+      // "" first: the SUB sends its subscriptions in this order (trie order, "" at the
+      // root), so when the writer sees the marker, delivery to this reader is already on.
+      if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
+          (!s.conflate && zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0))
+        fail_zmq("ZMQ_SUBSCRIBE");
+      if (s.transport == Transport::inproc) {
+        join_inproc();
+      } else {
+        set_int_option(socket_, ZMQ_RECONNECT_IVL, kReconnectMs, "ZMQ_RECONNECT_IVL");
+        start_monitor();
+      }
+      // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
+      // (inproc).
+      if (zmq_connect(socket_, endpoint_.c_str()) != 0)
+        fail("cannot connect to %s for topic %s: %s", endpoint_.c_str(), topic_.c_str(),
+             zmq_strerror(zmq_errno()));
+      if (on_data) {
+        set_receive_timeout_ms(kListenerSliceMs);
+        try {
+          listener_ = std::thread([this] { listen(); });
+        } catch (const std::exception &e) {
+          fail("cannot start the listener thread: %s", e.what());
+        }
+      }
+    } catch (...) {
+      tear_down();
+      throw;
+    }
+  }
+  ~Reader() override { tear_down(); }
 
-  int matched();  // the writer connected: 1 or 0
-  bool take(int64_t timeout_ns, const void *&data, size_t &len);
-  void release();
+  // The writer connected: 1 or 0.
+  int matched() {
+    if (inproc_) {
+      // inproc pipes exist as soon as both sockets do: the writers bound in this process.
+      const int n = inproc_->writers.load();
+      if (n == 0) hint_if_alone(hinted_);
+      return n;
+    }
+    // A SUB connects to one endpoint, so one writer at most: connected after the ZMTP
+    // handshake (the SUB sends its subscriptions right behind it), not after a disconnect.
+    zmq_msg_t m;
+    zmq_msg_init(&m);
+    while (zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
+      // First frame: uint16 event, uint32 value; second frame: the endpoint.
+      uint16_t event = 0;
+      if (zmq_msg_size(&m) >= sizeof event) std::memcpy(&event, zmq_msg_data(&m), sizeof event);
+      while (zmq_msg_more(&m) && zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
+      }
+      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) connected_ = 1;
+      if (event == ZMQ_EVENT_DISCONNECTED) connected_ = 0;
+    }
+    zmq_msg_close(&m);
+    return connected_;
+  }
+
+  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+    int flags = ZMQ_DONTWAIT;
+    if (timeout_ns > 0) {
+      flags = 0;
+      // ZMQ_RCVTIMEO has millisecond steps: round up. Set only when it changes.
+      const int64_t ms = (timeout_ns + 999'999) / 1'000'000;
+      const int want = ms > INT_MAX ? INT_MAX : int(ms);
+      if (want != receive_timeout_ms_) set_receive_timeout_ms(want);
+    }
+    // Receiving into msg_ frees the previous sample first.
+    if (zmq_msg_recv(&msg_, socket_, flags) >= 0) {
+      data = zmq_msg_data(&msg_);
+      len = zmq_msg_size(&msg_);
+      return true;
+    }
+    if (!timed_out()) fail("receive on %s: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
+    if (inproc_ && alone()) throw psb::sdk::Error(alone_message());
+    return false;
+  }
+
+  void release() {
+    zmq_msg_close(&msg_);
+    zmq_msg_init(&msg_);
+  }
 
  private:
-  void setup();
-  void start_monitor();
-  void set_receive_timeout_ms(int ms);
-  bool inproc_writer_never_came() const;
-  void listen();
-  void tear_down();
+  void start_monitor() {
+    // A name never used before in this process: a closed monitor's inproc endpoint is
+    // unregistered asynchronously, so a reader's address could still be taken.
+    static std::atomic<unsigned long> monitors{0};
+    char name[96];
+    std::snprintf(name, sizeof name, "inproc://psbench-zeromq-monitor-%lu", monitors.fetch_add(1));
+    if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+      fail_zmq("zmq_socket_monitor");
+    monitoring_ = true;
+    monitor_ = zmq_socket(ctx_.zctx, ZMQ_PAIR);
+    if (monitor_ == nullptr) fail_zmq("socket monitor");
+    set_int_option(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER");
+    if (zmq_connect(monitor_, name) != 0) fail_zmq("socket monitor");
+  }
 
-  Context *ctx_;
+  void set_receive_timeout_ms(int ms) {
+    set_int_option(socket_, ZMQ_RCVTIMEO, ms, "ZMQ_RCVTIMEO");
+    receive_timeout_ms_ = ms;
+  }
+
+  // After a failed receive: it only found nothing within its time (or was interrupted).
+  static bool timed_out() { return zmq_errno() == EAGAIN || zmq_errno() == EINTR; }
+
+  // Listener mode: the only user of the socket once it runs.
+  void listen() {
+    bool hinted = false;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      if (zmq_msg_recv(&msg_, socket_, 0) >= 0) {
+        on_data_(zmq_msg_data(&msg_), zmq_msg_size(&msg_));
+      } else if (!timed_out()) {
+        std::fprintf(stderr, "zeromq: listener on %s stopped: %s\n", endpoint_.c_str(),
+                     zmq_strerror(zmq_errno()));
+        break;
+      } else {
+        hint_if_alone(hinted);
+      }
+    }
+  }
+
+  void tear_down() {
+    if (listener_.joinable()) {
+      stop_.store(true);
+      listener_.join();  // within one kListenerSliceMs
+    }
+    if (monitoring_) zmq_socket_monitor(socket_, nullptr, 0);
+    if (monitor_) zmq_close(monitor_);
+    zmq_msg_close(&msg_);
+    if (socket_) zmq_close(socket_);
+  }
+
   void *socket_ = nullptr;
   void *monitor_ = nullptr;  // PAIR receiving the SUB's socket events (tcp, ipc)
   bool monitoring_ = false;
-  std::string topic_, endpoint_;
   zmq_msg_t msg_;  // the sample take() handed out, alive until release() or the next take()
   int receive_timeout_ms_ = -2;  // ZMQ_RCVTIMEO now in force; -2 = not set yet
   int connected_ = 0;            // tcp, ipc: 1 after a ZMTP handshake with the writer
-  std::shared_ptr<InprocTopic> inproc_;
-  bool inproc_writer_seen_ = false, hinted_ = false;
-  int64_t created_ns_ = 0;
-  psb::sdk::Listener on_data_;  // listener mode
+  bool hinted_ = false;
+  const psb::sdk::Listener on_data_;  // listener mode
   std::thread listener_;
   std::atomic<bool> stop_{false};
 };

@@ -1,64 +1,165 @@
-// A driver context: the run's settings and the ZeroMQ context its sockets live in.
-//
-// tcp and ipc: every driver context has its own zmq context (one I/O thread), as a
-// separate process would. inproc: all driver contexts of the process share one zmq
-// context, because inproc:// endpoints only meet inside one zmq context; a registry of
-// the inproc writers and readers per topic in this process lets endpoints tell a peer
-// that is merely late from one that can never come (it lives in another process).
+// A driver context: the run's settings and the ZeroMQ context its sockets live in (its
+// own per driver context for tcp and ipc, one per process for inproc: README,
+// "Transports"), and what the writer and reader headers share.
 #pragma once
+#include <zmq.h>
+
 #include <atomic>
 #include <cstdint>
-#include <memory>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
 #include <set>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk.hpp"
 #include "settings.h"
 
 namespace psbzmq {
 
-class Reader;
-class Writer;
+using psb::sdk::fail;
+
+// Throws psb::sdk::Error "<what>: <libzmq's last error>".
+[[noreturn, gnu::cold]] inline void fail_zmq(const char *what) {
+  fail("%s: %s", what, zmq_strerror(zmq_errno()));
+}
+
+// Sets an int socket option; throws psb::sdk::Error if it fails.
+inline void set_int_option(void *socket, int option, int value, const char *name) {
+  if (zmq_setsockopt(socket, option, &value, sizeof value) != 0)
+    fail("zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
+}
+
+// The version of the libzmq actually loaded, e.g. "4.3.4".
+inline const char *library_version() {
+  static const char *const text = [] {
+    static char buf[32];
+    int major = 0, minor = 0, patch = 0;
+    zmq_version(&major, &minor, &patch);
+    std::snprintf(buf, sizeof buf, "%d.%d.%d", major, minor, patch);
+    return buf;
+  }();
+  return text;
+}
+
+// What the inproc endpoints of this process share: inproc:// endpoints only meet inside
+// one zmq context, and a registry of the writers and readers per topic lets an endpoint
+// tell a peer that is merely late from one that can never come (it lives in another
+// process). mu guards it; it is never taken on the timed path.
+struct InprocProcess {
+  struct Topic {  // never erased, so an endpoint may keep a pointer to it
+    std::atomic<int> writers{0};
+    std::atomic<bool> ever_written{false}, ever_read{false};
+  };
+  std::mutex mu;
+  void *zctx = nullptr;  // while users > 0
+  int users = 0;
+  std::map<std::string, Topic> topics;
+  static InprocProcess &get() {
+    // Never destroyed: an endpoint (or its listener thread) may outlive static destruction.
+    static InprocProcess &process = *new InprocProcess;
+    return process;
+  }
+};
+
+class Endpoint;
 
 class Context {
  public:
   // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
-  explicit Context(const psb_config &cfg);
-  // Destroys the endpoints a caller left (zmq_ctx_term() would wait for their sockets
-  // forever), then ends the zmq context.
-  ~Context();
+  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+    library_version();  // computed here, never on the timed path
+    if (settings.transport != Transport::inproc) {
+      if ((zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
+      return;
+    }
+    InprocProcess &p = InprocProcess::get();
+    std::lock_guard lock(p.mu);
+    if (p.zctx == nullptr && (p.zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
+    ++p.users;
+    zctx = p.zctx;
+  }
+  inline ~Context();
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
-  Settings settings;
+  const Settings settings;
   void *zctx = nullptr;
-  bool shared_zctx = false;  // inproc: the process-wide context
-  // Endpoints not destroyed yet.
-  std::set<Reader *> readers;
-  std::set<Writer *> writers;
+  std::set<Endpoint *> endpoints;  // not destroyed yet
 };
-
-// inproc endpoints of one topic in this process.
-struct InprocTopic {
-  std::atomic<int> writers{0};
-  std::atomic<bool> ever_written{false}, ever_read{false};
-};
-std::shared_ptr<InprocTopic> inproc_topic(const std::string &topic);
 
 // How long an inproc endpoint waits for a peer in its own process before it says that
-// inproc cannot reach another process. In the node both roles of an intra-process run
-// have created their endpoints before either measures, so this only matters to a run
-// whose roles are in separate processes.
-constexpr int64_t kInprocPeerGraceNs = 1'000'000'000;
-// The explanation given when that grace has passed (without the driver's name).
-std::string inproc_alone_message(const std::string &topic, const char *missing);
+// inproc cannot reach another process (only a direct caller meets this: README, "inproc
+// between processes").
+constexpr std::chrono::seconds kInprocPeerGrace{1};
 
-int64_t monotonic_ns();
+// What a Writer and a Reader have in common: their topic, its endpoint, and (inproc) their
+// entry in the process's registry of the topic.
+class Endpoint {
+ public:
+  Endpoint(Context &ctx, const char *topic, bool writer)
+      : ctx_(ctx), topic_(topic), endpoint_(endpoint_for(ctx.settings, topic)), writer_(writer) {
+    ctx.endpoints.insert(this);
+  }
+  virtual ~Endpoint() {
+    if (inproc_ && writer_) inproc_->writers.fetch_sub(1);
+    ctx_.endpoints.erase(this);
+  }
+  Endpoint(const Endpoint &) = delete;
+  Endpoint &operator=(const Endpoint &) = delete;
 
-// The version of the libzmq loaded, e.g. "4.3.4".
-const char *library_version();
+ protected:
+  // inproc: enters this endpoint, now set up, in its topic's registry.
+  void join_inproc() {
+    InprocProcess &p = InprocProcess::get();
+    {
+      std::lock_guard lock(p.mu);
+      inproc_ = &p.topics[topic_];
+    }
+    (writer_ ? inproc_->ever_written : inproc_->ever_read).store(true);
+    if (writer_) inproc_->writers.fetch_add(1);
+    inproc_since_ = std::chrono::steady_clock::now();
+  }
+  // inproc: the grace has passed and no peer (a reader for a writer, a writer for a
+  // reader) has ever been in this process.
+  bool alone() const {
+    const auto &peer_came = writer_ ? inproc_->ever_read : inproc_->ever_written;
+    return !peer_came.load(std::memory_order_relaxed) &&
+           std::chrono::steady_clock::now() - inproc_since_ > kInprocPeerGrace;
+  }
+  std::string alone_message() const {
+    return "inproc://" + topic_ + " has no " + (writer_ ? "reader" : "writer") +
+           " in this process after 1 s: inproc:// only connects sockets of one process, so it "
+           "needs --placement intra (both roles in one node); between processes use --transport "
+           "tcp or ipc";
+  }
+  // Where the run cannot be failed (the node gives up at its match timeout; a listener has
+  // no caller): says alone_message() on stderr, once per `hinted` flag.
+  void hint_if_alone(bool &hinted) const {
+    if (hinted || !inproc_ || !alone()) return;
+    std::fprintf(stderr, "zeromq: %s\n", alone_message().c_str());
+    hinted = true;
+  }
 
-// Sets an int socket option; throws psb::sdk::Error if it fails.
-void set_int_option(void *socket, int option, int value, const char *name);
+  Context &ctx_;
+  const std::string topic_, endpoint_;
+  const bool writer_;
+  InprocProcess::Topic *inproc_ = nullptr;
+  std::chrono::steady_clock::time_point inproc_since_;
+};
+
+// Destroys the endpoints a caller left open first: zmq_ctx_term() would wait for their
+// sockets forever.
+Context::~Context() {
+  while (!endpoints.empty()) delete *endpoints.begin();  // unregisters itself
+  if (settings.transport == Transport::inproc) {
+    InprocProcess &p = InprocProcess::get();
+    std::lock_guard lock(p.mu);
+    if (--p.users > 0) return;
+    p.zctx = nullptr;  // its last user terminates it, below
+  }
+  zmq_ctx_term(zctx);  // every socket is closed by now (linger bounded)
+}
 
 }  // namespace psbzmq

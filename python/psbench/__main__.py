@@ -2,6 +2,6 @@
 
 import sys
 
-from psbench.cli import main
+from psbench.cli.main import main
 
 sys.exit(main())

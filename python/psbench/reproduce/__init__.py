@@ -12,7 +12,7 @@ import importlib.util
 import sys
 from types import ModuleType
 
-from psbench.errors import UserError
+from psbench.base.errors import UserError
 
 # NAME -> one-line description (the paper, and what it measured).
 STUDIES = {

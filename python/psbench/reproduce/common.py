@@ -13,10 +13,10 @@ from pathlib import Path
 
 import yaml
 
-from psbench import paths
-from psbench.analysis import formats
-from psbench.analysis.tables import Table
-from psbench.errors import UserError
+from psbench.base import paths
+from psbench.report import formats
+from psbench.report.tables import Table
+from psbench.base.errors import UserError
 
 PAPER_FORMAT = "psbench-paper/1"
 PAPER_DIR = "paper"
@@ -137,7 +137,7 @@ def write_sections(name: str, description: str, sections: list[Section], report_
     """Writes report_dir/paper.md, paper.json and report_dir/paper/* ; returns paper.md."""
     import matplotlib   # slow to import: only when writing
 
-    from psbench.analysis.plots import STYLE, _save
+    from psbench.report.plots import STYLE, _save
 
     _table_names(sections)
     out = report_dir / PAPER_DIR

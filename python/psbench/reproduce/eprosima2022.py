@@ -18,11 +18,10 @@ from dataclasses import dataclass
 import matplotlib
 import numpy as np
 
-from psbench.analysis.configs import Config, build_configs
-from psbench.analysis.load import ResultSet
-from psbench.analysis.plots import (PANEL_INCHES, STYLE, Drawing, _log_axis, _panels,
-                                   _size_axis)
-from psbench.analysis.tables import Column, Table
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet
+from psbench.report.plots import PANEL_INCHES, STYLE, Drawing, _log_axis, _panels, _size_axis
+from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, published_marker
 
 REFERENCE = "fastdds"                   # the article's subject; ratios are X / Fast DDS

@@ -19,9 +19,9 @@ or `documented` (the middleware's documentation, with its address).
 
 import numpy as np
 
-from psbench.analysis.configs import Config, build_configs
-from psbench.analysis.load import ResultSet
-from psbench.analysis.tables import Column, Table
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet
+from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
 
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "zeromq": "ZeroMQ",
@@ -267,7 +267,7 @@ def _throughput_section(configs: list[Config], published: dict, marker: str) -> 
 def _capabilities() -> dict[str, dict]:
     """driver -> its --describe (psbench drivers --json); {} when the node is missing."""
     try:
-        from psbench import drivers
+        from psbench.run import drivers
         return {info.name: info.describe for info in drivers.discover() if info.describe}
     except Exception:  # noqa: BLE001 - the table then says "not described"
         return {}

@@ -18,12 +18,12 @@ one host's monotonic clock.
 
 import numpy as np
 
-from psbench.analysis.configs import Config, build_configs
-from psbench.analysis.load import ResultSet, implied_setting
-from psbench.analysis.plots import STYLE, Drawing, _panels, PANEL_INCHES
-from psbench.analysis.tables import Column, Table
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet, implied_setting
+from psbench.report.plots import STYLE, Drawing, _panels, PANEL_INCHES
+from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
-from psbench.stats import nearest_rank
+from psbench.results.stats import nearest_rank
 
 # What psbench calls each driver here, and the paper's system it stands for comes from
 # the published file's `systems` (zeromq: ZeroMQ, cyclonedds: OpenDDS, fastdds: ORTE).

@@ -20,10 +20,10 @@ subscriber's received messages per second of receiving times the sequence length
 
 import numpy as np
 
-from psbench.analysis.configs import Config, build_configs
-from psbench.analysis.load import ResultSet
-from psbench.analysis.plots import STYLE, Drawing, _panels, PANEL_INCHES
-from psbench.analysis.tables import Column, Table
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet
+from psbench.report.plots import STYLE, Drawing, _panels, PANEL_INCHES
+from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
 
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}

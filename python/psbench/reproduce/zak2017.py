@@ -13,9 +13,9 @@ paper's were over its 10,000 samples: stdev with n - 1, Welch's t-test on the sa
 import matplotlib
 import numpy as np
 
-from psbench.analysis.load import ResultSet
-from psbench.analysis.significance import welch
-from psbench.analysis.tables import Column, Table
+from psbench.results.load import ResultSet
+from psbench.results.significance import welch
+from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, published_marker
 
 FASTDDS, OTHER = "fastdds", "cyclonedds"
@@ -232,8 +232,7 @@ class _Study:
                      rows, notes)
 
     def figure(self):
-        from psbench.analysis.plots import (DPI, MARGIN_INCHES, PANEL_INCHES, STYLE,
-                                            Drawing, _size_axis)
+        from psbench.report.plots import DPI, MARGIN_INCHES, PANEL_INCHES, STYLE, Drawing, _size_axis
         from matplotlib.figure import Figure
 
         colours = {FASTDDS: "C0", OTHER: "C1", "udp": "0.45", "shm": "0.7"}

@@ -1,0 +1,166 @@
+"""What the orchestrator knows of each driver, from the driver's own folder:
+drivers/<name>/manifest.toml (docs/writing-a-driver.md, "The manifest"). psbench's code
+names no middleware: which drivers are baselines, what each needs installed and which
+services it depends on, and how to start and check each service, is all read here.
+
+A manifest that cannot be read, or holds a field psbench does not know or a value of
+the wrong kind, is a UserError naming the file and the field (exit code 2).
+"""
+
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+from psbench.base.errors import UserError
+from psbench.base.paths import REPO_ROOT
+
+DRIVERS_DIR = REPO_ROOT / "drivers"
+ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "broker")
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """A daemon or broker a driver's runs need, as its manifest declares it."""
+    name: str                             # the executable (also its /proc comm name)
+    folder: Path                          # the declaring driver's folder (scripts live there)
+    transport: str | None = None          # needed only by runs on this transport
+    per_host: bool = False                # one per machine: a running one is used as it is
+    broker: bool = False                  # free port of 127.0.0.1; node option broker=
+    config_file: str | None = None
+    config: str | None = None             # template: {port}, {folder}, {largest_message}
+    config_script: str | None = None      # prints the config: SCRIPT LARGEST_MESSAGE [PORT]
+    argv: tuple[str, ...] = ("{executable}",)
+    ready_line: str | None = None         # printed once clients may connect (else: port)
+    leftovers: tuple[str, ...] = ()       # /dev/shm names to remove once it is stopped
+    version_argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Manifest:
+    name: str
+    path: Path
+    architecture: str
+    baseline: bool = False
+    debian: tuple[str, ...] = ()
+    pypi: tuple[str, ...] = ()
+    cargo: tuple[str, ...] = ()
+    services: tuple[ServiceSpec, ...] = field(default_factory=tuple)
+    cleanup: tuple[str, ...] = ()         # argv run after every run: what a kill leaves
+
+
+_TABLES = "tables"   # a list of tables: [[services]]
+_TOP = {"architecture": str, "baseline": bool, "packages": dict, "services": _TABLES,
+        "cleanup": list}
+_PACKAGES = {"debian": list, "pypi": list, "cargo": list}
+_SERVICE = {"name": str, "transport": str, "from": str, "per_host": bool, "broker": bool,
+            "config_file": str, "config": str, "config_script": str, "argv": list,
+            "ready_line": str, "leftovers": list, "version_argv": list}
+
+
+def _fields(table: dict, allowed: dict, where: str, path: Path) -> None:
+    for key, value in table.items():
+        kind = allowed.get(key)
+        if kind is None:
+            raise UserError(f"{path}: {where}{key}: unknown field; the fields are "
+                            f"{', '.join(allowed)}", 2)
+        if kind is _TABLES:
+            if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+                raise UserError(f"{path}: {where}{key}: must be tables ([[{key}]])", 2)
+            continue
+        if not isinstance(value, kind) or (kind is list and not all(
+                isinstance(v, str) for v in value)):
+            what = "a list of strings" if kind is list else kind.__name__
+            raise UserError(f"{path}: {where}{key}: must be {what}", 2)
+
+
+def _service(table: dict, index: int, path: Path) -> dict:
+    where = f"services[{index}]."
+    _fields(table, _SERVICE, where, path)
+    if "name" not in table:
+        raise UserError(f"{path}: {where}name: missing; name the executable", 2)
+    if "from" not in table and "config_file" in table and not (
+            "config" in table or "config_script" in table):
+        raise UserError(f"{path}: {where}config_file: give config (a template) or "
+                        f"config_script (a script in the driver's folder)", 2)
+    return table
+
+
+@cache
+def load(name: str) -> Manifest:
+    """The manifest of drivers/<name>/ (a driver without one is a UserError)."""
+    path = DRIVERS_DIR / name / "manifest.toml"
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise UserError(f"{path}: missing; every driver folder declares itself in a "
+                        f"manifest.toml (docs/writing-a-driver.md)", 2) from None
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise UserError(f"{path}: cannot be read: {exc}", 2) from None
+    _fields(data, _TOP, "", path)
+    if data.get("architecture") not in ARCHITECTURES:
+        raise UserError(f"{path}: architecture: give one of {', '.join(ARCHITECTURES)}", 2)
+    packages = data.get("packages", {})
+    _fields(packages, _PACKAGES, "packages.", path)
+    services = []
+    for index, table in enumerate(data.get("services", [])):
+        table = _service(table, index, path)
+        if "from" in table:   # declared by another driver: that one's, this transport
+            owner = next((s for s in load(table["from"]).services
+                          if s.name == table["name"]), None)
+            if owner is None:
+                raise UserError(f"{path}: services[{index}].from: drivers/{table['from']}"
+                                f" declares no service {table['name']!r}", 2)
+            services.append(ServiceSpec(**{**owner.__dict__,
+                                           "transport": table.get("transport")}))
+            continue
+        services.append(ServiceSpec(
+            name=table["name"], folder=path.parent, transport=table.get("transport"),
+            per_host=table.get("per_host", False), broker=table.get("broker", False),
+            config_file=table.get("config_file"), config=table.get("config"),
+            config_script=table.get("config_script"),
+            argv=tuple(table.get("argv", ["{executable}"])),
+            ready_line=table.get("ready_line"), leftovers=tuple(table.get("leftovers", [])),
+            version_argv=tuple(table.get("version_argv", []))))
+    return Manifest(name=name, path=path, architecture=data["architecture"],
+                    baseline=data.get("baseline", False),
+                    debian=tuple(packages.get("debian", [])),
+                    pypi=tuple(packages.get("pypi", [])),
+                    cargo=tuple(packages.get("cargo", [])), services=tuple(services),
+                    cleanup=tuple(data.get("cleanup", [])))
+
+
+def driver_names() -> list[str]:
+    """Every driver folder (one with a CMakeLists.txt) under drivers/."""
+    return sorted(p.parent.name for p in DRIVERS_DIR.glob("*/CMakeLists.txt"))
+
+
+def baseline_drivers() -> tuple[str, ...]:
+    """The drivers that measure the physical floor (no middleware)."""
+    return tuple(n for n in driver_names() if load(n).baseline)
+
+
+def cleanup_command(driver: str) -> list[str] | None:
+    """The argv to run after every run of the driver, None when it declares none (or is
+    a driver from outside drivers/)."""
+    if driver not in driver_names():
+        return None
+    return list(load(driver).cleanup) or None
+
+
+def service(name: str) -> ServiceSpec | None:
+    """A service by its name, as the first driver that declares it describes it."""
+    for driver in driver_names():
+        for spec in load(driver).services:
+            if spec.name == name:
+                return spec
+    return None
+
+
+def service_entries(driver: str) -> list[str]:
+    """The driver's services as "NAME", or "TRANSPORT:NAME" for one needed only on that
+    transport; [] for a driver without a manifest (from outside drivers/)."""
+    if driver not in driver_names():
+        return []
+    return [f"{s.transport}:{s.name}" if s.transport else s.name
+            for s in load(driver).services]

@@ -1,0 +1,54 @@
+"""`psbench drivers`: the built drivers and what they support."""
+
+import json
+
+from psbench.cli.commands import help_of
+from psbench.run import drivers
+from psbench.base import table
+from psbench.run.service_definitions import definition
+
+COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify",
+           "transports", "max payload", "loan", "services"]
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("drivers", help=help_of("drivers"),
+                                   description=help_of("drivers"))
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_command)
+
+
+def _services(info: drivers.DriverInfo) -> str:
+    if not info.services:
+        return "none"
+    return ", ".join(f"{s.name}{f' (transport {s.transport} only)' if s.transport else ''} "
+                     f"({_service_state(s)})" for s in info.services)
+
+
+def _service_state(service: drivers.ServiceStatus) -> str:
+    if not service.installed:
+        return "NOT installed"
+    if definition(service.name) is not None:
+        return "installed; psbench starts it" + (", running now" if service.running else "")
+    return "installed, running" if service.running else "installed, not running"
+
+
+def _row(info: drivers.DriverInfo) -> list:
+    if info.describe is None:
+        return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
+    caps = info.describe.get("capabilities") or {}
+    join = lambda key: ",".join(caps.get(key) or []) or "-"  # noqa: E731
+    return [info.name, info.describe.get("version"), join("reliability"),
+            join("durability"), join("history"), join("notify"), join("transports"),
+            caps.get("max_payload"), "yes" if caps.get("loan") else "no", _services(info)]
+
+
+def run_command(args) -> int:
+    infos = drivers.discover()
+    if args.json:
+        print(json.dumps([i.to_json() for i in infos], indent=2))
+    elif not infos:
+        print("no drivers built yet: run `make build`")
+    else:
+        print(table.render(COLUMNS, [_row(i) for i in infos]))
+    return 1 if any(i.error for i in infos) else 0

@@ -1,0 +1,38 @@
+"""`psbench env`: what shapes results on this machine."""
+
+import json
+
+from psbench.cli.commands import help_of
+from psbench.run import envinfo
+from psbench.base import table
+
+
+def add_parsers(subparsers) -> None:
+    parser = subparsers.add_parser("env", help=help_of("env"), description=help_of("env"))
+    parser.add_argument("--json", action="store_true", help="print JSON")
+    parser.set_defaults(handler=run_command)
+
+
+def flatten(value, prefix: str = "") -> list[tuple[str, object]]:
+    """{"a": {"b": 1}} -> [("a.b", 1)]; lists become comma-separated text."""
+    if isinstance(value, dict):
+        if not value:
+            return [(prefix, "{}")]
+        pairs = []
+        for key, item in value.items():
+            pairs.extend(flatten(item, f"{prefix}.{key}" if prefix else str(key)))
+        return pairs
+    if isinstance(value, list):
+        return [(prefix, ", ".join(map(str, value)) if value else "(none)")]
+    if isinstance(value, bool):
+        return [(prefix, "yes" if value else "no")]
+    return [(prefix, value)]
+
+
+def run_command(args) -> int:
+    info = envinfo.collect()
+    if args.json:
+        print(json.dumps(info, indent=2))
+    else:
+        print(table.key_values(flatten(info)))
+    return 0

@@ -1,0 +1,54 @@
+"""What in the environment makes a result noisy: load at the start, runs without CPU
+pinning or without real-time priority, virtual machines, CPU frequency scaling. Read from
+env.json and from each node's own record of how it ran (its summary's "realtime")."""
+
+from psbench.results.configs import Config
+
+# 1-minute load per online CPU above which the machine was busy before the first run.
+BUSY_LOAD_PER_CPU = 0.5
+
+
+def _roles_realtime(config: Config) -> list[dict]:
+    return [s.get("realtime") or {} for run in config.ok_runs
+            for s in run.summaries.values()]
+
+
+def _names(configs: list[Config], total: int) -> str:
+    if len(configs) == total:
+        return "every configuration"
+    shown = ", ".join(c.label for c in configs[:4])
+    return shown + (f" and {len(configs) - 4} more" if len(configs) > 4 else "")
+
+
+def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
+    warnings = []
+    cpus = len(env.get("online_cpus") or []) or env.get("logical_cpus") or 0
+    load = (env.get("load_average") or [None])[0]
+    if load is not None and cpus and load > BUSY_LOAD_PER_CPU * cpus:
+        warnings.append(f"the machine was busy when the sweep started: 1-minute load "
+                        f"{load:g} on {cpus} CPUs")
+    measured = [c for c in configs if c.ok_runs]
+    unpinned = [c for c in measured
+                if any((rt.get("cpu") is None or rt.get("cpu") < 0)
+                       for rt in _roles_realtime(c))]
+    if unpinned:
+        warnings.append(f"not pinned to CPUs (the scheduler moved the roles): "
+                        f"{_names(unpinned, len(measured))}")
+    not_rt = [c for c in measured
+              if any(rt.get("sched_policy") not in ("SCHED_FIFO", "SCHED_RR")
+                     for rt in _roles_realtime(c))]
+    if not_rt:
+        warnings.append(f"no real-time priority (SCHED_OTHER; `fifo` sets SCHED_FIFO): "
+                        f"{_names(not_rt, len(measured))}")
+    virt = (env.get("virtualization") or {})
+    kind = virt.get("systemd_detect_virt")
+    if (kind and kind != "none") or virt.get("hypervisor_flag"):
+        warnings.append(f"virtualized ({kind or 'hypervisor flag set'}): other guests "
+                        f"share the hardware")
+    governor = env.get("cpufreq_governor")
+    if isinstance(governor, dict):
+        others = sorted({g for g in governor.values() if g and g != "performance"})
+        if others:
+            warnings.append(f"CPU frequency governor {', '.join(others)} (not "
+                            f"performance): clock speed changes during runs")
+    return warnings

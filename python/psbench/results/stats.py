@@ -1,0 +1,145 @@
+"""Latency statistics from raw samples.
+
+Percentiles use the nearest-rank definition: the q-th percentile of n values is the
+ceil(q/100 * n)-th smallest, so each one is a latency that was actually observed. The
+rank is computed in integers from q as an exact decimal fraction (99.9 = 999/1000), never
+in floating point, where 99.9/100 * 3000 = 2997.0000000000005 would take the 2998th. A
+percentile is reported only when there are enough samples for it to differ from the
+maximum (p99.9 needs 1000); otherwise it is None.
+"""
+
+from fractions import Fraction
+
+import numpy as np
+
+from psbench.results.samples import Samples
+
+# (label, percentile, fewest samples for which it is not just the maximum)
+PERCENTILES = (
+    ("p50", 50.0, 2),
+    ("p90", 90.0, 10),
+    ("p99", 99.0, 100),
+    ("p99.9", 99.9, 1000),
+    ("p99.99", 99.99, 10000),
+)
+
+
+def nearest_rank_index(q, n: int) -> int:
+    """0-based index of the q-th percentile among n sorted values: ceil(q/100 * n) - 1,
+    at least 0. q as written in decimal (50, 99.9, "99.99"): a float is read by its
+    shortest decimal form, so 99.9 is exactly 999/10."""
+    return index_at(Fraction(str(q)) / 100, n)
+
+
+def index_at(p: Fraction, n: int) -> int:
+    """0-based nearest-rank index of the fraction p (0..1) among n: ceil(p n) - 1, >= 0."""
+    rank = -((-p.numerator * n) // p.denominator)
+    return max(rank, 1) - 1
+
+
+def nearest_rank(values, q, axis=None):
+    """The q-th percentile by nearest rank (a value of `values`); along `axis` of a 2-D
+    array, one per row or column. Partial sort only."""
+    values = np.asarray(values)
+    if axis is None:
+        values = values.ravel()
+        index = nearest_rank_index(q, values.size)
+        return np.partition(values, index)[index]
+    index = nearest_rank_index(q, values.shape[axis])
+    return np.take(np.partition(values, index, axis=axis), index, axis=axis)
+
+
+# Percentiles shown with a distribution-free confidence interval.
+INTERVAL_PERCENTILES = ("p50", "p99", "p99.9")
+CONFIDENCE = 0.95
+
+
+def interval_ranks(q, n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
+    """1-based ranks (l, u) of the order statistics that hold the q-th percentile with at
+    least `confidence`, whatever the distribution: with B ~ Binomial(n, q/100) the count
+    of samples below it, P(X(l) <= x_q <= X(u)) = P(l <= B <= u - 1); l is the largest
+    rank with P(B <= l - 1) <= alpha/2, u the smallest with P(B <= u - 1) >= 1 - alpha/2.
+    None when n is too small for such ranks to exist (u > n, or l < 1)."""
+    from scipy.stats import binom  # here: importing scipy costs the CLI's start
+
+    if n < 1:
+        return None
+    p = float(Fraction(str(q)) / 100)
+    tail = (1.0 - confidence) / 2.0
+    k = int(binom.ppf(tail, n, p))          # smallest k with F(k) >= tail
+    lower = k + 1 if binom.cdf(k, n, p) <= tail else k
+    upper = int(binom.ppf(1.0 - tail, n, p)) + 1
+    if lower < 1 or upper > n:
+        return None
+    return lower, upper
+
+
+def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> dict:
+    """label -> [low, high] (observed values) for INTERVAL_PERCENTILES, or None where n is
+    too small for a distribution-free interval."""
+    values = np.asarray(values)
+    found = {}
+    for label, q, _ in PERCENTILES:
+        if label not in INTERVAL_PERCENTILES:
+            continue
+        ranks = interval_ranks(q, values.size, confidence)
+        if ranks is None:
+            found[label] = None
+            continue
+        low, high = np.partition(values, [ranks[0] - 1, ranks[1] - 1])[[ranks[0] - 1,
+                                                                         ranks[1] - 1]]
+        found[label] = [float(low), float(high)]
+    return found
+
+
+def summarize_ns(values: np.ndarray) -> dict:
+    """n, min, percentiles, max, mean, stdev (sample, n - 1) of latencies in ns: the
+    names every output uses (report tables, run.json, index.jsonl)."""
+    values = np.asarray(values)
+    count = int(values.size)
+    if count == 0:
+        return {"n": 0, "min": None, "max": None, "mean": None, "stdev": None,
+                **{label: None for label, _, _ in PERCENTILES}}
+    result = {"n": count, "min": float(values.min())}
+    for label, q, needed in PERCENTILES:
+        result[label] = float(nearest_rank(values, q)) if count >= needed else None
+    result["max"] = float(values.max())
+    result["mean"] = float(values.mean())
+    # Sample standard deviation (n - 1), as psbench report and the seed papers use.
+    result["stdev"] = float(values.std(ddof=1)) if count > 1 else 0.0
+    result["intervals"] = {"confidence": CONFIDENCE, **percentile_intervals(values)}
+    return result
+
+
+ONE_WAY_FROM = {"intended": "receive time - intended send time",
+                "send": "receive time - start of the publisher's write"}
+
+
+def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
+    """Statistics by series. rtt files also get the one-way estimate RTT/2 (the
+    method of the seed benchmarks: it assumes both directions cost the same); one-way
+    files say what the latency counts from (the sub's --latency-from). Beside them:
+    the late echoes (kept in every statistic; with the series again without them when
+    there are any), latencies <= 0 (clock trouble, counted, never dropped) and how late
+    the sender's writes began against its schedule."""
+    latency = samples.latency_ns
+    if samples.kind == "rtt":
+        result = {
+            "unit": "ns",
+            "rtt": summarize_ns(latency),
+            "rtt_half": {"method": "one-way estimate = RTT/2",
+                         **summarize_ns(latency / 2.0)},
+        }
+    else:
+        result = {"unit": "ns", "one_way": {"method": ONE_WAY_FROM[latency_from],
+                                            **summarize_ns(latency)}}
+    late = samples.late
+    result["late"] = {"count": int(late.sum()),
+                      "max_ns": float(latency[late].max()) if late.any() else None}
+    if late.any():
+        on_time = latency[~late]
+        result["without_late"] = (summarize_ns(on_time / 2.0) if samples.kind == "rtt"
+                                  else summarize_ns(on_time))
+    result["nonpositive"] = int((latency <= 0).sum())
+    result["sender_lateness"] = summarize_ns(samples.lateness_ns)
+    return result

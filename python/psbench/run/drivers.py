@@ -1,0 +1,116 @@
+"""Built drivers: what `psbench-node --describe` says about each, and whether the
+services (daemons, brokers) a driver needs are installed and running."""
+
+import json
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psbench.base import manifests, paths
+from psbench.base.errors import UserError
+from psbench.run.service_definitions import find_executable
+
+DESCRIBE_TIMEOUT_S = 30
+
+
+@dataclass
+class ServiceStatus:
+    name: str
+    installed: bool
+    path: str | None
+    running: bool
+    transport: str | None = None  # needed only by runs on this transport; None: by all
+
+
+@dataclass
+class DriverInfo:
+    name: str
+    library: Path
+    describe: dict | None = None
+    error: str | None = None
+    services: list[ServiceStatus] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {
+            "name": self.name,
+            "library": str(self.library),
+            "describe": self.describe,
+            "error": self.error,
+            "services": [vars(s) for s in self.services],
+        }
+
+
+def describe(node: Path, library: Path) -> dict:
+    """Runs `psbench-node --driver LIB --describe` and returns its JSON object."""
+    argv = [str(node), "--driver", str(library), "--describe"]
+    try:
+        proc = subprocess.run(argv, capture_output=True, text=True,
+                              timeout=DESCRIBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"`{' '.join(argv)}` did not finish in {DESCRIBE_TIMEOUT_S} s")
+    if proc.returncode != 0:
+        message = proc.stderr.strip() or f"exit code {proc.returncode}"
+        raise RuntimeError(f"--describe failed: {message}")
+    try:
+        value = json.loads(proc.stdout)
+    except json.JSONDecodeError as exc:
+        raise RuntimeError(f"--describe printed invalid JSON ({exc}): {proc.stdout[:200]!r}")
+    if not isinstance(value, dict):
+        raise RuntimeError("--describe printed JSON that is not an object")
+    return value
+
+
+def running_programs() -> set[str]:
+    """Names of running programs (/proc/*/comm, which the kernel cuts to 15 bytes)."""
+    names = set()
+    for comm in Path("/proc").glob("[0-9]*/comm"):
+        try:
+            names.add(comm.read_text().strip())
+        except OSError:
+            pass  # the process ended while we looked
+    return names
+
+
+def service_status(entry: str, running: set[str]) -> ServiceStatus:
+    """entry: "EXE", or "TRANSPORT:EXE" for a service only that transport needs."""
+    transport, _, name = entry.rpartition(":")
+    path = find_executable(name)
+    return ServiceStatus(name=name, installed=path is not None, path=path,
+                         running=os.path.basename(name)[:15] in running,
+                         transport=transport or None)
+
+
+def discover() -> list[DriverInfo]:
+    """Every driver under build/drivers, described by the node."""
+    node = paths.require_node()
+    running = running_programs()
+    infos = []
+    for name, library in paths.driver_libraries().items():
+        info = DriverInfo(name=name, library=library)
+        try:
+            info.describe = describe(node, library)
+        except RuntimeError as exc:
+            info.error = str(exc)
+        else:
+            services = manifests.service_entries(info.describe.get("name", info.name))
+            info.services = [service_status(s, running) for s in services]
+        infos.append(info)
+    return infos
+
+
+def find_driver(name: str) -> Path:
+    """The library for --driver NAME (a name, or a path to a .so file)."""
+    if "/" in name or name.endswith(".so"):
+        library = Path(name).expanduser().resolve()
+        if not library.is_file():
+            raise UserError(f"argument --driver: no such file {library}")
+        return library
+    libraries = paths.driver_libraries()
+    if name in libraries:
+        return libraries[name]
+    known = ", ".join(libraries) or "none"
+    raise UserError(
+        f"argument --driver: unknown driver {name!r}; built drivers: {known} "
+        f"(found as {paths.build_dir()}/drivers/*/libpsbench-*.so; "
+        f"`psbench drivers` lists them, `make build` builds them)")

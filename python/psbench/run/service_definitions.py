@@ -1,0 +1,105 @@
+"""How psbench starts a daemon or broker that a driver's manifest declares
+(psbench.base.manifests): its configuration generated into the service's own folder (a
+template with {port}, {folder} and {largest_message}, or a script of the driver's that
+prints it), bound to 127.0.0.1, its command line, how to tell it is ready, and what it
+must not leave behind.
+
+A broker listens on a free port of 127.0.0.1 chosen when it starts; the node gets its
+address as the driver option `broker=127.0.0.1:PORT`.
+"""
+
+import getpass
+import shutil
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from psbench.base import manifests
+from psbench.base.errors import UserError
+
+ADDRESS_OPTION = "broker"
+CONFIG_SCRIPT_TIMEOUT_S = 30.0
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    port: int | None = None      # where it accepts clients; None: no port
+
+
+def find_executable(name: str) -> str | None:
+    """The program's path, or None: brokers live in /usr/sbin, which not every PATH has."""
+    return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
+
+
+def executable(name: str) -> str:
+    return find_executable(name) or name
+
+
+def free_port() -> int:
+    """A port of 127.0.0.1 that nothing listens on now (the broker binds it next)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@dataclass(frozen=True)
+class ServiceDefinition:
+    spec: manifests.ServiceSpec
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def ready_line(self) -> str | None:
+        return self.spec.ready_line
+
+    @property
+    def per_host(self) -> bool:
+        return self.spec.per_host
+
+    @property
+    def broker(self) -> bool:
+        return self.spec.broker
+
+    @property
+    def leftovers(self) -> tuple[str, ...]:
+        return tuple(n.format(user=getpass.getuser()) for n in self.spec.leftovers)
+
+    @property
+    def version_argv(self) -> tuple[str, ...]:
+        return tuple(a.format(executable=executable(self.name)) for a in self.spec.version_argv)
+
+    def _config_text(self, folder: Path, largest_message: int, port: int | None) -> str:
+        if self.spec.config is not None:
+            return self.spec.config.lstrip("\n").format(port=port, folder=folder,
+                                                        largest_message=largest_message)
+        script = self.spec.folder / self.spec.config_script
+        argv = [sys.executable, str(script), str(largest_message)]
+        if port is not None:
+            argv.append(str(port))
+        out = subprocess.run(argv, capture_output=True, text=True,
+                             timeout=CONFIG_SCRIPT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        if out.returncode != 0:
+            raise UserError(f"{script}: could not write {self.name}'s configuration: "
+                            f"{out.stderr.strip().splitlines()[-1:] or 'no message'}")
+        return out.stdout
+
+    def launch(self, folder: Path, largest_message: int) -> Launch:
+        """Writes the configuration into folder; the command line that starts it."""
+        port = free_port() if self.broker else None
+        config = folder / self.spec.config_file if self.spec.config_file else None
+        if config is not None:
+            config.write_text(self._config_text(folder, largest_message, port))
+        argv = [a.format(executable=executable(self.name), config_file=config, folder=folder,
+                         port=port) for a in self.spec.argv]
+        return Launch(argv, port)
+
+
+def definition(name: str) -> ServiceDefinition | None:
+    """The service a driver's manifest declares under this name, or None."""
+    spec = manifests.service(name)
+    return ServiceDefinition(spec) if spec else None

@@ -1,0 +1,221 @@
+"""The daemons and brokers drivers need (their manifests' `services`), started by
+psbench for the runs that need them, reused across runs, and stopped afterwards.
+
+What each one is and how it is configured: the driver's manifest.toml, read by
+manifests.py and started as service_definitions.py says. A broker gets a generated
+configuration bound to 127.0.0.1 and a free port, and the node is told its address
+(driver option `broker`); a run that gives its own `broker` uses that one and psbench
+starts none. A service psbench started that dies during a run fails that run with the
+tail of its log, and the next run gets a fresh one. A per-host daemon already running
+(started by someone else) is used as it is and left alone.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from psbench.run import keeper
+from psbench.base import manifests
+from psbench.run.drivers import running_programs
+from psbench.base.errors import UserError
+from psbench.run.service_definitions import ADDRESS_OPTION, ServiceDefinition, definition
+from psbench.base.signals import die_with_parent, signals_deferred
+
+READY_TIMEOUT_S = 20.0
+STOP_TIMEOUT_S = 20.0
+LOG_TAIL_LINES = 5
+DEFAULT_LARGEST_MESSAGE = 4 << 20
+
+
+def needed(describe: dict, transport: str | None, options: list[str] = ()) -> list[str]:
+    """The services a run of this driver on this transport needs, as its manifest
+    declares them (a service for one transport only on that one); none that the run's
+    own `broker` option replaces. A driver from outside drivers/ (no manifest) needs none."""
+    transports = (describe.get("capabilities") or {}).get("transports") or []
+    chosen = transport if transport not in (None, "default") else (transports or [None])[0]
+    own_broker = any(o.partition("=")[0] == ADDRESS_OPTION for o in options)
+    name = describe.get("name", "")
+    if name not in manifests.driver_names():
+        return []
+    return [s.name for s in manifests.load(name).services
+            if s.transport in (None, chosen) and not (own_broker and s.broker)]
+
+
+@dataclass
+class RunningService:
+    definition: ServiceDefinition
+    proc: subprocess.Popen | None   # None: someone else's, left alone
+    log: Path | None = None         # its stdout and stderr
+    port: int | None = None
+    version: str | None = None
+    config: list[str] = field(default_factory=list)   # its argv
+
+    @property
+    def address(self) -> str | None:
+        return f"127.0.0.1:{self.port}" if self.port else None
+
+    def to_json(self) -> dict:
+        return {"name": self.definition.name, "started_by_psbench": self.proc is not None,
+                "pid": self.proc.pid if self.proc else None, "address": self.address,
+                "version": self.version, "argv": self.config,
+                "log": str(self.log) if self.log else None}
+
+    def log_tail(self) -> str:
+        if self.log is None or not self.log.exists():
+            return "no log"
+        lines = self.log.read_text(errors="replace").strip().splitlines()
+        return " | ".join(lines[-LOG_TAIL_LINES:]) or "no output"
+
+
+@dataclass
+class ServicePool:
+    """Use as a context manager around one run or a whole sweep. largest_message: the
+    largest message any of its runs sends (a service's configuration may be sized for it)."""
+    largest_message: int = DEFAULT_LARGEST_MESSAGE
+    services: dict[str, RunningService] = field(default_factory=dict)
+
+    def __enter__(self) -> "ServicePool":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop_all()
+
+    def ensure(self, describe: dict, transport: str | None, log_dir: Path,
+               options: list[str] = ()) -> list[RunningService]:
+        """Starts what the run needs and is not running yet (its files in log_dir, the
+        directory of the first run that needed it); returns what the run uses."""
+        used = []
+        for name in needed(describe, transport, options):
+            if name not in self.services:
+                self.services[name] = self._start(name, log_dir)
+            used.append(self.services[name])
+        return used
+
+    def casualties(self, used: list[RunningService]) -> list[str]:
+        """Services of psbench's that died during the run, each as a message with its
+        log's tail; they are forgotten, so the next run starts them again."""
+        messages = []
+        for service in used:
+            if service.proc is None or service.proc.poll() is None:
+                continue
+            messages.append(f"{service.definition.name} (pid {service.proc.pid}) ended "
+                            f"during the run with exit code {service.proc.returncode}: "
+                            f"{service.log_tail()}; its log: {service.log}")
+            _stop(service)
+            self.services.pop(service.definition.name, None)
+        return messages
+
+    def _start(self, name: str, log_dir: Path) -> RunningService:
+        declared = definition(name)
+        if declared is None:
+            raise UserError(f"the driver needs service {name!r}, which no driver's manifest "
+                            f"declares; start it yourself, then run again")
+        if declared.per_host and name[:15] in running_programs():
+            return RunningService(declared, proc=None)   # the host's own, used as it is
+        folder = log_dir / f"service-{name}"
+        folder.mkdir(exist_ok=True)
+        launch = declared.launch(folder, self.largest_message)
+        # Output goes to a file, never an unread pipe that could fill and stall it.
+        log = log_dir / f"service-{name}.log"
+        try:
+            with log.open("w") as out:
+                proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=out,
+                                        stderr=subprocess.STDOUT, start_new_session=True,
+                                        preexec_fn=die_with_parent, cwd=folder)
+        except OSError as exc:
+            raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
+        # The parent-death signal alone cannot stop a service that drops privileges.
+        keeper.instance().watch_service(proc.pid, declared.leftovers)
+        service = RunningService(declared, proc=proc, log=log, port=launch.port,
+                                 version=_version(declared), config=launch.argv)
+        try:
+            _wait_ready(service)
+        except BaseException:
+            _stop(service)
+            raise
+        return service
+
+    def stop_all(self) -> None:
+        with signals_deferred():  # a second Ctrl-C must not leave a service running
+            for service in reversed(list(self.services.values())):
+                _stop(service)
+            self.services.clear()
+
+
+def broker_placeholder(describe: dict, transport: str | None, options: list[str]) -> list[str]:
+    """What a run's node is told of the broker psbench will start for it, before it has
+    started it (the address a check may judge): broker=127.0.0.1:1, or nothing."""
+    names = needed(describe, transport, options)
+    if any(definition(n).broker for n in names if definition(n)):
+        return [f"{ADDRESS_OPTION}=127.0.0.1:1"]
+    return []
+
+
+def broker_options(used: list[RunningService]) -> list[str]:
+    """The driver options that tell the node where its broker listens."""
+    return [f"{ADDRESS_OPTION}={s.address}" for s in used if s.address]
+
+
+def _version(definition: ServiceDefinition) -> str | None:
+    if not definition.version_argv:
+        return None
+    try:
+        out = subprocess.run(list(definition.version_argv), capture_output=True, text=True,
+                             timeout=10, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = (out.stdout + out.stderr).strip().splitlines()
+    return lines[0].strip() if lines else None
+
+
+def _accepts(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _is_ready(service: RunningService) -> bool:
+    if service.port is not None:
+        return _accepts(service.port)
+    return service.definition.ready_line in service.log.read_text(errors="replace")
+
+
+def _wait_ready(service: RunningService) -> None:
+    end = time.monotonic() + READY_TIMEOUT_S
+    while time.monotonic() < end:
+        if _is_ready(service):
+            return
+        if service.proc.poll() is not None:
+            break
+        time.sleep(0.05)
+    ended = service.proc.poll()
+    state = f"it ended with exit code {ended}" if ended is not None else "still not ready"
+    raise UserError(f"{service.definition.name} did not become ready within "
+                    f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
+                    f"{service.log}")
+
+
+def _stop(service: RunningService) -> None:
+    """SIGTERM (the service cleans up), SIGKILL if it will not end, then remove what it
+    was supposed to remove."""
+    proc = service.proc
+    if proc is None:
+        return
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        except ProcessLookupError:
+            pass
+    for name in service.definition.leftovers:
+        Path("/dev/shm", name).unlink(missing_ok=True)
+    keeper.instance().release_service(proc.pid)
