@@ -3,6 +3,9 @@
 #pragma once
 #include <dlfcn.h>
 
+#include <cstdio>
+#include <map>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -19,6 +22,40 @@ inline const psb_driver &driver_under_test() {
     return entry();
   }();
   return *table;
+}
+
+// check() as a test reads it: the number of refusals (0 = accepted), and every message in
+// err, "; " between them.
+inline int check(const psb_driver &d, const psb_config *cfg, psb_error *err) {
+  err->message[0] = '\0';
+  return d.check(
+      cfg,
+      [](void *user, const char *, const char *reason) {
+        auto *e = static_cast<psb_error *>(user);
+        const size_t used = std::strlen(e->message);
+        std::snprintf(e->message + used, sizeof e->message - used, "%s%s", used ? "; " : "", reason);
+      },
+      err);
+}
+
+// What writer_counters() or reader_counters() hands over (empty when the driver has none).
+template <class Endpoint>
+std::map<std::string, uint64_t> counters_of(void (*counters)(Endpoint *, psb_put_counter, void *),
+                                            Endpoint *endpoint) {
+  std::map<std::string, uint64_t> got;
+  if (counters == nullptr) return got;
+  counters(endpoint,
+           [](void *user, const char *name, uint64_t value) {
+             (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
+           },
+           &got);
+  return got;
+}
+inline std::map<std::string, uint64_t> counters_of(const psb_driver &d, psb_writer *w) {
+  return counters_of(d.writer_counters, w);
+}
+inline std::map<std::string, uint64_t> counters_of(const psb_driver &d, psb_reader *r) {
+  return counters_of(d.reader_counters, r);
 }
 
 }  // namespace psb_test

@@ -40,7 +40,7 @@ struct DistinctSeqs {
 // "received N", "last_seq S" (the 8-byte sequence number of the last message before the
 // end, when there was one) and the reader's counters as "NAME VALUE", each on a line of
 // its own (ChildReport::finish reads them). 0, or 3 if take failed. Every wait is bounded.
-inline int report_until_end(const psb_driver &d, void *reader, psb_error *err) {
+inline int report_until_end(const psb_driver &d, psb_reader *reader, psb_error *err) {
   uint64_t received = 0, last_seq = 0;
   auto idle_end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (std::chrono::steady_clock::now() < idle_end) {
@@ -58,12 +58,12 @@ inline int report_until_end(const psb_driver &d, void *reader, psb_error *err) {
   }
   std::printf("received %llu\n", static_cast<unsigned long long>(received));
   if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
-  if (d.counters)
-    d.counters(reader, 1,
-               [](void *, const char *name, uint64_t value) {
-                 std::printf("%s %llu\n", name, static_cast<unsigned long long>(value));
-               },
-               nullptr);
+  if (d.reader_counters)
+    d.reader_counters(reader,
+                      [](void *, const char *name, uint64_t value) {
+                        std::printf("%s %llu\n", name, static_cast<unsigned long long>(value));
+                      },
+                      nullptr);
   return 0;
 }
 

@@ -3,9 +3,10 @@
 import json
 
 from conftest import run_cli
+from psbench import manifests
 
 CAPABILITY_SETS = ("reliability", "durability", "history", "notify", "transports",
-                   "services", "option_keys")
+                   "option_keys")
 
 
 def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
@@ -19,7 +20,7 @@ def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
         describe = entry["describe"]
         assert describe["name"] == name
         assert isinstance(describe["version"], str) and describe["version"]
-        assert describe["abi_version"] == 4
+        assert describe["abi_version"] == 5
         caps = describe["capabilities"]
         for key in CAPABILITY_SETS:
             assert isinstance(caps[key], list), key
@@ -30,9 +31,10 @@ def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
         assert set(caps["reliability"]) <= {"best_effort", "reliable"}
         assert set(caps["notify"]) <= {"listener", "wait", "poll"}
         assert isinstance(caps["max_payload"], int) and caps["max_payload"] >= 32
-        assert isinstance(caps["loan"], bool)
-        # One status per service the driver needs, each a yes/no.
-        assert [s["name"] for s in entry["services"]] == caps["services"]
+        assert isinstance(caps["loan"], bool)   # derived: loan() and write_loan() present
+        # One status per service the driver's manifest names, each a yes/no.
+        assert [s["name"] for s in entry["services"]] == [
+            e.rpartition(":")[2] for e in manifests.service_entries(name)]
         for service in entry["services"]:
             assert isinstance(service["installed"], bool)
             assert isinstance(service["running"], bool)

@@ -20,13 +20,15 @@ def test_every_driver_folder_has_a_manifest_that_loads():
         assert manifests.load(name).architecture in manifests.ARCHITECTURES
 
 
-def test_manifest_services_are_what_the_built_driver_declares(driver_libs):
-    # The ABI's capabilities still list services (until its next version drops them):
-    # the two must agree, "TRANSPORT:NAME" for a service of one transport.
+def test_the_manifest_is_the_only_place_of_services_and_cleanup(driver_libs):
+    # Driver ABI 5 dropped services and cleanup_command from the capabilities: the
+    # manifest is their one source, and --describe no longer says either.
     node = paths.require_node()
     for name, library in driver_libs.items():
-        declared = drivers.describe(node, library)["capabilities"].get("services") or []
-        assert manifests.service_entries(name) == declared, name
+        capabilities = drivers.describe(node, library)["capabilities"]
+        assert "services" not in capabilities and "cleanup_command" not in capabilities, name
+    assert manifests.service_entries("cyclonedds") == ["shm:iox-roudi"]
+    assert manifests.cleanup_command("fastdds") == ["fastdds", "shm", "clean"]
 
 
 def test_setup_installs_every_package_a_manifest_names():

@@ -45,16 +45,21 @@ LoadedDriver::LoadedDriver(const std::string &path)
     throw RefusedError("driver " + path + " does not export " PSB_DRIVER_ENTRY_SYMBOL "()");
   table_ = entry();
   if (!table_) throw RefusedError("driver " + path + ": " PSB_DRIVER_ENTRY_SYMBOL "() returned NULL");
+  // Checked before any other member is read: another version's table has another layout.
   if (table_->abi_version != PSB_ABI_VERSION)
-    throw RefusedError("driver " + path + " has ABI version " + std::to_string(table_->abi_version) +
-                       ", this node speaks " + std::to_string(PSB_ABI_VERSION) + "; rebuild the driver");
+    throw RefusedError("driver " + path + " was built for psbench driver ABI " +
+                       std::to_string(table_->abi_version) + "; this psbench-node speaks ABI " +
+                       std::to_string(PSB_ABI_VERSION) + ": rebuild the driver");
   const psb_driver &t = *table_;
   if (!t.name || !t.open || !t.close || !t.create_writer || !t.destroy_writer ||
       !t.create_reader || !t.destroy_reader || !t.write || !t.take)
     throw RefusedError("driver " + path + " leaves a required function of psb_driver NULL");
-  if (t.caps.loan && (!t.loan || !t.write_loan))
-    throw RefusedError("driver " + path + " declares loans but provides no loan()/write_loan()");
+  if (!t.loan != !t.write_loan)
+    throw RefusedError("driver " + path + " provides " + (t.loan ? "loan() without write_loan()" : "write_loan() without loan()") +
+                       ": a zero-copy write needs both (or neither)");
 }
+
+bool LoadedDriver::loans() const { return table_->loan != nullptr && table_->write_loan != nullptr; }
 
 LoadedDriver::~LoadedDriver() {
   // Not dlclose()d: middleware threads may outlive close() by a moment, and unloading
@@ -99,10 +104,9 @@ std::string describe_json(const LoadedDriver &driver) {
   list("history", history_names(t.caps.history));
   list("notify", notify_names(t.caps.notify));
   list("transports", string_list(t.caps.transports));
-  list("services", string_list(t.caps.services));
-  list("cleanup_command", string_list(t.caps.cleanup_command));
   list("option_keys", string_list(t.caps.option_keys));
-  j.field("max_payload", uint64_t(t.caps.max_payload)).field("loan", t.caps.loan != 0);
+  // Derived: loan() and write_loan() both present.
+  j.field("max_payload", uint64_t(t.caps.max_payload)).field("loan", driver.loans());
   j.key("readers_per_topic");
   t.caps.readers_per_topic ? j.value(uint64_t(t.caps.readers_per_topic)) : j.null();
   j.key("writers_per_topic");

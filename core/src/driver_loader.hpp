@@ -25,6 +25,7 @@ class LoadedDriver {
   const psb_driver &table() const { return *table_; }
   const std::string &path() const { return path_; }
   std::string version() const;
+  bool loans() const;  // zero-copy writes: loan() and write_loan() are both there
 
  private:
   void *handle_ = nullptr;

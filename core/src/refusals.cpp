@@ -17,47 +17,44 @@ std::string unsupported(const char *driver, const std::string &setting, const st
          joined(supported);
 }
 
-// The driver's own reason, without its name (it follows the node's message).
-std::string driver_reason(const psb_driver &t, const psb_config &cfg, bool *refused) {
-  psb_error err{};
-  *refused = t.check && t.check(&cfg, &err) != 0;
-  if (!*refused) return "";
-  std::string reason = err.message[0] ? err.message : "setting refused (driver gave no reason)";
-  std::string prefix = std::string(t.name) + ": ";
-  if (reason.rfind(prefix, 0) == 0) reason.erase(0, prefix.size());
-  return reason;
+// Every refusal of the driver's check(), each message starting with the driver's name.
+std::vector<Refusal> driver_refusals(const psb_driver &t, const psb_config &cfg) {
+  std::vector<Refusal> found;
+  if (!t.check) return found;
+  const int count = t.check(
+      &cfg,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<std::vector<Refusal> *>(user)->push_back(
+            {setting && *setting ? setting : "driver", reason ? reason : ""});
+      },
+      &found);
+  for (Refusal &r : found)
+    if (r.message.empty()) r.message = "setting refused (driver gave no reason)";
+  if (count > 0 && found.empty())  // counted, never reported: still refused
+    found.push_back({"driver", "configuration refused (driver gave no reason)"});
+  return found;
 }
 
-}  // namespace
-
-std::vector<Refusal> refusals(const LoadedDriver &driver, const NodeConfig &node,
-                              const psb_config &cfg) {
+// The node's own checks against the driver's capabilities.
+std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeConfig &node,
+                                         const psb_config &cfg) {
   const psb_driver &t = driver.table();
   const psb_capabilities &caps = t.caps;
   std::vector<Refusal> found;
   auto add = [&](std::string setting, std::string message) {
     found.push_back({std::move(setting), std::move(message)});
   };
-  bool check_refused = false;
-  const std::string reason = driver_reason(t, cfg, &check_refused);
-  // A QoS outside the capability sets, followed by the driver's reason when its check()
-  // gives one (e.g. what the middleware would need instead).
-  size_t qos_refusals = 0;
-  auto qos = [&](const char *setting, const char *wanted, uint32_t bit, uint32_t set,
-                 const std::vector<std::string> &supported) {
-    if (set & bit) return;
-    ++qos_refusals;
-    add(setting, unsupported(t.name, setting, wanted, supported) +
-                     (check_refused ? " (" + reason + ")" : ""));
+  auto in_set = [&](const char *setting, const char *wanted, uint32_t bit, uint32_t set,
+                    const std::vector<std::string> &supported) {
+    if (!(set & bit)) add(setting, unsupported(t.name, setting, wanted, supported));
   };
-  qos("reliability", reliability_name(node.reliability), node.reliability, caps.reliability,
-      reliability_names(caps.reliability));
-  qos("durability", durability_name(node.durability), node.durability, caps.durability,
-      durability_names(caps.durability));
+  in_set("reliability", reliability_name(node.reliability), node.reliability, caps.reliability,
+         reliability_names(caps.reliability));
+  in_set("durability", durability_name(node.durability), node.durability, caps.durability,
+         durability_names(caps.durability));
   if (node.history)
-    qos("history", history_name(node.history), node.history, caps.history, history_names(caps.history));
-  if (!(caps.notify & node.notify))
-    add("notify", unsupported(t.name, "notify", notify_name(node.notify), notify_names(caps.notify)));
+    in_set("history", history_name(node.history), node.history, caps.history, history_names(caps.history));
+  in_set("notify", notify_name(node.notify), node.notify, caps.notify, notify_names(caps.notify));
   auto transports = string_list(caps.transports);
   bool transport_ok = false;
   for (auto &tr : transports) transport_ok |= (tr == cfg.transport);
@@ -74,7 +71,7 @@ std::vector<Refusal> refusals(const LoadedDriver &driver, const NodeConfig &node
     add("publishers", std::string(t.name) + ": --publishers " + std::to_string(node.publishers) +
                           " is not supported; this driver has at most " +
                           std::to_string(caps.writers_per_topic) + " writer(s) per topic");
-  if (node.loan && !caps.loan)
+  if (node.loan && !driver.loans())
     add("loan", std::string(t.name) + ": --loan is not supported (no zero-copy write)");
   auto keys = string_list(caps.option_keys);
   for (auto &[k, v] : node.options) {
@@ -84,8 +81,31 @@ std::vector<Refusal> refusals(const LoadedDriver &driver, const NodeConfig &node
       add("option:" + k, std::string(t.name) + ": option '" + k + "' is not known; this driver takes " +
                              joined(keys));
   }
-  // The driver's reason stands alone when no QoS refusal carries it.
-  if (check_refused && qos_refusals == 0) add("driver", with_driver_name(t.name, reason));
+  return found;
+}
+
+}  // namespace
+
+std::vector<Refusal> refusals(const LoadedDriver &driver, const NodeConfig &node,
+                              const psb_config &cfg) {
+  const char *name = driver.table().name;
+  std::vector<Refusal> found = capability_refusals(driver, node, cfg);
+  const size_t own = found.size();
+  // The driver's refusal of a setting the node already refused explains it (e.g. what the
+  // middleware would need instead): it follows the node's message, without the driver's
+  // name. Every other one stands alone.
+  for (Refusal &r : driver_refusals(driver.table(), cfg)) {
+    Refusal *same = nullptr;
+    for (size_t i = 0; i < own && !same; ++i)
+      if (found[i].setting == r.setting) same = &found[i];
+    std::string message = with_driver_name(name, r.message);
+    if (same == nullptr) {
+      found.push_back({r.setting, message});
+      continue;
+    }
+    const std::string prefix = std::string(name) + ": ";
+    same->message += " (" + message.substr(prefix.size()) + ")";
+  }
   return found;
 }
 

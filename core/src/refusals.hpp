@@ -1,5 +1,6 @@
 // Every setting a driver cannot honour, found before anything is created: the node's
-// own checks against the driver's capabilities, then the driver's check(). The same
+// own checks against the driver's capabilities, then every refusal of the driver's
+// check() (one of a setting the node refused too is appended to the node's). The same
 // list refuses a run (exit code 2) and answers `--check` (docs/node.md).
 #pragma once
 #include <psbench/driver.h>
@@ -14,7 +15,8 @@ namespace psb {
 
 struct Refusal {
   std::string setting;  // reliability, durability, history, notify, transport, size,
-                        // subscribers, publishers, loan, option:KEY, driver, arguments
+                        // subscribers, publishers, loan, placement, option:KEY, driver,
+                        // arguments
   std::string message;
 };
 

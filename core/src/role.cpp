@@ -63,14 +63,17 @@ void Endpoints::create_reader(const std::string &topic, psb_on_data cb, void *us
 
 namespace {
 
-MiddlewareCounters read_counters(const psb_driver &d, void *endpoint, int is_reader) {
+// The driver's writer_counters or reader_counters for one endpoint, when it has them.
+template <class Endpoint>
+MiddlewareCounters read_counters(void (*counters)(Endpoint *, psb_put_counter, void *),
+                                 Endpoint *endpoint) {
   MiddlewareCounters out;
-  if (!d.counters || !endpoint) return out;
-  d.counters(endpoint, is_reader,
-             [](void *user, const char *name, uint64_t value) {
-               static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
-             },
-             &out);
+  if (!counters || !endpoint) return out;
+  counters(endpoint,
+           [](void *user, const char *name, uint64_t value) {
+             static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
+           },
+           &out);
   return out;
 }
 
@@ -78,12 +81,14 @@ MiddlewareCounters read_counters(const psb_driver &d, void *endpoint, int is_rea
 
 void Endpoints::destroy_reader() {
   if (!reader_) return;
-  reader_counters_ = read_counters(d_, reader_, 1);
+  reader_counters_ = read_counters(d_.reader_counters, reader_);
   d_.destroy_reader(reader_);
   reader_ = nullptr;
 }
 
-MiddlewareCounters Endpoints::writer_counters() const { return read_counters(d_, writer_, 0); }
+MiddlewareCounters Endpoints::writer_counters() const {
+  return read_counters(d_.writer_counters, writer_);
+}
 
 Endpoints::~Endpoints() {
   destroy_reader();

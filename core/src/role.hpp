@@ -120,20 +120,22 @@ class Endpoints {
   void destroy_reader();
   const MiddlewareCounters &reader_counters() const { return reader_counters_; }
   MiddlewareCounters writer_counters() const;
-  void *writer() const { return writer_; }
-  void *reader() const { return reader_; }
+  psb_writer *writer() const { return writer_; }
+  psb_reader *reader() const { return reader_; }
   int matched_readers() const { return d_.matched_readers ? d_.matched_readers(writer_) : -1; }
   int matched_writers() const { return d_.matched_writers ? d_.matched_writers(reader_) : -1; }
 
  private:
   const psb_driver &d_;
-  void *ctx_ = nullptr, *writer_ = nullptr, *reader_ = nullptr;
+  psb_context *ctx_ = nullptr;
+  psb_writer *writer_ = nullptr;
+  psb_reader *reader_ = nullptr;
   MiddlewareCounters reader_counters_;
 };
 
 // Receives one message in the wait or poll mode: 1 = got one, 0 = none before
 // timeout, -1 = driver error (err filled).
-inline int receive(const psb_driver &d, void *reader, uint32_t notify, int64_t timeout_ns,
+inline int receive(const psb_driver &d, psb_reader *reader, uint32_t notify, int64_t timeout_ns,
                    const void **data, size_t *len, psb_error *err) {
   if (notify == PSB_NOTIFY_WAIT) return d.take(reader, timeout_ns, data, len, err);
   int64_t end = now_ns() + timeout_ns;
@@ -145,7 +147,7 @@ inline int receive(const psb_driver &d, void *reader, uint32_t notify, int64_t t
 
 // Writes one message someone is waiting for (an echo, a relayed message) and flushes
 // it out of any write batch. 0 = sent, -1 = error (err filled).
-inline int write_now(const psb_driver &d, void *writer, const void *data, size_t len,
+inline int write_now(const psb_driver &d, psb_writer *writer, const void *data, size_t len,
                      psb_error *err) {
   if (d.write(writer, data, len, err) != 0) return -1;
   return d.flush ? d.flush(writer, err) : 0;

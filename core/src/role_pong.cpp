@@ -40,7 +40,7 @@ struct PongSink {
   const NodeConfig &node;
   RoleResult &res;
   RoleCounts &counts;
-  void *writer = nullptr;
+  psb_writer *writer = nullptr;
   std::atomic<bool> ended{false};
   ArrivalSignal signal;
   std::string first_error;

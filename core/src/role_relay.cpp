@@ -33,7 +33,7 @@ struct RelaySink {
 
   const psb_driver &driver;
   RoleCounts &counts;
-  void *writer = nullptr;
+  psb_writer *writer = nullptr;
   std::atomic<bool> ended{false};
   ArrivalSignal signal;
   std::string first_error;

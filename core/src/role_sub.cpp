@@ -91,7 +91,7 @@ struct SubSink {
   RoleResult &res;
   RoleCounts &counts;
   std::vector<WriterState> writers;
-  void *echo_writer = nullptr;
+  psb_writer *echo_writer = nullptr;
   std::string first_echo_error;
   std::atomic<size_t> ends{0}, complete{0};
   std::atomic<bool> all_ended{false}, all_in{false};

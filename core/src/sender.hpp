@@ -17,7 +17,7 @@ class Sender {
   // flush_each: hand every message to the driver's flush (if it has one) right after
   // writing it, because the caller is about to wait; false only for a publisher writing
   // back to back, where batching is the point. Handshakes and end markers always are.
-  Sender(const RoleEnv &env, void *writer, bool flush_each = true)
+  Sender(const RoleEnv &env, psb_writer *writer, bool flush_each = true)
       : d_(env.driver), writer_(writer), size_(env.node.size), writer_id_(env.writer_id),
         pattern_(env.node.check_pattern), loan_(env.node.loan),
         flush_each_(flush_each && env.driver.flush), flush_control_(env.driver.flush != nullptr),
@@ -52,7 +52,7 @@ class Sender {
   }
 
   const psb_driver &d_;
-  void *writer_;
+  psb_writer *writer_;
   size_t size_;
   uint32_t writer_id_;
   bool pattern_, loan_, flush_each_, flush_control_;

@@ -2,6 +2,7 @@
 #include "config.hpp"
 #include "driver_loader.hpp"
 #include "refusals.hpp"
+#include "run_node.hpp"
 
 #include <gtest/gtest.h>
 
@@ -129,4 +130,44 @@ TEST(Capabilities, EveryRefusalIsListedWithTheSettingItConcerns) {
     EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
     EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
   }
+}
+
+TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
+  // udp's check() refuses reliable (as the node does from its capabilities: its reason is
+  // appended to the node's message), a port_base out of range and unicast without a peer:
+  // each a refusal of its own setting, none hidden behind the first.
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping",
+                                    "--out", "/tmp/x", "--reliability", "reliable", "--transport",
+                                    "unicast", "--option", "port_base=80"};
+  NodeConfig node = parse_args(int(argv.size()), argv.data());
+  LoadedDriver driver(node.driver_path);
+  DriverConfig cfg(node, driver.table().caps);
+  const std::vector<Refusal> found = refusals(driver, node, cfg.get());
+  std::vector<std::string> settings;
+  for (const Refusal &r : found) settings.push_back(r.setting);
+  EXPECT_EQ(settings, (std::vector<std::string>{"reliability", "option:port_base", "option:peer"}));
+  ASSERT_EQ(found.size(), 3u);
+  EXPECT_EQ(found[0].message,
+            "udp: reliability 'reliable' is not supported; this driver supports best_effort "
+            "(reliability must be best_effort: the kernel neither acknowledges nor resends)");
+  EXPECT_EQ(found[1].message, "udp: option port_base='80': use a number from 1024 to 45535");
+  EXPECT_EQ(found[2].message,
+            "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+}
+
+TEST(Capabilities, CheckAndARefusedRunListEveryRefusal) {
+  const std::string args = "--driver " + kUdp + " --role ping --reliability reliable --transport unicast "
+                           "--option port_base=80";
+  const psb_test::NodeOutcome check = psb_test::run_node(args + " --check");
+  EXPECT_EQ(check.exit_code, 2) << check.output;
+  for (const char *line : {"refused (reliability): udp: reliability 'reliable' is not supported",
+                           "refused (option:port_base): udp: option port_base='80'",
+                           "refused (option:peer): udp: transport 'unicast' needs option peer="})
+    EXPECT_NE(check.output.find(line), std::string::npos) << line << " not in:\n" << check.output;
+  const psb_test::NodeOutcome run = psb_test::run_node(args + " --out /nonexistent/psbench-refused");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_NE(run.output.find("the kernel neither acknowledges nor resends); udp: option port_base='80': "
+                            "use a number from 1024 to 45535; udp: transport 'unicast' needs option peer="),
+            std::string::npos)
+      << run.output;
 }

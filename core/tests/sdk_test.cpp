@@ -1,5 +1,6 @@
 // psbench/sdk.hpp: two in-test drivers turned into ABI tables, one with every optional
-// member (and calls that throw on request), one with none; Options, FNV-1a and ids.
+// member (and calls that throw on request), one with none; Refusals and Options, FNV-1a
+// and ids.
 #include "psbench/sdk.hpp"
 
 #include <gtest/gtest.h>
@@ -14,6 +15,7 @@
 namespace {
 
 using psb::sdk::Options;
+using psb::sdk::Refusals;
 
 // ---- a driver with every optional member; a topic or a payload says what to throw ------
 
@@ -24,14 +26,17 @@ struct Full {
   static psb_capabilities capabilities() {
     static const char *const transports[] = {"mem", nullptr};
     return {.reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
-            .notify = PSB_NOTIFY_WAIT, .transports = transports, .services = nullptr,
-            .cleanup_command = nullptr, .option_keys = nullptr, .max_payload = 1024,
-            .loan = 0,  // the SDK sets it: Writer has loan()/write_loan()
-            .readers_per_topic = 0, .writers_per_topic = 0};
+            .notify = PSB_NOTIFY_WAIT, .transports = transports, .option_keys = nullptr,
+            .max_payload = 1024, .readers_per_topic = 0, .writers_per_topic = 0};
   }
-  static void check(const psb_config &cfg) {
+  // Refuses another transport and a malformed option "depth", each on its own; option
+  // "check" throws what it says after those.
+  static void check(const psb_config &cfg, Refusals &refuse) {
     if (std::strcmp(cfg.transport, "mem") != 0)
-      psb::sdk::fail("transport '%s' is not supported; use mem", cfg.transport);
+      refuse.add("transport", "transport '%s' is not supported; use mem", cfg.transport);
+    const Options options(cfg, refuse);
+    options.number("depth", 1, 1, 10);
+    if (const char *v = options.find("check")) act(v);
   }
 
   // Throws what its name says.
@@ -45,7 +50,8 @@ struct Full {
   class Context {
    public:
     explicit Context(const psb_config &cfg) {
-      if (const char *v = Options(cfg).find("open")) act(v);
+      Refusals refused;
+      if (const char *v = Options(cfg, refused).find("open")) act(v);
     }
   };
 
@@ -107,9 +113,7 @@ struct Minimal {
   static constexpr const char *description = "required members only";
   static const char *version() { return "0"; }
   static psb_capabilities capabilities() {
-    psb_capabilities caps{};
-    caps.loan = 1;  // but no loan(): the SDK says 0
-    return caps;
+    return psb_capabilities{};
   }
   struct Context {
     explicit Context(const psb_config &) {}
@@ -159,7 +163,6 @@ TEST(Sdk, TableNamesTheDriverAndItsCapabilities) {
   EXPECT_EQ(d.caps.reliability, uint32_t(PSB_RELIABLE));
   EXPECT_EQ(d.caps.max_payload, 1024u);
   EXPECT_STREQ(d.caps.transports[0], "mem");
-  EXPECT_EQ(d.caps.loan, 1u);
   EXPECT_EQ(&d, psb_driver_entry()) << "one static table";
 }
 
@@ -167,7 +170,7 @@ TEST(Sdk, EveryOptionalMemberPresentIsInTheTable) {
   const psb_driver &d = full();
   for (auto *fn : {(void *)d.check, (void *)d.matched_readers, (void *)d.matched_writers,
                    (void *)d.loan, (void *)d.write_loan, (void *)d.release, (void *)d.flush,
-                   (void *)d.drain, (void *)d.counters})
+                   (void *)d.drain, (void *)d.writer_counters, (void *)d.reader_counters})
     EXPECT_NE(fn, nullptr);
 }
 
@@ -181,18 +184,18 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   EXPECT_EQ(d.release, nullptr);
   EXPECT_EQ(d.flush, nullptr);
   EXPECT_EQ(d.drain, nullptr);
-  EXPECT_EQ(d.counters, nullptr);
-  EXPECT_EQ(d.caps.loan, 0u);
+  EXPECT_EQ(d.writer_counters, nullptr);
+  EXPECT_EQ(d.reader_counters, nullptr);
   // Required ones are there; a driver without check() accepts everything.
   for (auto *fn : {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
                    (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
     EXPECT_NE(fn, nullptr);
   TestRun run;
   psb_error err{};
-  EXPECT_EQ(d.check(&run.cfg, &err), 0);
-  void *ctx = d.open(&run.cfg, &err);
+  EXPECT_EQ(d.check(&run.cfg, [](void *, const char *, const char *) { FAIL(); }, nullptr), 0);
+  psb_context *ctx = d.open(&run.cfg, &err);
   ASSERT_NE(ctx, nullptr);
-  void *r = d.create_reader(ctx, "t", nullptr, nullptr, &err);
+  psb_reader *r = d.create_reader(ctx, "t", nullptr, nullptr, &err);
   const void *data = nullptr;
   size_t len = 0;
   EXPECT_EQ(d.take(r, 0, &data, &len, &err), 0);
@@ -200,14 +203,55 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   d.close(ctx);
 }
 
-TEST(Sdk, CheckAndOpenReportWhatWasThrownWithTheDriversName) {
+using Refused = std::vector<std::pair<std::string, std::string>>;  // setting, message
+
+Refused check(const psb_driver &d, const TestRun &run, int *count = nullptr) {
+  Refused got;
+  const int n = d.check(
+      &run.cfg,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<Refused *>(user)->emplace_back(setting, reason);
+      },
+      &got);
+  if (count) *count = n;
+  return got;
+}
+
+TEST(Sdk, CheckReportsEveryRefusalWithTheDriversName) {
   const psb_driver &d = full();
-  psb_error err{};
-  TestRun bad(KV{}, "tcp");
-  EXPECT_EQ(d.check(&bad.cfg, &err), -1);
-  EXPECT_STREQ(err.message, "sdkt: transport 'tcp' is not supported; use mem");
-  TestRun fine;
-  EXPECT_EQ(d.check(&fine.cfg, &err), 0);
+  int count = -1;
+  EXPECT_EQ(check(d, TestRun(), &count), Refused{});
+  EXPECT_EQ(count, 0);
+  TestRun bad(KV{{"depth", "11"}}, "tcp");
+  EXPECT_EQ(check(d, bad, &count),
+            (Refused{{"transport", "sdkt: transport 'tcp' is not supported; use mem"},
+                     {"option:depth", "sdkt: option depth='11': use a whole number from 1 to 10"}}));
+  EXPECT_EQ(count, 2);
+  // A throw from check() is one more refusal, after those recorded before it.
+  TestRun throws(KV{{"depth", "0"}, {"check", "runtime"}});
+  EXPECT_EQ(check(d, throws, &count),
+            (Refused{{"option:depth", "sdkt: option depth='0': use a whole number from 1 to 10"},
+                     {"driver", "sdkt: a std::runtime_error"}}));
+  EXPECT_EQ(count, 2);
+}
+
+TEST(Sdk, ParseOrThrowThrowsEveryRefusal) {
+  auto parse = [](const psb_config &cfg, Refusals &refuse) {
+    const Options options(cfg, refuse);
+    return options.number("a", 1, 1, 9) + options.number("b", 2, 1, 9);
+  };
+  EXPECT_EQ(psb::sdk::parse_or_throw(TestRun(KV{{"a", "3"}}).cfg, parse), 5);
+  try {
+    psb::sdk::parse_or_throw(TestRun(KV{{"a", "x"}, {"b", "0"}}).cfg, parse);
+    ADD_FAILURE() << "no throw";
+  } catch (const psb::sdk::Error &e) {
+    EXPECT_STREQ(e.what(), "option a='x': use a whole number from 1 to 9; "
+                           "option b='0': use a whole number from 1 to 9");
+  }
+}
+
+TEST(Sdk, OpenReportsWhatWasThrownWithTheDriversName) {
+  const psb_driver &d = full();
 
   const std::pair<const char *, const char *> cases[] = {
       {"error", "sdkt: refused on purpose"},
@@ -227,7 +271,7 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   const psb_driver &d = full();
   TestRun run;
   psb_error err{};
-  void *ctx = d.open(&run.cfg, &err);
+  psb_context *ctx = d.open(&run.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
 
   EXPECT_EQ(d.create_writer(ctx, "error", &err), nullptr);
@@ -235,7 +279,7 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   EXPECT_EQ(d.create_reader(ctx, "bad_alloc", nullptr, nullptr, &err), nullptr);
   EXPECT_STREQ(err.message, "sdkt: out of memory");
 
-  void *w = d.create_writer(ctx, "t", &err);
+  psb_writer *w = d.create_writer(ctx, "t", &err);
   ASSERT_NE(w, nullptr);
   psb_error ok{};
   EXPECT_EQ(d.write(w, "abc", 3, &ok), 0);
@@ -267,7 +311,7 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   auto put = [](void *user, const char *name, uint64_t value) {
     static_cast<decltype(got) *>(user)->emplace_back(name, value);
   };
-  d.counters(w, 0, put, &got);
+  d.writer_counters(w, put, &got);
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0], (std::pair<std::string, uint64_t>{"writes", 1}));
 
@@ -275,7 +319,7 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   auto on_data = [](void *user, const void *data, size_t len) {
     static_cast<std::string *>(user)->assign(static_cast<const char *>(data), len);
   };
-  void *r = d.create_reader(ctx, "t", on_data, &heard, &err);
+  psb_reader *r = d.create_reader(ctx, "t", on_data, &heard, &err);
   ASSERT_NE(r, nullptr);
   EXPECT_EQ(heard, "hello") << "the listener reaches the Reader";
   const void *data = nullptr;
@@ -288,7 +332,7 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   d.release(r);
   EXPECT_EQ(d.matched_writers(r), 3);
   got.clear();
-  d.counters(r, 1, put, &got);
+  d.reader_counters(r, put, &got);
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0], (std::pair<std::string, uint64_t>{"sample_lost", 5}));
   EXPECT_EQ(got[1], (std::pair<std::string, uint64_t>{"released", 1}));
@@ -300,19 +344,20 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
 
 // ---- Options ----------------------------------------------------------------------------
 
+// What a lookup recorded: "" when nothing, else "setting: reason" of the one refusal.
 template <class F>
-std::string error_of(F f) {
-  try {
-    f();
-  } catch (const psb::sdk::Error &e) {
-    return e.what();
-  }
-  return "(no error)";
+std::string refusal_of(F f) {
+  Refusals refuse;
+  f(refuse);
+  if (refuse.empty()) return "";
+  EXPECT_EQ(refuse.size(), 1u);
+  return refuse.all()[0].setting + ": " + refuse.all()[0].reason;
 }
 
 TEST(SdkOptions, TextAndRequired) {
   TestRun run(KV{{"profile", "a.xml"}, {"empty", ""}});
-  const Options o(run.cfg);
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
   EXPECT_EQ(o.text("profile", "x"), "a.xml");
   EXPECT_EQ(o.text("missing", "x"), "x");
   EXPECT_EQ(o.text("empty", "x"), "");
@@ -320,39 +365,53 @@ TEST(SdkOptions, TextAndRequired) {
   EXPECT_FALSE(o.has("missing"));
   EXPECT_EQ(o.find("missing"), nullptr);
   EXPECT_STREQ(o.required("profile"), "a.xml");
-  EXPECT_EQ(error_of([&] { o.required("broker"); }), "option broker is missing");
-  EXPECT_EQ(error_of([&] { o.required("broker", "HOST:PORT", "give your broker's address"); }),
-            "option broker=HOST:PORT is missing; give your broker's address");
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).required("broker"), nullptr); }),
+            "option:broker: option broker is missing");
+  EXPECT_EQ(refusal_of([&](Refusals &r) {
+              Options(run.cfg, r).required("broker", "HOST:PORT", "give your broker's address");
+            }),
+            "option:broker: option broker=HOST:PORT is missing; give your broker's address");
 }
 
 TEST(SdkOptions, FlagTakesTrueFalseOneZeroOnly) {
   TestRun run(KV{{"a", "true"}, {"b", "false"}, {"c", "1"}, {"d", "0"}, {"e", "yes"}, {"f", ""}, {"g", "TRUE"}});
-  const Options o(run.cfg);
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
   EXPECT_TRUE(o.flag("a", false));
   EXPECT_FALSE(o.flag("b", true));
   EXPECT_TRUE(o.flag("c", false));
   EXPECT_FALSE(o.flag("d", true));
   EXPECT_TRUE(o.flag("missing", true));
   EXPECT_FALSE(o.flag("missing", false));
-  EXPECT_EQ(error_of([&] { o.flag("e", true); }), "option e='yes': use true or false");
-  EXPECT_EQ(error_of([&] { o.flag("f", true); }), "option f='': use true or false");
-  EXPECT_EQ(error_of([&] { o.flag("g", true); }), "option g='TRUE': use true or false");
+  EXPECT_TRUE(refuse.empty());
+  auto flag = [&](const char *key) {
+    return refusal_of([&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag(key, true)) << "the fallback"; });
+  };
+  EXPECT_EQ(flag("e"), "option:e: option e='yes': use true or false");
+  EXPECT_EQ(flag("f"), "option:f: option f='': use true or false");
+  EXPECT_EQ(flag("g"), "option:g: option g='TRUE': use true or false");
 }
 
 TEST(SdkOptions, NumberIsAWholeNumberInRange) {
   TestRun run(KV{{"n", "42"}, {"neg", "-5"}, {"lo", "0"}, {"hi", "65536"}, {"word", "abc"},
            {"tail", "12x"}, {"space", " 1"}, {"plus", "+1"}, {"empty", ""}, {"huge", "99999999999999999999"}});
-  const Options o(run.cfg);
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
   EXPECT_EQ(o.number("n", 0, 1, 100), 42);
   EXPECT_EQ(o.number("neg", 0, -10, 10), -5);
   EXPECT_EQ(o.number("missing", 7, 1, 100), 7);
   EXPECT_EQ(o.number("hi", 0, 0, 65536), 65536);
-  EXPECT_EQ(error_of([&] { o.number("lo", 1, 1, 65535); }), "option lo='0': use a whole number from 1 to 65535");
-  EXPECT_EQ(error_of([&] { o.number("hi", 1, 1, 65535); }), "option hi='65536': use a whole number from 1 to 65535");
-  EXPECT_EQ(error_of([&] { o.number("neg", 1, 0, 9); }), "option neg='-5': use a whole number from 0 to 9");
+  EXPECT_TRUE(refuse.empty());
+  auto number = [&](const char *key, int64_t min, int64_t max) {
+    return refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).number(key, 3, min, max), 3) << "the fallback"; });
+  };
+  EXPECT_EQ(number("lo", 1, 65535), "option:lo: option lo='0': use a whole number from 1 to 65535");
+  EXPECT_EQ(number("hi", 1, 65535), "option:hi: option hi='65536': use a whole number from 1 to 65535");
+  EXPECT_EQ(number("neg", 0, 9), "option:neg: option neg='-5': use a whole number from 0 to 9");
   for (const char *key : {"word", "tail", "space", "plus", "empty", "huge"})
-    EXPECT_EQ(error_of([&] { o.number(key, 1, 0, 100); }),
-              "option " + std::string(key) + "='" + o.find(key) + "': use a whole number from 0 to 100");
+    EXPECT_EQ(number(key, 0, 100), "option:" + std::string(key) + ": option " + std::string(key) + "='" +
+                                       o.find(key) + "': use a whole number from 0 to 100");
 }
 
 // ---- hashing and ids ---------------------------------------------------------------------

@@ -48,7 +48,7 @@ struct Cyclone {
       "by default, multicast, iceoryx shared memory, or a vendor configuration";
   static const char *version() { return cyc_version(); }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbcyc::Context;
   using Writer = psbcyc::Writer;
@@ -57,23 +57,19 @@ struct Cyclone {
 
 psb_capabilities Cyclone::capabilities() {
   static const char *const transports[] = {"udp", "multicast", "shm", "config", nullptr};
-  static const char *const services[] = {"shm:iox-roudi", nullptr};
   static const char *const option_keys[] = {"type", "elements", "domain_id", "cyclonedds_uri", "write_batch", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr,  // iox-roudi reclaims what a killed process held
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,               // (set by the SDK: no loan())
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0};  // no limit
 }
 
-Context::Context(const psb_config &cfg) : settings(parse_settings(cfg)) {
+Context::Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
   cyc_version();  // worked out now, never on the timed path
   descriptor = settings.type == DataType::complex ? &psbench_Complex_desc : &psbench_Bytes_desc;
   participant = join_domain(settings.domain_id, domain_config(settings));

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbcyc {
 
@@ -33,8 +33,8 @@ struct Settings {
 // The default domain id of a run: 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
 uint32_t default_domain_id(const char *run_id);
 
-// Validates cfg (check() and open()); throws psb::sdk::Error if refused.
-Settings parse_settings(const psb_config &cfg);
+// Validates cfg, recording every refusal (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 const char *transport_name(Transport t);
 

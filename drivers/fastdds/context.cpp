@@ -17,7 +17,7 @@ using namespace eprosima::fastdds::dds;
 using ReturnCode = eprosima::fastrtps::types::ReturnCode_t;
 using psb::sdk::fail;
 
-Context::Context(const psb_config &cfg) : settings_(parse_settings(cfg)) {
+Context::Context(const psb_config &cfg) : settings_(psb::sdk::parse_or_throw(cfg, parse_settings)) {
   fastdds_version();  // computed here, never on the timed path
   const Settings &s = settings_;
   try {

@@ -51,7 +51,16 @@ struct FastDds {
       "host, which sends each sample over both)";
   static const char *version() { return fastdds_version(); }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { check_transport_setup(parse_settings(cfg)); }
+  // What the machine must allow (transports.h) is judged once the rest holds.
+  static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+    const Settings s = parse_settings(cfg, refuse);
+    if (!refuse.empty()) return;
+    try {
+      check_transport_setup(s);
+    } catch (const psb::sdk::Error &e) {
+      refuse.add("transport", "%s", e.what());
+    }
+  }
 
   using Context = psbfastdds::Context;
   using Writer = psbfastdds::Writer;  // no flush(): every write goes out at once
@@ -60,7 +69,6 @@ struct FastDds {
 
 psb_capabilities FastDds::capabilities() {
   static const char *const transports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
-  static const char *const cleanup[] = {"fastdds", "shm", "clean", nullptr};
   static const char *const option_keys[] = {"type", "elements", "domain_id", "profiles_file",
                                             "participant_profile", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
@@ -68,11 +76,8 @@ psb_capabilities FastDds::capabilities() {
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = nullptr,
-          .cleanup_command = cleanup,  // removes /dev/shm/fastrtps_* of dead processes
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,               // (set by the SDK: no loan())
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0};  // no limit
 }

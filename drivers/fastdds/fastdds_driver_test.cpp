@@ -107,12 +107,14 @@ struct Side {
     if (writer) fastdds().destroy_writer(writer);
     if (ctx) fastdds().close(ctx);
   }
-  void *make_writer(const char *topic) { return writer = fastdds().create_writer(ctx, topic, &err); }
-  void *make_reader(const char *topic, psb_on_data cb = nullptr, void *user = nullptr) {
+  psb_writer *make_writer(const char *topic) { return writer = fastdds().create_writer(ctx, topic, &err); }
+  psb_reader *make_reader(const char *topic, psb_on_data cb = nullptr, void *user = nullptr) {
     return reader = fastdds().create_reader(ctx, topic, cb, user, &err);
   }
   psb_error err{};
-  void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
+  psb_context *ctx = nullptr;
+  psb_writer *writer = nullptr;
+  psb_reader *reader = nullptr;
 };
 
 bool matched(const Side &w, const Side &r) {
@@ -122,7 +124,7 @@ bool matched(const Side &w, const Side &r) {
 }
 
 // Takes one message within 10 s (wait or poll); empty on none.
-std::vector<uint8_t> take_one(void *reader, int64_t timeout_ns) {
+std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
   const void *data = nullptr;
   size_t len = 0;
   psb_error err{};
@@ -138,7 +140,7 @@ std::vector<uint8_t> take_one(void *reader, int64_t timeout_ns) {
 
 std::string refusal(Cfg &cfg) {
   psb_error err{};
-  if (fastdds().check(cfg.get(), &err) == 0) return "(accepted)";
+  if (psb_test::check(fastdds(), cfg.get(), &err) == 0) return "(accepted)";
   return err.message;
 }
 
@@ -150,8 +152,6 @@ TEST(FastddsDriver, TableDescribesTheDriver) {
   EXPECT_STREQ(d.name, "fastdds");
   EXPECT_NE(std::string(d.version()).find("2.9"), std::string::npos) << d.version();
   EXPECT_STREQ(d.caps.transports[0], "builtin");
-  ASSERT_NE(d.caps.cleanup_command, nullptr);
-  EXPECT_STREQ(d.caps.cleanup_command[0], "fastdds");
   EXPECT_EQ(d.caps.max_payload, 4u << 20);
 }
 
@@ -494,19 +494,14 @@ TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
 namespace {
 
 // Collects what counters() hands over.
-std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
-  std::map<std::string, uint64_t> out;
-  fastdds().counters(
-      endpoint, is_reader,
-      [](void *user, const char *name, uint64_t value) {
-        (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
-      },
-      &out);
-  return out;
+// What the driver's writer_counters() or reader_counters() hands over.
+template <class Endpoint>
+std::map<std::string, uint64_t> counters_of(Endpoint *endpoint) {
+  return psb_test::counters_of(fastdds(), endpoint);
 }
 
 // The sequence number of the next message (within 10 s), or ~0 if none came.
-uint64_t next_seq(void *reader) {
+uint64_t next_seq(psb_reader *reader) {
   const auto m = take_one(reader, kSecond);
   return m.size() >= 8 ? seq_of(m.data()) : ~0ull;
 }
@@ -543,7 +538,7 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   EXPECT_EQ(fastdds().drain(w.writer, kSecond, &w.err), 0) << w.err.message;
   // 450 for each time they were offered: once written, and again for every repair the
   // writer attempted while the reader was still full (seen: 450 and 900).
-  const uint64_t rejected = counters_of(r.reader, 1).at("sample_rejected");
+  const uint64_t rejected = counters_of(r.reader).at("sample_rejected");
   EXPECT_GE(rejected, 450u);
   EXPECT_EQ(rejected % 450, 0u) << rejected;
 }
@@ -570,11 +565,11 @@ TEST(FastddsDriver, IntraProcessBestEffortDropsWhatDoesNotFitUncounted) {
   ASSERT_TRUE(matched(w, r));
   write_n(w, 5600);
   EXPECT_EQ(fastdds().drain(w.writer, 5 * kSecond, &w.err), 1) << w.err.message;
-  const auto c = counters_of(r.reader, 1);
+  const auto c = counters_of(r.reader);
   EXPECT_EQ(c.size(), 2u);
   EXPECT_EQ(c.at("sample_rejected"), 0u);
   EXPECT_EQ(c.at("sample_lost"), 0u);
-  EXPECT_TRUE(counters_of(w.writer, 0).empty());  // nothing a writer counts means undelivered
+  EXPECT_TRUE(counters_of(w.writer).empty());  // nothing a writer counts means undelivered
   uint64_t taken = 0;
   const void *data;
   size_t len;
@@ -592,7 +587,7 @@ TEST(FastddsDriver, CountersDoNotCountSamplesAKeepLastHistoryReplaced) {
   ASSERT_TRUE(matched(w, r));
   write_n(w, 1000);
   EXPECT_EQ(next_seq(r.reader), 999u);
-  const auto c = counters_of(r.reader, 1);
+  const auto c = counters_of(r.reader);
   EXPECT_EQ(c.at("sample_lost"), 0u);
   EXPECT_EQ(c.at("sample_rejected"), 0u);
 }

@@ -13,8 +13,6 @@
 namespace psbfastdds {
 namespace {
 
-using psb::sdk::fail;
-
 constexpr uint32_t kMaxElements = 32768;  // ~3.9 MB serialized, within kMaxPayload
 
 bool parse_uint(const char *text, uint64_t max, uint64_t *out) {
@@ -41,7 +39,7 @@ bool parse_transport(const char *name, Transport *out) {
 
 // Not Options::number: the messages name the valid range as "elements=N with 1 <= N <= M",
 // as they always have.
-void parse_options(const psb_config &cfg, Settings &s) {
+void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
   static const char *const known[] = {"type", "elements", "domain_id", "profiles_file",
@@ -50,10 +48,11 @@ void parse_options(const psb_config &cfg, Settings &s) {
     const char *key = cfg.options[i].key ? cfg.options[i].key : "(null)";
     if (std::none_of(std::begin(known), std::end(known),
                      [&](const char *k) { return std::strcmp(k, key) == 0; }))
-      fail("unknown option '%s'; valid options: type, elements, domain_id, "
-           "profiles_file, participant_profile", key);
+      refuse.add(std::string("option:") + key,
+                 "unknown option '%s'; valid options: type, elements, domain_id, "
+                 "profiles_file, participant_profile", key);
   }
-  const psb::sdk::Options options(cfg);
+  const psb::sdk::Options options(cfg, refuse);
   uint64_t n = 0;
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
@@ -61,63 +60,75 @@ void parse_options(const psb_config &cfg, Settings &s) {
     else if (std::strcmp(value, "complex") == 0)
       s.type = DataType::complex;
     else
-      fail("option type='%s' is not valid; valid values: bytes (default), complex", value);
+      refuse.add("option:type", "option type='%s' is not valid; valid values: bytes (default), complex", value);
   }
   if (const char *value = options.find("elements")) {
     if (!parse_uint(value, kMaxElements, &n) || n == 0)
-      fail("option elements='%s' is not valid; elements=N with 1 <= N <= %u", value, kMaxElements);
-    s.elements = static_cast<uint32_t>(n);
+      refuse.add("option:elements", "option elements='%s' is not valid; elements=N with 1 <= N <= %u", value,
+                 kMaxElements);
+    else
+      s.elements = static_cast<uint32_t>(n);
   }
-  s.domain_id = psb::sdk::id_in_range(cfg.run_id, 1, 200);
+  s.domain_id = psb::sdk::id_in_range(cfg.run_id ? cfg.run_id : "", 1, 200);
   if (const char *value = options.find("domain_id")) {
     if (!parse_uint(value, kMaxDomainId, &n))
-      fail("option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u", value, kMaxDomainId);
-    s.domain_id = static_cast<uint32_t>(n);
+      refuse.add("option:domain_id", "option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u", value,
+                 kMaxDomainId);
+    else
+      s.domain_id = static_cast<uint32_t>(n);
   }
   if (const char *value = options.find("profiles_file")) {
     if (*value == '\0')
-      fail("option profiles_file is empty; give the path of a Fast DDS XML profiles file");
+      refuse.add("option:profiles_file", "option profiles_file is empty; give the path of a Fast DDS XML profiles file");
     s.profiles_file = value;
   }
   if (const char *value = options.find("participant_profile")) {
     if (*value == '\0')
-      fail("option participant_profile is empty; give a profile name from "
-           "profiles_file, or leave it out to use the file's default profile");
+      refuse.add("option:participant_profile",
+                 "option participant_profile is empty; give a profile name from "
+                 "profiles_file, or leave it out to use the file's default profile");
     s.participant_profile = value;
   }
   if (options.has("elements") && s.type != DataType::complex)
-    fail("option elements applies to type=complex only; add --option type=complex or drop elements");
+    refuse.add("option:elements",
+               "option elements applies to type=complex only; add --option type=complex or drop elements");
 }
 
-void check_transport(const Settings &s) {
+void check_transport(const Settings &s, psb::sdk::Refusals &refuse) {
   const bool vendor_config = !s.profiles_file.empty();
   if (!s.participant_profile.empty() && !vendor_config)
-    fail("option participant_profile needs option profiles_file=PATH (the "
-         "XML file that defines it) and --transport config");
+    refuse.add("option:participant_profile",
+               "option participant_profile needs option profiles_file=PATH (the "
+               "XML file that defines it) and --transport config");
   if (vendor_config && s.transport != Transport::config)
-    fail("option profiles_file needs --transport config: the XML decides the "
-         "transports then, and the result must say so instead of '%s'",
-         transport_name(s.transport));
+    refuse.add("option:profiles_file",
+               "option profiles_file needs --transport config: the XML decides the "
+               "transports then, and the result must say so instead of '%s'",
+               transport_name(s.transport));
   if (!vendor_config && s.transport == Transport::config)
-    fail("--transport config needs --option profiles_file=PATH (a Fast DDS "
-         "XML profiles file); or choose builtin, udp, multicast or shm");
+    refuse.add("transport",
+               "--transport config needs --option profiles_file=PATH (a Fast DDS "
+               "XML profiles file); or choose builtin, udp, multicast or shm");
 }
 
-void check_qos(const Settings &s) {
+void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
   const psb_qos &q = s.qos;
   if (q.reliability != PSB_BEST_EFFORT && q.reliability != PSB_RELIABLE)
-    fail("reliability must be best_effort or reliable");
+    refuse.add("reliability", "reliability must be best_effort or reliable");
   if (q.durability != PSB_VOLATILE && q.durability != PSB_TRANSIENT_LOCAL)
-    fail("durability must be volatile or transient_local");
+    refuse.add("durability", "durability must be volatile or transient_local");
   if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE)
-    fail("durability transient_local needs reliability reliable: Fast DDS "
-         "2.9's best-effort (stateless) writer sends no history to late-joining "
-         "readers");
+    refuse.add("durability",
+               "durability transient_local needs reliability reliable: Fast DDS "
+               "2.9's best-effort (stateless) writer sends no history to late-joining "
+               "readers");
   if (q.history == PSB_KEEP_LAST && (q.history_depth == 0 || q.history_depth > INT32_MAX))
-    fail("history keep_last:%u is not valid; keep_last:N needs "
-         "1 <= N <= %d (Fast DDS's depth is an int32)", q.history_depth, INT32_MAX);
+    refuse.add("history",
+               "history keep_last:%u is not valid; keep_last:N needs "
+               "1 <= N <= %d (Fast DDS's depth is an int32)",
+               q.history_depth, INT32_MAX);
   if (q.history != 0 && q.history != PSB_KEEP_LAST && q.history != PSB_KEEP_ALL)
-    fail("history must be keep_last:N or keep_all");
+    refuse.add("history", "history must be keep_last:N or keep_all");
 }
 
 }  // namespace
@@ -133,30 +144,33 @@ const char *transport_name(Transport t) {
   return "?";
 }
 
-Settings parse_settings(const psb_config &cfg) {
-  if (cfg.run_id == nullptr || *cfg.run_id == '\0') fail("run_id is empty; it selects the DDS domain");
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  s.run_id = cfg.run_id;
+  if (cfg.run_id == nullptr || *cfg.run_id == '\0')
+    refuse.add("driver", "run_id is empty; it selects the DDS domain");
+  else
+    s.run_id = cfg.run_id;
   if (!parse_transport(cfg.transport, &s.transport))
-    fail("transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
-         cfg.transport ? cfg.transport : "(null)");
+    refuse.add("transport", "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
+               cfg.transport ? cfg.transport : "(null)");
   if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT && cfg.notify != PSB_NOTIFY_POLL)
-    fail("notify must be one of listener, wait, poll");
+    refuse.add("notify", "notify must be one of listener, wait, poll");
   s.notify = cfg.notify;
   s.qos = cfg.qos;
   s.max_payload = cfg.max_payload;
-  parse_options(cfg, s);
-  check_transport(s);
-  check_qos(s);
+  parse_options(cfg, refuse, s);
+  check_transport(s, refuse);
+  check_qos(s, refuse);
   if (s.max_payload < kHeaderSize || s.max_payload > kMaxPayload)
-    fail("max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
-         static_cast<unsigned long long>(s.max_payload), static_cast<unsigned long long>(kHeaderSize),
-         static_cast<unsigned long long>(kMaxPayload));
-  if (s.type == DataType::complex && s.max_payload != kHeaderSize)
-    fail("type complex is sized by option elements=N; use --size 32");
+    refuse.add("size", "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
+               static_cast<unsigned long long>(s.max_payload), static_cast<unsigned long long>(kHeaderSize),
+               static_cast<unsigned long long>(kMaxPayload));
+  else if (s.type == DataType::complex && s.max_payload != kHeaderSize)
+    refuse.add("size", "type complex is sized by option elements=N; use --size 32");
   if (cfg.use_loan)
-    fail("loaned writes are not provided (Fast DDS loans only plain, bounded "
-         "types; psbench's types hold unbounded sequences)");
+    refuse.add("loan",
+               "loaned writes are not provided (Fast DDS loans only plain, bounded "
+               "types; psbench's types hold unbounded sequences)");
   return s;
 }
 

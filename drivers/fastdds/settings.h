@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbfastdds {
 
@@ -32,9 +32,9 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// Validates cfg (check() and open()); throws psb::sdk::Error if refused. The default
-// domain id of a run is 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
-Settings parse_settings(const psb_config &cfg);
+// Validates cfg, recording every refusal (check() and open(), which throws them). The
+// default domain id of a run is 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 const char *transport_name(Transport t);
 

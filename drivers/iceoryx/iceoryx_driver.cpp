@@ -13,7 +13,7 @@ namespace psbiox {
 
 Context::Context(const psb_config &cfg) {
   library_version();  // computed here, never on the timed path
-  settings = parse_settings(cfg);
+  settings = psb::sdk::parse_or_throw(cfg, parse_settings);
   ensure_runtime(settings.run_id);
 }
 
@@ -28,7 +28,7 @@ struct Iceoryx {
   static psb_capabilities capabilities();
   // The configuration only: whether RouDi runs is the environment's, which open() finds
   // out (psbench validates experiments before it starts RouDi).
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbiox::Context;
   using Writer = psbiox::Writer;  // loan()/write_loan() are the publisher's loan/publish
@@ -37,18 +37,14 @@ struct Iceoryx {
 
 psb_capabilities Iceoryx::capabilities() {
   static const char *const transports[] = {"shm", nullptr};
-  static const char *const services[] = {"iox-roudi", nullptr};
   static const char *const option_keys[] = {nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,  // keep_all with reliable only (check)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr,  // RouDi reclaims what a killed process held
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,               // (set by the SDK: Writer has loan())
           .readers_per_topic = 0,  // no limit
           // iceoryx 2.0 lets several publishers offer one service, but its
           // service discovery lists the service once however many offer it, so a

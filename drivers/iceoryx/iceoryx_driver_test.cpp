@@ -153,31 +153,32 @@ struct Cfg {
 
 // One context, destroyed with everything it holds.
 struct Side {
-  void *ctx = nullptr;
-  std::vector<void *> writers, readers;
+  psb_context *ctx = nullptr;
+  std::vector<psb_writer *> writers;
+  std::vector<psb_reader *> readers;
   psb_error err{};
 
   explicit Side(Cfg &cfg) { ctx = drv().open(cfg.get(), &err); }
   ~Side() {
-    for (void *r : readers) drv().destroy_reader(r);
-    for (void *w : writers) drv().destroy_writer(w);
+    for (psb_reader *r : readers) drv().destroy_reader(r);
+    for (psb_writer *w : writers) drv().destroy_writer(w);
     if (ctx) drv().close(ctx);
   }
-  void *writer(const std::string &topic) {
-    void *w = drv().create_writer(ctx, topic.c_str(), &err);
+  psb_writer *writer(const std::string &topic) {
+    psb_writer *w = drv().create_writer(ctx, topic.c_str(), &err);
     if (w) writers.push_back(w);
     return w;
   }
-  void *reader(const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
-    void *r = drv().create_reader(ctx, topic.c_str(), cb, user, &err);
+  psb_reader *reader(const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
+    psb_reader *r = drv().create_reader(ctx, topic.c_str(), cb, user, &err);
     if (r) readers.push_back(r);
     return r;
   }
-  void drop_reader(void *r) {
+  void drop_reader(psb_reader *r) {
     drv().destroy_reader(r);
     std::erase(readers, r);
   }
-  void drop_writer(void *w) {
+  void drop_writer(psb_writer *w) {
     drv().destroy_writer(w);
     std::erase(writers, w);
   }
@@ -213,7 +214,7 @@ bool intact(const void *data, size_t len, size_t want_len) {
   return std::memcmp(m.data(), data, len) == 0;
 }
 
-int write_msg(void *w, uint64_t seq, size_t len) {
+int write_msg(psb_writer *w, uint64_t seq, size_t len) {
   auto m = message(seq, len);
   psb_error err{};
   int r = drv().write(w, m.data(), m.size(), &err);
@@ -223,7 +224,7 @@ int write_msg(void *w, uint64_t seq, size_t len) {
 
 // Takes one sample within timeout; -2 on timeout, else its seq (the sample is intact
 // with the given length, or the test fails).
-int64_t take_seq(void *r, size_t want_len, int64_t timeout_ns = 10'000 * kMs) {
+int64_t take_seq(psb_reader *r, size_t want_len, int64_t timeout_ns = 10'000 * kMs) {
   const void *data;
   size_t len;
   psb_error err{};
@@ -261,7 +262,7 @@ struct Collected {
 
 std::string error_of_check(Cfg &cfg) {
   psb_error err{};
-  return drv().check(cfg.get(), &err) == 0 ? std::string() : std::string(err.message);
+  return psb_test::check(drv(), cfg.get(), &err) == 0 ? std::string() : std::string(err.message);
 }
 
 void need_phase(Phase p) {
@@ -296,12 +297,8 @@ TEST_F(IceoryxDriver, DescribesItself) {
   ASSERT_NE(d.caps.transports, nullptr);
   EXPECT_STREQ(d.caps.transports[0], "shm");
   EXPECT_EQ(d.caps.transports[1], nullptr);
-  ASSERT_NE(d.caps.services, nullptr);
-  EXPECT_STREQ(d.caps.services[0], "iox-roudi");
-  EXPECT_EQ(d.caps.services[1], nullptr);
   EXPECT_TRUE(d.caps.option_keys == nullptr || d.caps.option_keys[0] == nullptr);
   EXPECT_EQ(d.caps.max_payload, 4194304u);
-  EXPECT_EQ(d.caps.loan, 1u);
   EXPECT_NE(d.loan, nullptr);
   EXPECT_NE(d.write_loan, nullptr);
   EXPECT_NE(d.release, nullptr);
@@ -384,10 +381,10 @@ TEST_P(IceoryxModes, SeveralSizesArriveIntact) {
   ASSERT_NE(a.ctx, nullptr) << a.err.message;
   ASSERT_NE(b.ctx, nullptr) << b.err.message;
   const std::string topic = topic_of(cfg, "data");
-  void *w = a.writer(topic);
+  psb_writer *w = a.writer(topic);
   ASSERT_NE(w, nullptr) << a.err.message;
   Collected got;
-  void *r = m.notify == PSB_NOTIFY_LISTENER ? b.reader(topic, &Collected::on_data, &got) : b.reader(topic);
+  psb_reader *r = m.notify == PSB_NOTIFY_LISTENER ? b.reader(topic, &Collected::on_data, &got) : b.reader(topic);
   ASSERT_NE(r, nullptr) << b.err.message;
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r) == 1; }));
 
@@ -444,8 +441,8 @@ TEST_F(IceoryxDriver, TakeAndLoanAreZeroCopy) {
   Cfg cfg(PSB_NOTIFY_POLL, 16384);
   Side s(cfg);
   ASSERT_NE(s.ctx, nullptr) << s.err.message;
-  void *w = s.writer(topic_of(cfg, "data"));
-  void *r = s.reader(topic_of(cfg, "data"));
+  psb_writer *w = s.writer(topic_of(cfg, "data"));
+  psb_reader *r = s.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r) << s.err.message;
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   psb_error err{};
@@ -475,7 +472,7 @@ TEST_F(IceoryxDriver, WriteLoanTakesOnlyWhatLoanGave) {
   Cfg cfg(PSB_NOTIFY_POLL, 1024);
   Side s(cfg);
   ASSERT_NE(s.ctx, nullptr) << s.err.message;
-  void *w = s.writer(topic_of(cfg, "data"));
+  psb_writer *w = s.writer(topic_of(cfg, "data"));
   ASSERT_NE(w, nullptr) << s.err.message;
   psb_error err{};
   unsigned char foreign[64] = {};
@@ -500,8 +497,8 @@ TEST_F(IceoryxDriver, NothingSentMeansNothingTaken) {
   Cfg wait(PSB_NOTIFY_WAIT), poll(PSB_NOTIFY_POLL);
   Side a(wait), b(poll);
   ASSERT_TRUE(a.ctx && b.ctx) << a.err.message << b.err.message;
-  void *rw = a.reader(topic_of(wait, "data"));
-  void *rp = b.reader(topic_of(poll, "data"));
+  psb_reader *rw = a.reader(topic_of(wait, "data"));
+  psb_reader *rp = b.reader(topic_of(poll, "data"));
   ASSERT_TRUE(rw && rp);
   const void *data;
   size_t len;
@@ -517,13 +514,13 @@ TEST_F(IceoryxDriver, MatchedCountsFollowTheEndpoints) {
   Side pub(cfg), sub1(cfg), sub2(cfg);
   ASSERT_TRUE(pub.ctx && sub1.ctx && sub2.ctx);
   const std::string topic = topic_of(cfg, "data");
-  void *w = pub.writer(topic);
+  psb_writer *w = pub.writer(topic);
   ASSERT_NE(w, nullptr) << pub.err.message;
   EXPECT_EQ(drv().matched_readers(w), 0);
-  void *r1 = sub1.reader(topic);
+  psb_reader *r1 = sub1.reader(topic);
   ASSERT_NE(r1, nullptr);
   EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r1) == 1; }));
-  void *r2 = sub2.reader(topic);
+  psb_reader *r2 = sub2.reader(topic);
   ASSERT_NE(r2, nullptr);
   EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 2 && drv().matched_writers(r2) == 1; }));
   // A reader of another run's topic is not counted.
@@ -544,8 +541,8 @@ TEST_F(IceoryxDriver, ReliableWriterWaitsForASlowReaderAndLosesNothing) {
   cfg.keep_all();
   Side a(cfg), b(cfg);
   ASSERT_TRUE(a.ctx && b.ctx);
-  void *w = a.writer(topic_of(cfg, "data"));
-  void *r = b.reader(topic_of(cfg, "data"));
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   constexpr uint64_t kN = 1500;
@@ -571,8 +568,8 @@ TEST_F(IceoryxDriver, ReliableKeepAllLosesNothingEither) {
   ASSERT_TRUE(a.ctx && b.ctx);
   Collected got;
   got.want_len = 128;
-  void *w = a.writer(topic_of(cfg, "data"));
-  void *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   constexpr uint64_t kN = 5000;  // far more than the queue's 256
@@ -593,8 +590,8 @@ TEST_F(IceoryxDriver, ReliableKeepLastGivesAStalledReaderTheNewestN) {
   cfg.keep_last(3);
   Side a(cfg), b(cfg);
   ASSERT_TRUE(a.ctx && b.ctx);
-  void *w = a.writer(topic_of(cfg, "data"));
-  void *r = b.reader(topic_of(cfg, "data"));
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   constexpr uint64_t kN = 1000;
@@ -616,8 +613,8 @@ TEST_F(IceoryxDriver, BestEffortKeepsTheLastN) {
   cfg.keep_last(3);
   Side s(cfg);
   ASSERT_NE(s.ctx, nullptr);
-  void *w = s.writer(topic_of(cfg, "data"));
-  void *r = s.reader(topic_of(cfg, "data"));
+  psb_writer *w = s.writer(topic_of(cfg, "data"));
+  psb_reader *r = s.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   for (uint64_t i = 0; i < 10; ++i) ASSERT_EQ(write_msg(w, i, 64), 0);  // never waits
@@ -634,12 +631,12 @@ TEST_F(IceoryxDriver, TransientLocalLateJoinerGetsTheLastN) {
     cfg.transient_local().keep_last(3);
     Side a(cfg), b(cfg);
     ASSERT_TRUE(a.ctx && b.ctx);
-    void *w = a.writer(topic_of(cfg, "data"));
+    psb_writer *w = a.writer(topic_of(cfg, "data"));
     ASSERT_NE(w, nullptr);
     for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_msg(w, i, 64), 0);  // nobody listens yet
     Collected got;
     got.want_len = 64;
-    void *r = notify == PSB_NOTIFY_LISTENER ? b.reader(topic_of(cfg, "data"), &Collected::on_data, &got)
+    psb_reader *r = notify == PSB_NOTIFY_LISTENER ? b.reader(topic_of(cfg, "data"), &Collected::on_data, &got)
                                             : b.reader(topic_of(cfg, "data"));
     ASSERT_NE(r, nullptr);
     std::vector<int64_t> seen;
@@ -657,10 +654,10 @@ TEST_F(IceoryxDriver, VolatileLateJoinerGetsNothingOld) {
   Cfg cfg(PSB_NOTIFY_WAIT, 64, PSB_RELIABLE);
   cfg.keep_last(3);
   Side a(cfg), b(cfg);
-  void *w = a.writer(topic_of(cfg, "data"));
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
   ASSERT_NE(w, nullptr);
   for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_msg(w, i, 64), 0);
-  void *r = b.reader(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   const void *data;
   size_t len;
@@ -675,8 +672,8 @@ TEST_F(IceoryxDriver, ListenerStopsOnDestroy) {
   Side a(cfg), b(cfg);
   Collected got;
   got.want_len = 64;
-  void *w = a.writer(topic_of(cfg, "data"));
-  void *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   for (uint64_t i = 0; i < 100; ++i) write_msg(w, i, 64);
@@ -697,18 +694,18 @@ TEST_F(IceoryxDriver, ListenerStopsOnDestroy) {
 TEST_F(IceoryxDriver, CloseDestroysWhatWasLeftOpen) {
   Cfg cfg(PSB_NOTIFY_LISTENER, 64);
   Collected got;
-  void *ctx;
+  psb_context *ctx;
   psb_error err{};
   ASSERT_NE(ctx = drv().open(cfg.get(), &err), nullptr) << err.message;
-  void *w = drv().create_writer(ctx, topic_of(cfg, "a").c_str(), &err);
-  void *r = drv().create_reader(ctx, topic_of(cfg, "b").c_str(), &Collected::on_data, &got, &err);
+  psb_writer *w = drv().create_writer(ctx, topic_of(cfg, "a").c_str(), &err);
+  psb_reader *r = drv().create_reader(ctx, topic_of(cfg, "b").c_str(), &Collected::on_data, &got, &err);
   ASSERT_TRUE(w && r) << err.message;
   ASSERT_NE(drv().loan(w, 64, &err), nullptr);  // a loan never written
   drv().close(ctx);                              // joins the listener, gives the chunk back
   Cfg same(PSB_NOTIFY_WAIT, 64);
   same.run_id = cfg.run_id;
   Side watcher(same);
-  void *rw = watcher.reader(topic_of(cfg, "a"));
+  psb_reader *rw = watcher.reader(topic_of(cfg, "a"));
   ASSERT_NE(rw, nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
   EXPECT_EQ(drv().matched_writers(rw), 0);
@@ -720,13 +717,13 @@ int echo_child(const char *run_id, const char *notify, uint64_t count) {
   Cfg cfg(std::strcmp(notify, "poll") == 0 ? PSB_NOTIFY_POLL : PSB_NOTIFY_WAIT, 4 * kMiB);
   cfg.run_id = run_id;
   psb_error err{};
-  void *ctx = drv().open(cfg.get(), &err);
+  psb_context *ctx = drv().open(cfg.get(), &err);
   if (!ctx) {
     std::fprintf(stderr, "echo child: %s\n", err.message);
     return 2;
   }
-  void *w = drv().create_writer(ctx, topic_of(cfg, "pong").c_str(), &err);
-  void *r = drv().create_reader(ctx, topic_of(cfg, "ping").c_str(), nullptr, nullptr, &err);
+  psb_writer *w = drv().create_writer(ctx, topic_of(cfg, "pong").c_str(), &err);
+  psb_reader *r = drv().create_reader(ctx, topic_of(cfg, "ping").c_str(), nullptr, nullptr, &err);
   if (!w || !r) {
     std::fprintf(stderr, "echo child: %s\n", err.message);
     return 2;
@@ -752,8 +749,8 @@ TEST_F(IceoryxDriver, AnotherProcessEchoesUpToFourMiBIntact) {
     Cfg cfg(std::strcmp(notify, "poll") == 0 ? PSB_NOTIFY_POLL : PSB_NOTIFY_WAIT, 4 * kMiB);
     Side s(cfg);
     ASSERT_NE(s.ctx, nullptr) << s.err.message;
-    void *w = s.writer(topic_of(cfg, "ping"));
-    void *r = s.reader(topic_of(cfg, "pong"));
+    psb_writer *w = s.writer(topic_of(cfg, "ping"));
+    psb_reader *r = s.reader(topic_of(cfg, "pong"));
     ASSERT_TRUE(w && r) << s.err.message;
     const size_t sizes[] = {64, 16384, 4 * kMiB};
     const uint64_t per_size = 5;
@@ -800,8 +797,8 @@ TEST_F(SmallRouDi, BestEffortWriteFailsClearlyWhenTheMempoolRunsDry) {
   Cfg cfg(PSB_NOTIFY_WAIT, 16384, PSB_BEST_EFFORT);
   cfg.keep_last(16);
   Side s(cfg);
-  void *w = s.writer(topic_of(cfg, "data"));
-  void *r = s.reader(topic_of(cfg, "data"));
+  psb_writer *w = s.writer(topic_of(cfg, "data"));
+  psb_reader *r = s.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r) << s.err.message;
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   auto msg = message(0, 16384);
@@ -826,8 +823,8 @@ TEST_F(SmallRouDi, ReliableWriterWaitsForAFreeChunk) {
   Cfg cfg(PSB_NOTIFY_WAIT, 16384, PSB_RELIABLE);
   cfg.keep_last(16);
   Side a(cfg), b(cfg);
-  void *w = a.writer(topic_of(cfg, "data"));
-  void *r = b.reader(topic_of(cfg, "data"));
+  psb_writer *w = a.writer(topic_of(cfg, "data"));
+  psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r) << a.err.message << b.err.message;
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
   constexpr uint64_t kN = 100;
@@ -1038,7 +1035,7 @@ int main(int argc, char **argv) {
   Cfg probe;
   g_check_without_roudi = error_of_check(probe);
   psb_error err{};
-  if (void *ctx = drv().open(probe.get(), &err)) {
+  if (psb_context *ctx = drv().open(probe.get(), &err)) {
     drv().close(ctx);
     g_open_without_roudi = "(opened)";
   } else {

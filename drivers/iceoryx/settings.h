@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbiox {
 
@@ -35,8 +35,9 @@ struct Settings {
   bool use_loan = false;
 };
 
-// Validates cfg (not whether RouDi runs). Throws psb::sdk::Error if refused.
-Settings parse_settings(const psb_config &cfg);
+// Validates cfg (not whether RouDi runs), recording every refusal (check() and open(),
+// which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 }  // namespace psbiox
 

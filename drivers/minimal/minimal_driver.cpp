@@ -74,31 +74,31 @@ struct Minimal {
             .history = 0,  // the socket buffer decides; no history to ask for
             .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
             .transports = transports,
-            .services = nullptr,
-            .cleanup_command = nullptr,
             .option_keys = option_keys,
             .max_payload = kMaxPayload,
-            .loan = 0,
             .readers_per_topic = 1,   // one bound port
             .writers_per_topic = 0};  // any number of senders
   }
-  // Called also for what the capability sets leave out: say why it is refused.
-  static void check(const psb_config &cfg) {
+  // Every refusal, each on its own (the node appends one of a QoS it refused itself to
+  // its own message). Called also for what the capability sets leave out: say why.
+  static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     if (cfg.qos.reliability != PSB_BEST_EFFORT)
-      fail("reliability must be best_effort: UDP neither acknowledges nor resends");
+      refuse.add("reliability", "reliability must be best_effort: UDP neither acknowledges nor resends");
     if (cfg.qos.durability != PSB_VOLATILE)
-      fail("durability must be volatile: nothing is kept for late readers");
+      refuse.add("durability", "durability must be volatile: nothing is kept for late readers");
     if (cfg.qos.history != 0)
-      fail("history cannot be set: the socket buffer decides what waits; leave it unset");
+      refuse.add("history", "history cannot be set: the socket buffer decides what waits; leave it unset");
     if (cfg.max_payload > kMaxPayload)
-      fail("messages of %llu bytes do not fit one datagram (at most %llu)",
-           (unsigned long long)cfg.max_payload, (unsigned long long)kMaxPayload);
+      refuse.add("size", "messages of %llu bytes do not fit one datagram (at most %llu)",
+                 (unsigned long long)cfg.max_payload, (unsigned long long)kMaxPayload);
   }
 
   struct Context {
     explicit Context(const psb_config &cfg)
         : run_id(cfg.run_id), max_payload(cfg.max_payload) {
-      check(cfg);
+      psb::sdk::Refusals refused;
+      check(cfg, refused);
+      refused.raise();
       version();  // computed here, never on the timed path
     }
     const std::string run_id;

@@ -55,9 +55,9 @@ struct Cfg {
 TEST(MqttDrainChild, DISABLED_PublishDrainAndEnd) {
   Cfg c(psb_test::env_or_empty("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, PSB_RELIABLE);
   psb_error err{};
-  void *ctx = mqtt().open(&c.cfg, &err);
+  psb_context *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  void *w = mqtt().create_writer(ctx, psb_test::env_or_empty("PSB_CHILD_TOPIC"), &err);
+  psb_writer *w = mqtt().create_writer(ctx, psb_test::env_or_empty("PSB_CHILD_TOPIC"), &err);
   ASSERT_NE(w, nullptr) << err.message;
   const uint32_t n = uint32_t(std::strtoul(psb_test::env_or_empty("PSB_CHILD_COUNT"), nullptr, 10));
   std::vector<uint8_t> m(64, 0x5a);
@@ -80,10 +80,10 @@ TEST(MqttDrain, EveryQos1MessageReachesTheBrokerBeforeDrainReturns) {
   constexpr uint32_t kCount = 50'000;
   Cfg c(broker.address(), PSB_NOTIFY_LISTENER, PSB_RELIABLE);
   psb_error err{};
-  void *ctx = mqtt().open(&c.cfg, &err);
+  psb_context *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
   psb_test::DistinctSeqs got(kCount);
-  void *r = mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
+  psb_reader *r = mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
   ASSERT_NE(r, nullptr) << err.message;
 
   const int rc = psb_test::run_child_test(
@@ -109,9 +109,9 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     Broker broker;
     Cfg c(broker.address(), PSB_NOTIFY_WAIT, rel);
     psb_error err{};
-    void *ctx = mqtt().open(&c.cfg, &err);
+    psb_context *ctx = mqtt().open(&c.cfg, &err);
     ASSERT_NE(ctx, nullptr) << err.message;
-    void *w = mqtt().create_writer(ctx, "psb_mqttdrain_s", &err);
+    psb_writer *w = mqtt().create_writer(ctx, "psb_mqttdrain_s", &err);
     ASSERT_NE(w, nullptr) << err.message;
     {
       psb_test::ResumeAtExit resume{broker.pid()};
@@ -135,9 +135,9 @@ TEST(MqttDrain, DrainFailsWhenTheBrokerDied) {
   Broker broker;
   Cfg c(broker.address(), PSB_NOTIFY_WAIT, PSB_RELIABLE);
   psb_error err{};
-  void *ctx = mqtt().open(&c.cfg, &err);
+  psb_context *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  void *w = mqtt().create_writer(ctx, "psb_mqttdrain_d", &err);
+  psb_writer *w = mqtt().create_writer(ctx, "psb_mqttdrain_d", &err);
   ASSERT_NE(w, nullptr) << err.message;
   // Stopped first, so the PUBACK cannot come before the broker is gone.
   ASSERT_TRUE(psb_test::stop_process(broker.pid()));

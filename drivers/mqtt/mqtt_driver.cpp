@@ -31,12 +31,12 @@ struct Mqtt {
     return text;
   }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // One client connection per context.
   struct Context : Connection {
     explicit Context(const psb_config &cfg)
-        : Connection((version(), parse_settings(cfg))) {}  // version: never on the timed path
+        : Connection((version(), psb::sdk::parse_or_throw(cfg, parse_settings))) {}  // version: never on the timed path
   };
   // MQTT does not tell a client who else publishes or subscribes (matched: -1). The
   // client queues what the broker has not taken (or, at QoS 1, acknowledged) yet: drain.
@@ -46,7 +46,6 @@ struct Mqtt {
 
 psb_capabilities Mqtt::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const services[] = {"mosquitto", nullptr};
   static const char *const option_keys[] = {"broker", "keepalive", "tcp_nodelay",
                                             "max_inflight", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,     // QoS 0, QoS 1
@@ -54,11 +53,8 @@ psb_capabilities Mqtt::capabilities() {
           .history = 0,  // no reader history to set (check() says why)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr,  // nothing outlives a killed client
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,                // (set by the SDK: no loan())
           .readers_per_topic = 0,   // no limit
           .writers_per_topic = 0};  // no limit
 }

@@ -9,8 +9,6 @@
 namespace psbmqtt {
 namespace {
 
-using psb::sdk::fail;
-
 bool parse_int(const char *text, long lo, long hi, long *out) {
   if (text == nullptr || *text == '\0') return false;
   char *end = nullptr;
@@ -22,7 +20,7 @@ bool parse_int(const char *text, long lo, long hi, long *out) {
 }
 
 // HOST:PORT, with [IPv6]:PORT accepted.
-void parse_broker(const char *text, Settings *s) {
+void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
   std::string b(text);
   const size_t colon = b.rfind(':');
   long port = 0;
@@ -35,13 +33,16 @@ void parse_broker(const char *text, Settings *s) {
   } else if (ok) {
     ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
   }
-  if (!ok) fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
+  if (!ok) {
+    refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
+    return;
+  }
   s->broker = b;
   s->host = host;
   s->port = int(port);
 }
 
-void parse_qos(const psb_config &cfg, Settings *s) {
+void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings *s) {
   const psb_qos &q = cfg.qos;
   s->qos = q.reliability == PSB_RELIABLE ? 1 : 0;
   s->retain = q.durability == PSB_TRANSIENT_LOCAL;
@@ -52,49 +53,52 @@ void parse_qos(const psb_config &cfg, Settings *s) {
   if (q.history != 0) {
     const std::string asked =
         q.history == PSB_KEEP_ALL ? "keep_all" : "keep_last:" + std::to_string(q.history_depth);
-    fail("history %s cannot be honoured: the broker queues every message for each "
-         "subscriber until it reads them (a reader that falls behind still gets all of "
-         "them), and durability transient_local is a retained message, the topic's last "
-         "one, for late joiners; leave history unset",
-         asked.c_str());
+    refuse.add("history",
+               "history %s cannot be honoured: the broker queues every message for each "
+               "subscriber until it reads them (a reader that falls behind still gets all of "
+               "them), and durability transient_local is a retained message, the topic's last "
+               "one, for late joiners; leave history unset",
+               asked.c_str());
   }
 }
 
 }  // namespace
 
-Settings parse_settings(const psb_config &cfg) {
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.run_id = cfg.run_id ? cfg.run_id : "";
   s.notify = cfg.notify;
   s.max_payload = cfg.max_payload;
   if (s.max_payload > kMaxPayload)
-    fail("messages of %llu bytes are over the driver's limit of %llu bytes",
-         (unsigned long long)s.max_payload, (unsigned long long)kMaxPayload);
+    refuse.add("size", "messages of %llu bytes are over the driver's limit of %llu bytes",
+               (unsigned long long)s.max_payload, (unsigned long long)kMaxPayload);
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
-    fail("transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
-         cfg.transport ? cfg.transport : "");
-  if (cfg.use_loan) fail("loans are not offered (libmosquitto copies every payload)");
-  const psb::sdk::Options options(cfg);
-  parse_broker(options.required("broker", "HOST:PORT",
-                                "psbench sets it when it starts mosquitto, or give the "
-                                "address of your own broker"),
-               &s);
+    refuse.add("transport", "transport '%s' is not offered; the only one is tcp (MQTT over TCP)",
+               cfg.transport ? cfg.transport : "");
+  if (cfg.use_loan) refuse.add("loan", "loans are not offered (libmosquitto copies every payload)");
+  const psb::sdk::Options options(cfg, refuse);
+  if (const char *broker = options.required("broker", "HOST:PORT",
+                                            "psbench sets it when it starts mosquitto, or give "
+                                            "the address of your own broker"))
+    parse_broker(broker, refuse, &s);
+  long v = 0;
   if (const char *ka = options.find("keepalive")) {
-    long v = 0;
     if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5))
-      fail("option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
-    s.keepalive_s = int(v);
+      refuse.add("option:keepalive", "option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
+    else
+      s.keepalive_s = int(v);
   }
   s.tcp_nodelay = options.flag("tcp_nodelay", true);
   if (const char *mi = options.find("max_inflight")) {
-    long v = 0;
     if (!parse_int(mi, 0, 65535, &v))
-      fail("option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting their PUBACK, "
-           "or 0 for libmosquitto's largest (65535)",
-           mi);
-    s.max_inflight = int(v);
+      refuse.add("option:max_inflight",
+                 "option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting their PUBACK, "
+                 "or 0 for libmosquitto's largest (65535)",
+                 mi);
+    else
+      s.max_inflight = int(v);
   }
-  parse_qos(cfg, &s);
+  parse_qos(cfg, refuse, &s);
   return s;
 }
 

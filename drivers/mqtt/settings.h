@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbmqtt {
 
@@ -27,8 +27,9 @@ struct Settings {
   uint64_t max_payload = 0;  // the run's largest message
 };
 
-// Throws psb::sdk::Error on anything it cannot honour or an option that is malformed.
-Settings parse_settings(const psb_config &cfg);
+// Records every refusal: anything it cannot honour, an option missing or malformed
+// (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 // The MQTT topic of a psbench topic: psbench/<run_id>/<topic>.
 std::string mqtt_topic(const Settings &s, const char *topic);

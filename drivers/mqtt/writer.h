@@ -51,6 +51,9 @@ class Writer {
     if (len > max_payload_)
       psb::sdk::fail("a %zu-byte message is over this run's max_payload of %zu bytes", len,
                      max_payload_);
+    // Readers drop zero-length messages (they clear a retained message), so sending one
+    // would only look like a loss: refuse it.
+    if (len == 0) psb::sdk::fail("a 0-byte message cannot be measured: MQTT uses it to clear a retained message");
     publish(data, len, retain_);
     retained_something_ = retain_;
     if (!self_driven_ || conn_->reader_count() != 0) return;  // someone else runs the loop

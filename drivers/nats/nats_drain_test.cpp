@@ -53,17 +53,15 @@ struct Conn {
   psb_option options_[2];
   psb_config cfg{};
   psb_error err{};
-  void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
+  psb_context *ctx = nullptr;
+  psb_writer *writer = nullptr;
+  psb_reader *reader = nullptr;
 };
 
-std::map<std::string, uint64_t> counters_of(void *endpoint, int is_reader) {
-  std::map<std::string, uint64_t> out;
-  drv().counters(endpoint, is_reader,
-                 [](void *user, const char *name, uint64_t value) {
-                   (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
-                 },
-                 &out);
-  return out;
+// What the driver's writer_counters() or reader_counters() hands over.
+template <class Endpoint>
+std::map<std::string, uint64_t> counters_of(Endpoint *endpoint) {
+  return psb_test::counters_of(drv(), endpoint);
 }
 
 }  // namespace
@@ -144,8 +142,8 @@ TEST(NatsCounters, DroppedIsWhatCnatsDroppedAtItsPendingLimit) {
   sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_c", nullptr, nullptr, &sub.err);
   pub.writer = drv().create_writer(pub.ctx, "psb_natsdrain_c", &pub.err);
   ASSERT_TRUE(sub.reader && pub.writer) << sub.err.message << pub.err.message;
-  EXPECT_TRUE(counters_of(pub.writer, 0).empty());
-  EXPECT_EQ(counters_of(sub.reader, 1)["dropped"], 0u);
+  EXPECT_TRUE(counters_of(pub.writer).empty());
+  EXPECT_EQ(counters_of(sub.reader)["dropped"], 0u);
   std::vector<uint8_t> m(32, 7);
   for (uint32_t i = 0; i < kCount; ++i) {
     std::memcpy(m.data(), &i, sizeof i);
@@ -153,7 +151,7 @@ TEST(NatsCounters, DroppedIsWhatCnatsDroppedAtItsPendingLimit) {
   }
   ASSERT_EQ(drv().drain(pub.writer, 30 * kS, &pub.err), 1) << pub.err.message;
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (counters_of(sub.reader, 1)["dropped"] < kCount - kLimit &&
+  while (counters_of(sub.reader)["dropped"] < kCount - kLimit &&
          std::chrono::steady_clock::now() < end)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   uint32_t taken = 0;
@@ -161,5 +159,5 @@ TEST(NatsCounters, DroppedIsWhatCnatsDroppedAtItsPendingLimit) {
   size_t len;
   while (taken <= kCount && drv().take(sub.reader, 200 * kMs, &data, &len, &sub.err) == 1) ++taken;
   EXPECT_EQ(taken, kLimit);
-  EXPECT_EQ(counters_of(sub.reader, 1)["dropped"], kCount - kLimit);
+  EXPECT_EQ(counters_of(sub.reader)["dropped"], kCount - kLimit);
 }

@@ -166,7 +166,7 @@ struct Nats {
     return text.c_str();
   }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   class Context;
   class Writer;
@@ -175,18 +175,14 @@ struct Nats {
 
 psb_capabilities Nats::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const services[] = {"nats-server", nullptr};
   static const char *const option_keys[] = {"broker", "send_asap", nullptr};
   return {.reliability = PSB_BEST_EFFORT,  // reliable would need JetStream
           .durability = PSB_VOLATILE,      // so would transient_local
           .history = 0,                    // no history to ask for (see README)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr,  // nothing on disk or in /dev/shm
           .option_keys = option_keys,
           .max_payload = kMaxPayload,  // and at most the server's max_payload
-          .loan = 0,                   // (set by the SDK: no loan())
           .readers_per_topic = 0,      // no limit
           .writers_per_topic = 0};     // no limit
 }
@@ -198,7 +194,7 @@ psb_capabilities Nats::capabilities() {
 class Nats::Context {
  public:
   explicit Context(const psb_config &cfg)
-      : settings(parse_settings(cfg)), run_id(cfg.run_id), max_payload(cfg.max_payload),
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)), run_id(cfg.run_id), max_payload(cfg.max_payload),
         link_(new Link{settings.address, {}, {}}) {
     Nats::version();  // computed here, never on the timed path
     const std::string name = "psbench-" + run_id;

@@ -12,17 +12,17 @@ using psb::sdk::fail;
 // What core NATS cannot honour. The node refuses these itself from the capability
 // sets before check() is called; they are repeated here, with the reason, for any
 // caller that goes straight to the ABI.
-void check_qos(const psb_config &cfg) {
+void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (cfg.qos.reliability != PSB_BEST_EFFORT)
-    fail("reliability 'reliable' is not available: core NATS has no acknowledgement "
+    refuse.add("reliability", "reliability 'reliable' is not available: core NATS has no acknowledgement "
          "or redelivery (that needs JetStream, and psbench's nats driver uses core NATS); "
          "use best_effort");
   if (cfg.qos.durability != PSB_VOLATILE)
-    fail("durability 'transient_local' is not available: core NATS keeps nothing for "
+    refuse.add("durability", "durability 'transient_local' is not available: core NATS keeps nothing for "
          "subscribers that join later (that needs JetStream, and psbench's nats driver uses "
          "core NATS); use volatile");
   if (cfg.qos.history != 0)
-    fail("history cannot be set: core NATS has no history; a subscriber's queue in "
+    refuse.add("history", "history cannot be set: core NATS has no history; a subscriber's queue in "
          "cnats is bounded by its pending limits (65536 messages, 64 MiB), which drop new "
          "messages when full and are not a keep_last/keep_all history; leave --history unset");
 }
@@ -65,17 +65,17 @@ bool parse_broker(const char *text, Settings *s) {
 
 }  // namespace
 
-Settings parse_settings(const psb_config &cfg) {
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   if (std::strcmp(cfg.transport, "tcp") != 0)
-    fail("transport '%s' is not supported; this driver supports tcp", cfg.transport);
-  check_qos(cfg);
-  const psb::sdk::Options options(cfg);
+    refuse.add("transport", "transport '%s' is not supported; this driver supports tcp", cfg.transport);
+  check_qos(cfg, refuse);
+  const psb::sdk::Options options(cfg, refuse);
   const char *broker = options.required("broker", "HOST:PORT",
                                         "psbench sets it when it starts nats-server, or give "
                                         "the address of your own nats-server");
-  if (!parse_broker(broker, &s))
-    fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
+  if (broker != nullptr && !parse_broker(broker, &s))
+    refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", broker);
   s.send_asap = options.flag("send_asap", true);
   return s;
 }

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbnats {
 
@@ -16,9 +16,9 @@ struct Settings {
   bool send_asap = true; // option send_asap (default true)
 };
 
-// Throws psb::sdk::Error when the run asks for something core NATS cannot honour or an
-// option is missing or malformed.
-Settings parse_settings(const psb_config &cfg);
+// Records every refusal: what core NATS cannot honour, an option missing or malformed
+// (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 // The subject of a topic: "psbench.<run id>.<topic>". Throws psb::sdk::Error when the
 // topic holds a character that means something in a NATS subject.

@@ -43,7 +43,8 @@ struct Publisher {
   psb_option option_;
   psb_config cfg{};
   psb_error err{};
-  void *ctx = nullptr, *writer = nullptr;
+  psb_context *ctx = nullptr;
+  psb_writer *writer = nullptr;
 };
 
 }  // namespace

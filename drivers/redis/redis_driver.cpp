@@ -92,12 +92,12 @@ struct Redis {
       "fire-and-forget (best effort, volatile, no history)";
   static const char *version() { return redis_version(); }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // Holds no connection: every writer and every reader has its own (context.h).
   struct Context : psbredis::Context {
     explicit Context(const psb_config &cfg)
-        : psbredis::Context{probe_server(parse_settings(cfg)), nullptr} {}
+        : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {}
   };
   // write() does not wait for PUBLISH's reply: drain waits until every one came.
   using Writer = psbredis::Writer;
@@ -106,18 +106,14 @@ struct Redis {
 
 psb_capabilities Redis::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const services[] = {"redis-server", nullptr};
   static const char *const option_keys[] = {"broker", nullptr};
   return {.reliability = PSB_BEST_EFFORT,  // no acknowledgement, no retransmission
           .durability = PSB_VOLATILE,      // the server stores no message
           .history = 0,                    // no history to ask for
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr,  // nothing outside the server; psbench stops it
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,                // (set by the SDK: no loan())
           .readers_per_topic = 0,   // no limit
           .writers_per_topic = 0};  // no limit
 }

@@ -8,10 +8,8 @@
 namespace psbredis {
 namespace {
 
-using psb::sdk::fail;
-
 // "HOST:PORT" or "[IPv6]:PORT", port 1..65535.
-void parse_broker(const char *value, std::string *host, int *port) {
+void parse_broker(const char *value, psb::sdk::Refusals &refuse, std::string *host, int *port) {
   const std::string v = value ? value : "";
   std::string h, p;
   if (!v.empty() && v[0] == '[') {
@@ -31,10 +29,13 @@ void parse_broker(const char *value, std::string *host, int *port) {
     digits = digits && std::isdigit(static_cast<unsigned char>(c));
     if (digits) n = n * 10 + (c - '0');
   }
-  if (h.empty() || !digits || n < 1 || n > 65535)
-    fail("option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
-         "port 1 to 65535)",
-         v.c_str());
+  if (h.empty() || !digits || n < 1 || n > 65535) {
+    refuse.add("option:broker",
+               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
+               "port 1 to 65535)",
+               v.c_str());
+    return;
+  }
   *host = h;
   *port = static_cast<int>(n);
 }
@@ -50,43 +51,47 @@ std::string Settings::channel(const char *topic) const {
   return "psbench:" + run_id + ":" + topic;
 }
 
-Settings parse_settings(const psb_config &cfg) {
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   if (cfg.run_id == nullptr || cfg.run_id[0] == '\0')
-    fail("the run id is empty; channel names are made from it");
-  s.run_id = cfg.run_id;
+    refuse.add("driver", "the run id is empty; channel names are made from it");
+  else
+    s.run_id = cfg.run_id;
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
-    fail("transport '%s' is not supported; this driver supports tcp",
-         cfg.transport ? cfg.transport : "(none)");
+    refuse.add("transport", "transport '%s' is not supported; this driver supports tcp",
+               cfg.transport ? cfg.transport : "(none)");
   if (cfg.qos.reliability != PSB_BEST_EFFORT)
-    fail("reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
-         "(no acknowledgement, no retransmission, no queue); a subscriber that is "
-         "disconnected, or slower than the server's output buffer limit allows, loses "
-         "messages. Use best_effort");
+    refuse.add("reliability",
+               "reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
+               "(no acknowledgement, no retransmission, no queue); a subscriber that is "
+               "disconnected, or slower than the server's output buffer limit allows, loses "
+               "messages. Use best_effort");
   if (cfg.qos.durability != PSB_VOLATILE)
-    fail("durability 'transient_local' is not supported: Redis pub/sub stores no "
-         "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
-         "volatile");
+    refuse.add("durability",
+               "durability 'transient_local' is not supported: Redis pub/sub stores no "
+               "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
+               "volatile");
   if (cfg.qos.history != 0)
-    fail("history '%s' is not supported: Redis pub/sub keeps no history; the "
-         "server forwards each message once to the subscribers of the moment (its only "
-         "queue is the per-client output buffer). Leave --history unset",
-         cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last");
+    refuse.add("history",
+               "history '%s' is not supported: Redis pub/sub keeps no history; the "
+               "server forwards each message once to the subscribers of the moment (its only "
+               "queue is the per-client output buffer). Leave --history unset",
+               cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last");
   if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
       cfg.notify != PSB_NOTIFY_POLL)
-    fail("notify mode %u is not one of listener, wait, poll", cfg.notify);
+    refuse.add("notify", "notify mode %u is not one of listener, wait, poll", cfg.notify);
   s.notify = cfg.notify;
   if (cfg.max_payload > kMaxPayload)
-    fail("size %llu bytes is over this driver's largest message of %llu bytes",
-         static_cast<unsigned long long>(cfg.max_payload),
-         static_cast<unsigned long long>(kMaxPayload));
+    refuse.add("size", "size %llu bytes is over this driver's largest message of %llu bytes",
+               static_cast<unsigned long long>(cfg.max_payload),
+               static_cast<unsigned long long>(kMaxPayload));
   s.max_payload = cfg.max_payload;
-  if (cfg.use_loan) fail("--loan is not supported (no zero-copy write)");
-  const psb::sdk::Options options(cfg);
-  parse_broker(options.required("broker", "HOST:PORT",
-                                "psbench sets it when it starts redis-server, or give the "
-                                "address of your own redis-server"),
-               &s.host, &s.port);
+  if (cfg.use_loan) refuse.add("loan", "--loan is not supported (no zero-copy write)");
+  const psb::sdk::Options options(cfg, refuse);
+  if (const char *broker = options.required("broker", "HOST:PORT",
+                                            "psbench sets it when it starts redis-server, or "
+                                            "give the address of your own redis-server"))
+    parse_broker(broker, refuse, &s.host, &s.port);
   return s;
 }
 

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbredis {
 
@@ -32,8 +32,8 @@ struct Settings {
   std::string channel(const char *topic) const;
 };
 
-// Validates cfg; throws psb::sdk::Error if refused.
-Settings parse_settings(const psb_config &cfg);
+// Validates cfg, recording every refusal (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 }  // namespace psbredis
 

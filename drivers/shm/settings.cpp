@@ -11,80 +11,82 @@
 
 namespace psbshm {
 
-using psb::sdk::fail;
-
-Settings parse_settings(const psb_config &cfg) {
-  if (cfg.run_id == nullptr || *cfg.run_id == '\0')
-    fail("run_id is empty; it names the shared memory segments");
-  for (const char *c = cfg.run_id; *c; ++c) {
-    const bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9');
-    if (!ok)
-      fail("run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  Settings s;
+  if (cfg.run_id == nullptr || *cfg.run_id == '\0') {
+    refuse.add("driver", "run_id is empty; it names the shared memory segments");
+  } else {
+    for (const char *c = cfg.run_id; *c; ++c) {
+      const bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                      (*c >= '0' && *c <= '9');
+      if (!ok) {
+        refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
+        break;
+      }
+    }
+    s.run_id = cfg.run_id;
   }
   if (cfg.transport != nullptr && std::strcmp(cfg.transport, "shm") != 0)
-    fail("transport '%s' is not supported; supported: shm", cfg.transport);
-  if (cfg.qos.reliability != PSB_BEST_EFFORT &&
-      cfg.qos.reliability != PSB_RELIABLE)
-    fail("reliability must be best_effort or reliable");
+    refuse.add("transport", "transport '%s' is not supported; supported: shm", cfg.transport);
+  if (cfg.qos.reliability != PSB_BEST_EFFORT && cfg.qos.reliability != PSB_RELIABLE)
+    refuse.add("reliability", "reliability must be best_effort or reliable");
   if (cfg.qos.durability != PSB_VOLATILE)
-    fail("durability transient_local is not supported; supported: volatile");
+    refuse.add("durability", "durability transient_local is not supported; supported: volatile");
   // No history setting: a full ring drops the newest sample (best effort) or makes the
   // writer wait (reliable), while keep_last N means "the newest N" (DDS, iceoryx). The
   // ring's size is the option slots.
   if (cfg.qos.history != 0)
-    fail("history %s cannot be honoured: the ring keeps what is already in it (a full "
-         "ring drops a new sample under best_effort, and makes the writer wait under "
-         "reliable), where keep_last keeps the newest; leave history unset and size the "
-         "ring with option slots=N (default %u)",
-         cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last",
-         unsigned(kDefaultDepth));
+    refuse.add("history",
+               "history %s cannot be honoured: the ring keeps what is already in it (a full "
+               "ring drops a new sample under best_effort, and makes the writer wait under "
+               "reliable), where keep_last keeps the newest; leave history unset and size the "
+               "ring with option slots=N (default %u)",
+               cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last", unsigned(kDefaultDepth));
   if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
       cfg.notify != PSB_NOTIFY_POLL)
-    fail("notify must be one of listener, wait, poll");
-  if (cfg.max_payload == 0 || cfg.max_payload > kMaxPayload)
-    fail("max_payload %llu is not supported; supported: 1 to %llu bytes (header "
-         "included)",
-         static_cast<unsigned long long>(cfg.max_payload),
-         static_cast<unsigned long long>(kMaxPayload));
+    refuse.add("notify", "notify must be one of listener, wait, poll");
+  const bool size_ok = cfg.max_payload != 0 && cfg.max_payload <= kMaxPayload;
+  if (!size_ok)
+    refuse.add("size", "max_payload %llu is not supported; supported: 1 to %llu bytes (header included)",
+               static_cast<unsigned long long>(cfg.max_payload),
+               static_cast<unsigned long long>(kMaxPayload));
   // The node refuses any other key itself; a caller of the ABI is told as well.
   for (size_t i = 0; i < cfg.option_count; ++i) {
     const char *key = cfg.options[i].key;
     if (key == nullptr || (std::strcmp(key, "slots") != 0 && std::strcmp(key, "wakeup") != 0))
-      fail("unknown option '%s'; valid options: wakeup, slots",
-           key == nullptr ? "(null)" : key);
+      refuse.add(std::string("option:") + (key ? key : "(null)"),
+                 "unknown option '%s'; valid options: wakeup, slots", key == nullptr ? "(null)" : key);
   }
-  const psb::sdk::Options options(cfg);
+  const psb::sdk::Options options(cfg, refuse);
   uint32_t depth = kDefaultDepth;
   if (const char *v = options.find("slots")) {
     char *end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (end == v || *end != '\0' || n == 0 || n > kMaxSlotCount)
-      fail("option slots='%s' is not valid; use a whole number from 1 to %llu", v,
-           static_cast<unsigned long long>(kMaxSlotCount));
-    depth = uint32_t(n);
+      refuse.add("option:slots", "option slots='%s' is not valid; use a whole number from 1 to %llu", v,
+                 static_cast<unsigned long long>(kMaxSlotCount));
+    else
+      depth = uint32_t(n);
   }
   Wakeup wakeup = Wakeup::futex;
   if (const char *v = options.find("wakeup")) {
     if (std::strcmp(v, "spin") == 0)
       wakeup = Wakeup::spin;
     else if (std::strcmp(v, "futex") != 0)
-      fail("option wakeup='%s' is not valid; valid values: futex (default), spin", v);
+      refuse.add("option:wakeup", "option wakeup='%s' is not valid; valid values: futex (default), spin", v);
   }
   // A segment must fit in /dev/shm at all (free space is checked when it is
   // created, with posix_fallocate).
   const SegmentParams p{cfg.max_payload, depth, cfg.qos.reliability};
-  const uint64_t size = segment_size(p);
+  const uint64_t size = size_ok ? segment_size(p) : 0;
   struct statvfs vfs;
-  if (size == 0 ||
-      (statvfs("/dev/shm", &vfs) == 0 &&
-       size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize))
-    fail("one topic needs %llu bytes (slots %u x slot %llu bytes), more than /dev/shm "
-         "holds; lower option slots or size",
-         static_cast<unsigned long long>(size), depth,
-         static_cast<unsigned long long>(slot_stride(cfg.max_payload)));
-  Settings s;
-  s.run_id = cfg.run_id;
+  if (size_ok && (size == 0 || (statvfs("/dev/shm", &vfs) == 0 &&
+                                size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)))
+    refuse.add(options.has("slots") ? "option:slots" : "size",
+               "one topic needs %llu bytes (slots %u x slot %llu bytes), more than /dev/shm "
+               "holds; lower option slots or size",
+               static_cast<unsigned long long>(size), depth,
+               static_cast<unsigned long long>(slot_stride(cfg.max_payload)));
   s.reliability = cfg.qos.reliability;
   s.notify = cfg.notify;
   s.depth = depth;

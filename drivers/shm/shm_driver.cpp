@@ -33,11 +33,12 @@ struct Shm {
     return text;
   }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   struct Context : psbshm::Context {
     explicit Context(const psb_config &cfg)
-        : psbshm::Context{(version(), parse_settings(cfg)), nullptr} {} // version: never on the timed path
+        : psbshm::Context{(version(), psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {
+    } // version: never on the timed path
     ~Context() {
       while (endpoints != nullptr) { // endpoints the caller left behind
         Endpoint *e = endpoints;
@@ -56,18 +57,14 @@ struct Shm {
 
 psb_capabilities Shm::capabilities() {
   static const char *const transports[] = {"shm", nullptr};
-  static const char *const services[] = {nullptr};
   static const char *const option_keys[] = {"wakeup", "slots", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE,
           .history = 0, // no history setting: the ring size is option slots (check() says why)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = services,
-          .cleanup_command = nullptr, // segments carry the run id; the launcher removes them
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 1,               // (set by the SDK from loan())
           .readers_per_topic = 1,  // one ring, one reader
           .writers_per_topic = 1}; // and one writer
 }

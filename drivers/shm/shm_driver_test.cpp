@@ -125,12 +125,10 @@ TEST_F(ShmDriver, TableAndCapabilities) {
   ASSERT_NE(d->caps.transports, nullptr);
   EXPECT_STREQ(d->caps.transports[0], "shm");
   EXPECT_EQ(d->caps.transports[1], nullptr);
-  EXPECT_TRUE(d->caps.services == nullptr || d->caps.services[0] == nullptr);
   EXPECT_STREQ(d->caps.option_keys[0], "wakeup");
   EXPECT_STREQ(d->caps.option_keys[1], "slots");
   EXPECT_EQ(d->caps.option_keys[2], nullptr);
   EXPECT_GE(d->caps.max_payload, 4194304u);
-  EXPECT_EQ(d->caps.loan, 1u);
   EXPECT_NE(d->loan, nullptr);
   EXPECT_NE(d->write_loan, nullptr);
 }
@@ -139,37 +137,37 @@ TEST_F(ShmDriver, CheckAcceptsAndRefuses) {
   const psb_driver *d = drv();
   psb_error err{};
   Cfg ok(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 4194304, "spin");
-  EXPECT_EQ(d->check(ok.get(), &err), 0) << err.message;
+  EXPECT_EQ(psb_test::check(*d, ok.get(), &err), 0) << err.message;
 
   Cfg keep_all(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 1024);
   keep_all.c.qos.history = PSB_KEEP_ALL;
-  EXPECT_NE(d->check(keep_all.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, keep_all.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "keep_all"), nullptr) << err.message;
 
   // keep_last means the newest N; a full ring keeps the oldest: refused, not mislabelled.
   Cfg keep_last(PSB_NOTIFY_WAIT, PSB_BEST_EFFORT, 16, 1024);
   keep_last.c.qos.history = PSB_KEEP_LAST;
   keep_last.c.qos.history_depth = 4;
-  EXPECT_NE(d->check(keep_last.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, keep_last.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "option slots"), nullptr) << err.message;
 
   Cfg depth0(PSB_NOTIFY_WAIT, PSB_RELIABLE, 0, 1024);
-  EXPECT_NE(d->check(depth0.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, depth0.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "slots"), nullptr) << err.message;
 
   Cfg wake(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 1024, "sleepy");
-  EXPECT_NE(d->check(wake.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, wake.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "wakeup"), nullptr) << err.message;
   EXPECT_NE(std::strstr(err.message, "futex"), nullptr) << err.message;
   EXPECT_NE(std::strstr(err.message, "spin"), nullptr) << err.message;
 
   Cfg big(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 4194305);
-  EXPECT_NE(d->check(big.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, big.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "max_payload"), nullptr) << err.message;
 
   Cfg durable(PSB_NOTIFY_WAIT, PSB_RELIABLE, 16, 1024);
   durable.c.qos.durability = PSB_TRANSIENT_LOCAL;
-  EXPECT_NE(d->check(durable.get(), &err), 0);
+  EXPECT_NE(psb_test::check(*d, durable.get(), &err), 0);
   EXPECT_NE(std::strstr(err.message, "durability"), nullptr) << err.message;
 
   // open() refuses the same way.
@@ -213,9 +211,9 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
   const bool reliable = m.reliability == PSB_RELIABLE;
   Cfg cfg(m.notify, m.reliability, 16, kMax, m.wakeup);
   psb_error err{};
-  void *wctx = d->open(cfg.get(), &err);
+  psb_context *wctx = d->open(cfg.get(), &err);
   ASSERT_NE(wctx, nullptr) << err.message;
-  void *rctx = d->open(cfg.get(), &err);
+  psb_context *rctx = d->open(cfg.get(), &err);
   ASSERT_NE(rctx, nullptr) << err.message;
 
   std::atomic<uint64_t> received{0}, bad{0}, out_of_order{0};
@@ -243,9 +241,9 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
       (*static_cast<std::function<void(const void *, size_t)> *>(user))(data,
                                                                           len);
     };
-  void *r = d->create_reader(rctx, "psb_rt_data", cb, &fn, &err);
+  psb_reader *r = d->create_reader(rctx, "psb_rt_data", cb, &fn, &err);
   ASSERT_NE(r, nullptr) << err.message;
-  void *w = d->create_writer(wctx, "psb_rt_data", &err);
+  psb_writer *w = d->create_writer(wctx, "psb_rt_data", &err);
   ASSERT_NE(w, nullptr) << err.message;
   EXPECT_EQ(d->matched_readers(w), 1);
   EXPECT_EQ(d->matched_writers(r), 1);
@@ -338,16 +336,16 @@ TEST_F(ShmDriver, PingPongBetweenThreads) {
   constexpr size_t kMax = 256;
   Cfg cfg(PSB_NOTIFY_WAIT, PSB_BEST_EFFORT, 16, kMax);
   psb_error err{};
-  void *ping_ctx = d->open(cfg.get(), &err);
-  void *pong_ctx = d->open(cfg.get(), &err);
+  psb_context *ping_ctx = d->open(cfg.get(), &err);
+  psb_context *pong_ctx = d->open(cfg.get(), &err);
   ASSERT_NE(ping_ctx, nullptr);
   ASSERT_NE(pong_ctx, nullptr);
   std::atomic<int> failures{0};
   std::atomic<bool> pong_ready{false};
   std::thread pong([&] {
     psb_error e{};
-    void *r = d->create_reader(pong_ctx, "psb_pp_ping", nullptr, nullptr, &e);
-    void *w = d->create_writer(pong_ctx, "psb_pp_pong", &e);
+    psb_reader *r = d->create_reader(pong_ctx, "psb_pp_ping", nullptr, nullptr, &e);
+    psb_writer *w = d->create_writer(pong_ctx, "psb_pp_pong", &e);
     if (r == nullptr || w == nullptr) {
       ++failures;
       pong_ready = true;
@@ -371,8 +369,8 @@ TEST_F(ShmDriver, PingPongBetweenThreads) {
     d->destroy_reader(r);
     d->destroy_writer(w);
   });
-  void *w = d->create_writer(ping_ctx, "psb_pp_ping", &err);
-  void *r = d->create_reader(ping_ctx, "psb_pp_pong", nullptr, nullptr, &err);
+  psb_writer *w = d->create_writer(ping_ctx, "psb_pp_ping", &err);
+  psb_reader *r = d->create_reader(ping_ctx, "psb_pp_pong", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr) << err.message;
   ASSERT_NE(r, nullptr) << err.message;
   ASSERT_TRUE(wait_until([&] { return pong_ready.load(); }));
@@ -407,12 +405,12 @@ TEST_F(ShmDriver, ReliableSmallRingSlowReaderDeliversAllInOrder) {
   constexpr size_t kMax = 512;
   Cfg cfg(PSB_NOTIFY_WAIT, PSB_RELIABLE, 2, kMax);
   psb_error err{};
-  void *wctx = d->open(cfg.get(), &err);
-  void *rctx = d->open(cfg.get(), &err);
+  psb_context *wctx = d->open(cfg.get(), &err);
+  psb_context *rctx = d->open(cfg.get(), &err);
   ASSERT_NE(wctx, nullptr);
   ASSERT_NE(rctx, nullptr);
-  void *w = d->create_writer(wctx, "psb_slow_data", &err);
-  void *r = d->create_reader(rctx, "psb_slow_data", nullptr, nullptr, &err);
+  psb_writer *w = d->create_writer(wctx, "psb_slow_data", &err);
+  psb_reader *r = d->create_reader(rctx, "psb_slow_data", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr) << err.message;
   ASSERT_NE(r, nullptr) << err.message;
   std::atomic<int> write_errors{0};
@@ -457,10 +455,10 @@ TEST_F(ShmDriver, BestEffortFullRingDropsInsteadOfBlocking) {
   constexpr size_t kMax = 64;
   Cfg cfg(PSB_NOTIFY_POLL, PSB_BEST_EFFORT, 4, kMax);
   psb_error err{};
-  void *ctx = d->open(cfg.get(), &err);
+  psb_context *ctx = d->open(cfg.get(), &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  void *w = d->create_writer(ctx, "psb_be_data", &err);
-  void *r = d->create_reader(ctx, "psb_be_data", nullptr, nullptr, &err);
+  psb_writer *w = d->create_writer(ctx, "psb_be_data", &err);
+  psb_reader *r = d->create_reader(ctx, "psb_be_data", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr) << err.message;
   ASSERT_NE(r, nullptr) << err.message;
   unsigned char buf[kMax];
@@ -492,10 +490,10 @@ TEST_F(ShmDriver, ReliableWriterReleasedWhenReaderLeaves) {
   const psb_driver *d = drv();
   Cfg cfg(PSB_NOTIFY_WAIT, PSB_RELIABLE, 1, 64);
   psb_error err{};
-  void *wctx = d->open(cfg.get(), &err);
-  void *rctx = d->open(cfg.get(), &err);
-  void *w = d->create_writer(wctx, "psb_rel_data", &err);
-  void *r = d->create_reader(rctx, "psb_rel_data", nullptr, nullptr, &err);
+  psb_context *wctx = d->open(cfg.get(), &err);
+  psb_context *rctx = d->open(cfg.get(), &err);
+  psb_writer *w = d->create_writer(wctx, "psb_rel_data", &err);
+  psb_reader *r = d->create_reader(rctx, "psb_rel_data", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr);
   ASSERT_NE(r, nullptr);
   unsigned char buf[64] = {};
@@ -519,13 +517,13 @@ TEST_F(ShmDriver, FourMiBMessageRoundTrips) {
   constexpr size_t kBig = 4194304;
   Cfg cfg(PSB_NOTIFY_WAIT, PSB_RELIABLE, 2, kBig);
   psb_error err{};
-  void *wctx = d->open(cfg.get(), &err);
-  void *rctx = d->open(cfg.get(), &err);
+  psb_context *wctx = d->open(cfg.get(), &err);
+  psb_context *rctx = d->open(cfg.get(), &err);
   ASSERT_NE(wctx, nullptr) << err.message;
   ASSERT_NE(rctx, nullptr) << err.message;
-  void *w = d->create_writer(wctx, "psb_big_data", &err);
+  psb_writer *w = d->create_writer(wctx, "psb_big_data", &err);
   ASSERT_NE(w, nullptr) << err.message;
-  void *r = d->create_reader(rctx, "psb_big_data", nullptr, nullptr, &err);
+  psb_reader *r = d->create_reader(rctx, "psb_big_data", nullptr, nullptr, &err);
   ASSERT_NE(r, nullptr) << err.message;
   std::vector<unsigned char> buf(kBig);
   for (size_t j = 0; j < kBig; ++j)
@@ -559,9 +557,9 @@ TEST_F(ShmDriver, LoanWritesIntoTheSlot) {
   Cfg cfg(PSB_NOTIFY_POLL, PSB_BEST_EFFORT, 2, kMax);
   cfg.c.use_loan = 1;
   psb_error err{};
-  void *ctx = d->open(cfg.get(), &err);
-  void *w = d->create_writer(ctx, "psb_loan_data", &err);
-  void *r = d->create_reader(ctx, "psb_loan_data", nullptr, nullptr, &err);
+  psb_context *ctx = d->open(cfg.get(), &err);
+  psb_writer *w = d->create_writer(ctx, "psb_loan_data", &err);
+  psb_reader *r = d->create_reader(ctx, "psb_loan_data", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr);
   ASSERT_NE(r, nullptr);
   for (uint64_t i = 0; i < 3; ++i) { // the third is dropped (ring of 2)
@@ -594,11 +592,11 @@ TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   Cfg e = a;
   e.c.qos.reliability = PSB_BEST_EFFORT;
   psb_error err{};
-  void *actx = d->open(a.get(), &err);
-  void *bctx = d->open(b.get(), &err);
-  void *cctx = d->open(c.get(), &err);
-  void *ectx = d->open(e.get(), &err);
-  void *w = d->create_writer(actx, "psb_mm_data", &err);
+  psb_context *actx = d->open(a.get(), &err);
+  psb_context *bctx = d->open(b.get(), &err);
+  psb_context *cctx = d->open(c.get(), &err);
+  psb_context *ectx = d->open(e.get(), &err);
+  psb_writer *w = d->create_writer(actx, "psb_mm_data", &err);
   ASSERT_NE(w, nullptr) << err.message;
   EXPECT_EQ(d->create_reader(bctx, "psb_mm_data", nullptr, nullptr, &err),
             nullptr);
@@ -613,13 +611,13 @@ TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   EXPECT_EQ(d->create_writer(actx, "psb_mm_data", &err), nullptr);
   EXPECT_NE(std::strstr(err.message, "already has a writer"), nullptr)
       << err.message;
-  void *r = d->create_reader(actx, "psb_mm_data", nullptr, nullptr, &err);
+  psb_reader *r = d->create_reader(actx, "psb_mm_data", nullptr, nullptr, &err);
   ASSERT_NE(r, nullptr) << err.message;
   EXPECT_EQ(d->matched_readers(w), 1);
   d->destroy_reader(r);
   EXPECT_EQ(d->matched_readers(w), 0);
   d->destroy_writer(w);
-  for (void *ctx : {actx, bctx, cctx, ectx})
+  for (psb_context *ctx : {actx, bctx, cctx, ectx})
     d->close(ctx);
   EXPECT_TRUE(shm_files(a.run_id).empty());
 }
@@ -629,13 +627,13 @@ TEST_F(ShmDriver, NoSegmentLeftAfterDestroyAndClose) {
   for (uint32_t notify : {PSB_NOTIFY_POLL, PSB_NOTIFY_WAIT, PSB_NOTIFY_LISTENER}) {
     Cfg cfg(notify, PSB_RELIABLE, 4, 128);
     psb_error err{};
-    void *ctx = d->open(cfg.get(), &err);
+    psb_context *ctx = d->open(cfg.get(), &err);
     ASSERT_NE(ctx, nullptr) << err.message;
     psb_on_data cb = nullptr;
     if (notify == PSB_NOTIFY_LISTENER)
       cb = [](void *, const void *, size_t) {};
-    void *w = d->create_writer(ctx, "psb_cl_ping", &err);
-    void *r = d->create_reader(ctx, "psb_cl_ping", cb, nullptr, &err);
+    psb_writer *w = d->create_writer(ctx, "psb_cl_ping", &err);
+    psb_reader *r = d->create_reader(ctx, "psb_cl_ping", cb, nullptr, &err);
     ASSERT_NE(w, nullptr) << err.message;
     ASSERT_NE(r, nullptr) << err.message;
     struct stat st;
@@ -662,10 +660,10 @@ TEST_F(ShmDriver, ForkChildWritesParentReads) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     psb_error e{};
-    void *ctx = d->open(cfg.get(), &e);
+    psb_context *ctx = d->open(cfg.get(), &e);
     if (ctx == nullptr)
       _exit(10);
-    void *w = d->create_writer(ctx, "psb_fork_data", &e);
+    psb_writer *w = d->create_writer(ctx, "psb_fork_data", &e);
     if (w == nullptr)
       _exit(11);
     for (int i = 0; d->matched_readers(w) < 1; ++i) {
@@ -685,9 +683,9 @@ TEST_F(ShmDriver, ForkChildWritesParentReads) {
     _exit(0);
   }
   psb_error err{};
-  void *ctx = d->open(cfg.get(), &err);
+  psb_context *ctx = d->open(cfg.get(), &err);
   ASSERT_NE(ctx, nullptr) << err.message;
-  void *r = d->create_reader(ctx, "psb_fork_data", nullptr, nullptr, &err);
+  psb_reader *r = d->create_reader(ctx, "psb_fork_data", nullptr, nullptr, &err);
   ASSERT_NE(r, nullptr) << err.message;
   uint64_t next = 0;
   for (int idle = 0; next < kN && idle < 30;) {

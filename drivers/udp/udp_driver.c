@@ -3,6 +3,7 @@
  * volatile; messages over one datagram are fragmented (udp_reassembly.h). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <pthread.h>
@@ -57,26 +58,42 @@ static const char *find_option(const psb_config *cfg, const char *key) {
   return NULL;
 }
 
-static int parse_fault(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
+/* Where parse_config reports what it refuses: check() hands every refusal to the node;
+ * open() keeps the first in its psb_error. */
+struct refusals {
+  psb_refuse refuse; /* check(): the node's; NULL in open() */
+  void *user;
+  psb_error *err; /* open(): where the first refusal goes */
+  int count;
+};
+
+__attribute__((format(printf, 3, 4))) static void refuse(struct refusals *r, const char *setting,
+                                                         const char *fmt, ...) {
+  char reason[sizeof(psb_error){0}.message];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(reason, sizeof reason, fmt, ap);
+  va_end(ap);
+  if (r->refuse) r->refuse(r->user, setting, reason);
+  else if (r->count == 0) psb_set_error(r->err, "%s", reason);
+  ++r->count;
+}
+
+static void parse_fault(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
   const char *fault = find_option(cfg, "fault"), *after = find_option(cfg, "fault_after");
   if (!fault) {
-    if (after) psb_set_error(err, "udp: option fault_after needs option fault=crash|hang|exit");
-    return after ? -1 : 0;
+    if (after) refuse(r, "option:fault_after", "udp: option fault_after needs option fault=crash|hang|exit");
+    return;
   }
   if (strcmp(fault, "crash") == 0) ctx->fault = FAULT_CRASH;
   else if (strcmp(fault, "hang") == 0) ctx->fault = FAULT_HANG;
   else if (strcmp(fault, "exit") == 0) ctx->fault = FAULT_EXIT;
-  else {
-    psb_set_error(err, "udp: option fault='%s' is not one of crash|hang|exit", fault);
-    return -1;
-  }
+  else refuse(r, "option:fault", "udp: option fault='%s' is not one of crash|hang|exit", fault);
   char *end = NULL;
   ctx->fault_after = after ? strtoul(after, &end, 10) : 0;
-  if (!after || *end || ctx->fault_after == 0) {
-    psb_set_error(err, "udp: option fault needs fault_after=N (N >= 1 writes before the fault)");
-    return -1;
-  }
-  return 0;
+  if (!after || *end || ctx->fault_after == 0)
+    refuse(r, after ? "option:fault_after" : "option:fault",
+           "udp: option fault needs fault_after=N (N >= 1 writes before the fault)");
 }
 
 static void inject_fault(enum udp_fault fault) {
@@ -85,81 +102,74 @@ static void inject_fault(enum udp_fault fault) {
   for (;;) pause(); /* hang: signals interrupt pause(), and it goes back to waiting */
 }
 
-/* Fills ctx from cfg (ctx may be a scratch copy when only checking). */
-static int parse_config(const psb_config *cfg, struct udp_context *ctx, psb_error *err) {
+static void parse_addresses(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
+  const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
+  if (strcmp(cfg->transport, "unicast") != 0) {
+    if (peer || bind_to)
+      refuse(r, peer ? "option:peer" : "option:bind",
+             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
+    inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
+    ctx->peer_addr = ctx->bind_addr;
+    return;
+  }
+  /* unicast: readers bind `bind` (default any), writers send to `peer`. */
+  if (!peer)
+    refuse(r, "option:peer", "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+  else if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1)
+    refuse(r, "option:peer", "udp: option peer='%s' is not an IPv4 address", peer);
+  ctx->bind_addr.s_addr = htonl(INADDR_ANY);
+  if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1)
+    refuse(r, "option:bind", "udp: option bind='%s' is not an IPv4 address", bind_to);
+}
+
+/* Fills ctx from cfg (ctx may be a scratch copy when only checking), reporting every
+ * refusal to r. Returns the number of refusals. */
+static int parse_config(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
   memset(ctx, 0, sizeof *ctx);
   ctx->port_base = 20000;
   ctx->max_payload = cfg->max_payload;
   ctx->notify = cfg->notify;
+  /* Also judged for what the capability sets leave out: say why it is refused. */
+  if (cfg->qos.reliability != PSB_BEST_EFFORT)
+    refuse(r, "reliability", "udp: reliability must be best_effort: the kernel neither acknowledges nor resends");
+  if (cfg->qos.durability != PSB_VOLATILE)
+    refuse(r, "durability", "udp: durability must be volatile: nothing is kept for late readers");
+  if (cfg->qos.history != 0)
+    refuse(r, "history", "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
   const char *base = find_option(cfg, "port_base");
   if (base) {
     char *end;
     long v = strtol(base, &end, 10);
-    if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN) {
-      psb_set_error(err, "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
-      return -1;
-    }
-    ctx->port_base = (uint16_t)v;
+    if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN)
+      refuse(r, "option:port_base", "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
+    else
+      ctx->port_base = (uint16_t)v;
   }
-  if (parse_fault(cfg, ctx, err) != 0) return -1;
-  const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
-  if (strcmp(cfg->transport, "loopback") == 0) {
-    if (peer || bind_to) {
-      psb_set_error(err, "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
-      return -1;
-    }
-    inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
-    ctx->peer_addr = ctx->bind_addr;
-    return 0;
-  }
-  /* unicast: readers bind `bind` (default any), writers send to `peer`. */
-  if (!peer) {
-    psb_set_error(err, "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
-    return -1;
-  }
-  if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1) {
-    psb_set_error(err, "udp: option peer='%s' is not an IPv4 address", peer);
-    return -1;
-  }
-  ctx->bind_addr.s_addr = htonl(INADDR_ANY);
-  if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1) {
-    psb_set_error(err, "udp: option bind='%s' is not an IPv4 address", bind_to);
-    return -1;
-  }
-  return 0;
+  parse_fault(cfg, ctx, r);
+  parse_addresses(cfg, ctx, r);
+  return r->count;
 }
 
-static int udp_check(const psb_config *cfg, psb_error *err) {
-  /* Also called for what the capability sets leave out: say why it is refused. */
-  if (cfg->qos.reliability != PSB_BEST_EFFORT) {
-    psb_set_error(err, "udp: reliability must be best_effort: the kernel neither acknowledges nor resends");
-    return -1;
-  }
-  if (cfg->qos.durability != PSB_VOLATILE) {
-    psb_set_error(err, "udp: durability must be volatile: nothing is kept for late readers");
-    return -1;
-  }
-  if (cfg->qos.history != 0) {
-    psb_set_error(err, "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
-    return -1;
-  }
+static int udp_check(const psb_config *cfg, psb_refuse refuse_fn, void *user) {
   struct udp_context scratch;
-  return parse_config(cfg, &scratch, err);
+  struct refusals r = {refuse_fn, user, NULL, 0};
+  return parse_config(cfg, &scratch, &r);
 }
 
-static void *udp_open(const psb_config *cfg, psb_error *err) {
+static psb_context *udp_open(const psb_config *cfg, psb_error *err) {
   struct udp_context *ctx = malloc(sizeof *ctx);
-  if (!ctx || parse_config(cfg, ctx, err) != 0) {
+  struct refusals r = {NULL, NULL, err, 0};
+  if (!ctx || parse_config(cfg, ctx, &r) != 0) {
     free(ctx);
     return NULL;
   }
-  return ctx;
+  return (psb_context *)ctx;
 }
 
-static void udp_close(void *ctx) { free(ctx); }
+static void udp_close(psb_context *ctx) { free(ctx); }
 
-static void *udp_create_writer(void *vctx, const char *topic, psb_error *err) {
-  struct udp_context *ctx = vctx;
+static psb_writer *udp_create_writer(psb_context *vctx, const char *topic, psb_error *err) {
+  struct udp_context *ctx = (struct udp_context *)vctx;
   struct udp_writer *w = calloc(1, sizeof *w);
   if (!w) return NULL;
   w->fault = ctx->fault;
@@ -169,17 +179,17 @@ static void *udp_create_writer(void *vctx, const char *topic, psb_error *err) {
     free(w);
     return NULL;
   }
-  return w;
+  return (psb_writer *)w;
 }
 
-static void udp_destroy_writer(void *vw) {
-  struct udp_writer *w = vw;
+static void udp_destroy_writer(psb_writer *vw) {
+  struct udp_writer *w = (struct udp_writer *)vw;
   close(w->fd);
   free(w);
 }
 
-static int udp_write(void *vw, const void *data, size_t len, psb_error *err) {
-  struct udp_writer *w = vw;
+static int udp_write(psb_writer *vw, const void *data, size_t len, psb_error *err) {
+  struct udp_writer *w = (struct udp_writer *)vw;
   if (w->fault != FAULT_NONE && --w->writes_left == 0) inject_fault(w->fault);
   struct udp_fragment_prefix prefix = {w->next_message_id++, (uint32_t)len, 0};
   struct iovec iov[2] = {{&prefix, sizeof prefix}, {NULL, 0}};
@@ -241,8 +251,8 @@ static int set_receive_timeout(struct udp_reader *r, int64_t timeout_ns, psb_err
   return 0;
 }
 
-static int udp_take(void *vr, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
-  struct udp_reader *r = vr;
+static int udp_take(psb_reader *vr, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
+  struct udp_reader *r = (struct udp_reader *)vr;
   if (timeout_ns == 0) return receive_message(r, MSG_DONTWAIT, data, len, err);
   if (set_receive_timeout(r, timeout_ns, err) != 0) return -1;
   return receive_message(r, 0, data, len, err);
@@ -267,9 +277,9 @@ static void free_reader(struct udp_reader *r) {
   free(r);
 }
 
-static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_data, void *user,
-                               psb_error *err) {
-  struct udp_context *ctx = vctx;
+static psb_reader *udp_create_reader(psb_context *vctx, const char *topic, psb_on_data on_data,
+                                     void *user, psb_error *err) {
+  struct udp_context *ctx = (struct udp_context *)vctx;
   struct udp_reader *r = calloc(1, sizeof *r);
   if (!r) return NULL;
   r->timeout_set_ns = -1;
@@ -303,11 +313,11 @@ static void *udp_create_reader(void *vctx, const char *topic, psb_on_data on_dat
     }
     r->has_listener = 1;
   }
-  return r;
+  return (psb_reader *)r;
 }
 
-static void udp_destroy_reader(void *vr) {
-  struct udp_reader *r = vr;
+static void udp_destroy_reader(psb_reader *vr) {
+  struct udp_reader *r = (struct udp_reader *)vr;
   if (r->has_listener) {
     atomic_store(&r->stop, 1);
     pthread_join(r->listener, NULL); /* wakes within LISTENER_SLICE_NS */
@@ -338,11 +348,8 @@ static const psb_driver driver = {
              .history = 0, /* the kernel socket buffer decides; no history QoS to ask for */
              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
              .transports = transports,
-             .services = NULL,
-             .cleanup_command = NULL,
              .option_keys = option_keys,
              .max_payload = 4u << 20,
-             .loan = 0,
              .readers_per_topic = 1,  /* one port, one bound reader */
              .writers_per_topic = 0}, /* any number of senders; fragmented messages of
                                        * up to UDP_ASSEMBLIES writers at once are each

@@ -42,7 +42,9 @@ struct UdpRun {
   }
   psb_config cfg{};
   psb_error err{};
-  void *ctx = nullptr, *writer = nullptr, *reader = nullptr;
+  psb_context *ctx = nullptr;
+  psb_writer *writer = nullptr;
+  psb_reader *reader = nullptr;
 };
 
 std::vector<uint8_t> message(size_t size, uint8_t seed) {
@@ -52,7 +54,7 @@ std::vector<uint8_t> message(size_t size, uint8_t seed) {
 }
 
 // Takes one message, waiting up to 2 s; empty on none.
-std::vector<uint8_t> take_one(void *reader, int64_t timeout_ns) {
+std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
   const void *data;
   size_t len;
   psb_error err{};
@@ -268,7 +270,7 @@ TEST(UdpDriver, TwoWritersOfLargeMessagesBothArriveWhole) {
   b.writer = udp().create_writer(b.ctx, "psb_udptest_two", &b.err);
   ASSERT_TRUE(a.reader && a.writer && b.writer) << a.err.message << b.err.message;
   constexpr int kEach = 20;
-  auto send = [](void *w, uint8_t seed) {
+  auto send = [](psb_writer *w, uint8_t seed) {
     for (int i = 0; i < kEach; ++i) {
       auto m = message(200000, uint8_t(seed + i));
       psb_error err{};
@@ -299,8 +301,8 @@ int status_of_faulty_writer(const char *fault, const char *after) {
     UdpRun run(PSB_NOTIFY_WAIT);
     run.cfg.options = options;
     run.cfg.option_count = 2;
-    void *ctx = udp().open(&run.cfg, &run.err);
-    void *w = ctx ? udp().create_writer(ctx, "psb_udptest_fault", &run.err) : nullptr;
+    psb_context *ctx = udp().open(&run.cfg, &run.err);
+    psb_writer *w = ctx ? udp().create_writer(ctx, "psb_udptest_fault", &run.err) : nullptr;
     if (!w) _exit(99);
     uint8_t msg[64] = {};
     for (int i = 0; i < 5; ++i) udp().write(w, msg, sizeof msg, &run.err);
@@ -331,11 +333,11 @@ TEST(UdpFaultInjection, BadFaultOptionsAreRefused) {
   run.cfg.options = bogus;
   run.cfg.option_count = 2;
   psb_error err{};
-  EXPECT_NE(udp().check(&run.cfg, &err), 0);
+  EXPECT_NE(psb_test::check(udp(), &run.cfg, &err), 0);
   EXPECT_NE(std::string(err.message).find("crash|hang|exit"), std::string::npos) << err.message;
   psb_option no_count[] = {{"fault", "crash"}};
   run.cfg.options = no_count;
   run.cfg.option_count = 1;
-  EXPECT_NE(udp().check(&run.cfg, &err), 0);
+  EXPECT_NE(psb_test::check(udp(), &run.cfg, &err), 0);
   EXPECT_NE(std::string(err.message).find("fault_after"), std::string::npos) << err.message;
 }

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psbzmq {
 
@@ -35,8 +35,8 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// Throws psb::sdk::Error on a refusal.
-Settings parse_settings(const psb_config &cfg);
+// Records every refusal (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
 const char *transport_name(Transport t);
 // tcp only: the port of a topic.

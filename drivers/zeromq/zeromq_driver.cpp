@@ -19,7 +19,7 @@ struct Zeromq {
       "connect; best effort only, a PUB drops messages beyond the high-water mark";
   static const char *version() { return library_version(); }
   static psb_capabilities capabilities();
-  static void check(const psb_config &cfg) { parse_settings(cfg); }
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // No flush(): every write goes out at once. No drain(): ZeroMQ cannot tell when a
   // PUB's queues are empty; writers linger up to 10 s at close instead, so queued
@@ -37,11 +37,8 @@ psb_capabilities Zeromq::capabilities() {
           .history = PSB_KEEP_LAST,        // keep_last:1 only (ZMQ_CONFLATE); check() says
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
-          .services = nullptr,
-          .cleanup_command = nullptr,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .loan = 0,  // (set by the SDK: Writer has loan())
           .readers_per_topic = 0,
           .writers_per_topic = 1};  // the writer binds the topic's endpoint; a SUB connects to one
 }

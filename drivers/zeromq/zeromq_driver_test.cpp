@@ -51,32 +51,32 @@ struct ZmqRun {
     cfg.option_count = option_table.size();
     cfg.intra_process = 1;  // every endpoint of these tests lives in this process
   }
-  void *open() {
-    void *ctx = zmq_driver().open(&cfg, &err);
+  psb_context *open() {
+    psb_context *ctx = zmq_driver().open(&cfg, &err);
     if (ctx) contexts.push_back(ctx);
     return ctx;
   }
   std::string topic(const char *suffix) const { return "psb_" + run_id + "_" + suffix; }
   ~ZmqRun() {
-    for (void *r : readers) zmq_driver().destroy_reader(r);
-    for (void *w : writers) zmq_driver().destroy_writer(w);
-    for (void *c : contexts) zmq_driver().close(c);
+    for (psb_reader *r : readers) zmq_driver().destroy_reader(r);
+    for (psb_writer *w : writers) zmq_driver().destroy_writer(w);
+    for (psb_context *c : contexts) zmq_driver().close(c);
   }
-  void *writer(void *ctx, const std::string &topic) {
-    void *w = zmq_driver().create_writer(ctx, topic.c_str(), &err);
+  psb_writer *writer(psb_context *ctx, const std::string &topic) {
+    psb_writer *w = zmq_driver().create_writer(ctx, topic.c_str(), &err);
     if (w) writers.push_back(w);
     return w;
   }
-  void *reader(void *ctx, const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
-    void *r = zmq_driver().create_reader(ctx, topic.c_str(), cb, user, &err);
+  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
+    psb_reader *r = zmq_driver().create_reader(ctx, topic.c_str(), cb, user, &err);
     if (r) readers.push_back(r);
     return r;
   }
-  void drop_reader(void *r) {
+  void drop_reader(psb_reader *r) {
     zmq_driver().destroy_reader(r);
     std::erase(readers, r);
   }
-  void drop_writer(void *w) {
+  void drop_writer(psb_writer *w) {
     zmq_driver().destroy_writer(w);
     std::erase(writers, w);
   }
@@ -86,7 +86,9 @@ struct ZmqRun {
   std::vector<psb_option> option_table;
   psb_config cfg{};
   psb_error err{};
-  std::vector<void *> contexts, writers, readers;
+  std::vector<psb_context *> contexts;
+  std::vector<psb_writer *> writers;
+  std::vector<psb_reader *> readers;
 };
 
 std::vector<uint8_t> message(size_t size, uint32_t seq) {
@@ -106,7 +108,7 @@ bool eventually(const std::function<bool()> &pred) {
   return pred();
 }
 
-bool matched(void *writer, void *reader, int readers = 1) {
+bool matched(psb_writer *writer, psb_reader *reader, int readers = 1) {
   return eventually([&] {
     return zmq_driver().matched_readers(writer) == readers &&
            zmq_driver().matched_writers(reader) >= 1;
@@ -114,7 +116,7 @@ bool matched(void *writer, void *reader, int readers = 1) {
 }
 
 // Takes one message within 5 s in the reader's notify mode; empty on none.
-std::vector<uint8_t> take_one(void *reader, uint32_t notify) {
+std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
   const auto end = Clock::now() + std::chrono::seconds(5);
   while (Clock::now() < end) {
     const void *data = nullptr;
@@ -133,7 +135,7 @@ std::vector<uint8_t> take_one(void *reader, uint32_t notify) {
 }
 
 // Takes until the reader stays quiet for quiet_ms; returns the first 4 bytes (seq) of each.
-std::vector<uint32_t> drain(void *reader, int quiet_ms = 300) {
+std::vector<uint32_t> drain(psb_reader *reader, int quiet_ms = 300) {
   std::vector<uint32_t> seqs;
   for (;;) {
     const void *data = nullptr;
@@ -169,7 +171,7 @@ bool accepts_tcp(unsigned port) {
 
 std::string check_message(ZmqRun &run) {
   psb_error err{};
-  if (zmq_driver().check(&run.cfg, &err) == 0) return "(accepted)";
+  if (psb_test::check(zmq_driver(), &run.cfg, &err) == 0) return "(accepted)";
   return err.message;
 }
 
@@ -191,11 +193,11 @@ INSTANTIATE_TEST_SUITE_P(Zeromq, EveryTransport, ::testing::ValuesIn(kTransports
 TEST_P(EveryTransport, WaitAndPollDeliverExactBytesUpToFourMiB) {
   for (uint32_t notify : {PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL}) {
     ZmqRun run(GetParam(), notify);
-    void *ctx_w = run.open(), *ctx_r = run.open();  // two contexts, as ping and pong
+    psb_context *ctx_w = run.open(), *ctx_r = run.open();  // two contexts, as ping and pong
     ASSERT_TRUE(ctx_w && ctx_r) << run.err.message;
     // The reader first: it connects before the writer binds, and is met when it does.
-    void *r = run.reader(ctx_r, run.topic("data"));
-    void *w = run.writer(ctx_w, run.topic("data"));
+    psb_reader *r = run.reader(ctx_r, run.topic("data"));
+    psb_writer *w = run.writer(ctx_w, run.topic("data"));
     ASSERT_TRUE(r && w) << run.err.message;
     ASSERT_TRUE(matched(w, r)) << "not matched";
     uint32_t seq = 0;
@@ -225,10 +227,10 @@ TEST_P(EveryTransport, ListenerGetsEveryMessageInOrderAndStopsOnDestroy) {
     s->sizes.push_back(len);
   };
   ZmqRun run(GetParam(), PSB_NOTIFY_LISTENER);
-  void *ctx = run.open();
+  psb_context *ctx = run.open();
   ASSERT_NE(ctx, nullptr) << run.err.message;
-  void *w = run.writer(ctx, run.topic("data"));
-  void *r = run.reader(ctx, run.topic("data"), cb, &seen);
+  psb_writer *w = run.writer(ctx, run.topic("data"));
+  psb_reader *r = run.reader(ctx, run.topic("data"), cb, &seen);
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   for (uint32_t i = 0; i < 200; ++i) {
@@ -251,20 +253,20 @@ TEST_P(EveryTransport, ListenerGetsEveryMessageInOrderAndStopsOnDestroy) {
 
 TEST_P(EveryTransport, MatchedCountsFollowReadersAndWriters) {
   ZmqRun run(GetParam());
-  void *ctx = run.open();
+  psb_context *ctx = run.open();
   ASSERT_NE(ctx, nullptr) << run.err.message;
-  void *w = run.writer(ctx, run.topic("data"));
+  psb_writer *w = run.writer(ctx, run.topic("data"));
   ASSERT_NE(w, nullptr) << run.err.message;
   EXPECT_EQ(zmq_driver().matched_readers(w), 0);
-  void *r1 = run.reader(ctx, run.topic("data"));
-  void *r2 = run.reader(ctx, run.topic("data"));
+  psb_reader *r1 = run.reader(ctx, run.topic("data"));
+  psb_reader *r2 = run.reader(ctx, run.topic("data"));
   ASSERT_TRUE(r1 && r2) << run.err.message;
   EXPECT_TRUE(eventually([&] { return zmq_driver().matched_readers(w) == 2; }));
   EXPECT_TRUE(eventually([&] { return zmq_driver().matched_writers(r1) == 1; }));
   run.drop_reader(r2);
   EXPECT_TRUE(eventually([&] { return zmq_driver().matched_readers(w) == 1; }));
   // A reader of another topic is not counted.
-  void *other = run.reader(ctx, run.topic("pong"));
+  psb_reader *other = run.reader(ctx, run.topic("pong"));
   ASSERT_NE(other, nullptr);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(zmq_driver().matched_readers(w), 1);
@@ -277,9 +279,9 @@ TEST_P(EveryTransport, WhatIsSentBeforeTheSubscriptionArrivesIsLostAfterItNothin
   // The slow joiner: a PUB delivers only to subscriptions it has received. Once
   // matched_readers() counts the reader, every message reaches it.
   ZmqRun run(GetParam());
-  void *ctx_w = run.open(), *ctx_r = run.open();
-  void *w = run.writer(ctx_w, run.topic("data"));
-  void *r = run.reader(ctx_r, run.topic("data"));
+  psb_context *ctx_w = run.open(), *ctx_r = run.open();
+  psb_writer *w = run.writer(ctx_w, run.topic("data"));
+  psb_reader *r = run.reader(ctx_r, run.topic("data"));
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   for (uint32_t i = 0; i < 500; ++i) {
@@ -295,9 +297,9 @@ TEST_P(EveryTransport, AFullQueueDropsSilentlyAtTheHighWaterMark) {
   // Nobody takes while 400 messages of 64 KiB (25 MiB) go out through queues of 4
   // messages a side: the writer never fails, the reader gets fewer, in order.
   ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {{"sndhwm", "4"}, {"rcvhwm", "4"}});
-  void *ctx_w = run.open(), *ctx_r = run.open();
-  void *w = run.writer(ctx_w, run.topic("data"));
-  void *r = run.reader(ctx_r, run.topic("data"));
+  psb_context *ctx_w = run.open(), *ctx_r = run.open();
+  psb_writer *w = run.writer(ctx_w, run.topic("data"));
+  psb_reader *r = run.reader(ctx_r, run.topic("data"));
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   const uint32_t sent = 400;
@@ -313,10 +315,10 @@ TEST_P(EveryTransport, AFullQueueDropsSilentlyAtTheHighWaterMark) {
 
 TEST_P(EveryTransport, KeepLastOneKeepsTheNewestOnly) {
   ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {}, psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
-  void *ctx_w = run.open(), *ctx_r = run.open();
+  psb_context *ctx_w = run.open(), *ctx_r = run.open();
   ASSERT_TRUE(ctx_w && ctx_r) << run.err.message;
-  void *w = run.writer(ctx_w, run.topic("data"));
-  void *r = run.reader(ctx_r, run.topic("data"));
+  psb_writer *w = run.writer(ctx_w, run.topic("data"));
+  psb_reader *r = run.reader(ctx_r, run.topic("data"));
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   for (uint32_t i = 1; i <= 50; ++i) {
@@ -337,9 +339,9 @@ TEST_P(EveryTransport, KeepLastOneKeepsTheNewestOnly) {
 
 TEST_P(EveryTransport, LoanedWriteDelivers) {
   ZmqRun run(GetParam());
-  void *ctx = run.open();
-  void *w = run.writer(ctx, run.topic("data"));
-  void *r = run.reader(ctx, run.topic("data"));
+  psb_context *ctx = run.open();
+  psb_writer *w = run.writer(ctx, run.topic("data"));
+  psb_reader *r = run.reader(ctx, run.topic("data"));
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   for (size_t size : {size_t(32), size_t(4096), size_t(1) << 20}) {
@@ -364,9 +366,9 @@ TEST(ZeromqDriver, InprocReceivesTheLoanedBufferItself) {
   // Zero copy end to end: over inproc the reader gets the very zmq_msg_t buffer the
   // writer lent, and it stays valid until release().
   ZmqRun run("inproc");
-  void *ctx = run.open();
-  void *w = run.writer(ctx, run.topic("data"));
-  void *r = run.reader(ctx, run.topic("data"));
+  psb_context *ctx = run.open();
+  psb_writer *w = run.writer(ctx, run.topic("data"));
+  psb_reader *r = run.reader(ctx, run.topic("data"));
   ASSERT_TRUE(w && r) << run.err.message;
   ASSERT_TRUE(matched(w, r));
   void *buf = zmq_driver().loan(w, 4096, &run.err);
@@ -385,9 +387,9 @@ TEST(ZeromqDriver, InprocReceivesTheLoanedBufferItself) {
 TEST(ZeromqDriver, TakeReturnsNothingWhenNothingWasSent) {
   for (uint32_t notify : {PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL}) {
     ZmqRun run("tcp", notify);
-    void *ctx = run.open();
-    void *w = run.writer(ctx, run.topic("data"));
-    void *r = run.reader(ctx, run.topic("data"));
+    psb_context *ctx = run.open();
+    psb_writer *w = run.writer(ctx, run.topic("data"));
+    psb_reader *r = run.reader(ctx, run.topic("data"));
     ASSERT_TRUE(w && r) << run.err.message;
     const void *data;
     size_t len;
@@ -407,8 +409,8 @@ TEST(ZeromqDriver, ASignalEndsAWaitWithNoSample) {
   struct sigaction old {};
   sigaction(SIGUSR1, &sa, &old);
   ZmqRun run("tcp");
-  void *ctx = run.open();
-  void *r = run.reader(ctx, run.topic("data"));
+  psb_context *ctx = run.open();
+  psb_reader *r = run.reader(ctx, run.topic("data"));
   ASSERT_NE(r, nullptr) << run.err.message;
   const pthread_t self = pthread_self();
   std::thread kicker([self] {
@@ -428,8 +430,8 @@ TEST(ZeromqDriver, ASignalEndsAWaitWithNoSample) {
 
 TEST(ZeromqDriver, InprocWithoutAWriterInThisProcessSaysWhy) {
   ZmqRun run("inproc");
-  void *ctx = run.open();
-  void *r = run.reader(ctx, run.topic("pong"));
+  psb_context *ctx = run.open();
+  psb_reader *r = run.reader(ctx, run.topic("pong"));
   ASSERT_NE(r, nullptr) << run.err.message;
   EXPECT_EQ(zmq_driver().matched_writers(r), 0);
   int got = 0;
@@ -444,10 +446,10 @@ TEST(ZeromqDriver, InprocWithoutAWriterInThisProcessSaysWhy) {
   EXPECT_NE(std::string(err.message).find("--placement intra"), std::string::npos) << err.message;
   // A writer in this process, even a late one, is what inproc needs.
   ZmqRun late("inproc");
-  void *ctx2 = late.open();
-  void *r2 = late.reader(ctx2, late.topic("data"));
+  psb_context *ctx2 = late.open();
+  psb_reader *r2 = late.reader(ctx2, late.topic("data"));
   std::this_thread::sleep_for(std::chrono::milliseconds(1200));
-  void *w2 = late.writer(ctx2, late.topic("data"));
+  psb_writer *w2 = late.writer(ctx2, late.topic("data"));
   ASSERT_TRUE(r2 && w2);
   ASSERT_TRUE(matched(w2, r2));
   auto m = message(64, 7);
@@ -468,7 +470,7 @@ TEST(ZeromqDriver, ASecondWriterOfATopicIsRefusedWithTheReason) {
   }
   {  // inproc
     ZmqRun a("inproc");
-    void *ctx = a.open();
+    psb_context *ctx = a.open();
     ASSERT_NE(a.writer(ctx, a.topic("ping")), nullptr);
     EXPECT_EQ(a.writer(ctx, a.topic("ping")), nullptr);
     EXPECT_NE(std::string(a.err.message).find("already has a writer"), std::string::npos) << a.err.message;
@@ -479,11 +481,11 @@ TEST(ZeromqDriver, TopicsOfOneRunGetTheirOwnPortsInTheRunsBlock) {
   // ping, pong and data of one run bind side by side: port_base + 8 x (FNV-1a(run id)
   // % 1536) + 0, 1, 2 (README), so they never collide with each other.
   ZmqRun run("tcp", PSB_NOTIFY_WAIT, {{"port_base", "14000"}});
-  void *ctx = run.open();
+  psb_context *ctx = run.open();
   const unsigned first = 14000 + 8 * (fnv1a(run.run_id) % 1536);
   unsigned slot = 0;
   for (const char *suffix : {"ping", "pong", "data"}) {
-    void *w = run.writer(ctx, run.topic(suffix));
+    psb_writer *w = run.writer(ctx, run.topic(suffix));
     ASSERT_NE(w, nullptr) << suffix << ": " << run.err.message;
     EXPECT_TRUE(accepts_tcp(first + slot++)) << suffix;
   }
@@ -493,10 +495,10 @@ TEST(ZeromqDriver, TopicsOfOneRunGetTheirOwnPortsInTheRunsBlock) {
 
 TEST(ZeromqDriver, IpcSocketFilesLiveInTheRunsDirectoryAndAreRemoved) {
   ZmqRun run("ipc");
-  void *ctx = run.open();
+  psb_context *ctx = run.open();
   const std::string dir = "/tmp/psbench-zeromq-" + run.run_id;
-  void *w1 = run.writer(ctx, run.topic("ping"));
-  void *w2 = run.writer(ctx, run.topic("pong"));
+  psb_writer *w1 = run.writer(ctx, run.topic("ping"));
+  psb_writer *w2 = run.writer(ctx, run.topic("pong"));
   ASSERT_TRUE(w1 && w2) << run.err.message;
   struct stat st {};
   ASSERT_EQ(stat(dir.c_str(), &st), 0);
@@ -514,8 +516,8 @@ TEST(ZeromqDriver, AForeignSubscriberGetsDataButIsNotCountedAsAReader) {
   // matched_readers counts SUBs that subscribed to the topic's name (what this driver's
   // readers send after ""), not any program that connects to the port and takes it all.
   ZmqRun run("tcp");
-  void *ctx = run.open();
-  void *w = run.writer(ctx, run.topic("data"));
+  psb_context *ctx = run.open();
+  psb_writer *w = run.writer(ctx, run.topic("data"));
   ASSERT_NE(w, nullptr) << run.err.message;
   const std::string endpoint =
       "tcp://127.0.0.1:" + std::to_string(20000 + 8 * (fnv1a(run.run_id) % 1536) + 2);
@@ -593,7 +595,7 @@ TEST(ZeromqDriver, CloseDestroysWhatTheCallerLeftOpen) {
   // listener thread and ipc socket file included.
   ZmqRun run("ipc", PSB_NOTIFY_LISTENER);
   psb_error err{};
-  void *ctx = zmq_driver().open(&run.cfg, &err);
+  psb_context *ctx = zmq_driver().open(&run.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
   auto ignore = [](void *, const void *, size_t) {};
   ASSERT_NE(zmq_driver().create_writer(ctx, run.topic("data").c_str(), &err), nullptr) << err.message;
@@ -609,14 +611,14 @@ TEST(ZeromqDriver, CloseDestroysWhatTheCallerLeftOpen) {
 TEST(ZeromqDriver, InprocIsRefusedWhenThePeersAreOtherProcesses) {
   ZmqRun run("inproc");
   run.cfg.intra_process = 0;
-  ASSERT_NE(zmq_driver().check(&run.cfg, &run.err), 0);
+  ASSERT_NE(psb_test::check(zmq_driver(), &run.cfg, &run.err), 0);
   EXPECT_NE(std::string(run.err.message).find("--placement intra"), std::string::npos)
       << run.err.message;
   run.cfg.intra_process = 1;
-  EXPECT_EQ(zmq_driver().check(&run.cfg, &run.err), 0) << run.err.message;
+  EXPECT_EQ(psb_test::check(zmq_driver(), &run.cfg, &run.err), 0) << run.err.message;
   ZmqRun tcp("tcp");
   tcp.cfg.intra_process = 0;
-  EXPECT_EQ(zmq_driver().check(&tcp.cfg, &tcp.err), 0) << tcp.err.message;
+  EXPECT_EQ(psb_test::check(zmq_driver(), &tcp.cfg, &tcp.err), 0) << tcp.err.message;
 }
 
 // ZeroMQ cannot tell when a PUB's queue is empty, so the driver has no drain; its
@@ -628,9 +630,9 @@ TEST(ZeromqDriver, WhatIsQueuedWhenTheWriterClosesStillArrives) {
   for (const char *transport : {"tcp", "ipc"}) {
     SCOPED_TRACE(transport);
     ZmqRun run(transport, PSB_NOTIFY_WAIT, {{"sndhwm", "0"}, {"rcvhwm", "0"}});
-    void *ctx_w = run.open(), *ctx_r = run.open();
-    void *w = run.writer(ctx_w, run.topic("close"));
-    void *r = run.reader(ctx_r, run.topic("close"));
+    psb_context *ctx_w = run.open(), *ctx_r = run.open();
+    psb_writer *w = run.writer(ctx_w, run.topic("close"));
+    psb_reader *r = run.reader(ctx_r, run.topic("close"));
     ASSERT_TRUE(w && r) << run.err.message;
     ASSERT_TRUE(matched(w, r));
     const uint32_t sent = 2000;

@@ -68,7 +68,7 @@ class Endpoint;
 class Context {
  public:
   // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
-  explicit Context(const psb_config &cfg) : settings(parse_settings(cfg)) {
+  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
     library_version();  // computed here, never on the timed path
     if (settings.transport != Transport::inproc) {
       if ((zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");

@@ -10,10 +10,14 @@
  * its endpoints are used by one thread at a time, except that a listener
  * callback runs on a thread owned by the driver.
  *
+ * Handles: a context, a writer and a reader are opaque pointers of their own types
+ * (psb_context, psb_writer, psb_reader), which the driver defines or casts to and
+ * from as it likes; the node never looks inside.
+ *
  * Errors: every call that can fail takes a psb_error* and writes a message a
  * user can act on, starting with the driver's name ("udp: transport 'unicast'
- * needs option peer=<IPv4 address the writer sends to>"). Calls on the timed path (write, take) only format a message
- * when they fail.
+ * needs option peer=<IPv4 address the writer sends to>"). Calls on the timed path
+ * (write, take, loan, write_loan) only format a message when they fail.
  */
 #ifndef PSBENCH_DRIVER_H
 #define PSBENCH_DRIVER_H
@@ -25,8 +29,11 @@
 extern "C" {
 #endif
 
-/* Bumped on any incompatible change; the node refuses other versions. */
-#define PSB_ABI_VERSION 4u
+/* Bumped on any incompatible change; the node refuses other versions. ABI 5: typed
+ * handles, check() reports every refusal, capabilities without loan, services and
+ * cleanup_command (loan support is the presence of loan() and write_loan(); services
+ * and cleanup live in the driver's manifest.toml), counters split by endpoint. */
+#define PSB_ABI_VERSION 5u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -49,6 +56,12 @@ typedef struct psb_option {
   const char *value;
 } psb_option;
 
+/* Opaque handles: open() returns a context, create_writer() a writer, create_reader()
+ * a reader. Never defined by the node. */
+typedef struct psb_context psb_context;
+typedef struct psb_writer psb_writer;
+typedef struct psb_reader psb_reader;
+
 typedef struct psb_capabilities {
   uint32_t reliability; /* set of psb_reliability */
   uint32_t durability;  /* set of psb_durability */
@@ -56,19 +69,10 @@ typedef struct psb_capabilities {
   uint32_t notify;      /* set of psb_notify */
   /* NULL-terminated transport names; the first is what "default" means. */
   const char *const *transports;
-  /* NULL-terminated executables that must be running (a daemon or broker);
-   * NULL or empty when none. "mosquitto" is needed by every run, "shm:iox-roudi"
-   * only by runs on transport "shm". */
-  const char *const *services;
-  /* NULL-terminated argv the orchestrator runs after every run of this driver,
-   * to remove what a killed process may leave behind (e.g. {"fastdds", "shm",
-   * "clean", NULL}); NULL when the driver needs none. */
-  const char *const *cleanup_command;
   /* NULL-terminated option keys the driver understands; any other key is
    * refused by the node. Values are passed through untouched. */
   const char *const *option_keys;
   uint64_t max_payload; /* largest message in bytes, header included */
-  uint32_t loan;        /* 1 if loan()/write_loan() are provided */
   /* Most readers one topic can have (e.g. 1: one port, one ring); 0 = no limit.
    * The node refuses --subscribers above it. (Added in ABI version 2.) */
   uint32_t readers_per_topic;
@@ -95,7 +99,7 @@ typedef struct psb_config {
   uint64_t max_payload; /* largest message this run sends, header included */
   const psb_option *options;
   size_t option_count;
-  uint32_t use_loan; /* 1: the node will use loan()/write_loan() */
+  uint32_t use_loan; /* 1: the node will use loan()/write_loan() (--loan) */
   /* 1: every endpoint of the run lives in this one process (roles as threads);
    * 0: peers are other processes, so a transport that only works inside one
    * process (e.g. ZeroMQ inproc) must be refused in check(). (ABI version 4.) */
@@ -105,7 +109,16 @@ typedef struct psb_config {
 /* Listener callback: data is valid only during the call. */
 typedef void (*psb_on_data)(void *user, const void *data, size_t len);
 
-/* Receives one of the middleware's own counters (ABI 4, counters()): a name in
+/* check() calls it once per refusal: the setting refused, in the node's vocabulary
+ * (docs/node.md, "Checking a configuration"): "reliability", "durability",
+ * "history", "notify", "transport", "size", "loan", "placement" (a transport that
+ * needs every endpoint in one process), "option:KEY" (a missing or malformed option),
+ * or "driver" (anything else, e.g. a combination of settings); and the reason, a
+ * message starting with the driver's name as a psb_error's does. Both strings need
+ * live only during the call. */
+typedef void (*psb_refuse)(void *user, const char *setting, const char *reason);
+
+/* Receives one of the middleware's own counters (writer_counters, reader_counters): a name in
  * [a-z0-9_]+ such as "sample_lost" or "sample_rejected", and its value. */
 typedef void (*psb_put_counter)(void *user, const char *name, uint64_t value);
 
@@ -116,68 +129,73 @@ typedef struct psb_driver {
   const char *(*version)(void); /* the middleware's version string */
   psb_capabilities caps;
 
-  /* Refuse, before anything is created, what the driver cannot honour beyond
-   * the capability sets (which the node checks itself). 0 = accepted. Also
-   * called for a QoS the capability sets leave out: the message then explains
-   * why (it is appended to the node's refusal), so it must not assume the QoS
-   * is one of the declared ones. */
-  int (*check)(const psb_config *cfg, psb_error *err);
+  /* Judge a whole configuration before anything is created, and report EVERY
+   * refusal through refuse(user, setting, reason), not just the first: a missing or
+   * malformed option, a QoS the middleware cannot honour, an impossible combination.
+   * Returns the number of refusals (0 = accepted). Opens nothing and does not look
+   * at the machine (whether a daemon runs is for open() to find). The node checks the
+   * capability sets itself and calls check() for every configuration, also one with
+   * a QoS the sets leave out: a refusal of the same setting is then appended to the
+   * node's as the reason, so check() must not assume the QoS is a declared one. */
+  int (*check)(const psb_config *cfg, psb_refuse refuse, void *user);
 
-  /* A context: a participant, a connection, a runtime. NULL on error. */
-  void *(*open)(const psb_config *cfg, psb_error *err);
-  void (*close)(void *ctx);
+  /* A context: a participant, a connection, a runtime. NULL on error (err names
+   * what check() would refuse, or what failed). */
+  psb_context *(*open)(const psb_config *cfg, psb_error *err);
+  void (*close)(psb_context *ctx);
 
-  void *(*create_writer)(void *ctx, const char *topic, psb_error *err);
-  void (*destroy_writer)(void *writer);
+  psb_writer *(*create_writer)(psb_context *ctx, const char *topic, psb_error *err);
+  void (*destroy_writer)(psb_writer *writer);
   /* on_data is non-NULL exactly when cfg->notify is PSB_NOTIFY_LISTENER. */
-  void *(*create_reader)(void *ctx, const char *topic, psb_on_data on_data,
-                         void *user, psb_error *err);
-  void (*destroy_reader)(void *reader);
+  psb_reader *(*create_reader)(psb_context *ctx, const char *topic, psb_on_data on_data,
+                               void *user, psb_error *err);
+  void (*destroy_reader)(psb_reader *reader);
 
   /* Matched remote endpoints, or -1 if the middleware cannot tell. May be
    * NULL (same as -1). */
-  int (*matched_readers)(void *writer);
-  int (*matched_writers)(void *reader);
+  int (*matched_readers)(psb_writer *writer);
+  int (*matched_writers)(psb_reader *reader);
 
   /* Timed path. 0 = sent, -1 = error (err filled). */
-  int (*write)(void *writer, const void *data, size_t len, psb_error *err);
-  /* Optional zero-copy send (caps.loan): loan a buffer of len bytes, fill it,
-   * hand it back with write_loan. NULL when unsupported. */
-  void *(*loan)(void *writer, size_t len, psb_error *err);
-  int (*write_loan)(void *writer, void *sample, size_t len, psb_error *err);
+  int (*write)(psb_writer *writer, const void *data, size_t len, psb_error *err);
+  /* Optional zero-copy send: loan a buffer of len bytes, fill it, hand it back with
+   * write_loan. Both NULL when unsupported, both set when supported (the node refuses
+   * a table with one of them at load, and offers --loan exactly when both are set). */
+  void *(*loan)(psb_writer *writer, size_t len, psb_error *err);
+  int (*write_loan)(psb_writer *writer, void *sample, size_t len, psb_error *err);
   /* 1 = a sample is in *data and *len, 0 = none within timeout_ns (0 = do not
    * block), -1 = error. The sample stays valid until release() or the next
    * take() on this reader. */
-  int (*take)(void *reader, int64_t timeout_ns, const void **data,
-              size_t *len, psb_error *err);
+  int (*take)(psb_reader *reader, int64_t timeout_ns, const void **data, size_t *len,
+              psb_error *err);
   /* Optional: give back the sample from take() early. May be NULL. */
-  void (*release)(void *reader);
+  void (*release)(psb_reader *reader);
 
-  /* Optional (added in ABI version 3): send now what the writer holds back (a
-   * middleware that batches writes, e.g. Cyclone's WriteBatch). The node calls it
-   * whenever it is about to wait for something after a write: after every ping, echo,
-   * handshake and end marker, and after every message of an open-loop publisher. Only
-   * a publisher writing back to back (--rate 0) leaves it to the middleware. 0 = done,
-   * -1 = error (err filled). NULL when the driver never holds writes back. */
-  int (*flush)(void *writer, psb_error *err);
+  /* Optional: send now what the writer holds back (a middleware that batches writes,
+   * e.g. Cyclone's WriteBatch). The node calls it whenever it is about to wait for
+   * something after a write: after every ping, echo, handshake and end marker, and after
+   * every message of an open-loop publisher. Only a publisher writing back to back
+   * (--rate 0) leaves it to the middleware. 0 = done, -1 = error (err filled). NULL when
+   * the driver never holds writes back. */
+  int (*flush)(psb_writer *writer, psb_error *err);
 
-  /* Optional (added in ABI version 4): wait until what this writer was given has
-   * left the process and, for a reliable writer, been acknowledged by every matched
-   * reader (Cyclone dds_wait_for_acks, Fast DDS wait_for_acknowledgments, an MQTT
-   * client's outgoing queue empty, a NATS flush). The node calls it, bounded by
-   * timeout_ns, after the last measured write and before the end marker, so that
-   * end markers do not overtake queued data and a writer's close does not discard
-   * it. 1 = drained, 0 = not within timeout_ns, -1 = error (err filled). NULL
-   * when every write leaves the process before write() returns. */
-  int (*drain)(void *writer, int64_t timeout_ns, psb_error *err);
+  /* Optional: wait until what this writer was given has left the process and, for a
+   * reliable writer, been acknowledged by every matched reader (Cyclone
+   * dds_wait_for_acks, Fast DDS wait_for_acknowledgments, an MQTT client's outgoing
+   * queue empty, a NATS flush). The node calls it, bounded by timeout_ns, after the
+   * last measured write and before the end marker, so that end markers do not overtake
+   * queued data and a writer's close does not discard it. 1 = drained, 0 = not within
+   * timeout_ns, -1 = error (err filled). NULL when every write leaves the process
+   * before write() returns. */
+  int (*drain)(psb_writer *writer, int64_t timeout_ns, psb_error *err);
 
-  /* Optional (added in ABI version 4): the middleware's own counts for an endpoint
-   * (is_reader 1: a reader, 0: a writer), each handed to put() once, e.g. a DDS
-   * reader's sample_lost and sample_rejected statuses, a broker client's dropped
-   * messages. Called once after the measurement, before the endpoint is destroyed;
-   * recorded beside psbench's own sequence-number accounting. NULL when the
-   * middleware counts nothing of the kind. */
-  void (*counters)(void *endpoint, int is_reader, psb_put_counter put, void *user);
+  /* Optional: the middleware's own counts for a writer or a reader, each handed to
+   * put() once, e.g. a DDS reader's sample_lost and sample_rejected statuses, a broker
+   * client's dropped messages. Called once after the measurement, before the endpoint
+   * is destroyed; recorded beside psbench's own sequence-number accounting. NULL when
+   * the middleware counts nothing of the kind for that endpoint. */
+  void (*writer_counters)(psb_writer *writer, psb_put_counter put, void *user);
+  void (*reader_counters)(psb_reader *reader, psb_put_counter put, void *user);
 } psb_driver;
 
 typedef const psb_driver *(*psb_driver_entry_fn)(void);

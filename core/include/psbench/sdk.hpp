@@ -4,15 +4,16 @@
 // driver.h stays the contract; this header is optional (a driver in C or Rust fills the
 // table itself). What it writes once for every C++ driver: the psb_driver table and its
 // extern "C" entry point, trampolines that never let an exception cross the ABI and fill
-// psb_error with "<driver name>: <what>", option parsing, FNV-1a hashing, and ids
-// derived from the run id.
+// psb_error with "<driver name>: <what>", refusals and option parsing
+// (psbench/sdk_refusals.hpp), FNV-1a hashing, and ids derived from the run id.
 //
 //   struct Driver {
 //     static constexpr const char *name = "mymw";          // the folder under drivers/
 //     static constexpr const char *description = "...";
 //     static const char *version();                         // the middleware's version
-//     static psb_capabilities capabilities();               // caps.loan is set by the SDK
-//     static void check(const psb_config &cfg);             // optional; throw to refuse
+//     static psb_capabilities capabilities();
+//     static void check(const psb_config &cfg, psb::sdk::Refusals &refusals);
+//                     // optional; refusals.add(setting, fmt, ...) for each problem
 //     class Context;  // Context(const psb_config &)                             -> open/close
 //     class Writer;   // Writer(Context &, const char *topic); void write(const void *, size_t)
 //     class Reader;   // Reader(Context &, const char *topic, psb::sdk::Listener);
@@ -20,15 +21,19 @@
 //   };
 //   PSB_SDK_DRIVER(Driver)
 //
-// Constructors throw to refuse (psb::sdk::Error or psb::sdk::fail(); any std::exception
-// is reported the same way, std::bad_alloc as "out of memory"); destructors free. Optional
+// check() records every refusal (a Refusals is what Options lookups record malformed
+// values in; see sdk_refusals.hpp for a parse shared by check() and open()); the SDK hands
+// each to the node's psb_refuse, as "<driver name>: <reason>", and counts them. Constructors
+// throw to refuse (psb::sdk::Error or psb::sdk::fail(); any std::exception is reported the
+// same way, std::bad_alloc as "out of memory"); destructors free. Optional
 // members, detected at compile time (absent: NULL in the table):
 //   Writer: void *loan(size_t len); void write_loan(void *sample, size_t len);  (both or none)
 //           void flush(); int matched() const;
 //           bool drain(int64_t timeout_ns);  (false or throw Timeout: not within the timeout)
 //           void counters(psb::sdk::CounterSink put);
 //   Reader: void release(); int matched() const; void counters(psb::sdk::CounterSink put);
-// Writer::matched() fills matched_readers, Reader::matched() matched_writers.
+// Writer::matched() fills matched_readers, Reader::matched() matched_writers; their
+// counters() fill writer_counters and reader_counters.
 //
 // Timed path: the write and take trampolines cast the handle and call the member (inlined
 // when it is defined in the class); their try/catch is zero-cost unless something throws,
@@ -36,51 +41,22 @@
 #ifndef PSBENCH_SDK_HPP
 #define PSBENCH_SDK_HPP
 
-#include <cerrno>
 #include <concepts>
-#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <exception>
 #include <new>
-#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <type_traits>
 
 #include "psbench/driver.h"
+#include "psbench/sdk_refusals.hpp"
 
 // The SDK fills every member of psb_driver; a new ABI version must be taught here first.
-static_assert(PSB_ABI_VERSION == 4u, "psbench/sdk.hpp is written for driver ABI version 4");
+static_assert(PSB_ABI_VERSION == 5u, "psbench/sdk.hpp is written for driver ABI version 5");
 
 namespace psb::sdk {
-
-// Throw to fail any call: the SDK reports "<driver name>: <what()>" through psb_error and
-// returns the ABI's failure value (NULL, -1).
-class Error : public std::runtime_error {
- public:
-  explicit Error(const std::string &what) : std::runtime_error(what) {}
-  explicit Error(const char *what) : std::runtime_error(what) {}
-};
-
-// Throw from Writer::drain() to say "not drained within the timeout" (the ABI's 0) with a
-// message; returning false says the same without one.
-class Timeout : public Error {
- public:
-  using Error::Error;
-};
-
-// Throws Error with a printf-formatted message (without the driver's name).
-[[noreturn]] __attribute__((format(printf, 1, 2))) inline void fail(const char *fmt, ...) {
-  char text[sizeof(psb_error::message)];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  throw Error(text);
-}
 
 // ---- hashing and ids derived from the run id ------------------------------------------
 
@@ -106,66 +82,6 @@ constexpr uint32_t id_in_range(std::string_view key, uint32_t first, uint32_t co
   return first + fnv1a32(key) % count;
 }
 
-// ---- options ---------------------------------------------------------------------------
-
-// A view over cfg.options (valid while cfg is). The node has already refused any key not
-// in caps.option_keys; these calls refuse malformed values with an Error naming the key.
-class Options {
- public:
-  explicit Options(const psb_config &cfg) noexcept : cfg_(cfg) {}
-
-  // The value given for key, or nullptr when it was not given (the first, if repeated).
-  const char *find(std::string_view key) const noexcept {
-    for (size_t i = 0; i < cfg_.option_count; ++i)
-      if (cfg_.options[i].key != nullptr && key == cfg_.options[i].key) return cfg_.options[i].value;
-    return nullptr;
-  }
-  bool has(std::string_view key) const noexcept { return find(key) != nullptr; }
-
-  std::string text(std::string_view key, std::string_view fallback) const {
-    const char *v = find(key);
-    return v ? std::string(v) : std::string(fallback);
-  }
-
-  // The value, or Error "option KEY[=FORM] is missing[; ADVICE]".
-  const char *required(std::string_view key, std::string_view form = {},
-                       std::string_view advice = {}) const {
-    if (const char *v = find(key)) return v;
-    std::string m = "option " + std::string(key);
-    if (!form.empty()) m += "=" + std::string(form);
-    m += " is missing";
-    if (!advice.empty()) m += "; " + std::string(advice);
-    throw Error(m);
-  }
-
-  // true/1 or false/0; anything else: Error "option KEY='VALUE': use true or false".
-  bool flag(std::string_view key, bool fallback) const {
-    const char *v = find(key);
-    if (v == nullptr) return fallback;
-    if (std::strcmp(v, "true") == 0 || std::strcmp(v, "1") == 0) return true;
-    if (std::strcmp(v, "false") == 0 || std::strcmp(v, "0") == 0) return false;
-    throw Error("option " + std::string(key) + "='" + v + "': use true or false");
-  }
-
-  // A decimal whole number in [min, max]; anything else: Error
-  // "option KEY='VALUE': use a whole number from MIN to MAX".
-  int64_t number(std::string_view key, int64_t fallback, int64_t min, int64_t max) const {
-    const char *v = find(key);
-    if (v == nullptr) return fallback;
-    char *end = nullptr;
-    errno = 0;
-    const bool starts_well = (*v >= '0' && *v <= '9') || (*v == '-' && v[1] >= '0' && v[1] <= '9');
-    const long long n = starts_well ? std::strtoll(v, &end, 10) : 0;
-    if (!starts_well || errno != 0 || *end != '\0' || n < min || n > max)
-      throw Error("option " + std::string(key) + "='" + v + "': use a whole number from " +
-                  std::to_string(min) + " to " + std::to_string(max));
-    return n;
-  }
-
- private:
-  const psb_config &cfg_;
-};
-
 // ---- what endpoints are handed ---------------------------------------------------------
 
 // The node's listener callback (notify listener), empty otherwise. Call it from the
@@ -189,7 +105,9 @@ struct CounterSink {
 namespace detail {
 
 template <class D>
-concept HasCheck = requires(const psb_config &c) { D::check(c); };
+concept HasCheck = requires(const psb_config &c, Refusals &r) { D::check(c, r); };
+template <class D>
+concept HasOldCheck = requires(const psb_config &c) { D::check(c); };
 template <class W>
 concept HasLoan = requires(W &w, size_t n) {
   { w.loan(n) } -> std::convertible_to<void *>;
@@ -211,20 +129,23 @@ concept HasCounters = requires(E &e, CounterSink s) { e.counters(s); };
 template <class R>
 concept HasRelease = requires(R &r) { r.release(); };
 
-// Writes "<name>: <what the exception being handled says>". Only inside a catch handler.
-template <class D>
-void report_current(psb_error *err) noexcept {
-  if (err == nullptr) return;
-  const char *what = "unknown error";
+// What the exception being handled says. Only inside a catch handler.
+inline const char *current_what() noexcept {
   try {
     throw;
   } catch (const std::bad_alloc &) {
-    what = "out of memory";
+    return "out of memory";
   } catch (const std::exception &e) {
-    what = e.what();
+    return e.what();
   } catch (...) {
+    return "unknown error";
   }
-  std::snprintf(err->message, sizeof err->message, "%s: %s", D::name, what);
+}
+
+// Writes "<name>: <what the exception being handled says>". Only inside a catch handler.
+template <class D>
+void report_current(psb_error *err) noexcept {
+  if (err != nullptr) std::snprintf(err->message, sizeof err->message, "%s: %s", D::name, current_what());
 }
 
 template <class D>
@@ -246,110 +167,137 @@ struct Adapter {
                 }, "Driver::Reader needs bool take(int64_t timeout_ns, const void *&data, size_t &len)");
   static_assert(HasLoan<Writer> == HasWriteLoan<Writer>,
                 "Driver::Writer has one of loan()/write_loan() without the other");
+  static_assert(HasCheck<D> || !HasOldCheck<D>,
+                "Driver::check takes (const psb_config &, psb::sdk::Refusals &) since ABI 5");
 
-  static int check(const psb_config *cfg, psb_error *err) noexcept {
+  // The handles are the driver's own objects under the ABI's opaque names.
+  static Context &ctx(psb_context *c) noexcept { return *reinterpret_cast<Context *>(c); }
+  static Writer &wr(psb_writer *w) noexcept { return *reinterpret_cast<Writer *>(w); }
+  static Reader &rd(psb_reader *r) noexcept { return *reinterpret_cast<Reader *>(r); }
+
+  // Hands each refusal to the node as "<name>: <reason>"; a throw from check() is one
+  // more, of setting "driver".
+  static int check(const psb_config *cfg, psb_refuse refuse, void *user) noexcept {
+    int count = 0;
+    auto hand = [&](const char *setting, const char *reason) noexcept {
+      char message[sizeof(psb_error::message)];
+      std::snprintf(message, sizeof message, "%s: %s", D::name, reason);
+      refuse(user, setting, message);
+      ++count;
+    };
     try {
-      if constexpr (HasCheck<D>) D::check(*cfg);
-      return 0;
+      Refusals found;
+      try {
+        if constexpr (HasCheck<D>) D::check(*cfg, found);
+      } catch (...) {
+        found.add("driver", "%s", current_what());
+      }
+      for (const Refusal &r : found.all()) hand(r.setting.c_str(), r.reason.c_str());
     } catch (...) {
-      report_current<D>(err);
-      return -1;
+      hand("driver", current_what());
     }
+    return count;
   }
-  static void *open(const psb_config *cfg, psb_error *err) noexcept {
+  static psb_context *open(const psb_config *cfg, psb_error *err) noexcept {
     try {
-      return new Context(*cfg);
+      return reinterpret_cast<psb_context *>(new Context(*cfg));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void close(void *ctx) noexcept { delete static_cast<Context *>(ctx); }
+  static void close(psb_context *c) noexcept { delete &ctx(c); }
 
-  static void *create_writer(void *ctx, const char *topic, psb_error *err) noexcept {
+  static psb_writer *create_writer(psb_context *c, const char *topic, psb_error *err) noexcept {
     try {
-      return new Writer(*static_cast<Context *>(ctx), topic);
+      return reinterpret_cast<psb_writer *>(new Writer(ctx(c), topic));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void destroy_writer(void *w) noexcept { delete static_cast<Writer *>(w); }
-  static void *create_reader(void *ctx, const char *topic, psb_on_data on_data, void *user,
-                             psb_error *err) noexcept {
+  static void destroy_writer(psb_writer *w) noexcept { delete &wr(w); }
+  static psb_reader *create_reader(psb_context *c, const char *topic, psb_on_data on_data,
+                                   void *user, psb_error *err) noexcept {
     try {
-      return new Reader(*static_cast<Context *>(ctx), topic, Listener{on_data, user});
+      return reinterpret_cast<psb_reader *>(new Reader(ctx(c), topic, Listener{on_data, user}));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void destroy_reader(void *r) noexcept { delete static_cast<Reader *>(r); }
+  static void destroy_reader(psb_reader *r) noexcept { delete &rd(r); }
 
-  template <class E>
-  static int matched(void *e) noexcept {
+  static int matched_readers(psb_writer *w) noexcept {
     try {
-      return static_cast<E *>(e)->matched();
+      return wr(w).matched();
     } catch (...) {
       return -1;  // the ABI's "cannot tell"
     }
   }
+  static int matched_writers(psb_reader *r) noexcept {
+    try {
+      return rd(r).matched();
+    } catch (...) {
+      return -1;
+    }
+  }
 
   // Timed path.
-  static int write(void *w, const void *data, size_t len, psb_error *err) noexcept {
+  static int write(psb_writer *w, const void *data, size_t len, psb_error *err) noexcept {
     try {
-      static_cast<Writer *>(w)->write(data, len);
+      wr(w).write(data, len);
       return 0;
     } catch (...) {
       report_current<D>(err);
       return -1;
     }
   }
-  static int take(void *r, int64_t timeout_ns, const void **data, size_t *len,
+  static int take(psb_reader *r, int64_t timeout_ns, const void **data, size_t *len,
                   psb_error *err) noexcept {
     try {
-      return static_cast<Reader *>(r)->take(timeout_ns, *data, *len) ? 1 : 0;
+      return rd(r).take(timeout_ns, *data, *len) ? 1 : 0;
     } catch (...) {
       report_current<D>(err);
       return -1;
     }
   }
 
-  static void *loan(void *w, size_t len, psb_error *err) noexcept {
+  static void *loan(psb_writer *w, size_t len, psb_error *err) noexcept {
     try {
-      return static_cast<Writer *>(w)->loan(len);
+      return wr(w).loan(len);
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static int write_loan(void *w, void *sample, size_t len, psb_error *err) noexcept {
+  static int write_loan(psb_writer *w, void *sample, size_t len, psb_error *err) noexcept {
     try {
-      static_cast<Writer *>(w)->write_loan(sample, len);
+      wr(w).write_loan(sample, len);
       return 0;
     } catch (...) {
       report_current<D>(err);
       return -1;
     }
   }
-  static void release(void *r) noexcept {
+  static void release(psb_reader *r) noexcept {
     try {
-      static_cast<Reader *>(r)->release();
+      rd(r).release();
     } catch (...) {
     }
   }
-  static int flush(void *w, psb_error *err) noexcept {
+  static int flush(psb_writer *w, psb_error *err) noexcept {
     try {
-      static_cast<Writer *>(w)->flush();
+      wr(w).flush();
       return 0;
     } catch (...) {
       report_current<D>(err);
       return -1;
     }
   }
-  static int drain(void *w, int64_t timeout_ns, psb_error *err) noexcept {
+  static int drain(psb_writer *w, int64_t timeout_ns, psb_error *err) noexcept {
     try {
-      return static_cast<Writer *>(w)->drain(timeout_ns) ? 1 : 0;
+      return wr(w).drain(timeout_ns) ? 1 : 0;
     } catch (const Timeout &) {
       report_current<D>(err);
       return 0;
@@ -358,16 +306,17 @@ struct Adapter {
       return -1;
     }
   }
-  static void counters(void *e, int is_reader, psb_put_counter put, void *user) noexcept {
-    const CounterSink sink{put, user};
+  // Counters are a report beside the measurement; a failure leaves them out.
+  static void writer_counters(psb_writer *w, psb_put_counter put, void *user) noexcept {
     try {
-      if (is_reader) {
-        if constexpr (HasCounters<Reader>) static_cast<Reader *>(e)->counters(sink);
-      } else {
-        if constexpr (HasCounters<Writer>) static_cast<Writer *>(e)->counters(sink);
-      }
+      wr(w).counters(CounterSink{put, user});
     } catch (...) {
-      // Counters are a report beside the measurement; a failure leaves them out.
+    }
+  }
+  static void reader_counters(psb_reader *r, psb_put_counter put, void *user) noexcept {
+    try {
+      rd(r).counters(CounterSink{put, user});
+    } catch (...) {
     }
   }
 
@@ -378,7 +327,6 @@ struct Adapter {
     t.description = D::description;
     t.version = &D::version;
     t.caps = D::capabilities();
-    t.caps.loan = HasLoan<Writer> ? 1u : 0u;
     t.check = &check;
     t.open = &open;
     t.close = &close;
@@ -386,8 +334,8 @@ struct Adapter {
     t.destroy_writer = &destroy_writer;
     t.create_reader = &create_reader;
     t.destroy_reader = &destroy_reader;
-    if constexpr (HasMatched<Writer>) t.matched_readers = &matched<Writer>;
-    if constexpr (HasMatched<Reader>) t.matched_writers = &matched<Reader>;
+    if constexpr (HasMatched<Writer>) t.matched_readers = &matched_readers;
+    if constexpr (HasMatched<Reader>) t.matched_writers = &matched_writers;
     t.write = &write;
     if constexpr (HasLoan<Writer>) {
       t.loan = &loan;
@@ -397,7 +345,8 @@ struct Adapter {
     if constexpr (HasRelease<Reader>) t.release = &release;
     if constexpr (HasFlush<Writer>) t.flush = &flush;
     if constexpr (HasDrain<Writer>) t.drain = &drain;
-    if constexpr (HasCounters<Writer> || HasCounters<Reader>) t.counters = &counters;
+    if constexpr (HasCounters<Writer>) t.writer_counters = &writer_counters;
+    if constexpr (HasCounters<Reader>) t.reader_counters = &reader_counters;
     return t;
   }
 };

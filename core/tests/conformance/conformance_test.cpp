@@ -2,10 +2,10 @@
 // through its C ABI (loaded with dlopen, as psbench-node loads it). A driver's own tests
 // keep only what is specific to its middleware.
 //
-// Services: a driver whose caps.services (for its default transport) name a broker (it
-// takes option "broker") runs only when PSBENCH_BROKER_<NAME>=host:port names a running
-// one; a driver needing another daemon (e.g. iox-roudi) runs only when a process of that
-// name is running. Otherwise its tests that open a context are skipped, saying which;
+// Services: a driver whose manifest.toml declares, for its default transport, a broker
+// (broker = true) runs only when PSBENCH_BROKER_<NAME>=host:port names a running one; a
+// driver needing another daemon (e.g. iox-roudi) runs only when a process of that name is
+// running. Otherwise its tests that open a context are skipped, saying which;
 // the table and check() are tested all the same.
 #include <dirent.h>
 #include <dlfcn.h>
@@ -26,6 +26,7 @@
 #include <thread>
 #include <vector>
 
+#include "manifest_services.hpp"
 #include "psbench/driver.h"
 
 namespace {
@@ -63,12 +64,6 @@ bool process_running(const std::string &exe) {
   return found;
 }
 
-bool has_key(const char *const *keys, const char *key) {
-  for (; keys != nullptr && *keys != nullptr; ++keys)
-    if (std::strcmp(*keys, key) == 0) return true;
-  return false;
-}
-
 Dut load(const std::string &name) {
   Dut d;
   d.name = name;
@@ -84,22 +79,19 @@ Dut load(const std::string &name) {
     return d;
   }
   const char *transport = d.t->caps.transports ? d.t->caps.transports[0] : "";
-  for (const char *const *s = d.t->caps.services; s != nullptr && *s != nullptr; ++s) {
-    std::string svc = *s;
-    if (auto colon = svc.find(':'); colon != std::string::npos) {
-      if (svc.substr(0, colon) != transport) continue;  // another transport's service
-      svc = svc.substr(colon + 1);
-    }
-    if (has_key(d.t->caps.option_keys, "broker")) {
+  const std::string manifest = std::string(PSBENCH_SOURCE_DIR) + "/drivers/" + name + "/manifest.toml";
+  for (const psb_conformance::ManifestService &svc : psb_conformance::manifest_services(manifest)) {
+    if (!svc.transport.empty() && svc.transport != transport) continue;  // another transport's
+    if (svc.broker) {
       std::string var = "PSBENCH_BROKER_" + name;
       for (char &c : var) c = char(std::toupper(uint8_t(c)));
       if (const char *addr = std::getenv(var.c_str())) {
         d.option = {"broker", addr};
       } else {
-        d.skip = "needs a running " + svc + ": set " + var + "=host:port of one";
+        d.skip = "needs a running " + svc.name + ": set " + var + "=host:port of one";
       }
-    } else if (!process_running(svc)) {
-      d.skip = "needs " + svc + " running (start it as its manifest says)";
+    } else if (!process_running(svc.name)) {
+      d.skip = "needs " + svc.name + " running (start it as its manifest says)";
     }
   }
   return d;
@@ -201,7 +193,9 @@ struct Received {
 
 struct Pair {
   const psb_driver &t;
-  void *wctx = nullptr, *rctx = nullptr, *w = nullptr, *r = nullptr;
+  psb_context *wctx = nullptr, *rctx = nullptr;
+  psb_writer *w = nullptr;
+  psb_reader *r = nullptr;
   Received got;
   psb_error err{};
 
@@ -228,7 +222,7 @@ struct Pair {
 
   // true when both sides say they are matched, or either cannot tell (then a pause).
   bool wait_matched() {
-    auto says = [](int (*fn)(void *), void *e) { return fn == nullptr ? -1 : fn(e); };
+    auto says = [](auto fn, auto *e) { return fn == nullptr ? -1 : fn(e); };
     if (says(t.matched_readers, w) < 0 || says(t.matched_writers, r) < 0) {
       std::this_thread::sleep_for(500ms);
       return true;
@@ -334,6 +328,40 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
   }
 }
 
+// ---- check() ---------------------------------------------------------------------------
+
+using Refused = std::vector<std::pair<std::string, std::string>>;  // setting, message
+
+Refused refusals(const Dut &d, const Cfg &cfg, int *count = nullptr) {
+  Refused got;
+  const int n = d.t->check(
+      &cfg.c,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<Refused *>(user)->emplace_back(setting ? setting : "(null)", reason ? reason : "(null)");
+      },
+      &got);
+  if (count) *count = n;
+  return got;
+}
+
+// Whether a refusal's setting is `setting`, or starts with it when it ends in ':'.
+bool refused(const Refused &got, const std::string &setting) {
+  for (const auto &[s, m] : got)
+    if (setting.back() == ':' ? s.rfind(setting, 0) == 0 : s == setting) return true;
+  return false;
+}
+
+std::string listed(const Refused &got) {
+  std::string out;
+  for (const auto &[s, m] : got) out += "\n  " + s + ": " + m;
+  return got.empty() ? " (none)" : out;
+}
+
+void expect_named(const Dut &d, const Refused &got) {
+  for (const auto &[s, m] : got)
+    EXPECT_EQ(m.rfind(d.name + ": ", 0), 0u) << "a refusal must start with \"" << d.name << ": \", is \"" << m << "\"";
+}
+
 // ---- the suite -------------------------------------------------------------------------
 
 class Conformance : public ::testing::TestWithParam<std::string> {
@@ -365,8 +393,7 @@ TEST_P(Conformance, DescribesItself) {
                   (void *)t.destroy_writer, (void *)t.create_reader, (void *)t.destroy_reader,
                   (void *)t.write, (void *)t.take})
     EXPECT_NE(fn, nullptr) << "a required function is missing";
-  EXPECT_EQ(t.caps.loan != 0, t.loan != nullptr) << "loan() iff caps.loan";
-  EXPECT_EQ(t.caps.loan != 0, t.write_loan != nullptr) << "write_loan() iff caps.loan";
+  EXPECT_EQ(t.loan != nullptr, t.write_loan != nullptr) << "loan() and write_loan() both or neither";
   ASSERT_NE(t.caps.transports, nullptr);
   EXPECT_NE(t.caps.transports[0], nullptr) << "at least one transport";
   EXPECT_NE(t.caps.reliability & (PSB_BEST_EFFORT | PSB_RELIABLE), 0u);
@@ -378,9 +405,9 @@ TEST_P(Conformance, DescribesItself) {
 TEST_P(Conformance, OpensAndCloses) {
   NEEDS_SERVICE();
   Cfg cfg(*d, default_notify(*d), 1024);
+  EXPECT_EQ(refusals(*d, cfg), Refused{});
   psb_error err{};
-  EXPECT_EQ(d->t->check(&cfg.c, &err), 0) << err.message;
-  void *ctx = d->t->open(&cfg.c, &err);
+  psb_context *ctx = d->t->open(&cfg.c, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
   d->t->close(ctx);
 }
@@ -414,33 +441,68 @@ TEST_P(Conformance, DeliversInEveryNotifyMode) {
 
 TEST_P(Conformance, DeliversLoanedSamples) {
   NEEDS_SERVICE();
-  if (!d->t->caps.loan) GTEST_SKIP() << d->name << " claims no loans";
+  if (!d->t->loan) GTEST_SKIP() << d->name << " has no loan()";
   for (size_t size : {size_t(32), size_t(1024)}) exchange(*d, default_notify(*d), size, true);
 }
 
 TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {
   const psb_capabilities &k = d->t->caps;
   int tried = 0;
-  auto refuse = [&](const char *what, auto set) {
+  auto refuse = [&](const char *setting, const char *what, auto set) {
     Cfg cfg(*d, default_notify(*d), 1024);
     set(cfg.c.qos);
-    psb_error err{};
     ++tried;
-    EXPECT_NE(d->t->check(&cfg.c, &err), 0) << what << " is outside caps, yet check() accepts it";
-    EXPECT_EQ(std::string(err.message).rfind(d->name + ": ", 0), 0u)
-        << what << ": the message must start with \"" << d->name << ": \", is \"" << err.message << "\"";
+    const Refused got = refusals(*d, cfg);
+    EXPECT_TRUE(refused(got, setting)) << what << " is outside caps, yet check() does not refuse "
+                                       << setting << ":" << listed(got);
+    expect_named(*d, got);
   };
   for (uint32_t bit : {PSB_BEST_EFFORT, PSB_RELIABLE})
-    if (!(k.reliability & bit)) refuse("reliability", [&](psb_qos &q) { q.reliability = bit; });
+    if (!(k.reliability & bit)) refuse("reliability", "reliability", [&](psb_qos &q) { q.reliability = bit; });
   for (uint32_t bit : {PSB_VOLATILE, PSB_TRANSIENT_LOCAL})
-    if (!(k.durability & bit)) refuse("durability", [&](psb_qos &q) { q.durability = bit; });
+    if (!(k.durability & bit)) refuse("durability", "durability", [&](psb_qos &q) { q.durability = bit; });
   for (uint32_t bit : {PSB_KEEP_LAST, PSB_KEEP_ALL})
     if (!(k.history & bit))
-      refuse(bit == PSB_KEEP_LAST ? "history keep_last" : "history keep_all", [&](psb_qos &q) {
+      refuse("history", bit == PSB_KEEP_LAST ? "history keep_last" : "history keep_all", [&](psb_qos &q) {
         q.history = bit;
         q.history_depth = bit == PSB_KEEP_LAST ? 1 : 0;
       });
   if (tried == 0) GTEST_SKIP() << d->name << " offers every QoS bit";
+}
+
+// Independent problems are each reported, not just the first: an impossible QoS
+// (keep_last with a depth of 0, which no driver can keep) together with a value no option
+// takes for every option key, or, for a driver without options, every QoS family its
+// capability sets leave out.
+TEST_P(Conformance, CheckReportsEveryRefusal) {
+  const psb_capabilities &k = d->t->caps;
+  Cfg cfg(*d, default_notify(*d), 1024);
+  cfg.c.qos.history = PSB_KEEP_LAST;
+  cfg.c.qos.history_depth = 0;
+  std::vector<std::string> want{"history"};
+  std::vector<psb_option> junk;
+  for (const char *const *key = k.option_keys; key != nullptr && *key != nullptr; ++key)
+    junk.push_back({*key, "%not-a-value%"});
+  if (!junk.empty()) {
+    cfg.c.options = junk.data();
+    cfg.c.option_count = junk.size();
+    want.push_back("option:");
+  }
+  if (!(k.reliability & PSB_RELIABLE)) {
+    cfg.c.qos.reliability = PSB_RELIABLE;
+    want.push_back("reliability");
+  }
+  if (!(k.durability & PSB_TRANSIENT_LOCAL)) {
+    cfg.c.qos.durability = PSB_TRANSIENT_LOCAL;
+    want.push_back("durability");
+  }
+  if (want.size() < 2) GTEST_SKIP() << d->name << ": no two independent problems to give it";
+  int count = -1;
+  const Refused got = refusals(*d, cfg, &count);
+  for (const std::string &setting : want)
+    EXPECT_TRUE(refused(got, setting)) << "no refusal of " << setting << ":" << listed(got);
+  EXPECT_EQ(count, int(got.size())) << "check() returns the number of refusals it reported";
+  expect_named(*d, got);
 }
 
 // ---- teardown: nothing left behind -----------------------------------------------------

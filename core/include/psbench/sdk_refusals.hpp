@@ -1,0 +1,182 @@
+// psbench driver SDK, part one: failing, refusing and reading options. Included by
+// psbench/sdk.hpp; see there for the whole SDK.
+//
+// A driver parses its configuration once, in one function used by both check() and
+// open(), and records every refusal instead of stopping at the first:
+//
+//   Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refusals) {
+//     const psb::sdk::Options options(cfg, refusals);
+//     Settings s;
+//     s.depth = options.number("depth", 16, 1, 1024);   // malformed: "option:depth" refused
+//     if (cfg.qos.durability != PSB_VOLATILE)
+//       refusals.add("durability", "durability must be volatile: nothing is kept");
+//     return s;                                         // complete, with fallbacks
+//   }
+//   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
+//   Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+#ifndef PSBENCH_SDK_REFUSALS_HPP
+#define PSBENCH_SDK_REFUSALS_HPP
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "psbench/driver.h"
+
+namespace psb::sdk {
+
+// Throw to fail any call: the SDK reports "<driver name>: <what()>" through psb_error and
+// returns the ABI's failure value (NULL, -1). Thrown from check(), it is one more refusal
+// of setting "driver".
+class Error : public std::runtime_error {
+ public:
+  explicit Error(const std::string &what) : std::runtime_error(what) {}
+  explicit Error(const char *what) : std::runtime_error(what) {}
+};
+
+// Throw from Writer::drain() to say "not drained within the timeout" (the ABI's 0) with a
+// message; returning false says the same without one.
+class Timeout : public Error {
+ public:
+  using Error::Error;
+};
+
+namespace detail {
+inline std::string vformat(const char *fmt, va_list ap) {
+  char text[sizeof(psb_error::message)];
+  std::vsnprintf(text, sizeof text, fmt, ap);
+  return text;
+}
+}  // namespace detail
+
+// Throws Error with a printf-formatted message (without the driver's name).
+[[noreturn]] __attribute__((format(printf, 1, 2))) inline void fail(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string text = detail::vformat(fmt, ap);
+  va_end(ap);
+  throw Error(text);
+}
+
+// One refused setting: in the node's vocabulary (psb_refuse in driver.h: "reliability",
+// "transport", "option:KEY", "driver", ...) and why, without the driver's name.
+struct Refusal {
+  std::string setting;
+  std::string reason;
+};
+
+// Every refusal of one configuration, in the order found.
+class Refusals {
+ public:
+  // Records that `setting` is refused, with a printf-formatted reason.
+  __attribute__((format(printf, 3, 4))) void add(std::string_view setting, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    std::string reason = detail::vformat(fmt, ap);
+    va_end(ap);
+    found_.push_back({std::string(setting), std::move(reason)});
+  }
+  bool empty() const noexcept { return found_.empty(); }
+  size_t size() const noexcept { return found_.size(); }
+  const std::vector<Refusal> &all() const noexcept { return found_; }
+
+  // For open(): throws Error with every reason, "; " between them, when any was found.
+  void raise() const {
+    if (found_.empty()) return;
+    std::string all;
+    for (const Refusal &r : found_) all += (all.empty() ? "" : "; ") + r.reason;
+    throw Error(all);
+  }
+
+ private:
+  std::vector<Refusal> found_;
+};
+
+// Runs parse(cfg, refusals) and returns what it returns, or throws Error naming every
+// refusal it recorded: the open() side of a parse that check() runs to collect them.
+template <class Parse>
+auto parse_or_throw(const psb_config &cfg, Parse &&parse) {
+  Refusals refusals;
+  auto result = std::forward<Parse>(parse)(cfg, refusals);
+  refusals.raise();
+  return result;
+}
+
+// A view over cfg.options (valid while cfg is). The node has already refused any key not
+// in caps.option_keys. A malformed or missing value is recorded in the Refusals given, as
+// setting "option:KEY", and the lookup returns its fallback, so parsing goes on and
+// finds every other problem too.
+class Options {
+ public:
+  Options(const psb_config &cfg, Refusals &refusals) noexcept : cfg_(cfg), refusals_(refusals) {}
+
+  // The value given for key, or nullptr when it was not given (the first, if repeated).
+  const char *find(std::string_view key) const noexcept {
+    for (size_t i = 0; i < cfg_.option_count; ++i)
+      if (cfg_.options[i].key != nullptr && key == cfg_.options[i].key) return cfg_.options[i].value;
+    return nullptr;
+  }
+  bool has(std::string_view key) const noexcept { return find(key) != nullptr; }
+
+  std::string text(std::string_view key, std::string_view fallback) const {
+    const char *v = find(key);
+    return v ? std::string(v) : std::string(fallback);
+  }
+
+  // The value, or nullptr with the refusal "option KEY[=FORM] is missing[; ADVICE]".
+  const char *required(std::string_view key, std::string_view form = {},
+                       std::string_view advice = {}) const {
+    if (const char *v = find(key)) return v;
+    std::string m = "option " + std::string(key);
+    if (!form.empty()) m += "=" + std::string(form);
+    m += " is missing";
+    if (!advice.empty()) m += "; " + std::string(advice);
+    refuse(key, m);
+    return nullptr;
+  }
+
+  // true/1 or false/0; anything else: refused, "option KEY='VALUE': use true or false".
+  bool flag(std::string_view key, bool fallback) const {
+    const char *v = find(key);
+    if (v == nullptr) return fallback;
+    if (std::strcmp(v, "true") == 0 || std::strcmp(v, "1") == 0) return true;
+    if (std::strcmp(v, "false") == 0 || std::strcmp(v, "0") == 0) return false;
+    refuse(key, "option " + std::string(key) + "='" + v + "': use true or false");
+    return fallback;
+  }
+
+  // A decimal whole number in [min, max]; anything else: refused,
+  // "option KEY='VALUE': use a whole number from MIN to MAX".
+  int64_t number(std::string_view key, int64_t fallback, int64_t min, int64_t max) const {
+    const char *v = find(key);
+    if (v == nullptr) return fallback;
+    char *end = nullptr;
+    errno = 0;
+    const bool starts_well = (*v >= '0' && *v <= '9') || (*v == '-' && v[1] >= '0' && v[1] <= '9');
+    const long long n = starts_well ? std::strtoll(v, &end, 10) : 0;
+    if (starts_well && errno == 0 && *end == '\0' && n >= min && n <= max) return n;
+    refuse(key, "option " + std::string(key) + "='" + v + "': use a whole number from " +
+                    std::to_string(min) + " to " + std::to_string(max));
+    return fallback;
+  }
+
+ private:
+  void refuse(std::string_view key, const std::string &reason) const {
+    refusals_.add("option:" + std::string(key), "%s", reason.c_str());
+  }
+
+  const psb_config &cfg_;
+  Refusals &refusals_;
+};
+
+}  // namespace psb::sdk
+
+#endif  // PSBENCH_SDK_REFUSALS_HPP
