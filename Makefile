@@ -4,7 +4,7 @@ PYTEST_ARGS ?=
 # pytest-xdist workers: runs mostly wait on processes, so more workers than cores pay.
 PYTEST_WORKERS ?= 3
 
-.PHONY: all setup build test test-native test-python test-long demo bench clean
+.PHONY: all setup build test test-native test-python test-long style demo bench clean
 
 all: build
 
@@ -19,6 +19,7 @@ build: setup $(BUILD_DIR)/build.ninja
 	@cmake --build $(BUILD_DIR)
 
 test: build
+	@scripts/check-style
 	@$(MAKE) --no-print-directory test-native test-python
 
 test-native:
@@ -31,6 +32,10 @@ test-python:
 
 test-long: build
 	./.venv/bin/python -m pytest -q -m long tests $(PYTEST_ARGS)
+
+# Rewrites what ruff and clang-format can (scripts/check-style --fix).
+style: setup
+	@scripts/check-style --fix
 
 demo: build
 	./psbench demo

@@ -27,21 +27,28 @@ LAUNCHER = paths.REPO_ROOT / "psbench"
 
 
 def built_drivers() -> list[dict]:
-    out = subprocess.run([str(LAUNCHER), "drivers", "--json"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [str(LAUNCHER), "drivers", "--json"], capture_output=True, text=True, check=True
+    )
     return [d for d in json.loads(out.stdout) if d.get("describe")]
 
 
 def experiment(drivers: list[dict], count: int, repetitions: int) -> dict:
     """Explicit runs: each driver with each notify mode of NOTIFY it supports, each size."""
-    runs = [{"driver": d["name"], "notify": mode, "size": size}
-            for d in drivers for mode in NOTIFY
-            if mode in d["describe"]["capabilities"]["notify"] for size in SIZES]
-    return {"name": "all-drivers",
-            "description": "every built driver, ping-pong, blocking and busy-poll",
-            "defaults": {"kind": "ping", "count": count, "warmup": count // 10,
-                         "timeout": 120},
-            "runs": runs, "repetitions": repetitions}
+    runs = [
+        {"driver": d["name"], "notify": mode, "size": size}
+        for d in drivers
+        for mode in NOTIFY
+        if mode in d["describe"]["capabilities"]["notify"]
+        for size in SIZES
+    ]
+    return {
+        "name": "all-drivers",
+        "description": "every built driver, ping-pong, blocking and busy-poll",
+        "defaults": {"kind": "ping", "count": count, "warmup": count // 10, "timeout": 120},
+        "runs": runs,
+        "repetitions": repetitions,
+    }
 
 
 def main() -> int:
@@ -50,12 +57,16 @@ def main() -> int:
     parser.add_argument("--repetitions", type=int, default=3)
     parser.add_argument("-o", "--output", help="results folder (default: a new temporary one)")
     args = parser.parse_args()
-    out = (Path(args.output) if args.output
-           else Path(tempfile.mkdtemp(prefix="psbench-all-")) / "sweep")
+    out = (
+        Path(args.output)
+        if args.output
+        else Path(tempfile.mkdtemp(prefix="psbench-all-")) / "sweep"
+    )
     out.parent.mkdir(parents=True, exist_ok=True)
     file = out.parent / "all-drivers.yaml"
-    file.write_text(yaml.safe_dump(experiment(built_drivers(), args.count,
-                                              args.repetitions), sort_keys=False))
+    file.write_text(
+        yaml.safe_dump(experiment(built_drivers(), args.count, args.repetitions), sort_keys=False)
+    )
     proc = subprocess.run([str(LAUNCHER), "run", str(file), "-o", str(out)])
     if proc.returncode not in (0, 1):
         return proc.returncode
@@ -66,13 +77,18 @@ def main() -> int:
         row = [driver, mode]
         for size in SIZES:
             value, floor = p50.get((driver, mode, size)), p50.get(("shm", mode, size))
-            row += [f"{value / 1000:.2f}" if value else "-",
-                    f"{value / floor:.2f}" if value and floor else "-"]
+            row += [
+                f"{value / 1000:.2f}" if value else "-",
+                f"{value / floor:.2f}" if value and floor else "-",
+            ]
         rows.append(row)
-    print(table.render(["driver", "notify", "64 B p50 µs", "x shm", "16 KiB p50 µs",
-                        "x shm"], rows))
-    print(f"RTT/2 medians over {args.repetitions} interleaved repetitions of {args.count} "
-          f"samples; x shm = ratio to the shm baseline with the same notify mode")
+    print(
+        table.render(["driver", "notify", "64 B p50 µs", "x shm", "16 KiB p50 µs", "x shm"], rows)
+    )
+    print(
+        f"RTT/2 medians over {args.repetitions} interleaved repetitions of {args.count} "
+        f"samples; x shm = ratio to the shm baseline with the same notify mode"
+    )
     print(f"results: {out} (psbench report {out})")
     return 0
 

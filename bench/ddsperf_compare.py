@@ -51,8 +51,10 @@ REPO = Path(__file__).resolve().parents[1]
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 CDR_EXTRA = 4  # psbench's CDR form is S + 4 bytes; ddsperf's KS is S' bytes
 # "[pid] 3.000  host:pid size 68 mean 36.384us min 8.582us 50% 39.323us 90% ... cnt 13693"
-DDSPERF_LINE = re.compile(r"^\[\d+\]\s+([0-9.]+)\s+\S+ size (\d+) mean [0-9.]+us min [0-9.]+us "
-                          r"50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us max [0-9.]+us cnt (\d+)")
+DDSPERF_LINE = re.compile(
+    r"^\[\d+\]\s+([0-9.]+)\s+\S+ size (\d+) mean [0-9.]+us min [0-9.]+us "
+    r"50% ([0-9.]+)us 90% [0-9.]+us 99% ([0-9.]+)us max [0-9.]+us cnt (\d+)"
+)
 
 
 def stop(proc: subprocess.Popen) -> None:
@@ -66,8 +68,9 @@ def stop(proc: subprocess.Popen) -> None:
             proc.wait()
 
 
-def window_percentiles_us(rtt_ns: np.ndarray, t_ns: np.ndarray, q: float,
-                          window_ns: int = 1_000_000_000) -> list[float]:
+def window_percentiles_us(
+    rtt_ns: np.ndarray, t_ns: np.ndarray, q: float, window_ns: int = 1_000_000_000
+) -> list[float]:
     """The q-th percentile of the round trips falling in each full one-second window."""
     if len(t_ns) == 0:
         return []
@@ -80,7 +83,9 @@ def window_percentiles_us(rtt_ns: np.ndarray, t_ns: np.ndarray, q: float,
     return out
 
 
-def window_medians_us(rtt_ns: np.ndarray, t_ns: np.ndarray, window_ns: int = 1_000_000_000) -> list[float]:
+def window_medians_us(
+    rtt_ns: np.ndarray, t_ns: np.ndarray, window_ns: int = 1_000_000_000
+) -> list[float]:
     """Medians of the round trips falling in each full one-second window."""
     return window_percentiles_us(rtt_ns, t_ns, 50, window_ns)
 
@@ -92,15 +97,38 @@ def pinned(argv: list[str], cpu: str | None) -> list[str]:
 
 def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str, cpus) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-ddsperf-") as out:
-        common = [str(node), "--driver", str(driver), "--out", out, "--run-id", run, "--size", str(size),
-                  "--reliability", "reliable", "--notify", "wait", "--transport", "udp"]
-        pong = subprocess.Popen(pinned(common + ["--role", "pong"], cpus[1]), stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
+        common = [
+            str(node),
+            "--driver",
+            str(driver),
+            "--out",
+            out,
+            "--run-id",
+            run,
+            "--size",
+            str(size),
+            "--reliability",
+            "reliable",
+            "--notify",
+            "wait",
+            "--transport",
+            "udp",
+        ]
+        pong = subprocess.Popen(
+            pinned(common + ["--role", "pong"], cpus[1]),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         ping = None
         try:
-            ping = subprocess.Popen(pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                                    start_new_session=True)
+            ping = subprocess.Popen(
+                pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
             _, err = ping.communicate(timeout=seconds + 60)
             if ping.returncode != 0:
                 sys.exit(f"psbench ping failed: {err.strip()}")
@@ -110,7 +138,9 @@ def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str
                 if proc is not None:
                     stop(proc)
         samples = read_samples(Path(out) / "ping.samples")
-        medians = window_medians_us(samples.latency_ns.astype(np.int64), samples.records["intended_ns"].astype(np.int64))
+        medians = window_medians_us(
+            samples.latency_ns.astype(np.int64), samples.records["intended_ns"].astype(np.int64)
+        )
         if not medians:
             sys.exit(f"psbench ping recorded less than one second of samples ({len(samples)})")
         return statistics.median(medians)
@@ -127,14 +157,23 @@ def ddsperf_rtt_percentiles_us(size: int, seconds: float, domain: int, cpus) -> 
     # One second more for discovery and the dropped first second.
     duration = str(int(seconds + 1.999))
     base = ["ddsperf", "-i", str(domain)]
-    pong = subprocess.Popen(pinned(base + ["-D", str(int(duration) + 3), "pong", "waitset"], cpus[1]), env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    pong = subprocess.Popen(
+        pinned(base + ["-D", str(int(duration) + 3), "pong", "waitset"], cpus[1]),
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     ping = None
     try:
-        ping = subprocess.Popen(pinned(base + ["-D", duration, "ping", "size", str(wire), "waitset"], cpus[0]),
-                                env=env,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                                start_new_session=True)
+        ping = subprocess.Popen(
+            pinned(base + ["-D", duration, "ping", "size", str(wire), "waitset"], cpus[0]),
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         out, _ = ping.communicate(timeout=seconds + 60)
         if ping.returncode != 0:
             sys.exit(f"ddsperf ping failed ({ping.returncode}): {out[-800:]}")
@@ -162,13 +201,23 @@ def main() -> None:
     # the finally blocks that stop every process started.
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=5.0, help="measuring time of each run")
-    ap.add_argument("--sizes", type=int, nargs="+", default=[64, 16384],
-                    help="psbench message sizes in bytes, header included (ddsperf gets size + 4)")
-    ap.add_argument("--cpus", default="0,1",
-                    help="PING_CPU,PONG_CPU for the processes of both tools (taskset), or 'none'")
+    ap.add_argument(
+        "--sizes",
+        type=int,
+        nargs="+",
+        default=[64, 16384],
+        help="psbench message sizes in bytes, header included (ddsperf gets size + 4)",
+    )
+    ap.add_argument(
+        "--cpus",
+        default="0,1",
+        help="PING_CPU,PONG_CPU for the processes of both tools (taskset), or 'none'",
+    )
     args = ap.parse_args()
     cpus = (None, None) if args.cpus == "none" else tuple(args.cpus.split(","))
     if len(cpus) != 2 or (cpus[0] is not None and not all(c.isdigit() for c in cpus)):
@@ -184,9 +233,16 @@ def main() -> None:
     if any(size < 32 for size in args.sizes):
         sys.exit("--sizes: a psbench message holds at least its 32-byte header")
 
-    placement = "unpinned" if cpus[0] is None else f"ping process on CPU {cpus[0]}, pong process on CPU {cpus[1]}"
-    print(f"both: reliable, keep_last 1, waitset wake-ups, UDP on lo ({UDP_XML.relative_to(REPO)}), "
-          f"{placement}, {args.seconds:g} s per run; RTT medians in us", flush=True)
+    placement = (
+        "unpinned"
+        if cpus[0] is None
+        else f"ping process on CPU {cpus[0]}, pong process on CPU {cpus[1]}"
+    )
+    print(
+        f"both: reliable, keep_last 1, waitset wake-ups, UDP on lo ({UDP_XML.relative_to(REPO)}), "
+        f"{placement}, {args.seconds:g} s per run; RTT medians in us",
+        flush=True,
+    )
     results = {size: {"psbench": [], "ddsperf": []} for size in args.sizes}
     tag = os.getpid() % 10000
     for r in range(args.rounds):
@@ -194,27 +250,38 @@ def main() -> None:
             order = ["psbench", "ddsperf"] if r % 2 == 0 else ["ddsperf", "psbench"]
             for tool in order:
                 if tool == "psbench":
-                    v = psbench_rtt_us(node, driver, size, args.seconds, f"ddsc{tag}r{r}s{size}", cpus)
+                    v = psbench_rtt_us(
+                        node, driver, size, args.seconds, f"ddsc{tag}r{r}s{size}", cpus
+                    )
                 else:
                     # Domain ids 201-230, unused by psbench's own (1-200).
-                    v = ddsperf_rtt_us(size, args.seconds, 201 + (r * len(args.sizes) + i) % 30, cpus)
+                    v = ddsperf_rtt_us(
+                        size, args.seconds, 201 + (r * len(args.sizes) + i) % 30, cpus
+                    )
                 results[size][tool].append(v)
-            print(f"round {r + 1}/{args.rounds} size {size:>6} B (ddsperf size {size + CDR_EXTRA}): "
-                  f"psbench {results[size]['psbench'][-1]:8.2f} us  "
-                  f"ddsperf {results[size]['ddsperf'][-1]:8.2f} us", flush=True)
+            print(
+                f"round {r + 1}/{args.rounds} size {size:>6} B (ddsperf size {size + CDR_EXTRA}): "
+                f"psbench {results[size]['psbench'][-1]:8.2f} us  "
+                f"ddsperf {results[size]['ddsperf'][-1]:8.2f} us",
+                flush=True,
+            )
 
     print()
     # ratio: of the two medians; paired: the median of each round's own ratio (the two
     # runs of a round are next to each other in time, so drift cancels in it).
-    print(f"{'size (B)':>9} {'psbench RTT p50 (us)':>21} {'ddsperf RTT p50 (us)':>21} {'ratio':>7} {'paired':>7}"
-          f"  goal <= 1.05")
+    print(
+        f"{'size (B)':>9} {'psbench RTT p50 (us)':>21} {'ddsperf RTT p50 (us)':>21} {'ratio':>7} {'paired':>7}"
+        f"  goal <= 1.05"
+    )
     for size in args.sizes:
         ps, dp = results[size]["psbench"], results[size]["ddsperf"]
         ratio = statistics.median(ps) / statistics.median(dp)
         paired = statistics.median(p / d for p, d in zip(ps, dp))
         verdict = "met" if ratio <= 1.05 else "NOT met"
-        print(f"{size:>9} {statistics.median(ps):>21.2f} {statistics.median(dp):>21.2f} {ratio:>7.3f} {paired:>7.3f}"
-              f"  {verdict}")
+        print(
+            f"{size:>9} {statistics.median(ps):>21.2f} {statistics.median(dp):>21.2f} {ratio:>7.3f} {paired:>7.3f}"
+            f"  {verdict}"
+        )
 
 
 if __name__ == "__main__":

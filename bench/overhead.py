@@ -32,12 +32,25 @@ def free_udp_port() -> int:
 
 def psbench_median_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-overhead-") as out:
-        common = [str(node), "--driver", str(driver), "--out", out, "--run-id", run,
-                  "--size", str(size)]
+        common = [
+            str(node),
+            "--driver",
+            str(driver),
+            "--out",
+            out,
+            "--run-id",
+            run,
+            "--size",
+            str(size),
+        ]
         pong = subprocess.Popen(common + ["--role", "pong"], stderr=subprocess.PIPE)
         try:
-            ping = subprocess.run(common + ["--role", "ping", "--duration", str(seconds)],
-                                  capture_output=True, text=True, timeout=seconds + 60)
+            ping = subprocess.run(
+                common + ["--role", "ping", "--duration", str(seconds)],
+                capture_output=True,
+                text=True,
+                timeout=seconds + 60,
+            )
             if ping.returncode != 0:
                 sys.exit(f"psbench ping failed: {ping.stderr.strip()}")
             pong.wait(timeout=30)
@@ -50,9 +63,24 @@ def psbench_median_rtt_us(node: Path, driver: Path, size: int, seconds: float, r
 
 
 def sockperf_median_rtt_us(port: int, size: int, seconds: float) -> float:
-    out = subprocess.run(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", str(port),
-                          "-m", str(size), "-t", str(seconds), "--full-rtt"],
-                         capture_output=True, text=True, timeout=seconds + 60)
+    out = subprocess.run(
+        [
+            "sockperf",
+            "ping-pong",
+            "-i",
+            "127.0.0.1",
+            "-p",
+            str(port),
+            "-m",
+            str(size),
+            "-t",
+            str(seconds),
+            "--full-rtt",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=seconds + 60,
+    )
     match = SOCKPERF_P50.search(out.stdout)
     if out.returncode != 0 or not match:
         sys.exit(f"sockperf failed: {out.stdout[-500:]}{out.stderr[-500:]}")
@@ -60,7 +88,9 @@ def sockperf_median_rtt_us(port: int, size: int, seconds: float) -> float:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--seconds", type=float, default=2.0, help="length of each run")
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 16384])
@@ -73,8 +103,11 @@ def main() -> None:
         sys.exit("psbench is not built: run 'make build'")
 
     port = free_udp_port()
-    server = subprocess.Popen(["sockperf", "server", "-i", "127.0.0.1", "-p", str(port)],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        ["sockperf", "server", "-i", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         time.sleep(0.5)
         results = {size: {"psbench": [], "sockperf": []} for size in args.sizes}
@@ -83,19 +116,26 @@ def main() -> None:
                 order = ["psbench", "sockperf"] if r % 2 == 0 else ["sockperf", "psbench"]
                 for tool in order:
                     if tool == "psbench":
-                        v = psbench_median_rtt_us(node, driver, size, args.seconds, f"ovh{r}s{size}")
+                        v = psbench_median_rtt_us(
+                            node, driver, size, args.seconds, f"ovh{r}s{size}"
+                        )
                     else:
                         v = sockperf_median_rtt_us(port, size, args.seconds)
                     results[size][tool].append(v)
-                print(f"round {r + 1}/{args.rounds} size {size:>6} B: "
-                      f"psbench {results[size]['psbench'][-1]:8.2f} us  "
-                      f"sockperf {results[size]['sockperf'][-1]:8.2f} us", flush=True)
+                print(
+                    f"round {r + 1}/{args.rounds} size {size:>6} B: "
+                    f"psbench {results[size]['psbench'][-1]:8.2f} us  "
+                    f"sockperf {results[size]['sockperf'][-1]:8.2f} us",
+                    flush=True,
+                )
     finally:
         server.terminate()
         server.wait()
 
     print()
-    print(f"{'size (B)':>9} {'psbench RTT p50 (us)':>21} {'sockperf RTT p50 (us)':>22} {'ratio':>7}  goal <= 1.05")
+    print(
+        f"{'size (B)':>9} {'psbench RTT p50 (us)':>21} {'sockperf RTT p50 (us)':>22} {'ratio':>7}  goal <= 1.05"
+    )
     for size in args.sizes:
         ps = statistics.median(results[size]["psbench"])
         sp = statistics.median(results[size]["sockperf"])

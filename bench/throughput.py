@@ -40,6 +40,7 @@ import tempfile
 from pathlib import Path
 
 from ddsperf_compare import pinned, stop  # bench/ is this script's folder: its sibling
+
 from psbench.base import paths, table
 
 REPO = paths.REPO_ROOT
@@ -47,13 +48,16 @@ LAUNCHER = REPO / "psbench"
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 CDR_EXTRA = 4  # psbench's CDR form is S + 4 bytes; ddsperf's KS with size S' is S' bytes
 # "[pid] 3.000  size 68 total 1504210 lost 0 delta 791258 lost 0 rate 791.24 kS/s ..."
-DDSPERF_RATE = re.compile(r"^\[\d+\]\s+[0-9.]+\s+size (\d+) total (\d+) lost (\d+) delta \d+ "
-                          r"lost \d+ rate ([0-9.]+) kS/s")
+DDSPERF_RATE = re.compile(
+    r"^\[\d+\]\s+[0-9.]+\s+size (\d+) total (\d+) lost (\d+) delta \d+ "
+    r"lost \d+ rate ([0-9.]+) kS/s"
+)
 
 
 def built_drivers() -> list[dict]:
-    out = subprocess.run([str(LAUNCHER), "drivers", "--json"], capture_output=True,
-                         text=True, check=True)
+    out = subprocess.run(
+        [str(LAUNCHER), "drivers", "--json"], capture_output=True, text=True, check=True
+    )
     return [d for d in json.loads(out.stdout) if d.get("describe")]
 
 
@@ -70,10 +74,27 @@ def qos_args(caps: dict) -> list[str]:
 def psbench_run(driver: str, size: int, seconds: float, extra: list[str], results: Path) -> dict:
     """One `psbench pubsub --rate 0` run; its subscriber's and publisher's throughput."""
     cpus = sorted(os.sched_getaffinity(0))
-    argv = [str(LAUNCHER), "pubsub", "--driver", driver, "--size", str(size), "--rate", "0",
-            "--duration", f"{seconds:g}", "--results", str(results), "--timeout",
-            str(int(seconds * 4 + 60)), "--cpu", f"sub={cpus[0]}", "--cpu",
-            f"pub={cpus[-1]}", *extra]
+    argv = [
+        str(LAUNCHER),
+        "pubsub",
+        "--driver",
+        driver,
+        "--size",
+        str(size),
+        "--rate",
+        "0",
+        "--duration",
+        f"{seconds:g}",
+        "--results",
+        str(results),
+        "--timeout",
+        str(int(seconds * 4 + 60)),
+        "--cpu",
+        f"sub={cpus[0]}",
+        "--cpu",
+        f"pub={cpus[-1]}",
+        *extra,
+    ]
     proc = subprocess.run(argv, capture_output=True, text=True)
     runs = sorted(results.glob(f"*-pubsub-{driver}-{size}B-*"), key=lambda p: p.stat().st_mtime)
     if proc.returncode != 0 or not runs:
@@ -86,12 +107,17 @@ def psbench_run(driver: str, size: int, seconds: float, extra: list[str], result
     counts = json.loads((run_dir / "run.json").read_text())["accounting"]["sub"]
     span = (got["last_arrival_ns"] or 0) - (got["first_arrival_ns"] or 0)
     pub_span = (sent["last_send_ns"] or 0) - (sent["first_send_ns"] or 0)
-    return {"run_dir": str(run_dir),
-            "samples_per_s": got["received"] / (span / 1e9) if span > 0 else None,
-            "per_second_median": per_second_median(got["per_bin"], got["bin_ns"]),
-            "loss_percent": (100.0 * counts["lost"] / counts["published"]
-                             if counts["published"] and counts["lost"] is not None else None),
-            "pub_rate": sent["sent"] / (pub_span / 1e9) if pub_span > 0 else None}
+    return {
+        "run_dir": str(run_dir),
+        "samples_per_s": got["received"] / (span / 1e9) if span > 0 else None,
+        "per_second_median": per_second_median(got["per_bin"], got["bin_ns"]),
+        "loss_percent": (
+            100.0 * counts["lost"] / counts["published"]
+            if counts["published"] and counts["lost"] is not None
+            else None
+        ),
+        "pub_rate": sent["sent"] / (pub_span / 1e9) if pub_span > 0 else None,
+    }
 
 
 def per_second_median(per_bin: list[int], bin_ns: int) -> float | None:
@@ -117,22 +143,32 @@ def own_cpus() -> tuple[str, str]:
     return str(cpus[-1]), str(cpus[0])
 
 
-def ddsperf_rate(size: int, seconds: float, domain: int, topic: str,
-                 cpus: tuple[str | None, str | None]) -> tuple[float, int]:
+def ddsperf_rate(
+    size: int, seconds: float, domain: int, topic: str, cpus: tuple[str | None, str | None]
+) -> tuple[float, int]:
     """ddsperf pub -> ddsperf sub waitset, pub and sub pinned to cpus (taskset; None: not
     pinned); the median per-second rate, and the samples sub received in all."""
     env = dict(os.environ, CYCLONEDDS_URI=f"file://{UDP_XML}")
     topic_args, size_args, wire = ddsperf_topic(size, topic)
     duration = int(seconds + 2.999)  # the first and last seconds are dropped
     base = ["ddsperf", "-i", str(domain), "-k", "all", *topic_args]
-    sub = subprocess.Popen(pinned([*base, "-D", str(duration + 2), "sub", "waitset"], cpus[1]),
-                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           start_new_session=True)
+    sub = subprocess.Popen(
+        pinned([*base, "-D", str(duration + 2), "sub", "waitset"], cpus[1]),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     pub = None
     try:
-        pub = subprocess.Popen(pinned([*base, "-D", str(duration), "pub", *size_args], cpus[0]),
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               start_new_session=True)
+        pub = subprocess.Popen(
+            pinned([*base, "-D", str(duration), "pub", *size_args], cpus[0]),
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         pub.wait(timeout=duration + 60)
         out, _ = sub.communicate(timeout=duration + 60)
     finally:
@@ -162,51 +198,107 @@ def all_drivers(sizes, seconds, results) -> None:
                 r = psbench_run(d["name"], size, seconds, extra, results)
                 qos = "reliable" if "reliable" in extra else "best_effort"
                 if "error" in r:
-                    rows.append([d["name"] + suffix, size, qos, "failed: " + " ".join(r["error"]),
-                                 "", "", ""])
+                    rows.append(
+                        [
+                            d["name"] + suffix,
+                            size,
+                            qos,
+                            "failed: " + " ".join(r["error"]),
+                            "",
+                            "",
+                            "",
+                        ]
+                    )
                     continue
                 mbit = r["samples_per_s"] * size * 8 / 1e6 if r["samples_per_s"] else None
-                rows.append([d["name"] + suffix, size, qos, fmt(r["samples_per_s"]), fmt(mbit, 1),
-                             fmt(r["loss_percent"], 2), fmt(r["pub_rate"])])
-                print(f"  {d['name'] + suffix} {size} B: {fmt(r['samples_per_s'])} samples/s",
-                      flush=True)
-    print(table.render(["driver", "size B", "qos", "sub samples/s", "Mbit/s", "loss %",
-                        "pub sends/s"], rows))
+                rows.append(
+                    [
+                        d["name"] + suffix,
+                        size,
+                        qos,
+                        fmt(r["samples_per_s"]),
+                        fmt(mbit, 1),
+                        fmt(r["loss_percent"], 2),
+                        fmt(r["pub_rate"]),
+                    ]
+                )
+                print(
+                    f"  {d['name'] + suffix} {size} B: {fmt(r['samples_per_s'])} samples/s",
+                    flush=True,
+                )
+    print(
+        table.render(
+            ["driver", "size B", "qos", "sub samples/s", "Mbit/s", "loss %", "pub sends/s"], rows
+        )
+    )
 
 
 def versus_ddsperf(sizes, seconds, rounds, results, topic) -> None:
     if not shutil.which("ddsperf") or not shutil.which("taskset"):
-        print("ddsperf or taskset missing (make setup installs cyclonedds-tools, util-linux): "
-              "comparison skipped")
+        print(
+            "ddsperf or taskset missing (make setup installs cyclonedds-tools, util-linux): "
+            "comparison skipped"
+        )
         return
-    extra = ["--reliability", "reliable", "--history", "keep_all", "--notify", "wait",
-             "--transport", "udp", "--option", "write_batch=true"]
+    extra = [
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--notify",
+        "wait",
+        "--transport",
+        "udp",
+        "--option",
+        "write_batch=true",
+    ]
     found = {size: {"psbench": [], "ddsperf": []} for size in sizes}
     for r in range(rounds):
         for i, size in enumerate(sizes):
-            for tool in (("psbench", "ddsperf") if r % 2 == 0 else ("ddsperf", "psbench")):
+            for tool in ("psbench", "ddsperf") if r % 2 == 0 else ("ddsperf", "psbench"):
                 if tool == "psbench":
                     run = psbench_run("cyclonedds", size, seconds + 2, extra, results)
                     if "error" in run:
                         sys.exit(f"psbench cyclonedds failed: {run['error']}")
                     value = run["per_second_median"]
                 else:
-                    value = ddsperf_rate(size, seconds, 201 + (r * len(sizes) + i) % 30, topic,
-                                         own_cpus())[0]
+                    value = ddsperf_rate(
+                        size, seconds, 201 + (r * len(sizes) + i) % 30, topic, own_cpus()
+                    )[0]
                 found[size][tool].append(value)
-            print(f"round {r + 1}/{rounds} {size:>5} B: psbench {found[size]['psbench'][-1]:,.0f}"
-                  f"  ddsperf {found[size]['ddsperf'][-1]:,.0f} samples/s", flush=True)
+            print(
+                f"round {r + 1}/{rounds} {size:>5} B: psbench {found[size]['psbench'][-1]:,.0f}"
+                f"  ddsperf {found[size]['ddsperf'][-1]:,.0f} samples/s",
+                flush=True,
+            )
     rows = []
     for size in sizes:
-        ps, dp = statistics.median(found[size]["psbench"]), statistics.median(found[size]["ddsperf"])
+        ps, dp = (
+            statistics.median(found[size]["psbench"]),
+            statistics.median(found[size]["ddsperf"]),
+        )
         ratio = ps / dp
-        verdict = ("met" if 0.9 <= ratio <= 1.1 else
-                   "NOT met: psbench lower" if ratio < 0.9 else "NOT met: psbench higher")
+        verdict = (
+            "met"
+            if 0.9 <= ratio <= 1.1
+            else "NOT met: psbench lower"
+            if ratio < 0.9
+            else "NOT met: psbench higher"
+        )
         rows.append([size, fmt(ps), fmt(dp), f"{ratio:.3f}", verdict])
-    print(table.render(["size B", "psbench samples/s", "ddsperf samples/s", "ratio",
-                        "goal 0.90-1.10"], rows))
-    print("ddsperf topic: " + ("KS, keyed, sized like psbench's samples" if topic == "KS"
-          else "unkeyed, UK16 (16 B) beside 64 B, UK1024 (1024 B) beside 1 KiB"))
+    print(
+        table.render(
+            ["size B", "psbench samples/s", "ddsperf samples/s", "ratio", "goal 0.90-1.10"], rows
+        )
+    )
+    print(
+        "ddsperf topic: "
+        + (
+            "KS, keyed, sized like psbench's samples"
+            if topic == "KS"
+            else "unkeyed, UK16 (16 B) beside 64 B, UK1024 (1024 B) beside 1 KiB"
+        )
+    )
 
 
 def interrupted(signum, frame):
@@ -216,14 +308,19 @@ def interrupted(signum, frame):
 def main() -> int:
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    ap = argparse.ArgumentParser(description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seconds", type=float, default=4.0, help="measuring time of each run")
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 1024])
     ap.add_argument("--rounds", type=int, default=3, help="interleaved rounds against ddsperf")
     ap.add_argument("--only", choices=("drivers", "ddsperf"), help="one of the two parts")
-    ap.add_argument("--ddsperf-topic", choices=("unkeyed", "KS"), default="unkeyed",
-                    help="ddsperf's topic: unkeyed fixed-size (default) or its keyed KS")
+    ap.add_argument(
+        "--ddsperf-topic",
+        choices=("unkeyed", "KS"),
+        default="unkeyed",
+        help="ddsperf's topic: unkeyed fixed-size (default) or its keyed KS",
+    )
     ap.add_argument("-o", "--output", help="results folder (default: a new temporary one)")
     args = ap.parse_args()
     if not paths.node_path().exists():
@@ -234,8 +331,10 @@ def main() -> int:
         print(f"every driver, back to back, {args.seconds:g} s per run:", flush=True)
         all_drivers(args.sizes, args.seconds, results)
     if args.only != "drivers":
-        print(f"\ncyclonedds (write_batch) against ddsperf, {args.rounds} interleaved rounds:",
-              flush=True)
+        print(
+            f"\ncyclonedds (write_batch) against ddsperf, {args.rounds} interleaved rounds:",
+            flush=True,
+        )
         versus_ddsperf(args.sizes, args.seconds, args.rounds, results, args.ddsperf_topic)
     print(f"results: {results} (psbench report {results})")
     return 0

@@ -86,26 +86,38 @@ import zlib
 from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
-
 import ddsperf_compare as dc
+import numpy as np
 import throughput as tput
+
 from psbench.base import paths
-from psbench.run.drivers import describe
 from psbench.base.errors import UserError
-from psbench.run.measure import span_rate
 from psbench.results.samples import read_samples
+from psbench.run.drivers import describe
+from psbench.run.measure import span_rate
 from psbench.run.services import ServicePool, broker_options
 
-INSTRUMENTS = {"udp": "sockperf", "cyclonedds": "ddsperf", "zeromq": "zeromq_probe", "nats": "nats_probe",
-               "mqtt": "mqtt_probe", "redis": "redis_probe", "iceoryx": "iceoryx_probe",
-               "fastdds": "fastdds_probe"}
+INSTRUMENTS = {
+    "udp": "sockperf",
+    "cyclonedds": "ddsperf",
+    "zeromq": "zeromq_probe",
+    "nats": "nats_probe",
+    "mqtt": "mqtt_probe",
+    "redis": "redis_probe",
+    "iceoryx": "iceoryx_probe",
+    "fastdds": "fastdds_probe",
+}
 # Maximum throughput: the instruments that have a publish/subscribe mode.
-TPUT_INSTRUMENTS = {"cyclonedds": "ddsperf", "fastdds": "fastdds_probe", "zeromq": "zeromq_probe",
-                    "nats": "nats_probe", "mqtt": "mqtt_probe"}
+TPUT_INSTRUMENTS = {
+    "cyclonedds": "ddsperf",
+    "fastdds": "fastdds_probe",
+    "zeromq": "zeromq_probe",
+    "nats": "nats_probe",
+    "mqtt": "mqtt_probe",
+}
 WHAT = ("rtt", "throughput")
 REPO = Path(__file__).resolve().parents[1]
-NO_CPUS = (None, None)   # (ping's, pong's) CPU: none, the scheduler places them
+NO_CPUS = (None, None)  # (ping's, pong's) CPU: none, the scheduler places them
 # Probes are their own small CMake projects, built on request into the worktree's build/.
 PROBES_BUILD = REPO / "build" / "probes"
 
@@ -115,12 +127,15 @@ def build_probe(name: str) -> tuple[Path | None, str]:
     build: nothing to do when nothing changed); or None and why it cannot be built."""
     src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
     binary = out / f"{name}_probe"
-    configure = [] if (out / "CMakeCache.txt").exists() else [
-        ["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]]
+    configure = (
+        []
+        if (out / "CMakeCache.txt").exists()
+        else [["cmake", "-S", str(src), "-B", str(out), "-DCMAKE_BUILD_TYPE=Release"]]
+    )
     for step in (*configure, ["cmake", "--build", str(out)]):
         res = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if res.returncode != 0:
-            lines = [l for l in (res.stderr + res.stdout).splitlines() if l.strip()]
+            lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
             return None, f"probe build failed: {lines[-1] if lines else step}"
     if not binary.exists():
         return None, f"probe build made no {binary.name}"
@@ -133,29 +148,41 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def run_pair(name: str, first: list[str], second: list[str], seconds: float,
-             first_ends: float = 0.0) -> tuple[str, str]:
+def run_pair(
+    name: str, first: list[str], second: list[str], seconds: float, first_ends: float = 0.0
+) -> tuple[str, str]:
     """Starts `first` (the side that waits: pong, sub), then runs `second` (ping, pub) to
     its end (bounded); then gives `first` up to first_ends seconds to end by itself (0: it
     is stopped at once). Both stopped whatever happens. Returns (second's stdout, first's
     stdout and stderr); RuntimeError when one that had to end by itself failed."""
     with tempfile.TemporaryFile("w+") as first_out:
-        a = subprocess.Popen(first, stdout=first_out, stderr=subprocess.STDOUT, text=True,
-                             start_new_session=True)
+        a = subprocess.Popen(
+            first, stdout=first_out, stderr=subprocess.STDOUT, text=True, start_new_session=True
+        )
         b = None
         try:
-            b = subprocess.Popen(second, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                 start_new_session=True)
+            b = subprocess.Popen(
+                second,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
             out, err = b.communicate(timeout=seconds + 60)
             if b.returncode != 0:
-                raise RuntimeError(f"{name}: the driving side exited "
-                                   f"{b.returncode}: {err.strip()[-400:]}")
+                raise RuntimeError(
+                    f"{name}: the driving side exited {b.returncode}: {err.strip()[-400:]}"
+                )
             if first_ends and a.wait(timeout=first_ends) != 0:
                 first_out.seek(0)
-                raise RuntimeError(f"{name}: the waiting side exited {a.returncode}: "
-                                   f"{first_out.read().strip()[-400:]}")
+                raise RuntimeError(
+                    f"{name}: the waiting side exited {a.returncode}: "
+                    f"{first_out.read().strip()[-400:]}"
+                )
         except subprocess.TimeoutExpired as e:
-            raise RuntimeError(f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s")
+            raise RuntimeError(
+                f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s"
+            ) from None
         finally:
             for proc in (b, a):
                 if proc is not None:
@@ -164,13 +191,18 @@ def run_pair(name: str, first: list[str], second: list[str], seconds: float,
         return out, first_out.read()
 
 
-def probe_rtt(name: str, binary: Path, args: list[str], seconds: float,
-              cpus=NO_CPUS) -> tuple[float, float, int]:
+def probe_rtt(
+    name: str, binary: Path, args: list[str], seconds: float, cpus=NO_CPUS
+) -> tuple[float, float, int]:
     """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
     trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
     stopped whatever happens. cpus: (ping's, pong's) CPU for taskset, or None each."""
-    out, _ = run_pair(name, dc.pinned([str(binary), "pong", *args], cpus[1]),
-                      dc.pinned([str(binary), "ping", *args], cpus[0]), seconds)
+    out, _ = run_pair(
+        name,
+        dc.pinned([str(binary), "pong", *args], cpus[1]),
+        dc.pinned([str(binary), "ping", *args], cpus[0]),
+        seconds,
+    )
     p50, p99, n = out.split()
     return float(p50), float(p99), int(n)
 
@@ -180,14 +212,20 @@ def probe_rtt(name: str, binary: Path, args: list[str], seconds: float,
 PROBE_SUB_LINE = re.compile(r"^sub: received (\d+),.* ([0-9.]+) samples/s$", re.M)
 
 
-def probe_tput(name: str, binary: Path, args: list[str], seconds: float,
-               cpus=NO_CPUS) -> tuple[float, int]:
+def probe_tput(
+    name: str, binary: Path, args: list[str], seconds: float, cpus=NO_CPUS
+) -> tuple[float, int]:
     """A bare probe's own maximum throughput, messages/s on the subscriber's clock, and the
     messages it received: `binary sub ARGS` then `binary pub ARGS` (pub writing back to
     back; sub ending on pub's end marker, else after 5 s without a message).
     cpus: (pub's, sub's) CPU for taskset, or None each."""
-    _, out = run_pair(name, dc.pinned([str(binary), "sub", *args], cpus[1]),
-                      dc.pinned([str(binary), "pub", *args], cpus[0]), seconds, first_ends=30)
+    _, out = run_pair(
+        name,
+        dc.pinned([str(binary), "sub", *args], cpus[1]),
+        dc.pinned([str(binary), "pub", *args], cpus[0]),
+        seconds,
+        first_ends=30,
+    )
     m = PROBE_SUB_LINE.search(out)
     if m is None:
         raise RuntimeError(f"{name} sub printed no rate: {out[-400:]}")
@@ -196,12 +234,17 @@ def probe_tput(name: str, binary: Path, args: list[str], seconds: float,
 
 def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
     """The command line of a driver's bare probe after its role (see each probe.cpp)."""
-    if driver == "zeromq":   # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
+    if driver == "zeromq":  # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
         return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
-        return ["--best-effort", "--keep-last", "1", *probe_tput_args(driver, "", tag, size, seconds)]
+        return [
+            "--best-effort",
+            "--keep-last",
+            "1",
+            *probe_tput_args(driver, "", tag, size, seconds),
+        ]
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 
@@ -214,8 +257,16 @@ def probe_tput_args(driver: str, broker: str, tag: str, size: int, seconds: floa
     if driver in ("nats", "mqtt"):
         return probe_args(driver, broker, tag, size, seconds)
     assert driver == "fastdds", driver
-    return ["--transport", "builtin", "--size", str(size),
-            "--domain", str(150 + zlib.crc32(tag.encode()) % 50), "--duration", str(seconds)]
+    return [
+        "--transport",
+        "builtin",
+        "--size",
+        str(size),
+        "--domain",
+        str(150 + zlib.crc32(tag.encode()) % 50),
+        "--duration",
+        str(seconds),
+    ]
 
 
 TOLERANCE = 0.10
@@ -234,35 +285,72 @@ DDSPERF_LIKE = ["--reliability", "reliable", "--notify", "wait", "--transport", 
 # ddsperf also a waitset, UDP on lo and Cyclone's write batching, which ddsperf's pub
 # always enables (bench/throughput.py); zeromq best effort, the driver's defaults.
 RELIABLE_ALL = ["--reliability", "reliable", "--history", "keep_all"]
-TPUT_OPTIONS = {"cyclonedds": RELIABLE_ALL + ["--notify", "wait", "--transport", "udp",
-                                              "--option", "write_batch=true"],
-                "fastdds": RELIABLE_ALL, "zeromq": [], "nats": [], "mqtt": []}
+TPUT_OPTIONS = {
+    "cyclonedds": RELIABLE_ALL
+    + ["--notify", "wait", "--transport", "udp", "--option", "write_batch=true"],
+    "fastdds": RELIABLE_ALL,
+    "zeromq": [],
+    "nats": [],
+    "mqtt": [],
+}
 
 
-def node_pair(driver: str, out: str, run: str, size: int, extra: list[str], roles: tuple[str, str],
-              seconds: float, cpus) -> None:
+def node_pair(
+    driver: str,
+    out: str,
+    run: str,
+    size: int,
+    extra: list[str],
+    roles: tuple[str, str],
+    seconds: float,
+    cpus,
+) -> None:
     """Runs psbench-node's two roles (the waiting one, then the driving one for `seconds`)
     as two processes pinned to cpus (driving's, waiting's), writing into out; both must
     end by themselves."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
-    common = [str(paths.node_path()), "--driver", str(lib), "--out", out, "--run-id", run,
-              "--size", str(size), *extra]
+    common = [
+        str(paths.node_path()),
+        "--driver",
+        str(lib),
+        "--out",
+        out,
+        "--run-id",
+        run,
+        "--size",
+        str(size),
+        *extra,
+    ]
     timed = ["--duration", f"{seconds:g}"]
     # A sub is told the duration too, as the launcher does: it then ends on the pub's end
     # marker only (not after --count's default 10000) and sizes its store for a duration.
     waiting = common + ["--role", roles[0], *(timed if roles[0] == "sub" else [])]
-    run_pair(f"psbench {driver} {'/'.join(roles)}", dc.pinned(waiting, cpus[1]),
-             dc.pinned(common + ["--role", roles[1], *timed], cpus[0]), seconds, first_ends=30)
+    run_pair(
+        f"psbench {driver} {'/'.join(roles)}",
+        dc.pinned(waiting, cpus[1]),
+        dc.pinned(common + ["--role", roles[1], *timed], cpus[0]),
+        seconds,
+        first_ends=30,
+    )
 
 
-def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[str],
-                cpus=NO_CPUS) -> tuple[float, float]:
+def psbench_rtt(
+    driver: str, size: int, seconds: float, run: str, extra: list[str], cpus=NO_CPUS
+) -> tuple[float, float]:
     """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait).
     Against ddsperf (cyclonedds) as ddsperf computes its own: the median over the
     one-second windows of each window's p50 and p99; otherwise over all samples."""
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
-        node_pair(driver, out, run, size, extra + (DDSPERF_LIKE if driver == "cyclonedds" else []),
-                  ("pong", "ping"), seconds, cpus)
+        node_pair(
+            driver,
+            out,
+            run,
+            size,
+            extra + (DDSPERF_LIKE if driver == "cyclonedds" else []),
+            ("pong", "ping"),
+            seconds,
+            cpus,
+        )
         samples = read_samples(Path(out) / "ping.samples")
     rtt_ns = samples.latency_ns.astype(np.int64)
     if driver == "cyclonedds":
@@ -274,11 +362,14 @@ def psbench_rtt(driver: str, size: int, seconds: float, run: str, extra: list[st
     if len(rtt_ns) == 0:
         raise RuntimeError(f"psbench {driver} recorded no samples")
     rtt = rtt_ns / 1000.0
-    return float(np.percentile(rtt, 50, method="inverted_cdf")), float(np.percentile(rtt, 99, method="inverted_cdf"))
+    return float(np.percentile(rtt, 50, method="inverted_cdf")), float(
+        np.percentile(rtt, 99, method="inverted_cdf")
+    )
 
 
-def psbench_tput(driver: str, size: int, seconds: float, run: str, extra: list[str],
-                 cpus=NO_CPUS) -> tuple[float, int]:
+def psbench_tput(
+    driver: str, size: int, seconds: float, run: str, extra: list[str], cpus=NO_CPUS
+) -> tuple[float, int]:
     """psbench's maximum throughput, messages/s on the sub's clock, and the messages the sub
     received: pub back to back (no --rate) to sub, options as TPUT_OPTIONS. Against ddsperf as
     ddsperf computes its own (the median of the whole one-second bins, the first and last
@@ -286,15 +377,25 @@ def psbench_tput(driver: str, size: int, seconds: float, run: str, extra: list[s
     arrival - first arrival), as psbench's reports (measure.throughput)."""
     against_ddsperf = driver == "cyclonedds"
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
-        node_pair(driver, out, run, size, extra + TPUT_OPTIONS[driver], ("sub", "pub"),
-                  seconds + 2 if against_ddsperf else seconds, cpus)
+        node_pair(
+            driver,
+            out,
+            run,
+            size,
+            extra + TPUT_OPTIONS[driver],
+            ("sub", "pub"),
+            seconds + 2 if against_ddsperf else seconds,
+            cpus,
+        )
         got = json.loads((Path(out) / "sub.json").read_text())["throughput"]
     if against_ddsperf:
         rate = tput.per_second_median(got["per_bin"], got["bin_ns"])
     else:
         rate = span_rate(got["received"], got["first_arrival_ns"], got["last_arrival_ns"])
     if not rate:
-        raise RuntimeError(f"psbench {driver} sub received too little for a rate ({got['received']})")
+        raise RuntimeError(
+            f"psbench {driver} sub received too little for a rate ({got['received']})"
+        )
     return rate, got["received"]
 
 
@@ -308,14 +409,35 @@ def ddsperf_tput(size: int, seconds: float, domain: int, cpus=NO_CPUS) -> tuple[
 def sockperf_rtt(size: int, seconds: float, cpus=NO_CPUS) -> tuple[float, float]:
     """sockperf's own p50 and p99 of the full round trip, in us (the client pings)."""
     port = str(free_udp_port())
-    server = subprocess.Popen(dc.pinned(["sockperf", "server", "-i", "127.0.0.1", "-p", port], cpus[1]),
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    server = subprocess.Popen(
+        dc.pinned(["sockperf", "server", "-i", "127.0.0.1", "-p", port], cpus[1]),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
     try:
         time.sleep(0.3)  # the server binds before the client's first message (as bench/overhead)
-        client = subprocess.run(dc.pinned(["sockperf", "ping-pong", "-i", "127.0.0.1", "-p", port,
-                                           "-m", str(size), "-t", str(max(1, round(seconds))),
-                                           "--full-rtt"], cpus[0]),
-                                capture_output=True, text=True, timeout=seconds + 60)
+        client = subprocess.run(
+            dc.pinned(
+                [
+                    "sockperf",
+                    "ping-pong",
+                    "-i",
+                    "127.0.0.1",
+                    "-p",
+                    port,
+                    "-m",
+                    str(size),
+                    "-t",
+                    str(max(1, round(seconds))),
+                    "--full-rtt",
+                ],
+                cpus[0],
+            ),
+            capture_output=True,
+            text=True,
+            timeout=seconds + 60,
+        )
     finally:
         dc.stop(server)
     found = {}
@@ -324,7 +446,9 @@ def sockperf_rtt(size: int, seconds: float, cpus=NO_CPUS) -> tuple[float, float]
             pct, value = line.split("percentile", 1)[1].split("=")
             found[float(pct)] = float(value)
     if 50.0 not in found or 99.0 not in found:
-        raise RuntimeError(f"sockperf printed no percentiles: {client.stdout[-400:]}{client.stderr[-400:]}")
+        raise RuntimeError(
+            f"sockperf printed no percentiles: {client.stdout[-400:]}{client.stderr[-400:]}"
+        )
     return found[50.0], found[99.0]
 
 
@@ -334,16 +458,22 @@ def ddsperf_rtt(size: int, seconds: float, domain: int, cpus=NO_CPUS) -> tuple[f
     return dc.ddsperf_rtt_percentiles_us(size, max(seconds, 2.0), domain, cpus)
 
 
-def bootstrap_ratio(ps: list[float], inst: list[float], reps: int = 2000, seed: int = 15) -> tuple[float, float, float]:
+def bootstrap_ratio(
+    ps: list[float], inst: list[float], reps: int = 2000, seed: int = 15
+) -> tuple[float, float, float]:
     """Ratio of the medians over rounds, and its 95% interval from resampling rounds."""
     a, b = np.asarray(ps), np.asarray(inst)
     rng = np.random.default_rng(seed)
     idx = rng.integers(0, len(a), size=(reps, len(a)))
     boot = np.median(a[idx], axis=1) / np.median(b[idx], axis=1)
-    return float(np.median(a) / np.median(b)), float(np.quantile(boot, 0.025)), float(np.quantile(boot, 0.975))
+    return (
+        float(np.median(a) / np.median(b)),
+        float(np.quantile(boot, 0.025)),
+        float(np.quantile(boot, 0.975)),
+    )
 
 
-MIN_ROUNDS = 3   # fewer: a bootstrap over rounds cannot show how much they vary
+MIN_ROUNDS = 3  # fewer: a bootstrap over rounds cannot show how much they vary
 
 
 def verdict(lo: float, hi: float, rounds: int = MIN_ROUNDS) -> str:
@@ -361,32 +491,49 @@ def positive(kind):
         try:
             value = kind(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"not a number: {text!r}")
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
         if not value > 0 or value != value or value == float("inf"):
             raise argparse.ArgumentTypeError(f"must be a positive finite number: {text!r}")
         return value
+
     return parse
 
 
 def main() -> int:
     signal.signal(signal.SIGTERM, dc.interrupted)
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--drivers", default=",".join(INSTRUMENTS), help="comma-separated (default: %(default)s)")
-    ap.add_argument("--sizes", default="64,16384", help="comma-separated message sizes in bytes (>= 32)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--drivers", default=",".join(INSTRUMENTS), help="comma-separated (default: %(default)s)"
+    )
+    ap.add_argument(
+        "--sizes", default="64,16384", help="comma-separated message sizes in bytes (>= 32)"
+    )
     ap.add_argument("--rounds", type=positive(int), default=5)
-    ap.add_argument("--seconds", type=positive(float), default=3.0, help="measuring time of each run")
-    ap.add_argument("--cpus", default="0,1",
-                    help="PING_CPU,PONG_CPU: every process of both tools pinned there with taskset "
-                         "(the pinging one, the echoing one; for throughput the publishing one, "
-                         "the subscribing one), or 'none' (default: %(default)s)")
-    ap.add_argument("--what", default=",".join(WHAT),
-                    help="comma-separated: rtt (ping-pong), throughput (maximum, where an instrument "
-                         f"exists: {','.join(TPUT_INSTRUMENTS)}) (default: %(default)s)")
+    ap.add_argument(
+        "--seconds", type=positive(float), default=3.0, help="measuring time of each run"
+    )
+    ap.add_argument(
+        "--cpus",
+        default="0,1",
+        help="PING_CPU,PONG_CPU: every process of both tools pinned there with taskset "
+        "(the pinging one, the echoing one; for throughput the publishing one, "
+        "the subscribing one), or 'none' (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--what",
+        default=",".join(WHAT),
+        help="comma-separated: rtt (ping-pong), throughput (maximum, where an instrument "
+        f"exists: {','.join(TPUT_INSTRUMENTS)}) (default: %(default)s)",
+    )
     args = ap.parse_args()
     args.what = [w for w in args.what.split(",") if w]
     if not args.what or any(w not in WHAT for w in args.what):
-        ap.error(f"--what: give rtt, throughput or both (comma-separated), got {','.join(args.what) or '(none)'}")
+        ap.error(
+            f"--what: give rtt, throughput or both (comma-separated), got {','.join(args.what) or '(none)'}"
+        )
     cpus = NO_CPUS if args.cpus == "none" else tuple(args.cpus.split(","))
     if len(cpus) != 2 or (cpus[0] is not None and not all(c.isdigit() for c in cpus)):
         ap.error("--cpus: give PING_CPU,PONG_CPU (e.g. 0,1) or none")
@@ -398,10 +545,14 @@ def main() -> int:
     drivers = [d for d in args.drivers.split(",") if d]
     unknown = [d for d in drivers if d not in INSTRUMENTS]
     if unknown or not drivers:
-        ap.error(f"--drivers: no instrument for {','.join(unknown) or '(none)'}; choose from {','.join(INSTRUMENTS)}")
+        ap.error(
+            f"--drivers: no instrument for {','.join(unknown) or '(none)'}; choose from {','.join(INSTRUMENTS)}"
+        )
     if args.what == ["throughput"] and not any(d in TPUT_INSTRUMENTS for d in drivers):
-        ap.error(f"--what throughput: no throughput instrument for {','.join(drivers)}; "
-                 f"choose from {','.join(TPUT_INSTRUMENTS)}")
+        ap.error(
+            f"--what throughput: no throughput instrument for {','.join(drivers)}; "
+            f"choose from {','.join(TPUT_INSTRUMENTS)}"
+        )
     try:
         sizes = [int(s) for s in args.sizes.split(",")]
     except ValueError:
@@ -416,7 +567,10 @@ def main() -> int:
     if "throughput" in args.what:
         for d in drivers:
             if d not in TPUT_INSTRUMENTS:
-                print(f"throughput skipped {d}: no instrument with a publish/subscribe mode yet", flush=True)
+                print(
+                    f"throughput skipped {d}: no instrument with a publish/subscribe mode yet",
+                    flush=True,
+                )
     if "rtt" not in args.what:  # nothing to build or start for the others
         drivers = [d for d in drivers if d in TPUT_INSTRUMENTS]
     runnable, probes = [], {}
@@ -442,8 +596,10 @@ def main() -> int:
     # generated configuration on 127.0.0.1 and a free port, RouDi's pools sized for the
     # largest message; a RouDi someone else runs is used and left alone), one per driver
     # for both tools, stopped at the end whatever happens.
-    with tempfile.TemporaryDirectory(prefix="psbench-truth-services-") as logs, \
-            ServicePool(largest_message=max(sizes)) as pool:
+    with (
+        tempfile.TemporaryDirectory(prefix="psbench-truth-services-") as logs,
+        ServicePool(largest_message=max(sizes)) as pool,
+    ):
         for d in runnable:
             lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
             used = pool.ensure(describe(paths.node_path(), lib), None, Path(logs))
@@ -462,6 +618,7 @@ def main() -> int:
 class Setup(NamedTuple):
     """What the runs of one invocation share: built probes, psbench's extra node options
     (--option broker=...), brokers' addresses, and a tag for run ids and topics."""
+
     probes: dict
     extra: dict
     brokers: dict
@@ -483,7 +640,7 @@ def measure(args, sizes, runnable, setup: Setup, rows) -> None:
     for r in range(args.rounds):
         for d in runnable:
             for i, size in enumerate(sizes):
-                domain = 201 + (r * len(sizes) + i) % 30   # ddsperf's; psbench's own are 1-200
+                domain = 201 + (r * len(sizes) + i) % 30  # ddsperf's; psbench's own are 1-200
                 if "rtt" in args.what:
                     rtt_round(args, r, d, size, domain, setup, rows["rtt"])
                 if "throughput" in args.what and d in TPUT_INSTRUMENTS:
@@ -493,37 +650,78 @@ def measure(args, sizes, runnable, setup: Setup, rows) -> None:
 def rtt_round(args, r, d, size, domain, setup: Setup, rows) -> None:
     def instrument():
         if d in setup.probes:
-            return probe_rtt(INSTRUMENTS[d], setup.probes[d], probe_args(
-                d, setup.brokers.get(d, ""), f"truth{setup.tag}r{r}s{size}", size, args.seconds),
-                args.seconds, args.cpus)[:2]
+            return probe_rtt(
+                INSTRUMENTS[d],
+                setup.probes[d],
+                probe_args(
+                    d, setup.brokers.get(d, ""), f"truth{setup.tag}r{r}s{size}", size, args.seconds
+                ),
+                args.seconds,
+                args.cpus,
+            )[:2]
         if d == "udp":
             return sockperf_rtt(size, args.seconds, args.cpus)
         return ddsperf_rtt(size, args.seconds, domain, args.cpus)
-    got = in_order(r, lambda: psbench_rtt(d, size, args.seconds, f"truth{setup.tag}{d}r{r}s{size}",
-                                          setup.extra.get(d, []), args.cpus), instrument)
+
+    got = in_order(
+        r,
+        lambda: psbench_rtt(
+            d,
+            size,
+            args.seconds,
+            f"truth{setup.tag}{d}r{r}s{size}",
+            setup.extra.get(d, []),
+            args.cpus,
+        ),
+        instrument,
+    )
     rows.setdefault((d, size), []).append(got)
-    print(f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
-          f"{got[0][0]:.2f}/{got[0][1]:.2f} us, {INSTRUMENTS[d]} "
-          f"{got[1][0]:.2f}/{got[1][1]:.2f} us", flush=True)
+    print(
+        f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
+        f"{got[0][0]:.2f}/{got[0][1]:.2f} us, {INSTRUMENTS[d]} "
+        f"{got[1][0]:.2f}/{got[1][1]:.2f} us",
+        flush=True,
+    )
 
 
 def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
     def instrument():
         if d == "cyclonedds":
             return ddsperf_tput(size, args.seconds, domain, args.cpus)
-        return probe_tput(TPUT_INSTRUMENTS[d], setup.probes[d], probe_tput_args(
-            d, setup.brokers.get(d, ""), f"truth{setup.tag}t{r}s{size}", size, args.seconds),
-            args.seconds, args.cpus)
-    got = in_order(r, lambda: psbench_tput(d, size, args.seconds, f"truth{setup.tag}{d}t{r}s{size}",
-                                           setup.extra.get(d, []), args.cpus), instrument)
+        return probe_tput(
+            TPUT_INSTRUMENTS[d],
+            setup.probes[d],
+            probe_tput_args(
+                d, setup.brokers.get(d, ""), f"truth{setup.tag}t{r}s{size}", size, args.seconds
+            ),
+            args.seconds,
+            args.cpus,
+        )
+
+    got = in_order(
+        r,
+        lambda: psbench_tput(
+            d,
+            size,
+            args.seconds,
+            f"truth{setup.tag}{d}t{r}s{size}",
+            setup.extra.get(d, []),
+            args.cpus,
+        ),
+        instrument,
+    )
     rows.setdefault((d, size), []).append(got)
-    print(f"round {r + 1}/{args.rounds} {d} {size} B throughput: psbench {got[0][0]:,.0f} msg/s "
-          f"({got[0][1]} received), {TPUT_INSTRUMENTS[d]} {got[1][0]:,.0f} msg/s ({got[1][1]} received)",
-          flush=True)
+    print(
+        f"round {r + 1}/{args.rounds} {d} {size} B throughput: psbench {got[0][0]:,.0f} msg/s "
+        f"({got[0][1]} received), {TPUT_INSTRUMENTS[d]} {got[1][0]:,.0f} msg/s ({got[1][1]} received)",
+        flush=True,
+    )
 
 
 def placement(cpus, sender: str, receiver: str) -> str:
-    return "unpinned" if cpus[0] is None else f"{sender} on CPU {cpus[0]}, {receiver} on CPU {cpus[1]}"
+    return (
+        "unpinned" if cpus[0] is None else f"{sender} on CPU {cpus[0]}, {receiver} on CPU {cpus[1]}"
+    )
 
 
 def ratio_cells(ps: list[float], inst: list[float]) -> str:
@@ -534,8 +732,10 @@ def ratio_cells(ps: list[float], inst: list[float]) -> str:
 
 def print_table(rows, cpus) -> None:
     print()
-    print(f"RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap "
-          f"interval), {placement(cpus, 'pinging processes', 'echoing ones')}; machine load not controlled")
+    print(
+        f"RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap "
+        f"interval), {placement(cpus, 'pinging processes', 'echoing ones')}; machine load not controlled"
+    )
     header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
@@ -543,25 +743,33 @@ def print_table(rows, cpus) -> None:
         for k, metric in enumerate(("p50", "p99")):
             ps = [p[0][k] for p in pairs]
             inst = [p[1][k] for p in pairs]
-            print(f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
-                  f"{np.median(inst):>9.2f} {ratio_cells(ps, inst)}")
+            print(
+                f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
+                f"{np.median(inst):>9.2f} {ratio_cells(ps, inst)}"
+            )
 
 
 def print_tput_table(rows, cpus) -> None:
     """The maximum throughput, messages/s on the subscriber's clock, and the messages each
     tool's subscribers received over all rounds."""
     print()
-    print(f"maximum throughput, messages/s, psbench/instrument (medians over rounds, 95% bootstrap "
-          f"interval), {placement(cpus, 'publishers', 'subscribers')}; machine load not controlled")
-    header = (f"{'driver':<11} {'instrument':<14} {'size B':>7} {'rounds':>6} {'psbench msg/s':>13} "
-              f"{'instr msg/s':>12} {'psbench n':>10} {'instr n':>10} {'ratio':>6} {'interval':>17}  verdict")
+    print(
+        f"maximum throughput, messages/s, psbench/instrument (medians over rounds, 95% bootstrap "
+        f"interval), {placement(cpus, 'publishers', 'subscribers')}; machine load not controlled"
+    )
+    header = (
+        f"{'driver':<11} {'instrument':<14} {'size B':>7} {'rounds':>6} {'psbench msg/s':>13} "
+        f"{'instr msg/s':>12} {'psbench n':>10} {'instr n':>10} {'ratio':>6} {'interval':>17}  verdict"
+    )
     print(header)
     print("-" * len(header))
     for (d, size), pairs in rows.items():
         ps, inst = [p[0][0] for p in pairs], [p[1][0] for p in pairs]
-        print(f"{d:<11} {TPUT_INSTRUMENTS[d]:<14} {size:>7} {len(pairs):>6} {np.median(ps):>13.0f} "
-              f"{np.median(inst):>12.0f} {sum(p[0][1] for p in pairs):>10} {sum(p[1][1] for p in pairs):>10} "
-              f"{ratio_cells(ps, inst)}")
+        print(
+            f"{d:<11} {TPUT_INSTRUMENTS[d]:<14} {size:>7} {len(pairs):>6} {np.median(ps):>13.0f} "
+            f"{np.median(inst):>12.0f} {sum(p[0][1] for p in pairs):>10} {sum(p[1][1] for p in pairs):>10} "
+            f"{ratio_cells(ps, inst)}"
+        )
 
 
 if __name__ == "__main__":

@@ -40,8 +40,10 @@ def driver_libs(node) -> dict[str, Path]:
     libs = paths.driver_libraries()
     missing = [d for d in BASELINE_DRIVERS if d not in libs]
     if missing:
-        pytest.fail(f"drivers {missing} are not built under {paths.build_dir()}/drivers: "
-                    f"run `make build` in {REPO}")
+        pytest.fail(
+            f"drivers {missing} are not built under {paths.build_dir()}/drivers: "
+            f"run `make build` in {REPO}"
+        )
     return libs
 
 
@@ -60,9 +62,15 @@ def cli_env(results: Path, **extra) -> dict:
 def cli_in_background(args: list[str], results: Path, **extra_env):
     """The CLI as a user runs it (through the launcher), in its own process group; if
     the test leaves it running, the whole group is killed on the way out."""
-    proc = subprocess.Popen([str(LAUNCHER), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, cwd=REPO,
-                            env=cli_env(results, **extra_env), start_new_session=True)
+    proc = subprocess.Popen(
+        [str(LAUNCHER), *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+        env=cli_env(results, **extra_env),
+        start_new_session=True,
+    )
     try:
         yield proc
     finally:
@@ -80,8 +88,9 @@ def run_cli(args: list[str], results: Path, timeout: float = 120, **extra_env):
 
 def run_records(results: Path) -> list[dict]:
     """Every run.json under a results directory (demo runs are nested one deeper)."""
-    return [dict(json.loads(p.read_text()), _dir=p.parent)
-            for p in sorted(results.rglob("run.json"))]
+    return [
+        dict(json.loads(p.read_text()), _dir=p.parent) for p in sorted(results.rglob("run.json"))
+    ]
 
 
 def wait_for_running(results: Path, proc, limit: float = 60) -> dict:
@@ -155,7 +164,7 @@ def report_sweep(driver_libs, tmp_path_factory) -> Path:
     experiment.write_text(REPORT_SWEEP.read_text())
     store = folder / "sweep"
     proc = run_cli(["run", str(experiment), "-o", str(store)], folder / "results")
-    assert proc.returncode == 1, proc.stdout + proc.stderr   # the crashing runs
+    assert proc.returncode == 1, proc.stdout + proc.stderr  # the crashing runs
     for record in run_records(store):
         assert_nothing_left(record["run_id"])
     return store

@@ -14,9 +14,14 @@ SEEDS = REPO / "experiments" / "seeds"
 def reproduce_quick(study: str, folder: Path, timeout: float = 900):
     """Runs the study's quick variant into folder/sweep; (completed process, sweep root)."""
     root = folder / "sweep"
-    proc = subprocess.run([str(LAUNCHER), "reproduce", study, "--quick", "-o", str(root)],
-                          capture_output=True, text=True, cwd=REPO, timeout=timeout,
-                          env=cli_env(folder / "results"))
+    proc = subprocess.run(
+        [str(LAUNCHER), "reproduce", study, "--quick", "-o", str(root)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=timeout,
+        env=cli_env(folder / "results"),
+    )
     return proc, root
 
 

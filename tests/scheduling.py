@@ -29,8 +29,9 @@ def host_wide_drivers() -> set[str]:
     names = set()
     for name in manifests.driver_names():
         manifest = manifests.load(name)
-        per_host = any(s.per_host or ((manifests.service(s.name) or s).per_host)
-                       for s in manifest.services)
+        per_host = any(
+            s.per_host or ((manifests.service(s.name) or s).per_host) for s in manifest.services
+        )
         if per_host or manifest.cleanup:
             names.add(name)
     return names
@@ -54,9 +55,13 @@ def _text(item) -> str:
         except (OSError, TypeError):
             pass
         module_globals = function.__globals__
-        parts += [repr(module_globals[n]) for n in _code_names(function.__code__)
-                  if n in module_globals and not callable(module_globals[n])
-                  and not inspect.ismodule(module_globals[n])]
+        parts += [
+            repr(module_globals[n])
+            for n in _code_names(function.__code__)
+            if n in module_globals
+            and not callable(module_globals[n])
+            and not inspect.ismodule(module_globals[n])
+        ]
     return " ".join(parts)
 
 

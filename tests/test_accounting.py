@@ -30,13 +30,20 @@ def inject(*faults) -> list[str]:
 # shm reliable keep_all loses nothing by itself, so each count below is the fault's.
 @pytest.mark.parametrize("rate", ["0", "5000"])
 def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
-    proc = pubsub(results, "shm", "--count", "3000", "--rate", rate, *RELIABLE,
-                  *inject("drop=5", "drop=2999", "dup=10", "dup=11", "reorder=100",
-                          "delay=200:2000"))
+    proc = pubsub(
+        results,
+        "shm",
+        "--count",
+        "3000",
+        "--rate",
+        rate,
+        *RELIABLE,
+        *inject("drop=5", "drop=2999", "dup=10", "dup=11", "reorder=100", "delay=200:2000"),
+    )
     record = only_run(results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sub, pub = summary(record, "sub"), summary(record, "pub")
-    assert pub["counts"]["sent"] == 3000           # a dropped message counts as sent
+    assert pub["counts"]["sent"] == 3000  # a dropped message counts as sent
     assert pub["injected"] == {"drop": 2, "dup": 2, "reorder": 1, "delay": 1}
     counts = sub["counts"]
     assert counts["sent"] == 3000 and counts["lost"] == 2
@@ -52,12 +59,21 @@ def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
     assert "sub accounting: writers sent 3,000, received 2,998, lost 2" in proc.stdout
 
 
-def test_a_subscriber_that_stops_early_leaves_samples_unaccounted_not_lost(
-        driver_libs, results):
+def test_a_subscriber_that_stops_early_leaves_samples_unaccounted_not_lost(driver_libs, results):
     # The publisher pauses 3 s after message 100; the subscriber's idle timeout is 1 s,
     # so it stops with 100 samples while the publisher goes on to send 1000.
-    proc = pubsub(results, "shm", "--count", "1000", "--rate", "0", *RELIABLE,
-                  "--idle-timeout", "1", *inject("delay=100:3000000"))
+    proc = pubsub(
+        results,
+        "shm",
+        "--count",
+        "1000",
+        "--rate",
+        "0",
+        *RELIABLE,
+        "--idle-timeout",
+        "1",
+        *inject("delay=100:3000000"),
+    )
     record = only_run(results)
     assert proc.returncode == 1
     assert record["status"] == "incomplete"
@@ -71,12 +87,21 @@ def test_a_subscriber_that_stops_early_leaves_samples_unaccounted_not_lost(
     assert "not every sample is accounted for" in proc.stderr
 
 
-def test_the_store_keeps_what_arrived_not_what_fits_under_a_sequence_number(
-        driver_libs, results):
+def test_the_store_keeps_what_arrived_not_what_fits_under_a_sequence_number(driver_libs, results):
     # Messages 0-499 never arrive; a store indexed by sequence number with room for
     # 1000 would keep only 500-999. The store keeps the first 1000 arrivals.
-    proc = pubsub(results, "shm", "--count", "3000", "--rate", "0", *RELIABLE,
-                  "--max-samples", "1000", *inject(*(f"drop={s}" for s in range(500))))
+    proc = pubsub(
+        results,
+        "shm",
+        "--count",
+        "3000",
+        "--rate",
+        "0",
+        *RELIABLE,
+        "--max-samples",
+        "1000",
+        *inject(*(f"drop={s}" for s in range(500))),
+    )
     record = only_run(results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sub = summary(record, "sub")
@@ -91,8 +116,22 @@ def test_the_store_keeps_what_arrived_not_what_fits_under_a_sequence_number(
 def test_late_echoes_are_kept_and_flagged(driver_libs, results):
     # Open loop, a 5 µs sample timeout: nearly every round trip is over it, so nearly
     # every echo is late, and none may be left out of the samples.
-    proc = run_cli(["ping", "--driver", "udp", "--count", "500", "--warmup", "10",
-                    "--rate", "1000", "--sample-timeout", "0.000005"], results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            "udp",
+            "--count",
+            "500",
+            "--warmup",
+            "10",
+            "--rate",
+            "1000",
+            "--sample-timeout",
+            "0.000005",
+        ],
+        results,
+    )
     record = only_run(results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     ping = summary(record, "ping")
@@ -148,10 +187,13 @@ def test_inject_is_checked(driver_libs, results):
 
 def test_settings_a_driver_cannot_honour_are_refused_at_once(driver_libs, results):
     # Both used to be accepted and fail only at the 30 s match timeout.
-    for args, words in ((["ping", "--driver", "zeromq", "--transport", "inproc"],
-                         "--placement intra"),
-                        (["pubsub", "--driver", "iceoryx", "--publishers", "2", "--count",
-                          "10"], "at most 1 writer(s) per topic")):
+    for args, words in (
+        (["ping", "--driver", "zeromq", "--transport", "inproc"], "--placement intra"),
+        (
+            ["pubsub", "--driver", "iceoryx", "--publishers", "2", "--count", "10"],
+            "at most 1 writer(s) per topic",
+        ),
+    ):
         if args[2] not in driver_libs:
             continue
         proc = run_cli([*args, "--match-timeout", "30"], results / args[2], timeout=20)

@@ -20,13 +20,30 @@ CASES = [(d, "best_effort") for d in ALL] + [(d, "reliable") for d in ALL if d i
 
 
 @pytest.mark.parametrize("driver,reliability", CASES)
-def test_publisher_sent_equals_subscriber_received_plus_lost(driver_libs, results, driver,
-                                                              reliability):
+def test_publisher_sent_equals_subscriber_received_plus_lost(
+    driver_libs, results, driver, reliability
+):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    proc = run_cli(["pubsub", "--driver", driver, "--rate", "0", "--duration", "1",
-                    "--reliability", reliability, "--match-timeout", "20",
-                    "--drain-timeout", "60"], results, timeout=180)
+    proc = run_cli(
+        [
+            "pubsub",
+            "--driver",
+            driver,
+            "--rate",
+            "0",
+            "--duration",
+            "1",
+            "--reliability",
+            reliability,
+            "--match-timeout",
+            "20",
+            "--drain-timeout",
+            "60",
+        ],
+        results,
+        timeout=180,
+    )
     record = only_run(results)
     assert record["status"] == "ok", proc.stdout + proc.stderr
     pub = json.loads((record["_dir"] / "pub.json").read_text())

@@ -7,19 +7,36 @@ S = 1_000_000_000
 
 
 def pub(sent, end_s, ended_by="duration", drain="none", drain_s=0.0, topic="psb_r_data"):
-    return {"role": "pub", "config": {"topics": [topic]}, "counts": {"sent": sent},
-            "ended_by": ended_by, "timing": {"measure_end_ns": int(end_s * S)},
-            "drain": {"result": drain, "ns": int(drain_s * S)}}
+    return {
+        "role": "pub",
+        "config": {"topics": [topic]},
+        "counts": {"sent": sent},
+        "ended_by": ended_by,
+        "timing": {"measure_end_ns": int(end_s * S)},
+        "drain": {"result": drain, "ns": int(drain_s * S)},
+    }
 
 
-def sub(samples, end_s, ended_by="idle_timeout", seen=0, expected=1, beyond=0,
-        corrupted=0, topic="psb_r_data"):
+def sub(
+    samples,
+    end_s,
+    ended_by="idle_timeout",
+    seen=0,
+    expected=1,
+    beyond=0,
+    corrupted=0,
+    topic="psb_r_data",
+):
     sent = None if seen < expected and ended_by != "count" else 0
-    return {"role": "sub", "config": {"topics": [topic]}, "ended_by": ended_by,
-            "counts": {"samples": samples, "corrupted": corrupted, "sent": sent},
-            "kept": {"beyond_capacity": beyond},
-            "end_markers": {"seen": seen, "expected": expected},
-            "timing": {"measure_end_ns": int(end_s * S)}}
+    return {
+        "role": "sub",
+        "config": {"topics": [topic]},
+        "ended_by": ended_by,
+        "counts": {"samples": samples, "corrupted": corrupted, "sent": sent},
+        "kept": {"beyond_capacity": beyond},
+        "end_markers": {"seen": seen, "expected": expected},
+        "timing": {"measure_end_ns": int(end_s * S)},
+    }
 
 
 def test_a_subscriber_that_outlasted_its_writers_lost_what_it_misses():
@@ -34,31 +51,40 @@ def test_a_subscriber_that_stopped_before_its_writers_leaves_them_unaccounted():
 
 
 def test_a_writer_that_could_not_drain_leaves_them_unaccounted():
-    found = reconcile({"pub": pub(700_808, 2.0, drain="timeout", drain_s=10),
-                       "sub": sub(258_942, 20.0)})
+    found = reconcile(
+        {"pub": pub(700_808, 2.0, drain="timeout", drain_s=10), "sub": sub(258_942, 20.0)}
+    )
     assert found["sub"]["unaccounted"] == 700_808 - 258_942
 
 
 def test_a_subscriber_that_stopped_while_its_writer_drained_leaves_them_unaccounted():
-    found = reconcile({"pub": pub(5000, 2.0, drain="drained", drain_s=4.0),
-                       "sub": sub(4000, 5.0)})
+    found = reconcile({"pub": pub(5000, 2.0, drain="drained", drain_s=4.0), "sub": sub(4000, 5.0)})
     assert found["sub"]["unaccounted"] == 1000
 
 
 def test_end_markers_seen_make_it_exact_and_what_was_kept_is_not_lost():
-    found = reconcile({"pub": pub(3000, 1.0), "sub": sub(1000, 1.1, "end_marker", seen=1,
-                                                         beyond=1500)})
+    found = reconcile(
+        {"pub": pub(3000, 1.0), "sub": sub(1000, 1.1, "end_marker", seen=1, beyond=1500)}
+    )
     a = found["sub"]
-    assert (a["received"], a["lost"], a["unaccounted"], a["beyond_capacity"]) == \
-        (2500, 500, 0, 1500)
+    assert (a["received"], a["lost"], a["unaccounted"], a["beyond_capacity"]) == (
+        2500,
+        500,
+        0,
+        1500,
+    )
     assert incomplete_message(found) is None
 
 
 def test_each_receiver_counts_only_the_writers_of_its_topic():
-    found = reconcile({"t1-pub": pub(100, 1, topic="psb_r_data1"),
-                       "t2-pub": pub(200, 1, topic="psb_r_data2"),
-                       "t1-sub": sub(100, 2, "end_marker", seen=1, topic="psb_r_data1"),
-                       "t2-sub": sub(150, 2, "end_marker", seen=1, topic="psb_r_data2")})
+    found = reconcile(
+        {
+            "t1-pub": pub(100, 1, topic="psb_r_data1"),
+            "t2-pub": pub(200, 1, topic="psb_r_data2"),
+            "t1-sub": sub(100, 2, "end_marker", seen=1, topic="psb_r_data1"),
+            "t2-sub": sub(150, 2, "end_marker", seen=1, topic="psb_r_data2"),
+        }
+    )
     assert found["t1-sub"]["published"] == 100 and found["t1-sub"]["lost"] == 0
     assert found["t2-sub"]["published"] == 200 and found["t2-sub"]["lost"] == 50
 

@@ -11,20 +11,29 @@ import pytest
 from scipy import stats as sps
 
 from psbench.report import formats
-from psbench.results.describe import describe, throughput
-from psbench.results.significance import bootstrap, compare_samples, mann_whitney, outside_noise, ratio_ci, seed_for, welch
 from psbench.report.tables import Column, Table
+from psbench.results.describe import describe, throughput
+from psbench.results.significance import (
+    bootstrap,
+    compare_samples,
+    mann_whitney,
+    outside_noise,
+    ratio_ci,
+    seed_for,
+    welch,
+)
 
 
 def test_describe_one_to_ten_by_hand():
     s = describe(np.arange(1, 11) * 1000.0)
     assert s["n"] == 10 and s["min"] == 1000 and s["max"] == 10000
     assert s["mean"] == 5500
-    assert s["stdev"] == pytest.approx(math.sqrt(sum((x - 5.5) ** 2 for x in range(1, 11))
-                                                 / 9) * 1000)
+    assert s["stdev"] == pytest.approx(
+        math.sqrt(sum((x - 5.5) ** 2 for x in range(1, 11)) / 9) * 1000
+    )
     # nearest rank: the smallest value with at least q% of the samples at or below it
     assert s["p50"] == 5000 and s["p90"] == 9000
-    assert s["jitter"] == 1000          # every step is 1000
+    assert s["jitter"] == 1000  # every step is 1000
     assert s["p99"] is None and s["p99.9"] is None and s["p99.99"] is None
 
 
@@ -47,7 +56,7 @@ def test_describe_empty_and_single():
 
 
 def test_throughput_on_the_receivers_clock():
-    receive = np.linspace(0, 1e9, 1001)     # 1001 samples over one second
+    receive = np.linspace(0, 1e9, 1001)  # 1001 samples over one second
     rate = throughput(receive, 1000)
     assert rate["samples_per_s"] == pytest.approx(1000)
     assert rate["mbit_per_s"] == pytest.approx(1000 * 1000 * 8 / 1e6)
@@ -59,7 +68,7 @@ def test_welch_by_hand_and_against_scipy():
     result = welch(a, b)
     # means 3 and 6, variances 2.5 and 10: se = sqrt(2.5/5 + 10/5)
     assert result.t == pytest.approx(-3 / math.sqrt(2.5))
-    assert result.df == pytest.approx((0.5 + 2) ** 2 / (0.5 ** 2 / 4 + 2 ** 2 / 4))
+    assert result.df == pytest.approx((0.5 + 2) ** 2 / (0.5**2 / 4 + 2**2 / 4))
     assert result.p == pytest.approx(2 * sps.t.sf(3 / math.sqrt(2.5), result.df))
     rng = np.random.default_rng(3)
     x, y = rng.gamma(2, 10, 3000), rng.gamma(2, 11, 2000)
@@ -101,6 +110,7 @@ def test_large_samples_are_thinned_evenly_not_randomly():
 
 def test_outside_noise_band():
     from psbench.results.significance import RatioCI
+
     assert outside_noise(RatioCI("p50", 1.2, 1.1, 1.3, 0.95), 0.05) == 1
     assert outside_noise(RatioCI("p50", 0.8, 0.7, 0.9, 0.95), 0.05) == -1
     assert outside_noise(RatioCI("p50", 1.04, 1.01, 1.06, 0.95), 0.05) == 0
@@ -110,8 +120,9 @@ def test_verdicts():
     a = np.random.default_rng(9).lognormal(10, 0.3, 4000)
 
     def verdict(b):
-        result = compare_samples(a, b, bootstrap(a, rng=seed_for("a")),
-                                 bootstrap(b, rng=seed_for("b")))
+        result = compare_samples(
+            a, b, bootstrap(a, rng=seed_for("a")), bootstrap(b, rng=seed_for("b"))
+        )
         return result.verdict, result.direction
 
     assert verdict(a * 1.5) == ("significant", "B slower")
@@ -120,9 +131,13 @@ def test_verdicts():
     assert verdict(a * 1.02) == ("within noise", "")
 
 
-TABLE = Table("t", "A_table 100%", [Column("name", "name"), Column("p50 µs", "p50_ns", "us"),
-                                    Column("p", "p", "p")],
-              [["a|b", 1500.0, 1e-320], ["c_d", None, 0.5]], ["a note"])
+TABLE = Table(
+    "t",
+    "A_table 100%",
+    [Column("name", "name"), Column("p50 µs", "p50_ns", "us"), Column("p", "p", "p")],
+    [["a|b", 1500.0, 1e-320], ["c_d", None, 0.5]],
+    ["a note"],
+)
 
 
 def test_formats_keep_raw_values_and_escape():
@@ -140,12 +155,12 @@ def test_formats_keep_raw_values_and_escape():
 def test_repetitions_widen_the_interval_by_their_disagreement():
     rng = np.random.default_rng(10)
     one = rng.lognormal(10, 0.3, 3000)
-    reps = [one, rng.lognormal(10, 0.3, 3000) * 1.3]   # a second run 30% slower
+    reps = [one, rng.lognormal(10, 0.3, 3000) * 1.3]  # a second run 30% slower
     pooled = ratio_ci(np.concatenate(reps), np.concatenate(reps), rng=seed_for("p"))
     two_level = ratio_ci(reps, reps, rng=seed_for("p"))
     assert pooled.ratio == two_level.ratio == 1.0
-    assert pooled.high - pooled.low < 0.1          # sampling noise alone: narrow
-    assert two_level.high - two_level.low > 0.2    # the runs' disagreement shows
+    assert pooled.high - pooled.low < 0.1  # sampling noise alone: narrow
+    assert two_level.high - two_level.low > 0.2  # the runs' disagreement shows
     assert ratio_ci(reps, reps, rng=seed_for("p")) == two_level
 
 
@@ -153,8 +168,12 @@ def test_the_floor_has_the_same_notify_mode_when_one_was_measured():
     from psbench.results.configs import Config, _baselines
 
     def config(driver, notify, p50):
-        c = Config(driver + notify, {"kind": "ping", "driver": driver, "size": 64,
-                                     "notify": notify}, [], label=f"{driver} {notify}")
+        c = Config(
+            driver + notify,
+            {"kind": "ping", "driver": driver, "size": 64, "notify": notify},
+            [],
+            label=f"{driver} {notify}",
+        )
         c.stats = {"p50": p50, "p99": 2 * p50}
         return c
 
@@ -170,8 +189,12 @@ def test_the_floor_is_measured_at_the_same_rate():
     from psbench.results.configs import Config, _baselines
 
     def config(driver, rate, p50):
-        c = Config(f"{driver}{rate}", {"kind": "pubsub", "driver": driver, "size": 64,
-                                       "rate": rate}, [], label=f"{driver} {rate}")
+        c = Config(
+            f"{driver}{rate}",
+            {"kind": "pubsub", "driver": driver, "size": 64, "rate": rate},
+            [],
+            label=f"{driver} {rate}",
+        )
         c.stats = {"p50": p50, "p99": 2 * p50}
         return c
 
@@ -186,31 +209,41 @@ def test_the_floor_is_measured_at_the_same_rate():
 
 def test_jitter_compares_samples_of_one_receiver_only():
     from psbench.results.describe import describe
+
     steady_low, steady_high = np.full(100, 10.0), np.full(100, 1000.0)
     pooled = np.ravel(np.column_stack([steady_low, steady_high]))  # interleaved by seq
-    assert describe(pooled)["jitter"] == 990.0       # one series: every step jumps
+    assert describe(pooled)["jitter"] == 990.0  # one series: every step jumps
     assert describe(pooled, [steady_low, steady_high])["jitter"] == 0.0
 
 
 def test_a_floor_measured_once_or_unstable_is_flagged_beside_its_ratios():
-    from psbench.results.configs import Config, _baselines
     from psbench.report.report_tables import baseline_table
+    from psbench.results.configs import Config, _baselines
 
     def config(driver, size, rep_p50s):
-        c = Config(f"{driver}{size}", {"kind": "ping", "driver": driver, "size": size}, [],
-                   label=f"{driver} {size}")
+        c = Config(
+            f"{driver}{size}",
+            {"kind": "ping", "driver": driver, "size": size},
+            [],
+            label=f"{driver} {size}",
+        )
         c.stats = {"p50": sorted(rep_p50s)[len(rep_p50s) // 2], "p99": 1e6}
         middle = c.stats["p50"]
-        c.spread = {"reps": len(rep_p50s), "p50_min": min(rep_p50s),
-                    "p50_max": max(rep_p50s),
-                    "relative": (max(rep_p50s) - min(rep_p50s)) / middle}
+        c.spread = {
+            "reps": len(rep_p50s),
+            "p50_min": min(rep_p50s),
+            "p50_max": max(rep_p50s),
+            "relative": (max(rep_p50s) - min(rep_p50s)) / middle,
+        }
         return c
 
     # 64 B: three steady floor repetitions (1% apart); 1 KiB: three, 0.81 vs 30 µs (the
     # demo's case); 4 KiB: the floor ran once.
-    steady, shaky, once = (config("shm", 64, [1000, 1005, 1010]),
-                           config("shm", 1024, [810, 29000, 32000]),
-                           config("shm", 4096, [5000]))
+    steady, shaky, once = (
+        config("shm", 64, [1000, 1005, 1010]),
+        config("shm", 1024, [810, 29000, 32000]),
+        config("shm", 4096, [5000]),
+    )
     dds = [config("dds", size, [40000]) for size in (64, 1024, 4096)]
     _baselines([steady, shaky, once, *dds])
     assert dds[0].baseline["floor_reps"] == 3 and dds[0].baseline["floor_spread"] == 10 / 1005
@@ -241,4 +274,4 @@ def test_an_acknowledged_round_trip_is_read_against_a_floor_with_the_same_reply(
     _baselines([full, acked, dds_full, dds_acked, lonely])
     assert dds_full.baseline["label"] == "shm None" and dds_full.baseline["p50_ratio"] == 4
     assert dds_acked.baseline["label"] == "shm 32" and dds_acked.baseline["p50_ratio"] == 5
-    assert lonely.baseline is None   # no floor with a 64-byte reply: none, not a wrong one
+    assert lonely.baseline is None  # no floor with a 64-byte reply: none, not a wrong one

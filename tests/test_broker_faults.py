@@ -32,8 +32,12 @@ def processes_mentioning(text: str, program: str) -> list[int]:
             state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if (state != "Z" and argv and os.path.basename(argv[0].decode()) == program
-                and any(text.encode() in a for a in argv)):
+        if (
+            state != "Z"
+            and argv
+            and os.path.basename(argv[0].decode()) == program
+            and any(text.encode() in a for a in argv)
+        ):
             found.append(int(cmdline.parent.name))
     return found
 
@@ -49,18 +53,21 @@ def wait_for(condition, seconds: float, what: str):
 
 
 @pytest.mark.parametrize("driver", sorted(BROKER_OF))
-def test_a_killed_broker_fails_its_run_and_the_sweep_goes_on(driver, driver_libs, results,
-                                                             tmp_path):
+def test_a_killed_broker_fails_its_run_and_the_sweep_goes_on(
+    driver, driver_libs, results, tmp_path
+):
     assert driver in driver_libs, f"the {driver} driver is not built"
     broker = BROKER_OF[driver]
     store = tmp_path / "sweep"
     experiment = write(tmp_path, SWEEP.format(driver=driver))
     with cli_in_background(["run", str(experiment), "-o", str(store)], results) as cli:
-        [pid] = wait_for(lambda: processes_mentioning(str(store), broker), 60,
-                         f"{broker} did not start")
+        [pid] = wait_for(
+            lambda: processes_mentioning(str(store), broker), 60, f"{broker} did not start"
+        )
         # Once the first run measures, the broker goes away under it.
-        wait_for(lambda: list(store.glob("runs/0001-*/*/pong.stderr")), 60,
-                 "the first run did not start")
+        wait_for(
+            lambda: list(store.glob("runs/0001-*/*/pong.stderr")), 60, "the first run did not start"
+        )
         time.sleep(1.0)
         os.kill(pid, signal.SIGKILL)
         out, err = cli.communicate(timeout=120)
@@ -72,5 +79,5 @@ def test_a_killed_broker_fails_its_run_and_the_sweep_goes_on(driver, driver_libs
     assert second["status"] == "ok", second
     record = json.loads((store / second["run_dir"] / "run.json").read_text())
     [service] = record["services"]
-    assert service["name"] == broker and service["pid"] != pid   # a fresh broker
+    assert service["name"] == broker and service["pid"] != pid  # a fresh broker
     assert processes_mentioning(str(store), broker) == []

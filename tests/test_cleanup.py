@@ -8,8 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import (assert_nothing_left, cli_in_background, only_run, processes_of_run,
-                      run_cli, wait_for_running)
+from conftest import (
+    assert_nothing_left,
+    cli_in_background,
+    only_run,
+    processes_of_run,
+    run_cli,
+    wait_for_running,
+)
 from psbench.results import rundir
 from psbench.run import runner
 from psbench.run.spec import MeasureSpec, NodePlan, node_argv
@@ -18,8 +24,7 @@ from psbench.run.spec import MeasureSpec, NodePlan, node_argv
 def test_node_timeout_is_reported_and_kept(driver_libs, results):
     # 2,000,000 samples take several seconds; the node allocates their store up front,
     # so a far larger count would spend the 2 s in allocation instead of measuring.
-    proc = run_cli(["ping", "--driver", "shm", "--count", "2000000", "--timeout", "2"],
-                   results)
+    proc = run_cli(["ping", "--driver", "shm", "--count", "2000000", "--timeout", "2"], results)
     assert proc.returncode == 3, proc.stderr
     record = only_run(results)
     assert record["status"] == "timeout"
@@ -29,18 +34,31 @@ def test_node_timeout_is_reported_and_kept(driver_libs, results):
 
 
 def _lonely_ping(node, lib, run_dir, run_id, match_timeout):
-    spec = MeasureSpec(kind="ping", driver="udp", driver_path=lib, size=64, count=100,
-                       match_timeout=match_timeout, timeout=600)
-    return [("ping", ["ping"],
-             node_argv(node, spec, NodePlan("ping", ["ping"]), run_id, run_dir, "stdio"))]
+    spec = MeasureSpec(
+        kind="ping",
+        driver="udp",
+        driver_path=lib,
+        size=64,
+        count=100,
+        match_timeout=match_timeout,
+        timeout=600,
+    )
+    return [
+        (
+            "ping",
+            ["ping"],
+            node_argv(node, spec, NodePlan("ping", ["ping"]), run_id, run_dir, "stdio"),
+        )
+    ]
 
 
 def test_peer_that_never_comes_fails_cleanly(node, driver_libs, results):
     run_id = rundir.new_run_id()
     run_dir = rundir.create(results, run_id)
     commands = _lonely_ping(node, driver_libs["udp"], run_dir, run_id, match_timeout=1)
-    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
-                           run_timeout=60)
+    result = runner.launch(
+        run_id, run_dir, commands, barrier=True, start_timeout=30, run_timeout=60
+    )
     assert result.status == "failed"
     assert "pong" in result.message  # the node says which peer it missed
     assert_nothing_left(run_id)
@@ -53,14 +71,24 @@ def test_a_failed_process_takes_its_waiting_peer_down(node, driver_libs, results
     run_dir = rundir.create(results, run_id)
 
     def argv(role, rid, match_timeout):
-        spec = MeasureSpec(kind="ping", driver="udp", driver_path=driver_libs["udp"],
-                           size=64, count=100, match_timeout=match_timeout, timeout=600)
+        spec = MeasureSpec(
+            kind="ping",
+            driver="udp",
+            driver_path=driver_libs["udp"],
+            size=64,
+            count=100,
+            match_timeout=match_timeout,
+            timeout=600,
+        )
         return node_argv(node, spec, NodePlan(role, [role]), rid, run_dir, "stdio")
 
-    commands = [("pong", ["pong"], argv("pong", run_id + "x", 60)),
-                ("ping", ["ping"], argv("ping", run_id, 1))]
-    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
-                           run_timeout=120)
+    commands = [
+        ("pong", ["pong"], argv("pong", run_id + "x", 60)),
+        ("ping", ["ping"], argv("ping", run_id, 1)),
+    ]
+    result = runner.launch(
+        run_id, run_dir, commands, barrier=True, start_timeout=30, run_timeout=120
+    )
     assert result.status == "failed"
     assert "pong" in result.message
     assert result.exit_codes["ping"] == 1
@@ -76,18 +104,19 @@ def test_launcher_stops_a_run_past_its_timeout(node, driver_libs, results):
     run_dir = rundir.create(results, run_id)
     # The node would wait 30 s for its peer; the launcher gives it 1 s.
     commands = _lonely_ping(node, driver_libs["udp"], run_dir, run_id, match_timeout=30)
-    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30,
-                           run_timeout=1)
+    result = runner.launch(run_id, run_dir, commands, barrier=True, start_timeout=30, run_timeout=1)
     assert result.status == "timeout"
     assert result.processes[0].killed
     assert_nothing_left(run_id)
 
 
-@pytest.mark.parametrize("driver,sig", [("udp", signal.SIGINT), ("shm", signal.SIGINT),
-                                        ("shm", signal.SIGTERM)])
+@pytest.mark.parametrize(
+    "driver,sig", [("udp", signal.SIGINT), ("shm", signal.SIGINT), ("shm", signal.SIGTERM)]
+)
 def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driver, sig):
-    with cli_in_background(["ping", "--driver", driver, "--count", "2000000",
-                            "--timeout", "120"], results) as proc:
+    with cli_in_background(
+        ["ping", "--driver", driver, "--count", "2000000", "--timeout", "120"], results
+    ) as proc:
         record = wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         time.sleep(1.0)  # let it get past the barrier into measuring
@@ -104,8 +133,9 @@ def test_interrupt_stops_everything_and_keeps_the_run(driver_libs, results, driv
 def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
     # psbench gets no chance to clean up; its nodes learn of its death from the kernel
     # (parent-death signal), end, and write what they measured.
-    with cli_in_background(["ping", "--driver", "udp", "--count", "2000000",
-                            "--timeout", "120"], results) as proc:
+    with cli_in_background(
+        ["ping", "--driver", "udp", "--count", "2000000", "--timeout", "120"], results
+    ) as proc:
         record = wait_for_running(results, proc)
         assert processes_of_run(record["run_id"]), "node processes not found while running"
         proc.send_signal(signal.SIGKILL)
@@ -117,17 +147,23 @@ def test_kill_9_of_psbench_takes_its_nodes_down(driver_libs, results):
     for role, ends in (("ping", {"interrupted"}), ("pong", {"interrupted", "end_marker"})):
         summary = json.loads((record["_dir"] / f"{role}.json").read_text())
         error = summary["error"] or ""
-        assert (summary["ended_by"] in ends or "before the start" in error
-                or "no GO line" in error), (role, summary["ended_by"], error)
+        assert (
+            summary["ended_by"] in ends or "before the start" in error or "no GO line" in error
+        ), (role, summary["ended_by"], error)
 
 
 def test_leftovers_named_after_the_run_are_removed_and_nothing_else(tmp_path):
     import tempfile
+
     from psbench.run.leftovers import remove_leftovers
+
     run_id, other = "LeftOver01", "LeftOver02"
     tmp = Path(tempfile.gettempdir())
-    made = [Path("/dev/shm") / f"psbench_{run_id}_data", tmp / f"psbench_{run_id}_77.lock",
-            tmp / f"psbench-zeromq-{run_id}"]
+    made = [
+        Path("/dev/shm") / f"psbench_{run_id}_data",
+        tmp / f"psbench_{run_id}_77.lock",
+        tmp / f"psbench-zeromq-{run_id}",
+    ]
     made[0].write_bytes(b"x")
     made[1].write_bytes(b"")
     made[2].mkdir()

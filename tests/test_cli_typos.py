@@ -5,19 +5,34 @@ import pytest
 from conftest import run_cli
 
 
-@pytest.mark.parametrize("argv,usage,hint", [
-    (["pign"], "usage: psbench [", "did you mean 'ping'?"),
-    (["ping", "--driver", "udp", "--sise", "64"], "usage: psbench ping", "did you mean --size?"),
-    (["pubsub", "--driver", "udp", "--rtae", "5"], "usage: psbench pubsub", "did you mean --rate?"),
-    (["ping", "--driver", "udp", "--notify", "pol"], "usage: psbench ping", "did you mean 'poll'?"),
-    (["run", "x.yaml", "--dryrun"], "usage: psbench run", "did you mean --dry-run?"),
-])
+@pytest.mark.parametrize(
+    "argv,usage,hint",
+    [
+        (["pign"], "usage: psbench [", "did you mean 'ping'?"),
+        (
+            ["ping", "--driver", "udp", "--sise", "64"],
+            "usage: psbench ping",
+            "did you mean --size?",
+        ),
+        (
+            ["pubsub", "--driver", "udp", "--rtae", "5"],
+            "usage: psbench pubsub",
+            "did you mean --rate?",
+        ),
+        (
+            ["ping", "--driver", "udp", "--notify", "pol"],
+            "usage: psbench ping",
+            "did you mean 'poll'?",
+        ),
+        (["run", "x.yaml", "--dryrun"], "usage: psbench run", "did you mean --dry-run?"),
+    ],
+)
 def test_the_nearest_word_and_the_commands_usage(results, argv, usage, hint):
     proc = run_cli(argv, results)
     assert proc.returncode == 2
     assert proc.stderr.startswith(usage), proc.stderr
     assert hint in proc.stderr.splitlines()[-1], proc.stderr
-    assert not results.exists()   # refused before a results folder exists
+    assert not results.exists()  # refused before a results folder exists
 
 
 def test_a_word_near_nothing_gets_no_guess(results):
@@ -26,11 +41,15 @@ def test_a_word_near_nothing_gets_no_guess(results):
     assert "unrecognized arguments: --zzzzzz" in proc.stderr
 
 
-@pytest.mark.parametrize("argv,words", [
-    (["ping", "--driver", "udp", "--size", "10"], "size 10 is out of range"),
-    (["ping", "--driver", "udp", "--size", "5M"], "use 32 (header only) to 4194304 bytes"),
-    (["ping", "--driver", "udp", "--pin", "none", "--cpu", "ping=0"], "--pin none"),
-    (["ping", "--driver", "udp", "--count", "1e20"], "--count")])
+@pytest.mark.parametrize(
+    "argv,words",
+    [
+        (["ping", "--driver", "udp", "--size", "10"], "size 10 is out of range"),
+        (["ping", "--driver", "udp", "--size", "5M"], "use 32 (header only) to 4194304 bytes"),
+        (["ping", "--driver", "udp", "--pin", "none", "--cpu", "ping=0"], "--pin none"),
+        (["ping", "--driver", "udp", "--count", "1e20"], "--count"),
+    ],
+)
 def test_argument_checks_refuse_before_a_results_folder_exists(results, argv, words):
     proc = run_cli(argv, results)
     assert proc.returncode == 2 and words in proc.stderr, proc.stderr

@@ -32,8 +32,9 @@ def sweeps(tmp_path_factory, driver_libs):
 
     def sweep(name, drivers="[udp, shm]", sizes="[64, 1KiB]", count=500):
         if name not in made:
-            path = write(folder, EXPERIMENT.format(drivers=drivers, sizes=sizes,
-                                                   count=count), f"{name}.yaml")
+            path = write(
+                folder, EXPERIMENT.format(drivers=drivers, sizes=sizes, count=count), f"{name}.yaml"
+            )
             proc = run_cli(["run", str(path), "-o", str(folder / name)], folder)
             assert proc.returncode == 0, proc.stderr
             for record in run_records(folder / name):
@@ -88,8 +89,7 @@ def test_a_against_itself_is_no_change_and_deterministic(sweeps, tmp_path):
         assert row["p50_verdict"] == row["p99_verdict"] == "no change"
         assert row["p50_low"] <= 1.0 <= row["p50_high"]
         assert row["n_a"] == row["n_b"] == 500
-    assert verdict_line(proc) == "0 slower, 0 faster, 4 no change; " \
-                                 "regression beyond 5% (p50): no"
+    assert verdict_line(proc) == "0 slower, 0 faster, 4 no change; regression beyond 5% (p50): no"
     assert compare(a, a).stdout == proc.stdout
 
 
@@ -98,8 +98,7 @@ def test_two_real_sweeps_verdicts_agree_with_exit_code(sweeps, tmp_path):
     proc, record = compare_json(a, b, tmp_path)
     rows = rows_of(record)
     assert [r["config"] for r in rows] == CONFIGS
-    assert all(r["p50_verdict"] in VERDICTS and r["p99_verdict"] in VERDICTS
-               for r in rows)
+    assert all(r["p50_verdict"] in VERDICTS and r["p99_verdict"] in VERDICTS for r in rows)
     slower = [r for r in rows if r["p50_verdict"] == "slower"]
     assert proc.returncode == (1 if slower else 0), proc.stdout
     assert record["regression"] is bool(slower)
@@ -128,8 +127,7 @@ def test_doubled_latency_is_slower_everywhere(sweeps, tmp_path):
         # p99 of 500 samples is the 6th largest (rank 495): its interval may be too wide
         # to call.
         assert row["p99_verdict"] in ("slower", "no change")
-    assert verdict_line(proc) == "4 slower, 0 faster, 0 no change; " \
-                                 "regression beyond 5% (p50): yes"
+    assert verdict_line(proc) == "4 slower, 0 faster, 0 no change; regression beyond 5% (p50): yes"
 
 
 def test_halved_latency_is_faster_and_passes(sweeps, tmp_path):
@@ -158,8 +156,10 @@ def test_fail_on_chooses_the_statistic(sweeps, tmp_path):
     for fail_on in ("p99", "any"):
         proc = compare(a, tail, "--fail-on", fail_on)
         assert proc.returncode == 1, proc.stdout
-        assert verdict_line(proc) == f"4 slower, 0 faster, 0 no change; " \
-                                     f"regression beyond 5% ({fail_on}): yes"
+        assert (
+            verdict_line(proc) == f"4 slower, 0 faster, 0 no change; "
+            f"regression beyond 5% ({fail_on}): yes"
+        )
 
 
 def test_threshold_decides_what_is_noise(sweeps, tmp_path):
@@ -180,8 +180,10 @@ def test_p99_needs_100_samples_a_side(sweeps, tmp_path):
     [row] = rows_of(record)
     assert row["p50_verdict"] == "no change"
     assert row["p99_ratio"] is None and row["p99_verdict"] == "-"
-    assert verdict_line(proc) == "0 slower, 0 faster, 0 no change, 1 without p99; " \
-                                 "regression beyond 5% (p99): no"
+    assert (
+        verdict_line(proc) == "0 slower, 0 faster, 0 no change, 1 without p99; "
+        "regression beyond 5% (p99): no"
+    )
     assert "p99 '-': fewer than 100 samples on a side" in proc.stdout
 
 
@@ -193,7 +195,10 @@ def test_extra_size_in_b_is_listed_only_in_b(sweeps, tmp_path):
     only_b = rows_of(record, "only_b")
     assert [(r["config"], r["status_b"]) for r in only_b] == [("udp 2 KiB", "ok")]
     assert [r["config"] for r in rows_of(record, "only_a")] == [
-        "udp 1 KiB", "shm 64 B", "shm 1 KiB"]
+        "udp 1 KiB",
+        "shm 64 B",
+        "shm 1 KiB",
+    ]
     assert "only in B" in proc.stdout and "udp 2 KiB" in proc.stdout
 
 
@@ -207,7 +212,8 @@ def test_failed_run_on_one_side_is_not_comparable(sweeps, tmp_path):
     proc, record = compare_json(a, broken, tmp_path)
     assert [r["config"] for r in rows_of(record)] == CONFIGS[1:]
     assert rows_of(record, "not_comparable") == [
-        {"config": "udp 64 B", "metric": "RTT/2", "status_a": "ok", "status_b": "failed"}]
+        {"config": "udp 64 B", "metric": "RTT/2", "status_a": "ok", "status_b": "failed"}
+    ]
 
 
 def test_nothing_in_common_exits_2_and_lists_both_sides(sweeps):
@@ -228,15 +234,18 @@ def test_missing_folder_exits_2_naming_it(sweeps, tmp_path):
     assert f"B: {missing}: no such results folder" in proc.stderr
 
 
-@pytest.mark.parametrize("args, named", [
-    (["--threshold", "5"], "--threshold"),
-    (["--threshold", "-0.1"], "--threshold"),
-    (["--confidence", "95"], "--confidence"),
-    (["--resamples", "10"], "--resamples"),
-    (["--seed", "x"], "--seed"),
-    (["--fail-on", "mean"], "--fail-on"),
-    (["--json", "/no/such/folder/c.json"], "--json"),
-])
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--threshold", "5"], "--threshold"),
+        (["--threshold", "-0.1"], "--threshold"),
+        (["--confidence", "95"], "--confidence"),
+        (["--resamples", "10"], "--resamples"),
+        (["--seed", "x"], "--seed"),
+        (["--fail-on", "mean"], "--fail-on"),
+        (["--json", "/no/such/folder/c.json"], "--json"),
+    ],
+)
 def test_bad_arguments_exit_2_naming_them(sweeps, args, named):
     a = sweeps("a")
     proc = compare(a, a, *args)

@@ -22,8 +22,11 @@ ALLOWED_SKIPS = ("has no loan()", "offers every QoS bit", "no two independent pr
 
 def service_drivers() -> list[str]:
     """Drivers whose default transport needs a service, from their manifests."""
-    return [name for name in manifests.driver_names()
-            if any(s.transport is None for s in manifests.load(name).services)]
+    return [
+        name
+        for name in manifests.driver_names()
+        if any(s.transport is None for s in manifests.load(name).services)
+    ]
 
 
 def conformance_binary():
@@ -31,8 +34,7 @@ def conformance_binary():
 
 
 @pytest.mark.parametrize("driver", service_drivers())
-def test_the_suite_passes_with_the_services_psbench_starts(node, driver_libs, driver,
-                                                           tmp_path):
+def test_the_suite_passes_with_the_services_psbench_starts(node, driver_libs, driver, tmp_path):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
     binary = conformance_binary()
@@ -42,16 +44,24 @@ def test_the_suite_passes_with_the_services_psbench_starts(node, driver_libs, dr
     env = dict(os.environ)
     with ServicePool() as pool:
         for service in pool.ensure(describe, None, tmp_path):
-            if service.address:   # a broker: the suite connects to it through this variable
+            if service.address:  # a broker: the suite connects to it through this variable
                 env[f"PSBENCH_BROKER_{driver.upper()}"] = service.address
-        proc = subprocess.run([str(binary), f"--gtest_filter=Drivers/Conformance.*/{driver}"],
-                              env=env, timeout=600, capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            [str(binary), f"--gtest_filter=Drivers/Conformance.*/{driver}"],
+            env=env,
+            timeout=600,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     outcomes = gtest_outcomes(proc.stdout)
-    assert len(outcomes) >= 8, proc.stdout[-4000:]          # the whole suite ran for it
-    unexplained = {name: text for name, (result, text) in outcomes.items()
-                   if result == "SKIPPED" and not any(w in text for w in ALLOWED_SKIPS)}
+    assert len(outcomes) >= 8, proc.stdout[-4000:]  # the whole suite ran for it
+    unexplained = {
+        name: text
+        for name, (result, text) in outcomes.items()
+        if result == "SKIPPED" and not any(w in text for w in ALLOWED_SKIPS)
+    }
     assert unexplained == {}, unexplained
     assert all(result in ("OK", "SKIPPED") for result, _ in outcomes.values()), outcomes
 

@@ -8,8 +8,7 @@ import pytest
 
 from conftest import run_cli
 
-DRIVERS = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats",
-           "redis"]
+DRIVERS = ["udp", "shm", "cyclonedds", "fastdds", "iceoryx", "zeromq", "mqtt", "nats", "redis"]
 
 
 def demo_store(results):
@@ -20,7 +19,7 @@ def demo_store(results):
     return store, index
 
 
-@pytest.mark.host_wide   # every driver of experiments/quickstart.yaml
+@pytest.mark.host_wide  # every driver of experiments/quickstart.yaml
 def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, results):
     proc = run_cli(["demo", "--count", "300"], results, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -30,7 +29,8 @@ def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, result
     store, index = demo_store(results)
     assert (store / "experiment.yaml").read_text().startswith("# The quick start")
     assert [(e["params"]["driver"], e["params"]["size"]) for e in index] == [
-        (driver, size) for driver in DRIVERS for size in (64, 16384)]
+        (driver, size) for driver in DRIVERS for size in (64, 16384)
+    ]
     for entry in index:
         assert entry["status"] == "ok", entry["message"]
         assert entry["counts"]["samples"] + entry["counts"]["lost"] == 300
@@ -56,12 +56,13 @@ def test_demo_skips_a_missing_driver(node, driver_libs, results, tmp_path):
     assert "Traceback" not in proc.stderr
     skipped = [line for line in proc.stdout.splitlines() if " skipped: " in line]
     assert [line.split(" skipped: ")[0] for line in skipped] == [
-        f"{driver} {size}" for driver in DRIVERS[1:] for size in ("64 B", "16 KiB")]
+        f"{driver} {size}" for driver in DRIVERS[1:] for size in ("64 B", "16 KiB")
+    ]
     assert all(f"driver '{line.split()[0]}' is not built" in line for line in skipped)
     latency_table = proc.stdout.split("Latency per configuration")[1].split("Ratio to")[0]
-    measured = [line.split()[:3] for line in latency_table.splitlines()
-                if line.startswith("  udp ")]
+    measured = [
+        line.split()[:3] for line in latency_table.splitlines() if line.startswith("  udp ")
+    ]
     assert measured == [["udp", "64", "B"], ["udp", "16", "KiB"]]
     _, index = demo_store(results)
-    assert [(e["params"]["driver"], e["status"]) for e in index] == [("udp", "ok"),
-                                                                     ("udp", "ok")]
+    assert [(e["params"]["driver"], e["status"]) for e in index] == [("udp", "ok"), ("udp", "ok")]

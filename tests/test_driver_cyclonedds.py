@@ -54,8 +54,13 @@ def roudi():
     if roudi_pids():
         yield None
         return
-    proc = subprocess.Popen(["iox-roudi"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        ["iox-roudi"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     try:
         ready = False
         end = time.monotonic() + 20
@@ -123,9 +128,24 @@ PING_RUNS = [
 @pytest.mark.parametrize("transport,type_args,size,reliability,notify,count", PING_RUNS)
 def test_ping(cyclonedds, results, transport, type_args, size, reliability, notify, count):
     pattern = [] if type_args else ["--check-pattern"]
-    _, s, samples = run_ok(results, "ping", "--transport", transport, *type_args, "--size", str(size),
-                           "--reliability", reliability, "--notify", notify, "--count", str(count),
-                           "--warmup", "20", *pattern)
+    _, s, samples = run_ok(
+        results,
+        "ping",
+        "--transport",
+        transport,
+        *type_args,
+        "--size",
+        str(size),
+        "--reliability",
+        reliability,
+        "--notify",
+        notify,
+        "--count",
+        str(count),
+        "--warmup",
+        "20",
+        *pattern,
+    )
     ping = s["ping"]
     assert ping["config"]["transport"] == transport and ping["config"]["notify"] == notify
     assert_accounted(ping["counts"], count, reliability == "reliable")
@@ -137,46 +157,122 @@ def test_write_batch_still_answers_every_ping(cyclonedds, results):
     # WriteBatch holds writes back until the packet fills or the node flushes; the node
     # flushes after every ping and echo, so a closed loop sees every echo in time
     # (unflushed, each ping would wait out the sample timeout and count as lost).
-    _, s, samples = run_ok(results, "ping", "--option", "write_batch=true", "--count", "300",
-                           "--warmup", "10", "--sample-timeout", "0.5", "--check-pattern")
+    _, s, samples = run_ok(
+        results,
+        "ping",
+        "--option",
+        "write_batch=true",
+        "--count",
+        "300",
+        "--warmup",
+        "10",
+        "--sample-timeout",
+        "0.5",
+        "--check-pattern",
+    )
     assert s["ping"]["config"]["options"] == {"write_batch": "true"}
     assert_accounted(s["ping"]["counts"], 300, reliable=True)
     assert len(samples) == 300
 
 
 def test_write_batch_back_to_back_delivers_everything(cyclonedds, results):
-    _, s, samples = run_ok(results, "pubsub", "--option", "write_batch=true", "--rate", "0",
-                           "--count", "20000", "--reliability", "reliable", "--history", "keep_all",
-                           "--check-pattern")
+    _, s, samples = run_ok(
+        results,
+        "pubsub",
+        "--option",
+        "write_batch=true",
+        "--rate",
+        "0",
+        "--count",
+        "20000",
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--check-pattern",
+    )
     assert_accounted(s["sub"]["counts"], 20000, reliable=True)
     assert s["pub"]["counts"]["write_errors"] == 0
 
 
 def test_pubsub_four_mib_reliable_loses_nothing(cyclonedds, results):
-    _, s, _ = run_ok(results, "pubsub", "--size", str(4 << 20), "--count", "30", "--rate", "0",
-                     "--reliability", "reliable", "--history", "keep_all", "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--size",
+        str(4 << 20),
+        "--count",
+        "30",
+        "--rate",
+        "0",
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--check-pattern",
+    )
     assert_accounted(s["sub"]["counts"], 30, reliable=True)
 
 
 def test_pubsub_best_effort_listener(cyclonedds, results):
-    _, s, _ = run_ok(results, "pubsub", "--size", "256", "--count", "500", "--rate", "2000",
-                     "--notify", "listener", "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--size",
+        "256",
+        "--count",
+        "500",
+        "--rate",
+        "2000",
+        "--notify",
+        "listener",
+        "--check-pattern",
+    )
     assert_accounted(s["sub"]["counts"], 500, reliable=False)
 
 
 def test_pubsub_transient_local_keep_last(cyclonedds, results):
-    _, s, _ = run_ok(results, "pubsub", "--option", "type=complex", "--option", "elements=4",
-                     "--size", "32", "--count", "300", "--rate", "0", "--reliability", "reliable",
-                     "--durability", "transient_local", "--history", "keep_last:8")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--option",
+        "type=complex",
+        "--option",
+        "elements=4",
+        "--size",
+        "32",
+        "--count",
+        "300",
+        "--rate",
+        "0",
+        "--reliability",
+        "reliable",
+        "--durability",
+        "transient_local",
+        "--history",
+        "keep_last:8",
+    )
     sub = s["sub"]
     assert sub["config"]["durability"] == "transient_local"
     assert_accounted(sub["counts"], 300, reliable=False)  # keep_last may drop when outrun
 
 
 def test_intra_process_ping_listener(cyclonedds, results):
-    record, s, _ = run_ok(results, "ping", "--placement", "intra", "--notify", "listener",
-                          "--reliability", "reliable", "--count", "500", "--warmup", "20",
-                          "--check-pattern")
+    record, s, _ = run_ok(
+        results,
+        "ping",
+        "--placement",
+        "intra",
+        "--notify",
+        "listener",
+        "--reliability",
+        "reliable",
+        "--count",
+        "500",
+        "--warmup",
+        "20",
+        "--check-pattern",
+    )
     assert len(record["processes"]) == 1
     assert_accounted(s["ping"]["counts"], 500, reliable=True)
 
@@ -184,8 +280,19 @@ def test_intra_process_ping_listener(cyclonedds, results):
 @pytest.mark.parametrize("how", ["file", "inline"])
 def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how):
     uri = f"file://{UDP_XML}" if how == "file" else UDP_XML.read_text()
-    _, s, _ = run_ok(results, "ping", "--transport", "config", "--option", f"cyclonedds_uri={uri}",
-                     "--count", "300", "--warmup", "20", "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "ping",
+        "--transport",
+        "config",
+        "--option",
+        f"cyclonedds_uri={uri}",
+        "--count",
+        "300",
+        "--warmup",
+        "20",
+        "--check-pattern",
+    )
     ping = s["ping"]
     assert ping["config"]["transport"] == "config"
     assert ping["config"]["options"]["cyclonedds_uri"] == uri
@@ -194,14 +301,28 @@ def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how)
 
 # --- shm: Cyclone's iceoryx path
 
+
 def test_shm_without_roudi_says_start_it(node, driver_libs, cyclonedds, tmp_path):
     # The node run by hand, without psbench's service pool. Runs before the tests below
     # start iox-roudi (pytest keeps the file's order).
     if roudi_pids():
         pytest.skip("an iox-roudi is running on this host")
-    proc = subprocess.run([str(node), "--driver", str(driver_libs[DRIVER]), "--role", "ping,pong",
-                           "--out", str(tmp_path), "--transport", "shm"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            str(node),
+            "--driver",
+            str(driver_libs[DRIVER]),
+            "--role",
+            "ping,pong",
+            "--out",
+            str(tmp_path),
+            "--transport",
+            "shm",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2
     assert "start iox-roudi first" in proc.stderr
 
@@ -210,8 +331,9 @@ def test_the_cli_starts_roudi_for_shm_and_stops_it(cyclonedds, results):
     # Runs before the module's own RouDi: psbench's service pool starts one.
     if roudi_pids():
         pytest.skip("an iox-roudi is running on this host")
-    record, _, samples = run_ok(results, "ping", "--transport", "shm", "--count", "200",
-                                "--warmup", "20")
+    record, _, samples = run_ok(
+        results, "ping", "--transport", "shm", "--count", "200", "--warmup", "20"
+    )
     assert len(samples) > 0
     [service] = record["services"]
     assert service["name"] == "iox-roudi" and service["started_by_psbench"]
@@ -223,9 +345,22 @@ def test_the_cli_starts_roudi_for_shm_and_stops_it(cyclonedds, results):
 SHM_RUNS = [
     ("ping", [], 64, "best_effort", "wait", ["--check-pattern"]),
     ("ping", [], 1 << 20, "reliable", "poll", ["--check-pattern"]),
-    ("ping", ["--option", "type=complex", "--option", "elements=16"], 32, "reliable", "listener", []),
-    ("pubsub", [], 4096, "reliable", "wait", ["--history", "keep_last:16", "--rate", "5000",
-                                              "--check-pattern"]),
+    (
+        "ping",
+        ["--option", "type=complex", "--option", "elements=16"],
+        32,
+        "reliable",
+        "listener",
+        [],
+    ),
+    (
+        "pubsub",
+        [],
+        4096,
+        "reliable",
+        "wait",
+        ["--history", "keep_last:16", "--rate", "5000", "--check-pattern"],
+    ),
 ]
 
 
@@ -233,13 +368,29 @@ SHM_RUNS = [
 def test_shm(cyclonedds, roudi, results, kind, type_args, size, reliability, notify, extra):
     count = 300 if size < (1 << 20) else 40
     warmup = ["--warmup", "20"] if kind == "ping" else []
-    _, s, _ = run_ok(results, kind, "--transport", "shm", *type_args, "--size", str(size),
-                     "--reliability", reliability, "--notify", notify, "--count", str(count),
-                     *warmup, *extra)
+    _, s, _ = run_ok(
+        results,
+        kind,
+        "--transport",
+        "shm",
+        *type_args,
+        "--size",
+        str(size),
+        "--reliability",
+        reliability,
+        "--notify",
+        notify,
+        "--count",
+        str(count),
+        *warmup,
+        *extra,
+    )
     measuring = s["ping" if kind == "ping" else "sub"]
     assert measuring["config"]["transport"] == "shm"
     # pubsub: a reliable keep_last reader may be outrun (iceoryx drops the oldest).
-    assert_accounted(measuring["counts"], count, reliable=reliability == "reliable" and kind == "ping")
+    assert_accounted(
+        measuring["counts"], count, reliable=reliability == "reliable" and kind == "ping"
+    )
 
 
 # --- which transport carried the data: a fresh network namespace has only our traffic
@@ -264,8 +415,14 @@ print(json.dumps({"returncode": proc.returncode, "stderr": proc.stderr,
 def run_in_fresh_netns(results, args):
     if not shutil.which("unshare") or os.geteuid() != 0:
         pytest.skip("needs root and unshare(1) for a private network namespace")
-    proc = subprocess.run(["unshare", "-n", sys.executable, "-c", NETNS_HELPER, str(LAUNCHER), *args],
-                          capture_output=True, text=True, cwd=REPO, env=cli_env(results), timeout=120)
+    proc = subprocess.run(
+        ["unshare", "-n", sys.executable, "-c", NETNS_HELPER, str(LAUNCHER), *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=cli_env(results),
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["returncode"] == 0, out["stderr"]
@@ -279,9 +436,24 @@ def test_the_transport_named_is_the_one_used(cyclonedds, roudi, results, transpo
     # beside them
     count, warmup = (2000 if transport == "shm" else 400), 20
     messages = 2 * (count + warmup)  # pings and echoes, each at least one datagram on UDP
-    traffic = run_in_fresh_netns(results, ["ping", "--driver", DRIVER, "--transport", transport,
-                                           "--option", "type=complex", "--size", "32",
-                                           "--count", str(count), "--warmup", str(warmup)])
+    traffic = run_in_fresh_netns(
+        results,
+        [
+            "ping",
+            "--driver",
+            DRIVER,
+            "--transport",
+            transport,
+            "--option",
+            "type=complex",
+            "--size",
+            "32",
+            "--count",
+            str(count),
+            "--warmup",
+            str(warmup),
+        ],
+    )
     ping = load(only_run(results)["_dir"], "ping")
     assert ping["counts"]["samples"] > 0
     if transport == "udp":
@@ -294,6 +466,7 @@ def test_the_transport_named_is_the_one_used(cyclonedds, roudi, results, transpo
 
 # --- refusals reach the user with the driver's words
 
+
 def refused(results, *args):
     proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
@@ -302,13 +475,18 @@ def refused(results, *args):
 
 
 def test_complex_is_sized_by_elements(cyclonedds, results):
-    assert "cyclonedds: type complex is sized by option elements=N; use --size 32" in \
-        refused(results, "--option", "type=complex", "--size", "64")
+    assert "cyclonedds: type complex is sized by option elements=N; use --size 32" in refused(
+        results, "--option", "type=complex", "--size", "64"
+    )
 
 
 def test_vendor_configuration_needs_transport_config(cyclonedds, results):
-    assert "needs --transport config" in refused(results, "--option", f"cyclonedds_uri=file://{UDP_XML}")
+    assert "needs --transport config" in refused(
+        results, "--option", f"cyclonedds_uri=file://{UDP_XML}"
+    )
 
 
 def test_transport_config_needs_a_vendor_configuration(cyclonedds, results):
-    assert "transport config needs option cyclonedds_uri" in refused(results, "--transport", "config")
+    assert "transport config needs option cyclonedds_uri" in refused(
+        results, "--transport", "config"
+    )

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, only_run, run_cli
-from psbench.run import services
 from psbench.results.samples import read_samples
+from psbench.run import services
 
 DRIVER = "iceoryx"
 MIB = 1 << 20
@@ -33,12 +33,21 @@ ROUDI_CONFIG = """[general]
 version = 1
 
 [[segment]]
-""" + "".join(f"""
+""" + "".join(
+    f"""
 [[segment.mempool]]
 size = {size}
 count = {count}
-""" for size, count in [(128, 10000), (1024, 2000), (16384, 600), (131072, 60), (MIB, 32),
-                        (4 * MIB, 24)])
+"""
+    for size, count in [
+        (128, 10000),
+        (1024, 2000),
+        (16384, 600),
+        (131072, 60),
+        (MIB, 32),
+        (4 * MIB, 24),
+    ]
+)
 
 SMALL_ROUDI_CONFIG = """[general]
 version = 1
@@ -110,14 +119,19 @@ def own_roudi(tmp_dir: Path, config: str):
     config_file.write_text(config)
     log = tmp_dir / "roudi.log"
     with log.open("w") as out:
-        proc = subprocess.Popen(["iox-roudi", "-c", str(config_file)], stdout=out,
-                                stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            ["iox-roudi", "-c", str(config_file)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
     try:
         end = time.monotonic() + 20
         while "RouDi is ready for clients" not in log.read_text(errors="replace"):
-            assert proc.poll() is None and time.monotonic() < end, \
+            assert proc.poll() is None and time.monotonic() < end, (
                 f"iox-roudi did not become ready: {log.read_text(errors='replace')}"
+            )
             time.sleep(0.02)
         yield proc
     finally:
@@ -173,14 +187,18 @@ def run_ok(results: Path, kind: str, *args: str):
     for role in roles:  # iceoryx says nothing on a good run
         stderr = run_dir / f"{role}.stderr"
         assert not stderr.exists() or stderr.read_text().strip() == "", stderr.read_text()
-    assert runtime_sockets(record["run_id"]) == [], "a node's iceoryx runtime socket was left in /tmp"
+    assert runtime_sockets(record["run_id"]) == [], (
+        "a node's iceoryx runtime socket was left in /tmp"
+    )
     return record, summaries, samples
 
 
 def assert_all_in(counts: dict, sent: int):
     assert counts["sent"] == sent
     assert counts["samples"] == sent, counts
-    assert counts["lost"] == counts["late"] == counts["corrupted"] == counts["duplicated"] == 0, counts
+    assert counts["lost"] == counts["late"] == counts["corrupted"] == counts["duplicated"] == 0, (
+        counts
+    )
 
 
 def assert_accounted(counts: dict, sent: int):
@@ -198,12 +216,17 @@ def refused(results: Path, *args: str) -> str:
 
 # --- without a RouDi of this module (these run first: pytest keeps the file's order)
 
+
 def test_without_roudi_the_node_refuses(node, iceoryx, tmp_path):
     # The node run by hand, without psbench's service pool.
     if roudi_pids():
         pytest.skip("an iox-roudi is running on this host")
-    proc = subprocess.run([str(node), "--driver", str(iceoryx), "--role", "ping,pong",
-                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [str(node), "--driver", str(iceoryx), "--role", "ping,pong", "--out", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     # Not a refused setting (2) but a failure to open (1): a missing daemon is the
     # machine's, which check() does not judge (docs/node.md, "Checking a configuration").
     assert proc.returncode == 1, proc.stderr
@@ -228,38 +251,63 @@ def test_a_roudi_without_room_for_the_message_fails_the_run_saying_so(iceoryx, r
         if roudi_pids():
             pytest.skip("an iox-roudi is running on this host; this test needs its own")
         with own_roudi(tmp_path / "small-roudi", SMALL_ROUDI_CONFIG):
-            proc = run_cli(["ping", "--driver", DRIVER, "--size", str(MIB), "--count", "10"], results)
+            proc = run_cli(
+                ["ping", "--driver", DRIVER, "--size", str(MIB), "--count", "10"], results
+            )
     assert proc.returncode == 1, proc.stderr
     record = only_run(results)
     assert record["status"] != "ok"
-    assert ("iceoryx: no RouDi mempool holds 1048576-byte chunks (the largest holds 65536-byte "
-            "payloads") in proc.stderr
-    assert "psbench sizes RouDi for the experiment's largest message, a RouDi started by " \
-           "someone else may not" in proc.stderr
+    assert (
+        "iceoryx: no RouDi mempool holds 1048576-byte chunks (the largest holds 65536-byte payloads"
+    ) in proc.stderr
+    assert (
+        "psbench sizes RouDi for the experiment's largest message, a RouDi started by "
+        "someone else may not" in proc.stderr
+    )
 
 
 # --- runs against the module's RouDi
 
+# Each notify mode at 32 B, 1 KiB and up to 1 MiB on the default transport is the
+# conformance suite's (DeliversInEveryNotifyMode, DeliversSamplesIntactAndInOrder; with
+# RouDi: tests/test_conformance_services.py);
+# these cases are what is this driver's own: transports, loans, larger messages.
 PING_RUNS = {
     # name: (args, size, count)
-    "poll-best_effort-64B": (["--notify", "poll"], 64, 2000),
-    "wait-reliable-64B": (["--notify", "wait", "--reliability", "reliable"], 64, 1000),
-    "listener-best_effort-64B": (["--notify", "listener"], 64, 1000),
-    "poll-reliable-4MiB-loan": (["--notify", "poll", "--reliability", "reliable", "--loan"],
-                                4 * MIB, 40),
+    "poll-reliable-4MiB-loan": (
+        ["--notify", "poll", "--reliability", "reliable", "--loan"],
+        4 * MIB,
+        40,
+    ),
     "wait-best_effort-1MiB-intra": (["--notify", "wait", "--placement", "intra"], MIB, 60),
-    "listener-reliable-16KiB-intra-loan": (["--notify", "listener", "--reliability", "reliable",
-                                            "--placement", "intra", "--loan"], 16384, 500),
-    "wait-keep_last1-transient_local-4KiB": (["--notify", "wait", "--history", "keep_last:1",
-                                              "--durability", "transient_local"], 4096, 500),
+    "listener-reliable-16KiB-intra-loan": (
+        ["--notify", "listener", "--reliability", "reliable", "--placement", "intra", "--loan"],
+        16384,
+        500,
+    ),
+    "wait-keep_last1-transient_local-4KiB": (
+        ["--notify", "wait", "--history", "keep_last:1", "--durability", "transient_local"],
+        4096,
+        500,
+    ),
 }
 
 
 @pytest.mark.parametrize("name", PING_RUNS, ids=list(PING_RUNS))
 def test_ping(iceoryx, roudi, results, name):
     args, size, count = PING_RUNS[name]
-    record, s, samples = run_ok(results, "ping", *args, "--size", str(size), "--count", str(count),
-                                "--warmup", "20", "--check-pattern")
+    record, s, samples = run_ok(
+        results,
+        "ping",
+        *args,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--warmup",
+        "20",
+        "--check-pattern",
+    )
     ping = s["ping"]
     assert ping["config"]["size"] == size
     assert ping["config"]["notify"] == args[args.index("--notify") + 1]
@@ -274,47 +322,106 @@ def test_ping(iceoryx, roudi, results, name):
 def test_reliable_pubsub_back_to_back_loses_nothing(iceoryx, roudi, results):
     # keep_all: a writer that waits for room in the queue, so no sample may be lost.
     # (reliable keep_last:N keeps the newest N, as in DDS: a slow reader loses samples.)
-    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
-                     "--notify", "wait", "--size", "4096", "--count", "5000", "--rate", "0",
-                     "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--notify",
+        "wait",
+        "--size",
+        "4096",
+        "--count",
+        "5000",
+        "--rate",
+        "0",
+        "--check-pattern",
+    )
     assert_all_in(s["sub"]["counts"], 5000)
     assert s["pub"]["counts"]["write_errors"] == 0
 
 
 def test_reliable_keep_all_pubsub_intra_poll_loses_nothing(iceoryx, roudi, results):
-    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
-                     "--notify", "poll", "--placement", "intra", "--size", "64", "--count", "20000",
-                     "--rate", "0", "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--notify",
+        "poll",
+        "--placement",
+        "intra",
+        "--size",
+        "64",
+        "--count",
+        "20000",
+        "--rate",
+        "0",
+        "--check-pattern",
+    )
     assert s["sub"]["config"]["history"] == "keep_all"
     assert_all_in(s["sub"]["counts"], 20000)
 
 
 def test_best_effort_pubsub_listener_loaned(iceoryx, roudi, results):
-    _, s, samples = run_ok(results, "pubsub", "--notify", "listener", "--loan", "--size", "256",
-                           "--count", "2000", "--rate", "5000", "--check-pattern")
+    _, s, samples = run_ok(
+        results,
+        "pubsub",
+        "--notify",
+        "listener",
+        "--loan",
+        "--size",
+        "256",
+        "--count",
+        "2000",
+        "--rate",
+        "5000",
+        "--check-pattern",
+    )
     assert_accounted(s["sub"]["counts"], 2000)
     assert len(samples) > 0
 
 
 def test_four_mib_pubsub_reliable(iceoryx, roudi, results):
-    _, s, _ = run_ok(results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
-                     "--size", str(4 * MIB), "--count", "40", "--rate", "0", "--check-pattern")
+    _, s, _ = run_ok(
+        results,
+        "pubsub",
+        "--reliability",
+        "reliable",
+        "--history",
+        "keep_all",
+        "--size",
+        str(4 * MIB),
+        "--count",
+        "40",
+        "--rate",
+        "0",
+        "--check-pattern",
+    )
     assert_all_in(s["sub"]["counts"], 40)
 
 
 def test_nodes_map_roudis_shared_memory(iceoryx, roudi, results):
     """While a run is in flight its nodes map RouDi's data segment: the data path is
     iceoryx shared memory, not a socket."""
-    with cli_in_background(["ping", "--driver", DRIVER, "--notify", "poll", "--duration", "3",
-                            "--size", "1024"], results) as proc:
+    with cli_in_background(
+        ["ping", "--driver", DRIVER, "--notify", "poll", "--duration", "3", "--size", "1024"],
+        results,
+    ) as proc:
         end = time.monotonic() + 30
         mapped = {}
         while time.monotonic() < end and len(mapped) < 2 and proc.poll() is None:
             for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
                 try:
                     argv = cmdline.read_bytes().split(b"\0")
-                    if not (argv[0].endswith(b"psbench-node") and any(str(results).encode() in a
-                                                                        for a in argv)):
+                    if not (
+                        argv[0].endswith(b"psbench-node")
+                        and any(str(results).encode() in a for a in argv)
+                    ):
                         continue
                     maps = (cmdline.parent / "maps").read_text()
                 except OSError:
@@ -327,17 +434,35 @@ def test_nodes_map_roudis_shared_memory(iceoryx, roudi, results):
     assert len(mapped) == 2, "the two nodes did not both map RouDi's shared memory"
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--reliability", "best_effort", "--history", "keep_all"],
-     "iceoryx: history keep_all needs reliability reliable"),
-    (["--history", "keep_last:300"],
-     "iceoryx: history keep_last:300 is not supported; an iceoryx subscriber queue holds 1 to 256"),
-    (["--durability", "transient_local", "--history", "keep_last:17"],
-     "iceoryx: durability transient_local with history keep_last:17 is not supported"),
-    (["--durability", "transient_local", "--reliability", "reliable", "--history", "keep_all"],
-     "iceoryx: durability transient_local with history keep_all is not supported"),
-    (["--option", "broker=127.0.0.1:1"], "iceoryx: option 'broker' is not known"),
-    (["--transport", "udp"], "iceoryx: transport 'udp' is not supported"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--reliability", "best_effort", "--history", "keep_all"],
+            "iceoryx: history keep_all needs reliability reliable",
+        ),
+        (
+            ["--history", "keep_last:300"],
+            "iceoryx: history keep_last:300 is not supported; an iceoryx subscriber queue holds 1 to 256",
+        ),
+        (
+            ["--durability", "transient_local", "--history", "keep_last:17"],
+            "iceoryx: durability transient_local with history keep_last:17 is not supported",
+        ),
+        (
+            [
+                "--durability",
+                "transient_local",
+                "--reliability",
+                "reliable",
+                "--history",
+                "keep_all",
+            ],
+            "iceoryx: durability transient_local with history keep_all is not supported",
+        ),
+        (["--option", "broker=127.0.0.1:1"], "iceoryx: option 'broker' is not known"),
+        (["--transport", "udp"], "iceoryx: transport 'udp' is not supported"),
+    ],
+)
 def test_refused_settings_say_why(iceoryx, roudi, results, args, message):
     assert message in refused(results, *args)

@@ -21,6 +21,7 @@ from psbench.run.service_definitions import executable, free_port
 DRIVER = "mqtt"
 KIB, MIB = 1 << 10, 1 << 20
 
+
 @pytest.fixture(scope="module")
 def mqtt(driver_libs):
     if DRIVER not in driver_libs:
@@ -37,8 +38,12 @@ def mosquitto_processes_mentioning(text: str) -> list[int]:
             state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if (state != "Z" and argv and os.path.basename(argv[0].decode()) == "mosquitto"
-                and any(text.encode() in a for a in argv)):
+        if (
+            state != "Z"
+            and argv
+            and os.path.basename(argv[0].decode()) == "mosquitto"
+            and any(text.encode() in a for a in argv)
+        ):
             found.append(int(cmdline.parent.name))
     return found
 
@@ -72,41 +77,58 @@ def measured(results: Path, kind: str, *args: str, processes: int = 2):
     # It is stopped after the run (the launcher waited for it), with a complete log.
     assert mosquitto_processes_mentioning(str(results)) == []
     run_dir = record["_dir"]
-    check_clients_disconnected_cleanly(Path(broker["log"]).read_text(), record["run_id"],
-                                       clients=2)
+    check_clients_disconnected_cleanly(Path(broker["log"]).read_text(), record["run_id"], clients=2)
     roles = ("ping", "pong") if kind == "ping" else ("pub", "sub")
     return record, {role: load(run_dir, role) for role in roles}
 
 
 # Every notify mode at both QoS, small and large, closed and open loop, retained.
+# Each notify mode at 32 B, 1 KiB and up to 1 MiB on the default transport is the
+# conformance suite's (DeliversInEveryNotifyMode, DeliversSamplesIntactAndInOrder; run
+# for this driver with its service by tests/test_conformance_services.py); these cases
+# are what is this driver's own: its options, larger messages, other transports.
 PING_CASES = {
-    "wait-best_effort-64B": (["--notify", "wait"], 64, 500),
-    "poll-best_effort-64B": (["--notify", "poll"], 64, 500),
-    "listener-best_effort-64B": (["--notify", "listener"], 64, 500),
-    "wait-reliable-16KiB": (["--notify", "wait", "--reliability", "reliable"], 16 * KIB, 300),
-    "poll-reliable-1MiB": (["--notify", "poll", "--reliability", "reliable"], MIB, 30),
-    "wait-best_effort-512KiB": (["--notify", "wait"], 512 * KIB, 20),
     "wait-best_effort-4MiB": (["--notify", "wait"], 4 * MIB, 20),
-    "listener-reliable-1MiB": (["--notify", "listener", "--reliability", "reliable"], MIB, 20),
-    "open-loop-wait-reliable": (["--notify", "wait", "--reliability", "reliable",
-                                 "--rate", "2000"], 1024, 1000),
+    "open-loop-wait-reliable": (
+        ["--notify", "wait", "--reliability", "reliable", "--rate", "2000"],
+        1024,
+        1000,
+    ),
     "open-loop-poll-best_effort": (["--notify", "poll", "--rate", "2000"], 256, 1000),
-    "open-loop-listener-reliable": (["--notify", "listener", "--reliability", "reliable",
-                                     "--rate", "2000"], 256, 1000),
-    "retained-wait-reliable": (["--durability", "transient_local",
-                                "--reliability", "reliable"], 512, 300),
-    "retained-listener-best_effort": (["--notify", "listener", "--durability",
-                                       "transient_local"], 64, 300),
-    "no-nodelay-keepalive": (["--option", "tcp_nodelay=false", "--option", "keepalive=5"],
-                             64, 200),
+    "open-loop-listener-reliable": (
+        ["--notify", "listener", "--reliability", "reliable", "--rate", "2000"],
+        256,
+        1000,
+    ),
+    "retained-wait-reliable": (
+        ["--durability", "transient_local", "--reliability", "reliable"],
+        512,
+        300,
+    ),
+    "retained-listener-best_effort": (
+        ["--notify", "listener", "--durability", "transient_local"],
+        64,
+        300,
+    ),
+    "no-nodelay-keepalive": (["--option", "tcp_nodelay=false", "--option", "keepalive=5"], 64, 200),
 }
 
 
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(mqtt, results, case):
     args, size, count = PING_CASES[case]
-    record, s = measured(results, "ping", *args, "--size", str(size), "--count", str(count),
-                         "--warmup", "10", "--check-pattern")
+    record, s = measured(
+        results,
+        "ping",
+        *args,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--warmup",
+        "10",
+        "--check-pattern",
+    )
     ping = s["ping"]
     assert ping["config"]["size"] == size
     assert ping["config"]["transport"] == "tcp"
@@ -118,9 +140,22 @@ def test_ping(mqtt, results, case):
 
 def test_ping_intra_process(mqtt, results):
     """Both roles in one process: two contexts, two client ids, one broker."""
-    record, s = measured(results, "ping", "--placement", "intra", "--notify", "listener",
-                         "--size", "256", "--count", "300", "--warmup", "10",
-                         "--check-pattern", processes=1)
+    record, s = measured(
+        results,
+        "ping",
+        "--placement",
+        "intra",
+        "--notify",
+        "listener",
+        "--size",
+        "256",
+        "--count",
+        "300",
+        "--warmup",
+        "10",
+        "--check-pattern",
+        processes=1,
+    )
     check_counts(s["ping"], 300)
 
 
@@ -129,26 +164,47 @@ def test_ping_intra_process(mqtt, results):
 # publisher starts after every node said READY. No warm-up to hide a late start.
 PUBSUB_CASES = {
     "wait-best_effort-64B": (["--notify", "wait", "--rate", "1000"], 64, 1000),
-    "poll-reliable-64B": (["--notify", "poll", "--reliability", "reliable", "--rate", "2000"],
-                          64, 1000),
-    "listener-reliable-16KiB": (["--notify", "listener", "--reliability", "reliable",
-                                 "--rate", "500"], 16 * KIB, 500),
+    "poll-reliable-64B": (
+        ["--notify", "poll", "--reliability", "reliable", "--rate", "2000"],
+        64,
+        1000,
+    ),
+    "listener-reliable-16KiB": (
+        ["--notify", "listener", "--reliability", "reliable", "--rate", "500"],
+        16 * KIB,
+        500,
+    ),
     "listener-best_effort-1MiB": (["--notify", "listener", "--rate", "50"], MIB, 50),
     "wait-best_effort-4MiB": (["--notify", "wait", "--rate", "20"], 4 * MIB, 20),
-    "poll-reliable-4MiB": (["--notify", "poll", "--reliability", "reliable", "--rate", "20"],
-                           4 * MIB, 20),
-    "back-to-back-reliable-4KiB": (["--reliability", "reliable", "--rate", "0"], 4 * KIB,
-                                   2000),
-    "retained-wait-reliable": (["--durability", "transient_local", "--reliability",
-                                "reliable", "--rate", "1000"], 256, 300),
+    "poll-reliable-4MiB": (
+        ["--notify", "poll", "--reliability", "reliable", "--rate", "20"],
+        4 * MIB,
+        20,
+    ),
+    "back-to-back-reliable-4KiB": (["--reliability", "reliable", "--rate", "0"], 4 * KIB, 2000),
+    "retained-wait-reliable": (
+        ["--durability", "transient_local", "--reliability", "reliable", "--rate", "1000"],
+        256,
+        300,
+    ),
 }
 
 
 @pytest.mark.parametrize("case", PUBSUB_CASES, ids=list(PUBSUB_CASES))
 def test_pubsub_loses_nothing(mqtt, results, case):
     args, size, count = PUBSUB_CASES[case]
-    record, s = measured(results, "pubsub", *args, "--size", str(size), "--count", str(count),
-                         "--warmup", "0", "--check-pattern")
+    record, s = measured(
+        results,
+        "pubsub",
+        *args,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--warmup",
+        "0",
+        "--check-pattern",
+    )
     sub = s["sub"]
     assert sub["ended_by"] in ("count", "end_marker")
     check_counts(sub, count)
@@ -158,22 +214,29 @@ def test_pubsub_loses_nothing(mqtt, results, case):
     assert s["pub"]["timing"]["discovery_ns"] is None
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--durability", "transient_local", "--history", "keep_last:1"],
-     "mqtt: history 'keep_last' is not supported; this driver supports (none) (history "
-     "keep_last:1 cannot be honoured: the broker queues every message for each subscriber"),
-    (["--history", "keep_all"],
-     "mqtt: history 'keep_all' is not supported; this driver supports (none) (history "
-     "keep_all cannot be honoured"),
-    (["--option", "keepalive=2"], "mqtt: option keepalive='2': use 0 (off) or 5 to 65535"),
-    (["--option", "tcp_nodelay=yes"], "mqtt: option tcp_nodelay='yes': use true or false"),
-    (["--option", "max_inflight=-3"], "mqtt: option max_inflight='-3'"),
-    (["--option", "broker=localhost"], "mqtt: option broker='localhost' is not HOST:PORT"),
-    (["--option", "qos=2"], "mqtt: option 'qos' is not known"),
-    (["--transport", "websockets"], "mqtt: transport 'websockets' is not supported"),
-    (["--size", str(4 * MIB + 1)], "--size: size 4194305 is out of range"),
-    (["--loan"], "mqtt: --loan is not supported"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--durability", "transient_local", "--history", "keep_last:1"],
+            "mqtt: history 'keep_last' is not supported; this driver supports (none) (history "
+            "keep_last:1 cannot be honoured: the broker queues every message for each subscriber",
+        ),
+        (
+            ["--history", "keep_all"],
+            "mqtt: history 'keep_all' is not supported; this driver supports (none) (history "
+            "keep_all cannot be honoured",
+        ),
+        (["--option", "keepalive=2"], "mqtt: option keepalive='2': use 0 (off) or 5 to 65535"),
+        (["--option", "tcp_nodelay=yes"], "mqtt: option tcp_nodelay='yes': use true or false"),
+        (["--option", "max_inflight=-3"], "mqtt: option max_inflight='-3'"),
+        (["--option", "broker=localhost"], "mqtt: option broker='localhost' is not HOST:PORT"),
+        (["--option", "qos=2"], "mqtt: option 'qos' is not known"),
+        (["--transport", "websockets"], "mqtt: transport 'websockets' is not supported"),
+        (["--size", str(4 * MIB + 1)], "--size: size 4194305 is out of range"),
+        (["--loan"], "mqtt: --loan is not supported"),
+    ],
+)
 def test_refused_settings_say_why(mqtt, results, args, message):
     proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -182,6 +245,7 @@ def test_refused_settings_say_why(mqtt, results, args, message):
 
 
 # --- a broker of one's own -------------------------------------------------------------
+
 
 def accepts_connections(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
@@ -193,12 +257,18 @@ def own_broker(tmp_path):
     """A mosquitto the user started, on 127.0.0.1 and a free port."""
     port = free_port()
     config = tmp_path / "own-mosquitto.conf"
-    config.write_text(f"listener {port} 127.0.0.1\nallow_anonymous true\n"
-                      "set_tcp_nodelay true\npersistence false\nlog_dest stdout\n")
+    config.write_text(
+        f"listener {port} 127.0.0.1\nallow_anonymous true\n"
+        "set_tcp_nodelay true\npersistence false\nlog_dest stdout\n"
+    )
     log = tmp_path / "own-mosquitto.log"
     with log.open("w") as out:
-        proc = subprocess.Popen([executable("mosquitto"), "-c", str(config)],
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [executable("mosquitto"), "-c", str(config)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     try:
         end = time.monotonic() + 10
         while not accepts_connections(port):
@@ -213,9 +283,26 @@ def own_broker(tmp_path):
 
 def test_a_broker_given_by_option_is_used_and_psbench_starts_none(mqtt, results, own_broker):
     address, proc, log = own_broker
-    run = run_cli(["pubsub", "--driver", DRIVER, "--option", f"broker={address}",
-                   "--reliability", "reliable", "--size", "128", "--count", "300",
-                   "--rate", "1000", "--warmup", "0"], results)
+    run = run_cli(
+        [
+            "pubsub",
+            "--driver",
+            DRIVER,
+            "--option",
+            f"broker={address}",
+            "--reliability",
+            "reliable",
+            "--size",
+            "128",
+            "--count",
+            "300",
+            "--rate",
+            "1000",
+            "--warmup",
+            "0",
+        ],
+        results,
+    )
     assert run.returncode == 0, run.stderr
     record = only_run(results)
     assert record["status"] == "ok", record.get("message")
@@ -229,10 +316,13 @@ def test_a_broker_given_by_option_is_used_and_psbench_starts_none(mqtt, results,
 
 def test_no_broker_at_the_given_address_fails_the_run_saying_where(mqtt, results):
     port = free_port()
-    run = run_cli(["ping", "--driver", DRIVER, "--option", f"broker=127.0.0.1:{port}",
-                   "--count", "10"], results)
+    run = run_cli(
+        ["ping", "--driver", DRIVER, "--option", f"broker=127.0.0.1:{port}", "--count", "10"],
+        results,
+    )
     assert run.returncode == 1, run.stdout + run.stderr
     record = only_run(results)
     assert record["status"] == "failed"
     assert f"mqtt: cannot connect to the broker at 127.0.0.1:{port}: Connection refused" in (
-        run.stderr + (record["message"] or "")), run.stderr
+        run.stderr + (record["message"] or "")
+    ), run.stderr

@@ -75,10 +75,10 @@ def check_samples_file(run_dir: Path, summary: dict, kind: str):
 
 # Closed-loop ping has one message in flight, so no queue reaches its high-water mark:
 # every echo comes back. inproc needs both roles in one process.
+# Each notify mode at 32 B, 1 KiB and up to 1 MiB on the default transport is the
+# conformance suite's (DeliversInEveryNotifyMode, DeliversSamplesIntactAndInOrder, run by
+# ctest); these cases are what is this driver's own: larger messages, other transports.
 PING_CASES = {
-    "tcp-wait-64": ("tcp", "wait", 64, 2000),
-    "tcp-poll-64": ("tcp", "poll", 64, 2000),
-    "tcp-listener-64": ("tcp", "listener", 64, 2000),
     "tcp-wait-4MiB": ("tcp", "wait", 4 * MIB, 30),
     "ipc-wait-64": ("ipc", "wait", 64, 2000),
     "ipc-poll-1MiB": ("ipc", "poll", MIB, 50),
@@ -93,9 +93,22 @@ PING_CASES = {
 def test_ping(zeromq, results, case):
     transport, notify, size, count = PING_CASES[case]
     placement = "intra" if transport == "inproc" else "inter"
-    record, s, _ = measured(results, "ping", "--transport", transport, "--notify", notify,
-                            "--size", str(size), "--count", str(count), "--warmup", "20",
-                            "--check-pattern", placement=placement)
+    record, s, _ = measured(
+        results,
+        "ping",
+        "--transport",
+        transport,
+        "--notify",
+        notify,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--warmup",
+        "20",
+        "--check-pattern",
+        placement=placement,
+    )
     ping = s["ping"]
     assert ping["config"]["transport"] == transport and ping["config"]["notify"] == notify
     assert ping["config"]["size"] == size
@@ -114,8 +127,20 @@ def test_transport_tcp_is_the_default(zeromq, results):
 
 @pytest.mark.parametrize("transport", ["tcp", "ipc"])
 def test_loaned_ping(zeromq, results, transport):
-    _, s, _ = measured(results, "ping", "--transport", transport, "--loan", "--size", "65536",
-                       "--count", "300", "--warmup", "10", "--check-pattern")
+    _, s, _ = measured(
+        results,
+        "ping",
+        "--transport",
+        transport,
+        "--loan",
+        "--size",
+        "65536",
+        "--count",
+        "300",
+        "--warmup",
+        "10",
+        "--check-pattern",
+    )
     assert s["ping"]["config"]["loan"] is True
     check_counts(s["ping"], 300, lossless=True)
 
@@ -139,9 +164,24 @@ PUBSUB_CASES = {
 def test_pubsub_receives_every_sample(zeromq, results, case):
     transport, notify, size, count, rate = PUBSUB_CASES[case]
     placement = "intra" if transport == "inproc" else "inter"
-    record, s, _ = measured(results, "pubsub", "--transport", transport, "--notify", notify,
-                            "--size", str(size), "--count", str(count), "--rate", str(rate),
-                            "--warmup", "0", "--check-pattern", placement=placement)
+    record, s, _ = measured(
+        results,
+        "pubsub",
+        "--transport",
+        transport,
+        "--notify",
+        notify,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--rate",
+        str(rate),
+        "--warmup",
+        "0",
+        "--check-pattern",
+        placement=placement,
+    )
     sub = s["sub"]
     assert sub["config"]["warmup"] == 0
     assert sub["ended_by"] in ("count", "end_marker")
@@ -160,10 +200,25 @@ def test_slow_subscriber_loss_is_counted(zeromq, results, transport):
     subscriber. How much is lost is the machine's business; the accounting is not."""
     count = 1000
     placement = "intra" if transport == "inproc" else "inter"
-    _, s, stdout = measured(results, "pubsub", "--transport", transport, "--rate", "0",
-                            "--size", "256K", "--count", str(count),
-                            "--option", "sndhwm=2", "--option", "rcvhwm=2",
-                            "--idle-timeout", "2", placement=placement)
+    _, s, stdout = measured(
+        results,
+        "pubsub",
+        "--transport",
+        transport,
+        "--rate",
+        "0",
+        "--size",
+        "256K",
+        "--count",
+        str(count),
+        "--option",
+        "sndhwm=2",
+        "--option",
+        "rcvhwm=2",
+        "--idle-timeout",
+        "2",
+        placement=placement,
+    )
     sub, pub = s["sub"], s["pub"]
     assert pub["counts"]["sent"] == count and pub["counts"]["write_errors"] == 0
     assert sub["config"]["options"] == {"sndhwm": "2", "rcvhwm": "2"}
@@ -177,8 +232,20 @@ def test_slow_subscriber_loss_is_counted(zeromq, results, transport):
 
 
 def test_keep_last_1_conflates(zeromq, results):
-    _, s, _ = measured(results, "pubsub", "--history", "keep_last:1", "--option", "sndhwm=10",
-                       "--size", "1024", "--count", "500", "--rate", "500")
+    _, s, _ = measured(
+        results,
+        "pubsub",
+        "--history",
+        "keep_last:1",
+        "--option",
+        "sndhwm=10",
+        "--size",
+        "1024",
+        "--count",
+        "500",
+        "--rate",
+        "500",
+    )
     sub = s["sub"]
     assert (sub["config"]["history"], sub["config"]["history_depth"]) == ("keep_last", 1)
     # a sample replaced by a newer one before the subscriber took it is lost, not late
@@ -189,8 +256,21 @@ def test_keep_last_1_conflates(zeromq, results):
 @pytest.mark.parametrize("kind", ["ping", "pubsub"])
 def test_inproc_between_processes_is_refused_with_the_reason(zeromq, results, kind):
     # Refused before anything is created (it used to wait for the match timeout).
-    proc = run_cli([kind, "--driver", DRIVER, "--transport", "inproc", "--count", "100",
-                    "--match-timeout", "30"], results, timeout=20)
+    proc = run_cli(
+        [
+            kind,
+            "--driver",
+            DRIVER,
+            "--transport",
+            "inproc",
+            "--count",
+            "100",
+            "--match-timeout",
+            "30",
+        ],
+        results,
+        timeout=20,
+    )
     assert proc.returncode == 2, proc.stdout + proc.stderr
     record = only_run(results)
     assert record["status"] == "refused"
@@ -198,22 +278,37 @@ def test_inproc_between_processes_is_refused_with_the_reason(zeromq, results, ki
     assert "--placement intra" in record["message"]
 
 
-@pytest.mark.parametrize("args,message", [
-    (["--reliability", "reliable"], "zeromq: reliability 'reliable' is not supported"),
-    (["--durability", "transient_local"], "zeromq: durability 'transient_local' is not supported"),
-    (["--history", "keep_all"], "zeromq: history 'keep_all' is not supported"),
-    (["--history", "keep_last:4"], "zeromq: history keep_last:4 is not supported: ZeroMQ's only "
-                                   "history setting is ZMQ_CONFLATE"),
-    (["--history", "keep_last:1", "--option", "rcvhwm=5"],
-     "option rcvhwm does not apply with history keep_last:1"),
-    (["--option", "sndhwm=many"], "zeromq: option sndhwm='many'"),
-    (["--transport", "ipc", "--option", "port_base=30000"],
-     "option port_base applies to transport tcp only"),
-    (["--option", "port_base=99"], "zeromq: option port_base='99'"),
-    (["--option", "broker=127.0.0.1:1883"], "zeromq: option 'broker' is not known"),
-    (["--transport", "udp"], "zeromq: transport 'udp' is not supported; this driver supports "
-                             "tcp|ipc|inproc"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--reliability", "reliable"], "zeromq: reliability 'reliable' is not supported"),
+        (
+            ["--durability", "transient_local"],
+            "zeromq: durability 'transient_local' is not supported",
+        ),
+        (["--history", "keep_all"], "zeromq: history 'keep_all' is not supported"),
+        (
+            ["--history", "keep_last:4"],
+            "zeromq: history keep_last:4 is not supported: ZeroMQ's only "
+            "history setting is ZMQ_CONFLATE",
+        ),
+        (
+            ["--history", "keep_last:1", "--option", "rcvhwm=5"],
+            "option rcvhwm does not apply with history keep_last:1",
+        ),
+        (["--option", "sndhwm=many"], "zeromq: option sndhwm='many'"),
+        (
+            ["--transport", "ipc", "--option", "port_base=30000"],
+            "option port_base applies to transport tcp only",
+        ),
+        (["--option", "port_base=99"], "zeromq: option port_base='99'"),
+        (["--option", "broker=127.0.0.1:1883"], "zeromq: option 'broker' is not known"),
+        (
+            ["--transport", "udp"],
+            "zeromq: transport 'udp' is not supported; this driver supports tcp|ipc|inproc",
+        ),
+    ],
+)
 def test_refused_settings_say_why(zeromq, results, args, message):
     proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
     assert proc.returncode == 2, proc.stdout + proc.stderr
@@ -222,6 +317,7 @@ def test_refused_settings_say_why(zeromq, results, args, message):
 
 # --- the transport a run really uses -------------------------------------------------
 
+
 def nodes_writing_to(results: Path) -> list[int]:
     pids = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
@@ -229,8 +325,11 @@ def nodes_writing_to(results: Path) -> list[int]:
             argv = cmdline.read_bytes().split(b"\0")
         except OSError:
             continue
-        if argv and argv[0].endswith(b"psbench-node") and any(str(results).encode() in a
-                                                                for a in argv):
+        if (
+            argv
+            and argv[0].endswith(b"psbench-node")
+            and any(str(results).encode() in a for a in argv)
+        ):
             pids.append(int(cmdline.parent.name))
     return pids
 
@@ -253,7 +352,7 @@ def tcp_sockets() -> dict[str, tuple[str, int, str]]:
     for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
         fields = line.split()
         address, port = fields[1].split(":")
-        ip = ".".join(str(int(address[i:i + 2], 16)) for i in (6, 4, 2, 0))
+        ip = ".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0))
         table[fields[9]] = (ip, int(port, 16), fields[3])
     return table
 
@@ -270,8 +369,11 @@ def unix_socket_paths() -> dict[str, str]:
 def inspect(pid: int) -> tuple[set, set]:
     """The TCP listening ports and the Unix socket paths of a process."""
     inodes = socket_inodes(pid)
-    tcp = {port for inode, (ip, port, state) in tcp_sockets().items()
-           if inode in inodes and state == "0A" and ip == "127.0.0.1"}  # 0A = LISTEN
+    tcp = {
+        port
+        for inode, (ip, port, state) in tcp_sockets().items()
+        if inode in inodes and state == "0A" and ip == "127.0.0.1"
+    }  # 0A = LISTEN
     paths = {path for inode, path in unix_socket_paths().items() if inode in inodes}
     return tcp, paths
 
@@ -279,9 +381,24 @@ def inspect(pid: int) -> tuple[set, set]:
 @pytest.mark.parametrize("transport", ["tcp", "ipc"])
 def test_transport_is_the_one_asked_for(zeromq, results, transport):
     outcome = {}
-    runner = threading.Thread(target=lambda: outcome.update(proc=run_cli(
-        ["ping", "--driver", DRIVER, "--transport", transport, "--duration", "2",
-         "--warmup", "10"], results)))
+    runner = threading.Thread(
+        target=lambda: outcome.update(
+            proc=run_cli(
+                [
+                    "ping",
+                    "--driver",
+                    DRIVER,
+                    "--transport",
+                    transport,
+                    "--duration",
+                    "2",
+                    "--warmup",
+                    "10",
+                ],
+                results,
+            )
+        )
+    )
     runner.start()
     seen = {}
     end = time.monotonic() + 30
@@ -305,7 +422,8 @@ def test_transport_is_the_one_asked_for(zeromq, results, transport):
             assert not any("psbench-zeromq" in p for p in paths), paths
         else:
             assert tcp == set(), f"node {pid} listens on TCP {tcp}"
-            assert any(p.startswith(f"/tmp/psbench-zeromq-{run_id}/psb_{run_id}_") for p in paths), \
-                paths
+            assert any(
+                p.startswith(f"/tmp/psbench-zeromq-{run_id}/psb_{run_id}_") for p in paths
+            ), paths
     if transport == "tcp":
         assert len({port for tcp, _ in seen.values() for port in tcp}) == 2

@@ -3,10 +3,9 @@
 import json
 
 from conftest import run_cli
-from psbench import manifests
+from psbench.base import manifests
 
-CAPABILITY_SETS = ("reliability", "durability", "history", "notify", "transports",
-                   "option_keys")
+CAPABILITY_SETS = ("reliability", "durability", "history", "notify", "transports", "option_keys")
 
 
 def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
@@ -31,10 +30,11 @@ def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
         assert set(caps["reliability"]) <= {"best_effort", "reliable"}
         assert set(caps["notify"]) <= {"listener", "wait", "poll"}
         assert isinstance(caps["max_payload"], int) and caps["max_payload"] >= 32
-        assert isinstance(caps["loan"], bool)   # derived: loan() and write_loan() present
+        assert isinstance(caps["loan"], bool)  # derived: loan() and write_loan() present
         # One status per service the driver's manifest names, each a yes/no.
         assert [s["name"] for s in entry["services"]] == [
-            e.rpartition(":")[2] for e in manifests.service_entries(name)]
+            e.rpartition(":")[2] for e in manifests.service_entries(name)
+        ]
         for service in entry["services"]:
             assert isinstance(service["installed"], bool)
             assert isinstance(service["running"], bool)
@@ -83,6 +83,7 @@ def test_env_table(results):
 
 def test_service_entries_name_the_transport_that_needs_them():
     from psbench.run.drivers import service_status
+
     only_shm = service_status("shm:iox-roudi", running={"iox-roudi"})
     assert (only_shm.name, only_shm.transport, only_shm.running) == ("iox-roudi", "shm", True)
     always = service_status("surely-not-installed-broker", running=set())

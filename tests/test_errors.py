@@ -13,8 +13,9 @@ def assert_user_error(proc, *words):
 
 
 def test_refused_setting_surfaces_node_message(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "udp", "--reliability", "reliable",
-                    "--count", "10"], results)
+    proc = run_cli(
+        ["ping", "--driver", "udp", "--reliability", "reliable", "--count", "10"], results
+    )
     assert_user_error(proc, "reliability", "refused")
     record = only_run(results)
     assert record["status"] == "refused"
@@ -23,14 +24,19 @@ def test_refused_setting_surfaces_node_message(driver_libs, results):
     assert record["message"] in proc.stderr
 
 
-@pytest.mark.parametrize("driver, reason", [("nats", "JetStream"),
-                                            ("redis", "fire-and-forget"),
-                                            ("zeromq", "high-water mark")])
+@pytest.mark.parametrize(
+    "driver, reason",
+    [("nats", "JetStream"), ("redis", "fire-and-forget"), ("zeromq", "high-water mark")],
+)
 def test_a_refused_qos_carries_the_drivers_reason(driver, reason, driver_libs, results):
-    proc = run_cli(["ping", "--driver", driver, "--reliability", "reliable",
-                    "--count", "10"], results)
-    assert_user_error(proc, f"{driver}: reliability 'reliable' is not supported; this "
-                            f"driver supports best_effort (", reason)
+    proc = run_cli(
+        ["ping", "--driver", driver, "--reliability", "reliable", "--count", "10"], results
+    )
+    assert_user_error(
+        proc,
+        f"{driver}: reliability 'reliable' is not supported; this driver supports best_effort (",
+        reason,
+    )
     assert only_run(results)["status"] == "refused"
 
 
@@ -40,20 +46,23 @@ def test_size_over_the_nodes_maximum_is_refused_before_a_run_folder(driver_libs,
     assert "out of range" in proc.stderr and not results.exists()
 
 
-@pytest.mark.parametrize("args,named", [
-    (["ping", "--driver", "udp", "--size", "abc"], "--size"),
-    (["ping", "--driver", "udp", "--count", "0"], "--count"),
-    (["ping", "--driver", "udp", "--count", "5", "--duration", "1"], "--duration"),
-    (["ping", "--driver", "udp", "--history", "keep_last"], "--history"),
-    (["ping", "--driver", "udp", "--option", "novalue"], "--option"),
-    (["ping", "--driver", "udp", "--notify", "sometimes"], "--notify"),
-    (["ping", "--driver", "udp", "--fifo", "100"], "--fifo"),
-    (["ping", "--driver", "udp", "--cpu", "sub=0"], "--cpu"),
-    (["ping", "--driver", "udp", "--cpu", "ping=4096"], "--cpu"),
-    (["pubsub", "--driver", "udp", "--rate", "-5"], "--rate"),
-    (["pubsub", "--driver", "udp", "--duration", "5", "--timeout", "5"], "--timeout"),
-    (["ping", "--size", "64"], "--driver"),
-])
+@pytest.mark.parametrize(
+    "args,named",
+    [
+        (["ping", "--driver", "udp", "--size", "abc"], "--size"),
+        (["ping", "--driver", "udp", "--count", "0"], "--count"),
+        (["ping", "--driver", "udp", "--count", "5", "--duration", "1"], "--duration"),
+        (["ping", "--driver", "udp", "--history", "keep_last"], "--history"),
+        (["ping", "--driver", "udp", "--option", "novalue"], "--option"),
+        (["ping", "--driver", "udp", "--notify", "sometimes"], "--notify"),
+        (["ping", "--driver", "udp", "--fifo", "100"], "--fifo"),
+        (["ping", "--driver", "udp", "--cpu", "sub=0"], "--cpu"),
+        (["ping", "--driver", "udp", "--cpu", "ping=4096"], "--cpu"),
+        (["pubsub", "--driver", "udp", "--rate", "-5"], "--rate"),
+        (["pubsub", "--driver", "udp", "--duration", "5", "--timeout", "5"], "--timeout"),
+        (["ping", "--size", "64"], "--driver"),
+    ],
+)
 def test_bad_argument_is_named(driver_libs, results, args, named):
     proc = run_cli(args, results)
     assert_user_error(proc, named)

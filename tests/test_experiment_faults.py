@@ -31,8 +31,9 @@ def node_processes_of(store: Path) -> list[int]:
 
 
 def shm_files_of(entries: list[dict]) -> list[str]:
-    return [p.name for e in entries if e["run_id"]
-            for p in Path("/dev/shm").glob(f"*{e['run_id']}*")]
+    return [
+        p.name for e in entries if e["run_id"] for p in Path("/dev/shm").glob(f"*{e['run_id']}*")
+    ]
 
 
 def the_store(results: Path, name: str) -> Path:
@@ -41,8 +42,7 @@ def the_store(results: Path, name: str) -> Path:
     return found[0]
 
 
-def test_crash_hang_and_exit_are_classified_and_the_sweep_goes_on(driver_libs, results,
-                                                                   tmp_path):
+def test_crash_hang_and_exit_are_classified_and_the_sweep_goes_on(driver_libs, results, tmp_path):
     path = write(tmp_path, FAULTS)
     proc = run_experiment(path, results)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -50,7 +50,13 @@ def test_crash_hang_and_exit_are_classified_and_the_sweep_goes_on(driver_libs, r
     store = the_store(results, "faults")
     entries = index_lines(store)
     assert [(e["run"], e["status"]) for e in entries] == [
-        (1, "crashed"), (2, "ok"), (3, "timeout"), (4, "ok"), (5, "failed"), (6, "ok")]
+        (1, "crashed"),
+        (2, "ok"),
+        (3, "timeout"),
+        (4, "ok"),
+        (5, "failed"),
+        (6, "ok"),
+    ]
     crashed, _, hung, _, exited, _ = entries
     assert "SIGABRT" in crashed["message"]
     assert "exit code 7" in exited["message"]
@@ -58,7 +64,8 @@ def test_crash_hang_and_exit_are_classified_and_the_sweep_goes_on(driver_libs, r
         record = json.loads((store / entry["run_dir"] / "run.json").read_text())
         assert record["status"] == entry["status"]
     assert json.loads((store / hung["run_dir"] / "run.json").read_text())["processes"][1][
-        "killed_by_launcher"]  # the hung ping had to be stopped
+        "killed_by_launcher"
+    ]  # the hung ping had to be stopped
     summary = proc.stdout
     assert "3 ok" in summary and "1 crashed" in summary and "1 timeout" in summary
     for entry in (crashed, hung, exited):
@@ -83,22 +90,27 @@ def running_record(store: Path, number: int) -> bool:
     return False
 
 
-def test_ctrl_c_stops_the_sweep_keeps_completed_runs_and_cleans_up(driver_libs, results,
-                                                                    tmp_path):
-    path = write(tmp_path, """
+def test_ctrl_c_stops_the_sweep_keeps_completed_runs_and_cleans_up(driver_libs, results, tmp_path):
+    path = write(
+        tmp_path,
+        """
         name: interrupted
         defaults: {kind: ping, driver: udp, warmup: 10}
         runs:
           - {count: 200}
           - {duration: 20, timeout: 60}
           - {duration: 20, timeout: 60, size: 128}
-    """)
+    """,
+    )
     store = results / "sweep"
     # Runs 1 and 2 selected: the hint must continue that selection, not all 3 runs.
-    with cli_in_background(["run", str(path), "-o", str(store), "--filter", "run=1",
-                            "--filter", "run=2"], results) as proc:
-        wait_for(lambda: (store / "index.jsonl").exists() and
-                 len(index_lines(store)) == 1, "the first run to complete")
+    with cli_in_background(
+        ["run", str(path), "-o", str(store), "--filter", "run=1", "--filter", "run=2"], results
+    ) as proc:
+        wait_for(
+            lambda: (store / "index.jsonl").exists() and len(index_lines(store)) == 1,
+            "the first run to complete",
+        )
         wait_for(lambda: running_record(store, 2), "the second run to start")
         os.kill(proc.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends
         out, err = proc.communicate(timeout=60)

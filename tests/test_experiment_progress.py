@@ -15,8 +15,10 @@ def test_plain_lines_one_per_finished_run():
     progress.finish("shm-64B", "crashed", 4.0)
     progress.close()
     lines = out.getvalue().splitlines()
-    assert lines == ["[1/3] udp-64B: ok (2.0 s); 0 failed; ETA 0:04",
-                     "[2/3] shm-64B: crashed (4.0 s); 1 failed; ETA 0:03"]
+    assert lines == [
+        "[1/3] udp-64B: ok (2.0 s); 0 failed; ETA 0:04",
+        "[2/3] shm-64B: crashed (4.0 s); 1 failed; ETA 0:03",
+    ]
 
 
 def test_terminal_redraws_one_line_and_keeps_failures():
@@ -31,11 +33,18 @@ def test_terminal_redraws_one_line_and_keeps_failures():
     kept = [line for line in text.split("\n") if "timeout" in line]
     assert kept and kept[0].endswith("[1/2] udp-64B: timeout (1.0 s); 1 failed; ETA 0:01")
     redraws = text.split("\r\x1b[2K")
-    assert any(r.startswith("[##########..........] 1/2  1 failed") and "now: shm-64B" in r
-               for r in redraws)
+    assert any(
+        r.startswith("[##########..........] 1/2  1 failed") and "now: shm-64B" in r
+        for r in redraws
+    )
     assert text.endswith("\r\x1b[2K")  # the bar is gone before the summary prints
 
 
 def test_duration_text():
     assert [duration_text(s) for s in (None, 0, 59.6, 61, 3725)] == [
-        "?", "0:00", "1:00", "1:01", "1:02:05"]
+        "?",
+        "0:00",
+        "1:00",
+        "1:01",
+        "1:02:05",
+    ]

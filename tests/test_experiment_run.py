@@ -25,8 +25,9 @@ def test_dry_run_lists_the_runs_and_runs_nothing(driver_libs, results, tmp_path)
     proc = run_experiment(path, results, "--dry-run")
     assert proc.returncode == 0, proc.stderr
     for number, label in enumerate(["udp-64B", "udp-256B", "shm-64B", "shm-256B"], 1):
-        assert any(line.split()[:2] == [str(number), label]
-                   for line in proc.stdout.splitlines()), proc.stdout
+        assert any(line.split()[:2] == [str(number), label] for line in proc.stdout.splitlines()), (
+            proc.stdout
+        )
     assert "4 runs" in proc.stdout and "count 200" in proc.stdout
     assert not results.exists()
 
@@ -69,16 +70,22 @@ def test_sweep_filter_and_resume(driver_libs, results, tmp_path):
     # --resume alone continues the recorded selection (driver=udp): nothing is left.
     same = run_experiment(path, results, "-o", str(store), "--resume", "--dry-run")
     assert same.returncode == 0, same.stderr
-    rows = {line.split()[0]: line.split()[-1] for line in same.stdout.splitlines()
-            if line.split() and line.split()[0].isdigit()}
+    rows = {
+        line.split()[0]: line.split()[-1]
+        for line in same.stdout.splitlines()
+        if line.split() and line.split()[0].isdigit()
+    }
     assert rows == {"1": "(ok)", "2": "(ok)"}, same.stdout
 
     # A filter given with --resume widens it: the udp runs are already done.
     every = ("--filter", "driver=udp", "--filter", "driver=shm")
     dry = run_experiment(path, results, "-o", str(store), "--resume", "--dry-run", *every)
     assert dry.returncode == 0, dry.stderr
-    rows = {line.split()[0]: line.split()[-1] for line in dry.stdout.splitlines()
-            if line.split() and line.split()[0].isdigit()}
+    rows = {
+        line.split()[0]: line.split()[-1]
+        for line in dry.stdout.splitlines()
+        if line.split() and line.split()[0].isdigit()
+    }
     assert rows == {"1": "(ok)", "2": "(ok)", "3": "run", "4": "run"}, dry.stdout
     rest = run_experiment(path, results, "-o", str(store), "--resume", *every)
     assert rest.returncode == 0, rest.stderr

@@ -11,8 +11,21 @@ LOSSLESS = ["--reliability", "reliable", "--history", "keep_all"]
 
 
 def pubsub(results, driver, subscribers, *extra, count=300):
-    return run_cli(["pubsub", "--driver", driver, "--subscribers", str(subscribers),
-                    "--count", str(count), "--match-timeout", "10", *extra], results)
+    return run_cli(
+        [
+            "pubsub",
+            "--driver",
+            driver,
+            "--subscribers",
+            str(subscribers),
+            "--count",
+            str(count),
+            "--match-timeout",
+            "10",
+            *extra,
+        ],
+        results,
+    )
 
 
 def test_every_subscriber_gets_every_sample_and_its_own_files(driver_libs, results):
@@ -78,26 +91,29 @@ def test_a_driver_with_one_reader_per_topic_refuses_several(driver_libs, results
     for driver in ("shm", "udp"):
         proc = pubsub(results / driver, driver, 2, count=50)
         assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert f"{driver}: --subscribers 2 is not supported; this driver has at most 1 " \
-               "reader(s) per topic" in proc.stderr
+        assert (
+            f"{driver}: --subscribers 2 is not supported; this driver has at most 1 "
+            "reader(s) per topic" in proc.stderr
+        )
         record = only_run(results / driver)
         assert record["status"] == "refused"
         assert_nothing_left(record["run_id"])
 
 
-def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_libs,
-                                                                       tmp_path):
+def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_libs, tmp_path):
     experiment = tmp_path / "bad.yaml"
-    experiment.write_text("name: bad\ndefaults: {kind: pubsub, driver: shm}\n"
-                          "matrix:\n  subscribers: [1, 2]\n")
+    experiment.write_text(
+        "name: bad\ndefaults: {kind: pubsub, driver: shm}\nmatrix:\n  subscribers: [1, 2]\n"
+    )
     proc = run_cli(["run", str(experiment), "--dry-run"], tmp_path / "results")
     assert proc.returncode == 2
     assert "matrix.subscribers: shm: --subscribers 2 is not supported" in proc.stderr
 
 
 def test_several_subscribers_need_separate_processes(driver_libs, results):
-    proc = run_cli(["pubsub", "--driver", "shm", "--subscribers", "2", "--placement",
-                    "intra"], results)
+    proc = run_cli(
+        ["pubsub", "--driver", "shm", "--subscribers", "2", "--placement", "intra"], results
+    )
     assert proc.returncode == 2 and "use --placement inter" in proc.stderr
     assert not run_records(results)
 
@@ -111,8 +127,7 @@ matrix:
 """
 
 
-def test_a_sweep_over_subscribers_draws_latency_against_subscriber_count(driver_libs,
-                                                                        tmp_path):
+def test_a_sweep_over_subscribers_draws_latency_against_subscriber_count(driver_libs, tmp_path):
     experiment = tmp_path / "fanout.yaml"
     experiment.write_text(textwrap.dedent(SWEEP).lstrip())
     store, results = tmp_path / "sweep", tmp_path / "results"

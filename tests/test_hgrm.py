@@ -6,9 +6,9 @@ random latencies."""
 import numpy as np
 import pytest
 
+from psbench.report.document import Settings, build_report, write_report
 from psbench.report.hgrm import distribution_text
 from psbench.results.load import load_results
-from psbench.report.document import Settings, build_report, write_report
 
 
 def parse(text: str) -> tuple[list[tuple[float, float, int]], list[str]]:
@@ -65,4 +65,6 @@ def test_a_report_writes_one_per_configuration_and_one_per_run(report_sweep, tmp
         for k, run in enumerate(config.ok_runs, start=1):
             run_rows, _ = parse((folder / f"{stem}.run-{k}.hgrm").read_text())
             assert run_rows[-1][2] == run.latency_ns.size
-            assert run_rows[-1][0] == pytest.approx(run.latency_ns.max() / 1000, abs=6e-4)  # 3 decimals
+            assert run_rows[-1][0] == pytest.approx(
+                run.latency_ns.max() / 1000, abs=6e-4
+            )  # 3 decimals

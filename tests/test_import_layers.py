@@ -41,8 +41,11 @@ def layer_of(module: str) -> str | None:
 
 
 def test_every_module_lives_in_a_layer():
-    loose = [name for name in modules()
-             if layer_of(name) is None and name not in ("psbench", "psbench.__main__")]
+    loose = [
+        name
+        for name in modules()
+        if layer_of(name) is None and name not in ("psbench", "psbench.__main__")
+    ]
     assert loose == [], f"modules outside the layer packages {LAYERS}: {loose}"
 
 
@@ -62,9 +65,14 @@ def import_cycles(mods: dict[str, Path]) -> list[list[str]]:
     known = set(mods)
     # A package's __init__ importing its own modules is how a package shows its
     # interface, not a cycle of design: edges into the package itself are left out.
-    graph = {name: {t for _, t in imports_of(path, known)
-                    if t in known and t != name and not t.startswith(name + ".")}
-             for name, path in mods.items()}
+    graph = {
+        name: {
+            t
+            for _, t in imports_of(path, known)
+            if t in known and t != name and not t.startswith(name + ".")
+        }
+        for name, path in mods.items()
+    }
     state: dict[str, int] = {}
     stack: list[str] = []
     cycles = []
@@ -74,7 +82,7 @@ def import_cycles(mods: dict[str, Path]) -> list[list[str]]:
         stack.append(node)
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 visit(nxt)
         stack.pop()
@@ -101,11 +109,15 @@ def test_an_injected_upward_import_is_caught_wherever_it_is(tmp_path):
     inner.write_text("def f():\n    from psbench.report import html\n")
     down = tmp_path / "down.py"
     down.write_text("from psbench.results import stats\n")
-    mods = modules() | {"psbench.base.top": top, "psbench.run.inner": inner,
-                        "psbench.report.down": down}
+    mods = modules() | {
+        "psbench.base.top": top,
+        "psbench.run.inner": inner,
+        "psbench.report.down": down,
+    }
     assert upward_imports(mods) == [
         "top.py:1: psbench.base.top imports psbench.cli.main",
-        "inner.py:2: psbench.run.inner imports psbench.report.html"]
+        "inner.py:2: psbench.run.inner imports psbench.report.html",
+    ]
 
 
 def test_an_injected_cycle_is_caught(tmp_path):

@@ -11,26 +11,44 @@ import pytest
 
 from conftest import only_run, run_cli
 
-PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2",
-         "--inject", "delay=1000:3000000", "--reliability", "reliable"]
+PAUSE = [
+    "--rate",
+    "1000",
+    "--duration",
+    "6",
+    "--late-join",
+    "2",
+    "--inject",
+    "delay=1000:3000000",
+    "--reliability",
+    "reliable",
+]
 KEEP_5 = ["--durability", "transient_local", "--history", "keep_last:5"]
 
-CASES = [("cyclonedds", KEEP_5, (5, 995, 999)), ("fastdds", KEEP_5, (5, 995, 999)),
-         ("iceoryx", KEEP_5, (5, 995, 999)),
-         ("mqtt", ["--durability", "transient_local"], (1, 999, 999)),
-         ("cyclonedds", ["--durability", "volatile"], (0, None, None)),
-         ("mqtt", ["--durability", "volatile"], (0, None, None))]
+CASES = [
+    ("cyclonedds", KEEP_5, (5, 995, 999)),
+    ("fastdds", KEEP_5, (5, 995, 999)),
+    ("iceoryx", KEEP_5, (5, 995, 999)),
+    ("mqtt", ["--durability", "transient_local"], (1, 999, 999)),
+    ("cyclonedds", ["--durability", "volatile"], (0, None, None)),
+    ("mqtt", ["--durability", "volatile"], (0, None, None)),
+]
 # Each case is a 6 s run; make test keeps one per way of keeping history (DDS's
 # keep_last, MQTT's retained message), make test-long the rest.
 SHORT_CASES = (0, 3)
 
 
-@pytest.mark.parametrize("driver,qos,expected",
-                         [c if i in SHORT_CASES else pytest.param(*c, marks=pytest.mark.long)
-                          for i, c in enumerate(CASES)],
-                         ids=[f"{d}-{'-'.join(q[1::2])}" for d, q, _ in CASES])
+@pytest.mark.parametrize(
+    "driver,qos,expected",
+    [
+        c if i in SHORT_CASES else pytest.param(*c, marks=pytest.mark.long)
+        for i, c in enumerate(CASES)
+    ],
+    ids=[f"{d}-{'-'.join(q[1::2])}" for d, q, _ in CASES],
+)
 def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(
-        driver_libs, results, driver, qos, expected):
+    driver_libs, results, driver, qos, expected
+):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
     proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], results, timeout=120)
@@ -50,7 +68,6 @@ def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(
 
 
 def test_late_join_is_refused_where_it_cannot_join_while_publishing(driver_libs, results):
-    proc = run_cli(["pubsub", "--driver", "udp", "--count", "100", "--late-join", "1"],
-                   results)
+    proc = run_cli(["pubsub", "--driver", "udp", "--count", "100", "--late-join", "1"], results)
     assert proc.returncode == 2
     assert "--late-join" in proc.stderr and "duration" in proc.stderr

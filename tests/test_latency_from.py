@@ -15,8 +15,9 @@ PERIOD_NS = 1_000_000_000 // RATE
 
 
 def _run(results, *extra):
-    proc = run_cli(["pubsub", "--driver", "udp", "--count", "300", "--rate", str(RATE),
-                    *extra], results)
+    proc = run_cli(
+        ["pubsub", "--driver", "udp", "--count", "300", "--rate", str(RATE), *extra], results
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     [record] = run_records(results)
     run_dir = record["_dir"]

@@ -8,8 +8,8 @@ import pytest
 
 from conftest import only_run, run_cli
 from experiment_files import index_lines, run_experiment, write
-from psbench.results.load import load_results
 from psbench.report.document import Settings, build_report
+from psbench.results.load import load_results
 
 SWEEP = """
     name: loans
@@ -21,8 +21,7 @@ SWEEP = """
 """
 
 
-def test_auto_loans_where_the_driver_can_and_every_label_says_so(driver_libs, results,
-                                                                  tmp_path):
+def test_auto_loans_where_the_driver_can_and_every_label_says_so(driver_libs, results, tmp_path):
     path = write(tmp_path, SWEEP)
     store = tmp_path / "sweep"
     proc = run_experiment(path, results, "-o", str(store))
@@ -44,34 +43,40 @@ def test_auto_loans_where_the_driver_can_and_every_label_says_so(driver_libs, re
     assert labels == ["shm 64 B", "shm 64 B loan", "udp 64 B"], labels
 
 
-def test_a_loan_the_driver_cannot_make_is_refused_but_auto_never_is(driver_libs, results,
-                                                                      tmp_path):
-    path = write(tmp_path, """
+def test_a_loan_the_driver_cannot_make_is_refused_but_auto_never_is(driver_libs, results, tmp_path):
+    path = write(
+        tmp_path,
+        """
         name: refused
         defaults: {kind: ping, count: 100}
         runs:
           - {driver: udp, loan: true}
           - {driver: udp, loan: auto}
-    """)
+    """,
+    )
     proc = run_experiment(path, results, "--dry-run")
     assert proc.returncode == 2
-    refusals = [l for l in proc.stderr.splitlines() if "--loan is not supported" in l]
+    refusals = [ln for ln in proc.stderr.splitlines() if "--loan is not supported" in ln]
     assert len(refusals) == 1 and f"{path}:4:" in refusals[0], proc.stderr
 
 
 @pytest.mark.parametrize("value,words", [("sometimes", "is not auto"), ("[auto]", "lists")])
 def test_a_bad_loan_value_names_what_it_takes(driver_libs, results, tmp_path, value, words):
-    path = write(tmp_path, f"""
+    path = write(
+        tmp_path,
+        f"""
         name: bad
         defaults: {{kind: ping, driver: udp, loan: {value}}}
-    """)
+    """,
+    )
     proc = run_experiment(path, results, "--dry-run")
     assert proc.returncode == 2 and words in proc.stderr and "loan" in proc.stderr, proc.stderr
 
 
 def test_the_cli_takes_loan_auto_and_says_what_the_writes_did(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "udp", "--count", "200", "--loan", "auto",
-                    "--quiet"], results)
+    proc = run_cli(
+        ["ping", "--driver", "udp", "--count", "200", "--loan", "auto", "--quiet"], results
+    )
     assert proc.returncode == 0, proc.stderr
     assert "copied writes" in proc.stdout
     assert only_run(results)["spec"]["loan"] is False

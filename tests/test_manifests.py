@@ -8,9 +8,9 @@ import subprocess
 import pytest
 
 from conftest import REPO
-from psbench.run import drivers
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
+from psbench.run import drivers
 
 
 def test_every_driver_folder_has_a_manifest_that_loads():
@@ -32,8 +32,12 @@ def test_the_manifest_is_the_only_place_of_services_and_cleanup(driver_libs):
 
 
 def test_setup_installs_every_package_a_manifest_names():
-    listed = subprocess.run(["bash", str(REPO / "scripts" / "setup-system"), "--list"],
-                            capture_output=True, text=True, timeout=60).stdout.split()
+    listed = subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup-system"), "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    ).stdout.split()
     for name in manifests.driver_names():
         assert set(manifests.load(name).debian) <= set(listed), name
 
@@ -48,23 +52,34 @@ def drivers_dir(tmp_path, monkeypatch):
 
 BROKEN = {
     "not TOML": ("architecture = \n", "manifest.toml: cannot be read"),
-    "unknown field": ('architecture = "broker"\nbaseline = false\ncolour = "blue"\n',
-                      "manifest.toml: colour: unknown field; the fields are architecture"),
-    "wrong kind": ('architecture = "broker"\nbaseline = "yes"\n',
-                   "manifest.toml: baseline: must be bool"),
-    "unknown architecture": ('architecture = "cloud"\n',
-                             "manifest.toml: architecture: give one of floor, peer-to-peer"),
-    "service without a name": ('architecture = "broker"\n[[services]]\nbroker = true\n',
-                               "manifest.toml: services[0].name: missing"),
+    "unknown field": (
+        'architecture = "broker"\nbaseline = false\ncolour = "blue"\n',
+        "manifest.toml: colour: unknown field; the fields are architecture",
+    ),
+    "wrong kind": (
+        'architecture = "broker"\nbaseline = "yes"\n',
+        "manifest.toml: baseline: must be bool",
+    ),
+    "unknown architecture": (
+        'architecture = "cloud"\n',
+        "manifest.toml: architecture: give one of floor, peer-to-peer",
+    ),
+    "service without a name": (
+        'architecture = "broker"\n[[services]]\nbroker = true\n',
+        "manifest.toml: services[0].name: missing",
+    ),
     "config file without a config": (
         'architecture = "broker"\n[[services]]\nname = "b"\nconfig_file = "b.conf"\n',
-        "manifest.toml: services[0].config_file: give config (a template) or config_script"),
-    "a package that is not a string": ('architecture = "broker"\n[packages]\ndebian = [1]\n',
-                                       "manifest.toml: packages.debian: must be a list of "
-                                       "strings"),
+        "manifest.toml: services[0].config_file: give config (a template) or config_script",
+    ),
+    "a package that is not a string": (
+        'architecture = "broker"\n[packages]\ndebian = [1]\n',
+        "manifest.toml: packages.debian: must be a list of strings",
+    ),
     "from a driver without that service": (
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
-        "manifest.toml: services[0].from: drivers/other declares no service 'd'"),
+        "manifest.toml: services[0].from: drivers/other declares no service 'd'",
+    ),
 }
 
 

@@ -37,12 +37,27 @@ def check_run_record(record, status="ok"):
     assert record["driver"]["abi_version"] == 5 and record["driver"]["version"]
 
 
-@pytest.mark.parametrize("driver,placement", [("udp", "inter"), ("shm", "inter"),
-                                              ("udp", "intra"), ("shm", "intra")])
+@pytest.mark.parametrize(
+    "driver,placement", [("udp", "inter"), ("shm", "inter"), ("udp", "intra"), ("shm", "intra")]
+)
 def test_ping(driver_libs, results, driver, placement):
-    proc = run_cli(["ping", "--driver", driver, "--size", "64", "--count", str(COUNT),
-                    "--warmup", "200", "--placement", placement, "--check-pattern"],
-                   results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            driver,
+            "--size",
+            "64",
+            "--count",
+            str(COUNT),
+            "--warmup",
+            "200",
+            "--placement",
+            placement,
+            "--check-pattern",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
     run_dir = record["_dir"]
@@ -66,12 +81,25 @@ def test_ping(driver_libs, results, driver, placement):
     assert "RTT/2" in proc.stdout and str(run_dir) in proc.stdout
 
 
-@pytest.mark.parametrize("driver,placement", [("udp", "inter"), ("shm", "inter"),
-                                              ("shm", "intra")])
+@pytest.mark.parametrize("driver,placement", [("udp", "inter"), ("shm", "inter"), ("shm", "intra")])
 def test_pubsub(driver_libs, results, driver, placement):
     count = 1000
-    proc = run_cli(["pubsub", "--driver", driver, "--size", "128", "--count", str(count),
-                    "--rate", "2000", "--placement", placement], results)
+    proc = run_cli(
+        [
+            "pubsub",
+            "--driver",
+            driver,
+            "--size",
+            "128",
+            "--count",
+            str(count),
+            "--rate",
+            "2000",
+            "--placement",
+            placement,
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
     check_run_record(record)
@@ -106,25 +134,49 @@ def assert_all_accounted(counts, sent):
 @pytest.mark.parametrize("driver", ["udp", "shm"])
 @pytest.mark.parametrize("notify", ["listener", "poll"])
 def test_ping_in_each_notify_mode(driver_libs, results, driver, notify):
-    _, ping, _ = ping_run(results, "--driver", driver, "--notify", notify, "--size", "1024",
-                          "--count", "500", "--warmup", "50", "--check-pattern")
+    _, ping, _ = ping_run(
+        results,
+        "--driver",
+        driver,
+        "--notify",
+        notify,
+        "--size",
+        "1024",
+        "--count",
+        "500",
+        "--warmup",
+        "50",
+        "--check-pattern",
+    )
     assert ping["config"]["notify"] == notify
     assert_all_accounted(ping["counts"], 500)
 
 
-@pytest.mark.parametrize("driver,size", [("udp", 32), ("udp", 1 << 20), ("udp", 4 << 20),
-                                         ("shm", 32), ("shm", 4 << 20)])
+@pytest.mark.parametrize(
+    "driver,size", [("udp", 32), ("udp", 1 << 20), ("udp", 4 << 20), ("shm", 32), ("shm", 4 << 20)]
+)
 def test_header_only_to_four_mib_arrive_intact(driver_libs, results, driver, size):
-    _, ping, samples = ping_run(results, "--driver", driver, "--size", str(size),
-                                "--count", "40", "--warmup", "5", "--check-pattern")
+    _, ping, samples = ping_run(
+        results,
+        "--driver",
+        driver,
+        "--size",
+        str(size),
+        "--count",
+        "40",
+        "--warmup",
+        "5",
+        "--check-pattern",
+    )
     assert ping["config"]["size"] == size
     assert_all_accounted(ping["counts"], 40)
     assert len(samples) > 0
 
 
 def test_open_loop_times_from_the_intended_schedule(driver_libs, results):
-    _, ping, samples = ping_run(results, "--driver", "udp", "--rate", "2000", "--count", "1000",
-                                "--warmup", "100")
+    _, ping, samples = ping_run(
+        results, "--driver", "udp", "--rate", "2000", "--count", "1000", "--warmup", "100"
+    )
     assert ping["config"]["mode"] == "open_loop"
     assert_all_accounted(ping["counts"], 1000)
     # Due times come from the schedule (start + i / rate), not from when sending
@@ -136,9 +188,24 @@ def test_open_loop_times_from_the_intended_schedule(driver_libs, results):
 
 
 def test_reliable_shm_pubsub_loses_nothing(driver_libs, results):
-    proc = run_cli(["pubsub", "--driver", "shm", "--reliability", "reliable",
-                    "--option", "slots=4", "--size", "4096", "--count", "3000",
-                    "--rate", "0"], results)
+    proc = run_cli(
+        [
+            "pubsub",
+            "--driver",
+            "shm",
+            "--reliability",
+            "reliable",
+            "--option",
+            "slots=4",
+            "--size",
+            "4096",
+            "--count",
+            "3000",
+            "--rate",
+            "0",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
     sub = load(record["_dir"], "sub")

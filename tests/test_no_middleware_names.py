@@ -24,21 +24,23 @@ def names() -> tuple[list[str], list[str]]:
 
 def mentions(text: str) -> list[str]:
     words, baselines = names()
-    found = [m.group(0) for w in words
-             for m in re.finditer(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.I)]
+    found = [
+        m.group(0)
+        for w in words
+        for m in re.finditer(rf"(?<![\w-]){re.escape(w)}(?![\w-])", text, re.I)
+    ]
     found += [m.group(0) for b in baselines for m in re.finditer(rf"[\"']{b}[\"']", text)]
     return found
 
 
 def test_the_names_are_the_driver_folders_and_their_services():
     words, baselines = names()
-    assert set(baselines) == {"udp", "shm"}                       # known answer
+    assert set(baselines) == {"udp", "shm"}  # known answer
     assert {"cyclonedds", "mosquitto", "iox-roudi"} <= set(words)
     # The check sees a name where one is (an injected mention).
     assert mentions("# started like mosquitto is\nx = 'udp'") == ["mosquitto", "'udp'"]
 
 
 def test_psbench_code_names_no_middleware():
-    found = {str(p.relative_to(REPO)): hits for p in CHECKED
-             if (hits := mentions(p.read_text()))}
+    found = {str(p.relative_to(REPO)): hits for p in CHECKED if (hits := mentions(p.read_text()))}
     assert found == {}

@@ -8,12 +8,12 @@ the counts where floating point used to take one rank too many (n a multiple of 
 import numpy as np
 import pytest
 
-from psbench.results.describe import describe
 from psbench.report.plots import spectrum_of
+from psbench.results.describe import describe
 from psbench.results.significance import _stat
 from psbench.results.stats import PERCENTILES, nearest_rank, summarize_ns
 
-LABELS = [label for label, _, _ in PERCENTILES]   # p50, p90, p99, p99.9, p99.99
+LABELS = [label for label, _, _ in PERCENTILES]  # p50, p90, p99, p99.9, p99.99
 
 
 def parts_per_100k(label: str) -> int:
@@ -29,10 +29,10 @@ def reference(values: np.ndarray, label: str) -> float:
 
 
 def test_the_reference_itself_has_known_answers():
-    values = np.arange(1, 3001, dtype=np.int64)     # 1..3000: the k-th smallest is k
-    assert reference(values, "p99.9") == 2997       # not 2998
+    values = np.arange(1, 3001, dtype=np.int64)  # 1..3000: the k-th smallest is k
+    assert reference(values, "p99.9") == 2997  # not 2998
     assert reference(values, "p50") == 1500
-    assert reference(np.arange(1, 1001), "p99.9") == 999   # not the maximum
+    assert reference(np.arange(1, 1001), "p99.9") == 999  # not the maximum
     assert parts_per_100k("p99.99") == 99_990 and parts_per_100k("p50") == 50_000
 
 
@@ -47,8 +47,9 @@ def test_every_percentile_for_every_n_up_to_20000():
             assert nearest_rank(values, q) == expected, (label, n)
 
 
-@pytest.mark.parametrize("n", [1, 2, 9, 10, 99, 100, 999, 1000, 1001, 2000, 3000, 9999,
-                               10_000, 10_001, 20_000])
+@pytest.mark.parametrize(
+    "n", [1, 2, 9, 10, 99, 100, 999, 1000, 1001, 2000, 3000, 9999, 10_000, 10_001, 20_000]
+)
 def test_terminal_and_report_statistics_use_the_exact_rank(n):
     values = np.random.default_rng(n).integers(0, 10**9, size=n).astype(np.float64)
     terminal, report = summarize_ns(values), describe(values)

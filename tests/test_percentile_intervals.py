@@ -21,9 +21,9 @@ def exact_ranks(q_percent: Fraction, n: int, confidence: Fraction):
     tail = (1 - confidence) / 2
     cdf, total = [], Fraction(0)
     for k in range(n + 1):
-        total += comb(n, k) * p ** k * (1 - p) ** (n - k)
+        total += comb(n, k) * p**k * (1 - p) ** (n - k)
         cdf.append(total)
-    lower = max((l for l in range(1, n + 1) if cdf[l - 1] <= tail), default=None)
+    lower = max((r for r in range(1, n + 1) if cdf[r - 1] <= tail), default=None)
     upper = min((u for u in range(1, n + 1) if cdf[u - 1] >= 1 - tail), default=None)
     return None if lower is None or upper is None else (lower, upper)
 
@@ -49,40 +49,50 @@ def test_n_too_small_where_no_upper_order_statistic_exists():
 def test_the_interval_covers_the_true_median_about_as_often_as_it_claims():
     # Uniform integers 0..999 999: the true median is 499 999.5; 400 runs of n = 200.
     rng = np.random.default_rng(4)
-    covered = sum(lo <= 499_999.5 <= hi for lo, hi in
-                  (percentile_intervals(rng.integers(0, 1_000_000, 200))["p50"]
-                   for _ in range(400)))
-    assert covered >= 0.93 * 400   # at least 95% in expectation; 400 draws leave slack
+    covered = sum(
+        lo <= 499_999.5 <= hi
+        for lo, hi in (
+            percentile_intervals(rng.integers(0, 1_000_000, 200))["p50"] for _ in range(400)
+        )
+    )
+    assert covered >= 0.93 * 400  # at least 95% in expectation; 400 draws leave slack
 
 
 def test_the_terminal_shows_the_intervals_and_what_is_too_small(driver_libs, results):
     proc = run_cli(["ping", "--driver", "udp", "--count", "500", "--quiet"], results)
     assert proc.returncode == 0, proc.stderr
-    line = next(l for l in proc.stdout.splitlines() if "intervals of RTT" in l)
+    line = next(ln for ln in proc.stdout.splitlines() if "intervals of RTT" in ln)
     assert line.strip().startswith("95% intervals of RTT")
     assert "p99.9 n too small" in line and "p50 " in line and "p99 " in line
 
 
-def test_the_report_gives_each_configurations_intervals_from_its_samples(driver_libs,
-                                                                         results, tmp_path):
+def test_the_report_gives_each_configurations_intervals_from_its_samples(
+    driver_libs, results, tmp_path
+):
     # Two repetitions of 500: the report's intervals are the pooled samples' order
     # statistics at the exact reference's ranks, at the level --alpha asks for.
     for _ in range(2):
         proc = run_cli(["ping", "--driver", "udp", "--count", "500", "--quiet"], results)
         assert proc.returncode == 0, proc.stderr
-    pooled = np.sort(np.concatenate([
-        read_samples(path).latency_ns / 2.0 for path in sorted(results.glob("*/ping.samples"))]))
+    pooled = np.sort(
+        np.concatenate(
+            [read_samples(path).latency_ns / 2.0 for path in sorted(results.glob("*/ping.samples"))]
+        )
+    )
     assert pooled.size == 1000
     for alpha, confidence in (("0.05", Fraction(95, 100)), ("0.01", Fraction(99, 100))):
         out = tmp_path / f"report-{alpha}"
-        proc = run_cli(["report", str(results), "-o", str(out), "--alpha", alpha,
-                        "--no-plots"], results)
+        proc = run_cli(
+            ["report", str(results), "-o", str(out), "--alpha", alpha, "--no-plots"], results
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         (row,) = json.loads((out / "intervals.json").read_text())["rows"]
         assert row["n"] == 1000
         for label, q in (("p50", Fraction(50)), ("p99", Fraction(99))):
             low, high = exact_ranks(q, 1000, confidence)
-            assert (row[f"{label}_low_ns"], row[f"{label}_high_ns"]) == \
-                (pooled[low - 1], pooled[high - 1]), (alpha, label)
+            assert (row[f"{label}_low_ns"], row[f"{label}_high_ns"]) == (
+                pooled[low - 1],
+                pooled[high - 1],
+            ), (alpha, label)
         assert row["p99.9_low_ns"] is None and row["p99.9_high_ns"] is None
         assert "n too small" in (out / "intervals.md").read_text()

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from conftest import only_run, run_cli
-from psbench.run import progress_lines
 from psbench.results.samples import read_samples
+from psbench.run import progress_lines
 
 
 def progress_of(stdout: str) -> list[dict]:
@@ -24,15 +24,36 @@ def nearest_rank_p50(values: np.ndarray) -> int:
     return ordered[math.ceil(len(ordered) / 2) - 1]
 
 
-@pytest.mark.parametrize("roles,rate", [("ping,pong", "2000"), ("pub,sub", "2000"),
-                                        ("ping,pong", "0")])
+@pytest.mark.parametrize(
+    "roles,rate", [("ping,pong", "2000"), ("pub,sub", "2000"), ("ping,pong", "0")]
+)
 def test_each_line_describes_exactly_the_records_of_its_interval(
-        node, driver_libs, tmp_path, roles, rate):
-    proc = subprocess.run([str(node), "--driver", str(driver_libs["udp"]), "--role", roles,
-                           "--run-id", f"prog{abs(hash((roles, rate))) % 10**6}",
-                           "--out", str(tmp_path), "--duration", "2.5", "--rate", rate,
-                           "--progress", "0.5", "--max-samples", "5000000"],
-                          capture_output=True, text=True, timeout=60)
+    node, driver_libs, tmp_path, roles, rate
+):
+    proc = subprocess.run(
+        [
+            str(node),
+            "--driver",
+            str(driver_libs["udp"]),
+            "--role",
+            roles,
+            "--run-id",
+            f"prog{abs(hash((roles, rate))) % 10**6}",
+            "--out",
+            str(tmp_path),
+            "--duration",
+            "2.5",
+            "--rate",
+            rate,
+            "--progress",
+            "0.5",
+            "--max-samples",
+            "5000000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     lines = progress_of(proc.stdout)
     assert lines, proc.stdout
@@ -44,7 +65,7 @@ def test_each_line_describes_exactly_the_records_of_its_interval(
     for f in lines:
         assert f["kept"] >= before and f["kept"] <= len(samples)
         assert f["received"] >= f["kept"]
-        interval = samples.latency_ns[before:f["kept"]]
+        interval = samples.latency_ns[before : f["kept"]]
         if len(interval) == 0:
             assert "p50_ns" not in f
         elif len(interval) <= progress_lines_max_values():
@@ -59,9 +80,24 @@ def progress_lines_max_values() -> int:
 
 
 def test_a_node_without_progress_prints_none(node, driver_libs, tmp_path):
-    proc = subprocess.run([str(node), "--driver", str(driver_libs["udp"]), "--role", "ping,pong",
-                           "--out", str(tmp_path), "--duration", "1.2", "--rate", "1000"],
-                          capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [
+            str(node),
+            "--driver",
+            str(driver_libs["udp"]),
+            "--role",
+            "ping,pong",
+            "--out",
+            str(tmp_path),
+            "--duration",
+            "1.2",
+            "--rate",
+            "1000",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stderr
     assert progress_of(proc.stdout) == []
 
@@ -69,8 +105,8 @@ def test_a_node_without_progress_prints_none(node, driver_libs, tmp_path):
 def test_the_cli_shows_a_line_a_second_and_keeps_them_out_of_the_results(driver_libs, results):
     proc = run_cli(["ping", "--driver", "udp", "--rate", "1000", "--duration", "2.5"], results)
     assert proc.returncode == 0, proc.stderr
-    shown = [l for l in proc.stderr.splitlines() if l.startswith("  ping ")]
-    assert shown and all("received" in l and "/s" in l for l in shown), proc.stderr
+    shown = [ln for ln in proc.stderr.splitlines() if ln.startswith("  ping ")]
+    assert shown and all("received" in ln and "/s" in ln for ln in shown), proc.stderr
     record = only_run(results)
     for extra in record["_dir"].glob("*.stdout"):
         assert "PROGRESS" not in extra.read_text()
@@ -79,15 +115,24 @@ def test_the_cli_shows_a_line_a_second_and_keeps_them_out_of_the_results(driver_
 
 
 def test_quiet_shows_none(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "udp", "--rate", "1000", "--duration", "1.5",
-                    "--quiet"], results)
+    proc = run_cli(
+        ["ping", "--driver", "udp", "--rate", "1000", "--duration", "1.5", "--quiet"], results
+    )
     assert proc.returncode == 0, proc.stderr
-    assert not [l for l in proc.stderr.splitlines() if l.startswith("  ping ")]
+    assert not [ln for ln in proc.stderr.splitlines() if ln.startswith("  ping ")]
 
 
-@pytest.mark.parametrize("line", ["PROGRESS", "PROGRESS t_s=1 received=x",
-                                  "PROGRESS t_s=1 junk", "READY", "PROGRESS received=3",
-                                  "progress t_s=1 received=3"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "PROGRESS",
+        "PROGRESS t_s=1 received=x",
+        "PROGRESS t_s=1 junk",
+        "READY",
+        "PROGRESS received=3",
+        "progress t_s=1 received=3",
+    ],
+)
 def test_malformed_lines_are_not_progress(line):
     assert progress_lines.parse(line) is None
 
@@ -95,6 +140,8 @@ def test_malformed_lines_are_not_progress(line):
 def test_render_says_when_nothing_arrived_and_when_the_store_is_full():
     idle = progress_lines.render("sub", {"t_s": 2.0, "received": 10, "rate_hz": 0.0, "kept": 10})
     assert "nothing arrived" in idle
-    full = progress_lines.render("sub", {"t_s": 3.0, "received": 50, "rate_hz": 5.0,
-                                         "p50_ns": 1500, "max_ns": 9000, "kept": 20})
+    full = progress_lines.render(
+        "sub",
+        {"t_s": 3.0, "received": 50, "rate_hz": 5.0, "p50_ns": 1500, "max_ns": 9000, "kept": 20},
+    )
     assert "1.5 µs" in full and "9.0 µs" in full and "20 kept" in full

@@ -9,15 +9,25 @@ import time
 import pytest
 
 from conftest import assert_nothing_left, cli_in_background, run_cli, run_records
-from psbench.run.ratesearch import Criteria, Observation, SearchResult, judge, runs_left_at_most, search
+from psbench.run.ratesearch import (
+    Criteria,
+    Observation,
+    SearchResult,
+    judge,
+    runs_left_at_most,
+    search,
+)
 
 
 def system(capacity: float, p99_ns: float = 1000.0, status: str = "ok"):
     """A simulated system that loses samples above capacity Hz."""
+
     def measure(rate: float) -> Observation:
         loss = 0.0 if rate <= capacity else 100.0 * (rate - capacity) / rate
-        return Observation(status, achieved_rate_hz=rate, loss_percent=loss,
-                           p99_ns=p99_ns, run_dir=f"run-{rate:g}")
+        return Observation(
+            status, achieved_rate_hz=rate, loss_percent=loss, p99_ns=p99_ns, run_dir=f"run-{rate:g}"
+        )
+
     return measure
 
 
@@ -54,8 +64,9 @@ def test_the_search_brackets_the_capacity_within_the_precision(capacity):
 
 def test_the_search_ends_within_max_steps_and_its_result_is_a_passed_rate():
     for max_steps in range(1, 8):
-        result = search(Criteria(start_rate_hz=1000, precision=0.001, max_steps=max_steps),
-                        system(5000))
+        result = search(
+            Criteria(start_rate_hz=1000, precision=0.001, max_steps=max_steps), system(5000)
+        )
         assert len(result.steps) <= max_steps
         assert result.ended_by == "max_steps"
         assert_monotone(result)
@@ -121,34 +132,60 @@ def test_an_interrupt_keeps_the_completed_steps():
         search(Criteria(start_rate_hz=1000), measure, on_end=seen.append)
     result = seen[0]
     assert result.ended_by == "interrupted" and [s.rate_hz for s in result.steps] == [1000, 2000]
-    stopped = search(Criteria(start_rate_hz=1000),
-                     lambda rate: Observation("interrupted") if rate > 1000 else
-                     system(1e9)(rate))
+    stopped = search(
+        Criteria(start_rate_hz=1000),
+        lambda rate: Observation("interrupted") if rate > 1000 else system(1e9)(rate),
+    )
     assert stopped.ended_by == "interrupted" and len(stopped.steps) == 1
 
 
 def test_on_run_sees_every_run_and_on_end_the_result():
     runs, ends = [], []
-    result = search(Criteria(start_rate_hz=1000, max_steps=6), system(3000),
-                    on_run=lambda r, step: runs.append((step.rate_hz, step.runs)),
-                    on_end=ends.append)
+    result = search(
+        Criteria(start_rate_hz=1000, max_steps=6),
+        system(3000),
+        on_run=lambda r, step: runs.append((step.rate_hz, step.runs)),
+        on_end=ends.append,
+    )
     assert len(runs) == result.runs and ends == [result]
     # Each rate's runs are reported in order: 1, 2, 3.
     for rate in {rate for rate, _ in runs}:
         assert [n for r, n in runs if r == rate] == list(
-            range(1, len([r for r, _ in runs if r == rate]) + 1))
+            range(1, len([r for r, _ in runs if r == rate]) + 1)
+        )
 
 
 # One real search on udp: short steps, loose bounds (this machine is shared; the point
 # is the mechanics, not the figure).
-def test_a_real_search_on_udp_writes_its_runs_and_a_monotone_bracket(driver_libs,
-                                                                      tmp_path):
+def test_a_real_search_on_udp_writes_its_runs_and_a_monotone_bracket(driver_libs, tmp_path):
     folder = tmp_path / "search"
-    proc = run_cli(["ratesearch", "--driver", "udp", "--duration", "0.5",
-                    "--start-rate", "2000", "--max-steps", "3", "--confirm", "2",
-                    "--max-p99", "200ms", "--max-loss", "100", "--match-timeout", "10",
-                    "--publishers", "2", "-o", str(folder)],
-                   tmp_path / "results", timeout=180)
+    proc = run_cli(
+        [
+            "ratesearch",
+            "--driver",
+            "udp",
+            "--duration",
+            "0.5",
+            "--start-rate",
+            "2000",
+            "--max-steps",
+            "3",
+            "--confirm",
+            "2",
+            "--max-p99",
+            "200ms",
+            "--max-loss",
+            "100",
+            "--match-timeout",
+            "10",
+            "--publishers",
+            "2",
+            "-o",
+            str(folder),
+        ],
+        tmp_path / "results",
+        timeout=180,
+    )
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     record = json.loads((folder / "search.json").read_text())
     assert record["format"] == "psbench-search/1"
@@ -166,7 +203,8 @@ def test_a_real_search_on_udp_writes_its_runs_and_a_monotone_bracket(driver_libs
     for step in steps:
         assert step["runs"] == 1 + len(step["confirmations"]) <= 2
         for run_dir, status in [(step["run_dir"], step["status"])] + [
-                (c["run_dir"], c["status"]) for c in step["confirmations"]]:
+            (c["run_dir"], c["status"]) for c in step["confirmations"]
+        ]:
             run = json.loads((folder / run_dir / "run.json").read_text())
             assert run["kind"] == "pubsub" and run["spec"]["rate"] == step["rate_hz"]
             assert run["spec"]["publishers"] == 2
@@ -187,10 +225,28 @@ def test_a_real_search_on_udp_writes_its_runs_and_a_monotone_bracket(driver_libs
 
 def test_ctrl_c_keeps_the_completed_steps(driver_libs, tmp_path):
     folder = tmp_path / "search"
-    with cli_in_background(["ratesearch", "--driver", "udp", "--duration", "0.3",
-                            "--start-rate", "1000", "--max-rate", "1000000",
-                            "--max-p99", "10s", "--max-loss", "100", "--max-steps", "30",
-                            "-o", str(folder)], tmp_path / "results") as proc:
+    with cli_in_background(
+        [
+            "ratesearch",
+            "--driver",
+            "udp",
+            "--duration",
+            "0.3",
+            "--start-rate",
+            "1000",
+            "--max-rate",
+            "1000000",
+            "--max-p99",
+            "10s",
+            "--max-loss",
+            "100",
+            "--max-steps",
+            "30",
+            "-o",
+            str(folder),
+        ],
+        tmp_path / "results",
+    ) as proc:
         end = time.monotonic() + 60
         while time.monotonic() < end and proc.poll() is None:
             path = folder / "search.json"
@@ -208,14 +264,17 @@ def test_ctrl_c_keeps_the_completed_steps(driver_libs, tmp_path):
         assert_nothing_left(run["run_id"])
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--max-p99", "5"], "argument --max-p99: '5' is not a duration"),
-    (["--precision", "1.5"], "argument --precision: is a fraction below 1"),
-    (["--start-rate", "0"], "argument --start-rate: must be a finite number, greater than 0"),
-    (["--max-rate", "100"], "argument --max-rate: 100 Hz is below --start-rate 1000 Hz"),
-    (["--rate", "100"], "unrecognized arguments: --rate"),
-    (["--confirm", "0"], "argument --confirm: must be a finite whole number, greater than 0"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--max-p99", "5"], "argument --max-p99: '5' is not a duration"),
+        (["--precision", "1.5"], "argument --precision: is a fraction below 1"),
+        (["--start-rate", "0"], "argument --start-rate: must be a finite number, greater than 0"),
+        (["--max-rate", "100"], "argument --max-rate: 100 Hz is below --start-rate 1000 Hz"),
+        (["--rate", "100"], "unrecognized arguments: --rate"),
+        (["--confirm", "0"], "argument --confirm: must be a finite whole number, greater than 0"),
+    ],
+)
 def test_bad_search_arguments_are_named(driver_libs, tmp_path, args, message):
     proc = run_cli(["ratesearch", "--driver", "udp", *args], tmp_path / "results")
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
@@ -232,8 +291,9 @@ def test_a_rate_that_passes_once_but_not_again_is_not_called_sustainable():
         capacity = 8000 if runs[rate] == 1 else 6000
         return system(capacity)(rate)
 
-    result = search(Criteria(start_rate_hz=1000, precision=0.05, confirm=3, max_steps=30),
-                    lucky_once)
+    result = search(
+        Criteria(start_rate_hz=1000, precision=0.05, confirm=3, max_steps=30), lucky_once
+    )
     assert_monotone(result)
     assert result.lo <= 6000 < result.hi
     [eight] = [s for s in result.steps if s.rate_hz == 8000]
@@ -248,8 +308,7 @@ def test_a_rate_that_passes_once_but_not_again_is_not_called_sustainable():
 
 def test_confirmation_runs_do_not_count_as_steps_and_only_the_boundary_is_rerun():
     # Doubling far below any failure is one run a rate; the result is rerun.
-    result = search(Criteria(start_rate_hz=1000, max_rate_hz=4000, confirm=3),
-                    system(1e9))
+    result = search(Criteria(start_rate_hz=1000, max_rate_hz=4000, confirm=3), system(1e9))
     assert [s.rate_hz for s in result.steps] == [1000, 2000, 4000]
     assert [s.runs for s in result.steps] == [1, 1, 3] and result.runs == 5
     assert [s.confirmed for s in result.steps] == [False, False, True]
@@ -262,8 +321,15 @@ def test_every_passing_step_of_the_bisection_is_confirmed():
     result = search(Criteria(start_rate_hz=1000, confirm=3, max_steps=20), system(5000))
     assert_monotone(result)
     assert [(s.rate_hz, s.runs, s.passed) for s in result.steps] == [
-        (1000, 1, True), (2000, 1, True), (4000, 3, True), (8000, 1, False),
-        (5657, 1, False), (4757, 3, True), (5188, 1, False), (4968, 3, True)]
+        (1000, 1, True),
+        (2000, 1, True),
+        (4000, 3, True),
+        (8000, 1, False),
+        (5657, 1, False),
+        (4757, 3, True),
+        (5188, 1, False),
+        (4968, 3, True),
+    ]
     assert result.max_sustainable_rate_hz == 4968 and result.ended_by == "precision"
 
 
@@ -335,13 +401,21 @@ def test_the_bound_of_runs_left_never_undercounts():
 def test_the_output_says_the_rate_is_per_publisher_with_the_total():
     from psbench.cli.cmd_ratesearch import curve_table, result_text
     from psbench.run.ratesearch import per_publisher_json
+
     result = search(Criteria(start_rate_hz=1000, max_rate_hz=2000, confirm=2), system(1e9))
     assert per_publisher_json(result, 3) == {
-        "rate_is": "per publisher", "publishers": 3,
-        "aggregate_max_sustainable_rate_hz": 6000, "aggregate_rates_hz": [3000, 6000]}
+        "rate_is": "per publisher",
+        "publishers": 3,
+        "aggregate_max_sustainable_rate_hz": 6000,
+        "aggregate_rates_hz": [3000, 6000],
+    }
     text = result_text(result, 3)
-    assert text.startswith("max sustainable rate: 2,000 Hz per publisher (6,000 Hz offered "
-                           "by all 3 together)") and "passed 2 of 2 runs" in text
+    assert (
+        text.startswith(
+            "max sustainable rate: 2,000 Hz per publisher (6,000 Hz offered by all 3 together)"
+        )
+        and "passed 2 of 2 runs" in text
+    )
     assert "per publisher" not in result_text(result, 1)
     table = curve_table(result, 3)
     assert "rate Hz per pub" in table and "all 3 Hz" in table and "6,000" in table
@@ -350,14 +424,17 @@ def test_the_output_says_the_rate_is_per_publisher_with_the_total():
 
 def test_progress_with_an_upper_bound_says_at_most():
     import io
+
     from psbench.run.progress import Progress
+
     out = io.StringIO()
     progress = Progress(6, stream=out, tty=False, at_most=True)
     progress.start("1,000 Hz")
     progress.total = 4
     progress.finish("1,000 Hz", "pass", 2.0, failed=False)
-    assert out.getvalue().startswith("[1/at most 4] 1,000 Hz: pass (2.0 s); 0 failed; "
-                                     "ETA at most 0:06")
+    assert out.getvalue().startswith(
+        "[1/at most 4] 1,000 Hz: pass (2.0 s); 0 failed; ETA at most 0:06"
+    )
     plain = io.StringIO()
     Progress(2, stream=plain, tty=False).finish("x", "ok", 1.0)
     assert plain.getvalue().startswith("[1/2] x: ok") and "at most" not in plain.getvalue()

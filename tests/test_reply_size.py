@@ -18,16 +18,34 @@ def load(run_dir, role):
     return json.loads((run_dir / f"{role}.json").read_text())
 
 
-@pytest.mark.parametrize("driver,extra", [
-    ("udp", []),
-    ("cyclonedds", ["--transport", "udp"]),
-])
+@pytest.mark.parametrize(
+    "driver,extra",
+    [
+        ("udp", []),
+        ("cyclonedds", ["--transport", "udp"]),
+    ],
+)
 def test_ack_of_32_bytes_is_what_ping_expects(driver_libs, results, driver, extra):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built here")
-    proc = run_cli(["ping", "--driver", driver, *extra, "--size", "4096", "--count",
-                    str(COUNT), "--warmup", "20", "--reply-size", "32", "--check-pattern"],
-                   results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            driver,
+            *extra,
+            "--size",
+            "4096",
+            "--count",
+            str(COUNT),
+            "--warmup",
+            "20",
+            "--reply-size",
+            "32",
+            "--check-pattern",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
     assert record["status"] == "ok", record.get("message")
@@ -44,8 +62,21 @@ def test_ack_of_32_bytes_is_what_ping_expects(driver_libs, results, driver, extr
 
 
 def test_without_the_flag_the_whole_message_comes_back(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "udp", "--size", "1024", "--count", "100",
-                    "--warmup", "10", "--check-pattern"], results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            "udp",
+            "--size",
+            "1024",
+            "--count",
+            "100",
+            "--warmup",
+            "10",
+            "--check-pattern",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stderr
     ping = load(only_run(results)["_dir"], "ping")
     assert ping["config"]["reply_size"] is None
@@ -54,15 +85,42 @@ def test_without_the_flag_the_whole_message_comes_back(driver_libs, results):
 
 def test_a_ping_not_told_counts_the_short_echoes_corrupted(driver_libs, tmp_path):
     node, lib = paths.node_path(), driver_libs["udp"]
-    common = ["--driver", str(lib), "--run-id", "replyMismatch", "--size", "1024",
-              "--count", "50", "--warmup", "5", "--timeout", "60"]
-    pong = subprocess.Popen([str(node), *common, "--role", "pong", "--out", str(tmp_path),
-                             "--reply-size", "32"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    common = [
+        "--driver",
+        str(lib),
+        "--run-id",
+        "replyMismatch",
+        "--size",
+        "1024",
+        "--count",
+        "50",
+        "--warmup",
+        "5",
+        "--timeout",
+        "60",
+    ]
+    pong = subprocess.Popen(
+        [str(node), *common, "--role", "pong", "--out", str(tmp_path), "--reply-size", "32"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
-        ping = subprocess.run([str(node), *common, "--role", "ping", "--out", str(tmp_path),
-                               "--sample-timeout", "0.2"],
-                              capture_output=True, text=True, timeout=60)
+        ping = subprocess.run(
+            [
+                str(node),
+                *common,
+                "--role",
+                "ping",
+                "--out",
+                str(tmp_path),
+                "--sample-timeout",
+                "0.2",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
     finally:
         pong.wait(timeout=30)
     assert ping.returncode == 0, ping.stderr
@@ -70,10 +128,13 @@ def test_a_ping_not_told_counts_the_short_echoes_corrupted(driver_libs, tmp_path
     assert counts["corrupted"] == 50 and counts["samples"] == 0
 
 
-@pytest.mark.parametrize("args,message", [
-    (["ping", "--driver", "udp", "--reply-size", "16"], "below psbench's 32-byte header"),
-    (["pubsub", "--driver", "udp", "--reply-size", "32"], "unrecognized arguments"),
-])
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["ping", "--driver", "udp", "--reply-size", "16"], "below psbench's 32-byte header"),
+        (["pubsub", "--driver", "udp", "--reply-size", "32"], "unrecognized arguments"),
+    ],
+)
 def test_bad_reply_sizes_are_refused(node, results, args, message):
     proc = run_cli(args, results)
     assert proc.returncode == 2
@@ -82,6 +143,7 @@ def test_bad_reply_sizes_are_refused(node, results, args, message):
 
 def test_experiment_key_is_validated_like_the_option(node, tmp_path):
     from psbench.run.experiment.params import PARAMS, BadValue
+
     param = PARAMS["reply_size"]
     assert param.kinds == ("ping",)
     assert param.parse("32") == 32 and param.parse("1KiB") == 1024

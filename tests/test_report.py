@@ -25,13 +25,17 @@ def report(report_sweep, tmp_path_factory):
 
 
 def config_named(doc, driver, size, kind="ping", **options):
-    def options_of(params):   # experiment runs keep driver options as options.KEY
-        return {k.split(".", 1)[1]: str(v) for k, v in params.items()
-                if k.startswith("options.")}
+    def options_of(params):  # experiment runs keep driver options as options.KEY
+        return {k.split(".", 1)[1]: str(v) for k, v in params.items() if k.startswith("options.")}
 
-    found = [c for c in doc["configurations"] if c["params"]["driver"] == driver
-             and c["params"]["size"] == size and c["params"]["kind"] == kind
-             and options_of(c["params"]) == options]
+    found = [
+        c
+        for c in doc["configurations"]
+        if c["params"]["driver"] == driver
+        and c["params"]["size"] == size
+        and c["params"]["kind"] == kind
+        and options_of(c["params"]) == options
+    ]
     assert len(found) == 1, found
     return found[0]
 
@@ -43,11 +47,17 @@ def test_every_file_is_written(report):
             assert (out / f"{name}.{suffix}").stat().st_size > 0, (name, suffix)
     for name in ("report.html", "report.md", "report.tex"):
         assert (out / name).stat().st_size > 0
-    assert doc["plots"] and all((out / "plots" / p["png"]).is_file() and
-                                (out / "plots" / p["svg"]).is_file() for p in doc["plots"])
+    assert doc["plots"] and all(
+        (out / "plots" / p["png"]).is_file() and (out / "plots" / p["svg"]).is_file()
+        for p in doc["plots"]
+    )
     assert f"report: {out / 'report.html'}" in proc.stdout
-    for title in ("Latency per configuration", "Ratio to the baseline floor",
-                  "Significance between configurations", "Runs that were not ok"):
+    for title in (
+        "Latency per configuration",
+        "Ratio to the baseline floor",
+        "Significance between configurations",
+        "Runs that were not ok",
+    ):
         assert title in proc.stdout
 
 
@@ -74,15 +84,16 @@ def test_statistics_agree_with_the_raw_samples(report_sweep, report):
     assert len(measured) == 7
     for config in measured:
         mine = [e for e in entries if e["run"] in config["runs"]]
-        assert len(mine) == 2     # both repetitions
+        assert len(mine) == 2  # both repetitions
         per_rep = [raw_latency(sweep, e) for e in mine]
         stats = config["stats_ns"]
         # Best-effort runs may lose some; what arrived plus what was lost is what was sent.
         assert stats["n"] == sum(len(v) for v in per_rep)
         assert stats["n"] + config["counts"]["lost"] == 1000
         for key, q in (("p50", 50), ("p90", 90), ("p99", 99)):
-            assert stats[key] == pytest.approx(np.median([nearest_rank(v, q)
-                                                          for v in per_rep])), key
+            assert stats[key] == pytest.approx(np.median([nearest_rank(v, q) for v in per_rep])), (
+                key
+            )
         assert stats["min"] == pytest.approx(np.median([v.min() for v in per_rep]))
         assert stats["stdev"] == pytest.approx(np.median([v.std(ddof=1) for v in per_rep]))
         assert config["counts"]["lost"] == sum(e["counts"]["lost"] for e in mine)
@@ -95,23 +106,25 @@ def test_middleware_is_read_against_the_baseline_floor(report):
     floor = min(floors, key=lambda c: c["stats_ns"]["p50"])
     assert cyclone["baseline"]["driver"] == floor["params"]["driver"]
     assert cyclone["baseline"]["p50_ratio"] == pytest.approx(
-        cyclone["stats_ns"]["p50"] / floor["stats_ns"]["p50"])
+        cyclone["stats_ns"]["p50"] / floor["stats_ns"]["p50"]
+    )
     rows = list(csv.DictReader((out / "baseline.csv").open()))
     assert [r["configuration"] for r in rows] == [cyclone["label"]]
 
 
-def test_significance_between_configurations_differing_in_one_setting(report_sweep,
-                                                                       report):
+def test_significance_between_configurations_differing_in_one_setting(report_sweep, report):
     _, out, doc = report
     rows = list(csv.DictReader((out / "significance.csv").open()))
     pairs = {(r["setting"], r["a"], r["b"], r["at"]) for r in rows}
-    assert pairs == {("driver", "udp", "shm", "ping 64 B"),
-                     ("driver", "udp", "shm", "ping 4 KiB"),
-                     ("driver", "udp", "cyclonedds", "ping 64 B"),
-                     ("driver", "shm", "cyclonedds", "ping 64 B"),
-                     ("size", "64 B", "4 KiB", "ping udp"),
-                     ("size", "64 B", "4 KiB", "ping shm"),
-                     ("size", "64 B", "4 KiB", "pubsub shm rate=2000")}
+    assert pairs == {
+        ("driver", "udp", "shm", "ping 64 B"),
+        ("driver", "udp", "shm", "ping 4 KiB"),
+        ("driver", "udp", "cyclonedds", "ping 64 B"),
+        ("driver", "shm", "cyclonedds", "ping 64 B"),
+        ("size", "64 B", "4 KiB", "ping udp"),
+        ("size", "64 B", "4 KiB", "ping shm"),
+        ("size", "64 B", "4 KiB", "pubsub shm rate=2000"),
+    }
     # the seed papers' t-test table: t, df and p beside what is compared
     header = (out / "significance.md").read_text().splitlines()[2]
     assert [c.strip() for c in header.strip("|").split("|")][11:14] == ["t", "df", "p (t)"]
@@ -120,16 +133,22 @@ def test_significance_between_configurations_differing_in_one_setting(report_swe
     assert len(doc["comparisons"]) == len(rows)
     for row, pair in zip(rows, doc["comparisons"]):
         assert (row["setting"], row["at"]) == (pair["setting"], pair["where"])
-        pooled = [np.concatenate([raw_latency(report_sweep, e) for e in entries
-                                  if e["run"] in by_label[pair[side]]["runs"]])
-                  for side in ("a", "b")]
+        pooled = [
+            np.concatenate(
+                [
+                    raw_latency(report_sweep, e)
+                    for e in entries
+                    if e["run"] in by_label[pair[side]]["runs"]
+                ]
+            )
+            for side in ("a", "b")
+        ]
         expected = sps.ttest_ind(pooled[0], pooled[1], equal_var=False)
         assert float(row["welch_t"]) == pytest.approx(expected.statistic)
         assert float(row["welch_df"]) == pytest.approx(expected.df)
         mw = sps.mannwhitneyu(pooled[0], pooled[1], method="asymptotic")
         assert float(row["mann_whitney_u"]) == pytest.approx(mw.statistic)
-        assert row["verdict"] in ("within noise", "significant, B slower",
-                                  "significant, B faster")
+        assert row["verdict"] in ("within noise", "significant, B slower", "significant, B faster")
         assert float(row["median_ratio_low"]) <= float(row["median_ratio_high"])
 
 
@@ -168,12 +187,15 @@ def test_a_single_run_folder(results):
     assert doc["plots"] == []
 
 
-@pytest.mark.parametrize("args, message", [
-    (["report", "/nonexistent/psbench"], "/nonexistent/psbench: no such results folder"),
-    (["report", str(REPO / "docs")], "holds no results"),
-    (["report", str(REPO), "--alpha", "2"], "argument --alpha: is a fraction below 1"),
-    (["report", str(REPO), "--resamples", "0"], "argument --resamples"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["report", "/nonexistent/psbench"], "/nonexistent/psbench: no such results folder"),
+        (["report", str(REPO / "docs")], "holds no results"),
+        (["report", str(REPO), "--alpha", "2"], "argument --alpha: is a fraction below 1"),
+        (["report", str(REPO), "--resamples", "0"], "argument --resamples"),
+    ],
+)
 def test_bad_arguments_are_named(results, args, message):
     proc = run_cli(args, results)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr

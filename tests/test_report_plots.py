@@ -8,12 +8,18 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from psbench.report.plots import binned_over_time, spectrum_of, write_plots
 from psbench.results.configs import build_configs
 from psbench.results.load import load_results
-from psbench.report.plots import binned_over_time, spectrum_of, write_plots
 
-EXPECTED = {"latency-vs-size", "percentile-spectrum-ping", "percentile-spectrum-pubsub",
-            "latency-histograms", "latency-over-time", "throughput-vs-size"}
+EXPECTED = {
+    "latency-vs-size",
+    "percentile-spectrum-ping",
+    "percentile-spectrum-pubsub",
+    "latency-histograms",
+    "latency-over-time",
+    "throughput-vs-size",
+}
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
@@ -76,15 +82,14 @@ def test_subscriber_plot_is_left_out_with_a_note_when_no_run_varies_subscribers(
 
 def test_subscriber_plot_is_drawn_when_subscribers_vary(configs, tmp_path):
     ping = [c for c in configs if c.kind == "ping" and c.is_baseline]
-    varied = [replace(c, params={**c.params, "subscribers": n})
-              for n in (1, 2, 4) for c in ping]
+    varied = [replace(c, params={**c.params, "subscribers": n}) for n in (1, 2, 4) for c in ping]
     plots, notes = write_plots(varied, tmp_path)
     names = {p.name for p in plots}
     assert "latency-vs-subscribers" in names, notes
     assert not any("subscriber" in n for n in notes), notes
     text = svg_text(tmp_path / "latency-vs-subscribers.svg")
     assert "subscribers" in text and "udp 64 B" in text and "shm 4 KiB" in text
-    assert "solid p50, dashed p99" in text   # one legend entry per series, styles named
+    assert "solid p50, dashed p99" in text  # one legend entry per series, styles named
     # 12 ping configurations are too many lines for one spectrum: one figure per size
     assert {"percentile-spectrum-ping-64B", "percentile-spectrum-ping-4KiB"} <= names
     assert "throughput against message size: no pubsub runs" in notes
@@ -92,13 +97,15 @@ def test_subscriber_plot_is_drawn_when_subscribers_vary(configs, tmp_path):
 
 def test_no_plots_without_an_ok_run(tmp_path):
     assert write_plots([], tmp_path / "plots") == (
-        [], ["no plots: no configuration has an ok run with samples"])
+        [],
+        ["no plots: no configuration has an ok run with samples"],
+    )
     assert not (tmp_path / "plots").exists()
 
 
 def test_latency_over_time_is_binned_not_drawn_point_by_point():
-    receive = np.arange(1_000_000, dtype=np.float64) * 1000.0   # 1 ms apart
-    latency = np.tile([1.0, 3.0, 3.0, 9.0], 250_000)   # median 3 in any bin
+    receive = np.arange(1_000_000, dtype=np.float64) * 1000.0  # 1 ms apart
+    latency = np.tile([1.0, 3.0, 3.0, 9.0], 250_000)  # median 3 in any bin
     centres, low, middle, high = binned_over_time(receive, latency, 200)
     assert len(centres) == 200 and centres[0] > 0 and centres[-1] < 1000
     assert set(low) == {1.0} and set(high) == {9.0} and set(middle) == {3.0}

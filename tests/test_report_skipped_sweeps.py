@@ -24,8 +24,7 @@ def test_sweeps_inside_a_folder_are_named(driver_libs, results, tmp_path):
     assert ping.returncode == 0, ping.stderr
     run_dir = next(p.parent for p in results.rglob("run.json"))
     shutil.copytree(run_dir, folder / run_dir.name)
-    mixed = run_cli(["report", str(folder), "--no-plots", "-o", str(tmp_path / "rep")],
-                    results)
+    mixed = run_cli(["report", str(folder), "--no-plots", "-o", str(tmp_path / "rep")], results)
     assert mixed.returncode == 0, mixed.stderr
-    line = next(l for l in mixed.stdout.splitlines() if l.startswith("skipped "))
+    line = next(ln for ln in mixed.stdout.splitlines() if ln.startswith("skipped "))
     assert line.startswith("skipped 1 sweep folder inside it") and line.endswith(": sweep-a")

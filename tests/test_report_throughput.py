@@ -14,12 +14,12 @@ import pytest
 
 from analysis_data import SECOND, Sub, pubsub_spec, search_document, write_run
 from conftest import run_cli, run_records
-from psbench.results.load import load_results
 from psbench.report.document import Settings, build_report, write_report
+from psbench.results.load import load_results
 from psbench.results.samples import read_samples
 
 SIZE = 1024
-ECHO_RTT_NS = [2 * k * 1000 for k in range(1, 301)]    # RTT/2 = 1..300 µs
+ECHO_RTT_NS = [2 * k * 1000 for k in range(1, 301)]  # RTT/2 = 1..300 µs
 
 
 def nearest_rank(values, q: float) -> float:
@@ -30,20 +30,26 @@ def nearest_rank(values, q: float) -> float:
 
 
 def fanout_subs() -> list[Sub]:
-    return [Sub("sub-1", 3000, 1000.0, 50_000, stored=2000),     # capped at 2000 samples
-            Sub("sub-2", 3000, 1000.0, 60_000, lost=range(100, 130)),
-            Sub("sub-3", 3000, 1000.0, 70_000, t0=400_000_000)]   # joined 0.4 s later
+    return [
+        Sub("sub-1", 3000, 1000.0, 50_000, stored=2000),  # capped at 2000 samples
+        Sub("sub-2", 3000, 1000.0, 60_000, lost=range(100, 130)),
+        Sub("sub-3", 3000, 1000.0, 70_000, t0=400_000_000),
+    ]  # joined 0.4 s later
 
 
-PUB = {"pub": {"sent": 3000, "first_send_ns": 0, "last_send_ns": 2_999_000_000,
-               "rate_hz": 1000.0}}
+PUB = {"pub": {"sent": 3000, "first_send_ns": 0, "last_send_ns": 2_999_000_000, "rate_hz": 1000.0}}
 
 
 def fanout_run(folder, blocks=True):
-    return write_run(folder, pubsub_spec(subscribers=3, echo_every=10), fanout_subs(), PUB,
-                     SIZE, blocks=blocks,
-                     echo={"publisher": "pub", "every": 10, "rtt_ns": ECHO_RTT_NS,
-                           "expected": 300})
+    return write_run(
+        folder,
+        pubsub_spec(subscribers=3, echo_every=10),
+        fanout_subs(),
+        PUB,
+        SIZE,
+        blocks=blocks,
+        echo={"publisher": "pub", "every": 10, "rtt_ns": ECHO_RTT_NS, "expected": 300},
+    )
 
 
 def report_of(folder, **settings):
@@ -55,6 +61,7 @@ def rows_of(report, name) -> list[dict]:
 
 
 # Loading ------------------------------------------------------------------------------
+
 
 def test_throughput_comes_from_the_node_blocks_not_the_capped_samples(tmp_path):
     run = load_results(fanout_run(tmp_path / "run")).runs[0]
@@ -72,8 +79,9 @@ def test_throughput_comes_from_the_node_blocks_not_the_capped_samples(tmp_path):
     # sub-1's file stops at 2000 samples; its rate counts all 3000 it received
     assert got["subscribers"]["sub-1"]["beyond_capacity"] == 1000
     assert got["subscribers"]["sub-1"]["samples_per_s"] == pytest.approx(2999 / 2.99900099)
-    assert got["samples_per_s"] == pytest.approx(sum((s.received - 1) / s.span_s
-                                                     for s in subs.values()))
+    assert got["samples_per_s"] == pytest.approx(
+        sum((s.received - 1) / s.span_s for s in subs.values())
+    )
     assert got["loss_percent"] == pytest.approx(100 * 30 / 9000)
     assert got["per_bin"] == [2970, 3000, 3000]
     assert got["publishers"]["pub"]["achieved_rate_hz"] == pytest.approx(2999 / 2.999)
@@ -97,12 +105,11 @@ def test_older_results_fall_back_to_the_samples(tmp_path):
     assert got["source"] == "samples"
     for sub in fanout_subs():
         mine = got["subscribers"][sub.name]
-        receive = sub.receive[:sub.stored]
+        receive = sub.receive[: sub.stored]
         span = (receive[-1] - receive[0]) / 1e9
         # (samples - 1) / span of the recorded samples, as before the blocks
         assert mine["samples_per_s"] == pytest.approx((sub.stored - 1) / span)
-        assert mine["per_bin"] == [int(x) for x in
-                                   np.bincount((receive - receive[0]) // SECOND)]
+        assert mine["per_bin"] == [int(x) for x in np.bincount((receive - receive[0]) // SECOND)]
         assert mine["lost"] == sub.lost
     # no send times without the block: no achieved rate; offered from the pub's config
     assert got["publishers"]["pub"]["achieved_rate_hz"] is None
@@ -110,26 +117,35 @@ def test_older_results_fall_back_to_the_samples(tmp_path):
 
 
 def test_several_topics_and_publishers_load_in_natural_order(tmp_path):
-    subs = [Sub("t2-sub-10", 300, 100.0, 40_000, topic="data2"),
-            Sub("t1-sub", 300, 100.0, 30_000, topic="data1"),
-            Sub("t2-sub-2", 300, 100.0, 40_000, topic="data2")]
-    pubs = {name: {"sent": 300, "first_send_ns": 0, "last_send_ns": 2_990_000_000,
-                   "rate_hz": 100.0} for name in ("t2-pub-1", "t1-pub", "t2-pub-2")}
-    folder = write_run(tmp_path / "run", pubsub_spec(topics=2, publishers=2, rate=100.0),
-                       subs, pubs, SIZE)
+    subs = [
+        Sub("t2-sub-10", 300, 100.0, 40_000, topic="data2"),
+        Sub("t1-sub", 300, 100.0, 30_000, topic="data1"),
+        Sub("t2-sub-2", 300, 100.0, 40_000, topic="data2"),
+    ]
+    pubs = {
+        name: {"sent": 300, "first_send_ns": 0, "last_send_ns": 2_990_000_000, "rate_hz": 100.0}
+        for name in ("t2-pub-1", "t1-pub", "t2-pub-2")
+    }
+    folder = write_run(
+        tmp_path / "run", pubsub_spec(topics=2, publishers=2, rate=100.0), subs, pubs, SIZE
+    )
     run = load_results(folder).runs[0]
     assert list(run.receivers) == ["t1-sub", "t2-sub-2", "t2-sub-10"]
     assert list(run.publishers) == ["t1-pub", "t2-pub-1", "t2-pub-2"]
-    assert run.throughput["offered_rate_hz"] == 300.0      # three publishers at 100/s
+    assert run.throughput["offered_rate_hz"] == 300.0  # three publishers at 100/s
     assert run.throughput["achieved_rate_hz"] == pytest.approx(3 * 299 / 2.99)
     assert run.latency_ns.size == 900
     report = report_of(folder)
     assert [r["subscriber"] for r in rows_of(report, "subscribers")] == [
-        "t1-sub", "t2-sub-2", "t2-sub-10"]
+        "t1-sub",
+        "t2-sub-2",
+        "t2-sub-10",
+    ]
     assert "under-load" not in {t.name for t in report.tables}
 
 
 # Tables -------------------------------------------------------------------------------
+
 
 def test_delivery_table_has_offered_achieved_and_received_rates(tmp_path):
     report = report_of(fanout_run(tmp_path / "run"))
@@ -142,15 +158,20 @@ def test_delivery_table_has_offered_achieved_and_received_rates(tmp_path):
     assert row["samples_per_s"] == pytest.approx(sum((s.received - 1) / s.span_s for s in subs))
     assert row["mbit_per_s"] == pytest.approx(row["samples_per_s"] * SIZE * 8 / 1e6)
     text = report.table("delivery").text_rows()[0]
-    assert text[11:15] == ["1,000", "1,000", "2,990", "24.49"]   # offered .. Mbit/s
+    assert text[11:15] == ["1,000", "1,000", "2,990", "24.49"]  # offered .. Mbit/s
     assert not any("without the node's throughput" in n for n in report.table("delivery").notes)
 
 
 def test_latency_under_load_table(tmp_path):
     report = report_of(fanout_run(tmp_path / "run"))
     (row,) = rows_of(report, "under-load")
-    assert (row["every"], row["expected"], row["received"], row["lost"], row["n"]) == \
-        (10, 300, 300, 0, 300)
+    assert (row["every"], row["expected"], row["received"], row["lost"], row["n"]) == (
+        10,
+        300,
+        300,
+        0,
+        300,
+    )
     values = np.arange(1, 301) * 1000.0
     assert row["p50_ns"] == nearest_rank(values, 50) == 150_000
     assert row["p99_ns"] == nearest_rank(values, 99) == 297_000
@@ -164,7 +185,7 @@ def test_per_subscriber_table_for_fan_out(tmp_path):
     rows = rows_of(report, "subscribers")
     assert [r["subscriber"] for r in rows] == ["sub-1", "sub-2", "sub-3"]
     for row, sub in zip(rows, fanout_subs()):
-        stored = sub.latency[:sub.stored]
+        stored = sub.latency[: sub.stored]
         assert row["n"] == sub.stored and row["received"] == sub.received
         assert row["lost"] == sub.lost
         assert row["p50_ns"] == nearest_rank(stored, 50)
@@ -173,8 +194,9 @@ def test_per_subscriber_table_for_fan_out(tmp_path):
 
 
 def test_one_subscriber_without_echo_adds_no_table(tmp_path):
-    folder = write_run(tmp_path / "run", pubsub_spec(), [Sub("sub", 3000, 1000.0, 50_000)],
-                       PUB, SIZE)
+    folder = write_run(
+        tmp_path / "run", pubsub_spec(), [Sub("sub", 3000, 1000.0, 50_000)], PUB, SIZE
+    )
     names = [t.name for t in report_of(folder).tables]
     assert names == ["summary", "intervals", "delivery", "baseline", "significance"]
 
@@ -182,9 +204,12 @@ def test_one_subscriber_without_echo_adds_no_table(tmp_path):
 # Rate search --------------------------------------------------------------------------
 
 SEARCH_STEPS = [  # rate, loss %, p99 ns, passed
-    (1000.0, 0.0, 120_000, True), (2000.0, 0.0, 150_000, True),
-    (4000.0, 0.2, 300_000, True), (8000.0, 12.5, 2_400_000, False),
-    (6000.0, 0.5, 450_000, True)]
+    (1000.0, 0.0, 120_000, True),
+    (2000.0, 0.0, 150_000, True),
+    (4000.0, 0.2, 300_000, True),
+    (8000.0, 12.5, 2_400_000, False),
+    (6000.0, 0.5, 450_000, True),
+]
 
 
 def search_folder(root):
@@ -193,17 +218,34 @@ def search_folder(root):
         name = f"step-{number:02d}-{int(rate)}hz"
         count = 1000
         lost = range(0, int(count * loss / 100))
-        write_run(root / name, pubsub_spec(rate=rate, count=count),
-                  [Sub("sub", count, rate, 40_000 + int(rate), lost=lost)],
-                  {"pub": {"sent": count, "first_send_ns": 0,
-                           "last_send_ns": int((count - 1) * SECOND / rate),
-                           "rate_hz": rate}}, SIZE, run_id=f"step{number}")
-        steps.append({"rate_hz": rate, "run_dir": name, "status": "ok",
-                      "achieved_rate_hz": rate * 0.999, "loss_percent": loss,
-                      "p99_ns": p99, "passed": passed,
-                      "why": None if passed else "loss 12.50% > 1%"})
-    (root / "search.json").write_text(json.dumps(search_document(steps, 6000.0,
-                                                                 [6000.0, 8000.0])))
+        write_run(
+            root / name,
+            pubsub_spec(rate=rate, count=count),
+            [Sub("sub", count, rate, 40_000 + int(rate), lost=lost)],
+            {
+                "pub": {
+                    "sent": count,
+                    "first_send_ns": 0,
+                    "last_send_ns": int((count - 1) * SECOND / rate),
+                    "rate_hz": rate,
+                }
+            },
+            SIZE,
+            run_id=f"step{number}",
+        )
+        steps.append(
+            {
+                "rate_hz": rate,
+                "run_dir": name,
+                "status": "ok",
+                "achieved_rate_hz": rate * 0.999,
+                "loss_percent": loss,
+                "p99_ns": p99,
+                "passed": passed,
+                "why": None if passed else "loss 12.50% > 1%",
+            }
+        )
+    (root / "search.json").write_text(json.dumps(search_document(steps, 6000.0, [6000.0, 8000.0])))
     return root
 
 
@@ -212,12 +254,15 @@ def test_search_table_and_plots(tmp_path):
     report = report_of(folder)
     rows = rows_of(report, "search")
     assert [(r["step"], r["rate_hz"], r["passed"]) for r in rows] == [
-        (n, rate, passed) for n, (rate, _, _, passed) in enumerate(SEARCH_STEPS, start=1)]
+        (n, rate, passed) for n, (rate, _, _, passed) in enumerate(SEARCH_STEPS, start=1)
+    ]
     assert rows[3]["loss_percent"] == 12.5 and rows[3]["why"] == "loss 12.50% > 1%"
     assert rows[3]["p99_ns"] == 2_400_000 and rows[0]["run_dir"] == "step-01-1000hz"
     notes = report.table("search").notes
-    assert notes[0] == ("search: maximum sustainable rate 6,000/s where loss <= 1 % and p99 "
-                        "<= 500 µs; bracket 6,000..8,000/s; ended by precision")
+    assert notes[0] == (
+        "search: maximum sustainable rate 6,000/s where loss <= 1 % and p99 "
+        "<= 500 µs; bracket 6,000..8,000/s; ended by precision"
+    )
     assert "rate search search: maximum sustainable rate 6,000/s (5 steps)" in report.summary
     # the steps are runs too: five configurations differing only in rate
     assert len([c for c in report.configs if c.ok_runs]) == 5
@@ -230,7 +275,8 @@ def test_search_table_and_plots(tmp_path):
         assert (out / "plots" / f"{name}.png").stat().st_size > 10_000
         assert (out / "plots" / f"{name}.svg").is_file()
     assert [r["rate_hz"] for r in csv.DictReader((out / "search.csv").open())] == [
-        str(s[0]) for s in SEARCH_STEPS]
+        str(s[0]) for s in SEARCH_STEPS
+    ]
     svg = (out / "plots" / "rate-search.svg").read_text()
     assert "max sustainable 6,000/s" in svg and "bound" in svg and "failed" in svg
     html = (out / "report.html").read_text()
@@ -254,6 +300,7 @@ def test_an_unknown_search_format_is_named(tmp_path):
 
 # Plots and determinism ----------------------------------------------------------------
 
+
 def test_throughput_over_time_is_drawn_and_reports_are_identical(tmp_path):
     root = tmp_path / "results"
     fanout_run(root / "fanout")
@@ -275,8 +322,9 @@ def test_throughput_over_time_is_drawn_and_reports_are_identical(tmp_path):
 
 
 def test_short_runs_leave_throughput_over_time_out_with_a_note(tmp_path):
-    folder = write_run(tmp_path / "run", pubsub_spec(count=1500),
-                       [Sub("sub", 1500, 1000.0, 50_000)], PUB, SIZE)
+    folder = write_run(
+        tmp_path / "run", pubsub_spec(count=1500), [Sub("sub", 1500, 1000.0, 50_000)], PUB, SIZE
+    )
     out = tmp_path / "report"
     report = report_of(folder)
     write_report(report, out)
@@ -286,12 +334,12 @@ def test_short_runs_leave_throughput_over_time_out_with_a_note(tmp_path):
 
 # A real run ---------------------------------------------------------------------------
 
+
 def test_a_real_pubsub_run_reports_its_throughput(driver_libs, results):
     """3 s at 2000/s over shm through the CLI: the report's rates are those of the
     node's own counts (or, from a node without them, of its samples), and every
     received sample is in the per-second series."""
-    proc = run_cli(["pubsub", "--driver", "shm", "--count", "6000", "--rate", "2000"],
-                   results)
+    proc = run_cli(["pubsub", "--driver", "shm", "--count", "6000", "--rate", "2000"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     run_dir = run_records(results)[0]["_dir"]
     out = results / "report"
@@ -325,32 +373,68 @@ def test_a_real_echo_run_of_the_node_gives_latency_under_load(node, driver_libs,
         pytest.skip("cyclonedds driver not built")
     run_dir = tmp_path / "echo-run"
     run_dir.mkdir()
-    common = ["--driver", str(driver_libs["cyclonedds"]), "--out", str(run_dir),
-              "--run-id", f"echo{os.getpid()}", "--size", "256", "--count", "500",
-              "--rate", "1000", "--barrier", "none", "--echo-every", "5",
-              "--reliability", "reliable", "--match-timeout", "10", "--timeout", "60"]
-    sub = subprocess.Popen([str(node), "--role", "sub", "--name", "sub", *common],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    common = [
+        "--driver",
+        str(driver_libs["cyclonedds"]),
+        "--out",
+        str(run_dir),
+        "--run-id",
+        f"echo{os.getpid()}",
+        "--size",
+        "256",
+        "--count",
+        "500",
+        "--rate",
+        "1000",
+        "--barrier",
+        "none",
+        "--echo-every",
+        "5",
+        "--reliability",
+        "reliable",
+        "--match-timeout",
+        "10",
+        "--timeout",
+        "60",
+    ]
+    sub = subprocess.Popen(
+        [str(node), "--role", "sub", "--name", "sub", *common],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
     try:
-        pub = subprocess.run([str(node), "--role", "pub", "--name", "pub", *common],
-                             capture_output=True, text=True, timeout=60)
+        pub = subprocess.run(
+            [str(node), "--role", "pub", "--name", "pub", *common],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert pub.returncode == 0, pub.stderr
         assert sub.wait(timeout=60) == 0, sub.stderr.read()
     finally:
         if sub.poll() is None:
             sub.kill()
             sub.wait()
-    spec = {"kind": "pubsub", "driver": "cyclonedds", "size": 256, "count": 500,
-            "rate": 1000.0, "echo_every": 5, "reliability": "reliable"}
-    (run_dir / "run.json").write_text(json.dumps({"format": "psbench-run/1", "run_id":
-                                                  "echo", "spec": spec, "status": "ok"}))
+    spec = {
+        "kind": "pubsub",
+        "driver": "cyclonedds",
+        "size": 256,
+        "count": 500,
+        "rate": 1000.0,
+        "echo_every": 5,
+        "reliability": "reliable",
+    }
+    (run_dir / "run.json").write_text(
+        json.dumps({"format": "psbench-run/1", "run_id": "echo", "spec": spec, "status": "ok"})
+    )
     pub_summary = json.loads((run_dir / "pub.json").read_text())
     run = load_results(run_dir).runs[0]
     rtt = read_samples(run_dir / "pub.samples")
     assert rtt.kind == "rtt" and len(rtt) == pub_summary["echo"]["received"] > 0
     assert np.array_equal(np.sort(run.echo_latency_ns), np.sort(rtt.latency_ns / 2.0))
-    assert run.latency_ns.size == json.loads((run_dir / "sub.json").read_text())[
-        "counts"]["samples"]
+    assert (
+        run.latency_ns.size == json.loads((run_dir / "sub.json").read_text())["counts"]["samples"]
+    )
     (row,) = rows_of(report_of(run_dir), "under-load")
     assert row["every"] == 5 and row["n"] == len(rtt)
     assert row["expected"] == pub_summary["echo"]["expected"]
@@ -370,6 +454,8 @@ def test_a_search_with_several_publishers_says_its_rate_is_each_ones(tmp_path):
     rows = rows_of(report_of(folder), "search")
     assert rows[0]["aggregate_rate_hz"] == 2 * rows[0]["rate_hz"]
     assert rows[0]["runs_passed"] == "3/3" and rows[3]["runs_passed"] == "0/1"
-    assert table.notes[0].startswith("search: maximum sustainable rate 6,000/s per "
-                                     "publisher (12,000/s from all 2) where loss <= 1 % "
-                                     "and p99 <= 500 µs and 3 of 3 runs passed")
+    assert table.notes[0].startswith(
+        "search: maximum sustainable rate 6,000/s per "
+        "publisher (12,000/s from all 2) where loss <= 1 % "
+        "and p99 <= 500 µs and 3 of 3 runs passed"
+    )

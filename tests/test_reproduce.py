@@ -55,41 +55,60 @@ def test_a_study_without_its_module_says_it_is_not_available(monkeypatch, capsys
     err = capsys.readouterr().err
     assert f"study '{FAKE}' is not yet available" in err
     assert main(["reproduce", "--list"]) == 0
-    assert "[not yet available]" in next(line for line in capsys.readouterr().out.splitlines()
-                                         if line.startswith(FAKE))
+    assert "[not yet available]" in next(
+        line for line in capsys.readouterr().out.splitlines() if line.startswith(FAKE)
+    )
 
 
 def _sections(results, published):
     """The made-up study's paper: one table computed from the run, one figure."""
-    rows = [[run.size, float(run.latency_ns.mean()), published["mean_us"] * 1000]
-            for run in results.ok_runs]
-    table = Table("table1-means", "Table 1: mean latency",
-                  [Column("size B", "size", "count"), Column("mean µs", "mean_ns", "us"),
-                   Column("paper mean µs", "published_mean_ns", "us")], rows,
-                  [common.published_marker(published)])
+    rows = [
+        [run.size, float(run.latency_ns.mean()), published["mean_us"] * 1000]
+        for run in results.ok_runs
+    ]
+    table = Table(
+        "table1-means",
+        "Table 1: mean latency",
+        [
+            Column("size B", "size", "count"),
+            Column("mean µs", "mean_ns", "us"),
+            Column("paper mean µs", "published_mean_ns", "us"),
+        ],
+        rows,
+        [common.published_marker(published)],
+    )
     figure = Figure(figsize=(3, 2))
     figure.add_subplot().plot([r[0] for r in rows], [r[1] for r in rows])
-    return [common.Section("Latency", [table], [Drawing("figure1", "Figure 1: latency",
-                                                        "the mean", figure)],
-                           ["a note of the section"])]
+    return [
+        common.Section(
+            "Latency",
+            [table],
+            [Drawing("figure1", "Figure 1: latency", "the mean", figure)],
+            ["a note of the section"],
+        )
+    ]
 
 
 @pytest.fixture
 def fake_study(monkeypatch, tmp_path, driver_libs):
     seeds = tmp_path / "seeds"
     seeds.mkdir()
-    (seeds / f"{FAKE}.yaml").write_text(textwrap.dedent("""
+    (seeds / f"{FAKE}.yaml").write_text(
+        textwrap.dedent("""
         name: fake-full
         defaults: {kind: ping, driver: udp, count: 100000, warmup: 10}
-    """))
-    (seeds / f"{FAKE}-quick.yaml").write_text(textwrap.dedent("""
+    """)
+    )
+    (seeds / f"{FAKE}-quick.yaml").write_text(
+        textwrap.dedent("""
         name: fake-quick
         defaults: {kind: ping, driver: udp, count: 300, warmup: 10}
         matrix: {size: [64, 1KiB]}
-    """))
+    """)
+    )
     (seeds / f"{FAKE}.published.yaml").write_text(
-        "source: Table 1\nhardware: a 1999 workstation\nversions: middleware 0.1\n"
-        "mean_us: 120\n")
+        "source: Table 1\nhardware: a 1999 workstation\nversions: middleware 0.1\nmean_us: 120\n"
+    )
     module = types.ModuleType(reproduce.module_name(FAKE))
     module.sections = _sections
     monkeypatch.setitem(sys.modules, module.__name__, module)
@@ -119,8 +138,7 @@ def test_a_study_runs_reports_and_writes_the_papers_sections(fake_study, results
     assert section["title"] == "Latency" and section["notes"] == ["a note of the section"]
     [table] = section["tables"]
     assert [row["size"] for row in table["rows"]] == [64, 1024]
-    assert all(row["mean_ns"] > 0 and row["published_mean_ns"] == 120000
-               for row in table["rows"])
+    assert all(row["mean_ns"] > 0 and row["published_mean_ns"] == 120000 for row in table["rows"])
     assert "other hardware (a 1999 workstation)" in table["notes"][0]
     assert section["figures"][0]["png"] == "paper/figure1.png"
     paper = (report / "paper.md").read_text()
@@ -137,8 +155,7 @@ def test_dry_run_lists_the_runs_and_runs_nothing(fake_study, results, capsys):
     assert not results.exists()
 
 
-def test_a_missing_published_file_is_an_error_before_anything_runs(fake_study, results,
-                                                                   capsys):
+def test_a_missing_published_file_is_an_error_before_anything_runs(fake_study, results, capsys):
     (fake_study / f"{FAKE}.published.yaml").unlink()
     assert main(["reproduce", FAKE, "--quick", "-o", str(results / "x")]) == 2
     assert "published figures" in capsys.readouterr().err
@@ -158,6 +175,7 @@ def test_every_available_study_has_its_files_and_they_validate(name):
         path = common.experiment_path(name, quick)
         assert prepare(path, path.name, skip_unbuilt=True).runs
     published = common.load_published(name)
-    assert published.get("source") and published.get("hardware") and \
-        published.get("versions"), f"{name}.published.yaml needs source, hardware, versions"
+    assert published.get("source") and published.get("hardware") and published.get("versions"), (
+        f"{name}.published.yaml needs source, hardware, versions"
+    )
     assert callable(reproduce.load(name).sections)

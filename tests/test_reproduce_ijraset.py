@@ -11,19 +11,28 @@ import pytest
 import yaml
 
 from conftest import run_cli
-from reproduce_runs import (SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick,
-                            runs_by_label)
 from psbench.base import paths
-from psbench.run.experiment import prepare
 from psbench.results.samples import read_samples
+from psbench.run.experiment import prepare
+from reproduce_runs import (
+    SEEDS,
+    check_paper_written,
+    ok_paper,
+    paper_table,
+    reproduce_quick,
+    runs_by_label,
+)
 
 STUDY = "ijraset"
 DDS = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 LABEL_SIZE = {32: "32B", 1024: "1KiB", 8192: "8KiB"}  # as run labels print sizes
-SECTIONS = ["Latency: minimum and median against payload (Figures 3, 4)",
-            "Throughput at the offered rate (Figure 7, Table 1)",
-            "The criteria table (Table 1)", "The paper's statements"]
+SECTIONS = [
+    "Latency: minimum and median against payload (Figures 3, 4)",
+    "Throughput at the offered rate (Figure 7, Table 1)",
+    "The criteria table (Table 1)",
+    "The paper's statements",
+]
 
 
 def built() -> list[str]:
@@ -33,16 +42,37 @@ def built() -> list[str]:
 
 # The relay role ----------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("driver", ["udp", "cyclonedds"])
 def test_relay_forwards_every_sample_intact_and_ends_with_the_others(node, results, driver):
     if driver not in paths.driver_libraries():
         pytest.skip(f"{driver} is not built")
     # udp: best effort by nature; cyclonedds reliable keep_all: nothing may be lost.
-    reliable = ["--reliability", "reliable", "--history", "keep_all"] \
-        if driver == "cyclonedds" else []
-    proc = run_cli(["pubsub", "--driver", driver, "--relays", "1", "--size", "256",
-                    "--count", "300", "--rate", "500", "--warmup", "5", "--check-pattern",
-                    "--timeout", "60", *reliable], results)
+    reliable = (
+        ["--reliability", "reliable", "--history", "keep_all"] if driver == "cyclonedds" else []
+    )
+    proc = run_cli(
+        [
+            "pubsub",
+            "--driver",
+            driver,
+            "--relays",
+            "1",
+            "--size",
+            "256",
+            "--count",
+            "300",
+            "--rate",
+            "500",
+            "--warmup",
+            "5",
+            "--check-pattern",
+            "--timeout",
+            "60",
+            *reliable,
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     run_dir = next(p for p in results.iterdir() if p.is_dir() and (p / "relay.json").is_file())
     sub = json.loads((run_dir / "sub.json").read_text())
@@ -51,8 +81,9 @@ def test_relay_forwards_every_sample_intact_and_ends_with_the_others(node, resul
     assert relay["role"] == "relay" and relay["ended_by"] == "end_marker"
     assert sub["ended_by"] in ("end_marker", "count") and pub["ended_by"] == "count"
     # The sub listens on the relay's topic, the relay on the pub's.
-    topics = {name: s["config"]["topics"] for name, s in (("pub", pub), ("relay", relay),
-                                                          ("sub", sub))}
+    topics = {
+        name: s["config"]["topics"] for name, s in (("pub", pub), ("relay", relay), ("sub", sub))
+    }
     assert topics["relay"] == [topics["pub"][0], topics["sub"][0]]
     assert topics["sub"][0].endswith("_data_relay")
     # Counts add up: every measured sample the pub sent, the relay took and forwarded,
@@ -69,8 +100,11 @@ def test_relay_forwards_every_sample_intact_and_ends_with_the_others(node, resul
 
 
 def test_relay_settings_that_cannot_work_are_refused(results):
-    for extra, flag in ((["--subscribers", "2"], "subscribers"), (["--placement", "intra"], "placement"),
-                        (["--echo-every", "10"], "echo_every")):
+    for extra, _flag in (
+        (["--subscribers", "2"], "subscribers"),
+        (["--placement", "intra"], "placement"),
+        (["--echo-every", "10"], "echo_every"),
+    ):
         proc = run_cli(["pubsub", "--driver", "udp", "--relays", "1", *extra], results)
         assert proc.returncode == 2, proc.stdout + proc.stderr
         assert "--relays" in proc.stderr, proc.stderr
@@ -79,6 +113,7 @@ def test_relay_settings_that_cannot_work_are_refused(results):
 
 
 # The study ---------------------------------------------------------------------------
+
 
 def test_full_file_validates_and_is_the_papers_method(node, results):
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
@@ -120,24 +155,29 @@ def quick(tmp_path_factory):
     return reproduce_quick(STUDY, tmp_path_factory.mktemp("ijraset"), timeout=900)
 
 
-
-
-
-
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
     check_paper_written(proc, root, STUDY, SECTIONS)
     report = root / "report"
-    for name in ("ijraset-latency", "ijraset-throughput", "ijraset-throughput-published",
-                 "ijraset-criteria", "ijraset-criteria-published", "ijraset-claims"):
+    for name in (
+        "ijraset-latency",
+        "ijraset-throughput",
+        "ijraset-throughput-published",
+        "ijraset-criteria",
+        "ijraset-criteria-published",
+        "ijraset-claims",
+    ):
         for suffix in ("md", "csv", "json", "tex"):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
     # Every run went through three processes (latency) or two (throughput).
     for label, line in runs_by_label(root).items():
         assert line["status"] == "ok", line
-        names = {p.stem for p in (root / line["run_dir"]).glob("*.json")
-                 if p.stem in ("pub", "relay", "sub")}
+        names = {
+            p.stem
+            for p in (root / line["run_dir"]).glob("*.json")
+            if p.stem in ("pub", "relay", "sub")
+        }
         assert names == ({"pub", "relay", "sub"} if "relays=1" in label else {"pub", "sub"})
 
 
@@ -191,11 +231,17 @@ def test_criteria_table_names_each_cells_source(quick):
     assert "raw UDP" not in rows and "shared memory" not in rows
     published = paper_table(paper, "ijraset-criteria-published")
     assert [r["system"] for r in published["rows"]] == [
-        "Vortex OpenSplice", "eProsima Fast RTPS", "RTI Connext DDS", "CoreDX DDS", "OpenDDS"]
+        "Vortex OpenSplice",
+        "eProsima Fast RTPS",
+        "RTI Connext DDS",
+        "CoreDX DDS",
+        "OpenDDS",
+    ]
     assert [r["low_bandwidth"] for r in published["rows"]] == ["yes", "yes", "yes", "No", "No"]
     claims = paper_table(paper, "ijraset-claims")
     assert [r["id"] for r in claims["rows"]] == [
-        c["id"] for c in yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())["claims"]]
+        c["id"] for c in yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())["claims"]
+    ]
     verdicts = {r["id"]: r for r in claims["rows"]}
     # The per-size throughput of the paper needs more samples/s than it says it sent.
     # The paper's own figures exceed what its stated rate allows (5,500/s x 1,024 B x 8 =
@@ -209,8 +255,10 @@ def test_criteria_table_names_each_cells_source(quick):
 
 # The statement checks on made-up figures: each can come out either way ----------------
 
+
 def _ijraset():
     from psbench.reproduce import ijraset
+
     return ijraset
 
 
@@ -218,7 +266,7 @@ def _published() -> dict:
     return yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
 
 
-SETUP = {"rate_per_s": [5000, 6000], "max_payload_bytes": 8192}   # at most 393 Mbit/s
+SETUP = {"rate_per_s": [5000, 6000], "max_payload_bytes": 8192}  # at most 393 Mbit/s
 
 
 def test_verdicts_take_the_papers_figures_from_the_published_file():
@@ -231,8 +279,12 @@ def test_verdicts_take_the_papers_figures_from_the_published_file():
     assert (claims["tput-1024"]["mbit_s"], claims["tput-1024"]["size_bytes"]) == (600, 1024)
     # Each figure is the one its quoted text prints.
     for claim in claims.values():
-        for figure in [*claim.get("range_us", []), claim.get("mbit_s"),
-                       claim.get("size_bytes"), claim.get("up_to_bytes")]:
+        for figure in [
+            *claim.get("range_us", []),
+            claim.get("mbit_s"),
+            claim.get("size_bytes"),
+            claim.get("up_to_bytes"),
+        ]:
             if figure is not None:
                 assert str(figure) in claim["text"].replace(",", ""), (figure, claim["id"])
 
@@ -250,7 +302,7 @@ def test_throughput_agrees_and_differs_when_the_paper_is_consistent():
     # 300 Mbit/s at 8,192 B needs 4,578 samples/s: within the stated rate.
     assert check(300, 8192, SETUP, 290.0, fraction=0.9) == "agrees"
     assert check(300, 8192, SETUP, 100.0, fraction=0.9) == "differs"
-    assert check(300, 8192, SETUP, 290.0) == "differs"          # "larger than": all of it
+    assert check(300, 8192, SETUP, 290.0) == "differs"  # "larger than": all of it
     assert check(300, 8192, SETUP, None) == "not measured"
 
 
@@ -258,8 +310,10 @@ def test_throughput_the_paper_cannot_reach_is_inconsistent_in_the_paper_whatever
     check = _ijraset()._throughput_verdict
     for ours in (None, 0.0, 2000.0):
         verdict = check(600, 1024, SETUP, ours)
-        assert verdict == ("inconsistent in the paper: 600 Mbit/s at 1,024 B needs 73,242 "
-                           "samples/s; the paper states 5,000-6,000 (at most 49 Mbit/s)")
+        assert verdict == (
+            "inconsistent in the paper: 600 Mbit/s at 1,024 B needs 73,242 "
+            "samples/s; the paper states 5,000-6,000 (at most 49 Mbit/s)"
+        )
     assert check(950, 8192, SETUP, 2000.0).startswith("inconsistent in the paper: 950 Mbit/s")
 
 
@@ -272,10 +326,17 @@ def test_offered_rate_agrees_and_differs():
 
 def _run(driver: str, size: int, relays: int, latency_us=(), mbit=None, sent=5500.0):
     from types import SimpleNamespace
-    return SimpleNamespace(kind="pubsub", driver=driver, size=size, ok_runs=[object()],
-                           pooled_ns=np.asarray(latency_us or [1.0], dtype=np.float64) * 1000,
-                           params={"relays": relays, "rate": 5500}, counts={"lost": 0},
-                           rate={"mbit_per_s": mbit, "achieved_rate_hz": sent})
+
+    return SimpleNamespace(
+        kind="pubsub",
+        driver=driver,
+        size=size,
+        ok_runs=[object()],
+        pooled_ns=np.asarray(latency_us or [1.0], dtype=np.float64) * 1000,
+        params={"relays": relays, "rate": 5500},
+        counts={"lost": 0},
+        rate={"mbit_per_s": mbit, "achieved_rate_hz": sent},
+    )
 
 
 def _verdicts(configs: list, published: dict) -> dict:
@@ -295,24 +356,33 @@ def test_claim_rows_judge_the_measured_data_against_the_published_figures():
         verdicts = _verdicts(configs, published)
         assert verdicts["bandwidth"].startswith("inconsistent in the paper:")
         assert verdicts["tput-1024"].startswith("inconsistent in the paper:")
-        for key in ("small-sizes", "large-sizes", "tput-connext", "tput-coredx",
-                    "tput-opendds"):
+        for key in ("small-sizes", "large-sizes", "tput-connext", "tput-coredx", "tput-opendds"):
             assert verdicts[key].startswith("not testable: "), key
     # Figures the stated rate could carry are judged on our data, both ways.
-    consistent = dict(published, claims=[
-        dict(c, mbit_s={"bandwidth": 300, "tput-1024": 40}.get(c["id"], c.get("mbit_s")))
-        for c in published["claims"]])
-    fast = [_run("fastdds", 1024, 0, mbit=45.0), _run("cyclonedds", 8192, 0, mbit=350.0),
-            _run("zeromq", 8192, 0, mbit=900.0)]
-    slow = [_run("fastdds", 1024, 0, mbit=20.0), _run("cyclonedds", 8192, 0, mbit=100.0),
-            _run("zeromq", 8192, 0, mbit=900.0, sent=3000.0)]
-    assert {k: _verdicts(fast, consistent)[k] for k in ("bandwidth", "tput-1024",
-                                                        "offered-rate")} == {
-        "bandwidth": "agrees", "tput-1024": "agrees", "offered-rate": "same method"}
+    consistent = dict(
+        published,
+        claims=[
+            dict(c, mbit_s={"bandwidth": 300, "tput-1024": 40}.get(c["id"], c.get("mbit_s")))
+            for c in published["claims"]
+        ],
+    )
+    fast = [
+        _run("fastdds", 1024, 0, mbit=45.0),
+        _run("cyclonedds", 8192, 0, mbit=350.0),
+        _run("zeromq", 8192, 0, mbit=900.0),
+    ]
+    slow = [
+        _run("fastdds", 1024, 0, mbit=20.0),
+        _run("cyclonedds", 8192, 0, mbit=100.0),
+        _run("zeromq", 8192, 0, mbit=900.0, sent=3000.0),
+    ]
+    assert {
+        k: _verdicts(fast, consistent)[k] for k in ("bandwidth", "tput-1024", "offered-rate")
+    } == {"bandwidth": "agrees", "tput-1024": "agrees", "offered-rate": "same method"}
     # ZeroMQ's 900 Mbit/s does not count: the paper's statements are of its DDS systems.
-    assert {k: _verdicts(slow, consistent)[k] for k in ("bandwidth", "tput-1024",
-                                                        "offered-rate")} == {
-        "bandwidth": "differs", "tput-1024": "differs", "offered-rate": "differs"}
+    assert {
+        k: _verdicts(slow, consistent)[k] for k in ("bandwidth", "tput-1024", "offered-rate")
+    } == {"bandwidth": "differs", "tput-1024": "differs", "offered-rate": "differs"}
 
 
 def test_the_published_throughput_note_says_so_only_when_the_rate_cannot_carry_it():
@@ -321,5 +391,5 @@ def test_the_published_throughput_note_says_so_only_when_the_rate_cannot_carry_i
     assert "940 Mbit/s needs 19,583 B per sample or more" in note(published)
     modest = json.loads(json.dumps(published))
     for value in modest["throughput_mbit_s"]["values"].values():
-        value["value"] = 300                  # 6,250 B at 6,000/s: within 8,192 B
+        value["value"] = 300  # 6,250 B at 6,000/s: within 8,192 B
     assert note(modest) == "one figure per system, no payload size given"

@@ -13,18 +13,27 @@ import pytest
 import yaml
 
 from conftest import LAUNCHER, REPO, cli_env, run_cli
-from reproduce_runs import (SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick,
-                            runs_by_label)
 from psbench.base import paths
-from psbench.run.experiment import prepare
 from psbench.results.samples import read_samples
+from psbench.run.experiment import prepare
+from reproduce_runs import (
+    SEEDS,
+    check_paper_written,
+    ok_paper,
+    paper_table,
+    reproduce_quick,
+    runs_by_label,
+)
 
 STUDY = "trento2013"
 MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")
 NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
-SECTIONS = ["Figure 3 (and 4): latency against the number of subscribers",
-            "Figure 5: latency against message size", "The paper's statements",
-            "Runs and their real-time scheduling"]
+SECTIONS = [
+    "Figure 3 (and 4): latency against the number of subscribers",
+    "Figure 5: latency against message size",
+    "The paper's statements",
+    "Runs and their real-time scheduling",
+]
 
 
 def built() -> list[str]:
@@ -47,9 +56,20 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     assert {(p["kind"], p["fifo"], p["notify"]) for p in runs} == {("pubsub", 99, "listener")}
     # ZeroMQ over TCP, the RTPS implementations over UDP; raw UDP, the floor, at each size.
     assert {(p["driver"], p["transport"]) for p in runs} == {
-        ("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"), ("udp", "loopback")}
+        ("zeromq", "tcp"),
+        ("cyclonedds", "udp"),
+        ("fastdds", "udp"),
+        ("udp", "loopback"),
+    }
     assert sorted(p["size"] for p in runs if p["driver"] == "udp") == [
-        32, 100, 200, 400, 600, 800, 1000]
+        32,
+        100,
+        200,
+        400,
+        600,
+        800,
+        1000,
+    ]
     for driver in MIDDLEWARES:
         mine = [p for p in runs if p["driver"] == driver]
         assert sorted(p.get("subscribers", 1) for p in mine if p["size"] == 100) == [1, 2, 3, 4]
@@ -82,8 +102,6 @@ def _samples_of(run_dir) -> np.ndarray:
     return np.concatenate([read_samples(f).latency_ns.astype(np.float64) for f in files])
 
 
-
-
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
@@ -92,12 +110,14 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     for name in ("trento2013-figure3-plot", "trento2013-figure5-plot"):
         for suffix in ("png", "svg"):
             assert (report / "paper" / f"{name}.{suffix}").stat().st_size > 0
-    for name in ("trento2013-figure3", "trento2013-figure5", "trento2013-claims",
-                 "trento2013-runs"):
+    for name in (
+        "trento2013-figure3",
+        "trento2013-figure5",
+        "trento2013-claims",
+        "trento2013-runs",
+    ):
         for suffix in ("md", "csv", "json", "tex"):
             assert (report / "paper" / f"{name}.{suffix}").is_file()
-
-
 
 
 @pytest.mark.long
@@ -126,7 +146,10 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
     if floor_built():
         floor = [r for r in figure5 if r["middleware"] == "raw UDP"]
         assert [(r["size"], r["paper_system"]) for r in floor] == [
-            (32, "floor"), (100, "floor"), (1000, "floor")]
+            (32, "floor"),
+            (100, "floor"),
+            (1000, "floor"),
+        ]
         for row in floor:
             label = f"udp-{row['size']}B-loopback-subscribers=1"
             assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
@@ -134,7 +157,8 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
     systems = {r["middleware"]: r["paper_system"] for r in figure3}
     assert {k: v for k, v in systems.items()} == {
         NAMES[d]: {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[d]
-        for d in built()}
+        for d in built()
+    }
 
 
 @pytest.mark.long
@@ -161,8 +185,10 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     assert not any("WARNING" in note for note in section["notes"])
 
 
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("setpriv"),
-                    reason="needs root and setpriv to take CAP_SYS_NICE away")
+@pytest.mark.skipif(
+    os.geteuid() != 0 or not shutil.which("setpriv"),
+    reason="needs root and setpriv to take CAP_SYS_NICE away",
+)
 def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
     if "zeromq" not in built():
         pytest.skip("zeromq is not built")
@@ -170,9 +196,24 @@ def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
     # Without CAP_SYS_NICE, SCHED_FIFO 99 cannot be set: the run must fail, not run at
     # SCHED_OTHER.
     proc = subprocess.run(
-        ["setpriv", "--inh-caps=-sys_nice", "--bounding-set=-sys_nice", str(LAUNCHER),
-         "run", str(SEEDS / f"{STUDY}-quick.yaml"), "--filter", "run=1", "-o", str(store)],
-        capture_output=True, text=True, cwd=REPO, timeout=120, env=cli_env(results))
+        [
+            "setpriv",
+            "--inh-caps=-sys_nice",
+            "--bounding-set=-sys_nice",
+            str(LAUNCHER),
+            "run",
+            str(SEEDS / f"{STUDY}-quick.yaml"),
+            "--filter",
+            "run=1",
+            "-o",
+            str(store),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env=cli_env(results),
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     line = json.loads((store / "index.jsonl").read_text().splitlines()[0])
     assert line["status"] == "failed"
@@ -181,22 +222,30 @@ def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
 
 # The statement checks on made-up samples: each can come out either way ----------------
 
+
 def _config(values) -> object:
     """A configuration with these pooled latencies (µs), as the checks read it."""
     from types import SimpleNamespace
-    return SimpleNamespace(pooled_ns=np.asarray(values, dtype=np.float64) * 1000,
-                           counts={"lost": 0}, ok_runs=[object()])
+
+    return SimpleNamespace(
+        pooled_ns=np.asarray(values, dtype=np.float64) * 1000,
+        counts={"lost": 0},
+        ok_runs=[object()],
+    )
 
 
 def _sweep(means: dict, spread: float = 1.0, n: int = 400) -> dict:
     """driver -> [(key, config)]: samples around each mean (µs), +- spread, n of them."""
     offsets = np.linspace(-spread, spread, n)
-    return {driver: [(key, _config(mean + offsets)) for key, mean in points.items()]
-            for driver, points in means.items()}
+    return {
+        driver: [(key, _config(mean + offsets)) for key, mean in points.items()]
+        for driver, points in means.items()
+    }
 
 
 def _trento():
     from psbench.reproduce import trento2013
+
     return trento2013
 
 
@@ -263,18 +312,28 @@ def test_size_flat_agrees_and_differs():
 
 def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
     module = _trento()
-    published = {"claims": [
-        {"id": "w", "kind": "worst_below", "bound_us": 1000, "systems": ["zeromq"]},
-        {"id": "a", "kind": "average_below", "bound_us": 1000, "systems": ["zeromq"]},
-        {"id": "o", "kind": "only_below", "bound_us": 1000, "systems": ["zeromq"]},
-        {"id": "s", "kind": "scales_best", "system": "zeromq"},
-        {"id": "h", "kind": "higher_average", "system": "fastdds", "than": "zeromq"},
-        {"id": "f", "kind": "size_flat", "systems": ["zeromq"]},
-        {"id": "n", "kind": "not_testable", "reason": "x86 only\n here"},
-        {"id": "u", "kind": "sideways"}]}
+    published = {
+        "claims": [
+            {"id": "w", "kind": "worst_below", "bound_us": 1000, "systems": ["zeromq"]},
+            {"id": "a", "kind": "average_below", "bound_us": 1000, "systems": ["zeromq"]},
+            {"id": "o", "kind": "only_below", "bound_us": 1000, "systems": ["zeromq"]},
+            {"id": "s", "kind": "scales_best", "system": "zeromq"},
+            {"id": "h", "kind": "higher_average", "system": "fastdds", "than": "zeromq"},
+            {"id": "f", "kind": "size_flat", "systems": ["zeromq"]},
+            {"id": "n", "kind": "not_testable", "reason": "x86 only\n here"},
+            {"id": "u", "kind": "sideways"},
+        ]
+    }
     by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 3000}})
     by_size = _sweep({"zeromq": {32: 100, 1000: 120}})
     rows = module._claims_table(by_subs, by_size, published).rows
-    assert [r[-1] for r in rows] == ["agrees", "agrees", "agrees", "agrees", "agrees",
-                                     "agrees", "not testable: x86 only here",
-                                     "not checked (unknown kind 'sideways')"]
+    assert [r[-1] for r in rows] == [
+        "agrees",
+        "agrees",
+        "agrees",
+        "agrees",
+        "agrees",
+        "agrees",
+        "not testable: x86 only here",
+        "not checked (unknown kind 'sideways')",
+    ]

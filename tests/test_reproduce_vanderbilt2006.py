@@ -12,21 +12,32 @@ import yaml
 
 from conftest import run_cli
 from experiment_files import index_lines
-from reproduce_runs import SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick
 from psbench.base import paths
-from psbench.run.experiment import prepare
 from psbench.results.samples import read_samples
+from psbench.run.experiment import prepare
+from reproduce_runs import SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick
 
 STUDY = "vanderbilt2006"
 MIDDLEWARES = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 PAPER = {"cyclonedds": "DDS1", "fastdds": "DDS2"}
-SECTIONS = ["Method", "Latency and jitter: sequence of bytes and complex type",
-            "Scaling up subscribers: throughput 1-to-N over unicast and multicast",
-            "Listener against waitset", "The paper's statements", "Runs and versions"]
-TABLES = ["vanderbilt2006-method", "vanderbilt2006-latency-bytes",
-          "vanderbilt2006-latency-complex", "vanderbilt2006-throughput",
-          "vanderbilt2006-listener-waitset", "vanderbilt2006-claims", "vanderbilt2006-runs"]
+SECTIONS = [
+    "Method",
+    "Latency and jitter: sequence of bytes and complex type",
+    "Scaling up subscribers: throughput 1-to-N over unicast and multicast",
+    "Listener against waitset",
+    "The paper's statements",
+    "Runs and versions",
+]
+TABLES = [
+    "vanderbilt2006-method",
+    "vanderbilt2006-latency-bytes",
+    "vanderbilt2006-latency-complex",
+    "vanderbilt2006-throughput",
+    "vanderbilt2006-listener-waitset",
+    "vanderbilt2006-claims",
+    "vanderbilt2006-runs",
+]
 
 
 def built() -> list[str]:
@@ -47,32 +58,42 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     pubs = [p for p in runs if p["kind"] == "pubsub"]
     # 100 primer and 10,000 stats samples, a 32-byte ack for the paper's 4-byte one.
     assert {(p["warmup"], p["count"], p["reply_size"], p["transport"]) for p in pings} == {
-        (100, 10000, 32, "udp")}
-    lengths = [2 ** k for k in range(2, 15)]          # the paper's 4 to 16,384
-    powers = [length + 32 for length in lengths]      # after psbench's 32-byte header
+        (100, 10000, 32, "udp")
+    }
+    lengths = [2**k for k in range(2, 15)]  # the paper's 4 to 16,384
+    powers = [length + 32 for length in lengths]  # after psbench's 32-byte header
     for driver in MIDDLEWARES:
         simple = [p for p in pings if p["driver"] == driver and "options.type" not in p]
         assert sorted(p["size"] for p in simple) == powers
-        complex_ = [p for p in pings if p["driver"] == driver and p.get("options.type") == "complex"]
+        complex_ = [
+            p for p in pings if p["driver"] == driver and p.get("options.type") == "complex"
+        ]
         assert sorted(int(p["options.elements"]) for p in complex_) == lengths
         assert {p["size"] for p in complex_} == {32}
         fan = [p for p in pubs if p["driver"] == driver and p["notify"] == "listener"]
         assert sorted({(p["transport"], p["subscribers"]) for p in fan}) == [
-            ("multicast", 4), ("multicast", 8), ("multicast", 12),
-            ("udp", 4), ("udp", 8), ("udp", 12)]
+            ("multicast", 4),
+            ("multicast", 8),
+            ("multicast", 12),
+            ("udp", 4),
+            ("udp", 8),
+            ("udp", 12),
+        ]
         assert len(fan) == 6 * len(powers)
         wait = [p for p in pubs if p["driver"] == driver and p["notify"] == "wait"]
         assert sorted(p["size"] for p in wait) == powers
         # multicast: the one transport the paper's DDS1 and DDS2 both had
         assert {(p["transport"], p["subscribers"]) for p in wait} == {("multicast", 4)}
     assert {(p["rate"], p["history"], p["reliability"], p["count"]) for p in pubs} == {
-        (0.0, "keep_last:1", "best_effort", 10000)}
+        (0.0, "keep_last:1", "best_effort", 10000)
+    }
 
 
 def test_quick_file_keeps_the_method():
     plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs] + [
-        r.params for r in getattr(plan, "skipped", [])]
+        r.params for r in getattr(plan, "skipped", [])
+    ]
     assert {p["kind"] for p in runs} <= {"ping", "pubsub"}
     assert all(p["reply_size"] == 32 for p in runs if p["kind"] == "ping")
     assert all(p["history"] == "keep_last:1" for p in runs)
@@ -85,7 +106,10 @@ def test_published_file_holds_what_the_slides_print():
     assert published["systems_unicast"] == {"cyclonedds": "DDS1", "fastdds": "DDS3"}
     method = published["method"]
     assert (method["primer_samples"], method["stats_samples"], method["ack_bytes"]) == (
-        100, 10000, 4)
+        100,
+        10000,
+        4,
+    )
     assert method["subscribers"] == [4, 8, 12]
     for claim in published["claims"]:
         assert claim["source"] and claim["text"] and claim["kind"], claim
@@ -99,10 +123,6 @@ def quick(tmp_path_factory):
     if not built():
         pytest.skip("neither cyclonedds nor fastdds is built here")
     return reproduce_quick(STUDY, tmp_path_factory.mktemp("vanderbilt"), timeout=900)
-
-
-
-
 
 
 @pytest.mark.long
@@ -129,10 +149,14 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
         assert [r["sequence"] for r in rows] == [4, 1024, 16384]
         assert {r["paper_system"] for r in rows} == {PAPER[driver]}
         for row in rows:
-            [line] = [line for line in runs if line["params"]["kind"] == "ping"
-                      and line["params"]["driver"] == driver
-                      and "options.type" not in line["params"]
-                      and line["params"]["size"] == row["sequence"] + 32]
+            [line] = [
+                line
+                for line in runs
+                if line["params"]["kind"] == "ping"
+                and line["params"]["driver"] == driver
+                and "options.type" not in line["params"]
+                and line["params"]["size"] == row["sequence"] + 32
+            ]
             run_dir = root / line["run_dir"]
             rtt = read_samples(run_dir / "ping.samples").latency_ns.astype(np.float64)
             assert row["n"] == rtt.size == 500
@@ -155,18 +179,30 @@ def test_throughput_is_the_subscribers_own_count(quick):
     root, paper = ok_paper(quick)
     rows = paper_table(paper, "vanderbilt2006-throughput")["rows"]
     cast = {"unicast": "udp", "multicast": "multicast"}
-    lines = [l for l in index_lines(root) if l["params"]["kind"] == "pubsub"
-             and l["params"]["notify"] == "listener"]
+    lines = [
+        ln
+        for ln in index_lines(root)
+        if ln["params"]["kind"] == "pubsub" and ln["params"]["notify"] == "listener"
+    ]
     for driver in built():
         mine = [r for r in rows if r["middleware"] == NAMES[driver]]
         assert sorted({(r["cast"], r["subscribers"]) for r in mine}) == [
-            ("multicast", 4), ("multicast", 8), ("multicast", 12),
-            ("unicast", 4), ("unicast", 8), ("unicast", 12)]
+            ("multicast", 4),
+            ("multicast", 8),
+            ("multicast", 12),
+            ("unicast", 4),
+            ("unicast", 8),
+            ("unicast", 12),
+        ]
         for row in mine:
-            [line] = [l for l in lines if l["params"]["driver"] == driver
-                      and l["params"]["transport"] == cast[row["cast"]]
-                      and l["params"]["subscribers"] == row["subscribers"]
-                      and l["params"]["size"] == row["size"]]
+            [line] = [
+                ln
+                for ln in lines
+                if ln["params"]["driver"] == driver
+                and ln["params"]["transport"] == cast[row["cast"]]
+                and ln["params"]["subscribers"] == row["subscribers"]
+                and ln["params"]["size"] == row["size"]
+            ]
             run_dir = root / line["run_dir"]
             subs = sorted(run_dir.glob("sub-*.json"))
             assert len(subs) == row["subscribers"]
@@ -186,12 +222,14 @@ def test_throughput_is_the_subscribers_own_count(quick):
             assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
     waitset = paper_table(paper, "vanderbilt2006-listener-waitset")["rows"]
     assert sorted((r["middleware"], r["sequence"]) for r in waitset) == sorted(
-        (NAMES[d], s) for d in built() for s in (1024, 16384))
+        (NAMES[d], s) for d in built() for s in (1024, 16384)
+    )
     assert {r["cast"] for r in waitset} == {"multicast"}
     for row in waitset:
         assert row["listener_kb_per_s"] and row["waitset_kb_per_s"]
-        assert row["ratio"] == pytest.approx(row["waitset_kb_per_s"] / row["listener_kb_per_s"],
-                                             rel=0.02)
+        assert row["ratio"] == pytest.approx(
+            row["waitset_kb_per_s"] / row["listener_kb_per_s"], rel=0.02
+        )
 
 
 @pytest.mark.long
@@ -213,31 +251,39 @@ def test_every_statement_is_checked(quick):
 
 # The statement checks on made-up throughput: each can come out either way -----------
 
+
 def _points(kbps: dict) -> dict:
     """(driver, transport, subscribers, sequence B) -> KB/s per subscriber, as configs."""
     from types import SimpleNamespace
+
     points = {}
     for (driver, transport, n, sequence), per_sub in kbps.items():
         size = sequence + 32
         rate = None if per_sub is None else per_sub * n * 1000 / sequence
         points[(driver, transport, n, size)] = SimpleNamespace(
-            params={"subscribers": n}, size=size,
-            rate={"samples_per_s": rate, "loss_percent": 0.0})
+            params={"subscribers": n}, size=size, rate={"samples_per_s": rate, "loss_percent": 0.0}
+        )
     return points
 
 
 def _verdict(kind: str, claim: dict, kbps: dict) -> str:
     from psbench.reproduce import vanderbilt2006 as module
-    check = {"multicast_above": module._check_multicast_above,
-             "gap_grows": module._check_gap_grows,
-             "levels_off_less": module._check_levels_off_less}[kind]
+
+    check = {
+        "multicast_above": module._check_multicast_above,
+        "gap_grows": module._check_gap_grows,
+        "levels_off_less": module._check_levels_off_less,
+    }[kind]
     return check(dict(claim, systems=["cyclonedds"]), _points(kbps))[1]
 
 
 def test_multicast_above_agrees_and_differs():
     claim = {"subscribers": 4, "min_fraction": 0.75}
-    above = {("cyclonedds", t, 4, s): (200 if t == "multicast" else 100)
-             for t in ("udp", "multicast") for s in (1024, 4096)}
+    above = {
+        ("cyclonedds", t, 4, s): (200 if t == "multicast" else 100)
+        for t in ("udp", "multicast")
+        for s in (1024, 4096)
+    }
     below = {k: 300 - v for k, v in above.items()}
     assert _verdict("multicast_above", claim, above) == "agrees"
     assert _verdict("multicast_above", claim, below) == "differs"
@@ -248,8 +294,12 @@ def test_multicast_above_agrees_and_differs():
 
 def test_gap_grows_agrees_and_differs():
     claim = {"fewer": 4, "more": 8}
-    grows = {("cyclonedds", "udp", 4, 1024): 100, ("cyclonedds", "multicast", 4, 1024): 150,
-             ("cyclonedds", "udp", 8, 1024): 50, ("cyclonedds", "multicast", 8, 1024): 150}
+    grows = {
+        ("cyclonedds", "udp", 4, 1024): 100,
+        ("cyclonedds", "multicast", 4, 1024): 150,
+        ("cyclonedds", "udp", 8, 1024): 50,
+        ("cyclonedds", "multicast", 8, 1024): 150,
+    }
     shrinks = {**grows, ("cyclonedds", "multicast", 8, 1024): 60}
     assert _verdict("gap_grows", claim, grows) == "agrees"
     assert _verdict("gap_grows", claim, shrinks) == "differs"
@@ -257,9 +307,12 @@ def test_gap_grows_agrees_and_differs():
 
 def test_levels_off_less_agrees_and_differs():
     claim = {"subscribers": [4]}
-    less = {("cyclonedds", "udp", 4, 4096): 100, ("cyclonedds", "udp", 4, 16384): 110,
-            ("cyclonedds", "multicast", 4, 4096): 100,
-            ("cyclonedds", "multicast", 4, 16384): 300}
+    less = {
+        ("cyclonedds", "udp", 4, 4096): 100,
+        ("cyclonedds", "udp", 4, 16384): 110,
+        ("cyclonedds", "multicast", 4, 4096): 100,
+        ("cyclonedds", "multicast", 4, 16384): 300,
+    }
     more = {**less, ("cyclonedds", "multicast", 4, 16384): 100}
     assert _verdict("levels_off_less", claim, less) == "agrees"
     assert _verdict("levels_off_less", claim, more) == "differs"
@@ -267,6 +320,7 @@ def test_levels_off_less_agrees_and_differs():
 
 def test_a_claim_no_driver_can_test_says_why_whatever_the_data():
     from psbench.reproduce import vanderbilt2006 as module
+
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     untestable = [c for c in published["claims"] if c["kind"] == "not_testable"]
     assert untestable and all(c["reason"] for c in untestable)

@@ -29,19 +29,27 @@ def test_the_full_file_validates_with_the_papers_method(results):
     plan = prepare(SEEDS / "zak2017.yaml", "zak2017.yaml")
     runs = [run.params for run in plan.runs]
     assert {(r["kind"], r["warmup"], r["count"]) for r in runs} == {("ping", 1000, 10000)}
-    assert sorted({r["size"] for r in runs}) == PAPER_SIZES[1:]   # 16 B is measured at 32 B
+    assert sorted({r["size"] for r in runs}) == PAPER_SIZES[1:]  # 16 B is measured at 32 B
     dds = [r for r in runs if r["driver"] in DDS]
     assert {r["transport"] for r in dds} == {"udp"}
     assert len(dds) == 2 * 2 * 10
-    assert {(r["driver"], r["reliability"]) for r in runs if r["driver"] not in DDS} == \
-        {("udp", "best_effort"), ("shm", "best_effort"), ("shm", "reliable")}
+    assert {(r["driver"], r["reliability"]) for r in runs if r["driver"] not in DDS} == {
+        ("udp", "best_effort"),
+        ("shm", "best_effort"),
+        ("shm", "reliable"),
+    }
 
 
 def test_the_quick_file_keeps_the_method():
     full = prepare(SEEDS / "zak2017.yaml", "zak2017.yaml").runs
     quick = prepare(SEEDS / "zak2017-quick.yaml", "zak2017-quick.yaml").runs
-    shape = lambda runs: {(r.params["driver"], r.params["transport"], r.params["reliability"],
-                           r.params["notify"]) for r in runs}
+
+    def shape(runs):
+        return {
+            (r.params["driver"], r.params["transport"], r.params["reliability"], r.params["notify"])
+            for r in runs
+        }
+
     assert shape(quick) == shape(full)
     assert sorted({r.params["size"] for r in quick}) == QUICK_SIZES
 
@@ -70,8 +78,11 @@ def test_the_published_figures_are_the_papers():
 def quick(driver_libs, tmp_path_factory):
     folder = tmp_path_factory.mktemp("zak2017")
     out = folder / "sweep"
-    proc = run_cli(["reproduce", "zak2017", "--quick", "-o", str(out), "--no-plots"],
-                   folder / "results", timeout=600)
+    proc = run_cli(
+        ["reproduce", "zak2017", "--quick", "-o", str(out), "--no-plots"],
+        folder / "results",
+        timeout=600,
+    )
     for record in run_records(out):
         assert_nothing_left(record["run_id"])
     return proc, out, json.loads((out / "report" / "paper.json").read_text())
@@ -87,13 +98,26 @@ def test_quick_runs_end_to_end_and_writes_the_papers_sections(quick):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
     assert doc["study"] == "zak2017" and doc["quick"] is True
     assert [s["title"] for s in doc["sections"]] == [
-        "Setup", "Best effort: tables 1, 2, 3", "Reliable: tables 4, 5, 6",
-        "Figure 4: mean latency", "The paper's claims against ours"]
+        "Setup",
+        "Best effort: tables 1, 2, 3",
+        "Reliable: tables 4, 5, 6",
+        "Figure 4: mean latency",
+        "The paper's claims against ours",
+    ]
     tables = _tables(doc)
-    for name in ("setup", "table1-fastdds-best-effort", "table2-cyclonedds-best-effort",
-                 "table3-ttest-best-effort", "table4-fastdds-reliable",
-                 "table5-cyclonedds-reliable", "table6-ttest-reliable", "figure4-means",
-                 "claims-latency", "claims-ratio", "claims-significance"):
+    for name in (
+        "setup",
+        "table1-fastdds-best-effort",
+        "table2-cyclonedds-best-effort",
+        "table3-ttest-best-effort",
+        "table4-fastdds-reliable",
+        "table5-cyclonedds-reliable",
+        "table6-ttest-reliable",
+        "figure4-means",
+        "claims-latency",
+        "claims-ratio",
+        "claims-significance",
+    ):
         assert name in tables, name
         for suffix in ("md", "csv", "json", "tex"):
             assert (out / "report" / "paper" / f"{name}.{suffix}").is_file()
@@ -101,18 +125,25 @@ def test_quick_runs_end_to_end_and_writes_the_papers_sections(quick):
         assert (out / "report" / "paper" / f"figure4-mean-latency.{suffix}").is_file()
     assert (out / "report" / "report.html").is_file()
     printed = proc.stdout
-    for title in ("Table 1: Fast DDS latency, best effort (paper: Fast RTPS)",
-                  "Table 2: Cyclone DDS latency, best effort (paper: OpenDDS)",
-                  "Table 3: Welch t-test", "Table 6: Welch t-test",
-                  "Figure 4 data: mean latency against size"):
+    for title in (
+        "Table 1: Fast DDS latency, best effort (paper: Fast RTPS)",
+        "Table 2: Cyclone DDS latency, best effort (paper: OpenDDS)",
+        "Table 3: Welch t-test",
+        "Table 6: Welch t-test",
+        "Figure 4 data: mean latency against size",
+    ):
         assert title in printed
     assert "other hardware" in tables["table1-fastdds-best-effort"]["notes"][-1]
 
 
 def _raw(out, driver, reliability, size) -> np.ndarray:
-    found = [r.latency_ns for r in load_results(out).ok_runs if r.driver == driver
-             and (r.params.get("reliability") or "best_effort") == reliability
-             and r.size == size]
+    found = [
+        r.latency_ns
+        for r in load_results(out).ok_runs
+        if r.driver == driver
+        and (r.params.get("reliability") or "best_effort") == reliability
+        and r.size == size
+    ]
     assert len(found) == 1
     return found[0]
 
@@ -123,10 +154,11 @@ def test_latency_tables_are_the_runs_statistics_beside_the_papers(quick):
     tables = _tables(doc)
     built = paths.driver_libraries()
     for name, driver, reliability, paper_key in (
-            ("table1-fastdds-best-effort", "fastdds", "best_effort", "fastdds"),
-            ("table2-cyclonedds-best-effort", "cyclonedds", "best_effort", "other"),
-            ("table4-fastdds-reliable", "fastdds", "reliable", "fastdds"),
-            ("table5-cyclonedds-reliable", "cyclonedds", "reliable", "other")):
+        ("table1-fastdds-best-effort", "fastdds", "best_effort", "fastdds"),
+        ("table2-cyclonedds-best-effort", "cyclonedds", "best_effort", "other"),
+        ("table4-fastdds-reliable", "fastdds", "reliable", "fastdds"),
+        ("table5-cyclonedds-reliable", "cyclonedds", "reliable", "other"),
+    ):
         rows = tables[name]["rows"]
         # The paper's 16 B row stands on our 32 B run.
         assert [r["size_bytes"] for r in rows] == [16] + QUICK_SIZES
@@ -152,12 +184,15 @@ def test_t_tests_are_welch_on_the_runs_samples(quick):
     if not all(d in paths.driver_libraries() for d in DDS):
         pytest.skip("Fast DDS and Cyclone DDS are not both built here")
     tables = _tables(doc)
-    for name, reliability in (("table3-ttest-best-effort", "best_effort"),
-                              ("table6-ttest-reliable", "reliable")):
+    for name, reliability in (
+        ("table3-ttest-best-effort", "best_effort"),
+        ("table6-ttest-reliable", "reliable"),
+    ):
         for row in tables[name]["rows"][1:]:
             size = row["our_size_bytes"]
-            expected = welch(_raw(out, "fastdds", reliability, size),
-                             _raw(out, "cyclonedds", reliability, size))
+            expected = welch(
+                _raw(out, "fastdds", reliability, size), _raw(out, "cyclonedds", reliability, size)
+            )
             assert row["t"] == pytest.approx(expected.t)
             assert row["df"] == pytest.approx(expected.df)
             assert row["p"] == pytest.approx(expected.p)
@@ -183,11 +218,14 @@ def test_figure4_data_has_every_series_and_the_floor(quick):
 # The paper's claims print no verdict (ours beside the paper's tables and text); the
 # judgements behind them, on made-up samples, come out either way ---------------------
 
+
 def _study(published: dict, means: dict | None = None):
     """A study of no runs, then the given pooled samples: (driver, reliability, size) ->
     mean µs, 2,000 samples each, +- 10 µs."""
     from types import SimpleNamespace
+
     from psbench.reproduce.zak2017 import _Study
+
     study = _Study(SimpleNamespace(ok_runs=[]), published)
     offsets = np.linspace(-10, 10, 2000)
     study.samples = {key: (mean + offsets) * 1000 for key, mean in (means or {}).items()}
@@ -201,6 +239,7 @@ def _published() -> dict:
 
 def test_lower_mean_names_the_faster_side_only_when_significant():
     from psbench.reproduce.zak2017 import _lower_mean
+
     assert _lower_mean(-5.0, 1e-9) == "Fast DDS"
     assert _lower_mean(5.0, 1e-9) == "Cyclone DDS"
     assert _lower_mean(-5.0, 0.3) == "neither"
@@ -213,7 +252,7 @@ def test_faster_count_holds_and_fails_on_the_samples():
     slower = {k: 300 - v for k, v in faster.items()}
     assert _study(_published(), faster)._faster_count("reliable") == "2 of 2"
     assert _study(_published(), slower)._faster_count("reliable") == "0 of 2"
-    mixed = {**faster, ("fastdds", "reliable", 256): 200}          # equal means
+    mixed = {**faster, ("fastdds", "reliable", 256): 200}  # equal means
     assert _study(_published(), mixed)._faster_count("reliable") == "1 of 2"
 
 

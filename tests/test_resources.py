@@ -54,8 +54,9 @@ CHILD = textwrap.dedent("""
 
 @pytest.fixture
 def child():
-    proc = subprocess.Popen([sys.executable, "-c", CHILD], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", CHILD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
 
     def tell(command: str) -> tuple[int, int]:
         proc.stdin.write(command + "\n")
@@ -87,8 +88,8 @@ def test_a_thread_started_inside_counts_whole_and_one_that_ended_is_reported(chi
     proc, tell = child
     used_before, _ = tell("start early")
     before = resources.snapshot(proc.pid)
-    tell("stop early")                          # ended inside the window
-    tell("start late")                          # started inside the window
+    tell("stop early")  # ended inside the window
+    tell("start late")  # started inside the window
     tell("burn 0.2")
     used_after, _ = tell("stop late")
     after = resources.snapshot(proc.pid)
@@ -121,8 +122,10 @@ def test_a_process_that_is_gone_reads_as_none():
 def test_the_brokers_cost_is_in_the_run(driver_libs, results):
     if "nats" not in driver_libs:
         pytest.skip("nats is not built")
-    proc = run_cli(["pubsub", "--driver", "nats", "--count", "3000", "--rate", "2000",
-                    "--quiet", "--json"], results)
+    proc = run_cli(
+        ["pubsub", "--driver", "nats", "--count", "3000", "--rate", "2000", "--quiet", "--json"],
+        results,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
     found = record["resources"]
@@ -133,8 +136,9 @@ def test_the_brokers_cost_is_in_the_run(driver_libs, results):
     broker_pid = next(s["pid"] for s in record["services"] if s["name"] == "nats-server")
     assert by_name["nats-server"]["kind"] == "service"
     assert by_name["nats-server"]["pid"] == broker_pid
-    assert {p["pid"] for p in record["processes"]} == \
-        {p["pid"] for p in found["processes"] if p["kind"] == "node"}
+    assert {p["pid"] for p in record["processes"]} == {
+        p["pid"] for p in found["processes"] if p["kind"] == "node"
+    }
     # Every message passes through the broker: it worked during the window.
     assert by_name["nats-server"]["measured"] and by_name["nats-server"]["cpu_ns"] > 0
     assert found["services"]["cpu_ns"] == by_name["nats-server"]["cpu_ns"]
@@ -142,12 +146,27 @@ def test_the_brokers_cost_is_in_the_run(driver_libs, results):
 
 
 def test_a_run_that_crashes_inside_the_window_has_no_resources(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "udp", "--count", "5000", "--option", "fault=crash",
-                    "--option", "fault_after=3000", "--quiet"], results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            "udp",
+            "--count",
+            "5000",
+            "--option",
+            "fault=crash",
+            "--option",
+            "fault_after=3000",
+            "--quiet",
+        ],
+        results,
+    )
     assert proc.returncode != 0
     found = only_run(results)["resources"]
-    assert found == {"measured": False, "why": "the measurement window did not end "
-                                               "(run stopped or failed)"}
+    assert found == {
+        "measured": False,
+        "why": "the measurement window did not end (run stopped or failed)",
+    }
     assert "resources: not measured (the measurement window did not end" in proc.stdout
 
 
@@ -177,14 +196,31 @@ def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
     # message, before that second has passed, and its open-to-matched holds the wait.
     if "cyclonedds" not in driver_libs:
         pytest.skip("cyclonedds is not built")
-    common = [str(node), "--driver", str(driver_libs["cyclonedds"]), "--out", str(tmp_path),
-              "--run-id", "startup1", "--count", "200", "--warmup", "10", "--rate", "1000",
-              "--reliability", "reliable", "--timeout", "30"]
+    common = [
+        str(node),
+        "--driver",
+        str(driver_libs["cyclonedds"]),
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "startup1",
+        "--count",
+        "200",
+        "--warmup",
+        "10",
+        "--rate",
+        "1000",
+        "--reliability",
+        "reliable",
+        "--timeout",
+        "30",
+    ]
     sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(1.0)
-        pub = subprocess.run(common + ["--role", "pub", "--window-lines"],
-                             capture_output=True, text=True, timeout=60)
+        pub = subprocess.run(
+            common + ["--role", "pub", "--window-lines"], capture_output=True, text=True, timeout=60
+        )
         assert sub.wait(timeout=60) == 0
     finally:
         sub.kill()
@@ -193,8 +229,12 @@ def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
     assert pub.stdout.splitlines() == ["WINDOW begin", "WINDOW end"]
     timing = json.loads((tmp_path / "sub.json").read_text())["timing"]
     assert timing["matched_ns"] - timing["started_ns"] >= 1_000_000_000
-    assert timing["first_receive_ns"] >= timing["matched_ns"] > timing["opened_ns"] > \
-        timing["started_ns"]
+    assert (
+        timing["first_receive_ns"]
+        >= timing["matched_ns"]
+        > timing["opened_ns"]
+        > timing["started_ns"]
+    )
     assert timing["discovery_ns"] == timing["matched_ns"] - timing["opened_ns"]
 
 
@@ -215,8 +255,10 @@ def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_pat
     program = tmp_path / "psbsvc-test"
     program.write_bytes(open("/bin/sleep", "rb").read())
     program.chmod(0o755)
-    assert resources.service_to_watch("psbsvc-test", None).why == \
-        "not started by psbench and not found running"
+    assert (
+        resources.service_to_watch("psbsvc-test", None).why
+        == "not started by psbench and not found running"
+    )
     first = subprocess.Popen([str(program), "30"])
     try:
         named(first.pid, "psbsvc-test")
@@ -231,8 +273,10 @@ def test_a_service_someone_else_started_is_found_by_name_and_never_reset(tmp_pat
         second = subprocess.Popen([str(program), "30"])
         try:
             named(second.pid, "psbsvc-test")
-            assert resources.service_to_watch("psbsvc-test", None).why == \
-                "not started by psbench and 2 processes named psbsvc-test run"
+            assert (
+                resources.service_to_watch("psbsvc-test", None).why
+                == "not started by psbench and 2 processes named psbsvc-test run"
+            )
         finally:
             second.kill()
             second.wait()
@@ -245,12 +289,28 @@ def test_a_sender_measures_only_once_the_reading_is_done(node, driver_libs, tmp_
     # Injected: the orchestrator takes 1 s to read /proc before it answers SAMPLED. The
     # pub must neither measure during that second nor make up for it afterwards: its
     # open-loop schedule starts when the answer comes (known answer: no message behind).
-    common = [str(node), "--driver", str(driver_libs["udp"]), "--out", str(tmp_path),
-              "--run-id", "window1", "--rate", "100", "--count", "100", "--warmup", "10",
-              "--window-lines", "--timeout", "30"]
+    common = [
+        str(node),
+        "--driver",
+        str(driver_libs["udp"]),
+        "--out",
+        str(tmp_path),
+        "--run-id",
+        "window1",
+        "--rate",
+        "100",
+        "--count",
+        "100",
+        "--warmup",
+        "10",
+        "--window-lines",
+        "--timeout",
+        "30",
+    ]
     sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.PIPE, text=True)
-    pub = subprocess.Popen(common + ["--role", "pub"], stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, text=True)
+    pub = subprocess.Popen(
+        common + ["--role", "pub"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert pub.stdout.readline() == "WINDOW begin\n"
         said = time.monotonic_ns()

@@ -18,17 +18,34 @@ def node_samples(driver_libs, results):
 def test_reads_node_file(node_samples):
     samples = read_samples(node_samples)
     assert samples.kind == "rtt" and len(samples) <= 300
-    assert samples.records.dtype.names == ("seq", "intended_ns", "latency_ns", "send_ns",
-                                           "flags", "writer")
+    assert samples.records.dtype.names == (
+        "seq",
+        "intended_ns",
+        "latency_ns",
+        "send_ns",
+        "flags",
+        "writer",
+    )
 
 
 def test_reads_version_1_files_of_older_results(tmp_path):
     # Version 1: 24-byte records (seq, intended, latency), written by nodes before 2.
-    header = b"PSBSMP01" + (1).to_bytes(4, "little") + (24).to_bytes(4, "little") + \
-        (2).to_bytes(8, "little") + (1).to_bytes(4, "little") + bytes(4) + \
-        (77).to_bytes(8, "little", signed=True) + bytes(24)
-    body = b"".join(seq.to_bytes(8, "little") + (seq * 10).to_bytes(8, "little") +
-                    (seq + 5).to_bytes(8, "little") for seq in (3, 4))
+    header = (
+        b"PSBSMP01"
+        + (1).to_bytes(4, "little")
+        + (24).to_bytes(4, "little")
+        + (2).to_bytes(8, "little")
+        + (1).to_bytes(4, "little")
+        + bytes(4)
+        + (77).to_bytes(8, "little", signed=True)
+        + bytes(24)
+    )
+    body = b"".join(
+        seq.to_bytes(8, "little")
+        + (seq * 10).to_bytes(8, "little")
+        + (seq + 5).to_bytes(8, "little")
+        for seq in (3, 4)
+    )
     old = tmp_path / "old.samples"
     old.write_bytes(header + body)
     samples = read_samples(old)
@@ -39,13 +56,16 @@ def test_reads_version_1_files_of_older_results(tmp_path):
     assert not samples.late.any()
 
 
-@pytest.mark.parametrize("damage,words", [
-    (lambda b: b"XXXXXXXX" + b[8:], "magic"),
-    (lambda b: b[:-5], "bytes"),
-    (lambda b: b[:10], "header"),
-    (lambda b: b[:8] + (9).to_bytes(4, "little") + b[12:], "version"),
-    (lambda b: b[:12] + (32).to_bytes(4, "little") + b[16:], "record_size"),
-])
+@pytest.mark.parametrize(
+    "damage,words",
+    [
+        (lambda b: b"XXXXXXXX" + b[8:], "magic"),
+        (lambda b: b[:-5], "bytes"),
+        (lambda b: b[:10], "header"),
+        (lambda b: b[:8] + (9).to_bytes(4, "little") + b[12:], "version"),
+        (lambda b: b[:12] + (32).to_bytes(4, "little") + b[16:], "record_size"),
+    ],
+)
 def test_damaged_file_names_the_problem(node_samples, tmp_path, damage, words):
     bad = tmp_path / "bad.samples"
     bad.write_bytes(damage(node_samples.read_bytes()))
@@ -64,8 +84,13 @@ def test_header_only_file_has_no_records(node_samples, tmp_path):
 def test_percentiles_are_observed_values():
     values = np.arange(1, 101, dtype=np.int64)  # 1..100
     stats = summarize_ns(values)
-    assert (stats["min"], stats["p50"], stats["p90"], stats["p99"], stats["max"]) == \
-        (1, 50, 90, 99, 100)
+    assert (stats["min"], stats["p50"], stats["p90"], stats["p99"], stats["max"]) == (
+        1,
+        50,
+        90,
+        99,
+        100,
+    )
     # 100 samples cannot tell p99.9 from the maximum.
     assert stats["p99.9"] is None and stats["p99.99"] is None
     assert stats["n"] == 100 and stats["mean"] == 50.5

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from psbench.run import services
-from psbench.base.errors import UserError
-from psbench.run.spec import default_cpus
-
 from psbench.base import manifests
+from psbench.base.errors import UserError
+from psbench.run import services
+from psbench.run.spec import default_cpus
 
 # As the node describes them: the name (whose manifest declares the services) and the
 # transports (the first is the default).
@@ -20,7 +19,7 @@ CYCLONE = {"name": "cyclonedds", "capabilities": {"transports": ["udp", "multica
 def test_a_transport_specific_service_is_needed_only_on_that_transport():
     assert services.needed(CYCLONE, "shm") == ["iox-roudi"]
     assert services.needed(CYCLONE, "udp") == []
-    assert services.needed(CYCLONE, None) == []        # default = udp here
+    assert services.needed(CYCLONE, None) == []  # default = udp here
     shm_first = {"name": "cyclonedds", "capabilities": {"transports": ["shm"]}}
     assert services.needed(shm_first, "default") == ["iox-roudi"]
 
@@ -39,13 +38,13 @@ def test_a_driver_from_outside_the_tree_needs_no_service():
     assert services.needed(outside, None) == []
 
 
-def test_a_service_that_cannot_be_started_is_an_error_saying_what_to_do(tmp_path,
-                                                                         monkeypatch):
+def test_a_service_that_cannot_be_started_is_an_error_saying_what_to_do(tmp_path, monkeypatch):
     drivers_dir = tmp_path / "drivers"
     (drivers_dir / "mw").mkdir(parents=True)
     (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
     (drivers_dir / "mw" / "manifest.toml").write_text(
-        'architecture = "broker"\n[[services]]\nname = "no-such-daemon"\n')
+        'architecture = "broker"\n[[services]]\nname = "no-such-daemon"\n'
+    )
     monkeypatch.setattr(manifests, "DRIVERS_DIR", drivers_dir)
     manifests.load.cache_clear()
     try:
@@ -80,8 +79,9 @@ def needing(name: str) -> dict:
 def listening_pids(port: int) -> set[int]:
     """pids with a TCP socket listening on 127.0.0.1:port, from /proc."""
     inode_lines = [line.split() for line in open("/proc/net/tcp").read().splitlines()[1:]]
-    wanted = {f[9] for f in inode_lines
-              if f[1] == f"0100007F:{port:04X}" and f[3] == "0A"}   # 0A = LISTEN
+    wanted = {
+        f[9] for f in inode_lines if f[1] == f"0100007F:{port:04X}" and f[3] == "0A"
+    }  # 0A = LISTEN
     pids = set()
     for fd in Path("/proc").glob("[0-9]*/fd/*"):
         try:
@@ -98,11 +98,11 @@ def test_a_broker_is_started_on_loopback_and_stopped(name, tmp_path):
     with services.ServicePool(largest_message=4 << 20) as pool:
         [broker] = pool.ensure(needing(name), None, tmp_path)
         assert broker.proc.poll() is None and broker.address.startswith("127.0.0.1:")
-        assert listening_pids(broker.port) == {broker.proc.pid}   # loopback only
+        assert listening_pids(broker.port) == {broker.proc.pid}  # loopback only
         assert services.broker_options([broker]) == [f"broker={broker.address}"]
         assert broker.version and broker.to_json()["log"] == str(tmp_path / f"service-{name}.log")
         assert any(str(tmp_path / f"service-{name}") in a for a in broker.config)
-        again = pool.ensure(needing(name), None, tmp_path)   # reused, not restarted
+        again = pool.ensure(needing(name), None, tmp_path)  # reused, not restarted
         assert again[0] is broker
     assert broker.proc.poll() is not None and listening_pids(broker.port) == set()
 
@@ -122,15 +122,16 @@ def test_a_broker_that_dies_is_reported_with_its_log_and_replaced(tmp_path):
 
 def test_a_run_with_its_own_broker_gets_none_started(tmp_path):
     with services.ServicePool() as pool:
-        assert pool.ensure(needing("mosquitto"), None, tmp_path,
-                           ["broker=127.0.0.1:1883"]) == []
+        assert pool.ensure(needing("mosquitto"), None, tmp_path, ["broker=127.0.0.1:1883"]) == []
 
 
 def test_roudi_pools_hold_the_largest_message(tmp_path):
     # The configuration the iceoryx driver's manifest has psbench write, read back.
     import tomllib
+
     from psbench.run.service_definitions import definition
-    headroom = 4096   # drivers/iceoryx/roudi_config.py: the chunk header beside the message
+
+    headroom = 4096  # drivers/iceoryx/roudi_config.py: the chunk header beside the message
     for largest in (32, 64, 16384, 1 << 20, 4 << 20):
         folder = tmp_path / str(largest)
         folder.mkdir()

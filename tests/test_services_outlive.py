@@ -4,10 +4,10 @@ parent-death signal: within 5 s no node process, service process, listening port
 /dev/shm segment or temporary file of the run remains (issue 16)."""
 
 import os
-import subprocess
-import sys
 import signal
 import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -40,8 +40,11 @@ def what_remains(record: dict, services: list[dict]) -> list[str]:
     run_id = record["run_id"]
     left = [f"node {pid}" for pid in processes_of_run(run_id)]
     left += [f"{s['name']} {s['pid']}" for s in services if alive(s["pid"])]
-    left += [f"{s['name']} listening on {s['address']}" for s in services
-             if s["address"] and listening(s["address"])]
+    left += [
+        f"{s['name']} listening on {s['address']}"
+        for s in services
+        if s["address"] and listening(s["address"])
+    ]
     left += shm_files_of_run(run_id)
     left += [str(p) for p in Path("/tmp").glob(f"*psbench*{run_id}*")]
     return left
@@ -51,14 +54,15 @@ def what_remains(record: dict, services: list[dict]) -> list[str]:
 def test_sigkill_of_psbench_leaves_no_service_behind(driver_libs, results, driver):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    with cli_in_background(["ping", "--driver", driver, "--count", "2000000",
-                            "--timeout", "120", "--quiet"], results) as proc:
+    with cli_in_background(
+        ["ping", "--driver", driver, "--count", "2000000", "--timeout", "120", "--quiet"], results
+    ) as proc:
         record = wait_for_running(results, proc)
         services = [s for s in record.get("services") or [] if s["started_by_psbench"]]
-        if driver != "iceoryx":   # a RouDi someone else runs is used and left alone
+        if driver != "iceoryx":  # a RouDi someone else runs is used and left alone
             assert services, record.get("services")
         assert all(alive(s["pid"]) for s in services)
-        time.sleep(0.5)   # into the measurement
+        time.sleep(0.5)  # into the measurement
         proc.send_signal(signal.SIGKILL)
         proc.communicate(timeout=10)
     end = time.monotonic() + LIMIT_S
@@ -69,20 +73,22 @@ def test_sigkill_of_psbench_leaves_no_service_behind(driver_libs, results, drive
 
 def test_the_keeper_stops_and_removes_what_psbench_had_not_released(tmp_path):
     from psbench.run.keeper import Keeper
+
     stubborn = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"
     released = subprocess.Popen(["sleep", "60"], start_new_session=True)
     watched = subprocess.Popen(["sleep", "60"], start_new_session=True)
     deaf = subprocess.Popen([sys.executable, "-c", stubborn], start_new_session=True)
     run_id = f"KeepTest{os.getpid()}"
-    node = subprocess.Popen([sys.executable, "-c", stubborn, "--run-id", run_id],
-                            start_new_session=True)
+    node = subprocess.Popen(
+        [sys.executable, "-c", stubborn, "--run-id", run_id], start_new_session=True
+    )
     leftover = Path("/dev/shm") / f"psbench-keeper-test-{os.getpid()}"
     run_file = Path("/tmp") / f"psbench_{run_id}_data"
     for path in (leftover, run_file):
         path.write_bytes(b"x")
     keeper = Keeper()
     try:
-        time.sleep(0.3)   # the stubborn ones have set their SIGTERM handling
+        time.sleep(0.3)  # the stubborn ones have set their SIGTERM handling
         keeper.watch_service(released.pid)
         keeper.watch_service(watched.pid, [leftover.name])
         keeper.watch_service(deaf.pid)
@@ -90,7 +96,7 @@ def test_the_keeper_stops_and_removes_what_psbench_had_not_released(tmp_path):
         keeper.run_started(run_id)
         keeper.run_started("NotThisOne")
         keeper.run_done("NotThisOne")
-        keeper._proc.stdin.close()   # what the kernel does when psbench dies
+        keeper._proc.stdin.close()  # what the kernel does when psbench dies
         assert keeper._proc.wait(timeout=15) == 0
         # SIGTERM for the watched one, SIGKILL for the deaf one and the run's node.
         assert watched.wait(timeout=1) == -signal.SIGTERM

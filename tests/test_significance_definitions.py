@@ -7,8 +7,8 @@ seed whatever order they were loaded in."""
 import numpy as np
 
 from conftest import run_cli
-from psbench.results.configs import Config
 from psbench.report.report_tables import one_setting_pairs, significance_table
+from psbench.results.configs import Config
 from psbench.results.significance import bootstrap, compare_samples, seed_for
 
 
@@ -41,6 +41,7 @@ def test_the_interval_follows_alpha():
 
 class _Measured(Config):
     """A configuration whose repetitions' samples are given directly."""
+
     reps: list = None
 
     @property
@@ -76,13 +77,13 @@ def test_the_p50_columns_are_the_pooled_medians_the_ratio_is_taken_from():
 def test_a_sweep_and_the_same_single_run_are_compared(driver_libs, results, tmp_path):
     experiment = tmp_path / "t.yaml"
     experiment.write_text("name: t\ndefaults: {kind: ping, driver: udp, count: 300}\n")
-    assert run_cli(["run", str(experiment), "-o", str(tmp_path / "sweep")],
-                   results).returncode == 0
-    assert run_cli(["ping", "--driver", "udp", "--count", "300", "--quiet"],
-                   results).returncode == 0
+    assert run_cli(["run", str(experiment), "-o", str(tmp_path / "sweep")], results).returncode == 0
+    assert (
+        run_cli(["ping", "--driver", "udp", "--count", "300", "--quiet"], results).returncode == 0
+    )
     single = next(results.iterdir())
     forward = run_cli(["compare", str(tmp_path / "sweep"), str(single)], results)
     backward = run_cli(["compare", str(tmp_path / "sweep"), str(single)], results)
     assert forward.returncode == 0, forward.stdout + forward.stderr
     assert "udp 64 B" in forward.stdout and "nothing to compare" not in forward.stderr
-    assert forward.stdout == backward.stdout   # same seed, same intervals
+    assert forward.stdout == backward.stdout  # same seed, same intervals

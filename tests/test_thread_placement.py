@@ -33,8 +33,23 @@ def threads_of(results, name):
 def test_role_pins_the_role_thread_only(driver_libs, results, driver):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    proc = run_cli(["ping", "--driver", driver, "--count", "300", "--cpu", "ping=0",
-                    "--cpu", "pong=1", "--fifo", "10", "--quiet"], results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            driver,
+            "--count",
+            "300",
+            "--cpu",
+            "ping=0",
+            "--cpu",
+            "pong=1",
+            "--fifo",
+            "10",
+            "--quiet",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     everywhere = cpu_list(os.sched_getaffinity(0))
     summary, role, others = threads_of(results, "ping")
@@ -49,8 +64,23 @@ def test_role_pins_the_role_thread_only(driver_libs, results, driver):
 def test_process_confines_every_thread_to_the_roles_cpus(driver_libs, results, driver):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    proc = run_cli(["ping", "--driver", driver, "--count", "300", "--cpu", "ping=0",
-                    "--cpu", "pong=1", "--pin", "process", "--quiet"], results)
+    proc = run_cli(
+        [
+            "ping",
+            "--driver",
+            driver,
+            "--count",
+            "300",
+            "--cpu",
+            "ping=0",
+            "--cpu",
+            "pong=1",
+            "--pin",
+            "process",
+            "--quiet",
+        ],
+        results,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for name, cpu in (("ping", "0"), ("pong", "1")):
         summary, role, others = threads_of(results, name)
@@ -59,18 +89,23 @@ def test_process_confines_every_thread_to_the_roles_cpus(driver_libs, results, d
 
 
 def test_none_pins_nothing(driver_libs, results):
-    proc = run_cli(["ping", "--driver", "cyclonedds", "--count", "300", "--pin", "none",
-                    "--quiet"], results)
+    proc = run_cli(
+        ["ping", "--driver", "cyclonedds", "--count", "300", "--pin", "none", "--quiet"], results
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     everywhere = cpu_list(os.sched_getaffinity(0))
     _, role, others = threads_of(results, "ping")
     assert {t["cpus"] for t in role + others} == {everywhere}
 
 
-@pytest.mark.parametrize("args,words", [
-    (["--pin", "none", "--cpu", "ping=0"], "--pin none pins nothing"),
-    (["--pin", "process"], "--pin process confines the node to its roles' CPUs"),
-    (["--pin", "everything"], "invalid choice: 'everything'")])
+@pytest.mark.parametrize(
+    "args,words",
+    [
+        (["--pin", "none", "--cpu", "ping=0"], "--pin none pins nothing"),
+        (["--pin", "process"], "--pin process confines the node to its roles' CPUs"),
+        (["--pin", "everything"], "invalid choice: 'everything'"),
+    ],
+)
 def test_contradictions_are_refused_before_anything_runs(driver_libs, results, args, words):
     proc = run_cli(["ping", "--driver", "udp", "--count", "10", *args], results)
     assert proc.returncode == 2 and words in proc.stderr, proc.stderr

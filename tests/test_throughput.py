@@ -20,13 +20,17 @@ def pubsub(results, driver, *extra):
 
 
 def summaries(record) -> dict:
-    return {p.stem: json.loads(p.read_text()) for p in record["_dir"].glob("*.json")
-            if p.name != "run.json"}
+    return {
+        p.stem: json.loads(p.read_text())
+        for p in record["_dir"].glob("*.json")
+        if p.name != "run.json"
+    }
 
 
 @pytest.mark.parametrize("driver", ["udp", "shm", "cyclonedds"])
 def test_a_fixed_rate_run_sends_its_count_at_its_rate_and_the_counts_add_up(
-        driver_libs, results, driver):
+    driver_libs, results, driver
+):
     proc = pubsub(results, driver, "--rate", "2000", "--count", "1000")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
@@ -45,15 +49,25 @@ def test_a_fixed_rate_run_sends_its_count_at_its_rate_and_the_counts_add_up(
     assert sub["loss_percent"] == pytest.approx(100 * sub["lost"] / 1000)
     if sub["received"] >= 2:
         assert sub["samples_per_s"] > 0 and sub["mbit_per_s"] == pytest.approx(
-            sub["samples_per_s"] * 64 * 8 / 1e6)
+            sub["samples_per_s"] * 64 * 8 / 1e6
+        )
     assert tp["aggregate_samples_per_s"] == sub["samples_per_s"]
     assert "samples/s" in proc.stdout and "pub rate:  achieved" in proc.stdout
 
 
 def test_reliable_as_fast_as_possible_asks_for_keep_all_where_the_driver_has_it(
-        driver_libs, results):
-    proc = pubsub(results / "dds", "cyclonedds", "--rate", "0", "--count", "20000",
-                  "--reliability", "reliable")
+    driver_libs, results
+):
+    proc = pubsub(
+        results / "dds",
+        "cyclonedds",
+        "--rate",
+        "0",
+        "--count",
+        "20000",
+        "--reliability",
+        "reliable",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results / "dds")
     assert record["spec"]["history"] == "keep_all" and "history" in record["auto"]
@@ -64,12 +78,12 @@ def test_reliable_as_fast_as_possible_asks_for_keep_all_where_the_driver_has_it(
     assert nodes["sub"]["counts"]["lost"] == 0 and record["throughput"]["loss_percent"] == 0
     assert "chosen:    history keep_all" in proc.stdout
     # shm has no keep_all; a run at a fixed rate or with a history given is left alone.
-    for name, driver, extra in (("shm", "shm", ["--rate", "0"]),
-                                ("rate", "cyclonedds", ["--rate", "5000"]),
-                                ("given", "cyclonedds", ["--rate", "0", "--history",
-                                                         "keep_last:8"])):
-        proc = pubsub(results / name, driver, "--count", "500", "--reliability", "reliable",
-                      *extra)
+    for name, driver, extra in (
+        ("shm", "shm", ["--rate", "0"]),
+        ("rate", "cyclonedds", ["--rate", "5000"]),
+        ("given", "cyclonedds", ["--rate", "0", "--history", "keep_last:8"]),
+    ):
+        proc = pubsub(results / name, driver, "--count", "500", "--reliability", "reliable", *extra)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         record = only_run(results / name)
         assert record["auto"] == {} and record["spec"]["history"] in (None, "keep_last:8")
@@ -83,15 +97,35 @@ def writer_counts(path) -> list[int]:
     return [len(part) for part in np.split(seq, starts)]
 
 
-def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_libs,
-                                                                       results):
-    proc = pubsub(results, "cyclonedds", "--subscribers", "2", "--publishers", "2",
-                  "--topics", "2", "--count", "200", "--rate", "1000", *LOSSLESS)
+def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_libs, results):
+    proc = pubsub(
+        results,
+        "cyclonedds",
+        "--subscribers",
+        "2",
+        "--publishers",
+        "2",
+        "--topics",
+        "2",
+        "--count",
+        "200",
+        "--rate",
+        "1000",
+        *LOSSLESS,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
     names = [p["name"] for p in record["processes"]]
-    assert names == ["t1-sub-1", "t1-sub-2", "t1-pub-1", "t1-pub-2",
-                     "t2-sub-1", "t2-sub-2", "t2-pub-1", "t2-pub-2"]
+    assert names == [
+        "t1-sub-1",
+        "t1-sub-2",
+        "t1-pub-1",
+        "t1-pub-2",
+        "t2-sub-1",
+        "t2-sub-2",
+        "t2-pub-1",
+        "t2-pub-2",
+    ]
     for process in record["processes"]:
         argv = process["argv"]
         topic = "data" + process["name"][1]
@@ -117,10 +151,21 @@ def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_li
 
 
 @pytest.mark.parametrize("driver, publishers", [("udp", 2), ("shm", 1)])
-def test_baselines_take_several_topics_and_udp_several_publishers(driver_libs, results,
-                                                                  driver, publishers):
-    proc = pubsub(results, driver, "--publishers", str(publishers), "--topics", "2",
-                  "--count", "300", "--rate", "1000")
+def test_baselines_take_several_topics_and_udp_several_publishers(
+    driver_libs, results, driver, publishers
+):
+    proc = pubsub(
+        results,
+        driver,
+        "--publishers",
+        str(publishers),
+        "--topics",
+        "2",
+        "--count",
+        "300",
+        "--rate",
+        "1000",
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
     nodes = summaries(record)
@@ -135,27 +180,33 @@ def test_baselines_take_several_topics_and_udp_several_publishers(driver_libs, r
         assert len(writer_counts(record["_dir"] / f"{name}.samples")) == publishers
 
 
-def test_drivers_with_one_writer_per_topic_refuse_several_publishers(driver_libs, results,
-                                                                     tmp_path):
+def test_drivers_with_one_writer_per_topic_refuse_several_publishers(
+    driver_libs, results, tmp_path
+):
     proc = pubsub(results, "shm", "--publishers", "2", "--count", "100")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    assert "shm: --publishers 2 is not supported; this driver has at most 1 writer(s) " \
+    assert (
+        "shm: --publishers 2 is not supported; this driver has at most 1 writer(s) "
         "per topic" in proc.stderr
+    )
     record = only_run(results)
     assert record["status"] == "refused"
     assert_nothing_left(record["run_id"])
-    path = write(tmp_path, "name: bad\ndefaults: {kind: pubsub}\nmatrix:\n"
-                           "  driver: [udp, shm]\n  publishers: [2]\n")
+    path = write(
+        tmp_path,
+        "name: bad\ndefaults: {kind: pubsub}\nmatrix:\n  driver: [udp, shm]\n  publishers: [2]\n",
+    )
     proc = run_experiment(path, tmp_path / "results", "--dry-run")
     assert proc.returncode == 2
-    assert "exp.yaml:5: matrix.publishers: shm: --publishers 2 is not supported; this " \
+    assert (
+        "exp.yaml:5: matrix.publishers: shm: --publishers 2 is not supported; this "
         "driver has at most 1 writer(s) per topic" in proc.stderr
+    )
     assert "udp: --publishers" not in proc.stderr
 
 
 @pytest.mark.parametrize("driver", ["udp", "cyclonedds"])
-def test_an_echo_run_records_latency_under_load_in_pub_samples(driver_libs, results,
-                                                                driver):
+def test_an_echo_run_records_latency_under_load_in_pub_samples(driver_libs, results, driver):
     proc = pubsub(results, driver, "--rate", "2000", "--count", "2000", "--echo-every", "10")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
@@ -170,16 +221,26 @@ def test_an_echo_run_records_latency_under_load_in_pub_samples(driver_libs, resu
     assert "pub RTT/2" in proc.stdout and "latency under load: every 10th" in proc.stdout
 
 
-@pytest.mark.parametrize("args, message", [
-    (["--publishers", "0"], "argument --publishers: must be a finite whole number, greater than 0"),
-    (["--topics", "x"], "argument --topics: 'x' is not a whole number"),
-    (["--echo-every", "0"], "argument --echo-every: must be a finite whole number"),
-    (["--max-samples", "-1"], "argument --max-samples: must be a finite whole number"),
-    (["--publishers", "2", "--placement", "intra"],
-     "argument --publishers: several publishers are separate processes; use --placement inter"),
-    (["--topics", "2", "--placement", "intra"],
-     "argument --topics: several topics are run by separate processes; use --placement inter"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["--publishers", "0"],
+            "argument --publishers: must be a finite whole number, greater than 0",
+        ),
+        (["--topics", "x"], "argument --topics: 'x' is not a whole number"),
+        (["--echo-every", "0"], "argument --echo-every: must be a finite whole number"),
+        (["--max-samples", "-1"], "argument --max-samples: must be a finite whole number"),
+        (
+            ["--publishers", "2", "--placement", "intra"],
+            "argument --publishers: several publishers are separate processes; use --placement inter",
+        ),
+        (
+            ["--topics", "2", "--placement", "intra"],
+            "argument --topics: several topics are run by separate processes; use --placement inter",
+        ),
+    ],
+)
 def test_bad_pubsub_arguments_are_named(driver_libs, results, args, message):
     proc = pubsub(results, "udp", *args)
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
@@ -206,8 +267,10 @@ def test_bad_experiment_fields_are_named_with_their_line_and_fix(driver_libs, tm
     err = proc.stderr
     assert "exp.yaml:4: matrix.publishers: must be a finite whole number, greater than 0" in err
     assert "exp.yaml:7: runs[0].echo_every: applies to pubsub runs only" in err
-    assert ("exp.yaml:8: runs[1].publishers: publishers > 1: several publishers are "
-            "separate processes; use placement: inter") in err
+    assert (
+        "exp.yaml:8: runs[1].publishers: publishers > 1: several publishers are "
+        "separate processes; use placement: inter"
+    ) in err
     assert "exp.yaml:9: runs[2].max_samples: 'lots' is not a whole number" in err
 
 
@@ -230,13 +293,23 @@ def test_a_sweep_indexes_throughput_and_latency_under_load(driver_libs, tmp_path
         assert entry["throughput"]["samples_per_s"] > 0
         assert entry["throughput"]["loss_percent"] is not None
     assert set(several["throughput"]["achieved_rate_hz"]) == {
-        "t1-pub-1", "t1-pub-2", "t2-pub-1", "t2-pub-2"}
+        "t1-pub-1",
+        "t1-pub-2",
+        "t2-pub-1",
+        "t2-pub-2",
+    }
     assert several["counts"]["sent"] == 2 * 2 * 1000
     assert echo["under_load"]["echo_every"] == 10 and echo["under_load"]["n"] > 0
     assert echo["under_load"]["series"] == "rtt_half" and "under_load" not in several
     plan = json.loads((store / "experiment.expanded.json").read_text())
-    assert plan["runs"][1]["spec"]["cpus"] == {"t1-sub": 0, "t1-pub-1": 1, "t1-pub-2": 0,
-                                               "t2-sub": 1, "t2-pub-1": 0, "t2-pub-2": 1}
+    assert plan["runs"][1]["spec"]["cpus"] == {
+        "t1-sub": 0,
+        "t1-pub-1": 1,
+        "t1-pub-2": 0,
+        "t2-sub": 1,
+        "t2-pub-1": 0,
+        "t2-pub-2": 1,
+    }
     for entry in (echo, several):
         assert_nothing_left(entry["run_id"])
 
@@ -272,12 +345,15 @@ def test_an_experiment_with_search_runs_a_search_per_run(driver_libs, tmp_path):
 
 
 def test_a_search_experiment_must_leave_the_rate_to_the_search(driver_libs, tmp_path):
-    path = write(tmp_path, SEARCH.replace("duration: 0.3", "rate: 5")
-                 .replace("max_steps: 2", "max_steps: 0").replace("200ms", "3"))
+    path = write(
+        tmp_path,
+        SEARCH.replace("duration: 0.3", "rate: 5")
+        .replace("max_steps: 2", "max_steps: 0")
+        .replace("200ms", "3"),
+    )
     proc = run_experiment(path, tmp_path / "results", "--dry-run")
     assert proc.returncode == 2
-    assert "exp.yaml:2: defaults.rate: search: the search chooses each step's rate" \
-        in proc.stderr
+    assert "exp.yaml:2: defaults.rate: search: the search chooses each step's rate" in proc.stderr
     assert "search.max_steps: must be a finite whole number, greater than 0" in proc.stderr
     assert "search.max_p99: '3' is not a duration" in proc.stderr
 
@@ -286,17 +362,36 @@ def test_the_throughput_block_is_computed_from_the_node_summaries():
     from psbench.run.measure import throughput
 
     def sub(received, lost, first, last, size=100):
-        return {"role": "sub", "counts": {"sent": received + lost, "lost": lost},
-                "throughput": {"first_arrival_ns": first, "last_arrival_ns": last,
-                               "received": received, "received_bytes": received * size,
-                               "beyond_capacity": 0, "bin_ns": 10**9,
-                               "per_bin": [received]}}
+        return {
+            "role": "sub",
+            "counts": {"sent": received + lost, "lost": lost},
+            "throughput": {
+                "first_arrival_ns": first,
+                "last_arrival_ns": last,
+                "received": received,
+                "received_bytes": received * size,
+                "beyond_capacity": 0,
+                "bin_ns": 10**9,
+                "per_bin": [received],
+            },
+        }
 
-    block = throughput({
-        "sub-1": sub(1000, 0, 0, 10**9), "sub-2": sub(500, 500, 0, 10**9),
-        "pub": {"role": "pub", "counts": {"sent": 1000},
-                "throughput": {"first_send_ns": 5, "last_send_ns": 5 + 2 * 10**9,
-                               "sent": 1000, "offered_rate_hz": 0}}})
+    block = throughput(
+        {
+            "sub-1": sub(1000, 0, 0, 10**9),
+            "sub-2": sub(500, 500, 0, 10**9),
+            "pub": {
+                "role": "pub",
+                "counts": {"sent": 1000},
+                "throughput": {
+                    "first_send_ns": 5,
+                    "last_send_ns": 5 + 2 * 10**9,
+                    "sent": 1000,
+                    "offered_rate_hz": 0,
+                },
+            },
+        }
+    )
     one, two = block["subscribers"]["sub-1"], block["subscribers"]["sub-2"]
     # n arrivals over the span are n - 1 intervals
     assert one["samples_per_s"] == 999 and one["mbit_per_s"] == pytest.approx(0.7992)
@@ -308,5 +403,12 @@ def test_the_throughput_block_is_computed_from_the_node_summaries():
     assert lone["subscribers"]["sub"]["samples_per_s"] is None
     assert lone["aggregate_samples_per_s"] is None
     assert lone["publishers"]["pub"]["achieved_rate_hz"] is None
-    assert throughput({"sub": {"role": "sub", "counts": {"sent": 3, "lost": 0}},
-                       "pub": {"role": "pub", "counts": {"sent": 3}}}) is None
+    assert (
+        throughput(
+            {
+                "sub": {"role": "sub", "counts": {"sent": 3, "lost": 0}},
+                "pub": {"role": "pub", "counts": {"sent": 3}},
+            }
+        )
+        is None
+    )

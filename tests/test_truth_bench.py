@@ -10,44 +10,61 @@ from pathlib import Path
 
 import pytest
 
+from psbench.base import paths
+
 # Rounds of bench/truth: each runs psbench and an independent instrument end to end.
 pytestmark = pytest.mark.long
-
-from psbench.base import paths
 
 REPO = Path(__file__).resolve().parents[1]
 TRUTH = REPO / "bench" / "truth"
 
 
 def run(*args, timeout=120):
-    return subprocess.run([str(TRUTH), *args], capture_output=True, text=True, timeout=timeout,
-                          env=dict(os.environ))
+    return subprocess.run(
+        [str(TRUTH), *args], capture_output=True, text=True, timeout=timeout, env=dict(os.environ)
+    )
 
 
 @pytest.mark.skipif(shutil.which("sockperf") is None, reason="sockperf is not installed")
-@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
+@pytest.mark.skipif(
+    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+)
 def test_udp_one_round_prints_one_row_per_size_and_metric():
     res = run("--drivers", "udp", "--rounds", "1", "--seconds", "1", "--sizes", "64,1024")
     assert res.returncode == 0, res.stderr
     lines = res.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("driver "))
     assert lines[head].split()[:4] == ["driver", "instrument", "size", "B"]
-    rows = [line.split() for line in lines[head + 2:] if line.strip()]
+    rows = [line.split() for line in lines[head + 2 :] if line.strip()]
     assert [(r[0], r[1], r[2], r[3], r[4]) for r in rows] == [
-        ("udp", "sockperf", "64", "1", "p50"), ("udp", "sockperf", "64", "1", "p99"),
-        ("udp", "sockperf", "1024", "1", "p50"), ("udp", "sockperf", "1024", "1", "p99")]
+        ("udp", "sockperf", "64", "1", "p50"),
+        ("udp", "sockperf", "64", "1", "p99"),
+        ("udp", "sockperf", "1024", "1", "p50"),
+        ("udp", "sockperf", "1024", "1", "p99"),
+    ]
     for r in rows:
         float(r[5]), float(r[6]), float(r[7])  # psbench, instrument, ratio are numbers
         assert r[8].startswith("[") and r[9].endswith("]")
         assert " ".join(r[10:]) in ("within 10%", "not within 10%", "undecided")
 
 
-@pytest.mark.parametrize("args", [
-    ["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "nan"],
-    ["--sizes", "10"], ["--sizes", "abc"], ["--drivers", "nosuch"], ["--bogus"],
-    ["--what", "bogus"], ["--what", ""], ["--what", "rtt,latency"],
-    ["--what", "throughput", "--drivers", "udp,redis"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--rounds", "0"],
+        ["--rounds", "x"],
+        ["--seconds", "-1"],
+        ["--seconds", "nan"],
+        ["--sizes", "10"],
+        ["--sizes", "abc"],
+        ["--drivers", "nosuch"],
+        ["--bogus"],
+        ["--what", "bogus"],
+        ["--what", ""],
+        ["--what", "rtt,latency"],
+        ["--what", "throughput", "--drivers", "udp,redis"],
+    ],
+)
 def test_bad_arguments_exit_2_without_traceback(args):
     res = run(*args, timeout=30)
     assert res.returncode == 2
@@ -57,12 +74,19 @@ def test_bad_arguments_exit_2_without_traceback(args):
 
 sys.path.insert(0, str(REPO / "bench"))
 import truth  # noqa: E402  (bench/ is not a package; bench/truth puts it on the path too)
+
 from psbench.run.service_definitions import find_executable  # noqa: E402
 from psbench.run.services import ServicePool, broker_options  # noqa: E402
 
 # The bare probes of the drivers that need a broker or RouDi, and which one.
-PROBE_SERVICES = {"nats": "nats-server", "mqtt": "mosquitto", "redis": "redis-server",
-                  "iceoryx": "iox-roudi", "zeromq": None, "fastdds": None}
+PROBE_SERVICES = {
+    "nats": "nats-server",
+    "mqtt": "mosquitto",
+    "redis": "redis-server",
+    "iceoryx": "iox-roudi",
+    "zeromq": None,
+    "fastdds": None,
+}
 
 
 @pytest.mark.parametrize("driver", list(PROBE_SERVICES))
@@ -80,10 +104,17 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
         options = broker_options(used)
         broker = options[0].partition("=")[2] if options else ""
         args = truth.probe_args(driver, broker, f"test{os.getpid()}", 1024, 0.5)
-        pong = subprocess.Popen([str(binary), "pong", *args], stdout=subprocess.DEVNULL,
-                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        pong = subprocess.Popen(
+            [str(binary), "pong", *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         try:
-            ping = subprocess.run([str(binary), "ping", *args], capture_output=True, text=True, timeout=60)
+            ping = subprocess.run(
+                [str(binary), "ping", *args], capture_output=True, text=True, timeout=60
+            )
             assert ping.returncode == 0, ping.stderr
             # Known answers: one line "p50 p99 n" of the measured round trips, and pong
             # ends by itself (exit 0) on ping's end marker.
@@ -96,21 +127,36 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
 
 
 @pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds"])
-@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
+@pytest.mark.skipif(
+    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+)
 def test_driver_with_a_new_probe_runs_one_round(driver):
     if not (paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so").exists():
         pytest.skip(f"the {driver} driver is not built")
     service = PROBE_SERVICES[driver]
     if service and find_executable(service) is None:
         pytest.skip(f"{service} is not installed")
-    res = run("--drivers", driver, "--rounds", "1", "--seconds", "0.5", "--sizes", "64", "--what", "rtt",
-              timeout=240)
+    res = run(
+        "--drivers",
+        driver,
+        "--rounds",
+        "1",
+        "--seconds",
+        "0.5",
+        "--sizes",
+        "64",
+        "--what",
+        "rtt",
+        timeout=240,
+    )
     assert res.returncode == 0, res.stderr
     if res.stdout.startswith(f"skipped {driver}"):
         pytest.skip(res.stdout.strip())
     rows = [line.split() for line in res.stdout.splitlines() if line.startswith(f"{driver} ")]
     assert [(r[1], r[2], r[3], r[4]) for r in rows] == [
-        (truth.INSTRUMENTS[driver], "64", "1", "p50"), (truth.INSTRUMENTS[driver], "64", "1", "p99")]
+        (truth.INSTRUMENTS[driver], "64", "1", "p50"),
+        (truth.INSTRUMENTS[driver], "64", "1", "p99"),
+    ]
     assert all(" ".join(r[10:]) == "undecided" for r in rows)  # one round never decides
     assert "maximum throughput" not in res.stdout  # --what rtt: the ping-pong only
 
@@ -118,25 +164,45 @@ def test_driver_with_a_new_probe_runs_one_round(driver):
 def tput_rows(stdout: str) -> list[list[str]]:
     """The rows of the throughput table, split."""
     lines = stdout.splitlines()
-    title = next(i for i, line in enumerate(lines) if line.startswith("maximum throughput, messages/s"))
+    title = next(
+        i for i, line in enumerate(lines) if line.startswith("maximum throughput, messages/s")
+    )
     assert lines[title + 1].split()[:4] == ["driver", "instrument", "size", "B"]
-    return [line.split() for line in lines[title + 3:] if line.strip()]
+    return [line.split() for line in lines[title + 3 :] if line.strip()]
 
 
 @pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
-@pytest.mark.skipif(not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)")
+@pytest.mark.skipif(
+    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+)
 def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
     if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
         pytest.skip("the cyclonedds driver is not built")
-    res = run("--drivers", "cyclonedds", "--what", "throughput", "--rounds", "1", "--seconds", "1",
-              "--sizes", "64", timeout=240)
+    res = run(
+        "--drivers",
+        "cyclonedds",
+        "--what",
+        "throughput",
+        "--rounds",
+        "1",
+        "--seconds",
+        "1",
+        "--sizes",
+        "64",
+        timeout=240,
+    )
     assert res.returncode == 0, res.stderr
     assert not res.stdout.startswith("RTT") and "\nRTT, " not in res.stdout  # throughput only
     rows = tput_rows(res.stdout)
     assert [r[:4] for r in rows] == [["cyclonedds", "ddsperf", "64", "1"]]
-    ps_rate, inst_rate, ps_n, inst_n = float(rows[0][4]), float(rows[0][5]), int(rows[0][6]), int(rows[0][7])
+    ps_rate, inst_rate, ps_n, inst_n = (
+        float(rows[0][4]),
+        float(rows[0][5]),
+        int(rows[0][6]),
+        int(rows[0][7]),
+    )
     assert ps_rate > 0 and inst_rate > 0
-    assert ps_n > 0 and inst_n > 0   # messages each tool's subscriber received
+    assert ps_n > 0 and inst_n > 0  # messages each tool's subscriber received
     float(rows[0][8])
     assert rows[0][9].startswith("[") and rows[0][10].endswith("]")
     assert " ".join(rows[0][11:]) == "undecided"  # one round never decides

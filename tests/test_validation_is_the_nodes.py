@@ -16,23 +16,44 @@ CASES = {
     # Only the driver's check() knows these (the old Python mirror let them through); it
     # names the setting each concerns, and that setting's line is blamed.
     "complex type at another size": (
-        "cyclonedds", "size: 64\noptions: {type: complex}", 4,
-        "cyclonedds: type complex is sized by option elements=N; use --size 32"),
+        "cyclonedds",
+        "size: 64\noptions: {type: complex}",
+        4,
+        "cyclonedds: type complex is sized by option elements=N; use --size 32",
+    ),
     "transient_local with best_effort": (
-        "cyclonedds", "durability: transient_local\nreliability: best_effort", 4,
-        "transient_local"),
+        "cyclonedds",
+        "durability: transient_local\nreliability: best_effort",
+        4,
+        "transient_local",
+    ),
     # The node's own capability checks, blamed on the setting's line.
-    "a QoS outside the capabilities": ("udp", "reliability: reliable", 4,
-                                       "udp: reliability 'reliable' is not supported"),
-    "an unknown option": ("udp", "options: {colour: blue}", 4,
-                          "udp: option 'colour' is not known"),
+    "a QoS outside the capabilities": (
+        "udp",
+        "reliability: reliable",
+        4,
+        "udp: reliability 'reliable' is not supported",
+    ),
+    "an unknown option": ("udp", "options: {colour: blue}", 4, "udp: option 'colour' is not known"),
 }
 
 
 def node_refusal(driver_libs, driver, argv) -> str:
-    proc = subprocess.run([str(REPO / "build" / "core" / "psbench-node"), "--driver",
-                           str(driver_libs[driver]), "--role", "ping", *argv, "--check",
-                           "--json"], capture_output=True, text=True, timeout=30)
+    proc = subprocess.run(
+        [
+            str(REPO / "build" / "core" / "psbench-node"),
+            "--driver",
+            str(driver_libs[driver]),
+            "--role",
+            "ping",
+            *argv,
+            "--check",
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     verdict = json.loads(proc.stdout)
     assert (proc.returncode == 0) == verdict["accepted"]
     return "; ".join(r["message"] for r in verdict["refusals"])
@@ -46,14 +67,13 @@ def test_dry_run_reports_what_the_node_refuses(driver_libs, results, tmp_path, n
     path = write(tmp_path, _flow(driver, settings), "refused.yaml")
     proc = run_experiment(path, results, "--dry-run")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    lines = [l for l in proc.stderr.splitlines() if l.startswith(f"{path}:{line}:")]
-    assert any(words in l for l in lines), proc.stderr
+    lines = [ln for ln in proc.stderr.splitlines() if ln.startswith(f"{path}:{line}:")]
+    assert any(words in ln for ln in lines), proc.stderr
     # The node itself, given the same run, refuses with the same words.
     assert words in node_refusal(driver_libs, driver, _node_args(settings))
 
 
-def test_dry_run_reports_every_refusal_of_a_run_each_on_its_line(driver_libs, results,
-                                                                  tmp_path):
+def test_dry_run_reports_every_refusal_of_a_run_each_on_its_line(driver_libs, results, tmp_path):
     # Two independent problems of one run: a QoS udp does not offer (the node's own
     # refusal, with the driver's reason) and an option value only udp's check() judges.
     # Both are reported, each at its own line, as the node itself lists both.
@@ -61,13 +81,16 @@ def test_dry_run_reports_every_refusal_of_a_run_each_on_its_line(driver_libs, re
     path = write(tmp_path, _flow("udp", settings), "two.yaml")
     proc = run_experiment(path, results, "--dry-run")
     assert proc.returncode == 2, proc.stdout + proc.stderr
-    expected = {4: "udp: reliability 'reliable' is not supported; this driver supports "
-                   "best_effort (reliability must be best_effort: the kernel neither "
-                   "acknowledges nor resends)",
-                5: "udp: option port_base='80': use a number from 1024 to 45535"}
+    expected = {
+        4: "udp: reliability 'reliable' is not supported; this driver supports "
+        "best_effort (reliability must be best_effort: the kernel neither "
+        "acknowledges nor resends)",
+        5: "udp: option port_base='80': use a number from 1024 to 45535",
+    }
     for line, words in expected.items():
-        assert any(l.startswith(f"{path}:{line}:") and words in l
-                   for l in proc.stderr.splitlines()), (line, proc.stderr)
+        assert any(
+            ln.startswith(f"{path}:{line}:") and words in ln for ln in proc.stderr.splitlines()
+        ), (line, proc.stderr)
     told = node_refusal(driver_libs, "udp", _node_args(settings))
     assert all(words in told for words in expected.values()), told
 

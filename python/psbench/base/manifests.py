@@ -22,17 +22,18 @@ ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "broker")
 @dataclass(frozen=True)
 class ServiceSpec:
     """A daemon or broker a driver's runs need, as its manifest declares it."""
-    name: str                             # the executable (also its /proc comm name)
-    folder: Path                          # the declaring driver's folder (scripts live there)
-    transport: str | None = None          # needed only by runs on this transport
-    per_host: bool = False                # one per machine: a running one is used as it is
-    broker: bool = False                  # free port of 127.0.0.1; node option broker=
+
+    name: str  # the executable (also its /proc comm name)
+    folder: Path  # the declaring driver's folder (scripts live there)
+    transport: str | None = None  # needed only by runs on this transport
+    per_host: bool = False  # one per machine: a running one is used as it is
+    broker: bool = False  # free port of 127.0.0.1; node option broker=
     config_file: str | None = None
-    config: str | None = None             # template: {port}, {folder}, {largest_message}
-    config_script: str | None = None      # prints the config: SCRIPT LARGEST_MESSAGE [PORT]
+    config: str | None = None  # template: {port}, {folder}, {largest_message}
+    config_script: str | None = None  # prints the config: SCRIPT LARGEST_MESSAGE [PORT]
     argv: tuple[str, ...] = ("{executable}",)
-    ready_line: str | None = None         # printed once clients may connect (else: port)
-    leftovers: tuple[str, ...] = ()       # /dev/shm names to remove once it is stopped
+    ready_line: str | None = None  # printed once clients may connect (else: port)
+    leftovers: tuple[str, ...] = ()  # /dev/shm names to remove once it is stopped
     version_argv: tuple[str, ...] = ()
 
 
@@ -46,30 +47,48 @@ class Manifest:
     pypi: tuple[str, ...] = ()
     cargo: tuple[str, ...] = ()
     services: tuple[ServiceSpec, ...] = field(default_factory=tuple)
-    cleanup: tuple[str, ...] = ()         # argv run after every run: what a kill leaves
+    cleanup: tuple[str, ...] = ()  # argv run after every run: what a kill leaves
 
 
-_TABLES = "tables"   # a list of tables: [[services]]
-_TOP = {"architecture": str, "baseline": bool, "packages": dict, "services": _TABLES,
-        "cleanup": list}
+_TABLES = "tables"  # a list of tables: [[services]]
+_TOP = {
+    "architecture": str,
+    "baseline": bool,
+    "packages": dict,
+    "services": _TABLES,
+    "cleanup": list,
+}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
-_SERVICE = {"name": str, "transport": str, "from": str, "per_host": bool, "broker": bool,
-            "config_file": str, "config": str, "config_script": str, "argv": list,
-            "ready_line": str, "leftovers": list, "version_argv": list}
+_SERVICE = {
+    "name": str,
+    "transport": str,
+    "from": str,
+    "per_host": bool,
+    "broker": bool,
+    "config_file": str,
+    "config": str,
+    "config_script": str,
+    "argv": list,
+    "ready_line": str,
+    "leftovers": list,
+    "version_argv": list,
+}
 
 
 def _fields(table: dict, allowed: dict, where: str, path: Path) -> None:
     for key, value in table.items():
         kind = allowed.get(key)
         if kind is None:
-            raise UserError(f"{path}: {where}{key}: unknown field; the fields are "
-                            f"{', '.join(allowed)}", 2)
+            raise UserError(
+                f"{path}: {where}{key}: unknown field; the fields are {', '.join(allowed)}", 2
+            )
         if kind is _TABLES:
             if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
                 raise UserError(f"{path}: {where}{key}: must be tables ([[{key}]])", 2)
             continue
-        if not isinstance(value, kind) or (kind is list and not all(
-                isinstance(v, str) for v in value)):
+        if not isinstance(value, kind) or (
+            kind is list and not all(isinstance(v, str) for v in value)
+        ):
             what = "a list of strings" if kind is list else kind.__name__
             raise UserError(f"{path}: {where}{key}: must be {what}", 2)
 
@@ -79,10 +98,16 @@ def _service(table: dict, index: int, path: Path) -> dict:
     _fields(table, _SERVICE, where, path)
     if "name" not in table:
         raise UserError(f"{path}: {where}name: missing; name the executable", 2)
-    if "from" not in table and "config_file" in table and not (
-            "config" in table or "config_script" in table):
-        raise UserError(f"{path}: {where}config_file: give config (a template) or "
-                        f"config_script (a script in the driver's folder)", 2)
+    if (
+        "from" not in table
+        and "config_file" in table
+        and not ("config" in table or "config_script" in table)
+    ):
+        raise UserError(
+            f"{path}: {where}config_file: give config (a template) or "
+            f"config_script (a script in the driver's folder)",
+            2,
+        )
     return table
 
 
@@ -93,8 +118,11 @@ def load(name: str) -> Manifest:
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
-        raise UserError(f"{path}: missing; every driver folder declares itself in a "
-                        f"manifest.toml (docs/writing-a-driver.md)", 2) from None
+        raise UserError(
+            f"{path}: missing; every driver folder declares itself in a "
+            f"manifest.toml (docs/writing-a-driver.md)",
+            2,
+        ) from None
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"{path}: cannot be read: {exc}", 2) from None
     _fields(data, _TOP, "", path)
@@ -105,29 +133,43 @@ def load(name: str) -> Manifest:
     services = []
     for index, table in enumerate(data.get("services", [])):
         table = _service(table, index, path)
-        if "from" in table:   # declared by another driver: that one's, this transport
-            owner = next((s for s in load(table["from"]).services
-                          if s.name == table["name"]), None)
+        if "from" in table:  # declared by another driver: that one's, this transport
+            owner = next((s for s in load(table["from"]).services if s.name == table["name"]), None)
             if owner is None:
-                raise UserError(f"{path}: services[{index}].from: drivers/{table['from']}"
-                                f" declares no service {table['name']!r}", 2)
-            services.append(ServiceSpec(**{**owner.__dict__,
-                                           "transport": table.get("transport")}))
+                raise UserError(
+                    f"{path}: services[{index}].from: drivers/{table['from']}"
+                    f" declares no service {table['name']!r}",
+                    2,
+                )
+            services.append(ServiceSpec(**{**owner.__dict__, "transport": table.get("transport")}))
             continue
-        services.append(ServiceSpec(
-            name=table["name"], folder=path.parent, transport=table.get("transport"),
-            per_host=table.get("per_host", False), broker=table.get("broker", False),
-            config_file=table.get("config_file"), config=table.get("config"),
-            config_script=table.get("config_script"),
-            argv=tuple(table.get("argv", ["{executable}"])),
-            ready_line=table.get("ready_line"), leftovers=tuple(table.get("leftovers", [])),
-            version_argv=tuple(table.get("version_argv", []))))
-    return Manifest(name=name, path=path, architecture=data["architecture"],
-                    baseline=data.get("baseline", False),
-                    debian=tuple(packages.get("debian", [])),
-                    pypi=tuple(packages.get("pypi", [])),
-                    cargo=tuple(packages.get("cargo", [])), services=tuple(services),
-                    cleanup=tuple(data.get("cleanup", [])))
+        services.append(
+            ServiceSpec(
+                name=table["name"],
+                folder=path.parent,
+                transport=table.get("transport"),
+                per_host=table.get("per_host", False),
+                broker=table.get("broker", False),
+                config_file=table.get("config_file"),
+                config=table.get("config"),
+                config_script=table.get("config_script"),
+                argv=tuple(table.get("argv", ["{executable}"])),
+                ready_line=table.get("ready_line"),
+                leftovers=tuple(table.get("leftovers", [])),
+                version_argv=tuple(table.get("version_argv", [])),
+            )
+        )
+    return Manifest(
+        name=name,
+        path=path,
+        architecture=data["architecture"],
+        baseline=data.get("baseline", False),
+        debian=tuple(packages.get("debian", [])),
+        pypi=tuple(packages.get("pypi", [])),
+        cargo=tuple(packages.get("cargo", [])),
+        services=tuple(services),
+        cleanup=tuple(data.get("cleanup", [])),
+    )
 
 
 def driver_names() -> list[str]:
@@ -162,5 +204,4 @@ def service_entries(driver: str) -> list[str]:
     transport; [] for a driver without a manifest (from outside drivers/)."""
     if driver not in driver_names():
         return []
-    return [f"{s.transport}:{s.name}" if s.transport else s.name
-            for s in load(driver).services]
+    return [f"{s.transport}:{s.name}" if s.transport else s.name for s in load(driver).services]

@@ -8,7 +8,7 @@ import argparse
 import re
 
 # K and M are binary (1K = 1024 bytes); "KB" is refused because it is ambiguous.
-UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024 ** 2, "mib": 1024 ** 2}
+UNITS = {"": 1, "b": 1, "k": 1024, "kib": 1024, "m": 1024**2, "mib": 1024**2}
 
 
 def size_bytes(text: str) -> int:
@@ -16,7 +16,8 @@ def size_bytes(text: str) -> int:
     match = re.fullmatch(r"\s*(\d+)\s*([A-Za-z]*)\s*", text)
     if not match or match.group(2).lower() not in UNITS:
         raise argparse.ArgumentTypeError(
-            f"{text!r} is not a size in bytes; use e.g. 64, 16K or 16KiB")
+            f"{text!r} is not a size in bytes; use e.g. 64, 16K or 16KiB"
+        )
     value = int(match.group(1)) * UNITS[match.group(2).lower()]
     if value <= 0:
         raise argparse.ArgumentTypeError("must be at least 1 byte (the node needs 32)")
@@ -32,8 +33,9 @@ def message_size(text: str) -> int:
     value = size_bytes(text)
     low, high = NODE_SIZE_RANGE
     if not low <= value <= high:
-        raise argparse.ArgumentTypeError(f"size {value} is out of range; use {low} (header "
-                                         f"only) to {high} bytes")
+        raise argparse.ArgumentTypeError(
+            f"size {value} is out of range; use {low} (header only) to {high} bytes"
+        )
     return value
 
 
@@ -42,13 +44,14 @@ def reply_size(text: str) -> int:
     value = size_bytes(text)
     if value < 32:
         raise argparse.ArgumentTypeError(
-            f"{value} is below psbench's 32-byte header; use 32 or more")
+            f"{value} is below psbench's 32-byte header; use 32 or more"
+        )
     return value
 
 
 # The node reads whole numbers as 64-bit and multiplies rates by durations in 64 bits;
 # a billion (per second, or seconds: 31 years) is past any real run.
-MAX_WHOLE = 2 ** 63 - 1
+MAX_WHOLE = 2**63 - 1
 MAX_REAL = 1e9
 
 
@@ -86,12 +89,17 @@ def fault(text: str) -> str:
     """--inject: drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:US (the node's syntax)."""
     kind, _, where = text.partition("=")
     seq, _, delay = where.partition(":")
-    ok = (kind in FAULT_KINDS and seq.isdigit() and len(seq) < 19
-          and (delay.isdigit() and len(delay) < 12 if kind == "delay" else ":" not in where))
+    ok = (
+        kind in FAULT_KINDS
+        and seq.isdigit()
+        and len(seq) < 19
+        and (delay.isdigit() and len(delay) < 12 if kind == "delay" else ":" not in where)
+    )
     if not ok:
         raise argparse.ArgumentTypeError(
             f"{text!r} is not a fault; use drop=SEQ, dup=SEQ, reorder=SEQ or "
-            f"delay=SEQ:MICROSECONDS (e.g. drop=17)")
+            f"delay=SEQ:MICROSECONDS (e.g. drop=17)"
+        )
     return text
 
 
@@ -129,8 +137,9 @@ def relay_count(text: str) -> int:
     except ValueError:
         value = None
     if value not in (0, 1):
-        raise argparse.ArgumentTypeError(f"{text!r} is not 0 or 1; 1 puts one relay "
-                                         f"process between pub and sub")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not 0 or 1; 1 puts one relay process between pub and sub"
+        )
     return value
 
 
@@ -168,8 +177,10 @@ def duration_ns(text: str) -> float:
     """500us, 1ms, 0.5ms, 2s -> ns. A unit is required."""
     match = re.fullmatch(r"\s*(\d+(?:\.\d*)?|\.\d+)\s*(ns|us|µs|ms|s)\s*", text)
     if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a duration; give a number and a "
-                                         f"unit: ns, us, ms or s, e.g. 1ms or 500us")
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a duration; give a number and a "
+            f"unit: ns, us, ms or s, e.g. 1ms or 500us"
+        )
     value = float(match.group(1)) * DURATION_UNITS[match.group(2)]
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be greater than 0, got {text}")
@@ -179,170 +190,330 @@ def duration_ns(text: str) -> float:
 def precision(text: str) -> float:
     value = positive_float(text)
     if value >= 1:
-        raise argparse.ArgumentTypeError(f"is a fraction below 1 (0.05 = stop when the "
-                                         f"bracket is within 5%), got {text}")
+        raise argparse.ArgumentTypeError(
+            f"is a fraction below 1 (0.05 = stop when the bracket is within 5%), got {text}"
+        )
     return value
 
 
 def add_search_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--max-loss", type=non_negative_float, default=0.0,
-                        metavar="PERCENT",
-                        help="a step passes with loss at most PERCENT %% (default 0)")
-    parser.add_argument("--max-p99", type=duration_ns, default=1e6, metavar="DURATION",
-                        help="... and p99 one-way latency at most DURATION (e.g. 500us, "
-                             "2ms; default 1ms)")
-    parser.add_argument("--start-rate", type=positive_float, default=1000.0, metavar="HZ",
-                        help="first rate tried (default 1000)")
-    parser.add_argument("--max-rate", type=positive_float, metavar="HZ",
-                        help="highest rate tried (default: no limit)")
-    parser.add_argument("--precision", type=precision, default=0.05, metavar="FRACTION",
-                        help="stop when lowest fail / highest pass <= 1 + FRACTION "
-                             "(default 0.05)")
-    parser.add_argument("--max-steps", type=positive_int, default=12, metavar="N",
-                        help="at most N rates tried (default 12); each passing rate "
-                             "also runs its confirmations")
-    parser.add_argument("--confirm", type=positive_int, default=3, metavar="K",
-                        help="a rate passes only when it passes K runs (default 3): a "
-                             "passing step is rerun until it passed K times, and one "
-                             "failure fails it")
+    parser.add_argument(
+        "--max-loss",
+        type=non_negative_float,
+        default=0.0,
+        metavar="PERCENT",
+        help="a step passes with loss at most PERCENT %% (default 0)",
+    )
+    parser.add_argument(
+        "--max-p99",
+        type=duration_ns,
+        default=1e6,
+        metavar="DURATION",
+        help="... and p99 one-way latency at most DURATION (e.g. 500us, 2ms; default 1ms)",
+    )
+    parser.add_argument(
+        "--start-rate",
+        type=positive_float,
+        default=1000.0,
+        metavar="HZ",
+        help="first rate tried (default 1000)",
+    )
+    parser.add_argument(
+        "--max-rate",
+        type=positive_float,
+        metavar="HZ",
+        help="highest rate tried (default: no limit)",
+    )
+    parser.add_argument(
+        "--precision",
+        type=precision,
+        default=0.05,
+        metavar="FRACTION",
+        help="stop when lowest fail / highest pass <= 1 + FRACTION (default 0.05)",
+    )
+    parser.add_argument(
+        "--max-steps",
+        type=positive_int,
+        default=12,
+        metavar="N",
+        help="at most N rates tried (default 12); each passing rate also runs its confirmations",
+    )
+    parser.add_argument(
+        "--confirm",
+        type=positive_int,
+        default=3,
+        metavar="K",
+        help="a rate passes only when it passes K runs (default 3): a "
+        "passing step is rerun until it passed K times, and one "
+        "failure fails it",
+    )
 
 
 def loan_mode(text: str):
     """--loan's optional value: only `auto` (a bare --loan means on)."""
     if text == "auto":
         return "auto"
-    raise argparse.ArgumentTypeError(f"{text!r} is not auto; write --loan (on), "
-                                     f"--loan auto, or leave it off")
+    raise argparse.ArgumentTypeError(
+        f"{text!r} is not auto; write --loan (on), --loan auto, or leave it off"
+    )
 
 
-def add_measure_arguments(parser: argparse.ArgumentParser, kind: str,
-                          rate: bool = True) -> None:
+def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool = True) -> None:
     """The options of one run; `kind` is "ping" or "pubsub". rate=False leaves out
     --rate (`psbench ratesearch` chooses the rate of each step)."""
     roles = "ping, pong" if kind == "ping" else "pub, sub"
-    parser.add_argument("--driver", required=True, metavar="NAME",
-                        help="driver name (see `psbench drivers`) or path to a .so")
-    parser.add_argument("--size", type=message_size, default=64, metavar="BYTES",
-                        help="message size in bytes incl. the 32-byte header "
-                             "(64, 16K, 16KiB; default 64)")
+    parser.add_argument(
+        "--driver",
+        required=True,
+        metavar="NAME",
+        help="driver name (see `psbench drivers`) or path to a .so",
+    )
+    parser.add_argument(
+        "--size",
+        type=message_size,
+        default=64,
+        metavar="BYTES",
+        help="message size in bytes incl. the 32-byte header (64, 16K, 16KiB; default 64)",
+    )
     amount = parser.add_mutually_exclusive_group()
-    amount.add_argument("--count", type=positive_int, metavar="N",
-                        help="measured samples (node default 10000)")
-    amount.add_argument("--duration", type=positive_float, metavar="S",
-                        help="measure for S seconds")
-    parser.add_argument("--warmup", type=non_negative_int, metavar="N",
-                        help="warm-up messages, not recorded (node default for ping "
-                             "and pub: 1000, at most one second's worth of --rate)")
+    amount.add_argument(
+        "--count", type=positive_int, metavar="N", help="measured samples (node default 10000)"
+    )
+    amount.add_argument(
+        "--duration", type=positive_float, metavar="S", help="measure for S seconds"
+    )
+    parser.add_argument(
+        "--warmup",
+        type=non_negative_int,
+        metavar="N",
+        help="warm-up messages, not recorded (node default for ping "
+        "and pub: 1000, at most one second's worth of --rate)",
+    )
     if kind == "ping":
-        parser.add_argument("--rate", type=non_negative_float, metavar="HZ",
-                            help="open loop at HZ pings/s; 0 = closed loop (default)")
-        parser.add_argument("--sample-timeout", type=positive_float, metavar="S",
-                            help="closed loop: seconds to wait for one echo (node default 1)")
-        parser.add_argument("--reply-size", type=reply_size, metavar="BYTES",
-                            help="pong echoes only the first BYTES (>= 32, header intact) "
-                                 "of each message, an acknowledgement (default: the whole "
-                                 "message)")
+        parser.add_argument(
+            "--rate",
+            type=non_negative_float,
+            metavar="HZ",
+            help="open loop at HZ pings/s; 0 = closed loop (default)",
+        )
+        parser.add_argument(
+            "--sample-timeout",
+            type=positive_float,
+            metavar="S",
+            help="closed loop: seconds to wait for one echo (node default 1)",
+        )
+        parser.add_argument(
+            "--reply-size",
+            type=reply_size,
+            metavar="BYTES",
+            help="pong echoes only the first BYTES (>= 32, header intact) "
+            "of each message, an acknowledgement (default: the whole "
+            "message)",
+        )
     else:
         if rate:
-            parser.add_argument("--rate", type=non_negative_float, default=1000.0,
-                                metavar="HZ",
-                                help="messages/s each publisher sends (default 1000); 0 = "
-                                     "back to back, as fast as the writer accepts them")
-        parser.add_argument("--idle-timeout", type=positive_float, metavar="S",
-                            help="sub ends after S s without data (node default 5)")
-        parser.add_argument("--subscribers", type=positive_int, default=1, metavar="N",
-                            help="N subscriber processes per topic, each its own reader "
-                                 "(default 1); inter-process placement only")
+            parser.add_argument(
+                "--rate",
+                type=non_negative_float,
+                default=1000.0,
+                metavar="HZ",
+                help="messages/s each publisher sends (default 1000); 0 = "
+                "back to back, as fast as the writer accepts them",
+            )
+        parser.add_argument(
+            "--idle-timeout",
+            type=positive_float,
+            metavar="S",
+            help="sub ends after S s without data (node default 5)",
+        )
+        parser.add_argument(
+            "--subscribers",
+            type=positive_int,
+            default=1,
+            metavar="N",
+            help="N subscriber processes per topic, each its own reader "
+            "(default 1); inter-process placement only",
+        )
         # Unset (not 1) by default: a run's parameters, labels and identity (--resume)
         # stay what they were before these settings existed.
-        parser.add_argument("--publishers", type=positive_int, metavar="M",
-                            help="M publisher processes per topic, each its own writer "
-                                 "(default 1); inter-process placement only")
-        parser.add_argument("--topics", type=positive_int, metavar="T",
-                            help="T topics at once, each with its own subscribers and "
-                                 "publishers (default 1); inter-process placement only")
-        parser.add_argument("--relays", type=relay_count, metavar="0|1",
-                            help="1: a relay process between pub and sub (pub -> relay -> "
-                                 "sub, the three-process echo); sub records the one-way "
-                                 "latency over both hops (default 0); one topic, one "
-                                 "publisher, one subscriber, inter-process placement, "
-                                 "no --echo-every")
-        parser.add_argument("--latency-from", choices=("intended", "send"),
-                            help="one-way latency from the publisher's intended send time "
-                                 "(its schedule: a late send counts as late; node "
-                                 "default) or from the moment its write began (send), as "
-                                 "a timestamp taken at write measures it")
-        parser.add_argument("--late-join", type=positive_float, metavar="S",
-                            help="one more subscriber (late-sub), started S seconds after "
-                                 "the start while publishing goes on (needs --duration "
-                                 "longer than S): it reports which samples written before "
-                                 "it joined it received, the history its durability "
-                                 "(transient_local, keep_last:N) kept for it")
-        parser.add_argument("--drain-timeout", type=non_negative_float, metavar="S",
-                            help="after its last message, a publisher waits up to S seconds "
-                                 "for the middleware to deliver what it still queues, "
-                                 "before its end marker (node default 10)")
-        parser.add_argument("--inject", action="append", default=[], type=fault,
-                            metavar="FAULT",
-                            help="test hook: the publisher drops, duplicates, reorders or "
-                                 "delays one of its own messages (drop=SEQ, dup=SEQ, "
-                                 "reorder=SEQ, delay=SEQ:US), repeatable; for checking "
-                                 "psbench's accounting against known answers")
-        parser.add_argument("--echo-every", type=positive_int, metavar="N",
-                            help="latency under load: the first subscriber echoes every Nth "
-                                 "sample of the first publisher, which records the round "
-                                 "trip (pub.samples)")
-    parser.add_argument("--max-samples", type=positive_int, metavar="N",
-                        help="samples kept per receiver (node default: --count, or "
-                             "2000000 for duration runs); it keeps the first N arrivals "
-                             "and counts the rest, and the report says which part of the "
-                             "run the percentiles describe")
-    parser.add_argument("--spin-send", action="store_true",
-                        help="open loop: the same as --send-wait spin")
-    parser.add_argument("--send-wait", choices=("hybrid", "sleep", "spin"),
-                        help="open loop: how the sender waits for each due time: sleep "
-                             "until --send-spin-us before it, then spin (hybrid, node "
-                             "default), sleep only, or spin only; a sender that is behind "
-                             "never waits")
-    parser.add_argument("--send-spin-us", type=non_negative_float, metavar="US",
-                        help="hybrid send wait: spin this long before each due time (node "
-                             "default 100)")
-    parser.add_argument("--placement", choices=("inter", "intra"), default="inter",
-                        help="inter: one process per role (default); intra: one process, "
-                             "roles as threads")
-    parser.add_argument("--notify", choices=("listener", "wait", "poll"),
-                        help="how the reader learns of data (node default wait)")
-    parser.add_argument("--reliability", choices=("best_effort", "reliable"),
-                        help="node default best_effort")
-    parser.add_argument("--durability", choices=("volatile", "transient_local"),
-                        help="node default volatile")
-    parser.add_argument("--history", type=history, metavar="keep_last:N|keep_all",
-                        help="history QoS (node default: the driver's own)")
+        parser.add_argument(
+            "--publishers",
+            type=positive_int,
+            metavar="M",
+            help="M publisher processes per topic, each its own writer "
+            "(default 1); inter-process placement only",
+        )
+        parser.add_argument(
+            "--topics",
+            type=positive_int,
+            metavar="T",
+            help="T topics at once, each with its own subscribers and "
+            "publishers (default 1); inter-process placement only",
+        )
+        parser.add_argument(
+            "--relays",
+            type=relay_count,
+            metavar="0|1",
+            help="1: a relay process between pub and sub (pub -> relay -> "
+            "sub, the three-process echo); sub records the one-way "
+            "latency over both hops (default 0); one topic, one "
+            "publisher, one subscriber, inter-process placement, "
+            "no --echo-every",
+        )
+        parser.add_argument(
+            "--latency-from",
+            choices=("intended", "send"),
+            help="one-way latency from the publisher's intended send time "
+            "(its schedule: a late send counts as late; node "
+            "default) or from the moment its write began (send), as "
+            "a timestamp taken at write measures it",
+        )
+        parser.add_argument(
+            "--late-join",
+            type=positive_float,
+            metavar="S",
+            help="one more subscriber (late-sub), started S seconds after "
+            "the start while publishing goes on (needs --duration "
+            "longer than S): it reports which samples written before "
+            "it joined it received, the history its durability "
+            "(transient_local, keep_last:N) kept for it",
+        )
+        parser.add_argument(
+            "--drain-timeout",
+            type=non_negative_float,
+            metavar="S",
+            help="after its last message, a publisher waits up to S seconds "
+            "for the middleware to deliver what it still queues, "
+            "before its end marker (node default 10)",
+        )
+        parser.add_argument(
+            "--inject",
+            action="append",
+            default=[],
+            type=fault,
+            metavar="FAULT",
+            help="test hook: the publisher drops, duplicates, reorders or "
+            "delays one of its own messages (drop=SEQ, dup=SEQ, "
+            "reorder=SEQ, delay=SEQ:US), repeatable; for checking "
+            "psbench's accounting against known answers",
+        )
+        parser.add_argument(
+            "--echo-every",
+            type=positive_int,
+            metavar="N",
+            help="latency under load: the first subscriber echoes every Nth "
+            "sample of the first publisher, which records the round "
+            "trip (pub.samples)",
+        )
+    parser.add_argument(
+        "--max-samples",
+        type=positive_int,
+        metavar="N",
+        help="samples kept per receiver (node default: --count, or "
+        "2000000 for duration runs); it keeps the first N arrivals "
+        "and counts the rest, and the report says which part of the "
+        "run the percentiles describe",
+    )
+    parser.add_argument(
+        "--spin-send", action="store_true", help="open loop: the same as --send-wait spin"
+    )
+    parser.add_argument(
+        "--send-wait",
+        choices=("hybrid", "sleep", "spin"),
+        help="open loop: how the sender waits for each due time: sleep "
+        "until --send-spin-us before it, then spin (hybrid, node "
+        "default), sleep only, or spin only; a sender that is behind "
+        "never waits",
+    )
+    parser.add_argument(
+        "--send-spin-us",
+        type=non_negative_float,
+        metavar="US",
+        help="hybrid send wait: spin this long before each due time (node default 100)",
+    )
+    parser.add_argument(
+        "--placement",
+        choices=("inter", "intra"),
+        default="inter",
+        help="inter: one process per role (default); intra: one process, roles as threads",
+    )
+    parser.add_argument(
+        "--notify",
+        choices=("listener", "wait", "poll"),
+        help="how the reader learns of data (node default wait)",
+    )
+    parser.add_argument(
+        "--reliability", choices=("best_effort", "reliable"), help="node default best_effort"
+    )
+    parser.add_argument(
+        "--durability", choices=("volatile", "transient_local"), help="node default volatile"
+    )
+    parser.add_argument(
+        "--history",
+        type=history,
+        metavar="keep_last:N|keep_all",
+        help="history QoS (node default: the driver's own)",
+    )
     parser.add_argument("--transport", metavar="NAME", help="one of the driver's transports")
-    parser.add_argument("--option", type=key_value, action="append", default=[],
-                        metavar="KEY=VALUE", help="driver option, repeatable")
-    parser.add_argument("--loan", nargs="?", const=True, default=False, type=loan_mode,
-                        metavar="auto",
-                        help="use the driver's loaned (zero-copy) write; `--loan auto`: "
-                             "where the driver has one, else copy (recorded per run)")
-    parser.add_argument("--check-pattern", action="store_true",
-                        help="fill and verify the payload")
-    parser.add_argument("--cpu", type=cpu_assignment, action="append", default=[],
-                        metavar="ROLE=CPU", help=f"pin a role ({roles}) to a CPU, repeatable")
-    parser.add_argument("--pin", choices=("role", "process", "none"),
-                        help="what --cpu and --fifo apply to: role (node default) = the role "
-                             "thread, once its endpoints are open, the middleware's own "
-                             "threads keeping every CPU and SCHED_OTHER; process = also every "
-                             "thread of the node confined to its roles' CPUs; none = no "
-                             "pinning at all")
-    parser.add_argument("--fifo", type=fifo_priority, metavar="PRIO",
-                        help="run the roles under SCHED_FIFO at PRIO (1..99)")
+    parser.add_argument(
+        "--option",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="driver option, repeatable",
+    )
+    parser.add_argument(
+        "--loan",
+        nargs="?",
+        const=True,
+        default=False,
+        type=loan_mode,
+        metavar="auto",
+        help="use the driver's loaned (zero-copy) write; `--loan auto`: "
+        "where the driver has one, else copy (recorded per run)",
+    )
+    parser.add_argument("--check-pattern", action="store_true", help="fill and verify the payload")
+    parser.add_argument(
+        "--cpu",
+        type=cpu_assignment,
+        action="append",
+        default=[],
+        metavar="ROLE=CPU",
+        help=f"pin a role ({roles}) to a CPU, repeatable",
+    )
+    parser.add_argument(
+        "--pin",
+        choices=("role", "process", "none"),
+        help="what --cpu and --fifo apply to: role (node default) = the role "
+        "thread, once its endpoints are open, the middleware's own "
+        "threads keeping every CPU and SCHED_OTHER; process = also every "
+        "thread of the node confined to its roles' CPUs; none = no "
+        "pinning at all",
+    )
+    parser.add_argument(
+        "--fifo",
+        type=fifo_priority,
+        metavar="PRIO",
+        help="run the roles under SCHED_FIFO at PRIO (1..99)",
+    )
     parser.add_argument("--mlockall", action="store_true", help="lock the nodes' memory")
-    parser.add_argument("--dma-latency", action="store_true",
-                        help="hold /dev/cpu_dma_latency at 0 during the run")
-    parser.add_argument("--match-timeout", type=positive_float, metavar="S",
-                        help="seconds to wait for the peer (node default 30)")
-    parser.add_argument("--timeout", type=positive_float, default=600.0, metavar="S",
-                        help="the whole run, in seconds (default 600)")
-    parser.add_argument("--results", metavar="DIR",
-                        help="results directory (default results/ or $PSBENCH_RESULTS)")
+    parser.add_argument(
+        "--dma-latency", action="store_true", help="hold /dev/cpu_dma_latency at 0 during the run"
+    )
+    parser.add_argument(
+        "--match-timeout",
+        type=positive_float,
+        metavar="S",
+        help="seconds to wait for the peer (node default 30)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=600.0,
+        metavar="S",
+        help="the whole run, in seconds (default 600)",
+    )
+    parser.add_argument(
+        "--results", metavar="DIR", help="results directory (default results/ or $PSBENCH_RESULTS)"
+    )

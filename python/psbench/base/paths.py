@@ -32,8 +32,9 @@ def require_node() -> Path:
     node = node_path()
     if not (node.is_file() and os.access(node, os.X_OK)):
         raise UserError(
-            f"the measuring node is not built: {node} is missing; "
-            f"run `make build` in {REPO_ROOT}", exit_code=1)
+            f"the measuring node is not built: {node} is missing; run `make build` in {REPO_ROOT}",
+            exit_code=1,
+        )
     return node
 
 
@@ -41,7 +42,7 @@ def driver_libraries() -> dict[str, Path]:
     """Every built driver, by name: build/drivers/*/libpsbench-<name>.so."""
     found = {}
     for lib in sorted(build_dir().glob("drivers/*/libpsbench-*.so")):
-        name = lib.name[len("libpsbench-"):-len(".so")]
+        name = lib.name[len("libpsbench-") : -len(".so")]
         found.setdefault(name, lib)
     return found
 

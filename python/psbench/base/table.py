@@ -16,12 +16,14 @@ def render(headers: list[str], rows: list[list], indent: str = "") -> str:
     for row in cells:
         for i, cell in enumerate(row):
             widths[i] = max(widths[i], len(cell))
-    numeric = [all(_is_number(row[i]) or row[i] in ("", "-") for row in cells) and
-               any(_is_number(row[i]) for row in cells) for i in range(len(headers))]
+    numeric = [
+        all(_is_number(row[i]) or row[i] in ("", "-") for row in cells)
+        and any(_is_number(row[i]) for row in cells)
+        for i in range(len(headers))
+    ]
 
     def line(row: list[str]) -> str:
-        parts = [c.rjust(w) if num else c.ljust(w)
-                 for c, w, num in zip(row, widths, numeric)]
+        parts = [c.rjust(w) if num else c.ljust(w) for c, w, num in zip(row, widths, numeric)]
         return (indent + "  ".join(parts)).rstrip()
 
     out = [line(headers), indent + "  ".join("-" * w for w in widths)]
@@ -32,5 +34,4 @@ def render(headers: list[str], rows: list[list], indent: str = "") -> str:
 def key_values(pairs: list[tuple[str, object]], indent: str = "") -> str:
     """Two columns: a name and its value."""
     width = max((len(k) for k, _ in pairs), default=0)
-    return "\n".join(f"{indent}{k.ljust(width)}  {'-' if v is None else v}"
-                     for k, v in pairs)
+    return "\n".join(f"{indent}{k.ljust(width)}  {'-' if v is None else v}" for k, v in pairs)

@@ -34,5 +34,7 @@ class Parser(argparse.ArgumentParser):
             guess = closest(extra.split("=", 1)[0], options) if extra.startswith("-") else None
             if guess:
                 hints.append(f"{extra}: did you mean {guess}?")
-        self.error(f"unrecognized arguments: {' '.join(extras)}"
-                   + (f" ({'; '.join(hints)})" if hints else ""))
+        self.error(
+            f"unrecognized arguments: {' '.join(extras)}"
+            + (f" ({'; '.join(hints)})" if hints else "")
+        )

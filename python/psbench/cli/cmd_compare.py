@@ -5,40 +5,71 @@ compare (docs/compare.md)."""
 import json
 from pathlib import Path
 
+from psbench.base.errors import UserError
+from psbench.base.options import noise_fraction, non_negative_int, probability, resamples
 from psbench.cli.commands import help_of
 from psbench.report import formats
-from psbench.report.compare import DEFAULT_THRESHOLD, FAIL_ON, Comparison, Settings, compare, summary_line, tables
+from psbench.report.compare import (
+    DEFAULT_THRESHOLD,
+    FAIL_ON,
+    Comparison,
+    Settings,
+    compare,
+    summary_line,
+    tables,
+)
 from psbench.results.load import load_results
 from psbench.results.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
-from psbench.base.errors import UserError
-from psbench.base.options import non_negative_int, noise_fraction, probability, resamples
 
 HELP = help_of("compare")
 JSON_FORMAT = "psbench-compare/1"
+
+
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("compare", help=HELP, description=HELP)
-    parser.add_argument("dir_a", metavar="DIR_A",
-                        help="the reference results (e.g. of the main branch): a sweep, "
-                             "a run folder, or a folder of run folders")
+    parser.add_argument(
+        "dir_a",
+        metavar="DIR_A",
+        help="the reference results (e.g. of the main branch): a sweep, "
+        "a run folder, or a folder of run folders",
+    )
     parser.add_argument("dir_b", metavar="DIR_B", help="the candidate results")
-    parser.add_argument("--threshold", type=noise_fraction, default=DEFAULT_THRESHOLD,
-                        metavar="FRACTION",
-                        help=f"changes smaller than this are noise (default "
-                             f"{DEFAULT_THRESHOLD:g} = 5%%)")
-    parser.add_argument("--fail-on", choices=FAIL_ON, default="p50",
-                        help="which verdict counts as a regression: p50, p99, or any "
-                             "of them (default p50)")
-    parser.add_argument("--confidence", type=probability, default=DEFAULT_CONFIDENCE,
-                        metavar="FRACTION",
-                        help=f"of the bootstrap intervals (default {DEFAULT_CONFIDENCE:g})")
-    parser.add_argument("--resamples", type=resamples, default=DEFAULT_RESAMPLES,
-                        metavar="N",
-                        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})")
-    parser.add_argument("--seed", type=non_negative_int, default=DEFAULT_SEED, metavar="N",
-                        help=f"of the bootstrap (default {DEFAULT_SEED}); same inputs and "
-                             f"seed give the same output")
-    parser.add_argument("--markdown", metavar="FILE",
-                        help="write the tables as Markdown too")
+    parser.add_argument(
+        "--threshold",
+        type=noise_fraction,
+        default=DEFAULT_THRESHOLD,
+        metavar="FRACTION",
+        help=f"changes smaller than this are noise (default {DEFAULT_THRESHOLD:g} = 5%%)",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=FAIL_ON,
+        default="p50",
+        help="which verdict counts as a regression: p50, p99, or any of them (default p50)",
+    )
+    parser.add_argument(
+        "--confidence",
+        type=probability,
+        default=DEFAULT_CONFIDENCE,
+        metavar="FRACTION",
+        help=f"of the bootstrap intervals (default {DEFAULT_CONFIDENCE:g})",
+    )
+    parser.add_argument(
+        "--resamples",
+        type=resamples,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=non_negative_int,
+        default=DEFAULT_SEED,
+        metavar="N",
+        help=f"of the bootstrap (default {DEFAULT_SEED}); same inputs and "
+        f"seed give the same output",
+    )
+    parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown too")
     parser.add_argument("--json", metavar="FILE", help="write the tables as JSON too")
     parser.set_defaults(handler=run_command)
 
@@ -49,8 +80,10 @@ def output_path(option: str, text: str | None) -> Path | None:
         return None
     path = Path(text).expanduser()
     if not path.parent.is_dir():
-        raise UserError(f"{option} {text}: folder {path.parent} does not exist; create it "
-                        f"or write the file elsewhere")
+        raise UserError(
+            f"{option} {text}: folder {path.parent} does not exist; create it "
+            f"or write the file elsewhere"
+        )
     return path
 
 
@@ -64,11 +97,13 @@ def load_side(side: str, folder: str):
 def nothing_in_common(comparison: Comparison, dir_a: str, dir_b: str) -> UserError:
     def listing(items):
         return "; ".join(u.label for u in items) or "nothing"
+
     return UserError(
         f"nothing to compare: no configuration is in both A and B (a configuration is "
         f"the same when every setting is, count and warmup included)\n"
         f"  A ({dir_a}) has: {listing(comparison.only_a)}\n"
-        f"  B ({dir_b}) has: {listing(comparison.only_b)}")
+        f"  B ({dir_b}) has: {listing(comparison.only_b)}"
+    )
 
 
 def markdown_text(all_tables, verdict: str) -> str:
@@ -77,13 +112,20 @@ def markdown_text(all_tables, verdict: str) -> str:
 
 def json_text(args, all_tables, comparison: Comparison, verdict: str) -> str:
     settings = comparison.settings
-    record = {"format": JSON_FORMAT, "a": args.dir_a, "b": args.dir_b,
-              "threshold": settings.threshold, "fail_on": settings.fail_on,
-              "confidence": settings.confidence, "resamples": settings.resamples,
-              "seed": settings.seed,
-              "counts": {v: comparison.count(v) for v in ("slower", "faster", "no change")},
-              "regression": comparison.regression, "verdict": verdict,
-              "tables": [formats.json_value(t) for t in all_tables]}
+    record = {
+        "format": JSON_FORMAT,
+        "a": args.dir_a,
+        "b": args.dir_b,
+        "threshold": settings.threshold,
+        "fail_on": settings.fail_on,
+        "confidence": settings.confidence,
+        "resamples": settings.resamples,
+        "seed": settings.seed,
+        "counts": {v: comparison.count(v) for v in ("slower", "faster", "no change")},
+        "regression": comparison.regression,
+        "verdict": verdict,
+        "tables": [formats.json_value(t) for t in all_tables],
+    }
     return json.dumps(record, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -99,16 +141,17 @@ def run_command(args) -> int:
     json_path = output_path("--json", args.json)
     results_a = load_side("A", args.dir_a)
     results_b = load_side("B", args.dir_b)
-    settings = Settings(args.threshold, args.confidence, args.resamples, args.seed,
-                        args.fail_on)
+    settings = Settings(args.threshold, args.confidence, args.resamples, args.seed, args.fail_on)
     comparison = compare(results_a, results_b, settings)
     if not comparison.changes and not comparison.not_comparable:
         raise nothing_in_common(comparison, args.dir_a, args.dir_b)
     all_tables = tables(comparison, args.dir_a, args.dir_b)
     print("\n\n".join(formats.terminal(t) for t in all_tables))
     if not comparison.changes:
-        raise UserError("nothing to compare: the configurations in both sets have no ok "
-                        "samples on one side (table above); rerun the runs that failed")
+        raise UserError(
+            "nothing to compare: the configurations in both sets have no ok "
+            "samples on one side (table above); rerun the runs that failed"
+        )
     verdict = summary_line(comparison)
     print(f"\n{verdict}")
     if markdown_path:

@@ -10,34 +10,37 @@ run is recorded and the sweep goes on.
 
 import sys
 
-from psbench.cli.commands import help_of
-from psbench.run import envinfo
 from psbench.base import paths
-from psbench.report import formats
-from psbench.results.load import load_results
-from psbench.report.document import Settings, build_report, write_report
-from psbench.cli.cmd_run import expanded_record, print_problems
-from psbench.run.experiment import ExperimentError, prepare
 from psbench.base.errors import UserError
-from psbench.run.experiment.execute import execute
-from psbench.base.units import size_text, value_text
-from psbench.report.sweep_text import common_settings
-from psbench.run.experiment.schema import Assign
 from psbench.base.options import positive_float, positive_int
-from psbench.run.progress import Progress
+from psbench.base.units import size_text, value_text
+from psbench.cli.cmd_run import expanded_record, print_problems
+from psbench.cli.commands import help_of
+from psbench.report import formats
+from psbench.report.document import Settings, build_report, write_report
+from psbench.report.sweep_text import common_settings
+from psbench.results.load import load_results
 from psbench.results.store import Store, default_dir
+from psbench.run import envinfo
+from psbench.run.experiment import ExperimentError, prepare
+from psbench.run.experiment.execute import execute
+from psbench.run.experiment.schema import Assign
+from psbench.run.progress import Progress
 
 QUICKSTART = "experiments/quickstart.yaml"
 
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("demo", help=help_of("demo"), description=help_of("demo"))
-    parser.add_argument("--count", type=positive_int,
-                        help="measured samples per run (default: the file's, 10000)")
-    parser.add_argument("--timeout", type=positive_float,
-                        help="seconds per run (default: the file's, 120)")
-    parser.add_argument("--results", metavar="DIR",
-                        help="results directory (default results/ or $PSBENCH_RESULTS)")
+    parser.add_argument(
+        "--count", type=positive_int, help="measured samples per run (default: the file's, 10000)"
+    )
+    parser.add_argument(
+        "--timeout", type=positive_float, help="seconds per run (default: the file's, 120)"
+    )
+    parser.add_argument(
+        "--results", metavar="DIR", help="results directory (default results/ or $PSBENCH_RESULTS)"
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -53,12 +56,16 @@ def _overrides(args) -> dict[str, Assign]:
 def _conditions(plan) -> str:
     """What the runs share, as the file says (it may have been edited)."""
     _, common = common_settings(plan.runs)
-    parts = [f"{common['placement']}-process" if "placement" in common else None,
-             f"notify {common['notify']}" if "notify" in common else None,
-             "closed loop" if common.get("kind") == "ping" and not common.get("rate")
-             else f"rate {value_text(common['rate'])} Hz" if "rate" in common else None,
-             "pinned one role per core" if all("cpus" not in run.params for run in plan.runs)
-             else None]
+    parts = [
+        f"{common['placement']}-process" if "placement" in common else None,
+        f"notify {common['notify']}" if "notify" in common else None,
+        "closed loop"
+        if common.get("kind") == "ping" and not common.get("rate")
+        else f"rate {value_text(common['rate'])} Hz"
+        if "rate" in common
+        else None,
+        "pinned one role per core" if all("cpus" not in run.params for run in plan.runs) else None,
+    ]
     return ", ".join(p for p in parts if p) + f" ({QUICKSTART})"
 
 
@@ -73,18 +80,20 @@ def run_command(args) -> int:
     for run, reason in plan.skipped:
         print(f"skipped: {run.label}: {reason}", file=sys.stderr)
     env = envinfo.collect()
-    store = Store.create(default_dir(paths.results_dir(args.results), "demo"), plan.source,
-                         expanded_record(plan), env)
-    result = execute(plan, store, env, ["psbench", *sys.argv[1:]],
-                     Progress(len(plan.selected)))
+    store = Store.create(
+        default_dir(paths.results_dir(args.results), "demo"),
+        plan.source,
+        expanded_record(plan),
+        env,
+    )
+    result = execute(plan, store, env, ["psbench", *sys.argv[1:]], Progress(len(plan.selected)))
     skipped = {run.number: reason for run, reason in plan.skipped}
     page = _report(store.root)
     print("conditions: " + _conditions(plan))
     all_ok = True
     for run in plan.runs:
         entry = result.entries.get(run.number)
-        status = "skipped" if run.number in skipped else \
-            entry["status"] if entry else "not run"
+        status = "skipped" if run.number in skipped else entry["status"] if entry else "not run"
         if status != "ok":
             all_ok = False
             reason = skipped.get(run.number) or (entry or {}).get("message") or status

@@ -2,18 +2,29 @@
 
 import json
 
+from psbench.base import table
 from psbench.cli.commands import help_of
 from psbench.run import drivers
-from psbench.base import table
 from psbench.run.service_definitions import definition
 
-COLUMNS = ["driver", "version", "reliability", "durability", "history", "notify",
-           "transports", "max payload", "loan", "services"]
+COLUMNS = [
+    "driver",
+    "version",
+    "reliability",
+    "durability",
+    "history",
+    "notify",
+    "transports",
+    "max payload",
+    "loan",
+    "services",
+]
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("drivers", help=help_of("drivers"),
-                                   description=help_of("drivers"))
+    parser = subparsers.add_parser(
+        "drivers", help=help_of("drivers"), description=help_of("drivers")
+    )
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_command)
 
@@ -21,8 +32,10 @@ def add_parsers(subparsers) -> None:
 def _services(info: drivers.DriverInfo) -> str:
     if not info.services:
         return "none"
-    return ", ".join(f"{s.name}{f' (transport {s.transport} only)' if s.transport else ''} "
-                     f"({_service_state(s)})" for s in info.services)
+    return ", ".join(
+        f"{s.name}{f' (transport {s.transport} only)' if s.transport else ''} ({_service_state(s)})"
+        for s in info.services
+    )
 
 
 def _service_state(service: drivers.ServiceStatus) -> str:
@@ -38,9 +51,18 @@ def _row(info: drivers.DriverInfo) -> list:
         return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
     caps = info.describe.get("capabilities") or {}
     join = lambda key: ",".join(caps.get(key) or []) or "-"  # noqa: E731
-    return [info.name, info.describe.get("version"), join("reliability"),
-            join("durability"), join("history"), join("notify"), join("transports"),
-            caps.get("max_payload"), "yes" if caps.get("loan") else "no", _services(info)]
+    return [
+        info.name,
+        info.describe.get("version"),
+        join("reliability"),
+        join("durability"),
+        join("history"),
+        join("notify"),
+        join("transports"),
+        caps.get("max_payload"),
+        "yes" if caps.get("loan") else "no",
+        _services(info),
+    ]
 
 
 def run_command(args) -> int:

@@ -2,9 +2,9 @@
 
 import json
 
+from psbench.base import table
 from psbench.cli.commands import help_of
 from psbench.run import envinfo
-from psbench.base import table
 
 
 def add_parsers(subparsers) -> None:

@@ -5,15 +5,23 @@ import json
 import os
 import sys
 
-from psbench.cli.commands import help_of
-from psbench.run import drivers, progress_lines
 from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments
+from psbench.cli.commands import help_of
+from psbench.run import drivers, progress_lines
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
-EXIT_CODES = {"ok": 0, "failed": 1, "crashed": 1, "incomplete": 1, "refused": 2, "timeout": 3, "interrupted": 130}
+EXIT_CODES = {
+    "ok": 0,
+    "failed": 1,
+    "crashed": 1,
+    "incomplete": 1,
+    "refused": 2,
+    "timeout": 3,
+    "interrupted": 130,
+}
 
 HELP = {kind: help_of(kind) for kind in ("ping", "pubsub")}
 
@@ -22,12 +30,18 @@ def add_parsers(subparsers) -> None:
     for kind in ("ping", "pubsub"):
         parser = subparsers.add_parser(kind, help=HELP[kind], description=HELP[kind])
         add_measure_arguments(parser, kind)
-        parser.add_argument("--quiet", action="store_true",
-                            help="no interval line while it measures (by default one a "
-                                 "second on stderr: received, rate, p50 and max)")
-        parser.add_argument("--json", action="store_true",
-                            help="print the summary as one JSON object on stdout; the "
-                                 "human-readable lines go to stderr")
+        parser.add_argument(
+            "--quiet",
+            action="store_true",
+            help="no interval line while it measures (by default one a "
+            "second on stderr: received, rate, p50 and max)",
+        )
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print the summary as one JSON object on stdout; the "
+            "human-readable lines go to stderr",
+        )
         parser.set_defaults(handler=run_command, kind=kind)
 
 
@@ -37,11 +51,14 @@ def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
     roles = ROLES[kind] + (("relay",) if kind == "pubsub" else ())  # relay: --relays 1
     for role, cpu in assignments:
         if role not in roles:
-            raise UserError(f"argument --cpu: unknown role {role!r} for {kind}; "
-                            f"use one of {', '.join(roles)}")
+            raise UserError(
+                f"argument --cpu: unknown role {role!r} for {kind}; use one of {', '.join(roles)}"
+            )
         if cpu not in allowed:
-            raise UserError(f"argument --cpu: CPU {cpu} is not available here; "
-                            f"use one of {', '.join(map(str, sorted(allowed)))}")
+            raise UserError(
+                f"argument --cpu: CPU {cpu} is not available here; "
+                f"use one of {', '.join(map(str, sorted(allowed)))}"
+            )
         cpus[role] = cpu
     return cpus
 
@@ -58,37 +75,65 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     if _pin_problem(args):
         raise UserError(f"argument --pin: {_pin_problem(args)}")
     if args.duration is not None and args.duration >= args.timeout:
-        raise UserError(f"argument --timeout: {args.timeout:g} s would end a "
-                        f"{args.duration:g} s run early; give --timeout more than --duration")
+        raise UserError(
+            f"argument --timeout: {args.timeout:g} s would end a "
+            f"{args.duration:g} s run early; give --timeout more than --duration"
+        )
     subscribers = getattr(args, "subscribers", 1)
     publishers = getattr(args, "publishers", None) or 1
     topics = getattr(args, "topics", None) or 1
     if args.placement == "intra":
-        for flag, value, what in (("--subscribers", subscribers, "subscribers are"),
-                                  ("--publishers", publishers, "publishers are"),
-                                  ("--topics", topics, "topics are run by")):
+        for flag, value, what in (
+            ("--subscribers", subscribers, "subscribers are"),
+            ("--publishers", publishers, "publishers are"),
+            ("--topics", topics, "topics are run by"),
+        ):
             if value > 1:
-                raise UserError(f"argument {flag}: several {what} separate "
-                                f"processes; use --placement inter")
+                raise UserError(
+                    f"argument {flag}: several {what} separate processes; use --placement inter"
+                )
     spec = MeasureSpec(
-        kind=args.kind, driver=args.driver, driver_path=drivers.find_driver(args.driver),
-        size=args.size, count=args.count, duration=args.duration, warmup=args.warmup,
-        rate=getattr(args, "rate", None), placement=args.placement, notify=args.notify,
-        reliability=args.reliability, durability=args.durability, history=args.history,
-        transport=args.transport, options=args.option, cpus=_cpus(args.kind, args.cpu),
+        kind=args.kind,
+        driver=args.driver,
+        driver_path=drivers.find_driver(args.driver),
+        size=args.size,
+        count=args.count,
+        duration=args.duration,
+        warmup=args.warmup,
+        rate=getattr(args, "rate", None),
+        placement=args.placement,
+        notify=args.notify,
+        reliability=args.reliability,
+        durability=args.durability,
+        history=args.history,
+        transport=args.transport,
+        options=args.option,
+        cpus=_cpus(args.kind, args.cpu),
         pin=args.pin,
-        fifo=args.fifo, mlockall=args.mlockall, dma_latency=args.dma_latency,
-        check_pattern=args.check_pattern, loan=args.loan, spin_send=args.spin_send,
-        timeout=args.timeout, match_timeout=args.match_timeout,
+        fifo=args.fifo,
+        mlockall=args.mlockall,
+        dma_latency=args.dma_latency,
+        check_pattern=args.check_pattern,
+        loan=args.loan,
+        spin_send=args.spin_send,
+        timeout=args.timeout,
+        match_timeout=args.match_timeout,
         sample_timeout=getattr(args, "sample_timeout", None),
-        idle_timeout=getattr(args, "idle_timeout", None), subscribers=subscribers,
-        publishers=publishers, topics=topics, echo_every=getattr(args, "echo_every", None),
-        reply_size=getattr(args, "reply_size", None), max_samples=args.max_samples,
+        idle_timeout=getattr(args, "idle_timeout", None),
+        subscribers=subscribers,
+        publishers=publishers,
+        topics=topics,
+        echo_every=getattr(args, "echo_every", None),
+        reply_size=getattr(args, "reply_size", None),
+        max_samples=args.max_samples,
         latency_from=getattr(args, "latency_from", None),
-        relays=getattr(args, "relays", None), send_wait=args.send_wait,
-        send_spin_us=args.send_spin_us, drain_timeout=getattr(args, "drain_timeout", None),
+        relays=getattr(args, "relays", None),
+        send_wait=args.send_wait,
+        send_spin_us=args.send_spin_us,
+        drain_timeout=getattr(args, "drain_timeout", None),
         inject=getattr(args, "inject", None) or [],
-        late_join=getattr(args, "late_join", None))
+        late_join=getattr(args, "late_join", None),
+    )
     problem = relay_problem(spec)
     if problem is not None:
         raise UserError(f"argument --relays: {problem[1]}")
@@ -104,12 +149,19 @@ def _print_progress(label: str, fields: dict) -> None:
 
 def json_summary(outcome) -> dict:
     """--json: what the human lines say, as data (run.json in run_dir holds all)."""
-    return {"kind": outcome.spec.kind, "driver": outcome.spec.driver,
-            "size": outcome.spec.size, "status": outcome.status,
-            "message": outcome.message, "run_dir": str(outcome.run_dir),
-            "stats": outcome.stats, "throughput": outcome.throughput,
-            "accounting": outcome.accounting, "resources": outcome.resources,
-            "problems": outcome.problems}
+    return {
+        "kind": outcome.spec.kind,
+        "driver": outcome.spec.driver,
+        "size": outcome.spec.size,
+        "status": outcome.status,
+        "message": outcome.message,
+        "run_dir": str(outcome.run_dir),
+        "stats": outcome.stats,
+        "throughput": outcome.throughput,
+        "accounting": outcome.accounting,
+        "resources": outcome.resources,
+        "problems": outcome.problems,
+    }
 
 
 def _plain(value):
@@ -122,23 +174,31 @@ def run_command(args: argparse.Namespace) -> int:
     paths.require_node()
     spec = spec_from_args(args)
     # Here, not at the top: `psbench ping --help` needs none of them (tests/test_cli_start.py).
-    from psbench.run import envinfo, measure, services
     from psbench.report import run_text
+    from psbench.run import envinfo, measure, services
+
     with services.ServicePool(largest_message=spec.size) as pool:
-        outcome = measure.run(spec, paths.results_dir(args.results), envinfo.collect(),
-                              ["psbench", *sys.argv[1:]], services=pool,
-                              on_progress=None if args.quiet else _print_progress)
+        outcome = measure.run(
+            spec,
+            paths.results_dir(args.results),
+            envinfo.collect(),
+            ["psbench", *sys.argv[1:]],
+            services=pool,
+            on_progress=None if args.quiet else _print_progress,
+        )
     if args.json:
         print(run_text.render(outcome), file=sys.stderr)
         print(json.dumps(json_summary(outcome), default=_plain))
     else:
         print(run_text.render(outcome))
     if outcome.status != "ok":
-        what = {"refused": "the node refused the run",
-                "timeout": "the run timed out",
-                "interrupted": "the run was interrupted",
-                "failed": "the run failed",
-                "crashed": "a node crashed",
-                "incomplete": "not every sample is accounted for"}[outcome.status]
+        what = {
+            "refused": "the node refused the run",
+            "timeout": "the run timed out",
+            "interrupted": "the run was interrupted",
+            "failed": "the run failed",
+            "crashed": "a node crashed",
+            "incomplete": "not every sample is accounted for",
+        }[outcome.status]
         print(f"psbench {spec.kind}: {what}:\n{outcome.message}", file=sys.stderr)
     return EXIT_CODES[outcome.status]

@@ -6,51 +6,68 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from psbench.cli.commands import help_of
-from psbench.run import envinfo, ratesearch, services
 from psbench.base import paths, table
-from psbench.results import rundir
-from psbench.cli.cmd_measure import spec_from_args
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments, add_search_arguments
-from psbench.run.progress import Progress
 from psbench.base.units import percent_text, rate_text
+from psbench.cli.cmd_measure import spec_from_args
+from psbench.cli.commands import help_of
+from psbench.results import rundir
+from psbench.run import envinfo, ratesearch, services
+from psbench.run.progress import Progress
 
 HELP = help_of("ratesearch")
+
+
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
     add_measure_arguments(parser, "pubsub", rate=False)
     add_search_arguments(parser)
-    parser.add_argument("-o", "--output", metavar="DIR",
-                        help="the search folder, new or empty (default: <UTC time>-"
-                             "ratesearch-<driver>-<size>B/ in results/ or $PSBENCH_RESULTS)")
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="the search folder, new or empty (default: <UTC time>-"
+        "ratesearch-<driver>-<size>B/ in results/ or $PSBENCH_RESULTS)",
+    )
     parser.set_defaults(handler=run_command, kind="pubsub")
 
 
 def criteria_from_args(args) -> ratesearch.Criteria:
     if args.max_rate is not None and args.max_rate < args.start_rate:
-        raise UserError(f"argument --max-rate: {args.max_rate:g} Hz is below --start-rate "
-                        f"{args.start_rate:g} Hz; give a higher --max-rate")
-    return ratesearch.Criteria(max_loss_percent=args.max_loss, max_p99_ns=args.max_p99,
-                               start_rate_hz=args.start_rate, max_rate_hz=args.max_rate,
-                               precision=args.precision, max_steps=args.max_steps,
-                               confirm=args.confirm)
+        raise UserError(
+            f"argument --max-rate: {args.max_rate:g} Hz is below --start-rate "
+            f"{args.start_rate:g} Hz; give a higher --max-rate"
+        )
+    return ratesearch.Criteria(
+        max_loss_percent=args.max_loss,
+        max_p99_ns=args.max_p99,
+        start_rate_hz=args.start_rate,
+        max_rate_hz=args.max_rate,
+        precision=args.precision,
+        max_steps=args.max_steps,
+        confirm=args.confirm,
+    )
 
 
 def _folder(args, spec) -> Path:
     if args.output:
         root = Path(args.output).expanduser().resolve()
         if root.exists() and (not root.is_dir() or any(root.iterdir())):
-            raise UserError(f"argument -o: {root} already exists and is not empty; "
-                            f"choose a new directory")
+            raise UserError(
+                f"argument -o: {root} already exists and is not empty; choose a new directory"
+            )
         try:
             root.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserError(f"argument -o: cannot create {root}: {exc.strerror}; choose "
-                            f"a writable directory") from None
+            raise UserError(
+                f"argument -o: cannot create {root}: {exc.strerror}; choose a writable directory"
+            ) from None
         return root
-    return rundir.create(paths.results_dir(args.results),
-                         f"{rundir.utc_stamp()}-ratesearch-{spec.driver}-{spec.size}B")
+    return rundir.create(
+        paths.results_dir(args.results),
+        f"{rundir.utc_stamp()}-ratesearch-{spec.driver}-{spec.size}B",
+    )
 
 
 def rate_heading(publishers: int) -> str:
@@ -59,16 +76,25 @@ def rate_heading(publishers: int) -> str:
 
 
 def curve_table(result: ratesearch.SearchResult, publishers: int = 1) -> str:
-    rows = [[i, rate_text(s.rate_hz)]
-            + ([rate_text(s.rate_hz * publishers)] if publishers > 1 else [])
-            + [s.status, rate_text(s.achieved_rate_hz), percent_text(s.loss_percent),
-               "-" if s.p99_ns is None else f"{s.p99_ns / 1e3:.2f}",
-               f"{s.runs_passed}/{s.runs}", _verdict(s, result.criteria)]
-            for i, s in enumerate(result.steps, 1)]
-    return table.render(["step", rate_heading(publishers)]
-                        + ([f"all {publishers} Hz"] if publishers > 1 else [])
-                        + ["status", "achieved Hz", "loss", "p99 µs", "runs passed",
-                           "result"], rows)
+    rows = [
+        [i, rate_text(s.rate_hz)]
+        + ([rate_text(s.rate_hz * publishers)] if publishers > 1 else [])
+        + [
+            s.status,
+            rate_text(s.achieved_rate_hz),
+            percent_text(s.loss_percent),
+            "-" if s.p99_ns is None else f"{s.p99_ns / 1e3:.2f}",
+            f"{s.runs_passed}/{s.runs}",
+            _verdict(s, result.criteria),
+        ]
+        for i, s in enumerate(result.steps, 1)
+    ]
+    return table.render(
+        ["step", rate_heading(publishers)]
+        + ([f"all {publishers} Hz"] if publishers > 1 else [])
+        + ["status", "achieved Hz", "loss", "p99 µs", "runs passed", "result"],
+        rows,
+    )
 
 
 def _verdict(step: ratesearch.Step, criteria: ratesearch.Criteria) -> str:
@@ -76,27 +102,40 @@ def _verdict(step: ratesearch.Step, criteria: ratesearch.Criteria) -> str:
         return f"fail: {step.why}"
     if step.confirmed:
         return "pass, confirmed" if criteria.confirm > 1 else "pass"
-    return "pass (not rerun: below the boundary)" if step.runs == 1 else \
-        f"pass, not yet confirmed ({step.runs} of {criteria.confirm} runs)"
+    return (
+        "pass (not rerun: below the boundary)"
+        if step.runs == 1
+        else f"pass, not yet confirmed ({step.runs} of {criteria.confirm} runs)"
+    )
 
 
 def result_text(result: ratesearch.SearchResult, publishers: int = 1) -> str:
     c = result.criteria
-    bounds = (f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, "
-              f"passed {c.confirm} of {c.confirm} run{'s' if c.confirm > 1 else ''}")
-    ended = {"precision": f"the bracket is within {c.precision:g}",
-             "max_rate": f"the maximum rate {rate_text(c.max_rate_hz, 'Hz')} passed",
-             "max_steps": f"the step limit ({c.max_steps})",
-             "min_rate": "no rate down to 1 Hz passed",
-             "interrupted": "interrupted", "error": "an error"}.get(result.ended_by,
-                                                                   result.ended_by)
-    bracket = (f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}] Hz; "
-               f"ended by {ended} after {len(result.steps)} steps, {result.runs} runs")
+    bounds = (
+        f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, "
+        f"passed {c.confirm} of {c.confirm} run{'s' if c.confirm > 1 else ''}"
+    )
+    ended = {
+        "precision": f"the bracket is within {c.precision:g}",
+        "max_rate": f"the maximum rate {rate_text(c.max_rate_hz, 'Hz')} passed",
+        "max_steps": f"the step limit ({c.max_steps})",
+        "min_rate": "no rate down to 1 Hz passed",
+        "interrupted": "interrupted",
+        "error": "an error",
+    }.get(result.ended_by, result.ended_by)
+    bracket = (
+        f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}] Hz; "
+        f"ended by {ended} after {len(result.steps)} steps, {result.runs} runs"
+    )
     best = result.max_sustainable_rate_hz
     if best is None:
         return f"no sustainable rate ({bounds}); {bracket}"
-    per = (f" per publisher ({rate_text(best * publishers, 'Hz')} offered by all "
-           f"{publishers} together)" if publishers > 1 else "")
+    per = (
+        f" per publisher ({rate_text(best * publishers, 'Hz')} offered by all "
+        f"{publishers} together)"
+        if publishers > 1
+        else ""
+    )
     return f"max sustainable rate: {rate_text(best, 'Hz')}{per} ({bounds}); {bracket}"
 
 
@@ -135,40 +174,63 @@ def run_command(args: argparse.Namespace) -> int:
     def on_run(result: ratesearch.SearchResult, step: ratesearch.Step) -> None:
         # A bound of the runs: those done, this one, and the most still to come.
         progress.total = progress.done + 1 + ratesearch.runs_left_at_most(result)
-        failed = not (step.confirmations[-1]["passed"] if step.confirmations
-                      else step.passed)
-        progress.finish(_run_label(step, criteria), _run_status(step),
-                        time.monotonic() - started.pop("t", time.monotonic()),
-                        failed=failed,
-                        note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]")
+        failed = not (step.confirmations[-1]["passed"] if step.confirmations else step.passed)
+        progress.finish(
+            _run_label(step, criteria),
+            _run_status(step),
+            time.monotonic() - started.pop("t", time.monotonic()),
+            failed=failed,
+            note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]",
+        )
 
-    per = (f"; rates are each of the {publishers} publishers' (all together offer "
-           f"{publishers} x rate)" if publishers > 1 else "")
-    print(f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
-          f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
-          f" (at most {most} runs); a rate is sustainable once it passed "
-          f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}",
-          file=sys.stderr, flush=True)
+    per = (
+        f"; rates are each of the {publishers} publishers' (all together offer {publishers} x rate)"
+        if publishers > 1
+        else ""
+    )
+    print(
+        f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
+        f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
+        f" (at most {most} runs); a rate is sustainable once it passed "
+        f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}",
+        file=sys.stderr,
+        flush=True,
+    )
     try:
         with services.ServicePool(largest_message=spec.size) as pool:
             result = ratesearch.run_search(
-                replace(spec, rate=criteria.start_rate_hz), criteria, folder, env, cli_argv,
-                services=pool, on_start=on_start, on_run=on_run,
-                extra={"kind": "ratesearch", "driver": spec.driver, "size": spec.size,
-                       "cli_argv": cli_argv})
+                replace(spec, rate=criteria.start_rate_hz),
+                criteria,
+                folder,
+                env,
+                cli_argv,
+                services=pool,
+                on_start=on_start,
+                on_run=on_run,
+                extra={
+                    "kind": "ratesearch",
+                    "driver": spec.driver,
+                    "size": spec.size,
+                    "cli_argv": cli_argv,
+                },
+            )
     except KeyboardInterrupt:  # between steps, or while services started or stopped
         result = None
     finally:
         progress.close()
     if result is None:
-        print(f"psbench ratesearch: interrupted; completed steps are in "
-              f"{folder / 'search.json'}", file=sys.stderr)
+        print(
+            f"psbench ratesearch: interrupted; completed steps are in {folder / 'search.json'}",
+            file=sys.stderr,
+        )
         return 130
     print(curve_table(result, publishers))
     print(result_text(result, publishers))
     print(f"results: {folder} (search.json; one run directory per run, reruns included)")
     if result.ended_by == "interrupted":
-        print("psbench ratesearch: interrupted; completed steps are kept in search.json",
-              file=sys.stderr)
+        print(
+            "psbench ratesearch: interrupted; completed steps are kept in search.json",
+            file=sys.stderr,
+        )
         return 130
     return 0 if result.max_sustainable_rate_hz is not None else 1

@@ -10,44 +10,60 @@ paper.json, DIR/report/paper/*) are written and printed.
 import sys
 from pathlib import Path
 
-from psbench.cli.commands import help_of
 from psbench import reproduce
-from psbench.run import envinfo
 from psbench.base import paths
-from psbench.results.load import load_results
-from psbench.report.document import Settings, build_report, write_report
-from psbench.cli.cmd_run import exit_code, expanded_record, print_problems
 from psbench.base.errors import UserError
+from psbench.cli.cmd_run import exit_code, expanded_record, print_problems
+from psbench.cli.commands import help_of
+from psbench.report.document import Settings, build_report, write_report
+from psbench.report.sweep_text import plan_listing, sweep_summary
+from psbench.reproduce import common
+from psbench.results.load import load_results
+from psbench.results.store import Store, default_dir
+from psbench.run import envinfo
 from psbench.run.experiment import ExperimentError, prepare
 from psbench.run.experiment.execute import execute
-from psbench.report.sweep_text import plan_listing, sweep_summary
 from psbench.run.progress import Progress
-from psbench.reproduce import common
-from psbench.results.store import Store, default_dir
 
 HELP = help_of("reproduce")
 
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("reproduce", help=HELP, description=HELP)
-    parser.add_argument("name", metavar="NAME", nargs="?",
-                        help="the study, e.g. zak2017 (--list lists them)")
-    parser.add_argument("--list", action="store_true",
-                        help="list the studies with a one-line description each")
-    parser.add_argument("--quick", action="store_true",
-                        help="the quick variant (NAME-quick.yaml): the same method, fewer "
-                             "samples, sizes or seconds")
-    parser.add_argument("-o", "--output", metavar="DIR",
-                        help="the sweep's results directory, new or empty (default: "
-                             "<UTC time>-<experiment name>/ in results/ or $PSBENCH_RESULTS)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the sweep in -o DIR (as `psbench run --resume`), "
-                             "then report it")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check the study's file and list its runs; run nothing")
-    parser.add_argument("--no-plots", action="store_true",
-                        help="the normal report without its plots (the paper's figures "
-                             "are still drawn)")
+    parser.add_argument(
+        "name", metavar="NAME", nargs="?", help="the study, e.g. zak2017 (--list lists them)"
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the studies with a one-line description each"
+    )
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="the quick variant (NAME-quick.yaml): the same method, fewer "
+        "samples, sizes or seconds",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="the sweep's results directory, new or empty (default: "
+        "<UTC time>-<experiment name>/ in results/ or $PSBENCH_RESULTS)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the sweep in -o DIR (as `psbench run --resume`), then report it",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the study's file and list its runs; run nothing",
+    )
+    parser.add_argument(
+        "--no-plots",
+        action="store_true",
+        help="the normal report without its plots (the paper's figures are still drawn)",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -78,10 +94,12 @@ def _plan(path: Path, display: str):
 
 def _store(args, plan, env: dict, display: str) -> Store:
     if args.resume:
-        return Store.resume(Path(args.output).expanduser().resolve(), plan.source,
-                            display, env)
-    root = (Path(args.output).expanduser().resolve() if args.output else
-            default_dir(paths.results_dir(), plan.experiment.name))
+        return Store.resume(Path(args.output).expanduser().resolve(), plan.source, display, env)
+    root = (
+        Path(args.output).expanduser().resolve()
+        if args.output
+        else default_dir(paths.results_dir(), plan.experiment.name)
+    )
     return Store.create(root, plan.source, expanded_record(plan), env)
 
 
@@ -93,13 +111,17 @@ def report_study(name: str, module, root: Path, quick: bool, plots: bool = True)
     out = root / "report"
     page = write_report(report, out)
     sections = module.sections(results, published)
-    paper = common.write_sections(name, reproduce.STUDIES[name], sections, out, quick=quick,
-                                  results=root, published=published)
-    return "\n\n".join(["\n".join(report.summary),
-                        *(f"warning: {w}" for w in report.warnings),
-                        common.terminal_text(name, sections),
-                        f"report: {page}\npaper: {paper} (tables and figures in "
-                        f"{out / common.PAPER_DIR})"])
+    paper = common.write_sections(
+        name, reproduce.STUDIES[name], sections, out, quick=quick, results=root, published=published
+    )
+    return "\n\n".join(
+        [
+            "\n".join(report.summary),
+            *(f"warning: {w}" for w in report.warnings),
+            common.terminal_text(name, sections),
+            f"report: {page}\npaper: {paper} (tables and figures in {out / common.PAPER_DIR})",
+        ]
+    )
 
 
 def run_command(args) -> int:
@@ -107,37 +129,54 @@ def run_command(args) -> int:
         print(list_text())
         return 0
     if not args.name:
-        raise UserError("argument NAME: give the study to reproduce (one of "
-                        f"{reproduce.known_text()}), or --list")
+        raise UserError(
+            "argument NAME: give the study to reproduce (one of "
+            f"{reproduce.known_text()}), or --list"
+        )
     module = reproduce.load(args.name)
     if args.resume and not args.output:
-        raise UserError("argument --resume: give the directory of the sweep to continue "
-                        "with -o DIR")
+        raise UserError(
+            "argument --resume: give the directory of the sweep to continue with -o DIR"
+        )
     path = common.experiment_path(args.name, args.quick)
-    display = (str(path.relative_to(paths.REPO_ROOT)) if path.is_relative_to(paths.REPO_ROOT)
-               else str(path))
-    common.load_published(args.name)     # fail before running, not after
+    display = (
+        str(path.relative_to(paths.REPO_ROOT))
+        if path.is_relative_to(paths.REPO_ROOT)
+        else str(path)
+    )
+    common.load_published(args.name)  # fail before running, not after
     plan = _plan(path, display)
     if plan is None:
         return 2
     if args.dry_run:
-        done = Store(Path(args.output).expanduser().resolve()).finished() \
-            if args.resume else None
+        done = Store(Path(args.output).expanduser().resolve()).finished() if args.resume else None
         print(plan_listing(plan, done))
         return 0
     if not plan.selected:
         raise UserError(f"{display}: none of its drivers is built here; run `make build`", 1)
     env = envinfo.collect()
     store = _store(args, plan, env, display)
-    print(f"{args.name}: {plan.experiment.name}: {len(plan.selected)} runs into "
-          f"{store.root}", file=sys.stderr, flush=True)
-    result = execute(plan, store, env, ["psbench", *sys.argv[1:]],
-                     Progress(len(plan.selected)), resume=args.resume)
+    print(
+        f"{args.name}: {plan.experiment.name}: {len(plan.selected)} runs into {store.root}",
+        file=sys.stderr,
+        flush=True,
+    )
+    result = execute(
+        plan,
+        store,
+        env,
+        ["psbench", *sys.argv[1:]],
+        Progress(len(plan.selected)),
+        resume=args.resume,
+    )
     print(sweep_summary(plan, result, store.root))
     if result.interrupted:
-        print(f"psbench reproduce: interrupted; completed runs are kept (continue with: "
-              f"psbench reproduce {args.name}{' --quick' if args.quick else ''} "
-              f"-o {store.root} --resume)", file=sys.stderr)
+        print(
+            f"psbench reproduce: interrupted; completed runs are kept (continue with: "
+            f"psbench reproduce {args.name}{' --quick' if args.quick else ''} "
+            f"-o {store.root} --resume)",
+            file=sys.stderr,
+        )
         return 130
     print()
     print(report_study(args.name, module, store.root, args.quick, not args.no_plots))

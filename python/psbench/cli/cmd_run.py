@@ -7,42 +7,62 @@ import sys
 from dataclasses import asdict
 from pathlib import Path
 
-from psbench.cli.commands import help_of
-from psbench.run import envinfo
 from psbench.base import paths
 from psbench.base.errors import UserError
+from psbench.base.options import key_value, positive_int
+from psbench.cli.commands import help_of
+from psbench.report.sweep_text import plan_listing, sweep_summary
+from psbench.results.store import Store, default_dir
+from psbench.run import envinfo
 from psbench.run.experiment import ExperimentError, Plan, prepare
 from psbench.run.experiment.execute import execute
-from psbench.report.sweep_text import plan_listing, sweep_summary
 from psbench.run.experiment.expand import DEFAULT_MAX_RUNS
-from psbench.base.options import key_value, positive_int
 from psbench.run.progress import Progress
-from psbench.results.store import Store, default_dir
 
 HELP = help_of("run")
 
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("run", help=HELP, description=HELP)
-    parser.add_argument("experiment", metavar="EXPERIMENT.yaml",
-                        help="the experiment file, e.g. experiments/quickstart.yaml")
-    parser.add_argument("-o", "--output", metavar="DIR",
-                        help="the sweep's results directory, new or empty (default: "
-                             "<UTC time>-<name>/ in results/ or $PSBENCH_RESULTS)")
-    parser.add_argument("--dry-run", action="store_true",
-                        help="check the file and list the runs; run nothing")
-    parser.add_argument("--filter", type=key_value, action="append", default=[],
-                        metavar="KEY=VALUE",
-                        help="only runs with this value (e.g. driver=udp, size=16KiB, "
-                             "rep=1, run=3); repeat a key for either value")
-    parser.add_argument("--max-runs", type=positive_int, default=DEFAULT_MAX_RUNS,
-                        metavar="N",
-                        help=f"refuse a file that expands to more runs than this (default "
-                             f"{DEFAULT_MAX_RUNS:,}; counted from the matrix, before "
-                             f"anything is enumerated)")
-    parser.add_argument("--resume", action="store_true",
-                        help="continue the sweep in -o DIR: skip runs that already ended "
-                             "(ok, failed, crashed, timeout, refused), run the rest")
+    parser.add_argument(
+        "experiment",
+        metavar="EXPERIMENT.yaml",
+        help="the experiment file, e.g. experiments/quickstart.yaml",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="the sweep's results directory, new or empty (default: "
+        "<UTC time>-<name>/ in results/ or $PSBENCH_RESULTS)",
+    )
+    parser.add_argument(
+        "--dry-run", action="store_true", help="check the file and list the runs; run nothing"
+    )
+    parser.add_argument(
+        "--filter",
+        type=key_value,
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="only runs with this value (e.g. driver=udp, size=16KiB, "
+        "rep=1, run=3); repeat a key for either value",
+    )
+    parser.add_argument(
+        "--max-runs",
+        type=positive_int,
+        default=DEFAULT_MAX_RUNS,
+        metavar="N",
+        help=f"refuse a file that expands to more runs than this (default "
+        f"{DEFAULT_MAX_RUNS:,}; counted from the matrix, before "
+        f"anything is enumerated)",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="continue the sweep in -o DIR: skip runs that already ended "
+        "(ok, failed, crashed, timeout, refused), run the rest",
+    )
     parser.set_defaults(handler=run_command)
 
 
@@ -50,16 +70,24 @@ def print_problems(error: ExperimentError, file: str) -> None:
     for problem in error.problems:
         print(problem, file=sys.stderr)
     count = len(error.problems)
-    print(f"psbench run: {count} problem{'s' if count != 1 else ''} in {file}; nothing "
-          f"was run (docs/experiments.md lists every key)", file=sys.stderr)
+    print(
+        f"psbench run: {count} problem{'s' if count != 1 else ''} in {file}; nothing "
+        f"was run (docs/experiments.md lists every key)",
+        file=sys.stderr,
+    )
 
 
 def load_plan(args, **extra) -> Plan | None:
     """The checked plan, or None after printing every problem (exit code 2)."""
     paths.require_node()
     try:
-        plan = prepare(Path(args.experiment), args.experiment, args.filter,
-                       max_runs=getattr(args, "max_runs", DEFAULT_MAX_RUNS), **extra)
+        plan = prepare(
+            Path(args.experiment),
+            args.experiment,
+            args.filter,
+            max_runs=getattr(args, "max_runs", DEFAULT_MAX_RUNS),
+            **extra,
+        )
     except ExperimentError as exc:
         print_problems(exc, args.experiment)
         return None
@@ -73,24 +101,38 @@ def expanded_record(plan: Plan) -> dict:
     selected one."""
     exp = plan.experiment
     criteria = plan.criteria
-    return {"name": exp.name, "description": exp.description,
-            "file": str(plan.path.resolve()), "repetitions": exp.repetitions,
-            "search": asdict(criteria) if criteria is not None else None,
-            "selected": [run.number for run in plan.selected],
-            "runs": [{"run": run.number, "rep": run.rep, "label": run.label,
-                      "identity": run.identity, "source": run.source,
-                      "params": run.params,
-                      "spec": plan.specs[run.number].to_json()
-                      if run.number in plan.specs else None}
-                     for run in plan.runs]}
+    return {
+        "name": exp.name,
+        "description": exp.description,
+        "file": str(plan.path.resolve()),
+        "repetitions": exp.repetitions,
+        "search": asdict(criteria) if criteria is not None else None,
+        "selected": [run.number for run in plan.selected],
+        "runs": [
+            {
+                "run": run.number,
+                "rep": run.rep,
+                "label": run.label,
+                "identity": run.identity,
+                "source": run.source,
+                "params": run.params,
+                "spec": plan.specs[run.number].to_json() if run.number in plan.specs else None,
+            }
+            for run in plan.runs
+        ],
+    }
 
 
 def open_store(args, plan: Plan, env: dict) -> Store:
     if args.resume:
-        return Store.resume(Path(args.output).expanduser().resolve(), plan.source,
-                            args.experiment, env)
-    root = (Path(args.output).expanduser().resolve() if args.output else
-            default_dir(paths.results_dir(), plan.experiment.name))
+        return Store.resume(
+            Path(args.output).expanduser().resolve(), plan.source, args.experiment, env
+        )
+    root = (
+        Path(args.output).expanduser().resolve()
+        if args.output
+        else default_dir(paths.results_dir(), plan.experiment.name)
+    )
     return Store.create(root, plan.source, expanded_record(plan), env)
 
 
@@ -118,8 +160,9 @@ def resume_hint(args, root: Path) -> str:
 
 def run_command(args) -> int:
     if args.resume and not args.output:
-        raise UserError("argument --resume: give the directory of the sweep to continue "
-                        "with -o DIR")
+        raise UserError(
+            "argument --resume: give the directory of the sweep to continue with -o DIR"
+        )
     plan = load_plan(args)
     if plan is None:
         return 2
@@ -134,13 +177,24 @@ def run_command(args) -> int:
         return 0
     env = envinfo.collect()
     store = open_store(args, plan, env)
-    print(f"{plan.experiment.name}: {len(plan.selected)} runs into {store.root}",
-          file=sys.stderr, flush=True)
-    result = execute(plan, store, env, ["psbench", *sys.argv[1:]],
-                     Progress(len(plan.selected)), resume=args.resume)
+    print(
+        f"{plan.experiment.name}: {len(plan.selected)} runs into {store.root}",
+        file=sys.stderr,
+        flush=True,
+    )
+    result = execute(
+        plan,
+        store,
+        env,
+        ["psbench", *sys.argv[1:]],
+        Progress(len(plan.selected)),
+        resume=args.resume,
+    )
     print(sweep_summary(plan, result, store.root))
     if result.interrupted:
-        print("psbench run: interrupted; completed runs are kept in the index "
-              f"(continue with: {resume_hint(args, store.root)})",
-              file=sys.stderr)
+        print(
+            "psbench run: interrupted; completed runs are kept in the index "
+            f"(continue with: {resume_hint(args, store.root)})",
+            file=sys.stderr,
+        )
     return exit_code(result)

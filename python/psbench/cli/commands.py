@@ -4,25 +4,46 @@ the command being run, and only that one)."""
 
 COMMANDS = {
     "drivers": ("psbench.cli.cmd_drivers", "list the built drivers and their capabilities"),
-    "env": ("psbench.cli.cmd_env", "what shapes latency on this machine (CPUs, idle states, "
-                               "limits)"),
-    "ping": ("psbench.cli.cmd_measure", "round-trip latency: ping sends, pong echoes (closed "
-                                    "loop by default)"),
-    "pubsub": ("psbench.cli.cmd_measure", "one-way latency: pub sends at --rate (0: back to "
-                                      "back), sub records receive - intended send"),
-    "ratesearch": ("psbench.cli.cmd_ratesearch", "maximum sustainable rate: the highest pubsub "
-                                             "rate with loss and p99 latency within bounds, "
-                                             "found by doubling then bisecting"),
-    "run": ("psbench.cli.cmd_run", "run every run of an experiment file (matrix, exclude, "
-                               "repetitions; docs/experiments.md)"),
-    "report": ("psbench.cli.cmd_report", "statistics, significance tests, tables, plots and an "
-                                     "HTML report of a results folder"),
-    "demo": ("psbench.cli.cmd_demo", "every built driver beside the baselines at 64 B and 16 KiB, "
-                                 "then its report (experiments/quickstart.yaml)"),
-    "compare": ("psbench.cli.cmd_compare", "compare two result sets: is B slower than A? (exit "
-                                       "code 1 if so; docs/compare.md)"),
-    "reproduce": ("psbench.cli.cmd_reproduce", "rerun one seed study and report it in the "
-                                           "paper's own form (docs/reproductions.md)"),
+    "env": (
+        "psbench.cli.cmd_env",
+        "what shapes latency on this machine (CPUs, idle states, limits)",
+    ),
+    "ping": (
+        "psbench.cli.cmd_measure",
+        "round-trip latency: ping sends, pong echoes (closed loop by default)",
+    ),
+    "pubsub": (
+        "psbench.cli.cmd_measure",
+        "one-way latency: pub sends at --rate (0: back to "
+        "back), sub records receive - intended send",
+    ),
+    "ratesearch": (
+        "psbench.cli.cmd_ratesearch",
+        "maximum sustainable rate: the highest pubsub "
+        "rate with loss and p99 latency within bounds, "
+        "found by doubling then bisecting",
+    ),
+    "run": (
+        "psbench.cli.cmd_run",
+        "run every run of an experiment file (matrix, exclude, repetitions; docs/experiments.md)",
+    ),
+    "report": (
+        "psbench.cli.cmd_report",
+        "statistics, significance tests, tables, plots and an HTML report of a results folder",
+    ),
+    "demo": (
+        "psbench.cli.cmd_demo",
+        "every built driver beside the baselines at 64 B and 16 KiB, "
+        "then its report (experiments/quickstart.yaml)",
+    ),
+    "compare": (
+        "psbench.cli.cmd_compare",
+        "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)",
+    ),
+    "reproduce": (
+        "psbench.cli.cmd_reproduce",
+        "rerun one seed study and report it in the paper's own form (docs/reproductions.md)",
+    ),
 }
 
 

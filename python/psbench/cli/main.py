@@ -6,9 +6,9 @@ import signal
 import sys
 
 import psbench
+from psbench.base.errors import UserError
 from psbench.cli.arg_parser import Parser
 from psbench.cli.commands import COMMANDS
-from psbench.base.errors import UserError
 
 
 class _Prebuilt:
@@ -35,18 +35,19 @@ def build_parser(argv: list[str] | None = None) -> argparse.ArgumentParser:
     when argv is None: every module imported, e.g. for the tests)."""
     parser = Parser(
         prog="psbench",
-        description="Latency benchmark for publish/subscribe middleware. "
-                    "See docs/cli.md.")
-    parser.add_argument("--version", action="version",
-                        version=f"psbench {psbench.__version__}")
+        description="Latency benchmark for publish/subscribe middleware. See docs/cli.md.",
+    )
+    parser.add_argument("--version", action="version", version=f"psbench {psbench.__version__}")
     subparsers = parser.add_subparsers(title="commands", metavar="COMMAND")
-    parsers = {name: subparsers.add_parser(name, help=text, description=text)
-               for name, (_, text) in COMMANDS.items()}
+    parsers = {
+        name: subparsers.add_parser(name, help=text, description=text)
+        for name, (_, text) in COMMANDS.items()
+    }
     for sub in parsers.values():
-        sub.set_defaults(subcommand_parser=sub)   # whose usage an unknown option shows
+        sub.set_defaults(subcommand_parser=sub)  # whose usage an unknown option shows
     wanted = [_command_of(argv)] if argv is not None else list(COMMANDS)
     modules = dict.fromkeys(COMMANDS[name][0] for name in wanted if name in COMMANDS)
-    for module in modules:   # only the command being run: the others cost nothing
+    for module in modules:  # only the command being run: the others cost nothing
         importlib.import_module(module).add_parsers(_Prebuilt(parsers))
     return parser
 

@@ -9,11 +9,20 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, build_configs, labels
 from psbench.results.describe import percentile
 from psbench.results.load import ResultSet
-from psbench.results.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED, RatioCI, mann_whitney, outside_noise, ratio_ci, seed_for
-from psbench.report.tables import Column, Table
+from psbench.results.significance import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+    RatioCI,
+    mann_whitney,
+    outside_noise,
+    ratio_ci,
+    seed_for,
+)
 from psbench.results.stats import PERCENTILES
 
 DEFAULT_THRESHOLD = 0.05
@@ -35,6 +44,7 @@ class Settings:
 @dataclass(frozen=True)
 class Change:
     """One configuration with ok samples in both sets."""
+
     label: str
     metric: str
     n_a: int
@@ -42,12 +52,12 @@ class Change:
     p50_a: float
     p50_b: float
     p50: RatioCI
-    p99: RatioCI | None        # None: fewer than P99_MIN_SAMPLES on a side
+    p99: RatioCI | None  # None: fewer than P99_MIN_SAMPLES on a side
     mann_whitney_p: float
     p50_verdict: str
     p99_verdict: str | None
     warnings: tuple[str, ...]  # e.g. repetitions of a side that disagree
-    resources_a: dict = None   # Config.resources of each side ({} if not measured)
+    resources_a: dict = None  # Config.resources of each side ({} if not measured)
     resources_b: dict = None
 
     def verdict(self, fail_on: str) -> str | None:
@@ -68,6 +78,7 @@ class Change:
 class Unpaired:
     """A configuration that cannot be compared: in one set only, or without ok samples
     on a side. A status is "" for a set that does not have the configuration."""
+
     label: str
     metric: str
     status_a: str
@@ -98,8 +109,10 @@ def _union_labels(configs: list[Config]) -> dict[str, str]:
 
 def status_text(config: Config) -> str:
     """What the runs of a configuration ended with, e.g. "failed" or "2 ok, 1 timeout"."""
-    statuses = Counter("ok without samples" if r.status == "ok" and r.samples is None
-                       else r.status for r in config.runs)
+    statuses = Counter(
+        "ok without samples" if r.status == "ok" and r.samples is None else r.status
+        for r in config.runs
+    )
     if len(config.runs) == 1:
         return next(iter(statuses))
     return ", ".join(f"{count} {status}" for status, count in statuses.items())
@@ -109,12 +122,19 @@ def _verdict(ci: RatioCI, threshold: float) -> str:
     return VERDICTS[outside_noise(ci, threshold)]
 
 
-def _interval(a: list[np.ndarray], b: list[np.ndarray], statistic: str, key: str,
-              settings: Settings) -> RatioCI:
+def _interval(
+    a: list[np.ndarray], b: list[np.ndarray], statistic: str, key: str, settings: Settings
+) -> RatioCI:
     # One generator per configuration and statistic: the interval does not depend on
     # what else is compared, and the same inputs give the same output.
-    return ratio_ci(a, b, statistic, settings.resamples, settings.confidence,
-                    rng=seed_for(f"{key} {statistic}", settings.seed))
+    return ratio_ci(
+        a,
+        b,
+        statistic,
+        settings.resamples,
+        settings.confidence,
+        rng=seed_for(f"{key} {statistic}", settings.seed),
+    )
 
 
 def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Change:
@@ -124,15 +144,24 @@ def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Chan
     p99 = None
     if min(samples_a.size, samples_b.size) >= P99_MIN_SAMPLES:
         p99 = _interval(a.rep_samples, b.rep_samples, "p99", a.key, settings)
-    return Change(label=label, metric=a.metric, n_a=int(samples_a.size),
-                  n_b=int(samples_b.size), p50_a=percentile(samples_a, 50),
-                  p50_b=percentile(samples_b, 50), p50=p50, p99=p99,
-                  mann_whitney_p=mann_whitney(samples_a, samples_b).p,
-                  p50_verdict=_verdict(p50, settings.threshold),
-                  p99_verdict=_verdict(p99, settings.threshold) if p99 else None,
-                  warnings=tuple([f"{label}, A: {w}" for w in a.warnings] +
-                                 [f"{label}, B: {w}" for w in b.warnings]),
-                  resources_a=a.resources, resources_b=b.resources)
+    return Change(
+        label=label,
+        metric=a.metric,
+        n_a=int(samples_a.size),
+        n_b=int(samples_b.size),
+        p50_a=percentile(samples_a, 50),
+        p50_b=percentile(samples_b, 50),
+        p50=p50,
+        p99=p99,
+        mann_whitney_p=mann_whitney(samples_a, samples_b).p,
+        p50_verdict=_verdict(p50, settings.threshold),
+        p99_verdict=_verdict(p99, settings.threshold) if p99 else None,
+        warnings=tuple(
+            [f"{label}, A: {w}" for w in a.warnings] + [f"{label}, B: {w}" for w in b.warnings]
+        ),
+        resources_a=a.resources,
+        resources_b=b.resources,
+    )
 
 
 def compare(results_a: ResultSet, results_b: ResultSet, settings: Settings) -> Comparison:
@@ -141,8 +170,9 @@ def compare(results_a: ResultSet, results_b: ResultSet, settings: Settings) -> C
     # Repetitions that disagree by more than the threshold get a warning.
     configs_a = {c.key: c for c in build_configs(results_a, settings.threshold)}
     configs_b = {c.key: c for c in build_configs(results_b, settings.threshold)}
-    labels = _union_labels(list(configs_a.values()) +
-                           [c for key, c in configs_b.items() if key not in configs_a])
+    labels = _union_labels(
+        list(configs_a.values()) + [c for key, c in configs_b.items() if key not in configs_a]
+    )
     changes, not_comparable = [], []
     for key, a in configs_a.items():
         b = configs_b.get(key)
@@ -151,12 +181,17 @@ def compare(results_a: ResultSet, results_b: ResultSet, settings: Settings) -> C
         if a.ok_runs and b.ok_runs:
             changes.append(compare_config(a, b, labels[key], settings))
         else:
-            not_comparable.append(Unpaired(labels[key], a.metric, status_text(a),
-                                           status_text(b)))
-    only_a = [Unpaired(labels[k], c.metric, status_text(c), "")
-              for k, c in configs_a.items() if k not in configs_b]
-    only_b = [Unpaired(labels[k], c.metric, "", status_text(c))
-              for k, c in configs_b.items() if k not in configs_a]
+            not_comparable.append(Unpaired(labels[key], a.metric, status_text(a), status_text(b)))
+    only_a = [
+        Unpaired(labels[k], c.metric, status_text(c), "")
+        for k, c in configs_a.items()
+        if k not in configs_b
+    ]
+    only_b = [
+        Unpaired(labels[k], c.metric, "", status_text(c))
+        for k, c in configs_b.items()
+        if k not in configs_a
+    ]
     return Comparison(settings, changes, only_a, only_b, not_comparable)
 
 
@@ -171,8 +206,10 @@ def summary_line(comparison: Comparison) -> str:
     unresolved = comparison.count(None)
     if unresolved:
         counts.append(f"{unresolved} without p99")
-    return (f"{', '.join(counts)}; regression beyond {percent_text(settings.threshold)} "
-            f"({settings.fail_on}): {'yes' if comparison.regression else 'no'}")
+    return (
+        f"{', '.join(counts)}; regression beyond {percent_text(settings.threshold)} "
+        f"({settings.fail_on}): {'yes' if comparison.regression else 'no'}"
+    )
 
 
 def _ratio_cells(ci: RatioCI | None) -> list:
@@ -181,28 +218,51 @@ def _ratio_cells(ci: RatioCI | None) -> list:
 
 def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
     settings = comparison.settings
-    columns = [Column("configuration", "config"), Column("metric", "metric"),
-               Column("n A", "n_a", "count"), Column("n B", "n_b", "count"),
-               Column("p50 A µs", "p50_a_ns", "us"), Column("p50 B µs", "p50_b_ns", "us"),
-               Column("p50 B/A", "p50_ratio", "ratio"), Column("low", "p50_low", "ratio"),
-               Column("high", "p50_high", "ratio"), Column("p50 verdict", "p50_verdict"),
-               Column("p99 B/A", "p99_ratio", "ratio"), Column("low", "p99_low", "ratio"),
-               Column("high", "p99_high", "ratio"), Column("p99 verdict", "p99_verdict"),
-               Column("MW p", "mann_whitney_p", "p")]
-    rows = [[c.label, c.metric, c.n_a, c.n_b, c.p50_a, c.p50_b, *_ratio_cells(c.p50),
-             c.p50_verdict, *_ratio_cells(c.p99), c.p99_verdict or "-",
-             c.mann_whitney_p] for c in comparison.changes]
+    columns = [
+        Column("configuration", "config"),
+        Column("metric", "metric"),
+        Column("n A", "n_a", "count"),
+        Column("n B", "n_b", "count"),
+        Column("p50 A µs", "p50_a_ns", "us"),
+        Column("p50 B µs", "p50_b_ns", "us"),
+        Column("p50 B/A", "p50_ratio", "ratio"),
+        Column("low", "p50_low", "ratio"),
+        Column("high", "p50_high", "ratio"),
+        Column("p50 verdict", "p50_verdict"),
+        Column("p99 B/A", "p99_ratio", "ratio"),
+        Column("low", "p99_low", "ratio"),
+        Column("high", "p99_high", "ratio"),
+        Column("p99 verdict", "p99_verdict"),
+        Column("MW p", "mann_whitney_p", "p"),
+    ]
+    rows = [
+        [
+            c.label,
+            c.metric,
+            c.n_a,
+            c.n_b,
+            c.p50_a,
+            c.p50_b,
+            *_ratio_cells(c.p50),
+            c.p50_verdict,
+            *_ratio_cells(c.p99),
+            c.p99_verdict or "-",
+            c.mann_whitney_p,
+        ]
+        for c in comparison.changes
+    ]
     low, high = 1 - settings.threshold, 1 + settings.threshold
-    notes = [f"B/A over all samples of the ok repetitions; low-high: "
-             f"{percent_text(settings.confidence)} bootstrap interval ({settings.resamples} "
-             f"resamples, seed {settings.seed})",
-             f"verdict: slower if the whole interval is above {high:g}, faster if below "
-             f"{low:g}, otherwise no change; MW p: Mann-Whitney U, two-sided"]
+    notes = [
+        f"B/A over all samples of the ok repetitions; low-high: "
+        f"{percent_text(settings.confidence)} bootstrap interval ({settings.resamples} "
+        f"resamples, seed {settings.seed})",
+        f"verdict: slower if the whole interval is above {high:g}, faster if below "
+        f"{low:g}, otherwise no change; MW p: Mann-Whitney U, two-sided",
+    ]
     if any(c.p99 is None for c in comparison.changes):
         notes.append(f"p99 '-': fewer than {P99_MIN_SAMPLES} samples on a side")
     notes.extend(w for c in comparison.changes for w in c.warnings)
-    return Table("compare", f"B = {name_b} against A = {name_a} (reference)", columns,
-                 rows, notes)
+    return Table("compare", f"B = {name_b} against A = {name_a} (reference)", columns, rows, notes)
 
 
 def resources_table(comparison: Comparison) -> Table | None:
@@ -211,37 +271,59 @@ def resources_table(comparison: Comparison) -> Table | None:
     both = [c for c in comparison.changes if c.resources_a and c.resources_b]
     if not both:
         return None
-    columns = [Column("configuration", "config"), Column("per", "per"),
-               Column("CPU µs A", "cpu_ns_per_message_a", "us"),
-               Column("CPU µs B", "cpu_ns_per_message_b", "us"),
-               Column("CPU B/A", "cpu_ratio", "ratio"),
-               Column("services µs A", "services_cpu_ns_per_message_a", "us"),
-               Column("services µs B", "services_cpu_ns_per_message_b", "us"),
-               Column("peak RSS MiB A", "peak_rss_mib_a", "rate"),
-               Column("peak RSS MiB B", "peak_rss_mib_b", "rate")]
+    columns = [
+        Column("configuration", "config"),
+        Column("per", "per"),
+        Column("CPU µs A", "cpu_ns_per_message_a", "us"),
+        Column("CPU µs B", "cpu_ns_per_message_b", "us"),
+        Column("CPU B/A", "cpu_ratio", "ratio"),
+        Column("services µs A", "services_cpu_ns_per_message_a", "us"),
+        Column("services µs B", "services_cpu_ns_per_message_b", "us"),
+        Column("peak RSS MiB A", "peak_rss_mib_a", "rate"),
+        Column("peak RSS MiB B", "peak_rss_mib_b", "rate"),
+    ]
     rows = []
     for c in both:
         a, b = c.resources_a, c.resources_b
         cpu_a, cpu_b = a["all"]["cpu_ns_per_message"], b["all"]["cpu_ns_per_message"]
-        rss = [max(filter(None, (r[s]["peak_rss_kb"] for s in ("nodes", "services"))),
-                   default=None) for r in (a, b)]
-        rows.append([c.label, a["per"], cpu_a, cpu_b,
-                     cpu_b / cpu_a if cpu_a and cpu_b is not None else None,
-                     a["services"]["cpu_ns_per_message"], b["services"]["cpu_ns_per_message"],
-                     *[kb / 1024 if kb else None for kb in rss]])
-    notes = ["CPU µs: every process of the run (nodes and services) per round trip or "
-             "message published over the measurement window, median of the repetitions; "
-             "peak RSS: the largest process. No interval or verdict: one figure per "
-             "repetition (docs/analysis.md, resources)"]
-    return Table("compare_resources", "Resources per message, B against A", columns, rows,
-                 notes)
+        rss = [
+            max(filter(None, (r[s]["peak_rss_kb"] for s in ("nodes", "services"))), default=None)
+            for r in (a, b)
+        ]
+        rows.append(
+            [
+                c.label,
+                a["per"],
+                cpu_a,
+                cpu_b,
+                cpu_b / cpu_a if cpu_a and cpu_b is not None else None,
+                a["services"]["cpu_ns_per_message"],
+                b["services"]["cpu_ns_per_message"],
+                *[kb / 1024 if kb else None for kb in rss],
+            ]
+        )
+    notes = [
+        "CPU µs: every process of the run (nodes and services) per round trip or "
+        "message published over the measurement window, median of the repetitions; "
+        "peak RSS: the largest process. No interval or verdict: one figure per "
+        "repetition (docs/analysis.md, resources)"
+    ]
+    return Table("compare_resources", "Resources per message, B against A", columns, rows, notes)
 
 
 def unpaired_table(name: str, title: str, items: list[Unpaired]) -> Table:
-    columns = [Column("configuration", "config"), Column("metric", "metric"),
-               Column("A runs", "status_a"), Column("B runs", "status_b")]
-    return Table(name, title, columns,
-                 [[u.label, u.metric, u.status_a or "-", u.status_b or "-"] for u in items])
+    columns = [
+        Column("configuration", "config"),
+        Column("metric", "metric"),
+        Column("A runs", "status_a"),
+        Column("B runs", "status_b"),
+    ]
+    return Table(
+        name,
+        title,
+        columns,
+        [[u.label, u.metric, u.status_a or "-", u.status_b or "-"] for u in items],
+    )
 
 
 def tables(comparison: Comparison, name_a: str, name_b: str) -> list[Table]:
@@ -251,10 +333,14 @@ def tables(comparison: Comparison, name_a: str, name_b: str) -> list[Table]:
     if costs is not None:
         found.append(costs)
     for name, title, items in (
-            ("only_a", "only in A (not compared)", comparison.only_a),
-            ("only_b", "only in B (not compared)", comparison.only_b),
-            ("not_comparable", "in both, but without ok samples on a side (not compared)",
-             comparison.not_comparable)):
+        ("only_a", "only in A (not compared)", comparison.only_a),
+        ("only_b", "only in B (not compared)", comparison.only_b),
+        (
+            "not_comparable",
+            "in both, but without ok samples on a side (not compared)",
+            comparison.not_comparable,
+        ),
+    ):
         if items:
             found.append(unpaired_table(name, title, items))
     return found

@@ -9,8 +9,7 @@ BUSY_LOAD_PER_CPU = 0.5
 
 
 def _roles_realtime(config: Config) -> list[dict]:
-    return [s.get("realtime") or {} for run in config.ok_runs
-            for s in run.summaries.values()]
+    return [s.get("realtime") or {} for run in config.ok_runs for s in run.summaries.values()]
 
 
 def _names(configs: list[Config], total: int) -> str:
@@ -25,30 +24,43 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
     cpus = len(env.get("online_cpus") or []) or env.get("logical_cpus") or 0
     load = (env.get("load_average") or [None])[0]
     if load is not None and cpus and load > BUSY_LOAD_PER_CPU * cpus:
-        warnings.append(f"the machine was busy when the sweep started: 1-minute load "
-                        f"{load:g} on {cpus} CPUs")
+        warnings.append(
+            f"the machine was busy when the sweep started: 1-minute load {load:g} on {cpus} CPUs"
+        )
     measured = [c for c in configs if c.ok_runs]
-    unpinned = [c for c in measured
-                if any((rt.get("cpu") is None or rt.get("cpu") < 0)
-                       for rt in _roles_realtime(c))]
+    unpinned = [
+        c
+        for c in measured
+        if any((rt.get("cpu") is None or rt.get("cpu") < 0) for rt in _roles_realtime(c))
+    ]
     if unpinned:
-        warnings.append(f"not pinned to CPUs (the scheduler moved the roles): "
-                        f"{_names(unpinned, len(measured))}")
-    not_rt = [c for c in measured
-              if any(rt.get("sched_policy") not in ("SCHED_FIFO", "SCHED_RR")
-                     for rt in _roles_realtime(c))]
+        warnings.append(
+            f"not pinned to CPUs (the scheduler moved the roles): {_names(unpinned, len(measured))}"
+        )
+    not_rt = [
+        c
+        for c in measured
+        if any(
+            rt.get("sched_policy") not in ("SCHED_FIFO", "SCHED_RR") for rt in _roles_realtime(c)
+        )
+    ]
     if not_rt:
-        warnings.append(f"no real-time priority (SCHED_OTHER; `fifo` sets SCHED_FIFO): "
-                        f"{_names(not_rt, len(measured))}")
-    virt = (env.get("virtualization") or {})
+        warnings.append(
+            f"no real-time priority (SCHED_OTHER; `fifo` sets SCHED_FIFO): "
+            f"{_names(not_rt, len(measured))}"
+        )
+    virt = env.get("virtualization") or {}
     kind = virt.get("systemd_detect_virt")
     if (kind and kind != "none") or virt.get("hypervisor_flag"):
-        warnings.append(f"virtualized ({kind or 'hypervisor flag set'}): other guests "
-                        f"share the hardware")
+        warnings.append(
+            f"virtualized ({kind or 'hypervisor flag set'}): other guests share the hardware"
+        )
     governor = env.get("cpufreq_governor")
     if isinstance(governor, dict):
         others = sorted({g for g in governor.values() if g and g != "performance"})
         if others:
-            warnings.append(f"CPU frequency governor {', '.join(others)} (not "
-                            f"performance): clock speed changes during runs")
+            warnings.append(
+                f"CPU frequency governor {', '.join(others)} (not "
+                f"performance): clock speed changes during runs"
+            )
     return warnings

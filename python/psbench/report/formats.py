@@ -19,9 +19,12 @@ def _md_cell(text: str) -> str:
 
 
 def markdown(t: Table) -> str:
-    lines = [f"### {t.title}", "",
-             "| " + " | ".join(_md_cell(h) for h in t.headers) + " |",
-             "|" + "|".join("---:" if c.format != "text" else "---" for c in t.columns) + "|"]
+    lines = [
+        f"### {t.title}",
+        "",
+        "| " + " | ".join(_md_cell(h) for h in t.headers) + " |",
+        "|" + "|".join("---:" if c.format != "text" else "---" for c in t.columns) + "|",
+    ]
     lines.extend("| " + " | ".join(_md_cell(c) for c in row) + " |" for row in t.text_rows())
     if t.notes:
         lines.append("")
@@ -39,19 +42,34 @@ def csv_text(t: Table) -> str:
 
 
 def json_value(t: Table) -> dict:
-    return {"name": t.name, "title": t.title,
-            "columns": [{"key": c.key, "name": c.name, "format": c.format}
-                        for c in t.columns],
-            "rows": t.records(), "notes": t.notes}
+    return {
+        "name": t.name,
+        "title": t.title,
+        "columns": [{"key": c.key, "name": c.name, "format": c.format} for c in t.columns],
+        "rows": t.records(),
+        "notes": t.notes,
+    }
 
 
 def json_text(t: Table) -> str:
     return json.dumps(json_value(t), indent=2, ensure_ascii=False) + "\n"
 
 
-_LATEX_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$",
-                  "#": r"\#", "_": r"\_", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                  "^": r"\textasciicircum{}", "µ": r"$\mu$", "<": r"$<$", ">": r"$>$"}
+_LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "µ": r"$\mu$",
+    "<": r"$<$",
+    ">": r"$>$",
+}
 
 
 def latex_escape(text: str) -> str:
@@ -61,10 +79,15 @@ def latex_escape(text: str) -> str:
 def latex(t: Table) -> str:
     """A booktabs table (\\usepackage{booktabs}), numbers right-aligned."""
     spec = "".join("r" if c.format != "text" else "l" for c in t.columns)
-    lines = [r"\begin{table}[ht]", r"\centering",
-             f"\\caption{{{latex_escape(t.title)}}}", f"\\begin{{tabular}}{{{spec}}}",
-             r"\toprule", " & ".join(latex_escape(h) for h in t.headers) + r" \\",
-             r"\midrule"]
+    lines = [
+        r"\begin{table}[ht]",
+        r"\centering",
+        f"\\caption{{{latex_escape(t.title)}}}",
+        f"\\begin{{tabular}}{{{spec}}}",
+        r"\toprule",
+        " & ".join(latex_escape(h) for h in t.headers) + r" \\",
+        r"\midrule",
+    ]
     lines.extend(" & ".join(latex_escape(c) for c in row) + r" \\" for row in t.text_rows())
     lines.extend([r"\bottomrule", r"\end{tabular}"])
     lines.extend(f"% {note}" for note in t.notes)

@@ -21,7 +21,7 @@ import numpy as np
 from psbench.results.stats import index_at
 
 TICKS_PER_HALF_DISTANCE = 5
-UNIT_NS = 1000.0   # values in µs, as HdrHistogram's output scaling ratio 1000 gives
+UNIT_NS = 1000.0  # values in µs, as HdrHistogram's output scaling ratio 1000 gives
 
 
 def levels(n: int) -> list[Fraction]:
@@ -32,7 +32,7 @@ def levels(n: int) -> list[Fraction]:
         found.append(level)
         if math.ceil(level * n) >= n:
             return found
-        halvings = (1 / (1 - level)).__floor__().bit_length() - 1   # floor(log2(1/(1-p)))
+        halvings = (1 / (1 - level)).__floor__().bit_length() - 1  # floor(log2(1/(1-p)))
         level += Fraction(1, TICKS_PER_HALF_DISTANCE * 2 ** (halvings + 1))
 
 
@@ -41,9 +41,11 @@ def distribution_text(latency_ns: np.ndarray) -> str:
     n = values.size
     lines = [f"{'Value':>12} {'Percentile':>14} {'TotalCount':>10} {'1/(1-Percentile)':>14}", ""]
     for level in levels(n) if n else []:
-        index = index_at(level, n)     # nearest rank, exact
-        lines.append(f"{values[index] / UNIT_NS:12.3f} {float(level):14.12f} {index + 1:10d} "
-                     f"{float(1 / (1 - level)):14.2f}")
+        index = index_at(level, n)  # nearest rank, exact
+        lines.append(
+            f"{values[index] / UNIT_NS:12.3f} {float(level):14.12f} {index + 1:10d} "
+            f"{float(1 / (1 - level)):14.2f}"
+        )
     if n:
         lines.append(f"{values[-1] / UNIT_NS:12.3f} {1.0:14.12f} {n:10d}")
         mean, std = values.mean() / UNIT_NS, (values.std(ddof=1) if n > 1 else 0.0) / UNIT_NS

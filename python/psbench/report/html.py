@@ -8,8 +8,13 @@ from html import escape
 
 from psbench.report.tables import Table
 
-SECTIONS = (("summary", "Summary"), ("tables", "Tables"), ("plots", "Plots"),
-            ("environment", "Environment"), ("experiment", "Experiment"))
+SECTIONS = (
+    ("summary", "Summary"),
+    ("tables", "Tables"),
+    ("plots", "Plots"),
+    ("environment", "Environment"),
+    ("experiment", "Experiment"),
+)
 
 # Images only from data: URLs, styles only inline, nothing else: the page cannot reach
 # the network even if something in it tried.
@@ -54,23 +59,44 @@ pre { background: #f4f6f9; border: 1px solid #e1e5eb; padding: .8rem; overflow-x
 """
 
 
-def render_html(title: str, summary: list[str], warnings: list[str], tables: list[Table],
-                plots: list, env: dict, experiment_text: str | None,
-                notes: list[str]) -> str:
+def render_html(
+    title: str,
+    summary: list[str],
+    warnings: list[str],
+    tables: list[Table],
+    plots: list,
+    env: dict,
+    experiment_text: str | None,
+    notes: list[str],
+) -> str:
     """The whole page. plots are analysis.plots.Plot objects whose PNG files exist."""
-    body = [f"<h1>{escape(title)}</h1>",
-            _section("summary", _summary(summary, warnings)),
-            _section("tables", "\n".join(_table(t) for t in tables)
-                     or _none("No tables.")),
-            _section("plots", _plots(plots, notes)),
-            _section("environment", _environment(env)),
-            _section("experiment", _experiment(experiment_text))]
-    return "\n".join([
-        "<!DOCTYPE html>", '<html lang="en">', "<head>", '<meta charset="utf-8">',
-        f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{escape(title)}</title>", f"<style>{STYLE}</style>", "</head>", "<body>",
-        _nav(), *body, "</body>", "</html>", ""])
+    body = [
+        f"<h1>{escape(title)}</h1>",
+        _section("summary", _summary(summary, warnings)),
+        _section("tables", "\n".join(_table(t) for t in tables) or _none("No tables.")),
+        _section("plots", _plots(plots, notes)),
+        _section("environment", _environment(env)),
+        _section("experiment", _experiment(experiment_text)),
+    ]
+    return "\n".join(
+        [
+            "<!DOCTYPE html>",
+            '<html lang="en">',
+            "<head>",
+            '<meta charset="utf-8">',
+            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">',
+            '<meta name="viewport" content="width=device-width, initial-scale=1">',
+            f"<title>{escape(title)}</title>",
+            f"<style>{STYLE}</style>",
+            "</head>",
+            "<body>",
+            _nav(),
+            *body,
+            "</body>",
+            "</html>",
+            "",
+        ]
+    )
 
 
 def _nav() -> str:
@@ -112,16 +138,19 @@ def _table(t: Table) -> str:
         return f"<{tag}{css}>{escape(text)}</{tag}>"
 
     head = "".join(cell("th", h, n) for h, n in zip(t.headers, numeric))
-    rows = "\n".join("<tr>" + "".join(cell("td", text, n) for text, n in zip(row, numeric))
-                     + "</tr>" for row in t.text_rows())
+    rows = "\n".join(
+        "<tr>" + "".join(cell("td", text, n) for text, n in zip(row, numeric)) + "</tr>"
+        for row in t.text_rows()
+    )
     notes = "".join(f'<p class="note">{escape(note)}</p>' for note in t.notes)
-    body = (f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead>\n'
-            f"<tbody>\n{rows}\n</tbody></table></div>\n")
+    body = (
+        f'<div class="scroll"><table class="data"><thead><tr>{head}</tr></thead>\n'
+        f"<tbody>\n{rows}\n</tbody></table></div>\n"
+    )
     if t.folded or len(t.rows) > FOLDED_ROWS:
         # A long table (e.g. every pair of a large sweep) folds, so that the page still
         # reads from top to bottom; <details> needs no script.
-        body = (f"<details><summary>{len(t.rows)} rows: show the table</summary>\n"
-                f"{body}</details>\n")
+        body = f"<details><summary>{len(t.rows)} rows: show the table</summary>\n{body}</details>\n"
     return f'<h3 id="table-{escape(t.name)}">{escape(t.title)}</h3>\n{body}{notes}'
 
 
@@ -136,10 +165,12 @@ def _plots(plots: list, notes: list[str]) -> str:
 def _figure(plot) -> str:
     data = base64.b64encode(plot.png.read_bytes()).decode("ascii")
     files = f"plots/{plot.png.name}, plots/{plot.svg.name}"
-    return (f'<figure id="plot-{escape(plot.name)}">\n'
-            f'<img src="data:image/png;base64,{data}" alt="{escape(plot.title)}">\n'
-            f"<figcaption><strong>{escape(plot.title)}.</strong> {escape(plot.caption)} "
-            f'<span class="files">({escape(files)})</span></figcaption>\n</figure>')
+    return (
+        f'<figure id="plot-{escape(plot.name)}">\n'
+        f'<img src="data:image/png;base64,{data}" alt="{escape(plot.title)}">\n'
+        f"<figcaption><strong>{escape(plot.title)}.</strong> {escape(plot.caption)} "
+        f'<span class="files">({escape(files)})</span></figcaption>\n</figure>'
+    )
 
 
 def _value(value) -> str:
@@ -158,8 +189,9 @@ def _scalar(value) -> str:
 
 
 def _definitions(mapping: dict) -> str:
-    items = "".join(f"<dt>{escape(str(key))}</dt><dd>{_value(value)}</dd>"
-                    for key, value in mapping.items())
+    items = "".join(
+        f"<dt>{escape(str(key))}</dt><dd>{_value(value)}</dd>" for key, value in mapping.items()
+    )
     return f'<dl class="env">{items}</dl>'
 
 
@@ -169,6 +201,8 @@ def _environment(env: dict) -> str:
 
 def _experiment(text: str | None) -> str:
     if text is None:
-        return _none("No experiment file: these results are single runs of psbench ping "
-                     "or pubsub, not a sweep of psbench run.")
+        return _none(
+            "No experiment file: these results are single runs of psbench ping "
+            "or pubsub, not a sweep of psbench run."
+        )
     return f"<pre>{escape(text)}</pre>"

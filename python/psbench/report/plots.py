@@ -21,8 +21,8 @@ from psbench.results.configs import Config, labels, setting_text, varying_keys
 from psbench.results.load import Search, implied_setting
 
 STYLE = {
-    "svg.hashsalt": "psbench",       # SVG ids come from this salt, not a random one
-    "svg.fonttype": "none",          # text stays text: searchable, editable, smaller
+    "svg.hashsalt": "psbench",  # SVG ids come from this salt, not a random one
+    "svg.fonttype": "none",  # text stays text: searchable, editable, smaller
     "font.size": 8,
     "axes.titlesize": 9,
     "legend.fontsize": 7,
@@ -31,14 +31,14 @@ STYLE = {
     "axes.prop_cycle": matplotlib.cycler(color=matplotlib.colormaps["tab10"].colors),
 }
 DPI = 110
-PANEL_INCHES = (4.3, 2.7)           # the axes of one plot
-SMALL_PANEL_INCHES = (2.7, 1.7)     # the axes of one of the small multiples
+PANEL_INCHES = (4.3, 2.7)  # the axes of one plot
+SMALL_PANEL_INCHES = (2.7, 1.7)  # the axes of one of the small multiples
 SMALL_COLUMNS = 3
-MAX_LINES = 8                       # lines per axes before a figure is split
-MAX_PANELS = 12                     # small multiples per figure
+MAX_LINES = 8  # lines per axes before a figure is split
+MAX_PANELS = 12  # small multiples per figure
 HISTOGRAM_BINS = 60
 TIME_BINS = 200
-SPECTRUM_POINTS = 161               # 1/(1-q) from 1 (p0) to 10^4 (p99.99), log-spaced
+SPECTRUM_POINTS = 161  # 1/(1-q) from 1 (p0) to 10^4 (p99.99), log-spaced
 SPECTRUM_TICKS = {1: "0", 2: "50", 10: "90", 100: "99", 1000: "99.9", 10000: "99.99"}
 SIZE_TICKS_MAX = 8
 # left, right, bottom, top edges and the space between panels across and down (inches)
@@ -47,9 +47,9 @@ MARGIN_INCHES = (0.65, 0.2, 0.45, 0.3, 0.75, 0.7)
 
 @dataclass
 class Plot:
-    name: str        # file stem, e.g. "latency-vs-size"
+    name: str  # file stem, e.g. "latency-vs-size"
     title: str
-    caption: str     # what is shown and how to read it
+    caption: str  # what is shown and how to read it
     png: Path
     svg: Path
 
@@ -57,14 +57,16 @@ class Plot:
 @dataclass
 class Drawing:
     """A figure drawn but not yet written."""
+
     name: str
     title: str
     caption: str
     figure: Figure
 
 
-def write_plots(configs: list[Config], out_dir: Path,
-                searches: list[Search] = ()) -> tuple[list[Plot], list[str]]:
+def write_plots(
+    configs: list[Config], out_dir: Path, searches: list[Search] = ()
+) -> tuple[list[Plot], list[str]]:
     """Writes every plot the configurations (and rate searches) allow into out_dir (PNG
     and SVG of each); returns them, and a note for each plot left out saying why."""
     usable = [c for c in configs if c.ok_runs and c.pooled_ns.size]
@@ -73,9 +75,16 @@ def write_plots(configs: list[Config], out_dir: Path,
     out_dir.mkdir(parents=True, exist_ok=True)
     plots, notes = [], []
     with matplotlib.rc_context(STYLE):
-        for draw in (latency_vs_size, percentile_spectra, histograms, latency_over_time,
-                     throughput_vs_size, latency_vs_subscribers, throughput_over_time,
-                     latency_vs_rate):
+        for draw in (
+            latency_vs_size,
+            percentile_spectra,
+            histograms,
+            latency_over_time,
+            throughput_vs_size,
+            latency_vs_subscribers,
+            throughput_over_time,
+            latency_vs_rate,
+        ):
             drawings, skipped = draw(usable)
             plots.extend(_save(d, out_dir) for d in drawings)
             notes.extend(skipped)
@@ -88,12 +97,13 @@ def write_plots(configs: list[Config], out_dir: Path,
 
 def _save(drawing: Drawing, out_dir: Path) -> Plot:
     png, svg = out_dir / f"{drawing.name}.png", out_dir / f"{drawing.name}.svg"
-    drawing.figure.savefig(png, dpi=DPI)   # Agg writes no time into a PNG
+    drawing.figure.savefig(png, dpi=DPI)  # Agg writes no time into a PNG
     drawing.figure.savefig(svg, metadata={"Date": None})
     return Plot(drawing.name, drawing.title, drawing.caption, png, svg)
 
 
 # Grouping -----------------------------------------------------------------------------
+
 
 def _by(configs: list[Config], key) -> dict:
     """Configurations grouped by key(config), groups in order of first appearance."""
@@ -110,17 +120,21 @@ def _by_metric(configs: list[Config]) -> dict[str, list[Config]]:
 
 def series_along(configs: list[Config], x_key: str) -> list[list[Config]]:
     """Series of configurations equal in every setting but x_key, each sorted by it."""
+
     def rest(config):
-        return json.dumps({k: v for k, v in config.params.items() if k != x_key},
-                          sort_keys=True, default=str)
-    with_x = [c for c in configs
-              if isinstance(implied_setting(c.params, x_key), (int, float))]
-    return [sorted(group, key=lambda c: implied_setting(c.params, x_key))
-            for group in _by(with_x, rest).values()]
+        return json.dumps(
+            {k: v for k, v in config.params.items() if k != x_key}, sort_keys=True, default=str
+        )
+
+    with_x = [c for c in configs if isinstance(implied_setting(c.params, x_key), (int, float))]
+    return [
+        sorted(group, key=lambda c: implied_setting(c.params, x_key))
+        for group in _by(with_x, rest).values()
+    ]
 
 
 def _chunks(items: list, size: int) -> list[list]:
-    return [items[i:i + size] for i in range(0, len(items), size)]
+    return [items[i : i + size] for i in range(0, len(items), size)]
 
 
 def _numbered(name: str, index: int, count: int) -> str:
@@ -133,12 +147,14 @@ def _of(index: int, count: int) -> str:
 
 # Axes ---------------------------------------------------------------------------------
 
+
 def _us(ns) -> float:
     return np.nan if ns is None else ns / 1000.0
 
 
-def _panels(count: int, inches: tuple[float, float], columns: int,
-            legend_inches: float = 0.0) -> tuple[Figure, list]:
+def _panels(
+    count: int, inches: tuple[float, float], columns: int, legend_inches: float = 0.0
+) -> tuple[Figure, list]:
     """A figure of count panels of the given size (inches), in rows of columns; with
     legend_inches, that much room right of every panel for a legend (_legend_beside)."""
     columns = min(columns, count)
@@ -150,9 +166,14 @@ def _panels(count: int, inches: tuple[float, float], columns: int,
     figure = Figure(figsize=(width, height), dpi=DPI)
     # Fixed margins: a layout engine would measure every tick label on each save and
     # take most of the plotting time.
-    figure.subplots_adjust(left=left / width, right=1 - right / width,
-                           bottom=bottom / height, top=1 - top / height,
-                           wspace=across / inches[0], hspace=down / inches[1])
+    figure.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        wspace=across / inches[0],
+        hspace=down / inches[1],
+    )
     axes = figure.subplots(rows, columns, squeeze=False).ravel()
     for unused in axes[count:]:
         unused.set_visible(False)
@@ -163,8 +184,7 @@ def _log_axis(axis) -> None:
     """Log scale in plain numbers (20, 50, 100), minor ticks labelled on short ranges;
     the default 10^n labels would also need mathtext, the slowest part of a draw."""
     axis.set_major_formatter(ticker.LogFormatter())
-    axis.set_minor_formatter(ticker.LogFormatter(labelOnlyBase=False,
-                                                 minor_thresholds=(1, 0.5)))
+    axis.set_minor_formatter(ticker.LogFormatter(labelOnlyBase=False, minor_thresholds=(1, 0.5)))
 
 
 def _size_axis(ax, sizes: list[int]) -> None:
@@ -175,8 +195,9 @@ def _size_axis(ax, sizes: list[int]) -> None:
     else:
         ax.xaxis.set_major_locator(ticker.LogLocator(base=2, numticks=SIZE_TICKS_MAX))
     ax.xaxis.set_minor_locator(ticker.NullLocator())
-    ax.xaxis.set_major_formatter(ticker.FuncFormatter(
-        lambda x, _: setting_text("size", int(round(x)))))
+    ax.xaxis.set_major_formatter(
+        ticker.FuncFormatter(lambda x, _: setting_text("size", int(round(x))))
+    )
     ax.set_xlabel("message size")
 
 
@@ -196,6 +217,7 @@ def _positive(values: np.ndarray) -> np.ndarray:
 
 # Latency against message size --------------------------------------------------------
 
+
 def latency_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     panels, notes = [], []
     for metric, group in _by_metric(configs).items():
@@ -203,8 +225,10 @@ def latency_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         if series:
             panels.append((metric, series))
         else:
-            notes.append(f"latency against message size, {metric}: no series of "
-                         f"configurations differing only in size has 2 or more sizes")
+            notes.append(
+                f"latency against message size, {metric}: no series of "
+                f"configurations differing only in size has 2 or more sizes"
+            )
     if not panels:
         return [], notes
     figure, axes = _panels(len(panels), PANEL_INCHES, len(panels))
@@ -223,15 +247,17 @@ def latency_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         ax.set_ylabel(f"{metric} latency (µs)")
         ax.set_title(f"{metric} latency against message size")
         ax.legend(loc="upper left")
-    caption = ("Line: median latency (p50, median across repetitions) of each series of "
-               "configurations that differ only in message size; shaded band: from p50 up "
-               "to p99. Both axes are logarithmic; a band that widens with size means the "
-               "tail grows faster than the median.")
-    return [Drawing("latency-vs-size", "Latency against message size", caption,
-                    figure)], notes
+    caption = (
+        "Line: median latency (p50, median across repetitions) of each series of "
+        "configurations that differ only in message size; shaded band: from p50 up "
+        "to p99. Both axes are logarithmic; a band that widens with size means the "
+        "tail grows faster than the median."
+    )
+    return [Drawing("latency-vs-size", "Latency against message size", caption, figure)], notes
 
 
 # Percentile spectrum -----------------------------------------------------------------
+
 
 def _spectrum_groups(configs: list[Config]) -> list[tuple[str, str, list[Config]]]:
     """(name suffix, title suffix, configurations) per figure: one figure per kind, split
@@ -244,9 +270,14 @@ def _spectrum_groups(configs: list[Config]) -> list[tuple[str, str, list[Config]
         for size, same_size in _by(members, lambda c: c.size).items():
             size_name = setting_text("size", size).replace(" ", "")
             chunks = _chunks(same_size, MAX_LINES)
-            groups.extend((_numbered(f"{kind}-{size_name}", i, len(chunks)),
-                           f", {setting_text('size', size)}{_of(i, len(chunks))}", chunk)
-                          for i, chunk in enumerate(chunks))
+            groups.extend(
+                (
+                    _numbered(f"{kind}-{size_name}", i, len(chunks)),
+                    f", {setting_text('size', size)}{_of(i, len(chunks))}",
+                    chunk,
+                )
+                for i, chunk in enumerate(chunks)
+            )
     return groups
 
 
@@ -270,8 +301,7 @@ def percentile_spectra(configs: list[Config]) -> tuple[list[Drawing], list[str]]
     drawings = []
     for suffix, title_suffix, members in _spectrum_groups(configs):
         figure, (ax,) = _panels(1, PANEL_INCHES, 1)
-        for index, (label, config) in enumerate(
-                zip(labels(members), members)):
+        for index, (label, config) in enumerate(zip(labels(members), members)):
             reach, latency = spectrum_of(config.pooled_ns)
             ax.plot(reach, latency / 1000.0, color=f"C{index % 10}", label=label)
         ax.set_xscale("log")
@@ -287,15 +317,18 @@ def percentile_spectra(configs: list[Config]) -> tuple[list[Drawing], list[str]]
         title = f"Percentile spectrum, {metric}{title_suffix}"
         ax.set_title(title)
         ax.legend(loc="upper left")
-        caption = (f"{metric} latency at each percentile of the samples of all repetitions "
-                   f"together (nearest rank), from the minimum (0) to p99.99, on a "
-                   f"1/(1-q) axis that gives each added nine the same room. A line ends "
-                   f"where its sample count cannot resolve a higher percentile.")
+        caption = (
+            f"{metric} latency at each percentile of the samples of all repetitions "
+            f"together (nearest rank), from the minimum (0) to p99.99, on a "
+            f"1/(1-q) axis that gives each added nine the same room. A line ends "
+            f"where its sample count cannot resolve a higher percentile."
+        )
         drawings.append(Drawing(f"percentile-spectrum-{suffix}", title, caption, figure))
     return drawings, []
 
 
 # Histograms --------------------------------------------------------------------------
+
 
 def histograms(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     pages = _chunks(configs, MAX_PANELS)
@@ -303,16 +336,16 @@ def histograms(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     for page_index, page in enumerate(pages):
         pooled = [_positive(c.pooled_ns) / 1000.0 for c in page]
         low, high = min(v.min() for v in pooled), max(v.max() for v in pooled)
-        edges = np.geomspace(low, high * 1.0001 if high > low else low * 1.01,
-                             HISTOGRAM_BINS + 1)   # shared, so panels compare directly
+        edges = np.geomspace(
+            low, high * 1.0001 if high > low else low * 1.01, HISTOGRAM_BINS + 1
+        )  # shared, so panels compare directly
         figure, axes = _panels(len(page), SMALL_PANEL_INCHES, SMALL_COLUMNS)
         for ax, config, values in zip(axes, page, pooled):
             counts, _ = np.histogram(values, bins=edges)
             ax.stairs(counts, edges, fill=True, alpha=0.5, color="C0")
             for stat, style in (("p50", "-"), ("p99", "--")):
                 if config.stats.get(stat) is not None:
-                    ax.axvline(_us(config.stats[stat]), color="C3", linestyle=style,
-                               linewidth=0.8)
+                    ax.axvline(_us(config.stats[stat]), color="C3", linestyle=style, linewidth=0.8)
             ax.set_xscale("log")
             _log_axis(ax.xaxis)
             ax.set_yscale("log")
@@ -322,16 +355,20 @@ def histograms(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
             ax.set_xlabel(f"{config.metric} latency (µs)")
             ax.set_ylabel("samples")
         title = f"Latency histograms{_of(page_index, len(pages))}"
-        caption = ("Samples of all repetitions of each configuration in logarithmic "
-                   "latency bins shared by the panels of this figure, counts on a "
-                   "logarithmic axis; solid line: p50, dashed: p99. Two humps mean two "
-                   "paths (e.g. a wake-up that sometimes sleeps).")
-        drawings.append(Drawing(_numbered("latency-histograms", page_index, len(pages)),
-                                title, caption, figure))
+        caption = (
+            "Samples of all repetitions of each configuration in logarithmic "
+            "latency bins shared by the panels of this figure, counts on a "
+            "logarithmic axis; solid line: p50, dashed: p99. Two humps mean two "
+            "paths (e.g. a wake-up that sometimes sleeps)."
+        )
+        drawings.append(
+            Drawing(_numbered("latency-histograms", page_index, len(pages)), title, caption, figure)
+        )
     return drawings, []
 
 
 # Latency over time -------------------------------------------------------------------
+
 
 def binned_over_time(receive_ns: np.ndarray, latency_ns: np.ndarray, bins: int):
     """(bin centre s, min, median, max) of the latencies in each non-empty time bin; time
@@ -341,12 +378,18 @@ def binned_over_time(receive_ns: np.ndarray, latency_ns: np.ndarray, bins: int):
     latency = latency_ns[order]
     edges = np.linspace(0.0, seconds[-1], bins + 1)
     starts = np.searchsorted(seconds, edges[1:-1], side="right")
-    parts = [(centre, part) for centre, part in
-             zip((edges[:-1] + edges[1:]) / 2, np.split(latency, starts)) if part.size]
+    parts = [
+        (centre, part)
+        for centre, part in zip((edges[:-1] + edges[1:]) / 2, np.split(latency, starts))
+        if part.size
+    ]
     centres = np.array([c for c, _ in parts])
-    return (centres, np.array([p.min() for _, p in parts]),
-            np.array([np.median(p) for _, p in parts]),
-            np.array([p.max() for _, p in parts]))
+    return (
+        centres,
+        np.array([p.min() for _, p in parts]),
+        np.array([np.median(p) for _, p in parts]),
+        np.array([p.max() for _, p in parts]),
+    )
 
 
 def latency_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
@@ -358,10 +401,8 @@ def latency_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
             run = next(r for r in config.ok_runs if r.latency_ns.size)
             # about 5 samples a bin at least, or min, median and max would coincide
             bins = min(TIME_BINS, max(1, run.latency_ns.size // 5))
-            t, low, middle, high = binned_over_time(run.receive_ns, run.latency_ns / 1000.0,
-                                                    bins)
-            ax.fill_between(t, low, high, color="C0", alpha=0.25, linewidth=0,
-                            label="min to max")
+            t, low, middle, high = binned_over_time(run.receive_ns, run.latency_ns / 1000.0, bins)
+            ax.fill_between(t, low, high, color="C0", alpha=0.25, linewidth=0, label="min to max")
             ax.plot(t, middle, color="C0", linewidth=0.9, label="median")
             ax.set_yscale("log")
             _log_axis(ax.yaxis)
@@ -371,24 +412,30 @@ def latency_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
             ax.set_ylabel(f"{config.metric} latency (µs)")
         axes[0].legend(loc="upper right")
         title = f"Latency over time{_of(page_index, len(pages))}"
-        caption = (f"The first ok repetition of each configuration: latency against time "
-                   f"since its first sample arrived (receiver's clock), in up to "
-                   f"{TIME_BINS} time bins; line: median of each bin, shaded: its minimum "
-                   f"to maximum. Spikes are stalls; a drift is warm-up or interference.")
-        drawings.append(Drawing(_numbered("latency-over-time", page_index, len(pages)),
-                                title, caption, figure))
+        caption = (
+            f"The first ok repetition of each configuration: latency against time "
+            f"since its first sample arrived (receiver's clock), in up to "
+            f"{TIME_BINS} time bins; line: median of each bin, shaded: its minimum "
+            f"to maximum. Spikes are stalls; a drift is warm-up or interference."
+        )
+        drawings.append(
+            Drawing(_numbered("latency-over-time", page_index, len(pages)), title, caption, figure)
+        )
     return drawings, []
 
 
 # Throughput against size -------------------------------------------------------------
 
+
 def throughput_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     pubsub = [c for c in configs if c.kind == "pubsub"]
     series = [s for s in series_along(pubsub, "size") if len(s) >= 2]
     if not series:
-        reason = ("no pubsub runs" if not pubsub else
-                  "no pubsub series of configurations differing only in size has 2 or more "
-                  "sizes")
+        reason = (
+            "no pubsub runs"
+            if not pubsub
+            else "no pubsub series of configurations differing only in size has 2 or more sizes"
+        )
         return [], [f"throughput against message size: {reason}"]
     figure, (rate_ax, bits_ax) = _panels(2, PANEL_INCHES, 2)
     names = labels([s[0] for s in series], leave_out="size")
@@ -406,15 +453,17 @@ def throughput_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]
         ax.set_ylabel(f"received {unit}")
         ax.set_title(f"Subscriber throughput ({unit})")
         ax.legend(loc="upper left")
-    caption = ("Messages (left) and megabits (right, whole messages, header included) "
-               "received per second on the subscriber's clock, first to last sample, "
-               "median across repetitions. At a fixed publish rate this shows whether the "
-               "rate was kept; back to back (rate 0) it shows capacity.")
-    return [Drawing("throughput-vs-size", "Throughput against message size", caption,
-                    figure)], []
+    caption = (
+        "Messages (left) and megabits (right, whole messages, header included) "
+        "received per second on the subscriber's clock, first to last sample, "
+        "median across repetitions. At a fixed publish rate this shows whether the "
+        "rate was kept; back to back (rate 0) it shows capacity."
+    )
+    return [Drawing("throughput-vs-size", "Throughput against message size", caption, figure)], []
 
 
 # Latency against subscriber count ----------------------------------------------------
+
 
 def _legend_inches(names: list[str]) -> float:
     """Room for a legend of these series names beside a panel (7-point text)."""
@@ -423,16 +472,21 @@ def _legend_inches(names: list[str]) -> float:
 
 def _legend_beside(ax) -> None:
     """The legend right of the axes, where it hides no line however many series."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0.0,
-              title="solid p50, dashed p99", title_fontsize=7)
+    ax.legend(
+        loc="upper left",
+        bbox_to_anchor=(1.02, 1.0),
+        borderaxespad=0.0,
+        title="solid p50, dashed p99",
+        title_fontsize=7,
+    )
 
 
 def _p50_p99_lines(ax, xs, members, colour: str, label: str) -> None:
     """One series: p50 solid with circles (named in the legend), p99 dashed."""
-    ax.plot(xs, [_us(c.stats.get("p50")) for c in members], marker="o", color=colour,
-            label=label)
-    ax.plot(xs, [_us(c.stats.get("p99")) for c in members], marker="v", linestyle="--",
-            color=colour)
+    ax.plot(xs, [_us(c.stats.get("p50")) for c in members], marker="o", color=colour, label=label)
+    ax.plot(
+        xs, [_us(c.stats.get("p99")) for c in members], marker="v", linestyle="--", color=colour
+    )
 
 
 def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
@@ -444,11 +498,17 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
         if series:
             panels.append((metric, series))
     if not panels:
-        return [], ["latency against subscriber count: no series of configurations "
-                    "differing only in subscribers has 2 or more counts"]
+        return [], [
+            "latency against subscriber count: no series of configurations "
+            "differing only in subscribers has 2 or more counts"
+        ]
     names_of = [labels([s[0] for s in series], leave_out="subscribers") for _, series in panels]
-    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels),
-                           _legend_inches([n for names in names_of for n in names]))
+    figure, axes = _panels(
+        len(panels),
+        PANEL_INCHES,
+        len(panels),
+        _legend_inches([n for names in names_of for n in names]),
+    )
     for ax, (metric, series), names in zip(axes, panels, names_of):
         for index, (label, members) in enumerate(zip(names, series)):
             counts = [implied_setting(c.params, "subscribers") for c in members]
@@ -460,14 +520,18 @@ def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[s
         ax.set_ylabel(f"{metric} latency (µs)")
         ax.set_title(f"{metric} latency against subscriber count")
         _legend_beside(ax)
-    caption = ("p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
-               "series of configurations that differ only in the number of subscribers; "
-               "the slope is the cost of one more subscriber.")
-    return [Drawing("latency-vs-subscribers", "Latency against subscriber count", caption,
-                    figure)], []
+    caption = (
+        "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
+        "series of configurations that differ only in the number of subscribers; "
+        "the slope is the cost of one more subscriber."
+    )
+    return [
+        Drawing("latency-vs-subscribers", "Latency against subscriber count", caption, figure)
+    ], []
 
 
 # Throughput over time ----------------------------------------------------------------
+
 
 def full_seconds(per_bin: list[int]) -> list[int]:
     """The per-second series without its last bin, which ends at the last arrival and so
@@ -485,15 +549,21 @@ def throughput_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str
         if len(seconds) >= 2:
             series.append((config, run, seconds))
     if not series:
-        return [], ["throughput over time: no pubsub run received for 3 seconds or more "
-                    "(2 whole seconds)"]
+        return [], [
+            "throughput over time: no pubsub run received for 3 seconds or more (2 whole seconds)"
+        ]
     pages = _chunks(series, MAX_LINES)
     drawings = []
     for page_index, page in enumerate(pages):
         figure, (ax,) = _panels(1, PANEL_INCHES, 1)
         for index, (config, run, seconds) in enumerate(page):
-            ax.plot(np.arange(len(seconds)) + 0.5, seconds, marker=".",
-                    color=f"C{index % 10}", label=f"{config.label} (rep {run.rep})")
+            ax.plot(
+                np.arange(len(seconds)) + 0.5,
+                seconds,
+                marker=".",
+                color=f"C{index % 10}",
+                label=f"{config.label} (rep {run.rep})",
+            )
         longest = max(len(seconds) for _, _, seconds in page)
         highest = max(max(seconds) for _, _, seconds in page)
         ax.set_xlim(0, longest)
@@ -505,17 +575,23 @@ def throughput_over_time(configs: list[Config]) -> tuple[list[Drawing], list[str
         title = f"Throughput over time{_of(page_index, len(pages))}"
         ax.set_title(title)
         ax.legend(loc="lower left")
-        caption = ("Samples received in each second of the first ok repetition of each "
-                   "configuration, on the subscribers' clocks (seconds counted from each "
-                   "subscriber's first arrival, all subscribers added up); the last, "
-                   "partial second is left out. A dip is a stall; a slope is a queue "
-                   "filling or draining.")
-        drawings.append(Drawing(_numbered("throughput-over-time", page_index, len(pages)),
-                                title, caption, figure))
+        caption = (
+            "Samples received in each second of the first ok repetition of each "
+            "configuration, on the subscribers' clocks (seconds counted from each "
+            "subscriber's first arrival, all subscribers added up); the last, "
+            "partial second is left out. A dip is a stall; a slope is a queue "
+            "filling or draining."
+        )
+        drawings.append(
+            Drawing(
+                _numbered("throughput-over-time", page_index, len(pages)), title, caption, figure
+            )
+        )
     return drawings, []
 
 
 # Latency against offered rate --------------------------------------------------------
+
 
 def _offered(config: Config) -> float | None:
     rate = config.params.get("rate")
@@ -532,15 +608,20 @@ def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         if series:
             panels.append((metric, series))
     if not panels:
-        return [], ["latency against offered rate: no series of configurations differing "
-                    "only in rate has 2 or more rates above 0"]
+        return [], [
+            "latency against offered rate: no series of configurations differing "
+            "only in rate has 2 or more rates above 0"
+        ]
     names_of = [labels([s[0] for s in series], leave_out="rate") for _, series in panels]
-    figure, axes = _panels(len(panels), PANEL_INCHES, len(panels),
-                           _legend_inches([n for names in names_of for n in names]))
+    figure, axes = _panels(
+        len(panels),
+        PANEL_INCHES,
+        len(panels),
+        _legend_inches([n for names in names_of for n in names]),
+    )
     for ax, (metric, series), names in zip(axes, panels, names_of):
         for index, (label, members) in enumerate(zip(names, series)):
-            _p50_p99_lines(ax, [_offered(c) for c in members], members, f"C{index % 10}",
-                           label)
+            _p50_p99_lines(ax, [_offered(c) for c in members], members, f"C{index % 10}", label)
         ax.set_xscale("log")
         _log_axis(ax.xaxis)
         ax.set_xlabel("offered rate (samples/s per publisher)")
@@ -549,21 +630,26 @@ def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
         ax.set_ylabel(f"{metric} latency (µs)")
         ax.set_title(f"{metric} latency against offered rate")
         _legend_beside(ax)
-    caption = ("p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
-               "series of configurations that differ only in the publish rate (rate 0, "
-               "as fast as possible, has no place on this axis). Both axes are "
-               "logarithmic; where p99 turns upward the middleware starts to queue.")
-    return [Drawing("latency-vs-rate", "Latency against offered rate", caption,
-                    figure)], []
+    caption = (
+        "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
+        "series of configurations that differ only in the publish rate (rate 0, "
+        "as fast as possible, has no place on this axis). Both axes are "
+        "logarithmic; where p99 turns upward the middleware starts to queue."
+    )
+    return [Drawing("latency-vs-rate", "Latency against offered rate", caption, figure)], []
 
 
 # Rate search -------------------------------------------------------------------------
 
+
 def rate_searches(searches: list[Search]) -> tuple[list[Drawing], list[str]]:
     drawings, notes = [], []
     for index, search in enumerate(searches):
-        steps = [(number, step) for number, step in enumerate(search.steps, start=1)
-                 if isinstance(step.get("rate_hz"), (int, float)) and step["rate_hz"] > 0]
+        steps = [
+            (number, step)
+            for number, step in enumerate(search.steps, start=1)
+            if isinstance(step.get("rate_hz"), (int, float)) and step["rate_hz"] > 0
+        ]
         if not steps:
             notes.append(f"rate search {search.name}: no step with a rate above 0")
             continue
@@ -571,40 +657,67 @@ def rate_searches(searches: list[Search]) -> tuple[list[Drawing], list[str]]:
     return drawings, notes
 
 
-def _search_drawing(search: Search, steps: list[tuple[int, dict]], index: int,
-                    count: int) -> Drawing:
+def _search_drawing(
+    search: Search, steps: list[tuple[int, dict]], index: int, count: int
+) -> Drawing:
     figure, (p99_ax, loss_ax) = _panels(2, PANEL_INCHES, 2)
     criteria = search.criteria
     ordered = sorted(steps, key=lambda item: item[1]["rate_hz"])
-    for ax, key, scale, bound in ((p99_ax, "p99_ns", 1 / 1000.0, criteria.get("max_p99_ns")),
-                                  (loss_ax, "loss_percent", 1.0,
-                                   criteria.get("max_loss_percent"))):
-        points = [(s["rate_hz"], s[key] * scale, bool(s.get("passed")), number)
-                  for number, s in ordered if isinstance(s.get(key), (int, float))]
+    for ax, key, scale, bound in (
+        (p99_ax, "p99_ns", 1 / 1000.0, criteria.get("max_p99_ns")),
+        (loss_ax, "loss_percent", 1.0, criteria.get("max_loss_percent")),
+    ):
+        points = [
+            (s["rate_hz"], s[key] * scale, bool(s.get("passed")), number)
+            for number, s in ordered
+            if isinstance(s.get(key), (int, float))
+        ]
         if points:
-            ax.plot([p[0] for p in points], [p[1] for p in points], color="0.6",
-                    linewidth=0.8, zorder=1)
-        for passed, marker, colour, name in ((True, "o", "C2", "passed"),
-                                             (False, "X", "C3", "failed")):
+            ax.plot(
+                [p[0] for p in points], [p[1] for p in points], color="0.6", linewidth=0.8, zorder=1
+            )
+        for passed, marker, colour, name in (
+            (True, "o", "C2", "passed"),
+            (False, "X", "C3", "failed"),
+        ):
             chosen = [p for p in points if p[2] == passed]
-            ax.scatter([p[0] for p in chosen], [p[1] for p in chosen], marker=marker,
-                       color=colour, label=name, zorder=3)
+            ax.scatter(
+                [p[0] for p in chosen],
+                [p[1] for p in chosen],
+                marker=marker,
+                color=colour,
+                label=name,
+                zorder=3,
+            )
         for rate, value, _, number in points:
-            ax.annotate(str(number), (rate, value), textcoords="offset points",
-                        xytext=(3, 3), fontsize=6, color="0.3")
+            ax.annotate(
+                str(number),
+                (rate, value),
+                textcoords="offset points",
+                xytext=(3, 3),
+                fontsize=6,
+                color="0.3",
+            )
         if bound is not None:
-            ax.axhline(bound * scale, color="C3", linestyle="--", linewidth=0.9,
-                       label="bound")
+            ax.axhline(bound * scale, color="C3", linestyle="--", linewidth=0.9, label="bound")
         best = search.data.get("max_sustainable_rate_hz")
         if best:
-            ax.axvline(best, color="C2", linestyle=":", linewidth=1.0,
-                       label=f"max sustainable {best:,.0f}/s"
-                             + (" per pub" if search.publishers > 1 else ""))
+            ax.axvline(
+                best,
+                color="C2",
+                linestyle=":",
+                linewidth=1.0,
+                label=f"max sustainable {best:,.0f}/s"
+                + (" per pub" if search.publishers > 1 else ""),
+            )
         ax.set_xscale("log")
         _log_axis(ax.xaxis)
-        ax.set_xlabel("offered rate (samples/s)" if search.publishers == 1 else
-                      f"offered rate per publisher (samples/s; {search.publishers} "
-                      f"publishers offer {search.publishers}x)")
+        ax.set_xlabel(
+            "offered rate (samples/s)"
+            if search.publishers == 1
+            else f"offered rate per publisher (samples/s; {search.publishers} "
+            f"publishers offer {search.publishers}x)"
+        )
         ax.legend(loc="upper left")
     p99_ax.set_yscale("log")
     _log_axis(p99_ax.yaxis)
@@ -614,12 +727,17 @@ def _search_drawing(search: Search, steps: list[tuple[int, dict]], index: int,
     loss_ax.set_ylabel("loss (%)")
     loss_ax.set_title("Loss at each step")
     title = f"Rate search ({search.name})"
-    caption = ("Each step of the search at its offered rate, numbered in the order it ran: "
-               "circles passed both bounds, crosses failed one; dashed red: the bound "
-               "(p99 left, loss right); dotted green: the highest rate found sustainable. "
-               "The search doubles the rate until a step fails, then bisects between the "
-               "last pass and the first failure; a passing rate near the boundary counts "
-               "only once its reruns passed too."
-               + (f" Rates are each of the {search.publishers} publishers' rate."
-                  if search.publishers > 1 else ""))
+    caption = (
+        "Each step of the search at its offered rate, numbered in the order it ran: "
+        "circles passed both bounds, crosses failed one; dashed red: the bound "
+        "(p99 left, loss right); dotted green: the highest rate found sustainable. "
+        "The search doubles the rate until a step fails, then bisects between the "
+        "last pass and the first failure; a passing rate near the boundary counts "
+        "only once its reruns passed too."
+        + (
+            f" Rates are each of the {search.publishers} publishers' rate."
+            if search.publishers > 1
+            else ""
+        )
+    )
     return Drawing(_numbered("rate-search", index, count), title, caption, figure)

@@ -4,75 +4,110 @@ setting, and the runs that were not ok."""
 
 from dataclasses import dataclass
 
+from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, label_keys, label_of, setting_text
 from psbench.results.describe import LATENCY_KEYS
 from psbench.results.load import ResultSet, Search
 from psbench.results.significance import Bootstrap, Comparison, bootstrap, compare_samples, seed_for
-from psbench.report.tables import Column, Table
 from psbench.results.stats import INTERVAL_PERCENTILES, nearest_rank, percentile_intervals
 
 _LATENCY_NAMES = {"stdev": "stdev", "jitter": "jitter"}
 
 
 def summary_table(configs: list[Config]) -> Table:
-    columns = [Column("configuration", "configuration"), Column("metric", "metric"),
-               Column("reps", "reps", "count"), Column("n", "n", "count")]
-    columns += [Column(f"{_LATENCY_NAMES.get(k, k)} µs", f"{k}_ns", "us")
-                for k in LATENCY_KEYS]
-    rows = [[c.label, c.metric, len(c.ok_runs), c.stats.get("n") or 0]
-            + [c.stats.get(k) for k in LATENCY_KEYS] for c in configs if c.ok_runs]
-    notes = ["RTT/2 = one-way estimate, half the round trip; one-way = receive time - "
-             "intended send time (one host, one clock)" + (
-                 "; with latency_from send, receive time - start of the publisher's write "
-                 "(the publisher's wake-up lateness not counted)"
-                 if any(c.params.get("latency_from") == "send" for c in configs) else ""),
-             "repetitions: each statistic is the median of the repetitions' values; n is "
-             "their total",
-             "jitter = mean |difference| between consecutive latencies; '-' = too few "
-             "samples for that percentile (p99.9 needs 1000, p99.99 10000)",
-             "writes copy the message into the middleware unless the label says loan "
-             "(its zero-copy write)"]
+    columns = [
+        Column("configuration", "configuration"),
+        Column("metric", "metric"),
+        Column("reps", "reps", "count"),
+        Column("n", "n", "count"),
+    ]
+    columns += [Column(f"{_LATENCY_NAMES.get(k, k)} µs", f"{k}_ns", "us") for k in LATENCY_KEYS]
+    rows = [
+        [c.label, c.metric, len(c.ok_runs), c.stats.get("n") or 0]
+        + [c.stats.get(k) for k in LATENCY_KEYS]
+        for c in configs
+        if c.ok_runs
+    ]
+    notes = [
+        "RTT/2 = one-way estimate, half the round trip; one-way = receive time - "
+        "intended send time (one host, one clock)"
+        + (
+            "; with latency_from send, receive time - start of the publisher's write "
+            "(the publisher's wake-up lateness not counted)"
+            if any(c.params.get("latency_from") == "send" for c in configs)
+            else ""
+        ),
+        "repetitions: each statistic is the median of the repetitions' values; n is their total",
+        "jitter = mean |difference| between consecutive latencies; '-' = too few "
+        "samples for that percentile (p99.9 needs 1000, p99.99 10000)",
+        "writes copy the message into the middleware unless the label says loan "
+        "(its zero-copy write)",
+    ]
     return Table("summary", "Latency per configuration", columns, rows, notes)
 
 
 def delivery_table(configs: list[Config]) -> Table:
-    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
-               Column("p50 spread", "p50_spread", "percent"),
-               Column("sent", "sent", "count"), Column("received", "samples", "count"),
-               Column("lost", "lost", "count"), Column("lost %", "lost_fraction", "percent"),
-               Column("duplicated", "duplicated", "count"),
-               Column("reordered", "reordered", "count"), Column("late", "late", "count"),
-               Column("corrupted", "corrupted", "count"),
-               Column("offered /s", "offered_rate_hz", "offered"),
-               Column("pub sent/s", "achieved_rate_hz", "rate"),
-               Column("samples/s", "samples_per_s", "rate"),
-               Column("Mbit/s", "mbit_per_s", "rate")]
+    columns = [
+        Column("configuration", "configuration"),
+        Column("reps", "reps", "count"),
+        Column("p50 spread", "p50_spread", "percent"),
+        Column("sent", "sent", "count"),
+        Column("received", "samples", "count"),
+        Column("lost", "lost", "count"),
+        Column("lost %", "lost_fraction", "percent"),
+        Column("duplicated", "duplicated", "count"),
+        Column("reordered", "reordered", "count"),
+        Column("late", "late", "count"),
+        Column("corrupted", "corrupted", "count"),
+        Column("offered /s", "offered_rate_hz", "offered"),
+        Column("pub sent/s", "achieved_rate_hz", "rate"),
+        Column("samples/s", "samples_per_s", "rate"),
+        Column("Mbit/s", "mbit_per_s", "rate"),
+    ]
     rows = []
     for c in configs:
         if not c.ok_runs:
             continue
         counts = c.counts
         expected = counts["sent"] or counts["samples"] + counts["lost"]
-        rows.append([c.label, len(c.ok_runs),
-                     c.spread.get("relative") if len(c.ok_runs) > 1 else None,
-                     counts["sent"], counts["samples"], counts["lost"],
-                     counts["lost"] / expected if expected else None,
-                     counts["duplicated"], counts["reordered"], counts["late"],
-                     counts["corrupted"], c.rate.get("offered_rate_hz"),
-                     c.rate.get("achieved_rate_hz"), c.rate.get("samples_per_s"),
-                     c.rate.get("mbit_per_s")])
-    notes = ["p50 spread = (highest - lowest p50 of the repetitions) / their median; "
-             "lost % = lost / sent (what the publishers' end markers say they sent)",
-             "offered /s = the rate the publishers were asked for, added up (max = as fast "
-             "as possible); pub sent/s = what they sent, first to last send on each "
-             "publisher's clock, added up",
-             "samples/s and Mbit/s on each receiver's clock, first to last arrival, whole "
-             "messages (header included), added up over the subscribers; for ping, "
-             "completed round trips. Rates are medians of the repetitions"]
-    if any((c.rate.get("source") or "").startswith("samples") for c in configs
-           if c.ok_runs and c.kind == "pubsub"):
-        notes.append("results without the node's throughput counts: samples/s from the "
-                     "recorded samples ((samples - 1) / their span), no pub sent/s")
+        rows.append(
+            [
+                c.label,
+                len(c.ok_runs),
+                c.spread.get("relative") if len(c.ok_runs) > 1 else None,
+                counts["sent"],
+                counts["samples"],
+                counts["lost"],
+                counts["lost"] / expected if expected else None,
+                counts["duplicated"],
+                counts["reordered"],
+                counts["late"],
+                counts["corrupted"],
+                c.rate.get("offered_rate_hz"),
+                c.rate.get("achieved_rate_hz"),
+                c.rate.get("samples_per_s"),
+                c.rate.get("mbit_per_s"),
+            ]
+        )
+    notes = [
+        "p50 spread = (highest - lowest p50 of the repetitions) / their median; "
+        "lost % = lost / sent (what the publishers' end markers say they sent)",
+        "offered /s = the rate the publishers were asked for, added up (max = as fast "
+        "as possible); pub sent/s = what they sent, first to last send on each "
+        "publisher's clock, added up",
+        "samples/s and Mbit/s on each receiver's clock, first to last arrival, whole "
+        "messages (header included), added up over the subscribers; for ping, "
+        "completed round trips. Rates are medians of the repetitions",
+    ]
+    if any(
+        (c.rate.get("source") or "").startswith("samples")
+        for c in configs
+        if c.ok_runs and c.kind == "pubsub"
+    ):
+        notes.append(
+            "results without the node's throughput counts: samples/s from the "
+            "recorded samples ((samples - 1) / their span), no pub sent/s"
+        )
     return Table("delivery", "Delivery, repetitions and rate", columns, rows, notes)
 
 
@@ -81,24 +116,45 @@ def under_load_table(configs: list[Config]) -> Table | None:
     measured = [c for c in configs if c.ok_runs and c.echo]
     if not measured:
         return None
-    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
-               Column("every N", "every", "count"), Column("expected", "expected", "count"),
-               Column("echoed", "received", "count"), Column("lost", "lost", "count"),
-               Column("n", "n", "count"), Column("p50 µs", "p50_ns", "us"),
-               Column("p99 µs", "p99_ns", "us"), Column("max µs", "max_ns", "us"),
-               Column("one-way p50 µs", "one_way_p50_ns", "us")]
-    rows = [[c.label, c.echo["reps"], c.echo["every"], c.echo["expected"],
-             c.echo["received"], c.echo["lost"], c.echo["n"], c.echo["p50"],
-             c.echo["p99"], c.echo["max"], c.stats.get("p50")] for c in measured]
-    notes = ["latency under load: during the run every Nth sample of the first publisher "
-             "is written back by one subscriber; RTT/2 of those round trips on the "
-             "publisher's clock (send time in the header to the echo's arrival)",
-             "kept apart from the one-way series (every sample, receive - intended send "
-             "time), shown beside it for reference: the round trip starts at the actual "
-             "send, so a publisher running late shows in one-way, not here; statistics are "
-             "medians of the repetitions"]
-    return Table("under-load", "Latency under load (echoed samples, RTT/2)", columns,
-                 rows, notes)
+    columns = [
+        Column("configuration", "configuration"),
+        Column("reps", "reps", "count"),
+        Column("every N", "every", "count"),
+        Column("expected", "expected", "count"),
+        Column("echoed", "received", "count"),
+        Column("lost", "lost", "count"),
+        Column("n", "n", "count"),
+        Column("p50 µs", "p50_ns", "us"),
+        Column("p99 µs", "p99_ns", "us"),
+        Column("max µs", "max_ns", "us"),
+        Column("one-way p50 µs", "one_way_p50_ns", "us"),
+    ]
+    rows = [
+        [
+            c.label,
+            c.echo["reps"],
+            c.echo["every"],
+            c.echo["expected"],
+            c.echo["received"],
+            c.echo["lost"],
+            c.echo["n"],
+            c.echo["p50"],
+            c.echo["p99"],
+            c.echo["max"],
+            c.stats.get("p50"),
+        ]
+        for c in measured
+    ]
+    notes = [
+        "latency under load: during the run every Nth sample of the first publisher "
+        "is written back by one subscriber; RTT/2 of those round trips on the "
+        "publisher's clock (send time in the header to the echo's arrival)",
+        "kept apart from the one-way series (every sample, receive - intended send "
+        "time), shown beside it for reference: the round trip starts at the actual "
+        "send, so a publisher running late shows in one-way, not here; statistics are "
+        "medians of the repetitions",
+    ]
+    return Table("under-load", "Latency under load (echoed samples, RTT/2)", columns, rows, notes)
 
 
 def subscribers_table(configs: list[Config]) -> Table | None:
@@ -106,19 +162,40 @@ def subscribers_table(configs: list[Config]) -> Table | None:
     measured = [c for c in configs if c.ok_runs and c.per_subscriber]
     if not measured:
         return None
-    columns = [Column("configuration", "configuration"), Column("subscriber", "subscriber"),
-               Column("reps", "reps", "count"), Column("n", "n", "count"),
-               Column("p50 µs", "p50_ns", "us"), Column("p99 µs", "p99_ns", "us"),
-               Column("received", "received", "count"), Column("lost", "lost", "count"),
-               Column("samples/s", "samples_per_s", "rate")]
-    rows = [[c.label, name, s["reps"], s["n"], s["p50"], s["p99"], s["received"],
-             s["lost"], s["samples_per_s"]]
-            for c in measured for name, s in c.per_subscriber.items()]
-    notes = ["one-way latency of each subscriber's own samples; p50 and p99 are medians "
-             "of the repetitions, n, received and lost their totals; samples/s on that "
-             "subscriber's clock (median of the repetitions)"]
-    return Table("subscribers", "Per subscriber (runs with several subscribers)", columns,
-                 rows, notes)
+    columns = [
+        Column("configuration", "configuration"),
+        Column("subscriber", "subscriber"),
+        Column("reps", "reps", "count"),
+        Column("n", "n", "count"),
+        Column("p50 µs", "p50_ns", "us"),
+        Column("p99 µs", "p99_ns", "us"),
+        Column("received", "received", "count"),
+        Column("lost", "lost", "count"),
+        Column("samples/s", "samples_per_s", "rate"),
+    ]
+    rows = [
+        [
+            c.label,
+            name,
+            s["reps"],
+            s["n"],
+            s["p50"],
+            s["p99"],
+            s["received"],
+            s["lost"],
+            s["samples_per_s"],
+        ]
+        for c in measured
+        for name, s in c.per_subscriber.items()
+    ]
+    notes = [
+        "one-way latency of each subscriber's own samples; p50 and p99 are medians "
+        "of the repetitions, n, received and lost their totals; samples/s on that "
+        "subscriber's clock (median of the repetitions)"
+    ]
+    return Table(
+        "subscribers", "Per subscriber (runs with several subscribers)", columns, rows, notes
+    )
 
 
 def _runs_passed(step: dict) -> str:
@@ -136,29 +213,49 @@ def search_table(searches: list[Search]) -> Table | None:
     if not searches:
         return None
     several = any(search.publishers > 1 for search in searches)
-    columns = [Column("search", "search"), Column("step", "step", "count"),
-               Column("offered /s per pub" if several else "offered /s", "rate_hz",
-                      "offered")]
+    columns = [
+        Column("search", "search"),
+        Column("step", "step", "count"),
+        Column("offered /s per pub" if several else "offered /s", "rate_hz", "offered"),
+    ]
     if several:
-        columns += [Column("pubs", "publishers", "count"),
-                    Column("all pubs /s", "aggregate_rate_hz", "offered")]
-    columns += [Column("achieved /s", "achieved_rate_hz", "rate"),
-                Column("loss %", "loss_percent", "percent_value"),
-                Column("p99 µs", "p99_ns", "us"), Column("status", "status"),
-                Column("runs passed", "runs_passed"),
-                Column("passed", "passed", "yes_no"), Column("why", "why"),
-                Column("folder", "run_dir")]
+        columns += [
+            Column("pubs", "publishers", "count"),
+            Column("all pubs /s", "aggregate_rate_hz", "offered"),
+        ]
+    columns += [
+        Column("achieved /s", "achieved_rate_hz", "rate"),
+        Column("loss %", "loss_percent", "percent_value"),
+        Column("p99 µs", "p99_ns", "us"),
+        Column("status", "status"),
+        Column("runs passed", "runs_passed"),
+        Column("passed", "passed", "yes_no"),
+        Column("why", "why"),
+        Column("folder", "run_dir"),
+    ]
     rows, notes = [], []
     for search in searches:
         pubs = search.publishers
         for number, step in enumerate(search.steps, start=1):
             rate = step.get("rate_hz")
-            rows.append([search.name, number, rate]
-                        + ([pubs, rate * pubs if isinstance(rate, (int, float)) else None]
-                           if several else [])
-                        + [step.get("achieved_rate_hz"), step.get("loss_percent"),
-                           step.get("p99_ns"), step.get("status"), _runs_passed(step),
-                           step.get("passed"), step.get("why"), step.get("run_dir")])
+            rows.append(
+                [search.name, number, rate]
+                + (
+                    [pubs, rate * pubs if isinstance(rate, (int, float)) else None]
+                    if several
+                    else []
+                )
+                + [
+                    step.get("achieved_rate_hz"),
+                    step.get("loss_percent"),
+                    step.get("p99_ns"),
+                    step.get("status"),
+                    _runs_passed(step),
+                    step.get("passed"),
+                    step.get("why"),
+                    step.get("run_dir"),
+                ]
+            )
         criteria = search.criteria
         best = search.data.get("max_sustainable_rate_hz")
         bounds = []
@@ -171,41 +268,68 @@ def search_table(searches: list[Search]) -> Table | None:
         bracket = search.data.get("bracket") or []
         notes.append(
             f"{search.name}: maximum sustainable rate "
-            + (f"{best:,.0f}/s" + (f" per publisher ({best * pubs:,.0f}/s from all {pubs})"
-                                   if pubs > 1 else "")
-               if best else "none found (no step passed)")
+            + (
+                f"{best:,.0f}/s"
+                + (f" per publisher ({best * pubs:,.0f}/s from all {pubs})" if pubs > 1 else "")
+                if best
+                else "none found (no step passed)"
+            )
             + (f" where {' and '.join(bounds)}" if bounds else "")
-            + (f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
-               if len(bracket) == 2 and None not in bracket else "")
-            + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by")
-               else ""))
-    notes.append("steps in the order they ran; achieved = the slowest publisher's sent "
-                 "rate, loss and p99 (one-way) of the step's first run as the search "
-                 "judged them; runs passed = its runs that passed of its runs (a passing "
-                 "rate near the boundary is rerun, and one failed rerun fails it)")
+            + (
+                f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
+                if len(bracket) == 2 and None not in bracket
+                else ""
+            )
+            + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by") else "")
+        )
+    notes.append(
+        "steps in the order they ran; achieved = the slowest publisher's sent "
+        "rate, loss and p99 (one-way) of the step's first run as the search "
+        "judged them; runs passed = its runs that passed of its runs (a passing "
+        "rate near the boundary is rerun, and one failed rerun fails it)"
+    )
     if several:
-        notes.append("offered /s per pub is each publisher's rate; all pubs /s = pubs x "
-                     "that, what the subscribers were offered in all")
+        notes.append(
+            "offered /s per pub is each publisher's rate; all pubs /s = pubs x "
+            "that, what the subscribers were offered in all"
+        )
     return Table("search", "Rate search", columns, rows, notes)
 
 
 def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
-    columns = [Column("configuration", "configuration"), Column("floor", "floor"),
-               Column("p50 ratio", "p50_ratio", "ratio"),
-               Column("p99 ratio", "p99_ratio", "ratio"),
-               Column("floor reps", "floor_reps", "count"),
-               Column("floor p50 spread", "floor_spread", "percent")]
+    columns = [
+        Column("configuration", "configuration"),
+        Column("floor", "floor"),
+        Column("p50 ratio", "p50_ratio", "ratio"),
+        Column("p99 ratio", "p99_ratio", "ratio"),
+        Column("floor reps", "floor_reps", "count"),
+        Column("floor p50 spread", "floor_spread", "percent"),
+    ]
     measured = [c for c in configs if c.baseline and not c.is_baseline]
-    rows = [[c.label, c.baseline["label"], c.baseline["p50_ratio"], c.baseline["p99_ratio"],
-             c.baseline["floor_reps"], c.baseline["floor_spread"]] for c in measured]
-    notes = ["floor = the baseline driver (udp, shm: no middleware) with the lowest p50 "
-             "at the same kind, size and placement, and the same notify mode if measured, "
-             "in this result set; ratio = configuration / floor; floor p50 spread = "
-             "(largest - smallest) / median of the floor's repetitions' p50"]
+    rows = [
+        [
+            c.label,
+            c.baseline["label"],
+            c.baseline["p50_ratio"],
+            c.baseline["p99_ratio"],
+            c.baseline["floor_reps"],
+            c.baseline["floor_spread"],
+        ]
+        for c in measured
+    ]
+    notes = [
+        "floor = the baseline driver (udp, shm: no middleware) with the lowest p50 "
+        "at the same kind, size and placement, and the same notify mode if measured, "
+        "in this result set; ratio = configuration / floor; floor p50 spread = "
+        "(largest - smallest) / median of the floor's repetitions' p50"
+    ]
     notes += _floor_warnings(measured, noise)
     if not rows:
-        notes.insert(0, "no middleware configuration has a baseline of the same kind, "
-                        "size and placement in this result set")
+        notes.insert(
+            0,
+            "no middleware configuration has a baseline of the same kind, "
+            "size and placement in this result set",
+        )
     return Table("baseline", "Ratio to the baseline floor", columns, rows, notes)
 
 
@@ -213,18 +337,26 @@ def _floor_warnings(measured: list[Config], noise: float) -> list[str]:
     """One line per floor that cannot carry its ratios: measured once (its spread is
     unknown), or repetitions further apart than the noise threshold."""
     once = sorted({c.baseline["label"] for c in measured if c.baseline["floor_reps"] <= 1})
-    unstable = sorted({(c.baseline["label"], c.baseline["floor_spread"]) for c in measured
-                       if c.baseline["floor_spread"] is not None
-                       and c.baseline["floor_spread"] > noise})
+    unstable = sorted(
+        {
+            (c.baseline["label"], c.baseline["floor_spread"])
+            for c in measured
+            if c.baseline["floor_spread"] is not None and c.baseline["floor_spread"] > noise
+        }
+    )
     notes = []
     if once:
-        notes.append(f"floor measured once, its spread unknown ({', '.join(once)}): a "
-                     f"ratio is only as sure as its floor; repeat the runs "
-                     f"(repetitions: 3) before reading ratios close to each other")
+        notes.append(
+            f"floor measured once, its spread unknown ({', '.join(once)}): a "
+            f"ratio is only as sure as its floor; repeat the runs "
+            f"(repetitions: 3) before reading ratios close to each other"
+        )
     for label, spread in unstable:
-        notes.append(f"floor {label} is unstable: its repetitions' p50 differ by "
-                     f"{spread:.0%} of their median (noise threshold {noise:.0%}); "
-                     f"ratios to it move by as much")
+        notes.append(
+            f"floor {label} is unstable: its repetitions' p50 differ by "
+            f"{spread:.0%} of their median (noise threshold {noise:.0%}); "
+            f"ratios to it move by as much"
+        )
     return notes
 
 
@@ -233,7 +365,7 @@ class Pair:
     setting: str
     a: Config
     b: Config
-    where: str          # the other settings that vary in the set, shared by a and b
+    where: str  # the other settings that vary in the set, shared by a and b
     result: Comparison
 
 
@@ -243,8 +375,9 @@ def _differs_in_one(a: Config, b: Config) -> str | None:
     return differing[0] if len(differing) == 1 else None
 
 
-def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
-                      resamples: int, seed: int) -> list[Pair]:
+def one_setting_pairs(
+    configs: list[Config], alpha: float, threshold: float, resamples: int, seed: int
+) -> list[Pair]:
     """Every two configurations that differ in exactly one setting and measure the same
     metric, the earlier one as A."""
     measured = [c for c in configs if c.ok_runs]
@@ -254,106 +387,175 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float,
         # Once per configuration, seeded by its settings: the same interval whatever
         # else the report holds.
         if config.key not in medians:
-            medians[config.key] = bootstrap(config.rep_samples, "p50", resamples,
-                                            seed_for(config.key, seed))
+            medians[config.key] = bootstrap(
+                config.rep_samples, "p50", resamples, seed_for(config.key, seed)
+            )
         return medians[config.key]
 
     pairs = []
     for i, a in enumerate(measured):
-        for b in measured[i + 1:]:
+        for b in measured[i + 1 :]:
             setting = _differs_in_one(a, b)
             if setting is None or a.metric != b.metric:
                 continue
             where = label_of(a, label_keys(measured, leave_out=setting))
-            pairs.append(Pair(setting, a, b, where, compare_samples(
-                a.rep_samples, b.rep_samples, median_of(a), median_of(b), alpha,
-                threshold)))
+            pairs.append(
+                Pair(
+                    setting,
+                    a,
+                    b,
+                    where,
+                    compare_samples(
+                        a.rep_samples, b.rep_samples, median_of(a), median_of(b), alpha, threshold
+                    ),
+                )
+            )
     pairs.sort(key=lambda p: (p.setting, p.where))
     return pairs
 
 
 def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Table:
-    columns = [Column("setting", "setting"), Column("A", "a"), Column("B", "b"),
-               Column("at", "at"), Column("n A", "n_a", "count"),
-               Column("n B", "n_b", "count"),
-               Column("p50 A µs", "p50_a_ns", "us"), Column("p50 B µs", "p50_b_ns", "us"),
-               Column("B/A p50", "median_ratio", "ratio"),
-               Column("CI low", "median_ratio_low", "ratio"),
-               Column("CI high", "median_ratio_high", "ratio"),
-               Column("t", "welch_t", "stat"), Column("df", "welch_df", "stat"),
-               Column("p (t)", "welch_p", "p"), Column("U", "mann_whitney_u", "stat"),
-               Column("p (U)", "mann_whitney_p", "p"), Column("verdict", "verdict")]
+    columns = [
+        Column("setting", "setting"),
+        Column("A", "a"),
+        Column("B", "b"),
+        Column("at", "at"),
+        Column("n A", "n_a", "count"),
+        Column("n B", "n_b", "count"),
+        Column("p50 A µs", "p50_a_ns", "us"),
+        Column("p50 B µs", "p50_b_ns", "us"),
+        Column("B/A p50", "median_ratio", "ratio"),
+        Column("CI low", "median_ratio_low", "ratio"),
+        Column("CI high", "median_ratio_high", "ratio"),
+        Column("t", "welch_t", "stat"),
+        Column("df", "welch_df", "stat"),
+        Column("p (t)", "welch_p", "p"),
+        Column("U", "mann_whitney_u", "stat"),
+        Column("p (U)", "mann_whitney_p", "p"),
+        Column("verdict", "verdict"),
+    ]
     rows = []
     for pair in pairs:
         r = pair.result
         verdict = r.verdict + (f", {r.direction}" if r.direction else "")
-        rows.append([pair.setting, setting_text(pair.setting, pair.a.params.get(pair.setting)),
-                     setting_text(pair.setting, pair.b.params.get(pair.setting)),
-                     pair.where, r.n_a, r.n_b, r.p50_a, r.p50_b,
-                     r.median.ratio, r.median.low, r.median.high,
-                     r.welch.t, r.welch.df, r.welch.p, r.mann_whitney.u, r.mann_whitney.p,
-                     verdict])
-    notes = [f"configurations that differ in one setting; every figure from the samples "
-             f"of all repetitions together: p50 A and p50 B are their medians (nearest "
-             f"rank), B/A p50 their ratio (it may differ from the summary table, whose "
-             f"p50 is the median of the repetitions' p50s). t, df, p (t): Welch's t-test "
-             f"of the means (as in the seed papers); U, p (U): Mann-Whitney; CI: "
-             f"{1 - alpha:.0%} bootstrap interval of B/A p50 (the level follows alpha; "
-             f"with repetitions, whole runs are resampled too)",
-             f"significant = p (U) < {alpha:g} and the whole CI outside "
-             f"{1 - threshold:.2f}..{1 + threshold:.2f} (the noise threshold); otherwise "
-             f"within noise. {len(pairs)} comparisons: at alpha {alpha:g} about "
-             f"{alpha * len(pairs):.1f} may be significant by chance"]
+        rows.append(
+            [
+                pair.setting,
+                setting_text(pair.setting, pair.a.params.get(pair.setting)),
+                setting_text(pair.setting, pair.b.params.get(pair.setting)),
+                pair.where,
+                r.n_a,
+                r.n_b,
+                r.p50_a,
+                r.p50_b,
+                r.median.ratio,
+                r.median.low,
+                r.median.high,
+                r.welch.t,
+                r.welch.df,
+                r.welch.p,
+                r.mann_whitney.u,
+                r.mann_whitney.p,
+                verdict,
+            ]
+        )
+    notes = [
+        f"configurations that differ in one setting; every figure from the samples "
+        f"of all repetitions together: p50 A and p50 B are their medians (nearest "
+        f"rank), B/A p50 their ratio (it may differ from the summary table, whose "
+        f"p50 is the median of the repetitions' p50s). t, df, p (t): Welch's t-test "
+        f"of the means (as in the seed papers); U, p (U): Mann-Whitney; CI: "
+        f"{1 - alpha:.0%} bootstrap interval of B/A p50 (the level follows alpha; "
+        f"with repetitions, whole runs are resampled too)",
+        f"significant = p (U) < {alpha:g} and the whole CI outside "
+        f"{1 - threshold:.2f}..{1 + threshold:.2f} (the noise threshold); otherwise "
+        f"within noise. {len(pairs)} comparisons: at alpha {alpha:g} about "
+        f"{alpha * len(pairs):.1f} may be significant by chance",
+    ]
     if not pairs:
         notes.insert(0, "no two configurations differ in exactly one setting")
-    return Table("significance", "Significance between configurations differing in one "
-                 "setting", columns, rows, notes)
+    return Table(
+        "significance",
+        "Significance between configurations differing in one setting",
+        columns,
+        rows,
+        notes,
+    )
 
 
 def not_ok_table(results: ResultSet) -> Table:
-    columns = [Column("run", "run", "count"), Column("label", "label"),
-               Column("status", "status"), Column("message", "message"),
-               Column("folder", "run_dir")]
+    columns = [
+        Column("run", "run", "count"),
+        Column("label", "label"),
+        Column("status", "status"),
+        Column("message", "message"),
+        Column("folder", "run_dir"),
+    ]
     rows = []
     for run in results.runs:
         if run.status == "ok" and run.samples is not None:
             continue
         message = (run.message or "").strip().splitlines()
         folder = str(run.run_dir.relative_to(results.root)) if run.run_dir else None
-        rows.append([run.number, run.label, run.status if run.status != "ok" else
-                     "ok, no samples", message[0] if message else None, folder])
-    return Table("not-ok", "Runs that were not ok (left out of the statistics)", columns,
-                 rows)
+        rows.append(
+            [
+                run.number,
+                run.label,
+                run.status if run.status != "ok" else "ok, no samples",
+                message[0] if message else None,
+                folder,
+            ]
+        )
+    return Table("not-ok", "Runs that were not ok (left out of the statistics)", columns, rows)
 
 
 def threads_table(results: ResultSet) -> Table | None:
     """Every thread of every node process of every run, as the node found them when its
     measurement ended: where the middleware's threads ran beside the role's, and what
     they cost. None when no run recorded threads (results from before they were)."""
-    columns = [Column("run", "run"), Column("process", "process"),
-               Column("thread", "name"), Column("tid", "tid", "count"),
-               Column("role thread", "role_thread", "yes_no"), Column("CPUs", "cpus"),
-               Column("policy", "policy"), Column("priority", "priority", "count"),
-               Column("CPU ms", "cpu_time_ms", "rate"),
-               Column("voluntary switches", "voluntary_switches", "count"),
-               Column("involuntary switches", "involuntary_switches", "count")]
+    columns = [
+        Column("run", "run"),
+        Column("process", "process"),
+        Column("thread", "name"),
+        Column("tid", "tid", "count"),
+        Column("role thread", "role_thread", "yes_no"),
+        Column("CPUs", "cpus"),
+        Column("policy", "policy"),
+        Column("priority", "priority", "count"),
+        Column("CPU ms", "cpu_time_ms", "rate"),
+        Column("voluntary switches", "voluntary_switches", "count"),
+        Column("involuntary switches", "involuntary_switches", "count"),
+    ]
     rows, pins = [], set()
     for run in results.runs:
         for process, summary in run.summaries.items():
             pins.add((summary.get("realtime") or {}).get("pin") or "role")
             for t in summary.get("threads") or []:
-                rows.append([run.label, process, t["name"], t["tid"], t["role_thread"],
-                             t["cpus"], t["policy"], t["priority"], t["cpu_time_ns"] / 1e6,
-                             t["voluntary_switches"], t["involuntary_switches"]])
+                rows.append(
+                    [
+                        run.label,
+                        process,
+                        t["name"],
+                        t["tid"],
+                        t["role_thread"],
+                        t["cpus"],
+                        t["policy"],
+                        t["priority"],
+                        t["cpu_time_ns"] / 1e6,
+                        t["voluntary_switches"],
+                        t["involuntary_switches"],
+                    ]
+                )
     if not rows:
         return None
-    notes = [f"pin: {', '.join(sorted(pins))} (role: --cpu and --fifo apply to the role "
-             f"thread once its endpoints are open, the middleware's threads keep the "
-             f"process's CPUs and SCHED_OTHER; process: every thread confined to the roles' "
-             f"CPUs; none: nothing pinned). CPU ms and switches: each thread's whole life "
-             f"until the measurement ended, set-up included"]
-    return Table("threads", "Threads of each node process", columns, rows, notes,
-                 folded=True)
+    notes = [
+        f"pin: {', '.join(sorted(pins))} (role: --cpu and --fifo apply to the role "
+        f"thread once its endpoints are open, the middleware's threads keep the "
+        f"process's CPUs and SCHED_OTHER; process: every thread confined to the roles' "
+        f"CPUs; none: nothing pinned). CPU ms and switches: each thread's whole life "
+        f"until the measurement ended, set-up included"
+    ]
+    return Table("threads", "Threads of each node process", columns, rows, notes, folded=True)
 
 
 def resources_table(configs: list[Config]) -> Table | None:
@@ -362,46 +564,67 @@ def resources_table(configs: list[Config]) -> Table | None:
     measured = [c for c in configs if c.ok_runs and c.resources]
     if not measured:
         return None
-    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
-               Column("per", "per"),
-               Column("CPU µs (nodes)", "nodes_cpu_ns_per_message", "us"),
-               Column("CPU µs (services)", "services_cpu_ns_per_message", "us"),
-               Column("CPU µs (all)", "all_cpu_ns_per_message", "us"),
-               Column("CPU % (all)", "all_utilisation", "percent"),
-               Column("switches (all)", "all_switches_per_message", "stat"),
-               Column("peak RSS MiB (nodes)", "nodes_peak_rss_mib", "rate"),
-               Column("peak RSS MiB (services)", "services_peak_rss_mib", "rate"),
-               Column("services", "services")]
+    columns = [
+        Column("configuration", "configuration"),
+        Column("reps", "reps", "count"),
+        Column("per", "per"),
+        Column("CPU µs (nodes)", "nodes_cpu_ns_per_message", "us"),
+        Column("CPU µs (services)", "services_cpu_ns_per_message", "us"),
+        Column("CPU µs (all)", "all_cpu_ns_per_message", "us"),
+        Column("CPU % (all)", "all_utilisation", "percent"),
+        Column("switches (all)", "all_switches_per_message", "stat"),
+        Column("peak RSS MiB (nodes)", "nodes_peak_rss_mib", "rate"),
+        Column("peak RSS MiB (services)", "services_peak_rss_mib", "rate"),
+        Column("services", "services"),
+    ]
     rows = []
     for c in measured:
         r = c.resources
-        mib = {scope: r[scope]["peak_rss_kb"] / 1024 if r[scope]["peak_rss_kb"] else None
-               for scope in ("nodes", "services")}
-        rows.append([c.label, r["reps"], r["per"], r["nodes"]["cpu_ns_per_message"],
-                     r["services"]["cpu_ns_per_message"], r["all"]["cpu_ns_per_message"],
-                     r["all"]["utilisation"], r["all"]["switches_per_message"],
-                     mib["nodes"], mib["services"], ", ".join(r["service_names"]) or "-"])
-    notes = ["over the measurement window (the senders' first measured write to the "
-             "last receiver's end), every process of the run read from /proc at its "
-             "edges: the node processes and the services they use (brokers, daemons); "
-             "medians of the repetitions",
-             "CPU µs and switches per message: per round trip (ping) or per message "
-             "published (pubsub, every subscriber's delivery of it included); CPU % = CPU "
-             "time / window, 100% = one CPU busy; peak RSS: the largest process of each "
-             "kind, a node's over its life (the run), a service's within the window"]
+        mib = {
+            scope: r[scope]["peak_rss_kb"] / 1024 if r[scope]["peak_rss_kb"] else None
+            for scope in ("nodes", "services")
+        }
+        rows.append(
+            [
+                c.label,
+                r["reps"],
+                r["per"],
+                r["nodes"]["cpu_ns_per_message"],
+                r["services"]["cpu_ns_per_message"],
+                r["all"]["cpu_ns_per_message"],
+                r["all"]["utilisation"],
+                r["all"]["switches_per_message"],
+                mib["nodes"],
+                mib["services"],
+                ", ".join(r["service_names"]) or "-",
+            ]
+        )
+    notes = [
+        "over the measurement window (the senders' first measured write to the "
+        "last receiver's end), every process of the run read from /proc at its "
+        "edges: the node processes and the services they use (brokers, daemons); "
+        "medians of the repetitions",
+        "CPU µs and switches per message: per round trip (ping) or per message "
+        "published (pubsub, every subscriber's delivery of it included); CPU % = CPU "
+        "time / window, 100% = one CPU busy; peak RSS: the largest process of each "
+        "kind, a node's over its life (the run), a service's within the window",
+    ]
     for c in measured:
         r = c.resources
         if r["unmeasured"]:
             notes.append(f"{c.label}: not measured: {'; '.join(r['unmeasured'])}")
         if r["threads_ended"]:
-            notes.append(f"{c.label}: {r['threads_ended']} threads ended inside a window; "
-                         f"their CPU time there is missing")
+            notes.append(
+                f"{c.label}: {r['threads_ended']} threads ended inside a window; "
+                f"their CPU time there is missing"
+            )
         if r["lifetime_peaks"]:
-            notes.append(f"{c.label}: peak RSS of {', '.join(r['lifetime_peaks'])} is "
-                         f"their lifetime peak (not started by psbench, or the reset at the "
-                         f"window's start was refused)")
-    return Table("resources", "Resources per message (measurement window)", columns, rows,
-                 notes)
+            notes.append(
+                f"{c.label}: peak RSS of {', '.join(r['lifetime_peaks'])} is "
+                f"their lifetime peak (not started by psbench, or the reset at the "
+                f"window's start was refused)"
+            )
+    return Table("resources", "Resources per message (measurement window)", columns, rows, notes)
 
 
 def startup_table(configs: list[Config]) -> Table | None:
@@ -409,33 +632,46 @@ def startup_table(configs: list[Config]) -> Table | None:
     measured = [c for c in configs if c.ok_runs and c.startup.get("reps")]
     if not measured:
         return None
-    columns = [Column("configuration", "configuration"), Column("reps", "reps", "count"),
-               Column("open to matched ms", "open_to_matched_ms", "stat"),
-               Column("start to matched ms", "start_to_matched_ms", "stat"),
-               Column("start to first message ms", "start_to_first_message_ms", "stat")]
-    rows = [[c.label, c.startup["reps"]] + [
-        c.startup[key] / 1e6 if c.startup[key] is not None else None
-        for key in ("open_to_matched_ns", "start_to_matched_ns", "start_to_first_message_ns")]
-        for c in measured]
-    notes = ["the slowest node process of each run, medians of the repetitions; start = "
-             "the node's main(), open = the driver's open before its endpoints are "
-             "created, matched = every peer the role waits for matched (ping: its "
-             "handshake's echo, after the start barrier)",
-             "first message: of any kind (handshake, warm-up) at ping or a subscriber; it "
-             "includes the start barrier, which waits for every process to match"]
-    return Table("startup", "Start-up: discovery and the first message", columns, rows,
-                 notes)
+    columns = [
+        Column("configuration", "configuration"),
+        Column("reps", "reps", "count"),
+        Column("open to matched ms", "open_to_matched_ms", "stat"),
+        Column("start to matched ms", "start_to_matched_ms", "stat"),
+        Column("start to first message ms", "start_to_first_message_ms", "stat"),
+    ]
+    rows = [
+        [c.label, c.startup["reps"]]
+        + [
+            c.startup[key] / 1e6 if c.startup[key] is not None else None
+            for key in ("open_to_matched_ns", "start_to_matched_ns", "start_to_first_message_ns")
+        ]
+        for c in measured
+    ]
+    notes = [
+        "the slowest node process of each run, medians of the repetitions; start = "
+        "the node's main(), open = the driver's open before its endpoints are "
+        "created, matched = every peer the role waits for matched (ping: its "
+        "handshake's echo, after the start barrier)",
+        "first message: of any kind (handshake, warm-up) at ping or a subscriber; it "
+        "includes the start barrier, which waits for every process to match",
+    ]
+    return Table("startup", "Start-up: discovery and the first message", columns, rows, notes)
 
 
 def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
     """p50, p99 and p99.9 of every configuration's samples (all repetitions together),
     each with its distribution-free interval at level 1 - alpha."""
-    columns = [Column("configuration", "configuration"), Column("metric", "metric"),
-               Column("n", "n", "count")]
+    columns = [
+        Column("configuration", "configuration"),
+        Column("metric", "metric"),
+        Column("n", "n", "count"),
+    ]
     for label in INTERVAL_PERCENTILES:
-        columns += [Column(f"{label} µs", f"{label}_ns", "us"),
-                    Column("low", f"{label}_low_ns", "us", missing="n too small"),
-                    Column("high", f"{label}_high_ns", "us", missing="n too small")]
+        columns += [
+            Column(f"{label} µs", f"{label}_ns", "us"),
+            Column("low", f"{label}_low_ns", "us", missing="n too small"),
+            Column("high", f"{label}_high_ns", "us", missing="n too small"),
+        ]
     rows = []
     for c in configs:
         samples = c.pooled_ns
@@ -448,12 +684,13 @@ def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
             interval = found[label] or [None, None]
             row += [float(nearest_rank(samples, q)), *interval]
         rows.append(row)
-    notes = [f"every repetition's samples together (nearest rank; the summary table gives "
-             f"the median of the repetitions' values instead); low-high: "
-             f"{1 - alpha:.0%} distribution-free interval from order statistics (the level "
-             f"follows --alpha)",
-             "it covers the sampling within the runs, not how runs differ from each other "
-             "(see p50 spread in the delivery table); 'n too small': too few samples for "
-             "an interval at this level (at 95%, p99 needs 368 and p99.9 3,688)"]
-    return Table("intervals", "Percentiles with confidence intervals", columns, rows,
-                 notes)
+    notes = [
+        f"every repetition's samples together (nearest rank; the summary table gives "
+        f"the median of the repetitions' values instead); low-high: "
+        f"{1 - alpha:.0%} distribution-free interval from order statistics (the level "
+        f"follows --alpha)",
+        "it covers the sampling within the runs, not how runs differ from each other "
+        "(see p50 spread in the delivery table); 'n too small': too few samples for "
+        "an interval at this level (at 95%, p99 needs 368 and p99.9 3,688)",
+    ]
+    return Table("intervals", "Percentiles with confidence intervals", columns, rows, notes)

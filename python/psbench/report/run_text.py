@@ -1,25 +1,21 @@
 """Text reports of one measurement."""
 
-from psbench.run import measure
-from psbench.report import run_counts as rc
 from psbench.base import table
 from psbench.base.units import micros, percent_text, rate_text, sizes_text
-from psbench.run.measure import MeasureOutcome
+from psbench.report import run_counts as rc
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
+from psbench.run import measure
+from psbench.run.measure import MeasureOutcome
 
 STAT_COLUMNS = ["min"] + [label for label, _, _ in PERCENTILES] + ["max", "mean", "stdev"]
 
 
-
-
 def latency_table(rows: list[tuple[str, dict]]) -> str:
-    return table.render(["µs"] + STAT_COLUMNS,
-                        [[name] + [micros(series[c]) for c in STAT_COLUMNS]
-                         for name, series in rows], indent="  ")
-
-
-
-
+    return table.render(
+        ["µs"] + STAT_COLUMNS,
+        [[name] + [micros(series[c]) for c in STAT_COLUMNS] for name, series in rows],
+        indent="  ",
+    )
 
 
 def _config_line(summary: dict, sender: dict | None = None) -> str:
@@ -31,14 +27,21 @@ def _config_line(summary: dict, sender: dict | None = None) -> str:
         history = f"keep_last:{cfg['history_depth']}"
     rate = cfg.get("rate_hz")
     # Words, as the docs say them: a pubsub without a rate writes back to back.
-    mode = {"closed_loop": "back to back" if summary.get("role") == "sub" else "closed loop",
-            "open_loop": "open loop"}.get(cfg.get("mode"), cfg.get("mode"))
-    parts = [mode, f"rate {rate:g} Hz" if rate else None,
-             f"notify {cfg.get('notify')}", f"transport {cfg.get('transport')}",
-             f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
-             f"warm-up {((sender or summary).get('config') or {}).get('warmup')}",
-             "loaned (zero-copy) writes" if ((sender or summary).get("config") or {})
-             .get("loan") else "copied writes"]
+    mode = {
+        "closed_loop": "back to back" if summary.get("role") == "sub" else "closed loop",
+        "open_loop": "open loop",
+    }.get(cfg.get("mode"), cfg.get("mode"))
+    parts = [
+        mode,
+        f"rate {rate:g} Hz" if rate else None,
+        f"notify {cfg.get('notify')}",
+        f"transport {cfg.get('transport')}",
+        f"{cfg.get('reliability')}/{cfg.get('durability')}/{history}",
+        f"warm-up {((sender or summary).get('config') or {}).get('warmup')}",
+        "loaned (zero-copy) writes"
+        if ((sender or summary).get("config") or {}).get("loan")
+        else "copied writes",
+    ]
     return ", ".join(str(p) for p in parts if p)
 
 
@@ -50,12 +53,13 @@ def _realtime_line(summaries: dict) -> str:
         flags = [f for f in ("mlockall", "dma_latency") if rt.get(f)]
         others = [t for t in summary.get("threads") or [] if not t.get("role_thread")]
         where = sorted({f"{t['cpus']} {t['policy']}" for t in others})
-        parts.append(f"{role}: cpu {'-' if cpu is None or cpu < 0 else cpu} "
-                     f"{rt.get('sched_policy')}/{rt.get('sched_priority')}"
-                     + (f" {'+'.join(flags)}" if flags else "")
-                     + (f", pin {rt['pin']}" if rt.get("pin") else "")
-                     + (f", {len(others)} other threads on CPUs {', '.join(where)}"
-                        if others else ""))
+        parts.append(
+            f"{role}: cpu {'-' if cpu is None or cpu < 0 else cpu} "
+            f"{rt.get('sched_policy')}/{rt.get('sched_priority')}"
+            + (f" {'+'.join(flags)}" if flags else "")
+            + (f", pin {rt['pin']}" if rt.get("pin") else "")
+            + (f", {len(others)} other threads on CPUs {', '.join(where)}" if others else "")
+        )
     return "; ".join(parts)
 
 
@@ -63,11 +67,16 @@ def _discovery(summaries: dict) -> str | None:
     """ping's discovery, or the subscribers' (the slowest and the fastest when there are
     several, across every topic), else the publishers'; a run whose driver cannot tell
     when it matched says so (udp), so that the line is never silently missing."""
+
     def of(name):
         return ((summaries.get(name) or {}).get("timing") or {}).get("discovery_ns")
+
     for role in ("ping", "sub", "pub", "pong"):
-        found = {name: of(name) for name in measure.role_names(summaries, role)
-                 if of(name) is not None and not summaries[name].get("late_join")}
+        found = {
+            name: of(name)
+            for name in measure.role_names(summaries, role)
+            if of(name) is not None and not summaries[name].get("late_join")
+        }
         if not found:
             continue
         slowest = max(found, key=found.get)
@@ -75,8 +84,10 @@ def _discovery(summaries: dict) -> str | None:
             return f"{found[slowest] / 1e6:.2f} ms ({slowest})"
         topics = {_topic(summaries[name]) for name in found} - {None}
         across = f" on {len(topics)} topics" if len(topics) > 1 else ""
-        return (f"{found[slowest] / 1e6:.2f} ms ({slowest}, the slowest of {len(found)} "
-                f"{role}s{across}; fastest {min(found.values()) / 1e6:.2f} ms)")
+        return (
+            f"{found[slowest] / 1e6:.2f} ms ({slowest}, the slowest of {len(found)} "
+            f"{role}s{across}; fastest {min(found.values()) / 1e6:.2f} ms)"
+        )
     if any(s.get("role") in ("sub", "pub", "ping") for s in summaries.values()):
         return "not measured (the driver cannot tell when readers and writers matched)"
     return None
@@ -87,19 +98,24 @@ def resources_text(found: dict) -> str:
     switches per round trip, peak RSS 6.3 MiB (nodes) / - (services)"."""
     if not found.get("measured"):
         return f"not measured ({found.get('why') or 'no record'})"
+
     def us(value):
         return "-" if value is None else f"{value / 1000:.1f}"
+
     def mib(value):
         return "-" if value is None else f"{value / 1024:.1f} MiB"
+
     per, every = found["per"], found["all"]
     if every["cpu_ns_per_message"] is None:
         return f"no {per} measured in the window"
-    return (f"{us(every['cpu_ns_per_message'])} µs CPU per {per} (nodes "
-            f"{us(found['nodes']['cpu_ns_per_message'])}, services "
-            f"{us(found['services']['cpu_ns_per_message'])}), {every['utilisation']:.0%} of "
-            f"one CPU, {every['switches_per_message']:.2f} switches per {per}, peak RSS "
-            f"{mib(found['nodes']['peak_rss_kb'])} (nodes) / "
-            f"{mib(found['services']['peak_rss_kb'])} (services)")
+    return (
+        f"{us(every['cpu_ns_per_message'])} µs CPU per {per} (nodes "
+        f"{us(found['nodes']['cpu_ns_per_message'])}, services "
+        f"{us(found['services']['cpu_ns_per_message'])}), {every['utilisation']:.0%} of "
+        f"one CPU, {every['switches_per_message']:.2f} switches per {per}, peak RSS "
+        f"{mib(found['nodes']['peak_rss_kb'])} (nodes) / "
+        f"{mib(found['services']['peak_rss_kb'])} (services)"
+    )
 
 
 def _topic(summary: dict) -> str | None:
@@ -116,22 +132,22 @@ def intervals_line(series: dict, name: str) -> str | None:
     parts = []
     for label in INTERVAL_PERCENTILES:
         bounds = intervals.get(label)
-        parts.append(f"{label} n too small" if bounds is None else
-                     f"{label} {micros(bounds[0])}-{micros(bounds[1])}")
-    return (f"{intervals['confidence']:.0%} intervals of {name} (distribution-free, order "
-            f"statistics), µs: " + ", ".join(parts))
+        parts.append(
+            f"{label} n too small"
+            if bounds is None
+            else f"{label} {micros(bounds[0])}-{micros(bounds[1])}"
+        )
+    return (
+        f"{intervals['confidence']:.0%} intervals of {name} (distribution-free, order "
+        f"statistics), µs: " + ", ".join(parts)
+    )
 
 
 def _too_few_note(series: dict) -> str | None:
     missing = [(label, need) for label, _, need in PERCENTILES if series.get(label) is None]
     if not missing or not series.get("n"):
         return None
-    return "'-' = too few samples: " + ", ".join(f"{label} needs {need}"
-                                                for label, need in missing)
-
-
-
-
+    return "'-' = too few samples: " + ", ".join(f"{label} needs {need}" for label, need in missing)
 
 
 def throughput_lines(outcome: MeasureOutcome) -> list[str]:
@@ -142,17 +158,30 @@ def throughput_lines(outcome: MeasureOutcome) -> list[str]:
         return []
     lines = []
     subs = tp["subscribers"]
-    rows = [[name, rate_text(e["samples_per_s"]), rate_text(e["mbit_per_s"]),
-             e["received"] if e["received"] is not None else "-",
-             e["lost"] if e["lost"] is not None else "-", percent_text(e["loss_percent"])]
-            for name, e in subs.items()]
+    rows = [
+        [
+            name,
+            rate_text(e["samples_per_s"]),
+            rate_text(e["mbit_per_s"]),
+            e["received"] if e["received"] is not None else "-",
+            e["lost"] if e["lost"] is not None else "-",
+            percent_text(e["loss_percent"]),
+        ]
+        for name, e in subs.items()
+    ]
     unaccounted = {n: (outcome.accounting.get(n) or {}).get("unaccounted") or 0 for n in subs}
     if len(subs) > 1:
-        rows.insert(0, ["all", rate_text(tp["aggregate_samples_per_s"]),
-                        rate_text(tp["aggregate_mbit_per_s"]),
-                        sum(e["received"] or 0 for e in subs.values()),
-                        sum(e["lost"] or 0 for e in subs.values()),
-                        percent_text(tp["loss_percent"])])
+        rows.insert(
+            0,
+            [
+                "all",
+                rate_text(tp["aggregate_samples_per_s"]),
+                rate_text(tp["aggregate_mbit_per_s"]),
+                sum(e["received"] or 0 for e in subs.values()),
+                sum(e["lost"] or 0 for e in subs.values()),
+                percent_text(tp["loss_percent"]),
+            ],
+        )
     headers = ["throughput", "samples/s", "Mbit/s", "received", "lost", "loss"]
     if any(unaccounted.values()):
         headers.append("unaccounted")
@@ -160,14 +189,17 @@ def throughput_lines(outcome: MeasureOutcome) -> list[str]:
             row.append(sum(unaccounted.values()) if row[0] == "all" else unaccounted[row[0]])
     if rows:
         lines.append(table.render(headers, rows, indent="  "))
-        lines.append("  on each subscriber's clock: (received - 1) / (last arrival - first "
-                     "arrival); Mbit/s counts whole messages, header included")
+        lines.append(
+            "  on each subscriber's clock: (received - 1) / (last arrival - first "
+            "arrival); Mbit/s counts whole messages, header included"
+        )
     for name, pub in tp["publishers"].items():
         offered = pub.get("offered_rate_hz")
-        target = (f"of {rate_text(offered, 'Hz')} offered" if offered else
-                  "(as fast as possible)")
-        lines.append(f"  {name} rate:  achieved {rate_text(pub['achieved_rate_hz'], 'Hz')} "
-                     f"{target}, sent {pub['sent']}")
+        target = f"of {rate_text(offered, 'Hz')} offered" if offered else "(as fast as possible)"
+        lines.append(
+            f"  {name} rate:  achieved {rate_text(pub['achieved_rate_hz'], 'Hz')} "
+            f"{target}, sent {pub['sent']}"
+        )
     return lines
 
 
@@ -183,10 +215,11 @@ def under_load_lines(outcome: MeasureOutcome) -> list[str]:
             rows.append((f"{name} RTT/2", stats["rtt_half"]))
     if not rows:
         return ["  under load: no echoes recorded"]
-    return [latency_table(rows),
-            f"  latency under load: every {every}th sample echoed back to the publisher; "
-            f"RTT/2 of those round trips (n = "
-            + ", ".join(f"{int(s['n'])}" for _, s in rows) + ")"]
+    return [
+        latency_table(rows),
+        f"  latency under load: every {every}th sample echoed back to the publisher; "
+        f"RTT/2 of those round trips (n = " + ", ".join(f"{int(s['n'])}" for _, s in rows) + ")",
+    ]
 
 
 HIGH_LOSS_PERCENT = 1.0
@@ -203,17 +236,24 @@ def loss_hint(outcome: MeasureOutcome) -> str | None:
     if not losses or max(losses) <= HIGH_LOSS_PERCENT or spec.reliability == "reliable":
         return None
     worst = max(losses)
-    kept = min((e["samples_per_s"] for e in subs.values() if e.get("samples_per_s")),
-               default=None)
+    kept = min((e["samples_per_s"] for e in subs.values() if e.get("samples_per_s")), default=None)
     offered = "back to back" if not spec.rate else f"{spec.rate:g}/s offered"
-    causes = [f"the reader kept up with {rate_text(kept)}/s, {offered}: it was too slow "
-              f"(a lower --rate, or notify poll, shows)" if kept else "the reader fell behind"]
+    causes = [
+        f"the reader kept up with {rate_text(kept)}/s, {offered}: it was too slow "
+        f"(a lower --rate, or notify poll, shows)"
+        if kept
+        else "the reader fell behind"
+    ]
     if spec.history and spec.history.startswith("keep_last"):
-        causes.append(f"history {spec.history} overwrites what the reader has not taken "
-                      f"yet (keep_all shows)")
-    return (f"{percent_text(worst)} lost under best effort; likely "
-            + "; or ".join(causes) + "; --reliability reliable, where the driver has it, "
-            "delivers everything at the rate the reader keeps")
+        causes.append(
+            f"history {spec.history} overwrites what the reader has not taken yet (keep_all shows)"
+        )
+    return (
+        f"{percent_text(worst)} lost under best effort; likely "
+        + "; or ".join(causes)
+        + "; --reliability reliable, where the driver has it, "
+        "delivers everything at the rate the reader keeps"
+    )
 
 
 def render(outcome: MeasureOutcome) -> str:
@@ -237,22 +277,34 @@ def render(outcome: MeasureOutcome) -> str:
     if stats and "rtt" in stats:
         lines.append(latency_table([("RTT", stats["rtt"]), ("RTT/2", stats["rtt_half"])]))
         if spec.reply_size and spec.reply_size < spec.size:
-            lines.append(f"  RTT is {spec.size} B out and a {spec.reply_size} B reply back; "
-                         f"RTT/2 is half of that round trip, not the one-way latency of "
-                         f"either size")
+            lines.append(
+                f"  RTT is {spec.size} B out and a {spec.reply_size} B reply back; "
+                f"RTT/2 is half of that round trip, not the one-way latency of "
+                f"either size"
+            )
         else:
-            lines.append("  RTT/2 is the one-way estimate: half the round trip, assuming "
-                         "both directions cost the same")
+            lines.append(
+                "  RTT/2 is the one-way estimate: half the round trip, assuming "
+                "both directions cost the same"
+            )
         note = _too_few_note(stats["rtt"])
         interval = intervals_line(stats["rtt"], "RTT")
     elif stats:
-        lines.append(latency_table([("one-way", stats["one_way"])] + [
-            (name, outcome.stats[name]["one_way"]) for name in subs
-            if len(subs) > 1 and name in outcome.stats]))
-        lines.append(f"  one-way = {ONE_WAY_FROM[outcome.spec.latency_from or 'intended']} "
-                     "(one clock, one host)"
-                     + (f"; first row: all {len(subs)} subscribers together"
-                        if len(subs) > 1 else ""))
+        lines.append(
+            latency_table(
+                [("one-way", stats["one_way"])]
+                + [
+                    (name, outcome.stats[name]["one_way"])
+                    for name in subs
+                    if len(subs) > 1 and name in outcome.stats
+                ]
+            )
+        )
+        lines.append(
+            f"  one-way = {ONE_WAY_FROM[outcome.spec.latency_from or 'intended']} "
+            "(one clock, one host)"
+            + (f"; first row: all {len(subs)} subscribers together" if len(subs) > 1 else "")
+        )
         note = _too_few_note(stats["one_way"])
         interval = intervals_line(stats["one_way"], "one-way")
     else:
@@ -269,10 +321,12 @@ def render(outcome: MeasureOutcome) -> str:
             lines.extend(rc.accounting_lines(name, outcome.accounting[name]))
             lost = outcome.accounting[name]["lost"]
             if lost and spec.reliability == "reliable":
-                lines.append(f"  warning:   {name} lost {lost:,} samples in a reliable run: "
-                             f"a keep_last history overwrote them, or the middleware "
-                             f"dropped them (see the writer's drain and the middleware "
-                             f"counters)")
+                lines.append(
+                    f"  warning:   {name} lost {lost:,} samples in a reliable run: "
+                    f"a keep_last history overwrote them, or the middleware "
+                    f"dropped them (see the writer's drain and the middleware "
+                    f"counters)"
+                )
         lines.extend(rc.kept_lines(name, summary))
         lines.extend(rc.stats_lines(name, outcome.stats.get(name) or {}))
         lines.extend(rc.counter_lines(name, summary))
@@ -286,12 +340,16 @@ def render(outcome: MeasureOutcome) -> str:
     for name in outcome.publisher_names if spec.kind == "pubsub" else []:
         summary = outcome.summaries[name]
         if summary.get("counts"):
-            lines.append(rc.counts_line(summary["counts"], f"  {name} counts: ",
-                                        ("sent", "warmup", "write_errors")))
+            lines.append(
+                rc.counts_line(
+                    summary["counts"], f"  {name} counts: ", ("sent", "warmup", "write_errors")
+                )
+            )
         echo = summary.get("echo")
         if echo:
-            lines.append(rc.counts_line(echo, f"  {name} echoes: ",
-                                        ("expected", "received", "lost")))
+            lines.append(
+                rc.counts_line(echo, f"  {name} echoes: ", ("expected", "received", "lost"))
+            )
         lines.extend(rc.schedule_lines(name, summary))
         lines.extend(rc.writer_extra_lines(name, summary))
         lines.extend(rc.counter_lines(name, summary))
@@ -306,9 +364,11 @@ def render(outcome: MeasureOutcome) -> str:
     lines.extend(under_load_lines(outcome))
     sharing = outcome.cpu_sharing
     if sharing.get("oversubscribed"):
-        lines.append(f"  cpus:      oversubscribed, {sharing['roles']} roles on "
-                     f"{sharing['cpus']} CPUs ({sharing['oversubscribed']:g} per CPU"
-                     f"{', pinned' if sharing['pinned'] else ''})")
+        lines.append(
+            f"  cpus:      oversubscribed, {sharing['roles']} roles on "
+            f"{sharing['cpus']} CPUs ({sharing['oversubscribed']:g} per CPU"
+            f"{', pinned' if sharing['pinned'] else ''})"
+        )
     discovery = _discovery(outcome.summaries)
     if discovery:
         lines.append(f"  discovery: {discovery}")

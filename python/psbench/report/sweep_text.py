@@ -11,10 +11,6 @@ from psbench.run.experiment.plan import Plan
 MESSAGE_LINES = 4
 
 
-
-
-
-
 def common_settings(runs: list[Run]) -> tuple[list[str], dict]:
     """Keys whose value differs between runs, and the common values of the others."""
     keys = []
@@ -23,8 +19,11 @@ def common_settings(runs: list[Run]) -> tuple[list[str], dict]:
     values = {k: {json.dumps(r.params.get(k), sort_keys=True) for r in runs} for k in keys}
     varying = [k for k in keys if len(values[k]) > 1]
     # Flags left off are not worth a word.
-    common = {k: runs[0].params[k] for k in keys if len(values[k]) == 1
-              and k in runs[0].params and runs[0].params[k] is not False}
+    common = {
+        k: runs[0].params[k]
+        for k in keys
+        if len(values[k]) == 1 and k in runs[0].params and runs[0].params[k] is not False
+    }
     return varying, common
 
 
@@ -53,21 +52,28 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
         lines.append("each run is a rate search: " + search_text(plan.criteria))
     varying, common = common_settings(runs)
     if common:
-        lines.append("same in every run: " + ", ".join(
-            f"{k} {value_text(v)}" for k, v in common.items()))
-    pinned = {value_text(plan.specs[r.number].cpus) or "none" for r in runs
-              if r.number in plan.specs and "cpus" not in r.params}
+        lines.append(
+            "same in every run: " + ", ".join(f"{k} {value_text(v)}" for k, v in common.items())
+        )
+    pinned = {
+        value_text(plan.specs[r.number].cpus) or "none"
+        for r in runs
+        if r.number in plan.specs and "cpus" not in r.params
+    }
     if pinned:
-        lines.append("cpu pinning where a run sets no cpus (one process per core, round-robin): "
-                     + "; ".join(sorted(pinned)))
+        lines.append(
+            "cpu pinning where a run sets no cpus (one process per core, round-robin): "
+            + "; ".join(sorted(pinned))
+        )
     headers = ["#", "run"] + varying + (["rep"] if exp.repetitions > 1 else [])
     if done is not None:
         headers.append("resume")
     rows = []
     for run in runs:
         row = [run.number, run.label] + [
-            (size_text if k == "size" else value_text)(run.params[k]) if k in run.params
-            else "-" for k in varying]
+            (size_text if k == "size" else value_text)(run.params[k]) if k in run.params else "-"
+            for k in varying
+        ]
         if exp.repetitions > 1:
             row.append(run.rep)
         if done is not None:
@@ -82,10 +88,12 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
 
 def search_text(c) -> str:
     top = f"up to {c.max_rate_hz:g} Hz" if c.max_rate_hz else "no maximum rate"
-    return (f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, from "
-            f"{c.start_rate_hz:g} Hz, {top}, precision {c.precision:g}, at most "
-            f"{c.max_steps} steps, a rate sustainable once it passed {c.confirm} "
-            f"run{'s' if c.confirm > 1 else ''}; rates are each publisher's")
+    return (
+        f"loss <= {c.max_loss_percent:g}%, p99 <= {c.max_p99_ns / 1e3:g} µs, from "
+        f"{c.start_rate_hz:g} Hz, {top}, precision {c.precision:g}, at most "
+        f"{c.max_steps} steps, a rate sustainable once it passed {c.confirm} "
+        f"run{'s' if c.confirm > 1 else ''}; rates are each publisher's"
+    )
 
 
 def _max_rate(entry: dict | None) -> str:
@@ -109,40 +117,68 @@ def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
         status = entry["status"] if entry else "not run"
         if run.number in result.earlier:
             status += " (earlier)"
-        row = [run.number, run.label, run.get("driver"), run.get("kind"),
-               size_text(run.get("size")), status]
+        row = [
+            run.number,
+            run.label,
+            run.get("driver"),
+            run.get("kind"),
+            size_text(run.get("size")),
+            status,
+        ]
         if searched:
             found = (entry or {}).get("search") or {}
             bracket = found.get("bracket") or [None, None]
-            row += [_max_rate(entry), "-" if bracket[1] is None else f"{bracket[1]:,.0f}",
-                    found.get("steps", "-"), found.get("ended_by") or "-"]
+            row += [
+                _max_rate(entry),
+                "-" if bracket[1] is None else f"{bracket[1]:,.0f}",
+                found.get("steps", "-"),
+                found.get("ended_by") or "-",
+            ]
         else:
-            row += [_latency(entry, "p50"), _latency(entry, "p99"),
-                    counts.get("samples", "-"), counts.get("lost", "-")]
+            row += [
+                _latency(entry, "p50"),
+                _latency(entry, "p99"),
+                counts.get("samples", "-"),
+                counts.get("lost", "-"),
+            ]
         rows.append(row)
     headers = ["#", "run", "driver", "kind", "size", "status"] + (
-        ["max rate Hz", "lowest fail Hz", "steps", "ended by"] if searched else
-        ["p50 µs", "p99 µs", "samples", "lost"])
+        ["max rate Hz", "lowest fail Hz", "steps", "ended by"]
+        if searched
+        else ["p50 µs", "p99 µs", "samples", "lost"]
+    )
     lines = [table.render(headers, rows)]
     if searched:
-        lines.append("each run is a rate search: " + search_text(plan.criteria)
-                     + "; search.json in each run's folder")
+        lines.append(
+            "each run is a rate search: "
+            + search_text(plan.criteria)
+            + "; search.json in each run's folder"
+        )
     kinds = {run.get("kind") for run in runs}
-    meaning = {"ping": "RTT/2 for ping (one-way estimate, half the round trip)",
-               "pubsub": "one-way for pubsub (receive time - intended send time)"}
+    meaning = {
+        "ping": "RTT/2 for ping (one-way estimate, half the round trip)",
+        "pubsub": "one-way for pubsub (receive time - intended send time)",
+    }
     if not searched:
-        lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds)
-                                             if k in meaning))
-    bad = [(run, result.entries[run.number]) for run in runs
-           if run.number in result.entries and result.entries[run.number]["status"] != "ok"]
+        lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds) if k in meaning))
+    bad = [
+        (run, result.entries[run.number])
+        for run in runs
+        if run.number in result.entries and result.entries[run.number]["status"] != "ok"
+    ]
     if bad:
         lines.append("")
         lines.append("runs not ok:")
         for run, entry in bad:
             message = (entry.get("message") or "no message").strip().splitlines()
-            more = f" (+{len(message) - MESSAGE_LINES} lines)" if len(message) > MESSAGE_LINES else ""
-            lines.append(f"  {run.number} {run.label}: {entry['status']}: "
-                         + "\n      ".join(message[:MESSAGE_LINES]) + more)
+            more = (
+                f" (+{len(message) - MESSAGE_LINES} lines)" if len(message) > MESSAGE_LINES else ""
+            )
+            lines.append(
+                f"  {run.number} {run.label}: {entry['status']}: "
+                + "\n      ".join(message[:MESSAGE_LINES])
+                + more
+            )
             if entry.get("run_dir"):
                 lines.append(f"      {root / entry['run_dir']}")
     counts = {}

@@ -4,6 +4,7 @@ is formatted for people (terminal, Markdown, LaTeX, HTML) by its column's format
 import math
 from dataclasses import dataclass, field
 
+
 # Column formats: how a raw value reads in a table for people.
 def _us(value) -> str:
     return f"{value / 1000:.2f}"
@@ -46,27 +47,37 @@ def _yes_no(value) -> str:
     return "yes" if value else "no"
 
 
-FORMATS = {"us": _us, "ratio": _ratio, "count": _count, "rate": _rate, "p": _p,
-           "stat": _stat, "percent": _percent, "percent_value": _percent_value,
-           "offered": _offered, "yes_no": _yes_no, "text": str}
+FORMATS = {
+    "us": _us,
+    "ratio": _ratio,
+    "count": _count,
+    "rate": _rate,
+    "p": _p,
+    "stat": _stat,
+    "percent": _percent,
+    "percent_value": _percent_value,
+    "offered": _offered,
+    "yes_no": _yes_no,
+    "text": str,
+}
 
 
 @dataclass
 class Column:
-    name: str          # header for people, e.g. "p50 µs"
-    key: str           # machine name (CSV header, JSON key), e.g. "p50_ns"
+    name: str  # header for people, e.g. "p50 µs"
+    key: str  # machine name (CSV header, JSON key), e.g. "p50_ns"
     format: str = "text"
     missing: str = "-"  # what a cell without a value reads, for people
 
 
 @dataclass
 class Table:
-    name: str          # file stem: summary, significance, ...
+    name: str  # file stem: summary, significance, ...
     title: str
     columns: list[Column]
-    rows: list[list]   # raw values; None = not available
+    rows: list[list]  # raw values; None = not available
     notes: list[str] = field(default_factory=list)
-    folded: bool = False   # HTML: shown collapsed whatever its length
+    folded: bool = False  # HTML: shown collapsed whatever its length
 
     def cell(self, row: list, index: int) -> str:
         value = row[index]

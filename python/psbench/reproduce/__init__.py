@@ -17,15 +17,15 @@ from psbench.base.errors import UserError
 # NAME -> one-line description (the paper, and what it measured).
 STUDIES = {
     "zak2017": "Zak 2017, Fast DDS against other DDS: RTT/2 latency, 16 B-16 KiB, "
-               "best effort and reliable, Welch t-tests",
+    "best effort and reliable, Welch t-tests",
     "eprosima2022": "eProsima 2022 (Apex.AI performance_test): 100 Hz reliable keep-last-16, "
-                    "1 KiB-4 MiB arrays, intra- and inter-process latency and throughput",
+    "1 KiB-4 MiB arrays, intra- and inter-process latency and throughput",
     "ijraset": "IJRASET middleware criteria paper: three-process echo latency 32-8192 B, "
-               "throughput at 5,000-6,000 samples/s, criteria table",
+    "throughput at 5,000-6,000 samples/s, criteria table",
     "vanderbilt2006": "Vanderbilt 2006 DDS evaluation: 4 B-16 KiB bytes and complex type, "
-                      "1-to-4/8/12 throughput, unicast/multicast, listener vs waitset",
+    "1-to-4/8/12 throughput, unicast/multicast, listener vs waitset",
     "trento2013": "Trento 2013: latency against 1-4 subscribers and size up to 1,000 B, "
-                  "average and worst case at SCHED_FIFO, ZeroMQ against RTPS",
+    "average and worst case at SCHED_FIFO, ZeroMQ against RTPS",
 }
 
 
@@ -53,10 +53,14 @@ def load(name: str) -> ModuleType:
     """The study's module, or a UserError (exit code 2) naming the known studies or
     saying that this one is not available yet."""
     if name not in STUDIES:
-        raise UserError(f"argument NAME: unknown study {name!r}; known studies: "
-                        f"{known_text()} (`psbench reproduce --list` describes them)")
+        raise UserError(
+            f"argument NAME: unknown study {name!r}; known studies: "
+            f"{known_text()} (`psbench reproduce --list` describes them)"
+        )
     if not available(name):
-        raise UserError(f"study {name!r} is not yet available in this psbench (its module "
-                        f"{module_name(name)} does not exist yet); available: "
-                        f"{', '.join(n for n in sorted(STUDIES) if available(n)) or 'none'}")
+        raise UserError(
+            f"study {name!r} is not yet available in this psbench (its module "
+            f"{module_name(name)} does not exist yet); available: "
+            f"{', '.join(n for n in sorted(STUDIES) if available(n)) or 'none'}"
+        )
     return importlib.import_module(module_name(name))

@@ -14,9 +14,9 @@ from pathlib import Path
 import yaml
 
 from psbench.base import paths
+from psbench.base.errors import UserError
 from psbench.report import formats
 from psbench.report.tables import Table
-from psbench.base.errors import UserError
 
 PAPER_FORMAT = "psbench-paper/1"
 PAPER_DIR = "paper"
@@ -26,9 +26,10 @@ PAPER_DIR = "paper"
 class Section:
     """One part of the paper, reproduced: its tables (the analysis Table type, so every
     output format works), its figures (analysis.plots.Drawing) and notes for readers."""
+
     title: str
     tables: list[Table] = field(default_factory=list)
-    drawings: list = field(default_factory=list)      # analysis.plots.Drawing
+    drawings: list = field(default_factory=list)  # analysis.plots.Drawing
     notes: list[str] = field(default_factory=list)
 
 
@@ -51,8 +52,7 @@ def load_published(name: str) -> dict:
     try:
         data = yaml.safe_load(path.read_text())
     except FileNotFoundError:
-        raise UserError(f"study {name!r}: its published figures {path} are missing", 2) \
-            from None
+        raise UserError(f"study {name!r}: its published figures {path} are missing", 2) from None
     except yaml.YAMLError as exc:
         raise UserError(f"study {name!r}: {path} is not valid YAML: {exc}", 2) from None
     if not isinstance(data, dict):
@@ -64,9 +64,11 @@ def published_marker(published: dict) -> str:
     """The note that goes under every table holding published figures."""
     hardware = published.get("hardware") or "unknown hardware"
     versions = published.get("versions") or "unknown versions"
-    return (f"Published figures were measured on other hardware ({_one_line(hardware)}) "
-            f"and with other versions ({_one_line(versions)}); compare shapes and ratios, "
-            f"not absolute values.")
+    return (
+        f"Published figures were measured on other hardware ({_one_line(hardware)}) "
+        f"and with other versions ({_one_line(versions)}); compare shapes and ratios, "
+        f"not absolute values."
+    )
 
 
 def not_testable(reason) -> str:
@@ -116,26 +118,55 @@ def markdown(name: str, description: str, sections: list[Section]) -> str:
     return "\n".join(lines)
 
 
-def json_document(name: str, description: str, sections: list[Section], quick: bool,
-                  results: Path, published: dict) -> dict:
-    return {"format": PAPER_FORMAT, "study": name, "description": description,
-            "quick": quick, "results": str(results),
-            "published": {k: published.get(k) for k in ("source", "hardware", "versions")
-                          if k in published},
-            "sections": [{"title": s.title, "notes": s.notes,
-                          "tables": [formats.json_value(t) for t in s.tables],
-                          "figures": [{"name": d.name, "title": d.title,
-                                       "caption": d.caption, "png": f"{PAPER_DIR}/{d.name}.png",
-                                       "svg": f"{PAPER_DIR}/{d.name}.svg"}
-                                      for d in s.drawings]}
-                         for s in sections]}
+def json_document(
+    name: str,
+    description: str,
+    sections: list[Section],
+    quick: bool,
+    results: Path,
+    published: dict,
+) -> dict:
+    return {
+        "format": PAPER_FORMAT,
+        "study": name,
+        "description": description,
+        "quick": quick,
+        "results": str(results),
+        "published": {
+            k: published.get(k) for k in ("source", "hardware", "versions") if k in published
+        },
+        "sections": [
+            {
+                "title": s.title,
+                "notes": s.notes,
+                "tables": [formats.json_value(t) for t in s.tables],
+                "figures": [
+                    {
+                        "name": d.name,
+                        "title": d.title,
+                        "caption": d.caption,
+                        "png": f"{PAPER_DIR}/{d.name}.png",
+                        "svg": f"{PAPER_DIR}/{d.name}.svg",
+                    }
+                    for d in s.drawings
+                ],
+            }
+            for s in sections
+        ],
+    }
 
 
-def write_sections(name: str, description: str, sections: list[Section], report_dir: Path,
-                   quick: bool = False, results: Path | None = None,
-                   published: dict | None = None) -> Path:
+def write_sections(
+    name: str,
+    description: str,
+    sections: list[Section],
+    report_dir: Path,
+    quick: bool = False,
+    results: Path | None = None,
+    published: dict | None = None,
+) -> Path:
     """Writes report_dir/paper.md, paper.json and report_dir/paper/* ; returns paper.md."""
-    import matplotlib   # slow to import: only when writing
+    import matplotlib  # slow to import: only when writing
 
     from psbench.report.plots import STYLE, _save
 
@@ -150,7 +181,15 @@ def write_sections(name: str, description: str, sections: list[Section], report_
             for d in section.drawings:
                 _save(d, out)
     (report_dir / "paper.md").write_text(markdown(name, description, sections))
-    (report_dir / "paper.json").write_text(json.dumps(
-        json_document(name, description, sections, quick, results or report_dir.parent,
-                      published or {}), indent=2, ensure_ascii=False, default=str) + "\n")
+    (report_dir / "paper.json").write_text(
+        json.dumps(
+            json_document(
+                name, description, sections, quick, results or report_dir.parent, published or {}
+            ),
+            indent=2,
+            ensure_ascii=False,
+            default=str,
+        )
+        + "\n"
+    )
     return report_dir / "paper.md"

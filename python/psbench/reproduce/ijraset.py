@@ -19,16 +19,23 @@ or `documented` (the middleware's documentation, with its address).
 
 import numpy as np
 
-from psbench.results.configs import Config, build_configs
-from psbench.results.load import ResultSet
 from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet
 
-NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "zeromq": "ZeroMQ",
-         "iceoryx": "iceoryx", "mqtt": "MQTT (Mosquitto)", "nats": "NATS",
-         "redis": "Redis", "udp": "raw UDP", "shm": "shared memory"}
-ORDER = ("cyclonedds", "fastdds", "zeromq", "iceoryx", "mqtt", "nats", "redis", "udp",
-         "shm")
+NAMES = {
+    "cyclonedds": "Cyclone DDS",
+    "fastdds": "Fast DDS",
+    "zeromq": "ZeroMQ",
+    "iceoryx": "iceoryx",
+    "mqtt": "MQTT (Mosquitto)",
+    "nats": "NATS",
+    "redis": "Redis",
+    "udp": "raw UDP",
+    "shm": "shared memory",
+}
+ORDER = ("cyclonedds", "fastdds", "zeromq", "iceoryx", "mqtt", "nats", "redis", "udp", "shm")
 BASELINES = ("udp", "shm")
 
 # Documented facts for the criteria the drivers cannot tell (architecture, routing,
@@ -37,88 +44,90 @@ BASELINES = ("udp", "shm")
 DOCUMENTED = {
     "cyclonedds": {
         "architecture": "non-federated: peer-to-peer DDSI-RTPS, no daemon (shared memory "
-                        "through iceoryx's RouDi is optional)",
+        "through iceoryx's RouDi is optional)",
         "interoperability": "OMG DDSI-RTPS",
         "routing": "not in the library; the separate Zenoh bridge (zenoh-plugin-dds) links "
-                   "DDS domains across networks",
+        "DDS domains across networks",
         "monitoring": "separate tools: CycloneDDS Insight (GUI: topics, readers and "
-                      "writers, QoS mismatches) and the `cyclonedds` command line (ls, "
-                      "ps, subscribe) of cyclonedds-python; neither installed here; "
-                      "`ddsperf` measures performance only",
-        "licence": "open source: Eclipse Public License 2.0 / Eclipse Distribution "
-                   "License 1.0",
+        "writers, QoS mismatches) and the `cyclonedds` command line (ls, "
+        "ps, subscribe) of cyclonedds-python; neither installed here; "
+        "`ddsperf` measures performance only",
+        "licence": "open source: Eclipse Public License 2.0 / Eclipse Distribution License 1.0",
         "source": "https://github.com/eclipse-cyclonedds/cyclonedds (README, LICENSE); "
-                  "https://github.com/eclipse-zenoh/zenoh-plugin-dds; "
-                  "https://github.com/eclipse-cyclonedds/cyclonedds-insight"},
+        "https://github.com/eclipse-zenoh/zenoh-plugin-dds; "
+        "https://github.com/eclipse-cyclonedds/cyclonedds-insight",
+    },
     "fastdds": {
-        "architecture": "non-federated: peer-to-peer RTPS, no daemon (optional discovery "
-                        "server)",
+        "architecture": "non-federated: peer-to-peer RTPS, no daemon (optional discovery server)",
         "interoperability": "OMG DDSI-RTPS",
         "routing": "separate eProsima DDS Router (and Integration Service)",
         "monitoring": "separate eProsima Fast DDS Monitor (the paper's 'No' predates "
-                      "it); it needs the library's statistics module, which Debian's "
-                      "2.9.1 build has; the Monitor itself is not installed here",
+        "it); it needs the library's statistics module, which Debian's "
+        "2.9.1 build has; the Monitor itself is not installed here",
         "licence": "open source: Apache License 2.0, commercial support by eProsima",
         "source": "https://github.com/eProsima/Fast-DDS (LICENSE); "
-                  "https://github.com/eProsima/DDS-Router; "
-                  "https://github.com/eProsima/Fast-DDS-monitor"},
+        "https://github.com/eProsima/DDS-Router; "
+        "https://github.com/eProsima/Fast-DDS-monitor",
+    },
     "zeromq": {
         "architecture": "brokerless library, peer-to-peer sockets (a broker is the "
-                        "application's choice, e.g. zmq_proxy)",
+        "application's choice, e.g. zmq_proxy)",
         "interoperability": "ZMTP (ZeroMQ's own wire protocol)",
         "routing": "zmq_proxy / devices in the library, application-built",
         "monitoring": "zmq_socket_monitor events only, no tool",
         "licence": "open source: LGPL-3.0+ with a static-linking exception (libzmq "
-                   "4.3.4 as installed; MPL-2.0 only from 4.3.5)",
+        "4.3.4 as installed; MPL-2.0 only from 4.3.5)",
         "source": "https://zeromq.org; https://github.com/zeromq/libzmq (LICENSE); "
-                  "https://github.com/zeromq/libzmq/blob/v4.3.5/NEWS; "
-                  "http://api.zeromq.org/master:zmq-proxy"},
+        "https://github.com/zeromq/libzmq/blob/v4.3.5/NEWS; "
+        "http://api.zeromq.org/master:zmq-proxy",
+    },
     "iceoryx": {
-        "architecture": "one host only: shared memory with a central daemon (RouDi) "
-                        "per host",
+        "architecture": "one host only: shared memory with a central daemon (RouDi) per host",
         "interoperability": "none on the wire (own shared-memory protocol); reaches "
-                            "networks through a DDS bridge",
+        "networks through a DDS bridge",
         "routing": "none across hosts in itself (gateways, e.g. to DDS)",
         "monitoring": "introspection (iox-introspection-client)",
         "licence": "open source: Apache License 2.0",
-        "source": "https://github.com/eclipse-iceoryx/iceoryx (README, LICENSE)"},
+        "source": "https://github.com/eclipse-iceoryx/iceoryx (README, LICENSE)",
+    },
     "mqtt": {
-        "architecture": "centralised (broker): every client talks to a broker "
-                        "(Mosquitto)",
+        "architecture": "centralised (broker): every client talks to a broker (Mosquitto)",
         "interoperability": "OASIS MQTT 3.1.1 / 5.0",
         "routing": "broker bridges (Mosquitto bridge configuration)",
         "monitoring": "the broker's $SYS topics",
         "licence": "open source: Mosquitto under EPL 2.0 / EDL 1.0",
         "source": "https://mosquitto.org/man/mosquitto-conf-5.html; "
-                  "https://github.com/eclipse/mosquitto (LICENSE.txt)"},
+        "https://github.com/eclipse/mosquitto (LICENSE.txt)",
+    },
     "nats": {
-        "architecture": "centralised (broker): clients talk to a NATS server (clusters "
-                        "of servers)",
+        "architecture": "centralised (broker): clients talk to a NATS server (clusters of servers)",
         "interoperability": "NATS client protocol (NATS's own); an MQTT 3.1.1 listener "
-                            "in the server (needs JetStream)",
+        "in the server (needs JetStream)",
         "routing": "server clusters, gateways and leaf nodes",
         "monitoring": "the server's HTTP monitoring endpoints (/varz, /connz, ...)",
         "licence": "open source: Apache License 2.0",
         "source": "https://docs.nats.io/running-a-nats-service/nats_admin/monitoring; "
-                  "https://github.com/nats-io/nats-server (LICENSE)"},
+        "https://github.com/nats-io/nats-server (LICENSE)",
+    },
     "redis": {
         "architecture": "centralised (broker): clients talk to a Redis server",
         "interoperability": "RESP (Redis's own protocol)",
         "routing": "cluster propagation of published messages; no routing service",
         "monitoring": "INFO, PUBSUB and MONITOR commands",
         "licence": "BSD-3-Clause for the server installed here (Debian 12's "
-                   "redis-server 7.0); by version: BSD-3-Clause up to 7.2, RSALv2/SSPLv1 "
-                   "from 7.4, AGPLv3 added from 8.0",
+        "redis-server 7.0); by version: BSD-3-Clause up to 7.2, RSALv2/SSPLv1 "
+        "from 7.4, AGPLv3 added from 8.0",
         "source": "https://redis.io/docs/latest/develop/interact/pubsub/; "
-                  "https://redis.io/legal/licenses/"},
+        "https://redis.io/legal/licenses/",
+    },
 }
 PERSISTENCE_DOCUMENTED = {
     "cyclonedds": "TRANSIENT and PERSISTENT durability are not implemented in 0.10 (no "
-                  "durability service)",
+    "durability service)",
     "fastdds": "Persistence Service: TRANSIENT durability with the built-in SQLite3 "
-               "plugin (present in Debian's 2.9.1 build), not driven by psbench",
+    "plugin (present in Debian's 2.9.1 build), not driven by psbench",
     "mqtt": "the broker keeps one retained message per topic and persistent sessions "
-            "(QoS 1/2), not driven by psbench",
+    "(QoS 1/2), not driven by psbench",
     "nats": "JetStream (a separate API), not driven by psbench; core NATS keeps nothing",
     "redis": "none for pub/sub (Streams persist, a separate API)",
     "zeromq": "none",
@@ -136,8 +145,9 @@ def _rank(driver: str) -> tuple:
 
 def _stand_ins(published: dict) -> dict[str, str]:
     """driver -> the paper's system it stands for (published `systems`)."""
-    return {v["driver"]: v["name"] for v in (published.get("systems") or {}).values()
-            if v.get("driver")}
+    return {
+        v["driver"]: v["name"] for v in (published.get("systems") or {}).values() if v.get("driver")
+    }
 
 
 def _paper_key(driver: str, published: dict) -> str | None:
@@ -161,6 +171,7 @@ def _sorted(configs: list[Config]) -> list[Config]:
 
 # Latency: Figures 3 and 4 -----------------------------------------------------------
 
+
 def _latency_rows(configs: list[Config], published: dict) -> list[list]:
     paper = (published.get("latency_min_us") or {}).get("values") or {}
     rows = []
@@ -169,48 +180,77 @@ def _latency_rows(configs: list[Config], published: dict) -> list[list]:
         low, median = float(values.min()), float(np.median(values))
         key = _paper_key(config.driver, published)
         theirs = (paper.get(key) or {}).get(config.size) if key else None
-        rows.append([_name(config.driver), _stand_ins(published).get(config.driver, "-"),
-                     config.size, int(values.size), low, median, low / 2, median / 2,
-                     None if theirs is None else theirs * 1000.0,
-                     config.counts.get("lost", 0)])
+        rows.append(
+            [
+                _name(config.driver),
+                _stand_ins(published).get(config.driver, "-"),
+                config.size,
+                int(values.size),
+                low,
+                median,
+                low / 2,
+                median / 2,
+                None if theirs is None else theirs * 1000.0,
+                config.counts.get("lost", 0),
+            ]
+        )
     return rows
 
 
 def _latency_section(configs: list[Config], published: dict, marker: str) -> Section:
-    columns = [Column("middleware", "middleware"), Column("paper's", "paper_system"),
-               Column("size B", "size", "count"), Column("n", "n", "count"),
-               Column("min µs (2 hops)", "min_ns", "us"),
-               Column("median µs (2 hops)", "median_ns", "us"),
-               Column("min µs (/2)", "min_half_ns", "us"),
-               Column("median µs (/2)", "median_half_ns", "us"),
-               Column("paper min µs", "paper_min_ns", "us"), Column("lost", "lost", "count")]
+    columns = [
+        Column("middleware", "middleware"),
+        Column("paper's", "paper_system"),
+        Column("size B", "size", "count"),
+        Column("n", "n", "count"),
+        Column("min µs (2 hops)", "min_ns", "us"),
+        Column("median µs (2 hops)", "median_ns", "us"),
+        Column("min µs (/2)", "min_half_ns", "us"),
+        Column("median µs (/2)", "median_half_ns", "us"),
+        Column("paper min µs", "paper_min_ns", "us"),
+        Column("lost", "lost", "count"),
+    ]
     rows = _latency_rows(configs, published)
-    table = Table("ijraset-latency", "Figures 3 and 4: minimum and median latency against "
-                  "payload (P1 -> P2 -> P3)", columns, rows,
-                  ["2 hops: P3's receive time - the start of P1's write (its write time), "
-                   "one host's monotonic clock; /2: halved, the paper's (receive_time - "
-                   "write_time) / 2",
-                   "paper min: Table 1 (printed for 32 and 8,192 B only); the paper's "
-                   "Figures 3 and 4 print no values",
-                   "paper's = the system of the paper this middleware stands for "
-                   "(experiments/seeds/ijraset.yaml says why)", marker])
+    table = Table(
+        "ijraset-latency",
+        "Figures 3 and 4: minimum and median latency against payload (P1 -> P2 -> P3)",
+        columns,
+        rows,
+        [
+            "2 hops: P3's receive time - the start of P1's write (its write time), "
+            "one host's monotonic clock; /2: halved, the paper's (receive_time - "
+            "write_time) / 2",
+            "paper min: Table 1 (printed for 32 and 8,192 B only); the paper's "
+            "Figures 3 and 4 print no values",
+            "paper's = the system of the paper this middleware stands for "
+            "(experiments/seeds/ijraset.yaml says why)",
+            marker,
+        ],
+    )
     notes = []
     if not rows:
         notes.append("no latency run (relays: 1) succeeded in these results")
-    return Section("Latency: minimum and median against payload (Figures 3, 4)", [table],
-                   [], notes)
+    return Section("Latency: minimum and median against payload (Figures 3, 4)", [table], [], notes)
 
 
 # Throughput: Figure 7 ---------------------------------------------------------------
+
 
 def _throughput_rows(configs: list[Config]) -> list[list]:
     rows = []
     for config in _sorted([c for c in _usable(configs) if _relays(c) == 0]):
         rate = config.rate or {}
-        rows.append([_name(config.driver), config.size,
-                     config.params.get("rate"), rate.get("achieved_rate_hz"),
-                     rate.get("samples_per_s"), rate.get("mbit_per_s"),
-                     rate.get("loss_percent")])
+        rows.append(
+            [
+                _name(config.driver),
+                config.size,
+                config.params.get("rate"),
+                rate.get("achieved_rate_hz"),
+                rate.get("samples_per_s"),
+                rate.get("mbit_per_s"),
+                rate.get("loss_percent"),
+            ]
+        )
     return rows
 
 
@@ -218,56 +258,82 @@ def _published_throughput_note(published: dict) -> str:
     """What Table 1's throughput figures would need at the paper's own stated rate."""
     note = "one figure per system, no payload size given"
     setup = published.get("throughput_setup") or {}
-    values = [v.get("value") for v in ((published.get("throughput_mbit_s") or {})
-                                       .get("values") or {}).values() if v.get("value")]
+    values = [
+        v.get("value")
+        for v in ((published.get("throughput_mbit_s") or {}).get("values") or {}).values()
+        if v.get("value")
+    ]
     if not setup or not values:
         return note
     (low, high), largest = setup["rate_per_s"], setup["max_payload_bytes"]
     needs = max(values) * 1e6 / 8 / high
     if needs <= largest:
         return note
-    return (f"{note}; at {low:,}-{high:,} samples/s, {max(values):g} Mbit/s needs "
-            f"{needs:,.0f} B per sample or more, beyond the paper's largest payload of "
-            f"{largest:,} B: the figures cannot come from the stated offered rate (see "
-            f"the statements)")
+    return (
+        f"{note}; at {low:,}-{high:,} samples/s, {max(values):g} Mbit/s needs "
+        f"{needs:,.0f} B per sample or more, beyond the paper's largest payload of "
+        f"{largest:,} B: the figures cannot come from the stated offered rate (see "
+        f"the statements)"
+    )
 
 
 def _throughput_section(configs: list[Config], published: dict, marker: str) -> Section:
-    columns = [Column("middleware", "middleware"), Column("size B", "size", "count"),
-               Column("offered /s", "offered_rate_hz", "rate"),
-               Column("sent /s", "achieved_rate_hz", "rate"),
-               Column("received /s", "samples_per_s", "rate"),
-               Column("Mbit/s", "mbit_per_s", "stat"), Column("loss %", "loss_percent",
-                                                              "percent_value")]
+    columns = [
+        Column("middleware", "middleware"),
+        Column("size B", "size", "count"),
+        Column("offered /s", "offered_rate_hz", "rate"),
+        Column("sent /s", "achieved_rate_hz", "rate"),
+        Column("received /s", "samples_per_s", "rate"),
+        Column("Mbit/s", "mbit_per_s", "stat"),
+        Column("loss %", "loss_percent", "percent_value"),
+    ]
     rows = _throughput_rows(configs)
-    table = Table("ijraset-throughput", "Figure 7: throughput at the offered rate "
-                  "(P1 -> P2)", columns, rows,
-                  ["received /s and Mbit/s on the sub's clock ((received - 1) / (last - first "
-                   "arrival)); Mbit/s counts whole messages, psbench's 32-byte header "
-                   "included; sent /s on the pub's clock", marker])
+    table = Table(
+        "ijraset-throughput",
+        "Figure 7: throughput at the offered rate (P1 -> P2)",
+        columns,
+        rows,
+        [
+            "received /s and Mbit/s on the sub's clock ((received - 1) / (last - first "
+            "arrival)); Mbit/s counts whole messages, psbench's 32-byte header "
+            "included; sent /s on the pub's clock",
+            marker,
+        ],
+    )
     paper = (published.get("throughput_mbit_s") or {}).get("values") or {}
-    prows = [[(published.get("systems") or {}).get(k, {}).get("name", k), v.get("value"),
-              v.get("text")] for k, v in paper.items()]
-    ptable = Table("ijraset-throughput-published", "Table 1: throughput as the paper "
-                   "prints it", [Column("system", "system"),
-                                 Column("Mbit/s", "mbit_per_s", "stat"),
-                                 Column("as printed", "text")], prows,
-                   [_published_throughput_note(published), marker])
-    notes = ["at a fixed offered rate, Mbit/s grows with the payload (rate x size): "
-             "ours shows what 5,500 samples/s of each size is; it is not a bandwidth "
-             "limit"]
+    prows = [
+        [(published.get("systems") or {}).get(k, {}).get("name", k), v.get("value"), v.get("text")]
+        for k, v in paper.items()
+    ]
+    ptable = Table(
+        "ijraset-throughput-published",
+        "Table 1: throughput as the paper prints it",
+        [
+            Column("system", "system"),
+            Column("Mbit/s", "mbit_per_s", "stat"),
+            Column("as printed", "text"),
+        ],
+        prows,
+        [_published_throughput_note(published), marker],
+    )
+    notes = [
+        "at a fixed offered rate, Mbit/s grows with the payload (rate x size): "
+        "ours shows what 5,500 samples/s of each size is; it is not a bandwidth "
+        "limit"
+    ]
     if not rows:
         notes.append("no throughput run (relays: 0) succeeded in these results")
-    return Section("Throughput at the offered rate (Figure 7, Table 1)", [table, ptable],
-                   [], notes)
+    return Section("Throughput at the offered rate (Figure 7, Table 1)", [table, ptable], [], notes)
 
 
 # The criteria table: Table 1 --------------------------------------------------------
+
 
 def _capabilities() -> dict[str, dict]:
     """driver -> its --describe (psbench drivers --json); {} when the node is missing."""
     try:
         from psbench.run import drivers
+
         return {info.name: info.describe for info in drivers.discover() if info.describe}
     except Exception:  # noqa: BLE001 - the table then says "not described"
         return {}
@@ -277,9 +343,13 @@ def _persistence(driver: str, caps: dict) -> tuple[str, str]:
     """What psbench can drive (the driver's durability), then what the middleware's
     documentation says beyond it."""
     durability = caps.get("durability") or []
-    cap = ("transient_local (late joiners get recent history); volatile"
-           if "transient_local" in durability else
-           "volatile only" if durability else "not described")
+    cap = (
+        "transient_local (late joiners get recent history); volatile"
+        if "transient_local" in durability
+        else "volatile only"
+        if durability
+        else "not described"
+    )
     documented = PERSISTENCE_DOCUMENTED.get(driver)
     if documented:
         return f"{cap} through psbench; {documented}", "capability + documented"
@@ -287,18 +357,28 @@ def _persistence(driver: str, caps: dict) -> tuple[str, str]:
 
 
 def _measured(driver: str, configs: list[Config]) -> tuple[str, str]:
-    lat = sorted((c for c in _usable(configs) if c.driver == driver and _relays(c) == 1),
-                 key=lambda c: c.size or 0)
-    tput = sorted((c for c in _usable(configs) if c.driver == driver and _relays(c) == 0),
-                  key=lambda c: c.size or 0)
-    latency = "; ".join(f"{float(c.pooled_ns.min()) / 2000:.0f} µs for {c.size} B"
-                        for c in (lat[:1] + lat[-1:] if len(lat) > 1 else lat)) or "not measured here"
+    lat = sorted(
+        (c for c in _usable(configs) if c.driver == driver and _relays(c) == 1),
+        key=lambda c: c.size or 0,
+    )
+    tput = sorted(
+        (c for c in _usable(configs) if c.driver == driver and _relays(c) == 0),
+        key=lambda c: c.size or 0,
+    )
+    latency = (
+        "; ".join(
+            f"{float(c.pooled_ns.min()) / 2000:.0f} µs for {c.size} B"
+            for c in (lat[:1] + lat[-1:] if len(lat) > 1 else lat)
+        )
+        or "not measured here"
+    )
     parts = []
-    for c in (tput[:1] + tput[-1:] if len(tput) > 1 else tput):
+    for c in tput[:1] + tput[-1:] if len(tput) > 1 else tput:
         r = c.rate or {}
         if r.get("mbit_per_s") is not None:
-            parts.append(f"{r['mbit_per_s']:.1f} Mbit/s ({r.get('samples_per_s') or 0:,.0f}"
-                         f"/s) at {c.size} B")
+            parts.append(
+                f"{r['mbit_per_s']:.1f} Mbit/s ({r.get('samples_per_s') or 0:,.0f}/s) at {c.size} B"
+            )
     return latency, "; ".join(parts) or "not measured here"
 
 
@@ -306,13 +386,20 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
     described = _capabilities()
     measured_drivers = {c.driver for c in _usable(configs)}
     drivers = sorted(set(described) | measured_drivers, key=_rank)
-    columns = [Column("middleware", "middleware"), Column("version", "version"),
-               Column("paper's", "paper_system"), Column("architecture", "architecture"),
-               Column("interoperability", "interoperability"),
-               Column("persistence", "persistence"), Column("routing", "routing"),
-               Column("monitoring", "monitoring"), Column("licence", "licence"),
-               Column("latency (min, /2)", "latency"), Column("throughput", "throughput"),
-               Column("sources", "sources")]
+    columns = [
+        Column("middleware", "middleware"),
+        Column("version", "version"),
+        Column("paper's", "paper_system"),
+        Column("architecture", "architecture"),
+        Column("interoperability", "interoperability"),
+        Column("persistence", "persistence"),
+        Column("routing", "routing"),
+        Column("monitoring", "monitoring"),
+        Column("licence", "licence"),
+        Column("latency (min, /2)", "latency"),
+        Column("throughput", "throughput"),
+        Column("sources", "sources"),
+    ]
     rows = []
     stand_ins = _stand_ins(published)
     for driver in drivers:
@@ -326,54 +413,96 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
         transports = ", ".join(caps.get("transports") or []) or "?"
         interop = doc.get("interoperability", "-")
         interop = f"{interop}; transports here: {transports}"
-        sources = (f"version, transports, persistence: {p_source} (psbench drivers --json); "
-                   f"latency, throughput: measured; architecture, interoperability, "
-                   f"routing, monitoring, licence: documented ({doc.get('source', '-')})")
-        rows.append([_name(driver), info.get("version") or "not described",
-                     stand_ins.get(driver, "-"), doc.get("architecture", "-"), interop,
-                     persistence, doc.get("routing", "-"), doc.get("monitoring", "-"),
-                     doc.get("licence", "-"), latency, throughput, sources])
-    table = Table("ijraset-criteria", "Table 1: the criteria, for the middlewares psbench "
-                  "drives", columns, rows,
-                  ["latency: minimum of the three-process echo, halved as the paper does, "
-                   "at the smallest and largest payload measured; throughput at the "
-                   "offered rate, smallest and largest payload; 'not measured here': the "
-                   "driver is built but these results have no run of it",
-                   "low-bandwidth support, OS and language (the paper's other criteria) "
-                   "are not in psbench's scope and are left out"])
+        sources = (
+            f"version, transports, persistence: {p_source} (psbench drivers --json); "
+            f"latency, throughput: measured; architecture, interoperability, "
+            f"routing, monitoring, licence: documented ({doc.get('source', '-')})"
+        )
+        rows.append(
+            [
+                _name(driver),
+                info.get("version") or "not described",
+                stand_ins.get(driver, "-"),
+                doc.get("architecture", "-"),
+                interop,
+                persistence,
+                doc.get("routing", "-"),
+                doc.get("monitoring", "-"),
+                doc.get("licence", "-"),
+                latency,
+                throughput,
+                sources,
+            ]
+        )
+    table = Table(
+        "ijraset-criteria",
+        "Table 1: the criteria, for the middlewares psbench drives",
+        columns,
+        rows,
+        [
+            "latency: minimum of the three-process echo, halved as the paper does, "
+            "at the smallest and largest payload measured; throughput at the "
+            "offered rate, smallest and largest payload; 'not measured here': the "
+            "driver is built but these results have no run of it",
+            "low-bandwidth support, OS and language (the paper's other criteria) "
+            "are not in psbench's scope and are left out",
+        ],
+    )
     criteria = (published.get("criteria") or {}).get("values") or {}
     lat = (published.get("latency_min_us") or {}).get("values") or {}
     tput = (published.get("throughput_mbit_s") or {}).get("values") or {}
     systems = published.get("systems") or {}
-    pcols = [Column("system", "system"), Column("stand-in here", "stand_in"),
-             Column("architecture", "architecture"),
-             Column("interoperability", "interoperability"),
-             Column("persistence", "persistence"), Column("routing", "routing"),
-             Column("monitoring", "monitoring"),
-             Column("low bandwidth", "low_bandwidth"), Column("licence", "licence"),
-             Column("latency", "latency"), Column("throughput", "throughput")]
+    pcols = [
+        Column("system", "system"),
+        Column("stand-in here", "stand_in"),
+        Column("architecture", "architecture"),
+        Column("interoperability", "interoperability"),
+        Column("persistence", "persistence"),
+        Column("routing", "routing"),
+        Column("monitoring", "monitoring"),
+        Column("low bandwidth", "low_bandwidth"),
+        Column("licence", "licence"),
+        Column("latency", "latency"),
+        Column("throughput", "throughput"),
+    ]
     prows = []
     for key, value in criteria.items():
         system = systems.get(key) or {}
-        l = lat.get(key) or {}
-        prows.append([system.get("name", key),
-                      _name(system["driver"]) if system.get("driver") else
-                      "none (cannot be installed here)",
-                      value.get("architecture"), value.get("interoperability"),
-                      value.get("persistence"), value.get("routing"),
-                      value.get("monitoring"), value.get("low_bandwidth"),
-                      value.get("licence"),
-                      "; ".join(f"{v} us for {s} bytes" for s, v in l.items()),
-                      (tput.get(key) or {}).get("text")])
-    ptable = Table("ijraset-criteria-published", "Table 1 as the paper prints it", pcols,
-                   prows, [f"source: {(published.get('criteria') or {}).get('source')}",
-                           marker])
-    notes = [f"{len(rows)} middlewares psbench drives (raw UDP and shared memory, "
-             f"psbench's baselines, are no middleware and left out); every cell names "
-             f"its source"]
+        published_latency = lat.get(key) or {}
+        prows.append(
+            [
+                system.get("name", key),
+                _name(system["driver"])
+                if system.get("driver")
+                else "none (cannot be installed here)",
+                value.get("architecture"),
+                value.get("interoperability"),
+                value.get("persistence"),
+                value.get("routing"),
+                value.get("monitoring"),
+                value.get("low_bandwidth"),
+                value.get("licence"),
+                "; ".join(f"{v} us for {s} bytes" for s, v in published_latency.items()),
+                (tput.get(key) or {}).get("text"),
+            ]
+        )
+    ptable = Table(
+        "ijraset-criteria-published",
+        "Table 1 as the paper prints it",
+        pcols,
+        prows,
+        [f"source: {(published.get('criteria') or {}).get('source')}", marker],
+    )
+    notes = [
+        f"{len(rows)} middlewares psbench drives (raw UDP and shared memory, "
+        f"psbench's baselines, are no middleware and left out); every cell names "
+        f"its source"
+    ]
     if not described:
-        notes.append("WARNING: no driver could be described (is build/core/psbench-node "
-                     "built?): capabilities and versions are missing")
+        notes.append(
+            "WARNING: no driver could be described (is build/core/psbench-node "
+            "built?): capabilities and versions are missing"
+        )
     return Section("The criteria table (Table 1)", [table, ptable], [], notes)
 
 
@@ -396,13 +525,16 @@ def _min_range_verdict(mins_us: list[float], low: float, high: float) -> str:
 
 def _needs(mbit: float, size: int, setup: dict) -> str:
     low, high = setup["rate_per_s"]
-    return (f"{mbit:g} Mbit/s at {size:,} B needs {mbit * 1e6 / (size * 8):,.0f} "
-            f"samples/s; the paper states {low:,}-{high:,} (at most "
-            f"{high * size * 8 / 1e6:.0f} Mbit/s)")
+    return (
+        f"{mbit:g} Mbit/s at {size:,} B needs {mbit * 1e6 / (size * 8):,.0f} "
+        f"samples/s; the paper states {low:,}-{high:,} (at most "
+        f"{high * size * 8 / 1e6:.0f} Mbit/s)"
+    )
 
 
-def _throughput_verdict(mbit: float, size: int, setup: dict, ours: float | None,
-                        fraction: float = 1.0) -> str:
+def _throughput_verdict(
+    mbit: float, size: int, setup: dict, ours: float | None, fraction: float = 1.0
+) -> str:
     """A throughput figure of the paper at a payload against ours. Mbit/s is samples/s x
     bytes x 8, so a figure above the paper's own stated rate x payload is inconsistent in
     the paper, whatever we measure; otherwise it agrees when ours reaches fraction of it."""
@@ -430,9 +562,13 @@ def _latency_claims(lat: list[Config], claims: dict) -> dict:
         return {}
     mins = [float(c.pooled_ns.min()) / 2000 for c in lat]
     low, high = claims["min-range"]["range_us"]
-    return {"min-range": (f"ours (/2): {min(mins):.0f} to {max(mins):.0f} µs",
-                          _min_range_verdict(mins, low, high),
-                          "one host over loopback, no Ethernet hop: no wire time")}
+    return {
+        "min-range": (
+            f"ours (/2): {min(mins):.0f} to {max(mins):.0f} µs",
+            _min_range_verdict(mins, low, high),
+            "one host over loopback, no Ethernet hop: no wire time",
+        )
+    }
 
 
 def _small_sizes_spread(lat: list[Config], up_to: int) -> str | None:
@@ -443,12 +579,15 @@ def _small_sizes_spread(lat: list[Config], up_to: int) -> str | None:
         if (c.size or 0) <= up_to:
             ratio = float(np.median(c.pooled_ns)) / float(c.pooled_ns.min())
             spread[c.driver] = max(spread.get(c.driver, 0.0), ratio)
-    return "; ".join(f"{_name(d)}: median/min up to {spread[d]:.2f}"
-                     for d in sorted(spread, key=_rank)) or None
+    return (
+        "; ".join(
+            f"{_name(d)}: median/min up to {spread[d]:.2f}" for d in sorted(spread, key=_rank)
+        )
+        or None
+    )
 
 
-def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict,
-                       setup: dict) -> dict:
+def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict, setup: dict) -> dict:
     """The throughput paragraph's figures of OpenSplice and Fast RTPS against their
     stand-ins (judged against the paper itself first, so even without runs), and the
     offered rate against ours."""
@@ -458,30 +597,37 @@ def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict,
     largest = setup["max_payload_bytes"]
     found["bandwidth"] = (
         f"ours: at most {_mbit(best):.1f} Mbit/s ({_name(best.driver)}, {best.size} B)"
-        if best else "not measured",
-        _throughput_verdict(claims["bandwidth"]["mbit_s"], largest, setup,
-                            _mbit(best) if best else None, AROUND),
-        "the paper's figure at its largest payload against our best")
+        if best
+        else "not measured",
+        _throughput_verdict(
+            claims["bandwidth"]["mbit_s"], largest, setup, _mbit(best) if best else None, AROUND
+        ),
+        "the paper's figure at its largest payload against our best",
+    )
     size = claims["tput-1024"]["size_bytes"]
-    at_size = sorted((c for c in mine if int(c.size or 0) == size),
-                     key=lambda c: _rank(c.driver))
+    at_size = sorted((c for c in mine if int(c.size or 0) == size), key=lambda c: _rank(c.driver))
     found["tput-1024"] = (
-        f"ours at {size:,} B: " + ("; ".join(f"{_name(c.driver)} {_mbit(c):.1f} Mbit/s"
-                                             for c in at_size) or "-"),
-        _throughput_verdict(claims["tput-1024"]["mbit_s"], size, setup,
-                            max(map(_mbit, at_size), default=None)), "-")
+        f"ours at {size:,} B: "
+        + ("; ".join(f"{_name(c.driver)} {_mbit(c):.1f} Mbit/s" for c in at_size) or "-"),
+        _throughput_verdict(
+            claims["tput-1024"]["mbit_s"], size, setup, max(map(_mbit, at_size), default=None)
+        ),
+        "-",
+    )
     if not tput:
         return found
-    sent = sorted({float(c.rate["achieved_rate_hz"]) for c in tput
-                   if (c.rate or {}).get("achieved_rate_hz")})
+    sent = sorted(
+        {float(c.rate["achieved_rate_hz"]) for c in tput if (c.rate or {}).get("achieved_rate_hz")}
+    )
     offered = sorted({float(c.params["rate"]) for c in tput if c.params.get("rate")})
     verdict = _offered_rate_verdict(sent, setup)
     low, high = setup["rate_per_s"]
     found["offered-rate"] = (
         f"offered {', '.join(f'{o:g}' for o in offered)}/s"
-        + (f"; sent {sent[0]:,.0f}-{sent[-1]:,.0f}/s" if sent else ""), verdict,
-        f"a publisher did not keep {low:,}-{high:,} samples/s" if verdict == "differs"
-        else "-")
+        + (f"; sent {sent[0]:,.0f}-{sent[-1]:,.0f}/s" if sent else ""),
+        verdict,
+        f"a publisher did not keep {low:,}-{high:,} samples/s" if verdict == "differs" else "-",
+    )
     return found
 
 
@@ -490,16 +636,29 @@ def _untestable(claims: dict, setup: dict) -> dict:
     data; where the paper's own figures also contradict its setup, the why says so."""
     coredx, opendds = claims["tput-coredx"], claims["tput-opendds"]
     return {
-        "small-sizes": ("-", not_testable("OpenSplice's RT Networking cannot run here; its "
-                                          "stand-in Cyclone DDS is a different "
-                                          "implementation"), "-"),
+        "small-sizes": (
+            "-",
+            not_testable(
+                "OpenSplice's RT Networking cannot run here; its "
+                "stand-in Cyclone DDS is a different "
+                "implementation"
+            ),
+            "-",
+        ),
         "large-sizes": ("-", not_testable("RTI Connext cannot be installed here"), "-"),
         "tput-connext": ("-", not_testable("RTI Connext cannot be installed here"), "-"),
-        "tput-coredx": ("-", not_testable("CoreDX cannot be installed here"),
-                        "and " + _needs(coredx["mbit_s"], coredx["size_bytes"], setup)),
-        "tput-opendds": ("-", not_testable("OpenDDS cannot be installed here"),
-                         f"and {opendds['size_bytes']:,} B is beyond the paper's largest "
-                         f"stated payload of {setup['max_payload_bytes']:,} B")}
+        "tput-coredx": (
+            "-",
+            not_testable("CoreDX cannot be installed here"),
+            "and " + _needs(coredx["mbit_s"], coredx["size_bytes"], setup),
+        ),
+        "tput-opendds": (
+            "-",
+            not_testable("OpenDDS cannot be installed here"),
+            f"and {opendds['size_bytes']:,} B is beyond the paper's largest "
+            f"stated payload of {setup['max_payload_bytes']:,} B",
+        ),
+    }
 
 
 def _claim_rows(configs: list[Config], published: dict) -> list[list]:
@@ -518,29 +677,46 @@ def _claim_rows(configs: list[Config], published: dict) -> list[list]:
     rows = []
     for claim in published.get("claims") or []:
         ours, verdict, why = found.get(claim["id"], ("not measured", "not measured", "-"))
-        rows.append([claim["id"], claim["source"], " ".join(claim["text"].split()), ours,
-                     verdict, why])
+        rows.append(
+            [claim["id"], claim["source"], " ".join(claim["text"].split()), ours, verdict, why]
+        )
     return rows
 
 
 def _claims_section(configs: list[Config], published: dict, marker: str) -> Section:
-    table = Table("ijraset-claims", "The paper's statements against our measurements",
-                  [Column("id", "id"), Column("source", "source"), Column("paper", "text"),
-                   Column("ours", "ours"), Column("verdict", "verdict"),
-                   Column("why", "why")], _claim_rows(configs, published), [marker])
+    table = Table(
+        "ijraset-claims",
+        "The paper's statements against our measurements",
+        [
+            Column("id", "id"),
+            Column("source", "source"),
+            Column("paper", "text"),
+            Column("ours", "ours"),
+            Column("verdict", "verdict"),
+            Column("why", "why"),
+        ],
+        _claim_rows(configs, published),
+        [marker],
+    )
     return Section("The paper's statements", [table], [], [])
 
 
 # The sections -----------------------------------------------------------------------
 
+
 def sections(results: ResultSet, published: dict) -> list[Section]:
     configs = build_configs(results)
     marker = published_marker(published)
-    failed = [f"run {r.number} ({r.label}) is {r.status}, left out: {r.message or '-'}"
-              for r in results.runs if r.status != "ok"]
-    out = [_latency_section(configs, published, marker),
-           _throughput_section(configs, published, marker),
-           _criteria_section(configs, published, marker),
-           _claims_section(configs, published, marker)]
+    failed = [
+        f"run {r.number} ({r.label}) is {r.status}, left out: {r.message or '-'}"
+        for r in results.runs
+        if r.status != "ok"
+    ]
+    out = [
+        _latency_section(configs, published, marker),
+        _throughput_section(configs, published, marker),
+        _criteria_section(configs, published, marker),
+        _claims_section(configs, published, marker),
+    ]
     out[0].notes.extend(failed)
     return out

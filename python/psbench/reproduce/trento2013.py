@@ -18,17 +18,16 @@ one host's monotonic clock.
 
 import numpy as np
 
-from psbench.results.configs import Config, build_configs
-from psbench.results.load import ResultSet, implied_setting
-from psbench.report.plots import STYLE, Drawing, _panels, PANEL_INCHES
+from psbench.report.plots import PANEL_INCHES, STYLE, Drawing, _panels
 from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.results.configs import Config, build_configs
+from psbench.results.load import ResultSet, implied_setting
 from psbench.results.stats import nearest_rank
 
 # What psbench calls each driver here, and the paper's system it stands for comes from
 # the published file's `systems` (zeromq: ZeroMQ, cyclonedds: OpenDDS, fastdds: ORTE).
-NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS",
-         "udp": "raw UDP"}
+NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "udp": "raw UDP"}
 ORDER = ("zeromq", "cyclonedds", "fastdds", "udp")
 # psbench's baseline: no middleware, the floor under the others (the paper had none).
 FLOOR = {"udp": "floor"}
@@ -51,18 +50,24 @@ def _driver_rank(driver: str) -> tuple:
 
 # The measured figures ---------------------------------------------------------------
 
+
 def _figures(config: Config) -> dict:
     """n, average (mean), worst case (max), stdev, p99 of every sample of the
     configuration (all subscribers and repetitions together), in ns; lost summed."""
     values = config.pooled_ns
-    found = {"n": int(values.size), "mean": None, "max": None, "stdev": None, "p99": None,
-             "lost": config.counts.get("lost", 0) if config.ok_runs else None}
+    found = {
+        "n": int(values.size),
+        "mean": None,
+        "max": None,
+        "stdev": None,
+        "p99": None,
+        "lost": config.counts.get("lost", 0) if config.ok_runs else None,
+    }
     if values.size:
         found["mean"] = float(values.mean())
         found["max"] = float(values.max())
         found["stdev"] = float(values.std(ddof=1)) if values.size > 1 else None
-        found["p99"] = float(nearest_rank(values, 99)) \
-            if values.size >= 100 else None
+        found["p99"] = float(nearest_rank(values, 99)) if values.size >= 100 else None
     return found
 
 
@@ -77,41 +82,75 @@ def _series(configs: list[Config], key: str) -> dict[str, list[tuple[int, Config
         groups.setdefault(rest, []).append(config)
     found: dict[str, list[tuple[int, Config]]] = {}
     for members in groups.values():
-        points = sorted(((implied_setting(c.params, key), c) for c in members),
-                        key=lambda item: item[0])
+        points = sorted(
+            ((implied_setting(c.params, key), c) for c in members), key=lambda item: item[0]
+        )
         driver = members[0].driver
         if len(points) >= 2 and driver not in found:
             found[driver] = points
     return dict(sorted(found.items(), key=lambda item: _driver_rank(item[0])))
 
 
-FIGURE_COLUMNS = [Column("n", "n", "count"), Column("average µs", "mean_ns", "us"),
-                  Column("worst case µs", "max_ns", "us"), Column("stdev µs", "stdev_ns", "us"),
-                  Column("p99 µs", "p99_ns", "us"), Column("lost", "lost", "count")]
+FIGURE_COLUMNS = [
+    Column("n", "n", "count"),
+    Column("average µs", "mean_ns", "us"),
+    Column("worst case µs", "max_ns", "us"),
+    Column("stdev µs", "stdev_ns", "us"),
+    Column("p99 µs", "p99_ns", "us"),
+    Column("lost", "lost", "count"),
+]
 
 
-def _figure_table(name: str, title: str, key_column: Column,
-                  series: dict[str, list[tuple[int, Config]]], published: dict) -> Table:
-    columns = [Column("middleware", "middleware"), Column("paper's", "paper_system"),
-               key_column, *FIGURE_COLUMNS]
+def _figure_table(
+    name: str,
+    title: str,
+    key_column: Column,
+    series: dict[str, list[tuple[int, Config]]],
+    published: dict,
+) -> Table:
+    columns = [
+        Column("middleware", "middleware"),
+        Column("paper's", "paper_system"),
+        key_column,
+        *FIGURE_COLUMNS,
+    ]
     rows = []
     for driver, points in series.items():
         for value, config in points:
             f = _figures(config)
-            rows.append([_name(driver), _paper_system(driver, published), value, f["n"],
-                         f["mean"], f["max"], f["stdev"], f["p99"], f["lost"]])
-    notes = ["average = mean, worst case = maximum of every sample: all subscribers and "
-             "repetitions together; one-way latency (receive time - start of the "
-             "publisher's write, one host's monotonic clock)",
-             "paper's = the system of the paper this middleware stands for "
-             "(experiments/seeds/trento2013.yaml says why); floor = psbench's raw UDP "
-             "baseline, no middleware, which the paper did not have"]
+            rows.append(
+                [
+                    _name(driver),
+                    _paper_system(driver, published),
+                    value,
+                    f["n"],
+                    f["mean"],
+                    f["max"],
+                    f["stdev"],
+                    f["p99"],
+                    f["lost"],
+                ]
+            )
+    notes = [
+        "average = mean, worst case = maximum of every sample: all subscribers and "
+        "repetitions together; one-way latency (receive time - start of the "
+        "publisher's write, one host's monotonic clock)",
+        "paper's = the system of the paper this middleware stands for "
+        "(experiments/seeds/trento2013.yaml says why); floor = psbench's raw UDP "
+        "baseline, no middleware, which the paper did not have",
+    ]
     return Table(name, title, columns, rows, notes)
 
 
-def _drawing(name: str, title: str, caption: str, xlabel: str,
-             series: dict[str, list[tuple[int, Config]]], published: dict,
-             log_x: bool = False) -> Drawing:
+def _drawing(
+    name: str,
+    title: str,
+    caption: str,
+    xlabel: str,
+    series: dict[str, list[tuple[int, Config]]],
+    published: dict,
+    log_x: bool = False,
+) -> Drawing:
     import matplotlib
 
     with matplotlib.rc_context(STYLE):
@@ -120,8 +159,13 @@ def _drawing(name: str, title: str, caption: str, xlabel: str,
             for index, (driver, points) in enumerate(series.items()):
                 xs = [value for value, _ in points]
                 ys = [(_figures(c)[stat] or np.nan) / 1000.0 for _, c in points]
-                ax.plot(xs, ys, marker="o", color=f"C{index % 10}",
-                        label=f"{_name(driver)} ({_paper_system(driver, published)})")
+                ax.plot(
+                    xs,
+                    ys,
+                    marker="o",
+                    color=f"C{index % 10}",
+                    label=f"{_name(driver)} ({_paper_system(driver, published)})",
+                )
             if log_x:
                 ax.set_xscale("log")
             xs_all = sorted({v for points in series.values() for v, _ in points})
@@ -137,6 +181,7 @@ def _drawing(name: str, title: str, caption: str, xlabel: str,
 
 
 # The paper's statements -------------------------------------------------------------
+
 
 def _us(ns) -> str:
     return "-" if ns is None else f"{ns / 1000:.1f}"
@@ -167,8 +212,7 @@ def _check_below(claim: dict, by_subs: dict, stat: str, only: bool = False) -> t
     if not listed_below:
         return ours, "differs"
     if others_below:
-        return ours, "partly (" + ", ".join(_name(d) for d in others_below) + \
-            " below it too)"
+        return ours, "partly (" + ", ".join(_name(d) for d in others_below) + " below it too)"
     if missing:
         return ours, "partly (" + ", ".join(_name(d) for d in missing) + " not measured)"
     return ours, "agrees"
@@ -196,7 +240,8 @@ def _check_scales_best(claim: dict, by_subs: dict) -> tuple[str, str]:
     of another system within twice their combined standard error is no difference."""
     growth = {d: g for d, g in ((d, _growth(p)) for d, p in by_subs.items()) if g}
     ours = "average growth per added subscriber µs (± standard error): " + ", ".join(
-        f"{_name(d)} {g / 1000:+.1f} ± {e / 1000:.1f}" for d, (g, e) in growth.items())
+        f"{_name(d)} {g / 1000:+.1f} ± {e / 1000:.1f}" for d, (g, e) in growth.items()
+    )
     system = claim["system"]
     if system not in growth or len(growth) < 2:
         return ours if growth else "not measured", "not measured"
@@ -216,12 +261,14 @@ def _check_higher_average(claim: dict, by_subs: dict) -> tuple[str, str]:
     theirs = {n: _figures(c)["mean"] for n, c in by_subs[than]}
     pairs = [(n, _figures(c)["mean"], theirs[n]) for n, c in by_subs[system] if n in theirs]
     ours = f"average µs, {_name(system)} against {_name(than)}: " + ", ".join(
-        f"{n} sub {_us(a)} / {_us(b)}" for n, a, b in pairs)
+        f"{n} sub {_us(a)} / {_us(b)}" for n, a, b in pairs
+    )
     higher = [a > b for _, a, b in pairs]
     if not higher:
         return ours, "not measured"
-    return ours, "agrees" if all(higher) else ("differs" if not any(higher) else
-                                               "partly (not at every count)")
+    return ours, "agrees" if all(higher) else (
+        "differs" if not any(higher) else "partly (not at every count)"
+    )
 
 
 def _check_size_flat(claim: dict, by_size: dict) -> tuple[str, str]:
@@ -232,21 +279,26 @@ def _check_size_flat(claim: dict, by_size: dict) -> tuple[str, str]:
         if not points:
             parts.append(f"{_name(driver)}: not measured")
             continue
-        (small, first), (large, last) = points[0], points[-1]
+        (_, first), (_, last) = points[0], points[-1]
         ratio = _figures(last)["mean"] / _figures(first)["mean"]
         parts.append(f"{_name(driver)} x{ratio:.2f}")
         verdicts.append(ratio <= factor)
-    ours = (f"average at the largest size / at the smallest: " + ", ".join(parts))
+    ours = "average at the largest size / at the smallest: " + ", ".join(parts)
     if not verdicts:
         return ours, "not measured"
     return ours, "agrees" if all(verdicts) else "differs"
 
 
 def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
-    columns = [Column("claim", "id"), Column("source", "source"),
-               Column("the paper says", "text"), Column("paper's setup", "setup"),
-               Column("paper's bound µs", "bound_ns", "us"), Column("ours", "ours"),
-               Column("verdict", "verdict")]
+    columns = [
+        Column("claim", "id"),
+        Column("source", "source"),
+        Column("the paper says", "text"),
+        Column("paper's setup", "setup"),
+        Column("paper's bound µs", "bound_ns", "us"),
+        Column("ours", "ours"),
+        Column("verdict", "verdict"),
+    ]
     rows = []
     for claim in published.get("claims") or []:
         kind = claim.get("kind")
@@ -267,69 +319,116 @@ def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
         else:
             ours, verdict = "-", f"not checked (unknown kind {kind!r})"
         bound = claim.get("bound_us")
-        rows.append([claim.get("id"), claim.get("source"),
-                     " ".join(str(claim.get("text") or "").split()), claim.get("setup"),
-                     float(bound) * 1000 if bound is not None else None, ours, verdict])
-    notes = [published_marker(published),
-             "Figures 3, 4 and 5 print no values; these statements from the paper's text "
-             "are what it publishes about them. Ours: this host, one node, loopback; a "
-             "claim about two boards over Ethernet (Figures 4, 5) is checked on one host "
-             "and says so in its setup."]
-    notes += [f"{c.get('id')}: {' '.join(str(c['note']).split())}"
-              for c in published.get("claims") or [] if c.get("note")]
-    return Table("trento2013-claims", "The paper's statements against our measurements",
-                 columns, rows, notes)
+        rows.append(
+            [
+                claim.get("id"),
+                claim.get("source"),
+                " ".join(str(claim.get("text") or "").split()),
+                claim.get("setup"),
+                float(bound) * 1000 if bound is not None else None,
+                ours,
+                verdict,
+            ]
+        )
+    notes = [
+        published_marker(published),
+        "Figures 3, 4 and 5 print no values; these statements from the paper's text "
+        "are what it publishes about them. Ours: this host, one node, loopback; a "
+        "claim about two boards over Ethernet (Figures 4, 5) is checked on one host "
+        "and says so in its setup.",
+    ]
+    notes += [
+        f"{c.get('id')}: {' '.join(str(c['note']).split())}"
+        for c in published.get("claims") or []
+        if c.get("note")
+    ]
+    return Table(
+        "trento2013-claims", "The paper's statements against our measurements", columns, rows, notes
+    )
 
 
 # Runs and their scheduling ------------------------------------------------------------
 
+
 def _fifo_of(run) -> tuple[int, int]:
     """(processes at SCHED_FIFO FIFO_MAX, processes) of a run, from the nodes' summaries."""
     summaries = list(run.summaries.values())
-    at_max = sum(1 for s in summaries
-                 if (s.get("realtime") or {}).get("sched_policy") == "SCHED_FIFO"
-                 and (s.get("realtime") or {}).get("sched_priority") == FIFO_MAX)
+    at_max = sum(
+        1
+        for s in summaries
+        if (s.get("realtime") or {}).get("sched_policy") == "SCHED_FIFO"
+        and (s.get("realtime") or {}).get("sched_priority") == FIFO_MAX
+    )
     return at_max, len(summaries)
 
 
 def _runs_section(results: ResultSet, published: dict) -> Section:
-    columns = [Column("run", "run", "count"), Column("label", "label"),
-               Column("middleware", "middleware"), Column("version", "version"),
-               Column("status", "status"),
-               Column(f"processes at SCHED_FIFO {FIFO_MAX}", "fifo_max", "text"),
-               Column("pinned", "pinned", "yes_no")]
+    columns = [
+        Column("run", "run", "count"),
+        Column("label", "label"),
+        Column("middleware", "middleware"),
+        Column("version", "version"),
+        Column("status", "status"),
+        Column(f"processes at SCHED_FIFO {FIFO_MAX}", "fifo_max", "text"),
+        Column("pinned", "pinned", "yes_no"),
+    ]
     rows, notes = [], []
     for run in results.runs:
         record = run.run_record or {}
         version = (record.get("driver") or {}).get("version")
         at_max, total = _fifo_of(run)
         pinned = (record.get("cpu_sharing") or {}).get("pinned")
-        rows.append([run.number, run.label, _name(run.driver), version, run.status,
-                     f"{at_max} of {total}" if total else "-", pinned])
+        rows.append(
+            [
+                run.number,
+                run.label,
+                _name(run.driver),
+                version,
+                run.status,
+                f"{at_max} of {total}" if total else "-",
+                pinned,
+            ]
+        )
         if run.status == "ok" and at_max < total:
-            notes.append(f"WARNING: run {run.number} ({run.label}) had {total - at_max} of "
-                         f"{total} processes not at SCHED_FIFO {FIFO_MAX}: it is not the "
-                         f"paper's setting (run it as root, with `fifo: {FIFO_MAX}`)")
+            notes.append(
+                f"WARNING: run {run.number} ({run.label}) had {total - at_max} of "
+                f"{total} processes not at SCHED_FIFO {FIFO_MAX}: it is not the "
+                f"paper's setting (run it as root, with `fifo: {FIFO_MAX}`)"
+            )
         if run.status != "ok":
-            notes.append(f"run {run.number} ({run.label}) is {run.status}, left out of "
-                         f"every figure: {run.message or 'no message'}")
+            notes.append(
+                f"run {run.number} ({run.label}) is {run.status}, left out of "
+                f"every figure: {run.message or 'no message'}"
+            )
     measured = {r.driver for r in results.runs if r.status == "ok"}
     for driver, system in (published.get("systems") or {}).items():
         if driver not in measured:
-            notes.append(f"{_name(driver)} (for {system}) has no ok run here: the paper's "
-                         f"{system} has no counterpart in these results")
+            notes.append(
+                f"{_name(driver)} (for {system}) has no ok run here: the paper's "
+                f"{system} has no counterpart in these results"
+            )
     if not notes:
-        notes.append(f"every process of every run ran at SCHED_FIFO {FIFO_MAX}, as in the "
-                     f"paper (a priority that cannot be set fails the run, never runs "
-                     f"without it)")
-    table = Table("trento2013-runs", "Runs, versions and scheduling", columns, rows,
-                  ["processes: the publisher and every subscriber (each node's summary, "
-                   "realtime.sched_policy and sched_priority); the middleware's own "
-                   "threads are created by the SCHED_FIFO thread and inherit it"])
+        notes.append(
+            f"every process of every run ran at SCHED_FIFO {FIFO_MAX}, as in the "
+            f"paper (a priority that cannot be set fails the run, never runs "
+            f"without it)"
+        )
+    table = Table(
+        "trento2013-runs",
+        "Runs, versions and scheduling",
+        columns,
+        rows,
+        [
+            "processes: the publisher and every subscriber (each node's summary, "
+            "realtime.sched_policy and sched_priority); the middleware's own "
+            "threads are created by the SCHED_FIFO thread and inherit it"
+        ],
+    )
     return Section("Runs and their real-time scheduling", [table], [], notes)
 
 
 # The sections -------------------------------------------------------------------------
+
 
 def sections(results: ResultSet, published: dict) -> list[Section]:
     configs = build_configs(results)
@@ -338,53 +437,96 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     marker = published_marker(published)
 
     subs_notes = [
-        "Paper, Figure 3: one pandaboard (OMAP4460, \"an ARM core at 1 GHz\"; the chip has "
+        'Paper, Figure 3: one pandaboard (OMAP4460, "an ARM core at 1 GHz"; the chip has '
         "2), 1 to 4 subscriber "
         "processes, average and worst case; Figure 4: the same with the publisher on one "
         "board and the subscribers on another. The paper prints no values of either "
         "figure (plots only): its statements are checked in the last section.",
         "Ours: one host (both figures' setups become Figure 3's: one-way latency needs "
         "one clock), loopback; " + _sizes_note(by_subs) + ".",
-        marker]
+        marker,
+    ]
     subs = Section(
         "Figure 3 (and 4): latency against the number of subscribers",
-        [_figure_table("trento2013-figure3",
-                       "Average and worst-case latency against subscribers (Figure 3)",
-                       Column("subscribers", "subscribers", "count"), by_subs, published)],
-        [_drawing("trento2013-figure3-plot", "Latency against subscribers (Figure 3)",
-                  "Average (left) and worst-case (right) one-way latency of each "
-                  "middleware against the number of subscriber processes, every "
-                  "subscriber's samples together; the paper's system each stands for in "
-                  "brackets. Published: plots without values (see the statements).",
-                  "subscribers", by_subs, published)] if by_subs else [],
-        subs_notes if by_subs else subs_notes + ["no middleware has runs with 2 or more "
-                                                 "subscriber counts: nothing to show"])
+        [
+            _figure_table(
+                "trento2013-figure3",
+                "Average and worst-case latency against subscribers (Figure 3)",
+                Column("subscribers", "subscribers", "count"),
+                by_subs,
+                published,
+            )
+        ],
+        [
+            _drawing(
+                "trento2013-figure3-plot",
+                "Latency against subscribers (Figure 3)",
+                "Average (left) and worst-case (right) one-way latency of each "
+                "middleware against the number of subscriber processes, every "
+                "subscriber's samples together; the paper's system each stands for in "
+                "brackets. Published: plots without values (see the statements).",
+                "subscribers",
+                by_subs,
+                published,
+            )
+        ]
+        if by_subs
+        else [],
+        subs_notes
+        if by_subs
+        else subs_notes
+        + ["no middleware has runs with 2 or more subscriber counts: nothing to show"],
+    )
 
     size_notes = [
         "Paper, Figure 5: latency against message size up to 1,000 bytes, publisher and "
         "subscribers on two boards over 100 Mbit/s Ethernet; no values printed.",
         "Ours: one host, loopback, 1 subscriber; psbench's size is the whole message, its "
         "32-byte header included.",
-        marker]
+        marker,
+    ]
     size = Section(
         "Figure 5: latency against message size",
-        [_figure_table("trento2013-figure5",
-                       "Average and worst-case latency against message size (Figure 5)",
-                       Column("size B", "size", "count"), by_size, published)],
-        [_drawing("trento2013-figure5-plot", "Latency against message size (Figure 5)",
-                  "Average (left) and worst-case (right) one-way latency of each "
-                  "middleware against the message size (bytes, header included), one "
-                  "subscriber. Published: a plot without values.",
-                  "message size (bytes)", by_size, published, log_x=True)]
-        if by_size else [],
-        size_notes if by_size else size_notes + ["no middleware has runs at 2 or more "
-                                                 "sizes: nothing to show"])
+        [
+            _figure_table(
+                "trento2013-figure5",
+                "Average and worst-case latency against message size (Figure 5)",
+                Column("size B", "size", "count"),
+                by_size,
+                published,
+            )
+        ],
+        [
+            _drawing(
+                "trento2013-figure5-plot",
+                "Latency against message size (Figure 5)",
+                "Average (left) and worst-case (right) one-way latency of each "
+                "middleware against the message size (bytes, header included), one "
+                "subscriber. Published: a plot without values.",
+                "message size (bytes)",
+                by_size,
+                published,
+                log_x=True,
+            )
+        ]
+        if by_size
+        else [],
+        size_notes
+        if by_size
+        else size_notes + ["no middleware has runs at 2 or more sizes: nothing to show"],
+    )
 
-    claims = Section("The paper's statements", [_claims_table(by_subs, by_size, published)], [],
-                     ["Each statement the paper's text makes about Figures 3 to 5 (and "
-                      "the x86 bound of its earlier study), with our figure for it and "
-                      "whether they agree. Table I (the 8-process cWalker application) is "
-                      "not reproduced: psbench has no such application workload."])
+    claims = Section(
+        "The paper's statements",
+        [_claims_table(by_subs, by_size, published)],
+        [],
+        [
+            "Each statement the paper's text makes about Figures 3 to 5 (and "
+            "the x86 bound of its earlier study), with our figure for it and "
+            "whether they agree. Table I (the 8-process cWalker application) is "
+            "not reproduced: psbench has no such application workload."
+        ],
+    )
     return [subs, size, claims, _runs_section(results, published)]
 
 
@@ -392,5 +534,7 @@ def _sizes_note(by_subs: dict) -> str:
     sizes = sorted({c.size for points in by_subs.values() for _, c in points if c.size})
     if not sizes:
         return "no subscriber sweep"
-    return "message size " + ", ".join(f"{s} B" for s in sizes) + " (the paper does not " \
+    return (
+        "message size " + ", ".join(f"{s} B" for s in sizes) + " (the paper does not "
         "say which size its Figures 3 and 4 used)"
+    )

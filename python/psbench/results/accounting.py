@@ -20,7 +20,7 @@ by psbench's own shutdown: that is `unaccounted`, not lost, and the run is not o
 (measure.py: status "incomplete").
 """
 
-WRITERS_DONE = ("count", "duration")     # a writer that ended by itself
+WRITERS_DONE = ("count", "duration")  # a writer that ended by itself
 
 
 def _topic_written(summary: dict) -> str | None:
@@ -71,8 +71,12 @@ def _outlasted(summary: dict, writers: list[dict]) -> bool:
     for w in writers:
         done = (w.get("timing") or {}).get("measure_end_ns")
         drain = (w.get("drain") or {}).get("result", "none")
-        if w.get("ended_by") not in WRITERS_DONE or done is None or \
-                drain in ("timeout", "error") or end < done + (w.get("drain") or {}).get("ns", 0):
+        if (
+            w.get("ended_by") not in WRITERS_DONE
+            or done is None
+            or drain in ("timeout", "error")
+            or end < done + (w.get("drain") or {}).get("ns", 0)
+        ):
             return False
     return True
 
@@ -94,33 +98,44 @@ def reconcile(summaries: dict) -> dict:
             continue  # a late joiner is not expected to receive everything: late_join()
         counts = summary.get("counts") or {}
         sources = sorted(writers.get(topic, []))
-        expected = ((summary.get("end_markers") or {}).get("expected")
-                    if summary.get("role") == "sub" else 1)
+        expected = (
+            (summary.get("end_markers") or {}).get("expected")
+            if summary.get("role") == "sub"
+            else 1
+        )
         sent = [(summaries[w].get("counts") or {}).get("sent") for w in sources]
-        known = bool(sources) and all(s is not None for s in sent) and (
-            expected is None or len(sources) == expected)
+        known = (
+            bool(sources)
+            and all(s is not None for s in sent)
+            and (expected is None or len(sources) == expected)
+        )
         published = sum(sent) if known else None
         received, corrupted = _distinct(summary), counts.get("corrupted") or 0
-        complete = _saw_the_end(summary) or _outlasted(
-            summary, [summaries[w] for w in sources])
+        complete = _saw_the_end(summary) or _outlasted(summary, [summaries[w] for w in sources])
         missing = None if published is None else published - received - corrupted
         problems = []
         if missing is not None and missing < 0:
-            problems.append(f"{name} has {received + corrupted:,} distinct arrivals, "
-                            f"{-missing:,} more than its writers say they sent ({published:,})")
+            problems.append(
+                f"{name} has {received + corrupted:,} distinct arrivals, "
+                f"{-missing:,} more than its writers say they sent ({published:,})"
+            )
         said = counts.get("sent")
         if complete and said is not None and published is not None and said != published:
-            problems.append(f"{name}'s end markers say {said:,} sent, its writers "
-                            f"{published:,}")
+            problems.append(f"{name}'s end markers say {said:,} sent, its writers {published:,}")
         gap = max(missing, 0) if missing is not None else None
         result[name] = {
-            "writers": sources, "published": published, "received": received,
-            "corrupted": corrupted, "duplicated": counts.get("duplicated") or 0,
+            "writers": sources,
+            "published": published,
+            "received": received,
+            "corrupted": corrupted,
+            "duplicated": counts.get("duplicated") or 0,
             "beyond_capacity": (summary.get("kept") or {}).get("beyond_capacity") or 0,
             "lost": gap if complete else 0 if gap is not None else None,
             "unaccounted": 0 if complete else gap,
-            "complete": complete, "ended_by": summary.get("ended_by"),
-            "problems": problems}
+            "complete": complete,
+            "ended_by": summary.get("ended_by"),
+            "problems": problems,
+        }
     return result
 
 
@@ -134,8 +149,12 @@ def late_join(summaries: dict) -> dict:
         if not block:
             continue
         counts = summary.get("counts") or {}
-        found[name] = {**block, "received": _distinct(summary),
-                       "samples": counts.get("samples"), "ended_by": summary.get("ended_by")}
+        found[name] = {
+            **block,
+            "received": _distinct(summary),
+            "samples": counts.get("samples"),
+            "ended_by": summary.get("ended_by"),
+        }
     return found
 
 
@@ -149,5 +168,6 @@ def incomplete_message(accounting: dict) -> str | None:
             f"{name}: {a['unaccounted']:,} of {a['published']:,} samples unaccounted for "
             f"(received {a['received']:,}); it stopped on {a['ended_by'] or 'an error'} "
             f"without every end marker, before its writers had finished and delivered "
-            f"what they queued, so they may have been lost or still on their way")
+            f"what they queued, so they may have been lost or still on their way"
+        )
     return "; ".join(parts) or None

@@ -9,16 +9,15 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
+from psbench.base.units import size_text, sizes_text, value_text
 from psbench.results import costs
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.results.load import ResultSet, RunData, RunSettings, natural_key
-from psbench.base.units import size_text, sizes_text, value_text
 
 # Drivers that measure the physical floor, no middleware (their manifests say baseline).
 BASELINE_DRIVERS = manifests.baseline_drivers()
 COUNT_KEYS = ("sent", "samples", "lost", "duplicated", "reordered", "late", "corrupted")
-RATE_KEYS = ("samples_per_s", "mbit_per_s", "loss_percent", "offered_rate_hz",
-             "achieved_rate_hz")
+RATE_KEYS = ("samples_per_s", "mbit_per_s", "loss_percent", "offered_rate_hz", "achieved_rate_hz")
 
 
 @dataclass
@@ -27,15 +26,15 @@ class Config(RunSettings):
     params: dict
     runs: list[RunData]
     label: str = ""
-    stats: dict = field(default_factory=dict)      # median across repetitions
+    stats: dict = field(default_factory=dict)  # median across repetitions
     per_rep: list[dict] = field(default_factory=list)
-    spread: dict = field(default_factory=dict)     # of p50 across repetitions
-    counts: dict = field(default_factory=dict)     # summed over repetitions
-    rate: dict = field(default_factory=dict)       # throughput, median across reps
-    echo: dict = field(default_factory=dict)       # latency under load ({} if none)
-    per_subscriber: dict = field(default_factory=dict)   # name -> stats (fan-out)
+    spread: dict = field(default_factory=dict)  # of p50 across repetitions
+    counts: dict = field(default_factory=dict)  # summed over repetitions
+    rate: dict = field(default_factory=dict)  # throughput, median across reps
+    echo: dict = field(default_factory=dict)  # latency under load ({} if none)
+    per_subscriber: dict = field(default_factory=dict)  # name -> stats (fan-out)
     resources: dict = field(default_factory=dict)  # costs.resources ({} if not measured)
-    startup: dict = field(default_factory=dict)    # costs.startups
+    startup: dict = field(default_factory=dict)  # costs.startups
     warnings: list[str] = field(default_factory=list)
     baseline: dict | None = None
 
@@ -84,22 +83,29 @@ def _aggregate(config: Config, noise: float) -> None:
     if p50s:
         middle = float(np.median(p50s))
         relative = (max(p50s) - min(p50s)) / middle if middle > 0 else 0.0
-        config.spread = {"reps": len(p50s), "p50_min": min(p50s), "p50_max": max(p50s),
-                         "relative": relative}
+        config.spread = {
+            "reps": len(p50s),
+            "p50_min": min(p50s),
+            "p50_max": max(p50s),
+            "relative": relative,
+        }
         if len(p50s) > 1 and relative > noise:
             config.warnings.append(
                 f"repetitions disagree: p50 from {min(p50s) / 1000:.2f} to "
                 f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
-                f"{noise:.0%} noise threshold)")
+                f"{noise:.0%} noise threshold)"
+            )
     nonpositive = sum(int((r.latency_ns <= 0).sum()) for r in ok)
     if nonpositive:
         config.warnings.append(
             f"{nonpositive} latencies <= 0 (a clock stepped, or the two clocks differ): "
-            f"kept in every statistic, but logarithmic plots cannot show them")
+            f"kept in every statistic, but logarithmic plots cannot show them"
+        )
     late = sum(int(r.samples.late.sum()) for r in ok if r.samples is not None)
     if late:
         config.warnings.append(
-            f"{late} late echoes (after --sample-timeout) are in the percentiles")
+            f"{late} late echoes (after --sample-timeout) are in the percentiles"
+        )
     failed = len(config.runs) - len(ok)
     if failed:
         config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
@@ -137,12 +143,15 @@ def _per_subscriber(runs: list[RunData]) -> dict:
             gathered.setdefault(name, []).append((stats, rate))
     found = {}
     for name, each in sorted(gathered.items(), key=lambda item: natural_key(item[0])):
-        found[name] = {"reps": len(each), "n": sum(s["n"] for s, _ in each),
-                       "p50": _median([s["p50"] for s, _ in each]),
-                       "p99": _median([s["p99"] for s, _ in each]),
-                       "received": sum(r.get("received") or 0 for _, r in each),
-                       "lost": sum(r.get("lost") or 0 for _, r in each),
-                       "samples_per_s": _median([r.get("samples_per_s") for _, r in each])}
+        found[name] = {
+            "reps": len(each),
+            "n": sum(s["n"] for s, _ in each),
+            "p50": _median([s["p50"] for s, _ in each]),
+            "p99": _median([s["p99"] for s, _ in each]),
+            "received": sum(r.get("received") or 0 for _, r in each),
+            "lost": sum(r.get("lost") or 0 for _, r in each),
+            "samples_per_s": _median([r.get("samples_per_s") for _, r in each]),
+        }
     return found
 
 
@@ -151,8 +160,11 @@ def varying_keys(configs: list[Config]) -> list[str]:
     keys = []
     for config in configs:
         keys.extend(k for k in config.params if k not in keys)
-    return [k for k in keys if len({json.dumps(c.params.get(k), sort_keys=True,
-                                               default=str) for c in configs}) > 1]
+    return [
+        k
+        for k in keys
+        if len({json.dumps(c.params.get(k), sort_keys=True, default=str) for c in configs}) > 1
+    ]
 
 
 def setting_text(key: str, value) -> str:
@@ -176,6 +188,7 @@ def label_keys(configs: list[Config], leave_out: str | None = None) -> list[str]
 def label_of(config: Config, keys: list[str]) -> str:
     """e.g. "ping udp 64 B reliability=reliable", "ping udp 1 KiB -> 32 B reply" (an
     acknowledged round trip names both sizes)."""
+
     def text(key):
         if key == "size":
             return sizes_text(config.params[key], config.params.get("reply_size"), size_text)
@@ -184,6 +197,7 @@ def label_of(config: Config, keys: list[str]) -> str:
         if key == "loan":
             return "loan" if config.params[key] is True else ""
         return f"{key}={setting_text(key, config.params[key])}"
+
     return " ".join(filter(None, (text(key) for key in keys if key in config.params)))
 
 
@@ -202,27 +216,40 @@ def _baselines(configs: list[Config]) -> None:
     against a back-to-back or closed-loop one. The reply size must match too: a 1 KiB
     message acknowledged by 32 bytes is read against a floor measured the same way."""
     for config in configs:
-        floors = [b for b in configs if b.is_baseline and b.kind == config.kind
-                  and b.size == config.size and b.placement == config.placement
-                  and b.params.get("rate") == config.params.get("rate")
-                  # an acknowledged round trip (a short reply) against one of the same sizes
-                  and b.params.get("reply_size") == config.params.get("reply_size")
-                  and b.stats.get("p50")]
+        floors = [
+            b
+            for b in configs
+            if b.is_baseline
+            and b.kind == config.kind
+            and b.size == config.size
+            and b.placement == config.placement
+            and b.params.get("rate") == config.params.get("rate")
+            # an acknowledged round trip (a short reply) against one of the same sizes
+            and b.params.get("reply_size") == config.params.get("reply_size")
+            and b.stats.get("p50")
+        ]
         notify = config.params.get("notify")
         floors = [b for b in floors if b.params.get("notify") == notify] or floors
         if not floors or not config.stats.get("p50"):
             continue
         floor = min(floors, key=lambda b: b.stats["p50"])
-        p99 = (config.stats["p99"] / floor.stats["p99"]
-               if config.stats.get("p99") and floor.stats.get("p99") else None)
-        config.baseline = {"label": floor.label, "driver": floor.driver,
-                           "p50_ratio": config.stats["p50"] / floor.stats["p50"],
-                           "p99_ratio": p99,
-                           # How far the floor itself can be trusted: a floor measured
-                           # once has an unknown spread, and every ratio inherits it.
-                           "floor_reps": floor.spread.get("reps", 0),
-                           "floor_spread": floor.spread.get("relative")
-                           if floor.spread.get("reps", 0) > 1 else None}
+        p99 = (
+            config.stats["p99"] / floor.stats["p99"]
+            if config.stats.get("p99") and floor.stats.get("p99")
+            else None
+        )
+        config.baseline = {
+            "label": floor.label,
+            "driver": floor.driver,
+            "p50_ratio": config.stats["p50"] / floor.stats["p50"],
+            "p99_ratio": p99,
+            # How far the floor itself can be trusted: a floor measured
+            # once has an unknown spread, and every ratio inherits it.
+            "floor_reps": floor.spread.get("reps", 0),
+            "floor_spread": floor.spread.get("relative")
+            if floor.spread.get("reps", 0) > 1
+            else None,
+        }
 
 
 def build_configs(results: ResultSet, noise: float = 0.05) -> list[Config]:

@@ -25,18 +25,32 @@ def resources(runs: list[RunData]) -> dict:
     measured = [b for b in blocks if b.get("measured")]
     if not measured:
         return {}
-    found = {scope: {key: median_present([(b.get(scope) or {}).get(key) for b in measured])
-                     for key in RESOURCE_KEYS} for scope in RESOURCE_SCOPES}
+    found = {
+        scope: {
+            key: median_present([(b.get(scope) or {}).get(key) for b in measured])
+            for key in RESOURCE_KEYS
+        }
+        for scope in RESOURCE_SCOPES
+    }
     processes = [p for b in measured for p in b.get("processes") or []]
     found.update(
-        reps=len(measured), per=measured[0].get("per"),
+        reps=len(measured),
+        per=measured[0].get("per"),
         service_names=sorted({p["name"] for p in processes if p["kind"] == "service"}),
-        unmeasured=sorted({f"{p['name']} ({p['why']})" for p in processes
-                           if not p.get("measured")}),
+        unmeasured=sorted(
+            {f"{p['name']} ({p['why']})" for p in processes if not p.get("measured")}
+        ),
         threads_ended=sum(p.get("threads_ended") or 0 for p in processes),
-        lifetime_peaks=sorted({p["name"] for p in processes if p.get("measured")
-                               and p["kind"] == "service"
-                               and p.get("peak_rss_scope") != "window"}))
+        lifetime_peaks=sorted(
+            {
+                p["name"]
+                for p in processes
+                if p.get("measured")
+                and p["kind"] == "service"
+                and p.get("peak_rss_scope") != "window"
+            }
+        ),
+    )
     return found
 
 
@@ -59,8 +73,11 @@ def startup(run: RunData) -> dict:
             start_to.append(timing["matched_ns"] - started)
         if started and timing.get("first_receive_ns") and summary.get("role") in ("ping", "sub"):
             first.append(timing["first_receive_ns"] - started)
-    return {"open_to_matched_ns": _latest(open_to), "start_to_matched_ns": _latest(start_to),
-            "start_to_first_message_ns": _latest(first)}
+    return {
+        "open_to_matched_ns": _latest(open_to),
+        "start_to_matched_ns": _latest(start_to),
+        "start_to_first_message_ns": _latest(first),
+    }
 
 
 def startups(runs: list[RunData]) -> dict:

@@ -12,9 +12,8 @@ import numpy as np
 from psbench.results.stats import PERCENTILES, nearest_rank
 
 # Columns of a latency summary, in table order.
-STAT_KEYS = ("n", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max",
-             "jitter")
-LATENCY_KEYS = STAT_KEYS[1:]   # the ones in ns
+STAT_KEYS = ("n", "min", "p50", "mean", "stdev", "p90", "p99", "p99.9", "p99.99", "max", "jitter")
+LATENCY_KEYS = STAT_KEYS[1:]  # the ones in ns
 
 
 def percentile(values: np.ndarray, q: float) -> float:
@@ -56,5 +55,4 @@ def throughput(receive_ns: np.ndarray, size: int | None) -> dict:
     if span <= 0:
         return {"samples_per_s": None, "mbit_per_s": None}
     rate = (receive.size - 1) / (span / 1e9)
-    return {"samples_per_s": rate,
-            "mbit_per_s": rate * size * 8 / 1e6 if size else None}
+    return {"samples_per_s": rate, "mbit_per_s": rate * size * 8 / 1e6 if size else None}

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from psbench.results.rates import run_throughput
 from psbench.base.errors import UserError
+from psbench.results.rates import run_throughput
 from psbench.results.samples import Samples, SamplesFileError, read_samples
 from psbench.results.store import EXPERIMENT_FILE, INDEX_FILE, Store
 
@@ -27,6 +27,7 @@ METRICS = {"ping": "RTT/2", "pubsub": "one-way"}
 
 class RunSettings:
     """What the settings of a run or configuration say: its kind, driver, size."""
+
     params: dict
 
     @property
@@ -51,11 +52,11 @@ class RunData(RunSettings):
     number: int
     label: str
     rep: int
-    params: dict            # the settings that shape the measurement (measured_settings)
+    params: dict  # the settings that shape the measurement (measured_settings)
     status: str
     message: str | None
     run_dir: Path | None
-    run_record: dict = field(default_factory=dict)   # run.json, {} if missing
+    run_record: dict = field(default_factory=dict)  # run.json, {} if missing
 
     @property
     def config_key(self) -> str:
@@ -96,8 +97,11 @@ class RunData(RunSettings):
     def receivers(self) -> dict[str, dict]:
         """name -> summary of each process that records samples: ping, or every sub
         (sub, sub-1..sub-N, t1-sub-2, ...: every topic's)."""
-        return {name: s for name, s in self._of_role("ping" if self.kind == "ping" else "sub")
-                .items() if not s.get("late_join")}  # a late joiner's samples include history
+        return {
+            name: s
+            for name, s in self._of_role("ping" if self.kind == "ping" else "sub").items()
+            if not s.get("late_join")
+        }  # a late joiner's samples include history
 
     @property
     def publishers(self) -> dict[str, dict]:
@@ -119,8 +123,7 @@ class RunData(RunSettings):
             try:
                 found[name] = read_samples(self.run_dir / file)
             except SamplesFileError as exc:
-                raise UserError(f"run {self.number} ({self.label}): {exc}",
-                                exit_code=1) from None
+                raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
         return found
 
     @cached_property
@@ -137,8 +140,12 @@ class RunData(RunSettings):
             return each[0] if each else None
         records = np.concatenate([s.records for s in each])
         records = records[np.argsort(records["seq"], kind="stable")]
-        return Samples(path=self.run_dir, kind=each[0].kind,
-                       start_ns=min(s.start_ns for s in each), records=records)
+        return Samples(
+            path=self.run_dir,
+            kind=each[0].kind,
+            start_ns=min(s.start_ns for s in each),
+            records=records,
+        )
 
     @cached_property
     def latency_ns(self) -> np.ndarray:
@@ -153,8 +160,10 @@ class RunData(RunSettings):
     def latency_streams(self) -> list[np.ndarray]:
         """Each receiver's own series (same units as latency_ns), for what compares one
         sample with the one before it at the same receiver (jitter)."""
-        return [s.latency_ns.astype(np.float64) / (2.0 if s.kind == "rtt" else 1.0)
-                for s in self.samples_by_receiver.values()]
+        return [
+            s.latency_ns.astype(np.float64) / (2.0 if s.kind == "rtt" else 1.0)
+            for s in self.samples_by_receiver.values()
+        ]
 
     @cached_property
     def receive_ns(self) -> np.ndarray:
@@ -174,8 +183,9 @@ class RunData(RunSettings):
                 samples = self.samples_by_receiver.get(name)
                 if samples is not None:
                     fallback[name] = samples.arrival_ns(self.params.get("latency_from"))
-        return run_throughput(self.receivers, self.publishers, fallback, self.size,
-                              self.params.get("rate"))
+        return run_throughput(
+            self.receivers, self.publishers, fallback, self.size, self.params.get("rate")
+        )
 
     @cached_property
     def echo_by_publisher(self) -> dict[str, Samples]:
@@ -187,16 +197,20 @@ class RunData(RunSettings):
     def echo_latency_ns(self) -> np.ndarray:
         """Latency under load: RTT/2 of every echoed sample, all publishers together,
         in ns. Kept apart from latency_ns (the one-way series of every sample)."""
-        each = [s.latency_ns.astype(np.float64) / 2.0
-                for s in self.echo_by_publisher.values() if s.kind == "rtt"]
+        each = [
+            s.latency_ns.astype(np.float64) / 2.0
+            for s in self.echo_by_publisher.values()
+            if s.kind == "rtt"
+        ]
         return np.concatenate(each) if each else np.empty(0)
 
     @property
     def echo_every(self) -> int | None:
         """N of `--echo-every N`: every Nth sample was echoed."""
         for summary in self.publishers.values():
-            every = ((summary.get("echo") or {}).get("every")
-                     or (summary.get("config") or {}).get("echo_every"))
+            every = (summary.get("echo") or {}).get("every") or (summary.get("config") or {}).get(
+                "echo_every"
+            )
             if every:
                 return int(every)
         every = self.params.get("echo_every")
@@ -205,10 +219,12 @@ class RunData(RunSettings):
     @property
     def echo_counts(self) -> dict:
         """The publishers' echo counts added up: expected, received, lost."""
-        blocks = [s["echo"] for s in self.publishers.values()
-                  if isinstance(s.get("echo"), dict)]
-        return {k: sum(int(b.get(k) or 0) for b in blocks)
-                for k in ("expected", "received", "lost")} if blocks else {}
+        blocks = [s["echo"] for s in self.publishers.values() if isinstance(s.get("echo"), dict)]
+        return (
+            {k: sum(int(b.get(k) or 0) for b in blocks) for k in ("expected", "received", "lost")}
+            if blocks
+            else {}
+        )
 
     @property
     def counts(self) -> dict:
@@ -216,25 +232,25 @@ class RunData(RunSettings):
         each = [s.get("counts") or {} for s in self.receivers.values()]
         if len(each) <= 1:
             return each[0] if each else {}
-        return {k: sum(c.get(k) or 0 for c in each) for k in each[0]
-                if isinstance(each[0][k], int)}
+        return {k: sum(c.get(k) or 0 for c in each) for k in each[0] if isinstance(each[0][k], int)}
 
 
 def natural_key(name: str) -> list:
     """sub-2 before sub-10, t2-sub-1 before t10-sub-1."""
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part)
-            for part in re.split(r"(\d+)", name)]
+    return [
+        (0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name)
+    ]
 
 
 @dataclass
 class ResultSet:
     root: Path
-    kind: str                         # "sweep", "run" or "folder"
+    kind: str  # "sweep", "run" or "folder"
     name: str
-    runs: list[RunData]               # every run found, in run order
+    runs: list[RunData]  # every run found, in run order
     env: dict
-    experiment_text: str | None       # the experiment file as run (sweeps)
-    searches: list["Search"] = field(default_factory=list)   # rate searches found
+    experiment_text: str | None  # the experiment file as run (sweeps)
+    searches: list["Search"] = field(default_factory=list)  # rate searches found
 
     @property
     def ok_runs(self) -> list[RunData]:
@@ -248,9 +264,10 @@ SEARCH_FORMAT = "psbench-search/1"
 @dataclass
 class Search:
     """A rate search (`psbench ratesearch`): its search.json and where it was found."""
-    name: str       # its folder, relative to the result set's root (or the root's name)
-    path: Path      # the search.json
-    data: dict      # psbench-search/1: criteria, steps, max_sustainable_rate_hz, ...
+
+    name: str  # its folder, relative to the result set's root (or the root's name)
+    path: Path  # the search.json
+    data: dict  # psbench-search/1: criteria, steps, max_sustainable_rate_hz, ...
 
     @property
     def steps(self) -> list[dict]:
@@ -271,8 +288,11 @@ class Search:
 
 def _search_files(root: Path) -> list[Path]:
     """search.json in the root, its folders and theirs (a sweep's run folder)."""
-    found = [root / SEARCH_FILE] + sorted(root.glob(f"*/{SEARCH_FILE}")) + sorted(
-        root.glob(f"*/*/{SEARCH_FILE}"))
+    found = (
+        [root / SEARCH_FILE]
+        + sorted(root.glob(f"*/{SEARCH_FILE}"))
+        + sorted(root.glob(f"*/*/{SEARCH_FILE}"))
+    )
     return [p for p in found if p.is_file()]
 
 
@@ -281,9 +301,11 @@ def load_searches(root: Path) -> list[Search]:
     for path in _search_files(root):
         data = _read_json(path)
         if data.get("format") != SEARCH_FORMAT:
-            raise UserError(f"{path}: format is {data.get('format')!r}, this reader knows "
-                            f"{SEARCH_FORMAT!r}; report it with the psbench that wrote it",
-                            exit_code=1)
+            raise UserError(
+                f"{path}: format is {data.get('format')!r}, this reader knows "
+                f"{SEARCH_FORMAT!r}; report it with the psbench that wrote it",
+                exit_code=1,
+            )
         name = root.name if path.parent == root else str(path.parent.relative_to(root))
         searches.append(Search(name, path, data))
     return searches
@@ -293,8 +315,9 @@ def _run_folders(root: Path) -> list[Path]:
     """The run folders of a folder: its subfolders with run.json, and the steps of the
     rate searches among them (a folder of search folders)."""
     found = {p.parent for p in root.glob("*/run.json")}
-    found |= {p.parent for p in root.glob("*/*/run.json")
-              if (p.parent.parent / SEARCH_FILE).is_file()}
+    found |= {
+        p.parent for p in root.glob("*/*/run.json") if (p.parent.parent / SEARCH_FILE).is_file()
+    }
     return sorted(found)
 
 
@@ -312,7 +335,7 @@ def _sweep(root: Path) -> ResultSet:
     latest: dict[int, dict] = {}
     for entry in Store(root).entries():
         if isinstance(entry.get("run"), int):
-            latest[entry["run"]] = entry   # a resumed sweep: the last attempt counts
+            latest[entry["run"]] = entry  # a resumed sweep: the last attempt counts
     runs = []
     for number in sorted(latest):
         entry = latest[number]
@@ -324,13 +347,18 @@ def _sweep(root: Path) -> ResultSet:
         record = {}
         if run_dir is not None and (run_dir / "run.json").is_file():
             record = _read_json(run_dir / "run.json")
-        runs.append(RunData(number=len(runs) + 1, label=entry.get("label") or str(number),
-                            rep=int(entry.get("rep") or 1),
-                            params=measured_settings(resolved(entry.get("params") or {},
-                                                              record)),
-                            status=entry.get("status") or "unknown",
-                            message=entry.get("message"), run_dir=run_dir,
-                            run_record=record))
+        runs.append(
+            RunData(
+                number=len(runs) + 1,
+                label=entry.get("label") or str(number),
+                rep=int(entry.get("rep") or 1),
+                params=measured_settings(resolved(entry.get("params") or {}, record)),
+                status=entry.get("status") or "unknown",
+                message=entry.get("message"),
+                run_dir=run_dir,
+                run_record=record,
+            )
+        )
     env = _read_json(root / "env.json") if (root / "env.json").is_file() else {}
     experiment = root / EXPERIMENT_FILE
     text = experiment.read_text(errors="replace") if experiment.is_file() else None
@@ -353,14 +381,20 @@ def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunD
         if run_dir is None or not (run_dir / "run.json").is_file():
             continue
         record = _read_json(run_dir / "run.json")
-        params = resolved({**(entry.get("params") or {}), "rate": step.get("rate_hz")},
-                          record)
+        params = resolved({**(entry.get("params") or {}), "rate": step.get("rate_hz")}, record)
         label = f"{entry.get('label') or entry.get('run')} at {step.get('rate_hz'):g} Hz"
-        runs.append(RunData(number=first + len(runs), label=label,
-                            rep=int(entry.get("rep") or 1), params=measured_settings(params),
-                            status=record.get("status") or "unknown",
-                            message=record.get("message"), run_dir=run_dir,
-                            run_record=record))
+        runs.append(
+            RunData(
+                number=first + len(runs),
+                label=label,
+                rep=int(entry.get("rep") or 1),
+                params=measured_settings(params),
+                status=record.get("status") or "unknown",
+                message=record.get("message"),
+                run_dir=run_dir,
+                run_record=record,
+            )
+        )
     return runs
 
 
@@ -380,9 +414,15 @@ def measured_settings(params: dict) -> dict:
     """The settings a run set that shape what it measures, spelled as in experiment files:
     unset values, flags left off and waiting limits are dropped, so that a sweep's run and
     the same `psbench ping` agree."""
-    found = {key: value for key, value in params.items()
-             if key not in _WAIT_SETTINGS and value is not None and value is not False
-             and value != [] and value != {}}
+    found = {
+        key: value
+        for key, value in params.items()
+        if key not in _WAIT_SETTINGS
+        and value is not None
+        and value is not False
+        and value != []
+        and value != {}
+    }
     for key in ("subscribers", "publishers", "topics"):
         if found.get(key) == 1:
             # One of each is what every run had before fan-out, fan-in and topics: left
@@ -405,17 +445,22 @@ def _params_from_spec(spec: dict) -> dict:
     params.pop("driver_path", None)
     params.pop("cpus", None)  # a default chosen by psbench, recorded in run.json
     if isinstance(params.get("options"), list):
-        params["options"] = dict(item.split("=", 1) for item in params["options"]
-                                 if "=" in item)
+        params["options"] = dict(item.split("=", 1) for item in params["options"] if "=" in item)
     return measured_settings(params)
 
 
 def _single(run_dir: Path, number: int) -> RunData:
     record = _read_json(run_dir / "run.json")
-    return RunData(number=number, label=run_dir.name, rep=1,
-                   params=_params_from_spec(record.get("spec") or {}),
-                   status=record.get("status") or "unknown", message=record.get("message"),
-                   run_dir=run_dir, run_record=record)
+    return RunData(
+        number=number,
+        label=run_dir.name,
+        rep=1,
+        params=_params_from_spec(record.get("spec") or {}),
+        status=record.get("status") or "unknown",
+        message=record.get("message"),
+        run_dir=run_dir,
+        run_record=record,
+    )
 
 
 def sweeps_inside(path: Path | str) -> list[Path]:
@@ -431,23 +476,35 @@ def load_results(path: Path | str) -> ResultSet:
     """Everything measured in a results folder; a UserError names what is wrong."""
     root = Path(path)
     if not root.is_dir():
-        raise UserError(f"{root}: no such results folder; give the folder `psbench run` "
-                        f"printed (results: ...) or a run folder of `psbench ping`")
+        raise UserError(
+            f"{root}: no such results folder; give the folder `psbench run` "
+            f"printed (results: ...) or a run folder of `psbench ping`"
+        )
     if (root / INDEX_FILE).is_file():
         return _sweep(root)
     if (root / "run.json").is_file():
         run = _single(root, 1)
-        return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {},
-                         None)
+        return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {}, None)
     run_dirs = _run_folders(root)
     sweeps = sweeps_inside(root)
     if not run_dirs and sweeps:
-        raise UserError(f"{root}: holds sweep folders only ({', '.join(d.name for d in sweeps)}); "
-                        f"report each one: psbench report {sweeps[0]}")
+        raise UserError(
+            f"{root}: holds sweep folders only ({', '.join(d.name for d in sweeps)}); "
+            f"report each one: psbench report {sweeps[0]}"
+        )
     if not run_dirs:
-        raise UserError(f"{root}: holds no results (no {INDEX_FILE} of a sweep, no "
-                        f"run.json of a run, nor run folders); give the folder `psbench "
-                        f"run` printed (results: ...)")
+        raise UserError(
+            f"{root}: holds no results (no {INDEX_FILE} of a sweep, no "
+            f"run.json of a run, nor run folders); give the folder `psbench "
+            f"run` printed (results: ...)"
+        )
     runs = [_single(d, n) for n, d in enumerate(run_dirs, start=1)]
-    return ResultSet(root, "folder", root.name, runs, runs[0].run_record.get("env") or {},
-                     None, load_searches(root))
+    return ResultSet(
+        root,
+        "folder",
+        root.name,
+        runs,
+        runs[0].run_record.get("env") or {},
+        None,
+        load_searches(root),
+    )

@@ -15,7 +15,7 @@ import numpy as np
 
 from psbench.results.describe import throughput as samples_throughput
 
-BIN_NS = 1_000_000_000      # the per-second series
+BIN_NS = 1_000_000_000  # the per-second series
 
 
 def span_rate(count, first_ns, last_ns) -> float | None:
@@ -78,11 +78,17 @@ def receiver_from_block(summary: dict, size: int | None) -> dict:
     mbit = span_mbit(received_bytes, received, first, last)
     sent, lost = _counted(summary)
     bin_ns = int(block.get("bin_ns") or BIN_NS)
-    return {"received": received, "sent": sent, "lost": lost,
-            "beyond_capacity": int(block.get("beyond_capacity") or 0),
-            "samples_per_s": rate, "mbit_per_s": mbit,
-            "loss_percent": loss_percent(lost, sent), "bin_ns": bin_ns,
-            "per_bin": used_bins(block.get("per_bin") or [], first, last, bin_ns)}
+    return {
+        "received": received,
+        "sent": sent,
+        "lost": lost,
+        "beyond_capacity": int(block.get("beyond_capacity") or 0),
+        "samples_per_s": rate,
+        "mbit_per_s": mbit,
+        "loss_percent": loss_percent(lost, sent),
+        "bin_ns": bin_ns,
+        "per_bin": used_bins(block.get("per_bin") or [], first, last, bin_ns),
+    }
 
 
 def receiver_from_samples(summary: dict, receive_ns: np.ndarray, size: int | None) -> dict:
@@ -92,11 +98,17 @@ def receiver_from_samples(summary: dict, receive_ns: np.ndarray, size: int | Non
     sent, lost = _counted(summary)
     counts = summary.get("counts") or {}
     received = counts.get("received")
-    return {"received": int(received if received is not None else len(receive_ns)),
-            "sent": sent, "lost": lost, "beyond_capacity": 0,
-            "samples_per_s": rates["samples_per_s"], "mbit_per_s": rates["mbit_per_s"],
-            "loss_percent": loss_percent(lost, sent), "bin_ns": BIN_NS,
-            "per_bin": bins_of(receive_ns)}
+    return {
+        "received": int(received if received is not None else len(receive_ns)),
+        "sent": sent,
+        "lost": lost,
+        "beyond_capacity": 0,
+        "samples_per_s": rates["samples_per_s"],
+        "mbit_per_s": rates["mbit_per_s"],
+        "loss_percent": loss_percent(lost, sent),
+        "bin_ns": BIN_NS,
+        "per_bin": bins_of(receive_ns),
+    }
 
 
 def publisher_rate(summary: dict) -> dict:
@@ -106,9 +118,11 @@ def publisher_rate(summary: dict) -> dict:
     counts = summary.get("counts") or {}
     sent = block.get("sent", counts.get("sent"))
     offered = block.get("offered_rate_hz", config.get("rate_hz"))
-    return {"sent": sent, "offered_rate_hz": None if offered is None else float(offered),
-            "achieved_rate_hz": span_rate(sent, block.get("first_send_ns"),
-                                          block.get("last_send_ns"))}
+    return {
+        "sent": sent,
+        "offered_rate_hz": None if offered is None else float(offered),
+        "achieved_rate_hz": span_rate(sent, block.get("first_send_ns"), block.get("last_send_ns")),
+    }
 
 
 def _sum(values: list) -> float | None:
@@ -122,9 +136,13 @@ def add_bins(series: list[list[int]]) -> list[int]:
     return [sum(s[i] for s in series if i < len(s)) for i in range(length)]
 
 
-def run_throughput(receivers: dict[str, dict], publishers: dict[str, dict],
-                   receive_ns: dict[str, np.ndarray], size: int | None,
-                   rate_setting) -> dict:
+def run_throughput(
+    receivers: dict[str, dict],
+    publishers: dict[str, dict],
+    receive_ns: dict[str, np.ndarray],
+    size: int | None,
+    rate_setting,
+) -> dict:
     """A run's throughput: each receiver's, all of them together (rates added, loss over
     everything sent to them, per-second series added), each publisher's, and the rate
     offered (publishers' rates added; 0 = as fast as possible)."""
@@ -133,8 +151,9 @@ def run_throughput(receivers: dict[str, dict], publishers: dict[str, dict],
         if isinstance(summary.get("throughput"), dict):
             subs[name] = dict(receiver_from_block(summary, size), source="node")
         elif name in receive_ns:
-            subs[name] = dict(receiver_from_samples(summary, receive_ns[name], size),
-                              source="samples")
+            subs[name] = dict(
+                receiver_from_samples(summary, receive_ns[name], size), source="samples"
+            )
     pubs = {name: publisher_rate(s) for name, s in publishers.items()}
     offered_each = [p["offered_rate_hz"] for p in pubs.values()]
     if pubs and all(o is not None for o in offered_each):
@@ -144,13 +163,15 @@ def run_throughput(receivers: dict[str, dict], publishers: dict[str, dict],
     sent = sum(s["sent"] or 0 for s in subs.values())
     lost = sum(s["lost"] or 0 for s in subs.values())
     sources = {s["source"] for s in subs.values()}
-    return {"source": sources.pop() if len(sources) == 1 else
-            ("mixed" if sources else None),
-            "subscribers": subs,
-            "samples_per_s": _sum([s["samples_per_s"] for s in subs.values()]),
-            "mbit_per_s": _sum([s["mbit_per_s"] for s in subs.values()]),
-            "received": sum(s["received"] for s in subs.values()),
-            "loss_percent": loss_percent(lost, sent),
-            "per_bin": add_bins([s["per_bin"] for s in subs.values()]),
-            "publishers": pubs, "offered_rate_hz": offered,
-            "achieved_rate_hz": _sum([p["achieved_rate_hz"] for p in pubs.values()])}
+    return {
+        "source": sources.pop() if len(sources) == 1 else ("mixed" if sources else None),
+        "subscribers": subs,
+        "samples_per_s": _sum([s["samples_per_s"] for s in subs.values()]),
+        "mbit_per_s": _sum([s["mbit_per_s"] for s in subs.values()]),
+        "received": sum(s["received"] for s in subs.values()),
+        "loss_percent": loss_percent(lost, sent),
+        "per_bin": add_bins([s["per_bin"] for s in subs.values()]),
+        "publishers": pubs,
+        "offered_rate_hz": offered,
+        "achieved_rate_hz": _sum([p["achieved_rate_hz"] for p in pubs.values()]),
+    }

@@ -4,7 +4,7 @@ import json
 import os
 import secrets
 import string
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from psbench.base.errors import UserError
@@ -18,11 +18,11 @@ def new_run_id() -> str:
 
 
 def utc_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def utc_now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def create(parent: Path, name: str) -> Path:
@@ -32,8 +32,10 @@ def create(parent: Path, name: str) -> Path:
         path = parent / name
         path.mkdir()
     except OSError as exc:
-        raise UserError(f"argument --results: cannot create a result directory in "
-                        f"{parent}: {exc.strerror}; choose a writable directory") from None
+        raise UserError(
+            f"argument --results: cannot create a result directory in "
+            f"{parent}: {exc.strerror}; choose a writable directory"
+        ) from None
     return path
 
 

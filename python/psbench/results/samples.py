@@ -12,8 +12,16 @@ HEADER_SIZE = 64
 # magic, version, record_size, count, kind, reserved, start_ns (little-endian)
 HEADER = struct.Struct("<8sIIQIIq")
 # Version 2: records in arrival order, with the write's start, flags and the writer.
-RECORD_DTYPE = np.dtype([("seq", "<u8"), ("intended_ns", "<i8"), ("latency_ns", "<i8"),
-                         ("send_ns", "<i8"), ("flags", "<u4"), ("writer", "<u4")])
+RECORD_DTYPE = np.dtype(
+    [
+        ("seq", "<u8"),
+        ("intended_ns", "<i8"),
+        ("latency_ns", "<i8"),
+        ("send_ns", "<i8"),
+        ("flags", "<u4"),
+        ("writer", "<u4"),
+    ]
+)
 # Version 1 (older results): seq order, no send time (it was the intended time).
 RECORD_DTYPE_V1 = np.dtype([("seq", "<u8"), ("intended_ns", "<i8"), ("latency_ns", "<i8")])
 RECORD_DTYPES = {1: RECORD_DTYPE_V1, 2: RECORD_DTYPE}
@@ -28,7 +36,7 @@ class SamplesFileError(Exception):
 @dataclass
 class Samples:
     path: Path
-    kind: str          # "rtt" or "one_way"
+    kind: str  # "rtt" or "one_way"
     start_ns: int
     records: np.ndarray  # RECORD_DTYPE, in arrival order
 
@@ -65,24 +73,27 @@ def read_samples(path: Path | str) -> Samples:
         raise SamplesFileError(f"{path}: cannot read samples file: {exc.strerror}") from None
     if len(data) < HEADER_SIZE:
         raise SamplesFileError(
-            f"{path}: {len(data)} bytes is shorter than the {HEADER_SIZE}-byte header")
+            f"{path}: {len(data)} bytes is shorter than the {HEADER_SIZE}-byte header"
+        )
     magic, version, record_size, count, kind, _, start_ns = HEADER.unpack_from(data)
     if magic != MAGIC:
         raise SamplesFileError(f"{path}: magic is {magic!r}, expected {MAGIC!r}")
     if version not in RECORD_DTYPES:
-        raise SamplesFileError(f"{path}: format version {version}, this reader knows "
-                               f"{', '.join(map(str, RECORD_DTYPES))}")
+        raise SamplesFileError(
+            f"{path}: format version {version}, this reader knows "
+            f"{', '.join(map(str, RECORD_DTYPES))}"
+        )
     dtype = RECORD_DTYPES[version]
     if record_size != dtype.itemsize:
-        raise SamplesFileError(
-            f"{path}: record_size {record_size}, expected {dtype.itemsize}")
+        raise SamplesFileError(f"{path}: record_size {record_size}, expected {dtype.itemsize}")
     if kind not in KINDS:
         raise SamplesFileError(f"{path}: unknown sample kind {kind} (1 = rtt, 2 = one_way)")
     expected = HEADER_SIZE + count * record_size
     if len(data) != expected:
         raise SamplesFileError(
             f"{path}: header says {count} records ({expected} bytes) but the file has "
-            f"{len(data)} bytes")
+            f"{len(data)} bytes"
+        )
     records = np.frombuffer(data, dtype=dtype, count=count, offset=HEADER_SIZE)
     if version == 1:
         records = _upgrade_v1(records)

@@ -13,6 +13,7 @@ import zlib
 from dataclasses import dataclass
 
 import numpy as np
+
 from psbench.results.stats import nearest_rank
 
 DEFAULT_RESAMPLES = 1000
@@ -40,8 +41,8 @@ class MannWhitney:
 
 @dataclass(frozen=True)
 class RatioCI:
-    statistic: str     # "p50" or "p99"
-    ratio: float       # statistic(B) / statistic(A) on all samples
+    statistic: str  # "p50" or "p99"
+    ratio: float  # statistic(B) / statistic(A) on all samples
     low: float
     high: float
     confidence: float
@@ -50,6 +51,7 @@ class RatioCI:
 def welch(a: np.ndarray, b: np.ndarray) -> Welch:
     """Welch's unequal-variance t-test of mean(a) - mean(b), two-sided."""
     from scipy import stats as sps  # here: importing scipy costs the CLI's start
+
     result = sps.ttest_ind(a, b, equal_var=False)
     return Welch(float(result.statistic), float(result.df), float(result.pvalue))
 
@@ -57,6 +59,7 @@ def welch(a: np.ndarray, b: np.ndarray) -> Welch:
 def mann_whitney(a: np.ndarray, b: np.ndarray) -> MannWhitney:
     """U of a against b, two-sided, normal approximation with tie correction."""
     from scipy import stats as sps
+
     result = sps.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
     return MannWhitney(float(result.statistic), float(result.pvalue))
 
@@ -68,7 +71,7 @@ def _stat(values: np.ndarray, statistic: str, axis=None):
     return nearest_rank(values, _QUANTILES[statistic], axis=axis)
 
 
-Samples = np.ndarray | list[np.ndarray]   # one run, or one array per repetition
+Samples = np.ndarray | list[np.ndarray]  # one run, or one array per repetition
 
 
 def _repetitions(samples: Samples) -> list[np.ndarray]:
@@ -89,19 +92,21 @@ def _thin(values: np.ndarray, limit: int) -> np.ndarray:
     return np.sort(values)[index]
 
 
-def _resampled_run(values: np.ndarray, statistic: str, resamples: int,
-                   rng: np.random.Generator) -> np.ndarray:
+def _resampled_run(
+    values: np.ndarray, statistic: str, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     values = _thin(values, BOOTSTRAP_MAX_N)
     out = np.empty(resamples)
     for start in range(0, resamples, _CHUNK):
         rows = min(_CHUNK, resamples - start)
         picks = rng.integers(0, values.size, size=(rows, values.size))
-        out[start:start + rows] = _stat(values[picks], statistic, axis=1)
+        out[start : start + rows] = _stat(values[picks], statistic, axis=1)
     return out
 
 
-def _resampled_repetitions(reps: list[np.ndarray], statistic: str, resamples: int,
-                           rng: np.random.Generator) -> np.ndarray:
+def _resampled_repetitions(
+    reps: list[np.ndarray], statistic: str, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     """Two levels: repetitions drawn with replacement, then samples within each drawn
     repetition; the spread then includes how much runs differ from each other."""
     # Thinned only past BOOTSTRAP_MAX_N samples in all, each repetition to its share of
@@ -118,8 +123,9 @@ def _resampled_repetitions(reps: list[np.ndarray], statistic: str, resamples: in
     return out
 
 
-def _resampled(reps: list[np.ndarray], statistic: str, resamples: int,
-               rng: np.random.Generator) -> np.ndarray:
+def _resampled(
+    reps: list[np.ndarray], statistic: str, resamples: int, rng: np.random.Generator
+) -> np.ndarray:
     if len(reps) == 1:
         return _resampled_run(reps[0], statistic, resamples, rng)
     return _resampled_repetitions(reps, statistic, resamples, rng)
@@ -134,23 +140,29 @@ def seed_for(name: str, seed: int = DEFAULT_SEED) -> np.random.Generator:
 @dataclass(frozen=True)
 class Bootstrap:
     statistic: str
-    value: float          # the statistic of all samples
-    draws: np.ndarray     # the statistic of each resample
+    value: float  # the statistic of all samples
+    draws: np.ndarray  # the statistic of each resample
 
 
-def bootstrap(samples: Samples, statistic: str = "p50", resamples: int = DEFAULT_RESAMPLES,
-              rng: np.random.Generator | None = None) -> Bootstrap:
+def bootstrap(
+    samples: Samples,
+    statistic: str = "p50",
+    resamples: int = DEFAULT_RESAMPLES,
+    rng: np.random.Generator | None = None,
+) -> Bootstrap:
     """The bootstrap distribution of a statistic of one side. A side given as one array
     per repetition (two or more) is resampled on two levels, repetitions then samples, so
     that it carries the run-to-run variation and not only the sampling noise of a run."""
     rng = rng or np.random.default_rng(DEFAULT_SEED)
     reps = _repetitions(samples)
-    return Bootstrap(statistic, float(_stat(pooled(reps), statistic)),
-                     _resampled(reps, statistic, resamples, rng))
+    return Bootstrap(
+        statistic,
+        float(_stat(pooled(reps), statistic)),
+        _resampled(reps, statistic, resamples, rng),
+    )
 
 
-def ratio_interval(a: Bootstrap, b: Bootstrap,
-                   confidence: float = DEFAULT_CONFIDENCE) -> RatioCI:
+def ratio_interval(a: Bootstrap, b: Bootstrap, confidence: float = DEFAULT_CONFIDENCE) -> RatioCI:
     """Percentile interval of statistic(B) / statistic(A), the sides resampled
     independently (so one side's bootstrap serves all its comparisons)."""
     tail = (1 - confidence) / 2 * 100
@@ -158,13 +170,19 @@ def ratio_interval(a: Bootstrap, b: Bootstrap,
     return RatioCI(a.statistic, b.value / a.value, float(low), float(high), confidence)
 
 
-def ratio_ci(a: Samples, b: Samples, statistic: str = "p50",
-             resamples: int = DEFAULT_RESAMPLES, confidence: float = DEFAULT_CONFIDENCE,
-             rng: np.random.Generator | None = None) -> RatioCI:
+def ratio_ci(
+    a: Samples,
+    b: Samples,
+    statistic: str = "p50",
+    resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    rng: np.random.Generator | None = None,
+) -> RatioCI:
     """Bootstrap interval of statistic(b) / statistic(a), both sides from one generator."""
     rng = rng or np.random.default_rng(DEFAULT_SEED)
-    return ratio_interval(bootstrap(a, statistic, resamples, rng),
-                          bootstrap(b, statistic, resamples, rng), confidence)
+    return ratio_interval(
+        bootstrap(a, statistic, resamples, rng), bootstrap(b, statistic, resamples, rng), confidence
+    )
 
 
 def outside_noise(ci: RatioCI, threshold: float) -> int:
@@ -180,17 +198,23 @@ def outside_noise(ci: RatioCI, threshold: float) -> int:
 class Comparison:
     n_a: int
     n_b: int
-    p50_a: float       # the median of all samples of A's repetitions together
-    p50_b: float       # (the same definition as the ratio, its interval and the tests)
+    p50_a: float  # the median of all samples of A's repetitions together
+    p50_b: float  # (the same definition as the ratio, its interval and the tests)
     welch: Welch
     mann_whitney: MannWhitney
     median: RatioCI
-    verdict: str       # "significant" or "within noise"
-    direction: str     # "B slower", "B faster" or ""
+    verdict: str  # "significant" or "within noise"
+    direction: str  # "B slower", "B faster" or ""
 
 
-def compare_samples(a: Samples, b: Samples, median_a: Bootstrap, median_b: Bootstrap,
-                    alpha: float = 0.05, threshold: float = 0.05) -> Comparison:
+def compare_samples(
+    a: Samples,
+    b: Samples,
+    median_a: Bootstrap,
+    median_b: Bootstrap,
+    alpha: float = 0.05,
+    threshold: float = 0.05,
+) -> Comparison:
     """a, b: one array, or one array per repetition; the tests take the repetitions'
     samples together, the interval comes from each side's bootstrap of its median."""
     # The interval at the same level as the test: a verdict at alpha reads a 1 - alpha
@@ -200,7 +224,14 @@ def compare_samples(a: Samples, b: Samples, median_a: Bootstrap, median_b: Boots
     mw = mann_whitney(all_a, all_b)
     side = outside_noise(median, threshold)
     significant = mw.p < alpha and side != 0
-    return Comparison(len(all_a), len(all_b), median_a.value, median_b.value,
-                      welch(all_a, all_b), mw, median,
-                      "significant" if significant else "within noise",
-                      ("B slower" if side > 0 else "B faster") if significant else "")
+    return Comparison(
+        len(all_a),
+        len(all_b),
+        median_a.value,
+        median_b.value,
+        welch(all_a, all_b),
+        mw,
+        median,
+        "significant" if significant else "within noise",
+        ("B slower" if side > 0 else "B faster") if significant else "",
+    )

@@ -66,7 +66,7 @@ def interval_ranks(q, n: int, confidence: float = CONFIDENCE) -> tuple[int, int]
         return None
     p = float(Fraction(str(q)) / 100)
     tail = (1.0 - confidence) / 2.0
-    k = int(binom.ppf(tail, n, p))          # smallest k with F(k) >= tail
+    k = int(binom.ppf(tail, n, p))  # smallest k with F(k) >= tail
     lower = k + 1 if binom.cdf(k, n, p) <= tail else k
     upper = int(binom.ppf(1.0 - tail, n, p)) + 1
     if lower < 1 or upper > n:
@@ -86,8 +86,7 @@ def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> 
         if ranks is None:
             found[label] = None
             continue
-        low, high = np.partition(values, [ranks[0] - 1, ranks[1] - 1])[[ranks[0] - 1,
-                                                                         ranks[1] - 1]]
+        low, high = np.partition(values, [ranks[0] - 1, ranks[1] - 1])[[ranks[0] - 1, ranks[1] - 1]]
         found[label] = [float(low), float(high)]
     return found
 
@@ -98,8 +97,14 @@ def summarize_ns(values: np.ndarray) -> dict:
     values = np.asarray(values)
     count = int(values.size)
     if count == 0:
-        return {"n": 0, "min": None, "max": None, "mean": None, "stdev": None,
-                **{label: None for label, _, _ in PERCENTILES}}
+        return {
+            "n": 0,
+            "min": None,
+            "max": None,
+            "mean": None,
+            "stdev": None,
+            **{label: None for label, _, _ in PERCENTILES},
+        }
     result = {"n": count, "min": float(values.min())}
     for label, q, needed in PERCENTILES:
         result[label] = float(nearest_rank(values, q)) if count >= needed else None
@@ -111,8 +116,10 @@ def summarize_ns(values: np.ndarray) -> dict:
     return result
 
 
-ONE_WAY_FROM = {"intended": "receive time - intended send time",
-                "send": "receive time - start of the publisher's write"}
+ONE_WAY_FROM = {
+    "intended": "receive time - intended send time",
+    "send": "receive time - start of the publisher's write",
+}
 
 
 def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
@@ -127,19 +134,23 @@ def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
         result = {
             "unit": "ns",
             "rtt": summarize_ns(latency),
-            "rtt_half": {"method": "one-way estimate = RTT/2",
-                         **summarize_ns(latency / 2.0)},
+            "rtt_half": {"method": "one-way estimate = RTT/2", **summarize_ns(latency / 2.0)},
         }
     else:
-        result = {"unit": "ns", "one_way": {"method": ONE_WAY_FROM[latency_from],
-                                            **summarize_ns(latency)}}
+        result = {
+            "unit": "ns",
+            "one_way": {"method": ONE_WAY_FROM[latency_from], **summarize_ns(latency)},
+        }
     late = samples.late
-    result["late"] = {"count": int(late.sum()),
-                      "max_ns": float(latency[late].max()) if late.any() else None}
+    result["late"] = {
+        "count": int(late.sum()),
+        "max_ns": float(latency[late].max()) if late.any() else None,
+    }
     if late.any():
         on_time = latency[~late]
-        result["without_late"] = (summarize_ns(on_time / 2.0) if samples.kind == "rtt"
-                                  else summarize_ns(on_time))
+        result["without_late"] = (
+            summarize_ns(on_time / 2.0) if samples.kind == "rtt" else summarize_ns(on_time)
+        )
     result["nonpositive"] = int((latency <= 0).sum())
     result["sender_lateness"] = summarize_ns(samples.lateness_ns)
     return result

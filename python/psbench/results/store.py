@@ -12,8 +12,8 @@ import os
 import re
 from pathlib import Path
 
-from psbench.results import rundir
 from psbench.base.errors import UserError
+from psbench.results import rundir
 
 INDEX_FORMAT = "psbench-index/1"
 EXPANDED_FORMAT = "psbench-experiment/1"
@@ -60,18 +60,22 @@ class Store:
     def create(cls, root: Path, source: bytes, expanded: dict, env: dict) -> "Store":
         """A new store in root (which must not exist yet, or be empty)."""
         if root.exists() and (not root.is_dir() or any(root.iterdir())):
-            raise UserError(f"argument -o: {root} already exists and is not empty; "
-                            f"--resume continues the sweep stored there, or choose a new "
-                            f"directory")
+            raise UserError(
+                f"argument -o: {root} already exists and is not empty; "
+                f"--resume continues the sweep stored there, or choose a new "
+                f"directory"
+            )
         try:
             (root / "runs").mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise UserError(f"argument -o: cannot create {root}: {exc.strerror}; choose a "
-                            f"writable directory") from None
+            raise UserError(
+                f"argument -o: cannot create {root}: {exc.strerror}; choose a writable directory"
+            ) from None
         store = cls(root)
         _write_bytes(root / EXPERIMENT_FILE, source)
-        rundir.write_json(root / "experiment.expanded.json",
-                          {"format": EXPANDED_FORMAT, **expanded})
+        rundir.write_json(
+            root / "experiment.expanded.json", {"format": EXPANDED_FORMAT, **expanded}
+        )
         rundir.write_json(root / "env.json", env)
         store.index.touch()
         _fsync_dir(root)
@@ -82,14 +86,18 @@ class Store:
         """The store in root, if it was started with this very experiment file."""
         stored = root / EXPERIMENT_FILE
         if not stored.is_file():
-            raise UserError(f"argument --resume: {root} holds no sweep (no "
-                            f"{EXPERIMENT_FILE}); give the -o directory of the sweep to "
-                            f"continue")
+            raise UserError(
+                f"argument --resume: {root} holds no sweep (no "
+                f"{EXPERIMENT_FILE}); give the -o directory of the sweep to "
+                f"continue"
+            )
         if stored.read_bytes() != source:
-            raise UserError(f"argument --resume: {display} differs from {stored}, the file "
-                            f"the sweep in {root} was started with; resume with that file "
-                            f"(psbench run {stored} -o {root} --resume), or start a new "
-                            f"sweep without --resume")
+            raise UserError(
+                f"argument --resume: {display} differs from {stored}, the file "
+                f"the sweep in {root} was started with; resume with that file "
+                f"(psbench run {stored} -o {root} --resume), or start a new "
+                f"sweep without --resume"
+            )
         store = cls(root)
         (root / "runs").mkdir(exist_ok=True)
         store._end_torn_line()
@@ -134,8 +142,9 @@ class Store:
         return path
 
     def append(self, entry: dict) -> None:
-        line = json.dumps({"format": INDEX_FORMAT, **entry}, default=str,
-                          separators=(",", ":")) + "\n"
+        line = (
+            json.dumps({"format": INDEX_FORMAT, **entry}, default=str, separators=(",", ":")) + "\n"
+        )
         self._append_bytes(line.encode())
 
     def _append_bytes(self, data: bytes) -> None:

@@ -45,17 +45,24 @@ def describe(node: Path, library: Path) -> dict:
     """Runs `psbench-node --driver LIB --describe` and returns its JSON object."""
     argv = [str(node), "--driver", str(library), "--describe"]
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True,
-                              timeout=DESCRIBE_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=DESCRIBE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
-        raise RuntimeError(f"`{' '.join(argv)}` did not finish in {DESCRIBE_TIMEOUT_S} s")
+        raise RuntimeError(f"`{' '.join(argv)}` did not finish in {DESCRIBE_TIMEOUT_S} s") from None
     if proc.returncode != 0:
         message = proc.stderr.strip() or f"exit code {proc.returncode}"
         raise RuntimeError(f"--describe failed: {message}")
     try:
         value = json.loads(proc.stdout)
     except json.JSONDecodeError as exc:
-        raise RuntimeError(f"--describe printed invalid JSON ({exc}): {proc.stdout[:200]!r}")
+        raise RuntimeError(
+            f"--describe printed invalid JSON ({exc}): {proc.stdout[:200]!r}"
+        ) from None
     if not isinstance(value, dict):
         raise RuntimeError("--describe printed JSON that is not an object")
     return value
@@ -76,9 +83,13 @@ def service_status(entry: str, running: set[str]) -> ServiceStatus:
     """entry: "EXE", or "TRANSPORT:EXE" for a service only that transport needs."""
     transport, _, name = entry.rpartition(":")
     path = find_executable(name)
-    return ServiceStatus(name=name, installed=path is not None, path=path,
-                         running=os.path.basename(name)[:15] in running,
-                         transport=transport or None)
+    return ServiceStatus(
+        name=name,
+        installed=path is not None,
+        path=path,
+        running=os.path.basename(name)[:15] in running,
+        transport=transport or None,
+    )
 
 
 def discover() -> list[DriverInfo]:
@@ -113,4 +124,5 @@ def find_driver(name: str) -> Path:
     raise UserError(
         f"argument --driver: unknown driver {name!r}; built drivers: {known} "
         f"(found as {paths.build_dir()}/drivers/*/libpsbench-*.so; "
-        f"`psbench drivers` lists them, `make build` builds them)")
+        f"`psbench drivers` lists them, `make build` builds them)"
+    )

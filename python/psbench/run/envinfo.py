@@ -12,10 +12,9 @@ import shutil
 import socket
 import subprocess
 import sys
-from datetime import datetime, timezone
-from pathlib import Path
-
+from datetime import UTC, datetime
 from importlib import metadata
+from pathlib import Path
 
 import psbench
 from psbench.base import paths
@@ -55,8 +54,9 @@ def run_quiet(argv: list[str], cwd: Path | None = None) -> str | None:
     if shutil.which(argv[0]) is None:
         return None
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=10,
-                              cwd=cwd, stdin=subprocess.DEVNULL)
+        proc = subprocess.run(
+            argv, capture_output=True, text=True, timeout=10, cwd=cwd, stdin=subprocess.DEVNULL
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 else None
@@ -85,8 +85,13 @@ def virtualization() -> dict:
     detected = None
     if shutil.which("systemd-detect-virt"):
         try:
-            proc = subprocess.run(["systemd-detect-virt"], capture_output=True, text=True,
-                                  timeout=10, stdin=subprocess.DEVNULL)
+            proc = subprocess.run(
+                ["systemd-detect-virt"],
+                capture_output=True,
+                text=True,
+                timeout=10,
+                stdin=subprocess.DEVNULL,
+            )
             detected = proc.stdout.strip() or None
         except (OSError, subprocess.TimeoutExpired):
             pass
@@ -112,6 +117,7 @@ def haltpoll_parameters() -> dict | None:
 def rlimit(which: int) -> dict:
     def show(value: int):
         return "unlimited" if value == resource.RLIM_INFINITY else value
+
     soft, hard = resource.getrlimit(which)
     return {"soft": show(soft), "hard": show(hard)}
 
@@ -132,8 +138,11 @@ def int_or_none(text: str | None) -> int | None:
 
 def git_state() -> dict:
     commit = run_quiet(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT)
-    status = run_quiet(["git", "status", "--porcelain", "--untracked-files=no"],
-                       cwd=paths.REPO_ROOT) if commit else None
+    status = (
+        run_quiet(["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.REPO_ROOT)
+        if commit
+        else None
+    )
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
@@ -148,7 +157,7 @@ def collect() -> dict:
     online = parse_cpu_list(read_text(CPU_SYS / "online"))
     return {
         "format": "psbench-env/1",
-        "collected_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "collected_utc": datetime.now(UTC).isoformat(timespec="seconds"),
         "hostname": socket.gethostname(),
         "machine": platform.machine(),
         "kernel": platform.release(),
@@ -157,11 +166,15 @@ def collect() -> dict:
         "online_cpus": online,
         "isolated_cpus": parse_cpu_list(read_text(CPU_SYS / "isolated")),
         "allowed_cpus": sorted(os.sched_getaffinity(0)),
-        "smt": {"control": read_text(CPU_SYS / "smt" / "control"),
-                "active": read_text(CPU_SYS / "smt" / "active")},
+        "smt": {
+            "control": read_text(CPU_SYS / "smt" / "control"),
+            "active": read_text(CPU_SYS / "smt" / "active"),
+        },
         "cpufreq_governor": cpufreq_governors(online),
-        "cpuidle": {"driver": read_text(CPU_SYS / "cpuidle" / "current_driver"),
-                    "governor": read_text(CPU_SYS / "cpuidle" / "current_governor")},
+        "cpuidle": {
+            "driver": read_text(CPU_SYS / "cpuidle" / "current_driver"),
+            "governor": read_text(CPU_SYS / "cpuidle" / "current_governor"),
+        },
         "haltpoll": haltpoll_parameters(),
         "virtualization": virtualization(),
         "load_average": load_average(),

@@ -33,6 +33,7 @@ STOP_S = 3.0
 
 # psbench's side ---------------------------------------------------------------------
 
+
 class Keeper:
     """psbench's handle on its keeper, started on first use; each call writes one line.
     A keeper that is gone (it never should be) costs a line, never a run."""
@@ -43,13 +44,19 @@ class Keeper:
     def _send(self, *words) -> None:
         if self._proc is None:
             package_root = str(Path(__file__).resolve().parents[2])  # python/, above psbench/
-            env = dict(os.environ, PYTHONPATH=package_root + os.pathsep
-                       + os.environ.get("PYTHONPATH", ""))
+            env = dict(
+                os.environ, PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", "")
+            )
             # Its own session: a Ctrl-C at the terminal reaches psbench, not the keeper.
-            self._proc = subprocess.Popen([sys.executable, "-m", "psbench.run.keeper"],
-                                          stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
-                                          stderr=subprocess.DEVNULL, env=env,
-                                          start_new_session=True, close_fds=True)
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "psbench.run.keeper"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env=env,
+                start_new_session=True,
+                close_fds=True,
+            )
         try:
             self._proc.stdin.write((" ".join(map(str, words)) + "\n").encode())
             self._proc.stdin.flush()
@@ -78,8 +85,9 @@ def instance() -> Keeper:
 
 # The keeper's side ------------------------------------------------------------------
 
+
 def _alive(pidfd: int) -> bool:
-    return not select.select([pidfd], [], [], 0)[0]   # readable once the process ended
+    return not select.select([pidfd], [], [], 0)[0]  # readable once the process ended
 
 
 def _stop_service(pidfd: int, pid: int, leftovers: list[str]) -> None:
@@ -117,6 +125,7 @@ def _end_run(run_id: str) -> None:
         except ProcessLookupError:
             pass
     from psbench.run.leftovers import remove_leftovers  # here: only when there is work to do
+
     remove_leftovers(run_id)
 
 
@@ -136,7 +145,7 @@ def keep(lines) -> None:
             elif word == "done":
                 runs.discard(rest[0])
         except (IndexError, ValueError, KeyError, OSError):
-            continue   # a service already gone, a line cut short: nothing to keep
+            continue  # a service already gone, a line cut short: nothing to keep
     for run_id in runs:
         _end_run(run_id)
     for pid, (pidfd, leftovers) in services.items():
@@ -144,6 +153,6 @@ def keep(lines) -> None:
 
 
 if __name__ == "__main__":
-    signal.signal(signal.SIGINT, signal.SIG_IGN)    # only end-of-file ends the keeper
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # only end-of-file ends the keeper
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     keep(sys.stdin.buffer)

@@ -38,9 +38,17 @@ def run_cleanup_command(argv: list[str] | None) -> dict | None:
     if not argv:
         return None
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                              timeout=CLEANUP_TIMEOUT_S)
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            timeout=CLEANUP_TIMEOUT_S,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"argv": argv, "exit_code": None, "error": str(exc)}
-    return {"argv": argv, "exit_code": proc.returncode,
-            "error": proc.stderr.strip()[-500:] if proc.returncode else None}
+    return {
+        "argv": argv,
+        "exit_code": proc.returncode,
+        "error": proc.stderr.strip()[-500:] if proc.returncode else None,
+    }

@@ -6,20 +6,20 @@ from pathlib import Path
 
 import numpy as np
 
-from psbench.results import accounting as samples_accounting
-from psbench.run import drivers, resources, runner
 from psbench.base import manifests, paths
+from psbench.results import accounting as samples_accounting
 from psbench.results import rundir
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
+from psbench.results.stats import latency_stats, summarize_ns
+from psbench.run import drivers, resources, runner
 from psbench.run.services import ServicePool, broker_options
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
-from psbench.results.stats import latency_stats, summarize_ns
 
 RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
-DEFAULT_IDLE_TIMEOUT_S = 5.0    # the node's default --idle-timeout
-START_MARGIN_S = 15.0           # beyond the match timeout, for process start-up
+DEFAULT_IDLE_TIMEOUT_S = 5.0  # the node's default --idle-timeout
+START_MARGIN_S = 15.0  # beyond the match timeout, for process start-up
 PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
 # The senders say when their window begins (and wait until every process's resources
 # are read: psbench.run.resources) and ends, the receivers when theirs ends; the reading at
@@ -37,14 +37,14 @@ class MeasureOutcome:
     run_dir: Path
     status: str
     message: str | None
-    summaries: dict = field(default_factory=dict)   # output name -> node summary
-    stats: dict = field(default_factory=dict)       # output name -> latency statistics
+    summaries: dict = field(default_factory=dict)  # output name -> node summary
+    stats: dict = field(default_factory=dict)  # output name -> latency statistics
     problems: list[str] = field(default_factory=list)
     cpu_sharing: dict = field(default_factory=dict)
-    throughput: dict | None = None                  # run.json's throughput block
-    udp_datagrams: dict | None = None               # run.json's: datagrams per message
+    throughput: dict | None = None  # run.json's throughput block
+    udp_datagrams: dict | None = None  # run.json's: datagrams per message
     accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
-    resources: dict = field(default_factory=dict)   # run.json's: CPU, switches, memory
+    resources: dict = field(default_factory=dict)  # run.json's: CPU, switches, memory
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -67,8 +67,9 @@ def _start_order(name: str):
 
 def role_names(summaries: dict, role: str) -> list[str]:
     """The summaries written by processes of one role, in start order."""
-    return sorted((name for name, s in summaries.items() if s.get("role") == role),
-                  key=_start_order)
+    return sorted(
+        (name for name, s in summaries.items() if s.get("role") == role), key=_start_order
+    )
 
 
 def subscriber_names(summaries: dict) -> list[str]:
@@ -98,9 +99,11 @@ def run_dir_name(spec: MeasureSpec, run_id: str) -> str:
 def _timeouts(spec: MeasureSpec) -> dict:
     match = spec.match_timeout if spec.match_timeout is not None else DEFAULT_MATCH_TIMEOUT_S
     idle = spec.idle_timeout if spec.idle_timeout is not None else DEFAULT_IDLE_TIMEOUT_S
-    return {"start_timeout": match + START_MARGIN_S,
-            "run_timeout": spec.timeout + runner.EXIT_GRACE_S,
-            "peer_grace": max(15.0, idle + 10.0)}
+    return {
+        "start_timeout": match + START_MARGIN_S,
+        "run_timeout": spec.timeout + runner.EXIT_GRACE_S,
+        "peer_grace": max(15.0, idle + 10.0),
+    }
 
 
 def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
@@ -117,18 +120,25 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
             continue
         expected = (summary.get("counts") or {}).get("samples")
         if expected is not None and expected != len(samples):
-            problems.append(f"{name} has {len(samples)} records but {role}.json says "
-                            f"counts.samples = {expected}")
+            problems.append(
+                f"{name} has {len(samples)} records but {role}.json says "
+                f"counts.samples = {expected}"
+            )
         stats[role] = latency_stats(
-            samples, ((summary.get("config") or {}).get("latency_from")) or "intended")
+            samples, ((summary.get("config") or {}).get("latency_from")) or "intended"
+        )
         if summary.get("role") == "sub" and not summary.get("late_join"):
             one_way.append(samples.latency_ns)
     if len(one_way) > 1:
         # Fan-out: the run's latency is every subscriber's samples together.
         method = next(s["one_way"]["method"] for s in stats.values() if "one_way" in s)
-        stats[ALL_SUBSCRIBERS] = {"unit": "ns", "one_way": {
-            "method": f"{method}, all subscribers together",
-            **summarize_ns(np.concatenate(one_way))}}
+        stats[ALL_SUBSCRIBERS] = {
+            "unit": "ns",
+            "one_way": {
+                "method": f"{method}, all subscribers together",
+                **summarize_ns(np.concatenate(one_way)),
+            },
+        }
     return stats, problems
 
 
@@ -138,9 +148,16 @@ def loan_mode(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
     if spec.loan != "auto":
         return spec
     has = bool(capabilities.get("loan"))
-    return replace(spec, loan=has, auto={
-        **spec.auto, "loan": "auto: the driver has a zero-copy (loaned) write" if has
-        else "auto: the driver has no zero-copy write; it copies"})
+    return replace(
+        spec,
+        loan=has,
+        auto={
+            **spec.auto,
+            "loan": "auto: the driver has a zero-copy (loaned) write"
+            if has
+            else "auto: the driver has no zero-copy write; it copies",
+        },
+    )
 
 
 def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
@@ -148,12 +165,23 @@ def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
     it, so that a writer ahead of its readers blocks (flow control) instead of
     overwriting samples they have not taken yet, which a reliable run would report as
     lost. Recorded in spec.auto (run.json: spec.history, and auto says why)."""
-    if (spec.kind == "pubsub" and not spec.rate and spec.reliability == "reliable"
-            and spec.history is None and "keep_all" in (capabilities.get("history") or [])):
-        return replace(spec, history="keep_all", auto={
-            **spec.auto, "history": "keep_all: as fast as possible (rate 0) and reliable, "
-                                    "history not set; the writer blocks instead of "
-                                    "overwriting samples not yet taken"})
+    if (
+        spec.kind == "pubsub"
+        and not spec.rate
+        and spec.reliability == "reliable"
+        and spec.history is None
+        and "keep_all" in (capabilities.get("history") or [])
+    ):
+        return replace(
+            spec,
+            history="keep_all",
+            auto={
+                **spec.auto,
+                "history": "keep_all: as fast as possible (rate 0) and reliable, "
+                "history not set; the writer blocks instead of "
+                "overwriting samples not yet taken",
+            },
+        )
     return spec
 
 
@@ -170,8 +198,13 @@ def throughput(summaries: dict, accounting: dict | None = None) -> dict | None:
     subs, pubs = subscriber_names(summaries), publisher_names(summaries)
     if not any("throughput" in summaries[n] for n in subs + pubs):
         return None
-    result = {"subscribers": {}, "aggregate_samples_per_s": None,
-              "aggregate_mbit_per_s": None, "loss_percent": None, "publishers": {}}
+    result = {
+        "subscribers": {},
+        "aggregate_samples_per_s": None,
+        "aggregate_mbit_per_s": None,
+        "loss_percent": None,
+        "publishers": {},
+    }
     total_sent = total_lost = 0
     accounting = accounting if accounting is not None else samples_accounting.reconcile(summaries)
     for name in subs:
@@ -190,13 +223,20 @@ def throughput(summaries: dict, accounting: dict | None = None) -> dict | None:
         result["subscribers"][name] = {
             "samples_per_s": rate,
             "mbit_per_s": mbit,
-            "received": received, "received_bytes": tp.get("received_bytes"),
-            "beyond_capacity": tp.get("beyond_capacity"), "sent": sent, "lost": lost,
-            "loss_percent": _percent(lost, sent), "bin_ns": tp.get("bin_ns"),
-            "per_bin": tp.get("per_bin")}
+            "received": received,
+            "received_bytes": tp.get("received_bytes"),
+            "beyond_capacity": tp.get("beyond_capacity"),
+            "sent": sent,
+            "lost": lost,
+            "loss_percent": _percent(lost, sent),
+            "bin_ns": tp.get("bin_ns"),
+            "per_bin": tp.get("per_bin"),
+        }
     each = list(result["subscribers"].values())
-    for key, total in (("samples_per_s", "aggregate_samples_per_s"),
-                       ("mbit_per_s", "aggregate_mbit_per_s")):
+    for key, total in (
+        ("samples_per_s", "aggregate_samples_per_s"),
+        ("mbit_per_s", "aggregate_mbit_per_s"),
+    ):
         if each and all(e[key] is not None for e in each):
             result[total] = sum(e[key] for e in each)
     result["loss_percent"] = _percent(total_lost, total_sent)
@@ -205,9 +245,12 @@ def throughput(summaries: dict, accounting: dict | None = None) -> dict | None:
         sent = tp.get("sent", (summaries[name].get("counts") or {}).get("sent"))
         result["publishers"][name] = {
             "achieved_rate_hz": span_rate(sent, tp.get("first_send_ns"), tp.get("last_send_ns")),
-            "offered_rate_hz": tp.get("offered_rate_hz"), "sent": sent,
-            "sent_bytes": tp.get("sent_bytes"), "bin_ns": tp.get("bin_ns"),
-            "per_bin": tp.get("per_bin")}
+            "offered_rate_hz": tp.get("offered_rate_hz"),
+            "sent": sent,
+            "sent_bytes": tp.get("sent_bytes"),
+            "bin_ns": tp.get("bin_ns"),
+            "per_bin": tp.get("per_bin"),
+        }
     return result
 
 
@@ -227,18 +270,24 @@ def datagrams_per_sample(before, after, summaries: dict) -> dict | None:
     is an upper bound on a busy machine."""
     if before is None or after is None:
         return None
-    written = sum(((s.get("counts") or {}).get("sent") or 0)
-                  + ((s.get("counts") or {}).get("warmup") or 0) for s in summaries.values()
-                  if s.get("role") in ("pub", "ping", "pong", "relay"))
-    return {"datagrams": after - before, "messages_written": written,
-            "per_message": (after - before) / written if written else None,
-            "scope": "network namespace (/proc/net/snmp Udp OutDatagrams); messages "
-                     "written include warm-up; handshakes, discovery and other processes' "
-                     "datagrams are in the count"}
+    written = sum(
+        ((s.get("counts") or {}).get("sent") or 0) + ((s.get("counts") or {}).get("warmup") or 0)
+        for s in summaries.values()
+        if s.get("role") in ("pub", "ping", "pong", "relay")
+    )
+    return {
+        "datagrams": after - before,
+        "messages_written": written,
+        "per_message": (after - before) / written if written else None,
+        "scope": "network namespace (/proc/net/snmp Udp OutDatagrams); messages "
+        "written include warm-up; handshakes, discovery and other processes' "
+        "datagrams are in the count",
+    }
 
 
-def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path,
-              progress: bool = False) -> list:
+def _commands(
+    node: Path, spec: MeasureSpec, run_id: str, run_dir: Path, progress: bool = False
+) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
     # progress: the measuring processes (ping, sub) print an interval line every second;
@@ -247,11 +296,18 @@ def _commands(node: Path, spec: MeasureSpec, run_id: str, run_dir: Path,
         extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
         window = WINDOW_ARGV if WINDOW_ROLES & set(plan.roles) else []
         return node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
+
     return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
 
 
-def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
-        services: ServicePool | None = None, on_progress=None) -> MeasureOutcome:
+def run(
+    spec: MeasureSpec,
+    parent: Path,
+    env: dict,
+    cli_argv: list[str],
+    services: ServicePool | None = None,
+    on_progress=None,
+) -> MeasureOutcome:
     """Runs spec with its results in a new directory under parent. Result files are
     kept whatever happens; run.json records the status. services: the pool that starts
     (or reuses) the daemons the driver needs; without one they must already run.
@@ -265,15 +321,25 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
     commands = _commands(node, spec, run_id, run_dir, progress)
-    record = {"format": RUN_FORMAT, "run_id": run_id, "kind": spec.kind,
-              "created_utc": rundir.utc_now(), "finished_utc": None,
-              "cli_argv": cli_argv, "node": str(node), "driver": driver,
-              "spec": spec.to_json(), "auto": spec.auto,
-              "placement": spec.placement, "barrier": "stdio",
-              "cpu_sharing": cpu_sharing(spec),
-              "status": "starting", "message": None,
-              "processes": _planned(commands),
-              "env": env}
+    record = {
+        "format": RUN_FORMAT,
+        "run_id": run_id,
+        "kind": spec.kind,
+        "created_utc": rundir.utc_now(),
+        "finished_utc": None,
+        "cli_argv": cli_argv,
+        "node": str(node),
+        "driver": driver,
+        "spec": spec.to_json(),
+        "auto": spec.auto,
+        "placement": spec.placement,
+        "barrier": "stdio",
+        "cpu_sharing": cpu_sharing(spec),
+        "status": "starting",
+        "message": None,
+        "processes": _planned(commands),
+        "env": env,
+    }
     run_json = run_dir / "run.json"
     rundir.write_json(run_json, record)
 
@@ -289,29 +355,44 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
             record["services"] = [s.to_json() for s in used]
             if broker_options(used):
                 # The node learns where the broker psbench started listens.
-                commands = _commands(node, replace(spec, options=spec.options +
-                                                   broker_options(used)), run_id, run_dir,
-                                     progress)
+                commands = _commands(
+                    node,
+                    replace(spec, options=spec.options + broker_options(used)),
+                    run_id,
+                    run_dir,
+                    progress,
+                )
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
         cleanup = manifests.cleanup_command(driver.get("name", ""))
         datagrams_before = udp_datagrams_sent()
         sampler = _Sampler(used)
-        result = runner.launch(run_id, run_dir, commands, barrier=True,
-                               start_after={plan.name: plan.start_after
-                                            for plan in spec.processes()
-                                            if plan.start_after is not None},
-                               on_started=on_started, cleanup_command=cleanup,
-                               on_progress=on_progress, on_window=sampler.on_window,
-                               **_timeouts(spec))
+        result = runner.launch(
+            run_id,
+            run_dir,
+            commands,
+            barrier=True,
+            start_after={
+                plan.name: plan.start_after
+                for plan in spec.processes()
+                if plan.start_after is not None
+            },
+            on_started=on_started,
+            cleanup_command=cleanup,
+            on_progress=on_progress,
+            on_window=sampler.on_window,
+            **_timeouts(spec),
+        )
         datagrams_after = udp_datagrams_sent()
         stats, problems = _analyse(run_dir, result.summaries)
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
         interrupted = isinstance(exc, KeyboardInterrupt)
-        record.update(status="interrupted" if interrupted else "error",
-                      message="interrupted" if interrupted else f"{type(exc).__name__}: {exc}",
-                      finished_utc=rundir.utc_now())
+        record.update(
+            status="interrupted" if interrupted else "error",
+            message="interrupted" if interrupted else f"{type(exc).__name__}: {exc}",
+            finished_utc=rundir.utc_now(),
+        )
         rundir.write_json(run_json, record)
         raise
     status, message = result.status, result.message
@@ -328,25 +409,39 @@ def run(spec: MeasureSpec, parent: Path, env: dict, cli_argv: list[str],
         # Whatever the nodes made of it, a run whose broker died is not a measurement.
         status = "failed"
         message = "; ".join(died + ([message] if message else []))
-    record.update(status=status, message=message, finished_utc=rundir.utc_now(),
-                  processes=[p.to_json() for p in result.processes],
-                  exit_codes=result.exit_codes, summary_errors=result.summary_errors,
-                  leftovers_removed=result.leftovers_removed, cleanup=result.cleanup,
-                  problems=problems, stats=stats, accounting=accounting,
-                  late_join=late_joiners or None,
-                    udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after,
-                                                     result.summaries),
-                  throughput=(throughput(result.summaries, accounting)
-                              if spec.kind == "pubsub" else None),
-                  resources=sampler.result(*resources.window_messages(spec.kind,
-                                                                      result.summaries)))
+    record.update(
+        status=status,
+        message=message,
+        finished_utc=rundir.utc_now(),
+        processes=[p.to_json() for p in result.processes],
+        exit_codes=result.exit_codes,
+        summary_errors=result.summary_errors,
+        leftovers_removed=result.leftovers_removed,
+        cleanup=result.cleanup,
+        problems=problems,
+        stats=stats,
+        accounting=accounting,
+        late_join=late_joiners or None,
+        udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after, result.summaries),
+        throughput=(throughput(result.summaries, accounting) if spec.kind == "pubsub" else None),
+        resources=sampler.result(*resources.window_messages(spec.kind, result.summaries)),
+    )
     rundir.write_json(run_json, record)
-    return MeasureOutcome(spec=spec, run_id=run_id, run_dir=run_dir, status=status,
-                          message=message, summaries=result.summaries, stats=stats,
-                          problems=problems, cpu_sharing=record["cpu_sharing"],
-                          throughput=record["throughput"], accounting=accounting,
-                          udp_datagrams=record["udp_datagrams"],
-                          resources=record["resources"])
+    return MeasureOutcome(
+        spec=spec,
+        run_id=run_id,
+        run_dir=run_dir,
+        status=status,
+        message=message,
+        summaries=result.summaries,
+        stats=stats,
+        problems=problems,
+        cpu_sharing=record["cpu_sharing"],
+        throughput=record["throughput"],
+        accounting=accounting,
+        udp_datagrams=record["udp_datagrams"],
+        resources=record["resources"],
+    )
 
 
 class _Sampler:
@@ -354,19 +449,26 @@ class _Sampler:
     at each WINDOW line, and the services it uses."""
 
     def __init__(self, services):
-        self.services = [resources.service_to_watch(s.definition.name,
-                                                    s.proc.pid if s.proc else None)
-                         for s in services]
+        self.services = [
+            resources.service_to_watch(s.definition.name, s.proc.pid if s.proc else None)
+            for s in services
+        ]
         self.nodes: list = []
         self.window = resources.WindowSampler(
-            lambda: [resources.Watched(p.label, "node", p.popen.pid)
-                     for p in self.nodes if p.popen is not None] + self.services)
+            lambda: (
+                [
+                    resources.Watched(p.label, "node", p.popen.pid)
+                    for p in self.nodes
+                    if p.popen is not None
+                ]
+                + self.services
+            )
+        )
 
     def on_window(self, edge: str, proc, procs) -> None:
         self.nodes = procs
         # The end is read once every process that says when its window ends has said so.
-        announcing = sum(1 for p in procs if p.popen is not None and
-                         WINDOW_ARGV[0] in p.argv)
+        announcing = sum(1 for p in procs if p.popen is not None and WINDOW_ARGV[0] in p.argv)
         self.window.on_window(edge, ends_expected=announcing)
 
     def result(self, messages, unit, node_window_ns) -> dict:

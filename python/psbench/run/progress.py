@@ -15,13 +15,11 @@ def duration_text(seconds: float | None) -> str:
         return "?"
     seconds = int(round(seconds))
     hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else \
-        f"{rest // 60}:{rest % 60:02d}"
+    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
 class Progress:
-    def __init__(self, total: int, stream=None, tty: bool | None = None,
-                 at_most: bool = False):
+    def __init__(self, total: int, stream=None, tty: bool | None = None, at_most: bool = False):
         self.stream = stream or sys.stderr
         self.at_most = at_most
         self.tty = self.stream.isatty() if tty is None else tty
@@ -50,8 +48,14 @@ class Progress:
         if self.tty:
             self._draw()
 
-    def finish(self, label: str, status: str, seconds: float, failed: bool | None = None,
-               note: str | None = None) -> None:
+    def finish(
+        self,
+        label: str,
+        status: str,
+        seconds: float,
+        failed: bool | None = None,
+        note: str | None = None,
+    ) -> None:
         """failed: whether it counts as failed (default: status is not ok); note: more
         to say on its line (a rate search's bracket)."""
         failed = status != "ok" if failed is None else failed
@@ -59,9 +63,11 @@ class Progress:
         self.failed += failed
         self.durations.append(seconds)
         self.current, self.started = None, None
-        line = (f"[{self._count()}] {label}: {status} ({seconds:.1f} s); "
-                + (f"{note}; " if note else "")
-                + f"{self.failed} failed; {self._eta_text()}")
+        line = (
+            f"[{self._count()}] {label}: {status} ({seconds:.1f} s); "
+            + (f"{note}; " if note else "")
+            + f"{self.failed} failed; {self._eta_text()}"
+        )
         if not self.tty:
             print(line, file=self.stream, flush=True)
             return
@@ -89,9 +95,8 @@ class Progress:
         filled = BAR_WIDTH * self.done // max(self.total, 1)
         bar = "#" * filled + "." * (BAR_WIDTH - filled)
         now = f"  now: {self.current}" if self.current else ""
-        text = (f"[{bar}] {self._count()}  {self.failed} failed  "
-                f"{self._eta_text()}{now}")
+        text = f"[{bar}] {self._count()}  {self.failed} failed  {self._eta_text()}{now}"
         width = shutil.get_terminal_size((100, 24)).columns
-        self.stream.write("\r\x1b[2K" + text[:max(width - 1, 10)])
+        self.stream.write("\r\x1b[2K" + text[: max(width - 1, 10)])
         self.stream.flush()
         self._drawn = True

@@ -11,7 +11,7 @@ def parse(line: str) -> dict | None:
     if not line.startswith(PREFIX):
         return None
     fields = {}
-    for item in line[len(PREFIX):].split():
+    for item in line[len(PREFIX) :].split():
         key, sep, value = item.partition("=")
         if not sep:
             return None
@@ -31,8 +31,10 @@ def _micros(ns: int) -> str:
 
 def render(label: str, fields: dict) -> str:
     """`  sub   3 s: 15,000 received, 5,000/s; this second p50 52.1 µs, max 130.2 µs`."""
-    text = (f"  {label:<5} {fields['t_s']:4.0f} s: {fields['received']:,} received, "
-            f"{fields.get('rate_hz', 0):,.0f}/s")
+    text = (
+        f"  {label:<5} {fields['t_s']:4.0f} s: {fields['received']:,} received, "
+        f"{fields.get('rate_hz', 0):,.0f}/s"
+    )
     if "p50_ns" in fields:
         text += f"; last interval p50 {_micros(fields['p50_ns'])}, max {_micros(fields['max_ns'])}"
     else:

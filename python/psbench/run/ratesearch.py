@@ -25,12 +25,12 @@ folder, and search.json rewritten after every run.
 """
 
 import math
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Callable
 
-from psbench.run import measure
 from psbench.results import rundir
+from psbench.run import measure
 from psbench.run.measure import MeasureOutcome
 from psbench.run.spec import MeasureSpec
 
@@ -52,12 +52,13 @@ class Criteria:
     max_rate_hz: float | None = None
     precision: float = 0.05
     max_steps: int = 12
-    confirm: int = DEFAULT_CONFIRM   # a sustainable rate passed this many runs of it
+    confirm: int = DEFAULT_CONFIRM  # a sustainable rate passed this many runs of it
 
 
 @dataclass
 class Observation:
     """What one run measured; None where it could not be had."""
+
     status: str
     achieved_rate_hz: float | None = None
     loss_percent: float | None = None
@@ -68,15 +69,16 @@ class Observation:
 @dataclass
 class Step:
     """One rate: its first run's figures, then its confirming reruns."""
+
     rate_hz: float
     run_dir: str | None
     status: str
     achieved_rate_hz: float | None
     loss_percent: float | None
     p99_ns: float | None
-    passed: bool               # every run of it so far passed
+    passed: bool  # every run of it so far passed
     why: str | None
-    confirmed: bool = False    # passed criteria.confirm runs: sustainable
+    confirmed: bool = False  # passed criteria.confirm runs: sustainable
     # The reruns after the first: each one's figures and verdict.
     confirmations: list[dict] = field(default_factory=list)
 
@@ -95,9 +97,9 @@ class Step:
 class SearchResult:
     criteria: Criteria
     steps: list[Step] = field(default_factory=list)
-    lo: float | None = None        # highest passing rate (confirmed or not yet)
-    hi: float | None = None        # lowest failing rate
-    ended_by: str | None = None    # precision | max_rate | max_steps | min_rate | interrupted
+    lo: float | None = None  # highest passing rate (confirmed or not yet)
+    hi: float | None = None  # lowest failing rate
+    ended_by: str | None = None  # precision | max_rate | max_steps | min_rate | interrupted
 
     @property
     def max_sustainable_rate_hz(self) -> float | None:
@@ -109,12 +111,17 @@ class SearchResult:
         return sum(s.runs for s in self.steps)
 
     def to_json(self) -> dict:
-        return {"format": SEARCH_FORMAT, "criteria": asdict(self.criteria),
-                "steps": [{**asdict(s), "runs": s.runs, "runs_passed": s.runs_passed}
-                          for s in self.steps],
-                "max_sustainable_rate_hz": self.max_sustainable_rate_hz,
-                "bracket": [self.lo, self.hi], "runs": self.runs,
-                "ended_by": self.ended_by}
+        return {
+            "format": SEARCH_FORMAT,
+            "criteria": asdict(self.criteria),
+            "steps": [
+                {**asdict(s), "runs": s.runs, "runs_passed": s.runs_passed} for s in self.steps
+            ],
+            "max_sustainable_rate_hz": self.max_sustainable_rate_hz,
+            "bracket": [self.lo, self.hi],
+            "runs": self.runs,
+            "ended_by": self.ended_by,
+        }
 
 
 def judge(criteria: Criteria, rate: float, seen: Observation) -> tuple[bool, str | None]:
@@ -123,8 +130,7 @@ def judge(criteria: Criteria, rate: float, seen: Observation) -> tuple[bool, str
     if seen.status != "ok":
         why.append(f"status {seen.status}")
     if seen.achieved_rate_hz is not None and seen.achieved_rate_hz < KEEP_UP * rate:
-        why.append(f"publisher could not keep up ({seen.achieved_rate_hz:.0f} of "
-                   f"{rate:g} Hz)")
+        why.append(f"publisher could not keep up ({seen.achieved_rate_hz:.0f} of {rate:g} Hz)")
     if seen.loss_percent is None:
         if seen.status == "ok":
             why.append("no loss figure")
@@ -146,8 +152,9 @@ def _bracket(result: SearchResult) -> None:
 
 def _to_confirm(result: SearchResult) -> Step | None:
     """lo's step when it still needs its reruns."""
-    return next((s for s in result.steps if s.passed and s.rate_hz == result.lo
-                 and not s.confirmed), None)
+    return next(
+        (s for s in result.steps if s.passed and s.rate_hz == result.lo and not s.confirmed), None
+    )
 
 
 def runs_left_at_most(result: SearchResult) -> int:
@@ -158,8 +165,13 @@ def runs_left_at_most(result: SearchResult) -> int:
     return max(c.max_steps - len(result.steps), 0) * c.confirm + pending
 
 
-def _rerun(criteria: Criteria, step: Step, result: SearchResult,
-           measure_rate: Callable[[float], Observation], on_run) -> bool:
+def _rerun(
+    criteria: Criteria,
+    step: Step,
+    result: SearchResult,
+    measure_rate: Callable[[float], Observation],
+    on_run,
+) -> bool:
     """Reruns a passing step until it passed criteria.confirm runs in all (confirmed) or
     one fails (it becomes a failing step). False when a rerun was interrupted."""
     while step.runs < criteria.confirm:
@@ -170,8 +182,10 @@ def _rerun(criteria: Criteria, step: Step, result: SearchResult,
         step.confirmations.append({**asdict(seen), "passed": ok, "why": why})
         if not ok:
             step.passed = False
-            step.why = (f"passed {step.runs - 1} run{'s' if step.runs > 2 else ''}, "
-                        f"failed run {step.runs} of {criteria.confirm}: {why}")
+            step.why = (
+                f"passed {step.runs - 1} run{'s' if step.runs > 2 else ''}, "
+                f"failed run {step.runs} of {criteria.confirm}: {why}"
+            )
         _bracket(result)
         if on_run:
             on_run(result, step)
@@ -211,10 +225,13 @@ def next_rate(result: SearchResult) -> tuple[float | None, str | None]:
     return _nice(math.sqrt(lo * hi), lo, hi), None
 
 
-def search(criteria: Criteria, measure_rate: Callable[[float], Observation],
-           on_run: Callable[[SearchResult, Step], None] | None = None,
-           on_end: Callable[[SearchResult], None] | None = None,
-           result: SearchResult | None = None) -> SearchResult:
+def search(
+    criteria: Criteria,
+    measure_rate: Callable[[float], Observation],
+    on_run: Callable[[SearchResult, Step], None] | None = None,
+    on_end: Callable[[SearchResult], None] | None = None,
+    result: SearchResult | None = None,
+) -> SearchResult:
     """Runs the search: on_run(result, step) after every run (a step's first or a
     rerun), on_end(result) once however it ends. A KeyboardInterrupt from measure_rate
     ends it with ended_by 'interrupted' (completed runs kept) and is raised again; an
@@ -239,9 +256,17 @@ def search(criteria: Criteria, measure_rate: Callable[[float], Observation],
                 result.ended_by = "interrupted"
                 break
             passed, why = judge(criteria, rate, seen)
-            step = Step(rate, seen.run_dir, seen.status, seen.achieved_rate_hz,
-                        seen.loss_percent, seen.p99_ns, passed, why,
-                        confirmed=passed and criteria.confirm == 1)
+            step = Step(
+                rate,
+                seen.run_dir,
+                seen.status,
+                seen.achieved_rate_hz,
+                seen.loss_percent,
+                seen.p99_ns,
+                passed,
+                why,
+                confirmed=passed and criteria.confirm == 1,
+            )
             result.steps.append(step)
             _bracket(result)
             if on_run:
@@ -259,6 +284,7 @@ def search(criteria: Criteria, measure_rate: Callable[[float], Observation],
 
 
 # Real runs.
+
 
 def observe(outcome: MeasureOutcome, folder: Path) -> Observation:
     """A step's figures from its run: the subscribers' loss together (throughput block,
@@ -284,35 +310,49 @@ def per_publisher_json(result: SearchResult, publishers: int) -> dict:
     """search.json's statement that rates are each publisher's, and the offered rate of
     all publishers together (publishers x rate) beside each."""
     best = result.max_sustainable_rate_hz
-    return {"rate_is": "per publisher", "publishers": publishers,
-            "aggregate_max_sustainable_rate_hz": None if best is None else best * publishers,
-            "aggregate_rates_hz": [s.rate_hz * publishers for s in result.steps]}
+    return {
+        "rate_is": "per publisher",
+        "publishers": publishers,
+        "aggregate_max_sustainable_rate_hz": None if best is None else best * publishers,
+        "aggregate_rates_hz": [s.rate_hz * publishers for s in result.steps],
+    }
 
 
-def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
-               cli_argv: list[str], services=None, on_start=None, on_run=None,
-               extra: dict | None = None) -> SearchResult:
+def run_search(
+    spec: MeasureSpec,
+    criteria: Criteria,
+    folder: Path,
+    env: dict,
+    cli_argv: list[str],
+    services=None,
+    on_start=None,
+    on_run=None,
+    extra: dict | None = None,
+) -> SearchResult:
     """The search over real pubsub runs of spec (its rate replaced per run), one run
     directory per run (reruns included) in folder; folder/search.json after every run.
     on_start(rate) before each run; on_run(result, step) after each. extra: more keys
     for search.json."""
     if spec.count is None and spec.duration is None:
         spec = replace(spec, duration=DEFAULT_STEP_S)
-    record_extra = {"spec": spec.to_json(), "created_utc": rundir.utc_now(),
-                    **(extra or {})}
+    record_extra = {"spec": spec.to_json(), "created_utc": rundir.utc_now(), **(extra or {})}
     publishers = spec.publishers or 1
 
     def write(result: SearchResult) -> None:
-        rundir.write_json(folder / SEARCH_FILE,
-                          {**result.to_json(), **record_extra,
-                           **per_publisher_json(result, publishers),
-                           "updated_utc": rundir.utc_now()})
+        rundir.write_json(
+            folder / SEARCH_FILE,
+            {
+                **result.to_json(),
+                **record_extra,
+                **per_publisher_json(result, publishers),
+                "updated_utc": rundir.utc_now(),
+            },
+        )
 
     def measure_rate(rate: float) -> Observation:
         if on_start:
             on_start(rate)
-        outcome = measure.run(replace(spec, rate=rate), folder, env, cli_argv,
-                              services=services)
+        outcome = measure.run(replace(spec, rate=rate), folder, env, cli_argv, services=services)
         return observe(outcome, folder)
 
     def after_run(result: SearchResult, step: Step) -> None:
@@ -327,7 +367,11 @@ def run_search(spec: MeasureSpec, criteria: Criteria, folder: Path, env: dict,
 
 def index_numbers(result: SearchResult) -> dict:
     """What the index of a sweep keeps of a search."""
-    return {"max_sustainable_rate_hz": result.max_sustainable_rate_hz,
-            "bracket": [result.lo, result.hi], "ended_by": result.ended_by,
-            "steps": len(result.steps), "runs": result.runs,
-            "passed": sum(s.confirmed for s in result.steps)}
+    return {
+        "max_sustainable_rate_hz": result.max_sustainable_rate_hz,
+        "bracket": [result.lo, result.hi],
+        "ended_by": result.ended_by,
+        "steps": len(result.steps),
+        "runs": result.runs,
+        "passed": sum(s.confirmed for s in result.steps),
+    }

@@ -27,8 +27,8 @@ CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
 
 @dataclass
 class Snapshot:
-    at_ns: int                                   # time.monotonic_ns() when it was read
-    threads: dict[int, tuple[int, int, int]]     # tid -> (cpu ns, voluntary, involuntary)
+    at_ns: int  # time.monotonic_ns() when it was read
+    threads: dict[int, tuple[int, int, int]]  # tid -> (cpu ns, voluntary, involuntary)
     user_ticks: int
     system_ticks: int
 
@@ -45,12 +45,16 @@ def _status_fields(path: Path, names: tuple[str, ...]) -> dict[str, int]:
 def _thread(task: Path) -> tuple[int, int, int] | None:
     try:
         cpu_ns = int((task / "schedstat").read_text().split()[0])
-        switches = _status_fields(task / "status", ("voluntary_ctxt_switches",
-                                                    "nonvoluntary_ctxt_switches"))
+        switches = _status_fields(
+            task / "status", ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")
+        )
     except (OSError, ValueError, IndexError):
-        return None   # it ended while being read
-    return (cpu_ns, switches.get("voluntary_ctxt_switches", 0),
-            switches.get("nonvoluntary_ctxt_switches", 0))
+        return None  # it ended while being read
+    return (
+        cpu_ns,
+        switches.get("voluntary_ctxt_switches", 0),
+        switches.get("nonvoluntary_ctxt_switches", 0),
+    )
 
 
 def snapshot(pid: int) -> Snapshot | None:
@@ -96,11 +100,14 @@ def difference(before: Snapshot | None, after: Snapshot) -> dict:
         c0, v0, i0 = old.get(tid, (0, 0, 0))
         cpu, voluntary, involuntary = cpu + c - c0, voluntary + v - v0, involuntary + i - i0
     tick_ns = 1_000_000_000 // CLOCK_TICKS
-    return {"cpu_ns": cpu,
-            "user_ns": (after.user_ticks - (before.user_ticks if before else 0)) * tick_ns,
-            "system_ns": (after.system_ticks - (before.system_ticks if before else 0)) * tick_ns,
-            "voluntary_switches": voluntary, "involuntary_switches": involuntary,
-            "threads_ended": len(set(old) - set(after.threads))}
+    return {
+        "cpu_ns": cpu,
+        "user_ns": (after.user_ticks - (before.user_ticks if before else 0)) * tick_ns,
+        "system_ns": (after.system_ticks - (before.system_ticks if before else 0)) * tick_ns,
+        "voluntary_switches": voluntary,
+        "involuntary_switches": involuntary,
+        "threads_ended": len(set(old) - set(after.threads)),
+    }
 
 
 def pids_named(name: str) -> list[int]:
@@ -118,8 +125,8 @@ def pids_named(name: str) -> list[int]:
 
 @dataclass
 class Watched:
-    name: str       # the node process's name (ping, sub-2, ...) or the service's
-    kind: str       # "node" or "service"
+    name: str  # the node process's name (ping, sub-2, ...) or the service's
+    kind: str  # "node" or "service"
     pid: int | None  # None: not known, `why` says why
     why: str | None = None
     foreign: bool = False  # someone else's: read, never reset
@@ -134,15 +141,21 @@ def service_to_watch(name: str, pid: int | None) -> Watched:
     found = pids_named(name)
     if len(found) == 1:
         return Watched(name, "service", found[0], foreign=True)
-    return Watched(name, "service", None,
-                   f"not started by psbench and {len(found)} processes named {name} run"
-                   if found else "not started by psbench and not found running")
+    return Watched(
+        name,
+        "service",
+        None,
+        f"not started by psbench and {len(found)} processes named {name} run"
+        if found
+        else "not started by psbench and not found running",
+    )
 
 
 @dataclass
 class WindowSampler:
     """Reads every watched process at the first WINDOW begin and at the last WINDOW end.
     processes() lists what to watch at that moment (late joiners appear once started)."""
+
     processes: Callable[[], list["Watched"]]
     begun: dict[str, tuple[Watched, Snapshot | None, bool]] = field(default_factory=dict)
     ended: dict[str, tuple[Watched, Snapshot | None, int | None]] = field(default_factory=dict)
@@ -170,50 +183,75 @@ class WindowSampler:
         """run.json's resources block; {"measured": False, "why": ...} when the window
         was not seen whole."""
         if not self.begins or not self.ended:
-            return {"measured": False,
-                    "why": "the measurement window did not end (run stopped or failed)"
-                    if self.begins else "no sender announced its measurement window"}
+            return {
+                "measured": False,
+                "why": "the measurement window did not end (run stopped or failed)"
+                if self.begins
+                else "no sender announced its measurement window",
+            }
         processes = []
         for w in self.processes():
             before = self.begun.get(w.name)
             after = self.ended.get(w.name)
-            entry = {"name": w.name, "kind": w.kind, "pid": w.pid,
-                     "started_by_psbench": w.kind == "node" or not w.foreign}
+            entry = {
+                "name": w.name,
+                "kind": w.kind,
+                "pid": w.pid,
+                "started_by_psbench": w.kind == "node" or not w.foreign,
+            }
             if w.pid is None or after is None or after[1] is None:
                 entry["measured"] = False
                 entry["why"] = w.why if w.pid is None else "gone before the window ended"
                 processes.append(entry)
                 continue
             snap_before = before[1] if before else None
-            entry.update(measured=True, **difference(snap_before, after[1]),
-                         peak_rss_kb=after[2],
-                         peak_rss_scope="window" if before and before[2] else "process lifetime")
+            entry.update(
+                measured=True,
+                **difference(snap_before, after[1]),
+                peak_rss_kb=after[2],
+                peak_rss_scope="window" if before and before[2] else "process lifetime",
+            )
             processes.append(entry)
         starts = [snap.at_ns for _, snap, _ in self.begun.values() if snap]
         ends = [snap.at_ns for _, snap, _ in self.ended.values() if snap]
         window = max(ends) - min(starts) if starts and ends else None
-        return {"measured": True, "messages": messages, "per": unit,
-                "sampled_window_ns": window, "node_window_ns": node_window_ns,
-                "processes": processes, **totals(processes, messages, window)}
+        return {
+            "measured": True,
+            "messages": messages,
+            "per": unit,
+            "sampled_window_ns": window,
+            "node_window_ns": node_window_ns,
+            "processes": processes,
+            **totals(processes, messages, window),
+        }
 
 
 def totals(processes: list[dict], messages: int | None, window_ns: int | None) -> dict:
     """CPU per message and utilisation of the nodes, of the services, and of all."""
     found = {}
-    for scope, kinds in (("nodes", ("node",)), ("services", ("service",)),
-                         ("all", ("node", "service"))):
+    for scope, kinds in (
+        ("nodes", ("node",)),
+        ("services", ("service",)),
+        ("all", ("node", "service")),
+    ):
         measured = [p for p in processes if p.get("measured") and p["kind"] in kinds]
         cpu = sum(p["cpu_ns"] for p in measured) if measured else None
-        switches = (sum(p["voluntary_switches"] + p["involuntary_switches"] for p in measured)
-                    if measured else None)
+        switches = (
+            sum(p["voluntary_switches"] + p["involuntary_switches"] for p in measured)
+            if measured
+            else None
+        )
         found[scope] = {
             "cpu_ns": cpu,
             "cpu_ns_per_message": cpu / messages if cpu is not None and messages else None,
             "utilisation": cpu / window_ns if cpu is not None and window_ns else None,
             "switches_per_message": switches / messages
-            if switches is not None and messages else None,
+            if switches is not None and messages
+            else None,
             "peak_rss_kb": max((p["peak_rss_kb"] or 0 for p in measured), default=None)
-            if measured else None}
+            if measured
+            else None,
+        }
     return found
 
 

@@ -17,9 +17,9 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from psbench.base.signals import die_with_parent, signals_deferred, signals_held
 from psbench.run import keeper, progress_lines
 from psbench.run.leftovers import remove_leftovers, run_cleanup_command
-from psbench.base.signals import die_with_parent, signals_deferred, signals_held
 
 KILL_GRACE_S = 2.0
 # How long the peers of a failed process may take to end by themselves.
@@ -34,14 +34,14 @@ WINDOW_PREFIX = "WINDOW "
 
 @dataclass
 class NodeProcess:
-    name: str                     # its output files' stem; several subs: sub-1, sub-2...
+    name: str  # its output files' stem; several subs: sub-1, sub-2...
     roles: list[str]
     argv: list[str]
     stderr_path: Path
     popen: subprocess.Popen | None = None
     ready: bool = False
     stdout_text: bytearray = field(default_factory=bytearray)
-    killed: bool = False          # we had to stop it
+    killed: bool = False  # we had to stop it
     start_after: float | None = None  # a late joiner: started this long after GO
 
     @property
@@ -64,31 +64,40 @@ class NodeProcess:
             return ""
 
     def to_json(self) -> dict:
-        return {"name": self.name, "roles": self.roles, "argv": self.argv,
-                "pid": None if self.popen is None else self.popen.pid,
-                "exit_code": self.returncode, "killed_by_launcher": self.killed,
-                "ready": self.ready, "stderr_file": self.stderr_path.name}
+        return {
+            "name": self.name,
+            "roles": self.roles,
+            "argv": self.argv,
+            "pid": None if self.popen is None else self.popen.pid,
+            "exit_code": self.returncode,
+            "killed_by_launcher": self.killed,
+            "ready": self.ready,
+            "stderr_file": self.stderr_path.name,
+        }
 
 
 @dataclass
 class RunResult:
     run_id: str
     run_dir: Path
-    status: str                   # ok | failed | crashed | timeout | refused | interrupted
+    status: str  # ok | failed | crashed | timeout | refused | interrupted
     message: str | None
     processes: list[NodeProcess]
-    summaries: dict[str, dict]    # output name (role, or sub-1...) -> parsed <name>.json
+    summaries: dict[str, dict]  # output name (role, or sub-1...) -> parsed <name>.json
     summary_errors: dict[str, str]
     leftovers_removed: list[str]
-    cleanup: dict | None = None   # outcome of the driver's cleanup command
+    cleanup: dict | None = None  # outcome of the driver's cleanup command
 
     @property
     def exit_codes(self) -> dict[str, int | None]:
         return {p.label: p.returncode for p in self.processes}
 
     def failed_stderr(self) -> dict[str, str]:
-        return {p.label: p.stderr_text() for p in self.processes
-                if p.returncode not in (0, None) and not p.killed}
+        return {
+            p.label: p.stderr_text()
+            for p in self.processes
+            if p.returncode not in (0, None) and not p.killed
+        }
 
 
 class _Deadline(Exception):
@@ -99,8 +108,15 @@ class _Deadline(Exception):
 def _start(proc: NodeProcess, cwd: Path) -> None:
     with open(proc.stderr_path, "wb") as stderr:
         proc.popen = subprocess.Popen(
-            proc.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-            cwd=cwd, start_new_session=True, close_fds=True, preexec_fn=die_with_parent)
+            proc.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            cwd=cwd,
+            start_new_session=True,
+            close_fds=True,
+            preexec_fn=die_with_parent,
+        )
 
 
 def _drain(selector: selectors.BaseSelector, timeout: float) -> list[tuple[NodeProcess, str]]:
@@ -150,16 +166,26 @@ def _send_go(procs) -> None:
 def _start_late(procs, selector, run_dir: Path, go_at: float) -> None:
     """Starts the late joiners whose time has come (they take no part in the barrier)."""
     for proc in procs:
-        if proc.popen is None and proc.start_after is not None and \
-                time.monotonic() >= go_at + proc.start_after:
+        if (
+            proc.popen is None
+            and proc.start_after is not None
+            and time.monotonic() >= go_at + proc.start_after
+        ):
             with signals_held():
                 _start(proc, run_dir)
             selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
             proc.ready = True
 
 
-def _wait_exit(procs, selector, deadline: float, peer_grace: float,
-               start_late=lambda: None, on_progress=None, on_window=None) -> None:
+def _wait_exit(
+    procs,
+    selector,
+    deadline: float,
+    peer_grace: float,
+    start_late=lambda: None,
+    on_progress=None,
+    on_window=None,
+) -> None:
     """Until every process ended, reading stdout so that a chatty node never blocks.
 
     Once one process ended, the others get a grace period to end on their own:
@@ -191,10 +217,10 @@ def _wait_exit(procs, selector, deadline: float, peer_grace: float,
             raise _Deadline(f"{names} still running at the run timeout")
         for proc, line in _drain(selector, min(deadline - now, 0.1)):
             if line.startswith(WINDOW_PREFIX):
-                edge = line[len(WINDOW_PREFIX):]
+                edge = line[len(WINDOW_PREFIX) :]
                 if on_window:
                     on_window(edge, proc, procs)
-                if edge == "begin":   # the sender waits for this before measuring
+                if edge == "begin":  # the sender waits for this before measuring
                     _answer(proc, b"SAMPLED\n")
                 continue
             fields = progress_lines.parse(line) if on_progress else None
@@ -297,8 +323,9 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
     refused = _first_failure(procs, EXIT_REFUSED)
     if refused:
         return "refused", _message(refused, summaries)
-    crashed = next((p for p in procs
-                    if p.returncode is not None and p.returncode < 0 and not p.killed), None)
+    crashed = next(
+        (p for p in procs if p.returncode is not None and p.returncode < 0 and not p.killed), None
+    )
     if crashed:
         return "crashed", _message(crashed, summaries)
     failed = _first_failure(procs, EXIT_FAILED)
@@ -315,19 +342,26 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
     if deadline_message:
         return "timeout", deadline_message
     if any(p.killed for p in procs):
-        return "failed", "stopped by the launcher: " + ", ".join(
-            p.label for p in procs if p.killed)
+        return "failed", "stopped by the launcher: " + ", ".join(p.label for p in procs if p.killed)
     if summary_errors:
         return "failed", "; ".join(summary_errors.values())
     return "ok", None
 
 
-def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list[str]]],
-           barrier: bool, start_timeout: float, run_timeout: float,
-           peer_grace: float = 15.0, on_started=None,
-           cleanup_command: list[str] | None = None,
-           start_after: dict[str, float] | None = None, on_progress=None,
-           on_window=None) -> RunResult:
+def launch(
+    run_id: str,
+    run_dir: Path,
+    commands: list[tuple[str, list[str], list[str]]],
+    barrier: bool,
+    start_timeout: float,
+    run_timeout: float,
+    peer_grace: float = 15.0,
+    on_started=None,
+    cleanup_command: list[str] | None = None,
+    start_after: dict[str, float] | None = None,
+    on_progress=None,
+    on_window=None,
+) -> RunResult:
     """Runs the node processes of one run to the end.
 
     commands: (name, roles, argv) per process, started in this order; name is unique
@@ -342,14 +376,21 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     processes): called with each WINDOW line of a node given --window-lines, at once.
     """
     late = start_after or {}
-    procs = [NodeProcess(name=name, roles=list(roles), argv=list(argv),
-                         stderr_path=run_dir / f"{name}.stderr", start_after=late.get(name))
-             for name, roles, argv in commands]
+    procs = [
+        NodeProcess(
+            name=name,
+            roles=list(roles),
+            argv=list(argv),
+            stderr_path=run_dir / f"{name}.stderr",
+            start_after=late.get(name),
+        )
+        for name, roles, argv in commands
+    ]
     now_procs = [p for p in procs if p.start_after is None]
     selector = selectors.DefaultSelector()
     deadline_message, interrupted = None, False
     started = time.monotonic()
-    keeper.instance().run_started(run_id)   # cleans up after the run if psbench is killed
+    keeper.instance().run_started(run_id)  # cleans up after the run if psbench is killed
     try:
         for proc in now_procs:
             with signals_held():
@@ -366,9 +407,15 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
         go_at = time.monotonic()
         # Without GO nobody can measure: one ended before READY, stop the rest now.
         if released:
-            _wait_exit(procs, selector, started + run_timeout, peer_grace,
-                       lambda: _start_late(procs, selector, run_dir, go_at), on_progress,
-                       on_window)
+            _wait_exit(
+                procs,
+                selector,
+                started + run_timeout,
+                peer_grace,
+                lambda: _start_late(procs, selector, run_dir, go_at),
+                on_progress,
+                on_window,
+            )
     except _Deadline as exc:
         deadline_message = f"{exc} ({time.monotonic() - started:.1f} s); processes stopped"
     except KeyboardInterrupt:
@@ -383,19 +430,30 @@ def launch(run_id: str, run_dir: Path, commands: list[tuple[str, list[str], list
     _save_stdout(procs, run_dir)
     names = [name for proc in procs for name in proc.output_names]
     summaries, summary_errors = _read_summaries(run_dir, names)
-    status, message = _classify(procs, summaries, summary_errors, deadline_message,
-                                interrupted)
-    return RunResult(run_id=run_id, run_dir=run_dir, status=status, message=message,
-                     processes=procs, summaries=summaries, summary_errors=summary_errors,
-                     leftovers_removed=leftovers, cleanup=cleanup)
+    status, message = _classify(procs, summaries, summary_errors, deadline_message, interrupted)
+    return RunResult(
+        run_id=run_id,
+        run_dir=run_dir,
+        status=status,
+        message=message,
+        processes=procs,
+        summaries=summaries,
+        summary_errors=summary_errors,
+        leftovers_removed=leftovers,
+        cleanup=cleanup,
+    )
 
 
 def _save_stdout(procs, run_dir: Path) -> None:
     """Keeps anything a node printed besides READY and its progress lines, for diagnosis."""
     for proc in procs:
         text = proc.stdout_text.decode(errors="replace")
-        extra = [line for line in text.splitlines()
-                 if line.strip() != "READY" and not line.startswith(progress_lines.PREFIX)
-                 and not line.startswith(WINDOW_PREFIX)]
+        extra = [
+            line
+            for line in text.splitlines()
+            if line.strip() != "READY"
+            and not line.startswith(progress_lines.PREFIX)
+            and not line.startswith(WINDOW_PREFIX)
+        ]
         if extra:
             (run_dir / f"{proc.label}.stdout").write_text("\n".join(extra) + "\n")

@@ -26,7 +26,7 @@ CONFIG_SCRIPT_TIMEOUT_S = 30.0
 @dataclass(frozen=True)
 class Launch:
     argv: list[str]
-    port: int | None = None      # where it accepts clients; None: no port
+    port: int | None = None  # where it accepts clients; None: no port
 
 
 def find_executable(name: str) -> str | None:
@@ -75,17 +75,25 @@ class ServiceDefinition:
 
     def _config_text(self, folder: Path, largest_message: int, port: int | None) -> str:
         if self.spec.config is not None:
-            return self.spec.config.lstrip("\n").format(port=port, folder=folder,
-                                                        largest_message=largest_message)
+            return self.spec.config.lstrip("\n").format(
+                port=port, folder=folder, largest_message=largest_message
+            )
         script = self.spec.folder / self.spec.config_script
         argv = [sys.executable, str(script), str(largest_message)]
         if port is not None:
             argv.append(str(port))
-        out = subprocess.run(argv, capture_output=True, text=True,
-                             timeout=CONFIG_SCRIPT_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=CONFIG_SCRIPT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
         if out.returncode != 0:
-            raise UserError(f"{script}: could not write {self.name}'s configuration: "
-                            f"{out.stderr.strip().splitlines()[-1:] or 'no message'}")
+            raise UserError(
+                f"{script}: could not write {self.name}'s configuration: "
+                f"{out.stderr.strip().splitlines()[-1:] or 'no message'}"
+            )
         return out.stdout
 
     def launch(self, folder: Path, largest_message: int) -> Launch:
@@ -94,8 +102,10 @@ class ServiceDefinition:
         config = folder / self.spec.config_file if self.spec.config_file else None
         if config is not None:
             config.write_text(self._config_text(folder, largest_message, port))
-        argv = [a.format(executable=executable(self.name), config_file=config, folder=folder,
-                         port=port) for a in self.spec.argv]
+        argv = [
+            a.format(executable=executable(self.name), config_file=config, folder=folder, port=port)
+            for a in self.spec.argv
+        ]
         return Launch(argv, port)
 
 

@@ -18,12 +18,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench.run import keeper
 from psbench.base import manifests
-from psbench.run.drivers import running_programs
 from psbench.base.errors import UserError
-from psbench.run.service_definitions import ADDRESS_OPTION, ServiceDefinition, definition
 from psbench.base.signals import die_with_parent, signals_deferred
+from psbench.run import keeper
+from psbench.run.drivers import running_programs
+from psbench.run.service_definitions import ADDRESS_OPTION, ServiceDefinition, definition
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
@@ -41,28 +41,36 @@ def needed(describe: dict, transport: str | None, options: list[str] = ()) -> li
     name = describe.get("name", "")
     if name not in manifests.driver_names():
         return []
-    return [s.name for s in manifests.load(name).services
-            if s.transport in (None, chosen) and not (own_broker and s.broker)]
+    return [
+        s.name
+        for s in manifests.load(name).services
+        if s.transport in (None, chosen) and not (own_broker and s.broker)
+    ]
 
 
 @dataclass
 class RunningService:
     definition: ServiceDefinition
-    proc: subprocess.Popen | None   # None: someone else's, left alone
-    log: Path | None = None         # its stdout and stderr
+    proc: subprocess.Popen | None  # None: someone else's, left alone
+    log: Path | None = None  # its stdout and stderr
     port: int | None = None
     version: str | None = None
-    config: list[str] = field(default_factory=list)   # its argv
+    config: list[str] = field(default_factory=list)  # its argv
 
     @property
     def address(self) -> str | None:
         return f"127.0.0.1:{self.port}" if self.port else None
 
     def to_json(self) -> dict:
-        return {"name": self.definition.name, "started_by_psbench": self.proc is not None,
-                "pid": self.proc.pid if self.proc else None, "address": self.address,
-                "version": self.version, "argv": self.config,
-                "log": str(self.log) if self.log else None}
+        return {
+            "name": self.definition.name,
+            "started_by_psbench": self.proc is not None,
+            "pid": self.proc.pid if self.proc else None,
+            "address": self.address,
+            "version": self.version,
+            "argv": self.config,
+            "log": str(self.log) if self.log else None,
+        }
 
     def log_tail(self) -> str:
         if self.log is None or not self.log.exists():
@@ -75,6 +83,7 @@ class RunningService:
 class ServicePool:
     """Use as a context manager around one run or a whole sweep. largest_message: the
     largest message any of its runs sends (a service's configuration may be sized for it)."""
+
     largest_message: int = DEFAULT_LARGEST_MESSAGE
     services: dict[str, RunningService] = field(default_factory=dict)
 
@@ -84,8 +93,9 @@ class ServicePool:
     def __exit__(self, *exc) -> None:
         self.stop_all()
 
-    def ensure(self, describe: dict, transport: str | None, log_dir: Path,
-               options: list[str] = ()) -> list[RunningService]:
+    def ensure(
+        self, describe: dict, transport: str | None, log_dir: Path, options: list[str] = ()
+    ) -> list[RunningService]:
         """Starts what the run needs and is not running yet (its files in log_dir, the
         directory of the first run that needed it); returns what the run uses."""
         used = []
@@ -102,9 +112,11 @@ class ServicePool:
         for service in used:
             if service.proc is None or service.proc.poll() is None:
                 continue
-            messages.append(f"{service.definition.name} (pid {service.proc.pid}) ended "
-                            f"during the run with exit code {service.proc.returncode}: "
-                            f"{service.log_tail()}; its log: {service.log}")
+            messages.append(
+                f"{service.definition.name} (pid {service.proc.pid}) ended "
+                f"during the run with exit code {service.proc.returncode}: "
+                f"{service.log_tail()}; its log: {service.log}"
+            )
             _stop(service)
             self.services.pop(service.definition.name, None)
         return messages
@@ -112,10 +124,12 @@ class ServicePool:
     def _start(self, name: str, log_dir: Path) -> RunningService:
         declared = definition(name)
         if declared is None:
-            raise UserError(f"the driver needs service {name!r}, which no driver's manifest "
-                            f"declares; start it yourself, then run again")
+            raise UserError(
+                f"the driver needs service {name!r}, which no driver's manifest "
+                f"declares; start it yourself, then run again"
+            )
         if declared.per_host and name[:15] in running_programs():
-            return RunningService(declared, proc=None)   # the host's own, used as it is
+            return RunningService(declared, proc=None)  # the host's own, used as it is
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
         launch = declared.launch(folder, self.largest_message)
@@ -123,15 +137,29 @@ class ServicePool:
         log = log_dir / f"service-{name}.log"
         try:
             with log.open("w") as out:
-                proc = subprocess.Popen(launch.argv, stdin=subprocess.DEVNULL, stdout=out,
-                                        stderr=subprocess.STDOUT, start_new_session=True,
-                                        preexec_fn=die_with_parent, cwd=folder)
+                proc = subprocess.Popen(
+                    launch.argv,
+                    stdin=subprocess.DEVNULL,
+                    stdout=out,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                    preexec_fn=die_with_parent,
+                    cwd=folder,
+                )
         except OSError as exc:
-            raise UserError(f"cannot start {name}: {exc.strerror} (make setup installs it)")
+            raise UserError(
+                f"cannot start {name}: {exc.strerror} (make setup installs it)"
+            ) from None
         # The parent-death signal alone cannot stop a service that drops privileges.
         keeper.instance().watch_service(proc.pid, declared.leftovers)
-        service = RunningService(declared, proc=proc, log=log, port=launch.port,
-                                 version=_version(declared), config=launch.argv)
+        service = RunningService(
+            declared,
+            proc=proc,
+            log=log,
+            port=launch.port,
+            version=_version(declared),
+            config=launch.argv,
+        )
         try:
             _wait_ready(service)
         except BaseException:
@@ -164,8 +192,13 @@ def _version(definition: ServiceDefinition) -> str | None:
     if not definition.version_argv:
         return None
     try:
-        out = subprocess.run(list(definition.version_argv), capture_output=True, text=True,
-                             timeout=10, stdin=subprocess.DEVNULL)
+        out = subprocess.run(
+            list(definition.version_argv),
+            capture_output=True,
+            text=True,
+            timeout=10,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = (out.stdout + out.stderr).strip().splitlines()
@@ -196,9 +229,11 @@ def _wait_ready(service: RunningService) -> None:
         time.sleep(0.05)
     ended = service.proc.poll()
     state = f"it ended with exit code {ended}" if ended is not None else "still not ready"
-    raise UserError(f"{service.definition.name} did not become ready within "
-                    f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
-                    f"{service.log}")
+    raise UserError(
+        f"{service.definition.name} did not become ready within "
+        f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
+        f"{service.log}"
+    )
 
 
 def _stop(service: RunningService) -> None:

@@ -14,6 +14,7 @@ class NodePlan:
     """One node process: its name (the stem of its output files) and the roles it runs;
     pubsub also its topic (None: the node's default), its writer id (a publisher of
     several) and whether it takes part in the echo (latency under load)."""
+
     name: str
     roles: list[str]
     topic: str | None = None
@@ -40,13 +41,17 @@ def relay_problem(spec) -> tuple[str, str] | None:
         return "relays", "relays: 1 is a pubsub setting (pub -> relay -> sub)"
     for key in ("subscribers", "publishers", "topics"):
         if (getattr(spec, key, None) or 1) > 1:
-            return key, (f"{key} > 1 with relays: 1: the relay forwards one topic from one "
-                         f"publisher to one subscriber")
+            return key, (
+                f"{key} > 1 with relays: 1: the relay forwards one topic from one "
+                f"publisher to one subscriber"
+            )
     if getattr(spec, "placement", "inter") == "intra":
         return "placement", "relays: 1 runs three processes; use placement: inter"
     if getattr(spec, "echo_every", None):
-        return "echo_every", ("echo_every with relays: 1: the relay already carries every "
-                              "sample back to the recording sub")
+        return "echo_every", (
+            "echo_every with relays: 1: the relay already carries every "
+            "sample back to the recording sub"
+        )
     return None
 
 
@@ -66,15 +71,23 @@ def late_join_problem(spec) -> tuple[str, str] | None:
             return key, f"late_join with {key}: the late joiner reads one plain topic"
     duration = getattr(spec, "duration", None)
     if duration is None or late >= duration:
-        return "late_join", (f"late_join {late:g} s needs a duration longer than it, so "
-                             f"that it joins while publishing goes on (e.g. duration: "
-                             f"{late + 2:g})")
+        return "late_join", (
+            f"late_join {late:g} s needs a duration longer than it, so "
+            f"that it joins while publishing goes on (e.g. duration: "
+            f"{late + 2:g})"
+        )
     return None
 
 
-def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
-                topics: int = 1, echo: bool = False, relays: int = 0,
-                late_join: float | None = None) -> list[NodePlan]:
+def inter_plans(
+    kind: str,
+    subscribers: int = 1,
+    publishers: int = 1,
+    topics: int = 1,
+    echo: bool = False,
+    relays: int = 0,
+    late_join: float | None = None,
+) -> list[NodePlan]:
     """The processes of an inter-process run, in start order: per topic its subscribers
     (sub, or sub-1..sub-N), then its publishers (pub, or pub-1..pub-M); with several
     topics each name gets the prefix t1-, t2-, ... and the topic data1, data2, ....
@@ -84,16 +97,22 @@ def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
     if kind != "pubsub":
         return [NodePlan(role, [role]) for role in ROLES[kind]]
     if relays:
-        return [NodePlan("sub", ["sub"], "data_relay"), NodePlan("relay", ["relay"]),
-                NodePlan("pub", ["pub"])]
+        return [
+            NodePlan("sub", ["sub"], "data_relay"),
+            NodePlan("relay", ["relay"]),
+            NodePlan("pub", ["pub"]),
+        ]
     plans = []
     for t in range(1, topics + 1):
         prefix, topic = (f"t{t}-", f"data{t}") if topics > 1 else ("", None)
         for i, name in enumerate(process_names("sub", subscribers)):
             plans.append(NodePlan(prefix + name, ["sub"], topic, None, echo and i == 0))
         for i, name in enumerate(process_names("pub", publishers)):
-            plans.append(NodePlan(prefix + name, ["pub"], topic,
-                                  i if publishers > 1 else None, echo and i == 0))
+            plans.append(
+                NodePlan(
+                    prefix + name, ["pub"], topic, i if publishers > 1 else None, echo and i == 0
+                )
+            )
     if late_join is not None:
         plans.append(NodePlan(LATE_JOINER, ["sub"], start_after=late_join))
     return plans
@@ -101,29 +120,29 @@ def inter_plans(kind: str, subscribers: int = 1, publishers: int = 1,
 
 @dataclass
 class MeasureSpec:
-    kind: str                     # "ping" or "pubsub"
+    kind: str  # "ping" or "pubsub"
     driver: str
     driver_path: Path
     size: int
-    count: int | None = None      # None with duration: the node's default count
+    count: int | None = None  # None with duration: the node's default count
     duration: float | None = None
-    warmup: int | None = None     # None: the node's default
-    rate: float | None = None     # None: the node's default (closed loop)
+    warmup: int | None = None  # None: the node's default
+    rate: float | None = None  # None: the node's default (closed loop)
     placement: str = "inter"
     notify: str | None = None
     reliability: str | None = None
     durability: str | None = None
     history: str | None = None
     transport: str | None = None
-    options: list[str] = field(default_factory=list)     # "KEY=VALUE"
-    cpus: dict[str, int] = field(default_factory=dict)   # role -> CPU
+    options: list[str] = field(default_factory=list)  # "KEY=VALUE"
+    cpus: dict[str, int] = field(default_factory=dict)  # role -> CPU
     fifo: int | None = None
-    pin: str | None = None        # role (node default), process or none
+    pin: str | None = None  # role (node default), process or none
     mlockall: bool = False
     dma_latency: bool = False
     check_pattern: bool = False
-    loan: bool | str = False      # True, False or "auto" (measure.loan_mode resolves it)
-    spin_send: bool = False       # the same as send_wait "spin" (kept for older files)
+    loan: bool | str = False  # True, False or "auto" (measure.loan_mode resolves it)
+    spin_send: bool = False  # the same as send_wait "spin" (kept for older files)
     send_wait: str | None = None  # open loop: hybrid (node default), sleep or spin
     send_spin_us: float | None = None  # hybrid: spin this long before each due time
     drain_timeout: float | None = None  # pub: wait for the driver to drain (node default 10)
@@ -132,13 +151,13 @@ class MeasureSpec:
     match_timeout: float | None = None
     sample_timeout: float | None = None
     idle_timeout: float | None = None
-    subscribers: int = 1          # pubsub: sub processes per topic, each its own reader
-    publishers: int = 1           # pubsub: pub processes per topic, each its own writer
-    topics: int = 1               # pubsub: topics, each with its own subs and pubs
+    subscribers: int = 1  # pubsub: sub processes per topic, each its own reader
+    publishers: int = 1  # pubsub: pub processes per topic, each its own writer
+    topics: int = 1  # pubsub: topics, each with its own subs and pubs
     echo_every: int | None = None  # pubsub: echo every Nth sample (latency under load)
     reply_size: int | None = None  # ping: pong echoes only the first N bytes (an ack)
     latency_from: str | None = None  # pubsub: "intended" (node default) or "send"
-    relays: int | None = None     # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
+    relays: int | None = None  # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     late_join: float | None = None  # pubsub: one more subscriber, S s after the start
     # Settings psbench chose for the run where the user left them unset, and why
@@ -156,8 +175,15 @@ class MeasureSpec:
             # The node takes the roles in their natural order, e.g. ping,pong.
             roles = list(reversed(self.roles))
             return [NodePlan("+".join(roles), roles, echo=self.echo_every is not None)]
-        return inter_plans(self.kind, self.subscribers, self.publishers, self.topics,
-                           self.echo_every is not None, self.relays or 0, self.late_join)
+        return inter_plans(
+            self.kind,
+            self.subscribers,
+            self.publishers,
+            self.topics,
+            self.echo_every is not None,
+            self.relays or 0,
+            self.late_join,
+        )
 
     def to_json(self) -> dict:
         """The settings as run; auto (why psbench chose some) goes beside it in run.json,
@@ -168,8 +194,14 @@ class MeasureSpec:
         return value
 
 
-def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1,
-                 publishers: int = 1, topics: int = 1, relays: int = 0) -> dict[str, int]:
+def default_cpus(
+    kind: str,
+    placement: str = "inter",
+    subscribers: int = 1,
+    publishers: int = 1,
+    topics: int = 1,
+    relays: int = 0,
+) -> dict[str, int]:
     """One process per core, in start order over the CPUs this process may use (on two
     cores: the receiving role on the first, the sending role on the second), so that
     the two sides of a run never compete for one core. With more processes than CPUs
@@ -178,8 +210,9 @@ def default_cpus(kind: str, placement: str = "inter", subscribers: int = 1,
     Recorded with every result."""
     del placement  # role threads of one process are pinned the same way
     allowed = sorted(os.sched_getaffinity(0))
-    names = [plan.name for plan in inter_plans(kind, subscribers, publishers, topics,
-                                               relays=relays or 0)]
+    names = [
+        plan.name for plan in inter_plans(kind, subscribers, publishers, topics, relays=relays or 0)
+    ]
     return {name: allowed[i % len(allowed)] for i, name in enumerate(names)}
 
 
@@ -201,24 +234,42 @@ def cpu_sharing(spec: MeasureSpec) -> dict:
     else:
         cpus = len(os.sched_getaffinity(0))
         per_cpu = len(units) / cpus
-    return {"roles": len(units), "cpus": cpus, "pinned": pinned,
-            "oversubscribed": per_cpu if per_cpu > 1 else None}
+    return {
+        "roles": len(units),
+        "cpus": cpus,
+        "pinned": pinned,
+        "oversubscribed": per_cpu if per_cpu > 1 else None,
+    }
 
 
 def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
-def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
-              out_dir: Path, barrier: str) -> list[str]:
+def node_argv(
+    node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str, out_dir: Path, barrier: str
+) -> list[str]:
     """The argv list for one node process. Settings left at None are not passed, so the
     node's own defaults (docs/node.md) apply and the summary records them."""
     roles = plan.roles
     # A late joiner starts after GO: it takes no part in the barrier.
-    argv = [str(node), "--driver", str(spec.driver_path), "--role", ",".join(roles),
-            "--out", str(out_dir), "--run-id", run_id, "--size", str(spec.size),
-            "--barrier", "none" if plan.start_after is not None else barrier,
-            "--timeout", _seconds(spec.timeout)]
+    argv = [
+        str(node),
+        "--driver",
+        str(spec.driver_path),
+        "--role",
+        ",".join(roles),
+        "--out",
+        str(out_dir),
+        "--run-id",
+        run_id,
+        "--size",
+        str(spec.size),
+        "--barrier",
+        "none" if plan.start_after is not None else barrier,
+        "--timeout",
+        _seconds(spec.timeout),
+    ]
     if plan.start_after is not None:
         argv.append("--late-join")
     if len(roles) == 1 and plan.name != roles[0]:
@@ -259,9 +310,13 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
             argv += ["--drain-timeout", _seconds(spec.drain_timeout)]
         for fault in spec.inject:
             argv += ["--inject", fault]
-    for flag, value in (("--notify", spec.notify), ("--reliability", spec.reliability),
-                        ("--durability", spec.durability), ("--history", spec.history),
-                        ("--transport", spec.transport)):
+    for flag, value in (
+        ("--notify", spec.notify),
+        ("--reliability", spec.reliability),
+        ("--durability", spec.durability),
+        ("--history", spec.history),
+        ("--transport", spec.transport),
+    ):
         if value is not None:
             argv += [flag, value]
     for option in spec.options:
@@ -274,14 +329,20 @@ def node_argv(node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str,
         argv += ["--fifo", str(spec.fifo)]
     if spec.pin is not None:
         argv += ["--pin", spec.pin]
-    for flag, on in (("--mlockall", spec.mlockall), ("--dma-latency", spec.dma_latency),
-                     ("--check-pattern", spec.check_pattern), ("--loan", spec.loan is True),
-                     ("--spin-send", spec.spin_send)):
+    for flag, on in (
+        ("--mlockall", spec.mlockall),
+        ("--dma-latency", spec.dma_latency),
+        ("--check-pattern", spec.check_pattern),
+        ("--loan", spec.loan is True),
+        ("--spin-send", spec.spin_send),
+    ):
         if on:
             argv.append(flag)
-    for flag, value in (("--match-timeout", spec.match_timeout),
-                        ("--sample-timeout", spec.sample_timeout),
-                        ("--idle-timeout", spec.idle_timeout)):
+    for flag, value in (
+        ("--match-timeout", spec.match_timeout),
+        ("--sample-timeout", spec.sample_timeout),
+        ("--idle-timeout", spec.idle_timeout),
+    ):
         if value is not None:
             argv += [flag, _seconds(value)]
     return argv

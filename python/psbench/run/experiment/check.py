@@ -9,13 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
-from psbench.run import drivers
 from psbench.base import manifests, paths
+from psbench.run import drivers
 from psbench.run import spec as spec_module
 from psbench.run.experiment import node_check
 from psbench.run.experiment.expand import Run
-from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.problems import ProblemList
+from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
 from psbench.run.services import broker_placeholder
 
@@ -54,10 +54,13 @@ class _Checker:
         # A combination the matrix produces is best left out with an exclude rule.
         from_matrix = assign.where.startswith("matrix") or driver.where.startswith("matrix")
         if run.source == "matrix" and from_matrix and assign.key != "driver":
-            value = assign.value if not isinstance(assign.value, bool) else \
-                str(assign.value).lower()
-            message += (f"; to leave these runs out: exclude: [{{driver: {driver.value}, "
-                        f"{assign.key}: {value}}}]")
+            value = (
+                assign.value if not isinstance(assign.value, bool) else str(assign.value).lower()
+            )
+            message += (
+                f"; to leave these runs out: exclude: [{{driver: {driver.value}, "
+                f"{assign.key}: {value}}}]"
+            )
         self.problems.add(self.file, assign.line, assign.where, message)
 
     def check(self, run: Run) -> None:
@@ -65,20 +68,29 @@ class _Checker:
         library = self.catalog.library(driver.value)
         if library is None:
             if "/" in driver.value or driver.value.endswith(".so"):
-                message = f"no such driver library {driver.value!r}; give a built " \
-                          f"libpsbench-<name>.so or a driver name"
+                message = (
+                    f"no such driver library {driver.value!r}; give a built "
+                    f"libpsbench-<name>.so or a driver name"
+                )
             else:
-                message = (f"unknown driver {driver.value!r}; built drivers: "
-                           f"{', '.join(sorted(self.catalog.libraries)) or 'none'}")
+                message = (
+                    f"unknown driver {driver.value!r}; built drivers: "
+                    f"{', '.join(sorted(self.catalog.libraries)) or 'none'}"
+                )
             self.problems.add(self.file, driver.line, driver.where, message)
             return
         described = self.catalog.describe(library)
         if isinstance(described, str):
-            self.problems.add(self.file, driver.line, driver.where,
-                              f"driver {driver.value!r} cannot be described: {described}")
+            self.problems.add(
+                self.file,
+                driver.line,
+                driver.where,
+                f"driver {driver.value!r} cannot be described: {described}",
+            )
             return
-        self._services(run, described.get("name", driver.value),
-                       described.get("capabilities") or {})
+        self._services(
+            run, described.get("name", driver.value), described.get("capabilities") or {}
+        )
         self._fan_out(run)
 
     def _fan_out(self, run: Run) -> None:
@@ -88,8 +100,10 @@ class _Checker:
         on."""
         # Each setting that adds processes has its own rules (spec.py): the first broken
         # one is blamed on the setting it names, else on the setting itself.
-        for key, problem_of in (("late_join", spec_module.late_join_problem),
-                                ("relays", spec_module.relay_problem)):
+        for key, problem_of in (
+            ("late_join", spec_module.late_join_problem),
+            ("relays", spec_module.relay_problem),
+        ):
             setting = run.settings.get(key)
             if setting is None or not setting.value:
                 continue
@@ -103,14 +117,21 @@ class _Checker:
         placement = run.settings.get("placement")
         if placement is None or placement.value != "intra":
             return
-        for key, what in (("subscribers", "subscribers are"),
-                          ("publishers", "publishers are"), ("topics", "topics are run by")):
+        for key, what in (
+            ("subscribers", "subscribers are"),
+            ("publishers", "publishers are"),
+            ("topics", "topics are run by"),
+        ):
             assign = run.settings.get(key)
             if assign is not None and (assign.value or 1) > 1:
-                self.problems.add(self.file, assign.line, assign.where,
-                                  f"{key} > 1: several {what} separate processes; use "
-                                  f"placement: inter, or leave these runs out: exclude: "
-                                  f"[{{placement: intra, {key}: {assign.value}}}]")
+                self.problems.add(
+                    self.file,
+                    assign.line,
+                    assign.where,
+                    f"{key} > 1: several {what} separate processes; use "
+                    f"placement: inter, or leave these runs out: exclude: "
+                    f"[{{placement: intra, {key}: {assign.value}}}]",
+                )
 
     def _services(self, run: Run, name: str, caps: dict) -> None:
         """The daemons and brokers the run needs are installed (psbench starts them)."""
@@ -123,9 +144,13 @@ class _Checker:
             status = drivers.service_status(entry, set())
             if status.transport in (None, chosen) and not status.installed:
                 blame = transport if status.transport and transport else run.settings["driver"]
-                self.refuse(run, blame, f"{name}: {status.name} is needed "
-                            f"{'for transport ' + repr(chosen) + ' ' if status.transport else ''}"
-                            f"and is not installed (not on PATH); install it")
+                self.refuse(
+                    run,
+                    blame,
+                    f"{name}: {status.name} is needed "
+                    f"{'for transport ' + repr(chosen) + ' ' if status.transport else ''}"
+                    f"and is not installed (not on PATH); install it",
+                )
 
     def node_check(self, runs: list[Run]) -> None:
         """What the node itself refuses of each run, blamed on the setting's line."""
@@ -133,32 +158,35 @@ class _Checker:
         for run in runs:
             library = self.catalog.library(run.settings["driver"].value)
             if library is None or isinstance(self.catalog.describe(library), str):
-                continue   # already reported
+                continue  # already reported
             try:
                 spec = to_spec(run, library)
             except (TypeError, ValueError, KeyError):
-                continue   # a run the file's other problems already explain
+                continue  # a run the file's other problems already explain
             # As the run will be: with the address of the broker psbench starts for it.
-            placeholder = broker_placeholder(self.catalog.describe(library), spec.transport,
-                                             spec.options)
+            placeholder = broker_placeholder(
+                self.catalog.describe(library), spec.transport, spec.options
+            )
             requests[run.number] = node_check.requests_of(
-                replace(spec, options=spec.options + placeholder))
+                replace(spec, options=spec.options + placeholder)
+            )
         answers = node_check.refusals([args for each in requests.values() for args in each])
         for run in runs:
             seen = set()
             for args in requests.get(run.number, []):
                 for refusal in answers[args]:
                     if refusal["message"] in seen:
-                        continue   # ping and pong refused alike: once
+                        continue  # ping and pong refused alike: once
                     seen.add(refusal["message"])
                     assign = run.settings.get(node_check.setting_key(refusal))
                     if assign is None or assign.value is None:
-                        assign = run.settings["driver"]   # a default of the node's
+                        assign = run.settings["driver"]  # a default of the node's
                     self.refuse(run, assign, refusal["message"])
 
 
-def check_runs(runs: list[Run], file: str, problems: ProblemList,
-               catalog: DriverCatalog | None = None) -> DriverCatalog:
+def check_runs(
+    runs: list[Run], file: str, problems: ProblemList, catalog: DriverCatalog | None = None
+) -> DriverCatalog:
     catalog = catalog or DriverCatalog()
     checker = _Checker(file, problems, catalog)
     for run in runs:

@@ -11,23 +11,31 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from psbench.run import measure, ratesearch, services
 from psbench.results import rundir
+from psbench.results.store import Store
+from psbench.run import measure, ratesearch, services
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.plan import Plan
 from psbench.run.progress import Progress
-from psbench.results.store import Store
 
 # Of the statistics of the main series, what the index keeps.
 STAT_KEYS = ("n", "min", "p50", "p90", "p99", "p99.9", "max", "mean")
-COUNT_KEYS = ("sent", "samples", "lost", "unaccounted", "late", "duplicated", "reordered",
-              "corrupted")
+COUNT_KEYS = (
+    "sent",
+    "samples",
+    "lost",
+    "unaccounted",
+    "late",
+    "duplicated",
+    "reordered",
+    "corrupted",
+)
 
 
 @dataclass
 class SweepResult:
     entries: dict[int, dict] = field(default_factory=dict)  # run number -> index entry
-    earlier: set[int] = field(default_factory=set)          # runs done before (--resume)
+    earlier: set[int] = field(default_factory=set)  # runs done before (--resume)
     interrupted: bool = False
 
 
@@ -38,8 +46,9 @@ def main_series(kind: str) -> tuple[str, str]:
 
 def _latency(stats: dict | None, series: str) -> dict | None:
     stats = (stats or {}).get(series)
-    return {"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}} \
-        if stats else None
+    return (
+        {"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}} if stats else None
+    )
 
 
 def _counts(summaries: list[dict]) -> dict | None:
@@ -48,8 +57,11 @@ def _counts(summaries: list[dict]) -> dict | None:
     found = [s.get("counts") for s in summaries if s.get("counts")]
     if not found:
         return None
-    return {k: (None if any(c[k] is None for c in found) else sum(c[k] for c in found))
-            for k in COUNT_KEYS if all(k in c for c in found)}
+    return {
+        k: (None if any(c[k] is None for c in found) else sum(c[k] for c in found))
+        for k in COUNT_KEYS
+        if all(k in c for c in found)
+    }
 
 
 def _reconciled(outcome: measure.MeasureOutcome, name: str) -> dict:
@@ -70,8 +82,11 @@ def _per_subscriber(outcome: measure.MeasureOutcome) -> dict:
     for name in outcome.subscriber_names:
         one_way = (outcome.stats.get(name) or {}).get("one_way") or {}
         counts = _reconciled(outcome, name).get("counts") or {}
-        each[name] = {"p50": one_way.get("p50"), "p99": one_way.get("p99"),
-                      **{k: counts[k] for k in COUNT_KEYS if k in counts}}
+        each[name] = {
+            "p50": one_way.get("p50"),
+            "p99": one_way.get("p99"),
+            **{k: counts[k] for k in COUNT_KEYS if k in counts},
+        }
     return each
 
 
@@ -84,17 +99,24 @@ def load_numbers(outcome: measure.MeasureOutcome) -> dict:
     if tp:
         found["throughput"] = {
             "samples_per_s": tp["aggregate_samples_per_s"],
-            "mbit_per_s": tp["aggregate_mbit_per_s"], "loss_percent": tp["loss_percent"],
+            "mbit_per_s": tp["aggregate_mbit_per_s"],
+            "loss_percent": tp["loss_percent"],
             "offered_rate_hz": outcome.spec.rate,
-            "achieved_rate_hz": {name: pub["achieved_rate_hz"]
-                                 for name, pub in tp["publishers"].items()}}
+            "achieved_rate_hz": {
+                name: pub["achieved_rate_hz"] for name, pub in tp["publishers"].items()
+            },
+        }
     if outcome.spec.echo_every:
         for name in outcome.publisher_names:
             half = (outcome.stats.get(name) or {}).get("rtt_half")
             if half:
-                found["under_load"] = {"series": "rtt_half", "unit": "ns", "publisher": name,
-                                       "echo_every": outcome.spec.echo_every,
-                                       **{k: half.get(k) for k in STAT_KEYS}}
+                found["under_load"] = {
+                    "series": "rtt_half",
+                    "unit": "ns",
+                    "publisher": name,
+                    "echo_every": outcome.spec.echo_every,
+                    **{k: half.get(k) for k in STAT_KEYS},
+                }
                 break
     return found
 
@@ -115,8 +137,10 @@ def _newest_dir(parent):
 def _signals_held():
     """Ctrl-C/SIGTERM wait until the block is done: an index line is written whole."""
     pending = []
-    handlers = {sig: signal.signal(sig, lambda *_: pending.append(1))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    handlers = {
+        sig: signal.signal(sig, lambda *_: pending.append(1))
+        for sig in (signal.SIGINT, signal.SIGTERM)
+    }
     try:
         yield
     finally:
@@ -126,8 +150,7 @@ def _signals_held():
         raise KeyboardInterrupt
 
 
-def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
-                pool) -> dict:
+def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str], pool) -> dict:
     """A sweep run of an experiment with `search`: one rate search in the run's folder
     (search.json beside its steps' run directories). An earlier attempt's search.json
     (interrupted, then --resume) is kept as search-<UTC time>.json."""
@@ -138,35 +161,57 @@ def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[st
     started_utc, started = rundir.utc_now(), time.monotonic()
     found, message = {}, None
     try:
-        result = ratesearch.run_search(plan.specs[run.number], plan.criteria, folder, env,
-                                       cli_argv, services=pool,
-                                       extra={"kind": "ratesearch",
-                                              "driver": run.get("driver"),
-                                              "size": run.get("size"), "run": run.number,
-                                              "label": run.label})
+        result = ratesearch.run_search(
+            plan.specs[run.number],
+            plan.criteria,
+            folder,
+            env,
+            cli_argv,
+            services=pool,
+            extra={
+                "kind": "ratesearch",
+                "driver": run.get("driver"),
+                "size": run.get("size"),
+                "run": run.number,
+                "label": run.label,
+            },
+        )
         found = ratesearch.index_numbers(result)
         if result.ended_by == "interrupted":
             status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
         elif result.max_sustainable_rate_hz is None:
-            status, message = "failed", "no rate passed: " + "; ".join(
-                f"{s.rate_hz:g} Hz: {s.why}" for s in result.steps[-3:])
+            status, message = (
+                "failed",
+                "no rate passed: "
+                + "; ".join(f"{s.rate_hz:g} Hz: {s.why}" for s in result.steps[-3:]),
+            )
         else:
             status = "ok"
     except KeyboardInterrupt:
         status, message = "interrupted", "interrupted (Ctrl-C or SIGTERM); processes stopped"
     except Exception as exc:  # psbench could not run it (a service that cannot start...)
         status, message = "error", f"{type(exc).__name__}: {exc}"
-    return {"run": run.number, "rep": run.rep, "label": run.label,
-            "identity": run.identity, "source": run.source, "params": run.params,
-            "status": status, "message": message,
-            "run_dir": str(folder.relative_to(store.root)), "run_id": None,
-            "started_utc": started_utc, "finished_utc": rundir.utc_now(),
-            "seconds": round(time.monotonic() - started, 3),
-            "latency": None, "counts": None, "search": found or None}
+    return {
+        "run": run.number,
+        "rep": run.rep,
+        "label": run.label,
+        "identity": run.identity,
+        "source": run.source,
+        "params": run.params,
+        "status": status,
+        "message": message,
+        "run_dir": str(folder.relative_to(store.root)),
+        "run_id": None,
+        "started_utc": started_utc,
+        "finished_utc": rundir.utc_now(),
+        "seconds": round(time.monotonic() - started, 3),
+        "latency": None,
+        "counts": None,
+        "search": found or None,
+    }
 
 
-def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
-             pool) -> dict:
+def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str], pool) -> dict:
     parent = store.run_parent(run.number, run.label)
     started_utc, started = rundir.utc_now(), time.monotonic()
     outcome, latency, counts, fan_out, load = None, None, None, {}, {}
@@ -184,18 +229,35 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
         run_dir = _newest_dir(parent)
     except Exception as exc:  # psbench could not run it (a service that cannot start...)
         status, message, run_dir = "error", f"{type(exc).__name__}: {exc}", _newest_dir(parent)
-    return {"run": run.number, "rep": run.rep, "label": run.label,
-            "identity": run.identity, "source": run.source, "params": run.params,
-            "status": status, "message": message,
-            "run_dir": str(run_dir.relative_to(store.root)) if run_dir else None,
-            "run_id": outcome.run_id if outcome else None,
-            "started_utc": started_utc, "finished_utc": rundir.utc_now(),
-            "seconds": round(time.monotonic() - started, 3),
-            "latency": latency, "counts": counts, **load, **fan_out}
+    return {
+        "run": run.number,
+        "rep": run.rep,
+        "label": run.label,
+        "identity": run.identity,
+        "source": run.source,
+        "params": run.params,
+        "status": status,
+        "message": message,
+        "run_dir": str(run_dir.relative_to(store.root)) if run_dir else None,
+        "run_id": outcome.run_id if outcome else None,
+        "started_utc": started_utc,
+        "finished_utc": rundir.utc_now(),
+        "seconds": round(time.monotonic() - started, 3),
+        "latency": latency,
+        "counts": counts,
+        **load,
+        **fan_out,
+    }
 
 
-def execute(plan: Plan, store: Store, env: dict, cli_argv: list[str],
-            progress: Progress, resume: bool = False) -> SweepResult:
+def execute(
+    plan: Plan,
+    store: Store,
+    env: dict,
+    cli_argv: list[str],
+    progress: Progress,
+    resume: bool = False,
+) -> SweepResult:
     result = SweepResult()
     finished = store.finished() if resume else {}
     todo = []

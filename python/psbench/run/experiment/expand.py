@@ -29,11 +29,11 @@ LABEL_MAX = 80
 
 @dataclass
 class Run:
-    number: int                    # 1-based, over the whole experiment
-    rep: int                       # 1-based repetition
-    label: str                     # short, unique with the number; names the run's folder
-    settings: dict[str, Assign]    # flat key -> value and where it was written
-    source: str                    # "matrix" or "runs[i]"
+    number: int  # 1-based, over the whole experiment
+    rep: int  # 1-based repetition
+    label: str  # short, unique with the number; names the run's folder
+    settings: dict[str, Assign]  # flat key -> value and where it was written
+    source: str  # "matrix" or "runs[i]"
 
     @property
     def params(self) -> dict:
@@ -56,9 +56,9 @@ def run_identity(params: dict, rep: int) -> str:
 
 @dataclass
 class Expansion:
-    runs: list[Run]                                 # every run, numbered
-    selected: list[Run]                             # those --filter keeps
-    points: int = 0                                 # matrix points before exclusion
+    runs: list[Run]  # every run, numbered
+    selected: list[Run]  # those --filter keeps
+    points: int = 0  # matrix points before exclusion
     excluded: int = 0
     notes: list[str] = field(default_factory=list)  # worth saying, not wrong
 
@@ -86,9 +86,13 @@ class _Expander:
         count, duration = settings.get("count"), settings.get("duration")
         if count and duration and count.value is not None and duration.value is not None:
             later = max(count, duration, key=lambda a: a.line)
-            self.problem(later.line, later.where, f"a run has a count or a duration, not "
-                         f"both (the other is at line {min(count.line, duration.line)}); "
-                         f"keep one")
+            self.problem(
+                later.line,
+                later.where,
+                f"a run has a count or a duration, not "
+                f"both (the other is at line {min(count.line, duration.line)}); "
+                f"keep one",
+            )
 
     def points(self) -> list[tuple[dict, str]]:
         """The matrix's cartesian product (first key slowest), merged over defaults."""
@@ -101,9 +105,13 @@ class _Expander:
             for choice in combo:
                 for key, assign in choice.items():
                     if key in point:
-                        self.problem(assign.line, assign.where, f"sets {key}, which "
-                                     f"{point[key].where} (line {point[key].line}) sets "
-                                     f"too; give it in one matrix key")
+                        self.problem(
+                            assign.line,
+                            assign.where,
+                            f"sets {key}, which "
+                            f"{point[key].where} (line {point[key].line}) sets "
+                            f"too; give it in one matrix key",
+                        )
                     point[key] = assign
             self._one_level(point)
             result.append((_merge(exp.defaults, point), "matrix" if exp.axes else "defaults"))
@@ -117,8 +125,12 @@ class _Expander:
         baselines = manifests.baseline_drivers() or ("NAME",)
         for key, example in (("kind", "ping"), ("driver", baselines[0])):
             if key not in settings or settings[key].value is None:
-                self.problem(line, where, f"no {key} for this run; set {key} (e.g. "
-                             f"{key}: {example}) in defaults, the matrix or each run")
+                self.problem(
+                    line,
+                    where,
+                    f"no {key} for this run; set {key} (e.g. "
+                    f"{key}: {example}) in defaults, the matrix or each run",
+                )
                 ok = False
         if not ok:
             return None
@@ -129,8 +141,12 @@ class _Expander:
             if param is not None and kind not in param.kinds:
                 if assign.where.startswith("defaults"):
                     continue  # defaults apply where they mean something
-                self.problem(assign.line, assign.where, f"applies to {' and '.join(param.kinds)} "
-                             f"runs only; set it for those runs, not for a {kind} run")
+                self.problem(
+                    assign.line,
+                    assign.where,
+                    f"applies to {' and '.join(param.kinds)} "
+                    f"runs only; set it for those runs, not for a {kind} run",
+                )
                 continue
             result[key] = assign
         for key, param in PARAMS.items():
@@ -147,28 +163,45 @@ class _Expander:
         if cpus is not None and isinstance(cpus.value, dict):
             for role in cpus.value:
                 if role not in ROLES[kind]:
-                    self.problem(cpus.line, cpus.where, f"unknown role {role!r} for "
-                                 f"{kind}; use {', '.join(ROLES[kind])}")
+                    self.problem(
+                        cpus.line,
+                        cpus.where,
+                        f"unknown role {role!r} for {kind}; use {', '.join(ROLES[kind])}",
+                    )
         duration, timeout = settings.get("duration"), settings.get("timeout")
-        if duration and timeout and duration.value is not None and \
-                timeout.value is not None and duration.value >= timeout.value:
+        if (
+            duration
+            and timeout
+            and duration.value is not None
+            and timeout.value is not None
+            and duration.value >= timeout.value
+        ):
             at = timeout if timeout.line else duration
-            self.problem(at.line, at.where, f"timeout {timeout.value:g} s would end a "
-                         f"{duration.value:g} s run early; give timeout more than duration")
-
+            self.problem(
+                at.line,
+                at.where,
+                f"timeout {timeout.value:g} s would end a "
+                f"{duration.value:g} s run early; give timeout more than duration",
+            )
 
     def _check_search_run(self, kind: str, settings: dict) -> None:
         """With `search`, every run is a rate search: pubsub, its rate left to the
         search."""
         if kind != "pubsub":
             at = settings["kind"]
-            self.problem(at.line or self.exp.search_line, at.where,
-                         f"search: a rate search runs pubsub; a {kind} run cannot be "
-                         f"searched; set kind: pubsub")
+            self.problem(
+                at.line or self.exp.search_line,
+                at.where,
+                f"search: a rate search runs pubsub; a {kind} run cannot be "
+                f"searched; set kind: pubsub",
+            )
         rate = settings.get("rate")
         if rate is not None and rate.where != DEFAULT_WHERE and rate.value is not None:
-            self.problem(rate.line, rate.where, "search: the search chooses each step's "
-                         "rate (from search.start_rate); remove rate")
+            self.problem(
+                rate.line,
+                rate.where,
+                "search: the search chooses each step's rate (from search.start_rate); remove rate",
+            )
 
 
 def _key_order(key: str) -> tuple[int, str]:
@@ -180,15 +213,20 @@ def _key_order(key: str) -> tuple[int, str]:
 
 def _excluded_by(params: dict, experiment: Experiment) -> int | None:
     for index, rule in enumerate(experiment.excludes):
-        if all(params.get(key) in [a.value for a in choices]
-               for key, choices in rule.keys.items()):
+        if all(params.get(key) in [a.value for a in choices] for key, choices in rule.keys.items()):
             return index
     return None
 
 
 def _label_part(key: str, value) -> str:
-    if key in ("kind", "driver") or key in ("placement", "notify", "reliability",
-                                            "durability", "history", "transport"):
+    if key in ("kind", "driver") or key in (
+        "placement",
+        "notify",
+        "reliability",
+        "durability",
+        "history",
+        "transport",
+    ):
         return str(value)
     if key == "size":
         for unit, factor in (("MiB", 1 << 20), ("KiB", 1 << 10)):
@@ -214,12 +252,20 @@ def _labels(settings_list: list[dict]) -> list[str]:
             if key not in keys:
                 keys.append(key)
     keys.sort(key=_key_order)
-    varying = [k for k in keys if k in ("driver", "size") or len({
-        json.dumps(s[k].value if k in s else None, sort_keys=True) for s in settings_list}) > 1]
+    varying = [
+        k
+        for k in keys
+        if k in ("driver", "size")
+        or len({json.dumps(s[k].value if k in s else None, sort_keys=True) for s in settings_list})
+        > 1
+    ]
     labels = []
     for settings in settings_list:
-        parts = [_label_part(k, settings[k].value) for k in varying
-                 if k in settings and settings[k].value is not None]
+        parts = [
+            _label_part(k, settings[k].value)
+            for k in varying
+            if k in settings and settings[k].value is not None
+        ]
         label = re.sub(r"[^A-Za-z0-9._=+-]+", "_", "-".join(parts))[:LABEL_MAX]
         labels.append(label or "run")
     return labels
@@ -231,8 +277,7 @@ DEFAULT_MAX_RUNS = 100_000
 def runs_at_most(experiment: Experiment) -> tuple[int, str]:
     """How many runs the file can expand to (before exclude rules and duplicates), and
     how: computed from the sizes of the matrix axes, without enumerating anything."""
-    product = math.prod(len(choices) for _, _, choices in experiment.axes) \
-        if experiment.axes else 0
+    product = math.prod(len(choices) for _, _, choices in experiment.axes) if experiment.axes else 0
     factors = [f"{len(choices)} {key}" for key, _, choices in experiment.axes]
     how = " x ".join(factors) or "no matrix"
     if experiment.runs:
@@ -242,14 +287,21 @@ def runs_at_most(experiment: Experiment) -> tuple[int, str]:
     return (product + len(experiment.runs)) * experiment.repetitions, how
 
 
-def expand(experiment: Experiment, problems: ProblemList,
-           overrides: dict[str, Assign] | None = None,
-           max_runs: int = DEFAULT_MAX_RUNS) -> Expansion:
+def expand(
+    experiment: Experiment,
+    problems: ProblemList,
+    overrides: dict[str, Assign] | None = None,
+    max_runs: int = DEFAULT_MAX_RUNS,
+) -> Expansion:
     most, how = runs_at_most(experiment)
     if most > max_runs:
-        problems.add(experiment.file, experiment.matrix_line or experiment.line, "matrix",
-                     f"expands to up to {most:,} runs ({how}), more than the limit of "
-                     f"{max_runs:,}; narrow the matrix, or raise the limit with --max-runs")
+        problems.add(
+            experiment.file,
+            experiment.matrix_line or experiment.line,
+            "matrix",
+            f"expands to up to {most:,} runs ({how}), more than the limit of "
+            f"{max_runs:,}; narrow the matrix, or raise the limit with --max-runs",
+        )
         return Expansion(runs=[], selected=[])
     expander = _Expander(experiment, problems)
     base: list[tuple[dict, str, int]] = []
@@ -276,8 +328,11 @@ def expand(experiment: Experiment, problems: ProblemList,
                 continue
         identity = run_identity(params, 0)
         if identity in seen:
-            expander.problem(line, source, f"the same run as {seen[identity]}; remove one, "
-                             f"or use repetitions to repeat a run")
+            expander.problem(
+                line,
+                source,
+                f"the same run as {seen[identity]}; remove one, or use repetitions to repeat a run",
+            )
             continue
         seen[identity] = source if source != "matrix" else "a matrix run"
         complete.append((run, source))
@@ -288,14 +343,22 @@ def expand(experiment: Experiment, problems: ProblemList,
             number += 1
             suffix = f"-rep{rep}" if experiment.repetitions > 1 else ""
             runs.append(Run(number, rep, label + suffix, settings, source))
-    notes = [f"{experiment.file}:{rule.line}: {rule.where} matches no run of the matrix"
-             for i, rule in enumerate(experiment.excludes) if i not in used_rules]
+    notes = [
+        f"{experiment.file}:{rule.line}: {rule.where} matches no run of the matrix"
+        for i, rule in enumerate(experiment.excludes)
+        if i not in used_rules
+    ]
     if not runs and not problems:
-        expander.problem(experiment.line, "", "no runs: every matrix run is excluded; "
-                         "loosen the exclude rules" if excluded else
-                         "no runs; add a matrix or runs (see experiments/quickstart.yaml)")
-    return Expansion(runs=runs, selected=list(runs), points=len(points),
-                     excluded=excluded, notes=notes)
+        expander.problem(
+            experiment.line,
+            "",
+            "no runs: every matrix run is excluded; loosen the exclude rules"
+            if excluded
+            else "no runs; add a matrix or runs (see experiments/quickstart.yaml)",
+        )
+    return Expansion(
+        runs=runs, selected=list(runs), points=len(points), excluded=excluded, notes=notes
+    )
 
 
 class FilterError(ValueError):
@@ -326,9 +389,11 @@ def parse_filters(texts: list[str]) -> dict[str, list]:
         else:
             close = difflib.get_close_matches(key, list(PARAMS) + ["rep", "run"], n=1)
             hint = f"did you mean '{close[0]}'? " if close else ""
-            raise FilterError(f"{text!r}: unknown key {key!r}; {hint}filter on a run "
-                              f"parameter ({', '.join(k for k in PARAMS if k != 'options')}, "
-                              f"options.KEY), rep or run")
+            raise FilterError(
+                f"{text!r}: unknown key {key!r}; {hint}filter on a run "
+                f"parameter ({', '.join(k for k in PARAMS if k != 'options')}, "
+                f"options.KEY), rep or run"
+            )
         filters.setdefault(key, []).append(value)
     return filters
 
@@ -336,9 +401,9 @@ def parse_filters(texts: list[str]) -> dict[str, list]:
 def select(runs: list[Run], filters: dict[str, list]) -> list[Run]:
     def keeps(run: Run) -> bool:
         for key, values in filters.items():
-            have = run.rep if key == "rep" else run.number if key == "run" else \
-                run.get(key)
+            have = run.rep if key == "rep" else run.number if key == "run" else run.get(key)
             if have not in values:
                 return False
         return True
+
     return [run for run in runs if keeps(run)]

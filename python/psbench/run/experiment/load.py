@@ -29,9 +29,10 @@ class _TooLarge(Exception):
 @dataclass
 class Node:
     """A YAML value: dict[str, Node], list[Node] or a scalar; line is 1-based."""
+
     value: Any
     line: int
-    text: str | None = None                               # a scalar exactly as written
+    text: str | None = None  # a scalar exactly as written
     key_lines: dict[str, int] = field(default_factory=dict)  # mappings: line of each key
 
     @property
@@ -62,38 +63,59 @@ def _line(mark) -> int:
     return mark.line + 1 if mark is not None else 1
 
 
-def _convert(loader: yaml.SafeLoader, node: yaml.Node, problems: ProblemList,
-             file: str, budget: list[int] | None = None, depth: int = 0) -> Node:
+def _convert(
+    loader: yaml.SafeLoader,
+    node: yaml.Node,
+    problems: ProblemList,
+    file: str,
+    budget: list[int] | None = None,
+    depth: int = 0,
+) -> Node:
     budget = budget if budget is not None else [MAX_VALUES]
     line = _line(node.start_mark)
     budget[0] -= 1
     if budget[0] < 0:
-        raise _TooLarge(line, f"the file stands for more than {MAX_VALUES:,} values (YAML "
-                              f"aliases repeating aliases?); write the values out, or use "
-                              f"the matrix")
+        raise _TooLarge(
+            line,
+            f"the file stands for more than {MAX_VALUES:,} values (YAML "
+            f"aliases repeating aliases?); write the values out, or use "
+            f"the matrix",
+        )
     if depth > MAX_DEPTH:
-        raise _TooLarge(line, f"values nested more than {MAX_DEPTH} deep; an experiment "
-                              f"needs a few levels (see experiments/quickstart.yaml)")
+        raise _TooLarge(
+            line,
+            f"values nested more than {MAX_DEPTH} deep; an experiment "
+            f"needs a few levels (see experiments/quickstart.yaml)",
+        )
     if isinstance(node, yaml.ScalarNode):
         value = loader.construct_object(node)
         if not isinstance(value, SCALAR_TYPES):  # dates and the like: keep the text
             value = node.value
         return Node(value, line, text=node.value)
     if isinstance(node, yaml.SequenceNode):
-        return Node([_convert(loader, item, problems, file, budget, depth + 1)
-                     for item in node.value], line)
+        return Node(
+            [_convert(loader, item, problems, file, budget, depth + 1) for item in node.value], line
+        )
     result = Node({}, line)
     for key_node, value_node in node.value:
         key_line = _line(key_node.start_mark)
         if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-            problems.add(file, key_line, "(key)",
-                         "only plain names are keys here (no merge keys `<<`, lists or "
-                         "mappings as keys); put shared settings under defaults")
+            problems.add(
+                file,
+                key_line,
+                "(key)",
+                "only plain names are keys here (no merge keys `<<`, lists or "
+                "mappings as keys); put shared settings under defaults",
+            )
             continue
         key = key_node.value
         if key in result.value:
-            problems.add(file, key_line, key,
-                         f"given twice (first at line {result.key_lines[key]}); keep one")
+            problems.add(
+                file,
+                key_line,
+                key,
+                f"given twice (first at line {result.key_lines[key]}); keep one",
+            )
             continue
         result.key_lines[key] = key_line
         result.value[key] = _convert(loader, value_node, problems, file, budget, depth + 1)
@@ -122,52 +144,107 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise LoadError([Problem(display, 0, "", f"cannot read the experiment file: "
-                                 f"{exc.strerror}; give the path of a YAML file, e.g. "
-                                 f"experiments/quickstart.yaml")]) from None
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    0,
+                    "",
+                    f"cannot read the experiment file: "
+                    f"{exc.strerror}; give the path of a YAML file, e.g. "
+                    f"experiments/quickstart.yaml",
+                )
+            ]
+        ) from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LoadError([Problem(display, 1 + data[:exc.start].count(b"\n"), "",
-                                 "not UTF-8 text; save the file as UTF-8")]) from None
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    1 + data[: exc.start].count(b"\n"),
+                    "",
+                    "not UTF-8 text; save the file as UTF-8",
+                )
+            ]
+        ) from None
     if "\0" in text:
-        raise LoadError([Problem(display, 1 + text[:text.index("\0")].count("\n"), "",
-                                 "contains a NUL byte: not a text file; give a YAML "
-                                 "experiment file")])
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    1 + text[: text.index("\0")].count("\n"),
+                    "",
+                    "contains a NUL byte: not a text file; give a YAML experiment file",
+                )
+            ]
+        )
     deep = _flow_nesting_past(text, MAX_DEPTH)
-    if deep is not None:   # PyYAML's reader recurses per level: refuse before it does
-        raise LoadError([Problem(display, deep, "", f"values nested more than {MAX_DEPTH} "
-                                 f"deep; an experiment needs a few levels (see "
-                                 f"experiments/quickstart.yaml)")])
+    if deep is not None:  # PyYAML's reader recurses per level: refuse before it does
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    deep,
+                    "",
+                    f"values nested more than {MAX_DEPTH} "
+                    f"deep; an experiment needs a few levels (see "
+                    f"experiments/quickstart.yaml)",
+                )
+            ]
+        )
     problems = ProblemList()
     loader = None
     try:
-        loader = yaml.SafeLoader(text)   # reads the text: may refuse a character
+        loader = yaml.SafeLoader(text)  # reads the text: may refuse a character
         root = loader.get_single_node()
         if root is None:
-            raise LoadError([Problem(display, 1, "", "the file is empty; start from "
-                                     "experiments/quickstart.yaml")])
+            raise LoadError(
+                [
+                    Problem(
+                        display, 1, "", "the file is empty; start from experiments/quickstart.yaml"
+                    )
+                ]
+            )
         tree = _convert(loader, root, problems, display)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(p for p in (exc.context, exc.problem) if p)
-        raise LoadError([Problem(display, _line(mark), "",
-                                 f"not valid YAML: {reason}")]) from None
+        raise LoadError([Problem(display, _line(mark), "", f"not valid YAML: {reason}")]) from None
     except yaml.YAMLError as exc:
         raise LoadError([Problem(display, 1, "", f"not valid YAML: {exc}")]) from None
     except _TooLarge as exc:
         raise LoadError([Problem(display, exc.line, "", str(exc))]) from None
     except RecursionError:
-        raise LoadError([Problem(display, 1, "", f"values nested too deep to read; an "
-                                 f"experiment needs a few levels (see "
-                                 f"experiments/quickstart.yaml)")]) from None
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    1,
+                    "",
+                    "values nested too deep to read; an "
+                    "experiment needs a few levels (see "
+                    "experiments/quickstart.yaml)",
+                )
+            ]
+        ) from None
     finally:
         if loader is not None:
             loader.dispose()
     if problems:
         raise LoadError(problems.items)
     if not tree.is_mapping:
-        raise LoadError([Problem(display, tree.line, "", "the file must be a mapping of "
-                                 "keys (name, defaults, matrix, ...); see "
-                                 "experiments/quickstart.yaml")])
+        raise LoadError(
+            [
+                Problem(
+                    display,
+                    tree.line,
+                    "",
+                    "the file must be a mapping of "
+                    "keys (name, defaults, matrix, ...); see "
+                    "experiments/quickstart.yaml",
+                )
+            ]
+        )
     return data, tree

@@ -20,8 +20,10 @@ CHECK_RUN_ID, CHECK_OUT = "check", Path("/nonexistent")
 def requests_of(spec: MeasureSpec) -> list[tuple[str, ...]]:
     """The node's arguments (without its path) for each process of the run."""
     node = paths.node_path()
-    return [tuple(node_argv(node, spec, plan, CHECK_RUN_ID, CHECK_OUT, "none")[1:])
-            for plan in spec.processes()]
+    return [
+        tuple(node_argv(node, spec, plan, CHECK_RUN_ID, CHECK_OUT, "none")[1:])
+        for plan in spec.processes()
+    ]
 
 
 def refusals(requests: list[tuple[str, ...]]) -> dict[tuple[str, ...], list[dict]]:
@@ -29,20 +31,26 @@ def refusals(requests: list[tuple[str, ...]]) -> dict[tuple[str, ...], list[dict
     distinct = list(dict.fromkeys(requests))
     if not distinct:
         return {}
-    payload = b"".join(b"".join(arg.encode() + b"\0" for arg in args) + b"\0"
-                       for args in distinct)
+    payload = b"".join(b"".join(arg.encode() + b"\0" for arg in args) + b"\0" for args in distinct)
     node = paths.require_node()
     try:
-        proc = subprocess.run([str(node), "--check-stdin"], input=payload,
-                              capture_output=True, timeout=CHECK_TIMEOUT_S)
+        proc = subprocess.run(
+            [str(node), "--check-stdin"],
+            input=payload,
+            capture_output=True,
+            timeout=CHECK_TIMEOUT_S,
+        )
     except subprocess.TimeoutExpired:
-        raise UserError(f"{node} --check-stdin did not answer within "
-                        f"{CHECK_TIMEOUT_S:g} s") from None
+        raise UserError(
+            f"{node} --check-stdin did not answer within {CHECK_TIMEOUT_S:g} s"
+        ) from None
     lines = proc.stdout.decode(errors="replace").splitlines()
     if proc.returncode != 0 or len(lines) != len(distinct):
         tail = proc.stderr.decode(errors="replace").strip().splitlines()[-1:]
-        raise UserError(f"{node} --check-stdin failed (exit code {proc.returncode}"
-                        f"{': ' + tail[0] if tail else ''}); run `make build`")
+        raise UserError(
+            f"{node} --check-stdin failed (exit code {proc.returncode}"
+            f"{': ' + tail[0] if tail else ''}); run `make build`"
+        )
     return {args: json.loads(line)["refusals"] for args, line in zip(distinct, lines)}
 
 
@@ -51,7 +59,7 @@ def setting_key(refusal: dict) -> str:
     node could not take ("--size: ...") -> its option's name."""
     setting = refusal["setting"]
     if setting.startswith("option:"):
-        return "options." + setting[len("option:"):]
+        return "options." + setting[len("option:") :]
     if setting == "arguments" and refusal["message"].startswith("--"):
         return refusal["message"][2:].split(":", 1)[0].replace("-", "_")
     return setting

@@ -8,8 +8,8 @@ an argument, and the message is the same.
 
 import argparse
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Callable
 
 from psbench.base import options as cli_options
 from psbench.run.spec import ROLES, MeasureSpec
@@ -30,8 +30,8 @@ class BadValue(ValueError):
 @dataclass(frozen=True)
 class Param:
     name: str
-    kinds: tuple[str, ...]          # the kinds of run that take it
-    defaults: dict                  # kind -> psbench's default; None: the node's own
+    kinds: tuple[str, ...]  # the kinds of run that take it
+    defaults: dict  # kind -> psbench's default; None: the node's own
     parse: Callable[[object], object]
     help: str
 
@@ -49,10 +49,12 @@ def _shown(value) -> str:
 def _scalar_parser(action: argparse.Action) -> Callable[[object], object]:
     """The action's type and choices, applied to a YAML scalar."""
     if action.nargs == 0:  # a flag (store_true)
+
         def parse_flag(value):
             if not isinstance(value, bool):
                 raise BadValue(f"{_shown(value)} is not true or false; write true or false")
             return value
+
         return parse_flag
 
     def parse(value):
@@ -72,6 +74,7 @@ def _scalar_parser(action: argparse.Action) -> Callable[[object], object]:
         if action.choices is not None and result not in action.choices:
             raise BadValue(f"{text!r} is not one of {', '.join(action.choices)}")
         return result
+
     return parse
 
 
@@ -86,16 +89,19 @@ def parse_cpus(value):
     if value == "none":
         return "none"
     if not isinstance(value, dict) or not value:
-        raise BadValue(f"expected none or a mapping ROLE: CPU, e.g. {{ping: 0, pong: 1}}, "
-                       f"got {_shown(value)}")
+        raise BadValue(
+            f"expected none or a mapping ROLE: CPU, e.g. {{ping: 0, pong: 1}}, got {_shown(value)}"
+        )
     allowed = os.sched_getaffinity(0)
     cpus = {}
     for role, cpu in value.items():
         if isinstance(cpu, bool) or not isinstance(cpu, int) or cpu < 0:
             raise BadValue(f"{role}: {_shown(cpu)} is not a CPU number; e.g. {role}: 0")
         if cpu not in allowed:
-            raise BadValue(f"{role}: CPU {cpu} is not available here; use one of "
-                           f"{', '.join(map(str, sorted(allowed)))}")
+            raise BadValue(
+                f"{role}: CPU {cpu} is not available here; use one of "
+                f"{', '.join(map(str, sorted(allowed)))}"
+            )
         cpus[str(role)] = cpu
     return cpus
 
@@ -106,20 +112,34 @@ def _build() -> dict[str, Param]:
         parser = argparse.ArgumentParser(add_help=False)
         cli_options.add_measure_arguments(parser, kind)
         actions[kind] = {a.dest: a for a in parser._actions if a.dest not in SKIPPED_DESTS}
-    found = {"kind": Param("kind", KINDS, dict.fromkeys(KINDS), _kind,
-                           "ping (round trip) or pubsub (one way)")}
+    found = {
+        "kind": Param(
+            "kind", KINDS, dict.fromkeys(KINDS), _kind, "ping (round trip) or pubsub (one way)"
+        )
+    }
     for kind in KINDS:
         for dest, action in actions[kind].items():
             if dest in found:
                 continue
             kinds = tuple(k for k in KINDS if dest in actions[k])
-            found[dest] = Param(dest, kinds, {k: actions[k][dest].default for k in kinds},
-                                _scalar_parser(action), action.help or "")
+            found[dest] = Param(
+                dest,
+                kinds,
+                {k: actions[k][dest].default for k in kinds},
+                _scalar_parser(action),
+                action.help or "",
+            )
     spec_fields = [f.name for f in fields(MeasureSpec)]
-    found["options"] = Param("options", KINDS, dict.fromkeys(KINDS), None,
-                             "driver options KEY: VALUE, passed through untouched")
-    found["cpus"] = Param("cpus", KINDS, dict.fromkeys(KINDS), parse_cpus,
-                          "ROLE: CPU pinning, or none")
+    found["options"] = Param(
+        "options",
+        KINDS,
+        dict.fromkeys(KINDS),
+        None,
+        "driver options KEY: VALUE, passed through untouched",
+    )
+    found["cpus"] = Param(
+        "cpus", KINDS, dict.fromkeys(KINDS), parse_cpus, "ROLE: CPU pinning, or none"
+    )
     # In MeasureSpec's order, so that files, tables and docs list them the same way.
     order = {name: i for i, name in enumerate(spec_fields)}
     return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
@@ -136,6 +156,7 @@ def is_param_key(key: str) -> bool:
 @dataclass(frozen=True)
 class SearchParam:
     """One criterion of an experiment's `search` (the options of `psbench ratesearch`)."""
+
     name: str
     default: object
     parse: Callable[[object], object]
@@ -143,17 +164,26 @@ class SearchParam:
     help_example: str
 
 
-SEARCH_EXAMPLES = {"max_loss": "0.1", "max_p99": "1ms", "start_rate": "1000",
-                   "max_rate": "100000", "precision": "0.05", "max_steps": "12",
-                   "confirm": "3"}
+SEARCH_EXAMPLES = {
+    "max_loss": "0.1",
+    "max_p99": "1ms",
+    "start_rate": "1000",
+    "max_rate": "100000",
+    "precision": "0.05",
+    "max_steps": "12",
+    "confirm": "3",
+}
 
 
 def _build_search() -> dict[str, SearchParam]:
     parser = argparse.ArgumentParser(add_help=False)
     cli_options.add_search_arguments(parser)
-    return {a.dest: SearchParam(a.dest, a.default, _scalar_parser(a), a.help or "",
-                                SEARCH_EXAMPLES[a.dest])
-            for a in parser._actions}
+    return {
+        a.dest: SearchParam(
+            a.dest, a.default, _scalar_parser(a), a.help or "", SEARCH_EXAMPLES[a.dest]
+        )
+        for a in parser._actions
+    }
 
 
 SEARCH_PARAMS: dict[str, SearchParam] = _build_search()

@@ -6,14 +6,15 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Problem:
     file: str
-    line: int        # 1-based; 0 when no line applies (e.g. the file cannot be read)
-    where: str       # the key as a path, e.g. "matrix.driver" or "runs[2].size"
-    message: str     # "problem; fix"
+    line: int  # 1-based; 0 when no line applies (e.g. the file cannot be read)
+    where: str  # the key as a path, e.g. "matrix.driver" or "runs[2].size"
+    message: str  # "problem; fix"
 
     def __str__(self) -> str:
         place = f"{self.file}:{self.line}" if self.line else self.file
-        return f"{place}: {self.where}: {self.message}" if self.where else \
-            f"{place}: {self.message}"
+        return (
+            f"{place}: {self.where}: {self.message}" if self.where else f"{place}: {self.message}"
+        )
 
 
 class ProblemList:

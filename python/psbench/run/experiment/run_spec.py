@@ -13,21 +13,24 @@ SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
 
 def to_spec(run: Run, library: Path) -> MeasureSpec:
     params = run.params
-    values = {k: v for k, v in params.items()
-              if k in SPEC_FIELDS and k not in ("options", "cpus")}
+    values = {k: v for k, v in params.items() if k in SPEC_FIELDS and k not in ("options", "cpus")}
     for key in ("publishers", "topics"):  # unset: one
         values.setdefault(key, 1)
-    values["options"] = [f"{k[len('options.'):]}={v}" for k, v in params.items()
-                         if k.startswith("options.")]
+    values["options"] = [
+        f"{k[len('options.') :]}={v}" for k, v in params.items() if k.startswith("options.")
+    ]
     cpus = params.get("cpus")
     if cpus is None and params.get("pin") == "none":
-        cpus = "none"   # no pinning at all: not even psbench's one role per core
+        cpus = "none"  # no pinning at all: not even psbench's one role per core
     if cpus is None:
         # Unless the run says otherwise: one role per core (spec.default_cpus).
-        cpus = spec_module.default_cpus(params["kind"], params.get("placement", "inter"),
-                                        params.get("subscribers") or 1,
-                                        params.get("publishers") or 1,
-                                        params.get("topics") or 1,
-                                        params.get("relays") or 0)
+        cpus = spec_module.default_cpus(
+            params["kind"],
+            params.get("placement", "inter"),
+            params.get("subscribers") or 1,
+            params.get("publishers") or 1,
+            params.get("topics") or 1,
+            params.get("relays") or 0,
+        )
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     return MeasureSpec(driver_path=library, **values)

@@ -12,21 +12,21 @@ from psbench.run.experiment.load import Node
 from psbench.run.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
 from psbench.run.experiment.problems import ProblemList
 
-TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs",
-            "search")
+TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs", "search")
 
 
 @dataclass(frozen=True)
 class Assign:
-    key: str          # "size", "options.type", ...
-    value: object     # checked and normalized; None = unset (the default applies)
-    where: str        # "matrix.size", "defaults.options.type", "runs[2].driver"
+    key: str  # "size", "options.type", ...
+    value: object  # checked and normalized; None = unset (the default applies)
+    where: str  # "matrix.size", "defaults.options.type", "runs[2].driver"
     line: int
 
 
 @dataclass
 class Rule:
     """One exclude rule: a run matching every key (any of the values listed) is dropped."""
+
     where: str
     line: int
     keys: dict[str, list[Assign]]
@@ -35,6 +35,7 @@ class Rule:
 @dataclass
 class Entry:
     """One explicit run of `runs`."""
+
     where: str
     line: int
     settings: dict[str, Assign]
@@ -45,7 +46,7 @@ class Experiment:
     file: str
     name: str
     description: str | None
-    line: int                                      # of the file's first key
+    line: int  # of the file's first key
     defaults: dict[str, Assign] = field(default_factory=dict)
     axes: list[tuple[str, int, list[dict[str, Assign]]]] = field(default_factory=list)
     matrix_line: int | None = None
@@ -75,17 +76,22 @@ class _Reader:
         if key == "options":
             return self._options(node, where)
         if key.startswith("options."):
-            return self._option(key[len("options."):], node, where)
+            return self._option(key[len("options.") :], node, where)
         if key not in PARAMS:
             names = ", ".join(list(PARAMS) + ["options.KEY"])
-            hint = (" (top-level keys go at the start of a line)" if key in TOP_KEYS
-                    else "")
-            self.problem(key_line, where, f"unknown key{hint}; {_suggest(key, PARAMS)}"
-                         f"the keys of a run are {names}")
+            hint = " (top-level keys go at the start of a line)" if key in TOP_KEYS else ""
+            self.problem(
+                key_line,
+                where,
+                f"unknown key{hint}; {_suggest(key, PARAMS)}the keys of a run are {names}",
+            )
             return {}
         if key == "cpus":
-            value = node.value if node.is_scalar else (
-                {k: v.value for k, v in node.value.items()} if node.is_mapping else [])
+            value = (
+                node.value
+                if node.is_scalar
+                else ({k: v.value for k, v in node.value.items()} if node.is_mapping else [])
+            )
         elif node.is_scalar:
             value = node.value
         else:
@@ -101,8 +107,11 @@ class _Reader:
 
     def _options(self, node: Node, where: str) -> dict[str, Assign]:
         if not node.is_mapping:
-            self.problem(node.line, where, "expected a mapping KEY: VALUE of driver "
-                         "options, e.g. options: {type: complex}")
+            self.problem(
+                node.line,
+                where,
+                "expected a mapping KEY: VALUE of driver options, e.g. options: {type: complex}",
+            )
             return {}
         found = {}
         for name, value in node.value.items():
@@ -112,12 +121,20 @@ class _Reader:
     def _option(self, name: str, node: Node, where: str) -> dict[str, Assign]:
         key = f"options.{name}"
         if not name.strip() or "=" in name:
-            self.problem(node.line, where, f"{name!r} is not an option name; use the "
-                         "driver's option keys (`psbench drivers --json`)")
+            self.problem(
+                node.line,
+                where,
+                f"{name!r} is not an option name; use the "
+                "driver's option keys (`psbench drivers --json`)",
+            )
             return {}
         if not node.is_scalar:
-            self.problem(node.line, where, "a driver option takes one value (passed as "
-                         "text); lists belong in the matrix, e.g. options.type: [bytes, complex]")
+            self.problem(
+                node.line,
+                where,
+                "a driver option takes one value (passed as "
+                "text); lists belong in the matrix, e.g. options.type: [bytes, complex]",
+            )
             return {}
         # Passed through untouched: the text as written, not YAML's reading of it.
         value = None if node.value is None else node.text
@@ -126,55 +143,73 @@ class _Reader:
     # A mapping of settings, each with one value: defaults and each entry of runs.
     def settings(self, node: Node, where: str) -> dict[str, Assign]:
         if not node.is_mapping:
-            self.problem(node.line, where, "expected a mapping of run settings, e.g. "
-                         "{driver: udp, size: 64}")
+            self.problem(
+                node.line, where, "expected a mapping of run settings, e.g. {driver: udp, size: 64}"
+            )
             return {}
         found: dict[str, Assign] = {}
         for key, value in node.value.items():
             if value.is_list:
-                self.problem(value.line, f"{where}.{key}", "one value expected; lists of "
-                             "values belong in the matrix")
+                self.problem(
+                    value.line,
+                    f"{where}.{key}",
+                    "one value expected; lists of values belong in the matrix",
+                )
                 continue
-            for assign in self.setting(key, value, f"{where}.{key}",
-                                       node.key_line(key)).values():
+            for assign in self.setting(key, value, f"{where}.{key}", node.key_line(key)).values():
                 self._put(found, assign)
         return found
 
     def _put(self, found: dict[str, Assign], assign: Assign) -> None:
         first = found.get(assign.key)
         if first is not None:
-            self.problem(assign.line, assign.where, f"sets {assign.key} again (first at "
-                         f"line {first.line}, {first.where}); keep one")
+            self.problem(
+                assign.line,
+                assign.where,
+                f"sets {assign.key} again (first at line {first.line}, {first.where}); keep one",
+            )
         else:
             found[assign.key] = assign
 
     # A mapping whose values are lists of alternatives: the matrix, exclude rules.
     def alternatives(self, node: Node, where: str) -> list[tuple[str, int, list[dict]]]:
         if not node.is_mapping:
-            self.problem(node.line, where, "expected a mapping of settings to lists of "
-                         "values, e.g. {driver: [udp, shm], size: [64, 16KiB]}")
+            self.problem(
+                node.line,
+                where,
+                "expected a mapping of settings to lists of "
+                "values, e.g. {driver: [udp, shm], size: [64, 16KiB]}",
+            )
             return []
         result = []
         for key, value in self._option_axes(node):
             items = value.value if value.is_list else [value]
             path = f"{where}.{key}"
             if not items:
-                self.problem(value.line, path, "an empty list gives no runs; give at least "
-                             "one value or remove the key")
+                self.problem(
+                    value.line,
+                    path,
+                    "an empty list gives no runs; give at least one value or remove the key",
+                )
                 continue
             choices, seen = [], {}
             for item in items:
                 if item.is_list:
-                    self.problem(item.line, path, "a list inside a list; give the values "
-                                 "in one list")
+                    self.problem(
+                        item.line, path, "a list inside a list; give the values in one list"
+                    )
                     continue
                 choice = self.setting(key, item, path, node.key_line(key))
                 if not choice:
                     continue
                 marker = repr(sorted((k, repr(a.value)) for k, a in choice.items()))
                 if marker in seen:
-                    self.problem(item.line, path, f"value listed twice (also at line "
-                                 f"{seen[marker]}); use repetitions to repeat runs")
+                    self.problem(
+                        item.line,
+                        path,
+                        f"value listed twice (also at line "
+                        f"{seen[marker]}); use repetitions to repeat runs",
+                    )
                     continue
                 seen[marker] = item.line
                 choices.append(choice)
@@ -206,8 +241,12 @@ def _text(reader: _Reader, node: Node, where: str) -> str | None:
 def _repetitions(reader: _Reader, node: Node) -> int:
     value = node.value
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        reader.problem(node.line, "repetitions", f"expected a whole number of at least 1, "
-                       f"got {node.text if node.is_scalar else 'a ' + type(value).__name__}")
+        reader.problem(
+            node.line,
+            "repetitions",
+            f"expected a whole number of at least 1, "
+            f"got {node.text if node.is_scalar else 'a ' + type(value).__name__}",
+        )
         return 1
     return value
 
@@ -215,20 +254,31 @@ def _repetitions(reader: _Reader, node: Node) -> int:
 def _search(reader: _Reader, node: Node) -> dict[str, Assign]:
     """The criteria of `search`: each key as `psbench ratesearch` takes it."""
     if not node.is_mapping:
-        reader.problem(node.line, "search", "expected a mapping of search criteria, e.g. "
-                       "search: {max_loss: 0, max_p99: 1ms, start_rate: 1000}")
+        reader.problem(
+            node.line,
+            "search",
+            "expected a mapping of search criteria, e.g. "
+            "search: {max_loss: 0, max_p99: 1ms, start_rate: 1000}",
+        )
         return {}
     found = {}
     for key, value in node.value.items():
         where = f"search.{key}"
         if key not in SEARCH_PARAMS:
-            reader.problem(node.key_line(key), where, f"unknown key; "
-                           f"{_suggest(key, SEARCH_PARAMS)}the keys of search are "
-                           f"{', '.join(SEARCH_PARAMS)}")
+            reader.problem(
+                node.key_line(key),
+                where,
+                f"unknown key; "
+                f"{_suggest(key, SEARCH_PARAMS)}the keys of search are "
+                f"{', '.join(SEARCH_PARAMS)}",
+            )
             continue
         if not value.is_scalar or value.value is None:
-            reader.problem(value.line, where, "one value expected, e.g. "
-                           f"{key}: {SEARCH_PARAMS[key].help_example}")
+            reader.problem(
+                value.line,
+                where,
+                f"one value expected, e.g. {key}: {SEARCH_PARAMS[key].help_example}",
+            )
             continue
         try:
             found[key] = Assign(key, SEARCH_PARAMS[key].parse(value.value), where, value.line)
@@ -237,8 +287,11 @@ def _search(reader: _Reader, node: Node) -> dict[str, Assign]:
     start, top = found.get("start_rate"), found.get("max_rate")
     start_value = start.value if start else SEARCH_PARAMS["start_rate"].default
     if top is not None and top.value < start_value:
-        reader.problem(top.line, top.where, f"{top.value:g} Hz is below start_rate "
-                       f"{start_value:g} Hz; give a higher max_rate")
+        reader.problem(
+            top.line,
+            top.where,
+            f"{top.value:g} Hz is below start_rate {start_value:g} Hz; give a higher max_rate",
+        )
     return found
 
 
@@ -248,13 +301,19 @@ def parse(tree: Node, file: str, default_name: str, problems: ProblemList) -> Ex
     top = tree.value
     for key in top:
         if key not in TOP_KEYS:
-            hint = (" (run settings go under defaults, matrix or runs)" if key in PARAMS
-                    or key.startswith("options.") else "")
-            reader.problem(tree.key_line(key), key, f"unknown key{hint}; "
-                           f"{_suggest(key, TOP_KEYS)}the keys of an experiment are "
-                           f"{', '.join(TOP_KEYS)}")
-    experiment = Experiment(file=file, name=default_name, description=None,
-                            line=tree.line)
+            hint = (
+                " (run settings go under defaults, matrix or runs)"
+                if key in PARAMS or key.startswith("options.")
+                else ""
+            )
+            reader.problem(
+                tree.key_line(key),
+                key,
+                f"unknown key{hint}; "
+                f"{_suggest(key, TOP_KEYS)}the keys of an experiment are "
+                f"{', '.join(TOP_KEYS)}",
+            )
+    experiment = Experiment(file=file, name=default_name, description=None, line=tree.line)
     if "name" in top:
         experiment.name = _text(reader, top["name"], "name") or default_name
     if "description" in top:
@@ -269,7 +328,7 @@ def parse(tree: Node, file: str, default_name: str, problems: ProblemList) -> Ex
     for index, node in _items(reader, top, "exclude"):
         where = f"exclude[{index}]"
         keys = {}
-        for key, _, choices in reader.alternatives(node, where):
+        for _key, _, choices in reader.alternatives(node, where):
             for choice in choices:
                 for assign in choice.values():
                     keys.setdefault(assign.key, []).append(assign)
@@ -289,7 +348,8 @@ def _items(reader: _Reader, top: dict, key: str) -> list[tuple[int, Node]]:
     if node is None or node.value is None:
         return []
     if not node.is_list:
-        reader.problem(node.line, key, f"expected a list of mappings, e.g. {key}: "
-                       f"[{{driver: udp, size: 64}}]")
+        reader.problem(
+            node.line, key, f"expected a list of mappings, e.g. {key}: [{{driver: udp, size: 64}}]"
+        )
         return []
     return list(enumerate(node.value))
