@@ -1,12 +1,12 @@
 """Which tests may run side by side (`make test` runs them with pytest-xdist).
 
 Most runs share nothing with each other: run ids are random, brokers take free ports,
-files are named after the run. A few drivers share something with every run on the
-machine: a per-host daemon (one for all runs; the run that started it stops it, under
-another run that found it running) or a cleanup command that sweeps the machine's shared
-memory, which some tests also inspect machine-wide. Every test that runs such a driver
-joins one xdist group, "host", whose tests run one at a time in one worker. Which drivers
-those are comes from their manifests, never from a list here.
+files and shared memory are named after the run (a driver's cleanup command removes only
+what dead processes left). A per-host daemon is the exception: one serves every run on
+the machine, and the run that started it stops it, under any other run that found it
+running and used it. Every test that runs a driver needing one joins one xdist group,
+"host", whose tests run one at a time in one worker. Which drivers those are comes from
+their manifests, never from a list here.
 
 A test runs such a driver when the driver's name is in its id (a parameter), its module's
 name (tests/test_driver_<name>.py), its fixtures' names, its own source or a module-level
@@ -28,11 +28,8 @@ HOST_GROUP = "host"
 def host_wide_drivers() -> set[str]:
     names = set()
     for name in manifests.driver_names():
-        manifest = manifests.load(name)
-        per_host = any(
-            s.per_host or ((manifests.service(s.name) or s).per_host) for s in manifest.services
-        )
-        if per_host or manifest.cleanup:
+        services = manifests.load(name).services
+        if any(s.per_host or (manifests.service(s.name) or s).per_host for s in services):
             names.add(name)
     return names
 

@@ -18,7 +18,9 @@
 #include "udp_reassembly.h"
 #include "udp_socket.h"
 
-#define PORT_SPAN 20000u
+/* Ports port_base .. port_base + PORT_SPAN - 1: by default 20000..32767, below Linux's
+ * ephemeral range (32768..60999), where any outgoing socket may hold a port. */
+#define PORT_SPAN 12768u
 #define LISTENER_SLICE_NS 100000000LL
 
 /* Fault injection, for testing what psbench does when a node misbehaves: after
@@ -102,13 +104,25 @@ static void inject_fault(enum udp_fault fault) {
   for (;;) pause(); /* hang: signals interrupt pause(), and it goes back to waiting */
 }
 
+/* A run's own loopback address, 127.x.y.z from FNV-1a of the run id (x.y.z never .0 or
+ * .255 last): all of 127/8 is `lo`, so concurrent runs whose topics hash to the same port
+ * still bind different sockets. */
+static struct in_addr loopback_address(const char *run_id) {
+  uint32_t h = 2166136261u;
+  for (const char *p = run_id; *p; ++p) h = (h ^ (uint8_t)*p) * 16777619u;
+  uint32_t last = h & 0xffu;
+  if (last == 0 || last == 255) h ^= 1u;
+  struct in_addr a = {htonl(0x7f000000u | (h & 0x00ffffffu))};
+  return a;
+}
+
 static void parse_addresses(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
   const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
   if (strcmp(cfg->transport, "unicast") != 0) {
     if (peer || bind_to)
       refuse(r, peer ? "option:peer" : "option:bind",
-             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.0.0.1");
-    inet_pton(AF_INET, "127.0.0.1", &ctx->bind_addr);
+             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.x.y.z of the run id");
+    ctx->bind_addr = loopback_address(cfg->run_id);
     ctx->peer_addr = ctx->bind_addr;
     return;
   }
