@@ -548,6 +548,10 @@ TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
   EXPECT_EQ(psb::sdk::index_in("", {"tcp"}), -1);
   EXPECT_EQ(psb::sdk::index_in(nullptr, {"tcp"}), -1);
   EXPECT_EQ(psb::sdk::index_in("tcp", {}), -1);
+  static const char *const names[] = {"udp", "shm", nullptr};
+  EXPECT_EQ(psb::sdk::index_in("shm", names), 1);
+  EXPECT_EQ(psb::sdk::index_in("tcp", names), -1);
+  EXPECT_EQ(psb::sdk::index_in(nullptr, names), -1);
 }
 
 // ---- ListenerThread -----------------------------------------------------------------------
@@ -606,6 +610,59 @@ TEST(SdkTime, MillisecondsAreRoundedUpAndCapped) {
   EXPECT_EQ(psb::sdk::ms_rounded_up(2'500'000'000), 2500);
   EXPECT_EQ(psb::sdk::ms_rounded_up(int64_t(INT_MAX) * 1'000'000), INT_MAX);
   EXPECT_EQ(psb::sdk::ms_rounded_up(INT64_MAX), INT_MAX);
+}
+
+TEST(SdkTime, WaitUntilAsksUntilReadyOrTheTimeoutPassed) {
+  int asked = 0;
+  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 1; }));
+  EXPECT_EQ(asked, 1) << "ready at once: asked once";
+  asked = 0;
+  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 2000; })) << "past the spin and yield phases";
+  EXPECT_EQ(asked, 2000);
+  asked = 0;
+  EXPECT_FALSE(psb::sdk::wait_until(0, [&] { return ++asked < 0; }));
+  EXPECT_EQ(asked, 1) << "timeout 0: asked once";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(psb::sdk::wait_until(5'000'000, [] { return false; }));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(5));
+  EXPECT_LT(waited, std::chrono::seconds(2));
+}
+
+TEST(SdkRefusals, PayloadInRange) {
+  TestRun run;
+  Refusals refuse;
+  run.cfg.max_payload = 32;
+  EXPECT_TRUE(psb::sdk::payload_in_range(run.cfg, refuse, 32, 64));
+  run.cfg.max_payload = 64;
+  EXPECT_TRUE(psb::sdk::payload_in_range(run.cfg, refuse, 32, 64));
+  EXPECT_TRUE(refuse.empty());
+  run.cfg.max_payload = 65;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 32, 64)); }),
+            "size: max_payload 65 is not supported; supported: 32 to 64 bytes (header included)");
+  run.cfg.max_payload = 0;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 1, 4194304)); }),
+            "size: max_payload 0 is not supported; supported: 1 to 4194304 bytes (header included)");
+}
+
+TEST(SdkOptions, RefuseUnknownNamesEveryKeyNotListed) {
+  TestRun run(KV{{"slots", "4"}, {"broker", "x"}, {"wakeup", "spin"}, {"depth", "2"}});
+  static const char *const keys[] = {"wakeup", "slots", nullptr};
+  Refusals refuse;
+  Options(run.cfg, refuse).refuse_unknown(keys);
+  ASSERT_EQ(refuse.size(), 2u);
+  EXPECT_EQ(refuse.all()[0].setting, "option:broker");
+  EXPECT_EQ(refuse.all()[0].reason, "unknown option 'broker'; valid options: wakeup, slots");
+  EXPECT_EQ(refuse.all()[1].reason, "unknown option 'depth'; valid options: wakeup, slots");
+  static const char *const none[] = {nullptr};
+  Refusals refuse_all;
+  Options(run.cfg, refuse_all).refuse_unknown(none);
+  ASSERT_EQ(refuse_all.size(), 4u);
+  EXPECT_EQ(refuse_all.all()[0].reason, "unknown option 'slots'; this driver takes no options");
+  TestRun quiet;
+  Refusals nothing;
+  Options(quiet.cfg, nothing).refuse_unknown(none);
+  EXPECT_TRUE(nothing.empty());
 }
 
 // ---- the environment ------------------------------------------------------------------------

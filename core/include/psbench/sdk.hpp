@@ -7,7 +7,8 @@
 // psb_error with "<driver name>: <what>", refusals and option parsing
 // (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
 // of open endpoints that close() empties, a listener thread (ListenerThread), the version
-// computed once, timeouts in milliseconds (ms_rounded_up), and two looks at the host: library_file() (the name of the library a
+// computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
+// and two looks at the host: library_file() (the name of the library a
 // symbol is loaded from) and process_running() (a daemon such as iox-roudi).
 //
 //   struct Driver {
@@ -47,8 +48,11 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sched.h>
+#include <time.h>
 
 #include <atomic>
+#include <chrono>
 #include <climits>
 #include <concepts>
 #include <cstdint>
@@ -103,6 +107,30 @@ constexpr int ms_rounded_up(int64_t ns) noexcept {
   if (ns <= 0) return 0;
   const int64_t ms = ns / 1'000'000 + (ns % 1'000'000 != 0);
   return ms > INT_MAX ? INT_MAX : int(ms);
+}
+
+// Asks ready() until it says true or timeout_ns has passed (negative: no limit) and returns
+// its last answer: first spinning, then yielding, then sleeping 20 us between asks, so a
+// short wait stays short and a long one costs little CPU. Allocates nothing.
+template <class Ready>
+bool wait_until(int64_t timeout_ns, Ready &&ready) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = timeout_ns < 0 ? Clock::time_point::max()
+                                       : Clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (uint64_t i = 0;; ++i) {
+    if (ready()) return true;
+    if (Clock::now() >= deadline) return false;
+    if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else if (i < 1024) {
+      sched_yield();
+    } else {
+      timespec pause{0, 20'000};
+      nanosleep(&pause, nullptr);
+    }
+  }
 }
 
 // ---- the environment --------------------------------------------------------------------

@@ -127,6 +127,23 @@ inline std::string run_id(const psb_config &cfg, Refusals &refusals, const char 
   return {};
 }
 
+// Whether cfg.max_payload is in [min, max]; if not, the refusal (setting "size")
+// "max_payload N is not supported; supported: MIN to MAX bytes (header included)".
+inline bool payload_in_range(const psb_config &cfg, Refusals &refusals, uint64_t min, uint64_t max) {
+  if (cfg.max_payload >= min && cfg.max_payload <= max) return true;
+  refusals.add("size", "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
+               static_cast<unsigned long long>(cfg.max_payload), static_cast<unsigned long long>(min),
+               static_cast<unsigned long long>(max));
+  return false;
+}
+
+// The same over a nullptr-terminated list, such as caps.transports.
+inline int index_in(const char *name, const char *const *names) noexcept {
+  for (int i = 0; name != nullptr && names[i] != nullptr; ++i)
+    if (std::strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
 // A view over cfg.options (valid while cfg is). The node has already refused any key not
 // in caps.option_keys. A malformed or missing value is recorded in the Refusals given, as
 // setting "option:KEY", and the lookup returns its fallback, so parsing goes on and
@@ -146,6 +163,21 @@ class Options {
   std::string text(std::string_view key, std::string_view fallback) const {
     const char *v = find(key);
     return v ? std::string(v) : std::string(fallback);
+  }
+
+  // Refuses each option whose key is not in keys (nullptr-terminated, as caps.option_keys):
+  // "unknown option 'KEY'; valid options: A, B", or "...; this driver takes no options".
+  // The node refuses these itself; this tells a direct caller as well.
+  void refuse_unknown(const char *const *keys) const {
+    std::string valid;
+    for (const char *const *k = keys; *k != nullptr; ++k) valid += (valid.empty() ? "" : ", ") + std::string(*k);
+    valid = valid.empty() ? "this driver takes no options" : "valid options: " + valid;
+    for (size_t i = 0; i < cfg_.option_count; ++i) {
+      const char *key = cfg_.options[i].key != nullptr ? cfg_.options[i].key : "(null)";
+      bool known = false;
+      for (const char *const *k = keys; *k != nullptr && !known; ++k) known = std::strcmp(*k, key) == 0;
+      if (!known) refusals_.add("option:" + std::string(key), "unknown option '%s'; %s", key, valid.c_str());
+    }
   }
 
   // The value, or nullptr with the refusal "option KEY[=FORM] is missing[; ADVICE]".
