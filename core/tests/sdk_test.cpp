@@ -702,6 +702,8 @@ TEST(SdkHash, Fnv1aKnownValues) {
   EXPECT_EQ(psb::sdk::fnv1a64(""), 14695981039346656037ull);
   EXPECT_EQ(psb::sdk::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(psb::sdk::fnv1a64("foobar"), 0x85944171f73967e8ull);
+  EXPECT_EQ(psb::sdk::fnv1a64("", 1469598103934665603ull), 1469598103934665603ull) << "another basis";
+  EXPECT_EQ(psb::sdk::fnv1a64("run", 1469598103934665603ull), 0x639e5b51578e7f84ull);
 }
 
 TEST(SdkHash, IdInRangeIsWhatTheDriversDeriveToday) {

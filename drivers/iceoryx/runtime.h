@@ -34,8 +34,7 @@ inline std::string fit(const std::string &s, size_t max) {
   if (s.size() <= max) return s;
   // FNV-1a-64 with an offset basis of 1469598103934665603, a digit short of the standard
   // one of psb::sdk::fnv1a64: kept, so that shortened names stay what they were.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  const uint64_t h = psb::sdk::fnv1a64(s, 1469598103934665603ull);
   char hash[24];
   std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(h));
   return s.substr(0, max - std::strlen(hash)) + hash;

@@ -8,8 +8,8 @@
 // (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
 // of open endpoints that close() empties, a listener thread (ListenerThread), the version
 // computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
-// and two looks at the host: library_file() (the name of the library a
-// symbol is loaded from) and process_running() (a daemon such as iox-roudi).
+// and two looks at the host: library_file() (the name of the library a symbol is loaded
+// from) and process_running() (a daemon such as iox-roudi).
 //
 //   struct Driver {
 //     static constexpr const char *name = "mymw";          // the folder under drivers/
@@ -84,9 +84,10 @@ constexpr uint32_t fnv1a32(std::string_view s) noexcept {
   return h;
 }
 
-// FNV-1a, 64 bits: for names that must be shortened without colliding.
-constexpr uint64_t fnv1a64(std::string_view s) noexcept {
-  uint64_t h = 14695981039346656037ull;
+// FNV-1a, 64 bits: for names that must be shortened without colliding. basis: another
+// offset basis, for a name derived with one that must stay what it was.
+constexpr uint64_t fnv1a64(std::string_view s, uint64_t basis = 14695981039346656037ull) noexcept {
+  uint64_t h = basis;
   for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
   return h;
 }

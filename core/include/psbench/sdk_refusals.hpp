@@ -14,6 +14,12 @@
 //   }
 //   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 //   Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+//
+// Options reads text, flag (strict: true/false only), number (with a hint for its
+// refusal), choice (one of a fixed list of names) and required values, and
+// refuse_unknown() refuses keys a driver does not take. Beside it: run_id() (refused
+// when empty), payload_in_range() (the "size" refusal) and index_in() (a name's index
+// in a list, e.g. cfg.transport in caps.transports).
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
