@@ -117,7 +117,8 @@ struct Full {
 struct Minimal {
   static constexpr const char *name = "minimal";
   static constexpr const char *description = "required members only";
-  static const char *version() { return "0"; }
+  static inline const char *current_version = "0";
+  static const char *version() { return current_version; }  // the driver's own: not kept
   static psb_capabilities capabilities() {
     return psb_capabilities{};
   }
@@ -259,6 +260,12 @@ TEST(Sdk, VersionIsAskedOnceByOpenAtTheLatest) {
   EXPECT_STREQ(d.version(), "tracked 1");
   EXPECT_STREQ(d.version(), "tracked 1");
   EXPECT_EQ(Tracked::versions, 1) << "kept";
+  // A const char * version() is the driver's own, called each time (redis adds its server's).
+  const psb_driver &m = *psb::sdk::driver_table<Minimal>();
+  EXPECT_STREQ(m.version(), "0");
+  Minimal::current_version = "0 (server 7)";
+  EXPECT_STREQ(m.version(), "0 (server 7)");
+  Minimal::current_version = "0";
 }
 
 TEST(Sdk, CloseDestroysTheEndpointsLeftOpenThenTheContext) {

@@ -6,15 +6,16 @@
 // extern "C" entry point, trampolines that never let an exception cross the ABI and fill
 // psb_error with "<driver name>: <what>", refusals and option parsing
 // (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
-// of open endpoints that close() empties, a listener thread (ListenerThread), the version
-// computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
+// of open endpoints that close() empties, a listener thread (ListenerThread), a version
+// string computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
 // and two looks at the host: library_file() (the name of the library a symbol is loaded
 // from) and process_running() (a daemon such as iox-roudi).
 //
 //   struct Driver {
 //     static constexpr const char *name = "mymw";          // the folder under drivers/
 //     static constexpr const char *description = "...";
-//     static std::string version();  // the middleware's version; the SDK keeps it (or const char *)
+//     static std::string version();  // the middleware's version, kept by the SDK; a const
+//                                    // char * one is called each time (the driver's own)
 //     static psb_capabilities capabilities();   // or a static constexpr psb_capabilities
 //     static void check(const psb_config &cfg, psb::sdk::Refusals &refusals);
 //                     // optional; refusals.add(setting, fmt, ...) for each problem
@@ -353,7 +354,10 @@ struct Adapter {
     }
     return count;
   }
-  // The driver's version(), computed once, by open() at the latest: never on the timed path.
+  // A version() that returns a std::string is asked once, by open() at the latest (never
+  // on the timed path), and its text kept. One that returns const char * is the driver's
+  // own and goes into the table as it is (redis' grows once a context reaches its server).
+  static constexpr bool kKeepsVersion = !std::is_convertible_v<decltype(D::version()), const char *>;
   static const char *version() noexcept {
     try {
       static const std::string text(D::version());
@@ -364,7 +368,7 @@ struct Adapter {
   }
 
   static psb_context *open(const psb_config *cfg, psb_error *err) noexcept {
-    version();
+    if constexpr (kKeepsVersion) version();
     try {
       return reinterpret_cast<psb_context *>(new Box(*cfg));
     } catch (...) {
@@ -492,7 +496,10 @@ struct Adapter {
     t.abi_version = PSB_ABI_VERSION;
     t.name = D::name;
     t.description = D::description;
-    t.version = &version;
+    if constexpr (kKeepsVersion)
+      t.version = &version;
+    else
+      t.version = &D::version;
     if constexpr (requires { D::capabilities(); })
       t.caps = D::capabilities();
     else
