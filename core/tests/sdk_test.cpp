@@ -1,14 +1,20 @@
-// psbench/sdk.hpp: two in-test drivers turned into ABI tables, one with every optional
-// member (and calls that throw on request), one with none; Refusals and Options, FNV-1a
-// and ids.
+// psbench/sdk.hpp: in-test drivers turned into ABI tables, one with every optional
+// member (and calls that throw on request), one with none, one that logs what close()
+// destroys; Refusals and Options, FNV-1a and ids.
 #include "psbench/sdk.hpp"
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -111,7 +117,8 @@ struct Full {
 struct Minimal {
   static constexpr const char *name = "minimal";
   static constexpr const char *description = "required members only";
-  static const char *version() { return "0"; }
+  static inline const char *current_version = "0";
+  static const char *version() { return current_version; }  // the driver's own: not kept
   static psb_capabilities capabilities() {
     return psb_capabilities{};
   }
@@ -201,6 +208,94 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   EXPECT_EQ(d.take(r, 0, &data, &len, &err), 0);
   d.destroy_reader(r);
   d.close(ctx);
+}
+
+// ---- a driver whose objects log their destruction ----------------------------------------
+
+std::vector<std::string> destroyed;  // names, in the order their destructors ran
+
+struct Tracked {
+  static constexpr const char *name = "tracked";
+  static constexpr const char *description = "logs what is destroyed";
+  static inline int versions = 0;  // calls of version()
+  static std::string version() { return "tracked " + std::to_string(++versions); }
+  static constexpr const char *transports[] = {"t", nullptr};
+  static constexpr psb_capabilities capabilities = {  // data, not a function
+      .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0, .notify = PSB_NOTIFY_WAIT,
+      .transports = transports, .option_keys = nullptr, .max_payload = 64, .readers_per_topic = 0,
+      .writers_per_topic = 0};
+  struct Context {
+    explicit Context(const psb_config &) {}
+    ~Context() { destroyed.push_back("context"); }
+  };
+  struct Writer {
+    Writer(Context &, const char *topic) : name(std::string("w:") + topic) {
+      if (name == "w:throw") throw psb::sdk::Error("no writer");
+    }
+    ~Writer() { destroyed.push_back(name); }
+    void write(const void *, size_t) {}
+    std::string name;
+  };
+  struct Reader {
+    Reader(Context &, const char *topic, psb::sdk::Listener) : name(std::string("r:") + topic) {}
+    ~Reader() { destroyed.push_back(name); }
+    bool take(int64_t, const void *&, size_t &) { return false; }
+    std::string name;
+  };
+};
+
+TEST(Sdk, CapabilitiesMayBeData) {
+  const psb_driver &d = *psb::sdk::driver_table<Tracked>();
+  EXPECT_EQ(d.caps.reliability, uint32_t(PSB_RELIABLE));
+  EXPECT_STREQ(d.caps.transports[0], "t");
+  EXPECT_EQ(d.caps.max_payload, 64u);
+}
+
+TEST(Sdk, VersionIsAskedOnceByOpenAtTheLatest) {
+  const psb_driver &d = *psb::sdk::driver_table<Tracked>();
+  TestRun run;
+  psb_error err{};
+  d.close(d.open(&run.cfg, &err));
+  EXPECT_EQ(Tracked::versions, 1) << "open() asked";
+  EXPECT_STREQ(d.version(), "tracked 1");
+  EXPECT_STREQ(d.version(), "tracked 1");
+  EXPECT_EQ(Tracked::versions, 1) << "kept";
+  // A const char * version() is the driver's own, called each time (redis adds its server's).
+  const psb_driver &m = *psb::sdk::driver_table<Minimal>();
+  EXPECT_STREQ(m.version(), "0");
+  Minimal::current_version = "0 (server 7)";
+  EXPECT_STREQ(m.version(), "0 (server 7)");
+  Minimal::current_version = "0";
+}
+
+TEST(Sdk, CloseDestroysTheEndpointsLeftOpenThenTheContext) {
+  const psb_driver &d = *psb::sdk::driver_table<Tracked>();
+  TestRun run;
+  psb_error err{};
+  psb_context *ctx = d.open(&run.cfg, &err);
+  ASSERT_NE(ctx, nullptr);
+  psb_writer *w1 = d.create_writer(ctx, "1", &err);
+  psb_writer *w2 = d.create_writer(ctx, "2", &err);
+  EXPECT_EQ(d.create_writer(ctx, "throw", &err), nullptr) << "a failed writer is not listed";
+  psb_writer *w3 = d.create_writer(ctx, "3", &err);
+  psb_reader *r1 = d.create_reader(ctx, "1", nullptr, nullptr, &err);
+  psb_reader *r2 = d.create_reader(ctx, "2", nullptr, nullptr, &err);
+  ASSERT_TRUE(w1 && w2 && w3 && r1 && r2);
+  destroyed.clear();
+  d.destroy_writer(w2);  // from the middle of the list
+  d.destroy_reader(r2);  // its head
+  EXPECT_EQ(destroyed, (std::vector<std::string>{"w:2", "r:2"}));
+  destroyed.clear();
+  d.close(ctx);
+  EXPECT_EQ(destroyed, (std::vector<std::string>{"r:1", "w:3", "w:1", "context"}))
+      << "readers, then writers, newest first; the context last";
+  (void)w1, (void)w3, (void)r1;
+
+  ctx = d.open(&run.cfg, &err);  // nothing left open: the context only
+  destroyed.clear();
+  d.destroy_writer(d.create_writer(ctx, "4", &err));
+  d.close(ctx);
+  EXPECT_EQ(destroyed, (std::vector<std::string>{"w:4", "context"}));
 }
 
 using Refused = std::vector<std::pair<std::string, std::string>>;  // setting, message
@@ -414,6 +509,197 @@ TEST(SdkOptions, NumberIsAWholeNumberInRange) {
                                        o.find(key) + "': use a whole number from 0 to 100");
 }
 
+TEST(SdkOptions, StrictFlagTakesTrueOrFalseOnly) {
+  TestRun run(KV{{"a", "true"}, {"b", "false"}, {"c", "1"}, {"d", "0"}});
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
+  EXPECT_TRUE(o.flag("a", false, /*strict=*/true));
+  EXPECT_FALSE(o.flag("b", true, true));
+  EXPECT_FALSE(o.flag("missing", false, true));
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(Options(run.cfg, r).flag("c", false, true)); }),
+            "option:c: option c='1': use c=true or c=false");
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag("d", true, true)); }),
+            "option:d: option d='0': use d=true or d=false");
+}
+
+TEST(SdkOptions, NumberWithAHintSaysTheHint) {
+  TestRun run(KV{{"hwm", "-1"}, {"ok", "12"}});
+  Refusals refuse;
+  EXPECT_EQ(Options(run.cfg, refuse).number("ok", 0, 0, 99, "a number of messages"), 12);
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(refusal_of([&](Refusals &r) {
+              EXPECT_EQ(Options(run.cfg, r).number("hwm", 5, 0, 99, "a number of messages from 0 to 99"), 5);
+            }),
+            "option:hwm: option hwm='-1': use a number of messages from 0 to 99");
+}
+
+TEST(SdkOptions, ChoiceIsTheIndexOfOneOfTheNames) {
+  TestRun run(KV{{"type", "complex"}, {"mode", "float"}, {"empty", ""}});
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
+  EXPECT_EQ(o.choice("type", {"bytes", "complex"}), 1u);
+  EXPECT_EQ(o.choice("missing", {"bytes", "complex"}), 0u);
+  EXPECT_EQ(o.choice("missing", {"a", "b", "c"}, 2), 2u);
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).choice("mode", {"bytes", "complex"}), 0u); }),
+            "option:mode: option mode='float' is not known; use mode=bytes (default) or mode=complex");
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).choice("empty", {"a", "b", "c"}, 1), 1u); }),
+            "option:empty: option empty='' is not known; use empty=a, empty=b (default) or empty=c");
+}
+
+TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
+  EXPECT_EQ(psb::sdk::index_in("tcp", {"tcp", "ipc", "inproc"}), 0);
+  EXPECT_EQ(psb::sdk::index_in("inproc", {"tcp", "ipc", "inproc"}), 2);
+  EXPECT_EQ(psb::sdk::index_in("udp", {"tcp", "ipc", "inproc"}), -1);
+  EXPECT_EQ(psb::sdk::index_in("", {"tcp"}), -1);
+  EXPECT_EQ(psb::sdk::index_in(nullptr, {"tcp"}), -1);
+  EXPECT_EQ(psb::sdk::index_in("tcp", {}), -1);
+  static const char *const names[] = {"udp", "shm", nullptr};
+  EXPECT_EQ(psb::sdk::index_in("shm", names), 1);
+  EXPECT_EQ(psb::sdk::index_in("tcp", names), -1);
+  EXPECT_EQ(psb::sdk::index_in(nullptr, names), -1);
+}
+
+// ---- ListenerThread -----------------------------------------------------------------------
+
+TEST(SdkListenerThread, RunsTheLoopUntilStopped) {
+  std::atomic<int> turns{0};
+  psb::sdk::ListenerThread t;
+  t.stop();  // nothing started: returns at once
+  EXPECT_FALSE(t.stopping()) << "only a started thread is stopped";
+  t.start([&] {
+    while (!t.stopping()) {
+      turns.fetch_add(1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  });
+  while (turns.load() < 3) std::this_thread::yield();
+  t.stop();
+  const int after = turns.load();
+  EXPECT_TRUE(t.stopping());
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_EQ(turns.load(), after) << "the loop has returned";
+  t.stop();  // twice is fine
+}
+
+TEST(SdkListenerThread, TheDestructorStopsTheLoop) {
+  std::atomic<bool> returned{false};
+  {
+    psb::sdk::ListenerThread t;
+    t.start([&] {
+      while (!t.stopping()) std::this_thread::yield();
+      returned = true;
+    });
+  }
+  EXPECT_TRUE(returned.load());
+}
+
+TEST(SdkRefusals, RunIdIsRefusedWhenEmpty) {
+  TestRun run;
+  Refusals refuse;
+  EXPECT_EQ(psb::sdk::run_id(run.cfg, refuse, "it names the topics"), "sdktest");
+  EXPECT_TRUE(refuse.empty());
+  for (const char *id : {"", static_cast<const char *>(nullptr)}) {
+    run.cfg.run_id = id;
+    EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(psb::sdk::run_id(run.cfg, r, "it names the topics"), ""); }),
+              "driver: the run id is empty; it names the topics");
+  }
+}
+
+TEST(SdkTime, MillisecondsAreRoundedUpAndCapped) {
+  static_assert(psb::sdk::ms_rounded_up(1) == 1);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(0), 0);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(-5), 0);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(999'999), 1);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(1'000'000), 1);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(1'000'001), 2);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(2'500'000'000), 2500);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(int64_t(INT_MAX) * 1'000'000), INT_MAX);
+  EXPECT_EQ(psb::sdk::ms_rounded_up(INT64_MAX), INT_MAX);
+}
+
+TEST(SdkTime, WaitUntilAsksUntilReadyOrTheTimeoutPassed) {
+  int asked = 0;
+  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 1; }));
+  EXPECT_EQ(asked, 1) << "ready at once: asked once";
+  asked = 0;
+  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 2000; })) << "past the spin and yield phases";
+  EXPECT_EQ(asked, 2000);
+  asked = 0;
+  EXPECT_FALSE(psb::sdk::wait_until(0, [&] { return ++asked < 0; }));
+  EXPECT_EQ(asked, 1) << "timeout 0: asked once";
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(psb::sdk::wait_until(5'000'000, [] { return false; }));
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(5));
+  EXPECT_LT(waited, std::chrono::seconds(2));
+}
+
+TEST(SdkRefusals, PayloadInRange) {
+  TestRun run;
+  Refusals refuse;
+  run.cfg.max_payload = 32;
+  EXPECT_TRUE(psb::sdk::payload_in_range(run.cfg, refuse, 32, 64));
+  run.cfg.max_payload = 64;
+  EXPECT_TRUE(psb::sdk::payload_in_range(run.cfg, refuse, 32, 64));
+  EXPECT_TRUE(refuse.empty());
+  run.cfg.max_payload = 65;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 32, 64)); }),
+            "size: max_payload 65 is not supported; supported: 32 to 64 bytes (header included)");
+  run.cfg.max_payload = 0;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 1, 4194304)); }),
+            "size: max_payload 0 is not supported; supported: 1 to 4194304 bytes (header included)");
+}
+
+TEST(SdkOptions, RefuseUnknownNamesEveryKeyNotListed) {
+  TestRun run(KV{{"slots", "4"}, {"broker", "x"}, {"wakeup", "spin"}, {"depth", "2"}});
+  static const char *const keys[] = {"wakeup", "slots", nullptr};
+  Refusals refuse;
+  Options(run.cfg, refuse).refuse_unknown(keys);
+  ASSERT_EQ(refuse.size(), 2u);
+  EXPECT_EQ(refuse.all()[0].setting, "option:broker");
+  EXPECT_EQ(refuse.all()[0].reason, "unknown option 'broker'; valid options: wakeup, slots");
+  EXPECT_EQ(refuse.all()[1].reason, "unknown option 'depth'; valid options: wakeup, slots");
+  static const char *const none[] = {nullptr};
+  Refusals refuse_all;
+  Options(run.cfg, refuse_all).refuse_unknown(none);
+  ASSERT_EQ(refuse_all.size(), 4u);
+  EXPECT_EQ(refuse_all.all()[0].reason, "unknown option 'slots'; this driver takes no options");
+  TestRun quiet;
+  Refusals nothing;
+  Options(quiet.cfg, nothing).refuse_unknown(none);
+  EXPECT_TRUE(nothing.empty());
+}
+
+// ---- the environment ------------------------------------------------------------------------
+
+TEST(SdkEnvironment, LibraryFileNamesWhereASymbolIsLoadedFrom) {
+  const std::string libc = psb::sdk::library_file(reinterpret_cast<const void *>(&std::fopen), "?");
+  EXPECT_EQ(libc.rfind("libc.so", 0), 0u) << libc;
+  EXPECT_EQ(libc.find('/'), std::string::npos) << "a file name, not a path";
+  // A symbol of this program: the program's own file.
+  char self[PATH_MAX] = "";
+  ASSERT_NE(realpath("/proc/self/exe", self), nullptr);
+  EXPECT_EQ(psb::sdk::library_file(reinterpret_cast<const void *>(&full), "?"),
+            std::string(std::strrchr(self, '/') + 1));
+  int on_the_stack = 0;
+  EXPECT_EQ(psb::sdk::library_file(&on_the_stack, "libnone"), "libnone") << "in no library";
+}
+
+TEST(SdkEnvironment, ProcessRunningFindsThisProcessByName) {
+  char comm[64] = "";
+  FILE *f = std::fopen("/proc/self/comm", "r");
+  ASSERT_NE(f, nullptr);
+  ASSERT_NE(std::fgets(comm, sizeof comm, f), nullptr);
+  std::fclose(f);
+  const std::string self(comm, std::strcspn(comm, "\n"));
+  EXPECT_TRUE(psb::sdk::process_running(self)) << self;
+  EXPECT_FALSE(psb::sdk::process_running(self.substr(0, self.size() - 1))) << "the whole name only";
+  EXPECT_FALSE(psb::sdk::process_running("psb-no-such-p"));
+  EXPECT_FALSE(psb::sdk::process_running(""));
+}
+
 // ---- hashing and ids ---------------------------------------------------------------------
 
 TEST(SdkHash, Fnv1aKnownValues) {
@@ -423,6 +709,8 @@ TEST(SdkHash, Fnv1aKnownValues) {
   EXPECT_EQ(psb::sdk::fnv1a64(""), 14695981039346656037ull);
   EXPECT_EQ(psb::sdk::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(psb::sdk::fnv1a64("foobar"), 0x85944171f73967e8ull);
+  EXPECT_EQ(psb::sdk::fnv1a64("", 1469598103934665603ull), 1469598103934665603ull) << "another basis";
+  EXPECT_EQ(psb::sdk::fnv1a64("run", 1469598103934665603ull), 0x639e5b51578e7f84ull);
 }
 
 TEST(SdkHash, IdInRangeIsWhatTheDriversDeriveToday) {

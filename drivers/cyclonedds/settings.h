@@ -1,11 +1,16 @@
 // The driver's view of a psb_config: validated by check() and again by open(), then
-// kept in the context so that the timed path never looks at strings.
+// kept in the context so that the timed path never looks at strings; and what Cyclone's
+// iceoryx shared-memory path (transport shm) needs and allows.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
-#include "psbench/sdk_refusals.hpp"
+extern "C" {
+#include <iceoryx_binding_c/config.h>
+}
+
+#include "psbench/sdk.hpp"
 
 namespace psbcyc {
 
@@ -15,7 +20,9 @@ constexpr uint32_t kMaxElements = 100000;
 constexpr uint32_t kMaxDomainId = 230;  // Cyclone's default port mapping ends at 232
 
 enum class Transport { udp, multicast, shm, config };
-enum class DataType { bytes, complex };
+// Their names, in the order of Transport; also caps.transports.
+inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "config", nullptr};
+enum class DataType { bytes, complex };  // option type: their names in this order
 
 struct Settings {
   std::string run_id;
@@ -31,11 +38,123 @@ struct Settings {
 };
 
 // The default domain id of a run: 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
-uint32_t default_domain_id(const char *run_id);
+inline uint32_t default_domain_id(const char *run_id) {
+  return psb::sdk::id_in_range(run_id ? run_id : "", 1, 200);
+}
+
+// The largest serialized sample (CDR, 4-byte encapsulation header included) that fits
+// the largest chunk of the mempools iox-roudi sets up without a configuration file
+// (4 MiB of payload), after Cyclone's own header in the same chunk. Asking iceoryx for
+// a larger chunk aborts the process, so check() refuses such runs. Found by experiment
+// with iceoryx 2.0.3 and Cyclone 0.10.2: the largest bytes message that passes is
+// 4194236 bytes (see README).
+constexpr uint64_t kShmMaxCdrSize = 4194236 + 8;
+
+// The serialized size of the run's largest sample: bytes, a message of N bytes is
+// encapsulation 4 + header 32 + sequence length 4 + N - 32; complex, encapsulation 4 +
+// header 32 + sequence length 4 + per Outer (length 4 + sequence length 4 + 4 Inner of
+// string length 4 + 17 characters with NUL + 3 padding + index 4).
+inline uint64_t cdr_size(const Settings &s) {
+  if (s.type == DataType::bytes) return s.max_payload + 8;
+  return 40 + uint64_t{120} * s.elements;
+}
+
+namespace detail {
+
+inline void parse_type_options(const psb_config &cfg, const psb::sdk::Options &options,
+                               psb::sdk::Refusals &refuse, Settings &s) {
+  s.type = DataType(options.choice("type", {"bytes", "complex"}));
+  if (options.has("elements") && s.type != DataType::complex)
+    refuse.add("option:elements", "option elements applies to type=complex only; add --option type=complex");
+  s.elements = uint32_t(options.number("elements", kDefaultElements, 1, kMaxElements));
+  if (s.type == DataType::complex && cfg.max_payload != 32)
+    refuse.add("size", "type complex is sized by option elements=N; use --size 32");
+}
+
+inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Options &options,
+                                    psb::sdk::Refusals &refuse, Settings &s) {
+  const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
+  if (t < 0)
+    refuse.add("transport", "transport '%s' is not known; use udp (default), multicast, shm or config",
+               cfg.transport ? cfg.transport : "(null)");
+  s.transport = t < 0 ? Transport::udp : Transport(t);
+  const char *uri = options.find("cyclonedds_uri");
+  if (uri != nullptr && s.transport != Transport::config)
+    refuse.add("option:cyclonedds_uri",
+               "option cyclonedds_uri is a vendor configuration; it needs --transport config "
+               "(psbench then records transport 'config' instead of claiming one it did not choose)");
+  if (s.transport == Transport::config) {
+    if (uri == nullptr || *uri == '\0')
+      refuse.add("option:cyclonedds_uri",
+                 "transport config needs option cyclonedds_uri=VALUE "
+                 "(what CYCLONEDDS_URI would hold: file://PATH or inline XML)");
+    else
+      s.vendor_config = uri;
+  }
+  // Strict: write_batch takes true or false only, as it always has.
+  s.write_batch = options.flag("write_batch", false, /*strict=*/true);
+  if (s.write_batch && s.transport == Transport::config)
+    refuse.add("option:write_batch",
+               "option write_batch does not apply to transport config (psbench does not "
+               "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
+  s.domain_id = uint32_t(options.number("domain_id", default_domain_id(cfg.run_id), 0, kMaxDomainId));
+}
+
+// Cyclone 0.10.2 puts an endpoint on iceoryx only under conditions it does not report
+// as errors (it quietly uses the network instead); refuse what would not go over shm.
+inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
+  if (cfg.qos.history == PSB_KEEP_ALL)
+    refuse.add("history",
+               "transport shm cannot keep_all: Cyclone 0.10.2 carries only keep_last "
+               "endpoints over iceoryx; use --history keep_last:N");
+  // The deepest transient_local history an iceoryx publisher keeps (iceoryx's build
+  // setting, asked from the library). Cyclone 0.10.2 silently falls back to the network
+  // for deeper ones.
+  const uint64_t max_history = iox_cfg_max_publisher_history();
+  if (cfg.qos.durability == PSB_TRANSIENT_LOCAL && cfg.qos.history == PSB_KEEP_LAST &&
+      cfg.qos.history_depth > max_history)
+    refuse.add("history",
+               "transport shm keeps at most %llu samples for late joiners (iceoryx's "
+               "publisher history); use --history keep_last:N with N <= %llu",
+               static_cast<unsigned long long>(max_history), static_cast<unsigned long long>(max_history));
+  if (cdr_size(s) > kShmMaxCdrSize) {
+    if (s.type == DataType::bytes)
+      refuse.add("size",
+                 "transport shm carries messages up to %llu bytes (the largest chunk of "
+                 "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
+                 static_cast<unsigned long long>(kShmMaxCdrSize - 8));
+    else
+      refuse.add("option:elements",
+                 "transport shm carries complex samples up to %llu elements (the largest "
+                 "chunk of iox-roudi's default mempools is 4 MiB); use a smaller elements=N",
+                 static_cast<unsigned long long>((kShmMaxCdrSize - 40) / 120));
+  }
+  if (!psb::sdk::process_running("iox-roudi"))  // without it Cyclone would wait for it
+    refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
+}
+
+}  // namespace detail
 
 // Validates cfg, recording every refusal (check() and open(), which throws them).
-Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
-
-const char *transport_name(Transport t);
+inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  Settings s;
+  s.run_id = psb::sdk::run_id(cfg, refuse, "it names the topics and the domain");
+  const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 32, kMaxPayload);
+  const psb::sdk::Options options(cfg, refuse);
+  s.notify = cfg.notify;
+  s.qos = cfg.qos;
+  s.max_payload = cfg.max_payload;
+  detail::parse_type_options(cfg, options, refuse, s);
+  detail::parse_transport_options(cfg, options, refuse, s);
+  if (s.qos.history == PSB_KEEP_LAST && s.qos.history_depth == 0)
+    refuse.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
+  if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
+    refuse.add("durability",
+               "durability transient_local needs --reliability reliable: Cyclone hands a late "
+               "joiner its history through the reliable protocol only, so a best-effort reader in another "
+               "process would get none");
+  if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
+  return s;
+}
 
 }  // namespace psbcyc

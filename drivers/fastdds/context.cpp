@@ -18,7 +18,6 @@ using ReturnCode = eprosima::fastrtps::types::ReturnCode_t;
 using psb::sdk::fail;
 
 Context::Context(const psb_config &cfg) : settings_(psb::sdk::parse_or_throw(cfg, parse_settings)) {
-  fastdds_version();  // computed here, never on the timed path
   const Settings &s = settings_;
   try {
     participant_ = create_participant(s);

@@ -21,9 +21,6 @@ namespace psbfastdds {
 class Writer;
 class Reader;
 
-// "Fast DDS <version> (headers; loaded <file>), Fast CDR <version>" (fastdds_driver.cpp).
-const char *fastdds_version();
-
 class Context {
  public:
   // Validates cfg and creates the participant; throws psb::sdk::Error if refused.

@@ -1,12 +1,5 @@
 // The psbench driver for eProsima Fast DDS (C++ DDS API): its name, version and
 // capabilities. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
-#include <dlfcn.h>
-#include <libgen.h>
-#include <limits.h>
-#include <stdlib.h>
-
-#include <cstdio>
-
 #include <fastcdr/config.h>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastrtps/config.h>
@@ -20,27 +13,6 @@
 #include "writer.h"
 
 namespace psbfastdds {
-
-// Fast DDS 2.9 has no run-time version call: report the version of the headers it
-// was built against, and the file the dynamic linker actually loaded.
-const char *fastdds_version() {
-  static const char *const text = [] {
-    static char buf[PATH_MAX + 128];
-    char loaded[PATH_MAX] = "unknown";
-    Dl_info info{};
-    void *symbol = reinterpret_cast<void *>(
-        &eprosima::fastdds::dds::DomainParticipantFactory::get_instance);
-    char resolved[PATH_MAX];
-    if (dladdr(symbol, &info) != 0 && info.dli_fname != nullptr &&
-        realpath(info.dli_fname, resolved) != nullptr)
-      std::snprintf(loaded, sizeof loaded, "%s", basename(resolved));
-    std::snprintf(buf, sizeof buf, "%s (headers; loaded %s), Fast CDR %s",
-                  FASTRTPS_VERSION_STR, loaded, FASTCDR_VERSION_STR);
-    return buf;
-  }();
-  return text;
-}
-
 namespace {
 
 struct FastDds {
@@ -49,7 +21,14 @@ struct FastDds {
       "eProsima Fast DDS, DDS C++ API, types from idl/psbench.idl by fastddsgen; "
       "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one "
       "host, which sends each sample over both)";
-  static const char *version() { return fastdds_version(); }
+  // Fast DDS 2.9 has no run-time version call: report the version of the headers it
+  // was built against, and the file the dynamic linker actually loaded:
+  // "<version> (headers; loaded <file>), Fast CDR <version>".
+  static std::string version() {
+    const void *symbol = reinterpret_cast<const void *>(&eprosima::fastdds::dds::DomainParticipantFactory::get_instance);
+    return std::string(FASTRTPS_VERSION_STR) + " (headers; loaded " + psb::sdk::library_file(symbol, "unknown") +
+           "), Fast CDR " + FASTCDR_VERSION_STR;
+  }
   static psb_capabilities capabilities();
   // What the machine must allow (transports.h) is judged once the rest holds.
   static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {

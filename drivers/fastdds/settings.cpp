@@ -1,7 +1,6 @@
 // Validation of a psb_config against what the fastdds driver can honour.
 #include "settings.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <iterator>
 #include <cstdint>
@@ -43,16 +42,9 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
   static const char *const known[] = {"type", "elements", "domain_id", "profiles_file",
-                                      "participant_profile"};
-  for (size_t i = 0; i < cfg.option_count; ++i) {
-    const char *key = cfg.options[i].key ? cfg.options[i].key : "(null)";
-    if (std::none_of(std::begin(known), std::end(known),
-                     [&](const char *k) { return std::strcmp(k, key) == 0; }))
-      refuse.add(std::string("option:") + key,
-                 "unknown option '%s'; valid options: type, elements, domain_id, "
-                 "profiles_file, participant_profile", key);
-  }
+                                      "participant_profile", nullptr};
   const psb::sdk::Options options(cfg, refuse);
+  options.refuse_unknown(known);
   uint64_t n = 0;
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
@@ -161,11 +153,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   parse_options(cfg, refuse, s);
   check_transport(s, refuse);
   check_qos(s, refuse);
-  if (s.max_payload < kHeaderSize || s.max_payload > kMaxPayload)
-    refuse.add("size", "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
-               static_cast<unsigned long long>(s.max_payload), static_cast<unsigned long long>(kHeaderSize),
-               static_cast<unsigned long long>(kMaxPayload));
-  else if (s.type == DataType::complex && s.max_payload != kHeaderSize)
+  if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) && s.type == DataType::complex &&
+      s.max_payload != kHeaderSize)
     refuse.add("size", "type complex is sized by option elements=N; use --size 32");
   if (cfg.use_loan)
     refuse.add("loan",

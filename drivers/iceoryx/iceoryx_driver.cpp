@@ -1,22 +1,14 @@
 // iceoryx: Eclipse iceoryx 2.0 ("classic"), zero-copy shared memory through the
-// per-host daemon iox-roudi. Context, Writer and Reader are in context.h, writer.h and
+// per-host daemon iox-roudi. Context, Writer and Reader are in runtime.h, writer.h and
 // reader.h; the C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include "psbench/sdk.hpp"
 
-#include "context.h"
 #include "reader.h"
 #include "runtime.h"
 #include "settings.h"
 #include "writer.h"
 
 namespace psbiox {
-
-Context::Context(const psb_config &cfg) {
-  library_version();  // computed here, never on the timed path
-  settings = psb::sdk::parse_or_throw(cfg, parse_settings);
-  ensure_runtime(settings.run_id);
-}
-
 namespace {
 
 struct Iceoryx {
@@ -24,8 +16,21 @@ struct Iceoryx {
   static constexpr const char *description =
       "Eclipse iceoryx 2.0 (classic): zero-copy shared memory through iox-roudi, "
       "untyped publisher/subscriber";
-  static const char *version() { return library_version(); }
-  static psb_capabilities capabilities();
+  static std::string version() { return library_version(); }
+  static constexpr const char *transports[] = {"shm", nullptr};
+  static constexpr psb_capabilities capabilities = {
+      .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+      .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
+      .history = PSB_KEEP_LAST | PSB_KEEP_ALL,  // keep_all with reliable only (check)
+      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+      .transports = transports,
+      .option_keys = kOptionKeys,
+      .max_payload = kMaxPayload,
+      .readers_per_topic = 0,  // no limit
+      // iceoryx 2.0 lets several publishers offer one service, but its
+      // service discovery lists the service once however many offer it, so a
+      // subscriber cannot tell when all M are connected: one writer per topic.
+      .writers_per_topic = 1};
   // The configuration only: whether RouDi runs is the environment's, which open() finds
   // out (psbench validates experiments before it starts RouDi).
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
@@ -34,23 +39,6 @@ struct Iceoryx {
   using Writer = psbiox::Writer;  // loan()/write_loan() are the publisher's loan/publish
   using Reader = psbiox::Reader;  // no flush(): every write goes out at once
 };
-
-psb_capabilities Iceoryx::capabilities() {
-  static const char *const transports[] = {"shm", nullptr};
-  static const char *const option_keys[] = {nullptr};
-  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
-          .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
-          .history = PSB_KEEP_LAST | PSB_KEEP_ALL,  // keep_all with reliable only (check)
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
-          .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
-          // iceoryx 2.0 lets several publishers offer one service, but its
-          // service discovery lists the service once however many offer it, so a
-          // subscriber cannot tell when all M are connected: one writer per topic.
-          .writers_per_topic = 1};
-}
 
 }  // namespace
 }  // namespace psbiox

@@ -4,9 +4,6 @@
 #ifndef PSBENCH_ICEORYX_READER_H
 #define PSBENCH_ICEORYX_READER_H
 
-#include <sched.h>
-
-#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,17 +13,16 @@
 #include "iceoryx_posh/popo/untyped_subscriber.hpp"
 #include "iceoryx_posh/popo/wait_set.hpp"
 
-#include "context.h"
 #include "psbench/sdk.hpp"
 #include "runtime.h"
 
 namespace psbiox {
 
-class Reader : public Endpoint {
+class Reader {
  public:
   // A listener given: listener mode. Throws psb::sdk::Error if refused.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
-      : Endpoint(ctx), service_(service_for(ctx.settings.run_id, topic)), topic_(topic), on_data_(on_data) {
+      : service_(service_for(ctx.settings.run_id, topic)), topic_(topic), on_data_(on_data) {
     const Settings &s = ctx.settings;
     if (bool(on_data) != (s.notify == PSB_NOTIFY_LISTENER)) fail("on_data must be given exactly in listener mode");
     iox::popo::SubscriberOptions options;
@@ -58,7 +54,7 @@ class Reader : public Endpoint {
     sub_->subscribe();
   }
 
-  ~Reader() override {
+  ~Reader() {
     // The Listener first: its destructor joins its thread (a callback in progress
     // finishes first), then detaches the subscriber. detachEvent() before that could
     // race with a callback the thread is starting.
@@ -91,15 +87,8 @@ class Reader : public Endpoint {
         waitset_->timedWait(iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
       return try_take(data, len);
     }
-    // poll mode asked to wait (the node does not): spin until the deadline.
-    using Clock = std::chrono::steady_clock;
-    const auto deadline = timeout_ns < 0 ? Clock::time_point::max()
-                                         : Clock::now() + std::chrono::nanoseconds(timeout_ns);
-    while (!r && Clock::now() < deadline) {
-      sched_yield();
-      r = try_take(data, len);
-    }
-    return r;
+    // poll mode asked to wait (the node does not): try until the deadline.
+    return psb::sdk::wait_until(timeout_ns, [&] { return try_take(data, len); });
   }
 
   void release() {

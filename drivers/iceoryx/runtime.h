@@ -1,6 +1,6 @@
 // The one iceoryx runtime of a process (iceoryx allows one; every context of the
-// process shares it: README, "Names, runtime, contexts"), RouDi's presence, names and
-// the version.
+// process shares it: README, "Names, runtime, contexts"), RouDi's presence, names, the
+// version, and the driver context.
 #ifndef PSBENCH_ICEORYX_RUNTIME_H
 #define PSBENCH_ICEORYX_RUNTIME_H
 
@@ -23,6 +23,7 @@
 #include "iceoryx_posh/version/version_info.hpp"
 
 #include "psbench/sdk.hpp"
+#include "settings.h"
 
 namespace psbiox {
 
@@ -33,8 +34,7 @@ inline std::string fit(const std::string &s, size_t max) {
   if (s.size() <= max) return s;
   // FNV-1a-64 with an offset basis of 1469598103934665603, a digit short of the standard
   // one of psb::sdk::fnv1a64: kept, so that shortened names stay what they were.
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  const uint64_t h = psb::sdk::fnv1a64(s, 1469598103934665603ull);
   char hash[24];
   std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(h));
   return s.substr(0, max - std::strlen(hash)) + hash;
@@ -106,23 +106,34 @@ inline int publishers_offering(const iox::capro::ServiceDescription &service) {
 }
 
 // The version of the libiceoryx_posh loaded, asked at run time, e.g.
-// "2.0.3 (libiceoryx_posh built 2023-02-06T15:53:11Z)".
-inline const char *library_version() {
+// "2.0.3 (libiceoryx_posh built 2023-02-06T15:53:11Z)"; the SDK keeps it.
+inline std::string library_version() {
   // VersionInfo keeps its fields protected; getCurrentVersion() is compiled into the
   // library, so this reports the library actually loaded, not the headers.
   struct Loaded : iox::version::VersionInfo {
     Loaded() : VersionInfo(getCurrentVersion()) {}
     std::string text() const {
-      char buf[160], tweak[16] = "";
-      if (m_versionTweak != 0) std::snprintf(tweak, sizeof tweak, ".%u", unsigned(m_versionTweak));
-      std::snprintf(buf, sizeof buf, "%u.%u.%u%s (libiceoryx_posh built %s)", m_versionMajor,
-                    m_versionMinor, m_versionPatch, tweak, m_buildDateString.c_str());
-      return buf;
+      const auto n = [](auto v) { return std::to_string(unsigned(v)); };
+      return n(m_versionMajor) + "." + n(m_versionMinor) + "." + n(m_versionPatch) +
+             (m_versionTweak != 0 ? "." + n(m_versionTweak) : "") + " (libiceoryx_posh built " +
+             m_buildDateString.c_str() + ")";
     }
   };
-  static const std::string text = Loaded().text();
-  return text.c_str();
+  return Loaded().text();
 }
+
+// A driver context (one per role): the run's settings. Contexts of one process share
+// the process's runtime; the SDK destroys the endpoints a caller left open before the
+// context.
+class Context {
+ public:
+  // Validates cfg and registers the process with RouDi (once); throws if either fails.
+  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+    ensure_runtime(settings.run_id);
+  }
+
+  const Settings settings;
+};
 
 }  // namespace psbiox
 

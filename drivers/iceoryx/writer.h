@@ -4,9 +4,6 @@
 #ifndef PSBENCH_ICEORYX_WRITER_H
 #define PSBENCH_ICEORYX_WRITER_H
 
-#include <sched.h>
-
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -14,17 +11,16 @@
 
 #include "iceoryx_posh/mepoo/chunk_settings.hpp"
 
-#include "context.h"
 #include "publisher.h"
 #include "runtime.h"
 
 namespace psbiox {
 
-class Writer : public Endpoint {
+class Writer {
  public:
   // Throws psb::sdk::Error if refused.
   Writer(Context &ctx, const char *topic)
-      : Endpoint(ctx), topic_(topic), reliable_(ctx.settings.reliable),
+      : topic_(topic), reliable_(ctx.settings.reliable),
         queue_capacity_(ctx.settings.queue_capacity), max_payload_(ctx.settings.max_payload) {
     const Settings &s = ctx.settings;
     iox::popo::PublisherOptions options;
@@ -48,7 +44,7 @@ class Writer : public Endpoint {
            static_cast<unsigned long long>(info.m_chunkSize > overhead ? info.m_chunkSize - overhead : 0),
            pub_->memory().getNumberOfMemPools());
   }
-  ~Writer() override {
+  ~Writer() {
     if (loaned_ != nullptr) pub_->release(loaned_);
     pub_.reset();  // RouDi removes the port
   }
@@ -117,21 +113,9 @@ class Writer : public Endpoint {
   }
 
   // Reliable: waits for a free chunk, up to kChunkWaitNs. Readers give chunks back as
-  // they take: spin briefly, then yield, then sleep.
+  // they take: spin briefly, then yield, then sleep (psb::sdk::wait_until).
   void wait_for_chunk(uint32_t pool, size_t len) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::nanoseconds(kChunkWaitNs);
-    for (uint64_t i = 0;; ++i) {
-      if (!pool_exhausted(pool)) return;
-      if (i < 64) {
-        __builtin_ia32_pause();
-      } else if (i < 1024) {
-        sched_yield();
-      } else {
-        if (std::chrono::steady_clock::now() >= deadline) break;
-        timespec ts{0, 20'000};
-        nanosleep(&ts, nullptr);
-      }
-    }
+    if (psb::sdk::wait_until(kChunkWaitNs, [&] { return !pool_exhausted(pool); })) return;
     const auto info = pub_->memory().getMemPoolInfo(pool);
     fail("reliable write of %zu bytes waited %lld s for a free chunk in RouDi's mempool of "
          "%u-byte chunks (all %u in use); is the reader still taking? Otherwise give RouDi more "

@@ -8,11 +8,9 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "psbench/sdk.hpp"
@@ -135,17 +133,16 @@ struct Minimal {
              "the port)", ntohs(at.sin_port), std::strerror(errno));
       if (listener) {
         set_timeout(kListenerSliceNs);
-        thread_ = std::thread([this, listener] {
+        thread_.start([this, listener] {
           const void *data;
           size_t len;
-          while (!stop_.load(std::memory_order_relaxed))
+          while (!thread_.stopping())
             if (receive(0, data, len)) listener(data, len);
         });
       }
     }
     ~Reader() {
-      stop_ = true;
-      if (thread_.joinable()) thread_.join();  // within kListenerSliceNs
+      thread_.stop();  // within kListenerSliceNs
     }
 
     // Timed path: wait blocks up to timeout_ns (SO_RCVTIMEO, set only when it changes);
@@ -182,8 +179,7 @@ struct Minimal {
     Socket sock_;
     std::vector<unsigned char> buffer_;
     int64_t timeout_ns_ = -1;  // SO_RCVTIMEO in force; -1: none yet
-    std::atomic<bool> stop_{false};
-    std::thread thread_;  // listener only; last, so that it starts after the rest
+    psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
   };
 };
 

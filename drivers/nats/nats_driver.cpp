@@ -277,7 +277,7 @@ class Nats::Writer {
   // message published on this connection before (with send_asap=false, also what waited
   // in cnats's buffer for the flusher thread). Milliseconds, rounded up.
   bool drain(int64_t timeout_ns) {
-    const int64_t timeout_ms = timeout_ns <= 0 ? 1 : (timeout_ns + 999'999) / 1'000'000;
+    const int64_t timeout_ms = timeout_ns <= 0 ? 1 : psb::sdk::ms_rounded_up(timeout_ns);
     natsStatus s = natsConnection_FlushTimeout(ctx_.nc, timeout_ms);
     if (s == NATS_OK) return true;
     if (s == NATS_TIMEOUT) {
@@ -328,7 +328,7 @@ class Nats::Reader {
   // timeout (milliseconds, rounded up). poll: NextMsg with 0 returns at once.
   bool take(int64_t timeout_ns, const void *&data, size_t &len) {
     release();
-    const int64_t timeout_ms = timeout_ns <= 0 ? 0 : (timeout_ns + 999'999) / 1'000'000;
+    const int64_t timeout_ms = psb::sdk::ms_rounded_up(timeout_ns);  // 0 for 0 and less
     if (timeout_ms == 0) {
       // An empty poll through NextMsg(0) costs ~400 ns: cnats records NATS_TIMEOUT as the
       // thread's last error (formatting its text and error stack) on every empty call.

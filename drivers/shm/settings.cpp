@@ -45,19 +45,11 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
       cfg.notify != PSB_NOTIFY_POLL)
     refuse.add("notify", "notify must be one of listener, wait, poll");
-  const bool size_ok = cfg.max_payload != 0 && cfg.max_payload <= kMaxPayload;
-  if (!size_ok)
-    refuse.add("size", "max_payload %llu is not supported; supported: 1 to %llu bytes (header included)",
-               static_cast<unsigned long long>(cfg.max_payload),
-               static_cast<unsigned long long>(kMaxPayload));
-  // The node refuses any other key itself; a caller of the ABI is told as well.
-  for (size_t i = 0; i < cfg.option_count; ++i) {
-    const char *key = cfg.options[i].key;
-    if (key == nullptr || (std::strcmp(key, "slots") != 0 && std::strcmp(key, "wakeup") != 0))
-      refuse.add(std::string("option:") + (key ? key : "(null)"),
-                 "unknown option '%s'; valid options: wakeup, slots", key == nullptr ? "(null)" : key);
-  }
+  const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 1, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
+  // The node refuses any other key itself; a caller of the ABI is told as well.
+  static const char *const known[] = {"wakeup", "slots", nullptr};
+  options.refuse_unknown(known);
   uint32_t depth = kDefaultDepth;
   if (const char *v = options.find("slots")) {
     char *end = nullptr;

@@ -3,10 +3,7 @@
 // Writer::matched); with history keep_last:1 (ZMQ_CONFLATE) to "" only.
 #pragma once
 #include <cerrno>
-#include <climits>
 #include <cstring>
-#include <exception>
-#include <thread>
 
 #include "zmq_context.h"
 
@@ -52,11 +49,7 @@ class Reader : public Endpoint {
              zmq_strerror(zmq_errno()));
       if (on_data) {
         set_receive_timeout_ms(kListenerSliceMs);
-        try {
-          listener_ = std::thread([this] { listen(); });
-        } catch (const std::exception &e) {
-          fail("cannot start the listener thread: %s", e.what());
-        }
+        listener_.start([this] { listen(); });
       }
     } catch (...) {
       tear_down();
@@ -95,8 +88,7 @@ class Reader : public Endpoint {
     if (timeout_ns > 0) {
       flags = 0;
       // ZMQ_RCVTIMEO has millisecond steps: round up. Set only when it changes.
-      const int64_t ms = (timeout_ns + 999'999) / 1'000'000;
-      const int want = ms > INT_MAX ? INT_MAX : int(ms);
+      const int want = psb::sdk::ms_rounded_up(timeout_ns);
       if (want != receive_timeout_ms_) set_receive_timeout_ms(want);
     }
     // Receiving into msg_ frees the previous sample first.
@@ -142,7 +134,7 @@ class Reader : public Endpoint {
   // Listener mode: the only user of the socket once it runs.
   void listen() {
     bool hinted = false;
-    while (!stop_.load(std::memory_order_relaxed)) {
+    while (!listener_.stopping()) {
       if (zmq_msg_recv(&msg_, socket_, 0) >= 0) {
         on_data_(zmq_msg_data(&msg_), zmq_msg_size(&msg_));
       } else if (!timed_out()) {
@@ -156,10 +148,7 @@ class Reader : public Endpoint {
   }
 
   void tear_down() {
-    if (listener_.joinable()) {
-      stop_.store(true);
-      listener_.join();  // within one kListenerSliceMs
-    }
+    listener_.stop();  // within one kListenerSliceMs
     if (monitoring_) zmq_socket_monitor(socket_, nullptr, 0);
     if (monitor_) zmq_close(monitor_);
     zmq_msg_close(&msg_);
@@ -174,8 +163,7 @@ class Reader : public Endpoint {
   int connected_ = 0;            // tcp, ipc: 1 after a ZMTP handshake with the writer
   bool hinted_ = false;
   const psb::sdk::Listener on_data_;  // listener mode
-  std::thread listener_;
-  std::atomic<bool> stop_{false};
+  psb::sdk::ListenerThread listener_;
 };
 
 }  // namespace psbzmq

@@ -2,14 +2,21 @@
 // and the addresses derived from it: where the writer of a topic binds and its readers
 // connect.
 #pragma once
+#include <sys/un.h>
+
+#include <climits>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
-#include "psbench/sdk_refusals.hpp"
+#include "psbench/sdk.hpp"
 
 namespace psbzmq {
 
 enum class Transport { tcp, ipc, inproc };
+// Their names, in the order of Transport; also caps.transports.
+inline constexpr const char *kTransportNames[] = {"tcp", "ipc", "inproc", nullptr};
+inline const char *transport_name(Transport t) { return kTransportNames[int(t)]; }
 
 constexpr uint64_t kMaxPayload = 4u << 20;  // 4 MiB; libzmq itself has no limit
 constexpr int kDefaultHwm = 1000;           // ZeroMQ's own default for both directions
@@ -35,17 +42,131 @@ struct Settings {
   uint64_t max_payload = 0;
 };
 
-// Records every refusal (check() and open(), which throws them).
-Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
-
-const char *transport_name(Transport t);
 // tcp only: the port of a topic.
-unsigned tcp_port(const Settings &s, const std::string &topic);
+inline unsigned tcp_port(const Settings &s, const std::string &topic) {
+  const uint32_t block = psb::sdk::fnv1a32(s.run_id) % kRunBlocks;
+  // The node names topics psb_<run id>_<suffix>; its three suffixes get fixed slots so
+  // that the topics of one run never share a port.
+  const std::string prefix = "psb_" + s.run_id + "_";
+  std::string suffix = topic.compare(0, prefix.size(), prefix) == 0 ? topic.substr(prefix.size())
+                                                                    : topic;
+  const int fixed = psb::sdk::index_in(suffix.c_str(), {"ping", "pong", "data"});
+  const unsigned slot = fixed >= 0 ? unsigned(fixed) : psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
+  return s.port_base + block * kPortsPerRun + slot;
+}
+
 // ipc only: the run's private directory and a topic's socket file in it.
-std::string ipc_directory(const std::string &run_id);
-std::string ipc_path(const Settings &s, const std::string &topic);
+inline std::string ipc_directory(const std::string &run_id) {
+  return std::string(kIpcParent) + "/psbench-zeromq-" + run_id;
+}
+
+inline std::string ipc_path(const Settings &s, const std::string &topic) {
+  return ipc_directory(s.run_id) + "/" + topic;
+}
+
 // The endpoint the writer binds and the readers connect to, e.g.
 // "tcp://127.0.0.1:20417", "ipc:///tmp/psbench-zeromq-R/psb_R_ping", "inproc://psb_R_ping".
-std::string endpoint_for(const Settings &s, const std::string &topic);
+inline std::string endpoint_for(const Settings &s, const std::string &topic) {
+  switch (s.transport) {
+    case Transport::tcp: return "tcp://127.0.0.1:" + std::to_string(tcp_port(s, topic));
+    case Transport::ipc: return "ipc://" + ipc_path(s, topic);
+    case Transport::inproc: return "inproc://" + topic;
+  }
+  return {};
+}
+
+namespace detail {
+
+// The longest topic suffix check() makes room for in an ipc path ("ping", "pong" and
+// "data" are what the node uses).
+constexpr size_t kIpcSuffixRoom = 8;
+
+// QoS. The node refuses what caps leave out; these say why to a direct caller too.
+inline void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
+  if (cfg.qos.reliability == PSB_RELIABLE)
+    refuse.add("reliability",
+               "reliability reliable is not supported: a PUB socket silently drops "
+               "messages for a subscriber whose queue is at the high-water mark (sndhwm/"
+               "rcvhwm) and nothing is resent after a reconnect; use best_effort");
+  if (cfg.qos.durability == PSB_TRANSIENT_LOCAL)
+    refuse.add("durability",
+               "durability transient_local is not supported: a PUB socket keeps "
+               "nothing for subscribers that join later; use volatile");
+  if (cfg.qos.history == PSB_KEEP_ALL)
+    refuse.add("history",
+               "history keep_all is not supported: a PUB socket drops messages beyond "
+               "the high-water mark instead of keeping them (sndhwm=0 rcvhwm=0 removes the "
+               "limit, but that is a queue without bound, not a history)");
+  if (cfg.qos.history == PSB_KEEP_LAST) {
+    if (cfg.qos.history_depth != 1)
+      refuse.add("history",
+                 "history keep_last:%u is not supported: ZeroMQ's only history "
+                 "setting is ZMQ_CONFLATE, which keeps the newest message only (keep_last:1); "
+                 "its high-water mark is not keep_last:N, because a full queue drops the newest "
+                 "message, not the oldest. Use keep_last:1, or leave history unset and size the "
+                 "queues with sndhwm/rcvhwm",
+                 cfg.qos.history_depth);
+    s.conflate = true;
+  }
+}
+
+inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
+  const int t = psb::sdk::index_in(cfg.transport, {"tcp", "ipc", "inproc", "default"});
+  if (t < 0)
+    refuse.add("transport", "transport '%s' is not supported; this driver supports tcp|ipc|inproc",
+               cfg.transport ? cfg.transport : "");
+  s.transport = t > 0 && t < 3 ? Transport(t) : Transport::tcp;  // "default" is tcp
+  if (s.transport == Transport::inproc && !cfg.intra_process)
+    refuse.add("placement",
+               "transport 'inproc' only connects sockets of one process, and "
+               "this run's peers are other processes; use --placement intra, or "
+               "transport ipc or tcp");
+}
+
+}  // namespace detail
+
+// Records every refusal (check() and open(), which throws them).
+inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  Settings s;
+  s.notify = cfg.notify;
+  s.max_payload = cfg.max_payload;
+  detail::parse_transport(cfg, refuse, s);
+  s.run_id = psb::sdk::run_id(cfg, refuse, "endpoints are named from it");
+  detail::parse_qos(cfg, refuse, s);
+
+  const psb::sdk::Options options(cfg, refuse);
+  // sndhwm, rcvhwm: a number of messages.
+  const std::string hwm_hint = "a number of messages from 0 to " + std::to_string(INT_MAX) +
+                               " (0 = no limit, ZeroMQ's default is " + std::to_string(kDefaultHwm) + ")";
+  s.sndhwm = int(options.number("sndhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
+  s.rcvhwm = int(options.number("rcvhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
+  s.rcvhwm_given = options.has("rcvhwm");
+  if (s.conflate && s.rcvhwm_given)
+    refuse.add("option:rcvhwm",
+               "option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
+               "one message in the subscriber's queue and ignores the high-water mark");
+
+  if (options.has("port_base") && s.transport != Transport::tcp)
+    refuse.add("option:port_base", "option port_base applies to transport tcp only (this run uses %s)",
+               transport_name(s.transport));
+  else
+    s.port_base = unsigned(options.number(
+        "port_base", kDefaultPortBase, 1024, 65535 - kPortSpan,
+        "a number from 1024 to " + std::to_string(65535 - kPortSpan) +
+            " (the run's ports lie in port_base .. port_base+" + std::to_string(kPortSpan - 1) + ")"));
+
+  if (s.transport == Transport::ipc) {
+    // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL.
+    size_t longest = ipc_directory(s.run_id).size() + 1 + std::strlen("psb__") + s.run_id.size() +
+                     detail::kIpcSuffixRoom;
+    if (longest >= sizeof(sockaddr_un{}.sun_path))
+      refuse.add("driver",
+                 "run id '%s' is too long for transport ipc: its socket paths (%zu "
+                 "characters) would not fit the %zu of a Unix socket address; use a shorter "
+                 "--run-id",
+                 s.run_id.c_str(), longest, sizeof(sockaddr_un{}.sun_path) - 1);
+  }
+  return s;
+}
 
 }  // namespace psbzmq

@@ -17,8 +17,23 @@ struct Zeromq {
   static constexpr const char *description =
       "ZeroMQ PUB/SUB without a broker (libzmq C API): an XPUB binds per topic, SUBs "
       "connect; best effort only, a PUB drops messages beyond the high-water mark";
-  static const char *version() { return library_version(); }
-  static psb_capabilities capabilities();
+  // The version of the libzmq actually loaded, e.g. "4.3.4".
+  static std::string version() {
+    int major = 0, minor = 0, patch = 0;
+    zmq_version(&major, &minor, &patch);
+    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+  }
+  static constexpr const char *option_keys[] = {"sndhwm", "rcvhwm", "port_base", nullptr};
+  static constexpr psb_capabilities capabilities = {
+      .reliability = PSB_BEST_EFFORT,  // PUB drops at the high-water mark
+      .durability = PSB_VOLATILE,      // nothing kept for late joiners
+      .history = PSB_KEEP_LAST,        // keep_last:1 only (ZMQ_CONFLATE); check() says
+      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+      .transports = kTransportNames,
+      .option_keys = option_keys,
+      .max_payload = kMaxPayload,
+      .readers_per_topic = 0,
+      .writers_per_topic = 1};  // the writer binds the topic's endpoint; a SUB connects to one
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // No flush(): every write goes out at once. No drain(): ZeroMQ cannot tell when a
@@ -28,20 +43,6 @@ struct Zeromq {
   using Writer = psbzmq::Writer;  // loan(): the node writes into the zmq_msg_t that is sent
   using Reader = psbzmq::Reader;
 };
-
-psb_capabilities Zeromq::capabilities() {
-  static const char *const transports[] = {"tcp", "ipc", "inproc", nullptr};
-  static const char *const option_keys[] = {"sndhwm", "rcvhwm", "port_base", nullptr};
-  return {.reliability = PSB_BEST_EFFORT,  // PUB drops at the high-water mark
-          .durability = PSB_VOLATILE,      // nothing kept for late joiners
-          .history = PSB_KEEP_LAST,        // keep_last:1 only (ZMQ_CONFLATE); check() says
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
-          .max_payload = kMaxPayload,
-          .readers_per_topic = 0,
-          .writers_per_topic = 1};  // the writer binds the topic's endpoint; a SUB connects to one
-}
 
 }  // namespace
 }  // namespace psbzmq

@@ -10,7 +10,6 @@
 #include <cstdio>
 #include <map>
 #include <mutex>
-#include <set>
 #include <string>
 
 #include "psbench/sdk.hpp"
@@ -29,18 +28,6 @@ using psb::sdk::fail;
 inline void set_int_option(void *socket, int option, int value, const char *name) {
   if (zmq_setsockopt(socket, option, &value, sizeof value) != 0)
     fail("zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
-}
-
-// The version of the libzmq actually loaded, e.g. "4.3.4".
-inline const char *library_version() {
-  static const char *const text = [] {
-    static char buf[32];
-    int major = 0, minor = 0, patch = 0;
-    zmq_version(&major, &minor, &patch);
-    std::snprintf(buf, sizeof buf, "%d.%d.%d", major, minor, patch);
-    return buf;
-  }();
-  return text;
 }
 
 // What the inproc endpoints of this process share: inproc:// endpoints only meet inside
@@ -63,13 +50,10 @@ struct InprocProcess {
   }
 };
 
-class Endpoint;
-
 class Context {
  public:
   // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
   explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
-    library_version();  // computed here, never on the timed path
     if (settings.transport != Transport::inproc) {
       if ((zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
       return;
@@ -80,13 +64,22 @@ class Context {
     ++p.users;
     zctx = p.zctx;
   }
-  inline ~Context();
+  // The SDK destroys the endpoints a caller left open first: zmq_ctx_term() would wait
+  // for their sockets forever.
+  ~Context() {
+    if (settings.transport == Transport::inproc) {
+      InprocProcess &p = InprocProcess::get();
+      std::lock_guard lock(p.mu);
+      if (--p.users > 0) return;
+      p.zctx = nullptr;  // its last user terminates it, below
+    }
+    zmq_ctx_term(zctx);  // every socket is closed by now (linger bounded)
+  }
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
   const Settings settings;
   void *zctx = nullptr;
-  std::set<Endpoint *> endpoints;  // not destroyed yet
 };
 
 // How long an inproc endpoint waits for a peer in its own process before it says that
@@ -99,12 +92,9 @@ constexpr std::chrono::seconds kInprocPeerGrace{1};
 class Endpoint {
  public:
   Endpoint(Context &ctx, const char *topic, bool writer)
-      : ctx_(ctx), topic_(topic), endpoint_(endpoint_for(ctx.settings, topic)), writer_(writer) {
-    ctx.endpoints.insert(this);
-  }
+      : ctx_(ctx), topic_(topic), endpoint_(endpoint_for(ctx.settings, topic)), writer_(writer) {}
   virtual ~Endpoint() {
     if (inproc_ && writer_) inproc_->writers.fetch_sub(1);
-    ctx_.endpoints.erase(this);
   }
   Endpoint(const Endpoint &) = delete;
   Endpoint &operator=(const Endpoint &) = delete;
@@ -148,18 +138,5 @@ class Endpoint {
   InprocProcess::Topic *inproc_ = nullptr;
   std::chrono::steady_clock::time_point inproc_since_;
 };
-
-// Destroys the endpoints a caller left open first: zmq_ctx_term() would wait for their
-// sockets forever.
-Context::~Context() {
-  while (!endpoints.empty()) delete *endpoints.begin();  // unregisters itself
-  if (settings.transport == Transport::inproc) {
-    InprocProcess &p = InprocProcess::get();
-    std::lock_guard lock(p.mu);
-    if (--p.users > 0) return;
-    p.zctx = nullptr;  // its last user terminates it, below
-  }
-  zmq_ctx_term(zctx);  // every socket is closed by now (linger bounded)
-}
 
 }  // namespace psbzmq

@@ -5,13 +5,18 @@
 // table itself). What it writes once for every C++ driver: the psb_driver table and its
 // extern "C" entry point, trampolines that never let an exception cross the ABI and fill
 // psb_error with "<driver name>: <what>", refusals and option parsing
-// (psbench/sdk_refusals.hpp), FNV-1a hashing, and ids derived from the run id.
+// (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
+// of open endpoints that close() empties, a listener thread (ListenerThread), a version
+// string computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
+// and two looks at the host: library_file() (the name of the library a symbol is loaded
+// from) and process_running() (a daemon such as iox-roudi).
 //
 //   struct Driver {
 //     static constexpr const char *name = "mymw";          // the folder under drivers/
 //     static constexpr const char *description = "...";
-//     static const char *version();                         // the middleware's version
-//     static psb_capabilities capabilities();
+//     static std::string version();  // the middleware's version, kept by the SDK; a const
+//                                    // char * one is called each time (the driver's own)
+//     static psb_capabilities capabilities();   // or a static constexpr psb_capabilities
 //     static void check(const psb_config &cfg, psb::sdk::Refusals &refusals);
 //                     // optional; refusals.add(setting, fmt, ...) for each problem
 //     class Context;  // Context(const psb_config &)                             -> open/close
@@ -25,7 +30,8 @@
 // values in; see sdk_refusals.hpp for a parse shared by check() and open()); the SDK hands
 // each to the node's psb_refuse, as "<driver name>: <reason>", and counts them. Constructors
 // throw to refuse (psb::sdk::Error or psb::sdk::fail(); any std::exception is reported the
-// same way, std::bad_alloc as "out of memory"); destructors free. Optional
+// same way, std::bad_alloc as "out of memory"); destructors free. close() destroys the
+// writers and readers a caller left open (readers first) before the Context. Optional
 // members, detected at compile time (absent: NULL in the table):
 //   Writer: void *loan(size_t len); void write_loan(void *sample, size_t len);  (both or none)
 //           void flush(); int matched() const;
@@ -41,14 +47,26 @@
 #ifndef PSBENCH_SDK_HPP
 #define PSBENCH_SDK_HPP
 
+#include <dirent.h>
+#include <dlfcn.h>
+#include <sched.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <climits>
 #include <concepts>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <type_traits>
+#include <utility>
 
 #include "psbench/driver.h"
 #include "psbench/sdk_refusals.hpp"
@@ -67,9 +85,10 @@ constexpr uint32_t fnv1a32(std::string_view s) noexcept {
   return h;
 }
 
-// FNV-1a, 64 bits: for names that must be shortened without colliding.
-constexpr uint64_t fnv1a64(std::string_view s) noexcept {
-  uint64_t h = 14695981039346656037ull;
+// FNV-1a, 64 bits: for names that must be shortened without colliding. basis: another
+// offset basis, for a name derived with one that must stay what it was.
+constexpr uint64_t fnv1a64(std::string_view s, uint64_t basis = 14695981039346656037ull) noexcept {
+  uint64_t h = basis;
   for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
   return h;
 }
@@ -82,6 +101,79 @@ constexpr uint32_t id_in_range(std::string_view key, uint32_t first, uint32_t co
   return first + fnv1a32(key) % count;
 }
 
+// ---- time -------------------------------------------------------------------------------
+
+// A timeout in whole milliseconds for an API that counts them: rounded up, so that a wait
+// is never shorter than asked, and capped at INT_MAX; 0 for 0 and less.
+constexpr int ms_rounded_up(int64_t ns) noexcept {
+  if (ns <= 0) return 0;
+  const int64_t ms = ns / 1'000'000 + (ns % 1'000'000 != 0);
+  return ms > INT_MAX ? INT_MAX : int(ms);
+}
+
+// Asks ready() until it says true or timeout_ns has passed (negative: no limit) and returns
+// its last answer: first spinning, then yielding, then sleeping 20 us between asks, so a
+// short wait stays short and a long one costs little CPU. Allocates nothing.
+template <class Ready>
+bool wait_until(int64_t timeout_ns, Ready &&ready) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = timeout_ns < 0 ? Clock::time_point::max()
+                                       : Clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (uint64_t i = 0;; ++i) {
+    if (ready()) return true;
+    if (Clock::now() >= deadline) return false;
+    if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else if (i < 1024) {
+      sched_yield();
+    } else {
+      timespec pause{0, 20'000};
+      nanosleep(&pause, nullptr);
+    }
+  }
+}
+
+// ---- the environment --------------------------------------------------------------------
+
+// The file name of the shared library (or program) that holds symbol, links resolved:
+// e.g. "libddsc.so.0.10.2", whose name carries the full version of a library that cannot
+// report its own. fallback when it cannot be found.
+inline std::string library_file(const void *symbol, std::string_view fallback) {
+  Dl_info info{};
+  char resolved[PATH_MAX];
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr || realpath(info.dli_fname, resolved) == nullptr)
+    return std::string(fallback);
+  const char *slash = std::strrchr(resolved, '/');
+  return slash != nullptr ? slash + 1 : resolved;
+}
+
+// Whether a process of this name (its /proc/PID/comm: the program's file name, cut to 15
+// characters) runs on this host, e.g. process_running("iox-roudi").
+inline bool process_running(std::string_view name) {
+  DIR *proc = opendir("/proc");
+  if (proc == nullptr) return false;
+  bool found = false;
+  while (!found) {
+    const dirent *e = readdir(proc);
+    if (e == nullptr) break;
+    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
+    char path[300], comm[64] = "";
+    std::snprintf(path, sizeof path, "/proc/%s/comm", e->d_name);
+    if (FILE *f = std::fopen(path, "r")) {
+      if (std::fgets(comm, sizeof comm, f) != nullptr) {
+        std::string_view line(comm);
+        if (!line.empty() && line.back() == '\n') line.remove_suffix(1);
+        found = line == name;
+      }
+      std::fclose(f);
+    }
+  }
+  closedir(proc);
+  return found;
+}
+
 // ---- what endpoints are handed ---------------------------------------------------------
 
 // The node's listener callback (notify listener), empty otherwise. Call it from the
@@ -91,6 +183,39 @@ struct Listener {
   void *user = nullptr;
   explicit operator bool() const noexcept { return fn != nullptr; }
   void operator()(const void *data, size_t len) const { fn(user, data, len); }
+};
+
+// A listener's thread, for a Reader whose middleware has no delivery thread of its own:
+// start(loop) runs loop() on a new thread; the loop returns soon after stopping() turns
+// true. stop() (the destructor too) sets that and joins, so the loop should block for a
+// bounded slice at a time.
+class ListenerThread {
+ public:
+  ListenerThread() = default;
+  ListenerThread(const ListenerThread &) = delete;
+  ListenerThread &operator=(const ListenerThread &) = delete;
+  ~ListenerThread() { stop(); }
+
+  // Throws Error "cannot start the listener thread: <why>".
+  template <class Loop>
+  void start(Loop &&loop) {
+    try {
+      thread_ = std::thread(std::forward<Loop>(loop));
+    } catch (const std::exception &e) {
+      fail("cannot start the listener thread: %s", e.what());
+    }
+  }
+  bool stopping() const noexcept { return stop_.load(std::memory_order_relaxed); }
+  // Returns when the loop has (at once when none was started).
+  void stop() noexcept {
+    if (!thread_.joinable()) return;
+    stop_.store(true);
+    thread_.join();
+  }
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
 };
 
 // Where counters() puts the middleware's own counts: put("dropped", 3).
@@ -170,10 +295,41 @@ struct Adapter {
   static_assert(HasCheck<D> || !HasOldCheck<D>,
                 "Driver::check takes (const psb_config &, psb::sdk::Refusals &) since ABI 5");
 
-  // The handles are the driver's own objects under the ABI's opaque names.
-  static Context &ctx(psb_context *c) noexcept { return *reinterpret_cast<Context *>(c); }
-  static Writer &wr(psb_writer *w) noexcept { return *reinterpret_cast<Writer *>(w); }
-  static Reader &rd(psb_reader *r) noexcept { return *reinterpret_cast<Reader *>(r); }
+  // The open writers and readers of a context, so that close() can destroy those a
+  // caller left open before the context (a driver keeps no registry of its own). No
+  // lock: driver.h has a context and its endpoints used by one thread at a time.
+  struct Box;
+  template <class E>
+  struct Open {  // an endpoint and its place in its context's list
+    template <class... A>
+    Open(Open *&head, A &&...args) : endpoint(std::forward<A>(args)...), head_(head), next_(head) {
+      if (next_ != nullptr) next_->prev_ = this;  // linked only once constructed
+      head_ = this;
+    }
+    ~Open() {
+      (prev_ != nullptr ? prev_->next_ : head_) = next_;
+      if (next_ != nullptr) next_->prev_ = prev_;
+    }
+    E endpoint;  // first: what the timed path reaches through the handle
+    Open *&head_;
+    Open *prev_ = nullptr, *next_;
+  };
+  struct Box {
+    explicit Box(const psb_config &cfg) : context(cfg) {}
+    ~Box() {  // readers first, newest first; the context after every endpoint
+      while (readers != nullptr) delete readers;  // unlinks itself
+      while (writers != nullptr) delete writers;
+    }
+    Context context;
+    Open<Writer> *writers = nullptr;
+    Open<Reader> *readers = nullptr;
+  };
+
+  // The handles are the SDK's boxes around the driver's objects, under the ABI's opaque names.
+  static Box &box(psb_context *c) noexcept { return *reinterpret_cast<Box *>(c); }
+  static Context &ctx(psb_context *c) noexcept { return box(c).context; }
+  static Writer &wr(psb_writer *w) noexcept { return reinterpret_cast<Open<Writer> *>(w)->endpoint; }
+  static Reader &rd(psb_reader *r) noexcept { return reinterpret_cast<Open<Reader> *>(r)->endpoint; }
 
   // Hands each refusal to the node as "<name>: <reason>"; a throw from check() is one
   // more, of setting "driver".
@@ -198,35 +354,50 @@ struct Adapter {
     }
     return count;
   }
-  static psb_context *open(const psb_config *cfg, psb_error *err) noexcept {
+  // A version() that returns a std::string is asked once, by open() at the latest (never
+  // on the timed path), and its text kept. One that returns const char * is the driver's
+  // own and goes into the table as it is (redis' grows once a context reaches its server).
+  static constexpr bool kKeepsVersion = !std::is_convertible_v<decltype(D::version()), const char *>;
+  static const char *version() noexcept {
     try {
-      return reinterpret_cast<psb_context *>(new Context(*cfg));
+      static const std::string text(D::version());
+      return text.c_str();
+    } catch (...) {
+      return "unknown (version() failed)";
+    }
+  }
+
+  static psb_context *open(const psb_config *cfg, psb_error *err) noexcept {
+    if constexpr (kKeepsVersion) version();
+    try {
+      return reinterpret_cast<psb_context *>(new Box(*cfg));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void close(psb_context *c) noexcept { delete &ctx(c); }
+  static void close(psb_context *c) noexcept { delete &box(c); }
 
   static psb_writer *create_writer(psb_context *c, const char *topic, psb_error *err) noexcept {
     try {
-      return reinterpret_cast<psb_writer *>(new Writer(ctx(c), topic));
+      return reinterpret_cast<psb_writer *>(new Open<Writer>(box(c).writers, ctx(c), topic));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void destroy_writer(psb_writer *w) noexcept { delete &wr(w); }
+  static void destroy_writer(psb_writer *w) noexcept { delete reinterpret_cast<Open<Writer> *>(w); }
   static psb_reader *create_reader(psb_context *c, const char *topic, psb_on_data on_data,
                                    void *user, psb_error *err) noexcept {
     try {
-      return reinterpret_cast<psb_reader *>(new Reader(ctx(c), topic, Listener{on_data, user}));
+      return reinterpret_cast<psb_reader *>(
+          new Open<Reader>(box(c).readers, ctx(c), topic, Listener{on_data, user}));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
     }
   }
-  static void destroy_reader(psb_reader *r) noexcept { delete &rd(r); }
+  static void destroy_reader(psb_reader *r) noexcept { delete reinterpret_cast<Open<Reader> *>(r); }
 
   static int matched_readers(psb_writer *w) noexcept {
     try {
@@ -325,8 +496,14 @@ struct Adapter {
     t.abi_version = PSB_ABI_VERSION;
     t.name = D::name;
     t.description = D::description;
-    t.version = &D::version;
-    t.caps = D::capabilities();
+    if constexpr (kKeepsVersion)
+      t.version = &version;
+    else
+      t.version = &D::version;
+    if constexpr (requires { D::capabilities(); })
+      t.caps = D::capabilities();
+    else
+      t.caps = D::capabilities;
     t.check = &check;
     t.open = &open;
     t.close = &close;

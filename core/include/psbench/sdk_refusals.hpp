@@ -14,6 +14,12 @@
 //   }
 //   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 //   Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+//
+// Options reads text, flag (strict: true/false only), number (with a hint for its
+// refusal), choice (one of a fixed list of names) and required values, and
+// refuse_unknown() refuses keys a driver does not take. Beside it: run_id() (refused
+// when empty), payload_in_range() (the "size" refusal) and index_in() (a name's index
+// in a list, e.g. cfg.transport in caps.transports).
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
@@ -23,6 +29,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -110,6 +117,39 @@ auto parse_or_throw(const psb_config &cfg, Parse &&parse) {
   return result;
 }
 
+// The index of name in names, or -1 when it is not there (or is nullptr): an enum's
+// value from its name, e.g. Transport(index_in(cfg.transport, {"tcp", "ipc"})).
+inline int index_in(const char *name, std::initializer_list<std::string_view> names) noexcept {
+  for (size_t i = 0; name != nullptr && i < names.size(); ++i)
+    if (names.begin()[i] == name) return int(i);
+  return -1;
+}
+
+// cfg.run_id; when it is missing or empty, "" and the refusal (setting "driver") "the run
+// id is empty; WHY", e.g. why = "it names the topics".
+inline std::string run_id(const psb_config &cfg, Refusals &refusals, const char *why) {
+  if (cfg.run_id != nullptr && *cfg.run_id != '\0') return cfg.run_id;
+  refusals.add("driver", "the run id is empty; %s", why);
+  return {};
+}
+
+// Whether cfg.max_payload is in [min, max]; if not, the refusal (setting "size")
+// "max_payload N is not supported; supported: MIN to MAX bytes (header included)".
+inline bool payload_in_range(const psb_config &cfg, Refusals &refusals, uint64_t min, uint64_t max) {
+  if (cfg.max_payload >= min && cfg.max_payload <= max) return true;
+  refusals.add("size", "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
+               static_cast<unsigned long long>(cfg.max_payload), static_cast<unsigned long long>(min),
+               static_cast<unsigned long long>(max));
+  return false;
+}
+
+// The same over a nullptr-terminated list, such as caps.transports.
+inline int index_in(const char *name, const char *const *names) noexcept {
+  for (int i = 0; name != nullptr && names[i] != nullptr; ++i)
+    if (std::strcmp(names[i], name) == 0) return i;
+  return -1;
+}
+
 // A view over cfg.options (valid while cfg is). The node has already refused any key not
 // in caps.option_keys. A malformed or missing value is recorded in the Refusals given, as
 // setting "option:KEY", and the lookup returns its fallback, so parsing goes on and
@@ -131,6 +171,21 @@ class Options {
     return v ? std::string(v) : std::string(fallback);
   }
 
+  // Refuses each option whose key is not in keys (nullptr-terminated, as caps.option_keys):
+  // "unknown option 'KEY'; valid options: A, B", or "...; this driver takes no options".
+  // The node refuses these itself; this tells a direct caller as well.
+  void refuse_unknown(const char *const *keys) const {
+    std::string valid;
+    for (const char *const *k = keys; *k != nullptr; ++k) valid += (valid.empty() ? "" : ", ") + std::string(*k);
+    valid = valid.empty() ? "this driver takes no options" : "valid options: " + valid;
+    for (size_t i = 0; i < cfg_.option_count; ++i) {
+      const char *key = cfg_.options[i].key != nullptr ? cfg_.options[i].key : "(null)";
+      bool known = false;
+      for (const char *const *k = keys; *k != nullptr && !known; ++k) known = std::strcmp(*k, key) == 0;
+      if (!known) refusals_.add("option:" + std::string(key), "unknown option '%s'; %s", key, valid.c_str());
+    }
+  }
+
   // The value, or nullptr with the refusal "option KEY[=FORM] is missing[; ADVICE]".
   const char *required(std::string_view key, std::string_view form = {},
                        std::string_view advice = {}) const {
@@ -144,18 +199,23 @@ class Options {
   }
 
   // true/1 or false/0; anything else: refused, "option KEY='VALUE': use true or false".
-  bool flag(std::string_view key, bool fallback) const {
+  // strict: true or false only; anything else: "option KEY='VALUE': use KEY=true or
+  // KEY=false".
+  bool flag(std::string_view key, bool fallback, bool strict = false) const {
     const char *v = find(key);
     if (v == nullptr) return fallback;
-    if (std::strcmp(v, "true") == 0 || std::strcmp(v, "1") == 0) return true;
-    if (std::strcmp(v, "false") == 0 || std::strcmp(v, "0") == 0) return false;
-    refuse(key, "option " + std::string(key) + "='" + v + "': use true or false");
+    if (std::strcmp(v, "true") == 0 || (!strict && std::strcmp(v, "1") == 0)) return true;
+    if (std::strcmp(v, "false") == 0 || (!strict && std::strcmp(v, "0") == 0)) return false;
+    const std::string k(key);
+    refuse(key, "option " + k + "='" + v + "': use " + (strict ? k + "=true or " + k + "=false" : "true or false"));
     return fallback;
   }
 
   // A decimal whole number in [min, max]; anything else: refused,
-  // "option KEY='VALUE': use a whole number from MIN to MAX".
-  int64_t number(std::string_view key, int64_t fallback, int64_t min, int64_t max) const {
+  // "option KEY='VALUE': use a whole number from MIN to MAX", or with a hint given,
+  // "option KEY='VALUE': use HINT" (e.g. "a number of messages from 0 to 99 (0 = no limit)").
+  int64_t number(std::string_view key, int64_t fallback, int64_t min, int64_t max,
+                 std::string_view hint = {}) const {
     const char *v = find(key);
     if (v == nullptr) return fallback;
     char *end = nullptr;
@@ -163,8 +223,28 @@ class Options {
     const bool starts_well = (*v >= '0' && *v <= '9') || (*v == '-' && v[1] >= '0' && v[1] <= '9');
     const long long n = starts_well ? std::strtoll(v, &end, 10) : 0;
     if (starts_well && errno == 0 && *end == '\0' && n >= min && n <= max) return n;
-    refuse(key, "option " + std::string(key) + "='" + v + "': use a whole number from " +
-                    std::to_string(min) + " to " + std::to_string(max));
+    const std::string use = hint.empty() ? "a whole number from " + std::to_string(min) + " to " +
+                                               std::to_string(max)
+                                         : std::string(hint);
+    refuse(key, "option " + std::string(key) + "='" + v + "': use " + use);
+    return fallback;
+  }
+
+  // Which of names the value is (its index), or fallback when the key was not given;
+  // anything else: refused, "option KEY='VALUE' is not known; use KEY=A (default),
+  // KEY=B or KEY=C" (the fallback's name marked default).
+  size_t choice(std::string_view key, std::initializer_list<std::string_view> names,
+                size_t fallback = 0) const {
+    const char *v = find(key);
+    if (v == nullptr) return fallback;
+    const int i = index_in(v, names);
+    if (i >= 0) return size_t(i);
+    std::string m = "option " + std::string(key) + "='" + v + "' is not known; use ";
+    for (size_t n = 0; n < names.size(); ++n) {
+      m += n == 0 ? "" : n + 1 == names.size() ? " or " : ", ";
+      m += std::string(key) + "=" + std::string(names.begin()[n]) + (n == fallback ? " (default)" : "");
+    }
+    refuse(key, m);
     return fallback;
   }
 
