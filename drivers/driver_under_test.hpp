@@ -4,8 +4,8 @@
 #include <dlfcn.h>
 
 #include <cstdio>
-#include <map>
 #include <cstring>
+#include <map>
 #include <stdexcept>
 #include <string>
 
@@ -18,7 +18,9 @@ inline const psb_driver &driver_under_test() {
     void *h = dlopen(PSBENCH_DRIVER_PATH, RTLD_NOW | RTLD_LOCAL);
     if (h == nullptr) throw std::runtime_error(dlerror());
     auto entry = reinterpret_cast<psb_driver_entry_fn>(dlsym(h, PSB_DRIVER_ENTRY_SYMBOL));
-    if (entry == nullptr) throw std::runtime_error(std::string(PSBENCH_DRIVER_PATH) + " has no " PSB_DRIVER_ENTRY_SYMBOL);
+    if (entry == nullptr)
+      throw std::runtime_error(std::string(PSBENCH_DRIVER_PATH) +
+                               " has no " PSB_DRIVER_ENTRY_SYMBOL);
     return entry();
   }();
   return *table;
@@ -33,7 +35,8 @@ inline int check(const psb_driver &d, const psb_config *cfg, psb_error *err) {
       [](void *user, const char *, const char *reason) {
         auto *e = static_cast<psb_error *>(user);
         const size_t used = std::strlen(e->message);
-        std::snprintf(e->message + used, sizeof e->message - used, "%s%s", used ? "; " : "", reason);
+        std::snprintf(e->message + used, sizeof e->message - used, "%s%s", used ? "; " : "",
+                      reason);
       },
       err);
 }
@@ -44,11 +47,12 @@ std::map<std::string, uint64_t> counters_of(void (*counters)(Endpoint *, psb_put
                                             Endpoint *endpoint) {
   std::map<std::string, uint64_t> got;
   if (counters == nullptr) return got;
-  counters(endpoint,
-           [](void *user, const char *name, uint64_t value) {
-             (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
-           },
-           &got);
+  counters(
+      endpoint,
+      [](void *user, const char *name, uint64_t value) {
+        (*static_cast<std::map<std::string, uint64_t> *>(user))[name] = value;
+      },
+      &got);
   return got;
 }
 inline std::map<std::string, uint64_t> counters_of(const psb_driver &d, psb_writer *w) {

@@ -12,12 +12,11 @@
 // own process that the test can SIGSTOP), its stdout read line by line; lines of the
 // form "key number" are its report.
 #pragma once
+#include <dirent.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <chrono>
 #include <cstdint>

@@ -59,11 +59,12 @@ inline int report_until_end(const psb_driver &d, psb_reader *reader, psb_error *
   std::printf("received %llu\n", static_cast<unsigned long long>(received));
   if (received > 0) std::printf("last_seq %llu\n", static_cast<unsigned long long>(last_seq));
   if (d.reader_counters)
-    d.reader_counters(reader,
-                      [](void *, const char *name, uint64_t value) {
-                        std::printf("%s %llu\n", name, static_cast<unsigned long long>(value));
-                      },
-                      nullptr);
+    d.reader_counters(
+        reader,
+        [](void *, const char *name, uint64_t value) {
+          std::printf("%s %llu\n", name, static_cast<unsigned long long>(value));
+        },
+        nullptr);
   return 0;
 }
 

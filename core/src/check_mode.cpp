@@ -51,7 +51,8 @@ int run_check(int argc, const char *const *argv) {
   } else if (found.empty()) {
     std::printf("accepted\n");
   } else {
-    for (const Refusal &r : found) std::printf("refused (%s): %s\n", r.setting.c_str(), r.message.c_str());
+    for (const Refusal &r : found)
+      std::printf("refused (%s): %s\n", r.setting.c_str(), r.message.c_str());
   }
   return found.empty() ? 0 : 2;
 }

@@ -51,7 +51,8 @@ uint64_t parse_u64(std::string_view arg, std::string_view v) {
 
 uint32_t parse_u32(std::string_view arg, std::string_view v) {
   uint64_t out = parse_u64(arg, v);
-  if (out > 0xFFFFFFFFu) throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is too large");
+  if (out > 0xFFFFFFFFu)
+    throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is too large");
   return uint32_t(out);
 }
 
@@ -98,14 +99,20 @@ SendWait parse_send_wait(std::string_view v) {
 Injection parse_injection(std::string_view v) {
   const std::string fix = "; use drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:MICROSECONDS";
   size_t eq = v.find('=');
-  if (eq == std::string_view::npos) throw UsageError("--inject: '" + std::string(v) + "' has no '='" + fix);
+  if (eq == std::string_view::npos)
+    throw UsageError("--inject: '" + std::string(v) + "' has no '='" + fix);
   std::string_view kind = v.substr(0, eq), rest = v.substr(eq + 1);
   Injection in{Injection::drop, 0};
-  if (kind == "drop") in.kind = Injection::drop;
-  else if (kind == "dup") in.kind = Injection::dup;
-  else if (kind == "reorder") in.kind = Injection::reorder;
-  else if (kind == "delay") in.kind = Injection::delay;
-  else throw UsageError("--inject: '" + std::string(kind) + "' is not a fault" + fix);
+  if (kind == "drop")
+    in.kind = Injection::drop;
+  else if (kind == "dup")
+    in.kind = Injection::dup;
+  else if (kind == "reorder")
+    in.kind = Injection::reorder;
+  else if (kind == "delay")
+    in.kind = Injection::delay;
+  else
+    throw UsageError("--inject: '" + std::string(kind) + "' is not a fault" + fix);
   size_t colon = rest.find(':');
   if ((colon != std::string_view::npos) != (in.kind == Injection::delay))
     throw UsageError("--inject: '" + std::string(v) + "'" + fix);
@@ -126,7 +133,8 @@ std::string random_run_id() {
 void validate(NodeConfig &c) {
   if (c.driver_path.empty()) throw UsageError("--driver: required (path to libpsbench-<name>.so)");
   if (c.describe || c.check_stdin) return;
-  if (c.roles.empty()) throw UsageError("--role: required (ping, pong, pub, sub, relay, or two joined by a comma)");
+  if (c.roles.empty())
+    throw UsageError("--role: required (ping, pong, pub, sub, relay, or two joined by a comma)");
   if (c.out_dir.empty() && !c.check) throw UsageError("--out: required (directory for results)");
   for (char ch : c.run_id)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
@@ -135,7 +143,8 @@ void validate(NodeConfig &c) {
   if (c.pin == PinMode::none && !c.cpu.empty())
     throw UsageError("--pin none: --cpu pins a role; leave --cpu out, or use --pin role|process");
   if (c.pin == PinMode::process && c.cpu.empty())
-    throw UsageError("--pin process: confines the node to the CPUs --cpu gives; give --cpu ROLE=CPU");
+    throw UsageError(
+        "--pin process: confines the node to the CPUs --cpu gives; give --cpu ROLE=CPU");
   if (c.size < 32 || c.size > (4u << 20))
     throw UsageError("--size: " + std::to_string(c.size) +
                      " is out of range; use 32 (header only) to 4194304 bytes");
@@ -155,62 +164,80 @@ void validate(NodeConfig &c) {
   if (c.subscribers == 0) throw UsageError("--subscribers: must be at least 1");
   if (c.publishers == 0) throw UsageError("--publishers: must be at least 1");
   if (c.writer_id >= c.publishers)
-    throw UsageError("--writer-id: " + std::to_string(c.writer_id) + " is not a writer of this run; with --publishers " +
+    throw UsageError("--writer-id: " + std::to_string(c.writer_id) +
+                     " is not a writer of this run; with --publishers " +
                      std::to_string(c.publishers) + " use 0.." + std::to_string(c.publishers - 1) +
                      " (give every node of the run the same --publishers)");
   if (c.writer_id != 0 && !c.runs(Role::pub))
-    throw UsageError("--writer-id: only pub writes data messages; give it to a node running --role pub");
-  if (c.topic.empty()) throw UsageError("--topic: give a name of letters, digits and '_', e.g. data2");
+    throw UsageError(
+        "--writer-id: only pub writes data messages; give it to a node running --role pub");
+  if (c.topic.empty())
+    throw UsageError("--topic: give a name of letters, digits and '_', e.g. data2");
   for (char ch : c.topic)
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_')
-      throw UsageError("--topic: '" + c.topic + "' has a character other than letters, digits and '_'");
+      throw UsageError("--topic: '" + c.topic +
+                       "' has a character other than letters, digits and '_'");
   if (c.topic_given && !c.runs(Role::pub) && !c.runs(Role::sub) && !c.runs(Role::relay))
-    throw UsageError("--topic: names the data topic of pub, sub and relay; ping and pong use psb_<run>_ping/_pong");
+    throw UsageError(
+        "--topic: names the data topic of pub, sub and relay; ping and pong use "
+        "psb_<run>_ping/_pong");
   if (c.runs(Role::relay) && c.echo_every)
-    throw UsageError("--echo-every: not with --role relay; the relay forwards every message to the sub, "
-                     "which records the one-way latency over both hops");
+    throw UsageError(
+        "--echo-every: not with --role relay; the relay forwards every message to the sub, "
+        "which records the one-way latency over both hops");
   if (c.echo_given && c.echo_every == 0)
     throw UsageError("--echo-every: must be at least 1 (1 echoes every measured message)");
   if (c.echo_every && !c.runs(Role::pub) && !c.runs(Role::sub))
-    throw UsageError("--echo-every: latency under load is for pub (times the echoes) and the one sub "
-                     "that echoes; for ping/pong every message is echoed anyway");
+    throw UsageError(
+        "--echo-every: latency under load is for pub (times the echoes) and the one sub "
+        "that echoes; for ping/pong every message is echoed anyway");
   if (c.reply_size && (c.reply_size < 32 || c.reply_size > (4u << 20)))
     throw UsageError("--reply-size: " + std::to_string(c.reply_size) +
                      " is out of range; use 32 (header only) to 4194304 bytes");
   if (c.reply_size && !c.runs(Role::ping) && !c.runs(Role::pong))
-    throw UsageError("--reply-size: the length of pong's echo; give it to ping and pong "
-                     "(the same value to both)");
+    throw UsageError(
+        "--reply-size: the length of pong's echo; give it to ping and pong "
+        "(the same value to both)");
   if (c.latency_from_send && !c.runs(Role::sub))
-    throw UsageError("--latency-from: the sub's one-way latency; ping's round trip starts at its "
-                     "send anyway (closed loop) or at its schedule (open loop)");
-  if (c.fifo_priority < 0 || c.fifo_priority > 99) throw UsageError("--fifo: priority must be 1..99");
+    throw UsageError(
+        "--latency-from: the sub's one-way latency; ping's round trip starts at its "
+        "send anyway (closed loop) or at its schedule (open loop)");
+  if (c.fifo_priority < 0 || c.fifo_priority > 99)
+    throw UsageError("--fifo: priority must be 1..99");
   if (c.late_join && (c.roles.size() != 1 || c.roles[0] != Role::sub))
-    throw UsageError("--late-join: a subscriber that joins while publishing goes on; give it to a node "
-                     "running only --role sub");
+    throw UsageError(
+        "--late-join: a subscriber that joins while publishing goes on; give it to a node "
+        "running only --role sub");
   if (c.late_join && c.echo_every)
-    throw UsageError("--late-join: a late joiner does not echo; give --echo-every to the first sub");
+    throw UsageError(
+        "--late-join: a late joiner does not echo; give --echo-every to the first sub");
   if (!c.injections.empty() && !c.runs(Role::pub))
-    throw UsageError("--inject: faults are injected by pub into its own stream; give it to --role pub");
+    throw UsageError(
+        "--inject: faults are injected by pub into its own stream; give it to --role pub");
   std::sort(c.injections.begin(), c.injections.end(),
             [](const Injection &a, const Injection &b) { return a.seq < b.seq; });
   for (size_t i = 1; i < c.injections.size(); ++i) {
     const Injection &a = c.injections[i - 1], &b = c.injections[i];
     if (a.seq == b.seq || (a.kind == Injection::reorder && b.seq == a.seq + 1))
-      throw UsageError("--inject: seq " + std::to_string(b.seq) +
-                       " already has a fault (or is the message a reorder moves its predecessor behind); "
-                       "give each message one fault");
+      throw UsageError(
+          "--inject: seq " + std::to_string(b.seq) +
+          " already has a fault (or is the message a reorder moves its predecessor behind); "
+          "give each message one fault");
   }
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
     for (Role r : c.roles) ours |= (r == role);
     if (!ours)
-      throw UsageError(std::string("--cpu: role '") + role_name(role) + "' is not run by this node");
+      throw UsageError(std::string("--cpu: role '") + role_name(role) +
+                       "' is not run by this node");
   }
 }
 
 }  // namespace
 
-bool NodeConfig::runs(Role r) const { return std::find(roles.begin(), roles.end(), r) != roles.end(); }
+bool NodeConfig::runs(Role r) const {
+  return std::find(roles.begin(), roles.end(), r) != roles.end();
+}
 
 uint64_t NodeConfig::warmup_for(Role r) const {
   if (warmup) return *warmup;
@@ -236,27 +263,48 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       if (i + 1 >= argc) throw UsageError(std::string(arg) + ": needs a value");
       return argv[++i];
     };
-    if (arg == "--driver") c.driver_path = value();
-    else if (arg == "--describe") c.describe = true;
-    else if (arg == "--check") c.check = true;
-    else if (arg == "--json") c.json = true;
-    else if (arg == "--check-stdin") c.check_stdin = true;
-    else if (arg == "--role") c.roles = parse_roles(value());
-    else if (arg == "--out") c.out_dir = value();
-    else if (arg == "--name") c.name = value();
-    else if (arg == "--run-id") c.run_id = value();
-    else if (arg == "--size") c.size = parse_u64(arg, value());
-    else if (arg == "--count") c.count = parse_u64(arg, value());
-    else if (arg == "--duration") c.duration_s = parse_seconds(arg, value());
-    else if (arg == "--warmup") c.warmup = parse_u64(arg, value());
-    else if (arg == "--rate") c.rate_hz = parse_seconds(arg, value());
-    else if (arg == "--spin-send") c.send_wait = SendWait::spin;
-    else if (arg == "--send-wait") c.send_wait = parse_send_wait(value());
-    else if (arg == "--send-spin-us") c.send_spin_ns = int64_t(parse_seconds(arg, value()) * 1e3);
-    else if (arg == "--drain-timeout") c.drain_timeout_s = parse_seconds(arg, value());
-    else if (arg == "--inject") c.injections.push_back(parse_injection(value()));
-    else if (arg == "--reliability") c.reliability = parse_named(kReliability, arg, value());
-    else if (arg == "--durability") c.durability = parse_named(kDurability, arg, value());
+    if (arg == "--driver")
+      c.driver_path = value();
+    else if (arg == "--describe")
+      c.describe = true;
+    else if (arg == "--check")
+      c.check = true;
+    else if (arg == "--json")
+      c.json = true;
+    else if (arg == "--check-stdin")
+      c.check_stdin = true;
+    else if (arg == "--role")
+      c.roles = parse_roles(value());
+    else if (arg == "--out")
+      c.out_dir = value();
+    else if (arg == "--name")
+      c.name = value();
+    else if (arg == "--run-id")
+      c.run_id = value();
+    else if (arg == "--size")
+      c.size = parse_u64(arg, value());
+    else if (arg == "--count")
+      c.count = parse_u64(arg, value());
+    else if (arg == "--duration")
+      c.duration_s = parse_seconds(arg, value());
+    else if (arg == "--warmup")
+      c.warmup = parse_u64(arg, value());
+    else if (arg == "--rate")
+      c.rate_hz = parse_seconds(arg, value());
+    else if (arg == "--spin-send")
+      c.send_wait = SendWait::spin;
+    else if (arg == "--send-wait")
+      c.send_wait = parse_send_wait(value());
+    else if (arg == "--send-spin-us")
+      c.send_spin_ns = int64_t(parse_seconds(arg, value()) * 1e3);
+    else if (arg == "--drain-timeout")
+      c.drain_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--inject")
+      c.injections.push_back(parse_injection(value()));
+    else if (arg == "--reliability")
+      c.reliability = parse_named(kReliability, arg, value());
+    else if (arg == "--durability")
+      c.durability = parse_named(kDurability, arg, value());
     else if (arg == "--history") {
       std::string_view v = value();
       size_t colon = v.find(':');
@@ -265,66 +313,95 @@ NodeConfig parse_args(int argc, const char *const *argv) {
         if (c.history == PSB_KEEP_ALL) throw UsageError("--history: keep_all takes no depth");
         c.history_depth = uint32_t(parse_u64(arg, v.substr(colon + 1)));
       }
-    } else if (arg == "--notify") c.notify = parse_named(kNotify, arg, value());
-    else if (arg == "--transport") c.transport = value();
+    } else if (arg == "--notify")
+      c.notify = parse_named(kNotify, arg, value());
+    else if (arg == "--transport")
+      c.transport = value();
     else if (arg == "--option") {
       std::string_view v = value();
       size_t eq = v.find('=');
       if (eq == std::string_view::npos || eq == 0)
         throw UsageError("--option: '" + std::string(v) + "' is not KEY=VALUE");
       c.options.emplace_back(std::string(v.substr(0, eq)), std::string(v.substr(eq + 1)));
-    } else if (arg == "--loan") c.loan = true;
-    else if (arg == "--subscribers") c.subscribers = parse_u32(arg, value());
-    else if (arg == "--publishers") c.publishers = parse_u32(arg, value());
-    else if (arg == "--writer-id") c.writer_id = parse_u32(arg, value());
+    } else if (arg == "--loan")
+      c.loan = true;
+    else if (arg == "--subscribers")
+      c.subscribers = parse_u32(arg, value());
+    else if (arg == "--publishers")
+      c.publishers = parse_u32(arg, value());
+    else if (arg == "--writer-id")
+      c.writer_id = parse_u32(arg, value());
     else if (arg == "--topic") {
       c.topic = value();
       c.topic_given = true;
     } else if (arg == "--echo-every") {
       c.echo_every = parse_u64(arg, value());
       c.echo_given = true;
-    } else if (arg == "--check-pattern") c.check_pattern = true;
-    else if (arg == "--late-join") c.late_join = true;
+    } else if (arg == "--check-pattern")
+      c.check_pattern = true;
+    else if (arg == "--late-join")
+      c.late_join = true;
     else if (arg == "--reply-size") {
       c.reply_size = parse_u64(arg, value());
-      if (c.reply_size == 0) throw UsageError("--reply-size: 0 is out of range; use 32 (header only) to 4194304 bytes");
-    }
-    else if (arg == "--latency-from") {
+      if (c.reply_size == 0)
+        throw UsageError("--reply-size: 0 is out of range; use 32 (header only) to 4194304 bytes");
+    } else if (arg == "--latency-from") {
       std::string_view v = value();
-      if (v == "intended") c.latency_from_send = false;
-      else if (v == "send") c.latency_from_send = true;
-      else throw UsageError("--latency-from: '" + std::string(v) + "' is not one of intended|send");
+      if (v == "intended")
+        c.latency_from_send = false;
+      else if (v == "send")
+        c.latency_from_send = true;
+      else
+        throw UsageError("--latency-from: '" + std::string(v) + "' is not one of intended|send");
     } else if (arg == "--cpu") {
       std::string_view v = value();
       size_t eq = v.find('=');
-      if (eq == std::string_view::npos) throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
+      if (eq == std::string_view::npos)
+        throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
       c.cpu[parse_role(v.substr(0, eq))] = int(parse_u64(arg, v.substr(eq + 1)));
     } else if (arg == "--pin") {
       std::string_view v = value();
-      if (v == "role") c.pin = PinMode::role;
-      else if (v == "process") c.pin = PinMode::process;
-      else if (v == "none") c.pin = PinMode::none;
-      else throw UsageError("--pin: '" + std::string(v) + "' is not one of role|process|none");
-    } else if (arg == "--fifo") c.fifo_priority = int(parse_u64(arg, value()));
-    else if (arg == "--mlockall") c.mlockall = true;
-    else if (arg == "--dma-latency") c.dma_latency = true;
+      if (v == "role")
+        c.pin = PinMode::role;
+      else if (v == "process")
+        c.pin = PinMode::process;
+      else if (v == "none")
+        c.pin = PinMode::none;
+      else
+        throw UsageError("--pin: '" + std::string(v) + "' is not one of role|process|none");
+    } else if (arg == "--fifo")
+      c.fifo_priority = int(parse_u64(arg, value()));
+    else if (arg == "--mlockall")
+      c.mlockall = true;
+    else if (arg == "--dma-latency")
+      c.dma_latency = true;
     else if (arg == "--barrier") {
       std::string_view v = value();
-      if (v == "none") c.barrier = BarrierKind::none;
-      else if (v == "stdio") c.barrier = BarrierKind::stdio;
-      else throw UsageError("--barrier: '" + std::string(v) + "' is not one of none|stdio");
-    } else if (arg == "--sample-timeout") c.sample_timeout_s = parse_seconds(arg, value());
-    else if (arg == "--match-timeout") c.match_timeout_s = parse_seconds(arg, value());
-    else if (arg == "--idle-timeout") c.idle_timeout_s = parse_seconds(arg, value());
-    else if (arg == "--timeout") c.timeout_s = parse_seconds(arg, value());
+      if (v == "none")
+        c.barrier = BarrierKind::none;
+      else if (v == "stdio")
+        c.barrier = BarrierKind::stdio;
+      else
+        throw UsageError("--barrier: '" + std::string(v) + "' is not one of none|stdio");
+    } else if (arg == "--sample-timeout")
+      c.sample_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--match-timeout")
+      c.match_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--idle-timeout")
+      c.idle_timeout_s = parse_seconds(arg, value());
+    else if (arg == "--timeout")
+      c.timeout_s = parse_seconds(arg, value());
     else if (arg == "--max-samples") {
       c.max_samples = parse_u64(arg, value());
       c.max_samples_given = true;
-    }
-    else if (arg == "--progress") c.progress_s = parse_seconds(arg, value());
-    else if (arg == "--window-lines") c.window_lines = true;
-    else if (arg == "--help" || arg == "-h") throw UsageError(usage_text());
-    else throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
+    } else if (arg == "--progress")
+      c.progress_s = parse_seconds(arg, value());
+    else if (arg == "--window-lines")
+      c.window_lines = true;
+    else if (arg == "--help" || arg == "-h")
+      throw UsageError(usage_text());
+    else
+      throw UsageError("unknown argument '" + std::string(arg) + "'; see --help");
   }
   validate(c);
   return c;
@@ -360,17 +437,23 @@ const char *usage_text() {
          "  --progress S       ping, sub: a PROGRESS line on stdout every S seconds (0: none)\n"
          "  --window-lines     ping, pub: 'WINDOW begin' and 'WINDOW end' on stdout around\n"
          "                     the measurement window\n"
-         "  --inject drop=SEQ|dup=SEQ|reorder=SEQ|delay=SEQ:US  pub: test hook, a fault in its stream\n"
+         "  --inject drop=SEQ|dup=SEQ|reorder=SEQ|delay=SEQ:US  pub: test hook, a fault in its "
+         "stream\n"
          "options are described in docs/node.md";
 }
 
 const char *role_name(Role r) {
   switch (r) {
-    case Role::ping: return "ping";
-    case Role::pong: return "pong";
-    case Role::pub: return "pub";
-    case Role::sub: return "sub";
-    case Role::relay: return "relay";
+    case Role::ping:
+      return "ping";
+    case Role::pong:
+      return "pong";
+    case Role::pub:
+      return "pub";
+    case Role::sub:
+      return "sub";
+    case Role::relay:
+      return "relay";
   }
   return "?";
 }
@@ -380,18 +463,24 @@ const char *history_name(uint32_t bit) { return bit ? name_of(kHistory, bit) : "
 const char *notify_name(uint32_t bit) { return name_of(kNotify, bit); }
 const char *pin_mode_name(PinMode p) {
   switch (p) {
-    case PinMode::role: return "role";
-    case PinMode::process: return "process";
-    case PinMode::none: return "none";
+    case PinMode::role:
+      return "role";
+    case PinMode::process:
+      return "process";
+    case PinMode::none:
+      return "none";
   }
   return "?";
 }
 
 const char *send_wait_name(SendWait w) {
   switch (w) {
-    case SendWait::sleep: return "sleep";
-    case SendWait::spin: return "spin";
-    case SendWait::hybrid: return "hybrid";
+    case SendWait::sleep:
+      return "sleep";
+    case SendWait::spin:
+      return "spin";
+    case SendWait::hybrid:
+      return "hybrid";
   }
   return "?";
 }

@@ -48,28 +48,28 @@ struct NodeConfig {
   std::string run_id;
 
   uint64_t size = 64;
-  std::optional<uint64_t> count;      // measured samples
-  std::optional<double> duration_s;   // or seconds
-  std::optional<uint64_t> warmup;     // default depends on role
-  double rate_hz = 0;                 // 0: closed loop
+  std::optional<uint64_t> count;     // measured samples
+  std::optional<double> duration_s;  // or seconds
+  std::optional<uint64_t> warmup;    // default depends on role
+  double rate_hz = 0;                // 0: closed loop
   SendWait send_wait = SendWait::hybrid;
   int64_t send_spin_ns = 100'000;     // hybrid: spin this long before each due time
   std::vector<Injection> injections;  // pub: sorted by seq
 
   uint32_t reliability = 0, durability = 0, notify = 0;  // psb_* bits
-  uint32_t history = 0, history_depth = 0;  // 0: not set, the driver's default
+  uint32_t history = 0, history_depth = 0;               // 0: not set, the driver's default
   std::string transport = "default";
   std::vector<std::pair<std::string, std::string>> options;  // in the order given
   bool loan = false;
   uint32_t subscribers = 1;
   // Writers of the data topic (pub and sub of one run); the sub keeps one store each.
   uint32_t publishers = 1;
-  uint32_t writer_id = 0;     // pub: written into every header; 0..publishers-1
-  std::string topic = "data"; // pub/sub/relay: psb_<run>_<topic>, echoes on psb_<run>_<topic>_echo;
-                              // relay forwards to psb_<run>_<topic>_relay
+  uint32_t writer_id = 0;      // pub: written into every header; 0..publishers-1
+  std::string topic = "data";  // pub/sub/relay: psb_<run>_<topic>, echoes on
+                               // psb_<run>_<topic>_echo; relay forwards to psb_<run>_<topic>_relay
   bool topic_given = false;
   bool echo_given = false;
-  uint64_t echo_every = 0;    // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them
+  uint64_t echo_every = 0;  // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them
   bool check_pattern = false;
   // ping/pong: pong writes back only the first reply_size bytes (header intact) of what
   // it takes, ping expects min(reply_size, size); 0: the whole message is echoed.
@@ -85,7 +85,7 @@ struct NodeConfig {
 
   std::map<Role, int> cpu;  // role -> CPU
   PinMode pin = PinMode::role;
-  int fifo_priority = 0;    // 0: SCHED_OTHER
+  int fifo_priority = 0;  // 0: SCHED_OTHER
   bool mlockall = false;
   bool dma_latency = false;
 
@@ -112,7 +112,9 @@ struct NodeConfig {
   uint64_t warmup_for(Role r) const;
   bool runs(Role r) const;
   // The length ping expects of an echo (and pong writes back for a message of size).
-  uint64_t reply_length(uint64_t len) const { return reply_size && reply_size < len ? reply_size : len; }
+  uint64_t reply_length(uint64_t len) const {
+    return reply_size && reply_size < len ? reply_size : len;
+  }
   // How many samples the store must hold (per writer for sub).
   uint64_t sample_capacity() const;
   // How many echo records pub's store holds: as many as a sample store, so every echo

@@ -44,29 +44,35 @@ LoadedDriver::LoadedDriver(const std::string &path)
   if (!entry)
     throw RefusedError("driver " + path + " does not export " PSB_DRIVER_ENTRY_SYMBOL "()");
   table_ = entry();
-  if (!table_) throw RefusedError("driver " + path + ": " PSB_DRIVER_ENTRY_SYMBOL "() returned NULL");
+  if (!table_)
+    throw RefusedError("driver " + path + ": " PSB_DRIVER_ENTRY_SYMBOL "() returned NULL");
   // Checked before any other member is read: another version's table has another layout.
   if (table_->abi_version != PSB_ABI_VERSION)
     throw RefusedError("driver " + path + " was built for psbench driver ABI " +
                        std::to_string(table_->abi_version) + "; this psbench-node speaks ABI " +
                        std::to_string(PSB_ABI_VERSION) + ": rebuild the driver");
   const psb_driver &t = *table_;
-  if (!t.name || !t.open || !t.close || !t.create_writer || !t.destroy_writer ||
-      !t.create_reader || !t.destroy_reader || !t.write || !t.take)
+  if (!t.name || !t.open || !t.close || !t.create_writer || !t.destroy_writer || !t.create_reader ||
+      !t.destroy_reader || !t.write || !t.take)
     throw RefusedError("driver " + path + " leaves a required function of psb_driver NULL");
   if (!t.loan != !t.write_loan)
-    throw RefusedError("driver " + path + " provides " + (t.loan ? "loan() without write_loan()" : "write_loan() without loan()") +
+    throw RefusedError("driver " + path + " provides " +
+                       (t.loan ? "loan() without write_loan()" : "write_loan() without loan()") +
                        ": a zero-copy write needs both (or neither)");
 }
 
-bool LoadedDriver::loans() const { return table_->loan != nullptr && table_->write_loan != nullptr; }
+bool LoadedDriver::loans() const {
+  return table_->loan != nullptr && table_->write_loan != nullptr;
+}
 
 LoadedDriver::~LoadedDriver() {
   // Not dlclose()d: middleware threads may outlive close() by a moment, and unloading
   // their code under them would crash at exit.
 }
 
-std::string LoadedDriver::version() const { return table_->version ? table_->version() : "unknown"; }
+std::string LoadedDriver::version() const {
+  return table_->version ? table_->version() : "unknown";
+}
 
 DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
     : run_id_(node.run_id), transport_(node.transport) {

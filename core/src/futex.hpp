@@ -1,13 +1,14 @@
 // Futex wait/wake on a 32-bit atomic: a wake-up with a timeout that neither allocates
 // nor takes a lock (std::atomic::wait has no timeout).
 #pragma once
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <climits>
 #include <cstdint>
 #include <ctime>
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 namespace psb {
 
@@ -19,8 +20,8 @@ inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected, int64_t t
     ts.tv_nsec = timeout_ns % 1'000'000'000;
     tsp = &ts;
   }
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT_PRIVATE, expected, tsp,
-          nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT_PRIVATE, expected, tsp, nullptr,
+          0);
 }
 
 inline void futex_wake_all(std::atomic<uint32_t> *word) {

@@ -24,7 +24,9 @@ class JsonWriter {
   JsonWriter &value(bool v);
   JsonWriter &null();
   template <typename T>
-  JsonWriter &field(std::string_view k, const T &v) { return key(k).value(v); }
+  JsonWriter &field(std::string_view k, const T &v) {
+    return key(k).value(v);
+  }
 
   const std::string &str() const { return out_; }
 

@@ -1,4 +1,6 @@
 // psbench-node: loads one driver, runs one or two roles, writes samples and summaries.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -6,7 +8,6 @@
 #include <memory>
 #include <optional>
 #include <thread>
-#include <unistd.h>
 #include <vector>
 
 #include "check_mode.hpp"
@@ -14,10 +15,10 @@
 #include "driver_loader.hpp"
 #include "realtime.hpp"
 #include "refusals.hpp"
-#include "thread_facts.hpp"
 #include "role.hpp"
 #include "start_gate.hpp"
 #include "summary.hpp"
+#include "thread_facts.hpp"
 
 namespace {
 
@@ -42,7 +43,8 @@ void install_signal_handlers() {
 void start_watchdog(double timeout_s) {
   std::thread([timeout_s] {
     std::this_thread::sleep_for(std::chrono::duration<double>(timeout_s + 10));
-    static const char msg[] = "psbench-node: still running 10 s past --timeout; a driver call hangs\n";
+    static const char msg[] =
+        "psbench-node: still running 10 s past --timeout; a driver call hangs\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
     _exit(3);
   }).detach();

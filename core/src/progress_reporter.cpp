@@ -25,9 +25,12 @@ void run_as_ordinary_thread() {
 }  // namespace
 
 ProgressReporter::ProgressReporter(std::vector<const SampleStore *> stores, double interval_s)
-    : stores_(std::move(stores)), interval_ns_(interval_s > 0 ? seconds_to_ns(interval_s) : 0),
-      seen_recorded_(stores_.size(), 0), seen_distinct_(stores_.size(), 0),
-      snap_recorded_(stores_.size(), 0), snap_distinct_(stores_.size(), 0) {
+    : stores_(std::move(stores)),
+      interval_ns_(interval_s > 0 ? seconds_to_ns(interval_s) : 0),
+      seen_recorded_(stores_.size(), 0),
+      seen_distinct_(stores_.size(), 0),
+      snap_recorded_(stores_.size(), 0),
+      snap_distinct_(stores_.size(), 0) {
   if (interval_ns_ > 0) values_.reserve(kMaxValues);
 }
 

@@ -13,14 +13,15 @@
 namespace psb {
 
 void pin_current_thread(int cpu) {
-  if (cpu < 0 || cpu >= CPU_SETSIZE) throw RealtimeError("--cpu: CPU " + std::to_string(cpu) + " does not exist");
+  if (cpu < 0 || cpu >= CPU_SETSIZE)
+    throw RealtimeError("--cpu: CPU " + std::to_string(cpu) + " does not exist");
   cpu_set_t set;
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   int rc = pthread_setaffinity_np(pthread_self(), sizeof set, &set);
   if (rc != 0)
-    throw RealtimeError("--cpu: cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(rc) +
-                        " (is it online and in this process's cpuset?)");
+    throw RealtimeError("--cpu: cannot pin to CPU " + std::to_string(cpu) + ": " +
+                        std::strerror(rc) + " (is it online and in this process's cpuset?)");
 }
 
 void set_current_thread_fifo(int priority) {
@@ -28,8 +29,8 @@ void set_current_thread_fifo(int priority) {
   p.sched_priority = priority;
   int rc = pthread_setschedparam(pthread_self(), SCHED_FIFO, &p);
   if (rc != 0)
-    throw RealtimeError("--fifo: cannot set SCHED_FIFO priority " + std::to_string(priority) + ": " +
-                        std::strerror(rc) + " (needs root or RLIMIT_RTPRIO)");
+    throw RealtimeError("--fifo: cannot set SCHED_FIFO priority " + std::to_string(priority) +
+                        ": " + std::strerror(rc) + " (needs root or RLIMIT_RTPRIO)");
 }
 
 void lock_all_memory() {

@@ -11,9 +11,9 @@ struct RealtimeError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-void pin_current_thread(int cpu);                // throws RealtimeError
-void set_current_thread_fifo(int priority);     // throws RealtimeError
-void lock_all_memory();                          // throws RealtimeError
+void pin_current_thread(int cpu);            // throws RealtimeError
+void set_current_thread_fifo(int priority);  // throws RealtimeError
+void lock_all_memory();                      // throws RealtimeError
 
 // Holds /dev/cpu_dma_latency at 0 (no deep C-states) while alive.
 class DmaLatencyHold {

@@ -13,8 +13,8 @@ std::string joined(const std::vector<std::string> &v) {
 
 std::string unsupported(const char *driver, const std::string &setting, const std::string &wanted,
                         const std::vector<std::string> &supported) {
-  return std::string(driver) + ": " + setting + " '" + wanted + "' is not supported; this driver supports " +
-         joined(supported);
+  return std::string(driver) + ": " + setting + " '" + wanted +
+         "' is not supported; this driver supports " + joined(supported);
 }
 
 // Every refusal of the driver's check(), each message starting with the driver's name.
@@ -53,7 +53,8 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
   in_set("durability", durability_name(node.durability), node.durability, caps.durability,
          durability_names(caps.durability));
   if (node.history)
-    in_set("history", history_name(node.history), node.history, caps.history, history_names(caps.history));
+    in_set("history", history_name(node.history), node.history, caps.history,
+           history_names(caps.history));
   in_set("notify", notify_name(node.notify), node.notify, caps.notify, notify_names(caps.notify));
   auto transports = string_list(caps.transports);
   bool transport_ok = false;
@@ -78,8 +79,8 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
     bool known = false;
     for (auto &key : keys) known |= (key == k);
     if (!known)
-      add("option:" + k, std::string(t.name) + ": option '" + k + "' is not known; this driver takes " +
-                             joined(keys));
+      add("option:" + k, std::string(t.name) + ": option '" + k +
+                             "' is not known; this driver takes " + joined(keys));
   }
   return found;
 }

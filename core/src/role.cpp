@@ -1,17 +1,18 @@
 #include "role.hpp"
 
+#include <poll.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <poll.h>
-#include <unistd.h>
 #include <stdexcept>
 #include <thread>
 
 #include "realtime.hpp"
-#include "thread_facts.hpp"
 #include "start_gate.hpp"
+#include "thread_facts.hpp"
 
 namespace psb {
 
@@ -30,7 +31,8 @@ int64_t announce_window(const NodeConfig &node, const char *edge) {
   pollfd in{STDIN_FILENO, POLLIN, 0};
   char line[64];
   // Nothing else is buffered on stdin: the barrier's GO came before "begin" was said.
-  if (poll(&in, 1, int(kWindowAckTimeoutNs / 1'000'000)) == 1) (void)!std::fgets(line, sizeof line, stdin);
+  if (poll(&in, 1, int(kWindowAckTimeoutNs / 1'000'000)) == 1)
+    (void)!std::fgets(line, sizeof line, stdin);
   return now_ns() - start;
 }
 
@@ -69,11 +71,12 @@ MiddlewareCounters read_counters(void (*counters)(Endpoint *, psb_put_counter, v
                                  Endpoint *endpoint) {
   MiddlewareCounters out;
   if (!counters || !endpoint) return out;
-  counters(endpoint,
-           [](void *user, const char *name, uint64_t value) {
-             static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
-           },
-           &out);
+  counters(
+      endpoint,
+      [](void *user, const char *name, uint64_t value) {
+        static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
+      },
+      &out);
   return out;
 }
 
@@ -118,9 +121,9 @@ bool wait_until_matched(const RoleEnv &env, int (Endpoints::*matched)() const, c
   const int64_t give_up = now_ns() + seconds_to_ns(env.node.match_timeout_s);
   while ((ep.*matched)() < want) {
     if (now_ns() >= give_up || g_interrupted)
-      throw std::runtime_error("only " + std::to_string((ep.*matched)()) + " of " + std::to_string(want) +
-                               " " + what + " matched within " + std::to_string(env.node.match_timeout_s) +
-                               " s (match timeout)");
+      throw std::runtime_error("only " + std::to_string((ep.*matched)()) + " of " +
+                               std::to_string(want) + " " + what + " matched within " +
+                               std::to_string(env.node.match_timeout_s) + " s (match timeout)");
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   return true;
@@ -150,7 +153,8 @@ bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int
   const char *reason = nullptr;
   if (n.count && seq >= *n.count)
     reason = "count";
-  else if (n.duration_s && std::max(due_ns, now_ns()) >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
+  else if (n.duration_s &&
+           std::max(due_ns, now_ns()) >= res.measure_start_ns + seconds_to_ns(*n.duration_s))
     reason = "duration";  // also when the sender is behind: the window is over
   else if (store_bound && seq >= n.sample_capacity())
     reason = "max_samples";
@@ -167,11 +171,21 @@ RoleResult run_role(Role role, const RoleEnv &env) {
   try {
     Endpoints ep(env.driver);
     switch (role) {
-      case Role::ping: run_ping(env, res, ep); break;
-      case Role::pong: run_pong(env, res, ep); break;
-      case Role::pub: run_pub(env, res, ep); break;
-      case Role::sub: run_sub(env, res, ep); break;
-      case Role::relay: run_relay(env, res, ep); break;
+      case Role::ping:
+        run_ping(env, res, ep);
+        break;
+      case Role::pong:
+        run_pong(env, res, ep);
+        break;
+      case Role::pub:
+        run_pub(env, res, ep);
+        break;
+      case Role::sub:
+        run_sub(env, res, ep);
+        break;
+      case Role::relay:
+        run_relay(env, res, ep);
+        break;
     }
     // Every thread of the process as the measurement ends, the middleware's still alive.
     res.threads = process_threads();

@@ -27,8 +27,7 @@ extern std::atomic<bool> g_interrupted;
 // sent: measured writes that succeeded (pub, ping, pong's echoes, relay's forwards);
 // sub: what its writers' end markers say they sent (known only when all arrived).
 struct RoleCounts {
-  uint64_t sent = 0, received = 0, lost = 0, late = 0, corrupted = 0, warmup = 0,
-           write_errors = 0;
+  uint64_t sent = 0, received = 0, lost = 0, late = 0, corrupted = 0, warmup = 0, write_errors = 0;
 };
 
 // The middleware's own counts for one endpoint (ABI counters()), name -> value.
@@ -37,7 +36,7 @@ using MiddlewareCounters = std::vector<std::pair<std::string, uint64_t>>;
 // Latency under load (--echo-every): pub's view (expected, received, lost) or the
 // echoing sub's (sent, write_errors).
 struct EchoCounts {
-  uint64_t every = 0;  // 0: off
+  uint64_t every = 0;                             // 0: off
   uint64_t expected = 0, received = 0, lost = 0;  // pub
   uint64_t sent = 0, write_errors = 0;            // sub
 };
@@ -79,7 +78,7 @@ struct RoleResult {
   std::string ended_by;
   std::string error;    // empty when the role succeeded
   std::string warning;  // e.g. failed writes: the run still counts, the reader should know
-  int exit_code = 0;  // 0 ok, 1 failure, 3 timeout
+  int exit_code = 0;    // 0 ok, 1 failure, 3 timeout
   Usage thread_usage;
   int cpu = -1;
   std::vector<ThreadFacts> threads;  // the process's threads at the end of the measurement

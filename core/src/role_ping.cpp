@@ -40,14 +40,16 @@ struct PingSink {
     bool awaited_now = token == awaited.load(std::memory_order_acquire);
     if (!(h.flags & (kFlagWarmup | kFlagHandshake))) {
       ++counts.received;
-      if (len != node.reply_length(node.size) || (node.check_pattern && !check_pattern(data, len, h.seq))) {
+      if (len != node.reply_length(node.size) ||
+          (node.check_pattern && !check_pattern(data, len, h.seq))) {
         ++counts.corrupted;
       } else {
         // Late: closed loop, no longer awaited (it missed --sample-timeout); open loop,
         // a round trip over --sample-timeout. Kept and flagged, never left out.
         const int64_t rtt = t - h.intended_ns;
         const bool late = node.closed_loop() ? !awaited_now : rtt > sample_timeout_ns;
-        store.record(SampleRecord{h.seq, h.intended_ns, rtt, h.send_ns, late ? kRecordLate : 0u, 0});
+        store.record(
+            SampleRecord{h.seq, h.intended_ns, rtt, h.send_ns, late ? kRecordLate : 0u, 0});
       }
       measured_arrivals.fetch_add(1, std::memory_order_release);
     }
@@ -65,7 +67,11 @@ struct PingSink {
 class Ping {
  public:
   Ping(const RoleEnv &env, RoleResult &res, Endpoints &ep, PingSink &sink)
-      : env_(env), res_(res), ep_(ep), sink_(sink), sender_(env, ep.writer()),
+      : env_(env),
+        res_(res),
+        ep_(ep),
+        sink_(sink),
+        sender_(env, ep.writer()),
         listener_(env.node.notify == PSB_NOTIFY_LISTENER) {}
 
   // False when the run was stopped (timeout, signal) before pong answered.
@@ -151,7 +157,9 @@ class Ping {
   int64_t sample_timeout() const { return seconds_to_ns(env_.node.sample_timeout_s); }
 
   bool stop_now() { return run_stopped(env_, res_); }
-  bool finished(uint64_t seq, int64_t due_ns) { return measurement_finished(env_, res_, seq, due_ns, true); }
+  bool finished(uint64_t seq, int64_t due_ns) {
+    return measurement_finished(env_, res_, seq, due_ns, true);
+  }
 
   // Closed loop: send one message and wait up to timeout_ns for its echo.
   bool send_and_await(uint64_t seq, uint32_t flags, int64_t timeout_ns, RoleCounts &counts) {
@@ -248,7 +256,8 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   uint64_t accounted = store.distinct() + res.counts.corrupted;
   res.counts.lost = res.counts.sent > accounted ? res.counts.sent - accounted : 0;
   if (res.counts.write_errors)
-    res.warning = std::to_string(res.counts.write_errors) + " writes failed; first: " + ping.write_error();
+    res.warning =
+        std::to_string(res.counts.write_errors) + " writes failed; first: " + ping.write_error();
 }
 
 }  // namespace psb

@@ -60,7 +60,8 @@ void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "ping");
   if (res.counts.write_errors)
-    res.warning = std::to_string(res.counts.write_errors) + " echoes failed; first: " + sink.first_error;
+    res.warning =
+        std::to_string(res.counts.write_errors) + " echoes failed; first: " + sink.first_error;
 }
 
 }  // namespace psb

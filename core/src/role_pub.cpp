@@ -27,7 +27,8 @@ struct EchoSink {
         h.seq % every != 0)
       return;
     // The round trip counts from the write: the echo path has no schedule of its own.
-    auto out = store.record(SampleRecord{h.seq, h.intended_ns, t - h.send_ns, h.send_ns, 0, h.writer_id});
+    auto out =
+        store.record(SampleRecord{h.seq, h.intended_ns, t - h.send_ns, h.send_ns, 0, h.writer_id});
     if (out == SampleStore::Outcome::duplicate) return;
     arrivals.fetch_add(1, std::memory_order_release);
   }
@@ -82,7 +83,8 @@ class EchoReceiver {
       ep.open(env_.cfg);
       const bool listener = env_.node.notify == PSB_NOTIFY_LISTENER;
       ep.create_reader(topic_, listener ? &listener_trampoline<EchoSink> : nullptr, &sink_);
-      wait_until_matched(env_, &Endpoints::matched_writers, ep, 1, "echo writers (the sub given --echo-every)");
+      wait_until_matched(env_, &Endpoints::matched_writers, ep, 1,
+                         "echo writers (the sub given --echo-every)");
       set_state(kReady);
       while (!stop_.load(std::memory_order_acquire)) {
         if (listener) {
@@ -225,7 +227,8 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.opened_ns = t_open;
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
-  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers), "subscribers")) {
+  if (wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers),
+                         "subscribers")) {
     res.matched_ns = now_ns();
     res.discovery_ns = res.matched_ns - t_open;
   }
@@ -276,7 +279,7 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   }
   inject.flush(send_one);
   // Due within the window: all of --count, or what the schedule placed before the end.
-  sc.due = node.count ? *node.count
+  sc.due = node.count  ? *node.count
            : open_loop ? uint64_t(std::ceil(*node.duration_s * node.rate_hz))
                        : sc.attempted;
   res.measure_end_ns = now_ns();
@@ -300,11 +303,14 @@ void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   if (echo) {
     echo->stop();
     res.echo.received = echo_sink->arrivals.load();
-    res.echo.lost = res.echo.expected > res.echo.received ? res.echo.expected - res.echo.received : 0;
+    res.echo.lost =
+        res.echo.expected > res.echo.received ? res.echo.expected - res.echo.received : 0;
     if (!echo->error().empty()) throw std::runtime_error(echo->error());
   }
   if (res.counts.write_errors)
-    res.warning = (res.warning.empty() ? "" : res.warning + "; ") + std::to_string(res.counts.write_errors) + " writes failed; first: " + sender.first_error();
+    res.warning = (res.warning.empty() ? "" : res.warning + "; ") +
+                  std::to_string(res.counts.write_errors) +
+                  " writes failed; first: " + sender.first_error();
 }
 
 }  // namespace psb

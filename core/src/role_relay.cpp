@@ -54,7 +54,9 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   // Both hops matched before the start: what pub sends in between would be lost.
   bool timed = wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers),
                                   "relay readers (the sub given --topic <topic>_relay)");
-  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers") && timed) {
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers),
+                         "publishers") &&
+      timed) {
     res.matched_ns = now_ns();
     res.discovery_ns = res.matched_ns - t_open;
   }
@@ -62,7 +64,8 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   receive_loop(env, ep, sink, res, "pub");
   announce_window(node, "end");
   if (res.counts.write_errors)
-    res.warning = std::to_string(res.counts.write_errors) + " relayed writes failed; first: " + sink.first_error;
+    res.warning = std::to_string(res.counts.write_errors) +
+                  " relayed writes failed; first: " + sink.first_error;
 }
 
 }  // namespace psb

@@ -60,7 +60,8 @@ struct SubSink {
     }
     // The latency's time base: the schedule, or the write's start (--latency-from send).
     const int64_t from = node.latency_from_send ? h.send_ns : h.intended_ns;
-    auto out = w.store->record(SampleRecord{h.seq, h.intended_ns, t - from, h.send_ns, 0, h.writer_id});
+    auto out =
+        w.store->record(SampleRecord{h.seq, h.intended_ns, t - from, h.send_ns, 0, h.writer_id});
     if (out == SampleStore::Outcome::duplicate) return;
     res.throughput.add(t, len);
     if (echo_writer && h.writer_id == 0 && h.seq % node.echo_every == 0) echo(data, len);
@@ -141,12 +142,14 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
   // Matching is not symmetric: the writer may see this reader before this reader knows
   // the writer, and what is sent in between is lost. So the reader waits too.
-  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers), "publishers")) {
+  if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers),
+                         "publishers")) {
     res.matched_ns = now_ns();
     res.discovery_ns = res.matched_ns - t_open;
   }
   if (node.echo_every)
-    wait_until_matched(env, &Endpoints::matched_readers, ep, 1, "echo readers (the pub given --echo-every)");
+    wait_until_matched(env, &Endpoints::matched_readers, ep, 1,
+                       "echo readers (the pub given --echo-every)");
   if (!arrive_ready(env, res)) return;
   std::vector<const SampleStore *> stores;
   for (auto &store : res.stores) stores.push_back(store.get());
@@ -176,7 +179,8 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.counts.write_errors = res.echo.write_errors;
   if (node.late_join) late_join_history(res);
   if (res.echo.write_errors)
-    res.warning = std::to_string(res.echo.write_errors) + " echoes failed; first: " + sink.first_echo_error;
+    res.warning =
+        std::to_string(res.echo.write_errors) + " echoes failed; first: " + sink.first_echo_error;
 }
 
 }  // namespace psb

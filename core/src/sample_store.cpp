@@ -42,7 +42,8 @@ void write_samples_file(const std::string &path, SampleKind kind, int64_t start_
   h.kind = uint32_t(kind);
   h.start_ns = start_ns;
   std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "wb"), &std::fclose);
-  if (!f) throw std::runtime_error("cannot write samples file " + path + ": " + std::strerror(errno));
+  if (!f)
+    throw std::runtime_error("cannot write samples file " + path + ": " + std::strerror(errno));
   bool ok = std::fwrite(&h, sizeof h, 1, f.get()) == 1;
   if (!records.empty())
     ok = ok && std::fwrite(records.data(), sizeof(SampleRecord), records.size(), f.get()) ==

@@ -37,9 +37,14 @@ class SampleStore {
 
   Outcome record(const SampleRecord &r) {
     switch (window_.mark(r.seq)) {
-      case SeqWindow::Seen::duplicate: ++duplicated_; return Outcome::duplicate;
-      case SeqWindow::Seen::too_old: ++unchecked_; break;
-      case SeqWindow::Seen::first: break;
+      case SeqWindow::Seen::duplicate:
+        ++duplicated_;
+        return Outcome::duplicate;
+      case SeqWindow::Seen::too_old:
+        ++unchecked_;
+        break;
+      case SeqWindow::Seen::first:
+        break;
     }
     if (distinct_ > 0 && r.seq < highest_) ++reordered_;
     if (distinct_ == 0 || r.seq > highest_) highest_ = r.seq;
@@ -69,8 +74,12 @@ class SampleStore {
   // For another thread while records arrive (progress lines): how many are recorded and
   // distinct so far; records [0, published_recorded()) may be read. A release store per
   // sample, a plain store on x86.
-  uint64_t published_recorded() const { return published_recorded_.load(std::memory_order_acquire); }
-  uint64_t published_distinct() const { return published_distinct_.load(std::memory_order_acquire); }
+  uint64_t published_recorded() const {
+    return published_recorded_.load(std::memory_order_acquire);
+  }
+  uint64_t published_distinct() const {
+    return published_distinct_.load(std::memory_order_acquire);
+  }
   const SampleRecord *begin() const { return records_.data(); }
   const SampleRecord *end() const { return records_.data() + recorded_; }
   // The last record kept (when the store filled up: where the kept part of the run ends).

@@ -50,9 +50,9 @@ inline void wait_until(int64_t t_ns, SendWait mode, int64_t spin_ns) {
 struct ScheduleCounts {
   bool open_loop = false;
   double period_ns = 0;
-  uint64_t due = 0;       // measured messages due within the window (--count or --duration)
-  uint64_t attempted = 0; // writes begun, failed ones included
-  uint64_t behind = 0;    // written more than one period after they were due
+  uint64_t due = 0;        // measured messages due within the window (--count or --duration)
+  uint64_t attempted = 0;  // writes begun, failed ones included
+  uint64_t behind = 0;     // written more than one period after they were due
   int64_t max_lateness_ns = 0;
   uint64_t not_sent() const { return due > attempted ? due - attempted : 0; }
   void on_write(int64_t lateness_ns) {

@@ -18,9 +18,14 @@ class Sender {
   // writing it, because the caller is about to wait; false only for a publisher writing
   // back to back, where batching is the point. Handshakes and end markers always are.
   Sender(const RoleEnv &env, psb_writer *writer, bool flush_each = true)
-      : d_(env.driver), writer_(writer), size_(env.node.size), writer_id_(env.writer_id),
-        pattern_(env.node.check_pattern), loan_(env.node.loan),
-        flush_each_(flush_each && env.driver.flush), flush_control_(env.driver.flush != nullptr),
+      : d_(env.driver),
+        writer_(writer),
+        size_(env.node.size),
+        writer_id_(env.writer_id),
+        pattern_(env.node.check_pattern),
+        loan_(env.node.loan),
+        flush_each_(flush_each && env.driver.flush),
+        flush_control_(env.driver.flush != nullptr),
         buf_(env.node.size, 0) {}
 
   // intended_ns 0: closed loop, the intended time is the send time. Returns the send

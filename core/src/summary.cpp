@@ -57,7 +57,7 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   j.key("reply_size");
   n.reply_size ? j.value(n.reply_size) : j.null();
   j.field("latency_from", n.latency_from_send ? "send" : "intended");
-  j      .field("sample_timeout_s", n.sample_timeout_s)
+  j.field("sample_timeout_s", n.sample_timeout_s)
       .field("match_timeout_s", n.match_timeout_s)
       .field("idle_timeout_s", n.idle_timeout_s)
       .field("timeout_s", n.timeout_s)
@@ -105,7 +105,9 @@ void throughput_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) 
     maybe_ns(j, "last_arrival_ns", t, t.last_ns());
     uint64_t beyond = 0;
     for (auto &st : r.stores) beyond += st->beyond_capacity();
-    j.field("received", t.count()).field("received_bytes", t.bytes()).field("beyond_capacity", beyond);
+    j.field("received", t.count())
+        .field("received_bytes", t.bytes())
+        .field("beyond_capacity", beyond);
     bins(j, t);
   } else {
     maybe_ns(j, "first_send_ns", t, t.first_ns());
@@ -126,7 +128,9 @@ void echo_fields(JsonWriter &j, const RoleResult &r) {
   }
   j.begin_object().field("every", r.echo.every);
   if (r.role == Role::pub)
-    j.field("expected", r.echo.expected).field("received", r.echo.received).field("lost", r.echo.lost);
+    j.field("expected", r.echo.expected)
+        .field("received", r.echo.received)
+        .field("lost", r.echo.lost);
   else
     j.field("sent", r.echo.sent).field("write_errors", r.echo.write_errors);
   j.end_object();
@@ -141,9 +145,14 @@ void schedule_fields(JsonWriter &j, const RoleResult &r) {
     j.null();
     return;
   }
-  j.begin_object().field("period_ns", s.period_ns).field("due", s.due).field("attempted", s.attempted)
-      .field("not_sent", s.not_sent()).field("behind", s.behind)
-      .field("max_lateness_ns", s.max_lateness_ns).end_object();
+  j.begin_object()
+      .field("period_ns", s.period_ns)
+      .field("due", s.due)
+      .field("attempted", s.attempted)
+      .field("not_sent", s.not_sent())
+      .field("behind", s.behind)
+      .field("max_lateness_ns", s.max_lateness_ns)
+      .end_object();
 }
 
 void counter_object(JsonWriter &j, std::string_view key, const MiddlewareCounters &c) {
@@ -166,8 +175,9 @@ void kept_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) {
     unchecked += st->unchecked();
     if (const SampleRecord *l = st->last(); l && st->beyond_capacity())
       // The latency's base: pub's echoes and --latency-from send count from the write.
-      last_arrival = std::max(last_arrival, (r.role == Role::pub || n.latency_from_send
-                                                 ? l->send_ns : l->intended_ns) + l->latency_ns);
+      last_arrival = std::max(
+          last_arrival, (r.role == Role::pub || n.latency_from_send ? l->send_ns : l->intended_ns) +
+                            l->latency_ns);
   }
   j.begin_object().field("beyond_capacity", beyond).field("unchecked_duplicates", unchecked);
   j.key("last_kept_arrival_ns");
@@ -177,7 +187,8 @@ void kept_fields(JsonWriter &j, const NodeConfig &n, const RoleResult &r) {
 
 void write_text(const std::string &path, const std::string &text) {
   std::unique_ptr<FILE, int (*)(FILE *)> f(std::fopen(path.c_str(), "w"), &std::fclose);
-  if (!f || std::fwrite(text.data(), 1, text.size(), f.get()) != text.size() || std::fflush(f.get()))
+  if (!f || std::fwrite(text.data(), 1, text.size(), f.get()) != text.size() ||
+      std::fflush(f.get()))
     throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
 }
 
@@ -211,10 +222,18 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
       .field("name", stem)
       .field("placement", facts.placement)
       .field("pid", int64_t(getpid()));
-  j.key("host").begin_object().field("hostname", u.nodename).field("kernel", u.release)
-      .field("machine", u.machine).end_object();
-  j.key("driver").begin_object().field("name", driver.table().name).field("version", driver.version())
-      .field("path", driver.path()).end_object();
+  j.key("host")
+      .begin_object()
+      .field("hostname", u.nodename)
+      .field("kernel", u.release)
+      .field("machine", u.machine)
+      .end_object();
+  j.key("driver")
+      .begin_object()
+      .field("name", driver.table().name)
+      .field("version", driver.version())
+      .field("path", driver.path())
+      .end_object();
   config_fields(j, n, dcfg, r);
   j.key("realtime").begin_object();
   j.key("cpu");
@@ -230,8 +249,12 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   j.key("threads").begin_array();
   for (const ThreadFacts &t : r.threads) {
     j.begin_object()
-        .field("tid", t.tid).field("name", t.name).field("role_thread", t.tid == r.role_tid)
-        .field("cpus", t.cpus).field("policy", t.policy).field("priority", t.priority)
+        .field("tid", t.tid)
+        .field("name", t.name)
+        .field("role_thread", t.tid == r.role_tid)
+        .field("cpus", t.cpus)
+        .field("policy", t.policy)
+        .field("priority", t.priority)
         .field("cpu_time_ns", t.cpu_time_ns)
         .field("voluntary_switches", t.voluntary_switches)
         .field("involuntary_switches", t.involuntary_switches)
@@ -245,8 +268,9 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   // What the node cost to start (docs/node.md): from main() to the driver's open, to
   // every peer matched, to the first message of any kind.
   j.field("started_ns", facts.started_ns);
-  for (auto [key, value] : {std::pair{"opened_ns", r.opened_ns}, std::pair{"matched_ns", r.matched_ns},
-                            std::pair{"first_receive_ns", r.first_receive_ns}}) {
+  for (auto [key, value] :
+       {std::pair{"opened_ns", r.opened_ns}, std::pair{"matched_ns", r.matched_ns},
+        std::pair{"first_receive_ns", r.first_receive_ns}}) {
     j.key(key);
     value ? j.value(value) : j.null();
   }
@@ -258,11 +282,12 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   sent_known ? j.value(c.sent) : j.null();
   j.field("received", c.received).field("samples", samples).key("lost");
   sent_known ? j.value(c.lost) : j.null();
-  j
-      .field("duplicated", duplicated)
+  j.field("duplicated", duplicated)
       .field("reordered", reordered)
-      .field("late", c.late).field("corrupted", c.corrupted)
-      .field("warmup", c.warmup).field("write_errors", c.write_errors)
+      .field("late", c.late)
+      .field("corrupted", c.corrupted)
+      .field("warmup", c.warmup)
+      .field("write_errors", c.write_errors)
       .end_object();
   throughput_fields(j, n, r);
   echo_fields(j, r);
@@ -283,12 +308,20 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
   }
   j.key("end_markers");
   if (r.role == Role::sub)
-    j.begin_object().field("expected", r.end_markers_expected).field("seen", r.end_markers_seen).end_object();
+    j.begin_object()
+        .field("expected", r.end_markers_expected)
+        .field("seen", r.end_markers_seen)
+        .end_object();
   else
     j.null();
   j.key("drain").begin_object().field("result", r.drain).field("ns", r.drain_ns).end_object();
-  j.key("injected").begin_object().field("drop", r.injected_drop).field("dup", r.injected_dup)
-      .field("reorder", r.injected_reorder).field("delay", r.injected_delay).end_object();
+  j.key("injected")
+      .begin_object()
+      .field("drop", r.injected_drop)
+      .field("dup", r.injected_dup)
+      .field("reorder", r.injected_reorder)
+      .field("delay", r.injected_delay)
+      .end_object();
   j.key("middleware_counters").begin_object();
   counter_object(j, "reader", r.reader_counters);
   counter_object(j, "writer", r.writer_counters);

@@ -16,7 +16,7 @@ struct ProcessFacts {
 };
 
 // Throws std::runtime_error when a file cannot be written.
-void write_role_outputs(const NodeConfig &node, const LoadedDriver &driver, const DriverConfig &dcfg,
-                        const ProcessFacts &facts, const RoleResult &res);
+void write_role_outputs(const NodeConfig &node, const LoadedDriver &driver,
+                        const DriverConfig &dcfg, const ProcessFacts &facts, const RoleResult &res);
 
 }  // namespace psb

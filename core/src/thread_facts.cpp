@@ -23,11 +23,16 @@ std::string first_line(const std::string &path) {
 
 const char *policy_name(int policy) {
   switch (policy) {
-    case SCHED_OTHER: return "SCHED_OTHER";
-    case SCHED_FIFO: return "SCHED_FIFO";
-    case SCHED_RR: return "SCHED_RR";
-    case SCHED_BATCH: return "SCHED_BATCH";
-    case SCHED_IDLE: return "SCHED_IDLE";
+    case SCHED_OTHER:
+      return "SCHED_OTHER";
+    case SCHED_FIFO:
+      return "SCHED_FIFO";
+    case SCHED_RR:
+      return "SCHED_RR";
+    case SCHED_BATCH:
+      return "SCHED_BATCH";
+    case SCHED_IDLE:
+      return "SCHED_IDLE";
   }
   return "unknown";
 }
@@ -73,9 +78,12 @@ ThreadFacts facts_of(int tid) {
       const size_t n = std::strlen(key);
       return line.compare(0, n, key) == 0 ? line.c_str() + n : nullptr;
     };
-    if (const char *v = value("Cpus_allowed_list:")) t.cpus = std::string(v + std::strspn(v, " \t"));
-    if (const char *v = value("voluntary_ctxt_switches:")) t.voluntary_switches = std::strtoull(v, nullptr, 10);
-    if (const char *v = value("nonvoluntary_ctxt_switches:")) t.involuntary_switches = std::strtoull(v, nullptr, 10);
+    if (const char *v = value("Cpus_allowed_list:"))
+      t.cpus = std::string(v + std::strspn(v, " \t"));
+    if (const char *v = value("voluntary_ctxt_switches:"))
+      t.voluntary_switches = std::strtoull(v, nullptr, 10);
+    if (const char *v = value("nonvoluntary_ctxt_switches:"))
+      t.involuntary_switches = std::strtoull(v, nullptr, 10);
   }
   const int policy = sched_getscheduler(tid);
   t.policy = policy < 0 ? "unknown" : policy_name(policy);

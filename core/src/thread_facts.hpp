@@ -10,11 +10,11 @@ namespace psb {
 
 struct ThreadFacts {
   int tid = 0;
-  std::string name;      // comm
-  std::string cpus;      // Cpus_allowed_list, e.g. "0-1"
-  std::string policy;    // SCHED_OTHER, SCHED_FIFO, ...
-  int priority = 0;      // real-time priority (0 for SCHED_OTHER)
-  int64_t cpu_time_ns = 0;                       // user + system
+  std::string name;         // comm
+  std::string cpus;         // Cpus_allowed_list, e.g. "0-1"
+  std::string policy;       // SCHED_OTHER, SCHED_FIFO, ...
+  int priority = 0;         // real-time priority (0 for SCHED_OTHER)
+  int64_t cpu_time_ns = 0;  // user + system
   uint64_t voluntary_switches = 0, involuntary_switches = 0;
 };
 

@@ -1,13 +1,13 @@
 // Refusal of settings a driver cannot honour, through the real udp baseline driver.
-#include "config.hpp"
-#include "driver_loader.hpp"
-#include "refusals.hpp"
-#include "run_node.hpp"
-
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
+
+#include "config.hpp"
+#include "driver_loader.hpp"
+#include "refusals.hpp"
+#include "run_node.hpp"
 
 using namespace psb;
 
@@ -17,7 +17,8 @@ const std::string kUdp = std::string(PSBENCH_DRIVER_DIR) + "/udp/libpsbench-udp.
 
 // The refusal message for a node invoked with args against udp; "" when accepted.
 std::string refusal(std::vector<const char *> args) {
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping", "--out", "/tmp/x"};
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role",
+                                    "ping",         "--out",    "/tmp/x"};
   argv.insert(argv.end(), args.begin(), args.end());
   NodeConfig node = parse_args(int(argv.size()), argv.data());
   LoadedDriver driver(node.driver_path);
@@ -61,7 +62,8 @@ TEST(Capabilities, LoanIsRefusedWhenTheDriverHasNone) {
 }
 
 TEST(Capabilities, DefaultTransportResolvesToTheDriversFirst) {
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping", "--out", "/tmp/x"};
+  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role",
+                                    "ping",         "--out",    "/tmp/x"};
   NodeConfig node = parse_args(int(argv.size()), argv.data());
   LoadedDriver driver(node.driver_path);
   DriverConfig cfg(node, driver.table().caps);
@@ -89,8 +91,8 @@ TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
   // udp takes several senders on one port; shm has one writer per ring.
   EXPECT_EQ(refusal({"--publishers", "3"}), "");
   const std::string shm = std::string(PSBENCH_DRIVER_DIR) + "/shm/libpsbench-shm.so";
-  std::vector<const char *> argv = {"psbench-node", "--driver", shm.c_str(), "--role", "sub", "--out", "/tmp/x",
-                                    "--publishers", "2"};
+  std::vector<const char *> argv = {"psbench-node", "--driver", shm.c_str(),    "--role", "sub",
+                                    "--out",        "/tmp/x",   "--publishers", "2"};
   NodeConfig node = parse_args(int(argv.size()), argv.data());
   LoadedDriver driver(node.driver_path);
   DriverConfig cfg(node, driver.table().caps);
@@ -107,9 +109,10 @@ TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
 
 TEST(Capabilities, EveryRefusalIsListedWithTheSettingItConcerns) {
   // Three settings udp cannot honour and one unknown option: all four, in one answer.
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping",
-                                    "--out", "/tmp/x", "--reliability", "reliable", "--notify", "listener",
-                                    "--transport", "carrier_pigeon", "--option", "colour=blue"};
+  std::vector<const char *> argv = {"psbench-node",   "--driver", kUdp.c_str(), "--role",
+                                    "ping",           "--out",    "/tmp/x",     "--reliability",
+                                    "reliable",       "--notify", "listener",   "--transport",
+                                    "carrier_pigeon", "--option", "colour=blue"};
   NodeConfig node = parse_args(int(argv.size()), argv.data());
   LoadedDriver driver(node.driver_path);
   DriverConfig cfg(node, driver.table().caps);
@@ -136,9 +139,9 @@ TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
   // udp's check() refuses reliable (as the node does from its capabilities: its reason is
   // appended to the node's message), a port_base out of range and unicast without a peer:
   // each a refusal of its own setting, none hidden behind the first.
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role", "ping",
-                                    "--out", "/tmp/x", "--reliability", "reliable", "--transport",
-                                    "unicast", "--option", "port_base=80"};
+  std::vector<const char *> argv = {
+      "psbench-node",  "--driver", kUdp.c_str(),  "--role",  "ping",     "--out",       "/tmp/x",
+      "--reliability", "reliable", "--transport", "unicast", "--option", "port_base=80"};
   NodeConfig node = parse_args(int(argv.size()), argv.data());
   LoadedDriver driver(node.driver_path);
   DriverConfig cfg(node, driver.table().caps);
@@ -156,7 +159,8 @@ TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
 }
 
 TEST(Capabilities, CheckAndARefusedRunListEveryRefusal) {
-  const std::string args = "--driver " + kUdp + " --role ping --reliability reliable --transport unicast "
+  const std::string args = "--driver " + kUdp +
+                           " --role ping --reliability reliable --transport unicast "
                            "--option port_base=80";
   const psb_test::NodeOutcome check = psb_test::run_node(args + " --check");
   EXPECT_EQ(check.exit_code, 2) << check.output;
@@ -164,10 +168,12 @@ TEST(Capabilities, CheckAndARefusedRunListEveryRefusal) {
                            "refused (option:port_base): udp: option port_base='80'",
                            "refused (option:peer): udp: transport 'unicast' needs option peer="})
     EXPECT_NE(check.output.find(line), std::string::npos) << line << " not in:\n" << check.output;
-  const psb_test::NodeOutcome run = psb_test::run_node(args + " --out /nonexistent/psbench-refused");
+  const psb_test::NodeOutcome run =
+      psb_test::run_node(args + " --out /nonexistent/psbench-refused");
   EXPECT_EQ(run.exit_code, 2) << run.output;
-  EXPECT_NE(run.output.find("the kernel neither acknowledges nor resends); udp: option port_base='80': "
-                            "use a number from 1024 to 45535; udp: transport 'unicast' needs option peer="),
+  EXPECT_NE(run.output.find(
+                "the kernel neither acknowledges nor resends); udp: option port_base='80': "
+                "use a number from 1024 to 45535; udp: transport 'unicast' needs option peer="),
             std::string::npos)
       << run.output;
 }

@@ -1,8 +1,7 @@
 #include "config.hpp"
 
-#include <psbench/driver.h>
-
 #include <gtest/gtest.h>
+#include <psbench/driver.h>
 
 #include <string>
 #include <vector>
@@ -49,9 +48,11 @@ TEST(Config, TwoRolesMeanIntraProcess) {
 }
 
 TEST(Config, ParsesQosOptionsAndRealtime) {
-  auto c = parse({"--driver", "x.so", "--role", "pub", "--out", "/tmp/x", "--reliability", "reliable",
-                  "--history", "keep_last:8", "--option", "profile=a=b.xml", "--cpu", "pub=1",
-                  "--fifo", "80", "--rate", "1000", "--duration", "2"});
+  auto c =
+      parse({"--driver",      "x.so",     "--role",    "pub",         "--out",    "/tmp/x",
+             "--reliability", "reliable", "--history", "keep_last:8", "--option", "profile=a=b.xml",
+             "--cpu",         "pub=1",    "--fifo",    "80",          "--rate",   "1000",
+             "--duration",    "2"});
   EXPECT_EQ(c.reliability, PSB_RELIABLE);
   EXPECT_EQ(c.history, PSB_KEEP_LAST);
   EXPECT_EQ(c.history_depth, 8u);
@@ -65,29 +66,38 @@ TEST(Config, ParsesQosOptionsAndRealtime) {
 }
 
 TEST(Config, BadArgumentsNameTheArgument) {
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "abc"}).find("--size"),
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "abc"})
+                .find("--size"),
             std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "pnig", "--out", "o"}).find("ping|pong|pub|sub"),
-            std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "16"}).find("32"),
-            std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--count", "5", "--duration", "1"})
+  EXPECT_NE(
+      error_of({"--driver", "x.so", "--role", "pnig", "--out", "o"}).find("ping|pong|pub|sub"),
+      std::string::npos);
+  EXPECT_NE(
+      error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--size", "16"}).find("32"),
+      std::string::npos);
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--count", "5",
+                      "--duration", "1"})
                 .find("one, not both"),
             std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--notify", "spin"}).find("--notify"),
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--notify", "spin"})
+                .find("--notify"),
             std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--cpu", "pong=1"}).find("--cpu"),
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--cpu", "pong=1"})
+                .find("--cpu"),
             std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--history", "keep_last"}).find("keep_last:16"),
+  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--history", "keep_last"})
+                .find("keep_last:16"),
             std::string::npos);
   EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping"}).find("--out"), std::string::npos);
-  EXPECT_NE(error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--bogus"}).find("--bogus"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of({"--driver", "x.so", "--role", "ping", "--out", "o", "--bogus"}).find("--bogus"),
+      std::string::npos);
 }
 
 TEST(Config, AcceptsTheLargestAndSmallestSizes) {
   EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "32"}).size, 32u);
-  EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194304"}).size, 4194304u);
+  EXPECT_EQ(parse({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194304"}).size,
+            4194304u);
   EXPECT_NE(error_of({"--driver", "x", "--role", "sub", "--out", "o", "--size", "4194305"}), "");
 }
 
@@ -97,8 +107,8 @@ TEST(Config, PublishersWriterIdTopicEchoDefaultsAndParse) {
   EXPECT_EQ(d.writer_id, 0u);
   EXPECT_EQ(d.topic, "data");
   EXPECT_EQ(d.echo_every, 0u);
-  auto c = parse({"--driver", "x", "--role", "pub", "--out", "o", "--publishers", "3", "--writer-id", "2",
-                  "--topic", "data_2", "--echo-every", "100"});
+  auto c = parse({"--driver", "x", "--role", "pub", "--out", "o", "--publishers", "3",
+                  "--writer-id", "2", "--topic", "data_2", "--echo-every", "100"});
   EXPECT_EQ(c.publishers, 3u);
   EXPECT_EQ(c.writer_id, 2u);
   EXPECT_EQ(c.topic, "data_2");
@@ -118,7 +128,8 @@ TEST(Config, PublishersWriterIdTopicEchoErrorsNameTheArgumentAndTheFix) {
   EXPECT_NE(r.find("--writer-id"), std::string::npos) << r;
   EXPECT_NE(r.find("0..1"), std::string::npos) << r;
   EXPECT_NE(err({"--writer-id", "1"}).find("--publishers 1"), std::string::npos);
-  EXPECT_NE(err({"--publishers", "2", "--writer-id", "1"}, "sub").find("--role pub"), std::string::npos);
+  EXPECT_NE(err({"--publishers", "2", "--writer-id", "1"}, "sub").find("--role pub"),
+            std::string::npos);
   EXPECT_NE(err({"--topic", "a-b"}).find("--topic"), std::string::npos);
   EXPECT_NE(err({"--topic", ""}).find("--topic"), std::string::npos);
   EXPECT_NE(err({"--topic", "x"}, "ping").find("ping and pong"), std::string::npos);
@@ -131,18 +142,21 @@ TEST(Config, ReplySizeIsAnAcknowledgementOfPingAndPong) {
   auto d = parse({"--driver", "x", "--role", "pong", "--out", "o"});
   EXPECT_EQ(d.reply_size, 0u);
   EXPECT_EQ(d.reply_length(1024), 1024u);  // default: the whole message comes back
-  auto c = parse({"--driver", "x", "--role", "ping", "--out", "o", "--size", "1024", "--reply-size", "32"});
+  auto c = parse(
+      {"--driver", "x", "--role", "ping", "--out", "o", "--size", "1024", "--reply-size", "32"});
   EXPECT_EQ(c.reply_size, 32u);
   EXPECT_EQ(c.reply_length(c.size), 32u);
   EXPECT_EQ(c.reply_length(32), 32u);
-  auto big = parse({"--driver", "x", "--role", "ping,pong", "--out", "o", "--size", "64", "--reply-size", "100"});
+  auto big = parse({"--driver", "x", "--role", "ping,pong", "--out", "o", "--size", "64",
+                    "--reply-size", "100"});
   EXPECT_EQ(big.reply_length(big.size), 64u);  // never longer than what was taken
   auto err = [](std::vector<const char *> extra, const char *role = "pong") {
     std::vector<const char *> a = {"--driver", "x", "--role", role, "--out", "o"};
     a.insert(a.end(), extra.begin(), extra.end());
     return error_of(a);
   };
-  EXPECT_NE(err({"--reply-size", "31"}).find("--reply-size: 31 is out of range; use 32"), std::string::npos);
+  EXPECT_NE(err({"--reply-size", "31"}).find("--reply-size: 31 is out of range; use 32"),
+            std::string::npos);
   EXPECT_NE(err({"--reply-size", "0"}).find("--reply-size"), std::string::npos);
   EXPECT_NE(err({"--reply-size", "x"}).find("--reply-size"), std::string::npos);
   EXPECT_NE(err({"--reply-size", "32"}, "pub").find("ping and pong"), std::string::npos);
@@ -164,7 +178,8 @@ TEST(Config, LatencyFromIsTheSubsChoiceOfTimeBase) {
   };
   EXPECT_NE(err("write", "sub").find("--latency-from: 'write' is not one of intended|send"),
             std::string::npos);
-  EXPECT_NE(err("send", "pub").find("--latency-from: the sub's one-way latency"), std::string::npos);
+  EXPECT_NE(err("send", "pub").find("--latency-from: the sub's one-way latency"),
+            std::string::npos);
   EXPECT_NE(err("send", "ping").find("--latency-from"), std::string::npos);
 }
 
@@ -176,7 +191,8 @@ TEST(Config, RelayTakesATopicAndRefusesEchoEvery) {
   EXPECT_STREQ(role_name(Role::relay), "relay");
   auto s = parse({"--driver", "x", "--role", "sub", "--out", "o", "--topic", "data_relay"});
   EXPECT_EQ(s.topic, "data_relay");
-  std::string r = error_of({"--driver", "x", "--role", "relay", "--out", "o", "--echo-every", "10"});
+  std::string r =
+      error_of({"--driver", "x", "--role", "relay", "--out", "o", "--echo-every", "10"});
   EXPECT_NE(r.find("--echo-every: not with --role relay"), std::string::npos) << r;
   r = error_of({"--driver", "x", "--role", "relai", "--out", "o"});
   EXPECT_NE(r.find("ping|pong|pub|sub|relay"), std::string::npos) << r;

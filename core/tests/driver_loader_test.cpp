@@ -18,9 +18,10 @@ const std::string kHalfLoan = PSBENCH_FAKE_HALF_LOAN_DRIVER;
 }  // namespace
 
 TEST(DriverLoader, ADriverOfAnotherAbiVersionIsRefusedNamingBothVersions) {
-  const std::string expected = "driver " + kAbi4 + " was built for psbench driver ABI 4; this "
-                               "psbench-node speaks ABI " + std::to_string(PSB_ABI_VERSION) +
-                               ": rebuild the driver";
+  const std::string expected = "driver " + kAbi4 +
+                               " was built for psbench driver ABI 4; this "
+                               "psbench-node speaks ABI " +
+                               std::to_string(PSB_ABI_VERSION) + ": rebuild the driver";
   for (const char *mode : {"--describe", "--role ping --out /nonexistent"}) {
     const psb_test::NodeOutcome o = run_node("--driver " + kAbi4 + " " + mode);
     EXPECT_EQ(o.exit_code, 2) << mode << ": " << o.output;

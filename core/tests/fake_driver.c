@@ -29,7 +29,8 @@ static int no_write(psb_writer *w, const void *data, size_t len, psb_error *err)
   (void)w, (void)data, (void)len, (void)err;
   return -1;
 }
-static int no_take(psb_reader *r, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
+static int no_take(psb_reader *r, int64_t timeout_ns, const void **data, size_t *len,
+                   psb_error *err) {
   (void)r, (void)timeout_ns, (void)data, (void)len, (void)err;
   return -1;
 }
@@ -47,8 +48,11 @@ static const psb_driver table = {
     .name = "fake",
     .description = "a table the node must refuse",
     .version = never,
-    .caps = {.reliability = PSB_BEST_EFFORT, .durability = PSB_VOLATILE, .notify = PSB_NOTIFY_WAIT,
-             .transports = transports, .max_payload = 64},
+    .caps = {.reliability = PSB_BEST_EFFORT,
+             .durability = PSB_VOLATILE,
+             .notify = PSB_NOTIFY_WAIT,
+             .transports = transports,
+             .max_payload = 64},
     .open = open_nothing,
     .close = close_nothing,
     .create_writer = no_writer,

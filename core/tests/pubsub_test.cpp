@@ -2,10 +2,9 @@
 // counts add up, arrivals past the store are counted, echoes are timed, several
 // publishers feed one subscriber. Behaviour only, never timings.
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdint>
@@ -161,9 +160,11 @@ class PubSub : public ::testing::Test {
     if (!HasFailure()) fs::remove_all(out_);
   }
 
-  std::vector<std::string> base(const std::string &drv, const std::string &role, const std::string &run) {
-    return {kNode, "--driver", driver(drv), "--role", role, "--out", out_, "--run-id", run,
-            "--match-timeout", "20", "--idle-timeout", "3", "--timeout", "120"};
+  std::vector<std::string> base(const std::string &drv, const std::string &role,
+                                const std::string &run) {
+    return {kNode, "--driver",  driver(drv), "--role",          role, "--out",
+            out_,  "--run-id",  run,         "--match-timeout", "20", "--idle-timeout",
+            "3",   "--timeout", "120"};
   }
 
   // One node, roles as threads; returns its exit code.
@@ -202,21 +203,27 @@ void expect_counts_add_up(const std::string &pub, const std::string &sub, uint64
 }  // namespace
 
 TEST_F(PubSub, ThroughputCountsAddUpThroughUdp) {
-  ASSERT_EQ(run(base("udp", "pub,sub", unique_run_id()) + std::vector<std::string>{"--count", "3000", "--rate", "20000", "--size", "100"}),
-            0) << err();
+  ASSERT_EQ(run(base("udp", "pub,sub", unique_run_id()) +
+                std::vector<std::string>{"--count", "3000", "--rate", "20000", "--size", "100"}),
+            0)
+      << err();
   std::string pub = json("pub"), sub = json("sub");
   expect_counts_add_up(pub, sub, 100);
   EXPECT_EQ(num(pub, "throughput", "offered_rate_hz"), 20000);
   EXPECT_NE(pub.find("\"echo\": null"), std::string::npos);
-  EXPECT_NE(sub.find("\"publishers\": 1, \"writer_id\": 0, \"topic\": \"data\", \"echo_every\": null"),
-            std::string::npos) << sub;
+  EXPECT_NE(
+      sub.find("\"publishers\": 1, \"writer_id\": 0, \"topic\": \"data\", \"echo_every\": null"),
+      std::string::npos)
+      << sub;
 }
 
 TEST_F(PubSub, ThroughputCountsAddUpThroughShmReliableWithoutLoss) {
   for (const char *notify : {"listener", "wait", "poll"}) {
     ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
-                  std::vector<std::string>{"--count", "5000", "--reliability", "reliable", "--notify", notify}),
-              0) << notify << ": " << err();
+                  std::vector<std::string>{"--count", "5000", "--reliability", "reliable",
+                                           "--notify", notify}),
+              0)
+        << notify << ": " << err();
     std::string pub = json("pub"), sub = json("sub");
     expect_counts_add_up(pub, sub, 64);
     EXPECT_EQ(num(sub, "counts", "lost"), 0) << notify;
@@ -228,9 +235,10 @@ TEST_F(PubSub, ThroughputCountsAddUpThroughShmReliableWithoutLoss) {
 TEST_F(PubSub, ArrivalsBeyondTheStoreAreReceivedNotLost) {
   // 300 messages into a store of 100: 200 counted, not stored, not lost.
   ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
-                std::vector<std::string>{"--duration", "0.3", "--rate", "1000", "--max-samples", "100",
-                                         "--reliability", "reliable"}),
-            0) << err();
+                std::vector<std::string>{"--duration", "0.3", "--rate", "1000", "--max-samples",
+                                         "100", "--reliability", "reliable"}),
+            0)
+      << err();
   std::string pub = json("pub"), sub = json("sub");
   const int64_t sent = num(pub, "counts", "sent");
   EXPECT_GT(sent, 100) << "pub must not stop at --max-samples: it stores nothing\n" << pub;
@@ -245,9 +253,10 @@ TEST_F(PubSub, ArrivalsBeyondTheStoreAreReceivedNotLost) {
 TEST_F(PubSub, EchoedSamplesAreTimedIntoPubSamples) {
   for (const char *notify : {"listener", "wait", "poll"}) {
     ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
-                  std::vector<std::string>{"--count", "2000", "--echo-every", "10", "--reliability", "reliable",
-                                           "--notify", notify}),
-              0) << notify << ": " << err();
+                  std::vector<std::string>{"--count", "2000", "--echo-every", "10", "--reliability",
+                                           "reliable", "--notify", notify}),
+              0)
+        << notify << ": " << err();
     std::string pub = json("pub"), sub = json("sub");
     EXPECT_EQ(num(pub, "echo", "every"), 10);
     EXPECT_EQ(num(pub, "echo", "expected"), 200) << pub;
@@ -255,7 +264,9 @@ TEST_F(PubSub, EchoedSamplesAreTimedIntoPubSamples) {
     EXPECT_EQ(num(pub, "echo", "lost"), 0);
     EXPECT_EQ(num(sub, "echo", "sent"), 200) << sub;
     EXPECT_EQ(num(sub, "echo", "write_errors"), 0);
-    EXPECT_NE(pub.find("\"samples_file\": \"pub.samples\", \"sample_kind\": \"rtt\""), std::string::npos) << pub;
+    EXPECT_NE(pub.find("\"samples_file\": \"pub.samples\", \"sample_kind\": \"rtt\""),
+              std::string::npos)
+        << pub;
     EXPECT_NE(pub.find("\"echo_every\": 10"), std::string::npos);
     EXPECT_NE(pub.find("_data_echo\""), std::string::npos);  // topics list the echo topic
     Samples s = read_samples(out_ + "/pub.samples");
@@ -270,34 +281,40 @@ TEST_F(PubSub, EchoedSamplesAreTimedIntoPubSamples) {
 }
 
 TEST_F(PubSub, EchoCountsAddUpThroughUdp) {
-  ASSERT_EQ(run(base("udp", "pub,sub", unique_run_id()) +
-                std::vector<std::string>{"--count", "2000", "--rate", "10000", "--echo-every", "7"}),
-            0) << err();
+  ASSERT_EQ(
+      run(base("udp", "pub,sub", unique_run_id()) +
+          std::vector<std::string>{"--count", "2000", "--rate", "10000", "--echo-every", "7"}),
+      0)
+      << err();
   std::string pub = json("pub");
   const int64_t expected = num(pub, "echo", "expected");
   EXPECT_EQ(expected, (2000 + 6) / 7);
   EXPECT_EQ(num(pub, "echo", "received") + num(pub, "echo", "lost"), expected);
-  EXPECT_EQ(int64_t(read_samples(out_ + "/pub.samples").records.size()), num(pub, "echo", "received"));
+  EXPECT_EQ(int64_t(read_samples(out_ + "/pub.samples").records.size()),
+            num(pub, "echo", "received"));
 }
 
 // Two publisher processes into one subscriber process (inter-process, udp: several
 // senders to one port).
 TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
   const std::string run_id = unique_run_id();
-  Node sub = spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--publishers", "2", "--count", "2000",
-                                                                         "--barrier", "stdio"},
-                   out_ + "/sub.stderr", true);
+  Node sub =
+      spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--publishers", "2", "--count",
+                                                                  "2000", "--barrier", "stdio"},
+            out_ + "/sub.stderr", true);
   ASSERT_TRUE(await_ready(sub)) << err("sub");
   send_go(sub);
   std::vector<Node> pubs;
   for (int k = 0; k < 2; ++k) {
     std::string name = "pub-" + std::to_string(k + 1);
-    pubs.push_back(spawn(base("udp", "pub", run_id) +
-                             std::vector<std::string>{"--name", name, "--publishers", "2", "--writer-id",
-                                                      std::to_string(k), "--count", "2000", "--rate", "10000"},
-                         out_ + "/" + name + ".stderr", false));
+    pubs.push_back(spawn(
+        base("udp", "pub", run_id) + std::vector<std::string>{"--name", name, "--publishers", "2",
+                                                              "--writer-id", std::to_string(k),
+                                                              "--count", "2000", "--rate", "10000"},
+        out_ + "/" + name + ".stderr", false));
   }
-  for (int k = 0; k < 2; ++k) EXPECT_EQ(wait_exit(pubs[size_t(k)]), 0) << err("pub-" + std::to_string(k + 1));
+  for (int k = 0; k < 2; ++k)
+    EXPECT_EQ(wait_exit(pubs[size_t(k)]), 0) << err("pub-" + std::to_string(k + 1));
   ASSERT_EQ(wait_exit(sub), 0) << err("sub");
   std::string s = json("sub");
   EXPECT_EQ(num(s, "counts", "sent"), 4000) << s;  // the sum of both end markers (or counts)
@@ -319,15 +336,18 @@ TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
 // A writer id the sub does not expect is not one of its writers: corrupted, not lost.
 TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
   const std::string run_id = unique_run_id();
-  Node sub = spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--count", "200", "--barrier", "stdio",
-                                                                         "--idle-timeout", "1"},
-                   out_ + "/sub.stderr", true);
+  Node sub =
+      spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--count", "200", "--barrier",
+                                                                  "stdio", "--idle-timeout", "1"},
+            out_ + "/sub.stderr", true);
   ASSERT_TRUE(await_ready(sub)) << err("sub");
   send_go(sub);
-  EXPECT_EQ(run(base("udp", "pub", run_id) + std::vector<std::string>{"--publishers", "2", "--writer-id", "1",
-                                                                      "--count", "200", "--rate", "10000"},
+  EXPECT_EQ(run(base("udp", "pub", run_id) + std::vector<std::string>{"--publishers", "2",
+                                                                      "--writer-id", "1", "--count",
+                                                                      "200", "--rate", "10000"},
                 "pub"),
-            0) << err("pub");
+            0)
+      << err("pub");
   wait_exit(sub);
   std::string s = json("sub");
   EXPECT_EQ(num(s, "counts", "samples"), 0) << s;
@@ -338,7 +358,8 @@ TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
 
 // shm has one writer per ring: the node refuses a second publisher before anything runs.
 TEST_F(PubSub, ShmRefusesASecondPublisherUpFront) {
-  EXPECT_EQ(run(base("shm", "sub", unique_run_id()) + std::vector<std::string>{"--publishers", "2"}), 2);
+  EXPECT_EQ(
+      run(base("shm", "sub", unique_run_id()) + std::vector<std::string>{"--publishers", "2"}), 2);
   EXPECT_NE(err().find("--publishers 2 is not supported"), std::string::npos) << err();
   EXPECT_FALSE(fs::exists(out_ + "/sub.json"));
 }

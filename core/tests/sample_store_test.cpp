@@ -33,7 +33,8 @@ TEST(SampleStore, CountsDuplicatesAndReordering) {
 // arrivals with seq < 100, so after losses it stopped recording long before it was full.
 TEST(SampleStore, KeepsTheFirstArrivalsWhateverTheirSequenceNumbers) {
   SampleStore s(100);
-  for (uint64_t seq = 0; seq < 1000; seq += 7) s.record(rec(seq));  // 143 arrivals, most lost between
+  for (uint64_t seq = 0; seq < 1000; seq += 7)
+    s.record(rec(seq));  // 143 arrivals, most lost between
   EXPECT_EQ(s.recorded(), 100u);
   EXPECT_EQ(s.beyond_capacity(), 43u);
   EXPECT_EQ(s.distinct(), 143u);
@@ -70,9 +71,16 @@ TEST(SeqWindow, AgreesWithASetOnRandomStreams) {
   for (int i = 0; i < 200000; ++i) {
     uint64_t seq;
     switch (rng() % 4) {
-      case 0: seq = next > 50 ? next - 1 - rng() % 50 : next; break;  // reordered or duplicate
-      case 1: next += 1 + rng() % 1000; seq = next; break;            // a gap
-      default: seq = next++; break;
+      case 0:
+        seq = next > 50 ? next - 1 - rng() % 50 : next;
+        break;  // reordered or duplicate
+      case 1:
+        next += 1 + rng() % 1000;
+        seq = next;
+        break;  // a gap
+      default:
+        seq = next++;
+        break;
     }
     auto got = w.mark(seq);
     bool dup = !seen.insert(seq).second;

@@ -31,9 +31,15 @@ struct Full {
   static const char *version() { return "sdkt 1.0"; }
   static psb_capabilities capabilities() {
     static const char *const transports[] = {"mem", nullptr};
-    return {.reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
-            .notify = PSB_NOTIFY_WAIT, .transports = transports, .option_keys = nullptr,
-            .max_payload = 1024, .readers_per_topic = 0, .writers_per_topic = 0};
+    return {.reliability = PSB_RELIABLE,
+            .durability = PSB_VOLATILE,
+            .history = 0,
+            .notify = PSB_NOTIFY_WAIT,
+            .transports = transports,
+            .option_keys = nullptr,
+            .max_payload = 1024,
+            .readers_per_topic = 0,
+            .writers_per_topic = 0};
   }
   // Refuses another transport and a malformed option "depth", each on its own; option
   // "check" throws what it says after those.
@@ -65,7 +71,8 @@ struct Full {
    public:
     Writer(Context &, const char *topic) { act(topic); }
     void write(const void *data, size_t len) {
-      if (len > 0 && static_cast<const char *>(data)[0] == 'x') psb::sdk::fail("write of %zu bytes failed", len);
+      if (len > 0 && static_cast<const char *>(data)[0] == 'x')
+        psb::sdk::fail("write of %zu bytes failed", len);
       ++writes;
     }
     void *loan(size_t len) {
@@ -119,9 +126,7 @@ struct Minimal {
   static constexpr const char *description = "required members only";
   static inline const char *current_version = "0";
   static const char *version() { return current_version; }  // the driver's own: not kept
-  static psb_capabilities capabilities() {
-    return psb_capabilities{};
-  }
+  static psb_capabilities capabilities() { return psb_capabilities{}; }
   struct Context {
     explicit Context(const psb_config &) {}
   };
@@ -146,8 +151,7 @@ const psb_driver &full() { return *psb_driver_entry(); }
 using KV = std::vector<std::pair<std::string, std::string>>;
 
 struct TestRun {
-  explicit TestRun(KV kv = {}, const char *transport = "mem")
-      : kv_(std::move(kv)) {
+  explicit TestRun(KV kv = {}, const char *transport = "mem") : kv_(std::move(kv)) {
     for (auto &[k, v] : kv_) options_.push_back({k.c_str(), v.c_str()});
     cfg.run_id = "sdktest";
     cfg.transport = transport;
@@ -194,12 +198,15 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   EXPECT_EQ(d.writer_counters, nullptr);
   EXPECT_EQ(d.reader_counters, nullptr);
   // Required ones are there; a driver without check() accepts everything.
-  for (auto *fn : {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
-                   (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
+  for (auto *fn :
+       {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
+        (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
     EXPECT_NE(fn, nullptr);
   TestRun run;
   psb_error err{};
-  EXPECT_EQ(d.check(&run.cfg, [](void *, const char *, const char *) { FAIL(); }, nullptr), 0);
+  EXPECT_EQ(d.check(
+                &run.cfg, [](void *, const char *, const char *) { FAIL(); }, nullptr),
+            0);
   psb_context *ctx = d.open(&run.cfg, &err);
   ASSERT_NE(ctx, nullptr);
   psb_reader *r = d.create_reader(ctx, "t", nullptr, nullptr, &err);
@@ -221,9 +228,9 @@ struct Tracked {
   static std::string version() { return "tracked " + std::to_string(++versions); }
   static constexpr const char *transports[] = {"t", nullptr};
   static constexpr psb_capabilities capabilities = {  // data, not a function
-      .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0, .notify = PSB_NOTIFY_WAIT,
-      .transports = transports, .option_keys = nullptr, .max_payload = 64, .readers_per_topic = 0,
-      .writers_per_topic = 0};
+      .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
+      .notify = PSB_NOTIFY_WAIT,   .transports = transports,   .option_keys = nullptr,
+      .max_payload = 64,           .readers_per_topic = 0,     .writers_per_topic = 0};
   struct Context {
     explicit Context(const psb_config &) {}
     ~Context() { destroyed.push_back("context"); }
@@ -318,9 +325,10 @@ TEST(Sdk, CheckReportsEveryRefusalWithTheDriversName) {
   EXPECT_EQ(check(d, TestRun(), &count), Refused{});
   EXPECT_EQ(count, 0);
   TestRun bad(KV{{"depth", "11"}}, "tcp");
-  EXPECT_EQ(check(d, bad, &count),
-            (Refused{{"transport", "sdkt: transport 'tcp' is not supported; use mem"},
-                     {"option:depth", "sdkt: option depth='11': use a whole number from 1 to 10"}}));
+  EXPECT_EQ(
+      check(d, bad, &count),
+      (Refused{{"transport", "sdkt: transport 'tcp' is not supported; use mem"},
+               {"option:depth", "sdkt: option depth='11': use a whole number from 1 to 10"}}));
   EXPECT_EQ(count, 2);
   // A throw from check() is one more refusal, after those recorded before it.
   TestRun throws(KV{{"depth", "0"}, {"check", "runtime"}});
@@ -340,8 +348,9 @@ TEST(Sdk, ParseOrThrowThrowsEveryRefusal) {
     psb::sdk::parse_or_throw(TestRun(KV{{"a", "x"}, {"b", "0"}}).cfg, parse);
     ADD_FAILURE() << "no throw";
   } catch (const psb::sdk::Error &e) {
-    EXPECT_STREQ(e.what(), "option a='x': use a whole number from 1 to 9; "
-                           "option b='0': use a whole number from 1 to 9");
+    EXPECT_STREQ(e.what(),
+                 "option a='x': use a whole number from 1 to 9; "
+                 "option b='0': use a whole number from 1 to 9");
   }
 }
 
@@ -461,8 +470,9 @@ TEST(SdkOptions, TextAndRequired) {
   EXPECT_EQ(o.find("missing"), nullptr);
   EXPECT_STREQ(o.required("profile"), "a.xml");
   EXPECT_TRUE(refuse.empty());
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).required("broker"), nullptr); }),
-            "option:broker: option broker is missing");
+  EXPECT_EQ(
+      refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).required("broker"), nullptr); }),
+      "option:broker: option broker is missing");
   EXPECT_EQ(refusal_of([&](Refusals &r) {
               Options(run.cfg, r).required("broker", "HOST:PORT", "give your broker's address");
             }),
@@ -470,7 +480,13 @@ TEST(SdkOptions, TextAndRequired) {
 }
 
 TEST(SdkOptions, FlagTakesTrueFalseOneZeroOnly) {
-  TestRun run(KV{{"a", "true"}, {"b", "false"}, {"c", "1"}, {"d", "0"}, {"e", "yes"}, {"f", ""}, {"g", "TRUE"}});
+  TestRun run(KV{{"a", "true"},
+                 {"b", "false"},
+                 {"c", "1"},
+                 {"d", "0"},
+                 {"e", "yes"},
+                 {"f", ""},
+                 {"g", "TRUE"}});
   Refusals refuse;
   const Options o(run.cfg, refuse);
   EXPECT_TRUE(o.flag("a", false));
@@ -481,7 +497,8 @@ TEST(SdkOptions, FlagTakesTrueFalseOneZeroOnly) {
   EXPECT_FALSE(o.flag("missing", false));
   EXPECT_TRUE(refuse.empty());
   auto flag = [&](const char *key) {
-    return refusal_of([&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag(key, true)) << "the fallback"; });
+    return refusal_of(
+        [&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag(key, true)) << "the fallback"; });
   };
   EXPECT_EQ(flag("e"), "option:e: option e='yes': use true or false");
   EXPECT_EQ(flag("f"), "option:f: option f='': use true or false");
@@ -489,8 +506,16 @@ TEST(SdkOptions, FlagTakesTrueFalseOneZeroOnly) {
 }
 
 TEST(SdkOptions, NumberIsAWholeNumberInRange) {
-  TestRun run(KV{{"n", "42"}, {"neg", "-5"}, {"lo", "0"}, {"hi", "65536"}, {"word", "abc"},
-           {"tail", "12x"}, {"space", " 1"}, {"plus", "+1"}, {"empty", ""}, {"huge", "99999999999999999999"}});
+  TestRun run(KV{{"n", "42"},
+                 {"neg", "-5"},
+                 {"lo", "0"},
+                 {"hi", "65536"},
+                 {"word", "abc"},
+                 {"tail", "12x"},
+                 {"space", " 1"},
+                 {"plus", "+1"},
+                 {"empty", ""},
+                 {"huge", "99999999999999999999"}});
   Refusals refuse;
   const Options o(run.cfg, refuse);
   EXPECT_EQ(o.number("n", 0, 1, 100), 42);
@@ -499,14 +524,17 @@ TEST(SdkOptions, NumberIsAWholeNumberInRange) {
   EXPECT_EQ(o.number("hi", 0, 0, 65536), 65536);
   EXPECT_TRUE(refuse.empty());
   auto number = [&](const char *key, int64_t min, int64_t max) {
-    return refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).number(key, 3, min, max), 3) << "the fallback"; });
+    return refusal_of([&](Refusals &r) {
+      EXPECT_EQ(Options(run.cfg, r).number(key, 3, min, max), 3) << "the fallback";
+    });
   };
   EXPECT_EQ(number("lo", 1, 65535), "option:lo: option lo='0': use a whole number from 1 to 65535");
-  EXPECT_EQ(number("hi", 1, 65535), "option:hi: option hi='65536': use a whole number from 1 to 65535");
+  EXPECT_EQ(number("hi", 1, 65535),
+            "option:hi: option hi='65536': use a whole number from 1 to 65535");
   EXPECT_EQ(number("neg", 0, 9), "option:neg: option neg='-5': use a whole number from 0 to 9");
   for (const char *key : {"word", "tail", "space", "plus", "empty", "huge"})
-    EXPECT_EQ(number(key, 0, 100), "option:" + std::string(key) + ": option " + std::string(key) + "='" +
-                                       o.find(key) + "': use a whole number from 0 to 100");
+    EXPECT_EQ(number(key, 0, 100), "option:" + std::string(key) + ": option " + std::string(key) +
+                                       "='" + o.find(key) + "': use a whole number from 0 to 100");
 }
 
 TEST(SdkOptions, StrictFlagTakesTrueOrFalseOnly) {
@@ -517,10 +545,12 @@ TEST(SdkOptions, StrictFlagTakesTrueOrFalseOnly) {
   EXPECT_FALSE(o.flag("b", true, true));
   EXPECT_FALSE(o.flag("missing", false, true));
   EXPECT_TRUE(refuse.empty());
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(Options(run.cfg, r).flag("c", false, true)); }),
-            "option:c: option c='1': use c=true or c=false");
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag("d", true, true)); }),
-            "option:d: option d='0': use d=true or d=false");
+  EXPECT_EQ(
+      refusal_of([&](Refusals &r) { EXPECT_FALSE(Options(run.cfg, r).flag("c", false, true)); }),
+      "option:c: option c='1': use c=true or c=false");
+  EXPECT_EQ(
+      refusal_of([&](Refusals &r) { EXPECT_TRUE(Options(run.cfg, r).flag("d", true, true)); }),
+      "option:d: option d='0': use d=true or d=false");
 }
 
 TEST(SdkOptions, NumberWithAHintSaysTheHint) {
@@ -529,7 +559,9 @@ TEST(SdkOptions, NumberWithAHintSaysTheHint) {
   EXPECT_EQ(Options(run.cfg, refuse).number("ok", 0, 0, 99, "a number of messages"), 12);
   EXPECT_TRUE(refuse.empty());
   EXPECT_EQ(refusal_of([&](Refusals &r) {
-              EXPECT_EQ(Options(run.cfg, r).number("hwm", 5, 0, 99, "a number of messages from 0 to 99"), 5);
+              EXPECT_EQ(
+                  Options(run.cfg, r).number("hwm", 5, 0, 99, "a number of messages from 0 to 99"),
+                  5);
             }),
             "option:hwm: option hwm='-1': use a number of messages from 0 to 99");
 }
@@ -542,10 +574,16 @@ TEST(SdkOptions, ChoiceIsTheIndexOfOneOfTheNames) {
   EXPECT_EQ(o.choice("missing", {"bytes", "complex"}), 0u);
   EXPECT_EQ(o.choice("missing", {"a", "b", "c"}, 2), 2u);
   EXPECT_TRUE(refuse.empty());
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).choice("mode", {"bytes", "complex"}), 0u); }),
-            "option:mode: option mode='float' is not known; use mode=bytes (default) or mode=complex");
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(Options(run.cfg, r).choice("empty", {"a", "b", "c"}, 1), 1u); }),
-            "option:empty: option empty='' is not known; use empty=a, empty=b (default) or empty=c");
+  EXPECT_EQ(
+      refusal_of([&](Refusals &r) {
+        EXPECT_EQ(Options(run.cfg, r).choice("mode", {"bytes", "complex"}), 0u);
+      }),
+      "option:mode: option mode='float' is not known; use mode=bytes (default) or mode=complex");
+  EXPECT_EQ(
+      refusal_of([&](Refusals &r) {
+        EXPECT_EQ(Options(run.cfg, r).choice("empty", {"a", "b", "c"}, 1), 1u);
+      }),
+      "option:empty: option empty='' is not known; use empty=a, empty=b (default) or empty=c");
 }
 
 TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
@@ -602,7 +640,9 @@ TEST(SdkRefusals, RunIdIsRefusedWhenEmpty) {
   EXPECT_TRUE(refuse.empty());
   for (const char *id : {"", static_cast<const char *>(nullptr)}) {
     run.cfg.run_id = id;
-    EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_EQ(psb::sdk::run_id(run.cfg, r, "it names the topics"), ""); }),
+    EXPECT_EQ(refusal_of([&](Refusals &r) {
+                EXPECT_EQ(psb::sdk::run_id(run.cfg, r, "it names the topics"), "");
+              }),
               "driver: the run id is empty; it names the topics");
   }
 }
@@ -624,7 +664,8 @@ TEST(SdkTime, WaitUntilAsksUntilReadyOrTheTimeoutPassed) {
   EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 1; }));
   EXPECT_EQ(asked, 1) << "ready at once: asked once";
   asked = 0;
-  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 2000; })) << "past the spin and yield phases";
+  EXPECT_TRUE(psb::sdk::wait_until(-1, [&] { return ++asked == 2000; }))
+      << "past the spin and yield phases";
   EXPECT_EQ(asked, 2000);
   asked = 0;
   EXPECT_FALSE(psb::sdk::wait_until(0, [&] { return ++asked < 0; }));
@@ -645,11 +686,14 @@ TEST(SdkRefusals, PayloadInRange) {
   EXPECT_TRUE(psb::sdk::payload_in_range(run.cfg, refuse, 32, 64));
   EXPECT_TRUE(refuse.empty());
   run.cfg.max_payload = 65;
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 32, 64)); }),
+  EXPECT_EQ(refusal_of(
+                [&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 32, 64)); }),
             "size: max_payload 65 is not supported; supported: 32 to 64 bytes (header included)");
   run.cfg.max_payload = 0;
-  EXPECT_EQ(refusal_of([&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 1, 4194304)); }),
-            "size: max_payload 0 is not supported; supported: 1 to 4194304 bytes (header included)");
+  EXPECT_EQ(
+      refusal_of(
+          [&](Refusals &r) { EXPECT_FALSE(psb::sdk::payload_in_range(run.cfg, r, 1, 4194304)); }),
+      "size: max_payload 0 is not supported; supported: 1 to 4194304 bytes (header included)");
 }
 
 TEST(SdkOptions, RefuseUnknownNamesEveryKeyNotListed) {
@@ -709,7 +753,8 @@ TEST(SdkHash, Fnv1aKnownValues) {
   EXPECT_EQ(psb::sdk::fnv1a64(""), 14695981039346656037ull);
   EXPECT_EQ(psb::sdk::fnv1a64("a"), 0xaf63dc4c8601ec8cull);
   EXPECT_EQ(psb::sdk::fnv1a64("foobar"), 0x85944171f73967e8ull);
-  EXPECT_EQ(psb::sdk::fnv1a64("", 1469598103934665603ull), 1469598103934665603ull) << "another basis";
+  EXPECT_EQ(psb::sdk::fnv1a64("", 1469598103934665603ull), 1469598103934665603ull)
+      << "another basis";
   EXPECT_EQ(psb::sdk::fnv1a64("run", 1469598103934665603ull), 0x639e5b51578e7f84ull);
 }
 

@@ -16,7 +16,8 @@ namespace psbcyc {
 class Context {
  public:
   // Validates cfg and joins the run's domain; throws psb::sdk::Error if refused.
-  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+  explicit Context(const psb_config &cfg)
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
     descriptor = settings.type == DataType::complex ? &psbench_Complex_desc : &psbench_Bytes_desc;
     participant = join_domain(settings.domain_id, domain_config(settings));
     qos = endpoint_qos(settings);
@@ -44,8 +45,10 @@ inline dds_entity_t create_topic(const Context &ctx, const char *name) {
 // falls back to the network without saying so).
 inline void require_shm(const Context &ctx, dds_entity_t endpoint, const char *kind) {
   if (ctx.settings.transport != Transport::shm || dds_is_shared_memory_available(endpoint)) return;
-  fail("transport shm: Cyclone did not put the %s on iceoryx shared memory "
-       "(is iox-roudi running, and reachable by this process?)", kind);
+  fail(
+      "transport shm: Cyclone did not put the %s on iceoryx shared memory "
+      "(is iox-roudi running, and reachable by this process?)",
+      kind);
 }
 
 }  // namespace psbcyc

@@ -1,9 +1,8 @@
 // The psbench driver for Eclipse Cyclone DDS (C API): its name, version and capabilities;
 // the Context is in context.h. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER
 // at the end).
-#include "psbench/sdk.hpp"
-
 #include "context.h"
+#include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"
@@ -22,7 +21,8 @@ struct Cyclone {
     return std::string(PSBENCH_CYCLONEDDS_VERSION) + " (" +
            psb::sdk::library_file(reinterpret_cast<const void *>(&dds_write), "libddsc") + ")";
   }
-  static constexpr const char *option_keys[] = {"type", "elements", "domain_id", "cyclonedds_uri", "write_batch", nullptr};
+  static constexpr const char *option_keys[] = {"type",           "elements",    "domain_id",
+                                                "cyclonedds_uri", "write_batch", nullptr};
   static constexpr psb_capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
@@ -31,7 +31,7 @@ struct Cyclone {
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
+      .readers_per_topic = 0,   // no limit
       .writers_per_topic = 0};  // no limit
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 

@@ -6,12 +6,11 @@
 // counter tests stop and resume (within one process Cyclone delivers locally, so
 // neither acknowledgements nor loss on a transport can be seen there).
 #include <dlfcn.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -23,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "psbench/driver.h"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -131,13 +130,16 @@ std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify = PSB_NOTIFY_W
     int r = drv().take(reader, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0, &data, &len, &err);
     EXPECT_GE(r, 0) << err.message;
     if (r < 0) return {};
-    if (r == 1) return std::vector<uint8_t>(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+    if (r == 1)
+      return std::vector<uint8_t>(static_cast<const uint8_t *>(data),
+                                  static_cast<const uint8_t *>(data) + len);
   }
   return {};
 }
 
 bool wait_matched(Side &w, Side &r) {
-  return eventually([&] { return drv().matched_readers(w.writer) >= 1 && drv().matched_writers(r.reader) >= 1; });
+  return eventually(
+      [&] { return drv().matched_readers(w.writer) >= 1 && drv().matched_writers(r.reader) >= 1; });
 }
 
 // --- the echo child: takes on <run>_ping and writes every message back on <run>_pong
@@ -184,8 +186,8 @@ TEST(CycloneddsDriver, BytesOfSeveralSizesArriveIntactInEachMode) {
     ASSERT_TRUE(r.add_reader("a") && w.add_writer("a")) << r.err.message << w.err.message;
     ASSERT_TRUE(wait_matched(w, r));
     uint64_t seq = 0;
-    for (size_t size : {size_t(32), size_t(33), size_t(64), size_t(16384), size_t(65536), size_t(1) << 20,
-                        size_t(4) << 20}) {
+    for (size_t size : {size_t(32), size_t(33), size_t(64), size_t(16384), size_t(65536),
+                        size_t(1) << 20, size_t(4) << 20}) {
       auto sent = message(size, seq++);
       ASSERT_EQ(drv().write(w.writer, sent.data(), sent.size(), &w.err), 0) << w.err.message;
       auto got = take_one(r.reader, notify);
@@ -205,7 +207,8 @@ TEST(CycloneddsDriver, BytesCrossProcessesIntactUpToFourMiB) {
   ASSERT_EQ(posix_spawn(&child, g_self, nullptr, nullptr, const_cast<char **>(argv), environ), 0);
   ASSERT_TRUE(wait_matched(me, me)) << "the echo child never matched";
   uint64_t seq = 0;
-  for (size_t size : {size_t(32), size_t(100), size_t(16384), size_t(65537), size_t(1) << 20, size_t(4) << 20}) {
+  for (size_t size :
+       {size_t(32), size_t(100), size_t(16384), size_t(65537), size_t(1) << 20, size_t(4) << 20}) {
     auto sent = message(size, seq++);
     ASSERT_EQ(drv().write(me.writer, sent.data(), sent.size(), &me.err), 0) << me.err.message;
     auto got = take_one(me.reader);
@@ -252,9 +255,11 @@ TEST(CycloneddsDriver, ComplexOfAnotherShapeIsAnError) {
   size_t len;
   psb_error err{};
   int got = 0;
-  ASSERT_TRUE(eventually([&] { return (got = drv().take(r.reader, 10'000'000, &data, &len, &err)) != 0; }));
+  ASSERT_TRUE(
+      eventually([&] { return (got = drv().take(r.reader, 10'000'000, &data, &len, &err)) != 0; }));
   EXPECT_EQ(got, -1);
-  EXPECT_NE(std::string(err.message).find("has 8 outer elements, expected 16"), std::string::npos) << err.message;
+  EXPECT_NE(std::string(err.message).find("has 8 outer elements, expected 16"), std::string::npos)
+      << err.message;
 }
 
 TEST(CycloneddsDriver, LateJoinerGetsTheLastNOfTransientLocalKeepLastN) {
@@ -277,7 +282,8 @@ TEST(CycloneddsDriver, LateJoinerGetsTheLastNOfTransientLocalKeepLastN) {
   EXPECT_EQ(seqs, (std::vector<uint64_t>{7, 8, 9, 10, 11}));
   const void *data;
   size_t len;
-  EXPECT_EQ(drv().take(r.reader, 50'000'000, &data, &len, &r.err), 0) << "more than the last 5 arrived";
+  EXPECT_EQ(drv().take(r.reader, 50'000'000, &data, &len, &r.err), 0)
+      << "more than the last 5 arrived";
 }
 
 // Cyclone hands a late joiner its history while dds_create_reader runs; the listener
@@ -289,7 +295,8 @@ TEST(CycloneddsDriver, ListeningLateJoinerGetsTheHistoryToo) {
   } seen;
   auto cb = [](void *user, const void *data, size_t len) {
     auto *s = static_cast<Seen *>(user);
-    std::vector<uint8_t> m(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+    std::vector<uint8_t> m(static_cast<const uint8_t *>(data),
+                           static_cast<const uint8_t *>(data) + len);
     std::lock_guard lock(s->mu);
     s->seqs.push_back(seq_of(m));
   };
@@ -303,10 +310,12 @@ TEST(CycloneddsDriver, ListeningLateJoinerGetsTheHistoryToo) {
   }
   Side r(cfg);
   ASSERT_TRUE(r.ctx && r.add_reader("tll", cb, &seen)) << r.err.message;
-  EXPECT_TRUE(eventually([&] {
-    std::lock_guard lock(seen.mu);
-    return seen.seqs.size() >= 5;
-  }, 5));
+  EXPECT_TRUE(eventually(
+      [&] {
+        std::lock_guard lock(seen.mu);
+        return seen.seqs.size() >= 5;
+      },
+      5));
   std::lock_guard lock(seen.mu);
   EXPECT_EQ(seen.seqs, (std::vector<uint64_t>{7, 8, 9, 10, 11}));
 }
@@ -349,7 +358,8 @@ TEST(CycloneddsDriver, ListenerGetsEverySampleAndStopsOnDestroy) {
   } seen;
   auto cb = [](void *user, const void *data, size_t len) {
     auto *s = static_cast<Seen *>(user);
-    std::vector<uint8_t> m(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+    std::vector<uint8_t> m(static_cast<const uint8_t *>(data),
+                           static_cast<const uint8_t *>(data) + len);
     std::lock_guard lock(s->mu);
     s->seqs.push_back(seq_of(m));
     s->calls++;
@@ -357,7 +367,8 @@ TEST(CycloneddsDriver, ListenerGetsEverySampleAndStopsOnDestroy) {
   Cfg cfg(PSB_NOTIFY_LISTENER, 1024);
   cfg.c.qos = psb_qos{PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
   Side w(cfg), r(cfg);
-  ASSERT_TRUE(r.ctx && r.add_reader("l", cb, &seen) && w.add_writer("l")) << r.err.message << w.err.message;
+  ASSERT_TRUE(r.ctx && r.add_reader("l", cb, &seen) && w.add_writer("l"))
+      << r.err.message << w.err.message;
   ASSERT_TRUE(wait_matched(w, r));
   for (uint64_t seq = 0; seq < 200; ++seq) {
     auto m = message(100 + seq, seq);
@@ -402,18 +413,21 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
   {
     Cfg cfg(PSB_NOTIFY_WAIT, 64);
     cfg.option("type", "complex");
-    EXPECT_EQ(refusal(cfg), "cyclonedds: type complex is sized by option elements=N; use --size 32");
+    EXPECT_EQ(refusal(cfg),
+              "cyclonedds: type complex is sized by option elements=N; use --size 32");
   }
   {
     Cfg cfg;
     cfg.option("cyclonedds_uri", "<CycloneDDS/>");
-    EXPECT_NE(refusal(cfg).find("option cyclonedds_uri is a vendor configuration; it needs --transport config"),
+    EXPECT_NE(refusal(cfg).find(
+                  "option cyclonedds_uri is a vendor configuration; it needs --transport config"),
               std::string::npos);
   }
   {
     Cfg cfg;
     cfg.transport = "config";
-    EXPECT_NE(refusal(cfg).find("transport config needs option cyclonedds_uri=VALUE"), std::string::npos);
+    EXPECT_NE(refusal(cfg).find("transport config needs option cyclonedds_uri=VALUE"),
+              std::string::npos);
   }
   {
     Cfg cfg;
@@ -433,19 +447,22 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
   {
     Cfg cfg;
     cfg.c.qos = psb_qos{PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, 0, 0};
-    EXPECT_NE(refusal(cfg).find("durability transient_local needs --reliability reliable"), std::string::npos);
+    EXPECT_NE(refusal(cfg).find("durability transient_local needs --reliability reliable"),
+              std::string::npos);
   }
   {
     Cfg cfg;
     cfg.option("write_batch", "yes");
-    EXPECT_NE(refusal(cfg).find("option write_batch='yes': use write_batch=true or write_batch=false"),
-              std::string::npos);
+    EXPECT_NE(
+        refusal(cfg).find("option write_batch='yes': use write_batch=true or write_batch=false"),
+        std::string::npos);
   }
   {
     Cfg cfg;
     cfg.transport = "config";
     cfg.option("cyclonedds_uri", "<CycloneDDS/>").option("write_batch", "true");
-    EXPECT_NE(refusal(cfg).find("option write_batch does not apply to transport config"), std::string::npos);
+    EXPECT_NE(refusal(cfg).find("option write_batch does not apply to transport config"),
+              std::string::npos);
   }
   {
     Cfg cfg;
@@ -467,38 +484,44 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
   {
     Cfg cfg(PSB_NOTIFY_WAIT, 4u << 20);
     cfg.transport = "shm";
-    EXPECT_NE(refusal(cfg).find("transport shm carries messages up to 4194236 bytes"), std::string::npos);
+    EXPECT_NE(refusal(cfg).find("transport shm carries messages up to 4194236 bytes"),
+              std::string::npos);
   }
   {
     Cfg cfg(PSB_NOTIFY_WAIT, 32);
     cfg.transport = "shm";
     cfg.option("type", "complex").option("elements", "40000");
-    EXPECT_NE(refusal(cfg).find("transport shm carries complex samples up to 34951 elements"), std::string::npos);
+    EXPECT_NE(refusal(cfg).find("transport shm carries complex samples up to 34951 elements"),
+              std::string::npos);
   }
   if (!roudi_running()) {
     Cfg cfg;
     cfg.transport = "shm";
-    EXPECT_EQ(refusal(cfg), "cyclonedds: transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
+    EXPECT_EQ(refusal(cfg),
+              "cyclonedds: transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
   }
 }
 
 TEST(CycloneddsDriver, VendorConfigurationIsUsedAsGiven) {
   Cfg good;
   good.transport = "config";
-  good.option("cyclonedds_uri",
-              "<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface name=\"lo\" "
-              "multicast=\"false\"/></Interfaces><AllowMulticast>false</AllowMulticast></General>"
-              "<Discovery><ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>");
+  good.option(
+      "cyclonedds_uri",
+      "<CycloneDDS><Domain id=\"any\"><General><Interfaces><NetworkInterface name=\"lo\" "
+      "multicast=\"false\"/></Interfaces><AllowMulticast>false</AllowMulticast></General>"
+      "<Discovery><ParticipantIndex>auto</ParticipantIndex></Discovery></Domain></CycloneDDS>");
   EXPECT_EQ(refusal(good), "accepted");
   Side ok(good);
   EXPECT_NE(ok.ctx, nullptr) << ok.err.message;
 
   Cfg bad;
   bad.transport = "config";
-  bad.option("cyclonedds_uri", "<CycloneDDS><Domain id=\"any\"><NoSuchElement/></Domain></CycloneDDS>");
+  bad.option("cyclonedds_uri",
+             "<CycloneDDS><Domain id=\"any\"><NoSuchElement/></Domain></CycloneDDS>");
   Side refused(bad);
   EXPECT_EQ(refused.ctx, nullptr);
-  EXPECT_NE(std::string(refused.err.message).find("cannot create domain"), std::string::npos) << refused.err.message;
+  EXPECT_NE(std::string(refused.err.message).find("cannot create domain"), std::string::npos)
+      << refused.err.message;
 }
 
 TEST(CycloneddsDriver, ContextsOfOneDomainMustShareItsConfiguration) {
@@ -511,7 +534,8 @@ TEST(CycloneddsDriver, ContextsOfOneDomainMustShareItsConfiguration) {
   EXPECT_NE(a.ctx, nullptr) << a.err.message;
   EXPECT_NE(b.ctx, nullptr) << b.err.message;  // same configuration: shares the domain
   EXPECT_EQ(c.ctx, nullptr);
-  EXPECT_NE(std::string(c.err.message).find("domain 222 is already open in this process with another configuration"),
+  EXPECT_NE(std::string(c.err.message)
+                .find("domain 222 is already open in this process with another configuration"),
             std::string::npos)
       << c.err.message;
 }
@@ -603,7 +627,8 @@ TEST(CycloneddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) 
     EXPECT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;
     const auto end = end_message();
     ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
-    ASSERT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;  // sends the batch
+    ASSERT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1)
+        << w.err.message;  // sends the batch
     auto got = child.finish();
     EXPECT_EQ(got["exit"], 0u) << "batch " << batch;
     EXPECT_EQ(got["received"], 101u) << "batch " << batch;  // with start_pair's
@@ -678,10 +703,11 @@ TEST(CycloneddsDriver, CountersOfABestEffortReaderThatMissedSamples) {
   EXPECT_EQ(got.count("sample_rejected"), 1u);
   EXPECT_EQ(got["sample_lost"], 0u);
   EXPECT_EQ(got["sample_rejected"], 0u);
-  std::printf("best effort into a stopped reader: received %llu, sample_lost %llu, "
-              "sample_rejected %llu of %llu\n",
-              (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
-              (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
+  std::printf(
+      "best effort into a stopped reader: received %llu, sample_lost %llu, "
+      "sample_rejected %llu of %llu\n",
+      (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
+      (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
   EXPECT_TRUE(counters_of(w.writer).empty());  // nothing a writer counts means undelivered
 }
 

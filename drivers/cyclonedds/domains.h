@@ -2,12 +2,12 @@
 // one process that use the same id share it, e.g. ping and pong as two threads.
 #pragma once
 
+#include <dds/dds.h>
+
 #include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
-
-#include <dds/dds.h>
 
 #include "error.h"
 #include "settings.h"
@@ -21,14 +21,23 @@ namespace psbcyc {
 inline std::string domain_config(const Settings &s) {
   std::string config;
   switch (s.transport) {
-    case Transport::udp: config = kUdpXml; break;
-    case Transport::multicast: config = kMulticastXml; break;
-    case Transport::shm: config = kShmXml; break;
-    case Transport::config: config = s.vendor_config; break;
+    case Transport::udp:
+      config = kUdpXml;
+      break;
+    case Transport::multicast:
+      config = kMulticastXml;
+      break;
+    case Transport::shm:
+      config = kShmXml;
+      break;
+    case Transport::config:
+      config = s.vendor_config;
+      break;
   }
   if (s.write_batch)
-    config += ",<CycloneDDS><Domain id=\"any\"><Internal><WriteBatch>true</WriteBatch></Internal>"
-              "</Domain></CycloneDDS>";
+    config +=
+        ",<CycloneDDS><Domain id=\"any\"><Internal><WriteBatch>true</WriteBatch></Internal>"
+        "</Domain></CycloneDDS>";
   return config;
 }
 
@@ -37,7 +46,7 @@ struct Domain {
   std::string config;
   int users = 0;
 };
-inline std::mutex domains_mutex;  // guards domains
+inline std::mutex domains_mutex;            // guards domains
 inline std::map<uint32_t, Domain> domains;  // this process's, by id
 
 // Creates a participant in domain `id`, creating the domain with `config` if this
@@ -53,16 +62,20 @@ inline dds_entity_t join_domain(uint32_t id, const std::string &config) {
     if (d.handle < 0) {
       const dds_return_t rc = d.handle;
       domains.erase(id);
-      fail("cannot create domain %u: %s (Cyclone printed the reason on stderr; "
-           "check the configuration%s)",
-           id, dds_strretcode(rc),
-           rc == DDS_RETCODE_PRECONDITION_NOT_MET ? ": another library in this process already "
-                                                    "created this domain" : "");
+      fail(
+          "cannot create domain %u: %s (Cyclone printed the reason on stderr; "
+          "check the configuration%s)",
+          id, dds_strretcode(rc),
+          rc == DDS_RETCODE_PRECONDITION_NOT_MET ? ": another library in this process already "
+                                                   "created this domain"
+                                                 : "");
     }
     d.config = config;
   } else if (d.config != config) {
-    fail("domain %u is already open in this process with another configuration; "
-         "give each configuration its own domain_id=N", id);
+    fail(
+        "domain %u is already open in this process with another configuration; "
+        "give each configuration its own domain_id=N",
+        id);
   }
   dds_entity_t participant = dds_create_participant(id, nullptr, nullptr);
   if (participant < 0) {

@@ -19,7 +19,8 @@ inline dds_qos_t *endpoint_qos(const Settings &s) {
   else
     dds_qset_reliability(q, DDS_RELIABILITY_BEST_EFFORT, 0);
   const bool transient_local = s.qos.durability == PSB_TRANSIENT_LOCAL;
-  dds_qset_durability(q, transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
+  dds_qset_durability(q,
+                      transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
   // history 0: not set, Cyclone's default (keep_last 1) stays.
   if (s.qos.history != 0) {
     const bool keep_all = s.qos.history == PSB_KEEP_ALL;

@@ -75,7 +75,9 @@ class Reader {
 
   int matched() const {  // matched writers
     dds_subscription_matched_status_t st;
-    return dds_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK ? static_cast<int>(st.current_count) : -1;
+    return dds_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK
+               ? static_cast<int>(st.current_count)
+               : -1;
   }
 
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
@@ -141,9 +143,12 @@ class Reader {
       len = kHeaderSize;
       return;
     }
-    if (bytes_.payload._buffer != buffer_.get() + kHeaderSize || bytes_.payload._length > payload_capacity_)
-      fail("received a message larger than this run's %zu bytes; "
-           "do both sides use the same --size?", payload_capacity_ + kHeaderSize);
+    if (bytes_.payload._buffer != buffer_.get() + kHeaderSize ||
+        bytes_.payload._length > payload_capacity_)
+      fail(
+          "received a message larger than this run's %zu bytes; "
+          "do both sides use the same --size?",
+          payload_capacity_ + kHeaderSize);
     header_to_message(buffer_.get(), &bytes_.header);
     len = kHeaderSize + bytes_.payload._length;
   }
@@ -164,7 +169,8 @@ class Reader {
         if (!bad_sample_ && closing_.load()) return;
         // A listener cannot hand an error to the node; say it once on stderr. The sample
         // is then missing, which the node counts.
-        if (!listener_error_reported_.exchange(true)) std::fprintf(stderr, "cyclonedds: %s\n", e.what());
+        if (!listener_error_reported_.exchange(true))
+          std::fprintf(stderr, "cyclonedds: %s\n", e.what());
         if (!bad_sample_) return;  // after a bad sample, go on with the next
         continue;
       }
@@ -181,7 +187,7 @@ class Reader {
   psbench_Bytes bytes_{};
   psbench_Complex complex_sample_{};
   const psb::sdk::Listener listener_;
-  bool bad_sample_ = false;  // the last take_now() failed on a sample it took
+  bool bad_sample_ = false;           // the last take_now() failed on a sample it took
   std::atomic<bool> closing_{false};  // set before the reader is deleted
   std::atomic<bool> listener_error_reported_{false};
 };

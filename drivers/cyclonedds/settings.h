@@ -65,7 +65,8 @@ inline void parse_type_options(const psb_config &cfg, const psb::sdk::Options &o
                                psb::sdk::Refusals &refuse, Settings &s) {
   s.type = DataType(options.choice("type", {"bytes", "complex"}));
   if (options.has("elements") && s.type != DataType::complex)
-    refuse.add("option:elements", "option elements applies to type=complex only; add --option type=complex");
+    refuse.add("option:elements",
+               "option elements applies to type=complex only; add --option type=complex");
   s.elements = uint32_t(options.number("elements", kDefaultElements, 1, kMaxElements));
   if (s.type == DataType::complex && cfg.max_payload != 32)
     refuse.add("size", "type complex is sized by option elements=N; use --size 32");
@@ -75,14 +76,16 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
                                     psb::sdk::Refusals &refuse, Settings &s) {
   const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
   if (t < 0)
-    refuse.add("transport", "transport '%s' is not known; use udp (default), multicast, shm or config",
+    refuse.add("transport",
+               "transport '%s' is not known; use udp (default), multicast, shm or config",
                cfg.transport ? cfg.transport : "(null)");
   s.transport = t < 0 ? Transport::udp : Transport(t);
   const char *uri = options.find("cyclonedds_uri");
   if (uri != nullptr && s.transport != Transport::config)
-    refuse.add("option:cyclonedds_uri",
-               "option cyclonedds_uri is a vendor configuration; it needs --transport config "
-               "(psbench then records transport 'config' instead of claiming one it did not choose)");
+    refuse.add(
+        "option:cyclonedds_uri",
+        "option cyclonedds_uri is a vendor configuration; it needs --transport config "
+        "(psbench then records transport 'config' instead of claiming one it did not choose)");
   if (s.transport == Transport::config) {
     if (uri == nullptr || *uri == '\0')
       refuse.add("option:cyclonedds_uri",
@@ -94,10 +97,12 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
   // Strict: write_batch takes true or false only, as it always has.
   s.write_batch = options.flag("write_batch", false, /*strict=*/true);
   if (s.write_batch && s.transport == Transport::config)
-    refuse.add("option:write_batch",
-               "option write_batch does not apply to transport config (psbench does not "
-               "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
-  s.domain_id = uint32_t(options.number("domain_id", default_domain_id(cfg.run_id), 0, kMaxDomainId));
+    refuse.add(
+        "option:write_batch",
+        "option write_batch does not apply to transport config (psbench does not "
+        "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
+  s.domain_id =
+      uint32_t(options.number("domain_id", default_domain_id(cfg.run_id), 0, kMaxDomainId));
 }
 
 // Cyclone 0.10.2 puts an endpoint on iceoryx only under conditions it does not report
@@ -116,13 +121,15 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
     refuse.add("history",
                "transport shm keeps at most %llu samples for late joiners (iceoryx's "
                "publisher history); use --history keep_last:N with N <= %llu",
-               static_cast<unsigned long long>(max_history), static_cast<unsigned long long>(max_history));
+               static_cast<unsigned long long>(max_history),
+               static_cast<unsigned long long>(max_history));
   if (cdr_size(s) > kShmMaxCdrSize) {
     if (s.type == DataType::bytes)
-      refuse.add("size",
-                 "transport shm carries messages up to %llu bytes (the largest chunk of "
-                 "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
-                 static_cast<unsigned long long>(kShmMaxCdrSize - 8));
+      refuse.add(
+          "size",
+          "transport shm carries messages up to %llu bytes (the largest chunk of "
+          "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
+          static_cast<unsigned long long>(kShmMaxCdrSize - 8));
     else
       refuse.add("option:elements",
                  "transport shm carries complex samples up to %llu elements (the largest "
@@ -149,10 +156,11 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   if (s.qos.history == PSB_KEEP_LAST && s.qos.history_depth == 0)
     refuse.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
-    refuse.add("durability",
-               "durability transient_local needs --reliability reliable: Cyclone hands a late "
-               "joiner its history through the reliable protocol only, so a best-effort reader in another "
-               "process would get none");
+    refuse.add(
+        "durability",
+        "durability transient_local needs --reliability reliable: Cyclone hands a late "
+        "joiner its history through the reliable protocol only, so a best-effort reader in another "
+        "process would get none");
   if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
   return s;
 }

@@ -12,12 +12,14 @@ namespace psbcyc {
 class Writer {
  public:
   // Throws psb::sdk::Error if the writer cannot be made.
-  Writer(Context &ctx, const char *topic) : ctx_(ctx), complex_(ctx.settings.type == DataType::complex) {
+  Writer(Context &ctx, const char *topic)
+      : ctx_(ctx), complex_(ctx.settings.type == DataType::complex) {
     try {
       if (complex_ && !build_complex(&complex_sample_, ctx.settings.elements))
         fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
       topic_ = create_topic(ctx, topic);
-      writer_ = checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr), "cannot create a writer");
+      writer_ = checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr),
+                        "cannot create a writer");
       require_shm(ctx, writer_, "writer");
     } catch (...) {
       destroy();
@@ -29,7 +31,8 @@ class Writer {
   Writer &operator=(const Writer &) = delete;
 
   void write(const void *data, size_t len) {
-    if (len < kHeaderSize) fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
+    if (len < kHeaderSize)
+      fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
     dds_return_t rc;
     if (complex_) {
       header_from_message(&complex_sample_.header, data);
@@ -37,7 +40,8 @@ class Writer {
     } else {
       header_from_message(&bytes_.header, data);
       const uint32_t n = static_cast<uint32_t>(len - kHeaderSize);
-      bytes_.payload._buffer = n ? const_cast<uint8_t *>(static_cast<const uint8_t *>(data) + kHeaderSize) : nullptr;
+      bytes_.payload._buffer =
+          n ? const_cast<uint8_t *>(static_cast<const uint8_t *>(data) + kHeaderSize) : nullptr;
       bytes_.payload._length = bytes_.payload._maximum = n;
       bytes_.payload._release = false;
       rc = dds_write(writer_, &bytes_);
@@ -64,7 +68,9 @@ class Writer {
 
   int matched() const {  // matched readers
     dds_publication_matched_status_t st;
-    return dds_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK ? static_cast<int>(st.current_count) : -1;
+    return dds_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK
+               ? static_cast<int>(st.current_count)
+               : -1;
   }
 
  private:
@@ -77,12 +83,15 @@ class Writer {
 
   [[noreturn, gnu::cold, gnu::noinline]] void failed(dds_return_t rc, size_t len) const {
     if (rc == DDS_RETCODE_TIMEOUT)
-      fail("a reliable write of %zu bytes found no room in the writer's history "
-           "within %lld ms (the reader is not keeping up)",
-           len, static_cast<long long>(kMaxBlockingTime / DDS_MSECS(1)));
+      fail(
+          "a reliable write of %zu bytes found no room in the writer's history "
+          "within %lld ms (the reader is not keeping up)",
+          len, static_cast<long long>(kMaxBlockingTime / DDS_MSECS(1)));
     if (rc == DDS_RETCODE_OUT_OF_RESOURCES && ctx_.settings.transport == Transport::shm)
-      fail("write of %zu bytes: no iceoryx chunk that large (iox-roudi's mempools "
-           "are too small for it)", len);
+      fail(
+          "write of %zu bytes: no iceoryx chunk that large (iox-roudi's mempools "
+          "are too small for it)",
+          len);
     fail_dds("write", rc);
   }
 

@@ -4,15 +4,14 @@
 #ifndef PSBENCH_FASTDDS_CONTEXT_H
 #define PSBENCH_FASTDDS_CONTEXT_H
 
-#include <map>
-#include <set>
-#include <string>
-
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/publisher/Publisher.hpp>
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/Topic.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
+#include <map>
+#include <set>
+#include <string>
 
 #include "settings.h"
 

@@ -17,8 +17,8 @@ void apply_common(const Settings &s, Qos &qos) {
   const psb_qos &q = s.qos;
   qos.reliability().kind =
       q.reliability == PSB_RELIABLE ? RELIABLE_RELIABILITY_QOS : BEST_EFFORT_RELIABILITY_QOS;
-  qos.durability().kind =
-      q.durability == PSB_TRANSIENT_LOCAL ? TRANSIENT_LOCAL_DURABILITY_QOS : VOLATILE_DURABILITY_QOS;
+  qos.durability().kind = q.durability == PSB_TRANSIENT_LOCAL ? TRANSIENT_LOCAL_DURABILITY_QOS
+                                                              : VOLATILE_DURABILITY_QOS;
   if (q.history == PSB_KEEP_LAST) {
     const int32_t depth = static_cast<int32_t>(q.history_depth);
     qos.history().kind = KEEP_LAST_HISTORY_QOS;

@@ -1,12 +1,12 @@
 // The psbench driver for eProsima Fast DDS (C++ DDS API): its name, version and
 // capabilities. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <fastcdr/config.h>
-#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastrtps/config.h>
 
-#include "psbench/sdk.hpp"
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 
 #include "context.h"
+#include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
 #include "transports.h"
@@ -25,9 +25,10 @@ struct FastDds {
   // was built against, and the file the dynamic linker actually loaded:
   // "<version> (headers; loaded <file>), Fast CDR <version>".
   static std::string version() {
-    const void *symbol = reinterpret_cast<const void *>(&eprosima::fastdds::dds::DomainParticipantFactory::get_instance);
-    return std::string(FASTRTPS_VERSION_STR) + " (headers; loaded " + psb::sdk::library_file(symbol, "unknown") +
-           "), Fast CDR " + FASTCDR_VERSION_STR;
+    const void *symbol = reinterpret_cast<const void *>(
+        &eprosima::fastdds::dds::DomainParticipantFactory::get_instance);
+    return std::string(FASTRTPS_VERSION_STR) + " (headers; loaded " +
+           psb::sdk::library_file(symbol, "unknown") + "), Fast CDR " + FASTCDR_VERSION_STR;
   }
   static psb_capabilities capabilities();
   // What the machine must allow (transports.h) is judged once the rest holds.
@@ -48,8 +49,8 @@ struct FastDds {
 
 psb_capabilities FastDds::capabilities() {
   static const char *const transports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
-  static const char *const option_keys[] = {"type", "elements", "domain_id", "profiles_file",
-                                            "participant_profile", nullptr};
+  static const char *const option_keys[] = {
+      "type", "elements", "domain_id", "profiles_file", "participant_profile", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
@@ -57,7 +58,7 @@ psb_capabilities FastDds::capabilities() {
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
+          .readers_per_topic = 0,   // no limit
           .writers_per_topic = 0};  // no limit
 }
 

@@ -6,7 +6,12 @@
 // the inter-process runs over each transport are in tests/test_driver_fastdds.py.
 // No timing assertions: waits have generous bounds only so that a bug fails
 // instead of hanging.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -20,14 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include <dlfcn.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "psbench/driver.h"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -107,7 +106,9 @@ struct Side {
     if (writer) fastdds().destroy_writer(writer);
     if (ctx) fastdds().close(ctx);
   }
-  psb_writer *make_writer(const char *topic) { return writer = fastdds().create_writer(ctx, topic, &err); }
+  psb_writer *make_writer(const char *topic) {
+    return writer = fastdds().create_writer(ctx, topic, &err);
+  }
   psb_reader *make_reader(const char *topic, psb_on_data cb = nullptr, void *user = nullptr) {
     return reader = fastdds().create_reader(ctx, topic, cb, user, &err);
   }
@@ -160,8 +161,8 @@ TEST(FastddsDriver, BytesOfEverySizeRoundTripIntactUpToFourMiB) {
   cfg.c.max_payload = 4u << 20;
   Side w(cfg), r(cfg);
   ASSERT_TRUE(w.ctx && r.ctx) << w.err.message << r.err.message;
-  ASSERT_TRUE(w.make_writer("psb_t_sizes") && r.make_reader("psb_t_sizes")) << w.err.message
-                                                                            << r.err.message;
+  ASSERT_TRUE(w.make_writer("psb_t_sizes") && r.make_reader("psb_t_sizes"))
+      << w.err.message << r.err.message;
   ASSERT_TRUE(matched(w, r));
   uint64_t seq = 0;
   for (size_t size : {size_t(32), size_t(33), size_t(1000), size_t(65536), size_t(1) << 20,
@@ -454,7 +455,10 @@ TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
     std::string expected;
   };
   const std::vector<Case> cases = {
-      {"builtin", {{"type", "complex"}}, 64, 0,
+      {"builtin",
+       {{"type", "complex"}},
+       64,
+       0,
        "fastdds: type complex is sized by option elements=N; use --size 32"},
       {"builtin", {{"elements", "4"}}, 64, 0, "option elements applies to type=complex only"},
       {"builtin", {{"type", "complex"}, {"elements", "0"}}, 32, 0, "elements=N with 1 <= N"},
@@ -463,7 +467,10 @@ TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
       {"config", {}, 64, 0, "--transport config needs --option profiles_file=PATH"},
       {"builtin", {{"participant_profile", "x"}}, 64, 0, "needs option profiles_file=PATH"},
       {"config", {{"profiles_file", bad}}, 64, 0, "cannot load profiles_file"},
-      {"config", {{"profiles_file", good}, {"participant_profile", "nope"}}, 64, 0,
+      {"config",
+       {{"profiles_file", good}, {"participant_profile", "nope"}},
+       64,
+       0,
        "participant_profile 'nope' is not in profiles_file"},
       {"builtin", {{"domain_id", "233"}}, 64, 0, "domain_id=N with 0 <= N <= 232"},
       {"builtin", {{"colour", "red"}}, 64, 0, "unknown option 'colour'"},
@@ -483,8 +490,8 @@ TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
     cfg.c.max_payload = c.max_payload;
     cfg.c.use_loan = c.use_loan;
     const std::string got = refusal(cfg);
-    EXPECT_NE(got.find(c.expected), std::string::npos) << "expected '" << c.expected
-                                                        << "', got '" << got << "'";
+    EXPECT_NE(got.find(c.expected), std::string::npos)
+        << "expected '" << c.expected << "', got '" << got << "'";
     EXPECT_EQ(got.rfind("fastdds: ", 0), 0u) << got;
   }
 }
@@ -519,9 +526,9 @@ void write_n(Side &w, uint64_t n) {
 // on by default), reliable keep_all. The default resource limits give the reader of an
 // unkeyed topic room for max_samples = 5000 (the 400 per instance apply to keyed
 // topics only): of 5450 written to a reader that takes nothing, 450 are rejected
-// (SAMPLE_REJECTED counts them, each time they are offered) and stay unacknowledged, so drain times out. Fast DDS
-// 2.9.1 then never repairs them: after the reader took its 5000, nothing more arrives,
-// and the writer never drains. This pins that vendor defect (docs/dds.md); psbench's
+// (SAMPLE_REJECTED counts them, each time they are offered) and stay unacknowledged, so drain times
+// out. Fast DDS 2.9.1 then never repairs them: after the reader took its 5000, nothing more
+// arrives, and the writer never drains. This pins that vendor defect (docs/dds.md); psbench's
 // inter-process runs repair the same rejections (see the reader-child tests below).
 TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   Cfg cfg;
@@ -622,8 +629,9 @@ int reader_child(char **argv) {
 
 // A reader child: this binary with --reader-child and the configuration's QoS.
 bool start_reader_child(psb_test::ChildReport &child, const Cfg &cfg) {
-  return child.start({"--reader-child", cfg.run_id, cfg.transport, std::to_string(cfg.c.qos.reliability),
-                      std::to_string(cfg.c.qos.history), std::to_string(cfg.c.qos.history_depth)});
+  return child.start({"--reader-child", cfg.run_id, cfg.transport,
+                      std::to_string(cfg.c.qos.reliability), std::to_string(cfg.c.qos.history),
+                      std::to_string(cfg.c.qos.history_depth)});
 }
 
 std::vector<uint8_t> end_message() {
@@ -718,10 +726,11 @@ TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   EXPECT_LT(got["received"], kWritten);
   EXPECT_GT(got["sample_lost"], 0u);
   EXPECT_EQ(got["received"] + got["sample_lost"], kWritten);  // every gap counted once
-  std::printf("best effort into a stopped reader: received %llu, sample_lost %llu, "
-              "sample_rejected %llu of %llu\n",
-              (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
-              (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
+  std::printf(
+      "best effort into a stopped reader: received %llu, sample_lost %llu, "
+      "sample_rejected %llu of %llu\n",
+      (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
+      (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
 }
 
 int main(int argc, char **argv) {

@@ -5,10 +5,9 @@
 
 #include <chrono>
 #include <cstdio>
-#include <thread>
-
 #include <fastdds/dds/subscriber/DataReaderListener.hpp>
 #include <fastdds/dds/subscriber/Subscriber.hpp>
+#include <thread>
 
 #include "endpoint_qos.h"
 
@@ -80,7 +79,7 @@ bool Reader::take_one() {
     if (rc != ReturnCode_t::RETCODE_OK)
       fail("DataReader::take_next_sample failed with return code %d", static_cast<int>(rc()));
     if (!info_.valid_data) continue;  // an instance state change, no data
-    rejected_ = true;  // until store() returns
+    rejected_ = true;                 // until store() returns
     len_ = sample_->store(buffer_.get(), capacity_);
     rejected_ = false;
     return true;
@@ -99,8 +98,8 @@ bool Reader::take(int64_t timeout_ns, const void *&data, size_t &len) {
     if (timeout_ns == 0) return false;
     int64_t wait_ns = 1'000'000'000;  // a negative timeout: wait in 1 s steps
     if (timeout_ns > 0) {
-      wait_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - clock::now())
-                    .count();
+      wait_ns =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - clock::now()).count();
       if (wait_ns <= 0) return false;
     }
     const Duration_t wait(static_cast<int32_t>(wait_ns / 1'000'000'000),

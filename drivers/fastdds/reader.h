@@ -5,10 +5,9 @@
 #define PSBENCH_FASTDDS_READER_H
 
 #include <atomic>
-#include <memory>
-
 #include <fastdds/dds/subscriber/DataReader.hpp>
 #include <fastdds/dds/subscriber/SampleInfo.hpp>
+#include <memory>
 
 #include "context.h"
 #include "psbench/sdk.hpp"

@@ -2,10 +2,10 @@
 #include "settings.h"
 
 #include <cerrno>
-#include <iterator>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 #include "psbench/sdk.hpp"
 
@@ -41,8 +41,8 @@ bool parse_transport(const char *name, Transport *out) {
 void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
-  static const char *const known[] = {"type", "elements", "domain_id", "profiles_file",
-                                      "participant_profile", nullptr};
+  static const char *const known[] = {
+      "type", "elements", "domain_id", "profiles_file", "participant_profile", nullptr};
   const psb::sdk::Options options(cfg, refuse);
   options.refuse_unknown(known);
   uint64_t n = 0;
@@ -52,11 +52,13 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
     else if (std::strcmp(value, "complex") == 0)
       s.type = DataType::complex;
     else
-      refuse.add("option:type", "option type='%s' is not valid; valid values: bytes (default), complex", value);
+      refuse.add("option:type",
+                 "option type='%s' is not valid; valid values: bytes (default), complex", value);
   }
   if (const char *value = options.find("elements")) {
     if (!parse_uint(value, kMaxElements, &n) || n == 0)
-      refuse.add("option:elements", "option elements='%s' is not valid; elements=N with 1 <= N <= %u", value,
+      refuse.add("option:elements",
+                 "option elements='%s' is not valid; elements=N with 1 <= N <= %u", value,
                  kMaxElements);
     else
       s.elements = static_cast<uint32_t>(n);
@@ -64,14 +66,16 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
   s.domain_id = psb::sdk::id_in_range(cfg.run_id ? cfg.run_id : "", 1, 200);
   if (const char *value = options.find("domain_id")) {
     if (!parse_uint(value, kMaxDomainId, &n))
-      refuse.add("option:domain_id", "option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u", value,
+      refuse.add("option:domain_id",
+                 "option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u", value,
                  kMaxDomainId);
     else
       s.domain_id = static_cast<uint32_t>(n);
   }
   if (const char *value = options.find("profiles_file")) {
     if (*value == '\0')
-      refuse.add("option:profiles_file", "option profiles_file is empty; give the path of a Fast DDS XML profiles file");
+      refuse.add("option:profiles_file",
+                 "option profiles_file is empty; give the path of a Fast DDS XML profiles file");
     s.profiles_file = value;
   }
   if (const char *value = options.find("participant_profile")) {
@@ -82,8 +86,9 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
     s.participant_profile = value;
   }
   if (options.has("elements") && s.type != DataType::complex)
-    refuse.add("option:elements",
-               "option elements applies to type=complex only; add --option type=complex or drop elements");
+    refuse.add(
+        "option:elements",
+        "option elements applies to type=complex only; add --option type=complex or drop elements");
 }
 
 void check_transport(const Settings &s, psb::sdk::Refusals &refuse) {
@@ -127,11 +132,16 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
 
 const char *transport_name(Transport t) {
   switch (t) {
-    case Transport::builtin: return "builtin";
-    case Transport::udp: return "udp";
-    case Transport::multicast: return "multicast";
-    case Transport::shm: return "shm";
-    case Transport::config: return "config";
+    case Transport::builtin:
+      return "builtin";
+    case Transport::udp:
+      return "udp";
+    case Transport::multicast:
+      return "multicast";
+    case Transport::shm:
+      return "shm";
+    case Transport::config:
+      return "config";
   }
   return "?";
 }
@@ -143,9 +153,11 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   else
     s.run_id = cfg.run_id;
   if (!parse_transport(cfg.transport, &s.transport))
-    refuse.add("transport", "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
+    refuse.add("transport",
+               "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT && cfg.notify != PSB_NOTIFY_POLL)
+  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
+      cfg.notify != PSB_NOTIFY_POLL)
     refuse.add("notify", "notify must be one of listener, wait, poll");
   s.notify = cfg.notify;
   s.qos = cfg.qos;
@@ -153,8 +165,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   parse_options(cfg, refuse, s);
   check_transport(s, refuse);
   check_qos(s, refuse);
-  if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) && s.type == DataType::complex &&
-      s.max_payload != kHeaderSize)
+  if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) &&
+      s.type == DataType::complex && s.max_payload != kHeaderSize)
     refuse.add("size", "type complex is sized by option elements=N; use --size 32");
   if (cfg.use_loan)
     refuse.add("loan",

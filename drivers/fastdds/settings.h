@@ -14,7 +14,7 @@ constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
 constexpr uint64_t kHeaderSize = 32;       // the node's message header
 constexpr uint32_t kDefaultElements = 16;  // complex: Outer elements per sample
 constexpr uint32_t kInnersPerOuter = 4;
-constexpr uint32_t kMaxDomainId = 232;     // Fast DDS's UDP port formula ends here
+constexpr uint32_t kMaxDomainId = 232;  // Fast DDS's UDP port formula ends here
 
 enum class DataType { bytes, complex };
 enum class Transport { builtin, udp, multicast, shm, config };

@@ -1,23 +1,22 @@
 // psbench's transport names mapped to Fast DDS transport descriptors and locators.
 #include "transports.h"
 
-#include <algorithm>
-#include <cstdio>
-#include <memory>
-#include <string>
-
-#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
-#include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
 #include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
 #include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
 #include <fastrtps/utils/IPLocator.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <fastdds/dds/domain/DomainParticipantFactory.hpp>
+#include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
+#include <memory>
+#include <string>
 
 #include "psbench/sdk.hpp"
 
 namespace psbfastdds {
 namespace {
 
-using psb::sdk::fail;
 using eprosima::fastdds::dds::DomainParticipant;
 using eprosima::fastdds::dds::DomainParticipantFactory;
 using eprosima::fastdds::dds::DomainParticipantQos;
@@ -26,10 +25,11 @@ using eprosima::fastdds::rtps::SharedMemTransportDescriptor;
 using eprosima::fastdds::rtps::UDPv4TransportDescriptor;
 using eprosima::fastrtps::rtps::IPLocator;
 using eprosima::fastrtps::rtps::Locator_t;
+using psb::sdk::fail;
 using ReturnCode = eprosima::fastrtps::types::ReturnCode_t;
 
 constexpr const char *kLoopback = "127.0.0.1";
-constexpr const char *kDataGroup = "239.255.0.2";  // discovery uses 239.255.0.1
+constexpr const char *kDataGroup = "239.255.0.2";    // discovery uses 239.255.0.1
 constexpr uint32_t kShmDefaultSegment = 512 * 1024;  // Fast DDS 2.9's default
 constexpr uint32_t kUdpMinBuffer = 1024 * 1024;
 constexpr uint32_t kInitialPeersRange = 32;
@@ -121,26 +121,28 @@ void check_receive_buffer(const Settings &s) {
   if (rmem_max == 0) return;  // cannot tell: let Fast DDS try
   const uint64_t granted = 2 * std::min<uint64_t>(udp_buffer_size(s), rmem_max);
   if (granted >= 2 * s.max_payload) return;
-  fail("best-effort messages of %llu bytes over UDP need a %llu-byte socket "
-       "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
-       "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
-       static_cast<unsigned long long>(s.max_payload),
-       static_cast<unsigned long long>(2 * s.max_payload),
-       static_cast<unsigned long long>(rmem_max), static_cast<unsigned long long>(granted),
-       static_cast<unsigned long long>(s.max_payload));
+  fail(
+      "best-effort messages of %llu bytes over UDP need a %llu-byte socket "
+      "receive buffer, but net.core.rmem_max=%llu allows %llu; run `sysctl -w "
+      "net.core.rmem_max=%llu` or use reliability reliable or transport shm",
+      static_cast<unsigned long long>(s.max_payload),
+      static_cast<unsigned long long>(2 * s.max_payload), static_cast<unsigned long long>(rmem_max),
+      static_cast<unsigned long long>(granted), static_cast<unsigned long long>(s.max_payload));
 }
 
 void load_vendor_config(const Settings &s) {
   auto *factory = DomainParticipantFactory::get_instance();
   if (factory->load_XML_profiles_file(s.profiles_file) != ReturnCode::RETCODE_OK)
-    fail("cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
-         "its message is above)", s.profiles_file.c_str());
+    fail(
+        "cannot load profiles_file '%s' (Fast DDS's XML parser refused it; "
+        "its message is above)",
+        s.profiles_file.c_str());
   if (!s.participant_profile.empty()) {
     DomainParticipantQos qos;
     if (factory->get_participant_qos_from_profile(s.participant_profile, qos) !=
         ReturnCode::RETCODE_OK)
-      fail("participant_profile '%s' is not in profiles_file '%s'",
-           s.participant_profile.c_str(), s.profiles_file.c_str());
+      fail("participant_profile '%s' is not in profiles_file '%s'", s.participant_profile.c_str(),
+           s.profiles_file.c_str());
   }
 }
 
@@ -171,9 +173,10 @@ DomainParticipant *create_participant(const Settings &s) {
     p = factory->create_participant(s.domain_id, psbench_participant_qos(s));
   }
   if (p == nullptr)
-    fail("cannot create a DomainParticipant on domain %u with transport %s "
-         "(Fast DDS's message is above; domain_id=N picks another domain)",
-         s.domain_id, transport_name(s.transport));
+    fail(
+        "cannot create a DomainParticipant on domain %u with transport %s "
+        "(Fast DDS's message is above; domain_id=N picks another domain)",
+        s.domain_id, transport_name(s.transport));
   return p;
 }
 

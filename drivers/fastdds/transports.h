@@ -3,8 +3,9 @@
 #ifndef PSBENCH_FASTDDS_TRANSPORTS_H
 #define PSBENCH_FASTDDS_TRANSPORTS_H
 
-#include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastrtps/rtps/common/Locator.h>
+
+#include <fastdds/dds/domain/DomainParticipant.hpp>
 
 #include "settings.h"
 

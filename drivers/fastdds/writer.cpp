@@ -53,8 +53,10 @@ void Writer::tear_down() noexcept {
 void Writer::write(const void *data, size_t len) {
   sample_->load(data, len);
   if (!writer_->write(sample_->data()))
-    fail("DataWriter::write failed (reliable history full for "
-         "max_blocking_time, or no memory for a %zu-byte sample)", len);
+    fail(
+        "DataWriter::write failed (reliable history full for "
+        "max_blocking_time, or no memory for a %zu-byte sample)",
+        len);
 }
 
 bool Writer::drain(int64_t timeout_ns) {

@@ -2,9 +2,8 @@
 #ifndef PSBENCH_FASTDDS_WRITER_H
 #define PSBENCH_FASTDDS_WRITER_H
 
-#include <memory>
-
 #include <fastdds/dds/publisher/DataWriter.hpp>
+#include <memory>
 
 #include "context.h"
 #include "samples.h"

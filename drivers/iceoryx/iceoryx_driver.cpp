@@ -2,7 +2,6 @@
 // per-host daemon iox-roudi. Context, Writer and Reader are in runtime.h, writer.h and
 // reader.h; the C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include "psbench/sdk.hpp"
-
 #include "reader.h"
 #include "runtime.h"
 #include "settings.h"

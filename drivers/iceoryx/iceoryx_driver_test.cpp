@@ -16,6 +16,7 @@
 // (a fresh exec, since an iceoryx runtime must not be forked).
 #include <fcntl.h>
 #include <fnmatch.h>
+#include <gtest/gtest.h>
 #include <pwd.h>
 #include <signal.h>
 #include <spawn.h>
@@ -25,11 +26,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <gtest/gtest.h>
-
 #include <atomic>
-#include <cstddef>
 #include <chrono>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -40,8 +39,8 @@
 #include <thread>
 #include <vector>
 
-#include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "psbench/driver.h"
 
 extern char **environ;
 
@@ -121,7 +120,8 @@ struct Cfg {
   std::vector<psb_option> opts;
   psb_config c{};
 
-  explicit Cfg(uint32_t notify = PSB_NOTIFY_WAIT, uint64_t max_payload = 64, uint32_t reliability = PSB_RELIABLE) {
+  explicit Cfg(uint32_t notify = PSB_NOTIFY_WAIT, uint64_t max_payload = 64,
+               uint32_t reliability = PSB_RELIABLE) {
     c.notify = notify;
     c.qos = psb_qos{reliability, PSB_VOLATILE, 0, 0};
     c.max_payload = max_payload;
@@ -184,7 +184,9 @@ struct Side {
   }
 };
 
-std::string topic_of(const Cfg &cfg, const char *suffix) { return "psb_" + cfg.run_id + "_" + suffix; }
+std::string topic_of(const Cfg &cfg, const char *suffix) {
+  return "psb_" + cfg.run_id + "_" + suffix;
+}
 
 bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -267,9 +269,11 @@ std::string error_of_check(Cfg &cfg) {
 
 void need_phase(Phase p) {
   if (p == Phase::small && g_phase == Phase::external)
-    GTEST_SKIP() << "an iox-roudi someone else started is running; these tests need one with their own "
-                    "small configuration";
-  if (g_phase != Phase::external && g_phase != p) GTEST_SKIP() << "runs against the other RouDi configuration";
+    GTEST_SKIP()
+        << "an iox-roudi someone else started is running; these tests need one with their own "
+           "small configuration";
+  if (g_phase != Phase::external && g_phase != p)
+    GTEST_SKIP() << "runs against the other RouDi configuration";
 }
 
 class IceoryxDriver : public ::testing::Test {
@@ -289,7 +293,8 @@ TEST_F(IceoryxDriver, DescribesItself) {
   EXPECT_EQ(d.abi_version, PSB_ABI_VERSION);
   EXPECT_STREQ(d.name, "iceoryx");
   EXPECT_EQ(std::string(d.version()).rfind("2.0.", 0), 0u) << d.version();
-  EXPECT_NE(std::string(d.version()).find("libiceoryx_posh built"), std::string::npos) << d.version();
+  EXPECT_NE(std::string(d.version()).find("libiceoryx_posh built"), std::string::npos)
+      << d.version();
   EXPECT_EQ(d.caps.reliability, unsigned(PSB_BEST_EFFORT | PSB_RELIABLE));
   EXPECT_EQ(d.caps.durability, unsigned(PSB_VOLATILE | PSB_TRANSIENT_LOCAL));
   EXPECT_EQ(d.caps.history, unsigned(PSB_KEEP_LAST | PSB_KEEP_ALL));
@@ -332,22 +337,29 @@ TEST_F(IceoryxDriver, RefusesWhatItCannotHonourNamingTheSetting) {
     const char *says;
   };
   const Case cases[] = {
-      {[](Cfg &c) { c.keep_last(257); }, "history keep_last:257 is not supported; an iceoryx subscriber queue holds 1 to 256"},
+      {[](Cfg &c) { c.keep_last(257); },
+       "history keep_last:257 is not supported; an iceoryx subscriber queue holds 1 to 256"},
       {[](Cfg &c) { c.keep_last(0); }, "history keep_last:0 is not supported"},
-      {[](Cfg &c) { c.c.qos.reliability = PSB_BEST_EFFORT, c.keep_all(); }, "history keep_all needs reliability reliable"},
+      {[](Cfg &c) { c.c.qos.reliability = PSB_BEST_EFFORT, c.keep_all(); },
+       "history keep_all needs reliability reliable"},
       {[](Cfg &c) { c.transient_local().keep_last(17); },
-       "durability transient_local with history keep_last:17 is not supported; an iceoryx publisher keeps at most 16"},
-      {[](Cfg &c) { c.transient_local().keep_all(); }, "durability transient_local with history keep_all is not supported"},
+       "durability transient_local with history keep_last:17 is not supported; an iceoryx "
+       "publisher keeps at most 16"},
+      {[](Cfg &c) { c.transient_local().keep_all(); },
+       "durability transient_local with history keep_all is not supported"},
       {[](Cfg &c) { c.transport = "udp"; }, "transport 'udp' is not supported; supported: shm"},
-      {[](Cfg &c) { c.c.max_payload = 4194305; }, "max_payload 4194305 is not supported; supported: 1 to 4194304"},
+      {[](Cfg &c) { c.c.max_payload = 4194305; },
+       "max_payload 4194305 is not supported; supported: 1 to 4194304"},
       {[](Cfg &c) { c.run_id = "a-b"; }, "run_id 'a-b' must match [A-Za-z0-9]+"},
-      {[](Cfg &c) { c.options.emplace_back("broker", "127.0.0.1:1"); }, "unknown option 'broker'; this driver takes no options"},
+      {[](Cfg &c) { c.options.emplace_back("broker", "127.0.0.1:1"); },
+       "unknown option 'broker'; this driver takes no options"},
   };
   for (const Case &k : cases) {
     Cfg cfg;
     k.set(cfg);
     const std::string said = error_of_check(cfg);
-    EXPECT_NE(said.find(std::string("iceoryx: ") + k.says), std::string::npos) << "check said: " << said;
+    EXPECT_NE(said.find(std::string("iceoryx: ") + k.says), std::string::npos)
+        << "check said: " << said;
     psb_error err{};  // open() refuses the same way, before registering with RouDi
     EXPECT_EQ(drv().open(cfg.get(), &err), nullptr);
     EXPECT_NE(std::string(err.message).find(k.says), std::string::npos) << err.message;
@@ -361,7 +373,9 @@ struct ModeCase {
   uint32_t reliability;
 };
 std::string mode_name(const ::testing::TestParamInfo<ModeCase> &info) {
-  std::string n = info.param.notify == PSB_NOTIFY_POLL ? "poll" : info.param.notify == PSB_NOTIFY_WAIT ? "wait" : "listener";
+  std::string n = info.param.notify == PSB_NOTIFY_POLL   ? "poll"
+                  : info.param.notify == PSB_NOTIFY_WAIT ? "wait"
+                                                         : "listener";
   return n + (info.param.reliability == PSB_RELIABLE ? "_reliable" : "_best_effort");
 }
 
@@ -384,9 +398,11 @@ TEST_P(IceoryxModes, SeveralSizesArriveIntact) {
   psb_writer *w = a.writer(topic);
   ASSERT_NE(w, nullptr) << a.err.message;
   Collected got;
-  psb_reader *r = m.notify == PSB_NOTIFY_LISTENER ? b.reader(topic, &Collected::on_data, &got) : b.reader(topic);
+  psb_reader *r = m.notify == PSB_NOTIFY_LISTENER ? b.reader(topic, &Collected::on_data, &got)
+                                                  : b.reader(topic);
   ASSERT_NE(r, nullptr) << b.err.message;
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r) == 1; }));
+  ASSERT_TRUE(
+      wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r) == 1; }));
 
   const size_t sizes[] = {32, 64, 1000, 16384, 100000, kMiB, 4 * kMiB};
   uint64_t seq = 0;
@@ -410,7 +426,8 @@ TEST_P(IceoryxModes, SeveralSizesArriveIntact) {
         size_t n;
         psb_error err{};
         int r1 = 0;
-        ASSERT_TRUE(wait_until([&] { return (r1 = drv().take(r, 0, &data, &n, &err)) != 0; })) << "size " << len;
+        ASSERT_TRUE(wait_until([&] { return (r1 = drv().take(r, 0, &data, &n, &err)) != 0; }))
+            << "size " << len;
         ASSERT_EQ(r1, 1) << err.message;
         EXPECT_TRUE(intact(data, n, len)) << "size " << len;
         EXPECT_EQ(seq_of(data), seq);
@@ -428,8 +445,10 @@ TEST_P(IceoryxModes, SeveralSizesArriveIntact) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, IceoryxModes,
-                         ::testing::Values(ModeCase{PSB_NOTIFY_POLL, PSB_BEST_EFFORT}, ModeCase{PSB_NOTIFY_POLL, PSB_RELIABLE},
-                                           ModeCase{PSB_NOTIFY_WAIT, PSB_BEST_EFFORT}, ModeCase{PSB_NOTIFY_WAIT, PSB_RELIABLE},
+                         ::testing::Values(ModeCase{PSB_NOTIFY_POLL, PSB_BEST_EFFORT},
+                                           ModeCase{PSB_NOTIFY_POLL, PSB_RELIABLE},
+                                           ModeCase{PSB_NOTIFY_WAIT, PSB_BEST_EFFORT},
+                                           ModeCase{PSB_NOTIFY_WAIT, PSB_RELIABLE},
                                            ModeCase{PSB_NOTIFY_LISTENER, PSB_BEST_EFFORT},
                                            ModeCase{PSB_NOTIFY_LISTENER, PSB_RELIABLE}),
                          mode_name);
@@ -477,16 +496,19 @@ TEST_F(IceoryxDriver, WriteLoanTakesOnlyWhatLoanGave) {
   psb_error err{};
   unsigned char foreign[64] = {};
   EXPECT_EQ(drv().write_loan(w, foreign, sizeof foreign, &err), -1);
-  EXPECT_NE(std::string(err.message).find("write_loan got a sample that loan() did not return"), std::string::npos)
+  EXPECT_NE(std::string(err.message).find("write_loan got a sample that loan() did not return"),
+            std::string::npos)
       << err.message;
   void *chunk = drv().loan(w, 100, &err);
   ASSERT_NE(chunk, nullptr) << err.message;
   EXPECT_EQ(drv().write_loan(w, chunk, 99, &err), -1);
-  EXPECT_NE(std::string(err.message).find("write_loan of 99 bytes for a chunk loaned for 100"), std::string::npos)
+  EXPECT_NE(std::string(err.message).find("write_loan of 99 bytes for a chunk loaned for 100"),
+            std::string::npos)
       << err.message;
   EXPECT_EQ(drv().write_loan(w, chunk, 100, &err), -1);  // already given back
   EXPECT_EQ(drv().loan(w, 1025, &err), nullptr);
-  EXPECT_NE(std::string(err.message).find("loan of 1025 bytes exceeds max_payload 1024"), std::string::npos)
+  EXPECT_NE(std::string(err.message).find("loan of 1025 bytes exceeds max_payload 1024"),
+            std::string::npos)
       << err.message;
   auto big = message(1, 1025);
   EXPECT_EQ(drv().write(w, big.data(), big.size(), &err), -1);
@@ -519,10 +541,12 @@ TEST_F(IceoryxDriver, MatchedCountsFollowTheEndpoints) {
   EXPECT_EQ(drv().matched_readers(w), 0);
   psb_reader *r1 = sub1.reader(topic);
   ASSERT_NE(r1, nullptr);
-  EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r1) == 1; }));
+  EXPECT_TRUE(
+      wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r1) == 1; }));
   psb_reader *r2 = sub2.reader(topic);
   ASSERT_NE(r2, nullptr);
-  EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 2 && drv().matched_writers(r2) == 1; }));
+  EXPECT_TRUE(
+      wait_until([&] { return drv().matched_readers(w) == 2 && drv().matched_writers(r2) == 1; }));
   // A reader of another run's topic is not counted.
   Cfg other(PSB_NOTIFY_WAIT);
   Side stranger(other);
@@ -602,7 +626,8 @@ TEST_F(IceoryxDriver, ReliableKeepLastGivesAStalledReaderTheNewestN) {
   const bool never_waited = wait_until([&] { return written.load() == kN; }, 10);
   const uint64_t written_alone = written.load();
   std::vector<int64_t> seen;
-  for (int64_t s; (s = take_seq(r, 64, 300 * kMs)) >= 0;) seen.push_back(s);  // frees a waiting writer
+  for (int64_t s; (s = take_seq(r, 64, 300 * kMs)) >= 0;)
+    seen.push_back(s);  // frees a waiting writer
   writer.join();
   EXPECT_TRUE(never_waited) << written_alone << " of " << kN << " written before the reader took";
   EXPECT_EQ(seen, (std::vector<int64_t>{997, 998, 999}));
@@ -636,8 +661,9 @@ TEST_F(IceoryxDriver, TransientLocalLateJoinerGetsTheLastN) {
     for (uint64_t i = 0; i < 5; ++i) ASSERT_EQ(write_msg(w, i, 64), 0);  // nobody listens yet
     Collected got;
     got.want_len = 64;
-    psb_reader *r = notify == PSB_NOTIFY_LISTENER ? b.reader(topic_of(cfg, "data"), &Collected::on_data, &got)
-                                            : b.reader(topic_of(cfg, "data"));
+    psb_reader *r = notify == PSB_NOTIFY_LISTENER
+                        ? b.reader(topic_of(cfg, "data"), &Collected::on_data, &got)
+                        : b.reader(topic_of(cfg, "data"));
     ASSERT_NE(r, nullptr);
     std::vector<int64_t> seen;
     if (notify == PSB_NOTIFY_LISTENER) {
@@ -683,7 +709,8 @@ TEST_F(IceoryxDriver, ListenerStopsOnDestroy) {
   size_t len;
   psb_error err{};
   EXPECT_EQ(drv().take(r, 0, &data, &len, &err), -1);
-  EXPECT_NE(std::string(err.message).find("take() is not used in listener mode"), std::string::npos);
+  EXPECT_NE(std::string(err.message).find("take() is not used in listener mode"),
+            std::string::npos);
   b.drop_reader(r);
   EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 0; }));
   for (uint64_t i = 100; i < 110; ++i) write_msg(w, i, 64);
@@ -698,10 +725,11 @@ TEST_F(IceoryxDriver, CloseDestroysWhatWasLeftOpen) {
   psb_error err{};
   ASSERT_NE(ctx = drv().open(cfg.get(), &err), nullptr) << err.message;
   psb_writer *w = drv().create_writer(ctx, topic_of(cfg, "a").c_str(), &err);
-  psb_reader *r = drv().create_reader(ctx, topic_of(cfg, "b").c_str(), &Collected::on_data, &got, &err);
+  psb_reader *r =
+      drv().create_reader(ctx, topic_of(cfg, "b").c_str(), &Collected::on_data, &got, &err);
   ASSERT_TRUE(w && r) << err.message;
   ASSERT_NE(drv().loan(w, 64, &err), nullptr);  // a loan never written
-  drv().close(ctx);                              // joins the listener, gives the chunk back
+  drv().close(ctx);                             // joins the listener, gives the chunk back
   Cfg same(PSB_NOTIFY_WAIT, 64);
   same.run_id = cfg.run_id;
   Side watcher(same);
@@ -756,11 +784,16 @@ TEST_F(IceoryxDriver, AnotherProcessEchoesUpToFourMiBIntact) {
     const uint64_t per_size = 5;
     std::string count = std::to_string(per_size * std::size(sizes));
     char self[] = "/proc/self/exe";
-    std::vector<char *> argv = {self, const_cast<char *>("--echo-child"), cfg.run_id.data(),
-                                const_cast<char *>(notify), count.data(), nullptr};
+    std::vector<char *> argv = {self,
+                                const_cast<char *>("--echo-child"),
+                                cfg.run_id.data(),
+                                const_cast<char *>(notify),
+                                count.data(),
+                                nullptr};
     pid_t child;
     ASSERT_EQ(posix_spawn(&child, "/proc/self/exe", nullptr, nullptr, argv.data(), environ), 0);
-    EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r) == 1; }));
+    EXPECT_TRUE(
+        wait_until([&] { return drv().matched_readers(w) == 1 && drv().matched_writers(r) == 1; }));
     uint64_t seq = 0;
     for (size_t len : sizes)
       for (uint64_t i = 0; i < per_size; ++i, ++seq) {
@@ -781,11 +814,13 @@ TEST_F(SmallRouDi, NoMempoolForTheLargestMessageIsAClearError) {
   ASSERT_NE(s.ctx, nullptr) << s.err.message;
   EXPECT_EQ(s.writer(topic_of(cfg, "data")), nullptr);
   EXPECT_NE(std::string(s.err.message)
-                .find("iceoryx: no RouDi mempool holds 1048576-byte chunks (the largest holds 65536-byte payloads"),
+                .find("iceoryx: no RouDi mempool holds 1048576-byte chunks (the largest holds "
+                      "65536-byte payloads"),
             std::string::npos)
       << s.err.message;
-  EXPECT_NE(std::string(s.err.message).find("psbench sizes RouDi for the experiment's largest message"),
-            std::string::npos);
+  EXPECT_NE(
+      std::string(s.err.message).find("psbench sizes RouDi for the experiment's largest message"),
+      std::string::npos);
   // The largest that fits is fine.
   Cfg fits(PSB_NOTIFY_WAIT, 65536);
   Side t(fits);
@@ -804,11 +839,13 @@ TEST_F(SmallRouDi, BestEffortWriteFailsClearlyWhenTheMempoolRunsDry) {
   auto msg = message(0, 16384);
   psb_error err{};
   int ok = 0;
-  for (int i = 0; i < kSmallPoolChunks && drv().write(w, msg.data(), msg.size(), &err) == 0; ++i) ++ok;
+  for (int i = 0; i < kSmallPoolChunks && drv().write(w, msg.data(), msg.size(), &err) == 0; ++i)
+    ++ok;
   EXPECT_EQ(ok, kSmallPoolChunks) << err.message;
   EXPECT_EQ(drv().write(w, msg.data(), msg.size(), &err), -1);
-  EXPECT_NE(std::string(err.message).find("iceoryx: RouDi's mempool of 16424-byte chunks (for 16384-byte messages) "
-                                          "is exhausted: all 8 chunks are in use"),
+  EXPECT_NE(std::string(err.message)
+                .find("iceoryx: RouDi's mempool of 16424-byte chunks (for 16384-byte messages) "
+                      "is exhausted: all 8 chunks are in use"),
             std::string::npos)
       << err.message;
   EXPECT_EQ(drv().loan(w, 16384, &err), nullptr);
@@ -891,7 +928,8 @@ struct RouDi {
       dup2(fd, 1);
       dup2(fd, 2);
       setsid();
-      execlp("iox-roudi", "iox-roudi", "-c", cfg.c_str(), "-l", "info", static_cast<char *>(nullptr));
+      execlp("iox-roudi", "iox-roudi", "-c", cfg.c_str(), "-l", "info",
+             static_cast<char *>(nullptr));
       std::perror("exec iox-roudi");
       _exit(127);
     }
@@ -924,7 +962,8 @@ struct RouDi {
         waitpid(pid, &status, 0);
         ok = false;
       } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        std::fprintf(stderr, "iox-roudi ended with status %d; its log:\n%s\n", status, read_file(log).c_str());
+        std::fprintf(stderr, "iox-roudi ended with status %d; its log:\n%s\n", status,
+                     read_file(log).c_str());
         ok = false;
       }
       pid = -1;
@@ -949,7 +988,8 @@ bool filter_selects(const std::string &filter, const std::string &name) {
     size_t start = 0;
     for (;;) {
       const size_t end = patterns.find(':', start);
-      const std::string p = patterns.substr(start, end == std::string::npos ? std::string::npos : end - start);
+      const std::string p =
+          patterns.substr(start, end == std::string::npos ? std::string::npos : end - start);
       if (!p.empty() && fnmatch(p.c_str(), name.c_str(), 0) == 0) return true;
       if (end == std::string::npos) return false;
       start = end + 1;

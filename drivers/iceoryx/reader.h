@@ -12,7 +12,6 @@
 #include "iceoryx_posh/popo/listener.hpp"
 #include "iceoryx_posh/popo/untyped_subscriber.hpp"
 #include "iceoryx_posh/popo/wait_set.hpp"
-
 #include "psbench/sdk.hpp"
 #include "runtime.h"
 
@@ -24,7 +23,8 @@ class Reader {
   Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
       : service_(service_for(ctx.settings.run_id, topic)), topic_(topic), on_data_(on_data) {
     const Settings &s = ctx.settings;
-    if (bool(on_data) != (s.notify == PSB_NOTIFY_LISTENER)) fail("on_data must be given exactly in listener mode");
+    if (bool(on_data) != (s.notify == PSB_NOTIFY_LISTENER))
+      fail("on_data must be given exactly in listener mode");
     iox::popo::SubscriberOptions options;
     options.queueCapacity = s.queue_capacity;
     options.historyRequest = s.history;  // transient_local: what a late joiner asks for
@@ -33,8 +33,9 @@ class Reader {
     // queue (and push a transient_local history into it) at once, and a push before the
     // attach would never be signalled.
     options.subscribeOnCreate = false;
-    options.queueFullPolicy = s.writer_waits_for_queue ? iox::popo::QueueFullPolicy::BLOCK_PRODUCER
-                                                       : iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
+    options.queueFullPolicy = s.writer_waits_for_queue
+                                  ? iox::popo::QueueFullPolicy::BLOCK_PRODUCER
+                                  : iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
     sub_ = std::make_unique<iox::popo::UntypedSubscriber>(service_, options);
 
     if (s.notify == PSB_NOTIFY_WAIT) {
@@ -45,8 +46,9 @@ class Reader {
              static_cast<int>(attached.get_error()));
     } else if (s.notify == PSB_NOTIFY_LISTENER) {
       listener_ = std::make_unique<iox::popo::Listener>();
-      auto attached = listener_->attachEvent(*sub_, iox::popo::SubscriberEvent::DATA_RECEIVED,
-                                             iox::popo::createNotificationCallback(on_samples, *this));
+      auto attached =
+          listener_->attachEvent(*sub_, iox::popo::SubscriberEvent::DATA_RECEIVED,
+                                 iox::popo::createNotificationCallback(on_samples, *this));
       if (attached.has_error())
         fail("attaching the subscriber of %s to a Listener failed (ListenerError %d)", topic,
              static_cast<int>(attached.get_error()));
@@ -84,7 +86,8 @@ class Reader {
       if (timeout_ns < 0)
         waitset_->wait();
       else
-        waitset_->timedWait(iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
+        waitset_->timedWait(
+            iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
       return try_take(data, len);
     }
     // poll mode asked to wait (the node does not): try until the deadline.
@@ -133,7 +136,7 @@ class Reader {
   std::unique_ptr<iox::popo::Listener> listener_;   // listener mode
   const iox::capro::ServiceDescription service_;
   const std::string topic_;
-  const void *held_ = nullptr;  // the chunk the last take() returned
+  const void *held_ = nullptr;        // the chunk the last take() returned
   const psb::sdk::Listener on_data_;  // listener mode
 };
 

@@ -21,7 +21,6 @@
 #include "iceoryx_posh/runtime/posh_runtime.hpp"
 #include "iceoryx_posh/runtime/service_discovery.hpp"
 #include "iceoryx_posh/version/version_info.hpp"
-
 #include "psbench/sdk.hpp"
 #include "settings.h"
 
@@ -41,7 +40,8 @@ inline std::string fit(const std::string &s, size_t max) {
 }
 
 inline std::string roudi_socket_path() {
-  return std::string(iox::platform::IOX_UDS_SOCKET_PATH_PREFIX) + iox::roudi::IPC_CHANNEL_ROUDI_NAME;
+  return std::string(iox::platform::IOX_UDS_SOCKET_PATH_PREFIX) +
+         iox::roudi::IPC_CHANNEL_ROUDI_NAME;
 }
 
 // True when a RouDi accepts clients: its socket (/tmp/roudi) takes a connection.
@@ -68,21 +68,24 @@ inline void ensure_runtime(const std::string &run_id) {
   std::lock_guard<std::mutex> lock(mu);
   if (up) return;
   if (!roudi_running())
-    fail("iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
-         "of this driver, or start iox-roudi yourself first",
-         roudi_socket_path().c_str());
+    fail(
+        "iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
+        "of this driver, or start iox-roudi yourself first",
+        roudi_socket_path().c_str());
   // iceoryx logs to stderr; its default for applications includes debug lines.
   iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
                                                            iox::log::LogLevelOutput::kHideLogLevel);
   // The name is also a socket in /tmp: the run id (shortened if long) and the pid.
   const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
-  iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
+  iox::runtime::PoshRuntime::initRuntime(
+      iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
   up = true;
 }
 
 // ("psbench", run id, topic): the run id keeps concurrent runs apart. Names longer than
 // iceoryx's 100-character IdString (and iox::RuntimeName_t) are shortened by fit().
-inline iox::capro::ServiceDescription service_for(const std::string &run_id, const std::string &topic) {
+inline iox::capro::ServiceDescription service_for(const std::string &run_id,
+                                                  const std::string &topic) {
   using Id = iox::capro::IdString_t;
   return iox::capro::ServiceDescription(Id(iox::cxx::TruncateToCapacity, "psbench"),
                                         Id(iox::cxx::TruncateToCapacity, fit(run_id, 100).c_str()),
@@ -99,9 +102,10 @@ inline int publishers_offering(const iox::capro::ServiceDescription &service) {
   std::lock_guard<std::mutex> lock(mu);
   if (!discovery) discovery.reset(new iox::runtime::ServiceDiscovery());
   int found = 0;
-  discovery->findService(service.getServiceIDString(), service.getInstanceIDString(), service.getEventIDString(),
-                         [&](const iox::capro::ServiceDescription &) { ++found; },
-                         iox::popo::MessagingPattern::PUB_SUB);
+  discovery->findService(
+      service.getServiceIDString(), service.getInstanceIDString(), service.getEventIDString(),
+      [&](const iox::capro::ServiceDescription &) { ++found; },
+      iox::popo::MessagingPattern::PUB_SUB);
   return found > 0 ? 1 : 0;
 }
 
@@ -128,7 +132,8 @@ inline std::string library_version() {
 class Context {
  public:
   // Validates cfg and registers the process with RouDi (once); throws if either fails.
-  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+  explicit Context(const psb_config &cfg)
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
     ensure_runtime(settings.run_id);
   }
 

@@ -8,7 +8,6 @@
 #include <string>
 
 #include "iceoryx_posh/iceoryx_posh_types.hpp"
-
 #include "psbench/sdk_refusals.hpp"
 
 namespace psbiox {
@@ -28,7 +27,7 @@ constexpr int64_t kChunkWaitNs = 10'000'000'000;
 
 struct Settings {
   std::string run_id;
-  bool reliable = false;        // a writer waits for a free chunk in RouDi's mempool
+  bool reliable = false;  // a writer waits for a free chunk in RouDi's mempool
   // reliable without keep_last: a full queue makes the writer wait (BLOCK_PRODUCER +
   // WAIT_FOR_CONSUMER). Otherwise it drops its oldest sample (DISCARD_OLDEST_DATA), so
   // keep_last:N keeps the newest N with either reliability, as in DDS.
@@ -57,8 +56,10 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
     }
   }
   if (cfg.transport != nullptr && std::strcmp(cfg.transport, "shm") != 0)
-    refuse.add("transport", "transport '%s' is not supported; supported: shm (iceoryx shared memory through iox-roudi)",
-               cfg.transport);
+    refuse.add(
+        "transport",
+        "transport '%s' is not supported; supported: shm (iceoryx shared memory through iox-roudi)",
+        cfg.transport);
   const uint32_t rel = cfg.qos.reliability;
   if (rel != PSB_BEST_EFFORT && rel != PSB_RELIABLE)
     refuse.add("reliability", "reliability must be best_effort or reliable");
@@ -81,32 +82,36 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
         break;
       }
       if (transient && n > kMaxHistory)
-        refuse.add("history",
-                   "durability transient_local with history keep_last:%u is not supported; an "
-                   "iceoryx publisher keeps at most %u samples for late joiners (MAX_PUBLISHER_HISTORY); "
-                   "use keep_last:N with N <= %u",
-                   n, kMaxHistory, kMaxHistory);
+        refuse.add(
+            "history",
+            "durability transient_local with history keep_last:%u is not supported; an "
+            "iceoryx publisher keeps at most %u samples for late joiners (MAX_PUBLISHER_HISTORY); "
+            "use keep_last:N with N <= %u",
+            n, kMaxHistory, kMaxHistory);
       queue = n;
       if (transient) history = n;
       break;
     }
     case PSB_KEEP_ALL:
       if (rel != PSB_RELIABLE)
-        refuse.add("history",
-                   "history keep_all needs reliability reliable; a best_effort iceoryx "
-                   "subscriber queue drops its oldest sample when full (with reliable the writer waits "
-                   "for room instead, so nothing is dropped)");
+        refuse.add(
+            "history",
+            "history keep_all needs reliability reliable; a best_effort iceoryx "
+            "subscriber queue drops its oldest sample when full (with reliable the writer waits "
+            "for room instead, so nothing is dropped)");
       if (transient)
-        refuse.add("history",
-                   "durability transient_local with history keep_all is not supported; an "
-                   "iceoryx publisher keeps at most %u samples for late joiners; use keep_last:N with "
-                   "N <= %u",
-                   kMaxHistory, kMaxHistory);
+        refuse.add(
+            "history",
+            "durability transient_local with history keep_all is not supported; an "
+            "iceoryx publisher keeps at most %u samples for late joiners; use keep_last:N with "
+            "N <= %u",
+            kMaxHistory, kMaxHistory);
       break;  // the largest queue, and a writer that waits: nothing is lost
     default:
       refuse.add("history", "history must be keep_last:N or keep_all");
   }
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT && cfg.notify != PSB_NOTIFY_POLL)
+  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
+      cfg.notify != PSB_NOTIFY_POLL)
     refuse.add("notify", "notify must be one of listener, wait, poll");
   psb::sdk::payload_in_range(cfg, refuse, 1, kMaxPayload);
   psb::sdk::Options(cfg, refuse).refuse_unknown(kOptionKeys);

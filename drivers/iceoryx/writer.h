@@ -10,7 +10,6 @@
 #include <string>
 
 #include "iceoryx_posh/mepoo/chunk_settings.hpp"
-
 #include "publisher.h"
 #include "runtime.h"
 
@@ -20,8 +19,10 @@ class Writer {
  public:
   // Throws psb::sdk::Error if refused.
   Writer(Context &ctx, const char *topic)
-      : topic_(topic), reliable_(ctx.settings.reliable),
-        queue_capacity_(ctx.settings.queue_capacity), max_payload_(ctx.settings.max_payload) {
+      : topic_(topic),
+        reliable_(ctx.settings.reliable),
+        queue_capacity_(ctx.settings.queue_capacity),
+        max_payload_(ctx.settings.max_payload) {
     const Settings &s = ctx.settings;
     iox::popo::PublisherOptions options;
     options.historyCapacity = s.history;  // transient_local: kept for late joiners
@@ -37,12 +38,14 @@ class Writer {
     const auto info = pub_->memory().getMemPoolInfo(pool_for(max_payload_));
     const uint64_t need = required_chunk_size(max_payload_), overhead = need - max_payload_;
     if (info.m_chunkSize < need)
-      fail("no RouDi mempool holds %llu-byte chunks (the largest holds %llu-byte payloads, "
-           "%u mempools in all); psbench sizes RouDi for the experiment's largest message, a "
-           "RouDi started by someone else may not",
-           static_cast<unsigned long long>(max_payload_),
-           static_cast<unsigned long long>(info.m_chunkSize > overhead ? info.m_chunkSize - overhead : 0),
-           pub_->memory().getNumberOfMemPools());
+      fail(
+          "no RouDi mempool holds %llu-byte chunks (the largest holds %llu-byte payloads, "
+          "%u mempools in all); psbench sizes RouDi for the experiment's largest message, a "
+          "RouDi started by someone else may not",
+          static_cast<unsigned long long>(max_payload_),
+          static_cast<unsigned long long>(info.m_chunkSize > overhead ? info.m_chunkSize - overhead
+                                                                      : 0),
+          pub_->memory().getNumberOfMemPools());
   }
   ~Writer() {
     if (loaned_ != nullptr) pub_->release(loaned_);
@@ -73,7 +76,8 @@ class Writer {
     loaned_ = nullptr;
     if (len != loaned_len_) {  // an iceoryx chunk's payload size is fixed at the loan
       pub_->release(sample);
-      fail("write_loan of %zu bytes for a chunk loaned for %zu; they must be equal", len, loaned_len_);
+      fail("write_loan of %zu bytes for a chunk loaned for %zu; they must be equal", len,
+           loaned_len_);
     }
     pub_->publish(sample);
   }
@@ -106,10 +110,11 @@ class Writer {
 
   [[noreturn, gnu::cold]] void exhausted(uint32_t pool, size_t len) {
     const auto info = pub_->memory().getMemPoolInfo(pool);
-    fail("RouDi's mempool of %u-byte chunks (for %zu-byte messages) is exhausted: all %u "
-         "chunks are in use (each subscriber queue may hold %u samples, the history depth); give "
-         "RouDi more chunks of this size, or lower the history depth",
-         info.m_chunkSize, len, info.m_numChunks, queue_capacity_);
+    fail(
+        "RouDi's mempool of %u-byte chunks (for %zu-byte messages) is exhausted: all %u "
+        "chunks are in use (each subscriber queue may hold %u samples, the history depth); give "
+        "RouDi more chunks of this size, or lower the history depth",
+        info.m_chunkSize, len, info.m_numChunks, queue_capacity_);
   }
 
   // Reliable: waits for a free chunk, up to kChunkWaitNs. Readers give chunks back as
@@ -117,17 +122,20 @@ class Writer {
   void wait_for_chunk(uint32_t pool, size_t len) {
     if (psb::sdk::wait_until(kChunkWaitNs, [&] { return !pool_exhausted(pool); })) return;
     const auto info = pub_->memory().getMemPoolInfo(pool);
-    fail("reliable write of %zu bytes waited %lld s for a free chunk in RouDi's mempool of "
-         "%u-byte chunks (all %u in use); is the reader still taking? Otherwise give RouDi more "
-         "chunks of this size",
-         len, static_cast<long long>(kChunkWaitNs / 1'000'000'000), info.m_chunkSize, info.m_numChunks);
+    fail(
+        "reliable write of %zu bytes waited %lld s for a free chunk in RouDi's mempool of "
+        "%u-byte chunks (all %u in use); is the reader still taking? Otherwise give RouDi more "
+        "chunks of this size",
+        len, static_cast<long long>(kChunkWaitNs / 1'000'000'000), info.m_chunkSize,
+        info.m_numChunks);
   }
 
   // A chunk for len bytes (what: "message" or "loan"). Waits for a free chunk when
   // reliable; throws if there is none.
   void *acquire(size_t len, const char *what) {
     if (len > max_payload_)
-      fail("%s of %zu bytes exceeds max_payload %llu", what, len, static_cast<unsigned long long>(max_payload_));
+      fail("%s of %zu bytes exceeds max_payload %llu", what, len,
+           static_cast<unsigned long long>(max_payload_));
     const uint32_t pool = pool_for(len);
     for (;;) {
       // Checked first, so that an exhausted mempool costs no failing loan (iceoryx logs
@@ -145,8 +153,8 @@ class Writer {
         case iox::popo::AllocationError::TOO_MANY_CHUNKS_ALLOCATED_IN_PARALLEL:
           fail("publisher of %s holds too many loaned chunks at once", topic_.c_str());
         default:
-          fail("loaning a %zu-byte chunk on %s failed (iceoryx AllocationError %d)", len, topic_.c_str(),
-               static_cast<int>(loaned.get_error()));
+          fail("loaning a %zu-byte chunk on %s failed (iceoryx AllocationError %d)", len,
+               topic_.c_str(), static_cast<int>(loaned.get_error()));
       }
     }
   }

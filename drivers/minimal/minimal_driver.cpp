@@ -19,9 +19,9 @@ namespace {
 
 using psb::sdk::fail;
 
-constexpr uint64_t kMaxPayload = 65507;          // the largest UDP datagram over IPv4
+constexpr uint64_t kMaxPayload = 65507;            // the largest UDP datagram over IPv4
 constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees it must stop
-constexpr int kSocketBuffer = 8 << 20;           // asked for; the kernel may give less
+constexpr int kSocketBuffer = 8 << 20;             // asked for; the kernel may give less
 
 // A port in [20000, 40000) that every process of the run computes alike for one topic.
 uint16_t topic_port(const std::string &run_id, const char *topic) {
@@ -81,19 +81,20 @@ struct Minimal {
   // its own message). Called also for what the capability sets leave out: say why.
   static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     if (cfg.qos.reliability != PSB_BEST_EFFORT)
-      refuse.add("reliability", "reliability must be best_effort: UDP neither acknowledges nor resends");
+      refuse.add("reliability",
+                 "reliability must be best_effort: UDP neither acknowledges nor resends");
     if (cfg.qos.durability != PSB_VOLATILE)
       refuse.add("durability", "durability must be volatile: nothing is kept for late readers");
     if (cfg.qos.history != 0)
-      refuse.add("history", "history cannot be set: the socket buffer decides what waits; leave it unset");
+      refuse.add("history",
+                 "history cannot be set: the socket buffer decides what waits; leave it unset");
     if (cfg.max_payload > kMaxPayload)
       refuse.add("size", "messages of %llu bytes do not fit one datagram (at most %llu)",
                  (unsigned long long)cfg.max_payload, (unsigned long long)kMaxPayload);
   }
 
   struct Context {
-    explicit Context(const psb_config &cfg)
-        : run_id(cfg.run_id), max_payload(cfg.max_payload) {
+    explicit Context(const psb_config &cfg) : run_id(cfg.run_id), max_payload(cfg.max_payload) {
       psb::sdk::Refusals refused;
       check(cfg, refused);
       refused.raise();
@@ -129,8 +130,10 @@ struct Minimal {
       setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUF, &kSocketBuffer, sizeof kSocketBuffer);
       const sockaddr_in at = loopback(topic_port(ctx.run_id, topic));
       if (bind(sock_.fd(), reinterpret_cast<const sockaddr *>(&at), sizeof at) != 0)
-        fail("cannot bind 127.0.0.1:%u: %s (one reader per topic; or another run holds "
-             "the port)", ntohs(at.sin_port), std::strerror(errno));
+        fail(
+            "cannot bind 127.0.0.1:%u: %s (one reader per topic; or another run holds "
+            "the port)",
+            ntohs(at.sin_port), std::strerror(errno));
       if (listener) {
         set_timeout(kListenerSliceNs);
         thread_.start([this, listener] {
@@ -178,7 +181,7 @@ struct Minimal {
 
     Socket sock_;
     std::vector<unsigned char> buffer_;
-    int64_t timeout_ns_ = -1;  // SO_RCVTIMEO in force; -1: none yet
+    int64_t timeout_ns_ = -1;          // SO_RCVTIMEO in force; -1: none yet
     psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
   };
 };

@@ -76,9 +76,10 @@ void Connection::connect() {
   int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
     char buf[128];
-    psb::sdk::fail("cannot connect to the broker at %s: %s (is a broker listening there? "
-                   "psbench starts mosquitto itself and sets option broker)",
-                   s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
+    psb::sdk::fail(
+        "cannot connect to the broker at %s: %s (is a broker listening there? "
+        "psbench starts mosquitto itself and sets option broker)",
+        s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
   }
   wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
            "CONNACK");
@@ -138,8 +139,7 @@ int Connection::pump(int timeout_ms) {
   return rc;
 }
 
-void Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
-                          const char *what) {
+void Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns, const char *what) {
   const int64_t deadline = now_ns() + timeout_ns;
   while (!done()) {
     if (lost()) throw_lost();
@@ -190,9 +190,10 @@ void Connection::subscribe(const std::string &topic, int qos) {
     psb::sdk::fail("the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
                    s_.broker.c_str(), topic.c_str(), unsigned(granted));
   if (granted < qos)
-    psb::sdk::fail("the broker at %s granted QoS %d on %s, below the QoS %d that "
-                   "reliability reliable needs",
-                   s_.broker.c_str(), granted, topic.c_str(), qos);
+    psb::sdk::fail(
+        "the broker at %s granted QoS %d on %s, below the QoS %d that "
+        "reliability reliable needs",
+        s_.broker.c_str(), granted, topic.c_str(), qos);
 }
 
 void Connection::unsubscribe(const std::string &topic) {
@@ -210,9 +211,10 @@ void Connection::add_reader(Reader *r) {
   for (auto &slot : readers_) {
     Reader *other = slot.load();
     if (other != nullptr && other->topic() == r->topic())
-      psb::sdk::fail("this context already has a reader on %s (one subscription per "
-                     "topic and connection)",
-                     r->topic().c_str());
+      psb::sdk::fail(
+          "this context already has a reader on %s (one subscription per "
+          "topic and connection)",
+          r->topic().c_str());
   }
   for (auto &slot : readers_) {
     if (slot.load() == nullptr) {
@@ -253,9 +255,9 @@ void Connection::flush(int64_t timeout_ns) {
   const int64_t deadline = now_ns() + timeout_ns;
   for (;;) {
     if (lost()) throw_lost();
-    const bool pending = completed_.load(std::memory_order_acquire) <
-                             published_.load(std::memory_order_relaxed) ||
-                         mosquitto_want_write(mosq_);
+    const bool pending =
+        completed_.load(std::memory_order_acquire) < published_.load(std::memory_order_relaxed) ||
+        mosquitto_want_write(mosq_);
     if (!pending) return;
     if (now_ns() >= deadline) {
       char text[sizeof(psb_error::message)];

@@ -41,7 +41,9 @@ class Connection {
 
   const Settings &settings() const { return s_; }
   bool threaded() const { return threaded_; }
-  struct mosquitto *mosq() const { return mosq_; }
+  struct mosquitto *mosq() const {
+    return mosq_;
+  }
 
   // --- self-driven loop (wait, poll) ---
   std::mutex io;

@@ -1,6 +1,7 @@
 // The mqtt driver's drain (ABI 4) against a real mosquitto: what libmosquitto still
 // queues when the node is done writing must reach the broker before drain returns 1,
 // and a broker that does not take it makes drain return 0.
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -12,8 +13,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
@@ -66,7 +65,8 @@ TEST(MqttDrainChild, DISABLED_PublishDrainAndEnd) {
     ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
   }
   int drained = 1;
-  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0) drained = mqtt().drain(w, 60 * kS, &err);
+  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0)
+    drained = mqtt().drain(w, 60 * kS, &err);
   _exit(drained == 1 ? 10 : drained == 0 ? 11 : 12);
 }
 
@@ -83,14 +83,16 @@ TEST(MqttDrain, EveryQos1MessageReachesTheBrokerBeforeDrainReturns) {
   psb_context *ctx = mqtt().open(&c.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
   psb_test::DistinctSeqs got(kCount);
-  psb_reader *r = mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
+  psb_reader *r =
+      mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
   ASSERT_NE(r, nullptr) << err.message;
 
-  const int rc = psb_test::run_child_test(
-      "MqttDrainChild.DISABLED_PublishDrainAndEnd",
-      {{"PSB_CHILD_BROKER", broker.address()}, {"PSB_CHILD_TOPIC", "psb_mqttdrain_t"},
-       {"PSB_CHILD_COUNT", std::to_string(kCount)}, {"PSB_CHILD_DRAIN", "1"}},
-      90);
+  const int rc = psb_test::run_child_test("MqttDrainChild.DISABLED_PublishDrainAndEnd",
+                                          {{"PSB_CHILD_BROKER", broker.address()},
+                                           {"PSB_CHILD_TOPIC", "psb_mqttdrain_t"},
+                                           {"PSB_CHILD_COUNT", std::to_string(kCount)},
+                                           {"PSB_CHILD_DRAIN", "1"}},
+                                          90);
   EXPECT_EQ(rc, 10) << "the writer's drain did not return 1";
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (got.count() < kCount && std::chrono::steady_clock::now() < end)
@@ -119,7 +121,8 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
       const size_t size = rel == PSB_RELIABLE ? 64 : (1u << 20);
       const int count = rel == PSB_RELIABLE ? 100 : 32;
       std::vector<uint8_t> m(size, 0x33);
-      for (int i = 0; i < count; ++i) ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
+      for (int i = 0; i < count; ++i)
+        ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0) << err.message;
       EXPECT_EQ(mqtt().drain(w, 300 * kMs, &err), 0) << err.message;
       EXPECT_NE(std::strstr(err.message, "unacknowledged"), nullptr) << err.message;
     }

@@ -36,7 +36,8 @@ struct Mqtt {
   // One client connection per context.
   struct Context : Connection {
     explicit Context(const psb_config &cfg)
-        : Connection((version(), psb::sdk::parse_or_throw(cfg, parse_settings))) {}  // version: never on the timed path
+        : Connection((version(), psb::sdk::parse_or_throw(cfg, parse_settings))) {
+    }  // version: never on the timed path
   };
   // MQTT does not tell a client who else publishes or subscribes (matched: -1). The
   // client queues what the broker has not taken (or, at QoS 1, acknowledged) yet: drain.
@@ -46,8 +47,8 @@ struct Mqtt {
 
 psb_capabilities Mqtt::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "keepalive", "tcp_nodelay",
-                                            "max_inflight", nullptr};
+  static const char *const option_keys[] = {"broker", "keepalive", "tcp_nodelay", "max_inflight",
+                                            nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,     // QoS 0, QoS 1
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,  // retained = keep_last 1
           .history = 0,  // no reader history to set (check() says why)

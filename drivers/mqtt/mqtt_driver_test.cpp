@@ -2,6 +2,7 @@
 // (test_broker.hpp): exchanges in every notify mode at both QoS, sizes up to 4 MiB,
 // retained messages, every refusal, the subscription being active when create_reader
 // returns, TCP_NODELAY on the client socket, clean disconnects, and a broker that dies.
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -17,8 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
@@ -162,7 +161,8 @@ struct Seen {
 
 std::string check_message(const Config &c) {
   psb_error err{};
-  return psb_test::check(mqtt(), &c.cfg, &err) == 0 ? std::string("accepted") : std::string(err.message);
+  return psb_test::check(mqtt(), &c.cfg, &err) == 0 ? std::string("accepted")
+                                                    : std::string(err.message);
 }
 
 bool contains(const std::string &text, const std::string &part) {
@@ -201,8 +201,8 @@ TEST(MqttDriver, RefusesWhatItCannotHonourAndSaysWhy) {
   EXPECT_EQ(check_message(Config("", PSB_NOTIFY_WAIT)),
             "mqtt: option broker=HOST:PORT is missing; psbench sets it when it starts "
             "mosquitto, or give the address of your own broker");
-  for (const char *bad : {"127.0.0.1", "localhost:", ":1883", "127.0.0.1:0", "h:70000",
-                          "::1:1883", "[::1:1883", "h:12x"}) {
+  for (const char *bad : {"127.0.0.1", "localhost:", ":1883", "127.0.0.1:0", "h:70000", "::1:1883",
+                          "[::1:1883", "h:12x"}) {
     Config c(bad, PSB_NOTIFY_WAIT);
     EXPECT_TRUE(contains(check_message(c), "is not HOST:PORT")) << bad << ": " << check_message(c);
   }
@@ -236,8 +236,8 @@ TEST(MqttDriver, RefusesWhatItCannotHonourAndSaysWhy) {
     EXPECT_TRUE(contains(check_message(c.history(PSB_KEEP_LAST, 1)),
                          "history keep_last:1 cannot be honoured"))
         << check_message(c);
-    EXPECT_TRUE(contains(check_message(c.history(PSB_KEEP_ALL, 0)),
-                         "history keep_all cannot be honoured"));
+    EXPECT_TRUE(
+        contains(check_message(c.history(PSB_KEEP_ALL, 0)), "history keep_all cannot be honoured"));
   }
   {
     Config c(b, PSB_NOTIFY_WAIT);
@@ -281,7 +281,8 @@ TEST(MqttDriver, EndpointMisuseIsRefused) {
   ASSERT_NE(wait.ctx, nullptr) << wait.err.message;
   ASSERT_NE(wait.reader("psb_mqtttest_dup"), nullptr) << wait.err.message;
   EXPECT_EQ(wait.reader("psb_mqtttest_dup"), nullptr);
-  EXPECT_TRUE(contains(wait.err.message, "already has a reader on psbench/mqtttest/psb_mqtttest_dup"));
+  EXPECT_TRUE(
+      contains(wait.err.message, "already has a reader on psbench/mqtttest/psb_mqtttest_dup"));
   EXPECT_EQ(wait.reader("psb_mqtttest_x", &Seen::on_data, nullptr), nullptr);
   EXPECT_TRUE(contains(wait.err.message, "on_data must be given exactly in listener mode"));
   EXPECT_EQ(wait.reader("psb/+"), nullptr);
@@ -372,8 +373,9 @@ TEST(MqttDriver, SubscriptionIsActiveWhenCreateReaderReturns) {
       psb_writer *w = pub.writer(topic.c_str());
       ASSERT_NE(w, nullptr) << pub.err.message;
       Seen seen;
-      psb_reader *r = notify == PSB_NOTIFY_LISTENER ? sub.reader(topic.c_str(), &Seen::on_data, &seen)
-                                              : sub.reader(topic.c_str());
+      psb_reader *r = notify == PSB_NOTIFY_LISTENER
+                          ? sub.reader(topic.c_str(), &Seen::on_data, &seen)
+                          : sub.reader(topic.c_str());
       ASSERT_NE(r, nullptr) << sub.err.message;
       Bytes m = message(64, uint32_t(i));
       ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &pub.err), 0) << pub.err.message;
@@ -434,60 +436,60 @@ TEST(MqttDriver, ReliableBackToBackLosesNothing) {
   // ones) would drop QoS 1 messages for a subscriber that falls that far behind.
   Broker broker("max_queued_messages 0\n");
   for (uint32_t notify : {PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL, PSB_NOTIFY_LISTENER})
-   for (bool unlimited : {false, true}) {
-    SCOPED_TRACE(std::to_string(notify) + (unlimited ? " max_inflight=0" : ""));
-    Config cfg(broker.address(), notify, PSB_RELIABLE);
-    if (unlimited) cfg.set("max_inflight", "0");
-    Ctx pub(cfg), sub(cfg);
-    ASSERT_TRUE(pub.ctx && sub.ctx);
-    constexpr uint32_t kCount = 3000;
-    std::vector<uint32_t> got;
-    std::mutex mu;
-    auto record = [](void *user, const void *data, size_t) {
-      auto *p = static_cast<std::pair<std::mutex *, std::vector<uint32_t> *> *>(user);
-      std::lock_guard<std::mutex> lock(*p->first);
-      p->second->push_back(seed_of(data));
-    };
-    std::pair<std::mutex *, std::vector<uint32_t> *> sink{&mu, &got};
-    psb_reader *r = notify == PSB_NOTIFY_LISTENER ? sub.reader("psb_mqtttest_b2b", record, &sink)
-                                            : sub.reader("psb_mqtttest_b2b");
-    psb_writer *w = pub.writer("psb_mqtttest_b2b");
-    ASSERT_TRUE(r && w);
-    std::thread taker;
-    if (notify != PSB_NOTIFY_LISTENER)
-      taker = std::thread([&] {
-        for (uint32_t i = 0; i < kCount; ++i) {
-          Bytes m = take_one(r, notify, 30);
-          if (m.empty()) return;
-          record(&sink, m.data(), m.size());
-        }
-      });
-    Bytes m = message(1024, 0);
-    for (uint32_t i = 0; i < kCount; ++i) {
-      std::memcpy(m.data(), &i, sizeof i);
-      ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &pub.err), 0) << pub.err.message;
-    }
-    // Beyond libmosquitto's in-flight window (max_inflight, 20) QoS 1 messages wait in
-    // the client; in wait/poll mode a writer-only connection sends them as PUBACKs come
-    // in, on its next write() or, after the last one, in destroy_writer. With no window
-    // to speak of (max_inflight=0), each went out in its write().
-    if (!unlimited) {
-      mqtt().destroy_writer(w);
-      pub.writers.clear();
-    }
-    if (taker.joinable()) taker.join();
-    auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (std::chrono::steady_clock::now() < end) {
-      {
-        std::lock_guard<std::mutex> lock(mu);
-        if (got.size() >= kCount) break;
+    for (bool unlimited : {false, true}) {
+      SCOPED_TRACE(std::to_string(notify) + (unlimited ? " max_inflight=0" : ""));
+      Config cfg(broker.address(), notify, PSB_RELIABLE);
+      if (unlimited) cfg.set("max_inflight", "0");
+      Ctx pub(cfg), sub(cfg);
+      ASSERT_TRUE(pub.ctx && sub.ctx);
+      constexpr uint32_t kCount = 3000;
+      std::vector<uint32_t> got;
+      std::mutex mu;
+      auto record = [](void *user, const void *data, size_t) {
+        auto *p = static_cast<std::pair<std::mutex *, std::vector<uint32_t> *> *>(user);
+        std::lock_guard<std::mutex> lock(*p->first);
+        p->second->push_back(seed_of(data));
+      };
+      std::pair<std::mutex *, std::vector<uint32_t> *> sink{&mu, &got};
+      psb_reader *r = notify == PSB_NOTIFY_LISTENER ? sub.reader("psb_mqtttest_b2b", record, &sink)
+                                                    : sub.reader("psb_mqtttest_b2b");
+      psb_writer *w = pub.writer("psb_mqtttest_b2b");
+      ASSERT_TRUE(r && w);
+      std::thread taker;
+      if (notify != PSB_NOTIFY_LISTENER)
+        taker = std::thread([&] {
+          for (uint32_t i = 0; i < kCount; ++i) {
+            Bytes m = take_one(r, notify, 30);
+            if (m.empty()) return;
+            record(&sink, m.data(), m.size());
+          }
+        });
+      Bytes m = message(1024, 0);
+      for (uint32_t i = 0; i < kCount; ++i) {
+        std::memcpy(m.data(), &i, sizeof i);
+        ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &pub.err), 0) << pub.err.message;
       }
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      // Beyond libmosquitto's in-flight window (max_inflight, 20) QoS 1 messages wait in
+      // the client; in wait/poll mode a writer-only connection sends them as PUBACKs come
+      // in, on its next write() or, after the last one, in destroy_writer. With no window
+      // to speak of (max_inflight=0), each went out in its write().
+      if (!unlimited) {
+        mqtt().destroy_writer(w);
+        pub.writers.clear();
+      }
+      if (taker.joinable()) taker.join();
+      auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      while (std::chrono::steady_clock::now() < end) {
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          if (got.size() >= kCount) break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+      std::lock_guard<std::mutex> lock(mu);
+      ASSERT_EQ(got.size(), kCount) << broker.log();
+      for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(got[i], i);
     }
-    std::lock_guard<std::mutex> lock(mu);
-    ASSERT_EQ(got.size(), kCount) << broker.log();
-    for (uint32_t i = 0; i < kCount; ++i) ASSERT_EQ(got[i], i);
-  }
 }
 
 // The node's open-loop ping: one thread writes on a connection while another takes on
@@ -546,8 +548,9 @@ TEST(MqttDriver, TransientLocalGivesALateReaderTheLastMessageAndIsClearedAtTheEn
     auto late_reader_sees = [&](Bytes *first) {
       Ctx late(cfg);
       Seen seen;
-      psb_reader *r = notify == PSB_NOTIFY_LISTENER ? late.reader("psb_mqtttest_tl", &Seen::on_data, &seen)
-                                              : late.reader("psb_mqtttest_tl");
+      psb_reader *r = notify == PSB_NOTIFY_LISTENER
+                          ? late.reader("psb_mqtttest_tl", &Seen::on_data, &seen)
+                          : late.reader("psb_mqtttest_tl");
       EXPECT_NE(r, nullptr) << late.err.message;
       if (notify == PSB_NOTIFY_LISTENER) {
         seen.wait_for(1, 1);
@@ -648,10 +651,12 @@ TEST(MqttDriver, EachContextIsOneClientThatDisconnectsCleanly) {
       ASSERT_TRUE(a.ctx && b.ctx);
       EXPECT_EQ(sockets_to(broker.port()).size(), 2u);
       Seen sa, sb;
-      psb_reader *ra = notify == PSB_NOTIFY_LISTENER ? a.reader("psb_mqtttest_a", &Seen::on_data, &sa)
-                                               : a.reader("psb_mqtttest_a");
-      psb_reader *rb = notify == PSB_NOTIFY_LISTENER ? b.reader("psb_mqtttest_b", &Seen::on_data, &sb)
-                                               : b.reader("psb_mqtttest_b");
+      psb_reader *ra = notify == PSB_NOTIFY_LISTENER
+                           ? a.reader("psb_mqtttest_a", &Seen::on_data, &sa)
+                           : a.reader("psb_mqtttest_a");
+      psb_reader *rb = notify == PSB_NOTIFY_LISTENER
+                           ? b.reader("psb_mqtttest_b", &Seen::on_data, &sb)
+                           : b.reader("psb_mqtttest_b");
       psb_writer *wa = b.writer("psb_mqtttest_a"), *wb = a.writer("psb_mqtttest_b");
       ASSERT_TRUE(ra && rb && wa && wb);
       Bytes m = message(64, 7);
@@ -691,10 +696,10 @@ TEST(MqttDriver, CloseDestroysEndpointsLeftOpen) {
     psb_context *ctx = mqtt().open(&cfg.cfg, &err);
     ASSERT_NE(ctx, nullptr);
     Seen seen;
-    ASSERT_NE(mqtt().create_reader(ctx, "psb_mqtttest_left",
-                                   notify == PSB_NOTIFY_LISTENER ? &Seen::on_data : nullptr,
-                                   &seen, &err),
-              nullptr);
+    ASSERT_NE(
+        mqtt().create_reader(ctx, "psb_mqtttest_left",
+                             notify == PSB_NOTIFY_LISTENER ? &Seen::on_data : nullptr, &seen, &err),
+        nullptr);
     psb_writer *w = mqtt().create_writer(ctx, "psb_mqtttest_left", &err);
     Bytes m = message(64, 1);
     ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &err), 0);
@@ -721,8 +726,9 @@ TEST(MqttDriver, ABrokerThatDiesFailsWriteAndTakeWithItsAddress) {
       Config cfg(broker.address(), notify, rel);
       Ctx c(cfg);
       Seen seen;
-      psb_reader *r = notify == PSB_NOTIFY_LISTENER ? c.reader("psb_mqtttest_die", &Seen::on_data, &seen)
-                                              : c.reader("psb_mqtttest_die");
+      psb_reader *r = notify == PSB_NOTIFY_LISTENER
+                          ? c.reader("psb_mqtttest_die", &Seen::on_data, &seen)
+                          : c.reader("psb_mqtttest_die");
       psb_writer *w = c.writer("psb_mqtttest_die");
       ASSERT_TRUE(r && w) << c.err.message;
       Bytes m = message(64, 1);

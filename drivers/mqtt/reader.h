@@ -133,9 +133,10 @@ class Reader {
   bool hand_out(const void *&data, size_t &len) {
     if (oversized_ != 0) {
       oversized_ = 0;
-      psb::sdk::fail("received a %zu-byte message on %s, over this run's max_payload of %zu "
-                     "bytes (is another run publishing on it?)",
-                     oversized_len_, topic_.c_str(), slot_size_);
+      psb::sdk::fail(
+          "received a %zu-byte message on %s, over this run's max_payload of %zu "
+          "bytes (is another run publishing on it?)",
+          oversized_len_, topic_.c_str(), slot_size_);
     }
     if (count_ > 0) {
       data = storage_.data() + head_ * slot_size_;

@@ -24,8 +24,8 @@ void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
   std::string b(text);
   const size_t colon = b.rfind(':');
   long port = 0;
-  bool ok = colon != std::string::npos && colon > 0 &&
-            parse_int(b.c_str() + colon + 1, 1, 65535, &port);
+  bool ok =
+      colon != std::string::npos && colon > 0 && parse_int(b.c_str() + colon + 1, 1, 65535, &port);
   std::string host = ok ? b.substr(0, colon) : std::string();
   if (ok && host.front() == '[') {
     ok = host.size() > 2 && host.back() == ']';
@@ -34,7 +34,8 @@ void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
     ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
   }
   if (!ok) {
-    refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
+    refuse.add("option:broker",
+               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
     return;
   }
   s->broker = b;
@@ -84,7 +85,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   long v = 0;
   if (const char *ka = options.find("keepalive")) {
     if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5))
-      refuse.add("option:keepalive", "option keepalive='%s': use 0 (off) or 5 to 65535 seconds", ka);
+      refuse.add("option:keepalive", "option keepalive='%s': use 0 (off) or 5 to 65535 seconds",
+                 ka);
     else
       s.keepalive_s = int(v);
   }

@@ -52,13 +52,12 @@ class Broker {
     char tmpl[] = "/tmp/psb-mqtt-test-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
-    std::ofstream(dir_ + "/mosquitto.conf")
-        << "listener " << port_ << " 127.0.0.1\n"
-        << "allow_anonymous true\n"
-        << "set_tcp_nodelay true\n"
-        << "persistence false\n"
-        << "log_dest stdout\n"
-        << extra;
+    std::ofstream(dir_ + "/mosquitto.conf") << "listener " << port_ << " 127.0.0.1\n"
+                                            << "allow_anonymous true\n"
+                                            << "set_tcp_nodelay true\n"
+                                            << "persistence false\n"
+                                            << "log_dest stdout\n"
+                                            << extra;
     start();
   }
   ~Broker() {
@@ -85,7 +84,6 @@ class Broker {
     text << in.rdbuf();
     return text.str();
   }
-
 
  private:
   void start() {

@@ -28,8 +28,12 @@ namespace psbmqtt {
 class Writer {
  public:
   Writer(Connection &c, const char *topic)
-      : conn_(&c), topic_(checked_topic(c, topic)), qos_(c.settings().qos), retain_(c.settings().retain),
-        self_driven_(!c.threaded()), max_payload_(size_t(c.settings().max_payload)) {
+      : conn_(&c),
+        topic_(checked_topic(c, topic)),
+        qos_(c.settings().qos),
+        retain_(c.settings().retain),
+        self_driven_(!c.threaded()),
+        max_payload_(size_t(c.settings().max_payload)) {
     c.link(this);
   }
 
@@ -53,7 +57,9 @@ class Writer {
                      max_payload_);
     // Readers drop zero-length messages (they clear a retained message), so sending one
     // would only look like a loss: refuse it.
-    if (len == 0) psb::sdk::fail("a 0-byte message cannot be measured: MQTT uses it to clear a retained message");
+    if (len == 0)
+      psb::sdk::fail(
+          "a 0-byte message cannot be measured: MQTT uses it to clear a retained message");
     publish(data, len, retain_);
     retained_something_ = retain_;
     if (!self_driven_ || conn_->reader_count() != 0) return;  // someone else runs the loop
@@ -89,8 +95,8 @@ class Writer {
   void publish(const void *data, size_t len, bool retain) {
     conn_->count_publish();
     errno = 0;
-    const int rc = mosquitto_publish(conn_->mosq(), nullptr, topic_.c_str(), int(len), data, qos_,
-                                     retain);
+    const int rc =
+        mosquitto_publish(conn_->mosq(), nullptr, topic_.c_str(), int(len), data, qos_, retain);
     if (rc != MOSQ_ERR_SUCCESS) {
       const int e = errno;
       conn_->uncount_publish();

@@ -1,6 +1,8 @@
 // The nats driver's drain and counters (ABI 4) against a real nats-server: drain
 // returns 1 only once the server has every message published before it, and a
 // subscription's counters say how many messages cnats dropped at its pending limit.
+#include <gtest/gtest.h>
+#include <psbench/driver.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -14,14 +16,10 @@
 #include <thread>
 #include <vector>
 
-#include <psbench/driver.h>
-
 #include "driver_under_test.hpp"
 #include "nats_server.h"
 #include "test_process.hpp"
 #include "test_received.hpp"
-
-#include <gtest/gtest.h>
 
 namespace {
 
@@ -82,7 +80,8 @@ TEST(NatsDrainChild, DISABLED_PublishDrainAndEnd) {
     ASSERT_EQ(drv().write(pub.writer, m.data(), m.size(), &pub.err), 0) << pub.err.message;
   }
   int drained = 1;
-  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0) drained = drv().drain(pub.writer, 30 * kS, &pub.err);
+  if (std::strcmp(psb_test::env_or_empty("PSB_CHILD_DRAIN"), "1") == 0)
+    drained = drv().drain(pub.writer, 30 * kS, &pub.err);
   _exit(drained == 1 ? 10 : drained == 0 ? 11 : 12);
 }
 
@@ -95,13 +94,15 @@ TEST(NatsDrain, EveryMessageReachesTheServerBeforeDrainReturns) {
   Conn sub(server.address(), PSB_NOTIFY_LISTENER);
   ASSERT_NE(sub.ctx, nullptr) << sub.err.message;
   psb_test::DistinctSeqs got(kCount);
-  sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_t", psb_test::DistinctSeqs::on_data, &got, &sub.err);
+  sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_t", psb_test::DistinctSeqs::on_data,
+                                   &got, &sub.err);
   ASSERT_NE(sub.reader, nullptr) << sub.err.message;
-  const int rc = psb_test::run_child_test(
-      "NatsDrainChild.DISABLED_PublishDrainAndEnd",
-      {{"PSB_CHILD_BROKER", server.address()}, {"PSB_CHILD_TOPIC", "psb_natsdrain_t"},
-       {"PSB_CHILD_COUNT", std::to_string(kCount)}, {"PSB_CHILD_DRAIN", "1"}},
-      60);
+  const int rc = psb_test::run_child_test("NatsDrainChild.DISABLED_PublishDrainAndEnd",
+                                          {{"PSB_CHILD_BROKER", server.address()},
+                                           {"PSB_CHILD_TOPIC", "psb_natsdrain_t"},
+                                           {"PSB_CHILD_COUNT", std::to_string(kCount)},
+                                           {"PSB_CHILD_DRAIN", "1"}},
+                                          60);
   EXPECT_EQ(rc, 10) << "the writer's drain did not return 1";
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   while (got.count() < kCount && std::chrono::steady_clock::now() < end)
@@ -121,7 +122,8 @@ TEST(NatsDrain, DrainSaysWhetherTheServerConfirmed) {
   {
     psb_test::ResumeAtExit resume{server.pid()};
     ASSERT_TRUE(psb_test::stop_process(server.pid()));
-    for (int i = 0; i < 10; ++i) EXPECT_EQ(drv().write(pub.writer, m.data(), m.size(), &pub.err), 0);
+    for (int i = 0; i < 10; ++i)
+      EXPECT_EQ(drv().write(pub.writer, m.data(), m.size(), &pub.err), 0);
     EXPECT_EQ(drv().drain(pub.writer, 300 * kMs, &pub.err), 0);
     EXPECT_NE(std::strstr(pub.err.message, "no PONG"), nullptr) << pub.err.message;
   }

@@ -5,6 +5,8 @@
 // delivery thread for listener). Subjects are "psbench.<run id>.<topic>". Best effort
 // and volatile only: core NATS delivers at most once to the subscribers connected now.
 // The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
+#include <nats/nats.h>
+
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,8 +16,6 @@
 #include <new>
 #include <string>
 #include <vector>
-
-#include <nats/nats.h>
 
 #include "psbench/sdk.hpp"
 #include "settings.h"
@@ -127,8 +127,8 @@ std::string status_message(const char *what, const std::string &address, natsSta
   return text;
 }
 
-[[noreturn, gnu::cold, gnu::noinline]] void fail_status(const char *what, const std::string &address,
-                                                        natsStatus s) {
+[[noreturn, gnu::cold, gnu::noinline]] void fail_status(const char *what,
+                                                        const std::string &address, natsStatus s) {
   throw psb::sdk::Error(status_message(what, address, s));
 }
 
@@ -148,7 +148,8 @@ void on_connection_closed(natsConnection *nc, void *closure) {
 }
 
 void on_message(natsConnection *, natsSubscription *, natsMsg *msg, void *closure) {
-  static_cast<Delivery *>(closure)->listener(natsMsg_GetData(msg), size_t(natsMsg_GetDataLength(msg)));
+  static_cast<Delivery *>(closure)->listener(natsMsg_GetData(msg),
+                                             size_t(natsMsg_GetDataLength(msg)));
   natsMsg_Destroy(msg);
 }
 
@@ -194,13 +195,16 @@ psb_capabilities Nats::capabilities() {
 class Nats::Context {
  public:
   explicit Context(const psb_config &cfg)
-      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)), run_id(cfg.run_id), max_payload(cfg.max_payload),
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
+        run_id(cfg.run_id),
+        max_payload(cfg.max_payload),
         link_(new Link{settings.address, {}, {}}) {
     Nats::version();  // computed here, never on the timed path
     const std::string name = "psbench-" + run_id;
     natsOptions *opts = nullptr;
     natsStatus s = natsOptions_Create(&opts);
-    const std::unique_ptr<natsOptions, void (*)(natsOptions *)> opts_owner(opts, natsOptions_Destroy);
+    const std::unique_ptr<natsOptions, void (*)(natsOptions *)> opts_owner(opts,
+                                                                           natsOptions_Destroy);
     if (s == NATS_OK) s = natsOptions_SetURL(opts, settings.url.c_str());
     if (s == NATS_OK) s = natsOptions_SetName(opts, name.c_str());
     // A lost server is an error for the run, not something to ride out.
@@ -216,9 +220,10 @@ class Nats::Context {
     s = natsConnection_Connect(&nc, opts);
     if (s != NATS_OK) {
       nc = nullptr;
-      fail("cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
-           "starts one itself unless you give option broker",
-           settings.address.c_str(), natsStatus_GetText(s), last_error_text());
+      fail(
+          "cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
+          "starts one itself unless you give option broker",
+          settings.address.c_str(), natsStatus_GetText(s), last_error_text());
     }
     server_max_payload = natsConnection_GetMaxPayload(nc);
   }
@@ -256,11 +261,12 @@ class Nats::Writer {
  public:
   Writer(Context &ctx, const char *topic) : ctx_(ctx) {
     if (ctx.max_payload > uint64_t(ctx.server_max_payload))
-      fail("messages of %llu bytes do not fit: nats-server at %s accepts at most %lld "
-           "bytes (its max_payload); psbench configures the servers it starts for the run's "
-           "size; give your own server max_payload: %llu or more",
-           (unsigned long long)ctx.max_payload, ctx.settings.address.c_str(),
-           (long long)ctx.server_max_payload, (unsigned long long)ctx.max_payload);
+      fail(
+          "messages of %llu bytes do not fit: nats-server at %s accepts at most %lld "
+          "bytes (its max_payload); psbench configures the servers it starts for the run's "
+          "size; give your own server max_payload: %llu or more",
+          (unsigned long long)ctx.max_payload, ctx.settings.address.c_str(),
+          (long long)ctx.server_max_payload, (unsigned long long)ctx.max_payload);
     subject_ = subject_of(ctx.run_id, topic);
   }
 

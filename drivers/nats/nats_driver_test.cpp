@@ -1,17 +1,12 @@
 // The nats driver through its ABI table, against a real nats-server this test starts
 // (127.0.0.1, a free port, max_payload 8 MiB as psbench configures it) and stops.
 #include <dirent.h>
+#include <gtest/gtest.h>
+#include <nats/nats.h>
+#include <psbench/driver.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
-
-#include <nats/nats.h>
-#include <psbench/driver.h>
-
-#include "driver_under_test.hpp"
-#include "nats_server.h"
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
@@ -24,6 +19,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "driver_under_test.hpp"
+#include "nats_server.h"
 
 namespace {
 
@@ -51,7 +49,8 @@ const auto *const kEnvironment = ::testing::AddGlobalTestEnvironment(new ServerE
 // One context with its config; options are kept alive here.
 struct Ctx {
   Ctx(uint32_t notify, const std::string &broker, uint64_t max_payload = 4 * kMiB,
-      const std::string &run_id = "natstest", std::vector<std::pair<std::string, std::string>> extra = {})
+      const std::string &run_id = "natstest",
+      std::vector<std::pair<std::string, std::string>> extra = {})
       : run(run_id), broker_value(broker), options_kv(std::move(extra)) {
     if (!broker.empty()) options_kv.insert(options_kv.begin(), {"broker", broker_value});
     for (auto &[k, v] : options_kv) options.push_back(psb_option{k.c_str(), v.c_str()});
@@ -100,7 +99,8 @@ std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
     EXPECT_GE(r, 0) << err.message;
     if (r < 0) return {};
     if (r == 1) {
-      std::vector<uint8_t> got(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+      std::vector<uint8_t> got(static_cast<const uint8_t *>(data),
+                               static_cast<const uint8_t *>(data) + len);
       drv().release(reader);
       return got;
     }
@@ -148,10 +148,17 @@ TEST(NatsDriver, CheckRefusesWhatCoreNatsCannotHonour) {
     const char *message;  // nullptr: accepted
   };
   std::vector<Case> cases = {
-      {"no broker", [](Ctx &c) { c.cfg.option_count = 0; }, "option broker=HOST:PORT is missing; psbench sets it"},
+      {"no broker", [](Ctx &c) { c.cfg.option_count = 0; },
+       "option broker=HOST:PORT is missing; psbench sets it"},
       {"reliable", [](Ctx &c) { c.cfg.qos.reliability = PSB_RELIABLE; }, "JetStream"},
-      {"transient_local", [](Ctx &c) { c.cfg.qos.durability = PSB_TRANSIENT_LOCAL; }, "durability 'transient_local'"},
-      {"keep_last", [](Ctx &c) { c.cfg.qos.history = PSB_KEEP_LAST; c.cfg.qos.history_depth = 5; }, "history cannot be set"},
+      {"transient_local", [](Ctx &c) { c.cfg.qos.durability = PSB_TRANSIENT_LOCAL; },
+       "durability 'transient_local'"},
+      {"keep_last",
+       [](Ctx &c) {
+         c.cfg.qos.history = PSB_KEEP_LAST;
+         c.cfg.qos.history_depth = 5;
+       },
+       "history cannot be set"},
       {"keep_all", [](Ctx &c) { c.cfg.qos.history = PSB_KEEP_ALL; }, "pending limits"},
       {"transport", [](Ctx &c) { c.cfg.transport = "udp"; }, "transport 'udp' is not supported"},
       {"fine", [](Ctx &) {}, nullptr},
@@ -177,7 +184,8 @@ TEST(NatsDriver, CheckRefusesWhatCoreNatsCannotHonour) {
   reliable.cfg.qos.reliability = PSB_RELIABLE;
   psb_error err{};
   ASSERT_NE(psb_test::check(drv(), &reliable.cfg, &err), 0);
-  EXPECT_TRUE(contains(err.message, "core NATS has no acknowledgement or redelivery")) << err.message;
+  EXPECT_TRUE(contains(err.message, "core NATS has no acknowledgement or redelivery"))
+      << err.message;
   EXPECT_TRUE(contains(err.message, "psbench's nats driver uses core NATS")) << err.message;
 }
 
@@ -249,7 +257,8 @@ TEST(NatsDriver, ReaderAndWriterOfOneContextMeet) {
     auto m = message(64 + i, i);
     ASSERT_EQ(drv().write(c.writer, m.data(), m.size(), &c.err), 0) << c.err.message;
   }
-  for (uint32_t i = 0; i < 100; ++i) EXPECT_TRUE(take_one(c.reader, 100'000'000) == message(64 + i, i)) << i;
+  for (uint32_t i = 0; i < 100; ++i)
+    EXPECT_TRUE(take_one(c.reader, 100'000'000) == message(64 + i, i)) << i;
 }
 
 TEST(NatsDriver, TakeGivesNothingWhenNothingWasSent) {
@@ -260,8 +269,10 @@ TEST(NatsDriver, TakeGivesNothingWhenNothingWasSent) {
     ASSERT_NE(c.reader, nullptr) << c.err.message;
     const void *data;
     size_t len;
-    for (int i = 0; i < 1000; ++i) ASSERT_EQ(drv().take(c.reader, 0, &data, &len, &c.err), 0) << c.err.message;
-    EXPECT_EQ(drv().take(c.reader, 1, &data, &len, &c.err), 0) << c.err.message;  // rounds up to 1 ms
+    for (int i = 0; i < 1000; ++i)
+      ASSERT_EQ(drv().take(c.reader, 0, &data, &len, &c.err), 0) << c.err.message;
+    EXPECT_EQ(drv().take(c.reader, 1, &data, &len, &c.err), 0)
+        << c.err.message;  // rounds up to 1 ms
     EXPECT_EQ(drv().take(c.reader, 20'000'000, &data, &len, &c.err), 0) << c.err.message;
   }
 }
@@ -277,7 +288,8 @@ TEST(NatsDriver, ListenerGetsEveryMessageInOrderOnACnatsThreadAndStopsOnDestroy)
   auto cb = [](void *user, const void *data, size_t len) {
     auto *s = static_cast<Seen *>(user);
     std::lock_guard lock(s->mu);
-    s->messages.emplace_back(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+    s->messages.emplace_back(static_cast<const uint8_t *>(data),
+                             static_cast<const uint8_t *>(data) + len);
     s->threads.insert(std::this_thread::get_id());
   };
   rx.reader = drv().create_reader(rx.ctx, "psb_natstest_listen", cb, &seen, &rx.err);
@@ -300,7 +312,8 @@ TEST(NatsDriver, ListenerGetsEveryMessageInOrderOnACnatsThreadAndStopsOnDestroy)
   {
     std::lock_guard lock(seen.mu);
     ASSERT_EQ(seen.messages.size(), kCount);
-    for (uint32_t i = 0; i < kCount; ++i) EXPECT_TRUE(seen.messages[i] == message(size_of(i), i)) << i;
+    for (uint32_t i = 0; i < kCount; ++i)
+      EXPECT_TRUE(seen.messages[i] == message(size_of(i), i)) << i;
     ASSERT_EQ(seen.threads.size(), 1u);
     EXPECT_NE(*seen.threads.begin(), std::this_thread::get_id());
   }
@@ -372,7 +385,8 @@ TEST(NatsDriver, TopicsWithSubjectSyntaxAreRefused) {
   for (const char *topic : {"psb_a.b", "psb_*", "psb_>", "psb a", ""}) {
     psb_error err{};
     EXPECT_EQ(drv().create_reader(c.ctx, topic, nullptr, nullptr, &err), nullptr) << topic;
-    EXPECT_TRUE(std::strlen(err.message) > 0 && std::strncmp(err.message, "nats: ", 6) == 0) << err.message;
+    EXPECT_TRUE(std::strlen(err.message) > 0 && std::strncmp(err.message, "nats: ", 6) == 0)
+        << err.message;
     psb_error werr{};
     EXPECT_EQ(drv().create_writer(c.ctx, topic, &werr), nullptr) << topic;
   }
@@ -433,7 +447,8 @@ TEST(NatsDriver, SendAsapOffStillDeliversEverything) {
     auto m = message(100, i);
     ASSERT_EQ(drv().write(c.writer, m.data(), m.size(), &c.err), 0) << c.err.message;
   }
-  for (uint32_t i = 0; i < 200; ++i) ASSERT_TRUE(take_one(c.reader, 100'000'000) == message(100, i)) << i;
+  for (uint32_t i = 0; i < 200; ++i)
+    ASSERT_TRUE(take_one(c.reader, 100'000'000) == message(100, i)) << i;
 }
 
 TEST(NatsDriver, ServerDeathMakesWriteAndTakeFailWithoutHanging) {
@@ -442,10 +457,15 @@ TEST(NatsDriver, ServerDeathMakesWriteAndTakeFailWithoutHanging) {
       listening(PSB_NOTIFY_LISTENER, doomed.address());
   ASSERT_TRUE(waiting.open() && polling.open() && listening.open());
   std::atomic<int> heard{0};
-  auto cb = [](void *user, const void *, size_t) { static_cast<std::atomic<int> *>(user)->fetch_add(1); };
-  waiting.reader = drv().create_reader(waiting.ctx, "psb_natstest_die", nullptr, nullptr, &waiting.err);
-  polling.reader = drv().create_reader(polling.ctx, "psb_natstest_die", nullptr, nullptr, &polling.err);
-  listening.reader = drv().create_reader(listening.ctx, "psb_natstest_die", cb, &heard, &listening.err);
+  auto cb = [](void *user, const void *, size_t) {
+    static_cast<std::atomic<int> *>(user)->fetch_add(1);
+  };
+  waiting.reader =
+      drv().create_reader(waiting.ctx, "psb_natstest_die", nullptr, nullptr, &waiting.err);
+  polling.reader =
+      drv().create_reader(polling.ctx, "psb_natstest_die", nullptr, nullptr, &polling.err);
+  listening.reader =
+      drv().create_reader(listening.ctx, "psb_natstest_die", cb, &heard, &listening.err);
   waiting.writer = drv().create_writer(waiting.ctx, "psb_natstest_die", &waiting.err);
   ASSERT_TRUE(waiting.reader && polling.reader && listening.reader && waiting.writer);
   auto m = message(64, 9);
@@ -459,7 +479,8 @@ TEST(NatsDriver, ServerDeathMakesWriteAndTakeFailWithoutHanging) {
   const void *data;
   size_t len;
   int r = 0;
-  for (int i = 0; i < 100 && r == 0; ++i) r = drv().take(waiting.reader, 100'000'000, &data, &len, &waiting.err);
+  for (int i = 0; i < 100 && r == 0; ++i)
+    r = drv().take(waiting.reader, 100'000'000, &data, &len, &waiting.err);
   EXPECT_EQ(r, -1);
   EXPECT_TRUE(contains(waiting.err.message, "is closed")) << waiting.err.message;
   r = 0;
@@ -469,7 +490,8 @@ TEST(NatsDriver, ServerDeathMakesWriteAndTakeFailWithoutHanging) {
   }
   EXPECT_EQ(r, -1);
   EXPECT_TRUE(contains(polling.err.message, doomed.address().c_str()) ||
-              contains(polling.err.message, "closed")) << polling.err.message;
+              contains(polling.err.message, "closed"))
+      << polling.err.message;
   // write: -1 with a message.
   r = 0;
   for (int i = 0; i < 1000 && r == 0; ++i) {
@@ -495,14 +517,18 @@ TEST(NatsDriver, ReaderDestroyedWhileLargeMessagesArriveDoesNotCrash) {
     psb_error err{};
     while (!stop) drv().write(tx.writer, m.data(), m.size(), &err);
   });
-  for (uint32_t notify : {PSB_NOTIFY_WAIT, PSB_NOTIFY_LISTENER, PSB_NOTIFY_WAIT, PSB_NOTIFY_LISTENER}) {
+  for (uint32_t notify :
+       {PSB_NOTIFY_WAIT, PSB_NOTIFY_LISTENER, PSB_NOTIFY_WAIT, PSB_NOTIFY_LISTENER}) {
     for (int round = 0; round < 5; ++round) {
       Ctx rx(notify, server().address());
       ASSERT_TRUE(rx.open()) << rx.err.message;
       std::atomic<int> heard{0};
-      auto cb = [](void *user, const void *, size_t) { static_cast<std::atomic<int> *>(user)->fetch_add(1); };
-      rx.reader = drv().create_reader(rx.ctx, "psb_natstest_teardown",
-                                      notify == PSB_NOTIFY_LISTENER ? +cb : nullptr, &heard, &rx.err);
+      auto cb = [](void *user, const void *, size_t) {
+        static_cast<std::atomic<int> *>(user)->fetch_add(1);
+      };
+      rx.reader =
+          drv().create_reader(rx.ctx, "psb_natstest_teardown",
+                              notify == PSB_NOTIFY_LISTENER ? +cb : nullptr, &heard, &rx.err);
       ASSERT_NE(rx.reader, nullptr) << rx.err.message;
       if (notify == PSB_NOTIFY_WAIT) {
         EXPECT_EQ(take_one(rx.reader, 100'000'000).size(), 4 * kMiB);
@@ -524,7 +550,9 @@ TEST(NatsDriver, NoThreadIsLeftAfterClose) {
       Ctx rx(PSB_NOTIFY_LISTENER, server().address()), tx(PSB_NOTIFY_WAIT, server().address());
       ASSERT_TRUE(rx.open() && tx.open()) << rx.err.message << tx.err.message;
       std::atomic<int> heard{0};
-      auto cb = [](void *user, const void *, size_t) { static_cast<std::atomic<int> *>(user)->fetch_add(1); };
+      auto cb = [](void *user, const void *, size_t) {
+        static_cast<std::atomic<int> *>(user)->fetch_add(1);
+      };
       rx.reader = drv().create_reader(rx.ctx, "psb_natstest_threads", cb, &heard, &rx.err);
       tx.reader = drv().create_reader(tx.ctx, "psb_natstest_threads", nullptr, nullptr, &tx.err);
       tx.writer = drv().create_writer(tx.ctx, "psb_natstest_threads", &tx.err);
@@ -538,7 +566,8 @@ TEST(NatsDriver, NoThreadIsLeftAfterClose) {
     }
     // A thread that was told to stop may still be on its way out: give it time, but
     // every one must be gone.
-    for (int i = 0; i < 200 && task_ids() != before; ++i) std::this_thread::sleep_for(milliseconds(10));
+    for (int i = 0; i < 200 && task_ids() != before; ++i)
+      std::this_thread::sleep_for(milliseconds(10));
     EXPECT_EQ(task_ids(), before) << "round " << round;
   }
 }

@@ -9,11 +9,11 @@
 namespace psbnats {
 
 struct Settings {
-  std::string host;      // as given in broker=HOST:PORT ([v6] brackets removed)
+  std::string host;  // as given in broker=HOST:PORT ([v6] brackets removed)
   int port = 0;
-  std::string address;   // HOST:PORT as given, for messages
-  std::string url;       // nats://HOST:PORT
-  bool send_asap = true; // option send_asap (default true)
+  std::string address;    // HOST:PORT as given, for messages
+  std::string url;        // nats://HOST:PORT
+  bool send_asap = true;  // option send_asap (default true)
 };
 
 // Records every refusal: what core NATS cannot honour, an option missing or malformed

@@ -28,10 +28,10 @@ redisContext *connect_server(const Settings &s, const char *what) {
   redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
   if (c == nullptr) fail("out of memory for a hiredis context");
   if (c->err != 0) {
-    const std::string m =
-        format("cannot connect the %s to redis-server at %s: %s (psbench starts "
-               "redis-server and sets option broker; with your own server, is it running there?)",
-               what, s.address().c_str(), c->errstr);
+    const std::string m = format(
+        "cannot connect the %s to redis-server at %s: %s (psbench starts "
+        "redis-server and sets option broker; with your own server, is it running there?)",
+        what, s.address().c_str(), c->errstr);
     redisFree(c);
     throw psb::sdk::Error(m);
   }

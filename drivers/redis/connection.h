@@ -3,13 +3,13 @@
 #ifndef PSBENCH_REDIS_CONNECTION_H
 #define PSBENCH_REDIS_CONNECTION_H
 
-#include "hiredis_c.h"
 #include <sys/uio.h>
 
 #include <cstdint>
 #include <ctime>
 #include <string>
 
+#include "hiredis_c.h"
 #include "settings.h"
 
 namespace psbredis {

@@ -56,8 +56,9 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
     const size_t argvlen[2] = {9, channel_.size()};
     redisReply *reply = command(c_, s, "subscriber", 2, argv, argvlen);
     if (!confirms_subscription(reply)) {
-      const std::string m = format("SUBSCRIBE %s was not confirmed: %s", channel_.c_str(),
-                                   reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
+      const std::string m =
+          format("SUBSCRIBE %s was not confirmed: %s", channel_.c_str(),
+                 reply->type == REDIS_REPLY_ERROR ? reply->str : "unexpected reply");
       freeReplyObject(reply);
       throw psb::sdk::Error(m);
     }
@@ -114,9 +115,10 @@ bool Reader::read_some() {
   read_first_ = false;
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
   if (n == 0)
-    fail("redis-server at %s closed the subscriber connection of %s (stopped or "
-         "killed, or it dropped a subscriber over its client-output-buffer-limit pubsub)",
-         settings_.address().c_str(), channel_.c_str());
+    fail(
+        "redis-server at %s closed the subscriber connection of %s (stopped or "
+        "killed, or it dropped a subscriber over its client-output-buffer-limit pubsub)",
+        settings_.address().c_str(), channel_.c_str());
   fail("subscriber connection of %s to %s: %s", channel_.c_str(), settings_.address().c_str(),
        std::strerror(errno));
 }

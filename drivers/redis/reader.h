@@ -5,14 +5,13 @@
 #ifndef PSBENCH_REDIS_READER_H
 #define PSBENCH_REDIS_READER_H
 
-#include "hiredis_c.h"
-
 #include <atomic>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "context.h"
+#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
@@ -43,7 +42,7 @@ class Reader final : public Endpoint {
   redisContext *c_ = nullptr;
   int fd_ = -1;
   std::string channel_;
-  std::vector<char> rbuf_;  // socket -> here -> hiredis's reader buffer
+  std::vector<char> rbuf_;   // socket -> here -> hiredis's reader buffer
   bool read_first_ = false;  // the last read filled rbuf_: more is probably waiting
   redisReply *held_ = nullptr;
   psb::sdk::Listener on_data_;

@@ -1,19 +1,17 @@
 // The redis driver's drain (ABI 4) against a real redis-server: write() does not wait
 // for PUBLISH's reply, and drain returns 1 only once every reply came (the server has
 // handed each message to the subscribers' connections).
-#include <signal.h>
-
-#include <psbench/driver.h>
-
-#include "driver_under_test.hpp"
-#include "redis_server.hpp"
-#include "test_process.hpp"
-
 #include <gtest/gtest.h>
+#include <psbench/driver.h>
+#include <signal.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "driver_under_test.hpp"
+#include "redis_server.hpp"
+#include "test_process.hpp"
 
 namespace {
 
@@ -24,7 +22,8 @@ const psb_driver &redis() { return psb_test::driver_under_test(); }
 
 // One writer on its own context, closed at the end.
 struct Publisher {
-  explicit Publisher(const std::string &broker) : broker_(broker), option_{"broker", broker_.c_str()} {
+  explicit Publisher(const std::string &broker)
+      : broker_(broker), option_{"broker", broker_.c_str()} {
     cfg.run_id = "redisdrain";
     cfg.transport = "tcp";
     cfg.notify = PSB_NOTIFY_WAIT;
@@ -62,7 +61,8 @@ TEST(RedisDrain, DrainWaitsForEveryPublishReply) {
     for (int i = 0; i < 10; ++i)
       ASSERT_EQ(redis().write(pub.writer, m.data(), m.size(), &pub.err), 0) << pub.err.message;
     EXPECT_EQ(redis().drain(pub.writer, 300 * kMs, &pub.err), 0);
-    EXPECT_NE(std::strstr(pub.err.message, "did not answer 10 PUBLISH"), nullptr) << pub.err.message;
+    EXPECT_NE(std::strstr(pub.err.message, "did not answer 10 PUBLISH"), nullptr)
+        << pub.err.message;
   }
   EXPECT_EQ(redis().drain(pub.writer, 10 * kS, &pub.err), 1) << pub.err.message;
 }
@@ -78,5 +78,6 @@ TEST(RedisDrain, DrainFailsWhenTheServerDied) {
   server.kill9();
   EXPECT_EQ(redis().drain(pub.writer, 10 * kS, &pub.err), -1);
   // "closed the publisher connection" (EOF) or "Connection reset by peer" (unread data).
-  EXPECT_NE(std::strstr(pub.err.message, "publisher connection of psbench:redisdrain"), nullptr) << pub.err.message;
+  EXPECT_NE(std::strstr(pub.err.message, "publisher connection of psbench:redisdrain"), nullptr)
+      << pub.err.message;
 }

@@ -1,8 +1,6 @@
 // redis: Redis pub/sub through hiredis. This file names the driver and its capabilities
 // and reaches the server once per context; Writer and Reader do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
-#include "hiredis_c.h"
-
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -10,6 +8,7 @@
 
 #include "connection.h"
 #include "context.h"
+#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
@@ -55,7 +54,8 @@ const Settings &probe_server(const Settings &s) {
     const size_t ping_len[1] = {4};
     redisReply *r = command(c, s, "probe", 1, ping, ping_len);
     if (r->type == REDIS_REPLY_ERROR) {
-      const std::string m = format("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
+      const std::string m =
+          format("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
       freeReplyObject(r);
       throw psb::sdk::Error(m);
     }

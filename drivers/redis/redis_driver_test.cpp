@@ -1,15 +1,10 @@
 // The redis driver through its ABI table, against a real redis-server the test starts
 // itself (redis_server.hpp), and looked at from outside with a plain hiredis client.
+#include <gtest/gtest.h>
 #include <hiredis.h>
+#include <psbench/driver.h>
 #include <pthread.h>
 #include <signal.h>
-
-#include <psbench/driver.h>
-
-#include "driver_under_test.hpp"
-#include "redis_server.hpp"
-
-#include <gtest/gtest.h>
 
 #include <algorithm>
 #include <atomic>
@@ -20,6 +15,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "driver_under_test.hpp"
+#include "redis_server.hpp"
 
 namespace {
 
@@ -143,9 +141,9 @@ TEST_P(RedisRefusal, CheckAndOpenSayWhy) {
   EXPECT_STREQ(open_err.message, err.message);
 }
 
-psb_option g_bad_broker[] = {{"broker", "localhost"}, {"broker", "127.0.0.1:0"},
+psb_option g_bad_broker[] = {{"broker", "localhost"},       {"broker", "127.0.0.1:0"},
                              {"broker", "127.0.0.1:65536"}, {"broker", ":6379"},
-                             {"broker", "::1:6379"}, {"broker", "127.0.0.1:63x9"}};
+                             {"broker", "::1:6379"},        {"broker", "127.0.0.1:63x9"}};
 
 INSTANTIATE_TEST_SUITE_P(
     Settings, RedisRefusal,
@@ -195,7 +193,8 @@ TEST(RedisDriver, OpenWithoutAServerFailsAndSaysWhere) {
   Config c("127.0.0.1:1");  // nothing listens on port 1
   psb_error err{};
   EXPECT_EQ(redis().open(&c.cfg, &err), nullptr);
-  EXPECT_EQ(contains(err.message, "redis: cannot connect the probe to redis-server at 127.0.0.1:1"), "");
+  EXPECT_EQ(contains(err.message, "redis: cannot connect the probe to redis-server at 127.0.0.1:1"),
+            "");
 }
 
 TEST(RedisDriver, VersionAddsTheServersOnceConnected) {
@@ -306,7 +305,8 @@ TEST(RedisDriver, ChannelsCarryTheRunIdSoRunsNeverCrossTalk) {
   freeReplyObject(channels);
   redisFree(c);
   std::sort(names.begin(), names.end());
-  EXPECT_EQ(names, (std::vector<std::string>{"psbench:runA:psb_same_topic", "psbench:runB:psb_same_topic"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"psbench:runA:psb_same_topic",
+                                             "psbench:runB:psb_same_topic"}));
   EXPECT_EQ(redis().matched_readers(b.writer), 1);
   auto m = message(64, 1);
   ASSERT_EQ(redis().write(b.writer, m.data(), m.size(), &b.err), 0);
@@ -383,7 +383,8 @@ TEST(RedisDriver, ListenerGetsEveryMessageInOrderAndStopsOnDestroy) {
   pub.writer = redis().create_writer(pub.ctx, "psb_redistest_l", &pub.err);
   ASSERT_TRUE(sub.reader && pub.writer) << sub.err.message << pub.err.message;
   std::vector<std::vector<uint8_t>> sent;
-  for (size_t i = 0; i < 200; ++i) sent.push_back(message(i == 100 ? 4 * kMiB : 32 + i, uint8_t(i)));
+  for (size_t i = 0; i < 200; ++i)
+    sent.push_back(message(i == 100 ? 4 * kMiB : 32 + i, uint8_t(i)));
   for (auto &m : sent) ASSERT_EQ(redis().write(pub.writer, m.data(), m.size(), &pub.err), 0);
   const auto end = Clock::now() + std::chrono::seconds(10);
   for (;;) {
@@ -435,9 +436,11 @@ TEST(RedisDriver, EchoFromAListenerCallback) {
     psb_error err;
     if (redis().write(p->writer, data, len, &err) != 0) ++p->failures;
   };
-  pong_ep.reader = redis().create_reader(pong_ep.ctx, "psb_redistest_ping", echo, &pong, &pong_ep.err);
+  pong_ep.reader =
+      redis().create_reader(pong_ep.ctx, "psb_redistest_ping", echo, &pong, &pong_ep.err);
   ping_ep.writer = redis().create_writer(ping_ep.ctx, "psb_redistest_ping", &ping_ep.err);
-  ping_ep.reader = redis().create_reader(ping_ep.ctx, "psb_redistest_pong", nullptr, nullptr, &ping_ep.err);
+  ping_ep.reader =
+      redis().create_reader(ping_ep.ctx, "psb_redistest_pong", nullptr, nullptr, &ping_ep.err);
   ASSERT_TRUE(pong_ep.reader && pong_ep.writer && ping_ep.reader && ping_ep.writer);
   for (int i = 0; i < 300; ++i) {
     auto m = message(i % 3 == 0 ? 16384 : 64, uint8_t(i));
@@ -499,7 +502,9 @@ TEST(RedisDriver, AKilledServerFailsWritesAndTakesInsteadOfHanging) {
   size_t len;
   psb_error err{};
   EXPECT_EQ(redis().take(w.reader, 5'000'000'000, &data, &len, &err), -1);
-  EXPECT_EQ(contains(err.message, "closed the subscriber connection of psbench:redistest:psb_redistest_k"), "");
+  EXPECT_EQ(contains(err.message,
+                     "closed the subscriber connection of psbench:redistest:psb_redistest_k"),
+            "");
   int r = 0;
   const auto end = Clock::now() + std::chrono::seconds(5);
   while ((r = redis().take(p.reader, 0, &data, &len, &err)) == 0 && Clock::now() < end) {

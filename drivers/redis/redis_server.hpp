@@ -3,13 +3,13 @@
 // goes away with it. The server dies with the test process (PR_SET_PDEATHSIG) even if
 // the test crashes.
 #pragma once
+#include <fcntl.h>
 #include <hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -48,7 +48,8 @@ class RedisServer {
       if (start()) return;
     const std::string log = this->log();
     std::filesystem::remove_all(dir_);
-    throw std::runtime_error("redis-server did not start (is Debian's redis-server installed?): " + log);
+    throw std::runtime_error("redis-server did not start (is Debian's redis-server installed?): " +
+                             log);
   }
 
   ~RedisServer() {
@@ -79,7 +80,8 @@ class RedisServer {
   // A plain hiredis client of this server, for looking at it from outside the driver.
   redisContext *client() const {
     redisContext *c = redisConnect("127.0.0.1", port_);
-    if (c == nullptr || c->err) throw std::runtime_error("cannot connect to the test's redis-server");
+    if (c == nullptr || c->err)
+      throw std::runtime_error("cannot connect to the test's redis-server");
     return c;
   }
 
@@ -122,7 +124,8 @@ class RedisServer {
       redisContext *c = redisConnect("127.0.0.1", port_);
       if (c != nullptr && c->err == 0) {
         auto *r = static_cast<redisReply *>(redisCommand(c, "PING"));
-        const bool ok = r != nullptr && r->type == REDIS_REPLY_STATUS && std::string(r->str) == "PONG";
+        const bool ok =
+            r != nullptr && r->type == REDIS_REPLY_STATUS && std::string(r->str) == "PONG";
         if (r != nullptr) freeReplyObject(r);
         redisFree(c);
         if (ok) return true;

@@ -44,12 +44,10 @@ void parse_broker(const char *value, psb::sdk::Refusals &refuse, std::string *ho
 
 std::string Settings::address() const {
   return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
-                                              : host + ":" + std::to_string(port);
+                                             : host + ":" + std::to_string(port);
 }
 
-std::string Settings::channel(const char *topic) const {
-  return "psbench:" + run_id + ":" + topic;
-}
+std::string Settings::channel(const char *topic) const { return "psbench:" + run_id + ":" + topic; }
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;

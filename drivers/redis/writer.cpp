@@ -16,8 +16,8 @@ Writer::Writer(Context &ctx, const char *topic) {
   c_ = connect_server(settings_, "publisher");
   try {
     fd_ = c_->fd;
-    const std::string prefix = "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(channel_.size()) +
-                               "\r\n" + channel_ + "\r\n$";
+    const std::string prefix =
+        "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(channel_.size()) + "\r\n" + channel_ + "\r\n$";
     prefix_len_ = prefix.size();
     header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
     std::memcpy(header_.data(), prefix.data(), prefix.size());
@@ -66,9 +66,10 @@ void Writer::consume(const char *p, size_t n, std::string &refusal) {
     if (len > 0 && line_[len - 1] == '\r') --len;
     line_[len] = '\0';
     if (pending_ == 0 || len < 2 || (line_[0] != ':' && line_[0] != '-'))
-      break_with(format("unexpected reply on the publisher connection of %s: '%s' (%llu "
-                        "PUBLISH replies awaited)",
-                        channel_.c_str(), line_, static_cast<unsigned long long>(pending_)));
+      break_with(
+          format("unexpected reply on the publisher connection of %s: '%s' (%llu "
+                 "PUBLISH replies awaited)",
+                 channel_.c_str(), line_, static_cast<unsigned long long>(pending_)));
     --pending_;
     if (line_[0] == ':') {
       last_receivers_ = std::strtoll(line_ + 1, nullptr, 10);
@@ -94,9 +95,10 @@ void Writer::read_replies() {
       return;
     }
     if (n == 0)
-      break_with(format("redis-server at %s closed the publisher connection of %s (stopped or "
-                        "killed?)",
-                        settings_.address().c_str(), channel_.c_str()));
+      break_with(
+          format("redis-server at %s closed the publisher connection of %s (stopped or "
+                 "killed?)",
+                 settings_.address().c_str(), channel_.c_str()));
     break_with(format("publisher connection of %s to %s: %s", channel_.c_str(),
                       settings_.address().c_str(), std::strerror(errno)));
   }
@@ -149,9 +151,10 @@ void Writer::write(const void *data, size_t len) {
   if (e != 0) {
     // Part of the command may be out: the stream cannot be resumed.
     if (e == EAGAIN)
-      break_with(format("PUBLISH to %s: redis-server at %s did not take the message within %d "
-                        "s (stopped?); the publisher connection is given up",
-                        channel_.c_str(), settings_.address().c_str(), kIoTimeoutS));
+      break_with(
+          format("PUBLISH to %s: redis-server at %s did not take the message within %d "
+                 "s (stopped?); the publisher connection is given up",
+                 channel_.c_str(), settings_.address().c_str(), kIoTimeoutS));
     break_with(format("PUBLISH to %s: the connection to redis-server at %s broke: %s",
                       channel_.c_str(), settings_.address().c_str(), std::strerror(e)));
   }

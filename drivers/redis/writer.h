@@ -3,13 +3,12 @@
 #ifndef PSBENCH_REDIS_WRITER_H
 #define PSBENCH_REDIS_WRITER_H
 
-#include "hiredis_c.h"
-
 #include <cstdint>
 #include <string>
 #include <vector>
 
 #include "context.h"
+#include "hiredis_c.h"
 
 namespace psbredis {
 

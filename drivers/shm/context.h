@@ -24,8 +24,7 @@ struct Context {
     e->ctx = this;
     e->prev = nullptr;
     e->next = endpoints;
-    if (endpoints != nullptr)
-      endpoints->prev = e;
+    if (endpoints != nullptr) endpoints->prev = e;
     endpoints = e;
   }
   void unlink(Endpoint *e) {
@@ -33,12 +32,11 @@ struct Context {
       e->prev->next = e->next;
     else
       endpoints = e->next;
-    if (e->next != nullptr)
-      e->next->prev = e->prev;
+    if (e->next != nullptr) e->next->prev = e->prev;
     e->prev = e->next = nullptr;
   }
 };
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

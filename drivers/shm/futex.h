@@ -3,13 +3,13 @@
 #ifndef PSBENCH_SHM_FUTEX_H
 #define PSBENCH_SHM_FUTEX_H
 
-#include <atomic>
-#include <cstdint>
-#include <ctime>
-
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
 
 namespace psbshm {
 
@@ -24,8 +24,7 @@ static_assert(std::atomic<uint32_t>::is_always_lock_free,
 // Sleeps while *word == expected, at most rel_ns (< 0: no limit). Returns when
 // woken, on timeout, on a signal or at once if the value already differs; the
 // caller re-checks its condition in every case.
-inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected,
-                       int64_t rel_ns) {
+inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected, int64_t rel_ns) {
   timespec ts;
   timespec *tsp = nullptr;
   if (rel_ns >= 0) {
@@ -33,13 +32,11 @@ inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected,
     ts.tv_nsec = static_cast<long>(rel_ns % 1000000000);
     tsp = &ts;
   }
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT, expected,
-          tsp, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT, expected, tsp, nullptr, 0);
 }
 
 inline void futex_wake(std::atomic<uint32_t> *word, int count) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, count,
-          nullptr, nullptr, 0);
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, count, nullptr, nullptr, 0);
 }
 
 inline void cpu_relax() {
@@ -58,6 +55,6 @@ inline int64_t now_ns() {
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

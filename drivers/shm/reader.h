@@ -25,18 +25,18 @@
 namespace psbshm {
 
 class Reader : public Endpoint {
-public:
+ public:
   // A listener starts the listener thread. Throws psb::sdk::Error on failure.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
   ~Reader();
 
-  int matched() const; // the ring's writer (0 or 1)
+  int matched() const;  // the ring's writer (0 or 1)
   bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
 
-private:
+ private:
   void tear_down();
-  void advance(); // frees the oldest slot
+  void advance();  // frees the oldest slot
   // Waits until head != tail_; false on timeout (deadline_ns < 0: none) or,
   // in the listener, on stop.
   bool wait_for_data(int64_t deadline_ns, bool listener);
@@ -46,11 +46,11 @@ private:
   RingView ring_;
   bool attached_ = false;
   bool reliable_ = false;
-  bool held_ = false; // a taken sample occupies the slot at tail_
+  bool held_ = false;  // a taken sample occupies the slot at tail_
   Wakeup wakeup_ = Wakeup::futex;
-  uint32_t tail_ = 0;       // our copy of hdr->tail (we are its only writer)
-  uint32_t idx_ = 0;        // tail_ % count
-  uint32_t head_cache_ = 0; // last head seen; re-read only when looking empty
+  uint32_t tail_ = 0;        // our copy of hdr->tail (we are its only writer)
+  uint32_t idx_ = 0;         // tail_ % count
+  uint32_t head_cache_ = 0;  // last head seen; re-read only when looking empty
 
   psb::sdk::Listener on_data_;
   std::thread thread_;
@@ -58,6 +58,6 @@ private:
   std::atomic<bool> exited_{false};
 };
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

@@ -16,9 +16,7 @@
 
 namespace psbshm {
 
-inline uint32_t ring_next(uint32_t c, uint32_t modulus) {
-  return c + 1 == modulus ? 0 : c + 1;
-}
+inline uint32_t ring_next(uint32_t c, uint32_t modulus) { return c + 1 == modulus ? 0 : c + 1; }
 
 inline uint32_t ring_used(uint32_t head, uint32_t tail, uint32_t modulus) {
   return head >= tail ? head - tail : head + (modulus - tail);
@@ -41,18 +39,14 @@ struct RingView {
     count = seg.hdr->slot_count;
     modulus = seg.hdr->modulus;
   }
-  uint32_t next_index(uint32_t idx) const {
-    return idx + 1 == count ? 0 : idx + 1;
-  }
+  uint32_t next_index(uint32_t idx) const { return idx + 1 == count ? 0 : idx + 1; }
   // A slot is [uint64_t len][pad to kSlotDataOffset][data].
   uint64_t *slot_len(uint32_t idx) const {
     return reinterpret_cast<uint64_t *>(slots + stride * idx);
   }
-  unsigned char *slot_data(uint32_t idx) const {
-    return slots + stride * idx + kSlotDataOffset;
-  }
+  unsigned char *slot_data(uint32_t idx) const { return slots + stride * idx + kSlotDataOffset; }
 };
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

@@ -19,32 +19,32 @@
 
 namespace psbshm {
 
-constexpr uint32_t kMagic = 0x314d5350u; // "PSM1", set last by the initialiser
+constexpr uint32_t kMagic = 0x314d5350u;  // "PSM1", set last by the initialiser
 constexpr uint32_t kLayoutVersion = 1;
-constexpr size_t kSlotDataOffset = 16; // after the u64 length (+ pad)
+constexpr size_t kSlotDataOffset = 16;  // after the u64 length (+ pad)
 constexpr uint64_t kMaxSlotCount = 1u << 20;
 constexpr const char *kNamePrefix = "/psbench-";
 
 struct alignas(64) SegmentHeader {
-  std::atomic<uint32_t> magic; // kMagic once the fields below are valid
+  std::atomic<uint32_t> magic;  // kMagic once the fields below are valid
   uint32_t layout_version;
-  uint64_t slot_size;   // payload capacity of one slot (max_payload)
-  uint64_t slot_stride; // bytes from one slot to the next
-  uint64_t total_size;  // bytes of the whole segment
-  uint32_t slot_count;  // history depth
-  uint32_t modulus;     // head/tail run in [0, modulus), a multiple of slot_count
-  uint32_t reliability; // PSB_BEST_EFFORT or PSB_RELIABLE
-  std::atomic<int32_t> writers; // attached writers (0 or 1)
-  std::atomic<int32_t> readers; // attached readers (0 or 1)
+  uint64_t slot_size;            // payload capacity of one slot (max_payload)
+  uint64_t slot_stride;          // bytes from one slot to the next
+  uint64_t total_size;           // bytes of the whole segment
+  uint32_t slot_count;           // history depth
+  uint32_t modulus;              // head/tail run in [0, modulus), a multiple of slot_count
+  uint32_t reliability;          // PSB_BEST_EFFORT or PSB_RELIABLE
+  std::atomic<int32_t> writers;  // attached writers (0 or 1)
+  std::atomic<int32_t> readers;  // attached readers (0 or 1)
 
   // Written by the writer. `head` is also the futex word readers sleep on.
   alignas(64) std::atomic<uint32_t> head;
-  std::atomic<uint32_t> reader_waiting; // set by a reader before it sleeps
-  std::atomic<uint64_t> drops;          // best_effort samples dropped
+  std::atomic<uint32_t> reader_waiting;  // set by a reader before it sleeps
+  std::atomic<uint64_t> drops;           // best_effort samples dropped
 
   // Written by the reader. `tail` is the futex word a reliable writer sleeps on.
   alignas(64) std::atomic<uint32_t> tail;
-  std::atomic<uint32_t> writer_waiting; // set by a writer before it sleeps
+  std::atomic<uint32_t> writer_waiting;  // set by a writer before it sleeps
 };
 
 struct SegmentParams {
@@ -62,7 +62,7 @@ std::string segment_name(const std::string &run_id, const char *topic);
 
 struct Segment {
   SegmentHeader *hdr = nullptr;
-  unsigned char *slots = nullptr; // first slot
+  unsigned char *slots = nullptr;  // first slot
   size_t map_size = 0;
   std::string name;
 };
@@ -73,6 +73,6 @@ void segment_open(const std::string &name, const SegmentParams &p, Segment *out)
 // Unmaps and unlinks (ENOENT ignored: the peer may have unlinked first).
 void segment_close(Segment *seg);
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

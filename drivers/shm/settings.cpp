@@ -1,10 +1,10 @@
 // Validation of a psb_config against what the shm driver can honour.
 #include "settings.h"
 
+#include <sys/statvfs.h>
+
 #include <cstdlib>
 #include <cstring>
-
-#include <sys/statvfs.h>
 
 #include "psbench/sdk.hpp"
 #include "segment.h"
@@ -17,8 +17,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     refuse.add("driver", "run_id is empty; it names the shared memory segments");
   } else {
     for (const char *c = cfg.run_id; *c; ++c) {
-      const bool ok = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                      (*c >= '0' && *c <= '9');
+      const bool ok =
+          (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
       if (!ok) {
         refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
         break;
@@ -55,7 +55,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     char *end = nullptr;
     const unsigned long long n = std::strtoull(v, &end, 10);
     if (end == v || *end != '\0' || n == 0 || n > kMaxSlotCount)
-      refuse.add("option:slots", "option slots='%s' is not valid; use a whole number from 1 to %llu", v,
+      refuse.add("option:slots",
+                 "option slots='%s' is not valid; use a whole number from 1 to %llu", v,
                  static_cast<unsigned long long>(kMaxSlotCount));
     else
       depth = uint32_t(n);
@@ -65,7 +66,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     if (std::strcmp(v, "spin") == 0)
       wakeup = Wakeup::spin;
     else if (std::strcmp(v, "futex") != 0)
-      refuse.add("option:wakeup", "option wakeup='%s' is not valid; valid values: futex (default), spin", v);
+      refuse.add("option:wakeup",
+                 "option wakeup='%s' is not valid; valid values: futex (default), spin", v);
   }
   // A segment must fit in /dev/shm at all (free space is checked when it is
   // created, with posix_fallocate).
@@ -88,4 +90,4 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   return s;
 }
 
-} // namespace psbshm
+}  // namespace psbshm

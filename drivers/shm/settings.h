@@ -10,7 +10,7 @@
 
 namespace psbshm {
 
-constexpr uint64_t kMaxPayload = 4194304; // 4 MiB, header included
+constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
 // Ring slots when the history is not set (psb_qos.history == 0).
 constexpr uint32_t kDefaultDepth = 16;
 
@@ -31,6 +31,6 @@ struct Settings {
 // Validates cfg, recording every refusal (check() and open(), which throws them).
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

@@ -2,9 +2,9 @@
 // single-consumer ring per topic. This file names the driver and its capabilities;
 // Writer and Reader do the work. The C ABI table comes from psbench/sdk.hpp
 // (PSB_SDK_DRIVER at the end).
-#include <cstdio>
-
 #include <sys/utsname.h>
+
+#include <cstdio>
 
 #include "context.h"
 #include "psbench/sdk.hpp"
@@ -38,9 +38,9 @@ struct Shm {
   struct Context : psbshm::Context {
     explicit Context(const psb_config &cfg)
         : psbshm::Context{(version(), psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {
-    } // version: never on the timed path
+    }  // version: never on the timed path
     ~Context() {
-      while (endpoints != nullptr) { // endpoints the caller left behind
+      while (endpoints != nullptr) {  // endpoints the caller left behind
         Endpoint *e = endpoints;
         if (e->is_reader)
           delete static_cast<Reader *>(e);
@@ -60,16 +60,16 @@ psb_capabilities Shm::capabilities() {
   static const char *const option_keys[] = {"wakeup", "slots", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE,
-          .history = 0, // no history setting: the ring size is option slots (check() says why)
+          .history = 0,  // no history setting: the ring size is option slots (check() says why)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 1,  // one ring, one reader
-          .writers_per_topic = 1}; // and one writer
+          .readers_per_topic = 1,   // one ring, one reader
+          .writers_per_topic = 1};  // and one writer
 }
 
-} // namespace
-} // namespace psbshm
+}  // namespace
+}  // namespace psbshm
 
 PSB_SDK_DRIVER(psbshm::Shm)

@@ -1,7 +1,12 @@
 // Tests of the shm driver through its C ABI only: the built .so is loaded with
 // dlopen, exactly as psbench-node does. No timing assertions: waits have
 // generous bounds only so that a bug fails instead of hanging.
+#include <dlfcn.h>
+#include <glob.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -12,14 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include <dlfcn.h>
-#include <glob.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include "psbench/driver.h"
 #include "driver_under_test.hpp"
+#include "psbench/driver.h"
 
 namespace {
 
@@ -38,8 +37,8 @@ struct Cfg {
   psb_config c{};
 
   // depth: the ring's slots (option slots).
-  Cfg(uint32_t notify, uint32_t reliability, uint32_t depth,
-      uint64_t max_payload, const char *wakeup = nullptr) {
+  Cfg(uint32_t notify, uint32_t reliability, uint32_t depth, uint64_t max_payload,
+      const char *wakeup = nullptr) {
     c.transport = "shm";
     c.notify = notify;
     c.qos = {reliability, PSB_VOLATILE, 0, 0};
@@ -60,26 +59,20 @@ struct Cfg {
 };
 
 // Message i: length varies, bytes derive from i; seq in the first 8 bytes.
-size_t msg_len(uint64_t i, size_t max) {
-  return 32 + static_cast<size_t>(i * 37) % (max - 32 + 1);
-}
+size_t msg_len(uint64_t i, size_t max) { return 32 + static_cast<size_t>(i * 37) % (max - 32 + 1); }
 void fill_msg(uint64_t i, unsigned char *buf, size_t len) {
   std::memcpy(buf, &i, sizeof i);
-  for (size_t j = 8; j < len; ++j)
-    buf[j] = static_cast<unsigned char>(i * 131 + j);
+  for (size_t j = 8; j < len; ++j) buf[j] = static_cast<unsigned char>(i * 131 + j);
 }
 // The seq of a correct message, or UINT64_MAX if bytes or length are wrong.
 uint64_t check_msg(const void *data, size_t len, size_t max) {
-  if (len < 8)
-    return UINT64_MAX;
+  if (len < 8) return UINT64_MAX;
   uint64_t i;
   std::memcpy(&i, data, sizeof i);
-  if (len != msg_len(i, max))
-    return UINT64_MAX;
+  if (len != msg_len(i, max)) return UINT64_MAX;
   auto *p = static_cast<const unsigned char *>(data);
   for (size_t j = 8; j < len; ++j)
-    if (p[j] != static_cast<unsigned char>(i * 131 + j))
-      return UINT64_MAX;
+    if (p[j] != static_cast<unsigned char>(i * 131 + j)) return UINT64_MAX;
   return i;
 }
 
@@ -88,8 +81,7 @@ std::vector<std::string> shm_files(const std::string &run_id) {
   glob_t g;
   const std::string pat = "/dev/shm/psbench-" + run_id + "*";
   if (glob(pat.c_str(), 0, nullptr, &g) == 0)
-    for (size_t i = 0; i < g.gl_pathc; ++i)
-      out.emplace_back(g.gl_pathv[i]);
+    for (size_t i = 0; i < g.gl_pathc; ++i) out.emplace_back(g.gl_pathv[i]);
   globfree(&g);
   return out;
 }
@@ -97,8 +89,7 @@ std::vector<std::string> shm_files(const std::string &run_id) {
 bool wait_until(const std::function<bool()> &cond, int seconds = 30) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
   while (!cond()) {
-    if (std::chrono::steady_clock::now() > end)
-      return false;
+    if (std::chrono::steady_clock::now() > end) return false;
     std::this_thread::sleep_for(std::chrono::microseconds(200));
   }
   return true;
@@ -107,7 +98,7 @@ bool wait_until(const std::function<bool()> &cond, int seconds = 30) {
 constexpr int64_t kSecond = 1'000'000'000;
 
 class ShmDriver : public ::testing::Test {
-protected:
+ protected:
   void SetUp() override { ASSERT_NE(drv(), nullptr) << dlerror(); }
 };
 
@@ -115,13 +106,11 @@ TEST_F(ShmDriver, TableAndCapabilities) {
   const psb_driver *d = drv();
   EXPECT_EQ(d->abi_version, PSB_ABI_VERSION);
   EXPECT_STREQ(d->name, "shm");
-  EXPECT_EQ(std::string(d->version()).rfind("posix-shm (linux ", 0), 0u)
-      << d->version();
+  EXPECT_EQ(std::string(d->version()).rfind("posix-shm (linux ", 0), 0u) << d->version();
   EXPECT_EQ(d->caps.reliability, unsigned(PSB_BEST_EFFORT | PSB_RELIABLE));
   EXPECT_EQ(d->caps.durability, unsigned(PSB_VOLATILE));
   EXPECT_EQ(d->caps.history, 0u);  // the ring size is option slots
-  EXPECT_EQ(d->caps.notify, unsigned(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT |
-                                     PSB_NOTIFY_POLL));
+  EXPECT_EQ(d->caps.notify, unsigned(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL));
   ASSERT_NE(d->caps.transports, nullptr);
   EXPECT_STREQ(d->caps.transports[0], "shm");
   EXPECT_EQ(d->caps.transports[1], nullptr);
@@ -182,9 +171,9 @@ struct Mode {
 };
 
 std::string mode_string(const Mode &m) {
-  std::string n = m.notify == PSB_NOTIFY_POLL     ? "poll"
-                  : m.notify == PSB_NOTIFY_WAIT   ? "wait"
-                                                  : "listener";
+  std::string n = m.notify == PSB_NOTIFY_POLL   ? "poll"
+                  : m.notify == PSB_NOTIFY_WAIT ? "wait"
+                                                : "listener";
   n += "_";
   n += m.wakeup;
   n += m.reliability == PSB_RELIABLE ? "_reliable" : "_best_effort";
@@ -196,7 +185,7 @@ std::string mode_name(const ::testing::TestParamInfo<Mode> &info) {
 void PrintTo(const Mode &m, std::ostream *os) { *os << mode_string(m); }
 
 class ShmRoundTrip : public ::testing::TestWithParam<Mode> {
-protected:
+ protected:
   void SetUp() override { ASSERT_NE(drv(), nullptr); }
 };
 
@@ -218,7 +207,7 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
 
   std::atomic<uint64_t> received{0}, bad{0}, out_of_order{0};
   std::atomic<bool> got_last{false};
-  uint64_t next = 0; // touched only by the receiving thread
+  uint64_t next = 0;  // touched only by the receiving thread
   auto on_sample = [&](const void *data, size_t len) {
     const uint64_t i = check_msg(data, len, kMax);
     if (i == UINT64_MAX) {
@@ -226,20 +215,17 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
       return;
     }
     if (!reliable && i == kN - 1 && next == kN)
-      return; // a repeat of the last message (see the writer)
-    if (reliable ? i != next : i < next)
-      ++out_of_order;
+      return;  // a repeat of the last message (see the writer)
+    if (reliable ? i != next : i < next) ++out_of_order;
     next = i + 1;
-    if (i == kN - 1)
-      got_last = true;
+    if (i == kN - 1) got_last = true;
     received.fetch_add(1);
   };
   std::function<void(const void *, size_t)> fn = on_sample;
   psb_on_data cb = nullptr;
   if (m.notify == PSB_NOTIFY_LISTENER)
     cb = [](void *user, const void *data, size_t len) {
-      (*static_cast<std::function<void(const void *, size_t)> *>(user))(data,
-                                                                          len);
+      (*static_cast<std::function<void(const void *, size_t)> *>(user))(data, len);
     };
   psb_reader *r = d->create_reader(rctx, "psb_rt_data", cb, &fn, &err);
   ASSERT_NE(r, nullptr) << err.message;
@@ -261,8 +247,7 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
           ++bad;
           break;
         }
-        if (reliable || i != kN - 1 || got_last)
-          break;
+        if (reliable || i != kN - 1 || got_last) break;
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       } while (!got_last);
     }
@@ -276,7 +261,7 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
       psb_error rerr{};
       const int64_t timeout = m.notify == PSB_NOTIFY_POLL ? 0 : kSecond / 10;
       int idle = 0;
-      while (!got_last && bad == 0 && idle < 600) { // 60 s of silence at most
+      while (!got_last && bad == 0 && idle < 600) {  // 60 s of silence at most
         const void *data;
         size_t len;
         const int rc = d->take(r, timeout, &data, &len, &rerr);
@@ -286,8 +271,7 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
         }
         if (rc == 0) {
           if (m.notify == PSB_NOTIFY_POLL) {
-            if (writer_done)
-              ++idle, std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            if (writer_done) ++idle, std::this_thread::sleep_for(std::chrono::milliseconds(100));
             continue;
           }
           ++idle;
@@ -295,8 +279,7 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
         }
         idle = 0;
         on_sample(data, len);
-        if (received % 3 == 0)
-          d->release(r);
+        if (received % 3 == 0) d->release(r);
       }
     });
     reader.join();
@@ -316,17 +299,16 @@ TEST_P(ShmRoundTrip, PassesMessagesBetweenThreads) {
   EXPECT_TRUE(shm_files(cfg.run_id).empty());
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Modes, ShmRoundTrip,
-    ::testing::Values(Mode{PSB_NOTIFY_POLL, "futex", PSB_RELIABLE},
-                      Mode{PSB_NOTIFY_WAIT, "futex", PSB_RELIABLE},
-                      Mode{PSB_NOTIFY_WAIT, "spin", PSB_RELIABLE},
-                      Mode{PSB_NOTIFY_LISTENER, "futex", PSB_RELIABLE},
-                      Mode{PSB_NOTIFY_LISTENER, "spin", PSB_RELIABLE},
-                      Mode{PSB_NOTIFY_POLL, "futex", PSB_BEST_EFFORT},
-                      Mode{PSB_NOTIFY_WAIT, "futex", PSB_BEST_EFFORT},
-                      Mode{PSB_NOTIFY_LISTENER, "futex", PSB_BEST_EFFORT}),
-    mode_name);
+INSTANTIATE_TEST_SUITE_P(Modes, ShmRoundTrip,
+                         ::testing::Values(Mode{PSB_NOTIFY_POLL, "futex", PSB_RELIABLE},
+                                           Mode{PSB_NOTIFY_WAIT, "futex", PSB_RELIABLE},
+                                           Mode{PSB_NOTIFY_WAIT, "spin", PSB_RELIABLE},
+                                           Mode{PSB_NOTIFY_LISTENER, "futex", PSB_RELIABLE},
+                                           Mode{PSB_NOTIFY_LISTENER, "spin", PSB_RELIABLE},
+                                           Mode{PSB_NOTIFY_POLL, "futex", PSB_BEST_EFFORT},
+                                           Mode{PSB_NOTIFY_WAIT, "futex", PSB_BEST_EFFORT},
+                                           Mode{PSB_NOTIFY_LISTENER, "futex", PSB_BEST_EFFORT}),
+                         mode_name);
 
 // Ping/pong as the node does it in intra-process placement: two roles, each
 // with its own context, a writer and a reader on two topics.
@@ -360,10 +342,8 @@ TEST_F(ShmDriver, PingPongBetweenThreads) {
         ++failures;
         break;
       }
-      if (rc == 0)
-        continue;
-      if (d->write(w, data, len, &e) != 0)
-        ++failures;
+      if (rc == 0) continue;
+      if (d->write(w, data, len, &e) != 0) ++failures;
       ++n;
     }
     d->destroy_reader(r);
@@ -420,8 +400,7 @@ TEST_F(ShmDriver, ReliableSmallRingSlowReaderDeliversAllInOrder) {
     for (uint64_t i = 0; i < kN; ++i) {
       const size_t len = msg_len(i, kMax);
       fill_msg(i, buf.data(), len);
-      if (d->write(w, buf.data(), len, &e) != 0)
-        ++write_errors;
+      if (d->write(w, buf.data(), len, &e) != 0) ++write_errors;
     }
   });
   std::vector<uint64_t> seqs;
@@ -435,13 +414,12 @@ TEST_F(ShmDriver, ReliableSmallRingSlowReaderDeliversAllInOrder) {
       continue;
     }
     seqs.push_back(check_msg(data, len, kMax));
-    std::this_thread::sleep_for(std::chrono::microseconds(200)); // slow reader
+    std::this_thread::sleep_for(std::chrono::microseconds(200));  // slow reader
   }
   writer.join();
   EXPECT_EQ(write_errors.load(), 0);
   ASSERT_EQ(seqs.size(), kN);
-  for (uint64_t i = 0; i < kN; ++i)
-    ASSERT_EQ(seqs[i], i);
+  for (uint64_t i = 0; i < kN; ++i) ASSERT_EQ(seqs[i], i);
   d->destroy_reader(r);
   d->destroy_writer(w);
   d->close(rctx);
@@ -501,7 +479,7 @@ TEST_F(ShmDriver, ReliableWriterReleasedWhenReaderLeaves) {
   std::atomic<int> rc{-2};
   std::thread writer([&] {
     psb_error e{};
-    rc = d->write(w, buf, 64, &e); // ring full: waits for the reader
+    rc = d->write(w, buf, 64, &e);  // ring full: waits for the reader
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   d->destroy_reader(r);
@@ -526,12 +504,10 @@ TEST_F(ShmDriver, FourMiBMessageRoundTrips) {
   psb_reader *r = d->create_reader(rctx, "psb_big_data", nullptr, nullptr, &err);
   ASSERT_NE(r, nullptr) << err.message;
   std::vector<unsigned char> buf(kBig);
-  for (size_t j = 0; j < kBig; ++j)
-    buf[j] = static_cast<unsigned char>(j * 7 + (j >> 12));
+  for (size_t j = 0; j < kBig; ++j) buf[j] = static_cast<unsigned char>(j * 7 + (j >> 12));
   std::thread writer([&] {
     psb_error e{};
-    for (int k = 0; k < 3; ++k)
-      EXPECT_EQ(d->write(w, buf.data(), kBig, &e), 0) << e.message;
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(d->write(w, buf.data(), kBig, &e), 0) << e.message;
   });
   for (int k = 0; k < 3; ++k) {
     const void *data;
@@ -562,7 +538,7 @@ TEST_F(ShmDriver, LoanWritesIntoTheSlot) {
   psb_reader *r = d->create_reader(ctx, "psb_loan_data", nullptr, nullptr, &err);
   ASSERT_NE(w, nullptr);
   ASSERT_NE(r, nullptr);
-  for (uint64_t i = 0; i < 3; ++i) { // the third is dropped (ring of 2)
+  for (uint64_t i = 0; i < 3; ++i) {  // the third is dropped (ring of 2)
     const size_t len = msg_len(i, kMax);
     void *s = d->loan(w, len, &err);
     ASSERT_NE(s, nullptr) << err.message;
@@ -578,14 +554,14 @@ TEST_F(ShmDriver, LoanWritesIntoTheSlot) {
   EXPECT_EQ(d->take(r, 0, &data, &len, &err), 0);
   unsigned char stray[16];
   EXPECT_EQ(d->write_loan(w, stray, sizeof stray, &err), -1);
-  d->close(ctx); // also destroys the endpoints left open
+  d->close(ctx);  // also destroys the endpoints left open
   EXPECT_TRUE(shm_files(cfg.run_id).empty());
 }
 
 TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   const psb_driver *d = drv();
   Cfg a(PSB_NOTIFY_WAIT, PSB_RELIABLE, 8, 1024);
-  Cfg b = a; // same run id
+  Cfg b = a;  // same run id
   b.c.max_payload = 2048;
   Cfg c = a;
   c.set_slots(4);
@@ -598,27 +574,22 @@ TEST_F(ShmDriver, MismatchedSidesAreRefused) {
   psb_context *ectx = d->open(e.get(), &err);
   psb_writer *w = d->create_writer(actx, "psb_mm_data", &err);
   ASSERT_NE(w, nullptr) << err.message;
-  EXPECT_EQ(d->create_reader(bctx, "psb_mm_data", nullptr, nullptr, &err),
-            nullptr);
+  EXPECT_EQ(d->create_reader(bctx, "psb_mm_data", nullptr, nullptr, &err), nullptr);
   EXPECT_NE(std::strstr(err.message, "max_payload"), nullptr) << err.message;
-  EXPECT_EQ(d->create_reader(cctx, "psb_mm_data", nullptr, nullptr, &err),
-            nullptr);
+  EXPECT_EQ(d->create_reader(cctx, "psb_mm_data", nullptr, nullptr, &err), nullptr);
   EXPECT_NE(std::strstr(err.message, "slots"), nullptr) << err.message;
-  EXPECT_EQ(d->create_reader(ectx, "psb_mm_data", nullptr, nullptr, &err),
-            nullptr);
+  EXPECT_EQ(d->create_reader(ectx, "psb_mm_data", nullptr, nullptr, &err), nullptr);
   EXPECT_NE(std::strstr(err.message, "reliability"), nullptr) << err.message;
   // A second writer on a topic is refused; the first keeps working.
   EXPECT_EQ(d->create_writer(actx, "psb_mm_data", &err), nullptr);
-  EXPECT_NE(std::strstr(err.message, "already has a writer"), nullptr)
-      << err.message;
+  EXPECT_NE(std::strstr(err.message, "already has a writer"), nullptr) << err.message;
   psb_reader *r = d->create_reader(actx, "psb_mm_data", nullptr, nullptr, &err);
   ASSERT_NE(r, nullptr) << err.message;
   EXPECT_EQ(d->matched_readers(w), 1);
   d->destroy_reader(r);
   EXPECT_EQ(d->matched_readers(w), 0);
   d->destroy_writer(w);
-  for (psb_context *ctx : {actx, bctx, cctx, ectx})
-    d->close(ctx);
+  for (psb_context *ctx : {actx, bctx, cctx, ectx}) d->close(ctx);
   EXPECT_TRUE(shm_files(a.run_id).empty());
 }
 
@@ -630,19 +601,16 @@ TEST_F(ShmDriver, NoSegmentLeftAfterDestroyAndClose) {
     psb_context *ctx = d->open(cfg.get(), &err);
     ASSERT_NE(ctx, nullptr) << err.message;
     psb_on_data cb = nullptr;
-    if (notify == PSB_NOTIFY_LISTENER)
-      cb = [](void *, const void *, size_t) {};
+    if (notify == PSB_NOTIFY_LISTENER) cb = [](void *, const void *, size_t) {};
     psb_writer *w = d->create_writer(ctx, "psb_cl_ping", &err);
     psb_reader *r = d->create_reader(ctx, "psb_cl_ping", cb, nullptr, &err);
     ASSERT_NE(w, nullptr) << err.message;
     ASSERT_NE(r, nullptr) << err.message;
     struct stat st;
-    EXPECT_EQ(stat(("/dev/shm/psbench-" + cfg.run_id + "-psb_cl_ping").c_str(),
-                   &st),
-              0);
+    EXPECT_EQ(stat(("/dev/shm/psbench-" + cfg.run_id + "-psb_cl_ping").c_str(), &st), 0);
     EXPECT_EQ(d->matched_readers(w), 1);
     EXPECT_EQ(d->matched_writers(r), 1);
-    d->destroy_reader(r); // an idle listener thread stops promptly
+    d->destroy_reader(r);  // an idle listener thread stops promptly
     EXPECT_EQ(d->matched_readers(w), 0);
     d->destroy_writer(w);
     d->close(ctx);
@@ -661,22 +629,18 @@ TEST_F(ShmDriver, ForkChildWritesParentReads) {
   if (pid == 0) {
     psb_error e{};
     psb_context *ctx = d->open(cfg.get(), &e);
-    if (ctx == nullptr)
-      _exit(10);
+    if (ctx == nullptr) _exit(10);
     psb_writer *w = d->create_writer(ctx, "psb_fork_data", &e);
-    if (w == nullptr)
-      _exit(11);
+    if (w == nullptr) _exit(11);
     for (int i = 0; d->matched_readers(w) < 1; ++i) {
-      if (i > 30000)
-        _exit(12);
+      if (i > 30000) _exit(12);
       usleep(1000);
     }
     std::vector<unsigned char> buf(kMax);
     for (uint64_t i = 0; i < kN; ++i) {
       const size_t len = msg_len(i, kMax);
       fill_msg(i, buf.data(), len);
-      if (d->write(w, buf.data(), len, &e) != 0)
-        _exit(13);
+      if (d->write(w, buf.data(), len, &e) != 0) _exit(13);
     }
     d->destroy_writer(w);
     d->close(ctx);
@@ -710,4 +674,4 @@ TEST_F(ShmDriver, ForkChildWritesParentReads) {
   EXPECT_TRUE(shm_files(cfg.run_id).empty());
 }
 
-} // namespace
+}  // namespace

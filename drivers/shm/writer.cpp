@@ -3,33 +3,33 @@
 #include <climits>
 #include <new>
 
-#include "psbench/sdk.hpp"
 #include "futex.h"
+#include "psbench/sdk.hpp"
 
 namespace psbshm {
 using psb::sdk::fail;
 
 namespace {
-constexpr int kSpinBeforeSleep = 256;     // pause loops before the futex
-constexpr int64_t kSleepSliceNs = 100'000'000; // re-check the reader count
-} // namespace
+constexpr int kSpinBeforeSleep = 256;           // pause loops before the futex
+constexpr int64_t kSleepSliceNs = 100'000'000;  // re-check the reader count
+}  // namespace
 
 Writer::Writer(Context &ctx, const char *topic) {
   const Settings &s = ctx.settings;
   const std::string name = segment_name(s.run_id, topic);
   reliable_ = s.reliability == PSB_RELIABLE;
   wakeup_ = s.wakeup;
-  if (s.use_loan)
-    scratch_.reset(new unsigned char[s.max_payload]);
+  if (s.use_loan) scratch_.reset(new unsigned char[s.max_payload]);
   segment_open(name, {s.max_payload, s.depth, s.reliability}, &seg_);
   ring_.bind(seg_);
   SegmentHeader *h = seg_.hdr;
   if (h->writers.fetch_add(1, std::memory_order_acq_rel) != 0) {
     h->writers.fetch_sub(1, std::memory_order_acq_rel);
-    tear_down(); // unmaps; the other writer's side keeps the name
-    fail("topic '%s' already has a writer; the shm driver is one writer, one reader "
-         "per topic (or a killed run with this run_id left %s in /dev/shm)",
-         topic, name.c_str());
+    tear_down();  // unmaps; the other writer's side keeps the name
+    fail(
+        "topic '%s' already has a writer; the shm driver is one writer, one reader "
+        "per topic (or a killed run with this run_id left %s in /dev/shm)",
+        topic, name.c_str());
   }
   attached_ = true;
   head_ = h->head.load(std::memory_order_acquire);
@@ -41,18 +41,15 @@ Writer::Writer(Context &ctx, const char *topic) {
 Writer::~Writer() { tear_down(); }
 
 void Writer::tear_down() {
-  if (ctx != nullptr)
-    ctx->unlink(this);
+  if (ctx != nullptr) ctx->unlink(this);
   if (attached_)
     seg_.hdr->writers.fetch_sub(1, std::memory_order_acq_rel);
   else
-    seg_.name.clear(); // not ours to unlink
+    seg_.name.clear();  // not ours to unlink
   segment_close(&seg_);
 }
 
-int Writer::matched() const {
-  return seg_.hdr->readers.load(std::memory_order_acquire);
-}
+int Writer::matched() const { return seg_.hdr->readers.load(std::memory_order_acquire); }
 
 int Writer::drop() {
   ++drops_;
@@ -61,13 +58,10 @@ int Writer::drop() {
 }
 
 int Writer::reserve() {
-  if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
-    return 1;
+  if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count) return 1;
   tail_cache_ = ring_.hdr->tail.load(std::memory_order_acquire);
-  if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
-    return 1;
-  if (!reliable_)
-    return drop();
+  if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count) return 1;
+  if (!reliable_) return drop();
   return wait_for_room();
 }
 
@@ -76,24 +70,21 @@ int Writer::wait_for_room() {
   for (int i = 0; i < kSpinBeforeSleep; ++i) {
     cpu_relax();
     tail_cache_ = h->tail.load(std::memory_order_acquire);
-    if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
-      return 1;
+    if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count) return 1;
   }
   const int64_t deadline = now_ns() + kReliableBlockNs;
   for (;;) {
-    if (h->readers.load(std::memory_order_acquire) == 0)
-      return drop();
+    if (h->readers.load(std::memory_order_acquire) == 0) return drop();
     tail_cache_ = h->tail.load(std::memory_order_acquire);
-    if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count)
-      return 1;
+    if (ring_used(head_, tail_cache_, ring_.modulus) < ring_.count) return 1;
     const int64_t now = now_ns();
     if (now >= deadline)
-      fail("reliable write waited %lld s for the reader to free a slot of %s; is the "
-           "reader still taking?",
-           static_cast<long long>(kReliableBlockNs / 1000000000), seg_.name.c_str());
+      fail(
+          "reliable write waited %lld s for the reader to free a slot of %s; is the "
+          "reader still taking?",
+          static_cast<long long>(kReliableBlockNs / 1000000000), seg_.name.c_str());
     if (wakeup_ == Wakeup::spin) {
-      for (int i = 0; i < 64; ++i)
-        cpu_relax();
+      for (int i = 0; i < 64; ++i) cpu_relax();
       continue;
     }
     // Announce the sleep, then re-check: the reader stores tail before it
@@ -129,8 +120,7 @@ void Writer::write(const void *data, size_t len) {
   if (len > ring_.slot_size)
     fail("message of %zu bytes exceeds max_payload %llu", len,
          static_cast<unsigned long long>(ring_.slot_size));
-  if (reserve() == 0)
-    return; // dropped
+  if (reserve() == 0) return;  // dropped
   __builtin_memcpy(ring_.slot_data(idx_), data, len);
   publish(len);
 }
@@ -139,10 +129,9 @@ void *Writer::loan(size_t len) {
   if (len > ring_.slot_size)
     fail("loan of %zu bytes exceeds max_payload %llu", len,
          static_cast<unsigned long long>(ring_.slot_size));
-  if (reserve() == 0) { // dropped: hand out scratch memory, write_loan discards it
+  if (reserve() == 0) {  // dropped: hand out scratch memory, write_loan discards it
     if (!scratch_)
-      fail("ring of %s is full and loans were not enabled (use_loan) at open",
-           seg_.name.c_str());
+      fail("ring of %s is full and loans were not enabled (use_loan) at open", seg_.name.c_str());
     return scratch_.get();
   }
   loaned_ = true;
@@ -150,15 +139,15 @@ void *Writer::loan(size_t len) {
 }
 
 void Writer::write_loan(void *sample, size_t len) {
-  if (scratch_ && sample == scratch_.get())
-    return; // this sample was dropped at loan()
+  if (scratch_ && sample == scratch_.get()) return;  // this sample was dropped at loan()
   if (!loaned_ || sample != ring_.slot_data(idx_))
-    fail("write_loan got a sample that loan() did not return (or that was already "
-         "written)");
+    fail(
+        "write_loan got a sample that loan() did not return (or that was already "
+        "written)");
   if (len > ring_.slot_size)
     fail("write_loan of %zu bytes exceeds max_payload %llu", len,
          static_cast<unsigned long long>(ring_.slot_size));
   publish(len);
 }
 
-} // namespace psbshm
+}  // namespace psbshm

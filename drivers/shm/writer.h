@@ -20,22 +20,22 @@
 
 namespace psbshm {
 
-constexpr int64_t kReliableBlockNs = 10'000'000'000; // then write() fails
+constexpr int64_t kReliableBlockNs = 10'000'000'000;  // then write() fails
 
 class Writer : public Endpoint {
-public:
+ public:
   // Throws psb::sdk::Error if the segment cannot be opened or has a writer
   // already.
   Writer(Context &ctx, const char *topic);
   ~Writer();
 
-  int matched() const; // the ring's reader (0 or 1)
+  int matched() const;  // the ring's reader (0 or 1)
   void write(const void *data, size_t len);
   void *loan(size_t len);
   void write_loan(void *sample, size_t len);
 
-private:
-  int reserve(); // 1 = slot free, 0 = drop; throws when a reliable wait fails
+ private:
+  int reserve();  // 1 = slot free, 0 = drop; throws when a reliable wait fails
   int wait_for_room();
   int drop();
   void publish(size_t len);
@@ -46,14 +46,14 @@ private:
   bool attached_ = false;
   bool reliable_ = false;
   Wakeup wakeup_ = Wakeup::futex;
-  uint32_t head_ = 0;       // our copy of hdr->head (we are its only writer)
-  uint32_t idx_ = 0;        // head_ % count
-  uint32_t tail_cache_ = 0; // last tail seen; re-read only when looking full
+  uint32_t head_ = 0;        // our copy of hdr->head (we are its only writer)
+  uint32_t idx_ = 0;         // head_ % count
+  uint32_t tail_cache_ = 0;  // last tail seen; re-read only when looking full
   uint64_t drops_ = 0;
   bool loaned_ = false;
-  std::unique_ptr<unsigned char[]> scratch_; // loan target for dropped samples
+  std::unique_ptr<unsigned char[]> scratch_;  // loan target for dropped samples
 };
 
-} // namespace psbshm
+}  // namespace psbshm
 
 #endif

@@ -3,11 +3,11 @@
  * volatile; messages over one datagram are fragmented (udp_reassembly.h). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <stdarg.h>
 #include <netinet/in.h>
-#include <stdio.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -76,21 +76,28 @@ __attribute__((format(printf, 3, 4))) static void refuse(struct refusals *r, con
   va_start(ap, fmt);
   vsnprintf(reason, sizeof reason, fmt, ap);
   va_end(ap);
-  if (r->refuse) r->refuse(r->user, setting, reason);
-  else if (r->count == 0) psb_set_error(r->err, "%s", reason);
+  if (r->refuse)
+    r->refuse(r->user, setting, reason);
+  else if (r->count == 0)
+    psb_set_error(r->err, "%s", reason);
   ++r->count;
 }
 
 static void parse_fault(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
   const char *fault = find_option(cfg, "fault"), *after = find_option(cfg, "fault_after");
   if (!fault) {
-    if (after) refuse(r, "option:fault_after", "udp: option fault_after needs option fault=crash|hang|exit");
+    if (after)
+      refuse(r, "option:fault_after", "udp: option fault_after needs option fault=crash|hang|exit");
     return;
   }
-  if (strcmp(fault, "crash") == 0) ctx->fault = FAULT_CRASH;
-  else if (strcmp(fault, "hang") == 0) ctx->fault = FAULT_HANG;
-  else if (strcmp(fault, "exit") == 0) ctx->fault = FAULT_EXIT;
-  else refuse(r, "option:fault", "udp: option fault='%s' is not one of crash|hang|exit", fault);
+  if (strcmp(fault, "crash") == 0)
+    ctx->fault = FAULT_CRASH;
+  else if (strcmp(fault, "hang") == 0)
+    ctx->fault = FAULT_HANG;
+  else if (strcmp(fault, "exit") == 0)
+    ctx->fault = FAULT_EXIT;
+  else
+    refuse(r, "option:fault", "udp: option fault='%s' is not one of crash|hang|exit", fault);
   char *end = NULL;
   ctx->fault_after = after ? strtoul(after, &end, 10) : 0;
   if (!after || *end || ctx->fault_after == 0)
@@ -121,14 +128,16 @@ static void parse_addresses(const psb_config *cfg, struct udp_context *ctx, stru
   if (strcmp(cfg->transport, "unicast") != 0) {
     if (peer || bind_to)
       refuse(r, peer ? "option:peer" : "option:bind",
-             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.x.y.z of the run id");
+             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.x.y.z of the "
+             "run id");
     ctx->bind_addr = loopback_address(cfg->run_id);
     ctx->peer_addr = ctx->bind_addr;
     return;
   }
   /* unicast: readers bind `bind` (default any), writers send to `peer`. */
   if (!peer)
-    refuse(r, "option:peer", "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
+    refuse(r, "option:peer",
+           "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
   else if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1)
     refuse(r, "option:peer", "udp: option peer='%s' is not an IPv4 address", peer);
   ctx->bind_addr.s_addr = htonl(INADDR_ANY);
@@ -145,17 +154,21 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, struct r
   ctx->notify = cfg->notify;
   /* Also judged for what the capability sets leave out: say why it is refused. */
   if (cfg->qos.reliability != PSB_BEST_EFFORT)
-    refuse(r, "reliability", "udp: reliability must be best_effort: the kernel neither acknowledges nor resends");
+    refuse(r, "reliability",
+           "udp: reliability must be best_effort: the kernel neither acknowledges nor resends");
   if (cfg->qos.durability != PSB_VOLATILE)
     refuse(r, "durability", "udp: durability must be volatile: nothing is kept for late readers");
   if (cfg->qos.history != 0)
-    refuse(r, "history", "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
+    refuse(
+        r, "history",
+        "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
   const char *base = find_option(cfg, "port_base");
   if (base) {
     char *end;
     long v = strtol(base, &end, 10);
     if (*end || v < 1024 || v > 65535 - (long)PORT_SPAN)
-      refuse(r, "option:port_base", "udp: option port_base='%s': use a number from 1024 to %u", base, 65535 - PORT_SPAN);
+      refuse(r, "option:port_base", "udp: option port_base='%s': use a number from 1024 to %u",
+             base, 65535 - PORT_SPAN);
     else
       ctx->port_base = (uint16_t)v;
   }
@@ -231,8 +244,8 @@ static int receive_message(struct udp_reader *r, int flags, const void **data, s
     struct sockaddr_in from;
     struct iovec iov[2] = {{&prefix, sizeof prefix},
                            {udp_landing(&r->asm_.a[0]), udp_landing_room(&r->asm_.a[0])}};
-    struct msghdr msg = {.msg_name = &from, .msg_namelen = sizeof from, .msg_iov = iov,
-                         .msg_iovlen = 2};
+    struct msghdr msg = {
+        .msg_name = &from, .msg_namelen = sizeof from, .msg_iov = iov, .msg_iovlen = 2};
     ssize_t n = recvmsg(r->fd, &msg, flags);
     if (n < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return 0;
@@ -251,7 +264,7 @@ static int receive_message(struct udp_reader *r, int flags, const void **data, s
 
 static int set_receive_timeout(struct udp_reader *r, int64_t timeout_ns, psb_error *err) {
   if (r->timeout_set_ns == timeout_ns) return 0; /* the common case: no syscall */
-  struct timeval tv = {0, 0};                     /* 0 = block without limit */
+  struct timeval tv = {0, 0};                    /* 0 = block without limit */
   if (timeout_ns > 0) {
     tv.tv_sec = timeout_ns / 1000000000;
     tv.tv_usec = (timeout_ns % 1000000000) / 1000;
@@ -265,7 +278,8 @@ static int set_receive_timeout(struct udp_reader *r, int64_t timeout_ns, psb_err
   return 0;
 }
 
-static int udp_take(psb_reader *vr, int64_t timeout_ns, const void **data, size_t *len, psb_error *err) {
+static int udp_take(psb_reader *vr, int64_t timeout_ns, const void **data, size_t *len,
+                    psb_error *err) {
   struct udp_reader *r = (struct udp_reader *)vr;
   if (timeout_ns == 0) return receive_message(r, MSG_DONTWAIT, data, len, err);
   if (set_receive_timeout(r, timeout_ns, err) != 0) return -1;
@@ -312,7 +326,9 @@ static psb_reader *udp_create_reader(psb_context *vctx, const char *topic, psb_o
   r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN),
                           ctx->max_payload, err);
   if (!have_buffers || r->fd < 0) {
-    if (!have_buffers) psb_set_error(err, "udp: out of memory for %u buffers of %zu bytes", r->asm_.count, ctx->max_payload);
+    if (!have_buffers)
+      psb_set_error(err, "udp: out of memory for %u buffers of %zu bytes", r->asm_.count,
+                    ctx->max_payload);
     free_reader(r);
     return NULL;
   }
@@ -350,7 +366,8 @@ static const char *udp_version(void) {
 }
 
 static const char *const transports[] = {"loopback", "unicast", NULL};
-static const char *const option_keys[] = {"port_base", "peer", "bind", "fault", "fault_after", NULL};
+static const char *const option_keys[] = {"port_base", "peer",        "bind",
+                                          "fault",     "fault_after", NULL};
 
 static const psb_driver driver = {
     .abi_version = PSB_ABI_VERSION,

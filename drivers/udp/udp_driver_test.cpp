@@ -1,22 +1,20 @@
 // The udp driver through its ABI table, plus the fragment reassembly it relies on.
 #include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <psbench/driver.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <csignal>
-#include <psbench/driver.h>
-
-#include "driver_under_test.hpp"
-
-#include <gtest/gtest.h>
-
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <cstring>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "driver_under_test.hpp"
 
 extern "C" {
 #include "udp_reassembly.h"
@@ -76,7 +74,8 @@ TEST(UdpDriver, WaitAndPollDeliverExactBytesUpToFourMiB) {
     run.reader = udp().create_reader(run.ctx, "psb_udptest_a", nullptr, nullptr, &run.err);
     run.writer = udp().create_writer(run.ctx, "psb_udptest_a", &run.err);
     ASSERT_TRUE(run.reader && run.writer) << run.err.message;
-    for (size_t size : {size_t(32), size_t(65000), size_t(65001), size_t(1) << 20, size_t(4) << 20}) {
+    for (size_t size :
+         {size_t(32), size_t(65000), size_t(65001), size_t(1) << 20, size_t(4) << 20}) {
       auto sent = message(size, uint8_t(size));
       ASSERT_EQ(udp().write(run.writer, sent.data(), sent.size(), &run.err), 0) << run.err.message;
       auto got = take_one(run.reader, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0);
@@ -172,7 +171,7 @@ TEST(UdpReassembly, AMissingFragmentLosesOnlyThatMessage) {
   EXPECT_EQ(a.add(1, 130000, 0, 65000, 0xA), 0u);
   // fragment 2 of message 1 is lost; message 2 starts and lands after the partial one
   EXPECT_EQ(a.add(2, 100, 0, 100, 0xD), 100u);
-  EXPECT_EQ(a.buffer[0], 0xD);  // moved to the start
+  EXPECT_EQ(a.buffer[0], 0xD);                         // moved to the start
   EXPECT_EQ(a.add(1, 130000, 65000, 65000, 0xB), 0u);  // stale fragment: dropped
 }
 
@@ -195,8 +194,8 @@ struct Reassembler {
     }
   }
   // Lands a fragment of `sender` and returns the completed message, or nothing.
-  std::vector<uint8_t> add(uint64_t sender, uint32_t id, uint32_t total, uint32_t offset,
-                           size_t n, uint8_t fill) {
+  std::vector<uint8_t> add(uint64_t sender, uint32_t id, uint32_t total, uint32_t offset, size_t n,
+                           uint8_t fill) {
     std::memset(udp_landing(&s.a[0]), fill, n);
     udp_fragment_prefix p{id, total, offset};
     const uint8_t *data = nullptr;
@@ -223,10 +222,8 @@ TEST(UdpReassembly, InterleavedMessagesOfTwoWritersBothArrive) {
   Reassembler r(200000);
   EXPECT_TRUE(r.add(7, 1, 130000, 0, 65000, 0xA1).empty());
   EXPECT_TRUE(r.add(9, 1, 100000, 0, 65000, 0xB1).empty());
-  EXPECT_TRUE(r.add(7, 1, 130000, 65000, 65000, 0xA2) ==
-              filled({{65000, 0xA1}, {65000, 0xA2}}));
-  EXPECT_TRUE(r.add(9, 1, 100000, 65000, 35000, 0xB2) ==
-              filled({{65000, 0xB1}, {35000, 0xB2}}));
+  EXPECT_TRUE(r.add(7, 1, 130000, 65000, 65000, 0xA2) == filled({{65000, 0xA1}, {65000, 0xA2}}));
+  EXPECT_TRUE(r.add(9, 1, 100000, 65000, 35000, 0xB2) == filled({{65000, 0xB1}, {35000, 0xB2}}));
   // a[0] is idle again, writer 9's next message starts there
   EXPECT_TRUE(r.add(9, 2, 100, 0, 100, 0xB3) == filled({{100, 0xB3}}));
   Reassembler one(200000, 1);
@@ -242,7 +239,7 @@ TEST(UdpReassembly, InterleavedMessagesOfTwoWritersBothArrive) {
 TEST(UdpReassembly, AWritersMessageContinuesWhereItWasStarted) {
   Reassembler r(200000);
   EXPECT_TRUE(r.add(7, 1, 70000, 0, 65000, 0xA1).empty());
-  EXPECT_TRUE(r.add(9, 4, 70000, 0, 65000, 0xB1).empty());  // aside
+  EXPECT_TRUE(r.add(9, 4, 70000, 0, 65000, 0xB1).empty());          // aside
   EXPECT_EQ(r.add(7, 1, 70000, 65000, 5000, 0xA2).size(), 70000u);  // a[0] idle now
   EXPECT_TRUE(r.add(9, 4, 70000, 65000, 5000, 0xB2) == filled({{65000, 0xB1}, {5000, 0xB2}}));
 }

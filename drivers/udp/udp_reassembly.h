@@ -16,12 +16,12 @@ struct udp_fragment_prefix {
 };
 
 struct udp_reassembly {
-  uint8_t *buffer;   /* capacity + UDP_FRAGMENT_PAYLOAD bytes */
-  size_t capacity;   /* largest message accepted */
+  uint8_t *buffer; /* capacity + UDP_FRAGMENT_PAYLOAD bytes */
+  size_t capacity; /* largest message accepted */
   uint32_t message_id;
   size_t total, have;
-  int active;        /* a message is partly assembled */
-  uint64_t sender;   /* the writer it comes from (address and port) */
+  int active;      /* a message is partly assembled */
+  uint64_t sender; /* the writer it comes from (address and port) */
 };
 
 /* Fragmented messages of several writers of a topic interleave at the reader. Each

@@ -48,9 +48,11 @@ int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_messag
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
     char text[INET_ADDRSTRLEN];
-    psb_set_error(err, "udp: cannot bind %s:%u: %s (udp is one reader per topic, so a second "
-                  "subscriber of it is refused; or another run is on this port: set option port_base)",
-                  inet_ntop(AF_INET, addr, text, sizeof text), port, strerror(errno));
+    psb_set_error(
+        err,
+        "udp: cannot bind %s:%u: %s (udp is one reader per topic, so a second "
+        "subscriber of it is refused; or another run is on this port: set option port_base)",
+        inet_ntop(AF_INET, addr, text, sizeof text), port, strerror(errno));
     close(fd);
     return -1;
   }

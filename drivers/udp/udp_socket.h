@@ -15,5 +15,4 @@ uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span);
 int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err);
 int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err);
 
-
 #endif

@@ -34,7 +34,8 @@ class Reader : public Endpoint {
       // "" first: the SUB sends its subscriptions in this order (trie order, "" at the
       // root), so when the writer sees the marker, delivery to this reader is already on.
       if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
-          (!s.conflate && zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0))
+          (!s.conflate &&
+           zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0))
         fail_zmq("ZMQ_SUBSCRIBE");
       if (s.transport == Transport::inproc) {
         join_inproc();
@@ -114,7 +115,8 @@ class Reader : public Endpoint {
     static std::atomic<unsigned long> monitors{0};
     char name[96];
     std::snprintf(name, sizeof name, "inproc://psbench-zeromq-monitor-%lu", monitors.fetch_add(1));
-    if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
+    if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) !=
+        0)
       fail_zmq("zmq_socket_monitor");
     monitoring_ = true;
     monitor_ = zmq_socket(ctx_.zctx, ZMQ_PAIR);

@@ -48,10 +48,11 @@ inline unsigned tcp_port(const Settings &s, const std::string &topic) {
   // The node names topics psb_<run id>_<suffix>; its three suffixes get fixed slots so
   // that the topics of one run never share a port.
   const std::string prefix = "psb_" + s.run_id + "_";
-  std::string suffix = topic.compare(0, prefix.size(), prefix) == 0 ? topic.substr(prefix.size())
-                                                                    : topic;
+  std::string suffix =
+      topic.compare(0, prefix.size(), prefix) == 0 ? topic.substr(prefix.size()) : topic;
   const int fixed = psb::sdk::index_in(suffix.c_str(), {"ping", "pong", "data"});
-  const unsigned slot = fixed >= 0 ? unsigned(fixed) : psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
+  const unsigned slot =
+      fixed >= 0 ? unsigned(fixed) : psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
   return s.port_base + block * kPortsPerRun + slot;
 }
 
@@ -68,9 +69,12 @@ inline std::string ipc_path(const Settings &s, const std::string &topic) {
 // "tcp://127.0.0.1:20417", "ipc:///tmp/psbench-zeromq-R/psb_R_ping", "inproc://psb_R_ping".
 inline std::string endpoint_for(const Settings &s, const std::string &topic) {
   switch (s.transport) {
-    case Transport::tcp: return "tcp://127.0.0.1:" + std::to_string(tcp_port(s, topic));
-    case Transport::ipc: return "ipc://" + ipc_path(s, topic);
-    case Transport::inproc: return "inproc://" + topic;
+    case Transport::tcp:
+      return "tcp://127.0.0.1:" + std::to_string(tcp_port(s, topic));
+    case Transport::ipc:
+      return "ipc://" + ipc_path(s, topic);
+    case Transport::inproc:
+      return "inproc://" + topic;
   }
   return {};
 }
@@ -137,7 +141,8 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   const psb::sdk::Options options(cfg, refuse);
   // sndhwm, rcvhwm: a number of messages.
   const std::string hwm_hint = "a number of messages from 0 to " + std::to_string(INT_MAX) +
-                               " (0 = no limit, ZeroMQ's default is " + std::to_string(kDefaultHwm) + ")";
+                               " (0 = no limit, ZeroMQ's default is " +
+                               std::to_string(kDefaultHwm) + ")";
   s.sndhwm = int(options.number("sndhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
   s.rcvhwm = int(options.number("rcvhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
   s.rcvhwm_given = options.has("rcvhwm");
@@ -147,13 +152,15 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
                "one message in the subscriber's queue and ignores the high-water mark");
 
   if (options.has("port_base") && s.transport != Transport::tcp)
-    refuse.add("option:port_base", "option port_base applies to transport tcp only (this run uses %s)",
+    refuse.add("option:port_base",
+               "option port_base applies to transport tcp only (this run uses %s)",
                transport_name(s.transport));
   else
-    s.port_base = unsigned(options.number(
-        "port_base", kDefaultPortBase, 1024, 65535 - kPortSpan,
-        "a number from 1024 to " + std::to_string(65535 - kPortSpan) +
-            " (the run's ports lie in port_base .. port_base+" + std::to_string(kPortSpan - 1) + ")"));
+    s.port_base =
+        unsigned(options.number("port_base", kDefaultPortBase, 1024, 65535 - kPortSpan,
+                                "a number from 1024 to " + std::to_string(65535 - kPortSpan) +
+                                    " (the run's ports lie in port_base .. port_base+" +
+                                    std::to_string(kPortSpan - 1) + ")"));
 
   if (s.transport == Transport::ipc) {
     // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL.

@@ -110,12 +110,13 @@ class Writer : public Endpoint {
       // our mkdir and bind: make it again.
       if (s.transport == Transport::ipc && e == ENOENT && attempt < 3) continue;
       if (e == EADDRINUSE && s.transport == Transport::tcp)
-        fail("cannot bind %s for topic %s: port %u is in use (another run or program "
-             "holds it). A run's ports are port_base (%u) + %u x (FNV-1a(run id) %% %u) + a "
-             "slot per topic; retry with another run id, move the range with --option "
-             "port_base=N, or use --transport ipc",
-             endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, kPortsPerRun,
-             kRunBlocks);
+        fail(
+            "cannot bind %s for topic %s: port %u is in use (another run or program "
+            "holds it). A run's ports are port_base (%u) + %u x (FNV-1a(run id) %% %u) + a "
+            "slot per topic; retry with another run id, move the range with --option "
+            "port_base=N, or use --transport ipc",
+            endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, kPortsPerRun,
+            kRunBlocks);
       if (e == EADDRINUSE && s.transport == Transport::inproc)
         fail("cannot bind %s: this process already has a writer of topic %s", endpoint_.c_str(),
              topic_.c_str());

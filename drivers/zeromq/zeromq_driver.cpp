@@ -3,7 +3,6 @@
 // Writer and Reader are in zmq_context.h, writer.h and reader.h; the C ABI table comes
 // from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include "psbench/sdk.hpp"
-
 #include "reader.h"
 #include "settings.h"
 #include "writer.h"

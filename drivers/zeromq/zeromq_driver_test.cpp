@@ -1,9 +1,10 @@
 // The zeromq driver through its ABI table: real exchanges through libzmq over tcp, ipc
 // and inproc in every notify mode, matched counts, the high-water mark's silent drops,
 // keep_last:1, loans, and every refusal.
-#include <pthread.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -21,8 +22,6 @@
 
 #include "driver_under_test.hpp"
 
-#include <gtest/gtest.h>
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -37,9 +36,9 @@ std::string fresh_run_id() {
 
 struct ZmqRun {
   explicit ZmqRun(const char *transport, uint32_t notify = PSB_NOTIFY_WAIT,
-               std::vector<std::pair<std::string, std::string>> opts = {},
-               psb_qos qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0},
-               std::string run = fresh_run_id())
+                  std::vector<std::pair<std::string, std::string>> opts = {},
+                  psb_qos qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0},
+                  std::string run = fresh_run_id())
       : run_id(std::move(run)), transport_name(transport), options(std::move(opts)) {
     for (auto &[k, v] : options) option_table.push_back(psb_option{k.c_str(), v.c_str()});
     cfg.run_id = run_id.c_str();
@@ -67,7 +66,8 @@ struct ZmqRun {
     if (w) writers.push_back(w);
     return w;
   }
-  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
+  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr,
+                     void *user = nullptr) {
     psb_reader *r = zmq_driver().create_reader(ctx, topic.c_str(), cb, user, &err);
     if (r) readers.push_back(r);
     return r;
@@ -122,11 +122,13 @@ std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
     const void *data = nullptr;
     size_t len = 0;
     psb_error err{};
-    int r = zmq_driver().take(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000, &data, &len, &err);
+    int r =
+        zmq_driver().take(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000, &data, &len, &err);
     EXPECT_GE(r, 0) << err.message;
     if (r < 0) return {};
     if (r == 1) {
-      std::vector<uint8_t> got(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + len);
+      std::vector<uint8_t> got(static_cast<const uint8_t *>(data),
+                               static_cast<const uint8_t *>(data) + len);
       zmq_driver().release(reader);
       return got;
     }
@@ -236,7 +238,8 @@ TEST_P(EveryTransport, ListenerGetsEveryMessageInOrderAndStopsOnDestroy) {
   for (uint32_t i = 0; i < 200; ++i) {
     auto m = message(i % 2 ? 100 : 200000, i);
     ASSERT_EQ(zmq_driver().write(w, m.data(), m.size(), &run.err), 0) << run.err.message;
-    if (i % 50 == 49) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // stay under the HWM
+    if (i % 50 == 49)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // stay under the HWM
   }
   EXPECT_TRUE(eventually([&] {
     std::lock_guard lock(seen.mu);
@@ -314,7 +317,8 @@ TEST_P(EveryTransport, AFullQueueDropsSilentlyAtTheHighWaterMark) {
 }
 
 TEST_P(EveryTransport, KeepLastOneKeepsTheNewestOnly) {
-  ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {}, psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
+  ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {},
+             psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
   psb_context *ctx_w = run.open(), *ctx_r = run.open();
   ASSERT_TRUE(ctx_w && ctx_r) << run.err.message;
   psb_writer *w = run.writer(ctx_w, run.topic("data"));
@@ -473,7 +477,8 @@ TEST(ZeromqDriver, ASecondWriterOfATopicIsRefusedWithTheReason) {
     psb_context *ctx = a.open();
     ASSERT_NE(a.writer(ctx, a.topic("ping")), nullptr);
     EXPECT_EQ(a.writer(ctx, a.topic("ping")), nullptr);
-    EXPECT_NE(std::string(a.err.message).find("already has a writer"), std::string::npos) << a.err.message;
+    EXPECT_NE(std::string(a.err.message).find("already has a writer"), std::string::npos)
+        << a.err.message;
   }
 }
 
@@ -557,8 +562,13 @@ TEST(ZeromqDriver, EveryRefusalSaysWhy) {
       {"tcp", {}, {PSB_RELIABLE, PSB_VOLATILE, 0, 0}, "high-water mark"},
       {"tcp", {}, {PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, 0, 0}, "transient_local is not supported"},
       {"tcp", {}, {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0}, "keep_all is not supported"},
-      {"tcp", {}, {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 2}, "keep_last:2 is not supported"},
-      {"tcp", {{"rcvhwm", "10"}}, {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1},
+      {"tcp",
+       {},
+       {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 2},
+       "keep_last:2 is not supported"},
+      {"tcp",
+       {{"rcvhwm", "10"}},
+       {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1},
        "rcvhwm does not apply with history keep_last:1"},
       {"tcp", {{"sndhwm", "-1"}}, plain, "option sndhwm='-1'"},
       {"tcp", {{"rcvhwm", "lots"}}, plain, "option rcvhwm='lots'"},
@@ -570,7 +580,8 @@ TEST(ZeromqDriver, EveryRefusalSaysWhy) {
   for (const Case &c : cases) {
     ZmqRun run(c.transport, PSB_NOTIFY_WAIT, c.options, c.qos);
     std::string msg = check_message(run);
-    EXPECT_NE(msg.find(c.expect), std::string::npos) << "expected '" << c.expect << "', got: " << msg;
+    EXPECT_NE(msg.find(c.expect), std::string::npos)
+        << "expected '" << c.expect << "', got: " << msg;
     EXPECT_EQ(msg.rfind("zeromq: ", 0), 0u) << msg;
     EXPECT_EQ(zmq_driver().open(&run.cfg, &run.err), nullptr) << "open accepted what check refused";
   }
@@ -586,7 +597,8 @@ TEST(ZeromqDriver, EveryRefusalSaysWhy) {
     ZmqRun ok("tcp", PSB_NOTIFY_WAIT, opts);
     EXPECT_EQ(check_message(ok), "(accepted)");
   }
-  ZmqRun conflate("tcp", PSB_NOTIFY_WAIT, {{"sndhwm", "5"}}, {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
+  ZmqRun conflate("tcp", PSB_NOTIFY_WAIT, {{"sndhwm", "5"}},
+                  {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
   EXPECT_EQ(check_message(conflate), "(accepted)");
 }
 
@@ -598,8 +610,10 @@ TEST(ZeromqDriver, CloseDestroysWhatTheCallerLeftOpen) {
   psb_context *ctx = zmq_driver().open(&run.cfg, &err);
   ASSERT_NE(ctx, nullptr) << err.message;
   auto ignore = [](void *, const void *, size_t) {};
-  ASSERT_NE(zmq_driver().create_writer(ctx, run.topic("data").c_str(), &err), nullptr) << err.message;
-  ASSERT_NE(zmq_driver().create_reader(ctx, run.topic("data").c_str(), ignore, nullptr, &err), nullptr)
+  ASSERT_NE(zmq_driver().create_writer(ctx, run.topic("data").c_str(), &err), nullptr)
+      << err.message;
+  ASSERT_NE(zmq_driver().create_reader(ctx, run.topic("data").c_str(), ignore, nullptr, &err),
+            nullptr)
       << err.message;
   zmq_driver().close(ctx);
   struct stat st {};

@@ -5,8 +5,8 @@
 #include <zmq.h>
 
 #include <atomic>
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -53,7 +53,8 @@ struct InprocProcess {
 class Context {
  public:
   // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
-  explicit Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+  explicit Context(const psb_config &cfg)
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
     if (settings.transport != Transport::inproc) {
       if ((zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
       return;

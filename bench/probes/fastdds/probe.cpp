@@ -21,17 +21,17 @@
 // --duration and prints "p50_us p99_us count" (nearest rank); a header-only message
 // (--size 32) ends pong. As the driver's ping-pong defaults:
 //   fastdds_probe pong --transport builtin --best-effort --keep-last 1 --size S --domain D
-//   fastdds_probe ping --transport builtin --best-effort --keep-last 1 --size S --domain D --duration T
+//   fastdds_probe ping --transport builtin --best-effort --keep-last 1 --size S --domain D
+//   --duration T
+#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
+#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
+#include <fastrtps/utils/IPLocator.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <string>
-#include <thread>
-#include <vector>
-
 #include <fastdds/dds/domain/DomainParticipant.hpp>
 #include <fastdds/dds/domain/DomainParticipantFactory.hpp>
 #include <fastdds/dds/publisher/DataWriter.hpp>
@@ -41,9 +41,10 @@
 #include <fastdds/dds/subscriber/Subscriber.hpp>
 #include <fastdds/dds/topic/Topic.hpp>
 #include <fastdds/rtps/flowcontrol/FlowControllerDescriptor.hpp>
-#include <fastdds/rtps/transport/UDPv4TransportDescriptor.h>
-#include <fastdds/rtps/transport/shared_mem/SharedMemTransportDescriptor.h>
-#include <fastrtps/utils/IPLocator.h>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "psbenchPubSubTypes.h"
 
@@ -66,24 +67,25 @@ struct Args {
   int keep_last = 0;         // 0: keep_all
   int max_per_instance = 0;  // 0: Fast DDS's default (400)
   double duration_s = 2;
-  size_t size = 64;          // psbench message size: 32-byte header + payload
+  size_t size = 64;  // psbench message size: 32-byte header + payload
   int domain = 77;
-  bool async = false;        // ASYNCHRONOUS_PUBLISH_MODE
-  int fc_bytes = 0;          // with async: a FIFO flow controller of N bytes per period
+  bool async = false;  // ASYNCHRONOUS_PUBLISH_MODE
+  int fc_bytes = 0;    // with async: a FIFO flow controller of N bytes per period
   int fc_period_ms = 1;
-  int hb_ms = 0;             // reliable writer heartbeat period; 0: default (3 s)
-  int nack_ms = -1;          // reliable writer nack response delay; -1: default (5 ms)
+  int hb_ms = 0;                      // reliable writer heartbeat period; 0: default (3 s)
+  int nack_ms = -1;                   // reliable writer nack response delay; -1: default (5 ms)
   uint32_t udp_buffer = 1024 * 1024;  // UDP socket buffers; 0: Fast DDS's default (the OS's)
   uint32_t shm_segment = 512 * 1024;  // shared-memory segment (Fast DDS's default)
-  double wait_s = 20;        // sub: give up after this long without a writer/sample
+  double wait_s = 20;                 // sub: give up after this long without a writer/sample
 };
 
 void usage() {
-  std::fprintf(stderr,
-               "usage: fastdds_probe pub|sub|ping|pong [--transport shm|udp|builtin] [--best-effort] "
-               "[--keep-last N] [--max-per-instance N] [--duration S] [--size B] [--domain D] "
-               "[--async] [--flow-bytes N --flow-period-ms MS] [--heartbeat-ms MS] "
-               "[--nack-ms MS] [--udp-buffer BYTES] [--shm-segment BYTES]\n");
+  std::fprintf(
+      stderr,
+      "usage: fastdds_probe pub|sub|ping|pong [--transport shm|udp|builtin] [--best-effort] "
+      "[--keep-last N] [--max-per-instance N] [--duration S] [--size B] [--domain D] "
+      "[--async] [--flow-bytes N --flow-period-ms MS] [--heartbeat-ms MS] "
+      "[--nack-ms MS] [--udp-buffer BYTES] [--shm-segment BYTES]\n");
   std::exit(2);
 }
 
@@ -98,21 +100,36 @@ Args parse(int argc, char **argv) {
       if (i + 1 >= argc) usage();
       return argv[++i];
     };
-    if (k == "--transport") a.transport = val();
-    else if (k == "--best-effort") a.reliable = false;
-    else if (k == "--keep-last") a.keep_last = std::atoi(val());
-    else if (k == "--max-per-instance") a.max_per_instance = std::atoi(val());
-    else if (k == "--duration") a.duration_s = std::atof(val());
-    else if (k == "--size") a.size = std::strtoul(val(), nullptr, 10);
-    else if (k == "--domain") a.domain = std::atoi(val());
-    else if (k == "--async") a.async = true;
-    else if (k == "--flow-bytes") a.fc_bytes = std::atoi(val());
-    else if (k == "--flow-period-ms") a.fc_period_ms = std::atoi(val());
-    else if (k == "--heartbeat-ms") a.hb_ms = std::atoi(val());
-    else if (k == "--nack-ms") a.nack_ms = std::atoi(val());
-    else if (k == "--udp-buffer") a.udp_buffer = uint32_t(std::strtoul(val(), nullptr, 10));
-    else if (k == "--shm-segment") a.shm_segment = uint32_t(std::strtoul(val(), nullptr, 10));
-    else usage();
+    if (k == "--transport")
+      a.transport = val();
+    else if (k == "--best-effort")
+      a.reliable = false;
+    else if (k == "--keep-last")
+      a.keep_last = std::atoi(val());
+    else if (k == "--max-per-instance")
+      a.max_per_instance = std::atoi(val());
+    else if (k == "--duration")
+      a.duration_s = std::atof(val());
+    else if (k == "--size")
+      a.size = std::strtoul(val(), nullptr, 10);
+    else if (k == "--domain")
+      a.domain = std::atoi(val());
+    else if (k == "--async")
+      a.async = true;
+    else if (k == "--flow-bytes")
+      a.fc_bytes = std::atoi(val());
+    else if (k == "--flow-period-ms")
+      a.fc_period_ms = std::atoi(val());
+    else if (k == "--heartbeat-ms")
+      a.hb_ms = std::atoi(val());
+    else if (k == "--nack-ms")
+      a.nack_ms = std::atoi(val());
+    else if (k == "--udp-buffer")
+      a.udp_buffer = uint32_t(std::strtoul(val(), nullptr, 10));
+    else if (k == "--shm-segment")
+      a.shm_segment = uint32_t(std::strtoul(val(), nullptr, 10));
+    else
+      usage();
   }
   if (a.transport != "shm" && a.transport != "udp" && a.transport != "builtin") usage();
   if (a.size < 32 || a.size > (64u << 20)) usage();
@@ -218,7 +235,8 @@ int run_pub(const Args &a) {
   if (a.hb_ms > 0)
     wq.reliable_writer_qos().times.heartbeatPeriod = Duration_t(0, uint32_t(a.hb_ms) * 1'000'000u);
   if (a.nack_ms >= 0)
-    wq.reliable_writer_qos().times.nackResponseDelay = Duration_t(0, uint32_t(a.nack_ms) * 1'000'000u);
+    wq.reliable_writer_qos().times.nackResponseDelay =
+        Duration_t(0, uint32_t(a.nack_ms) * 1'000'000u);
   DataWriter *w = pub->create_datawriter(e.topic, wq);
   if (w == nullptr) return 1;
 
@@ -289,7 +307,8 @@ int run_sub(const Args &a) {
       expected = seq + 1;
       continue;
     }
-    // After the first sample, 5 s of silence (longer than the 3 s heartbeat) ends the run; before it, wait_s.
+    // After the first sample, 5 s of silence (longer than the 3 s heartbeat) ends the run; before
+    // it, wait_s.
     const double idle = seconds_since(idle_since);
     if (idle > (received > 0 ? 5.0 : idle_limit)) break;
     r->wait_for_unread_message(Duration_t(0, 100'000'000));
@@ -299,12 +318,13 @@ int run_sub(const Args &a) {
   r->get_sample_lost_status(lost);
   r->get_sample_rejected_status(rejected);
   const double span = std::chrono::duration<double>(last - first).count();
-  std::printf("sub: received %llu, last seq %llu, missing %llu in %llu gaps, out of order %llu, "
-              "sample_lost %d, sample_rejected %d, %.0f samples/s\n",
-              (unsigned long long)received, (unsigned long long)(expected ? expected - 1 : 0),
-              (unsigned long long)gaps, (unsigned long long)gap_events,
-              (unsigned long long)out_of_order, lost.total_count, rejected.total_count,
-              span > 0 ? double(received - 1) / span : 0.0);  // n arrivals, n - 1 intervals
+  std::printf(
+      "sub: received %llu, last seq %llu, missing %llu in %llu gaps, out of order %llu, "
+      "sample_lost %d, sample_rejected %d, %.0f samples/s\n",
+      (unsigned long long)received, (unsigned long long)(expected ? expected - 1 : 0),
+      (unsigned long long)gaps, (unsigned long long)gap_events, (unsigned long long)out_of_order,
+      lost.total_count, rejected.total_count,
+      span > 0 ? double(received - 1) / span : 0.0);  // n arrivals, n - 1 intervals
   for (uint64_t i = 0; i < gap_events && i < 8; ++i)
     std::printf("sub: gap at seq %llu\n", (unsigned long long)first_gaps[i]);
   return 0;
@@ -317,10 +337,12 @@ bool take_within(DataReader *r, psbench::Bytes &s, std::chrono::nanoseconds limi
   for (;;) {
     while (r->take_next_sample(&s, &info) == ReturnCode_t::RETCODE_OK)
       if (info.valid_data) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(end - Clock::now()).count();
+    const auto left =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - Clock::now()).count();
     if (left <= 0) return false;
     const int64_t wait = std::min<int64_t>(left, 1'000'000'000);
-    r->wait_for_unread_message(Duration_t(int32_t(wait / 1'000'000'000), uint32_t(wait % 1'000'000'000)));
+    r->wait_for_unread_message(
+        Duration_t(int32_t(wait / 1'000'000'000), uint32_t(wait % 1'000'000'000)));
   }
 }
 
@@ -328,8 +350,10 @@ int run_pingpong(const Args &a) {
   const bool ping = a.role == "ping";
   Entities e;
   if (!open(a, e)) return 1;
-  Topic *out = e.p->create_topic(ping ? "probe_ping" : "probe_pong", e.type.get_type_name(), TOPIC_QOS_DEFAULT);
-  Topic *in = e.p->create_topic(ping ? "probe_pong" : "probe_ping", e.type.get_type_name(), TOPIC_QOS_DEFAULT);
+  Topic *out = e.p->create_topic(ping ? "probe_ping" : "probe_pong", e.type.get_type_name(),
+                                 TOPIC_QOS_DEFAULT);
+  Topic *in = e.p->create_topic(ping ? "probe_pong" : "probe_ping", e.type.get_type_name(),
+                                TOPIC_QOS_DEFAULT);
   if (out == nullptr || in == nullptr) return 1;
   DataWriterQos wq = DataWriterQos();
   common_qos(a, wq);
@@ -343,7 +367,8 @@ int run_pingpong(const Args &a) {
   s.payload().assign(a.size - 32, 0x5a);
   using namespace std::chrono_literals;
   if (!ping) {
-    for (int idle = 0;;) {  // echo until a header-only message; give up after 10 minutes without one
+    for (int idle = 0;
+         ;) {  // echo until a header-only message; give up after 10 minutes without one
       if (!take_within(r, got, 1s)) {
         if (++idle == 600) {
           std::fprintf(stderr, "pong: no message from ping for 10 minutes\n");

@@ -37,8 +37,8 @@ namespace {
 
 iox::capro::ServiceDescription service(const std::string &tag, const char *event) {
   using Id = iox::capro::IdString_t;
-  return {Id(iox::cxx::TruncateToCapacity, "psbench_probe"), Id(iox::cxx::TruncateToCapacity, tag.c_str()),
-          Id(iox::cxx::TruncateToCapacity, event)};
+  return {Id(iox::cxx::TruncateToCapacity, "psbench_probe"),
+          Id(iox::cxx::TruncateToCapacity, tag.c_str()), Id(iox::cxx::TruncateToCapacity, event)};
 }
 
 size_t payload_size(const void *payload) {
@@ -47,20 +47,24 @@ size_t payload_size(const void *payload) {
 
 void write(iox::popo::UntypedPublisher &pub, const void *data, size_t len) {
   auto loaned = pub.loan(static_cast<uint32_t>(len));
-  if (loaned.has_error()) die("loaning a chunk failed (is RouDi's mempool for this size exhausted or missing?)");
+  if (loaned.has_error())
+    die("loaning a chunk failed (is RouDi's mempool for this size exhausted or missing?)");
   std::memcpy(loaned.value(), data, len);
   pub.publish(loaned.value());
 }
 
 // The next sample (the driver's take in wait mode: try, then wait on the WaitSet and try
 // again); nullptr when `timeout` passes without one.
-const void *take(iox::popo::UntypedSubscriber &sub, iox::popo::WaitSet<1> &ws, std::chrono::milliseconds timeout) {
+const void *take(iox::popo::UntypedSubscriber &sub, iox::popo::WaitSet<1> &ws,
+                 std::chrono::milliseconds timeout) {
   const auto end = clk::now() + timeout;
   for (;;) {
     auto taken = sub.take();
     if (!taken.has_error()) return taken.value();
-    if (taken.get_error() != iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) die("the subscriber holds too many chunks");
-    const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(end - clk::now()).count();
+    if (taken.get_error() != iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE)
+      die("the subscriber holds too many chunks");
+    const auto left =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(end - clk::now()).count();
     if (left <= 0) return nullptr;
     ws.timedWait(iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(left)));
   }
@@ -82,7 +86,8 @@ int main(int argc, char **argv) {
   iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
                                                            iox::log::LogLevelOutput::kHideLogLevel);
   const std::string name = std::string("iceoryx_probe_") + argv[1] + "_" + std::to_string(getpid());
-  iox::runtime::PoshRuntime::initRuntime(iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
+  iox::runtime::PoshRuntime::initRuntime(
+      iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
   {
     iox::popo::PublisherOptions po;
     po.historyCapacity = 0;
@@ -96,12 +101,14 @@ int main(int argc, char **argv) {
     so.queueFullPolicy = iox::popo::QueueFullPolicy::DISCARD_OLDEST_DATA;
     iox::popo::UntypedSubscriber sub(service(tag, ping ? "pong" : "ping"), so);
     iox::popo::WaitSet<1> ws;
-    if (ws.attachState(sub, iox::popo::SubscriberState::HAS_DATA).has_error()) die("attaching to the WaitSet failed");
+    if (ws.attachState(sub, iox::popo::SubscriberState::HAS_DATA).has_error())
+      die("attaching to the WaitSet failed");
     sub.subscribe();
 
     std::vector<char> msg(size, 'x');
     if (!ping) {
-      for (int idle = 0;;) {  // echo until the 1-byte end marker; give up after 10 minutes without a sample
+      for (int idle = 0;
+           ;) {  // echo until the 1-byte end marker; give up after 10 minutes without a sample
         const void *in = take(sub, ws, std::chrono::milliseconds(1000));
         if (in == nullptr) {
           if (++idle == 600) die("no message from ping for 10 minutes");
@@ -134,7 +141,8 @@ int main(int argc, char **argv) {
         write(pub, msg.data(), size);
         const void *in = take(sub, ws, std::chrono::milliseconds(10000));
         if (in == nullptr) die("no echo within 10 s");
-        rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
+        rtt.push_back(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
         sub.release(in);
       }
       write(pub, "", 1);

@@ -85,7 +85,8 @@ template <typename Done>
 bool loop_until(struct mosquitto *mosq, Done done, long ms) {
   const auto end = clk::now() + std::chrono::milliseconds(ms);
   while (!done()) {
-    const long left = std::chrono::duration_cast<std::chrono::milliseconds>(end - clk::now()).count();
+    const long left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(end - clk::now()).count();
     if (left <= 0) return false;
     const int rc = mosquitto_loop(mosq, int(std::min(left, 1000L)), 1);
     if (rc != MOSQ_ERR_SUCCESS) die("network loop", rc);
@@ -130,11 +131,16 @@ int main(int argc, char **argv) {
   mosquitto_message_callback_set(mosq, on_message);
   int rc = mosquitto_connect(mosq, host.c_str(), port, 60);
   if (rc != MOSQ_ERR_SUCCESS) die("connect", rc);
-  if (!loop_until(mosq, [&] { return st.connected; }, 10000) || st.connack != 0)
+  if (!loop_until(
+          mosq, [&] { return st.connected; }, 10000) ||
+      st.connack != 0)
     die("CONNACK", MOSQ_ERR_CONN_REFUSED);
   int mid = -1;
-  if ((rc = mosquitto_subscribe(mosq, &mid, st.in.c_str(), 0)) != MOSQ_ERR_SUCCESS) die("subscribe", rc);
-  if (!loop_until(mosq, [&] { return st.suback_mid == mid; }, 10000)) die("SUBACK", MOSQ_ERR_TIMEOUT);
+  if ((rc = mosquitto_subscribe(mosq, &mid, st.in.c_str(), 0)) != MOSQ_ERR_SUCCESS)
+    die("subscribe", rc);
+  if (!loop_until(
+          mosq, [&] { return st.suback_mid == mid; }, 10000))
+    die("SUBACK", MOSQ_ERR_TIMEOUT);
 
   std::vector<char> msg(size, 'x');
   auto publish = [&](const void *data, int len) {
@@ -146,19 +152,24 @@ int main(int argc, char **argv) {
     for (;;) {  // 20 s for pub to come, then 2 s without a message ends the run
       const unsigned long long before = st.data;
       const int hellos = st.hellos;
-      if (!loop_until(mosq, [&] { return st.ended || st.data != before || st.hellos != hellos; },
-                      st.data ? 2000 : 20000) || st.ended)
+      if (!loop_until(
+              mosq, [&] { return st.ended || st.data != before || st.hellos != hellos; },
+              st.data ? 2000 : 20000) ||
+          st.ended)
         break;
       if (st.hellos != hellos) publish("r", 1);
     }
     const double span = std::chrono::duration<double>(st.last - st.first).count();
-    std::printf("sub: received %llu, %.0f samples/s\n", st.data, span > 0 ? (st.data - 1) / span : 0.0);
+    std::printf("sub: received %llu, %.0f samples/s\n", st.data,
+                span > 0 ? (st.data - 1) / span : 0.0);
   } else if (role == "pub") {
     for (int tries = 0;; ++tries) {  // until sub answers (at most 100 x 200 ms)
       if (tries == 100) die("no subscriber within 20 s", MOSQ_ERR_TIMEOUT);
       st.received = 0;
       publish("h", 1);
-      if (loop_until(mosq, [&] { return st.received > 0; }, 200)) break;
+      if (loop_until(
+              mosq, [&] { return st.received > 0; }, 200))
+        break;
     }
     unsigned long long sent = 0;
     auto next_service = clk::now();
@@ -171,12 +182,15 @@ int main(int argc, char **argv) {
       next_service = now + std::chrono::milliseconds(100);
     }
     for (int i = 0; i < 3; ++i) publish("", 0);
-    loop_until(mosq, [&] { return !mosquitto_want_write(mosq); }, 10000);  // all written
+    loop_until(
+        mosq, [&] { return !mosquitto_want_write(mosq); }, 10000);  // all written
     std::printf("pub: sent %llu\n", sent);
   } else if (!ping) {
     for (;;) {  // echo until an empty message; give up after 10 minutes without one
       st.received = 0;
-      if (!loop_until(mosq, [&] { return st.received > 0; }, 600000)) die("waiting for ping", MOSQ_ERR_TIMEOUT);
+      if (!loop_until(
+              mosq, [&] { return st.received > 0; }, 600000))
+        die("waiting for ping", MOSQ_ERR_TIMEOUT);
       if (st.last_len == 0) break;
       for (int i = 0; i < st.received; ++i) publish(msg.data(), size);
     }
@@ -185,18 +199,23 @@ int main(int argc, char **argv) {
       if (tries == 50) die("no echo from pong within 10 s", MOSQ_ERR_TIMEOUT);
       st.received = 0;
       publish(msg.data(), size);
-      if (loop_until(mosq, [&] { return st.received > 0; }, 200)) break;
+      if (loop_until(
+              mosq, [&] { return st.received > 0; }, 200))
+        break;
     }
     // Late echoes of the repeated first message would pair with the wrong round: drain them.
     do st.received = 0;
-    while (loop_until(mosq, [&] { return st.received > 0; }, 200));
+    while (loop_until(
+        mosq, [&] { return st.received > 0; }, 200));
     std::vector<long long> rtt;
     const auto end = clk::now() + std::chrono::duration<double>(seconds);
     while (clk::now() < end) {
       st.received = 0;
       const auto t0 = clk::now();
       publish(msg.data(), size);
-      if (!loop_until(mosq, [&] { return st.received > 0; }, 10000)) die("no echo within 10 s", MOSQ_ERR_TIMEOUT);
+      if (!loop_until(
+              mosq, [&] { return st.received > 0; }, 10000))
+        die("no echo within 10 s", MOSQ_ERR_TIMEOUT);
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     publish("", 0);

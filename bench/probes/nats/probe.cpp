@@ -78,7 +78,8 @@ static int sub(natsConnection* nc, const std::string& subj, int size) {
     if (received++ == 0) first = last;
   }
   const double span = std::chrono::duration<double>(last - first).count();
-  std::printf("sub: received %llu, %.0f samples/s\n", received, span > 0 ? (received - 1) / span : 0.0);
+  std::printf("sub: received %llu, %.0f samples/s\n", received,
+              span > 0 ? (received - 1) / span : 0.0);
   natsSubscription_Destroy(in);
   return received > 0 ? 0 : 1;
 }
@@ -96,8 +97,9 @@ int main(int argc, char** argv) {
     check(natsOptions_SetSendAsap(opts, true), "send_asap");  // the driver's default
     check(natsConnection_Connect(&nc, opts), "connect");
     const int size = std::atoi(argv[4]);
-    const int rc = std::strcmp(argv[1], "pub") == 0 ? pub(nc, argv[3], size, std::strtod(argv[5], nullptr))
-                                                    : sub(nc, argv[3], size);  // size > 1: not a hello
+    const int rc = std::strcmp(argv[1], "pub") == 0
+                       ? pub(nc, argv[3], size, std::strtod(argv[5], nullptr))
+                       : sub(nc, argv[3], size);  // size > 1: not a hello
     natsConnection_Destroy(nc);
     natsOptions_Destroy(opts);
     return rc;
@@ -112,7 +114,8 @@ int main(int argc, char** argv) {
   natsOptions* opts = nullptr;
   check(natsOptions_Create(&opts), "options");
   check(natsOptions_SetURL(opts, argv[2]), "url");
-  check(natsOptions_SetSendAsap(opts, true), "send_asap");  // the driver's default: no flusher delay
+  check(natsOptions_SetSendAsap(opts, true),
+        "send_asap");  // the driver's default: no flusher delay
   check(natsConnection_Connect(&nc, opts), "connect");
   check(natsConnection_SubscribeSync(&sub, nc, in.c_str()), "subscribe");
   check(natsConnection_Flush(nc), "flush");

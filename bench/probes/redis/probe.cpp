@@ -24,7 +24,8 @@ using clk = std::chrono::steady_clock;
 namespace {
 
 [[noreturn]] void die(const char *what, const redisContext *c) {
-  std::fprintf(stderr, "redis_probe: %s: %s\n", what, c != nullptr && c->err ? c->errstr : "unexpected reply");
+  std::fprintf(stderr, "redis_probe: %s: %s\n", what,
+               c != nullptr && c->err ? c->errstr : "unexpected reply");
   std::exit(1);
 }
 
@@ -62,7 +63,8 @@ size_t next_message(redisContext *sub) {
     if (redisGetReply(sub, &v) != REDIS_OK) die("receive", sub);
     auto *r = static_cast<redisReply *>(v);
     const bool message = r->type == REDIS_REPLY_ARRAY && r->elements == 3 &&
-                         r->element[0]->type == REDIS_REPLY_STRING && std::strcmp(r->element[0]->str, "message") == 0;
+                         r->element[0]->type == REDIS_REPLY_STRING &&
+                         std::strcmp(r->element[0]->str, "message") == 0;
     const size_t len = message ? r->element[2]->len : 0;
     freeReplyObject(r);
     if (message) return len;  // anything else (a confirmation) is skipped, as the driver does
@@ -92,7 +94,8 @@ int main(int argc, char **argv) {
 
   redisContext *pub = connect(host, port), *sub = connect(host, port);
   set_timeout(pub, 10);
-  auto *confirm = static_cast<redisReply *>(redisCommand(sub, "SUBSCRIBE %b", in.data(), in.size()));
+  auto *confirm =
+      static_cast<redisReply *>(redisCommand(sub, "SUBSCRIBE %b", in.data(), in.size()));
   if (confirm == nullptr) die("subscribe", sub);
   freeReplyObject(confirm);
   std::vector<char> msg(size, 'x');
@@ -107,9 +110,11 @@ int main(int argc, char **argv) {
     // Until the server counts pong's subscription (at most 10 s): from then on every
     // PUBLISH reaches it, so the first message is never lost.
     for (int tries = 0;; ++tries) {
-      auto *r = static_cast<redisReply *>(redisCommand(pub, "PUBSUB NUMSUB %b", out.data(), out.size()));
+      auto *r =
+          static_cast<redisReply *>(redisCommand(pub, "PUBSUB NUMSUB %b", out.data(), out.size()));
       if (r == nullptr) die("PUBSUB NUMSUB", pub);
-      const bool there = r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->integer >= 1;
+      const bool there =
+          r->type == REDIS_REPLY_ARRAY && r->elements == 2 && r->element[1]->integer >= 1;
       freeReplyObject(r);
       if (there) break;
       if (tries == 1000) die("pong did not subscribe within 10 s", nullptr);

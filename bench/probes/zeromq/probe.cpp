@@ -74,7 +74,8 @@ static int sub(void* ctx, const std::string& ep) {
     }
   }
   const double span = std::chrono::duration<double>(last - first).count();
-  std::printf("sub: received %llu, %.0f samples/s\n", received, span > 0 ? (received - 1) / span : 0.0);
+  std::printf("sub: received %llu, %.0f samples/s\n", received,
+              span > 0 ? (received - 1) / span : 0.0);
   zmq_msg_close(&m);
   zmq_close(in);
   return received > 0 ? 0 : 1;
@@ -84,17 +85,21 @@ int main(int argc, char** argv) {
   if (argc == 5 && (std::strcmp(argv[1], "pub") == 0 || std::strcmp(argv[1], "sub") == 0)) {
     void* ctx = zmq_ctx_new();
     const std::string ep = std::string("tcp://127.0.0.1:") + argv[2];
-    const int rc = argv[1][0] == 'p' ? pub(ctx, ep, std::strtoul(argv[3], nullptr, 10), std::strtod(argv[4], nullptr))
+    const int rc = argv[1][0] == 'p' ? pub(ctx, ep, std::strtoul(argv[3], nullptr, 10),
+                                           std::strtod(argv[4], nullptr))
                                      : sub(ctx, ep);
     zmq_ctx_term(ctx);
     return rc;
   }
   if (argc != 6) {
-    std::fprintf(stderr, "usage: zeromq_probe ping|pong PORT_A PORT_B SIZE SECONDS | pub|sub PORT SIZE SECONDS\n");
+    std::fprintf(
+        stderr,
+        "usage: zeromq_probe ping|pong PORT_A PORT_B SIZE SECONDS | pub|sub PORT SIZE SECONDS\n");
     return 2;
   }
   const bool ping = std::strcmp(argv[1], "ping") == 0;
-  const std::string a = std::string("tcp://127.0.0.1:") + argv[2], b = std::string("tcp://127.0.0.1:") + argv[3];
+  const std::string a = std::string("tcp://127.0.0.1:") + argv[2],
+                    b = std::string("tcp://127.0.0.1:") + argv[3];
   const size_t size = std::strtoul(argv[4], nullptr, 10);
   const double seconds = std::strtod(argv[5], nullptr);
   void* ctx = zmq_ctx_new();
@@ -139,7 +144,9 @@ int main(int argc, char** argv) {
     zmq_send(out, "", 0, 0);
     std::sort(rtt.begin(), rtt.end());
     const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };  // nearest rank
+    auto rank = [n](size_t pct) {
+      return std::max<size_t>(1, (pct * n + 99) / 100) - 1;
+    };  // nearest rank
     std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
   }
   zmq_msg_close(&m);

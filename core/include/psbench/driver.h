@@ -147,8 +147,8 @@ typedef struct psb_driver {
   psb_writer *(*create_writer)(psb_context *ctx, const char *topic, psb_error *err);
   void (*destroy_writer)(psb_writer *writer);
   /* on_data is non-NULL exactly when cfg->notify is PSB_NOTIFY_LISTENER. */
-  psb_reader *(*create_reader)(psb_context *ctx, const char *topic, psb_on_data on_data,
-                               void *user, psb_error *err);
+  psb_reader *(*create_reader)(psb_context *ctx, const char *topic, psb_on_data on_data, void *user,
+                               psb_error *err);
   void (*destroy_reader)(psb_reader *reader);
 
   /* Matched remote endpoints, or -1 if the middleware cannot tell. May be

@@ -12,7 +12,7 @@
 /* Writes a printf-style message into err (ignored when err is NULL). Call it only
  * when something has failed: formatting has no place on the timed path. */
 __attribute__((format(printf, 2, 3))) static inline void psb_set_error(psb_error *err,
-                                                                      const char *fmt, ...) {
+                                                                       const char *fmt, ...) {
   if (err == NULL) return;
   va_list ap;
   va_start(ap, fmt);

@@ -143,7 +143,8 @@ bool wait_until(int64_t timeout_ns, Ready &&ready) {
 inline std::string library_file(const void *symbol, std::string_view fallback) {
   Dl_info info{};
   char resolved[PATH_MAX];
-  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr || realpath(info.dli_fname, resolved) == nullptr)
+  if (dladdr(symbol, &info) == 0 || info.dli_fname == nullptr ||
+      realpath(info.dli_fname, resolved) == nullptr)
     return std::string(fallback);
   const char *slash = std::strrchr(resolved, '/');
   return slash != nullptr ? slash + 1 : resolved;
@@ -230,17 +231,25 @@ struct CounterSink {
 namespace detail {
 
 template <class D>
-concept HasCheck = requires(const psb_config &c, Refusals &r) { D::check(c, r); };
+concept HasCheck = requires(const psb_config &c, Refusals &r) {
+  D::check(c, r);
+};
 template <class D>
-concept HasOldCheck = requires(const psb_config &c) { D::check(c); };
+concept HasOldCheck = requires(const psb_config &c) {
+  D::check(c);
+};
 template <class W>
 concept HasLoan = requires(W &w, size_t n) {
   { w.loan(n) } -> std::convertible_to<void *>;
 };
 template <class W>
-concept HasWriteLoan = requires(W &w, void *p, size_t n) { w.write_loan(p, n); };
+concept HasWriteLoan = requires(W &w, void *p, size_t n) {
+  w.write_loan(p, n);
+};
 template <class W>
-concept HasFlush = requires(W &w) { w.flush(); };
+concept HasFlush = requires(W &w) {
+  w.flush();
+};
 template <class W>
 concept HasDrain = requires(W &w, int64_t t) {
   { w.drain(t) } -> std::convertible_to<bool>;
@@ -250,9 +259,13 @@ concept HasMatched = requires(E &e) {
   { e.matched() } -> std::convertible_to<int>;
 };
 template <class E>
-concept HasCounters = requires(E &e, CounterSink s) { e.counters(s); };
+concept HasCounters = requires(E &e, CounterSink s) {
+  e.counters(s);
+};
 template <class R>
-concept HasRelease = requires(R &r) { r.release(); };
+concept HasRelease = requires(R &r) {
+  r.release();
+};
 
 // What the exception being handled says. Only inside a catch handler.
 inline const char *current_what() noexcept {
@@ -270,7 +283,8 @@ inline const char *current_what() noexcept {
 // Writes "<name>: <what the exception being handled says>". Only inside a catch handler.
 template <class D>
 void report_current(psb_error *err) noexcept {
-  if (err != nullptr) std::snprintf(err->message, sizeof err->message, "%s: %s", D::name, current_what());
+  if (err != nullptr)
+    std::snprintf(err->message, sizeof err->message, "%s: %s", D::name, current_what());
 }
 
 template <class D>
@@ -283,13 +297,17 @@ struct Adapter {
                 "Driver::Context needs a constructor Context(const psb_config &)");
   static_assert(std::is_constructible_v<Writer, Context &, const char *>,
                 "Driver::Writer needs a constructor Writer(Context &, const char *topic)");
-  static_assert(std::is_constructible_v<Reader, Context &, const char *, Listener>,
-                "Driver::Reader needs a constructor Reader(Context &, const char *topic, Listener)");
-  static_assert(requires(Writer &w, const void *d, size_t n) { w.write(d, n); },
-                "Driver::Writer needs void write(const void *data, size_t len)");
-  static_assert(requires(Reader &r, int64_t t, const void *&d, size_t &n) {
-                  { r.take(t, d, n) } -> std::convertible_to<bool>;
-                }, "Driver::Reader needs bool take(int64_t timeout_ns, const void *&data, size_t &len)");
+  static_assert(
+      std::is_constructible_v<Reader, Context &, const char *, Listener>,
+      "Driver::Reader needs a constructor Reader(Context &, const char *topic, Listener)");
+  static_assert(
+      requires(Writer & w, const void *d, size_t n) { w.write(d, n); },
+      "Driver::Writer needs void write(const void *data, size_t len)");
+  static_assert(
+      requires(Reader & r, int64_t t, const void *&d, size_t &n) {
+        { r.take(t, d, n) } -> std::convertible_to<bool>;
+      },
+      "Driver::Reader needs bool take(int64_t timeout_ns, const void *&data, size_t &len)");
   static_assert(HasLoan<Writer> == HasWriteLoan<Writer>,
                 "Driver::Writer has one of loan()/write_loan() without the other");
   static_assert(HasCheck<D> || !HasOldCheck<D>,
@@ -328,8 +346,12 @@ struct Adapter {
   // The handles are the SDK's boxes around the driver's objects, under the ABI's opaque names.
   static Box &box(psb_context *c) noexcept { return *reinterpret_cast<Box *>(c); }
   static Context &ctx(psb_context *c) noexcept { return box(c).context; }
-  static Writer &wr(psb_writer *w) noexcept { return reinterpret_cast<Open<Writer> *>(w)->endpoint; }
-  static Reader &rd(psb_reader *r) noexcept { return reinterpret_cast<Open<Reader> *>(r)->endpoint; }
+  static Writer &wr(psb_writer *w) noexcept {
+    return reinterpret_cast<Open<Writer> *>(w)->endpoint;
+  }
+  static Reader &rd(psb_reader *r) noexcept {
+    return reinterpret_cast<Open<Reader> *>(r)->endpoint;
+  }
 
   // Hands each refusal to the node as "<name>: <reason>"; a throw from check() is one
   // more, of setting "driver".
@@ -357,7 +379,8 @@ struct Adapter {
   // A version() that returns a std::string is asked once, by open() at the latest (never
   // on the timed path), and its text kept. One that returns const char * is the driver's
   // own and goes into the table as it is (redis' grows once a context reaches its server).
-  static constexpr bool kKeepsVersion = !std::is_convertible_v<decltype(D::version()), const char *>;
+  static constexpr bool kKeepsVersion =
+      !std::is_convertible_v<decltype(D::version()), const char *>;
   static const char *version() noexcept {
     try {
       static const std::string text(D::version());
@@ -542,9 +565,9 @@ const psb_driver *driver_table() {
 
 // Defines the library's one exported function, psb_driver_entry(), for driver class D.
 // Once per driver library, at namespace scope, after D's members are defined.
-#define PSB_SDK_DRIVER(D)                                                \
+#define PSB_SDK_DRIVER(D)                                                 \
   extern "C" PSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void) { \
-    return ::psb::sdk::driver_table<D>();                                \
+    return ::psb::sdk::driver_table<D>();                                 \
   }
 
 #endif  // PSBENCH_SDK_HPP

@@ -135,11 +135,13 @@ inline std::string run_id(const psb_config &cfg, Refusals &refusals, const char 
 
 // Whether cfg.max_payload is in [min, max]; if not, the refusal (setting "size")
 // "max_payload N is not supported; supported: MIN to MAX bytes (header included)".
-inline bool payload_in_range(const psb_config &cfg, Refusals &refusals, uint64_t min, uint64_t max) {
+inline bool payload_in_range(const psb_config &cfg, Refusals &refusals, uint64_t min,
+                             uint64_t max) {
   if (cfg.max_payload >= min && cfg.max_payload <= max) return true;
-  refusals.add("size", "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
-               static_cast<unsigned long long>(cfg.max_payload), static_cast<unsigned long long>(min),
-               static_cast<unsigned long long>(max));
+  refusals.add("size",
+               "max_payload %llu is not supported; supported: %llu to %llu bytes (header included)",
+               static_cast<unsigned long long>(cfg.max_payload),
+               static_cast<unsigned long long>(min), static_cast<unsigned long long>(max));
   return false;
 }
 
@@ -161,7 +163,8 @@ class Options {
   // The value given for key, or nullptr when it was not given (the first, if repeated).
   const char *find(std::string_view key) const noexcept {
     for (size_t i = 0; i < cfg_.option_count; ++i)
-      if (cfg_.options[i].key != nullptr && key == cfg_.options[i].key) return cfg_.options[i].value;
+      if (cfg_.options[i].key != nullptr && key == cfg_.options[i].key)
+        return cfg_.options[i].value;
     return nullptr;
   }
   bool has(std::string_view key) const noexcept { return find(key) != nullptr; }
@@ -176,13 +179,16 @@ class Options {
   // The node refuses these itself; this tells a direct caller as well.
   void refuse_unknown(const char *const *keys) const {
     std::string valid;
-    for (const char *const *k = keys; *k != nullptr; ++k) valid += (valid.empty() ? "" : ", ") + std::string(*k);
+    for (const char *const *k = keys; *k != nullptr; ++k)
+      valid += (valid.empty() ? "" : ", ") + std::string(*k);
     valid = valid.empty() ? "this driver takes no options" : "valid options: " + valid;
     for (size_t i = 0; i < cfg_.option_count; ++i) {
       const char *key = cfg_.options[i].key != nullptr ? cfg_.options[i].key : "(null)";
       bool known = false;
-      for (const char *const *k = keys; *k != nullptr && !known; ++k) known = std::strcmp(*k, key) == 0;
-      if (!known) refusals_.add("option:" + std::string(key), "unknown option '%s'; %s", key, valid.c_str());
+      for (const char *const *k = keys; *k != nullptr && !known; ++k)
+        known = std::strcmp(*k, key) == 0;
+      if (!known)
+        refusals_.add("option:" + std::string(key), "unknown option '%s'; %s", key, valid.c_str());
     }
   }
 
@@ -207,7 +213,8 @@ class Options {
     if (std::strcmp(v, "true") == 0 || (!strict && std::strcmp(v, "1") == 0)) return true;
     if (std::strcmp(v, "false") == 0 || (!strict && std::strcmp(v, "0") == 0)) return false;
     const std::string k(key);
-    refuse(key, "option " + k + "='" + v + "': use " + (strict ? k + "=true or " + k + "=false" : "true or false"));
+    refuse(key, "option " + k + "='" + v + "': use " +
+                    (strict ? k + "=true or " + k + "=false" : "true or false"));
     return fallback;
   }
 
@@ -223,9 +230,9 @@ class Options {
     const bool starts_well = (*v >= '0' && *v <= '9') || (*v == '-' && v[1] >= '0' && v[1] <= '9');
     const long long n = starts_well ? std::strtoll(v, &end, 10) : 0;
     if (starts_well && errno == 0 && *end == '\0' && n >= min && n <= max) return n;
-    const std::string use = hint.empty() ? "a whole number from " + std::to_string(min) + " to " +
-                                               std::to_string(max)
-                                         : std::string(hint);
+    const std::string use =
+        hint.empty() ? "a whole number from " + std::to_string(min) + " to " + std::to_string(max)
+                     : std::string(hint);
     refuse(key, "option " + std::string(key) + "='" + v + "': use " + use);
     return fallback;
   }
@@ -242,7 +249,8 @@ class Options {
     std::string m = "option " + std::string(key) + "='" + v + "' is not known; use ";
     for (size_t n = 0; n < names.size(); ++n) {
       m += n == 0 ? "" : n + 1 == names.size() ? " or " : ", ";
-      m += std::string(key) + "=" + std::string(names.begin()[n]) + (n == fallback ? " (default)" : "");
+      m += std::string(key) + "=" + std::string(names.begin()[n]) +
+           (n == fallback ? " (default)" : "");
     }
     refuse(key, m);
     return fallback;

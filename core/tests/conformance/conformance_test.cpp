@@ -9,9 +9,8 @@
 // the table and check() are tested all the same.
 #include <dirent.h>
 #include <dlfcn.h>
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -67,7 +66,8 @@ bool process_running(const std::string &exe) {
 Dut load(const std::string &name) {
   Dut d;
   d.name = name;
-  const std::string path = std::string(PSBENCH_DRIVER_DIR) + "/" + name + "/libpsbench-" + name + ".so";
+  const std::string path =
+      std::string(PSBENCH_DRIVER_DIR) + "/" + name + "/libpsbench-" + name + ".so";
   void *h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed: middleware threads
   if (h == nullptr) {
     d.skip = std::string("not loadable: ") + dlerror();
@@ -79,7 +79,8 @@ Dut load(const std::string &name) {
     return d;
   }
   const char *transport = d.t->caps.transports ? d.t->caps.transports[0] : "";
-  const std::string manifest = std::string(PSBENCH_SOURCE_DIR) + "/drivers/" + name + "/manifest.toml";
+  const std::string manifest =
+      std::string(PSBENCH_SOURCE_DIR) + "/drivers/" + name + "/manifest.toml";
   for (const psb_conformance::ManifestService &svc : psb_conformance::manifest_services(manifest)) {
     if (!svc.transport.empty() && svc.transport != transport) continue;  // another transport's
     if (svc.broker) {
@@ -127,7 +128,8 @@ struct Cfg {
     c.qos.durability = (k.durability & PSB_VOLATILE) ? PSB_VOLATILE : PSB_TRANSIENT_LOCAL;
     // Reliable: keep_all where offered, so that no sample is replaced before it is
     // taken. Otherwise unset (always valid: the driver's default).
-    if (c.qos.reliability == PSB_RELIABLE && (k.history & PSB_KEEP_ALL)) c.qos.history = PSB_KEEP_ALL;
+    if (c.qos.reliability == PSB_RELIABLE && (k.history & PSB_KEEP_ALL))
+      c.qos.history = PSB_KEEP_ALL;
     c.max_payload = max_payload;
     c.options = options.data();
     c.option_count = options.size();
@@ -139,7 +141,9 @@ struct Cfg {
 
 uint32_t default_notify(const Dut &d) {
   const uint32_t n = d.t->caps.notify;
-  return (n & PSB_NOTIFY_WAIT) ? PSB_NOTIFY_WAIT : (n & PSB_NOTIFY_POLL) ? PSB_NOTIFY_POLL : PSB_NOTIFY_LISTENER;
+  return (n & PSB_NOTIFY_WAIT)   ? PSB_NOTIFY_WAIT
+         : (n & PSB_NOTIFY_POLL) ? PSB_NOTIFY_POLL
+                                 : PSB_NOTIFY_LISTENER;
 }
 
 uint64_t largest(const Dut &d) { return std::min<uint64_t>(d.t->caps.max_payload, kSizeCap); }
@@ -263,7 +267,8 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
       while (!finished()) {
         const void *data;
         size_t len;
-        const int rc = p.t.take(p.r, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0, &data, &len, &err);
+        const int rc =
+            p.t.take(p.r, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0, &data, &len, &err);
         if (rc < 0) {
           take_error = err.message;
           return;
@@ -279,7 +284,9 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
     int rc;
     if (loan) {
       void *s = p.t.loan(p.w, size, &err);
-      rc = s == nullptr ? -1 : (fill(static_cast<uint8_t *>(s), size, uint32_t(i)), p.t.write_loan(p.w, s, size, &err));
+      rc = s == nullptr ? -1
+                        : (fill(static_cast<uint8_t *>(s), size, uint32_t(i)),
+                           p.t.write_loan(p.w, s, size, &err));
     } else {
       fill(buf.data(), size, uint32_t(i));
       rc = p.t.write(p.w, buf.data(), size, &err);
@@ -291,7 +298,8 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
       if (i == 0 && may_refuse) {
         if (reader.joinable()) reader.join();
         std::printf("[  refused ] %s: %zu bytes: %s\n", d.name.c_str(), size, err.message);
-        EXPECT_EQ(write_error.rfind(d.name + ": ", 0), 0u) << "a refusal must start with \"" << d.name << ": \"";
+        EXPECT_EQ(write_error.rfind(d.name + ": ", 0), 0u)
+            << "a refusal must start with \"" << d.name << ": \"";
         return;
       }
     }
@@ -313,7 +321,9 @@ void exchange(const Dut &d, uint32_t notify, size_t size, bool loan = false, int
   const std::vector<int64_t> &s = p.got.seqs;
   std::printf("[ delivered] %s: %zu of %d samples of %zu bytes (%s, notify %s%s)\n", d.name.c_str(),
               s.size(), samples, size, cfg.reliable() ? "reliable" : "best effort",
-              notify == PSB_NOTIFY_WAIT ? "wait" : notify == PSB_NOTIFY_POLL ? "poll" : "listener",
+              notify == PSB_NOTIFY_WAIT   ? "wait"
+              : notify == PSB_NOTIFY_POLL ? "poll"
+                                          : "listener",
               loan ? ", loaned" : "");
   EXPECT_GE(s.size(), 1u) << "nothing delivered";
   int corrupted = 0, disorder = 0;
@@ -337,7 +347,8 @@ Refused refusals(const Dut &d, const Cfg &cfg, int *count = nullptr) {
   const int n = d.t->check(
       &cfg.c,
       [](void *user, const char *setting, const char *reason) {
-        static_cast<Refused *>(user)->emplace_back(setting ? setting : "(null)", reason ? reason : "(null)");
+        static_cast<Refused *>(user)->emplace_back(setting ? setting : "(null)",
+                                                   reason ? reason : "(null)");
       },
       &got);
   if (count) *count = n;
@@ -359,7 +370,8 @@ std::string listed(const Refused &got) {
 
 void expect_named(const Dut &d, const Refused &got) {
   for (const auto &[s, m] : got)
-    EXPECT_EQ(m.rfind(d.name + ": ", 0), 0u) << "a refusal must start with \"" << d.name << ": \", is \"" << m << "\"";
+    EXPECT_EQ(m.rfind(d.name + ": ", 0), 0u)
+        << "a refusal must start with \"" << d.name << ": \", is \"" << m << "\"";
 }
 
 // ---- the suite -------------------------------------------------------------------------
@@ -393,7 +405,8 @@ TEST_P(Conformance, DescribesItself) {
                   (void *)t.destroy_writer, (void *)t.create_reader, (void *)t.destroy_reader,
                   (void *)t.write, (void *)t.take})
     EXPECT_NE(fn, nullptr) << "a required function is missing";
-  EXPECT_EQ(t.loan != nullptr, t.write_loan != nullptr) << "loan() and write_loan() both or neither";
+  EXPECT_EQ(t.loan != nullptr, t.write_loan != nullptr)
+      << "loan() and write_loan() both or neither";
   ASSERT_NE(t.caps.transports, nullptr);
   EXPECT_NE(t.caps.transports[0], nullptr) << "at least one transport";
   EXPECT_NE(t.caps.reliability & (PSB_BEST_EFFORT | PSB_RELIABLE), 0u);
@@ -430,7 +443,8 @@ TEST_P(Conformance, DeliversSamplesIntactAndInOrder) {
 // Or refuses them at write(), saying why (a driver whose type carries a header).
 TEST_P(Conformance, DeliversOrRefusesEmptyAndOneByteSamples) {
   NEEDS_SERVICE();
-  for (size_t size : {size_t(0), size_t(1)}) exchange(*d, default_notify(*d), size, false, kSamples, true);
+  for (size_t size : {size_t(0), size_t(1)})
+    exchange(*d, default_notify(*d), size, false, kSamples, true);
 }
 
 TEST_P(Conformance, DeliversInEveryNotifyMode) {
@@ -458,15 +472,18 @@ TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {
     expect_named(*d, got);
   };
   for (uint32_t bit : {PSB_BEST_EFFORT, PSB_RELIABLE})
-    if (!(k.reliability & bit)) refuse("reliability", "reliability", [&](psb_qos &q) { q.reliability = bit; });
+    if (!(k.reliability & bit))
+      refuse("reliability", "reliability", [&](psb_qos &q) { q.reliability = bit; });
   for (uint32_t bit : {PSB_VOLATILE, PSB_TRANSIENT_LOCAL})
-    if (!(k.durability & bit)) refuse("durability", "durability", [&](psb_qos &q) { q.durability = bit; });
+    if (!(k.durability & bit))
+      refuse("durability", "durability", [&](psb_qos &q) { q.durability = bit; });
   for (uint32_t bit : {PSB_KEEP_LAST, PSB_KEEP_ALL})
     if (!(k.history & bit))
-      refuse("history", bit == PSB_KEEP_LAST ? "history keep_last" : "history keep_all", [&](psb_qos &q) {
-        q.history = bit;
-        q.history_depth = bit == PSB_KEEP_LAST ? 1 : 0;
-      });
+      refuse("history", bit == PSB_KEEP_LAST ? "history keep_last" : "history keep_all",
+             [&](psb_qos &q) {
+               q.history = bit;
+               q.history_depth = bit == PSB_KEEP_LAST ? 1 : 0;
+             });
   if (tried == 0) GTEST_SKIP() << d->name << " offers every QoS bit";
 }
 

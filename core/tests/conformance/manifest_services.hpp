@@ -35,7 +35,9 @@ inline std::vector<ManifestService> manifest_services(const std::string &path) {
   for (std::string line; std::getline(in, line);) {
     const size_t quotes = [&] {
       size_t n = 0;
-      for (size_t at = line.find("\"\"\""); at != std::string::npos; at = line.find("\"\"\"", at + 3)) ++n;
+      for (size_t at = line.find("\"\"\""); at != std::string::npos;
+           at = line.find("\"\"\"", at + 3))
+        ++n;
       return n;
     }();
     if (in_multiline || quotes % 2 == 1) {
