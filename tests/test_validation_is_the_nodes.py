@@ -85,7 +85,7 @@ def test_dry_run_reports_every_refusal_of_a_run_each_on_its_line(driver_libs, re
         4: "udp: reliability 'reliable' is not supported; this driver supports "
         "best_effort (reliability must be best_effort: the kernel neither "
         "acknowledges nor resends)",
-        5: "udp: option port_base='80': use a number from 1024 to 45535",
+        5: "udp: option port_base='80': use a number from 1024 to 52767",
     }
     for line, words in expected.items():
         assert any(

@@ -153,7 +153,7 @@ TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
   EXPECT_EQ(found[0].message,
             "udp: reliability 'reliable' is not supported; this driver supports best_effort "
             "(reliability must be best_effort: the kernel neither acknowledges nor resends)");
-  EXPECT_EQ(found[1].message, "udp: option port_base='80': use a number from 1024 to 45535");
+  EXPECT_EQ(found[1].message, "udp: option port_base='80': use a number from 1024 to 52767");
   EXPECT_EQ(found[2].message,
             "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
 }
@@ -173,7 +173,7 @@ TEST(Capabilities, CheckAndARefusedRunListEveryRefusal) {
   EXPECT_EQ(run.exit_code, 2) << run.output;
   EXPECT_NE(run.output.find(
                 "the kernel neither acknowledges nor resends); udp: option port_base='80': "
-                "use a number from 1024 to 45535; udp: transport 'unicast' needs option peer="),
+                "use a number from 1024 to 52767; udp: transport 'unicast' needs option peer="),
             std::string::npos)
       << run.output;
 }
