@@ -22,8 +22,9 @@ test: build
 	@scripts/check-style
 	@$(MAKE) --no-print-directory test-native test-python
 
+# Two at a time; tests of drivers with services take turns (drivers/psbench_driver.cmake).
 test-native:
-	ctest --test-dir $(BUILD_DIR) --output-on-failure
+	ctest --test-dir $(BUILD_DIR) --output-on-failure -j2
 
 # Tests that share a machine-wide resource run one at a time (tests/scheduling.py); the
 # long ones (reproductions, bench rounds) wait for `make test-long`.

@@ -37,5 +37,13 @@ function(psbench_add_driver_test name)
     target_link_libraries(${test} PRIVATE GTest::gtest_main dl Threads::Threads)
   endif()
   add_dependencies(${test} psbench-${name})
-  gtest_discover_tests(${test} TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120)
+  # ctest runs tests side by side (make test: -j2), except those of drivers whose manifest
+  # declares a service: a per-host daemon (RouDi) one test starts and stops is seen by
+  # another, so they, and the conformance suite, take turns on one lock.
+  file(READ ${PROJECT_SOURCE_DIR}/drivers/${name}/manifest.toml manifest)
+  set(lock "")
+  if(manifest MATCHES "\\[\\[services\\]\\]")
+    set(lock RESOURCE_LOCK psbench-services)
+  endif()
+  gtest_discover_tests(${test} TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120 ${lock})
 endfunction()
