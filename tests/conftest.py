@@ -17,14 +17,14 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from psbench.base import manifests, paths  # noqa: E402
-from scheduling import group_host_wide_tests  # noqa: E402
+from scheduling import group_tests  # noqa: E402
 
 LAUNCHER = REPO / "psbench"
 BASELINE_DRIVERS = manifests.baseline_drivers()
 
 
 def pytest_collection_modifyitems(config, items):
-    group_host_wide_tests(items)
+    group_tests(items)
 
 
 @pytest.fixture(scope="session")

@@ -8,6 +8,10 @@ running and used it. Every test that runs a driver needing one joins one xdist g
 "host", whose tests run one at a time in one worker. Which drivers those are comes from
 their manifests, never from a list here.
 
+A sweep that a session or module fixture runs once for many tests (the report tests'
+report_sweep, compare's sweeps) would run once per worker; the tests using it join a group
+of their own, so it runs once.
+
 A test runs such a driver when the driver's name is in its id (a parameter), its module's
 name (tests/test_driver_<name>.py), its fixtures' names, its own source or a module-level
 value its code refers to (an experiment held in a constant); a test that runs one without
@@ -23,6 +27,8 @@ import pytest
 from psbench.base import manifests
 
 HOST_GROUP = "host"
+# Fixtures that run real sweeps and are shared by many tests (scope session or module).
+SHARED_SWEEPS = ("report_sweep", "sweeps")
 
 
 def host_wide_drivers() -> set[str]:
@@ -70,8 +76,12 @@ def runs_host_wide(item, drivers: set[str]) -> bool:
     return bool(drivers & words) or any(module == f"test_driver_{d}" for d in drivers)
 
 
-def group_host_wide_tests(items) -> None:
+def group_tests(items) -> None:
     drivers = host_wide_drivers()
     for item in items:
         if runs_host_wide(item, drivers):
             item.add_marker(pytest.mark.xdist_group(HOST_GROUP))
+            continue
+        shared = [name for name in SHARED_SWEEPS if name in item.fixturenames]
+        if shared:
+            item.add_marker(pytest.mark.xdist_group(shared[0]))
