@@ -98,25 +98,19 @@ class Context {
  public:
   // Validates cfg and joins the run's domain; throws psb::sdk::Error if refused.
   explicit Context(const psb_config &cfg)
-      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
-    descriptor = settings.type == DataType::complex ? &psbench_Complex_desc : &psbench_Bytes_desc;
-    domain = join_domain(settings.domain_id, domain_config(settings));
-    participant = checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
-                          "cannot create a participant");
-    qos = endpoint_qos(settings);
-  }
-  ~Context() {
-    dds_delete(participant);  // before the domain lease lets go
-    dds_delete_qos(qos);
-  }
-  Context(const Context &) = delete;
-  Context &operator=(const Context &) = delete;
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
+        domain(join_domain(settings.domain_id, domain_config(settings))),
+        participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
+                            "cannot create a participant")),
+        qos(endpoint_qos(settings), &dds_delete_qos),
+        descriptor(settings.type == DataType::complex ? &psbench_Complex_desc
+                                                      : &psbench_Bytes_desc) {}
 
   const Settings settings;
-  DomainLease domain;  // shared with this process's other contexts of the same domain id
-  dds_entity_t participant = 0;
-  dds_qos_t *qos = nullptr;  // for every reader and writer of this context
-  const dds_topic_descriptor_t *descriptor = nullptr;  // psbench_Bytes or psbench_Complex
+  const DomainLease domain;  // shared with this process's contexts of the same domain id
+  const Entity participant;  // deleted before the domain lease lets go
+  const std::unique_ptr<dds_qos_t, void (*)(dds_qos_t *)> qos;  // for every reader and writer
+  const dds_topic_descriptor_t *const descriptor;               // psbench_Bytes or psbench_Complex
 };
 
 // A topic of the run's type in the context's participant; throws on error.

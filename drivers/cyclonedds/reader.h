@@ -35,7 +35,8 @@ class Reader {
       dds_listener = dds_create_listener(this);
       dds_lset_data_available(dds_listener, &Reader::on_data_available);
     }
-    const dds_entity_t reader = dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener);
+    const dds_entity_t reader =
+        dds_create_reader(ctx.participant, topic_, ctx.qos.get(), dds_listener);
     if (dds_listener != nullptr) dds_delete_listener(dds_listener);
     reader_ = checked(reader, "cannot create a reader");
     require_shm(ctx, reader_, "reader");

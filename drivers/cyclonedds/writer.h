@@ -15,7 +15,7 @@ class Writer {
       : ctx_(ctx),
         complex_(ctx.settings.type == DataType::complex),
         topic_(create_topic(ctx, topic)),
-        writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr),
+        writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos.get(), nullptr),
                         "cannot create a writer")) {
     if (complex_ && !build_complex(&complex_sample_.s, ctx.settings.elements))
       fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
