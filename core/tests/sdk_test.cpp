@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -126,7 +127,18 @@ struct Minimal {
   static constexpr const char *description = "required members only";
   static inline const char *current_version = "0";
   static const char *version() { return current_version; }  // the driver's own: not kept
-  static psb_capabilities capabilities() { return psb_capabilities{}; }
+  static psb_capabilities capabilities() {
+    static const char *const transports[] = {"mem", nullptr};
+    return {.reliability = PSB_RELIABLE,
+            .durability = PSB_VOLATILE,
+            .history = 0,
+            .notify = PSB_NOTIFY_WAIT,
+            .transports = transports,
+            .option_keys = nullptr,
+            .max_payload = 0,
+            .readers_per_topic = 0,
+            .writers_per_topic = 0};
+  }
   struct Context {
     explicit Context(const psb_config &) {}
   };
@@ -197,7 +209,7 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   EXPECT_EQ(d.drain, nullptr);
   EXPECT_EQ(d.writer_counters, nullptr);
   EXPECT_EQ(d.reader_counters, nullptr);
-  // Required ones are there; a driver without check() accepts everything.
+  // Required ones are there; a driver without check() accepts what its caps hold.
   for (auto *fn :
        {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
         (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
@@ -226,7 +238,7 @@ struct Tracked {
   static constexpr const char *description = "logs what is destroyed";
   static inline int versions = 0;  // calls of version()
   static std::string version() { return "tracked " + std::to_string(++versions); }
-  static constexpr const char *transports[] = {"t", nullptr};
+  static constexpr const char *transports[] = {"mem", nullptr};
   static constexpr psb_capabilities capabilities = {  // data, not a function
       .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
       .notify = PSB_NOTIFY_WAIT,   .transports = transports,   .option_keys = nullptr,
@@ -254,7 +266,7 @@ struct Tracked {
 TEST(Sdk, CapabilitiesMayBeData) {
   const psb_driver &d = *psb::sdk::driver_table<Tracked>();
   EXPECT_EQ(d.caps.reliability, uint32_t(PSB_RELIABLE));
-  EXPECT_STREQ(d.caps.transports[0], "t");
+  EXPECT_STREQ(d.caps.transports[0], "mem");
   EXPECT_EQ(d.caps.max_payload, 64u);
 }
 
@@ -772,6 +784,169 @@ TEST(SdkHash, IdInRangeIsWhatTheDriversDeriveToday) {
     EXPECT_GE(psb::sdk::id_in_range(run, 1, 200), 1u);
     EXPECT_LE(psb::sdk::id_in_range(run, 1, 200), 200u);
   }
+}
+
+// ---- what the capabilities leave out -----------------------------------------------------
+
+Refusals outside(const psb_config &cfg, Refusals found = {}) {
+  static const char *const transports[] = {"tcp", "ipc", nullptr};
+  const psb_capabilities caps{.reliability = PSB_BEST_EFFORT,
+                              .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
+                              .history = PSB_KEEP_LAST,
+                              .notify = PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+                              .transports = transports,
+                              .option_keys = nullptr,
+                              .max_payload = 1024,
+                              .readers_per_topic = 0,
+                              .writers_per_topic = 0};
+  psb::sdk::refuse_outside_caps(caps, cfg, found);
+  return found;
+}
+
+std::vector<std::string> listed(const Refusals &r) {
+  std::vector<std::string> out;
+  for (const auto &x : r.all()) out.push_back(x.setting + ": " + x.reason);
+  return out;
+}
+
+TEST(SdkCaps, AcceptsWhatTheCapabilitiesHold) {
+  TestRun run({}, "ipc");
+  run.cfg.qos = {PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 4};
+  run.cfg.notify = PSB_NOTIFY_POLL;
+  EXPECT_TRUE(outside(run.cfg).empty());
+  run.cfg.qos.history = 0;  // not set
+  run.cfg.qos.history_depth = 0;
+  for (const char *t : {(const char *)nullptr, "default"}) {  // both the first transport
+    run.cfg.transport = t;
+    EXPECT_TRUE(outside(run.cfg).empty()) << (t ? t : "NULL");
+  }
+}
+
+TEST(SdkCaps, RefusesEachSettingOutsideInTheNodesWords) {
+  TestRun run({}, "udp");
+  run.cfg.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  run.cfg.notify = PSB_NOTIFY_LISTENER;
+  EXPECT_EQ(listed(outside(run.cfg)),
+            (std::vector<std::string>{
+                "reliability: reliability 'reliable' is not supported; this driver supports "
+                "best_effort",
+                "history: history 'keep_all' is not supported; this driver supports keep_last",
+                "notify: notify 'listener' is not supported; this driver supports wait|poll",
+                "transport: transport 'udp' is not supported; this driver supports tcp|ipc"}));
+  // Not one psb_* value: refused too; keep_last with a depth of 0 as well.
+  TestRun odd({}, "tcp");
+  odd.cfg.qos = {PSB_BEST_EFFORT | PSB_RELIABLE, 0, PSB_KEEP_LAST, 0};
+  odd.cfg.notify = PSB_NOTIFY_WAIT;
+  EXPECT_EQ(listed(outside(odd.cfg)),
+            (std::vector<std::string>{
+                "reliability: reliability '3' is not supported; this driver supports best_effort",
+                "durability: durability '0' is not supported; this driver supports "
+                "volatile|transient_local",
+                "history: history keep_last needs a depth of at least 1 (keep_last:N)"}));
+}
+
+TEST(SdkCaps, LeavesASettingTheDriverRefusedToItsReason) {
+  TestRun run({}, "udp");
+  run.cfg.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
+  Refusals mine;
+  mine.add("reliability", "reliable needs acknowledgements, which this has not");
+  EXPECT_TRUE(mine.has("reliability"));
+  EXPECT_FALSE(mine.has("transport"));
+  EXPECT_EQ(listed(outside(run.cfg, mine)),
+            (std::vector<std::string>{
+                "reliability: reliable needs acknowledgements, which this has not",
+                "transport: transport 'udp' is not supported; this driver supports tcp|ipc"}));
+}
+
+TEST(SdkCaps, CheckAndOpenOfAnSdkDriverRefuseWhatCapsLeaveOut) {
+  const psb_driver &d = full();  // reliable, volatile, wait, transport mem; check() of its own
+  TestRun run;
+  run.cfg.qos.reliability = PSB_BEST_EFFORT;
+  run.cfg.notify = PSB_NOTIFY_POLL;
+  int count = -1;
+  EXPECT_EQ(
+      check(d, run, &count),
+      (Refused{{"reliability",
+                "sdkt: reliability 'best_effort' is not supported; this driver supports "
+                "reliable"},
+               {"notify", "sdkt: notify 'poll' is not supported; this driver supports wait"}}));
+  EXPECT_EQ(count, 2);
+  psb_error err{};
+  EXPECT_EQ(d.open(&run.cfg, &err), nullptr);
+  EXPECT_STREQ(err.message,
+               "sdkt: reliability 'best_effort' is not supported; this driver supports reliable; "
+               "notify 'poll' is not supported; this driver supports wait");
+  // The driver's own refusal of the same setting (transport) stands alone, at open() too.
+  TestRun tcp({}, "tcp");
+  tcp.cfg.notify = PSB_NOTIFY_POLL;
+  EXPECT_EQ(d.open(&tcp.cfg, &err), nullptr);
+  EXPECT_STREQ(err.message,
+               "sdkt: transport 'tcp' is not supported; use mem; notify 'poll' is not supported; "
+               "this driver supports wait");
+}
+
+// ---- PerProcess --------------------------------------------------------------------------
+
+struct Counted {
+  explicit Counted(int v) : value(v) { ++made; }
+  ~Counted() { ++gone; }
+  int value;
+  static inline std::atomic<int> made{0}, gone{0};
+};
+
+TEST(SdkPerProcess, OnePerKeyMadeByTheFirstGoneWithTheLast) {
+  psb::sdk::PerProcess<int, Counted> shared;
+  Counted::made = Counted::gone = 0;
+  auto make = [](int v) { return [v] { return std::make_unique<Counted>(v); }; };
+  {
+    auto a = shared.acquire(1, make(10));
+    auto b = shared.acquire(1, make(99));  // the same one: make() not called
+    auto c = shared.acquire(2, make(20));
+    EXPECT_EQ(&*a, &*b);
+    EXPECT_EQ(b->value, 10);
+    EXPECT_EQ(c->value, 20);
+    EXPECT_EQ(Counted::made, 2);
+    EXPECT_EQ(shared.users(1), 2);
+    EXPECT_EQ(shared.users(2), 1);
+    { auto moved = std::move(a); }  // a moved-from lease lets go of nothing
+    EXPECT_FALSE(a);
+    EXPECT_EQ(shared.users(1), 1);
+    EXPECT_EQ(Counted::gone, 0);
+  }
+  EXPECT_EQ(Counted::gone, 2);
+  EXPECT_EQ(shared.users(1), 0);
+  auto again = shared.acquire(1, make(11));  // made anew after the last one went
+  EXPECT_EQ(again->value, 11);
+  EXPECT_EQ(Counted::made, 3);
+  decltype(again) empty;
+  EXPECT_FALSE(empty);
+}
+
+TEST(SdkPerProcess, AMakeThatThrowsKeepsNothing) {
+  psb::sdk::PerProcess<std::string, Counted> shared;
+  EXPECT_THROW(shared.acquire("k", []() -> std::unique_ptr<Counted> { throw std::bad_alloc(); }),
+               std::bad_alloc);
+  EXPECT_EQ(shared.users("k"), 0);
+  EXPECT_THROW(shared.acquire("k", [] { return std::unique_ptr<Counted>(); }), psb::sdk::Error);
+  EXPECT_EQ(shared.users("k"), 0);
+  EXPECT_EQ(shared.acquire("k", [] { return std::make_unique<Counted>(5); })->value, 5);
+}
+
+TEST(SdkPerProcess, ThreadsShareOne) {
+  psb::sdk::PerProcess<int, Counted> shared;
+  Counted::made = Counted::gone = 0;
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) {
+        auto lease = shared.acquire(7, [] { return std::make_unique<Counted>(7); });
+        if (lease->value != 7 || Counted::made - Counted::gone != 1) ++wrong;
+      }
+    });
+  for (auto &t : threads) t.join();
+  EXPECT_EQ(wrong.load(), 0) << "never two alive at once";
+  EXPECT_EQ(Counted::made, Counted::gone);
 }
 
 }  // namespace

@@ -1,10 +1,8 @@
 // The psbench driver for Eclipse Cyclone DDS (C API): its name, version and capabilities;
-// the Context is in context.h. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER
-// at the end).
-#include "context.h"
+// Context, Writer and Reader are in context.h, writer.h and reader.h. The C ABI table
+// comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include "psbench/sdk.hpp"
 #include "reader.h"
-#include "settings.h"
 #include "writer.h"
 
 namespace psbcyc {

@@ -29,32 +29,24 @@ class Reader {
     const Settings &s = ctx.settings;
     if (!buffer_) fail("out of memory for a %zu-byte receive buffer", buffer_size(s));
     std::memset(buffer_.get(), 0, buffer_size(s));  // touched now, not on the first take
-    try {
-      topic_ = create_topic(ctx, topic);
-      dds_listener_t *dds_listener = nullptr;
-      if (listener_) {
-        dds_listener = dds_create_listener(this);
-        dds_lset_data_available(dds_listener, &Reader::on_data_available);
-      }
-      const dds_entity_t reader = dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener);
-      if (dds_listener != nullptr) dds_delete_listener(dds_listener);
-      reader_ = checked(reader, "cannot create a reader");
-      require_shm(ctx, reader_, "reader");
-      if (s.notify == PSB_NOTIFY_WAIT) {
-        const char *what = "cannot set up the reader's waitset";
-        waitset_ = checked(dds_create_waitset(ctx.participant), what);
-        condition_ = checked(dds_create_readcondition(reader_, DDS_ANY_STATE), what);
-        checked(dds_waitset_attach(waitset_, condition_, 0), what);
-      }
-    } catch (...) {
-      destroy();
-      throw;
+    topic_ = create_topic(ctx, topic);
+    dds_listener_t *dds_listener = nullptr;
+    if (listener_) {
+      dds_listener = dds_create_listener(this);
+      dds_lset_data_available(dds_listener, &Reader::on_data_available);
+    }
+    const dds_entity_t reader =
+        dds_create_reader(ctx.participant, topic_, ctx.qos.get(), dds_listener);
+    if (dds_listener != nullptr) dds_delete_listener(dds_listener);
+    reader_ = checked(reader, "cannot create a reader");
+    require_shm(ctx, reader_, "reader");
+    if (s.notify == PSB_NOTIFY_WAIT) {
+      const char *what = "cannot set up the reader's waitset";
+      waitset_ = checked(dds_create_waitset(ctx.participant), what);
+      condition_ = checked(dds_create_readcondition(reader_, DDS_ANY_STATE), what);
+      checked(dds_waitset_attach(waitset_, condition_, 0), what);
     }
   }
-  ~Reader() { destroy(); }
-  Reader(const Reader &) = delete;
-  Reader &operator=(const Reader &) = delete;
-
   bool take(int64_t timeout_ns, const void *&data, size_t &len) {
     bool got = false;
     if (timeout_ns > 0 && waitset_ > 0) {
@@ -97,22 +89,12 @@ class Reader {
     return s.type == DataType::complex ? kHeaderSize : s.max_payload + 1;
   }
 
-  void destroy() noexcept {
-    closing_ = true;
-    if (waitset_ > 0) dds_delete(waitset_);
-    if (condition_ > 0) dds_delete(condition_);
-    if (reader_ > 0) dds_delete(reader_);  // waits for a listener callback in progress
-    if (topic_ > 0) dds_delete(topic_);
-    if (complex_) free_complex(&complex_sample_);
-    waitset_ = condition_ = reader_ = topic_ = 0;
-  }
-
   // true = a sample is in buffer_ (length in len), false = none now; throws on an error.
   bool take_now(dds_entity_t reader, size_t &len) {
     bad_sample_ = false;
     void *sample;
     if (complex_) {
-      sample = &complex_sample_;
+      sample = &complex_sample_.s;
     } else {
       // Deserialize the payload into the buffer, after room for the header.
       bytes_.payload._buffer = buffer_.get() + kHeaderSize;
@@ -138,8 +120,8 @@ class Reader {
 
   void unpack(size_t &len) {
     if (complex_) {
-      check_complex_shape(&complex_sample_, elements_);
-      header_to_message(buffer_.get(), &complex_sample_.header);
+      check_complex_shape(&complex_sample_.s, elements_);
+      header_to_message(buffer_.get(), &complex_sample_.s.header);
       len = kHeaderSize;
       return;
     }
@@ -179,17 +161,24 @@ class Reader {
   }
 
   const Context &ctx_;
-  dds_entity_t topic_ = 0, reader_ = 0, waitset_ = 0, condition_ = 0;
   const bool complex_;
   const uint32_t elements_;
   const size_t payload_capacity_;  // bytes after the header that a sample may carry
   std::unique_ptr<uint8_t[]> buffer_;
   psbench_Bytes bytes_{};
-  psbench_Complex complex_sample_{};
+  ComplexSample complex_sample_;
   const psb::sdk::Listener listener_;
   bool bad_sample_ = false;           // the last take_now() failed on a sample it took
   std::atomic<bool> closing_{false};  // set before the reader is deleted
   std::atomic<bool> listener_error_reported_{false};
+  // Deleted in reverse order (the waitset first, the topic last), after closing_ is set
+  // (also when the constructor throws): deleting the reader waits for a listener callback
+  // in progress.
+  Entity topic_, reader_, condition_, waitset_;
+  struct Closing {
+    std::atomic<bool> &flag;
+    ~Closing() { flag = true; }
+  } closing_mark_{closing_};
 };
 
 }  // namespace psbcyc

@@ -1,7 +1,10 @@
 // The driver's view of a psb_config: validated by check() and again by open(), then
-// kept in the context so that the timed path never looks at strings; and what Cyclone's
-// iceoryx shared-memory path (transport shm) needs and allows.
+// kept in the context so that the timed path never looks at strings; what Cyclone's
+// iceoryx shared-memory path (transport shm) needs and allows; and error messages,
+// formatted only when something has failed.
 #pragma once
+
+#include <dds/dds.h>
 
 #include <cstdint>
 #include <string>
@@ -14,6 +17,36 @@ extern "C" {
 
 namespace psbcyc {
 
+using psb::sdk::fail;
+
+// Throws "<what>: <Cyclone's return code>" (the SDK puts "cyclonedds: " before it).
+[[noreturn, gnu::cold, gnu::noinline]] inline void fail_dds(const char *what, dds_return_t rc) {
+  fail("%s: %s", what, dds_strretcode(rc));
+}
+
+// What a Cyclone call returned (an entity, or DDS_RETCODE_OK), or fail_dds(what) when it
+// returned an error code.
+inline dds_entity_t checked(dds_entity_t rc, const char *what) {
+  if (rc < 0) fail_dds(what, rc);
+  return rc;
+}
+
+// A Cyclone entity, deleted with its owner (0: none yet; set once).
+class Entity {
+ public:
+  Entity(dds_entity_t id = 0) : id_(id) {}
+  Entity(const Entity &) = delete;
+  Entity &operator=(const Entity &) = delete;
+  void operator=(dds_entity_t id) { id_ = id; }
+  ~Entity() {
+    if (id_ > 0) dds_delete(id_);
+  }
+  operator dds_entity_t() const { return id_; }
+
+ private:
+  dds_entity_t id_;
+};
+
 constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
 constexpr uint32_t kDefaultElements = 16;  // type=complex without elements=N
 constexpr uint32_t kMaxElements = 100000;
@@ -25,7 +58,6 @@ inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "co
 enum class DataType { bytes, complex };  // option type: their names in this order
 
 struct Settings {
-  std::string run_id;
   Transport transport = Transport::udp;
   DataType type = DataType::bytes;
   uint32_t elements = kDefaultElements;  // complex only
@@ -74,11 +106,8 @@ inline void parse_type_options(const psb_config &cfg, const psb::sdk::Options &o
 
 inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Options &options,
                                     psb::sdk::Refusals &refuse, Settings &s) {
+  // Another transport: refused by the SDK (psb::sdk::refuse_outside_caps).
   const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
-  if (t < 0)
-    refuse.add("transport",
-               "transport '%s' is not known; use udp (default), multicast, shm or config",
-               cfg.transport ? cfg.transport : "(null)");
   s.transport = t < 0 ? Transport::udp : Transport(t);
   const char *uri = options.find("cyclonedds_uri");
   if (uri != nullptr && s.transport != Transport::config)
@@ -145,7 +174,7 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
 // Validates cfg, recording every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  s.run_id = psb::sdk::run_id(cfg, refuse, "it names the topics and the domain");
+  psb::sdk::run_id(cfg, refuse, "it names the topics and the domain");
   const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 32, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
   s.notify = cfg.notify;
@@ -153,8 +182,6 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   s.max_payload = cfg.max_payload;
   detail::parse_type_options(cfg, options, refuse, s);
   detail::parse_transport_options(cfg, options, refuse, s);
-  if (s.qos.history == PSB_KEEP_LAST && s.qos.history_depth == 0)
-    refuse.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
     refuse.add(
         "durability",

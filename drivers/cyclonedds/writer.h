@@ -4,7 +4,6 @@
 #pragma once
 
 #include "context.h"
-#include "qos.h"
 #include "samples.h"
 
 namespace psbcyc {
@@ -13,30 +12,23 @@ class Writer {
  public:
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic)
-      : ctx_(ctx), complex_(ctx.settings.type == DataType::complex) {
-    try {
-      if (complex_ && !build_complex(&complex_sample_, ctx.settings.elements))
-        fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
-      topic_ = create_topic(ctx, topic);
-      writer_ = checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr),
-                        "cannot create a writer");
-      require_shm(ctx, writer_, "writer");
-    } catch (...) {
-      destroy();
-      throw;
-    }
+      : ctx_(ctx),
+        complex_(ctx.settings.type == DataType::complex),
+        topic_(create_topic(ctx, topic)),
+        writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos.get(), nullptr),
+                        "cannot create a writer")) {
+    if (complex_ && !build_complex(&complex_sample_.s, ctx.settings.elements))
+      fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
+    require_shm(ctx, writer_, "writer");
   }
-  ~Writer() { destroy(); }
-  Writer(const Writer &) = delete;
-  Writer &operator=(const Writer &) = delete;
 
   void write(const void *data, size_t len) {
     if (len < kHeaderSize)
       fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
     dds_return_t rc;
     if (complex_) {
-      header_from_message(&complex_sample_.header, data);
-      rc = dds_write(writer_, &complex_sample_);
+      header_from_message(&complex_sample_.s.header, data);
+      rc = dds_write(writer_, &complex_sample_.s);
     } else {
       header_from_message(&bytes_.header, data);
       const uint32_t n = static_cast<uint32_t>(len - kHeaderSize);
@@ -74,13 +66,6 @@ class Writer {
   }
 
  private:
-  void destroy() noexcept {
-    if (writer_ > 0) dds_delete(writer_);
-    if (topic_ > 0) dds_delete(topic_);
-    if (complex_) free_complex(&complex_sample_);
-    writer_ = topic_ = 0;
-  }
-
   [[noreturn, gnu::cold, gnu::noinline]] void failed(dds_return_t rc, size_t len) const {
     if (rc == DDS_RETCODE_TIMEOUT)
       fail(
@@ -96,10 +81,10 @@ class Writer {
   }
 
   const Context &ctx_;
-  dds_entity_t topic_ = 0, writer_ = 0;
   const bool complex_;
+  ComplexSample complex_sample_;
+  const Entity topic_, writer_;  // deleted writer first
   psbench_Bytes bytes_{};
-  psbench_Complex complex_sample_{};
 };
 
 }  // namespace psbcyc

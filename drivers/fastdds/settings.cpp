@@ -109,11 +109,9 @@ void check_transport(const Settings &s, psb::sdk::Refusals &refuse) {
 }
 
 void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
+  // A reliability, durability, history or notify that is not a psb_* value: refused by the
+  // SDK (psb::sdk::refuse_outside_caps).
   const psb_qos &q = s.qos;
-  if (q.reliability != PSB_BEST_EFFORT && q.reliability != PSB_RELIABLE)
-    refuse.add("reliability", "reliability must be best_effort or reliable");
-  if (q.durability != PSB_VOLATILE && q.durability != PSB_TRANSIENT_LOCAL)
-    refuse.add("durability", "durability must be volatile or transient_local");
   if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE)
     refuse.add("durability",
                "durability transient_local needs reliability reliable: Fast DDS "
@@ -124,8 +122,6 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
                "history keep_last:%u is not valid; keep_last:N needs "
                "1 <= N <= %d (Fast DDS's depth is an int32)",
                q.history_depth, INT32_MAX);
-  if (q.history != 0 && q.history != PSB_KEEP_LAST && q.history != PSB_KEEP_ALL)
-    refuse.add("history", "history must be keep_last:N or keep_all");
 }
 
 }  // namespace
@@ -156,9 +152,6 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     refuse.add("transport",
                "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
-      cfg.notify != PSB_NOTIFY_POLL)
-    refuse.add("notify", "notify must be one of listener, wait, poll");
   s.notify = cfg.notify;
   s.qos = cfg.qos;
   s.max_payload = cfg.max_payload;

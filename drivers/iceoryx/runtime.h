@@ -10,7 +10,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <mutex>
 #include <string>
 
@@ -63,23 +62,21 @@ inline bool roudi_running() {
 // calls return at once. Throws psb::sdk::Error when RouDi is not running: iceoryx
 // itself would wait 60 s for it and then abort the process.
 inline void ensure_runtime(const std::string &run_id) {
-  static std::mutex mu;
-  static bool up = false;
-  std::lock_guard<std::mutex> lock(mu);
-  if (up) return;
-  if (!roudi_running())
-    fail(
-        "iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
-        "of this driver, or start iox-roudi yourself first",
-        roudi_socket_path().c_str());
-  // iceoryx logs to stderr; its default for applications includes debug lines.
-  iox::log::LogManager::GetLogManager().SetDefaultLogLevel(iox::log::LogLevel::kWarn,
-                                                           iox::log::LogLevelOutput::kHideLogLevel);
-  // The name is also a socket in /tmp: the run id (shortened if long) and the pid.
-  const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
-  iox::runtime::PoshRuntime::initRuntime(
-      iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
-  up = true;
+  static std::once_flag once;  // not done when the call throws: the next one tries again
+  std::call_once(once, [&] {
+    if (!roudi_running())
+      fail(
+          "iox-roudi is not running (nothing listens on %s); psbench starts it for runs "
+          "of this driver, or start iox-roudi yourself first",
+          roudi_socket_path().c_str());
+    // iceoryx logs to stderr; its default for applications includes debug lines.
+    iox::log::LogManager::GetLogManager().SetDefaultLogLevel(
+        iox::log::LogLevel::kWarn, iox::log::LogLevelOutput::kHideLogLevel);
+    // The name is also a socket in /tmp: the run id (shortened if long) and the pid.
+    const std::string name = "psbench_" + fit(run_id, 48) + "_" + std::to_string(getpid());
+    iox::runtime::PoshRuntime::initRuntime(
+        iox::RuntimeName_t(iox::cxx::TruncateToCapacity, name.c_str()));
+  });
 }
 
 // ("psbench", run id, topic): the run id keeps concurrent runs apart. Names longer than
@@ -96,13 +93,12 @@ inline iox::capro::ServiceDescription service_for(const std::string &run_id,
 // registry (one iox::runtime::ServiceDiscovery per process): a subscriber cannot tell
 // (README, end of "QoS").
 inline int publishers_offering(const iox::capro::ServiceDescription &service) {
-  // Created on first use, after the runtime (so destroyed before it at exit).
   static std::mutex mu;
-  static std::unique_ptr<iox::runtime::ServiceDiscovery> discovery;
   std::lock_guard<std::mutex> lock(mu);
-  if (!discovery) discovery.reset(new iox::runtime::ServiceDiscovery());
+  // Created on first use, after the runtime (so destroyed before it at exit).
+  static iox::runtime::ServiceDiscovery discovery;
   int found = 0;
-  discovery->findService(
+  discovery.findService(
       service.getServiceIDString(), service.getInstanceIDString(), service.getEventIDString(),
       [&](const iox::capro::ServiceDescription &) { ++found; },
       iox::popo::MessagingPattern::PUB_SUB);

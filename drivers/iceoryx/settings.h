@@ -15,11 +15,11 @@ namespace psbiox {
 // Largest message, header included. RouDi's built-in configuration has a mempool of
 // exactly 4 MiB payloads; psbench's generated one is sized for the experiment.
 constexpr uint64_t kMaxPayload = 4194304;
-// iceoryx 2.0's build limits (iceoryx_posh_deployment.hpp), checked against the
-// headers below: a subscriber queue holds at most 256 samples, a publisher
-// keeps at most 16 for late joiners.
-constexpr uint32_t kMaxQueueCapacity = 256;
-constexpr uint32_t kMaxHistory = 16;
+// iceoryx 2.0's build limits (iceoryx_posh_deployment.hpp), from the installed headers:
+// a subscriber queue holds at most 256 samples, a publisher keeps at most 16 for late
+// joiners.
+constexpr uint32_t kMaxQueueCapacity = iox::MAX_SUBSCRIBER_QUEUE_CAPACITY;
+constexpr uint32_t kMaxHistory = iox::MAX_PUBLISHER_HISTORY;
 // None: every option is refused (also caps.option_keys).
 inline constexpr const char *kOptionKeys[] = {nullptr};
 // A reliable writer waits at most this long for a free chunk in RouDi's mempool.
@@ -36,42 +36,28 @@ struct Settings {
   uint32_t queue_capacity = 0;  // subscriber queue (the history depth)
   uint32_t history = 0;         // transient_local: publisher history = subscriber request
   uint64_t max_payload = 0;
-  bool use_loan = false;
 };
-
-static_assert(kMaxQueueCapacity == iox::MAX_SUBSCRIBER_QUEUE_CAPACITY,
-              "the installed iceoryx has another subscriber queue limit");
-static_assert(kMaxHistory == iox::MAX_PUBLISHER_HISTORY,
-              "the installed iceoryx has another publisher history limit");
 
 // Validates cfg (not whether RouDi runs), recording every refusal (check() and open(),
 // which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.run_id = psb::sdk::run_id(cfg, refuse, "it names the iceoryx services of a run");
-  for (const char c : s.run_id) {
-    if ((c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9')) {
-      refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
-      break;
-    }
-  }
+  const char *alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  if (s.run_id.find_first_not_of(alnum) != std::string::npos)
+    refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
   if (cfg.transport != nullptr && std::strcmp(cfg.transport, "shm") != 0)
     refuse.add(
         "transport",
         "transport '%s' is not supported; supported: shm (iceoryx shared memory through iox-roudi)",
         cfg.transport);
+  // A reliability, durability, history or notify that is not a psb_* value: refused by
+  // the SDK (psb::sdk::refuse_outside_caps).
   const uint32_t rel = cfg.qos.reliability;
-  if (rel != PSB_BEST_EFFORT && rel != PSB_RELIABLE)
-    refuse.add("reliability", "reliability must be best_effort or reliable");
-  const uint32_t dur = cfg.qos.durability;
-  if (dur != PSB_VOLATILE && dur != PSB_TRANSIENT_LOCAL)
-    refuse.add("durability", "durability must be volatile or transient_local");
-  const bool transient = dur == PSB_TRANSIENT_LOCAL;
+  const bool transient = cfg.qos.durability == PSB_TRANSIENT_LOCAL;
   uint32_t queue = kMaxQueueCapacity;  // history not set: iceoryx's default queue capacity
   uint32_t history = transient ? kMaxHistory : 0;
-  switch (cfg.qos.history) {
-    case 0:
-      break;
+  switch (cfg.qos.history) {  // 0: not set
     case PSB_KEEP_LAST: {
       const uint32_t n = cfg.qos.history_depth;
       if (n == 0 || n > kMaxQueueCapacity) {
@@ -107,12 +93,7 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
             "N <= %u",
             kMaxHistory, kMaxHistory);
       break;  // the largest queue, and a writer that waits: nothing is lost
-    default:
-      refuse.add("history", "history must be keep_last:N or keep_all");
   }
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
-      cfg.notify != PSB_NOTIFY_POLL)
-    refuse.add("notify", "notify must be one of listener, wait, poll");
   psb::sdk::payload_in_range(cfg, refuse, 1, kMaxPayload);
   psb::sdk::Options(cfg, refuse).refuse_unknown(kOptionKeys);
   s.reliable = rel == PSB_RELIABLE;
@@ -121,7 +102,6 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   s.queue_capacity = queue;
   s.history = history;
   s.max_payload = cfg.max_payload;
-  s.use_loan = cfg.use_loan != 0;
   return s;
 }
 

@@ -26,12 +26,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     }
     s.run_id = cfg.run_id;
   }
-  if (cfg.transport != nullptr && std::strcmp(cfg.transport, "shm") != 0)
-    refuse.add("transport", "transport '%s' is not supported; supported: shm", cfg.transport);
-  if (cfg.qos.reliability != PSB_BEST_EFFORT && cfg.qos.reliability != PSB_RELIABLE)
-    refuse.add("reliability", "reliability must be best_effort or reliable");
-  if (cfg.qos.durability != PSB_VOLATILE)
-    refuse.add("durability", "durability transient_local is not supported; supported: volatile");
+  // Another transport, durability transient_local, and a reliability or notify that is not
+  // a psb_* value: refused by the SDK (psb::sdk::refuse_outside_caps), in the same words.
   // No history setting: a full ring drops the newest sample (best effort) or makes the
   // writer wait (reliable), while keep_last N means "the newest N" (DDS, iceoryx). The
   // ring's size is the option slots.
@@ -42,9 +38,6 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "reliable), where keep_last keeps the newest; leave history unset and size the "
                "ring with option slots=N (default %u)",
                cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last", unsigned(kDefaultDepth));
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
-      cfg.notify != PSB_NOTIFY_POLL)
-    refuse.add("notify", "notify must be one of listener, wait, poll");
   const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 1, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
   // The node refuses any other key itself; a caller of the ABI is told as well.

@@ -34,12 +34,9 @@ constexpr const char *kIpcParent = "/tmp";
 struct Settings {
   Transport transport = Transport::tcp;
   std::string run_id;
-  uint32_t notify = PSB_NOTIFY_WAIT;
   int sndhwm = kDefaultHwm, rcvhwm = kDefaultHwm;
-  bool rcvhwm_given = false;
   unsigned port_base = kDefaultPortBase;
   bool conflate = false;  // history keep_last:1 -> ZMQ_CONFLATE on the SUB socket
-  uint64_t max_payload = 0;
 };
 
 // tcp only: the port of a topic.
@@ -115,11 +112,9 @@ inline void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Setting
 }
 
 inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
-  const int t = psb::sdk::index_in(cfg.transport, {"tcp", "ipc", "inproc", "default"});
-  if (t < 0)
-    refuse.add("transport", "transport '%s' is not supported; this driver supports tcp|ipc|inproc",
-               cfg.transport ? cfg.transport : "");
-  s.transport = t > 0 && t < 3 ? Transport(t) : Transport::tcp;  // "default" is tcp
+  // Another transport: refused by the SDK (psb::sdk::refuse_outside_caps).
+  const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
+  s.transport = t > 0 ? Transport(t) : Transport::tcp;  // "default" is tcp
   if (s.transport == Transport::inproc && !cfg.intra_process)
     refuse.add("placement",
                "transport 'inproc' only connects sockets of one process, and "
@@ -132,8 +127,6 @@ inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, S
 // Records every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  s.notify = cfg.notify;
-  s.max_payload = cfg.max_payload;
   detail::parse_transport(cfg, refuse, s);
   s.run_id = psb::sdk::run_id(cfg, refuse, "endpoints are named from it");
   detail::parse_qos(cfg, refuse, s);
@@ -145,8 +138,7 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
                                std::to_string(kDefaultHwm) + ")";
   s.sndhwm = int(options.number("sndhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
   s.rcvhwm = int(options.number("rcvhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
-  s.rcvhwm_given = options.has("rcvhwm");
-  if (s.conflate && s.rcvhwm_given)
+  if (s.conflate && options.has("rcvhwm"))
     refuse.add("option:rcvhwm",
                "option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
                "one message in the subscriber's queue and ignores the high-water mark");

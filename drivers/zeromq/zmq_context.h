@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
@@ -30,6 +31,16 @@ inline void set_int_option(void *socket, int option, int value, const char *name
     fail("zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
 }
 
+// A zmq context of its own. The SDK destroys the endpoints a caller left open before
+// their Context: zmq_ctx_term() would wait for their sockets forever.
+struct ZmqContext {
+  ZmqContext() {
+    if ((handle = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
+  }
+  ~ZmqContext() { zmq_ctx_term(handle); }  // every socket is closed by now (linger bounded)
+  void *handle;
+};
+
 // What the inproc endpoints of this process share: inproc:// endpoints only meet inside
 // one zmq context, and a registry of the writers and readers per topic lets an endpoint
 // tell a peer that is merely late from one that can never come (it lives in another
@@ -39,9 +50,8 @@ struct InprocProcess {
     std::atomic<int> writers{0};
     std::atomic<bool> ever_written{false}, ever_read{false};
   };
+  psb::sdk::PerProcess<int, ZmqContext> zctx;  // one, key 0, while an inproc context is open
   std::mutex mu;
-  void *zctx = nullptr;  // while users > 0
-  int users = 0;
   std::map<std::string, Topic> topics;
   static InprocProcess &get() {
     // Never destroyed: an endpoint (or its listener thread) may outlive static destruction.
@@ -54,33 +64,19 @@ class Context {
  public:
   // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
   explicit Context(const psb_config &cfg)
-      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
-    if (settings.transport != Transport::inproc) {
-      if ((zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
-      return;
-    }
-    InprocProcess &p = InprocProcess::get();
-    std::lock_guard lock(p.mu);
-    if (p.zctx == nullptr && (p.zctx = zmq_ctx_new()) == nullptr) fail_zmq("zmq_ctx_new");
-    ++p.users;
-    zctx = p.zctx;
-  }
-  // The SDK destroys the endpoints a caller left open first: zmq_ctx_term() would wait
-  // for their sockets forever.
-  ~Context() {
-    if (settings.transport == Transport::inproc) {
-      InprocProcess &p = InprocProcess::get();
-      std::lock_guard lock(p.mu);
-      if (--p.users > 0) return;
-      p.zctx = nullptr;  // its last user terminates it, below
-    }
-    zmq_ctx_term(zctx);  // every socket is closed by now (linger bounded)
-  }
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
+        own(settings.transport == Transport::inproc ? nullptr : std::make_unique<ZmqContext>()),
+        inproc(own ? decltype(inproc)()
+                   : InprocProcess::get().zctx.acquire(
+                         0, [] { return std::make_unique<ZmqContext>(); })),
+        zctx(own ? own->handle : inproc->handle) {}
   Context(const Context &) = delete;
   Context &operator=(const Context &) = delete;
 
   const Settings settings;
-  void *zctx = nullptr;
+  const std::unique_ptr<ZmqContext> own;                      // tcp, ipc
+  const psb::sdk::PerProcess<int, ZmqContext>::Lease inproc;  // inproc: the process's one
+  void *const zctx;                                           // the one of the two
 };
 
 // How long an inproc endpoint waits for a peer in its own process before it says that

@@ -8,6 +8,8 @@
 // (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
 // of open endpoints that close() empties, a listener thread (ListenerThread), a version
 // string computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
+// a resource the contexts of one process share per key (PerProcess), the refusal of what
+// the capabilities leave out (refuse_outside_caps, run after check() and before open()),
 // and two looks at the host: library_file() (the name of the library a symbol is loaded
 // from) and process_running() (a daemon such as iox-roudi).
 //
@@ -27,8 +29,10 @@
 //   PSB_SDK_DRIVER(Driver)
 //
 // check() records every refusal (a Refusals is what Options lookups record malformed
-// values in; see sdk_refusals.hpp for a parse shared by check() and open()); the SDK hands
-// each to the node's psb_refuse, as "<driver name>: <reason>", and counts them. Constructors
+// values in; see sdk_refusals.hpp for a parse shared by check() and open()); the SDK adds
+// what the capabilities leave out and check() did not refuse (refuse_outside_caps), hands
+// each to the node's psb_refuse, as "<driver name>: <reason>", and counts them. open()
+// refuses a configuration outside the capabilities with those same refusals. Constructors
 // throw to refuse (psb::sdk::Error or psb::sdk::fail(); any std::exception is reported the
 // same way, std::bad_alloc as "out of memory"); destructors free. close() destroys the
 // writers and readers a caller left open (readers first) before the Context. Optional
@@ -61,6 +65,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <new>
 #include <string>
 #include <string_view>
@@ -174,6 +181,80 @@ inline bool process_running(std::string_view name) {
   closedir(proc);
   return found;
 }
+
+// ---- what the contexts of one process share --------------------------------------------
+
+// A resource the contexts of one process share, one per key: the first acquire() of a key
+// makes it with make() (a std::unique_ptr<T>; when make() throws, nothing is kept), later
+// ones get the same T, and when the last Lease of it goes, T is destroyed under the lock,
+// so that a new one for the key is made only after the old one is gone. E.g. Cyclone's one
+// domain per domain id (cyclonedds), the one zmq context of inproc endpoints (zeromq).
+// It locks: for open() and close(), never the timed path. Make the PerProcess itself
+// outlive static destruction (`static auto &p = *new PerProcess<K, T>`) when a Lease may
+// be let go after it.
+template <class Key, class T>
+class PerProcess {
+  struct Entry {
+    std::unique_ptr<T> value;
+    int users = 0;
+  };
+  using Entries = std::map<Key, Entry>;
+
+ public:
+  class Lease {  // empty when default-constructed
+   public:
+    Lease() = default;
+    Lease(Lease &&o) noexcept : owner_(std::exchange(o.owner_, nullptr)), it_(o.it_) {}
+    Lease &operator=(Lease &&o) noexcept {
+      std::swap(owner_, o.owner_);
+      std::swap(it_, o.it_);
+      return *this;
+    }
+    ~Lease() {
+      if (owner_ != nullptr) owner_->release(it_);
+    }
+    explicit operator bool() const noexcept { return owner_ != nullptr; }
+    T &operator*() const noexcept { return *it_->second.value; }
+    T *operator->() const noexcept { return it_->second.value.get(); }
+
+   private:
+    friend class PerProcess;
+    Lease(PerProcess *owner, typename Entries::iterator it) : owner_(owner), it_(it) {}
+    PerProcess *owner_ = nullptr;
+    typename Entries::iterator it_{};
+  };
+
+  template <class Make>
+  Lease acquire(const Key &key, Make &&make) {
+    std::lock_guard lock(mu_);
+    const auto it = entries_.try_emplace(key).first;
+    if (it->second.users == 0) {
+      try {
+        it->second.value = std::forward<Make>(make)();
+        if (!it->second.value) throw Error("PerProcess: make() gave nothing");
+      } catch (...) {
+        entries_.erase(it);
+        throw;
+      }
+    }
+    ++it->second.users;
+    return Lease(this, it);
+  }
+  // How many Leases of key there are (0: none, and no T).
+  int users(const Key &key) {
+    std::lock_guard lock(mu_);
+    const auto it = entries_.find(key);
+    return it == entries_.end() ? 0 : it->second.users;
+  }
+
+ private:
+  void release(typename Entries::iterator it) noexcept {
+    std::lock_guard lock(mu_);
+    if (--it->second.users == 0) entries_.erase(it);  // destroys T, under the lock
+  }
+  std::mutex mu_;
+  Entries entries_;
+};
 
 // ---- what endpoints are handed ---------------------------------------------------------
 
@@ -353,8 +434,25 @@ struct Adapter {
     return reinterpret_cast<Open<Reader> *>(r)->endpoint;
   }
 
-  // Hands each refusal to the node as "<name>: <reason>"; a throw from check() is one
-  // more, of setting "driver".
+  static psb_capabilities caps() {
+    if constexpr (requires { D::capabilities(); })
+      return D::capabilities();
+    else
+      return D::capabilities;
+  }
+  // What check() refuses (a throw is one more refusal, of setting "driver"), then what the
+  // capabilities leave out that it did not.
+  static Refusals refusals(const psb_config &cfg) {
+    Refusals found;
+    try {
+      if constexpr (HasCheck<D>) D::check(cfg, found);
+    } catch (...) {
+      found.add("driver", "%s", current_what());
+    }
+    refuse_outside_caps(caps(), cfg, found);
+    return found;
+  }
+  // Hands each refusal to the node as "<name>: <reason>".
   static int check(const psb_config *cfg, psb_refuse refuse, void *user) noexcept {
     int count = 0;
     auto hand = [&](const char *setting, const char *reason) noexcept {
@@ -364,12 +462,7 @@ struct Adapter {
       ++count;
     };
     try {
-      Refusals found;
-      try {
-        if constexpr (HasCheck<D>) D::check(*cfg, found);
-      } catch (...) {
-        found.add("driver", "%s", current_what());
-      }
+      const Refusals found = refusals(*cfg);
       for (const Refusal &r : found.all()) hand(r.setting.c_str(), r.reason.c_str());
     } catch (...) {
       hand("driver", current_what());
@@ -393,6 +486,10 @@ struct Adapter {
   static psb_context *open(const psb_config *cfg, psb_error *err) noexcept {
     if constexpr (kKeepsVersion) version();
     try {
+      // Outside the capabilities: refused with check()'s reasons, which say why.
+      Refusals outside;
+      refuse_outside_caps(caps(), *cfg, outside);
+      if (!outside.empty()) refusals(*cfg).raise();
       return reinterpret_cast<psb_context *>(new Box(*cfg));
     } catch (...) {
       report_current<D>(err);
@@ -523,10 +620,7 @@ struct Adapter {
       t.version = &version;
     else
       t.version = &D::version;
-    if constexpr (requires { D::capabilities(); })
-      t.caps = D::capabilities();
-    else
-      t.caps = D::capabilities;
+    t.caps = caps();
     t.check = &check;
     t.open = &open;
     t.close = &close;

@@ -18,8 +18,9 @@
 // Options reads text, flag (strict: true/false only), number (with a hint for its
 // refusal), choice (one of a fixed list of names) and required values, and
 // refuse_unknown() refuses keys a driver does not take. Beside it: run_id() (refused
-// when empty), payload_in_range() (the "size" refusal) and index_in() (a name's index
-// in a list, e.g. cfg.transport in caps.transports).
+// when empty), payload_in_range() (the "size" refusal), index_in() (a name's index
+// in a list, e.g. cfg.transport in caps.transports) and refuse_outside_caps() (what caps
+// leave out and the driver did not refuse itself; the SDK runs it after every check()).
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
@@ -93,6 +94,12 @@ class Refusals {
   }
   bool empty() const noexcept { return found_.empty(); }
   size_t size() const noexcept { return found_.size(); }
+  // Whether `setting` is refused already.
+  bool has(std::string_view setting) const noexcept {
+    for (const Refusal &r : found_)
+      if (r.setting == setting) return true;
+    return false;
+  }
   const std::vector<Refusal> &all() const noexcept { return found_; }
 
   // For open(): throws Error with every reason, "; " between them, when any was found.
@@ -150,6 +157,55 @@ inline int index_in(const char *name, const char *const *names) noexcept {
   for (int i = 0; name != nullptr && names[i] != nullptr; ++i)
     if (std::strcmp(names[i], name) == 0) return i;
   return -1;
+}
+
+// Refuses what caps leave out, each setting only when nothing refused it yet (call it after
+// the driver's own rules, whose reasons say why): a reliability, durability, history or
+// notify outside its set or not one psb_* value, history keep_last with a depth of 0, and
+// a transport not in caps.transports (NULL and "default" pass: the first). Each as the node
+// words it: "reliability 'reliable' is not supported; this driver supports best_effort".
+// The node refuses these itself; a direct caller of check() is told as well. The SDK calls
+// it for every driver: check() leaves out what is only a capability.
+inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &cfg,
+                                Refusals &refusals) {
+  struct Named {
+    uint32_t bit;
+    const char *name;
+  };
+  auto in_set = [&](const char *setting, uint32_t wanted, uint32_t allowed,
+                    std::initializer_list<Named> names) {
+    std::string name = std::to_string(wanted), supported;
+    bool known = false;
+    for (const Named &n : names) {
+      if (n.bit == wanted) name = n.name, known = true;
+      if (allowed & n.bit) supported += (supported.empty() ? "" : "|") + std::string(n.name);
+    }
+    if ((known && (allowed & wanted)) || refusals.has(setting)) return;
+    refusals.add(setting, "%s '%s' is not supported; this driver supports %s", setting,
+                 name.c_str(), supported.empty() ? "(none)" : supported.c_str());
+  };
+  const psb_qos &q = cfg.qos;
+  in_set("reliability", q.reliability, caps.reliability,
+         {{PSB_BEST_EFFORT, "best_effort"}, {PSB_RELIABLE, "reliable"}});
+  in_set("durability", q.durability, caps.durability,
+         {{PSB_VOLATILE, "volatile"}, {PSB_TRANSIENT_LOCAL, "transient_local"}});
+  if (q.history != 0)
+    in_set("history", q.history, caps.history,
+           {{PSB_KEEP_LAST, "keep_last"}, {PSB_KEEP_ALL, "keep_all"}});
+  if (q.history == PSB_KEEP_LAST && q.history_depth == 0 && !refusals.has("history"))
+    refusals.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
+  in_set("notify", cfg.notify, caps.notify,
+         {{PSB_NOTIFY_LISTENER, "listener"}, {PSB_NOTIFY_WAIT, "wait"}, {PSB_NOTIFY_POLL, "poll"}});
+  const char *const none[] = {nullptr};
+  const char *const *transports = caps.transports != nullptr ? caps.transports : none;
+  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0 ||
+      index_in(cfg.transport, transports) >= 0 || refusals.has("transport"))
+    return;
+  std::string supported;
+  for (const char *const *t = transports; *t != nullptr; ++t)
+    supported += (supported.empty() ? "" : "|") + std::string(*t);
+  refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
+               cfg.transport, supported.empty() ? "(none)" : supported.c_str());
 }
 
 // A view over cfg.options (valid while cfg is). The node has already refused any key not
