@@ -150,6 +150,11 @@ def own_roudi(tmp_dir: Path, config: str):
 @pytest.fixture(scope="module")
 def roudi(iceoryx, tmp_path_factory):
     """The RouDi most tests share; someone else's if one runs (used, never stopped)."""
+    # A RouDi found running may be one a previous test's psbench is still stopping (its
+    # keeper gives it seconds): wait a bounded moment before taking it for someone else's.
+    end = time.monotonic() + 10
+    while roudi_pids() and time.monotonic() < end:
+        time.sleep(0.1)
     with start_lock():
         if roudi_pids():
             yield None
