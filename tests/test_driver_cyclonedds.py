@@ -51,28 +51,36 @@ def roudi():
     used as it is and left alone."""
     if not shutil.which("iox-roudi"):
         pytest.fail("iox-roudi is missing: install the Debian package iceoryx (make setup)")
-    # A RouDi found running may be one a previous test's psbench is still stopping (its
-    # keeper gives it seconds): wait a bounded moment before taking it for someone else's.
-    end = time.monotonic() + 10
-    while roudi_pids() and time.monotonic() < end:
-        time.sleep(0.1)
-    if roudi_pids():
-        yield None
-        return
-    proc = subprocess.Popen(
-        ["iox-roudi"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        ready = False
+    proc, output = None, []
+    for _attempt in range(3):
+        # A RouDi found running may be one a previous test's psbench is still stopping
+        # (its keeper gives it seconds): wait a bounded moment before taking it for
+        # someone else's; one that starts meanwhile makes ours exit, so try again.
+        end = time.monotonic() + 10
+        while roudi_pids() and time.monotonic() < end:
+            time.sleep(0.1)
+        if roudi_pids():
+            yield None
+            return
+        proc = subprocess.Popen(
+            ["iox-roudi"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        ready, output = False, []
         end = time.monotonic() + 20
         while not ready and time.monotonic() < end and proc.poll() is None:
-            line = proc.stdout.readline()
-            ready = "RouDi is ready for clients" in line
-        assert ready, "iox-roudi did not become ready"
+            output.append(proc.stdout.readline())
+            ready = "RouDi is ready for clients" in output[-1]
+        if ready:
+            break
+        proc.kill()
+        proc.wait()
+        proc.stdout.close()
+    try:
+        assert ready, "iox-roudi did not become ready: " + "".join(output[-5:])
         yield proc
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -82,7 +90,8 @@ def roudi():
             if proc.poll() is None:
                 proc.kill()
                 proc.wait()
-            proc.stdout.close()
+            if not proc.stdout.closed:
+                proc.stdout.close()
     assert proc.returncode == 0, f"iox-roudi ended with {proc.returncode}"
     assert roudi_pids() == [], "an iox-roudi process remains"
     assert iceoryx_shm_files() == [], "iox-roudi left its shared memory in /dev/shm"
