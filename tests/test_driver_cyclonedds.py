@@ -3,7 +3,6 @@ types, both reliabilities, small and large messages, every notify mode and every
 transport (shm with an iox-roudi this module starts and stops), with counts, integrity
 and files checked. A fresh network namespace shows which transport carried the data."""
 
-import getpass
 import json
 import os
 import shutil
@@ -11,12 +10,12 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
 from conftest import LAUNCHER, REPO, cli_env, only_run, run_cli
 from psbench.results.samples import read_samples
+from roudi_helpers import iceoryx_shm_files, roudi_pids, wait_for_no_roudi
 
 DRIVER = "cyclonedds"
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
@@ -28,22 +27,6 @@ def cyclonedds(driver_libs):
         pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
 
 
-def roudi_pids() -> list[int]:
-    pids = []
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        try:
-            if comm.read_text().strip() == "iox-roudi":
-                pids.append(int(comm.parent.name))
-        except OSError:
-            pass
-    return pids
-
-
-def iceoryx_shm_files() -> list[str]:
-    # RouDi's management segment, and its data segment named after the user.
-    return [name for name in ("iceoryx_mgmt", getpass.getuser()) if Path("/dev/shm", name).exists()]
-
-
 @pytest.fixture(scope="module")
 def roudi():
     """iox-roudi for the shm runs: started here and stopped with SIGTERM, after which
@@ -53,13 +36,9 @@ def roudi():
         pytest.fail("iox-roudi is missing: install the Debian package iceoryx (make setup)")
     proc, output = None, []
     for _attempt in range(3):
-        # A RouDi found running may be one a previous test's psbench is still stopping
-        # (its keeper gives it seconds): wait a bounded moment before taking it for
-        # someone else's; one that starts meanwhile makes ours exit, so try again.
-        end = time.monotonic() + 10
-        while roudi_pids() and time.monotonic() < end:
-            time.sleep(0.1)
-        if roudi_pids():
+        # A RouDi still running is someone else's; one that starts meanwhile makes ours
+        # exit at once, so try again.
+        if not wait_for_no_roudi():
             yield None
             return
         proc = subprocess.Popen(

@@ -24,6 +24,7 @@ import pytest
 from conftest import cli_in_background, only_run, run_cli
 from psbench.results.samples import read_samples
 from psbench.run import services
+from roudi_helpers import iceoryx_shm_files, roudi_pids, wait_for_no_roudi
 
 DRIVER = "iceoryx"
 MIB = 1 << 20
@@ -69,22 +70,6 @@ def iceoryx(driver_libs):
     if DRIVER not in driver_libs:
         pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
     return driver_libs[DRIVER]
-
-
-def roudi_pids() -> list[int]:
-    pids = []
-    for comm in Path("/proc").glob("[0-9]*/comm"):
-        try:
-            if comm.read_text().strip() == "iox-roudi":
-                pids.append(int(comm.parent.name))
-        except OSError:
-            pass
-    return pids
-
-
-def iceoryx_shm_files() -> list[str]:
-    # RouDi's management segment, and its data segment named after the user.
-    return [name for name in ("iceoryx_mgmt", getpass.getuser()) if Path("/dev/shm", name).exists()]
 
 
 @contextmanager
@@ -150,11 +135,7 @@ def own_roudi(tmp_dir: Path, config: str):
 @pytest.fixture(scope="module")
 def roudi(iceoryx, tmp_path_factory):
     """The RouDi most tests share; someone else's if one runs (used, never stopped)."""
-    # A RouDi found running may be one a previous test's psbench is still stopping (its
-    # keeper gives it seconds): wait a bounded moment before taking it for someone else's.
-    end = time.monotonic() + 10
-    while roudi_pids() and time.monotonic() < end:
-        time.sleep(0.1)
+    wait_for_no_roudi()
     with start_lock():
         if roudi_pids():
             yield None
