@@ -4,21 +4,25 @@ mode and every transport, with counts, integrity and files checked. While runs a
 flight, the nodes' sockets and shared-memory mappings show which transport they use."""
 
 import json
+import os
 import re
+import secrets
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import only_run, run_cli
+from conftest import REPO, cli_in_background, only_run, run_cli
 from psbench.base import manifests
 from psbench.results.samples import read_samples
 
 DRIVER = "fastdds"
 MIB = 1 << 20
+SHM_CLEAN = REPO / "drivers" / "fastdds" / "shm_clean.py"  # the manifest's cleanup
 
 UDP_ONLY_PROFILE = """<?xml version="1.0" encoding="UTF-8" ?>
 <profiles xmlns="http://www.eprosima.com/XMLSchemas/fastRTPS_Profiles">
@@ -60,7 +64,7 @@ def measured(results: Path, kind: str, *args: str):
     assert len(record["processes"]) == 2, "not an inter-process run"
     assert record["driver"]["name"] == DRIVER and "2.9" in record["driver"]["version"]
     # The driver's cleanup of killed processes' shared memory ran after the run.
-    assert record["cleanup"]["argv"] == ["fastdds", "shm", "clean"]
+    assert record["cleanup"]["argv"][1:] == [str(SHM_CLEAN)]
     assert record["cleanup"]["exit_code"] == 0, record["cleanup"]
     run_dir = record["_dir"]
     roles = ("ping", "pong") if kind == "ping" else ("pub", "sub")
@@ -487,46 +491,93 @@ def in_use_by_a_live_process(names: set[str]) -> set[str]:
     return used
 
 
-def test_cleanup_command_removes_what_a_killed_node_leaves(fastdds, node, tmp_path):
-    cleanup = manifests.cleanup_command("fastdds")
-    assert cleanup == ["fastdds", "shm", "clean"]
-    before = fastrtps_files()
-    pong = subprocess.Popen(
-        [
-            str(node),
-            "--driver",
-            str(fastdds),
-            "--role",
-            "pong",
-            "--out",
-            str(tmp_path),
-            "--run-id",
-            "fastddskill",
-            "--transport",
-            "shm",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+def test_cleanup_is_the_drivers_script():
+    assert manifests.cleanup_command(DRIVER) == [sys.executable, str(SHM_CLEAN)]
+
+
+def test_cleanup_removes_only_fastdds_files_no_live_process_holds(tmp_path):
+    # Injected leftovers, named like Fast DDS's with a random part no run uses: a dead
+    # process's segment (with its _el lock), a port (its _sl lock, its semaphore), one
+    # segment a live process holds open, and a name that is not Fast DDS's.
+    tag = secrets.token_hex(4)
+    shm = Path("/dev/shm")
+    dead = {
+        f"fastrtps_psbtest{tag}",
+        f"fastrtps_psbtest{tag}_el",
+        f"fastrtps_port_psbtest{tag}",
+        f"fastrtps_port_psbtest{tag}_sl",
+        f"sem.fastrtps_port_psbtest{tag}_mutex",
+    }
+    held = f"fastrtps_psbtestheld{tag}"
+    unrelated = f"psbtest_unrelated_fastrtps{tag}"
+    made = [shm / n for n in (*dead, held, unrelated)]
+    holder = None
     try:
+        for path in made:
+            path.write_bytes(b"x")
+        ready = tmp_path / "ready"
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                "import sys, time\n"
+                "f = open(sys.argv[1], 'rb')\n"
+                "open(sys.argv[2], 'w').close()\n"
+                "time.sleep(60)\n",
+                str(shm / held),
+                str(ready),
+            ]
+        )
         end = time.monotonic() + 20
-        while not any(re.fullmatch(r"fastrtps_[0-9a-f]{16}", f) for f in fastrtps_files() - before):
-            assert time.monotonic() < end, "the node created no shared-memory segment"
-            time.sleep(0.05)
+        while not ready.exists():
+            assert holder.poll() is None and time.monotonic() < end, "the holder did not start"
+            time.sleep(0.02)
+        out = subprocess.run(
+            [sys.executable, str(SHM_CLEAN)], capture_output=True, text=True, timeout=60
+        )
+        assert out.returncode == 0, out.stderr
+        present = {n for n in (*dead, held, unrelated) if (shm / n).exists()}
+        assert present == {held, unrelated}
+        removed = set(re.findall(r"^removed /dev/shm/(\S+)$", out.stdout, re.M))
+        assert dead <= removed and not removed & {held, unrelated}
     finally:
-        pong.send_signal(signal.SIGKILL)
-        pong.wait()
-    left = fastrtps_files() - before
-    assert any(re.fullmatch(r"fastrtps_[0-9a-f]{16}", f) for f in left)
-    subprocess.run(cleanup, check=True, capture_output=True)
-    remaining = fastrtps_files() - before
-    remaining -= in_use_by_a_live_process(remaining)
-    # fastdds-tools 2.9.1's clean never matches "_sl" port locks (its regex
-    # '^fastrtps_port\d{,5}_el|_sl' anchors "_sl" at the start of the name), so a
-    # discovery port segment of the dead node stays: remove those ourselves.
-    for name in remaining:
-        port = re.fullmatch(r"(?:sem\.)?fastrtps_port(\d+)(?:_sl|_mutex)?", name)
-        assert port, f"{name} survived the cleanup command"
-        Path("/dev/shm", name).unlink(missing_ok=True)
-    left = fastrtps_files() - before
+        if holder is not None:
+            holder.kill()
+            holder.wait()
+        for path in made:
+            path.unlink(missing_ok=True)
+
+
+def test_cleanup_removes_what_killed_nodes_leave(fastdds, results):
+    # A real pubsub over shared memory whose two nodes are SIGKILLed mid-run: the
+    # orchestrator runs the manifest's cleanup as the run ends, and afterwards no
+    # Fast DDS file stays that no live process holds (`fastdds shm clean` of
+    # fastdds-tools 2.9.1 left the discovery port's fastrtps_port<N>, _sl and
+    # sem.fastrtps_port<N>_mutex).
+    args = ["pubsub", "--driver", DRIVER, "--transport", "shm", "--duration", "60"]
+    with cli_in_background(args, results) as cli:
+        mapped = set()
+        end = time.monotonic() + 60
+        while len(mapped) < 2:
+            assert cli.poll() is None, cli.communicate()
+            assert time.monotonic() < end, "did not see both nodes map shared memory"
+            for pid in nodes_writing_to(results):
+                try:
+                    if inspect(pid)[1]:
+                        mapped.add(pid)
+                except OSError:
+                    continue
+            time.sleep(0.05)
+        time.sleep(1)  # mid-run: both nodes are past their setup
+        created = fastrtps_files()
+        assert any(re.fullmatch(r"fastrtps_[0-9a-f]{16}", f) for f in created)
+        assert any(re.fullmatch(r"fastrtps_port\d+_sl", f) for f in created)
+        for pid in mapped:
+            os.kill(pid, signal.SIGKILL)
+        cli.communicate(timeout=120)
+    record = only_run(results)
+    assert record["status"] != "ok"  # the killed nodes failed it
+    assert record["cleanup"]["argv"][1:] == [str(SHM_CLEAN)]
+    assert record["cleanup"]["exit_code"] == 0, record["cleanup"]
+    left = fastrtps_files()
     assert left - in_use_by_a_live_process(left) == set()

@@ -4,6 +4,7 @@ Checked against what the built drivers say of themselves, against the packages s
 installs, and with broken manifests that must be refused naming the file and the field."""
 
 import subprocess
+import sys
 
 import pytest
 
@@ -28,7 +29,8 @@ def test_the_manifest_is_the_only_place_of_services_and_cleanup(driver_libs):
         capabilities = drivers.describe(node, library)["capabilities"]
         assert "services" not in capabilities and "cleanup_command" not in capabilities, name
     assert manifests.service_entries("cyclonedds") == ["shm:iox-roudi"]
-    assert manifests.cleanup_command("fastdds") == ["fastdds", "shm", "clean"]
+    fastdds = REPO / "drivers" / "fastdds"
+    assert manifests.cleanup_command("fastdds") == [sys.executable, f"{fastdds}/shm_clean.py"]
 
 
 def test_setup_installs_every_package_a_manifest_names():
@@ -102,3 +104,21 @@ def test_a_folder_without_a_manifest_is_told_to_add_one(drivers_dir):
     (drivers_dir / "mw").mkdir()
     with pytest.raises(UserError, match="missing; every driver folder declares itself"):
         manifests.load("mw")
+
+
+def test_cleanup_expands_the_driver_folder_and_the_interpreter(drivers_dir):
+    (drivers_dir / "mw").mkdir()
+    (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
+    (drivers_dir / "mw" / "manifest.toml").write_text(
+        'architecture = "broker"\ncleanup = ["{python}", "{folder}/clean.py", "--x={port}"]\n'
+    )
+    assert manifests.cleanup_command("mw") == [
+        sys.executable,
+        f"{drivers_dir}/mw/clean.py",
+        "--x={port}",  # only {folder} and {python} are placeholders here
+    ]
+    (drivers_dir / "plain").mkdir()
+    (drivers_dir / "plain" / "CMakeLists.txt").write_text("")
+    (drivers_dir / "plain" / "manifest.toml").write_text('architecture = "floor"\n')
+    assert manifests.cleanup_command("plain") is None
+    assert manifests.cleanup_command("not-a-driver") is None

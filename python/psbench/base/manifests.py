@@ -7,6 +7,7 @@ A manifest that cannot be read, or holds a field psbench does not know or a valu
 the wrong kind, is a UserError naming the file and the field (exit code 2).
 """
 
+import sys
 import tomllib
 from dataclasses import dataclass, field
 from functools import cache
@@ -47,7 +48,7 @@ class Manifest:
     pypi: tuple[str, ...] = ()
     cargo: tuple[str, ...] = ()
     services: tuple[ServiceSpec, ...] = field(default_factory=tuple)
-    cleanup: tuple[str, ...] = ()  # argv run after every run: what a kill leaves
+    cleanup: tuple[str, ...] = ()  # argv after every run (cleanup_command expands it)
 
 
 _TABLES = "tables"  # a list of tables: [[services]]
@@ -184,10 +185,16 @@ def baseline_drivers() -> tuple[str, ...]:
 
 def cleanup_command(driver: str) -> list[str] | None:
     """The argv to run after every run of the driver, None when it declares none (or is
-    a driver from outside drivers/)."""
+    a driver from outside drivers/). In each argument {folder} is the driver's folder
+    and {python} this Python interpreter, so a script of the driver's runs as
+    ["{python}", "{folder}/script.py"]; nothing else is expanded."""
     if driver not in driver_names():
         return None
-    return list(load(driver).cleanup) or None
+    manifest = load(driver)
+    folder = str(manifest.path.parent)
+    return [
+        a.replace("{folder}", folder).replace("{python}", sys.executable) for a in manifest.cleanup
+    ] or None
 
 
 def service(name: str) -> ServiceSpec | None:
