@@ -295,6 +295,44 @@ def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how)
 # --- shm: Cyclone's iceoryx path
 
 
+def test_listener_errors_become_the_runs_warning(node, driver_libs, cyclonedds, tmp_path):
+    # Injected fault: a sub sized for 256 bytes listening to a pub writing 1024. Each
+    # message fails in Cyclone's listener thread, where no call can return the error: the
+    # SDK counts them (listener_errors) and the node says so in the run's warning.
+    def start(*args):
+        common = ["--driver", str(driver_libs[DRIVER]), "--out", str(tmp_path)]
+        common += ["--run-id", f"lerr{os.getpid()}", "--barrier", "none"]
+        return subprocess.Popen(
+            [str(node), *common, *args],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    # The sub sees no valid message, so no end marker either: its --timeout ends it (exit 3).
+    sub = start("--role", "sub", "--size", "256", "--notify", "listener", "--timeout", "10")
+    pub = start(
+        "--role", "pub", "--size", "1024", "--count", "50", "--rate", "100", "--timeout", "30"
+    )
+    try:
+        pub_err = pub.communicate(timeout=60)[1]
+        sub_err = sub.communicate(timeout=60)[1]
+    finally:
+        for proc in (pub, sub):
+            if proc.poll() is None:
+                proc.kill()
+                proc.communicate()
+    assert pub.returncode == 0, pub_err
+    assert sub.returncode == 3, sub_err
+    summary = load(tmp_path, "sub")
+    errors = summary["middleware_counters"]["reader"]["listener_errors"]
+    assert errors >= 50, summary["middleware_counters"]  # every measured message, at least
+    assert summary["counts"]["received"] == 0
+    assert f"the driver's listener met {errors} error(s)" in summary["warning"]
+    said = [line for line in sub_err.splitlines() if "larger than this run" in line]
+    assert len(said) == 1, sub_err  # the first error only, not one line per message
+
+
 def test_shm_without_roudi_says_start_it(node, driver_libs, cyclonedds, tmp_path):
     # The node run by hand, without psbench's service pool. Runs before the tests below
     # start iox-roudi (pytest keeps the file's order).

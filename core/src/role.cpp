@@ -165,6 +165,22 @@ bool measurement_finished(const RoleEnv &env, RoleResult &res, uint64_t seq, int
   return run_stopped(env, res);
 }
 
+namespace {
+
+// The driver's listener met errors it could not return: the samples they cost are counted
+// lost, and this says why.
+void warn_of_listener_errors(RoleResult &res) {
+  for (const auto &[name, value] : res.reader_counters) {
+    if (name != PSB_COUNTER_LISTENER_ERRORS || value == 0) continue;
+    res.warning = (res.warning.empty() ? "" : res.warning + "; ") + "the driver's listener met " +
+                  std::to_string(value) +
+                  " error(s) it could not return (the first is on stderr); samples they cost "
+                  "count as lost";
+  }
+}
+
+}  // namespace
+
 RoleResult run_role(Role role, const RoleEnv &env) {
   RoleResult res;
   res.role = role;
@@ -193,6 +209,7 @@ RoleResult run_role(Role role, const RoleEnv &env) {
     ep.destroy_reader();  // when the role left it: its counters are read first
     res.reader_counters = ep.reader_counters();
     res.writer_counters = ep.writer_counters();
+    warn_of_listener_errors(res);
   } catch (const std::exception &e) {
     res.error = e.what();
     res.exit_code = 1;

@@ -99,8 +99,13 @@ struct Full {
 
   class Reader {
    public:
+    // Topic "failing": its listener reports two errors as the reader is built.
     Reader(Context &, const char *topic, psb::sdk::Listener listener) {
       act(topic);
+      if (std::strcmp(topic, "failing") == 0) {
+        listener.error("lost sample %d", 1);
+        listener.error("lost sample %d", 2);
+      }
       if (listener) listener("hello", 5);
     }
     bool take(int64_t timeout_ns, const void *&data, size_t &len) {
@@ -208,11 +213,11 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   EXPECT_EQ(d.flush, nullptr);
   EXPECT_EQ(d.drain, nullptr);
   EXPECT_EQ(d.writer_counters, nullptr);
-  EXPECT_EQ(d.reader_counters, nullptr);
-  // Required ones are there; a driver without check() accepts what its caps hold.
-  for (auto *fn :
-       {(void *)d.open, (void *)d.close, (void *)d.create_writer, (void *)d.destroy_writer,
-        (void *)d.create_reader, (void *)d.destroy_reader, (void *)d.write, (void *)d.take})
+  // Required ones (and reader_counters, for a listener-mode reader's listener_errors) are there; a
+  // driver without check() accepts what its caps hold.
+  for (auto *fn : {(void *)d.open, (void *)d.close, (void *)d.create_writer,
+                   (void *)d.destroy_writer, (void *)d.create_reader, (void *)d.destroy_reader,
+                   (void *)d.write, (void *)d.take, (void *)d.reader_counters})
     EXPECT_NE(fn, nullptr);
   TestRun run;
   psb_error err{};
@@ -225,6 +230,10 @@ TEST(Sdk, OptionalMembersAbsentAreNull) {
   const void *data = nullptr;
   size_t len = 0;
   EXPECT_EQ(d.take(r, 0, &data, &len, &err), 0);
+  int counters = 0;
+  d.reader_counters(
+      r, [](void *n, const char *, uint64_t) { ++*static_cast<int *>(n); }, &counters);
+  EXPECT_EQ(counters, 0) << "a reader not in listener mode has no listener_errors";
   d.destroy_reader(r);
   d.close(ctx);
 }
@@ -409,8 +418,21 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   EXPECT_EQ(d.write_loan(w, sample, 8, &err), 0);
   EXPECT_EQ(d.loan(w, 100, &err), nullptr);
   EXPECT_STREQ(err.message, "sdkt: cannot loan 100 bytes");
+  // write_loan takes the last loan's sample, once, no longer than loaned; the driver's
+  // write_loan never sees anything else (its "not my loan" is never said).
+  const char *foreign =
+      "sdkt: write_loan got a sample that loan() did not return (or that "
+      "was already written)";
   EXPECT_EQ(d.write_loan(w, &err, 8, &err), -1);
-  EXPECT_STREQ(err.message, "sdkt: not my loan");
+  EXPECT_STREQ(err.message, foreign);
+  EXPECT_EQ(d.write_loan(w, sample, 8, &err), -1) << "written twice";
+  EXPECT_STREQ(err.message, foreign);
+  sample = d.loan(w, 4, &err);
+  EXPECT_EQ(d.write_loan(w, sample, 8, &err), -1);
+  EXPECT_STREQ(err.message, "sdkt: write_loan of 8 bytes for a sample loaned for 4");
+  EXPECT_EQ(d.write_loan(w, sample, 4, &err), -1) << "a refused write_loan ends the loan";
+  sample = d.loan(w, 4, &err);
+  EXPECT_EQ(d.write_loan(w, sample, 3, &err), 0) << "fewer bytes than loaned";
 
   EXPECT_EQ(d.flush(w, &err), -1);
   EXPECT_STREQ(err.message, "sdkt: flush failed");
@@ -449,9 +471,22 @@ TEST(Sdk, EndpointCallsReportFailuresAndReturnTheFailureValue) {
   EXPECT_EQ(d.matched_writers(r), 3);
   got.clear();
   d.reader_counters(r, put, &got);
-  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(got.size(), 3u);
   EXPECT_EQ(got[0], (std::pair<std::string, uint64_t>{"sample_lost", 5}));
   EXPECT_EQ(got[1], (std::pair<std::string, uint64_t>{"released", 1}));
+  EXPECT_EQ(got[2], (std::pair<std::string, uint64_t>{"listener_errors", 0}));
+
+  // Errors on the delivery thread: counted, the first on stderr with the driver's name.
+  testing::internal::CaptureStderr();
+  psb_reader *failing = d.create_reader(ctx, "failing", on_data, &heard, &err);
+  const std::string said = testing::internal::GetCapturedStderr();
+  ASSERT_NE(failing, nullptr);
+  EXPECT_EQ(said, "sdkt: lost sample 1\n");
+  got.clear();
+  d.reader_counters(failing, put, &got);
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[2], (std::pair<std::string, uint64_t>{"listener_errors", 2}));
+  d.destroy_reader(failing);
 
   d.destroy_reader(r);
   d.destroy_writer(w);
@@ -613,12 +648,26 @@ TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
 
 // ---- ListenerThread -----------------------------------------------------------------------
 
+TEST(SdkListenerThread, WhatTheLoopThrowsIsTheListenersErrorNotTheProcesssEnd) {
+  psb::sdk::ListenerErrors errors{"sdkt"};
+  const psb::sdk::Listener listener{[](void *, const void *, size_t) {}, nullptr, &errors};
+  testing::internal::CaptureStderr();
+  {
+    psb::sdk::ListenerThread t;
+    t.start(listener, [] { psb::sdk::fail("recv: %s", "Bad file descriptor"); });
+    t.stop();
+  }
+  EXPECT_EQ(testing::internal::GetCapturedStderr(),
+            "sdkt: recv: Bad file descriptor; the listener stops\n");
+  EXPECT_EQ(errors.count.load(), 1u);
+}
+
 TEST(SdkListenerThread, RunsTheLoopUntilStopped) {
   std::atomic<int> turns{0};
   psb::sdk::ListenerThread t;
   t.stop();  // nothing started: returns at once
   EXPECT_FALSE(t.stopping()) << "only a started thread is stopped";
-  t.start([&] {
+  t.start(psb::sdk::Listener{}, [&] {
     while (!t.stopping()) {
       turns.fetch_add(1);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -637,7 +686,7 @@ TEST(SdkListenerThread, TheDestructorStopsTheLoop) {
   std::atomic<bool> returned{false};
   {
     psb::sdk::ListenerThread t;
-    t.start([&] {
+    t.start(psb::sdk::Listener{}, [&] {
       while (!t.stopping()) std::this_thread::yield();
       returned = true;
     });
@@ -768,6 +817,17 @@ TEST(SdkHash, Fnv1aKnownValues) {
   EXPECT_EQ(psb::sdk::fnv1a64("", 1469598103934665603ull), 1469598103934665603ull)
       << "another basis";
   EXPECT_EQ(psb::sdk::fnv1a64("run", 1469598103934665603ull), 0x639e5b51578e7f84ull);
+}
+
+TEST(SdkHash, ShortenedKeepsShortNamesAndHashesLongOnes) {
+  EXPECT_EQ(psb::sdk::shortened("run42", 20), "run42");
+  EXPECT_EQ(psb::sdk::shortened(std::string(20, 'a'), 20), std::string(20, 'a'));
+  // 21 'a': 3 kept, then "_" and FNV-1a-64 of all 21, computed apart in Python:
+  // h = 14695981039346656037; for c in b"a" * 21: h = ((h ^ c) * 1099511628211) % 2**64
+  EXPECT_EQ(psb::sdk::shortened(std::string(21, 'a'), 20), "aaa_4c37049181f75a98");
+  EXPECT_NE(psb::sdk::shortened(std::string(30, 'a') + "x", 20),
+            psb::sdk::shortened(std::string(30, 'a') + "y", 20))
+      << "names that differ only past the cut stay apart";
 }
 
 TEST(SdkHash, IdInRangeIsWhatTheDriversDeriveToday) {

@@ -5,10 +5,7 @@
 // its sequences and strings) and only the header goes into the buffer.
 #pragma once
 
-#include <atomic>
-#include <cstdio>
-#include <memory>
-#include <new>
+#include <vector>
 
 #include "context.h"
 #include "psbench/sdk.hpp"
@@ -20,15 +17,12 @@ class Reader {
  public:
   // Throws psb::sdk::Error if the reader cannot be made.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : ctx_(ctx),
-        complex_(ctx.settings.type == DataType::complex),
+      : complex_(ctx.settings.type == DataType::complex),
         elements_(ctx.settings.elements),
         payload_capacity_(ctx.settings.max_payload - kHeaderSize),
-        buffer_(new (std::nothrow) uint8_t[buffer_size(ctx.settings)]),
+        buffer_(buffer_size(ctx.settings)),  // zeroed: touched now, not on the first take
         listener_(listener) {
     const Settings &s = ctx.settings;
-    if (!buffer_) fail("out of memory for a %zu-byte receive buffer", buffer_size(s));
-    std::memset(buffer_.get(), 0, buffer_size(s));  // touched now, not on the first take
     topic_ = create_topic(ctx, topic);
     dds_listener_t *dds_listener = nullptr;
     if (listener_) {
@@ -61,7 +55,7 @@ class Reader {
     } else {
       got = take_now(reader_, len);
     }
-    if (got) data = buffer_.get();
+    if (got) data = buffer_.data();
     return got;
   }
 
@@ -97,7 +91,7 @@ class Reader {
       sample = &complex_sample_.s;
     } else {
       // Deserialize the payload into the buffer, after room for the header.
-      bytes_.payload._buffer = buffer_.get() + kHeaderSize;
+      bytes_.payload._buffer = buffer_.data() + kHeaderSize;
       bytes_.payload._maximum = static_cast<uint32_t>(payload_capacity_ + 1);
       bytes_.payload._length = 0;
       bytes_.payload._release = false;
@@ -121,17 +115,17 @@ class Reader {
   void unpack(size_t &len) {
     if (complex_) {
       check_complex_shape(&complex_sample_.s, elements_);
-      header_to_message(buffer_.get(), &complex_sample_.s.header);
+      header_to_message(buffer_.data(), &complex_sample_.s.header);
       len = kHeaderSize;
       return;
     }
-    if (bytes_.payload._buffer != buffer_.get() + kHeaderSize ||
+    if (bytes_.payload._buffer != buffer_.data() + kHeaderSize ||
         bytes_.payload._length > payload_capacity_)
       fail(
           "received a message larger than this run's %zu bytes; "
           "do both sides use the same --size?",
           payload_capacity_ + kHeaderSize);
-    header_to_message(buffer_.get(), &bytes_.header);
+    header_to_message(buffer_.data(), &bytes_.header);
     len = kHeaderSize + bytes_.payload._length;
   }
 
@@ -146,39 +140,28 @@ class Reader {
       try {
         if (!take_now(reader, len)) return;
       } catch (const std::exception &e) {
-        // Cyclone may still call the listener while the reader is being deleted, when its
-        // handle can no longer be taken from: nothing is missed then.
-        if (!bad_sample_ && closing_.load()) return;
-        // A listener cannot hand an error to the node; say it once on stderr. The sample
-        // is then missing, which the node counts.
-        if (!listener_error_reported_.exchange(true))
-          std::fprintf(stderr, "cyclonedds: %s\n", e.what());
+        // The sample is then missing (counted lost). An error while the SDK deletes the
+        // reader (Cyclone may still call the listener, with a handle no longer taken from)
+        // is not counted: nothing is missed then.
+        listener_.error("%s", e.what());
         if (!bad_sample_) return;  // after a bad sample, go on with the next
         continue;
       }
-      listener_(buffer_.get(), len);
+      listener_(buffer_.data(), len);
     }
   }
 
-  const Context &ctx_;
   const bool complex_;
   const uint32_t elements_;
   const size_t payload_capacity_;  // bytes after the header that a sample may carry
-  std::unique_ptr<uint8_t[]> buffer_;
+  std::vector<uint8_t> buffer_;
   psbench_Bytes bytes_{};
   ComplexSample complex_sample_;
   const psb::sdk::Listener listener_;
-  bool bad_sample_ = false;           // the last take_now() failed on a sample it took
-  std::atomic<bool> closing_{false};  // set before the reader is deleted
-  std::atomic<bool> listener_error_reported_{false};
-  // Deleted in reverse order (the waitset first, the topic last), after closing_ is set
-  // (also when the constructor throws): deleting the reader waits for a listener callback
-  // in progress.
+  bool bad_sample_ = false;  // the last take_now() failed on a sample it took
+  // Deleted in reverse order (the waitset first, the topic last): deleting the reader
+  // waits for a listener callback in progress.
   Entity topic_, reader_, condition_, waitset_;
-  struct Closing {
-    std::atomic<bool> &flag;
-    ~Closing() { flag = true; }
-  } closing_mark_{closing_};
 };
 
 }  // namespace psbcyc

@@ -31,21 +31,8 @@ inline dds_entity_t checked(dds_entity_t rc, const char *what) {
   return rc;
 }
 
-// A Cyclone entity, deleted with its owner (0: none yet; set once).
-class Entity {
- public:
-  Entity(dds_entity_t id = 0) : id_(id) {}
-  Entity(const Entity &) = delete;
-  Entity &operator=(const Entity &) = delete;
-  void operator=(dds_entity_t id) { id_ = id; }
-  ~Entity() {
-    if (id_ > 0) dds_delete(id_);
-  }
-  operator dds_entity_t() const { return id_; }
-
- private:
-  dds_entity_t id_;
-};
+// A Cyclone entity, deleted with its owner (0: none yet; checked() lets no error code in).
+using Entity = psb::sdk::Owned<dds_entity_t, &dds_delete>;
 
 constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
 constexpr uint32_t kDefaultElements = 16;  // type=complex without elements=N
@@ -57,16 +44,13 @@ enum class Transport { udp, multicast, shm, config };
 inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "config", nullptr};
 enum class DataType { bytes, complex };  // option type: their names in this order
 
-struct Settings {
+struct Settings : psb::sdk::RunSettings {
   Transport transport = Transport::udp;
   DataType type = DataType::bytes;
   uint32_t elements = kDefaultElements;  // complex only
   uint32_t domain_id = 0;
   std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
   bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
-  uint32_t notify = PSB_NOTIFY_WAIT;
-  psb_qos qos{};
-  uint64_t max_payload = 0;
 };
 
 // The default domain id of a run: 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
@@ -174,12 +158,9 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
 // Validates cfg, recording every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  psb::sdk::run_id(cfg, refuse, "it names the topics and the domain");
+  s.keep(cfg, refuse, "it names the topics and the domain");
   const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 32, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
-  s.notify = cfg.notify;
-  s.qos = cfg.qos;
-  s.max_payload = cfg.max_payload;
   detail::parse_type_options(cfg, options, refuse, s);
   detail::parse_transport_options(cfg, options, refuse, s);
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)

@@ -115,8 +115,8 @@ void Reader::on_data_available() {
       try {
         if (!take_one()) break;
       } catch (const std::exception &e) {
-        std::fprintf(stderr, "fastdds: %s\n", e.what());  // the node counts the sample lost
-        if (!rejected_) break;                            // take itself failed: stop for now
+        on_data_.error("%s", e.what());  // the node counts the sample lost
+        if (!rejected_) break;           // take itself failed: stop for now
         continue;
       }
       on_data_(buffer_.get(), len_);

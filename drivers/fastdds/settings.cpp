@@ -144,17 +144,11 @@ const char *transport_name(Transport t) {
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  if (cfg.run_id == nullptr || *cfg.run_id == '\0')
-    refuse.add("driver", "run_id is empty; it selects the DDS domain");
-  else
-    s.run_id = cfg.run_id;
+  s.keep(cfg, refuse, "it selects the DDS domain");
   if (!parse_transport(cfg.transport, &s.transport))
     refuse.add("transport",
                "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");
-  s.notify = cfg.notify;
-  s.qos = cfg.qos;
-  s.max_payload = cfg.max_payload;
   parse_options(cfg, refuse, s);
   check_transport(s, refuse);
   check_qos(s, refuse);

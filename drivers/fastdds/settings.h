@@ -19,17 +19,13 @@ constexpr uint32_t kMaxDomainId = 232;  // Fast DDS's UDP port formula ends here
 enum class DataType { bytes, complex };
 enum class Transport { builtin, udp, multicast, shm, config };
 
-struct Settings {
-  std::string run_id;
+struct Settings : psb::sdk::RunSettings {
   Transport transport = Transport::builtin;
   DataType type = DataType::bytes;
   uint32_t elements = kDefaultElements;
   uint32_t domain_id = 0;
   std::string profiles_file;        // vendor XML, transport config only
   std::string participant_profile;  // a profile in profiles_file, or empty
-  psb_qos qos{};
-  uint32_t notify = PSB_NOTIFY_WAIT;
-  uint64_t max_payload = 0;
 };
 
 // Validates cfg, recording every refusal (check() and open(), which throws them). The

@@ -27,15 +27,11 @@ namespace psbiox {
 
 using psb::sdk::fail;
 
-// s itself when it fits in max characters, else a prefix and a hash of all of s.
+// s itself when it fits in max characters, else a prefix and a hash of all of s. The
+// hash's offset basis is a digit short of FNV-1a-64's standard one: kept, so that
+// shortened names stay what they were.
 inline std::string fit(const std::string &s, size_t max) {
-  if (s.size() <= max) return s;
-  // FNV-1a-64 with an offset basis of 1469598103934665603, a digit short of the standard
-  // one of psb::sdk::fnv1a64: kept, so that shortened names stay what they were.
-  const uint64_t h = psb::sdk::fnv1a64(s, 1469598103934665603ull);
-  char hash[24];
-  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(h));
-  return s.substr(0, max - std::strlen(hash)) + hash;
+  return psb::sdk::shortened(s, max, 1469598103934665603ull);
 }
 
 inline std::string roudi_socket_path() {

@@ -25,34 +25,23 @@ inline constexpr const char *kOptionKeys[] = {nullptr};
 // A reliable writer waits at most this long for a free chunk in RouDi's mempool.
 constexpr int64_t kChunkWaitNs = 10'000'000'000;
 
-struct Settings {
-  std::string run_id;
+struct Settings : psb::sdk::RunSettings {
   bool reliable = false;  // a writer waits for a free chunk in RouDi's mempool
   // reliable without keep_last: a full queue makes the writer wait (BLOCK_PRODUCER +
   // WAIT_FOR_CONSUMER). Otherwise it drops its oldest sample (DISCARD_OLDEST_DATA), so
   // keep_last:N keeps the newest N with either reliability, as in DDS.
   bool writer_waits_for_queue = false;
-  uint32_t notify = PSB_NOTIFY_WAIT;
   uint32_t queue_capacity = 0;  // subscriber queue (the history depth)
   uint32_t history = 0;         // transient_local: publisher history = subscriber request
-  uint64_t max_payload = 0;
 };
 
 // Validates cfg (not whether RouDi runs), recording every refusal (check() and open(),
 // which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  s.run_id = psb::sdk::run_id(cfg, refuse, "it names the iceoryx services of a run");
-  const char *alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  if (s.run_id.find_first_not_of(alnum) != std::string::npos)
-    refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
-  if (cfg.transport != nullptr && std::strcmp(cfg.transport, "shm") != 0)
-    refuse.add(
-        "transport",
-        "transport '%s' is not supported; supported: shm (iceoryx shared memory through iox-roudi)",
-        cfg.transport);
-  // A reliability, durability, history or notify that is not a psb_* value: refused by
-  // the SDK (psb::sdk::refuse_outside_caps).
+  s.keep(cfg, refuse, "it names the iceoryx services of a run", /*alnum=*/true);
+  // Another transport than shm, and a reliability, durability, history or notify that is
+  // not a psb_* value: refused by the SDK (psb::sdk::refuse_outside_caps).
   const uint32_t rel = cfg.qos.reliability;
   const bool transient = cfg.qos.durability == PSB_TRANSIENT_LOCAL;
   uint32_t queue = kMaxQueueCapacity;  // history not set: iceoryx's default queue capacity
@@ -98,10 +87,8 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   psb::sdk::Options(cfg, refuse).refuse_unknown(kOptionKeys);
   s.reliable = rel == PSB_RELIABLE;
   s.writer_waits_for_queue = rel == PSB_RELIABLE && cfg.qos.history != PSB_KEEP_LAST;
-  s.notify = cfg.notify;
   s.queue_capacity = queue;
   s.history = history;
-  s.max_payload = cfg.max_payload;
   return s;
 }
 

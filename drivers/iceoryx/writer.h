@@ -70,9 +70,8 @@ class Writer {
     return loaned_;
   }
 
+  // sample is what loan() returned (the SDK checks).
   void write_loan(void *sample, size_t len) {
-    if (loaned_ == nullptr || sample != loaned_)
-      fail("write_loan got a sample that loan() did not return (or that was already written)");
     loaned_ = nullptr;
     if (len != loaned_len_) {  // an iceoryx chunk's payload size is fixed at the loan
       pub_->release(sample);

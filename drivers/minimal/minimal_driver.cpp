@@ -37,19 +37,12 @@ sockaddr_in loopback(uint16_t port) {
 }
 
 // A UDP socket, closed with its owner.
-class Socket {
- public:
-  Socket() : fd_(socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) {
-    if (fd_ < 0) fail("socket(): %s", std::strerror(errno));
-  }
-  Socket(const Socket &) = delete;
-  Socket &operator=(const Socket &) = delete;
-  ~Socket() { close(fd_); }
-  int fd() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Socket = psb::sdk::Owned<int, &close, -1>;
+int udp_socket() {
+  const int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) fail("socket(): %s", std::strerror(errno));
+  return fd;
+}
 
 struct Minimal {
   static constexpr const char *name = "minimal";
@@ -107,36 +100,36 @@ struct Minimal {
   class Writer {
    public:
     Writer(Context &ctx, const char *topic) {
-      setsockopt(sock_.fd(), SOL_SOCKET, SO_SNDBUF, &kSocketBuffer, sizeof kSocketBuffer);
+      setsockopt(sock_, SOL_SOCKET, SO_SNDBUF, &kSocketBuffer, sizeof kSocketBuffer);
       const sockaddr_in to = loopback(topic_port(ctx.run_id, topic));
-      if (connect(sock_.fd(), reinterpret_cast<const sockaddr *>(&to), sizeof to) != 0)
+      if (connect(sock_, reinterpret_cast<const sockaddr *>(&to), sizeof to) != 0)
         fail("connect to 127.0.0.1:%u: %s", ntohs(to.sin_port), std::strerror(errno));
     }
     // Timed path. ECONNREFUSED reports an earlier datagram no socket received (no
     // reader bound yet): best effort, so that message is lost, not an error.
     void write(const void *data, size_t len) {
-      if (send(sock_.fd(), data, len, 0) < 0 && errno != ECONNREFUSED)
+      if (send(sock_, data, len, 0) < 0 && errno != ECONNREFUSED)
         fail("send: %s", std::strerror(errno));
     }
 
    private:
-    Socket sock_;
+    Socket sock_{udp_socket()};
   };
 
   class Reader {
    public:
     Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
         : buffer_(ctx.max_payload + 1) {  // one byte more: a longer datagram is not ours
-      setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVBUF, &kSocketBuffer, sizeof kSocketBuffer);
+      setsockopt(sock_, SOL_SOCKET, SO_RCVBUF, &kSocketBuffer, sizeof kSocketBuffer);
       const sockaddr_in at = loopback(topic_port(ctx.run_id, topic));
-      if (bind(sock_.fd(), reinterpret_cast<const sockaddr *>(&at), sizeof at) != 0)
+      if (bind(sock_, reinterpret_cast<const sockaddr *>(&at), sizeof at) != 0)
         fail(
             "cannot bind 127.0.0.1:%u: %s (one reader per topic; or another run holds "
             "the port)",
             ntohs(at.sin_port), std::strerror(errno));
       if (listener) {
         set_timeout(kListenerSliceNs);
-        thread_.start([this, listener] {
+        thread_.start(listener, [this, listener] {  // a throw ends it: listener.error()
           const void *data;
           size_t len;
           while (!thread_.stopping())
@@ -159,7 +152,7 @@ struct Minimal {
    private:
     bool receive(int flags, const void *&data, size_t &len) {
       for (;;) {
-        const ssize_t n = recv(sock_.fd(), buffer_.data(), buffer_.size(), flags);
+        const ssize_t n = recv(sock_, buffer_.data(), buffer_.size(), flags);
         if (n < 0) {
           if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) return false;
           fail("recv: %s", std::strerror(errno));
@@ -174,12 +167,12 @@ struct Minimal {
       if (timeout_ns == timeout_ns_) return;
       timeval tv{timeout_ns / 1'000'000'000, (timeout_ns % 1'000'000'000) / 1000};
       if (tv.tv_sec == 0 && tv.tv_usec == 0) tv.tv_usec = 1;  // 0 would mean "forever"
-      if (setsockopt(sock_.fd(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
+      if (setsockopt(sock_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) != 0)
         fail("SO_RCVTIMEO: %s", std::strerror(errno));
       timeout_ns_ = timeout_ns;
     }
 
-    Socket sock_;
+    Socket sock_{udp_socket()};
     std::vector<unsigned char> buffer_;
     int64_t timeout_ns_ = -1;          // SO_RCVTIMEO in force; -1: none yet
     psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest

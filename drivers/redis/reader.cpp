@@ -194,8 +194,7 @@ void Reader::listen() {
       }
     }
   } catch (const std::exception &e) {
-    // Nobody to return the error to: say it once, and stop delivering.
-    std::fprintf(stderr, "redis: %s; the listener of %s stops\n", e.what(), channel_.c_str());
+    on_data_.error("%s; the listener of %s stops", e.what(), channel_.c_str());
   }
 }
 

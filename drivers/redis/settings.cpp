@@ -51,10 +51,7 @@ std::string Settings::channel(const char *topic) const { return "psbench:" + run
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  if (cfg.run_id == nullptr || cfg.run_id[0] == '\0')
-    refuse.add("driver", "the run id is empty; channel names are made from it");
-  else
-    s.run_id = cfg.run_id;
+  s.keep(cfg, refuse, "channel names are made from it");
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
     refuse.add("transport", "transport '%s' is not supported; this driver supports tcp",
                cfg.transport ? cfg.transport : "(none)");
@@ -78,12 +75,10 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
       cfg.notify != PSB_NOTIFY_POLL)
     refuse.add("notify", "notify mode %u is not one of listener, wait, poll", cfg.notify);
-  s.notify = cfg.notify;
   if (cfg.max_payload > kMaxPayload)
     refuse.add("size", "size %llu bytes is over this driver's largest message of %llu bytes",
                static_cast<unsigned long long>(cfg.max_payload),
                static_cast<unsigned long long>(kMaxPayload));
-  s.max_payload = cfg.max_payload;
   if (cfg.use_loan) refuse.add("loan", "--loan is not supported (no zero-copy write)");
   const psb::sdk::Options options(cfg, refuse);
   if (const char *broker = options.required("broker", "HOST:PORT",

@@ -19,12 +19,9 @@ constexpr uint64_t kMaxPayload = 4194304;
 // makes the call fail after this long instead of hanging.
 constexpr int kIoTimeoutS = 10;
 
-struct Settings {
-  std::string run_id;
+struct Settings : psb::sdk::RunSettings {
   std::string host;  // from option broker=HOST:PORT
   int port = 0;
-  uint32_t notify = PSB_NOTIFY_WAIT;
-  uint64_t max_payload = 0;
 
   // "HOST:PORT" as given, for messages.
   std::string address() const;

@@ -16,10 +16,10 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
     fail("on_data must be given exactly in listener mode");
   const std::string name = segment_name(s.run_id, topic);
   is_reader = true;
-  reliable_ = s.reliability == PSB_RELIABLE;
+  reliable_ = s.qos.reliability == PSB_RELIABLE;
   wakeup_ = s.wakeup;
   on_data_ = listener;
-  segment_open(name, {s.max_payload, s.depth, s.reliability}, &seg_);
+  segment_open(name, {s.max_payload, s.depth, s.qos.reliability}, &seg_);
   ring_.bind(seg_);
   SegmentHeader *h = seg_.hdr;
   if (h->readers.fetch_add(1, std::memory_order_acq_rel) != 0) {

@@ -13,19 +13,7 @@ namespace psbshm {
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  if (cfg.run_id == nullptr || *cfg.run_id == '\0') {
-    refuse.add("driver", "run_id is empty; it names the shared memory segments");
-  } else {
-    for (const char *c = cfg.run_id; *c; ++c) {
-      const bool ok =
-          (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9');
-      if (!ok) {
-        refuse.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
-        break;
-      }
-    }
-    s.run_id = cfg.run_id;
-  }
+  s.keep(cfg, refuse, "it names the shared memory segments", /*alnum=*/true);
   // Another transport, durability transient_local, and a reliability or notify that is not
   // a psb_* value: refused by the SDK (psb::sdk::refuse_outside_caps), in the same words.
   // No history setting: a full ring drops the newest sample (best effort) or makes the
@@ -74,10 +62,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "holds; lower option slots or size",
                static_cast<unsigned long long>(size), depth,
                static_cast<unsigned long long>(slot_stride(cfg.max_payload)));
-  s.reliability = cfg.qos.reliability;
-  s.notify = cfg.notify;
   s.depth = depth;
-  s.max_payload = cfg.max_payload;
   s.wakeup = wakeup;
   s.use_loan = cfg.use_loan != 0;
   return s;

@@ -18,12 +18,8 @@ constexpr uint32_t kDefaultDepth = 16;
 // waiting for room are woken up. Option "wakeup".
 enum class Wakeup { futex, spin };
 
-struct Settings {
-  std::string run_id;
-  uint32_t reliability = PSB_BEST_EFFORT;
-  uint32_t notify = PSB_NOTIFY_WAIT;
+struct Settings : psb::sdk::RunSettings {
   uint32_t depth = 0;
-  uint64_t max_payload = 0;
   Wakeup wakeup = Wakeup::futex;
   bool use_loan = false;
 };

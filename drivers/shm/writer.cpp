@@ -17,10 +17,10 @@ constexpr int64_t kSleepSliceNs = 100'000'000;  // re-check the reader count
 Writer::Writer(Context &ctx, const char *topic) {
   const Settings &s = ctx.settings;
   const std::string name = segment_name(s.run_id, topic);
-  reliable_ = s.reliability == PSB_RELIABLE;
+  reliable_ = s.qos.reliability == PSB_RELIABLE;
   wakeup_ = s.wakeup;
   if (s.use_loan) scratch_.reset(new unsigned char[s.max_payload]);
-  segment_open(name, {s.max_payload, s.depth, s.reliability}, &seg_);
+  segment_open(name, {s.max_payload, s.depth, s.qos.reliability}, &seg_);
   ring_.bind(seg_);
   SegmentHeader *h = seg_.hdr;
   if (h->writers.fetch_add(1, std::memory_order_acq_rel) != 0) {
@@ -106,7 +106,6 @@ void Writer::publish(size_t len) {
   *ring_.slot_len(idx_) = len;
   head_ = ring_next(head_, ring_.modulus);
   idx_ = ring_.next_index(idx_);
-  loaned_ = false;
   SegmentHeader *h = ring_.hdr;
   // Release (as seq_cst) publishes the slot; seq_cst orders it before the
   // reader_waiting load, pairing with the reader's flag store + head load.
@@ -134,20 +133,12 @@ void *Writer::loan(size_t len) {
       fail("ring of %s is full and loans were not enabled (use_loan) at open", seg_.name.c_str());
     return scratch_.get();
   }
-  loaned_ = true;
   return ring_.slot_data(idx_);
 }
 
 void Writer::write_loan(void *sample, size_t len) {
   if (scratch_ && sample == scratch_.get()) return;  // this sample was dropped at loan()
-  if (!loaned_ || sample != ring_.slot_data(idx_))
-    fail(
-        "write_loan got a sample that loan() did not return (or that was already "
-        "written)");
-  if (len > ring_.slot_size)
-    fail("write_loan of %zu bytes exceeds max_payload %llu", len,
-         static_cast<unsigned long long>(ring_.slot_size));
-  publish(len);
+  publish(len);  // the SDK checked that sample is the slot loan() returned, len no longer
 }
 
 }  // namespace psbshm

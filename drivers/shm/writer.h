@@ -50,7 +50,6 @@ class Writer : public Endpoint {
   uint32_t idx_ = 0;         // head_ % count
   uint32_t tail_cache_ = 0;  // last tail seen; re-read only when looking full
   uint64_t drops_ = 0;
-  bool loaned_ = false;
   std::unique_ptr<unsigned char[]> scratch_;  // loan target for dropped samples
 };
 

@@ -50,7 +50,7 @@ class Reader : public Endpoint {
              zmq_strerror(zmq_errno()));
       if (on_data) {
         set_receive_timeout_ms(kListenerSliceMs);
-        listener_.start([this] { listen(); });
+        listener_.start(on_data_, [this] { listen(); });
       }
     } catch (...) {
       tear_down();
@@ -140,8 +140,7 @@ class Reader : public Endpoint {
       if (zmq_msg_recv(&msg_, socket_, 0) >= 0) {
         on_data_(zmq_msg_data(&msg_), zmq_msg_size(&msg_));
       } else if (!timed_out()) {
-        std::fprintf(stderr, "zeromq: listener on %s stopped: %s\n", endpoint_.c_str(),
-                     zmq_strerror(zmq_errno()));
+        on_data_.error("listener on %s stopped: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
         break;
       } else {
         hint_if_alone(hinted);

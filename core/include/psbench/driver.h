@@ -122,6 +122,12 @@ typedef void (*psb_refuse)(void *user, const char *setting, const char *reason);
  * [a-z0-9_]+ such as "sample_lost" or "sample_rejected", and its value. */
 typedef void (*psb_put_counter)(void *user, const char *name, uint64_t value);
 
+/* A reader counter with a meaning the node knows: errors a listener-mode reader met on the
+ * middleware's delivery thread, where no call can return them (each may have cost
+ * samples). A count above 0 becomes the run's warning; the first error's text is on the
+ * node's stderr. The SDK reports it for every listener-mode reader. */
+#define PSB_COUNTER_LISTENER_ERRORS "listener_errors"
+
 typedef struct psb_driver {
   uint32_t abi_version; /* PSB_ABI_VERSION */
   const char *name;     /* folder name under drivers/, e.g. "udp" */
@@ -160,7 +166,9 @@ typedef struct psb_driver {
   int (*write)(psb_writer *writer, const void *data, size_t len, psb_error *err);
   /* Optional zero-copy send: loan a buffer of len bytes, fill it, hand it back with
    * write_loan. Both NULL when unsupported, both set when supported (the node refuses
-   * a table with one of them at load, and offers --loan exactly when both are set). */
+   * a table with one of them at load, and offers --loan exactly when both are set).
+   * write_loan takes only the sample the writer's last loan() returned, once, with a
+   * len of at most the loaned one; anything else is an error (-1), not a crash. */
   void *(*loan)(psb_writer *writer, size_t len, psb_error *err);
   int (*write_loan)(psb_writer *writer, void *sample, size_t len, psb_error *err);
   /* 1 = a sample is in *data and *len, 0 = none within timeout_ns (0 = do not

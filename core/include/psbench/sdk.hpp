@@ -10,6 +10,7 @@
 // string computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
 // a resource the contexts of one process share per key (PerProcess), the refusal of what
 // the capabilities leave out (refuse_outside_caps, run after check() and before open()),
+// an owned C handle (Owned),
 // and two looks at the host: library_file() (the name of the library a symbol is loaded
 // from) and process_running() (a daemon such as iox-roudi).
 //
@@ -43,7 +44,10 @@
 //           void counters(psb::sdk::CounterSink put);
 //   Reader: void release(); int matched() const; void counters(psb::sdk::CounterSink put);
 // Writer::matched() fills matched_readers, Reader::matched() matched_writers; their
-// counters() fill writer_counters and reader_counters.
+// counters() fill writer_counters and reader_counters. write_loan() is called only with
+// the sample the last loan() returned, once, and no more bytes than loaned (the SDK
+// refuses anything else). A listener-mode reader reports errors on the delivery thread
+// with listener.error(fmt, ...): the SDK counts them (reader counter listener_errors).
 //
 // Timed path: the write and take trampolines cast the handle and call the member (inlined
 // when it is defined in the class); their try/catch is zero-cost unless something throws,
@@ -60,6 +64,7 @@
 #include <chrono>
 #include <climits>
 #include <concepts>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -98,6 +103,18 @@ constexpr uint64_t fnv1a64(std::string_view s, uint64_t basis = 1469598103934665
   uint64_t h = basis;
   for (char c : s) h = (h ^ uint8_t(c)) * 1099511628211ull;
   return h;
+}
+
+// name itself when it has at most max characters, else a prefix and "_" + the 16 hex
+// digits of FNV-1a-64(name, basis), max characters in all: a name the middleware limits,
+// shortened without colliding. max must be at least 17.
+inline std::string shortened(const std::string &name, size_t max,
+                             uint64_t basis = 14695981039346656037ull) {
+  if (name.size() <= max) return name;
+  char hash[18];
+  std::snprintf(hash, sizeof hash, "_%016llx",
+                static_cast<unsigned long long>(fnv1a64(name, basis)));
+  return name.substr(0, max - 17) + hash;
 }
 
 // first + FNV-1a-32(key) % count: an id in [first, first + count) that is the same in
@@ -258,19 +275,68 @@ class PerProcess {
 
 // ---- what endpoints are handed ---------------------------------------------------------
 
+// A C handle owned by one object (a socket, a DDS entity): Free(handle) when it goes, or
+// when another is assigned, unless it is None. Not copied.
+template <class H, auto Free, H None = H{}>
+class Owned {
+ public:
+  Owned(H handle = None) noexcept : h_(handle) {}  // NOLINT: converts, as the handle would
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  Owned &operator=(H handle) noexcept {
+    if (h_ != None) Free(h_);
+    h_ = handle;
+    return *this;
+  }
+  ~Owned() {
+    if (h_ != None) Free(h_);
+  }
+  operator H() const noexcept { return h_; }
+
+ private:
+  H h_;
+};
+
+// What a listener-mode reader's errors come to: their count (reader counter
+// PSB_COUNTER_LISTENER_ERRORS, which the node turns into a warning) and the first one's text
+// on stderr. Kept by the SDK beside each reader.
+struct ListenerErrors {
+  const char *driver;
+  std::atomic<uint64_t> count{0};
+  // Set as the SDK destroys the reader: a middleware may still call its listener then,
+  // when its endpoint can no longer be read from; nothing measured is missed, so those
+  // errors are not counted.
+  std::atomic<bool> closing{false};
+};
+
 // The node's listener callback (notify listener), empty otherwise. Call it from the
 // middleware's delivery thread; the data need be valid only during the call.
 struct Listener {
   psb_on_data fn = nullptr;
   void *user = nullptr;
+  ListenerErrors *errors = nullptr;  // the SDK's, for error()
   explicit operator bool() const noexcept { return fn != nullptr; }
   void operator()(const void *data, size_t len) const { fn(user, data, len); }
+
+  // An error on the delivery thread, which no call can return to the node: counted, and
+  // the first one printed on stderr as "<driver>: <message>". The samples it cost show as
+  // lost in psbench's own accounting.
+  __attribute__((format(printf, 2, 3))) void error(const char *fmt, ...) const noexcept {
+    if (errors == nullptr || errors->closing.load() || errors->count.fetch_add(1) != 0) return;
+    char text[sizeof(psb_error::message)];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    std::fprintf(stderr, "%s: %s\n", errors->driver, text);
+  }
 };
 
 // A listener's thread, for a Reader whose middleware has no delivery thread of its own:
-// start(loop) runs loop() on a new thread; the loop returns soon after stopping() turns
-// true. stop() (the destructor too) sets that and joins, so the loop should block for a
-// bounded slice at a time.
+// start(listener, loop) runs loop() on a new thread; the loop returns soon after
+// stopping() turns true. stop() (the destructor too) sets that and joins, so the loop
+// should block for a bounded slice at a time. What the loop throws ends it and is reported
+// with listener.error(): an exception must not end the process from a thread.
 class ListenerThread {
  public:
   ListenerThread() = default;
@@ -280,9 +346,17 @@ class ListenerThread {
 
   // Throws Error "cannot start the listener thread: <why>".
   template <class Loop>
-  void start(Loop &&loop) {
+  void start(const Listener &listener, Loop &&loop) {
     try {
-      thread_ = std::thread(std::forward<Loop>(loop));
+      thread_ = std::thread([listener, loop = std::forward<Loop>(loop)]() mutable {
+        try {
+          loop();
+        } catch (const std::exception &e) {
+          listener.error("%s; the listener stops", e.what());
+        } catch (...) {
+          listener.error("unknown error; the listener stops");
+        }
+      });
     } catch (const std::exception &e) {
       fail("cannot start the listener thread: %s", e.what());
     }
@@ -399,17 +473,24 @@ struct Adapter {
   // lock: driver.h has a context and its endpoints used by one thread at a time.
   struct Box;
   template <class E>
-  struct Open {  // an endpoint and its place in its context's list
-    template <class... A>
-    Open(Open *&head, A &&...args) : endpoint(std::forward<A>(args)...), head_(head), next_(head) {
+  struct Open {  // an endpoint, what the SDK keeps beside it, its place in its context's list
+    // make(listener_errors) returns the endpoint.
+    template <class Make>
+    Open(Open *&head, Make &&make) : endpoint(make(listener_errors)), head_(head), next_(head) {
       if (next_ != nullptr) next_->prev_ = this;  // linked only once constructed
       head_ = this;
     }
-    ~Open() {
+    ~Open() {  // before the endpoint's destructor
+      listener_errors.closing = true;
       (prev_ != nullptr ? prev_->next_ : head_) = next_;
       if (next_ != nullptr) next_->prev_ = prev_;
     }
-    E endpoint;  // first: what the timed path reaches through the handle
+    // Before the endpoint: a listener may report an error while the endpoint is built.
+    ListenerErrors listener_errors{D::name};
+    bool listening = false;  // a reader in listener mode
+    void *loaned = nullptr;  // a writer's last loan() not yet written
+    size_t loaned_len = 0;
+    E endpoint;
     Open *&head_;
     Open *prev_ = nullptr, *next_;
   };
@@ -427,12 +508,14 @@ struct Adapter {
   // The handles are the SDK's boxes around the driver's objects, under the ABI's opaque names.
   static Box &box(psb_context *c) noexcept { return *reinterpret_cast<Box *>(c); }
   static Context &ctx(psb_context *c) noexcept { return box(c).context; }
-  static Writer &wr(psb_writer *w) noexcept {
-    return reinterpret_cast<Open<Writer> *>(w)->endpoint;
+  static Open<Writer> &opened(psb_writer *w) noexcept {
+    return *reinterpret_cast<Open<Writer> *>(w);
   }
-  static Reader &rd(psb_reader *r) noexcept {
-    return reinterpret_cast<Open<Reader> *>(r)->endpoint;
+  static Open<Reader> &opened(psb_reader *r) noexcept {
+    return *reinterpret_cast<Open<Reader> *>(r);
   }
+  static Writer &wr(psb_writer *w) noexcept { return opened(w).endpoint; }
+  static Reader &rd(psb_reader *r) noexcept { return opened(r).endpoint; }
 
   static psb_capabilities caps() {
     if constexpr (requires { D::capabilities(); })
@@ -500,7 +583,8 @@ struct Adapter {
 
   static psb_writer *create_writer(psb_context *c, const char *topic, psb_error *err) noexcept {
     try {
-      return reinterpret_cast<psb_writer *>(new Open<Writer>(box(c).writers, ctx(c), topic));
+      return reinterpret_cast<psb_writer *>(new Open<Writer>(
+          box(c).writers, [&](ListenerErrors &) { return Writer(ctx(c), topic); }));
     } catch (...) {
       report_current<D>(err);
       return nullptr;
@@ -510,8 +594,11 @@ struct Adapter {
   static psb_reader *create_reader(psb_context *c, const char *topic, psb_on_data on_data,
                                    void *user, psb_error *err) noexcept {
     try {
-      return reinterpret_cast<psb_reader *>(
-          new Open<Reader>(box(c).readers, ctx(c), topic, Listener{on_data, user}));
+      auto *r = new Open<Reader>(box(c).readers, [&](ListenerErrors &errors) {
+        return Reader(ctx(c), topic, Listener{on_data, user, &errors});
+      });
+      r->listening = on_data != nullptr;
+      return reinterpret_cast<psb_reader *>(r);
     } catch (...) {
       report_current<D>(err);
       return nullptr;
@@ -554,9 +641,14 @@ struct Adapter {
     }
   }
 
+  // The SDK holds write_loan() to the ABI's rule (the last loan's sample, once, no longer
+  // than loaned), so a driver's write_loan() sees only what its loan() handed out.
   static void *loan(psb_writer *w, size_t len, psb_error *err) noexcept {
     try {
-      return wr(w).loan(len);
+      Open<Writer> &o = opened(w);
+      o.loaned = o.endpoint.loan(len);
+      o.loaned_len = len;
+      return o.loaned;
     } catch (...) {
       report_current<D>(err);
       return nullptr;
@@ -564,7 +656,13 @@ struct Adapter {
   }
   static int write_loan(psb_writer *w, void *sample, size_t len, psb_error *err) noexcept {
     try {
-      wr(w).write_loan(sample, len);
+      Open<Writer> &o = opened(w);
+      if (sample == nullptr || sample != o.loaned)
+        fail("write_loan got a sample that loan() did not return (or that was already written)");
+      o.loaned = nullptr;
+      if (len > o.loaned_len)
+        fail("write_loan of %zu bytes for a sample loaned for %zu", len, o.loaned_len);
+      o.endpoint.write_loan(sample, len);
       return 0;
     } catch (...) {
       report_current<D>(err);
@@ -604,11 +702,14 @@ struct Adapter {
     } catch (...) {
     }
   }
+  // The driver's, then listener_errors for a reader in listener mode.
   static void reader_counters(psb_reader *r, psb_put_counter put, void *user) noexcept {
     try {
-      rd(r).counters(CounterSink{put, user});
+      if constexpr (HasCounters<Reader>) rd(r).counters(CounterSink{put, user});
     } catch (...) {
     }
+    const Open<Reader> &o = opened(r);
+    if (o.listening) put(user, PSB_COUNTER_LISTENER_ERRORS, o.listener_errors.count.load());
   }
 
   static psb_driver make() {
@@ -640,7 +741,7 @@ struct Adapter {
     if constexpr (HasFlush<Writer>) t.flush = &flush;
     if constexpr (HasDrain<Writer>) t.drain = &drain;
     if constexpr (HasCounters<Writer>) t.writer_counters = &writer_counters;
-    if constexpr (HasCounters<Reader>) t.reader_counters = &reader_counters;
+    t.reader_counters = &reader_counters;  // listener_errors at least
     return t;
   }
 };

@@ -18,9 +18,10 @@
 // Options reads text, flag (strict: true/false only), number (with a hint for its
 // refusal), choice (one of a fixed list of names) and required values, and
 // refuse_unknown() refuses keys a driver does not take. Beside it: run_id() (refused
-// when empty), payload_in_range() (the "size" refusal), index_in() (a name's index
-// in a list, e.g. cfg.transport in caps.transports) and refuse_outside_caps() (what caps
-// leave out and the driver did not refuse itself; the SDK runs it after every check()).
+// when empty), RunSettings (what every driver keeps of a config), payload_in_range() (the "size"
+// refusal), index_in() (a name's index in a list, e.g. cfg.transport in caps.transports) and
+// refuse_outside_caps() (what caps leave out and the driver did not refuse itself; the SDK runs it
+// after every check()).
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
@@ -133,12 +134,38 @@ inline int index_in(const char *name, std::initializer_list<std::string_view> na
 }
 
 // cfg.run_id; when it is missing or empty, "" and the refusal (setting "driver") "the run
-// id is empty; WHY", e.g. why = "it names the topics".
-inline std::string run_id(const psb_config &cfg, Refusals &refusals, const char *why) {
-  if (cfg.run_id != nullptr && *cfg.run_id != '\0') return cfg.run_id;
-  refusals.add("driver", "the run id is empty; %s", why);
-  return {};
+// id is empty; WHY", e.g. why = "it names the topics". alnum: one outside [A-Za-z0-9]+ is
+// refused too (for names the middleware restricts).
+inline std::string run_id(const psb_config &cfg, Refusals &refusals, const char *why,
+                          bool alnum = false) {
+  if (cfg.run_id == nullptr || *cfg.run_id == '\0') {
+    refusals.add("driver", "the run id is empty; %s", why);
+    return {};
+  }
+  for (const char *c = cfg.run_id; alnum && *c != '\0'; ++c)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9'))) {
+      refusals.add("driver", "run_id '%s' must match [A-Za-z0-9]+", cfg.run_id);
+      break;
+    }
+  return cfg.run_id;
 }
+
+// What every driver keeps of a psb_config beyond open() (whose strings live only during
+// the call): a driver's Settings derives from it and calls keep() as it parses.
+struct RunSettings {
+  std::string run_id;
+  uint32_t notify = PSB_NOTIFY_WAIT;
+  psb_qos qos{};
+  uint64_t max_payload = 0;  // the run's largest message, header included
+
+  // Copies them from cfg, refusing a run id as run_id() does.
+  void keep(const psb_config &cfg, Refusals &refusals, const char *why, bool alnum = false) {
+    run_id = sdk::run_id(cfg, refusals, why, alnum);
+    notify = cfg.notify;
+    qos = cfg.qos;
+    max_payload = cfg.max_payload;
+  }
+};
 
 // Whether cfg.max_payload is in [min, max]; if not, the refusal (setting "size")
 // "max_payload N is not supported; supported: MIN to MAX bytes (header included)".

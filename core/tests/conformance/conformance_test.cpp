@@ -459,6 +459,37 @@ TEST_P(Conformance, DeliversLoanedSamples) {
   for (size_t size : {size_t(32), size_t(1024)}) exchange(*d, default_notify(*d), size, true);
 }
 
+// driver.h: write_loan takes only the last loan's sample, once, no longer than loaned;
+// anything else is an error naming the driver, and the writer goes on working.
+TEST_P(Conformance, WriteLoanRefusesASampleItDidNotLoan) {
+  NEEDS_SERVICE();
+  if (!d->t->loan) GTEST_SKIP() << d->name << " has no loan()";
+  Cfg cfg(*d, default_notify(*d), 1024, true);
+  Pair p(*d, cfg, 64);
+  ASSERT_TRUE(p.ok()) << p.err.message;
+  const psb_driver &t = p.t;
+  auto refused = [&](void *sample, size_t len, const char *what) {
+    psb_error err{};
+    EXPECT_EQ(t.write_loan(p.w, sample, len, &err), -1) << what;
+    EXPECT_EQ(std::string(err.message).rfind(d->name + ": ", 0), 0u) << what << ": " << err.message;
+  };
+  uint8_t foreign[64] = {};
+  refused(foreign, 64, "a buffer loan() did not return");
+  psb_error err{};
+  void *s = t.loan(p.w, 64, &err);
+  ASSERT_NE(s, nullptr) << err.message;
+  fill(static_cast<uint8_t *>(s), 64, 0);
+  ASSERT_EQ(t.write_loan(p.w, s, 64, &err), 0) << err.message;
+  refused(s, 64, "a sample written already");
+  s = t.loan(p.w, 32, &err);
+  ASSERT_NE(s, nullptr) << err.message;
+  refused(s, 64, "more bytes than loaned");
+  s = t.loan(p.w, 64, &err);
+  ASSERT_NE(s, nullptr) << err.message;
+  fill(static_cast<uint8_t *>(s), 64, 1);
+  EXPECT_EQ(t.write_loan(p.w, s, 64, &err), 0) << "after refusals: " << err.message;
+}
+
 TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {
   const psb_capabilities &k = d->t->caps;
   int tried = 0;
