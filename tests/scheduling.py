@@ -6,7 +6,9 @@ what dead processes left). A per-host daemon is the exception: one serves every 
 the machine, and the run that started it stops it, under any other run that found it
 running and used it. Every test that runs a driver needing one joins one xdist group,
 "host", whose tests run one at a time in one worker. Which drivers those are comes from
-their manifests, never from a list here.
+their manifests, never from a list here; when a driver needs its daemon only on some
+transports (Cyclone DDS on shm), a test of it joins the group only when it also names
+one of those transports or the daemon (a fixture that starts it).
 
 A sweep that a session or module fixture runs once for many tests (the report tests'
 report_sweep, compare's sweeps) would run once per worker; the tests using it join a group
@@ -31,13 +33,20 @@ HOST_GROUP = "host"
 SHARED_SWEEPS = ("report_sweep", "sweeps")
 
 
-def host_wide_drivers() -> set[str]:
-    names = set()
+def host_wide_drivers() -> dict[str, set[str] | None]:
+    """Drivers whose runs may need a per-host daemon, each with the words that say a test
+    of it does (its daemons' transports and name parts), or None when every run does."""
+    drivers: dict[str, set[str] | None] = {}
     for name in manifests.driver_names():
-        services = manifests.load(name).services
-        if any(s.per_host or (manifests.service(s.name) or s).per_host for s in services):
-            names.add(name)
-    return names
+        for s in manifests.load(name).services:
+            if not (s.per_host or (manifests.service(s.name) or s).per_host):
+                continue
+            if s.transport is None:
+                drivers[name] = None
+            elif name not in drivers or drivers[name] is not None:
+                words = drivers.setdefault(name, set())
+                words |= {s.transport, *re.findall(r"[a-z0-9]+", s.name.lower())}
+    return drivers
 
 
 def _code_names(code) -> set[str]:
@@ -68,12 +77,16 @@ def _text(item) -> str:
     return " ".join(parts)
 
 
-def runs_host_wide(item, drivers: set[str]) -> bool:
+def runs_host_wide(item, drivers: dict[str, set[str] | None]) -> bool:
     if item.get_closest_marker("host_wide"):
         return True
-    words = set(re.findall(r"[a-z0-9_]+", _text(item)))
+    text = _text(item)
+    words = set(re.findall(r"[a-z0-9_]+", text)) | set(re.findall(r"[a-z0-9]+", text))
     module = item.module.__name__ if item.module else ""
-    return bool(drivers & words) or any(module == f"test_driver_{d}" for d in drivers)
+    return any(
+        (name in words or module == f"test_driver_{name}") and (needs is None or needs & words)
+        for name, needs in drivers.items()
+    )
 
 
 def group_tests(items) -> None:

@@ -646,6 +646,83 @@ TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
   EXPECT_EQ(psb::sdk::index_in(nullptr, names), -1);
 }
 
+// ---- take_waiting and Listener::drain -----------------------------------------------------
+
+// A reader whose try_take() answers from a script: 1 a sample, 0 none, 'b' a BadSample,
+// 'e' another error; wait() answers from its own.
+struct Scripted {
+  std::string tries, waits;
+  size_t tried = 0, waited = 0;
+  bool try_take(const void *&data, size_t &len) {
+    const char c = tried < tries.size() ? tries[tried] : '0';
+    ++tried;
+    if (c == 'b') psb::sdk::bad_sample("sample %zu is not ours", tried);
+    if (c == 'e') psb::sdk::fail("take failed at %zu", tried);
+    data = "s";
+    len = tried;
+    return c == '1';
+  }
+  bool wait(int64_t) {
+    const char c = waited < waits.size() ? waits[waited] : '0';
+    ++waited;
+    return c == '1';
+  }
+};
+
+TEST(SdkTakeWaiting, TriesFirstAndNeverWaitsWithTimeoutZero) {
+  Scripted r{"1", ""};
+  const void *data = nullptr;
+  size_t len = 0;
+  EXPECT_TRUE(psb::sdk::take_waiting(r, 0, data, len));
+  Scripted none{"0", "1"};
+  EXPECT_FALSE(psb::sdk::take_waiting(none, 0, data, len));
+  EXPECT_EQ(none.tried, 1u);
+  EXPECT_EQ(none.waited, 0u);
+}
+
+TEST(SdkTakeWaiting, AWakeupWithoutDataWaitsAgain) {
+  Scripted r{"001", "11"};  // none, a wakeup with none, a wakeup with one
+  const void *data = nullptr;
+  size_t len = 0;
+  EXPECT_TRUE(psb::sdk::take_waiting(r, -1, data, len));
+  EXPECT_EQ(r.tried, 3u);
+  EXPECT_EQ(r.waited, 2u);
+  EXPECT_EQ(len, 3u);
+}
+
+TEST(SdkTakeWaiting, GivesUpOnceTheTimeoutHasPassed) {
+  Scripted r{"0", ""};  // wait() never says data came
+  const void *data = nullptr;
+  size_t len = 0;
+  EXPECT_FALSE(psb::sdk::take_waiting(r, 1'000'000, data, len));
+  EXPECT_GE(r.waited, 1u);
+}
+
+TEST(SdkListenerDrain, ABadSampleIsCountedAndTheNextDelivered) {
+  psb::sdk::ListenerErrors errors{"sdkt"};
+  std::vector<size_t> got;
+  const psb::sdk::Listener listener{[](void *user, const void *, size_t len) {
+                                      static_cast<std::vector<size_t> *>(user)->push_back(len);
+                                    },
+                                    &got, &errors};
+  Scripted r{"1b10", ""};
+  testing::internal::CaptureStderr();
+  listener.drain([&](const void *&d, size_t &n) { return r.try_take(d, n); });
+  EXPECT_EQ(testing::internal::GetCapturedStderr(), "sdkt: sample 2 is not ours\n");
+  EXPECT_EQ(got, (std::vector<size_t>{1, 3}));
+  EXPECT_EQ(errors.count.load(), 1u);
+
+  // Another error ends the delivery: what follows waits for the next notification.
+  Scripted failing{"1e1", ""};
+  got.clear();
+  testing::internal::CaptureStderr();
+  listener.drain([&](const void *&d, size_t &n) { return failing.try_take(d, n); });
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(got, (std::vector<size_t>{1}));
+  EXPECT_EQ(errors.count.load(), 2u);
+  EXPECT_EQ(failing.tried, 2u);
+}
+
 // ---- ListenerThread -----------------------------------------------------------------------
 
 TEST(SdkListenerThread, WhatTheLoopThrowsIsTheListenersErrorNotTheProcesssEnd) {

@@ -5,6 +5,7 @@
 // its sequences and strings) and only the header goes into the buffer.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "context.h"
@@ -24,15 +25,12 @@ class Reader {
         listener_(listener) {
     const Settings &s = ctx.settings;
     topic_ = create_topic(ctx, topic);
-    dds_listener_t *dds_listener = nullptr;
-    if (listener_) {
-      dds_listener = dds_create_listener(this);
-      dds_lset_data_available(dds_listener, &Reader::on_data_available);
-    }
-    const dds_entity_t reader =
-        dds_create_reader(ctx.participant, topic_, ctx.qos.get(), dds_listener);
-    if (dds_listener != nullptr) dds_delete_listener(dds_listener);
-    reader_ = checked(reader, "cannot create a reader");
+    // Cyclone copies the listener into the reader: ours goes at the end of the scope.
+    const std::unique_ptr<dds_listener_t, void (*)(dds_listener_t *)> dds_listener(
+        listener_ ? dds_create_listener(this) : nullptr, &dds_delete_listener);
+    if (dds_listener) dds_lset_data_available(dds_listener.get(), &Reader::on_data_available);
+    reader_ = checked(dds_create_reader(ctx.participant, topic_, ctx.qos.get(), dds_listener.get()),
+                      "cannot create a reader");
     require_shm(ctx, reader_, "reader");
     if (s.notify == PSB_NOTIFY_WAIT) {
       const char *what = "cannot set up the reader's waitset";
@@ -41,22 +39,19 @@ class Reader {
       checked(dds_waitset_attach(waitset_, condition_, 0), what);
     }
   }
-  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
-    bool got = false;
-    if (timeout_ns > 0 && waitset_ > 0) {
-      // Wait first: the read condition is already triggered when a sample is waiting, so
-      // each message costs one wait and one take.
-      const dds_time_t deadline = dds_time() + timeout_ns;
-      for (dds_duration_t left = timeout_ns; !got && left > 0; left = deadline - dds_time()) {
-        const dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, left);
-        if (rc < 0) fail_dds("waiting for data", rc);
-        if (rc > 0) got = take_now(reader_, len);
-      }
-    } else {
-      got = take_now(reader_, len);
-    }
-    if (got) data = buffer_.data();
-    return got;
+  // The SDK's take() tries, then waits (psb::sdk::take_waiting).
+  bool try_take(const void *&data, size_t &len) {
+    data = buffer_.data();
+    return take_now(reader_, len);
+  }
+  // Wait mode: the read condition triggers while a sample is waiting. Poll mode (the
+  // node never waits then): tried again at once.
+  bool wait(int64_t timeout_ns) {
+    if (waitset_ == 0) return true;
+    const dds_return_t rc =
+        dds_waitset_wait(waitset_, nullptr, 0, timeout_ns < 0 ? DDS_INFINITY : timeout_ns);
+    if (rc < 0) fail_dds("waiting for data", rc);
+    return rc > 0;
   }
 
   int matched() const {  // matched writers
@@ -83,9 +78,9 @@ class Reader {
     return s.type == DataType::complex ? kHeaderSize : s.max_payload + 1;
   }
 
-  // true = a sample is in buffer_ (length in len), false = none now; throws on an error.
+  // true = a sample is in buffer_ (length in len), false = none now; throws on an error
+  // (psb::sdk::BadSample for a sample not of this run).
   bool take_now(dds_entity_t reader, size_t &len) {
-    bad_sample_ = false;
     void *sample;
     if (complex_) {
       sample = &complex_sample_.s;
@@ -104,9 +99,7 @@ class Reader {
       if (n == 0) return false;
       // Skip what carries no data (e.g. "no writers left" on the instance).
       if (info.valid_data) {
-        bad_sample_ = true;  // until unpack() returns
         unpack(len);
-        bad_sample_ = false;
         return true;
       }
     }
@@ -121,7 +114,7 @@ class Reader {
     }
     if (bytes_.payload._buffer != buffer_.data() + kHeaderSize ||
         bytes_.payload._length > payload_capacity_)
-      fail(
+      psb::sdk::bad_sample(
           "received a message larger than this run's %zu bytes; "
           "do both sides use the same --size?",
           payload_capacity_ + kHeaderSize);
@@ -129,26 +122,15 @@ class Reader {
     len = kHeaderSize + bytes_.payload._length;
   }
 
+  // Listener mode: the SDK hands over all there is, counting errors. The reader comes
+  // from Cyclone: the callback may run before reader_ is set. An error while the SDK
+  // deletes the reader (a handle no longer taken from) is not counted.
   static void on_data_available(dds_entity_t reader, void *self) {
-    static_cast<Reader *>(self)->drain(reader);
-  }
-
-  // Listener mode: takes and hands over all there is.
-  void drain(dds_entity_t reader) {
-    for (;;) {
-      size_t len = 0;
-      try {
-        if (!take_now(reader, len)) return;
-      } catch (const std::exception &e) {
-        // The sample is then missing (counted lost). An error while the SDK deletes the
-        // reader (Cyclone may still call the listener, with a handle no longer taken from)
-        // is not counted: nothing is missed then.
-        listener_.error("%s", e.what());
-        if (!bad_sample_) return;  // after a bad sample, go on with the next
-        continue;
-      }
-      listener_(buffer_.data(), len);
-    }
+    auto *r = static_cast<Reader *>(self);
+    r->listener_.drain([&](const void *&data, size_t &len) {
+      data = r->buffer_.data();
+      return r->take_now(reader, len);
+    });
   }
 
   const bool complex_;
@@ -158,7 +140,6 @@ class Reader {
   psbench_Bytes bytes_{};
   ComplexSample complex_sample_;
   const psb::sdk::Listener listener_;
-  bool bad_sample_ = false;  // the last take_now() failed on a sample it took
   // Deleted in reverse order (the waitset first, the topic last): deleting the reader
   // waits for a listener callback in progress.
   Entity topic_, reader_, condition_, waitset_;

@@ -71,17 +71,17 @@ struct ComplexSample {
   ~ComplexSample() { dds_sample_free(&s, &psbench_Complex_desc, DDS_FREE_CONTENTS); }
 };
 
-// Throws unless a received sample has the shape build_complex gives, saying how it differs.
+// Throws BadSample unless a received sample has build_complex's shape, saying how it differs.
 inline void check_complex_shape(const psbench_Complex *s, uint32_t elements) {
   if (s->outers._length != elements)
-    fail(
+    psb::sdk::bad_sample(
         "complex sample has %u outer elements, expected %u (do both sides use the same "
         "elements=N?)",
         s->outers._length, elements);
   for (uint32_t i = 0; i < elements; ++i)
     if (s->outers._buffer[i].inners._length != kInnersPerOuter)
-      fail("complex sample: outer element %u has %u inner elements, expected %u", i,
-           s->outers._buffer[i].inners._length, kInnersPerOuter);
+      psb::sdk::bad_sample("complex sample: outer element %u has %u inner elements, expected %u", i,
+                           s->outers._buffer[i].inners._length, kInnersPerOuter);
 }
 
 }  // namespace psbcyc

@@ -71,57 +71,29 @@ void Reader::tear_down() noexcept {
   topic_ = nullptr;
 }
 
-bool Reader::take_one() {
-  rejected_ = false;
+bool Reader::try_take(const void *&data, size_t &len) {
   for (;;) {
     const ReturnCode_t rc = reader_->take_next_sample(sample_->data(), &info_);
     if (rc == ReturnCode_t::RETCODE_NO_DATA) return false;
     if (rc != ReturnCode_t::RETCODE_OK)
       fail("DataReader::take_next_sample failed with return code %d", static_cast<int>(rc()));
     if (!info_.valid_data) continue;  // an instance state change, no data
-    rejected_ = true;                 // until store() returns
-    len_ = sample_->store(buffer_.get(), capacity_);
-    rejected_ = false;
+    data = buffer_.get();
+    len = sample_->store(buffer_.get(), capacity_);  // BadSample: not one of this run's
     return true;
   }
 }
 
-bool Reader::take(int64_t timeout_ns, const void *&data, size_t &len) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + std::chrono::nanoseconds(timeout_ns);
-  for (;;) {
-    if (take_one()) {
-      data = buffer_.get();
-      len = len_;
-      return true;
-    }
-    if (timeout_ns == 0) return false;
-    int64_t wait_ns = 1'000'000'000;  // a negative timeout: wait in 1 s steps
-    if (timeout_ns > 0) {
-      wait_ns =
-          std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - clock::now()).count();
-      if (wait_ns <= 0) return false;
-    }
-    const Duration_t wait(static_cast<int32_t>(wait_ns / 1'000'000'000),
-                          static_cast<uint32_t>(wait_ns % 1'000'000'000));
-    if (!reader_->wait_for_unread_message(wait) && timeout_ns > 0) return false;
-  }
+bool Reader::wait(int64_t timeout_ns) {
+  const int64_t ns = timeout_ns < 0 ? 1'000'000'000 : timeout_ns;  // no limit: 1 s steps
+  return reader_->wait_for_unread_message(Duration_t(static_cast<int32_t>(ns / 1'000'000'000),
+                                                     static_cast<uint32_t>(ns % 1'000'000'000)));
 }
 
 void Reader::on_data_available() {
   in_callback_.fetch_add(1);
-  if (!stopping_.load()) {
-    for (;;) {
-      try {
-        if (!take_one()) break;
-      } catch (const std::exception &e) {
-        on_data_.error("%s", e.what());  // the node counts the sample lost
-        if (!rejected_) break;           // take itself failed: stop for now
-        continue;
-      }
-      on_data_(buffer_.get(), len_);
-    }
-  }
+  if (!stopping_.load())  // the SDK hands over all there is, counting errors
+    on_data_.drain([this](const void *&data, size_t &len) { return try_take(data, len); });
   in_callback_.fetch_sub(1);
 }
 

@@ -23,10 +23,11 @@ class Reader {
   Reader(const Reader &) = delete;
   Reader &operator=(const Reader &) = delete;
 
-  // true = a message in data/len, false = none within timeout_ns (0: do not block;
-  // negative: no limit); throws on an error.
-  bool take(int64_t timeout_ns, const void *&data, size_t &len);
-  int matched() const;  // matched writers
+  // The SDK's take() tries, then waits (psb::sdk::take_waiting). try_take: true = a
+  // message in data/len, false = none now; throws on an error (BadSample: not of this run).
+  bool try_take(const void *&data, size_t &len);
+  bool wait(int64_t timeout_ns);  // until an unread message may be there
+  int matched() const;            // matched writers
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
   void counters(psb::sdk::CounterSink put) const;
 
@@ -34,9 +35,6 @@ class Reader {
   class Listener;
 
   void tear_down() noexcept;
-  // Takes the next valid sample into buffer_: true, or false when there is none; throws
-  // when the take fails or (rejected_ set) the sample is not what this reader expects.
-  bool take_one();
   void on_data_available();  // listener thread
 
   Context &ctx_;
@@ -46,9 +44,6 @@ class Reader {
   eprosima::fastdds::dds::SampleInfo info_;
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
-  size_t len_ = 0;
-
-  bool rejected_ = false;  // the last take_one() threw on a sample it took
 
   std::unique_ptr<Listener> listener_;
   const psb::sdk::Listener on_data_;

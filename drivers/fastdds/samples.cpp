@@ -57,7 +57,8 @@ class BytesSample final : public Sample {
     const auto &payload = sample_.payload();
     const size_t len = kHeaderSize + payload.size();
     if (len > capacity)
-      fail("received a message of %zu bytes, larger than max_payload %zu", len, capacity);
+      psb::sdk::bad_sample("received a message of %zu bytes, larger than max_payload %zu", len,
+                           capacity);
     header_to_message(sample_.header(), out);
     if (!payload.empty()) std::memcpy(out + kHeaderSize, payload.data(), payload.size());
     return len;
@@ -93,7 +94,7 @@ class ComplexSample final : public Sample {
   size_t store(uint8_t *out, size_t capacity) const override {
     const auto &outers = sample_.outers();
     if (outers.size() != elements_)
-      fail(
+      psb::sdk::bad_sample(
           "complex sample with %zu Outer elements, expected elements=%u "
           "(do both sides use the same elements option?)",
           outers.size(), elements_);
@@ -104,7 +105,7 @@ class ComplexSample final : public Sample {
       for (size_t j = 0; ok && j < inners.size(); ++j)
         ok = inners[j].index() == static_cast<int32_t>(i);
       if (!ok)
-        fail(
+        psb::sdk::bad_sample(
             "complex sample element %zu has %zu Inner (length %d) or an "
             "Inner index other than %zu; expected %u Inner numbered %zu",
             i, inners.size(), outers[i].length(), i, kInnersPerOuter, i);

@@ -75,23 +75,37 @@ class Reader {
     return publishers_offering(service_);
   }
 
-  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
-    if (on_data_) fail("take() is not used in listener mode");
-    release();
-    bool r = try_take(data, len);
-    if (r || timeout_ns == 0) return r;
-    if (waitset_) {
-      // HAS_DATA is a state: the WaitSet returns at once if data came in meanwhile. A
-      // signal may end the wait early; then there is no sample (false).
-      if (timeout_ns < 0)
-        waitset_->wait();
-      else
-        waitset_->timedWait(
-            iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
-      return try_take(data, len);
+  // The SDK's take() tries, then waits (psb::sdk::take_waiting).
+  bool wait(int64_t timeout_ns) {
+    if (!waitset_) {  // poll mode (the node never waits then): tried again soon
+      sched_yield();
+      return true;
     }
-    // poll mode asked to wait (the node does not): try until the deadline.
-    return psb::sdk::wait_until(timeout_ns, [&] { return try_take(data, len); });
+    // HAS_DATA is a state: the WaitSet returns at once if data came in meanwhile.
+    if (timeout_ns < 0)
+      waitset_->wait();
+    else
+      waitset_->timedWait(iox::units::Duration::fromNanoseconds(static_cast<uint64_t>(timeout_ns)));
+    return true;
+  }
+
+  bool try_take(const void *&data, size_t &len) {
+    if (on_data_) fail("take() is not used in listener mode");
+    return next(data, len);
+  }
+
+  // true: a chunk in data and len (held until release or the next one), false: none.
+  bool next(const void *&data, size_t &len) {
+    release();
+    auto taken = sub_->take();
+    if (!taken.has_error()) {
+      held_ = taken.value();
+      data = held_;
+      len = payload_size(held_);
+      return true;
+    }
+    if (taken.get_error() == iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return false;
+    fail("the subscriber of %s holds too many chunks at once", topic_.c_str());
   }
 
   void release() {
@@ -106,29 +120,11 @@ class Reader {
     return iox::mepoo::ChunkHeader::fromUserPayload(payload)->userPayloadSize();
   }
 
-  // true: a chunk in data and len (held until release), false: none.
-  bool try_take(const void *&data, size_t &len) {
-    auto taken = sub_->take();
-    if (!taken.has_error()) {
-      held_ = taken.value();
-      data = held_;
-      len = payload_size(held_);
-      return true;
-    }
-    if (taken.get_error() == iox::popo::ChunkReceiveResult::NO_CHUNK_AVAILABLE) return false;
-    fail("the subscriber of %s holds too many chunks at once", topic_.c_str());
-  }
-
-  // Listener mode: one notification may stand for several samples, so take until the
-  // queue is empty.
-  static void on_samples(iox::popo::UntypedSubscriber *sub, Reader *self) {
-    for (;;) {
-      auto taken = sub->take();
-      if (taken.has_error()) return;
-      const void *payload = taken.value();
-      self->on_data_(payload, payload_size(payload));
-      sub->release(payload);
-    }
+  // Listener mode: one notification may stand for several samples; the SDK hands over all
+  // there is, counting errors.
+  static void on_samples(iox::popo::UntypedSubscriber *, Reader *self) {
+    self->on_data_.drain([self](const void *&data, size_t &len) { return self->next(data, len); });
+    self->release();
   }
 
   std::unique_ptr<iox::popo::UntypedSubscriber> sub_;

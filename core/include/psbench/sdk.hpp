@@ -43,6 +43,9 @@
 //           bool drain(int64_t timeout_ns);  (false or throw Timeout: not within the timeout)
 //           void counters(psb::sdk::CounterSink put);
 //   Reader: void release(); int matched() const; void counters(psb::sdk::CounterSink put);
+//           instead of take(): bool try_take(const void *&data, size_t &len) (never blocks)
+//           and bool wait(int64_t timeout_ns) (blocks in the middleware; -1: no limit),
+//           from which the SDK makes take() (take_waiting: one wait strategy for all).
 // Writer::matched() fills matched_readers, Reader::matched() matched_writers; their
 // counters() fill writer_counters and reader_counters. write_loan() is called only with
 // the sample the last loan() returned, once, and no more bytes than loaned (the SDK
@@ -156,6 +159,26 @@ bool wait_until(int64_t timeout_ns, Ready &&ready) {
       timespec pause{0, 20'000};
       nanosleep(&pause, nullptr);
     }
+  }
+}
+
+// The take() the SDK gives a Reader with try_take() and wait() instead: one wait strategy
+// for every such driver. try_take() at once; then, until one succeeds or timeout_ns has
+// passed (negative: no limit), wait(time left, -1: no limit), the middleware's blocking
+// wait (true: data may have come), and try_take() again. A wakeup without data waits again.
+template <class R>
+bool take_waiting(R &reader, int64_t timeout_ns, const void *&data, size_t &len) {
+  if (reader.try_take(data, len)) return true;
+  if (timeout_ns == 0) return false;
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + std::chrono::nanoseconds(timeout_ns);
+  for (;;) {
+    int64_t left = -1;
+    if (timeout_ns > 0) {
+      left = std::chrono::duration_cast<std::chrono::nanoseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return false;
+    }
+    if (reader.wait(left) && reader.try_take(data, len)) return true;
   }
 }
 
@@ -330,6 +353,27 @@ struct Listener {
     va_end(ap);
     std::fprintf(stderr, "%s: %s\n", errors->driver, text);
   }
+
+  // Listener mode: hands over every sample next(data, len) gives (false: none left). A
+  // BadSample it throws is an error() and the next sample is taken; any other exception
+  // is an error() that ends this delivery.
+  template <class Next>
+  void drain(Next &&next) const {
+    const void *data;
+    size_t len;
+    for (;;) {
+      try {
+        if (!next(data, len)) return;
+      } catch (const BadSample &e) {
+        error("%s", e.what());
+        continue;
+      } catch (const std::exception &e) {
+        error("%s", e.what());
+        return;
+      }
+      (*this)(data, len);
+    }
+  }
 };
 
 // A listener's thread, for a Reader whose middleware has no delivery thread of its own:
@@ -421,6 +465,15 @@ template <class R>
 concept HasRelease = requires(R &r) {
   r.release();
 };
+template <class R>
+concept HasTake = requires(R &r, int64_t t, const void *&d, size_t &n) {
+  { r.take(t, d, n) } -> std::convertible_to<bool>;
+};
+template <class R>
+concept HasTryTakeAndWait = requires(R &r, int64_t t, const void *&d, size_t &n) {
+  { r.try_take(d, n) } -> std::convertible_to<bool>;
+  { r.wait(t) } -> std::convertible_to<bool>;
+};
 
 // What the exception being handled says. Only inside a catch handler.
 inline const char *current_what() noexcept {
@@ -458,11 +511,10 @@ struct Adapter {
   static_assert(
       requires(Writer & w, const void *d, size_t n) { w.write(d, n); },
       "Driver::Writer needs void write(const void *data, size_t len)");
-  static_assert(
-      requires(Reader & r, int64_t t, const void *&d, size_t &n) {
-        { r.take(t, d, n) } -> std::convertible_to<bool>;
-      },
-      "Driver::Reader needs bool take(int64_t timeout_ns, const void *&data, size_t &len)");
+  static_assert(HasTake<Reader> || HasTryTakeAndWait<Reader>,
+                "Driver::Reader needs bool take(int64_t timeout_ns, const void *&data, size_t "
+                "&len), or bool try_take(const void *&data, size_t &len) and bool "
+                "wait(int64_t timeout_ns)");
   static_assert(HasLoan<Writer> == HasWriteLoan<Writer>,
                 "Driver::Writer has one of loan()/write_loan() without the other");
   static_assert(HasCheck<D> || !HasOldCheck<D>,
@@ -634,7 +686,10 @@ struct Adapter {
   static int take(psb_reader *r, int64_t timeout_ns, const void **data, size_t *len,
                   psb_error *err) noexcept {
     try {
-      return rd(r).take(timeout_ns, *data, *len) ? 1 : 0;
+      if constexpr (HasTake<Reader>)
+        return rd(r).take(timeout_ns, *data, *len) ? 1 : 0;
+      else
+        return take_waiting(rd(r), timeout_ns, *data, *len) ? 1 : 0;
     } catch (...) {
       report_current<D>(err);
       return -1;

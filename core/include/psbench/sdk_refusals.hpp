@@ -58,6 +58,13 @@ class Timeout : public Error {
   using Error::Error;
 };
 
+// Throw when a sample taken is not one this run's writers send (too large, another shape):
+// that sample is lost, the reader goes on with the next (Listener::drain()).
+class BadSample : public Error {
+ public:
+  using Error::Error;
+};
+
 namespace detail {
 inline std::string vformat(const char *fmt, va_list ap) {
   char text[sizeof(psb_error::message)];
@@ -73,6 +80,15 @@ inline std::string vformat(const char *fmt, va_list ap) {
   std::string text = detail::vformat(fmt, ap);
   va_end(ap);
   throw Error(text);
+}
+
+// Throws BadSample with a printf-formatted message.
+[[noreturn]] __attribute__((format(printf, 1, 2))) inline void bad_sample(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string text = detail::vformat(fmt, ap);
+  va_end(ap);
+  throw BadSample(text);
 }
 
 // One refused setting: in the node's vocabulary (psb_refuse in driver.h: "reliability",

@@ -34,6 +34,7 @@ class ServiceSpec:
     config_script: str | None = None  # prints the config: SCRIPT LARGEST_MESSAGE [PORT]
     argv: tuple[str, ...] = ("{executable}",)
     ready_line: str | None = None  # printed once clients may connect (else: port)
+    ready_socket: str | None = None  # a per-host daemon's Unix socket, bound while it serves
     leftovers: tuple[str, ...] = ()  # /dev/shm names to remove once it is stopped
     version_argv: tuple[str, ...] = ()
 
@@ -71,6 +72,7 @@ _SERVICE = {
     "config_script": str,
     "argv": list,
     "ready_line": str,
+    "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
 }
@@ -156,6 +158,7 @@ def load(name: str) -> Manifest:
                 config_script=table.get("config_script"),
                 argv=tuple(table.get("argv", ["{executable}"])),
                 ready_line=table.get("ready_line"),
+                ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),
             )

@@ -69,12 +69,15 @@ def describe(node: Path, library: Path) -> dict:
 
 
 def running_programs() -> set[str]:
-    """Names of running programs (/proc/*/comm, which the kernel cuts to 15 bytes)."""
+    """Names of running programs (/proc/*/comm, which the kernel cuts to 15 bytes); a
+    zombie (ended, not yet reaped by its parent) does not run."""
     names = set()
-    for comm in Path("/proc").glob("[0-9]*/comm"):
+    for proc in Path("/proc").glob("[0-9]*"):
         try:
-            names.add(comm.read_text().strip())
-        except OSError:
+            state = proc.joinpath("stat").read_text().rsplit(")", 1)[1].split()[0]
+            if state not in ("Z", "X"):
+                names.add(proc.joinpath("comm").read_text().strip())
+        except (OSError, IndexError):
             pass  # the process ended while we looked
     return names
 

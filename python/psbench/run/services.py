@@ -7,7 +7,8 @@ configuration bound to 127.0.0.1 and a free port, and the node is told its addre
 (driver option `broker`); a run that gives its own `broker` uses that one and psbench
 starts none. A service psbench started that dies during a run fails that run with the
 tail of its log, and the next run gets a fresh one. A per-host daemon already running
-(started by someone else) is used as it is and left alone.
+(started by someone else) is used as it is and left alone, once it serves: one that is
+stopping (an earlier run's, cleaning up) is waited for, and then psbench starts its own.
 """
 
 import os
@@ -27,6 +28,7 @@ from psbench.run.service_definitions import ADDRESS_OPTION, ServiceDefinition, d
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
+FOREIGN_WAIT_S = 10.0  # for someone else's per-host daemon to serve or to end
 LOG_TAIL_LINES = 5
 DEFAULT_LARGEST_MESSAGE = 4 << 20
 
@@ -128,7 +130,7 @@ class ServicePool:
                 f"the driver needs service {name!r}, which no driver's manifest "
                 f"declares; start it yourself, then run again"
             )
-        if declared.per_host and name[:15] in running_programs():
+        if declared.per_host and _foreign_daemon_serves(declared):
             return RunningService(declared, proc=None)  # the host's own, used as it is
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
@@ -211,6 +213,38 @@ def _accepts(port: int) -> bool:
             return True
     except OSError:
         return False
+
+
+def _foreign_daemon_serves(declared: ServiceDefinition) -> bool:
+    """Whether someone else's per-host daemon runs and serves (its ready_socket takes a
+    connection). One that runs without serving is waited for, FOREIGN_WAIT_S at most:
+    False once it has ended (psbench starts its own), an error if it neither serves nor
+    ends."""
+    end = time.monotonic() + FOREIGN_WAIT_S
+    while declared.name[:15] in running_programs():
+        if declared.spec.ready_socket is None or _unix_socket_serves(declared.spec.ready_socket):
+            return True
+        if time.monotonic() > end:
+            raise UserError(
+                f"{declared.name} runs on this host (someone else's) but has not served on "
+                f"{declared.spec.ready_socket} for {FOREIGN_WAIT_S:g} s; stop it, or wait "
+                f"until it serves, and run again"
+            )
+        time.sleep(0.1)
+    return False
+
+
+def _unix_socket_serves(path: str) -> bool:
+    """A connect names the peer only (a datagram one sends nothing): it succeeds when a
+    live process has the socket bound."""
+    for kind in (socket.SOCK_DGRAM, socket.SOCK_STREAM):
+        with socket.socket(socket.AF_UNIX, kind) as probe:
+            try:
+                probe.connect(path)
+                return True
+            except OSError:
+                continue
+    return False
 
 
 def _is_ready(service: RunningService) -> bool:
