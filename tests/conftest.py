@@ -23,6 +23,9 @@ LAUNCHER = REPO / "psbench"
 BASELINE_DRIVERS = manifests.baseline_drivers()
 
 
+# First: pytest-xdist's own hook (in each worker) reads the xdist_group marks to send a
+# group's tests to one worker; registered after this file, it would run before it.
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     group_tests(items)
 
