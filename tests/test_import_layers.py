@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "psbench"
-LAYERS = ["base", "results", "run", "report", "reproduce", "cli"]
+LAYERS = ["base", "hosts", "results", "run", "report", "reproduce", "cli"]
 
 
 def module_name(path: Path) -> str:

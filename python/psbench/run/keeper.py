@@ -14,10 +14,14 @@ Lines psbench writes (one per event):
   release PID                 psbench stopped that service itself
   run RUN_ID                  a run in flight: its nodes and its files named after it
   done RUN_ID                 psbench cleaned up after that run itself
+  netns NAME                  a network namespace of emulated hosts (written before it
+                              is made)
+  netns-done NAME             psbench deleted it itself
 At end-of-file: each service gets SIGTERM, SIGKILL after STOP_S; each run's node
 processes STOP_S to end (the parent-death signal reached them), then SIGKILL; then every
-file named after the run goes (leftovers.remove_leftovers). A pidfd per service means a
-recycled pid is never signalled.
+file named after the run goes (leftovers.remove_leftovers); then each namespace goes,
+with what still runs inside it and its links, qdiscs and firewall rules. A pidfd per
+service means a recycled pid is never signalled.
 """
 
 import os
@@ -74,6 +78,12 @@ class Keeper:
 
     def run_done(self, run_id: str) -> None:
         self._send("done", run_id)
+
+    def watch_netns(self, name: str) -> None:
+        self._send("netns", name)
+
+    def release_netns(self, name: str) -> None:
+        self._send("netns-done", name)
 
 
 _instance = Keeper()
@@ -133,6 +143,7 @@ def keep(lines) -> None:
     """Reads the lines to their end, then stops and removes what was not released."""
     services: dict[int, tuple[int, list[str]]] = {}
     runs: set[str] = set()
+    namespaces: list[str] = []
     for line in lines:
         word, *rest = line.decode(errors="replace").split() or [""]
         try:
@@ -144,12 +155,21 @@ def keep(lines) -> None:
                 runs.add(rest[0])
             elif word == "done":
                 runs.discard(rest[0])
+            elif word == "netns":
+                namespaces.append(rest[0])
+            elif word == "netns-done":
+                namespaces.remove(rest[0])
         except (IndexError, ValueError, KeyError, OSError):
             continue  # a service already gone, a line cut short: nothing to keep
     for run_id in runs:
         _end_run(run_id)
     for pid, (pidfd, leftovers) in services.items():
         _stop_service(pidfd, pid, leftovers)
+    if namespaces:
+        from psbench.hosts import netns  # here: only when there is work to do
+
+        for name in reversed(namespaces):  # the hosts, then the switch
+            netns.delete(name)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,82 @@
+"""What a link is given (rate, delay, jitter, loss, MTU), read from an experiment's or the
+CLI's words, and the mechanisms that apply each property on this machine: netem where the
+kernel has it; else a token bucket (tbf) for rate, an iptables random drop for loss and
+psbench-netdelay on an NFQUEUE for delay and jitter (docs/netdelay.md)."""
+
+import re
+from dataclasses import dataclass
+
+from psbench.base.errors import UserError
+
+_RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
+_TIME_UNITS = {"us": 1, "ms": 1e3, "s": 1e6}
+PROPERTIES = ("rate", "delay", "jitter", "loss", "mtu")
+
+
+@dataclass(frozen=True)
+class LinkShape:
+    """One host's link to the switch, the same both ways. None: not shaped."""
+
+    rate_bps: int | None = None
+    delay_us: int | None = None  # each way: a packet from a to b waits a's and b's
+    jitter_us: int | None = None  # uniform in [-jitter, +jitter] around the delay
+    loss_pct: float | None = None  # each crossing of this link, either way
+    mtu: int | None = None
+
+    def shaped(self) -> dict:
+        """The properties set, in the experiment's words (for run.json)."""
+        out = {}
+        if self.rate_bps is not None:
+            out["rate_bps"] = self.rate_bps
+        if self.delay_us is not None:
+            out["delay_us"] = self.delay_us
+        if self.jitter_us is not None:
+            out["jitter_us"] = self.jitter_us
+        if self.loss_pct is not None:
+            out["loss_pct"] = self.loss_pct
+        if self.mtu is not None:
+            out["mtu"] = self.mtu
+        return out
+
+
+def _number_with_unit(where: str, text, units: dict, example: str) -> float:
+    match = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-z]*)\s*", str(text).lower())
+    if not match or match.group(2) not in units:
+        raise UserError(f"{where}: {text!r} is not a value; write it like {example}", 2)
+    return float(match.group(1)) * units[match.group(2)]
+
+
+def parse_shape(where: str, spec: dict) -> LinkShape:
+    """A link from {rate: 100mbit, delay: 1ms, jitter: 100us, loss: 0.5%, mtu: 1500};
+    where: the place for messages, e.g. "lab.yaml: hosts.b"."""
+    if not isinstance(spec, dict):
+        raise UserError(f"{where}: give the link as a mapping, e.g. {{rate: 100mbit}}", 2)
+    unknown = sorted(set(spec) - set(PROPERTIES))
+    if unknown:
+        raise UserError(
+            f"{where}.{unknown[0]}: unknown link property; the properties are "
+            f"{', '.join(PROPERTIES)}",
+            2,
+        )
+    rate = delay = jitter = loss = mtu = None
+    if "rate" in spec:
+        rate = int(_number_with_unit(f"{where}.rate", spec["rate"], _RATE_UNITS, "100mbit"))
+        if rate < 8000:
+            raise UserError(f"{where}.rate: at least 8kbit", 2)
+    if "delay" in spec:
+        delay = int(_number_with_unit(f"{where}.delay", spec["delay"], _TIME_UNITS, "2ms"))
+    if "jitter" in spec:
+        jitter = int(_number_with_unit(f"{where}.jitter", spec["jitter"], _TIME_UNITS, "100us"))
+        if delay is None:
+            raise UserError(f"{where}.jitter: give a delay too (jitter varies the delay)", 2)
+    if "loss" in spec:
+        text = str(spec["loss"]).strip()
+        match = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)\s*%", text)
+        if not match or not 0 <= float(match.group(1)) < 100:
+            raise UserError(f"{where}.loss: {text!r}: write a percentage below 100, like 0.5%", 2)
+        loss = float(match.group(1))
+    if "mtu" in spec:
+        mtu = spec["mtu"]
+        if not isinstance(mtu, int) or isinstance(mtu, bool) or not 576 <= mtu <= 9000:
+            raise UserError(f"{where}.mtu: {mtu!r}: give bytes from 576 to 9000", 2)
+    return LinkShape(rate, delay, jitter, loss, mtu)

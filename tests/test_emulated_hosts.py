@@ -1,0 +1,269 @@
+"""Emulated hosts (psbench.hosts): namespaces joined through psbench's own bridge, links
+shaped with what this kernel has, and nothing left behind on any exit. Traffic goes only
+between addresses of 198.18.0.0/24 inside namespaces these tests make; every loop is
+bounded in count and time. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN): CI runs as root."""
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from psbench.base.errors import UserError
+from psbench.hosts import emulated, netns
+from psbench.hosts.emulated import EmulatedNetwork
+from psbench.hosts.links import LinkShape, parse_shape
+
+REPO = Path(__file__).resolve().parents[1]
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
+
+# Counts (and, with --echo, echoes) datagrams on ADDRESS:PORT until QUIET s pass without
+# one after the first; prints {"count", "bytes", "first", "last"} (CLOCK_MONOTONIC s).
+RECEIVER = """
+import json, socket, sys, time
+address, port, quiet, echo = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "echo"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
+s.bind((address, port))
+print("ready", flush=True)
+s.settimeout(30)
+count = size = 0
+first = last = None
+try:
+    while True:
+        data, peer = s.recvfrom(65536)
+        last = time.monotonic()
+        first = first or last
+        count += 1
+        size += len(data)
+        if echo:
+            s.sendto(data, peer)
+        s.settimeout(quiet)
+except TimeoutError:
+    pass
+print(json.dumps({"count": count, "bytes": size, "first": first, "last": last}), flush=True)
+"""
+
+# Sends COUNT datagrams of SIZE bytes to ADDRESS:PORT, GAP s apart; with --ping, one at a
+# time, each waiting (up to 2 s) for its echo, and prints the round trips in s.
+SENDER = """
+import json, socket, sys, time
+address, port, count, size, gap, ping = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6] == "ping"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.connect((address, port))
+s.settimeout(2)
+rtts = []
+for i in range(count):
+    t = time.monotonic()
+    s.send(i.to_bytes(4, "big") * (size // 4))
+    if ping:
+        try:
+            s.recv(65536)
+            rtts.append(time.monotonic() - t)
+        except TimeoutError:
+            pass
+    elif gap:
+        time.sleep(gap)
+print(json.dumps({"rtts": rtts}), flush=True)
+"""
+
+
+def start_receiver(net, host, port, quiet=1.0, echo=False):
+    proc = subprocess.Popen(
+        net.argv(host, [sys.executable, "-c", RECEIVER, net.hosts[host].address, str(port),
+                        str(quiet), "echo" if echo else "count"]),
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout.readline().strip() == "ready"
+    return proc
+
+
+def send(net, host, to, port, count, size=64, gap=0.0, ping=False):
+    out = subprocess.run(
+        net.argv(host, [sys.executable, "-c", SENDER, net.hosts[to].address, str(port),
+                        str(count), str(size), str(gap), "ping" if ping else "send"]),
+        capture_output=True, text=True, timeout=120, check=True,
+    )  # fmt: skip
+    return json.loads(out.stdout)
+
+
+def result_of(receiver):
+    out, _ = receiver.communicate(timeout=60)
+    return json.loads(out)
+
+
+def ours(net) -> set[str]:
+    return {n for n in netns.existing() if n.startswith(net.tag)}
+
+
+def test_two_hosts_reach_each_other_and_leave_nothing():
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape()})
+    with net:
+        assert ours(net) == {net.switch, net.hosts["a"].namespace, net.hosts["b"].namespace}
+        receiver = start_receiver(net, "b", 9000, echo=True)
+        rtts = send(net, "a", "b", 9000, count=20, ping=True)["rtts"]
+        assert len(rtts) == 20
+        assert result_of(receiver)["count"] == 20
+        described = net.describe()["hosts"]
+        assert [described[h]["address"] for h in ("a", "b")] == ["198.18.0.1", "198.18.0.2"]
+    assert ours(net) == set()
+
+
+def test_a_network_that_fails_half_way_is_removed(monkeypatch):
+    # Injected fault: the second host's rate cannot be applied.
+    real_tc = netns.tc
+    calls = []
+
+    def failing_tc(namespace, *args):
+        calls.append(namespace)
+        if namespace.endswith("-h1"):
+            raise UserError("tc: injected failure")
+        return real_tc(namespace, *args)
+
+    monkeypatch.setattr(netns, "tc", failing_tc)
+    net = EmulatedNetwork(
+        {"a": LinkShape(rate_bps=10_000_000), "b": LinkShape(rate_bps=10_000_000)}
+    )
+    with pytest.raises(UserError, match="injected failure"):
+        net.__enter__()
+    assert any(c.endswith("-h1") for c in calls)
+    assert ours(net) == set()
+
+
+def test_the_keeper_removes_the_namespaces_of_a_killed_psbench():
+    # A psbench (here: a Python process using the keeper as psbench does) makes two hosts
+    # with a delay helper running in each, then is killed with SIGKILL.
+    code = (
+        "import sys, time\n"
+        "from psbench.run import keeper\n"
+        "from psbench.hosts.emulated import EmulatedNetwork\n"
+        "from psbench.hosts.links import LinkShape\n"
+        "k = keeper.instance()\n"
+        "net = EmulatedNetwork({'a': LinkShape(delay_us=1000), 'b': LinkShape()},"
+        " watch=k.watch_netns, release=k.release_netns).__enter__()\n"
+        "print(net.tag, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
+    )
+    try:
+        tag = proc.stdout.readline().strip()
+        assert tag.startswith("psb"), tag
+        assert len([n for n in netns.existing() if n.startswith(tag)]) == 3
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    end = time.monotonic() + 5
+    while [n for n in netns.existing() if n.startswith(tag)] and time.monotonic() < end:
+        time.sleep(0.1)
+    assert [n for n in netns.existing() if n.startswith(tag)] == []
+    helpers = subprocess.run(["pgrep", "-f", "psbench-netdelay"], capture_output=True, text=True)
+    mine = (
+        [
+            p
+            for p in helpers.stdout.split()
+            if tag in Path(f"/proc/{p}/cmdline").read_text(errors="replace")
+        ]
+        if helpers.stdout
+        else []
+    )
+    assert mine == []
+
+
+def test_a_rate_is_never_exceeded_by_more_than_a_burst():
+    rate = 2_000_000  # bit/s
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape(rate_bps=rate)})
+    with net:
+        receiver = start_receiver(net, "b", 9001, quiet=1.5)
+        send(net, "a", "b", 9001, count=400, size=1200)  # 480 kB as fast as a can
+        got = result_of(receiver)
+        applied = net.describe()["hosts"]["b"]["applied"]["rate"]
+    assert got["count"] > 10
+    burst = int(applied.split("burst ")[1].split()[0]) if "burst" in applied else 3028
+    # What arrived after the first datagram, against what the rate lets through meanwhile
+    # plus one bucket at each end (both ends of b's link are shaped) and one datagram.
+    after_first = got["bytes"] - got["bytes"] / got["count"]
+    allowed = rate / 8 * (got["last"] - got["first"]) + 2 * burst + 1242
+    assert after_first <= allowed, (after_first, allowed, applied)
+
+
+def test_loss_is_within_a_binomial_interval_of_what_was_asked():
+    n, loss = 2000, 20.0
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape(loss_pct=loss)})
+    with net:
+        receiver = start_receiver(net, "b", 9002, quiet=1.0)
+        send(net, "a", "b", 9002, count=n, gap=0.0002)
+        got = result_of(receiver)["count"]
+        assert "loss" in net.describe()["hosts"]["b"]["applied"]
+    # One crossing of b's link each (into b); a's link loses nothing.
+    p = 1 - loss / 100
+    half_width = 3.29 * math.sqrt(n * p * (1 - p))  # 99.9 %
+    assert abs(got - n * p) <= half_width + 1, (got, n * p, half_width)
+
+
+def test_delay_is_added_on_both_ways_of_the_link():
+    if not emulated.netdelay_path().is_file():
+        pytest.fail(f"{emulated.netdelay_path()} is not built: run make build")
+    delay_us = 5000
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape(delay_us=delay_us)})
+    with net:
+        receiver = start_receiver(net, "b", 9003, echo=True)
+        rtts = send(net, "a", "b", 9003, count=20, ping=True)["rtts"]
+        result_of(receiver)
+        applied = net.describe()["hosts"]["b"]["applied"]["delay"]
+    assert len(rtts) == 20
+    # A round trip crosses b's link twice (into b, out of b): at least 2 x the delay.
+    assert min(rtts) >= 2 * delay_us / 1e6, (min(rtts), applied)
+
+
+def test_without_the_capabilities_it_is_refused_saying_what_is_missing():
+    code = (
+        "from psbench.base.errors import UserError\n"
+        "from psbench.hosts.emulated import EmulatedNetwork\n"
+        "from psbench.hosts.links import LinkShape\n"
+        "try:\n"
+        "    EmulatedNetwork({'a': LinkShape()}).__enter__()\n"
+        "except UserError as e:\n"
+        "    print(e.exit_code, e)\n"
+    )
+    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    out = subprocess.run(
+        ["setpriv", "--inh-caps=-net_admin,-sys_admin", "--bounding-set=-net_admin,-sys_admin",
+         sys.executable, "-c", code],
+        capture_output=True, text=True, timeout=60, env=env,
+    )  # fmt: skip
+    assert out.stdout.startswith("2 emulated hosts need CAP_NET_ADMIN and CAP_SYS_ADMIN"), (
+        out.stdout + out.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ({"rate": "fast"}, "lab.yaml: hosts.b.rate: 'fast' is not a value; write it like 100mbit"),
+        ({"loss": "0.5"}, "lab.yaml: hosts.b.loss: '0.5': write a percentage below 100, like 0.5%"),
+        ({"jitter": "1ms"}, "lab.yaml: hosts.b.jitter: give a delay too"),
+        ({"mtu": 100}, "lab.yaml: hosts.b.mtu: 100: give bytes from 576 to 9000"),
+        ({"latency": "1ms"}, "lab.yaml: hosts.b.latency: unknown link property"),
+    ],
+)
+def test_a_bad_link_property_names_the_field_and_the_fix(spec, message):
+    with pytest.raises(UserError) as err:
+        parse_shape("lab.yaml: hosts.b", spec)
+    assert str(err.value).startswith(message)
+    assert err.value.exit_code == 2
+
+
+def test_link_words_become_numbers():
+    shape = parse_shape(
+        "x", {"rate": "1.5mbit", "delay": "2ms", "jitter": "100us", "loss": "0.5%", "mtu": 1400}
+    )
+    assert shape == LinkShape(1_500_000, 2000, 100, 0.5, 1400)
