@@ -326,6 +326,8 @@ def test_a_sender_measures_only_once_the_reading_is_done(node, driver_libs, tmp_
             proc.wait()
     summary = json.loads((tmp_path / "pub.json").read_text())
     assert summary["timing"]["measure_start_ns"] - said >= 1_000_000_000
-    assert summary["schedule"]["behind"] == 0, summary["schedule"]
+    # Had it scheduled from before the wait, its first messages would be a second late;
+    # a loaded machine may make one a few ms late, which is not what this is about.
+    assert summary["schedule"]["max_lateness_ns"] < 500_000_000, summary["schedule"]
     sub_counts = json.loads((tmp_path / "sub.json").read_text())["counts"]
     assert sub_counts["samples"] == 100 and sub_counts["lost"] == 0

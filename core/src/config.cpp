@@ -1,5 +1,6 @@
 #include "config.hpp"
 
+#include <arpa/inet.h>
 #include <psbench/driver.h>
 
 #include <algorithm>
@@ -54,6 +55,15 @@ uint32_t parse_u32(std::string_view arg, std::string_view v) {
   if (out > 0xFFFFFFFFu)
     throw UsageError(std::string(arg) + ": '" + std::string(v) + "' is too large");
   return uint32_t(out);
+}
+
+// An IPv4 address in dotted form (what a host of the run has on its network).
+std::string ipv4(std::string_view arg, std::string_view v) {
+  in_addr parsed{};
+  const std::string text(v);
+  if (inet_pton(AF_INET, text.c_str(), &parsed) != 1)
+    throw UsageError(std::string(arg) + ": '" + text + "' is not an IPv4 address, e.g. 198.18.0.2");
+  return text;
 }
 
 double parse_seconds(std::string_view arg, std::string_view v) {
@@ -154,6 +164,10 @@ void validate(NodeConfig &c) {
   if (c.duration_s && *c.duration_s <= 0) throw UsageError("--duration: must be more than 0");
   if (c.intra_process() && c.roles.size() != 2)
     throw UsageError("--role: intra-process placement takes two roles, e.g. ping,pong");
+  if (!c.peers.empty() && c.address.empty())
+    throw UsageError("--peer: give this node's own --address too");
+  if (c.intra_process() && !c.address.empty())
+    throw UsageError("--address: roles in one process are on one host; leave it out");
   if (c.history == PSB_KEEP_LAST && c.history_depth == 0)
     throw UsageError("--history: keep_last needs a depth of at least 1, e.g. keep_last:16");
   for (char ch : c.name)
@@ -325,6 +339,10 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.options.emplace_back(std::string(v.substr(0, eq)), std::string(v.substr(eq + 1)));
     } else if (arg == "--loan")
       c.loan = true;
+    else if (arg == "--address")
+      c.address = ipv4(arg, value());
+    else if (arg == "--peer")
+      c.peers.push_back(ipv4(arg, value()));
     else if (arg == "--subscribers")
       c.subscribers = parse_u32(arg, value());
     else if (arg == "--publishers")
@@ -428,6 +446,8 @@ const char *usage_text() {
          "                     psb_<run>_<topic>_relay, ends on the end marker (forwarded);\n"
          "                     the recording sub takes --topic <topic>_relay\n"
          "  --late-join        sub: joins while publishing goes on; records the history it got\n"
+         "  --address IPV4     this node's address on the run's network (roles on several\n"
+         "                     hosts); --peer IPV4, once per other host of the run\n"
          "  --check-pattern  --cpu ROLE=CPU  --fifo PRIO  --mlockall  --dma-latency\n"
          "  --pin role|process|none  what --cpu and --fifo apply to: the role thread once its\n"
          "                     endpoints are open (role, default), and every other thread\n"

@@ -60,6 +60,10 @@ struct NodeConfig {
   uint32_t history = 0, history_depth = 0;               // 0: not set, the driver's default
   std::string transport = "default";
   std::vector<std::pair<std::string, std::string>> options;  // in the order given
+  // --address, --peer: the run's hosts (psb_config.local_address, peer_addresses);
+  // empty: every role on this host.
+  std::string address;
+  std::vector<std::string> peers;
   bool loan = false;
   uint32_t subscribers = 1;
   // Writers of the data topic (pub and sub of one run); the sub keeps one store each.

@@ -88,6 +88,14 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.option_count = options_.size();
   cfg_.use_loan = node.loan ? 1 : 0;
   cfg_.intra_process = node.intra_process() ? 1 : 0;
+  if (!node.address.empty()) {
+    address_ = node.address;
+    peer_strings_ = node.peers;
+    for (const std::string &p : peer_strings_) peers_.push_back(p.c_str());
+    peers_.push_back(nullptr);
+    cfg_.local_address = address_.c_str();
+    cfg_.peer_addresses = peers_.data();
+  }
 }
 
 std::string describe_json(const LoadedDriver &driver) {

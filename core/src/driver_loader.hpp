@@ -37,12 +37,17 @@ class LoadedDriver {
 class DriverConfig {
  public:
   DriverConfig(const NodeConfig &node, const psb_capabilities &caps);
+  DriverConfig(const DriverConfig &) = delete;  // cfg_ points into its own members
+  DriverConfig &operator=(const DriverConfig &) = delete;
   const psb_config &get() const { return cfg_; }
   const std::string &transport() const { return transport_; }
 
  private:
   std::string run_id_, transport_;
   std::vector<psb_option> options_;
+  std::string address_;
+  std::vector<std::string> peer_strings_;
+  std::vector<const char *> peers_;  // NULL-terminated, into peer_strings_
   psb_config cfg_{};
 };
 

@@ -60,6 +60,9 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
   bool transport_ok = false;
   for (auto &tr : transports) transport_ok |= (tr == cfg.transport);
   if (!transport_ok) add("transport", unsupported(t.name, "transport", cfg.transport, transports));
+  if (!node.address.empty() && !caps.crosses_hosts)
+    add("hosts", std::string(t.name) +
+                     ": a run across hosts is not supported; this driver runs on one host");
   if (node.size > caps.max_payload)
     add("size", std::string(t.name) + ": size " + std::to_string(node.size) +
                     " bytes is over this driver's largest message of " +

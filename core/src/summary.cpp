@@ -57,6 +57,11 @@ void config_fields(JsonWriter &j, const NodeConfig &n, const DriverConfig &d, co
   j.key("reply_size");
   n.reply_size ? j.value(n.reply_size) : j.null();
   j.field("latency_from", n.latency_from_send ? "send" : "intended");
+  j.key("address");
+  n.address.empty() ? j.null() : j.value(n.address);
+  j.key("peers").begin_array();
+  for (const std::string &p : n.peers) j.value(p);
+  j.end_array();
   j.field("sample_timeout_s", n.sample_timeout_s)
       .field("match_timeout_s", n.match_timeout_s)
       .field("idle_timeout_s", n.idle_timeout_s)

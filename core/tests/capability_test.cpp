@@ -15,9 +15,12 @@ namespace {
 
 const std::string kUdp = std::string(PSBENCH_DRIVER_DIR) + "/udp/libpsbench-udp.so";
 
-// The refusal message for a node invoked with args against udp; "" when accepted.
-std::string refusal(std::vector<const char *> args) {
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role",
+const std::string kShm = std::string(PSBENCH_DRIVER_DIR) + "/shm/libpsbench-shm.so";
+
+// The refusal message for a node invoked with args against udp (or another driver); ""
+// when accepted.
+std::string refusal(std::vector<const char *> args, const std::string &lib = kUdp) {
+  std::vector<const char *> argv = {"psbench-node", "--driver", lib.c_str(), "--role",
                                     "ping",         "--out",    "/tmp/x"};
   argv.insert(argv.end(), args.begin(), args.end());
   NodeConfig node = parse_args(int(argv.size()), argv.data());
@@ -55,6 +58,14 @@ TEST(Capabilities, DriverCheckRefusesWhatOnlyItCanJudge) {
   EXPECT_NE(r.find("peer="), std::string::npos) << r;
   EXPECT_NE(refusal({"--option", "port_base=80"}).find("port_base"), std::string::npos);
   EXPECT_EQ(refusal({"--transport", "unicast", "--option", "peer=127.0.0.1"}), "");
+}
+
+TEST(Capabilities, ARunAcrossHostsIsRefusedByADriverOnOneHost) {
+  EXPECT_EQ(refusal({}, kShm), "");
+  const std::string r = refusal({"--address", "198.18.0.1", "--peer", "198.18.0.2"}, kShm);
+  EXPECT_NE(r.find("shm: a run across hosts is not supported; this driver runs on one host"),
+            std::string::npos)
+      << r;
 }
 
 TEST(Capabilities, LoanIsRefusedWhenTheDriverHasNone) {

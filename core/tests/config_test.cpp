@@ -197,3 +197,25 @@ TEST(Config, RelayTakesATopicAndRefusesEchoEvery) {
   r = error_of({"--driver", "x", "--role", "relai", "--out", "o"});
   EXPECT_NE(r.find("ping|pong|pub|sub|relay"), std::string::npos) << r;
 }
+
+TEST(Config, AddressAndPeersPlaceTheNodeOnTheRunsNetwork) {
+  const std::vector<const char *> base = {"--driver", "x", "--role", "ping", "--out", "o"};
+  auto with = [&](std::vector<const char *> extra) {
+    std::vector<const char *> a = base;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  const NodeConfig one = parse(base);
+  EXPECT_TRUE(one.address.empty());
+  EXPECT_TRUE(one.peers.empty());
+  const NodeConfig c =
+      parse(with({"--address", "198.18.0.1", "--peer", "198.18.0.2", "--peer", "198.18.0.3"}));
+  EXPECT_EQ(c.address, "198.18.0.1");
+  EXPECT_EQ(c.peers, (std::vector<std::string>{"198.18.0.2", "198.18.0.3"}));
+  EXPECT_EQ(error_of(with({"--address", "198.18.0"})),
+            "--address: '198.18.0' is not an IPv4 address, e.g. 198.18.0.2");
+  EXPECT_EQ(error_of(with({"--peer", "198.18.0.2"})), "--peer: give this node's own --address too");
+  std::vector<const char *> intra = {"--driver", "x", "--role",    "ping,pong",
+                                     "--out",    "o", "--address", "198.18.0.1"};
+  EXPECT_EQ(error_of(intra), "--address: roles in one process are on one host; leave it out");
+}

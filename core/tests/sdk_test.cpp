@@ -40,7 +40,8 @@ struct Full {
             .option_keys = nullptr,
             .max_payload = 1024,
             .readers_per_topic = 0,
-            .writers_per_topic = 0};
+            .writers_per_topic = 0,
+            .crosses_hosts = 0};
   }
   // Refuses another transport and a malformed option "depth", each on its own; option
   // "check" throws what it says after those.
@@ -142,7 +143,8 @@ struct Minimal {
             .option_keys = nullptr,
             .max_payload = 0,
             .readers_per_topic = 0,
-            .writers_per_topic = 0};
+            .writers_per_topic = 0,
+            .crosses_hosts = 0};
   }
   struct Context {
     explicit Context(const psb_config &) {}
@@ -251,7 +253,8 @@ struct Tracked {
   static constexpr psb_capabilities capabilities = {  // data, not a function
       .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
       .notify = PSB_NOTIFY_WAIT,   .transports = transports,   .option_keys = nullptr,
-      .max_payload = 64,           .readers_per_topic = 0,     .writers_per_topic = 0};
+      .max_payload = 64,           .readers_per_topic = 0,     .writers_per_topic = 0,
+      .crosses_hosts = 0};
   struct Context {
     explicit Context(const psb_config &) {}
     ~Context() { destroyed.push_back("context"); }
@@ -935,7 +938,8 @@ Refusals outside(const psb_config &cfg, Refusals found = {}) {
                               .option_keys = nullptr,
                               .max_payload = 1024,
                               .readers_per_topic = 0,
-                              .writers_per_topic = 0};
+                              .writers_per_topic = 0,
+                              .crosses_hosts = 0};
   psb::sdk::refuse_outside_caps(caps, cfg, found);
   return found;
 }

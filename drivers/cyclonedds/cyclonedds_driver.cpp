@@ -29,8 +29,9 @@ struct Cyclone {
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,   // no limit
-      .writers_per_topic = 0};  // no limit
+      .readers_per_topic = 0,  // no limit
+      .writers_per_topic = 0,  // no limit
+      .crosses_hosts = 0};     // one host only, for now
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbcyc::Context;

@@ -29,7 +29,8 @@ struct Iceoryx {
       // iceoryx 2.0 lets several publishers offer one service, but its
       // service discovery lists the service once however many offer it, so a
       // subscriber cannot tell when all M are connected: one writer per topic.
-      .writers_per_topic = 1};
+      .writers_per_topic = 1,
+      .crosses_hosts = 0};  // one host only, for now
   // The configuration only: whether RouDi runs is the environment's, which open() finds
   // out (psbench validates experiments before it starts RouDi).
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }

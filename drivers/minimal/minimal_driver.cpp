@@ -67,8 +67,9 @@ struct Minimal {
             .transports = transports,
             .option_keys = option_keys,
             .max_payload = kMaxPayload,
-            .readers_per_topic = 1,   // one bound port
-            .writers_per_topic = 0};  // any number of senders
+            .readers_per_topic = 1,  // one bound port
+            .writers_per_topic = 0,  // any number of senders
+            .crosses_hosts = 0};     // one host only, for now
   }
   // Every refusal, each on its own (the node appends one of a QoS it refused itself to
   // its own message). Called also for what the capability sets leave out: say why.

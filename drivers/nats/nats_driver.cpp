@@ -185,7 +185,8 @@ psb_capabilities Nats::capabilities() {
           .option_keys = option_keys,
           .max_payload = kMaxPayload,  // and at most the server's max_payload
           .readers_per_topic = 0,      // no limit
-          .writers_per_topic = 0};     // no limit
+          .writers_per_topic = 0,      // no limit
+          .crosses_hosts = 0};         // one host only, for now
 }
 
 // One connection. No flush(): send_asap=true sends every write at once; send_asap=false

@@ -114,8 +114,9 @@ psb_capabilities Redis::capabilities() {
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 0,   // no limit
-          .writers_per_topic = 0};  // no limit
+          .readers_per_topic = 0,  // no limit
+          .writers_per_topic = 0,  // no limit
+          .crosses_hosts = 0};     // one host only, for now
 }
 
 }  // namespace

@@ -65,8 +65,9 @@ psb_capabilities Shm::capabilities() {
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 1,   // one ring, one reader
-          .writers_per_topic = 1};  // and one writer
+          .readers_per_topic = 1,  // one ring, one reader
+          .writers_per_topic = 1,  // and one writer
+          .crosses_hosts = 0};     // one host only, for now
 }
 
 }  // namespace

@@ -162,6 +162,8 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, struct r
     refuse(
         r, "history",
         "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
+  if (cfg->local_address != NULL)
+    refuse(r, "hosts", "udp: a run across hosts is not supported yet; it runs on one host");
   const char *base = find_option(cfg, "port_base");
   if (base) {
     char *end;
@@ -381,10 +383,11 @@ static const psb_driver driver = {
              .transports = transports,
              .option_keys = option_keys,
              .max_payload = 4u << 20,
-             .readers_per_topic = 1,  /* one port, one bound reader */
-             .writers_per_topic = 0}, /* any number of senders; fragmented messages of
-                                       * up to UDP_ASSEMBLIES writers at once are each
-                                       * assembled on their own */
+             .readers_per_topic = 1, /* one port, one bound reader */
+             .writers_per_topic = 0, /* any number of senders; fragmented messages of
+                                      * up to UDP_ASSEMBLIES writers at once are each
+                                      * assembled on their own */
+             .crosses_hosts = 0},    /* one host only, for now */
     .check = udp_check,
     .open = udp_open,
     .close = udp_close,

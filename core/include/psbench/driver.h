@@ -32,8 +32,9 @@ extern "C" {
 /* Bumped on any incompatible change; the node refuses other versions. ABI 5: typed
  * handles, check() reports every refusal, capabilities without loan, services and
  * cleanup_command (loan support is the presence of loan() and write_loan(); services
- * and cleanup live in the driver's manifest.toml), counters split by endpoint. */
-#define PSB_ABI_VERSION 5u
+ * and cleanup live in the driver's manifest.toml), counters split by endpoint. ABI 6:
+ * hosts (psb_config.local_address and peer_addresses, caps.crosses_hosts). */
+#define PSB_ABI_VERSION 6u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -80,6 +81,10 @@ typedef struct psb_capabilities {
    * 0 = no limit. The node refuses --publishers above it. (Added in ABI
    * version 3.) */
   uint32_t writers_per_topic;
+  /* 1: some transport can carry a run whose roles are on several hosts (a config with
+   * local_address set); check() refuses the transports that cannot. 0: one host only,
+   * and the node refuses such a run (setting "hosts"). (ABI version 6.) */
+  uint32_t crosses_hosts;
 } psb_capabilities;
 
 typedef struct psb_qos {
@@ -104,6 +109,14 @@ typedef struct psb_config {
    * 0: peers are other processes, so a transport that only works inside one
    * process (e.g. ZeroMQ inproc) must be refused in check(). (ABI version 4.) */
   uint32_t intra_process;
+  /* Where the run's hosts are (ABI version 6). local_address: this node's IPv4 address
+   * on the run's network, or NULL when every role of the run is on this host (keep to
+   * loopback). peer_addresses: the addresses of the run's other hosts, NULL-terminated
+   * (an empty list when none); NULL when local_address is. Bind to, or select the
+   * interface of, local_address; reach peers at peer_addresses (a middleware with
+   * discovery needs only the interface; a broker's address comes in its option). */
+  const char *local_address;
+  const char *const *peer_addresses;
 } psb_config;
 
 /* Listener callback: data is valid only during the call. */
@@ -112,7 +125,8 @@ typedef void (*psb_on_data)(void *user, const void *data, size_t len);
 /* check() calls it once per refusal: the setting refused, in the node's vocabulary
  * (docs/node.md, "Checking a configuration"): "reliability", "durability",
  * "history", "notify", "transport", "size", "loan", "placement" (a transport that
- * needs every endpoint in one process), "option:KEY" (a missing or malformed option),
+ * needs every endpoint in one process), "hosts" (a run across hosts the driver or
+ * its transport cannot carry), "option:KEY" (a missing or malformed option),
  * or "driver" (anything else, e.g. a combination of settings); and the reason, a
  * message starting with the driver's name as a psb_error's does. Both strings need
  * live only during the call. */

@@ -172,7 +172,9 @@ struct RunSettings {
   std::string run_id;
   uint32_t notify = PSB_NOTIFY_WAIT;
   psb_qos qos{};
-  uint64_t max_payload = 0;  // the run's largest message, header included
+  uint64_t max_payload = 0;                 // the run's largest message, header included
+  std::string local_address;                // empty: every role on this host
+  std::vector<std::string> peer_addresses;  // the run's other hosts
 
   // Copies them from cfg, refusing a run id as run_id() does.
   void keep(const psb_config &cfg, Refusals &refusals, const char *why, bool alnum = false) {
@@ -180,6 +182,10 @@ struct RunSettings {
     notify = cfg.notify;
     qos = cfg.qos;
     max_payload = cfg.max_payload;
+    local_address = cfg.local_address != nullptr ? cfg.local_address : "";
+    peer_addresses.clear();
+    for (const char *const *p = cfg.peer_addresses; p != nullptr && *p != nullptr; ++p)
+      peer_addresses.emplace_back(*p);
   }
 };
 
@@ -205,7 +211,8 @@ inline int index_in(const char *name, const char *const *names) noexcept {
 // Refuses what caps leave out, each setting only when nothing refused it yet (call it after
 // the driver's own rules, whose reasons say why): a reliability, durability, history or
 // notify outside its set or not one psb_* value, history keep_last with a depth of 0, and
-// a transport not in caps.transports (NULL and "default" pass: the first). Each as the node
+// a transport not in caps.transports (NULL and "default" pass: the first), a run across
+// hosts (local_address set) without caps.crosses_hosts. Each as the node
 // words it: "reliability 'reliable' is not supported; this driver supports best_effort".
 // The node refuses these itself; a direct caller of check() is told as well. The SDK calls
 // it for every driver: check() leaves out what is only a capability.
@@ -239,6 +246,8 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
     refusals.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
   in_set("notify", cfg.notify, caps.notify,
          {{PSB_NOTIFY_LISTENER, "listener"}, {PSB_NOTIFY_WAIT, "wait"}, {PSB_NOTIFY_POLL, "poll"}});
+  if (cfg.local_address != nullptr && !caps.crosses_hosts && !refusals.has("hosts"))
+    refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   const char *const none[] = {nullptr};
   const char *const *transports = caps.transports != nullptr ? caps.transports : none;
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0 ||

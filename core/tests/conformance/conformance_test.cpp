@@ -490,6 +490,24 @@ TEST_P(Conformance, WriteLoanRefusesASampleItDidNotLoan) {
   EXPECT_EQ(t.write_loan(p.w, s, 64, &err), 0) << "after refusals: " << err.message;
 }
 
+// ABI 6: a run across hosts (local_address set) is refused, as setting "hosts", by a
+// driver whose capabilities say it stays on one host; open() refuses it too.
+TEST_P(Conformance, ADriverOnOneHostRefusesARunAcrossHosts) {
+  if (d->t->caps.crosses_hosts) GTEST_SKIP() << d->name << " crosses hosts";
+  Cfg cfg(*d, default_notify(*d), 1024);
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  cfg.c.intra_process = 0;
+  cfg.c.local_address = "198.18.0.1";
+  cfg.c.peer_addresses = peers;
+  const Refused got = refusals(*d, cfg);
+  EXPECT_TRUE(refused(got, "hosts")) << listed(got);
+  expect_named(*d, got);
+  psb_error err{};
+  psb_context *ctx = d->t->open(&cfg.c, &err);
+  EXPECT_EQ(ctx, nullptr) << "open() accepted a run across hosts";
+  if (ctx != nullptr) d->t->close(ctx);
+}
+
 TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {
   const psb_capabilities &k = d->t->caps;
   int tried = 0;
