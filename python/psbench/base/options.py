@@ -170,6 +170,30 @@ def cpu_assignment(text: str) -> tuple[str, int]:
     return role, int(cpu)
 
 
+def host_declaration(text: str) -> tuple[str, dict]:
+    """NAME or NAME:PROP=VALUE,... (an emulated host and its link), e.g.
+    b:rate=100mbit,delay=1ms."""
+    name, _, props = text.partition(":")
+    link = {}
+    for item in filter(None, props.split(",")):
+        key, sep, value = item.partition("=")
+        if not sep or not key or not value:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: use NAME or NAME:PROP=VALUE,..., e.g. b:rate=100mbit,delay=1ms"
+            )
+        link[key] = int(value) if key == "mtu" and value.isdigit() else value
+    if not name:
+        raise argparse.ArgumentTypeError(f"{text!r}: name the host first, e.g. b:rate=100mbit")
+    return name, link
+
+
+def role_on_host(text: str) -> tuple[str, str]:
+    role, sep, host = text.partition("=")
+    if not sep or not role or not host:
+        raise argparse.ArgumentTypeError(f"{text!r}: use ROLE=HOST, e.g. pong=b")
+    return role, host
+
+
 DURATION_UNITS = {"ns": 1, "us": 1e3, "µs": 1e3, "ms": 1e6, "s": 1e9}
 
 
@@ -481,6 +505,26 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         default=[],
         metavar="ROLE=CPU",
         help=f"pin a role ({roles}) to a CPU, repeatable",
+    )
+    parser.add_argument(
+        "--host",
+        dest="host_declarations",
+        type=host_declaration,
+        action="append",
+        default=[],
+        metavar="NAME[:PROP=VALUE,...]",
+        help="an emulated host and its link (rate, delay, jitter, loss, mtu), e.g. "
+        "b:rate=100mbit,delay=1ms; repeatable; needs root (docs/network.md)",
+    )
+    parser.add_argument(
+        "--place",
+        dest="role_hosts",
+        type=role_on_host,
+        action="append",
+        default=[],
+        metavar="ROLE=HOST",
+        help="put a role on a --host, e.g. pong=b; repeatable (a role given twice spreads "
+        "its processes over both)",
     )
     parser.add_argument(
         "--pin",

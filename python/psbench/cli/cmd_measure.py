@@ -9,7 +9,8 @@ from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments
 from psbench.cli.commands import help_of
-from psbench.run import drivers, progress_lines
+from psbench.hosts.links import parse_hosts
+from psbench.run import drivers, placement, progress_lines
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
@@ -133,7 +134,12 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         drain_timeout=getattr(args, "drain_timeout", None),
         inject=getattr(args, "inject", None) or [],
         late_join=getattr(args, "late_join", None),
+        hosts=_hosts(args.host_declarations),
+        place=_place(args.role_hosts),
     )
+    problem = placement.problem(spec)
+    if problem is not None:
+        raise UserError(f"argument --place: {problem[1]}" if problem[0] == "place" else problem[1])
     problem = relay_problem(spec)
     if problem is not None:
         raise UserError(f"argument --relays: {problem[1]}")
@@ -141,6 +147,30 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     if problem is not None:
         raise UserError(f"argument --late-join: {problem[1]}")
     return spec
+
+
+def _hosts(declared: list[tuple[str, dict]]) -> dict[str, dict]:
+    hosts = {}
+    for name, link in declared:
+        if name in hosts:
+            raise UserError(f"argument --host: {name!r} is declared twice; declare each host once")
+        try:
+            parse_hosts({name: link})
+        except UserError as exc:
+            raise UserError(f"argument --host: {exc}") from None
+        hosts[name] = link
+    return hosts
+
+
+def _place(assignments: list[tuple[str, str]]) -> dict:
+    place: dict = {}
+    for role, host in assignments:
+        if role in place:  # given twice: its processes spread over the hosts
+            before = place[role]
+            place[role] = (before if isinstance(before, list) else [before]) + [host]
+        else:
+            place[role] = host
+    return place
 
 
 def _print_progress(label: str, fields: dict) -> None:

@@ -25,10 +25,15 @@ from psbench.base.errors import UserError
 from psbench.hosts import netns
 from psbench.hosts.links import LinkShape
 
-SUBNET = "198.18.0"  # host i is SUBNET.(i + 1)
+SUBNET = "198.18.0"  # host i is address_of(i)
 MAX_HOSTS = 250
 TBF_LATENCY = "100ms"  # how long a packet may wait for tokens before tbf drops it
 QUEUE_OUT, QUEUE_IN = 1, 2  # NFQUEUE numbers (each namespace has its own)
+
+
+def address_of(index: int) -> str:
+    """The address of the index-th host (in the order the hosts were given)."""
+    return f"{SUBNET}.{index + 1}"
 
 
 @dataclass
@@ -59,7 +64,7 @@ class EmulatedNetwork:
         self.tag = "psb" + secrets.token_hex(4)
         self.switch = f"{self.tag}-sw"
         self.hosts = {
-            name: EmulatedHost(name, f"{self.tag}-h{i}", f"{SUBNET}.{i + 1}", shape)
+            name: EmulatedHost(name, f"{self.tag}-h{i}", address_of(i), shape)
             for i, (name, shape) in enumerate(shapes.items())
         }
         self._watch = watch or (lambda ns: None)

@@ -11,6 +11,7 @@ from psbench.base.errors import UserError
 _RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 _TIME_UNITS = {"us": 1, "ms": 1e3, "s": 1e6}
 PROPERTIES = ("rate", "delay", "jitter", "loss", "mtu")
+HOST_NAME = re.compile(r"[a-z][a-z0-9_-]{0,15}")
 
 
 @dataclass(frozen=True)
@@ -80,3 +81,21 @@ def parse_shape(where: str, spec: dict) -> LinkShape:
         if not isinstance(mtu, int) or isinstance(mtu, bool) or not 576 <= mtu <= 9000:
             raise UserError(f"{where}.mtu: {mtu!r}: give bytes from 576 to 9000", 2)
     return LinkShape(rate, delay, jitter, loss, mtu)
+
+
+def parse_hosts(value) -> dict[str, dict]:
+    """{host name: its link in the experiment's words (or empty)}, each checked."""
+    if not isinstance(value, dict) or not value:
+        raise UserError(
+            f"expected a mapping HOST: LINK, e.g. {{a: {{}}, b: {{rate: 100mbit}}}}, got {value!r}",
+            2,
+        )
+    hosts = {}
+    for name, link in value.items():
+        if not HOST_NAME.fullmatch(str(name)):
+            raise UserError(
+                f"{name!r}: a host name is a-z, digits, '-' and '_', e.g. a or robot1", 2
+            )
+        parse_shape(str(name), link or {})
+        hosts[str(name)] = dict(link or {})
+    return hosts

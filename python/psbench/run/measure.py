@@ -1,19 +1,22 @@
 """One measurement end to end: result directory, node processes, run.json, statistics."""
 
 import re
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
 
 from psbench.base import manifests, paths
+from psbench.base.errors import UserError
+from psbench.hosts.emulated import EmulatedNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import rundir
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
-from psbench.run import drivers, resources, runner
-from psbench.run.services import ServicePool, broker_options
+from psbench.run import drivers, keeper, placement, resources, runner
+from psbench.run.services import ServicePool, broker_options, needed
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -286,7 +289,12 @@ def datagrams_per_sample(before, after, summaries: dict) -> dict | None:
 
 
 def _commands(
-    node: Path, spec: MeasureSpec, run_id: str, run_dir: Path, progress: bool = False
+    node: Path,
+    spec: MeasureSpec,
+    run_id: str,
+    run_dir: Path,
+    progress: bool = False,
+    network: EmulatedNetwork | None = None,
 ) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
@@ -295,7 +303,9 @@ def _commands(
     def argv(plan):
         extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
         window = WINDOW_ARGV if WINDOW_ROLES & set(plan.roles) else []
-        return node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
+        argv = node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
+        # On an emulated host: run inside its namespace (stdio, the barrier, pass through).
+        return network.argv(placement.host_of(spec, plan), argv) if network else argv
 
     return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
 
@@ -311,7 +321,22 @@ def run(
     """Runs spec with its results in a new directory under parent. Result files are
     kept whatever happens; run.json records the status. services: the pool that starts
     (or reuses) the daemons the driver needs; without one they must already run.
-    on_progress(label, fields): interval lines while it measures (progress_lines)."""
+    on_progress(label, fields): interval lines while it measures (progress_lines).
+    With hosts, the run's emulated hosts are made for it and gone after it."""
+    placed = placement.problem(spec)
+    if placed is not None:
+        raise UserError(f"{placed[0]}: {placed[1]}" if placed[0] != "place" else placed[1], 2)
+    network = None
+    if spec.hosts:
+        watcher = keeper.instance()
+        network = EmulatedNetwork(
+            placement.shapes(spec), watch=watcher.watch_netns, release=watcher.release_netns
+        )
+    with network if network is not None else nullcontext():
+        return _run(spec, parent, env, cli_argv, services, on_progress, network)
+
+
+def _run(spec, parent, env, cli_argv, services, on_progress, network) -> MeasureOutcome:
     node = paths.require_node()
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
@@ -320,7 +345,13 @@ def run(
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
-    commands = _commands(node, spec, run_id, run_dir, progress)
+    if network is not None and needed(driver, spec.transport, spec.options):
+        raise UserError(
+            f"{driver.get('name')}: its daemon or broker would have to run on an emulated "
+            f"host, which psbench does not do yet; run it on one host (no hosts)",
+            2,
+        )
+    commands = _commands(node, spec, run_id, run_dir, progress, network)
     record = {
         "format": RUN_FORMAT,
         "run_id": run_id,
@@ -338,6 +369,7 @@ def run(
         "status": "starting",
         "message": None,
         "processes": _planned(commands),
+        "network": network.describe() if network is not None else None,
         "env": env,
     }
     run_json = run_dir / "run.json"
@@ -361,6 +393,7 @@ def run(
                     run_id,
                     run_dir,
                     progress,
+                    network,
                 )
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
@@ -422,7 +455,10 @@ def run(
         stats=stats,
         accounting=accounting,
         late_join=late_joiners or None,
-        udp_datagrams=datagrams_per_sample(datagrams_before, datagrams_after, result.summaries),
+        # The kernel's counters are per network namespace: this one's say nothing of hosts'.
+        udp_datagrams=None
+        if network is not None
+        else datagrams_per_sample(datagrams_before, datagrams_after, result.summaries),
         throughput=(throughput(result.summaries, accounting) if spec.kind == "pubsub" else None),
         resources=sampler.result(*resources.window_messages(spec.kind, result.summaries)),
     )

@@ -4,6 +4,8 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from psbench.run import placement
+
 # Roles per measurement kind, in the order their processes are started: the receiving
 # side first, though the stdio barrier makes the order irrelevant for correctness.
 ROLES = {"ping": ("pong", "ping"), "pubsub": ("sub", "pub")}
@@ -160,6 +162,10 @@ class MeasureSpec:
     relays: int | None = None  # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     late_join: float | None = None  # pubsub: one more subscriber, S s after the start
+    # Emulated hosts (docs/network.md): host -> its link in the experiment's words, and
+    # role or process name -> host (a list spreads that role's processes over hosts).
+    hosts: dict[str, dict] = field(default_factory=dict)
+    place: dict[str, str | list[str]] = field(default_factory=dict)
     # Settings psbench chose for the run where the user left them unset, and why
     # (e.g. history keep_all for a reliable run as fast as possible).
     auto: dict[str, str] = field(default_factory=dict)
@@ -321,6 +327,7 @@ def node_argv(
             argv += [flag, value]
     for option in spec.options:
         argv += ["--option", option]
+    argv += placement.node_args(spec, plan)
     for role in roles:
         cpu = cpu_of(spec, plan.name, role)
         if cpu is not None:

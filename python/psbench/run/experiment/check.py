@@ -10,7 +10,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from psbench.base import manifests, paths
-from psbench.run import drivers
+from psbench.run import drivers, placement
 from psbench.run import spec as spec_module
 from psbench.run.experiment import node_check
 from psbench.run.experiment.expand import Run
@@ -163,6 +163,14 @@ class _Checker:
                 spec = to_spec(run, library)
             except (TypeError, ValueError, KeyError):
                 continue  # a run the file's other problems already explain
+            placed = placement.problem(spec)
+            if placed is not None:
+                blamed, message = placed
+                assign = run.settings.get(blamed) or run.settings.get("hosts")
+                if assign is None or assign.value is None:
+                    assign = run.settings["driver"]
+                self.refuse(run, assign, message)
+                continue
             # As the run will be: with the address of the broker psbench starts for it.
             placeholder = broker_placeholder(
                 self.catalog.describe(library), spec.transport, spec.options

@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 from psbench.base import options as cli_options
+from psbench.base.errors import UserError
+from psbench.hosts import links
 from psbench.run.spec import ROLES, MeasureSpec
 
 KINDS = tuple(ROLES)  # ping, pubsub
 # Parser destinations that are not parameters here, or that take another shape:
 # `option` is the mapping `options`, `cpu` the mapping `cpus`.
-SKIPPED_DESTS = {"help", "results", "option", "cpu", "inject"}
+SKIPPED_DESTS = {"help", "results", "option", "cpu", "inject", "host_declarations", "role_hosts"}
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
 # psbench at run time (auto), or a test hook of the command line only (inject).
 DERIVED_FIELDS = {"driver_path", "auto", "inject"}
@@ -106,6 +108,30 @@ def parse_cpus(value):
     return cpus
 
 
+def parse_hosts(value):
+    """A mapping host name -> its link: the run's emulated hosts (docs/network.md)."""
+    try:
+        return links.parse_hosts(value)
+    except UserError as exc:
+        raise BadValue(str(exc)) from None
+
+
+def parse_place(value):
+    """A mapping role (or process name) -> host, or a list of hosts its processes are
+    spread over (sub: [b, c])."""
+    if not isinstance(value, dict) or not value:
+        raise BadValue(
+            f"expected a mapping ROLE: HOST, e.g. {{ping: a, pong: b}}, got {_shown(value)}"
+        )
+    place = {}
+    for role, where in value.items():
+        hosts = where if isinstance(where, list) else [where]
+        if not hosts or not all(isinstance(h, str) and links.HOST_NAME.fullmatch(h) for h in hosts):
+            raise BadValue(f"{role}: {_shown(where)} is not a host name or a list of them")
+        place[str(role)] = list(hosts) if isinstance(where, list) else where
+    return place
+
+
 def _build() -> dict[str, Param]:
     actions = {}
     for kind in KINDS:
@@ -139,6 +165,16 @@ def _build() -> dict[str, Param]:
     )
     found["cpus"] = Param(
         "cpus", KINDS, dict.fromkeys(KINDS), parse_cpus, "ROLE: CPU pinning, or none"
+    )
+    found["hosts"] = Param(
+        "hosts",
+        KINDS,
+        dict.fromkeys(KINDS),
+        parse_hosts,
+        "emulated hosts HOST: {rate, delay, jitter, loss, mtu} (docs/network.md)",
+    )
+    found["place"] = Param(
+        "place", KINDS, dict.fromkeys(KINDS), parse_place, "ROLE: HOST, or ROLE: [HOST, ...]"
     )
     # In MeasureSpec's order, so that files, tables and docs list them the same way.
     order = {name: i for i, name in enumerate(spec_fields)}

@@ -33,4 +33,6 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
             params.get("relays") or 0,
         )
     values["cpus"] = {} if cpus == "none" else dict(cpus)
+    values["hosts"] = params.get("hosts") or {}
+    values["place"] = params.get("place") or {}
     return MeasureSpec(driver_path=library, **values)

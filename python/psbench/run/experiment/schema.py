@@ -58,6 +58,15 @@ class Experiment:
     search_line: int | None = None
 
 
+def _plain(node: Node):
+    """A YAML value as plain dicts, lists and scalars."""
+    if node.is_mapping:
+        return {k: _plain(v) for k, v in node.value.items()}
+    if node.is_list:
+        return [_plain(v) for v in node.value]
+    return node.value
+
+
 def _suggest(key: str, known) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'? " if close else ""
@@ -92,6 +101,8 @@ class _Reader:
                 if node.is_scalar
                 else ({k: v.value for k, v in node.value.items()} if node.is_mapping else [])
             )
+        elif key in ("hosts", "place"):
+            value = _plain(node)
         elif node.is_scalar:
             value = node.value
         else:

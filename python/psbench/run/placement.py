@@ -1,0 +1,72 @@
+"""Which emulated host each node process of a run is on (the spec's `hosts` and `place`),
+what its node is told of the run's network (--address, --peer), and what cannot be run
+so. docs/network.md."""
+
+from psbench.hosts.emulated import address_of
+from psbench.hosts.links import LinkShape, parse_shape
+
+
+def host_of(spec, plan) -> str | None:
+    """The host of a node process: placed by its name (sub-2), else by its role; a list
+    spreads a role's processes over its hosts in turn (sub-1 on the first, ...). None
+    without hosts."""
+    if not spec.hosts:
+        return None
+    where = spec.place.get(plan.name, spec.place.get(plan.roles[0]))
+    if isinstance(where, list):
+        number = plan.name.rsplit("-", 1)[-1]
+        index = int(number) - 1 if number.isdigit() else 0
+        return where[index % len(where)]
+    return where
+
+
+def addresses(spec) -> dict[str, str]:
+    """Each host's address, in the order the hosts were given (as EmulatedNetwork makes
+    them)."""
+    return {name: address_of(i) for i, name in enumerate(spec.hosts)}
+
+
+def node_args(spec, plan) -> list[str]:
+    """--address (the process's host) and --peer for each other host of the run that
+    has a process; nothing without hosts."""
+    own = host_of(spec, plan)
+    where = addresses(spec)
+    if own not in where:
+        return []  # no hosts, or a place problem() reports
+    used = {host_of(spec, p) for p in spec.processes()}
+    args = ["--address", where[own]]
+    for host in spec.hosts:
+        if host != own and host in used:
+            args += ["--peer", where[host]]
+    return args
+
+
+def shapes(spec) -> dict[str, LinkShape]:
+    return {name: parse_shape(f"hosts.{name}", link or {}) for name, link in spec.hosts.items()}
+
+
+def problem(spec) -> tuple[str, str] | None:
+    """Why the run cannot be placed as asked: (the setting to blame, the message), or None."""
+    if not spec.hosts:
+        if spec.place:
+            return "place", "place needs hosts: declare them, e.g. hosts: {a: {}, b: {}}"
+        return None
+    if spec.placement == "intra":
+        return "placement", "one process is on one host: use placement: inter with hosts"
+    names = {role for plan in spec.processes() for role in plan.roles}
+    names |= {plan.name for plan in spec.processes()}
+    for role, where in spec.place.items():
+        if role not in names:
+            return "place", f"place.{role}: not a role of this run; use {', '.join(sorted(names))}"
+        for host in where if isinstance(where, list) else [where]:
+            if host not in spec.hosts:
+                return "place", (
+                    f"place.{role}: {host!r} is not one of the hosts ({', '.join(spec.hosts)})"
+                )
+    for plan in spec.processes():
+        if host_of(spec, plan) is None:
+            return "place", (
+                f"place every role on a host: {plan.roles[0]} has none, e.g. "
+                f"place: {{{plan.roles[0]}: {next(iter(spec.hosts))}}}"
+            )
+    return None

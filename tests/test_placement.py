@@ -1,0 +1,111 @@
+"""Roles placed on emulated hosts (`hosts`, `place`): which host each node process is on,
+what its node is told (--address, --peer), and the precise errors of a placement that
+cannot be run, reported at validation with the file and line."""
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import LAUNCHER, REPO
+from psbench.run import placement
+from psbench.run.spec import MeasureSpec
+
+LIB = Path("/nonexistent/libpsbench-x.so")
+
+
+def spec(**kw) -> MeasureSpec:
+    return MeasureSpec(driver="x", driver_path=LIB, size=64, **kw)
+
+
+def test_a_list_spreads_a_roles_processes_over_its_hosts_in_turn():
+    s = spec(
+        kind="pubsub",
+        subscribers=3,
+        hosts={"a": {}, "b": {}, "c": {}},
+        place={"pub": "a", "sub": ["b", "c"]},
+    )
+    on = {plan.name: placement.host_of(s, plan) for plan in s.processes()}
+    assert on == {"sub-1": "b", "sub-2": "c", "sub-3": "b", "pub": "a"}
+    # A process placed by its own name wins over its role.
+    s2 = spec(
+        kind="pubsub",
+        subscribers=2,
+        hosts={"a": {}, "b": {}},
+        place={"pub": "a", "sub": "a", "sub-2": "b"},
+    )
+    assert {p.name: placement.host_of(s2, p) for p in s2.processes()}["sub-2"] == "b"
+
+
+def test_each_node_gets_its_hosts_address_and_the_other_used_hosts_as_peers():
+    s = spec(kind="ping", hosts={"a": {}, "idle": {}, "b": {}}, place={"ping": "a", "pong": "b"})
+    args = {plan.name: placement.node_args(s, plan) for plan in s.processes()}
+    # Hosts are numbered in the order given; a host without a process is no peer.
+    assert args["ping"] == ["--address", "198.18.0.1", "--peer", "198.18.0.3"]
+    assert args["pong"] == ["--address", "198.18.0.3", "--peer", "198.18.0.1"]
+    assert placement.node_args(spec(kind="ping"), s.processes()[0]) == []
+
+
+@pytest.mark.parametrize(
+    "kw,message",
+    [
+        ({"place": {"ping": "a"}}, "place needs hosts"),
+        (
+            {"hosts": {"a": {}}, "place": {"ping": "a", "pong": "z"}},
+            "place.pong: 'z' is not one of the hosts (a)",
+        ),
+        ({"hosts": {"a": {}}, "place": {"ping": "a"}}, "place every role on a host: pong has none"),
+        ({"hosts": {"a": {}}, "place": {"pin": "a"}}, "place.pin: not a role of this run"),
+        (
+            {"hosts": {"a": {}}, "place": {"ping": "a", "pong": "a"}, "placement": "intra"},
+            "one process is on one host",
+        ),
+    ],
+)
+def test_a_placement_that_cannot_be_run_says_why(kw, message):
+    found = placement.problem(spec(kind="ping", **kw))
+    assert found is not None and message in found[1], found
+
+
+def dry_run(tmp_path, text: str) -> subprocess.CompletedProcess:
+    experiment = tmp_path / "lab.yaml"
+    experiment.write_text(text)
+    return subprocess.run(
+        [str(LAUNCHER), "run", str(experiment), "--dry-run"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+    )
+
+
+def test_validation_points_at_the_line_of_a_bad_placement(node, tmp_path):
+    out = dry_run(
+        tmp_path,
+        "name: lab\n"
+        "defaults:\n"
+        "  kind: ping\n"
+        "  driver: udp\n"
+        "  hosts: {a: {}, b: {rate: fast}}\n"
+        "  place: {ping: a, pong: c}\n",
+    )
+    assert out.returncode == 2
+    assert (
+        "lab.yaml:5: defaults.hosts: b.rate: 'fast' is not a value; write it like 100mbit"
+        in out.stderr
+    )
+
+
+def test_a_driver_on_one_host_is_refused_at_validation_on_the_hosts_line(node, tmp_path):
+    # The node's own refusal (setting "hosts"), through --check, before anything runs.
+    out = dry_run(
+        tmp_path,
+        "name: lab\n"
+        "defaults:\n"
+        "  kind: ping\n"
+        "  driver: shm\n"
+        "  hosts: {a: {}, b: {}}\n"
+        "  place: {ping: a, pong: b}\n",
+    )
+    assert out.returncode == 2, out.stdout
+    assert "lab.yaml:5: defaults.hosts: shm: a run across hosts is not supported" in out.stderr
