@@ -11,7 +11,8 @@ struct Cyclone {
   static constexpr const char *name = "cyclonedds";
   static constexpr const char *description =
       "Eclipse Cyclone DDS (C API): types from idl/psbench.idl by idlc; UDP on loopback "
-      "by default, multicast, iceoryx shared memory, or a vendor configuration";
+      "by default (across hosts: on the interface of --address), multicast, iceoryx shared "
+      "memory, or a vendor configuration";
   // The version the headers were built against (from the CMake package), and the file
   // name of the libddsc actually loaded, which carries the library's full version
   // (Cyclone 0.10 has no call that reports its version).
@@ -31,7 +32,7 @@ struct Cyclone {
       .max_payload = kMaxPayload,
       .readers_per_topic = 0,  // no limit
       .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 0};     // one host only, for now
+      .crosses_hosts = 1};     // udp and multicast (and config); shm refuses
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbcyc::Context;

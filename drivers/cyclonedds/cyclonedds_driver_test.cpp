@@ -502,6 +502,60 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
   }
 }
 
+// ABI 6: across hosts (local_address set), udp and multicast move to the interface of
+// local_address. Here that is lo's 127.0.0.1, so that one process can show that Cyclone
+// takes the configuration the driver makes of it and delivers over it; real crossings
+// (two emulated hosts) are in tests/test_cross_hosts_dds.py.
+TEST(CycloneddsDriver, AcrossHostsUdpAndMulticastUseTheInterfaceOfTheLocalAddress) {
+  const char *const peers[] = {"127.0.0.1", nullptr};
+  for (const char *transport : {"udp", "multicast"}) {
+    Cfg cfg;
+    cfg.transport = transport;
+    cfg.c.local_address = "127.0.0.1";
+    cfg.c.peer_addresses = peers;
+    EXPECT_EQ(refusal(cfg), "accepted") << transport;
+    Side w(cfg), r(cfg);
+    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
+    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
+    ASSERT_TRUE(w.add_writer("hosts") && r.add_reader("hosts")) << w.err.message << r.err.message;
+    ASSERT_TRUE(wait_matched(w, r)) << transport;
+    const auto m = message(64, 3);
+    ASSERT_EQ(drv().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+    EXPECT_EQ(take_one(r.reader), m) << transport;
+  }
+}
+
+TEST(CycloneddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  const char *const bad_peers[] = {"198.18.0.2\"/><x", nullptr};
+  {
+    Cfg cfg;
+    cfg.transport = "shm";
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = peers;
+    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts (iceoryx shared memory is "
+                                "on one host); use --transport udp or multicast"),
+              std::string::npos)
+        << refusal(cfg);
+  }
+  {
+    Cfg cfg;
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = bad_peers;
+    EXPECT_NE(refusal(cfg).find("local_address and peer_addresses must be IPv4 addresses"),
+              std::string::npos)
+        << refusal(cfg);
+  }
+  {  // a vendor configuration is the user's: accepted, its XML chooses the interface
+    Cfg cfg;
+    cfg.transport = "config";
+    cfg.option("cyclonedds_uri", "<CycloneDDS/>");
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = peers;
+    EXPECT_EQ(refusal(cfg), "accepted");
+  }
+}
+
 TEST(CycloneddsDriver, VendorConfigurationIsUsedAsGiven) {
   Cfg good;
   good.transport = "config";

@@ -4,6 +4,7 @@
 // formatted only when something has failed.
 #pragma once
 
+#include <arpa/inet.h>
 #include <dds/dds.h>
 
 #include <cstdint>
@@ -153,6 +154,27 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
     refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
 }
 
+inline bool is_ipv4(const std::string &text) {
+  in_addr a;
+  return inet_pton(AF_INET, text.c_str(), &a) == 1;
+}
+
+// A run across hosts (local_address set): udp and multicast move to the interface of
+// local_address (context.h, across_hosts); shm does not cross hosts; config is the
+// user's, who chose the interfaces in it. The addresses go into Cyclone's XML, so
+// anything but a dotted IPv4 address is refused (the node lets no other through).
+inline void check_hosts(psb::sdk::Refusals &refuse, const Settings &s) {
+  if (s.local_address.empty()) return;
+  if (s.transport == Transport::shm)
+    refuse.add("hosts",
+               "transport shm does not cross hosts (iceoryx shared memory is on one host); "
+               "use --transport udp or multicast for a run across hosts");
+  bool valid = is_ipv4(s.local_address);
+  for (const std::string &peer : s.peer_addresses) valid = valid && is_ipv4(peer);
+  if (!valid)
+    refuse.add("hosts", "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2");
+}
+
 }  // namespace detail
 
 // Validates cfg, recording every refusal (check() and open(), which throws them).
@@ -170,6 +192,7 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
         "joiner its history through the reliable protocol only, so a best-effort reader in another "
         "process would get none");
   if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
+  detail::check_hosts(refuse, s);
   return s;
 }
 

@@ -20,7 +20,8 @@ struct FastDds {
   static constexpr const char *description =
       "eProsima Fast DDS, DDS C++ API, types from idl/psbench.idl by fastddsgen; "
       "builtin = shared memory + UDPv4 on 127.0.0.1 (Fast DDS's default on one "
-      "host, which sends each sample over both)";
+      "host, which sends each sample over both); across hosts UDP is on the interface of "
+      "--address";
   // Fast DDS 2.9 has no run-time version call: report the version of the headers it
   // was built against, and the file the dynamic linker actually loaded:
   // "<version> (headers; loaded <file>), Fast CDR <version>".
@@ -60,7 +61,7 @@ psb_capabilities FastDds::capabilities() {
           .max_payload = kMaxPayload,
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 0};     // one host only, for now
+          .crosses_hosts = 1};     // builtin, udp, multicast (and config); shm refuses
 }
 
 }  // namespace

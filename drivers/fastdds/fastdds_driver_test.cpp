@@ -444,6 +444,54 @@ TEST(FastddsDriver, VendorConfigurationRunsWithTransportConfig) {
   EXPECT_TRUE(take_one(r.reader, kSecond) == m);
 }
 
+// ABI 6: across hosts (local_address set), builtin, udp and multicast put UDP on the
+// interface of local_address. Here that is lo's 127.0.0.1, so that one process can show
+// that Fast DDS creates the participants the driver asks for (data between two
+// participants of one process goes by Fast DDS's intraprocess delivery whatever the
+// transport); real crossings (two emulated hosts) are in tests/test_cross_hosts_dds.py.
+TEST(FastddsDriver, AcrossHostsTransportsOpenOnTheInterfaceOfTheLocalAddress) {
+  const char *const peers[] = {"127.0.0.1", nullptr};
+  for (const char *transport : {"builtin", "udp", "multicast"}) {
+    Cfg cfg;
+    cfg.transport = transport;
+    cfg.c.local_address = "127.0.0.1";
+    cfg.c.peer_addresses = peers;
+    EXPECT_EQ(refusal(cfg), "(accepted)") << transport;
+    Side w(cfg), r(cfg);
+    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
+    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
+    const std::string topic = "psb_" + cfg.run_id + "_hosts";
+    ASSERT_TRUE(w.make_writer(topic.c_str()) && r.make_reader(topic.c_str()));
+    ASSERT_TRUE(matched(w, r)) << transport;
+    const auto m = message(5, 64);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
+  }
+}
+
+TEST(FastddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  const char *const bad_peers[] = {"host-b", nullptr};
+  {
+    Cfg cfg;
+    cfg.transport = "shm";
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = peers;
+    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts (Fast DDS's shared memory "
+                                "is on one host); use --transport builtin, udp or multicast"),
+              std::string::npos)
+        << refusal(cfg);
+  }
+  {
+    Cfg cfg;
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = bad_peers;
+    EXPECT_NE(refusal(cfg).find("local_address and peer_addresses must be IPv4 addresses"),
+              std::string::npos)
+        << refusal(cfg);
+  }
+}
+
 TEST(FastddsDriver, RefusesWhatItCannotHonourWithItsReason) {
   const std::string good = write_file("fastdds_profiles.xml", kProfiles);
   const std::string bad = write_file("fastdds_broken.xml", "<profiles><participant");

@@ -1,6 +1,8 @@
 // Validation of a psb_config against what the fastdds driver can honour.
 #include "settings.h"
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -124,6 +126,26 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
                q.history_depth, INT32_MAX);
 }
 
+bool is_ipv4(const std::string &text) {
+  in_addr a;
+  return inet_pton(AF_INET, text.c_str(), &a) == 1;
+}
+
+// A run across hosts (local_address set): builtin, udp and multicast move to the
+// interface of local_address (transports.cpp); shm does not cross hosts; config is the
+// user's, who chose the interfaces in the XML.
+void check_hosts(const Settings &s, psb::sdk::Refusals &refuse) {
+  if (s.local_address.empty()) return;
+  if (s.transport == Transport::shm)
+    refuse.add("hosts",
+               "transport shm does not cross hosts (Fast DDS's shared memory is on one "
+               "host); use --transport builtin, udp or multicast for a run across hosts");
+  bool valid = is_ipv4(s.local_address);
+  for (const std::string &peer : s.peer_addresses) valid = valid && is_ipv4(peer);
+  if (!valid)
+    refuse.add("hosts", "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2");
+}
+
 }  // namespace
 
 const char *transport_name(Transport t) {
@@ -152,6 +174,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   parse_options(cfg, refuse, s);
   check_transport(s, refuse);
   check_qos(s, refuse);
+  check_hosts(s, refuse);
   if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) &&
       s.type == DataType::complex && s.max_payload != kHeaderSize)
     refuse.add("size", "type complex is sized by option elements=N; use --size 32");

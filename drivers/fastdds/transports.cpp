@@ -34,8 +34,14 @@ constexpr uint32_t kShmDefaultSegment = 512 * 1024;  // Fast DDS 2.9's default
 constexpr uint32_t kUdpMinBuffer = 1024 * 1024;
 constexpr uint32_t kInitialPeersRange = 32;
 
-// A UDPv4 transport on 127.0.0.1 only, with a receive buffer that can hold a burst of
-// fragments of the run's largest message (the kernel caps it at net.core.rmem_max).
+// The address every UDP socket is on: 127.0.0.1, or across hosts this host's address on
+// the run's network (local_address), so that the interface that has it carries the run.
+std::string interface_address(const Settings &s) {
+  return s.local_address.empty() ? kLoopback : s.local_address;
+}
+
+// A receive buffer that can hold a burst of fragments of the run's largest message (the
+// kernel caps it at net.core.rmem_max).
 uint64_t udp_buffer_size(const Settings &s) {
   return std::max<uint64_t>(kUdpMinBuffer, 2 * s.max_payload);
 }
@@ -50,9 +56,10 @@ uint32_t udp_send_buffer_size(const Settings &s) {
   return 2 * s.max_payload > kUdpMinBuffer ? static_cast<uint32_t>(2 * s.max_payload) : 0;
 }
 
-std::shared_ptr<UDPv4TransportDescriptor> loopback_udp(const Settings &s) {
+// A UDPv4 transport on the interface of interface_address() only.
+std::shared_ptr<UDPv4TransportDescriptor> confined_udp(const Settings &s) {
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
-  udp->interfaceWhiteList.emplace_back(kLoopback);
+  udp->interfaceWhiteList.emplace_back(interface_address(s));
   udp->sendBufferSize = udp_send_buffer_size(s);
   udp->receiveBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
   return udp;
@@ -67,9 +74,9 @@ std::shared_ptr<SharedMemTransportDescriptor> shared_memory(const Settings &s) {
   return shm;
 }
 
-Locator_t loopback_locator() {
+Locator_t udp_locator(const std::string &address) {
   Locator_t loc;
-  IPLocator::setIPv4(loc, kLoopback);
+  IPLocator::setIPv4(loc, address);
   loc.port = 0;  // Fast DDS fills in the well-known port of the domain
   return loc;
 }
@@ -82,22 +89,30 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
   auto &builtin = qos.wire_protocol().builtin;
   switch (s.transport) {
     case Transport::builtin:  // what use_builtin_transports gives, UDP confined to lo
+      // (across hosts: to the interface of local_address; shared memory then carries only
+      // what stays on this host: across emulated hosts neither node mapped the other's
+      // segment, README "Across hosts")
       transport.user_transports.push_back(shared_memory(s));
-      transport.user_transports.push_back(loopback_udp(s));
+      transport.user_transports.push_back(confined_udp(s));
       break;
     case Transport::udp: {  // unicast only, discovery too
-      auto udp = loopback_udp(s);
+      auto udp = confined_udp(s);
       // Unicast discovery reaches the ports of participant ids 0..range-1 on the
       // peer; ids count up per process, so leave room beyond Fast DDS's 4.
       udp->maxInitialPeersRange = kInitialPeersRange;
       transport.user_transports.push_back(udp);
-      builtin.metatrafficUnicastLocatorList.push_back(loopback_locator());
-      builtin.initialPeersList.push_back(loopback_locator());
-      qos.wire_protocol().default_unicast_locator_list.push_back(loopback_locator());
+      const Locator_t own = udp_locator(interface_address(s));
+      builtin.metatrafficUnicastLocatorList.push_back(own);
+      // This host (other processes of the run here) and, across hosts, every other host.
+      builtin.initialPeersList.push_back(own);
+      for (const std::string &peer : s.peer_addresses)
+        builtin.initialPeersList.push_back(udp_locator(peer));
+      qos.wire_protocol().default_unicast_locator_list.push_back(own);
       break;
     }
-    case Transport::multicast:  // multicast discovery (default) and data, on lo
-      transport.user_transports.push_back(loopback_udp(s));
+    case Transport::multicast:  // multicast discovery (default) and data, on lo (across
+                                // hosts: on the interface of local_address)
+      transport.user_transports.push_back(confined_udp(s));
       break;
     case Transport::shm:
       transport.user_transports.push_back(shared_memory(s));

@@ -19,7 +19,8 @@ namespace psbfastdds {
 void check_transport_setup(const Settings &s);
 
 // A participant on s.domain_id. Without a vendor configuration every socket is
-// bound to loopback; with one the XML decides. Throws psb::sdk::Error on failure.
+// bound to loopback, or across hosts (s.local_address) to the interface that has
+// local_address; with one the XML decides. Throws psb::sdk::Error on failure.
 eprosima::fastdds::dds::DomainParticipant *create_participant(const Settings &s);
 
 // Transport "multicast": the group readers receive user data on.
