@@ -1,7 +1,8 @@
 """The udp and zeromq drivers across emulated hosts (psbench.hosts.emulated): ping in host
 a and pong in host b over udp unicast to the peers, udp multicast and zeromq tcp, each
 message really going over host a's eth0; a 1->2 udp multicast fan-out to subscribers in
-hosts b and c; and the transports kept to one host refusing --address (setting "hosts").
+hosts b and c, and a zeromq tcp pub waiting for its two subscribers in hosts b and c;
+and the transports kept to one host refusing --address (setting "hosts").
 Traffic goes only between 198.18.0.0/24 addresses inside namespaces these tests make;
 every run is bounded (--count, --timeout). Needs root, as tests/test_emulated_hosts.py."""
 
@@ -177,6 +178,42 @@ def test_udp_multicast_fans_out_to_subscribers_in_two_hosts(libs, tmp_path):
         assert got["config"]["address"] == net.hosts[host].address
     # One multicast datagram per message leaves host a, whatever the number of readers.
     assert after - before >= COUNT, (before, after)
+    assert_nothing_left(run_id)
+
+
+@needs_root
+def test_zeromq_tcp_pub_waits_for_subscribers_in_two_hosts(libs, tmp_path):
+    # Each SUB connects to both of its peers (the writer's host and the other
+    # subscriber's, where nobody binds): the pub's matched count (--subscribers 2) holds
+    # the start until both subscriptions arrived, so nothing measured is lost.
+    run_id = fresh_run_id()
+    hosts = ("a", "b", "c")
+    common = ["--count", str(COUNT), "--barrier", "none"]
+    with EmulatedNetwork({h: LinkShape() for h in hosts}) as net:
+        subs = {}
+        try:
+            for host in ("b", "c"):
+                others = [h for h in hosts if h != host]
+                subs[host] = subprocess.Popen(
+                    net.argv(host, node_argv(libs["zeromq"], run_id, "tcp", "sub", tmp_path / host,
+                                             *common, *on_host(net, host, *others))),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                )  # fmt: skip
+            pub = subprocess.run(
+                net.argv("a", node_argv(libs["zeromq"], run_id, "tcp", "pub", tmp_path / "a",
+                                        *common, "--subscribers", "2", "--rate", "2000",
+                                        "--warmup", "20", *on_host(net, "a", "b", "c"))),
+                capture_output=True, text=True, timeout=NODE_TIMEOUT + 30,
+            )  # fmt: skip
+        finally:
+            ended = {host: finish(proc) for host, proc in subs.items()}
+    assert pub.returncode == 0, pub.stdout + pub.stderr
+    assert summary(tmp_path / "a", "pub")["counts"]["sent"] == COUNT
+    for host, (code, _, err) in ended.items():
+        assert code == 0, (host, err)
+        counts = summary(tmp_path / host, "sub")["counts"]
+        assert counts["sent"] == counts["samples"] == COUNT, (host, counts)
+        assert counts["lost"] == counts["corrupted"] == 0, (host, counts)
     assert_nothing_left(run_id)
 
 
