@@ -490,7 +490,9 @@ static const psb_driver driver = {
              .transports = kTransportNames,
              .option_keys = option_keys,
              .max_payload = 4u << 20,
-             .readers_per_topic = 1, /* one port, one bound reader */
+             .readers_per_topic = 1, /* one port, one bound reader (per host; multicast
+                                      * readers could share it, but a capability is the
+                                      * driver's, not a transport's) */
              .writers_per_topic = 0, /* any number of senders; fragmented messages of
                                       * up to UDP_ASSEMBLIES writers at once are each
                                       * assembled on their own */
