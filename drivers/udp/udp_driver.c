@@ -1,6 +1,8 @@
 /* udp: kernel UDP sockets, the network floor every middleware result is read against.
- * Each topic is one port; the reader binds it, the writer sends to it. Best effort,
- * volatile; messages over one datagram are fragmented (udp_reassembly.h). */
+ * Each topic is one port; the reader binds it, the writer sends to it: on loopback to the
+ * run's own 127.x.y.z, with unicast to each peer address, with multicast to a group of
+ * the run and topic. Best effort, volatile; messages over one datagram are fragmented
+ * (udp_reassembly.h). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <netinet/in.h>
@@ -22,13 +24,25 @@
  * ephemeral range (32768..60999), where any outgoing socket may hold a port. */
 #define PORT_SPAN 12768u
 #define LISTENER_SLICE_NS 100000000LL
+/* Most addresses a unicast writer sends each message to (the run's other hosts). */
+#define MAX_PEERS 250u
 
 /* Fault injection, for testing what psbench does when a node misbehaves: after
  * fault_after writes in one writer, crash (abort), hang (never return) or exit(7). */
 enum udp_fault { FAULT_NONE, FAULT_CRASH, FAULT_HANG, FAULT_EXIT };
 
+enum udp_transport { T_LOOPBACK, T_UNICAST, T_MULTICAST };
+
 struct udp_context {
-  struct in_addr bind_addr, peer_addr;
+  enum udp_transport transport;
+  char run_id[128];         /* multicast: the groups are derived from it (a longer one is cut) */
+  struct in_addr bind_addr; /* loopback, unicast: the address readers bind */
+  struct in_addr peers[MAX_PEERS]; /* loopback, unicast: where writers send, each message */
+  unsigned peer_count;
+  /* unicast to the run's hosts: a peer's "port unreachable" (no reader there yet, or any
+   * more) does not fail a write (see udp_write). */
+  int peers_are_hosts;
+  struct in_addr multicast_if; /* multicast: the interface's address (local or 127.0.0.1) */
   uint16_t port_base;
   size_t max_payload;
   uint32_t notify;
@@ -37,7 +51,9 @@ struct udp_context {
 };
 
 struct udp_writer {
-  int fd;
+  int *fds; /* one connected socket per destination (a peer, or the group) */
+  unsigned fd_count;
+  int ignore_refused; /* udp_context.peers_are_hosts */
   uint32_t next_message_id;
   enum udp_fault fault;
   unsigned long writes_left; /* until the fault */
@@ -123,24 +139,74 @@ static struct in_addr loopback_address(const char *run_id) {
   return a;
 }
 
+static const char *const kTransportNames[] = {"loopback", "unicast", "multicast", NULL};
+
+/* The run's hosts: local_address and, for unicast without option peer, peer_addresses. */
+static void parse_hosts(const psb_config *cfg, struct udp_context *ctx, struct refusals *r,
+                        struct in_addr *local, int use_peers) {
+  if (inet_pton(AF_INET, cfg->local_address, local) != 1)
+    refuse(r, "hosts", "udp: local address '%s' is not an IPv4 address", cfg->local_address);
+  if (!use_peers) return;
+  for (const char *const *p = cfg->peer_addresses; p && *p; ++p) {
+    if (ctx->peer_count == MAX_PEERS) {
+      refuse(r, "hosts", "udp: more than %u peer addresses; a unicast writer sends to at most %u",
+             MAX_PEERS, MAX_PEERS);
+      return;
+    }
+    if (inet_pton(AF_INET, *p, &ctx->peers[ctx->peer_count]) != 1)
+      refuse(r, "hosts", "udp: peer address '%s' is not an IPv4 address", *p);
+    else
+      ++ctx->peer_count;
+  }
+  if (!cfg->peer_addresses || !cfg->peer_addresses[0])
+    refuse(r, "hosts",
+           "udp: transport 'unicast' across hosts sends to the run's other hosts, and none was "
+           "given: give each one's address with --peer ADDRESS (or option peer=ADDRESS)");
+  ctx->peers_are_hosts = 1;
+}
+
 static void parse_addresses(const psb_config *cfg, struct udp_context *ctx, struct refusals *r) {
   const char *peer = find_option(cfg, "peer"), *bind_to = find_option(cfg, "bind");
-  if (strcmp(cfg->transport, "unicast") != 0) {
+  const int hosts = cfg->local_address != NULL;
+  int t = 0;
+  while (kTransportNames[t] && strcmp(kTransportNames[t], cfg->transport) != 0) ++t;
+  ctx->transport = kTransportNames[t] ? (enum udp_transport)t : T_LOOPBACK; /* node refused */
+  struct in_addr local = {htonl(INADDR_LOOPBACK)};
+  if (ctx->transport != T_UNICAST) {
     if (peer || bind_to)
       refuse(r, peer ? "option:peer" : "option:bind",
-             "udp: options peer/bind belong to transport 'unicast'; loopback uses 127.x.y.z of the "
-             "run id");
+             ctx->transport == T_LOOPBACK
+                 ? "udp: options peer/bind belong to transport 'unicast'; loopback uses "
+                   "127.x.y.z of the run id"
+                 : "udp: options peer/bind belong to transport 'unicast'; multicast sends to a "
+                   "group of the run and topic on the interface of --address (127.0.0.1 on one "
+                   "host)");
+    if (ctx->transport == T_MULTICAST) {
+      if (hosts) parse_hosts(cfg, ctx, r, &local, 0);
+      ctx->multicast_if = local;
+      return;
+    }
+    if (hosts)
+      refuse(r, "hosts",
+             "udp: transport 'loopback' keeps a run on one host (127.x.y.z); across hosts use "
+             "--transport unicast (sends to every --peer) or --transport multicast");
     ctx->bind_addr = loopback_address(cfg->run_id);
-    ctx->peer_addr = ctx->bind_addr;
+    ctx->peers[0] = ctx->bind_addr;
+    ctx->peer_count = 1;
     return;
   }
-  /* unicast: readers bind `bind` (default any), writers send to `peer`. */
-  if (!peer)
+  /* unicast: readers bind `bind` (default: any, or --address across hosts), writers send to
+   * `peer` (across hosts without it: to every --peer). */
+  if (hosts) parse_hosts(cfg, ctx, r, &local, peer == NULL);
+  if (peer) {
+    if (inet_pton(AF_INET, peer, &ctx->peers[0]) != 1)
+      refuse(r, "option:peer", "udp: option peer='%s' is not an IPv4 address", peer);
+    ctx->peer_count = 1;
+  } else if (!hosts) {
     refuse(r, "option:peer",
            "udp: transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
-  else if (inet_pton(AF_INET, peer, &ctx->peer_addr) != 1)
-    refuse(r, "option:peer", "udp: option peer='%s' is not an IPv4 address", peer);
-  ctx->bind_addr.s_addr = htonl(INADDR_ANY);
+  }
+  ctx->bind_addr.s_addr = hosts ? local.s_addr : htonl(INADDR_ANY);
   if (bind_to && inet_pton(AF_INET, bind_to, &ctx->bind_addr) != 1)
     refuse(r, "option:bind", "udp: option bind='%s' is not an IPv4 address", bind_to);
 }
@@ -152,6 +218,7 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, struct r
   ctx->port_base = 20000;
   ctx->max_payload = cfg->max_payload;
   ctx->notify = cfg->notify;
+  snprintf(ctx->run_id, sizeof ctx->run_id, "%s", cfg->run_id ? cfg->run_id : "");
   /* Also judged for what the capability sets leave out: say why it is refused. */
   if (cfg->qos.reliability != PSB_BEST_EFFORT)
     refuse(r, "reliability",
@@ -162,8 +229,6 @@ static int parse_config(const psb_config *cfg, struct udp_context *ctx, struct r
     refuse(
         r, "history",
         "udp: history cannot be set: the socket receive buffer decides what waits; leave it unset");
-  if (cfg->local_address != NULL)
-    refuse(r, "hosts", "udp: a run across hosts is not supported yet; it runs on one host");
   const char *base = find_option(cfg, "port_base");
   if (base) {
     char *end;
@@ -197,24 +262,65 @@ static psb_context *udp_open(const psb_config *cfg, psb_error *err) {
 
 static void udp_close(psb_context *ctx) { free(ctx); }
 
+static void free_writer(struct udp_writer *w) {
+  for (unsigned i = 0; i < w->fd_count; ++i) close(w->fds[i]);
+  free(w->fds);
+  free(w);
+}
+
 static psb_writer *udp_create_writer(psb_context *vctx, const char *topic, psb_error *err) {
   struct udp_context *ctx = (struct udp_context *)vctx;
   struct udp_writer *w = calloc(1, sizeof *w);
-  if (!w) return NULL;
+  const unsigned destinations = ctx->transport == T_MULTICAST ? 1 : ctx->peer_count;
+  if (!w || !(w->fds = calloc(destinations, sizeof *w->fds))) {
+    free(w);
+    psb_set_error(err, "udp: out of memory for a writer");
+    return NULL;
+  }
   w->fault = ctx->fault;
   w->writes_left = ctx->fault_after;
-  w->fd = udp_open_writer(&ctx->peer_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN), err);
-  if (w->fd < 0) {
-    free(w);
-    return NULL;
+  w->ignore_refused = ctx->peers_are_hosts;
+  const uint16_t port = udp_topic_port(topic, ctx->port_base, PORT_SPAN);
+  for (; w->fd_count < destinations; ++w->fd_count) {
+    int fd;
+    if (ctx->transport == T_MULTICAST) {
+      const struct in_addr group = udp_topic_group(ctx->run_id, topic);
+      fd = udp_open_multicast_writer(&group, port, &ctx->multicast_if, err);
+    } else {
+      fd = udp_open_writer(&ctx->peers[w->fd_count], port, err);
+    }
+    if (fd < 0) {
+      free_writer(w);
+      return NULL;
+    }
+    w->fds[w->fd_count] = fd;
   }
   return (psb_writer *)w;
 }
 
-static void udp_destroy_writer(psb_writer *vw) {
-  struct udp_writer *w = (struct udp_writer *)vw;
-  close(w->fd);
-  free(w);
+static void udp_destroy_writer(psb_writer *vw) { free_writer((struct udp_writer *)vw); }
+
+/* Sends one datagram to every destination. A connected socket reports a "port
+ * unreachable" of an earlier datagram (nobody bound there) as ECONNREFUSED on a later send,
+ * which then did not go out: across hosts, where a peer's reader may not exist yet (or any
+ * more), that send is made again, and the datagram goes (lost at the peer, if still
+ * nobody is there). */
+static int send_to_all(struct udp_writer *w, const struct msghdr *msg, psb_error *err) {
+  for (unsigned i = 0; i < w->fd_count; ++i) {
+    ssize_t sent = sendmsg(w->fds[i], msg, 0);
+    if (sent < 0 && errno == ECONNREFUSED && w->ignore_refused) sent = sendmsg(w->fds[i], msg, 0);
+    if (sent < 0) {
+      struct sockaddr_in to;
+      socklen_t to_len = sizeof to;
+      char text[INET_ADDRSTRLEN] = "?";
+      const int e = errno;
+      if (getpeername(w->fds[i], (struct sockaddr *)&to, &to_len) == 0)
+        inet_ntop(AF_INET, &to.sin_addr, text, sizeof text);
+      psb_set_error(err, "udp: send to %s: %s", text, strerror(e));
+      return -1;
+    }
+  }
+  return 0;
 }
 
 static int udp_write(psb_writer *vw, const void *data, size_t len, psb_error *err) {
@@ -228,10 +334,7 @@ static int udp_write(psb_writer *vw, const void *data, size_t len, psb_error *er
     if (n > UDP_FRAGMENT_PAYLOAD) n = UDP_FRAGMENT_PAYLOAD;
     iov[1].iov_base = (void *)((const uint8_t *)data + prefix.offset);
     iov[1].iov_len = n;
-    if (sendmsg(w->fd, &msg, 0) < 0) {
-      psb_set_error(err, "udp: send: %s", strerror(errno));
-      return -1;
-    }
+    if (send_to_all(w, &msg, err) != 0) return -1;
     prefix.offset += (uint32_t)n;
   } while (prefix.offset < len);
   return 0;
@@ -325,8 +428,13 @@ static psb_reader *udp_create_reader(psb_context *vctx, const char *topic, psb_o
     else
       have_buffers = 0;
   }
-  r->fd = udp_open_reader(&ctx->bind_addr, udp_topic_port(topic, ctx->port_base, PORT_SPAN),
-                          ctx->max_payload, err);
+  const uint16_t port = udp_topic_port(topic, ctx->port_base, PORT_SPAN);
+  if (ctx->transport == T_MULTICAST) {
+    const struct in_addr group = udp_topic_group(ctx->run_id, topic);
+    r->fd = udp_open_multicast_reader(&group, port, &ctx->multicast_if, ctx->max_payload, err);
+  } else {
+    r->fd = udp_open_reader(&ctx->bind_addr, port, ctx->max_payload, err);
+  }
   if (!have_buffers || r->fd < 0) {
     if (!have_buffers)
       psb_set_error(err, "udp: out of memory for %u buffers of %zu bytes", r->asm_.count,
@@ -367,7 +475,6 @@ static const char *udp_version(void) {
   return version;
 }
 
-static const char *const transports[] = {"loopback", "unicast", NULL};
 static const char *const option_keys[] = {"port_base", "peer",        "bind",
                                           "fault",     "fault_after", NULL};
 
@@ -380,14 +487,16 @@ static const psb_driver driver = {
              .durability = PSB_VOLATILE,
              .history = 0, /* the kernel socket buffer decides; no history QoS to ask for */
              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-             .transports = transports,
+             .transports = kTransportNames,
              .option_keys = option_keys,
              .max_payload = 4u << 20,
-             .readers_per_topic = 1, /* one port, one bound reader */
+             .readers_per_topic = 1, /* one port, one bound reader (per host; multicast
+                                      * readers could share it, but a capability is the
+                                      * driver's, not a transport's) */
              .writers_per_topic = 0, /* any number of senders; fragmented messages of
                                       * up to UDP_ASSEMBLIES writers at once are each
                                       * assembled on their own */
-             .crosses_hosts = 0},    /* one host only, for now */
+             .crosses_hosts = 1},    /* unicast and multicast; loopback refuses */
     .check = udp_check,
     .open = udp_open,
     .close = udp_close,

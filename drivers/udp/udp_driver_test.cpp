@@ -338,3 +338,133 @@ TEST(UdpFaultInjection, BadFaultOptionsAreRefused) {
   EXPECT_NE(psb_test::check(udp(), &run.cfg, &err), 0);
   EXPECT_NE(std::string(err.message).find("fault_after"), std::string::npos) << err.message;
 }
+
+namespace {
+
+// Every (setting, reason) check() reports.
+std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
+  std::vector<std::pair<std::string, std::string>> got;
+  udp().check(
+      &cfg,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
+                                                                                            reason);
+      },
+      &got);
+  return got;
+}
+
+// A topic of its own per test process, so parallel runs of this test never share a port.
+std::string own_topic(const char *suffix) {
+  return "psb_udptest" + std::to_string(getpid()) + "_" + suffix;
+}
+
+}  // namespace
+
+TEST(UdpHosts, OnlyLoopbackStaysOnOneHostAndEveryRefusalSaysTheFix) {
+  EXPECT_EQ(udp().caps.crosses_hosts, 1u);
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  const char *const none[] = {nullptr};
+  const char *const bad[] = {"198.18.0", nullptr};
+  struct Case {
+    const char *transport, *local;
+    const char *const *peers;
+    std::vector<psb_option> options;
+    const char *setting, *expect;  // nullptr: accepted
+  };
+  const Case cases[] = {
+      {"loopback", "198.18.0.1", peers, {}, "hosts", "--transport unicast"},
+      {"unicast", "198.18.0.1", peers, {}, nullptr, nullptr},
+      {"unicast", "198.18.0.1", none, {{"peer", "198.18.0.9"}}, nullptr, nullptr},
+      {"unicast", "198.18.0.1", none, {}, "hosts", "--peer ADDRESS"},
+      {"unicast", "198.18.0.1", bad, {}, "hosts", "'198.18.0' is not an IPv4 address"},
+      {"unicast", "localhost", peers, {}, "hosts", "'localhost' is not an IPv4 address"},
+      {"multicast", "198.18.0.1", peers, {}, nullptr, nullptr},
+      {"multicast", nullptr, nullptr, {}, nullptr, nullptr},
+      {"multicast", nullptr, nullptr, {{"peer", "198.18.0.9"}}, "option:peer", "group of the run"},
+  };
+  for (const Case &c : cases) {
+    UdpRun run(PSB_NOTIFY_WAIT);
+    run.cfg.transport = c.transport;
+    run.cfg.local_address = c.local;
+    run.cfg.peer_addresses = c.peers;
+    run.cfg.options = c.options.data();
+    run.cfg.option_count = c.options.size();
+    auto got = refusals_of(run.cfg);
+    if (c.setting == nullptr) {
+      EXPECT_TRUE(got.empty()) << c.transport << ": " << (got.empty() ? "" : got[0].second);
+      continue;
+    }
+    ASSERT_EQ(got.size(), 1u) << c.transport;
+    EXPECT_EQ(got[0].first, c.setting) << got[0].second;
+    EXPECT_NE(got[0].second.find(c.expect), std::string::npos) << got[0].second;
+    EXPECT_EQ(got[0].second.rfind("udp: ", 0), 0u) << got[0].second;
+    psb_error err{};
+    EXPECT_EQ(udp().open(&run.cfg, &err), nullptr) << "open accepted what check refused";
+  }
+}
+
+TEST(UdpHosts, MulticastOnOneHostReachesEveryReaderOfTheTopic) {
+  UdpRun run(PSB_NOTIFY_WAIT);
+  run.cfg.transport = "multicast";
+  UdpRun other(PSB_NOTIFY_POLL);  // a second process of the run, as another subscriber
+  other.cfg.transport = "multicast";
+  psb_error err{};
+  run.ctx = udp().open(&run.cfg, &err);
+  other.ctx = udp().open(&other.cfg, &err);
+  ASSERT_TRUE(run.ctx && other.ctx) << err.message;
+  const std::string topic = own_topic("mc");
+  run.reader = udp().create_reader(run.ctx, topic.c_str(), nullptr, nullptr, &err);
+  ASSERT_NE(run.reader, nullptr) << err.message;
+  other.reader = udp().create_reader(other.ctx, topic.c_str(), nullptr, nullptr, &err);
+  ASSERT_NE(other.reader, nullptr) << err.message;
+  run.writer = udp().create_writer(run.ctx, topic.c_str(), &err);
+  ASSERT_NE(run.writer, nullptr) << err.message;
+  for (size_t size : {size_t(32), size_t(200000)}) {  // one datagram, and fragments
+    auto sent = message(size, uint8_t(size));
+    ASSERT_EQ(udp().write(run.writer, sent.data(), sent.size(), &err), 0) << err.message;
+    EXPECT_EQ(take_one(run.reader, 100'000'000), sent) << size;
+    EXPECT_EQ(take_one(other.reader, 0), sent) << size;
+  }
+  // Another run's group: nothing of this one arrives.
+  UdpRun stranger(PSB_NOTIFY_WAIT);
+  stranger.cfg.transport = "multicast";
+  stranger.cfg.run_id = "udpstranger";
+  stranger.ctx = udp().open(&stranger.cfg, &err);
+  ASSERT_NE(stranger.ctx, nullptr) << err.message;
+  stranger.reader = udp().create_reader(stranger.ctx, topic.c_str(), nullptr, nullptr, &err);
+  ASSERT_NE(stranger.reader, nullptr) << err.message;
+  auto m = message(64, 9);
+  ASSERT_EQ(udp().write(run.writer, m.data(), m.size(), &err), 0) << err.message;
+  EXPECT_EQ(take_one(run.reader, 100'000'000), m);
+  const void *data;
+  size_t len;
+  EXPECT_EQ(udp().take(stranger.reader, 50'000'000, &data, &len, &err), 0);
+}
+
+TEST(UdpHosts, UnicastAcrossHostsSendsEveryMessageToEveryPeer) {
+  // Hosts on one machine: readers in "hosts" 127.0.0.2 and 127.0.0.3 (each binds its own
+  // address), the writer's peers those two and 127.0.0.4, where nobody reads: its "port
+  // unreachable" fails no write.
+  const char *const peers[] = {"127.0.0.4", "127.0.0.2", "127.0.0.3", nullptr};
+  const std::string topic = own_topic("uc");
+  UdpRun w(PSB_NOTIFY_WAIT), r2(PSB_NOTIFY_WAIT), r3(PSB_NOTIFY_WAIT);
+  psb_error err{};
+  for (auto [run, local] : {std::pair{&w, "127.0.0.1"}, {&r2, "127.0.0.2"}, {&r3, "127.0.0.3"}}) {
+    run->cfg.transport = "unicast";
+    run->cfg.local_address = local;
+    run->cfg.peer_addresses = peers;
+    run->ctx = udp().open(&run->cfg, &err);
+    ASSERT_NE(run->ctx, nullptr) << err.message;
+  }
+  r2.reader = udp().create_reader(r2.ctx, topic.c_str(), nullptr, nullptr, &err);
+  r3.reader = udp().create_reader(r3.ctx, topic.c_str(), nullptr, nullptr, &err);
+  w.writer = udp().create_writer(w.ctx, topic.c_str(), &err);
+  ASSERT_TRUE(r2.reader && r3.reader && w.writer) << err.message;
+  for (uint8_t i = 0; i < 20; ++i) {
+    auto sent = message(i % 2 ? 100000 : 64, i);
+    ASSERT_EQ(udp().write(w.writer, sent.data(), sent.size(), &err), 0) << int(i) << err.message;
+    EXPECT_EQ(take_one(r2.reader, 100'000'000), sent) << int(i);
+    EXPECT_EQ(take_one(r3.reader, 100'000'000), sent) << int(i);
+  }
+}

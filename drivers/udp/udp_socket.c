@@ -11,10 +11,19 @@
 /* Large enough for a 4 MiB message in flight; root may exceed rmem_max with *FORCE. */
 #define UDP_SOCKET_BUFFER (16 << 20)
 
+static uint32_t fnv1a(uint32_t h, const char *text) {
+  for (const char *p = text; *p; ++p) h = (h ^ (uint8_t)*p) * 16777619u;
+  return h;
+}
+
 uint16_t udp_topic_port(const char *topic, uint16_t base, uint16_t span) {
-  uint32_t h = 2166136261u; /* FNV-1a */
-  for (const char *p = topic; *p; ++p) h = (h ^ (uint8_t)*p) * 16777619u;
-  return (uint16_t)(base + h % span);
+  return (uint16_t)(base + fnv1a(2166136261u, topic) % span);
+}
+
+struct in_addr udp_topic_group(const char *run_id, const char *topic) {
+  const uint32_t h = fnv1a(fnv1a(2166136261u, run_id), topic);
+  struct in_addr a = {htonl(0xefff0000u | ((h >> 16) ^ (h & 0xffffu)))}; /* 239.255.x.y */
+  return a;
 }
 
 static void grow_buffer(int fd, int opt_force, int opt) {
@@ -29,7 +38,8 @@ static int new_socket(psb_error *err) {
   return fd;
 }
 
-int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err) {
+/* A socket whose receive buffer holds two messages of max_message bytes, or -1. */
+static int new_reader_socket(size_t max_message, psb_error *err) {
   int fd = new_socket(err);
   if (fd < 0) return -1;
   grow_buffer(fd, SO_RCVBUFFORCE, SO_RCVBUF);
@@ -45,6 +55,12 @@ int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_messag
     close(fd);
     return -1;
   }
+  return fd;
+}
+
+int udp_open_reader(const struct in_addr *addr, uint16_t port, size_t max_message, psb_error *err) {
+  int fd = new_reader_socket(max_message, err);
+  if (fd < 0) return -1;
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
     char text[INET_ADDRSTRLEN];
@@ -65,7 +81,64 @@ int udp_open_writer(const struct in_addr *addr, uint16_t port, psb_error *err) {
   grow_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF);
   struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *addr};
   if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-    psb_set_error(err, "udp: cannot connect to port %u: %s", port, strerror(errno));
+    char text[INET_ADDRSTRLEN];
+    psb_set_error(err, "udp: cannot connect to %s:%u: %s",
+                  inet_ntop(AF_INET, addr, text, sizeof text), port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int udp_open_multicast_reader(const struct in_addr *group, uint16_t port,
+                              const struct in_addr *iface, size_t max_message, psb_error *err) {
+  int fd = new_reader_socket(max_message, err);
+  if (fd < 0) return -1;
+  char g[INET_ADDRSTRLEN], i[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, group, g, sizeof g);
+  inet_ntop(AF_INET, iface, i, sizeof i);
+  const int on = 1;
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *group};
+  struct ip_mreq join = {.imr_multiaddr = *group, .imr_interface = *iface};
+  if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0 ||
+      bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    psb_set_error(err,
+                  "udp: cannot bind %s:%u: %s (another run is on this port: set option "
+                  "port_base)",
+                  g, port, strerror(errno));
+    close(fd);
+    return -1;
+  }
+  if (setsockopt(fd, IPPROTO_IP, IP_ADD_MEMBERSHIP, &join, sizeof join) != 0) {
+    psb_set_error(err, "udp: cannot join multicast group %s on the interface of %s: %s", g, i,
+                  strerror(errno));
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int udp_open_multicast_writer(const struct in_addr *group, uint16_t port,
+                              const struct in_addr *iface, psb_error *err) {
+  int fd = new_socket(err);
+  if (fd < 0) return -1;
+  grow_buffer(fd, SO_SNDBUFFORCE, SO_SNDBUF);
+  char g[INET_ADDRSTRLEN], i[INET_ADDRSTRLEN];
+  inet_ntop(AF_INET, group, g, sizeof g);
+  inet_ntop(AF_INET, iface, i, sizeof i);
+  const unsigned char loop = 1, ttl = 1;
+  if (setsockopt(fd, IPPROTO_IP, IP_MULTICAST_IF, iface, sizeof *iface) != 0 ||
+      setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof loop) != 0 ||
+      setsockopt(fd, IPPROTO_IP, IP_MULTICAST_TTL, &ttl, sizeof ttl) != 0) {
+    psb_set_error(err, "udp: cannot send multicast through the interface of %s: %s", i,
+                  strerror(errno));
+    close(fd);
+    return -1;
+  }
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr = *group};
+  if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
+    psb_set_error(err, "udp: cannot connect to %s:%u through the interface of %s: %s", g, port, i,
+                  strerror(errno));
     close(fd);
     return -1;
   }

@@ -1,9 +1,13 @@
-// A reader: one SUB socket connected to the topic's endpoint. It subscribes to every
-// message (""), then to its topic name as a marker the writer's XPUB counts (see
-// Writer::matched); with history keep_last:1 (ZMQ_CONFLATE) to "" only.
+// A reader: one SUB socket connected to the topic's endpoint (across hosts, to the topic's
+// port on every peer address). It subscribes to every message (""), then to its topic name
+// as a marker the writer's XPUB counts (see Writer::matched); with history keep_last:1
+// (ZMQ_CONFLATE) to "" only.
 #pragma once
 #include <cerrno>
 #include <cstring>
+#include <set>
+#include <string>
+#include <vector>
 
 #include "zmq_context.h"
 
@@ -17,7 +21,9 @@ class Reader : public Endpoint {
   // A listener given: listener mode (a thread of the driver's calls it). Throws
   // psb::sdk::Error if refused.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
-      : Endpoint(ctx, topic, /*writer=*/false), on_data_(on_data) {
+      : Endpoint(ctx, topic, /*writer=*/false),
+        connect_to_(endpoints_to_connect(ctx.settings, topic_)),
+        on_data_(on_data) {
     zmq_msg_init(&msg_);
     try {
       const Settings &s = ctx.settings;
@@ -45,9 +51,10 @@ class Reader : public Endpoint {
       }
       // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
       // (inproc).
-      if (zmq_connect(socket_, endpoint_.c_str()) != 0)
-        fail("cannot connect to %s for topic %s: %s", endpoint_.c_str(), topic_.c_str(),
-             zmq_strerror(zmq_errno()));
+      for (const std::string &e : connect_to_)
+        if (zmq_connect(socket_, e.c_str()) != 0)
+          fail("cannot connect to %s for topic %s: %s", e.c_str(), topic_.c_str(),
+               zmq_strerror(zmq_errno()));
       if (on_data) {
         set_receive_timeout_ms(kListenerSliceMs);
         listener_.start(on_data_, [this] { listen(); });
@@ -67,21 +74,26 @@ class Reader : public Endpoint {
       if (n == 0) hint_if_alone(hinted_);
       return n;
     }
-    // A SUB connects to one endpoint, so one writer at most: connected after the ZMTP
-    // handshake (the SUB sends its subscriptions right behind it), not after a disconnect.
+    // The endpoints with a writer: connected after the ZMTP handshake (the SUB sends its
+    // subscriptions right behind it), not after a disconnect. A topic has one writer, so
+    // at most one.
     zmq_msg_t m;
     zmq_msg_init(&m);
     while (zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
       // First frame: uint16 event, uint32 value; second frame: the endpoint.
       uint16_t event = 0;
       if (zmq_msg_size(&m) >= sizeof event) std::memcpy(&event, zmq_msg_data(&m), sizeof event);
+      std::string endpoint;
+      if (zmq_msg_more(&m) && zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0)
+        endpoint.assign(static_cast<const char *>(zmq_msg_data(&m)), zmq_msg_size(&m));
       while (zmq_msg_more(&m) && zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
       }
-      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) connected_ = 1;
-      if (event == ZMQ_EVENT_DISCONNECTED) connected_ = 0;
+      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) connected_.insert(endpoint);
+      if (event == ZMQ_EVENT_DISCONNECTED) connected_.erase(endpoint);
     }
     zmq_msg_close(&m);
-    return connected_;
+    if (!connected_.empty() && connect_to_.size() > 1) stop_looking();
+    return int(connected_.size());
   }
 
   bool take(int64_t timeout_ns, const void *&data, size_t &len) {
@@ -125,6 +137,19 @@ class Reader : public Endpoint {
     if (zmq_connect(monitor_, name) != 0) fail_zmq("socket monitor");
   }
 
+  // Across hosts: the writer is found, so the SUB stops retrying the other peers every
+  // kReconnectMs (connection attempts on the run's network while it measures).
+  void stop_looking() {
+    std::vector<std::string> kept;
+    for (const std::string &e : connect_to_) {
+      if (connected_.count(e) != 0)
+        kept.push_back(e);
+      else
+        zmq_disconnect(socket_, e.c_str());
+    }
+    connect_to_ = std::move(kept);
+  }
+
   void set_receive_timeout_ms(int ms) {
     set_int_option(socket_, ZMQ_RCVTIMEO, ms, "ZMQ_RCVTIMEO");
     receive_timeout_ms_ = ms;
@@ -161,7 +186,9 @@ class Reader : public Endpoint {
   bool monitoring_ = false;
   zmq_msg_t msg_;  // the sample take() handed out, alive until release() or the next take()
   int receive_timeout_ms_ = -2;  // ZMQ_RCVTIMEO now in force; -2 = not set yet
-  int connected_ = 0;            // tcp, ipc: 1 after a ZMTP handshake with the writer
+  // The endpoints connected to (tcp across hosts: every peer's, until the writer is found).
+  std::vector<std::string> connect_to_;
+  std::set<std::string> connected_;  // tcp, ipc: those with a ZMTP handshake done
   bool hinted_ = false;
   const psb::sdk::Listener on_data_;  // listener mode
   psb::sdk::ListenerThread listener_;

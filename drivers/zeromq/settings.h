@@ -2,12 +2,14 @@
 // and the addresses derived from it: where the writer of a topic binds and its readers
 // connect.
 #pragma once
+#include <arpa/inet.h>
 #include <sys/un.h>
 
 #include <climits>
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "psbench/sdk.hpp"
 
@@ -31,9 +33,9 @@ constexpr unsigned kDefaultPortBase = 20000;
 // Where ipc:// socket files live: <dir>/psbench-zeromq-<run id>/<topic>.
 constexpr const char *kIpcParent = "/tmp";
 
-struct Settings {
+// run_id, and across hosts local_address and peer_addresses (tcp only), from RunSettings.
+struct Settings : psb::sdk::RunSettings {
   Transport transport = Transport::tcp;
-  std::string run_id;
   int sndhwm = kDefaultHwm, rcvhwm = kDefaultHwm;
   unsigned port_base = kDefaultPortBase;
   bool conflate = false;  // history keep_last:1 -> ZMQ_CONFLATE on the SUB socket
@@ -62,18 +64,31 @@ inline std::string ipc_path(const Settings &s, const std::string &topic) {
   return ipc_directory(s.run_id) + "/" + topic;
 }
 
-// The endpoint the writer binds and the readers connect to, e.g.
-// "tcp://127.0.0.1:20417", "ipc:///tmp/psbench-zeromq-R/psb_R_ping", "inproc://psb_R_ping".
+// The endpoint the writer binds, e.g. "tcp://127.0.0.1:20417" (across hosts
+// "tcp://<local address>:20417"), "ipc:///tmp/psbench-zeromq-R/psb_R_ping",
+// "inproc://psb_R_ping".
 inline std::string endpoint_for(const Settings &s, const std::string &topic) {
   switch (s.transport) {
     case Transport::tcp:
-      return "tcp://127.0.0.1:" + std::to_string(tcp_port(s, topic));
+      return "tcp://" + (s.local_address.empty() ? std::string("127.0.0.1") : s.local_address) +
+             ":" + std::to_string(tcp_port(s, topic));
     case Transport::ipc:
       return "ipc://" + ipc_path(s, topic);
     case Transport::inproc:
       return "inproc://" + topic;
   }
   return {};
+}
+
+// The endpoints a reader connects to: the one the writer binds on this host, or across
+// hosts the topic's port on every peer address (the writer may be on any of them; one on
+// this host is reached when this host's own address is among the peers too).
+inline std::vector<std::string> endpoints_to_connect(const Settings &s, const std::string &topic) {
+  if (s.local_address.empty() || s.transport != Transport::tcp) return {endpoint_for(s, topic)};
+  std::vector<std::string> all;
+  for (const std::string &peer : s.peer_addresses)
+    all.push_back("tcp://" + peer + ":" + std::to_string(tcp_port(s, topic)));
+  return all;
 }
 
 namespace detail {
@@ -122,13 +137,39 @@ inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, S
                "transport ipc or tcp");
 }
 
+// Across hosts (local_address set): tcp binds the local address and connects to the
+// peers'; ipc and inproc stay on one host.
+inline void parse_hosts(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
+  if (cfg.local_address == nullptr) return;
+  if (s.transport != Transport::tcp) {
+    refuse.add("hosts",
+               "transport '%s' connects %s only, and this run is across hosts; use --transport "
+               "tcp (binds --address, connects to every --peer)",
+               transport_name(s.transport),
+               s.transport == Transport::ipc ? "processes of one host (a Unix socket file)"
+                                             : "sockets of one process");
+    return;
+  }
+  in_addr a{};
+  if (inet_pton(AF_INET, cfg.local_address, &a) != 1)
+    refuse.add("hosts", "local address '%s' is not an IPv4 address", cfg.local_address);
+  for (const std::string &peer : s.peer_addresses)
+    if (inet_pton(AF_INET, peer.c_str(), &a) != 1)
+      refuse.add("hosts", "peer address '%s' is not an IPv4 address", peer.c_str());
+  if (s.peer_addresses.empty())
+    refuse.add("hosts",
+               "transport tcp across hosts connects to the run's other hosts, and none was "
+               "given: give each one's address with --peer ADDRESS");
+}
+
 }  // namespace detail
 
 // Records every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   detail::parse_transport(cfg, refuse, s);
-  s.run_id = psb::sdk::run_id(cfg, refuse, "endpoints are named from it");
+  s.keep(cfg, refuse, "endpoints are named from it");
+  detail::parse_hosts(cfg, refuse, s);
   detail::parse_qos(cfg, refuse, s);
 
   const psb::sdk::Options options(cfg, refuse);

@@ -663,3 +663,86 @@ TEST(ZeromqDriver, WhatIsQueuedWhenTheWriterClosesStillArrives) {
     for (uint32_t i = 0; i < sent; ++i) ASSERT_EQ(seqs[i], i);
   }
 }
+
+namespace {
+
+// A settings collector: every (setting, reason) check() reports.
+std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
+  std::vector<std::pair<std::string, std::string>> got;
+  zmq_driver().check(
+      &cfg,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
+                                                                                            reason);
+      },
+      &got);
+  return got;
+}
+
+bool accepts_tcp_at(const char *address, unsigned port) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(uint16_t(port));
+  inet_pton(AF_INET, address, &a.sin_addr);
+  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
+  close(fd);
+  return ok;
+}
+
+}  // namespace
+
+TEST(ZeromqHosts, OnlyTcpCrossesHostsAndEveryRefusalNamesHosts) {
+  EXPECT_EQ(zmq_driver().caps.crosses_hosts, 1u);
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  for (const char *transport : {"ipc", "inproc"}) {
+    ZmqRun run(transport);
+    run.cfg.local_address = "198.18.0.1";
+    run.cfg.peer_addresses = peers;
+    auto got = refusals_of(run.cfg);
+    ASSERT_EQ(got.size(), 1u) << transport;
+    EXPECT_EQ(got[0].first, "hosts");
+    EXPECT_NE(got[0].second.find("use --transport tcp"), std::string::npos) << got[0].second;
+    EXPECT_EQ(zmq_driver().open(&run.cfg, &run.err), nullptr);
+  }
+  ZmqRun tcp("tcp");
+  tcp.cfg.local_address = "198.18.0.1";
+  tcp.cfg.peer_addresses = peers;
+  EXPECT_TRUE(refusals_of(tcp.cfg).empty());
+  const char *const none[] = {nullptr};
+  tcp.cfg.peer_addresses = none;
+  auto got = refusals_of(tcp.cfg);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].first, "hosts");
+  EXPECT_NE(got[0].second.find("--peer ADDRESS"), std::string::npos) << got[0].second;
+}
+
+TEST(ZeromqHosts, TcpBindsTheLocalAddressAndConnectsToEveryPeer) {
+  // Hosts on one machine: the writer's "host" is 127.0.0.7, the reader's 127.0.0.8, whose
+  // peers are a host without the writer (127.0.0.9: refused, retried) and the writer's.
+  const std::string run_id = fresh_run_id();
+  const char *const writer_peers[] = {"127.0.0.8", nullptr};
+  const char *const reader_peers[] = {"127.0.0.9", "127.0.0.7", nullptr};
+  ZmqRun w_run("tcp", PSB_NOTIFY_WAIT, {}, psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0}, run_id);
+  ZmqRun r_run("tcp", PSB_NOTIFY_WAIT, {}, psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0}, run_id);
+  w_run.cfg.intra_process = r_run.cfg.intra_process = 0;
+  w_run.cfg.local_address = "127.0.0.7";
+  w_run.cfg.peer_addresses = writer_peers;
+  r_run.cfg.local_address = "127.0.0.8";
+  r_run.cfg.peer_addresses = reader_peers;
+  psb_context *ctx_w = w_run.open(), *ctx_r = r_run.open();
+  ASSERT_TRUE(ctx_w && ctx_r) << w_run.err.message << r_run.err.message;
+  const std::string topic = w_run.topic("data");
+  psb_reader *reader = r_run.reader(ctx_r, topic);
+  psb_writer *writer = w_run.writer(ctx_w, topic);
+  ASSERT_TRUE(reader && writer) << w_run.err.message << r_run.err.message;
+  ASSERT_TRUE(matched(writer, reader));
+  EXPECT_EQ(zmq_driver().matched_writers(reader), 1);
+  // Bound on the local address only. ping, pong, data: slots 0, 1, 2 of the run's block.
+  const unsigned port = 20000 + 8 * (fnv1a(run_id) % 1536) + 2;
+  EXPECT_TRUE(accepts_tcp_at("127.0.0.7", port));
+  EXPECT_FALSE(accepts_tcp_at("127.0.0.1", port));
+  auto sent = message(1000, 42);
+  ASSERT_EQ(zmq_driver().write(writer, sent.data(), sent.size(), &w_run.err), 0);
+  EXPECT_EQ(take_one(reader, PSB_NOTIFY_WAIT), sent);
+}
