@@ -42,6 +42,15 @@ def value_text(value) -> str:
     return str(value)
 
 
+def hosts_text(hosts: dict) -> str:
+    """Emulated hosts and their links, short: a+b(100mbit,1ms,0.5%)."""
+    parts = []
+    for name, link in hosts.items():
+        shown = [f"mtu{v}" if k == "mtu" else str(v) for k, v in (link or {}).items()]
+        parts.append(f"{name}({','.join(shown)})" if shown else name)
+    return "+".join(parts)
+
+
 def size_text(size) -> str:
     if not isinstance(size, int):
         return "-"

@@ -4,6 +4,7 @@ import json
 
 from psbench.base import table
 from psbench.base.units import micros, size_text, value_text
+from psbench.results.configs import setting_text
 from psbench.run.experiment.execute import SweepResult
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.plan import Plan
@@ -53,7 +54,8 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     varying, common = common_settings(runs)
     if common:
         lines.append(
-            "same in every run: " + ", ".join(f"{k} {value_text(v)}" for k, v in common.items())
+            "same in every run: "
+            + ", ".join(f"{k} {setting_text(k, v)}" for k, v in common.items())
         )
     pinned = {
         value_text(plan.specs[r.number].cpus) or "none"
@@ -71,8 +73,7 @@ def plan_listing(plan: Plan, done: dict[str, dict] | None = None) -> str:
     rows = []
     for run in runs:
         row = [run.number, run.label] + [
-            (size_text if k == "size" else value_text)(run.params[k]) if k in run.params else "-"
-            for k in varying
+            setting_text(k, run.params[k]) if k in run.params else "-" for k in varying
         ]
         if exp.repetitions > 1:
             row.append(run.rep)

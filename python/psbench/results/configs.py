@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
-from psbench.base.units import size_text, sizes_text, value_text
+from psbench.base.units import hosts_text, size_text, sizes_text, value_text
 from psbench.results import costs
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.results.load import ResultSet, RunData, RunSettings, natural_key
@@ -168,6 +168,8 @@ def varying_keys(configs: list[Config]) -> list[str]:
 
 
 def setting_text(key: str, value) -> str:
+    if key == "hosts" and isinstance(value, dict):
+        return hosts_text(value)
     return size_text(value) if key == "size" else value_text(value)
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from psbench.base import manifests
+from psbench.base.units import hosts_text
 from psbench.run.experiment.params import PARAMS, BadValue, is_param_key
 from psbench.run.experiment.problems import ProblemList
 from psbench.run.experiment.schema import Assign, Experiment
@@ -237,6 +238,8 @@ def _label_part(key: str, value) -> str:
         return f"{value:g}Hz"
     if isinstance(value, bool):
         return key if value else f"no_{key}"
+    if key == "hosts" and isinstance(value, dict):
+        return "hosts=" + re.sub(r"[^A-Za-z0-9.+-]", "_", hosts_text(value)).strip("_")
     if isinstance(value, dict):
         return key + "=" + "_".join(f"{r}{c}" for r, c in value.items())
     if isinstance(value, float):

@@ -1,0 +1,118 @@
+"""experiments/two-hosts.yaml end to end: ping on emulated host a, pong on host b, for
+every driver that crosses hosts, over an unshaped link and over shaped ones; the run
+records the network, the report names the link, and a killed psbench leaves no
+namespace. Needs root (CI runs as root)."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import LAUNCHER, REPO, cli_env
+from psbench.hosts import netns
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
+
+EXPERIMENT = REPO / "experiments" / "two-hosts.yaml"
+
+
+def records(results: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted(results.rglob("run.json"))]
+
+
+@pytest.fixture(scope="module")
+def swept(tmp_path_factory):
+    out = tmp_path_factory.mktemp("two-hosts") / "results"
+    proc = subprocess.run(
+        [str(LAUNCHER), "run", str(EXPERIMENT), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+        env=cli_env(out.parent),
+    )
+    return proc, out
+
+
+def test_every_driver_that_crosses_hosts_runs_between_two_hosts(swept):
+    proc, out = swept
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    found = records(out)
+    assert {r["driver"]["name"] for r in found} == {"udp", "zeromq", "cyclonedds", "fastdds"}
+    assert len(found) == 8 and all(r["status"] == "ok" for r in found)
+    for record in found:
+        network = record["network"]
+        assert network["kind"] == "emulated"
+        assert {h: network["hosts"][h]["address"] for h in ("a", "b")} == {
+            "a": "198.18.0.1",
+            "b": "198.18.0.2",
+        }
+        commands = {p["name"]: p["argv"] for p in record["processes"]}
+        # Each node ran inside its host's namespace, told its address and its peer.
+        assert commands["ping"][:4] == ["ip", "netns", "exec", network["hosts"]["a"]["namespace"]]
+        assert commands["pong"][:4] == ["ip", "netns", "exec", network["hosts"]["b"]["namespace"]]
+        ping_argv = commands["ping"]
+        assert ping_argv[ping_argv.index("--address") + 1] == "198.18.0.1"
+        assert ping_argv[ping_argv.index("--peer") + 1] == "198.18.0.2"
+
+
+def test_a_shaped_link_is_recorded_with_its_mechanisms_and_obeyed(swept):
+    _, out = swept
+    shaped = [r for r in records(out) if r["network"]["hosts"]["a"]["link"]]
+    assert len(shaped) == 4
+    for record in shaped:
+        for host in ("a", "b"):
+            entry = record["network"]["hosts"][host]
+            assert entry["link"] == {"rate_bps": 100_000_000, "delay_us": 500}
+            assert set(entry["applied"]) == {"rate", "delay"}
+        # Each way crosses a's link and b's, 500 us each: no round trip under 2 ms.
+        assert record["stats"]["ping"]["rtt"]["min"] >= 2_000_000, record["stats"]["ping"]["rtt"]
+
+
+def test_the_report_names_the_link(swept):
+    _, out = swept
+    report = subprocess.run(
+        [str(LAUNCHER), "report", str(out)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
+    assert report.returncode == 0, report.stderr
+    assert "cyclonedds 1 KiB hosts=a(100mbit,500us)+b(100mbit,500us)" in report.stdout
+    assert "zeromq 1 KiB hosts=a+b" in report.stdout
+
+
+def test_sigkill_of_psbench_mid_run_leaves_no_namespace(tmp_path):
+    out = tmp_path / "results"
+    experiment = tmp_path / "long.yaml"
+    experiment.write_text(
+        "name: long\n"
+        "defaults: {kind: ping, driver: zeromq, duration: 60, rate: 100,\n"
+        "           hosts: {a: {delay: 1ms}, b: {}}, place: {ping: a, pong: b}}\n"
+    )
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "run", str(experiment), "-o", str(out)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=cli_env(tmp_path),
+        start_new_session=True,
+    )
+    try:
+        end = time.monotonic() + 60
+        namespaces = []
+        while not namespaces:
+            assert proc.poll() is None and time.monotonic() < end, "the run did not start"
+            for record in records(out) if out.exists() else []:
+                if record.get("status") == "running" and record.get("network"):
+                    namespaces = [h["namespace"] for h in record["network"]["hosts"].values()]
+            time.sleep(0.1)
+        assert set(namespaces) <= netns.existing()
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    end = time.monotonic() + 5
+    while set(namespaces) & netns.existing() and time.monotonic() < end:
+        time.sleep(0.1)
+    assert set(namespaces) & netns.existing() == set()
