@@ -16,9 +16,9 @@ of their own, so it runs once.
 
 A test runs such a driver when the driver's name is in its id (a parameter), its module's
 name (tests/test_driver_<name>.py), its fixtures' names, its own source or a module-level
-value its code refers to (an experiment held in a constant); a test that runs one without
-naming it anywhere (every driver of an experiment file) says so with
-@pytest.mark.host_wide.
+value its code refers to (an experiment held in a constant); a test parametrized by driver
+runs only the drivers its parameters name. A test that runs one without naming it anywhere
+(every driver of an experiment file) says so with @pytest.mark.host_wide.
 """
 
 import inspect
@@ -77,14 +77,22 @@ def _text(item) -> str:
     return " ".join(parts)
 
 
+def _words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9_]+", text)) | set(re.findall(r"[a-z0-9]+", text))
+
+
 def runs_host_wide(item, drivers: dict[str, set[str] | None]) -> bool:
     if item.get_closest_marker("host_wide"):
         return True
-    text = _text(item)
-    words = set(re.findall(r"[a-z0-9_]+", text)) | set(re.findall(r"[a-z0-9]+", text))
+    words = _words(_text(item))
+    # A test parametrized by driver runs the driver its parameter names, whatever other
+    # drivers its source lists (the parameter list itself, say).
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    named = {v for v in params.values() if isinstance(v, str) and v in manifests.driver_names()}
     module = item.module.__name__ if item.module else ""
     return any(
-        (name in words or module == f"test_driver_{name}") and (needs is None or needs & words)
+        (name in (named or words) or module == f"test_driver_{name}")
+        and (needs is None or needs & words)
         for name, needs in drivers.items()
     )
 

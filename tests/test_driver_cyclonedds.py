@@ -310,7 +310,7 @@ def test_listener_errors_become_the_runs_warning(node, driver_libs, cyclonedds, 
         )
 
     # The sub sees no valid message, so no end marker either: its --timeout ends it (exit 3).
-    sub = start("--role", "sub", "--size", "256", "--notify", "listener", "--timeout", "10")
+    sub = start("--role", "sub", "--size", "256", "--notify", "listener", "--timeout", "5")
     pub = start(
         "--role", "pub", "--size", "1024", "--count", "50", "--rate", "100", "--timeout", "30"
     )

@@ -24,6 +24,10 @@ def records(results: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted(results.rglob("run.json"))]
 
 
+# The sweep (8 runs, about 25 s): make test-long (CI runs it too).
+SWEEP = pytest.mark.long
+
+
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     out = tmp_path_factory.mktemp("two-hosts") / "results"
@@ -38,6 +42,7 @@ def swept(tmp_path_factory):
     return proc, out
 
 
+@SWEEP
 def test_every_driver_that_crosses_hosts_runs_between_two_hosts(swept):
     proc, out = swept
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -60,6 +65,7 @@ def test_every_driver_that_crosses_hosts_runs_between_two_hosts(swept):
         assert ping_argv[ping_argv.index("--peer") + 1] == "198.18.0.2"
 
 
+@SWEEP
 def test_a_shaped_link_is_recorded_with_its_mechanisms_and_obeyed(swept):
     _, out = swept
     shaped = [r for r in records(out) if r["network"]["hosts"]["a"]["link"]]
@@ -73,6 +79,7 @@ def test_a_shaped_link_is_recorded_with_its_mechanisms_and_obeyed(swept):
         assert record["stats"]["ping"]["rtt"]["min"] >= 2_000_000, record["stats"]["ping"]["rtt"]
 
 
+@SWEEP
 def test_the_report_names_the_link(swept):
     _, out = swept
     report = subprocess.run(
