@@ -575,9 +575,9 @@ void write_n(Side &w, uint64_t n) {
 // unkeyed topic room for max_samples = 5000 (the 400 per instance apply to keyed
 // topics only): of 5450 written to a reader that takes nothing, 450 are rejected
 // (SAMPLE_REJECTED counts them, each time they are offered) and stay unacknowledged, so drain times
-// out. Fast DDS 2.9.1 then never repairs them: after the reader took its 5000, nothing more
-// arrives, and the writer never drains. This pins that vendor defect (docs/dds.md); psbench's
-// inter-process runs repair the same rejections (see the reader-child tests below).
+// out. Fast DDS 2.9.1 then almost never repairs them: after the reader took its 5000, nothing
+// more arrives, and the writer never drains (docs/dds.md); psbench's inter-process runs repair
+// the same rejections (see the reader-child tests below).
 TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   Cfg cfg;
   cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
@@ -587,15 +587,19 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   write_n(w, 5450);
   EXPECT_EQ(fastdds().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
   for (uint64_t i = 0; i < 5000; ++i) ASSERT_EQ(next_seq(r.reader), i);
-  const void *data;
-  size_t len;
-  EXPECT_EQ(fastdds().take(r.reader, 5 * kSecond, &data, &len, &r.err), 0);  // > 1 heartbeat
-  EXPECT_EQ(fastdds().drain(w.writer, kSecond, &w.err), 0) << w.err.message;
+  // Nearly always nothing more arrives within 5 s (> 1 heartbeat); on a loaded machine a
+  // repair was once seen to deliver the rejected ones after all. Either way what comes
+  // comes in order, once, and the writer drains exactly when all 450 came.
+  uint64_t more = 0;
+  for (auto m = take_one(r.reader, 5 * kSecond); m.size() >= 8; m = take_one(r.reader, kSecond))
+    ASSERT_EQ(seq_of(m.data()), 5000 + more++);
+  EXPECT_LE(more, 450u);
+  EXPECT_EQ(fastdds().drain(w.writer, kSecond, &w.err), more == 450 ? 1 : 0) << w.err.message;
   // 450 for each time they were offered: once written, and again for every repair the
   // writer attempted while the reader was still full (seen: 450 and 900).
   const uint64_t rejected = counters_of(r.reader).at("sample_rejected");
   EXPECT_GE(rejected, 450u);
-  EXPECT_EQ(rejected % 450, 0u) << rejected;
+  if (more == 0) EXPECT_EQ(rejected % 450, 0u) << rejected;
 }
 
 TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {
