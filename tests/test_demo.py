@@ -20,6 +20,7 @@ def demo_store(results):
 
 
 @pytest.mark.host_wide  # every driver of experiments/quickstart.yaml
+@pytest.mark.long  # about 22 s, every driver: make test-long (CI runs it too)
 def test_demo_runs_every_driver_of_the_quickstart_experiment(driver_libs, results):
     proc = run_cli(["demo", "--count", "300"], results, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
