@@ -109,3 +109,21 @@ def test_a_driver_on_one_host_is_refused_at_validation_on_the_hosts_line(node, t
     )
     assert out.returncode == 2, out.stdout
     assert "lab.yaml:5: defaults.hosts: shm: a run across hosts is not supported" in out.stderr
+
+
+def test_the_exclude_rule_a_refusal_suggests_for_hosts_can_be_pasted(node, tmp_path):
+    text = (
+        "name: lab\n"
+        "defaults: {kind: ping, place: {ping: a, pong: b}}\n"
+        "matrix:\n"
+        "  driver: [shm, zeromq]\n"
+        "  hosts:\n"
+        "    - {a: {}, b: {rate: 1mbit}}\n"
+    )
+    out = dry_run(tmp_path, text)
+    assert out.returncode == 2
+    rule = out.stderr.split("to leave these runs out: exclude: ")[1].splitlines()[0]
+    assert rule == "[{driver: shm, hosts: {a: {}, b: {rate: 1mbit}}}]"
+    again = dry_run(tmp_path, text + f"exclude: {rule}\n")
+    assert again.returncode == 0, again.stderr
+    assert "zeromq" in again.stdout and "shm-" not in again.stdout

@@ -43,6 +43,17 @@ class DriverCatalog:
         return self._described[library]
 
 
+def _flow(value) -> str:
+    """A value as an experiment file writes it (YAML flow style): true, {a: {}, b: {rate: 1mbit}}."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_flow(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return str(value)
+
+
 class _Checker:
     def __init__(self, file: str, problems: ProblemList, catalog: DriverCatalog):
         self.file = file
@@ -54,9 +65,7 @@ class _Checker:
         # A combination the matrix produces is best left out with an exclude rule.
         from_matrix = assign.where.startswith("matrix") or driver.where.startswith("matrix")
         if run.source == "matrix" and from_matrix and assign.key != "driver":
-            value = (
-                assign.value if not isinstance(assign.value, bool) else str(assign.value).lower()
-            )
+            value = _flow(assign.value)
             message += (
                 f"; to leave these runs out: exclude: [{{driver: {driver.value}, "
                 f"{assign.key}: {value}}}]"
