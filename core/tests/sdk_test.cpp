@@ -1091,3 +1091,24 @@ TEST(SdkPerProcess, ThreadsShareOne) {
 }
 
 }  // namespace
+
+TEST(SdkRefusals, RunSettingsRefuseAnAddressThatIsNotIPv4) {
+  TestRun run;
+  const char *const peers[] = {"198.18.0.2", "robot1", nullptr};
+  run.cfg.local_address = "198.18.0.1";
+  run.cfg.peer_addresses = peers;
+  Refusals refused;
+  psb::sdk::RunSettings s;
+  s.keep(run.cfg, refused, "it names the topics");
+  EXPECT_EQ(s.peer_addresses, (std::vector<std::string>{"198.18.0.2", "robot1"}));
+  ASSERT_EQ(refused.all().size(), 1u);
+  EXPECT_EQ(refused.all()[0].setting, "hosts");
+  EXPECT_EQ(refused.all()[0].reason,
+            "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 ('robot1' "
+            "is not)");
+  const char *const good[] = {"198.18.0.2", nullptr};
+  run.cfg.peer_addresses = good;
+  Refusals none;
+  s.keep(run.cfg, none, "it names the topics");
+  EXPECT_TRUE(none.empty());
+}

@@ -154,11 +154,6 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
     refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
 }
 
-inline bool is_ipv4(const std::string &text) {
-  in_addr a;
-  return inet_pton(AF_INET, text.c_str(), &a) == 1;
-}
-
 // A run across hosts (local_address set): udp and multicast move to the interface of
 // local_address (context.h, across_hosts); shm does not cross hosts; config is the
 // user's, who chose the interfaces in it. The addresses go into Cyclone's XML, so
@@ -169,10 +164,6 @@ inline void check_hosts(psb::sdk::Refusals &refuse, const Settings &s) {
     refuse.add("hosts",
                "transport shm does not cross hosts (iceoryx shared memory is on one host); "
                "use --transport udp or multicast for a run across hosts");
-  bool valid = is_ipv4(s.local_address);
-  for (const std::string &peer : s.peer_addresses) valid = valid && is_ipv4(peer);
-  if (!valid)
-    refuse.add("hosts", "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2");
 }
 
 }  // namespace detail

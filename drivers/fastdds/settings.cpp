@@ -126,11 +126,6 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
                q.history_depth, INT32_MAX);
 }
 
-bool is_ipv4(const std::string &text) {
-  in_addr a;
-  return inet_pton(AF_INET, text.c_str(), &a) == 1;
-}
-
 // A run across hosts (local_address set): builtin, udp and multicast move to the
 // interface of local_address (transports.cpp); shm does not cross hosts; config is the
 // user's, who chose the interfaces in the XML.
@@ -140,10 +135,6 @@ void check_hosts(const Settings &s, psb::sdk::Refusals &refuse) {
     refuse.add("hosts",
                "transport shm does not cross hosts (Fast DDS's shared memory is on one "
                "host); use --transport builtin, udp or multicast for a run across hosts");
-  bool valid = is_ipv4(s.local_address);
-  for (const std::string &peer : s.peer_addresses) valid = valid && is_ipv4(peer);
-  if (!valid)
-    refuse.add("hosts", "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2");
 }
 
 }  // namespace

@@ -150,12 +150,7 @@ inline void parse_hosts(const psb_config &cfg, psb::sdk::Refusals &refuse, const
                                              : "sockets of one process");
     return;
   }
-  in_addr a{};
-  if (inet_pton(AF_INET, cfg.local_address, &a) != 1)
-    refuse.add("hosts", "local address '%s' is not an IPv4 address", cfg.local_address);
-  for (const std::string &peer : s.peer_addresses)
-    if (inet_pton(AF_INET, peer.c_str(), &a) != 1)
-      refuse.add("hosts", "peer address '%s' is not an IPv4 address", peer.c_str());
+  // Not IPv4: refused by the SDK (RunSettings::keep).
   if (s.peer_addresses.empty())
     refuse.add("hosts",
                "transport tcp across hosts connects to the run's other hosts, and none was "

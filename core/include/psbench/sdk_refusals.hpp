@@ -25,6 +25,8 @@
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
+#include <arpa/inet.h>
+
 #include <cerrno>
 #include <cstdarg>
 #include <cstdint>
@@ -186,6 +188,21 @@ struct RunSettings {
     peer_addresses.clear();
     for (const char *const *p = cfg.peer_addresses; p != nullptr && *p != nullptr; ++p)
       peer_addresses.emplace_back(*p);
+    // They go into sockets and vendor XML: only dotted IPv4 (the node lets no other through;
+    // a direct caller is told).
+    if (local_address.empty()) return;
+    auto ipv4 = [](const std::string &a) {
+      in_addr parsed{};
+      return inet_pton(AF_INET, a.c_str(), &parsed) == 1;
+    };
+    std::string bad = ipv4(local_address) ? "" : local_address;
+    for (const std::string &peer : peer_addresses)
+      if (bad.empty() && !ipv4(peer)) bad = peer;
+    if (!bad.empty())
+      refusals.add("hosts",
+                   "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 "
+                   "('%s' is not)",
+                   bad.c_str());
   }
 };
 
