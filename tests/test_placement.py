@@ -46,6 +46,63 @@ def test_each_node_gets_its_hosts_address_and_the_other_used_hosts_as_peers():
     assert placement.node_args(spec(kind="ping"), s.processes()[0]) == []
 
 
+def test_peers_are_the_hosts_a_process_talks_to_its_own_included():
+    # Found with zeromq: a subscriber beside its publisher was given only the other
+    # host, connected there alone and never matched.
+    s = spec(
+        kind="pubsub",
+        subscribers=3,
+        hosts={"a": {}, "b": {}, "c": {}},
+        place={"pub": "a", "sub-1": "a", "sub-2": "b", "sub-3": "b"},
+    )
+    peers = {
+        p.name: [v for k, v in zip(args, args[1:]) if k == "--peer"]
+        for p in s.processes()
+        for args in [placement.node_args(s, p)]
+    }
+    # Subscribers look for their publisher only (never each other); the publisher sends
+    # to every host with a subscriber; an unused host is nobody's peer.
+    assert peers == {
+        "sub-1": ["198.18.0.1"],
+        "sub-2": ["198.18.0.1"],
+        "sub-3": ["198.18.0.1"],
+        "pub": ["198.18.0.1", "198.18.0.2"],
+    }
+    # The echo goes back from the first subscriber to the first publisher; two
+    # publishers of one topic do not talk to each other.
+    s2 = spec(
+        kind="pubsub",
+        publishers=2,
+        echo_every=10,
+        hosts={"a": {}, "b": {}, "c": {}},
+        place={"sub": "a", "pub-1": "b", "pub-2": "c"},
+    )
+    talks = {
+        (a.name, b.name)
+        for a in s2.processes()
+        for b in s2.processes()
+        if a is not b and placement.talks_to(a, b)
+    }
+    assert talks == {("sub", "pub-1"), ("pub-1", "sub"), ("sub", "pub-2"), ("pub-2", "sub")}
+    # pub -> relay -> sub: the ends talk to the relay only.
+    s3 = spec(
+        kind="pubsub",
+        relays=1,
+        hosts={"a": {}, "b": {}, "c": {}},
+        place={"pub": "a", "relay": "b", "sub": "c"},
+    )
+    args = {p.name: placement.node_args(s3, p) for p in s3.processes()}
+    assert args["sub"] == ["--address", "198.18.0.3", "--peer", "198.18.0.2"]
+    assert args["relay"] == [
+        "--address",
+        "198.18.0.2",
+        "--peer",
+        "198.18.0.1",
+        "--peer",
+        "198.18.0.3",
+    ]
+
+
 @pytest.mark.parametrize(
     "kw,message",
     [

@@ -123,3 +123,56 @@ def test_sigkill_of_psbench_mid_run_leaves_no_namespace(tmp_path):
     while set(namespaces) & netns.existing() and time.monotonic() < end:
         time.sleep(0.1)
     assert set(namespaces) & netns.existing() == set()
+
+
+@pytest.mark.parametrize("driver,transport", [("zeromq", "tcp"), ("cyclonedds", "udp")])
+def test_a_subscriber_beside_its_publisher_and_one_across_both_get_every_message(
+    tmp_path, driver, transport
+):
+    # zeromq's sub-1 was once given only the other host as its peer, looked for its
+    # publisher there alone and never matched.
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [
+            str(LAUNCHER),
+            "pubsub",
+            "--driver",
+            driver,
+            "--transport",
+            transport,
+            "--size",
+            "64",
+            "--count",
+            "200",
+            "--rate",
+            "1000",
+            "--subscribers",
+            "2",
+            "--host",
+            "a",
+            "--host",
+            "b",
+            "--place",
+            "pub=a",
+            "--place",
+            "sub-1=a",
+            "--place",
+            "sub-2=b",
+            "--results",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+        env=cli_env(tmp_path),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (run,) = [p.parent for p in out.rglob("run.json")]
+    for sub in ("sub-1", "sub-2"):
+        counts = json.loads((run / f"{sub}.json").read_text())["counts"]
+        assert counts["sent"] == 200 and counts["received"] + counts["lost"] == 200, counts
+        assert counts["received"] > 0 and counts["corrupted"] == 0, counts
+    network = json.loads((run / "run.json").read_text())["network"]
+    assert set(network["hosts"]) == {"a", "b"}

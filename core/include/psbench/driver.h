@@ -111,8 +111,9 @@ typedef struct psb_config {
   uint32_t intra_process;
   /* Where the run's hosts are (ABI version 6). local_address: this node's IPv4 address
    * on the run's network, or NULL when every role of the run is on this host (keep to
-   * loopback). peer_addresses: the addresses of the run's other hosts, NULL-terminated
-   * (an empty list when none); NULL when local_address is. Bind to, or select the
+   * loopback). peer_addresses: the hosts of the processes this one exchanges messages
+   * with, local_address among them when one is on this host; NULL-terminated (an empty
+   * list when none); NULL when local_address is. Bind to, or select the
    * interface of, local_address; reach peers at peer_addresses (a middleware with
    * discovery needs only the interface; a broker's address comes in its option). */
   const char *local_address;

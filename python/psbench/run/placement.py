@@ -26,17 +26,40 @@ def addresses(spec) -> dict[str, str]:
     return {name: address_of(i) for i, name in enumerate(spec.hosts)}
 
 
+def flows(plan) -> tuple[set[str], set[str]]:
+    """What a node process reads and writes (topics by their meaning, not the node's
+    wire names): ping and pong; a subscriber its topic (and the echo when it echoes), a
+    publisher the reverse; the relay between them."""
+    role, data = plan.roles[0], plan.topic or "data"
+    echo = {"echo:" + data} if plan.echo else set()
+    return {
+        "ping": ({"pong"}, {"ping"}),
+        "pong": ({"ping"}, {"pong"}),
+        "relay": ({"data"}, {"data_relay"}),
+        "sub": ({data}, echo),
+        "pub": (echo, {data}),
+    }[role]
+
+
+def talks_to(a, b) -> bool:
+    """Whether one of the processes writes what the other reads."""
+    (a_reads, a_writes), (b_reads, b_writes) = flows(a), flows(b)
+    return bool(a_writes & b_reads or b_writes & a_reads)
+
+
 def node_args(spec, plan) -> list[str]:
-    """--address (the process's host) and --peer for each other host of the run that
-    has a process; nothing without hosts."""
+    """--address (the process's host) and --peer for each host of a process it talks to,
+    its own host included when one is there (a subscriber beside its publisher); nothing
+    without hosts. Only those: a unicast writer sends each message to every peer, and a
+    reader looks for its writer at every peer."""
     own = host_of(spec, plan)
     where = addresses(spec)
     if own not in where:
         return []  # no hosts, or a place problem() reports
-    used = {host_of(spec, p) for p in spec.processes()}
+    used = {host_of(spec, p) for p in spec.processes() if p.name != plan.name and talks_to(plan, p)}
     args = ["--address", where[own]]
     for host in spec.hosts:
-        if host != own and host in used:
+        if host in used:
             args += ["--peer", where[host]]
     return args
 
