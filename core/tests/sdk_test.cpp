@@ -1112,3 +1112,39 @@ TEST(SdkRefusals, RunSettingsRefuseAnAddressThatIsNotIPv4) {
   s.keep(run.cfg, none, "it names the topics");
   EXPECT_TRUE(none.empty());
 }
+
+TEST(SdkCaps, HostTransportsRefuseTheOthersAcrossHostsOnly) {
+  static const char *const transports[] = {"shm", "udp", "config", nullptr};
+  static const char *const crossing[] = {"udp", "config", nullptr};
+  const psb_capabilities caps{.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+                              .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
+                              .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
+                              .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+                              .transports = transports,
+                              .option_keys = nullptr,
+                              .max_payload = 1024,
+                              .readers_per_topic = 0,
+                              .writers_per_topic = 0,
+                              .crosses_hosts = 1};
+  auto refused = [&](const char *transport, const char *local) {
+    TestRun run;
+    run.cfg.transport = transport;
+    run.cfg.local_address = local;
+    Refusals found;
+    psb::sdk::refuse_outside_caps(caps, run.cfg, found, crossing);
+    std::string text;
+    for (const auto &r : found.all()) text += r.setting + ": " + r.reason;
+    return text;
+  };
+  const std::string shm_across =
+      "hosts: transport shm does not cross hosts; across hosts use --transport udp or config";
+  EXPECT_EQ(refused("shm", "198.18.0.1"), shm_across);
+  EXPECT_EQ(refused("default", "198.18.0.1"), shm_across);  // the first transport is shm
+  EXPECT_EQ(refused(nullptr, "198.18.0.1"), shm_across);
+  EXPECT_EQ(refused("udp", "198.18.0.1"), "");
+  EXPECT_EQ(refused("config", "198.18.0.1"), "");
+  EXPECT_EQ(refused("shm", nullptr), "");  // on one host every transport is fine
+  // A transport not offered at all is refused as such, not as one that stays on a host.
+  EXPECT_EQ(refused("tcp", "198.18.0.1"),
+            "transport: transport 'tcp' is not supported; this driver supports shm|udp|config");
+}

@@ -32,7 +32,9 @@ struct Cyclone {
       .max_payload = kMaxPayload,
       .readers_per_topic = 0,  // no limit
       .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 1};     // udp and multicast (and config); shm refuses
+      .crosses_hosts = 1};     // on host_transports
+  // On the interface of --address (context.h, across_hosts); config as the user wrote it.
+  static constexpr const char *host_transports[] = {"udp", "multicast", "config", nullptr};
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbcyc::Context;

@@ -533,8 +533,8 @@ TEST(CycloneddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
     cfg.transport = "shm";
     cfg.c.local_address = "198.18.0.1";
     cfg.c.peer_addresses = peers;
-    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts (iceoryx shared memory is "
-                                "on one host); use --transport udp or multicast"),
+    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts; across hosts use "
+                                "--transport udp, multicast or config"),
               std::string::npos)
         << refusal(cfg);
   }

@@ -154,18 +154,6 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
     refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
 }
 
-// A run across hosts (local_address set): udp and multicast move to the interface of
-// local_address (context.h, across_hosts); shm does not cross hosts; config is the
-// user's, who chose the interfaces in it. The addresses go into Cyclone's XML, so
-// anything but a dotted IPv4 address is refused (the node lets no other through).
-inline void check_hosts(psb::sdk::Refusals &refuse, const Settings &s) {
-  if (s.local_address.empty()) return;
-  if (s.transport == Transport::shm)
-    refuse.add("hosts",
-               "transport shm does not cross hosts (iceoryx shared memory is on one host); "
-               "use --transport udp or multicast for a run across hosts");
-}
-
 }  // namespace detail
 
 // Validates cfg, recording every refusal (check() and open(), which throws them).
@@ -183,7 +171,6 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
         "joiner its history through the reliable protocol only, so a best-effort reader in another "
         "process would get none");
   if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
-  detail::check_hosts(refuse, s);
   return s;
 }
 

@@ -32,6 +32,9 @@ struct FastDds {
            psb::sdk::library_file(symbol, "unknown") + "), Fast CDR " + FASTCDR_VERSION_STR;
   }
   static psb_capabilities capabilities();
+  // On the interface of --address (transports.cpp); config as the user wrote it.
+  static constexpr const char *host_transports[] = {"builtin", "udp", "multicast", "config",
+                                                    nullptr};
   // What the machine must allow (transports.h) is judged once the rest holds.
   static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     const Settings s = parse_settings(cfg, refuse);
@@ -61,7 +64,7 @@ psb_capabilities FastDds::capabilities() {
           .max_payload = kMaxPayload,
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // builtin, udp, multicast (and config); shm refuses
+          .crosses_hosts = 1};     // on host_transports
 }
 
 }  // namespace

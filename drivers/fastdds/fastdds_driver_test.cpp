@@ -477,8 +477,8 @@ TEST(FastddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
     cfg.transport = "shm";
     cfg.c.local_address = "198.18.0.1";
     cfg.c.peer_addresses = peers;
-    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts (Fast DDS's shared memory "
-                                "is on one host); use --transport builtin, udp or multicast"),
+    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts; across hosts use "
+                                "--transport builtin, udp, multicast or config"),
               std::string::npos)
         << refusal(cfg);
   }

@@ -126,17 +126,6 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
                q.history_depth, INT32_MAX);
 }
 
-// A run across hosts (local_address set): builtin, udp and multicast move to the
-// interface of local_address (transports.cpp); shm does not cross hosts; config is the
-// user's, who chose the interfaces in the XML.
-void check_hosts(const Settings &s, psb::sdk::Refusals &refuse) {
-  if (s.local_address.empty()) return;
-  if (s.transport == Transport::shm)
-    refuse.add("hosts",
-               "transport shm does not cross hosts (Fast DDS's shared memory is on one "
-               "host); use --transport builtin, udp or multicast for a run across hosts");
-}
-
 }  // namespace
 
 const char *transport_name(Transport t) {
@@ -165,7 +154,6 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   parse_options(cfg, refuse, s);
   check_transport(s, refuse);
   check_qos(s, refuse);
-  check_hosts(s, refuse);
   if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) &&
       s.type == DataType::complex && s.max_payload != kHeaderSize)
     refuse.add("size", "type complex is sized by option elements=N; use --size 32");

@@ -137,21 +137,10 @@ inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, S
                "transport ipc or tcp");
 }
 
-// Across hosts (local_address set): tcp binds the local address and connects to the
-// peers'; ipc and inproc stay on one host.
+// Across hosts (local_address set) tcp connects to the peers. Not IPv4, or ipc and inproc:
+// refused by the SDK (RunSettings::keep, host_transports).
 inline void parse_hosts(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
-  if (cfg.local_address == nullptr) return;
-  if (s.transport != Transport::tcp) {
-    refuse.add("hosts",
-               "transport '%s' connects %s only, and this run is across hosts; use --transport "
-               "tcp (binds --address, connects to every --peer)",
-               transport_name(s.transport),
-               s.transport == Transport::ipc ? "processes of one host (a Unix socket file)"
-                                             : "sockets of one process");
-    return;
-  }
-  // Not IPv4: refused by the SDK (RunSettings::keep).
-  if (s.peer_addresses.empty())
+  if (cfg.local_address != nullptr && s.transport == Transport::tcp && s.peer_addresses.empty())
     refuse.add("hosts",
                "transport tcp across hosts connects to the run's other hosts, and none was "
                "given: give each one's address with --peer ADDRESS");

@@ -33,7 +33,9 @@ struct Zeromq {
       .max_payload = kMaxPayload,
       .readers_per_topic = 0,
       .writers_per_topic = 1,  // the writer binds the topic's endpoint; a SUB connects to one
-      .crosses_hosts = 1};     // tcp: binds --address, connects to every --peer
+      .crosses_hosts = 1};     // on host_transports
+  // Binds --address, connects to every --peer.
+  static constexpr const char *host_transports[] = {"tcp", nullptr};
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // No flush(): every write goes out at once. No drain(): ZeroMQ cannot tell when a

@@ -20,6 +20,9 @@
 //     static std::string version();  // the middleware's version, kept by the SDK; a const
 //                                    // char * one is called each time (the driver's own)
 //     static psb_capabilities capabilities();   // or a static constexpr psb_capabilities
+//     static constexpr const char *host_transports[] = {"udp", nullptr};
+//                     // optional, with caps.crosses_hosts: the transports that cross
+//                     // hosts (the SDK refuses the others across hosts, setting "hosts")
 //     static void check(const psb_config &cfg, psb::sdk::Refusals &refusals);
 //                     // optional; refusals.add(setting, fmt, ...) for each problem
 //     class Context;  // Context(const psb_config &)                             -> open/close
@@ -569,6 +572,13 @@ struct Adapter {
   static Writer &wr(psb_writer *w) noexcept { return opened(w).endpoint; }
   static Reader &rd(psb_reader *r) noexcept { return opened(r).endpoint; }
 
+  // The driver's transports that cross hosts (when caps.crosses_hosts), or nullptr: all.
+  static constexpr const char *const *host_transports() {
+    if constexpr (requires { D::host_transports; })
+      return D::host_transports;
+    else
+      return nullptr;
+  }
   static psb_capabilities caps() {
     if constexpr (requires { D::capabilities(); })
       return D::capabilities();
@@ -584,7 +594,7 @@ struct Adapter {
     } catch (...) {
       found.add("driver", "%s", current_what());
     }
-    refuse_outside_caps(caps(), cfg, found);
+    refuse_outside_caps(caps(), cfg, found, host_transports());
     return found;
   }
   // Hands each refusal to the node as "<name>: <reason>".
@@ -623,7 +633,7 @@ struct Adapter {
     try {
       // Outside the capabilities: refused with check()'s reasons, which say why.
       Refusals outside;
-      refuse_outside_caps(caps(), *cfg, outside);
+      refuse_outside_caps(caps(), *cfg, outside, host_transports());
       if (!outside.empty()) refusals(*cfg).raise();
       return reinterpret_cast<psb_context *>(new Box(*cfg));
     } catch (...) {

@@ -225,16 +225,28 @@ inline int index_in(const char *name, const char *const *names) noexcept {
   return -1;
 }
 
+// The names of a NULL-terminated list joined by sep ("udp|shm"; with " or " the last two
+// are joined by it and the others by ", ").
+inline std::string listed(const char *const *names, const char *sep) {
+  std::string text;
+  const bool prose = std::strcmp(sep, " or ") == 0;
+  for (const char *const *n = names; *n != nullptr; ++n)
+    text += (n == names ? "" : prose && n[1] != nullptr ? ", " : sep) + std::string(*n);
+  return text;
+}
+
 // Refuses what caps leave out, each setting only when nothing refused it yet (call it after
 // the driver's own rules, whose reasons say why): a reliability, durability, history or
 // notify outside its set or not one psb_* value, history keep_last with a depth of 0, and
 // a transport not in caps.transports (NULL and "default" pass: the first), a run across
-// hosts (local_address set) without caps.crosses_hosts. Each as the node
+// hosts (local_address set) without caps.crosses_hosts, or (host_transports given: the
+// driver's transports that cross hosts) on a transport that does not. Each as the node
 // words it: "reliability 'reliable' is not supported; this driver supports best_effort".
 // The node refuses these itself; a direct caller of check() is told as well. The SDK calls
 // it for every driver: check() leaves out what is only a capability.
 inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &cfg,
-                                Refusals &refusals) {
+                                Refusals &refusals,
+                                const char *const *host_transports = nullptr) {
   struct Named {
     uint32_t bit;
     const char *name;
@@ -267,12 +279,19 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
     refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   const char *const none[] = {nullptr};
   const char *const *transports = caps.transports != nullptr ? caps.transports : none;
+  if (cfg.local_address != nullptr && caps.crosses_hosts && host_transports != nullptr &&
+      !refusals.has("hosts")) {
+    const char *chosen = cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0
+                             ? transports[0]
+                             : cfg.transport;
+    if (index_in(chosen, transports) >= 0 && index_in(chosen, host_transports) < 0)
+      refusals.add("hosts", "transport %s does not cross hosts; across hosts use --transport %s",
+                   chosen, listed(host_transports, " or ").c_str());
+  }
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0 ||
       index_in(cfg.transport, transports) >= 0 || refusals.has("transport"))
     return;
-  std::string supported;
-  for (const char *const *t = transports; *t != nullptr; ++t)
-    supported += (supported.empty() ? "" : "|") + std::string(*t);
+  const std::string supported = listed(transports, "|");
   refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
                cfg.transport, supported.empty() ? "(none)" : supported.c_str());
 }
