@@ -96,8 +96,8 @@ void parse_fault(const psb::sdk::Options &options, Refusals &refuse, Settings &s
                "option fault needs fault_after=N (N >= 1 writes before the fault)");
 }
 
-// Where readers bind and writers send. Across hosts (local_address set, IPv4: refused by
-// RunSettings::keep otherwise) unicast binds the local address and sends to every peer.
+// Where readers bind and writers send. Across hosts (local_address set; not IPv4, or
+// loopback: refused by the SDK) unicast binds the local address and sends to every peer.
 void parse_addresses(const psb_config &cfg, const psb::sdk::Options &options, Refusals &refuse,
                      Settings &s) {
   const char *peer = options.find("peer"), *bind_to = options.find("bind");
@@ -119,10 +119,6 @@ void parse_addresses(const psb_config &cfg, const psb::sdk::Options &options, Re
       s.multicast_if = local;
       return;
     }
-    if (hosts)
-      refuse.add("hosts",
-                 "transport 'loopback' keeps a run on one host (127.x.y.z); across hosts use "
-                 "--transport unicast (sends to every --peer) or --transport multicast");
     s.bind_addr = loopback_address(s.run_id);
     s.peers = {s.bind_addr};
     return;
@@ -248,7 +244,9 @@ struct Udp {
                                // transport's)
       .writers_per_topic = 0,  // any number of senders; fragmented messages of up to
                                // UDP_ASSEMBLIES writers at once are each assembled on their own
-      .crosses_hosts = 1};     // unicast and multicast; loopback refuses
+      .crosses_hosts = 1};     // on host_transports
+  // unicast sends to every --peer, multicast to a group on the interface of --address.
+  static constexpr const char *host_transports[] = {"unicast", "multicast", nullptr};
   static void check(const psb_config &cfg, Refusals &refuse) { parse_settings(cfg, refuse); }
 
   struct Context : Settings {

@@ -245,8 +245,7 @@ inline std::string listed(const char *const *names, const char *sep) {
 // The node refuses these itself; a direct caller of check() is told as well. The SDK calls
 // it for every driver: check() leaves out what is only a capability.
 inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &cfg,
-                                Refusals &refusals,
-                                const char *const *host_transports = nullptr) {
+                                Refusals &refusals, const char *const *host_transports = nullptr) {
   struct Named {
     uint32_t bit;
     const char *name;
