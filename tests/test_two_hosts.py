@@ -90,12 +90,21 @@ def test_the_report_names_the_link(swept):
     assert "zeromq 1 KiB hosts=a+b" in report.stdout
 
 
-def test_sigkill_of_psbench_mid_run_leaves_no_namespace(tmp_path):
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+
+
+@pytest.mark.parametrize("driver", ["zeromq", "mqtt"])
+def test_sigkill_of_psbench_mid_run_leaves_no_namespace_or_broker(tmp_path, driver):
     out = tmp_path / "results"
     experiment = tmp_path / "long.yaml"
     experiment.write_text(
         "name: long\n"
-        "defaults: {kind: ping, driver: zeromq, duration: 60, rate: 100,\n"
+        f"defaults: {{kind: ping, driver: {driver}, duration: 60, rate: 100,\n"
         "           hosts: {a: {delay: 1ms}, b: {}}, place: {ping: a, pong: b}}\n"
     )
     proc = subprocess.Popen(
@@ -108,21 +117,53 @@ def test_sigkill_of_psbench_mid_run_leaves_no_namespace(tmp_path):
     )
     try:
         end = time.monotonic() + 60
-        namespaces = []
+        namespaces, brokers = [], []
         while not namespaces:
             assert proc.poll() is None and time.monotonic() < end, "the run did not start"
             for record in records(out) if out.exists() else []:
                 if record.get("status") == "running" and record.get("network"):
                     namespaces = [h["namespace"] for h in record["network"]["hosts"].values()]
+                    brokers = [s["pid"] for s in record.get("services") or []]
             time.sleep(0.1)
         assert set(namespaces) <= netns.existing()
+        assert len(brokers) == (driver == "mqtt") and all(alive(pid) for pid in brokers)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
     end = time.monotonic() + 5
-    while set(namespaces) & netns.existing() and time.monotonic() < end:
+    while (set(namespaces) & netns.existing() or any(map(alive, brokers))) and (
+        time.monotonic() < end
+    ):
         time.sleep(0.1)
     assert set(namespaces) & netns.existing() == set()
+    assert not any(map(alive, brokers)), brokers
+
+
+@pytest.mark.parametrize("driver", ["mqtt", "nats", "redis"])
+def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp_path, driver):
+    # ping on a, pong on b, the broker on c behind 2 ms each way: each round trip goes
+    # through c four times (ping -> broker -> pong -> broker -> ping), at least 8 ms. A
+    # broker beside either node would make it far less.
+    out = tmp_path / "results"
+    proc = subprocess.run(
+        [str(LAUNCHER), "ping", "--driver", driver, "--size", "64", "--count", "100",
+         "--host", "a", "--host", "b", "--host", "c:delay=2ms", "--place", "ping=a",
+         "--place", "pong=b", "--place", "broker=c", "--results", str(out), "--quiet"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        cwd=REPO,
+        env=cli_env(tmp_path),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (record,) = records(out)
+    (service,) = record["services"]
+    assert service["host"] == "c" and service["address"].startswith("198.18.0.3:"), service
+    for process in record["processes"]:
+        assert f"broker={service['address']}" in process["argv"], process["argv"]
+    assert record["stats"]["ping"]["rtt"]["min"] >= 8e6, record["stats"]["ping"]["rtt"]
+    assert not alive(service["pid"]), "the broker outlived its run"
+    assert {h["namespace"] for h in record["network"]["hosts"].values()} & netns.existing() == set()
 
 
 @pytest.mark.parametrize("driver,transport", [("zeromq", "tcp"), ("cyclonedds", "udp")])

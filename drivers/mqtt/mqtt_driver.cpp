@@ -58,7 +58,7 @@ psb_capabilities Mqtt::capabilities() {
           .max_payload = kMaxPayload,
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 0};     // one host only, for now
+          .crosses_hosts = 1};     // to option broker, wherever it is
 }
 
 }  // namespace

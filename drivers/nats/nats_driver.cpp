@@ -186,7 +186,7 @@ psb_capabilities Nats::capabilities() {
           .max_payload = kMaxPayload,  // and at most the server's max_payload
           .readers_per_topic = 0,      // no limit
           .writers_per_topic = 0,      // no limit
-          .crosses_hosts = 0};         // one host only, for now
+          .crosses_hosts = 1};         // to option broker, wherever it is
 }
 
 // One connection. No flush(): send_asap=true sends every write at once; send_asap=false

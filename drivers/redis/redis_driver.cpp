@@ -116,7 +116,7 @@ psb_capabilities Redis::capabilities() {
           .max_payload = kMaxPayload,
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 0};     // one host only, for now
+          .crosses_hosts = 1};     // to option broker, wherever it is
 }
 
 }  // namespace

@@ -524,7 +524,7 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         default=[],
         metavar="ROLE=HOST",
         help="put a role on a --host, e.g. pong=b; repeatable (a role given twice spreads "
-        "its processes over both)",
+        "its processes over both); broker=HOST places the broker (default: the first host)",
     )
     parser.add_argument(
         "--pin",

@@ -2,9 +2,11 @@
 lists (never a shell string). Every command names the namespace it acts in, so nothing
 is created in, or changed of, the machine's own namespace."""
 
+import ctypes
 import os
 import signal
 import subprocess
+import threading
 
 from psbench.base.errors import UserError
 
@@ -72,3 +74,32 @@ def tc(namespace: str, *args: str) -> str:
 def exec_argv(namespace: str, argv: list[str]) -> list[str]:
     """argv run inside the namespace."""
     return ["ip", "netns", "exec", namespace, *argv]
+
+
+CLONE_NEWNET = 0x40000000
+
+
+def call_inside(name: str, fn):
+    """fn()'s result, run on a thread of this process that has entered namespace name
+    (the sockets fn makes live there; the rest of the process stays where it is)."""
+    outcome = {}
+
+    def enter_and_call():
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fd = os.open(f"/run/netns/{name}", os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                if libc.setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns into {name}")
+            finally:
+                os.close(fd)
+            outcome["value"] = fn()
+        except BaseException as exc:  # handed to the caller's thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=enter_and_call, name=f"netns-{name}")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]

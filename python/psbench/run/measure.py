@@ -16,7 +16,7 @@ from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, resources, runner
-from psbench.run.services import ServicePool, broker_options, needed
+from psbench.run.services import ServicePool, broker_options
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -322,7 +322,8 @@ def run(
     kept whatever happens; run.json records the status. services: the pool that starts
     (or reuses) the daemons the driver needs; without one they must already run.
     on_progress(label, fields): interval lines while it measures (progress_lines).
-    With hosts, the run's emulated hosts are made for it and gone after it."""
+    With hosts, the run's emulated hosts are made for it and gone after it, and so are
+    the brokers it needs, started on their host (placement.broker_host)."""
     placed = placement.problem(spec)
     if placed is not None:
         raise UserError(f"{placed[0]}: {placed[1]}" if placed[0] != "place" else placed[1], 2)
@@ -333,7 +334,11 @@ def run(
             placement.shapes(spec), watch=watcher.watch_netns, release=watcher.release_netns
         )
     with network if network is not None else nullcontext():
-        return _run(spec, parent, env, cli_argv, services, on_progress, network)
+        if network is None:
+            return _run(spec, parent, env, cli_argv, services, on_progress, network)
+        pool = ServicePool(spec.size, network=network, host=placement.broker_host(spec))
+        with pool:  # stopped before the network goes
+            return _run(spec, parent, env, cli_argv, pool, on_progress, network)
 
 
 def _run(spec, parent, env, cli_argv, services, on_progress, network) -> MeasureOutcome:
@@ -345,12 +350,6 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
-    if network is not None and needed(driver, spec.transport, spec.options):
-        raise UserError(
-            f"{driver.get('name')}: its daemon or broker would have to run on an emulated "
-            f"host, which psbench does not do yet; run it on one host (no hosts)",
-            2,
-        )
     commands = _commands(node, spec, run_id, run_dir, progress, network)
     record = {
         "format": RUN_FORMAT,

@@ -5,6 +5,8 @@ so. docs/network.md."""
 from psbench.hosts.emulated import address_of
 from psbench.hosts.links import LinkShape, parse_shape
 
+BROKER = "broker"  # place.broker: the host of the run's broker (when its driver has one)
+
 
 def host_of(spec, plan) -> str | None:
     """The host of a node process: placed by its name (sub-2), else by its role; a list
@@ -18,6 +20,13 @@ def host_of(spec, plan) -> str | None:
         index = int(number) - 1 if number.isdigit() else 0
         return where[index % len(where)]
     return where
+
+
+def broker_host(spec) -> str | None:
+    """The host a run's broker runs on: place.broker, else the first host."""
+    if not spec.hosts:
+        return None
+    return spec.place.get(BROKER, next(iter(spec.hosts)))
 
 
 def addresses(spec) -> dict[str, str]:
@@ -77,10 +86,12 @@ def problem(spec) -> tuple[str, str] | None:
     if spec.placement == "intra":
         return "placement", "one process is on one host: use placement: inter with hosts"
     names = {role for plan in spec.processes() for role in plan.roles}
-    names |= {plan.name for plan in spec.processes()}
+    names |= {plan.name for plan in spec.processes()} | {BROKER}
     for role, where in spec.place.items():
         if role not in names:
             return "place", f"place.{role}: not a role of this run; use {', '.join(sorted(names))}"
+        if role == BROKER and isinstance(where, list):
+            return "place", "place.broker: a run has one broker; give one host, e.g. broker: a"
         for host in where if isinstance(where, list) else [where]:
             if host not in spec.hosts:
                 return "place", (

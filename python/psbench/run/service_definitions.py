@@ -1,11 +1,12 @@
 """How psbench starts a daemon or broker that a driver's manifest declares
 (psbench.base.manifests): its configuration generated into the service's own folder (a
-template with {port}, {folder} and {largest_message}, or a script of the driver's that
-prints it), bound to 127.0.0.1, its command line, how to tell it is ready, and what it
-must not leave behind.
+template with {address}, {port}, {folder} and {largest_message}, or a script of the
+driver's that prints it), its command line, how to tell it is ready, and what it must not
+leave behind.
 
-A broker listens on a free port of 127.0.0.1 chosen when it starts; the node gets its
-address as the driver option `broker=127.0.0.1:PORT`.
+A broker listens on a free port chosen when it starts, at 127.0.0.1, or on a run across
+emulated hosts at its host's address (docs/network.md); the node gets that address as
+the driver option `broker=ADDRESS:PORT`.
 """
 
 import getpass
@@ -21,6 +22,9 @@ from psbench.base.errors import UserError
 
 ADDRESS_OPTION = "broker"
 CONFIG_SCRIPT_TIMEOUT_S = 30.0
+
+
+LOOPBACK = "127.0.0.1"
 
 
 @dataclass(frozen=True)
@@ -73,15 +77,17 @@ class ServiceDefinition:
     def version_argv(self) -> tuple[str, ...]:
         return tuple(a.format(executable=executable(self.name)) for a in self.spec.version_argv)
 
-    def _config_text(self, folder: Path, largest_message: int, port: int | None) -> str:
+    def _config_text(
+        self, folder: Path, largest_message: int, port: int | None, address: str
+    ) -> str:
         if self.spec.config is not None:
             return self.spec.config.lstrip("\n").format(
-                port=port, folder=folder, largest_message=largest_message
+                address=address, port=port, folder=folder, largest_message=largest_message
             )
         script = self.spec.folder / self.spec.config_script
         argv = [sys.executable, str(script), str(largest_message)]
         if port is not None:
-            argv.append(str(port))
+            argv += [str(port), address]
         out = subprocess.run(
             argv,
             capture_output=True,
@@ -96,12 +102,13 @@ class ServiceDefinition:
             )
         return out.stdout
 
-    def launch(self, folder: Path, largest_message: int) -> Launch:
-        """Writes the configuration into folder; the command line that starts it."""
+    def launch(self, folder: Path, largest_message: int, address: str = LOOPBACK) -> Launch:
+        """Writes the configuration into folder; the command line that starts it.
+        address: where a broker listens (127.0.0.1, or its emulated host's address)."""
         port = free_port() if self.broker else None
         config = folder / self.spec.config_file if self.spec.config_file else None
         if config is not None:
-            config.write_text(self._config_text(folder, largest_message, port))
+            config.write_text(self._config_text(folder, largest_message, port, address))
         argv = [
             a.format(executable=executable(self.name), config_file=config, folder=folder, port=port)
             for a in self.spec.argv

@@ -3,8 +3,9 @@ psbench for the runs that need them, reused across runs, and stopped afterwards.
 
 What each one is and how it is configured: the driver's manifest.toml, read by
 manifests.py and started as service_definitions.py says. A broker gets a generated
-configuration bound to 127.0.0.1 and a free port, and the node is told its address
-(driver option `broker`); a run that gives its own `broker` uses that one and psbench
+configuration bound to 127.0.0.1 (on a run across emulated hosts: inside its host, at
+that host's address) and a free port, and the node is told its address (driver option
+`broker`); a run that gives its own `broker` uses that one and psbench
 starts none. A service psbench started that dies during a run fails that run with the
 tail of its log, and the next run gets a fresh one. A per-host daemon already running
 (started by someone else) is used as it is and left alone, once it serves: one that is
@@ -22,9 +23,15 @@ from pathlib import Path
 from psbench.base import manifests
 from psbench.base.errors import UserError
 from psbench.base.signals import die_with_parent, signals_deferred
+from psbench.hosts import netns
 from psbench.run import keeper
 from psbench.run.drivers import running_programs
-from psbench.run.service_definitions import ADDRESS_OPTION, ServiceDefinition, definition
+from psbench.run.service_definitions import (
+    ADDRESS_OPTION,
+    LOOPBACK,
+    ServiceDefinition,
+    definition,
+)
 
 READY_TIMEOUT_S = 20.0
 STOP_TIMEOUT_S = 20.0
@@ -58,14 +65,18 @@ class RunningService:
     port: int | None = None
     version: str | None = None
     config: list[str] = field(default_factory=list)  # its argv
+    listen: str = LOOPBACK  # the address it listens at (with a port)
+    host: str | None = None  # the emulated host it runs on; None: this machine
+    namespace: str | None = None  # that host's network namespace
 
     @property
     def address(self) -> str | None:
-        return f"127.0.0.1:{self.port}" if self.port else None
+        return f"{self.listen}:{self.port}" if self.port else None
 
     def to_json(self) -> dict:
         return {
             "name": self.definition.name,
+            "host": self.host,
             "started_by_psbench": self.proc is not None,
             "pid": self.proc.pid if self.proc else None,
             "address": self.address,
@@ -84,10 +95,14 @@ class RunningService:
 @dataclass
 class ServicePool:
     """Use as a context manager around one run or a whole sweep. largest_message: the
-    largest message any of its runs sends (a service's configuration may be sized for it)."""
+    largest message any of its runs sends (a service's configuration may be sized for it).
+    network, host: a run's emulated network and the host its brokers run on (one run's
+    pool: the network goes with the run)."""
 
     largest_message: int = DEFAULT_LARGEST_MESSAGE
     services: dict[str, RunningService] = field(default_factory=dict)
+    network: object = None  # psbench.hosts.emulated.EmulatedNetwork
+    host: str | None = None
 
     def __enter__(self) -> "ServicePool":
         return self
@@ -130,17 +145,26 @@ class ServicePool:
                 f"the driver needs service {name!r}, which no driver's manifest "
                 f"declares; start it yourself, then run again"
             )
+        placed = self.network.hosts[self.host] if self.network is not None else None
+        if placed is not None and declared.per_host:
+            raise UserError(
+                f"{name} is a per-host daemon, which psbench does not start on emulated "
+                f"hosts; run this driver on one host (no hosts)",
+                2,
+            )
         if declared.per_host and _foreign_daemon_serves(declared):
             return RunningService(declared, proc=None)  # the host's own, used as it is
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
-        launch = declared.launch(folder, self.largest_message)
+        listen = placed.address if placed is not None else LOOPBACK
+        launch = declared.launch(folder, self.largest_message, listen)
+        argv = self.network.argv(self.host, launch.argv) if placed is not None else launch.argv
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
         try:
             with log.open("w") as out:
                 proc = subprocess.Popen(
-                    launch.argv,
+                    argv,
                     stdin=subprocess.DEVNULL,
                     stdout=out,
                     stderr=subprocess.STDOUT,
@@ -161,6 +185,9 @@ class ServicePool:
             port=launch.port,
             version=_version(declared),
             config=launch.argv,
+            listen=listen,
+            host=self.host if placed is not None else None,
+            namespace=placed.namespace if placed is not None else None,
         )
         try:
             _wait_ready(service)
@@ -207,9 +234,9 @@ def _version(definition: ServiceDefinition) -> str | None:
     return lines[0].strip() if lines else None
 
 
-def _accepts(port: int) -> bool:
+def _accepts(address: str, port: int) -> bool:
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+        with socket.create_connection((address, port), timeout=0.5):
             return True
     except OSError:
         return False
@@ -248,8 +275,10 @@ def _unix_socket_serves(path: str) -> bool:
 
 
 def _is_ready(service: RunningService) -> bool:
+    if service.port is not None and service.namespace is not None:
+        return netns.call_inside(service.namespace, lambda: _accepts(service.listen, service.port))
     if service.port is not None:
-        return _accepts(service.port)
+        return _accepts(service.listen, service.port)
     return service.definition.ready_line in service.log.read_text(errors="replace")
 
 
