@@ -133,9 +133,8 @@ def test_udp_multicast_fans_out_to_subscribers_in_two_hosts(libs, tmp_path):
     run_id = fresh_run_id()
     hosts = ("a", "b", "c")
     sub_args = ["--count", str(COUNT), "--barrier", "stdio", "--idle-timeout", "10"]
-    # --subscribers is left at 1: udp says one reader per topic (readers_per_topic 1, one
-    # port per topic on loopback and unicast), so the node refuses more; each subscriber
-    # here is one reader in its own host, and udp has no matched count for pub to wait on.
+    # Each subscriber here is one reader in its own host, each node told of its own
+    # (--subscribers 1); udp has no matched count for pub to wait on.
     pub_args = ["--count", str(COUNT), "--warmup", "20", "--rate", "2000", "--barrier", "none"]
     with EmulatedNetwork({h: LinkShape() for h in hosts}) as net:
         subs = {}

@@ -88,16 +88,37 @@ def test_one_subscriber_keeps_the_plain_file_names(driver_libs, results):
 
 
 def test_a_driver_with_one_reader_per_topic_refuses_several(driver_libs, results):
+    proc = pubsub(results / "shm", "shm", 2, count=50)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert (
+        "shm: --subscribers 2 is not supported; this driver has at most 1 reader(s) per topic"
+        in proc.stderr
+    )
+    # udp: one reader per topic on loopback and unicast (check() says), any on multicast.
+    proc = pubsub(results / "udp", "udp", 2, count=50)
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "udp: transport loopback delivers each datagram to one bound socket" in proc.stderr
+    assert "2 readers need --transport multicast" in proc.stderr
     for driver in ("shm", "udp"):
-        proc = pubsub(results / driver, driver, 2, count=50)
-        assert proc.returncode == 2, proc.stdout + proc.stderr
-        assert (
-            f"{driver}: --subscribers 2 is not supported; this driver has at most 1 "
-            "reader(s) per topic" in proc.stderr
-        )
         record = only_run(results / driver)
         assert record["status"] == "refused"
         assert_nothing_left(record["run_id"])
+
+
+def test_udp_multicast_is_the_fan_out_floor_every_subscriber_gets_every_sample(
+    driver_libs, results
+):
+    # Best effort: nothing resends, but on an idle loopback at 1 kHz none is lost; a loss
+    # here would be the driver's (a reader not in the group, or two sharing datagrams).
+    proc = pubsub(results, "udp", 3, "--transport", "multicast", "--rate", "1000", count=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = only_run(results)
+    run_dir = next(results.rglob("run.json")).parent
+    for name in ("sub-1", "sub-2", "sub-3"):
+        counts = json.loads((run_dir / f"{name}.json").read_text())["counts"]
+        assert counts["received"] == counts["sent"] == 300, (name, counts)
+        assert counts["duplicated"] == counts["corrupted"] == 0, (name, counts)
+    assert_nothing_left(record["run_id"])
 
 
 def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_libs, tmp_path):
@@ -108,6 +129,15 @@ def test_an_experiment_with_too_many_readers_for_the_driver_is_refused(driver_li
     proc = run_cli(["run", str(experiment), "--dry-run"], tmp_path / "results")
     assert proc.returncode == 2
     assert "matrix.subscribers: shm: --subscribers 2 is not supported" in proc.stderr
+    # A limit of one transport's (the driver's check()) is found at validation too.
+    experiment.write_text(
+        "name: bad\ndefaults: {kind: pubsub, driver: udp}\nmatrix:\n  subscribers: [1, 2]\n"
+        "  transport: [multicast, loopback]\n"
+    )
+    proc = run_cli(["run", str(experiment), "--dry-run"], tmp_path / "results")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "bad.yaml:4: matrix.subscribers: udp: transport loopback delivers" in proc.stderr
+    assert "transport multicast delivers" not in proc.stderr and "1 problem" in proc.stderr
 
 
 def test_several_subscribers_need_separate_processes(driver_libs, results):

@@ -1,5 +1,5 @@
 """experiments/two-hosts.yaml end to end: ping on emulated host a, pong on host b, for
-every driver that crosses hosts, over an unshaped link and over shaped ones; the run
+every driver that crosses hosts (a broker on a), over an unshaped link and over shaped ones; the run
 records the network, the report names the link, and a killed psbench leaves no
 namespace. Needs root (CI runs as root)."""
 
@@ -47,8 +47,11 @@ def test_every_driver_that_crosses_hosts_runs_between_two_hosts(swept):
     proc, out = swept
     assert proc.returncode == 0, proc.stdout + proc.stderr
     found = records(out)
-    assert {r["driver"]["name"] for r in found} == {"udp", "zeromq", "cyclonedds", "fastdds"}
-    assert len(found) == 8 and all(r["status"] == "ok" for r in found)
+    crossing = {"udp", "zeromq", "cyclonedds", "fastdds", "mqtt", "nats", "redis"}
+    assert {r["driver"]["name"] for r in found} == crossing
+    assert len(found) == 14 and all(r["status"] == "ok" for r in found), [
+        (r["driver"]["name"], r["status"], r["message"]) for r in found
+    ]
     for record in found:
         network = record["network"]
         assert network["kind"] == "emulated"
@@ -63,13 +66,15 @@ def test_every_driver_that_crosses_hosts_runs_between_two_hosts(swept):
         ping_argv = commands["ping"]
         assert ping_argv[ping_argv.index("--address") + 1] == "198.18.0.1"
         assert ping_argv[ping_argv.index("--peer") + 1] == "198.18.0.2"
+        for service in record.get("services") or []:  # a broker: on host a, at its address
+            assert service["host"] == "a" and service["address"].startswith("198.18.0.1:")
 
 
 @SWEEP
 def test_a_shaped_link_is_recorded_with_its_mechanisms_and_obeyed(swept):
     _, out = swept
     shaped = [r for r in records(out) if r["network"]["hosts"]["a"]["link"]]
-    assert len(shaped) == 4
+    assert len(shaped) == 7
     for record in shaped:
         for host in ("a", "b"):
             entry = record["network"]["hosts"][host]

@@ -88,6 +88,8 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.option_count = options_.size();
   cfg_.use_loan = node.loan ? 1 : 0;
   cfg_.intra_process = node.intra_process() ? 1 : 0;
+  cfg_.readers = node.subscribers;
+  cfg_.writers = node.publishers;
   if (!node.address.empty()) {
     address_ = node.address;
     peer_strings_ = node.peers;
@@ -125,6 +127,7 @@ std::string describe_json(const LoadedDriver &driver) {
   t.caps.readers_per_topic ? j.value(uint64_t(t.caps.readers_per_topic)) : j.null();
   j.key("writers_per_topic");
   t.caps.writers_per_topic ? j.value(uint64_t(t.caps.writers_per_topic)) : j.null();
+  j.field("crosses_hosts", t.caps.crosses_hosts != 0);
   j.end_object().end_object();
   return j.str();
 }

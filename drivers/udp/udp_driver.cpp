@@ -166,6 +166,12 @@ Settings parse_settings(const psb_config &cfg, Refusals &refuse) {
   parse_fault(options, refuse, s);
   s.keep(cfg, refuse, "the loopback address and multicast groups derive from it");
   parse_addresses(cfg, options, refuse, s);
+  // A unicast datagram reaches one bound socket; a multicast one every socket in the group.
+  if (cfg.readers > 1 && s.transport != Transport::multicast)
+    refuse.add("subscribers",
+               "transport %s delivers each datagram to one bound socket, so a topic has one "
+               "reader; %u readers need --transport multicast",
+               kTransportNames[int(s.transport)], cfg.readers);
   return s;
 }
 
@@ -239,9 +245,7 @@ struct Udp {
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = 4u << 20,
-      .readers_per_topic = 1,  // one port, one bound reader (per host; multicast readers
-                               // could share it, but a capability is the driver's, not a
-                               // transport's)
+      .readers_per_topic = 0,  // multicast: any number; the others one (check() says)
       .writers_per_topic = 0,  // any number of senders; fragmented messages of up to
                                // UDP_ASSEMBLIES writers at once are each assembled on their own
       .crosses_hosts = 1};     // on host_transports

@@ -33,8 +33,9 @@ extern "C" {
  * handles, check() reports every refusal, capabilities without loan, services and
  * cleanup_command (loan support is the presence of loan() and write_loan(); services
  * and cleanup live in the driver's manifest.toml), counters split by endpoint. ABI 6:
- * hosts (psb_config.local_address and peer_addresses, caps.crosses_hosts). */
-#define PSB_ABI_VERSION 6u
+ * hosts (psb_config.local_address and peer_addresses, caps.crosses_hosts). ABI 7: the
+ * run's readers and writers per topic (psb_config.readers, writers). */
+#define PSB_ABI_VERSION 7u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -118,6 +119,11 @@ typedef struct psb_config {
    * discovery needs only the interface; a broker's address comes in its option). */
   const char *local_address;
   const char *const *peer_addresses;
+  /* How many readers and writers each topic of the run has in all (--subscribers,
+   * --publishers; at least 1), for a driver whose limit depends on the transport (caps
+   * readers_per_topic and writers_per_topic hold for every transport). (ABI version 7.) */
+  uint32_t readers;
+  uint32_t writers;
 } psb_config;
 
 /* Listener callback: data is valid only during the call. */

@@ -90,7 +90,7 @@
 #include "psbench/sdk_refusals.hpp"
 
 // The SDK fills every member of psb_driver; a new ABI version must be taught here first.
-static_assert(PSB_ABI_VERSION == 6u, "psbench/sdk.hpp is written for driver ABI version 6");
+static_assert(PSB_ABI_VERSION == 7u, "psbench/sdk.hpp is written for driver ABI version 7");
 
 namespace psb::sdk {
 
