@@ -16,6 +16,7 @@ from psbench.report.report_tables import (
     baseline_table,
     delivery_table,
     intervals_table,
+    network_table,
     not_ok_table,
     one_setting_pairs,
     resources_table,
@@ -107,6 +108,7 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
         subscribers_table(configs),
         resources_table(configs),
         startup_table(configs),
+        network_table(configs),
     ]
     tables = (
         [summary_table(configs), intervals_table(configs, settings.alpha), delivery_table(configs)]

@@ -2,6 +2,7 @@
 ratio to the baseline floor, significance between configurations that differ in one
 setting, and the runs that were not ok."""
 
+import statistics
 from dataclasses import dataclass
 
 from psbench.report.tables import Column, Table
@@ -694,3 +695,43 @@ def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
         "an interval at this level (at 95%, p99 needs 368 and p99.9 3,688)",
     ]
     return Table("intervals", "Percentiles with confidence intervals", columns, rows, notes)
+
+
+def network_table(configs: list[Config]) -> Table | None:
+    """Each emulated link pair of each configuration: the round trip configured and the
+    one measured before each run (its calibration), medians of the repetitions; None
+    without emulated hosts."""
+    rows = []
+    for c in configs:
+        pairs: dict[tuple, list[dict]] = {}
+        for run in c.ok_runs:
+            network = run.run_record.get("network") or {}
+            for pair in network.get("calibration") or []:
+                if "rtt_us" in pair:
+                    pairs.setdefault(tuple(pair["hosts"]), []).append(pair)
+        for (a, b), found in pairs.items():
+            measured = statistics.median(p["rtt_us"]["p50"] for p in found)
+            configured = found[0]["configured_rtt_us"]
+            rows.append(
+                [c.label, f"{a}-{b}", len(found), configured * 1000, measured * 1000,
+                 (measured - configured) * 1000]
+            )  # fmt: skip
+    if not rows:
+        return None
+    columns = [
+        Column("configuration", "configuration"),
+        Column("link", "link"),
+        Column("reps", "reps", "count"),
+        Column("configured RTT µs", "configured_rtt_ns", "us"),
+        Column("measured RTT µs", "measured_rtt_ns", "us"),
+        Column("emulation adds µs", "added_ns", "us"),
+    ]
+    notes = [
+        "before each run, 64-byte UDP datagrams echoed between the two hosts through the "
+        "run's own links and mechanisms (median round trip); configured = twice both links' "
+        "delays. What the emulation adds (veth, bridge, the delay stage) is in every figure "
+        "of that configuration; with delay: 0us it is the delay stage's cost alone",
+    ]
+    return Table(
+        "network", "Emulated links: configured and measured round trip", columns, rows, notes
+    )

@@ -1,7 +1,7 @@
 """Text reports of one measurement."""
 
 from psbench.base import table
-from psbench.base.units import micros, percent_text, rate_text, sizes_text
+from psbench.base.units import hosts_text, micros, percent_text, rate_text, sizes_text
 from psbench.report import run_counts as rc
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 from psbench.run import measure
@@ -91,6 +91,25 @@ def _discovery(summaries: dict) -> str | None:
     if any(s.get("role") in ("sub", "pub", "ping") for s in summaries.values()):
         return "not measured (the driver cannot tell when readers and writers matched)"
     return None
+
+
+def network_lines(network: dict | None, hosts: dict) -> list[str]:
+    """The hosts and links (hosts: as the run was asked, in the user's words), then each
+    calibrated pair: configured against measured round trip, and what the emulation adds."""
+    if not network:
+        return []
+    lines = [f"  network:   {network['kind']} hosts {hosts_text(hosts)}, clock {network['clock']}"]
+    for pair in network.get("calibration") or []:
+        a, b = pair["hosts"]
+        if "rtt_us" not in pair:
+            lines.append(f"  link {a}-{b}: no calibration probe came back of {pair['probes']}")
+            continue
+        lines.append(
+            f"  link {a}-{b}: round trip {pair['rtt_us']['p50']:,.0f} µs measured (median of "
+            f"{pair['received']} of {pair['probes']} probes) for {pair['configured_rtt_us']:,} µs "
+            f"configured: the emulation adds {pair['added_us']:,.0f} µs"
+        )
+    return lines
 
 
 def resources_text(found: dict) -> str:
@@ -373,6 +392,7 @@ def render(outcome: MeasureOutcome) -> str:
     if discovery:
         lines.append(f"  discovery: {discovery}")
     lines.append(f"  resources: {resources_text(outcome.resources)}")
+    lines.extend(network_lines(outcome.network, spec.hosts))
     for problem in outcome.problems:
         lines.append(f"  problem:   {problem}")
     lines.append(f"  results:   {outcome.run_dir}")

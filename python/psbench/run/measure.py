@@ -9,6 +9,7 @@ import numpy as np
 
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
+from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import rundir
@@ -16,7 +17,7 @@ from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, resources, runner
-from psbench.run.services import ServicePool, broker_options
+from psbench.run.services import ServicePool, broker_options, broker_placeholder
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -48,6 +49,7 @@ class MeasureOutcome:
     udp_datagrams: dict | None = None  # run.json's: datagrams per message
     accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
     resources: dict = field(default_factory=dict)  # run.json's: CPU, switches, memory
+    network: dict | None = None  # run.json's: emulated hosts, links, calibration
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -351,6 +353,13 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
     commands = _commands(node, spec, run_id, run_dir, progress, network)
+    described = None
+    if network is not None:
+        with_broker = bool(broker_placeholder(driver, spec.transport, spec.options))
+        described = network.describe()
+        described["calibration"] = [
+            calibrate(network, a, b) for a, b in placement.calibration_pairs(spec, with_broker)
+        ]
     record = {
         "format": RUN_FORMAT,
         "run_id": run_id,
@@ -368,7 +377,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         "status": "starting",
         "message": None,
         "processes": _planned(commands),
-        "network": network.describe() if network is not None else None,
+        "network": described,
         "env": env,
     }
     run_json = run_dir / "run.json"
@@ -476,6 +485,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         accounting=accounting,
         udp_datagrams=record["udp_datagrams"],
         resources=record["resources"],
+        network=record["network"],
     )
 
 

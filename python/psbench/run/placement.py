@@ -29,6 +29,18 @@ def broker_host(spec) -> str | None:
     return spec.place.get(BROKER, next(iter(spec.hosts)))
 
 
+def calibration_pairs(spec, with_broker: bool) -> list[tuple[str, str]]:
+    """The host pairs whose link a run's calibration measures: from the host of its
+    first writer (ping or pub) to every other host the run uses (its broker's too)."""
+    if not spec.hosts:
+        return []
+    plans = spec.processes()
+    first = next((p for p in plans if p.roles[0] in ("ping", "pub")), plans[0])
+    used = {host_of(spec, p) for p in plans} | ({broker_host(spec)} if with_broker else set())
+    start = host_of(spec, first)
+    return [(start, host) for host in spec.hosts if host in used and host != start]
+
+
 def addresses(spec) -> dict[str, str]:
     """Each host's address, in the order the hosts were given (as EmulatedNetwork makes
     them)."""
