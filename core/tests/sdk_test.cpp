@@ -649,6 +649,35 @@ TEST(SdkOptions, IndexInFindsANameOrSaysMinusOne) {
   EXPECT_EQ(psb::sdk::index_in(nullptr, names), -1);
 }
 
+TEST(SdkOptions, TransportIndexIsTheFirstForDefaultAndForOneNotListed) {
+  static const char *const names[] = {"tcp", "ipc", "inproc", nullptr};
+  psb_config cfg{};
+  EXPECT_EQ(psb::sdk::transport_index(cfg, names), 0);  // NULL
+  const std::pair<const char *, int> known[] = {
+      {"default", 0}, {"tcp", 0}, {"inproc", 2}, {"udp", 0}};
+  for (auto [transport, index] : known) {
+    cfg.transport = transport;
+    EXPECT_EQ(psb::sdk::transport_index(cfg, names), index) << transport;
+  }
+}
+
+TEST(SdkOptions, GivenButRefusesAnOptionGivenWhereItDoesNotApply) {
+  TestRun run(KV{{"port_base", "21000"}});
+  Refusals refuse;
+  const Options o(run.cfg, refuse);
+  EXPECT_FALSE(o.given_but("port_base", false, "applies to transport tcp only"));
+  EXPECT_FALSE(o.given_but("rcvhwm", true, "does not apply"));  // not given
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(refusal_of([&](Refusals &r) {
+              EXPECT_TRUE(Options(run.cfg, r)
+                              .given_but("port_base", true,
+                                         "applies to transport %s only (this run uses %s)", "tcp",
+                                         "ipc"));
+            }),
+            "option:port_base: option port_base applies to transport tcp only (this run uses "
+            "ipc)");
+}
+
 // ---- take_waiting and Listener::drain -----------------------------------------------------
 
 // A reader whose try_take() answers from a script: 1 a sample, 0 none, 'b' a BadSample,
@@ -1111,6 +1140,74 @@ TEST(SdkRefusals, RunSettingsRefuseAnAddressThatIsNotIPv4) {
   Refusals none;
   s.keep(run.cfg, none, "it names the topics");
   EXPECT_TRUE(none.empty());
+}
+
+TEST(SdkRefusals, RunSettingsAddressAndNeedPeers) {
+  TestRun run;
+  Refusals none;
+  psb::sdk::RunSettings s;
+  s.keep(run.cfg, none, "it names the topics");
+  EXPECT_EQ(s.address(), "127.0.0.1");  // one host
+  s.need_peers(none, "transport tcp across hosts connects to");
+  EXPECT_TRUE(none.empty());
+  run.cfg.local_address = "198.18.0.1";  // across hosts, no peers
+  Refusals refused;
+  s.keep(run.cfg, refused, "it names the topics");
+  EXPECT_EQ(s.address(), "198.18.0.1");
+  s.need_peers(refused, "transport tcp across hosts connects to");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused.all()[0].setting, "hosts");
+  EXPECT_EQ(refused.all()[0].reason,
+            "transport tcp across hosts connects to the run's other hosts, and none was given: "
+            "give each one's address with --peer ADDRESS");
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  run.cfg.peer_addresses = peers;
+  Refusals with_peers;
+  s.keep(run.cfg, with_peers, "it names the topics");
+  s.need_peers(with_peers, "transport tcp across hosts connects to");
+  EXPECT_TRUE(with_peers.empty());
+}
+
+TEST(SdkRefusals, SampleTypeReadsTypeAndElements) {
+  EXPECT_EQ(psb::sdk::kHeaderSize, 32u);
+  {
+    TestRun run;  // neither given: bytes
+    run.cfg.max_payload = 1024;
+    Refusals none;
+    psb::sdk::SampleType t;
+    t.read(run.cfg, none, 100);
+    EXPECT_TRUE(none.empty());
+    EXPECT_FALSE(t.complex);
+    EXPECT_EQ(t.elements, 16u);
+  }
+  {
+    TestRun run(KV{{"type", "complex"}, {"elements", "40"}});
+    run.cfg.max_payload = 32;
+    Refusals none;
+    psb::sdk::SampleType t;
+    t.read(run.cfg, none, 100);
+    EXPECT_TRUE(none.empty());
+    EXPECT_TRUE(t.complex);
+    EXPECT_EQ(t.elements, 40u);
+  }
+  TestRun bytes(KV{{"elements", "8"}});
+  bytes.cfg.max_payload = 64;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(bytes.cfg, r, 100); }),
+            "option:elements: option elements applies to type=complex only; add --option "
+            "type=complex");
+  TestRun sized(KV{{"type", "complex"}});
+  sized.cfg.max_payload = 64;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(sized.cfg, r, 100); }),
+            "size: type complex is sized by option elements=N; use --size 32");
+  TestRun many(KV{{"type", "complex"}, {"elements", "101"}});
+  many.cfg.max_payload = 32;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(many.cfg, r, 100); }),
+            "option:elements: option elements='101': use a whole number from 1 to 100");
+}
+
+TEST(SdkEnvironment, DottedVersionJoinsALibrarysThreeNumbers) {
+  EXPECT_EQ(psb::sdk::dotted_version([](int *a, int *b, int *c) { *a = 4, *b = 3, *c = 14; }),
+            "4.3.14");
 }
 
 TEST(SdkCaps, HostTransportsRefuseTheOthersAcrossHostsOnly) {

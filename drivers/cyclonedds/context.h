@@ -138,8 +138,7 @@ class Context {
         participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
                             "cannot create a participant")),
         qos(endpoint_qos(settings), &dds_delete_qos),
-        descriptor(settings.type == DataType::complex ? &psbench_Complex_desc
-                                                      : &psbench_Bytes_desc) {}
+        descriptor(settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc) {}
 
   const Settings settings;
   const DomainLease domain;  // shared with this process's contexts of the same domain id

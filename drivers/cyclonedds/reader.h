@@ -18,10 +18,12 @@ class Reader {
  public:
   // Throws psb::sdk::Error if the reader cannot be made.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : complex_(ctx.settings.type == DataType::complex),
+      : complex_(ctx.settings.complex),
         elements_(ctx.settings.elements),
         payload_capacity_(ctx.settings.max_payload - kHeaderSize),
-        buffer_(buffer_size(ctx.settings)),  // zeroed: touched now, not on the first take
+        // One byte more than a message may carry: a sequence Cyclone had to cut to fit
+        // shows as one that fills the buffer. Zeroed: touched now, not on the first take.
+        buffer_(ctx.settings.complex ? kHeaderSize : ctx.settings.max_payload + 1),
         listener_(listener) {
     const Settings &s = ctx.settings;
     topic_ = create_topic(ctx, topic);
@@ -40,10 +42,7 @@ class Reader {
     }
   }
   // The SDK's take() tries, then waits (psb::sdk::take_waiting).
-  bool try_take(const void *&data, size_t &len) {
-    data = buffer_.data();
-    return take_now(reader_, len);
-  }
+  bool try_take(const void *&data, size_t &len) { return take_now(reader_, data, len); }
   // Wait mode: the read condition triggers while a sample is waiting. Poll mode (the
   // node never waits then): tried again at once.
   bool wait(int64_t timeout_ns) {
@@ -72,19 +71,11 @@ class Reader {
   }
 
  private:
-  // One byte more than a message may carry: a sequence Cyclone had to cut to fit shows
-  // as one that fills the buffer.
-  static size_t buffer_size(const Settings &s) {
-    return s.type == DataType::complex ? kHeaderSize : s.max_payload + 1;
-  }
-
-  // true = a sample is in buffer_ (length in len), false = none now; throws on an error
-  // (psb::sdk::BadSample for a sample not of this run).
-  bool take_now(dds_entity_t reader, size_t &len) {
-    void *sample;
-    if (complex_) {
-      sample = &complex_sample_.s;
-    } else {
+  // true = a sample is in buffer_ (data, length in len), false = none now; throws on an
+  // error (psb::sdk::BadSample for a sample not of this run).
+  bool take_now(dds_entity_t reader, const void *&data, size_t &len) {
+    void *sample = &complex_sample_.s;
+    if (!complex_) {
       // Deserialize the payload into the buffer, after room for the header.
       bytes_.payload._buffer = buffer_.data() + kHeaderSize;
       bytes_.payload._maximum = static_cast<uint32_t>(payload_capacity_ + 1);
@@ -92,25 +83,18 @@ class Reader {
       bytes_.payload._release = false;
       sample = &bytes_;
     }
-    for (;;) {
-      dds_sample_info_t info;
+    dds_sample_info_t info;
+    do {  // skipping what carries no data (e.g. "no writers left" on the instance)
       const dds_return_t n = dds_take(reader, &sample, &info, 1, 1);
       if (n < 0) fail_dds("take", n);
       if (n == 0) return false;
-      // Skip what carries no data (e.g. "no writers left" on the instance).
-      if (info.valid_data) {
-        unpack(len);
-        return true;
-      }
-    }
-  }
-
-  void unpack(size_t &len) {
+    } while (!info.valid_data);
+    data = buffer_.data();
     if (complex_) {
       check_complex_shape(&complex_sample_.s, elements_);
       header_to_message(buffer_.data(), &complex_sample_.s.header);
       len = kHeaderSize;
-      return;
+      return true;
     }
     if (bytes_.payload._buffer != buffer_.data() + kHeaderSize ||
         bytes_.payload._length > payload_capacity_)
@@ -120,6 +104,7 @@ class Reader {
           payload_capacity_ + kHeaderSize);
     header_to_message(buffer_.data(), &bytes_.header);
     len = kHeaderSize + bytes_.payload._length;
+    return true;
   }
 
   // Listener mode: the SDK hands over all there is, counting errors. The reader comes
@@ -127,10 +112,8 @@ class Reader {
   // deletes the reader (a handle no longer taken from) is not counted.
   static void on_data_available(dds_entity_t reader, void *self) {
     auto *r = static_cast<Reader *>(self);
-    r->listener_.drain([&](const void *&data, size_t &len) {
-      data = r->buffer_.data();
-      return r->take_now(reader, len);
-    });
+    r->listener_.drain(
+        [&](const void *&data, size_t &len) { return r->take_now(reader, data, len); });
   }
 
   const bool complex_;

@@ -19,7 +19,7 @@
 
 namespace psbcyc {
 
-constexpr size_t kHeaderSize = 32;
+using psb::sdk::kHeaderSize;
 constexpr uint32_t kInnersPerOuter = 4;
 constexpr size_t kInfoLength = 16;
 

@@ -36,28 +36,19 @@ inline dds_entity_t checked(dds_entity_t rc, const char *what) {
 using Entity = psb::sdk::Owned<dds_entity_t, &dds_delete>;
 
 constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
-constexpr uint32_t kDefaultElements = 16;  // type=complex without elements=N
 constexpr uint32_t kMaxElements = 100000;
 constexpr uint32_t kMaxDomainId = 230;  // Cyclone's default port mapping ends at 232
 
 enum class Transport { udp, multicast, shm, config };
 // Their names, in the order of Transport; also caps.transports.
 inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "config", nullptr};
-enum class DataType { bytes, complex };  // option type: their names in this order
 
-struct Settings : psb::sdk::RunSettings {
+struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   Transport transport = Transport::udp;
-  DataType type = DataType::bytes;
-  uint32_t elements = kDefaultElements;  // complex only
   uint32_t domain_id = 0;
   std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
   bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
 };
-
-// The default domain id of a run: 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
-inline uint32_t default_domain_id(const char *run_id) {
-  return psb::sdk::id_in_range(run_id ? run_id : "", 1, 200);
-}
 
 // The largest serialized sample (CDR, 4-byte encapsulation header included) that fits
 // the largest chunk of the mempools iox-roudi sets up without a configuration file
@@ -72,34 +63,19 @@ constexpr uint64_t kShmMaxCdrSize = 4194236 + 8;
 // header 32 + sequence length 4 + per Outer (length 4 + sequence length 4 + 4 Inner of
 // string length 4 + 17 characters with NUL + 3 padding + index 4).
 inline uint64_t cdr_size(const Settings &s) {
-  if (s.type == DataType::bytes) return s.max_payload + 8;
+  if (!s.complex) return s.max_payload + 8;
   return 40 + uint64_t{120} * s.elements;
 }
 
 namespace detail {
 
-inline void parse_type_options(const psb_config &cfg, const psb::sdk::Options &options,
-                               psb::sdk::Refusals &refuse, Settings &s) {
-  s.type = DataType(options.choice("type", {"bytes", "complex"}));
-  if (options.has("elements") && s.type != DataType::complex)
-    refuse.add("option:elements",
-               "option elements applies to type=complex only; add --option type=complex");
-  s.elements = uint32_t(options.number("elements", kDefaultElements, 1, kMaxElements));
-  if (s.type == DataType::complex && cfg.max_payload != 32)
-    refuse.add("size", "type complex is sized by option elements=N; use --size 32");
-}
-
 inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Options &options,
                                     psb::sdk::Refusals &refuse, Settings &s) {
-  // Another transport: refused by the SDK (psb::sdk::refuse_outside_caps).
-  const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
-  s.transport = t < 0 ? Transport::udp : Transport(t);
+  s.transport = Transport(psb::sdk::transport_index(cfg, kTransportNames));
   const char *uri = options.find("cyclonedds_uri");
-  if (uri != nullptr && s.transport != Transport::config)
-    refuse.add(
-        "option:cyclonedds_uri",
-        "option cyclonedds_uri is a vendor configuration; it needs --transport config "
-        "(psbench then records transport 'config' instead of claiming one it did not choose)");
+  options.given_but("cyclonedds_uri", s.transport != Transport::config,
+                    "is a vendor configuration; it needs --transport config (psbench then records "
+                    "transport 'config' instead of claiming one it did not choose)");
   if (s.transport == Transport::config) {
     if (uri == nullptr || *uri == '\0')
       refuse.add("option:cyclonedds_uri",
@@ -115,8 +91,8 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
         "option:write_batch",
         "option write_batch does not apply to transport config (psbench does not "
         "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
-  s.domain_id =
-      uint32_t(options.number("domain_id", default_domain_id(cfg.run_id), 0, kMaxDomainId));
+  s.domain_id = uint32_t(
+      options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
 }
 
 // Cyclone 0.10.2 puts an endpoint on iceoryx only under conditions it does not report
@@ -138,7 +114,7 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
                static_cast<unsigned long long>(max_history),
                static_cast<unsigned long long>(max_history));
   if (cdr_size(s) > kShmMaxCdrSize) {
-    if (s.type == DataType::bytes)
+    if (!s.complex)
       refuse.add(
           "size",
           "transport shm carries messages up to %llu bytes (the largest chunk of "
@@ -162,7 +138,7 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   s.keep(cfg, refuse, "it names the topics and the domain");
   const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 32, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
-  detail::parse_type_options(cfg, options, refuse, s);
+  s.read(cfg, refuse, kMaxElements);
   detail::parse_transport_options(cfg, options, refuse, s);
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
     refuse.add(

@@ -13,7 +13,7 @@ class Writer {
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic)
       : ctx_(ctx),
-        complex_(ctx.settings.type == DataType::complex),
+        complex_(ctx.settings.complex),
         topic_(create_topic(ctx, topic)),
         writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos.get(), nullptr),
                         "cannot create a writer")) {

@@ -3,10 +3,12 @@
 // as a marker the writer's XPUB counts (see Writer::matched); with history keep_last:1
 // (ZMQ_CONFLATE) to "" only.
 #pragma once
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "zmq_context.h"
@@ -24,47 +26,45 @@ class Reader : public Endpoint {
       : Endpoint(ctx, topic, /*writer=*/false),
         connect_to_(endpoints_to_connect(ctx.settings, topic_)),
         on_data_(on_data) {
-    zmq_msg_init(&msg_);
-    try {
-      const Settings &s = ctx.settings;
-      socket_ = zmq_socket(ctx.zctx, ZMQ_SUB);
-      if (socket_ == nullptr) fail_zmq("zmq_socket(SUB)");
-      set_int_option(socket_, ZMQ_LINGER, 0, "ZMQ_LINGER");
-      if (s.conflate) {
-        // keep_last:1: the SUB's queue holds the newest message only. ZMQ_CONFLATE also
-        // conflates the subscriptions the SUB sends, so it sends exactly one.
-        set_int_option(socket_, ZMQ_CONFLATE, 1, "ZMQ_CONFLATE");
-      } else {
-        set_int_option(socket_, ZMQ_RCVHWM, s.rcvhwm, "ZMQ_RCVHWM");
-      }
-      // "" first: the SUB sends its subscriptions in this order (trie order, "" at the
-      // root), so when the writer sees the marker, delivery to this reader is already on.
-      if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
-          (!s.conflate &&
-           zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0))
-        fail_zmq("ZMQ_SUBSCRIBE");
-      if (s.transport == Transport::inproc) {
-        join_inproc();
-      } else {
-        set_int_option(socket_, ZMQ_RECONNECT_IVL, kReconnectMs, "ZMQ_RECONNECT_IVL");
-        start_monitor();
-      }
-      // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
-      // (inproc).
-      for (const std::string &e : connect_to_)
-        if (zmq_connect(socket_, e.c_str()) != 0)
-          fail("cannot connect to %s for topic %s: %s", e.c_str(), topic_.c_str(),
-               zmq_strerror(zmq_errno()));
-      if (on_data) {
-        set_receive_timeout_ms(kListenerSliceMs);
-        listener_.start(on_data_, [this] { listen(); });
-      }
-    } catch (...) {
-      tear_down();
-      throw;
+    zmq_msg_init(&msg_);  // empty: nothing to free if a throw follows
+    const Settings &s = ctx.settings;
+    socket_ = zmq_socket(ctx.zctx, ZMQ_SUB);
+    if (socket_ == nullptr) fail_zmq("zmq_socket(SUB)");
+    set_int_option(socket_, ZMQ_LINGER, 0, "ZMQ_LINGER");
+    if (s.conflate) {
+      // keep_last:1: the SUB's queue holds the newest message only. ZMQ_CONFLATE also
+      // conflates the subscriptions the SUB sends, so it sends exactly one.
+      set_int_option(socket_, ZMQ_CONFLATE, 1, "ZMQ_CONFLATE");
+    } else {
+      set_int_option(socket_, ZMQ_RCVHWM, s.rcvhwm, "ZMQ_RCVHWM");
+    }
+    // "" first: the SUB sends its subscriptions in this order (trie order, "" at the
+    // root), so when the writer sees the marker, delivery to this reader is already on.
+    if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
+        (!s.conflate && zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, topic_.data(), topic_.size()) != 0))
+      fail_zmq("ZMQ_SUBSCRIBE");
+    if (s.transport == Transport::inproc) {
+      join_inproc();
+    } else {
+      set_int_option(socket_, ZMQ_RECONNECT_IVL, kReconnectMs, "ZMQ_RECONNECT_IVL");
+      start_monitor();
+    }
+    // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
+    // (inproc).
+    for (const std::string &e : connect_to_)
+      if (zmq_connect(socket_, e.c_str()) != 0)
+        fail("cannot connect to %s for topic %s: %s", e.c_str(), topic_.c_str(),
+             zmq_strerror(zmq_errno()));
+    if (on_data) {
+      set_receive_timeout_ms(kListenerSliceMs);
+      listener_.start(on_data_, [this] { listen(); });
     }
   }
-  ~Reader() override { tear_down(); }
+  ~Reader() override {
+    listener_.stop();  // within one kListenerSliceMs
+    if (monitor_) zmq_socket_monitor(socket_, nullptr, 0);
+    zmq_msg_close(&msg_);
+  }  // then the monitor's PAIR and the SUB close
 
   // The writer connected: 1 or 0.
   int matched() {
@@ -77,22 +77,21 @@ class Reader : public Endpoint {
     // The endpoints with a writer: connected after the ZMTP handshake (the SUB sends its
     // subscriptions right behind it), not after a disconnect. A topic has one writer, so
     // at most one.
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    while (zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
-      // First frame: uint16 event, uint32 value; second frame: the endpoint.
-      uint16_t event = 0;
-      if (zmq_msg_size(&m) >= sizeof event) std::memcpy(&event, zmq_msg_data(&m), sizeof event);
-      std::string endpoint;
-      if (zmq_msg_more(&m) && zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0)
-        endpoint.assign(static_cast<const char *>(zmq_msg_data(&m)), zmq_msg_size(&m));
-      while (zmq_msg_more(&m) && zmq_msg_recv(&m, monitor_, ZMQ_DONTWAIT) >= 0) {
-      }
-      if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) connected_.insert(endpoint);
-      if (event == ZMQ_EVENT_DISCONNECTED) connected_.erase(endpoint);
+    // Two frames an event: uint16 event and uint32 value, then the endpoint (an ipc path
+    // fits sun_path, so 256 bytes hold any of ours).
+    uint16_t event[3];
+    char endpoint[256];
+    while (zmq_recv(monitor_, event, sizeof event, ZMQ_DONTWAIT) >= 0) {
+      const int n = zmq_recv(monitor_, endpoint, sizeof endpoint, ZMQ_DONTWAIT);
+      const std::string e(endpoint, size_t(std::clamp(n, 0, int(sizeof endpoint))));
+      if (event[0] == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) connected_.insert(e);
+      if (event[0] == ZMQ_EVENT_DISCONNECTED) connected_.erase(e);
     }
-    zmq_msg_close(&m);
-    if (!connected_.empty() && connect_to_.size() > 1) stop_looking();
+    // Across hosts: the writer is found, so the SUB stops retrying the other peers every
+    // kReconnectMs (connection attempts on the run's network while it measures).
+    if (!connected_.empty() && connect_to_.size() > 1)
+      for (const std::string &e : std::exchange(connect_to_, {}))
+        if (connected_.count(e) == 0) zmq_disconnect(socket_, e.c_str());
     return int(connected_.size());
   }
 
@@ -130,24 +129,10 @@ class Reader : public Endpoint {
     if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) !=
         0)
       fail_zmq("zmq_socket_monitor");
-    monitoring_ = true;
     monitor_ = zmq_socket(ctx_.zctx, ZMQ_PAIR);
     if (monitor_ == nullptr) fail_zmq("socket monitor");
     set_int_option(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER");
     if (zmq_connect(monitor_, name) != 0) fail_zmq("socket monitor");
-  }
-
-  // Across hosts: the writer is found, so the SUB stops retrying the other peers every
-  // kReconnectMs (connection attempts on the run's network while it measures).
-  void stop_looking() {
-    std::vector<std::string> kept;
-    for (const std::string &e : connect_to_) {
-      if (connected_.count(e) != 0)
-        kept.push_back(e);
-      else
-        zmq_disconnect(socket_, e.c_str());
-    }
-    connect_to_ = std::move(kept);
   }
 
   void set_receive_timeout_ms(int ms) {
@@ -173,20 +158,12 @@ class Reader : public Endpoint {
     }
   }
 
-  void tear_down() {
-    listener_.stop();  // within one kListenerSliceMs
-    if (monitoring_) zmq_socket_monitor(socket_, nullptr, 0);
-    if (monitor_) zmq_close(monitor_);
-    zmq_msg_close(&msg_);
-    if (socket_) zmq_close(socket_);
-  }
-
-  void *socket_ = nullptr;
-  void *monitor_ = nullptr;  // PAIR receiving the SUB's socket events (tcp, ipc)
-  bool monitoring_ = false;
-  zmq_msg_t msg_;  // the sample take() handed out, alive until release() or the next take()
+  Socket socket_;
+  Socket monitor_;  // PAIR receiving the SUB's socket events (tcp, ipc; the SUB's close ends them)
+  zmq_msg_t msg_;   // the sample take() handed out, alive until release() or the next take()
   int receive_timeout_ms_ = -2;  // ZMQ_RCVTIMEO now in force; -2 = not set yet
-  // The endpoints connected to (tcp across hosts: every peer's, until the writer is found).
+  // The endpoints connected to (tcp across hosts: every peer's, until the writer is found;
+  // then none, as the SUB keeps only the writer's).
   std::vector<std::string> connect_to_;
   std::set<std::string> connected_;  // tcp, ipc: those with a ZMTP handshake done
   bool hinted_ = false;

@@ -18,7 +18,6 @@ namespace psbzmq {
 enum class Transport { tcp, ipc, inproc };
 // Their names, in the order of Transport; also caps.transports.
 inline constexpr const char *kTransportNames[] = {"tcp", "ipc", "inproc", nullptr};
-inline const char *transport_name(Transport t) { return kTransportNames[int(t)]; }
 
 constexpr uint64_t kMaxPayload = 4u << 20;  // 4 MiB; libzmq itself has no limit
 constexpr int kDefaultHwm = 1000;           // ZeroMQ's own default for both directions
@@ -70,8 +69,7 @@ inline std::string ipc_path(const Settings &s, const std::string &topic) {
 inline std::string endpoint_for(const Settings &s, const std::string &topic) {
   switch (s.transport) {
     case Transport::tcp:
-      return "tcp://" + (s.local_address.empty() ? std::string("127.0.0.1") : s.local_address) +
-             ":" + std::to_string(tcp_port(s, topic));
+      return "tcp://" + s.address() + ":" + std::to_string(tcp_port(s, topic));
     case Transport::ipc:
       return "ipc://" + ipc_path(s, topic);
     case Transport::inproc:
@@ -126,34 +124,21 @@ inline void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Setting
   }
 }
 
-inline void parse_transport(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
-  // Another transport: refused by the SDK (psb::sdk::refuse_outside_caps).
-  const int t = psb::sdk::index_in(cfg.transport, kTransportNames);
-  s.transport = t > 0 ? Transport(t) : Transport::tcp;  // "default" is tcp
-  if (s.transport == Transport::inproc && !cfg.intra_process)
-    refuse.add("placement",
-               "transport 'inproc' only connects sockets of one process, and "
-               "this run's peers are other processes; use --placement intra, or "
-               "transport ipc or tcp");
-}
-
-// Across hosts (local_address set) tcp connects to the peers. Not IPv4, or ipc and inproc:
-// refused by the SDK (RunSettings::keep, host_transports).
-inline void parse_hosts(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
-  if (cfg.local_address != nullptr && s.transport == Transport::tcp && s.peer_addresses.empty())
-    refuse.add("hosts",
-               "transport tcp across hosts connects to the run's other hosts, and none was "
-               "given: give each one's address with --peer ADDRESS");
-}
-
 }  // namespace detail
 
 // Records every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
-  detail::parse_transport(cfg, refuse, s);
+  s.transport = Transport(psb::sdk::transport_index(cfg, kTransportNames));  // "default": tcp
+  if (s.transport == Transport::inproc && !cfg.intra_process)
+    refuse.add("placement",
+               "transport 'inproc' only connects sockets of one process, and "
+               "this run's peers are other processes; use --placement intra, or "
+               "transport ipc or tcp");
   s.keep(cfg, refuse, "endpoints are named from it");
-  detail::parse_hosts(cfg, refuse, s);
+  // Across hosts tcp connects to the peers. Not IPv4, or ipc and inproc: refused by the SDK
+  // (RunSettings::keep, host_transports).
+  if (s.transport == Transport::tcp) s.need_peers(refuse, "transport tcp across hosts connects to");
   detail::parse_qos(cfg, refuse, s);
 
   const psb::sdk::Options options(cfg, refuse);
@@ -163,16 +148,13 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
                                std::to_string(kDefaultHwm) + ")";
   s.sndhwm = int(options.number("sndhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
   s.rcvhwm = int(options.number("rcvhwm", kDefaultHwm, 0, INT_MAX, hwm_hint));
-  if (s.conflate && options.has("rcvhwm"))
-    refuse.add("option:rcvhwm",
-               "option rcvhwm does not apply with history keep_last:1: ZMQ_CONFLATE keeps "
-               "one message in the subscriber's queue and ignores the high-water mark");
+  options.given_but("rcvhwm", s.conflate,
+                    "does not apply with history keep_last:1: ZMQ_CONFLATE keeps one message "
+                    "in the subscriber's queue and ignores the high-water mark");
 
-  if (options.has("port_base") && s.transport != Transport::tcp)
-    refuse.add("option:port_base",
-               "option port_base applies to transport tcp only (this run uses %s)",
-               transport_name(s.transport));
-  else
+  if (!options.given_but("port_base", s.transport != Transport::tcp,
+                         "applies to transport tcp only (this run uses %s)",
+                         kTransportNames[int(s.transport)]))
     s.port_base =
         unsigned(options.number("port_base", kDefaultPortBase, 1024, 65535 - kPortSpan,
                                 "a number from 1024 to " + std::to_string(65535 - kPortSpan) +

@@ -26,36 +26,36 @@ class Writer : public Endpoint {
         // The subscription each of this topic's readers sends (see Reader): its topic
         // name, or "" when readers conflate and subscribe to everything only.
         count_key_(ctx.settings.conflate ? "" : topic) {
-    zmq_msg_init(&loan_);
-    try {
-      socket_ = zmq_socket(ctx.zctx, ZMQ_XPUB);
-      if (socket_ == nullptr) fail_zmq("zmq_socket(XPUB)");
-      set_int_option(socket_, ZMQ_LINGER, kWriterLingerMs, "ZMQ_LINGER");
-      set_int_option(socket_, ZMQ_SNDHWM, ctx.settings.sndhwm, "ZMQ_SNDHWM");
-      // every subscribe and unsubscribe reaches the application, one per subscriber
-      set_int_option(socket_, ZMQ_XPUB_VERBOSER, 1, "ZMQ_XPUB_VERBOSER");
-      bind();
-      if (ctx.settings.transport == Transport::inproc) join_inproc();
-    } catch (...) {
-      tear_down();
-      throw;
+    zmq_msg_init(&loan_);  // empty: nothing to free if a throw follows
+    socket_ = zmq_socket(ctx.zctx, ZMQ_XPUB);
+    if (socket_ == nullptr) fail_zmq("zmq_socket(XPUB)");
+    set_int_option(socket_, ZMQ_LINGER, kWriterLingerMs, "ZMQ_LINGER");
+    set_int_option(socket_, ZMQ_SNDHWM, ctx.settings.sndhwm, "ZMQ_SNDHWM");
+    // every subscribe and unsubscribe reaches the application, one per subscriber
+    set_int_option(socket_, ZMQ_XPUB_VERBOSER, 1, "ZMQ_XPUB_VERBOSER");
+    bind();  // a failure leaves no empty ipc directory behind
+    if (ctx.settings.transport == Transport::inproc) join_inproc();
+  }
+  ~Writer() override {
+    if (loan_held_) zmq_msg_close(&loan_);
+    socket_ = nullptr;  // closes it: queued messages still go out, for up to the linger
+    if (!ipc_file_.empty()) {
+      // libzmq leaves the socket file of an ipc:// bind behind; remove it, and the run's
+      // directory once it is empty (another writer of the run may still have its file).
+      unlink(ipc_file_.c_str());
+      rmdir(ipc_directory(ctx_.settings.run_id).c_str());
     }
   }
-  ~Writer() override { tear_down(); }
 
   // Subscribers whose subscription has reached this socket.
   int matched() {
     // Drain the subscriptions the XPUB received since the last call: "\x01" + topic per
     // new subscriber, "\x00" + topic per subscriber gone (ZMQ_XPUB_VERBOSER).
-    zmq_msg_t m;
-    zmq_msg_init(&m);
-    while (zmq_msg_recv(&m, socket_, ZMQ_DONTWAIT) >= 0) {
-      const auto *d = static_cast<const uint8_t *>(zmq_msg_data(&m));
-      if (zmq_msg_size(&m) == count_key_.size() + 1 && (d[0] == 0 || d[0] == 1) &&
-          std::memcmp(d + 1, count_key_.data(), count_key_.size()) == 0)
-        matched_ += d[0] == 1 ? 1 : -1;
-    }
-    zmq_msg_close(&m);
+    std::string m(count_key_.size() + 1, '\0');
+    for (int n; (n = zmq_recv(socket_, m.data(), m.size(), ZMQ_DONTWAIT)) >= 0;)
+      if (size_t(n) == m.size() && (m[0] == 0 || m[0] == 1) &&
+          m.compare(1, m.npos, count_key_) == 0)
+        matched_ += m[0] == 1 ? 1 : -1;
     if (matched_ == 0) hint_if_alone(hinted_);
     return matched_;
   }
@@ -109,6 +109,8 @@ class Writer : public Endpoint {
       // Another process of the run may have removed the (then empty) directory between
       // our mkdir and bind: make it again.
       if (s.transport == Transport::ipc && e == ENOENT && attempt < 3) continue;
+      // The run's directory goes when empty (this writer may have made it).
+      if (s.transport == Transport::ipc) rmdir(ipc_directory(s.run_id).c_str());
       if (e == EADDRINUSE && s.transport == Transport::tcp)
         fail(
             "cannot bind %s for topic %s: port %u is in use (another run or program "
@@ -124,22 +126,11 @@ class Writer : public Endpoint {
     }
   }
 
-  void tear_down() {
-    if (loan_held_) zmq_msg_close(&loan_);
-    if (socket_) zmq_close(socket_);  // queued messages still go out, for up to the linger
-    if (ctx_.settings.transport == Transport::ipc) {
-      // libzmq leaves the socket file of an ipc:// bind behind; remove it, and the run's
-      // directory once it is empty (another writer of the run may still have its file).
-      if (!ipc_file_.empty()) unlink(ipc_file_.c_str());
-      rmdir(ipc_directory(ctx_.settings.run_id).c_str());
-    }
-  }
-
   [[noreturn, gnu::cold]] void send_failed() {
     fail("send on %s: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
   }
 
-  void *socket_ = nullptr;
+  Socket socket_;
   const std::string count_key_;
   std::string ipc_file_;  // ipc: the socket file this writer bound
   int matched_ = 0;

@@ -17,11 +17,7 @@ struct Zeromq {
       "ZeroMQ PUB/SUB without a broker (libzmq C API): an XPUB binds per topic, SUBs "
       "connect; best effort only, a PUB drops messages beyond the high-water mark";
   // The version of the libzmq actually loaded, e.g. "4.3.4".
-  static std::string version() {
-    int major = 0, minor = 0, patch = 0;
-    zmq_version(&major, &minor, &patch);
-    return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
-  }
+  static std::string version() { return psb::sdk::dotted_version(&zmq_version); }
   static constexpr const char *option_keys[] = {"sndhwm", "rcvhwm", "port_base", nullptr};
   static constexpr psb_capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT,  // PUB drops at the high-water mark

@@ -31,6 +31,9 @@ inline void set_int_option(void *socket, int option, int value, const char *name
     fail("zmq_setsockopt(%s=%d): %s", name, value, zmq_strerror(zmq_errno()));
 }
 
+// A zmq socket, closed with its owner (zmq_close: its linger runs on in libzmq).
+using Socket = psb::sdk::Owned<void *, &zmq_close>;
+
 // A zmq context of its own. The SDK destroys the endpoints a caller left open before
 // their Context: zmq_ctx_term() would wait for their sockets forever.
 struct ZmqContext {
@@ -70,8 +73,6 @@ class Context {
                    : InprocProcess::get().zctx.acquire(
                          0, [] { return std::make_unique<ZmqContext>(); })),
         zctx(own ? own->handle : inproc->handle) {}
-  Context(const Context &) = delete;
-  Context &operator=(const Context &) = delete;
 
   const Settings settings;
   const std::unique_ptr<ZmqContext> own;                      // tcp, ipc

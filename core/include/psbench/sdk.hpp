@@ -7,12 +7,12 @@
 // psb_error with "<driver name>: <what>", refusals and option parsing
 // (psbench/sdk_refusals.hpp), FNV-1a hashing, ids derived from the run id, the registry
 // of open endpoints that close() empties, a listener thread (ListenerThread), a version
-// string computed once, timeouts in milliseconds (ms_rounded_up), a bounded wait (wait_until),
-// a resource the contexts of one process share per key (PerProcess), the refusal of what
-// the capabilities leave out (refuse_outside_caps, run after check() and before open()),
-// an owned C handle (Owned),
-// and two looks at the host: library_file() (the name of the library a symbol is loaded
-// from) and process_running() (a daemon such as iox-roudi).
+// string computed once (dotted_version: "4.3.4" from a library's three ints), timeouts in
+// milliseconds (ms_rounded_up), a bounded wait (wait_until), a resource the contexts of one process
+// share per key (PerProcess), the refusal of what the capabilities leave out (refuse_outside_caps,
+// run after check() and before open()), an owned C handle (Owned), and two looks at the host:
+// library_file() (the name of the library a symbol is loaded from) and process_running() (a daemon
+// such as iox-roudi).
 //
 //   struct Driver {
 //     static constexpr const char *name = "mymw";          // the folder under drivers/
@@ -186,6 +186,15 @@ bool take_waiting(R &reader, int64_t timeout_ns, const void *&data, size_t &len)
 }
 
 // ---- the environment --------------------------------------------------------------------
+
+// "MAJOR.MINOR.PATCH" from a library's call that fills three ints, e.g.
+// dotted_version(&zmq_version) is "4.3.4" (mosquitto_lib_version fits too).
+template <class Get>
+std::string dotted_version(Get &&get) {
+  int major = 0, minor = 0, patch = 0;
+  get(&major, &minor, &patch);
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
 
 // The file name of the shared library (or program) that holds symbol, links resolved:
 // e.g. "libddsc.so.0.10.2", whose name carries the full version of a library that cannot

@@ -16,12 +16,15 @@
 //   Context(const psb_config &cfg) : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
 //
 // Options reads text, flag (strict: true/false only), number (with a hint for its
-// refusal), choice (one of a fixed list of names) and required values, and
-// refuse_unknown() refuses keys a driver does not take. Beside it: run_id() (refused
-// when empty), RunSettings (what every driver keeps of a config), payload_in_range() (the "size"
-// refusal), index_in() (a name's index in a list, e.g. cfg.transport in caps.transports) and
-// refuse_outside_caps() (what caps leave out and the driver did not refuse itself; the SDK runs it
-// after every check()).
+// refusal), choice (one of a fixed list of names) and required values, refuse_unknown()
+// refuses keys a driver does not take and given_but() one given where it does not apply.
+// Beside it: run_id() (refused when empty), RunSettings (what every driver keeps of a
+// config; its address() and need_peers() for a run across hosts), kHeaderSize (the node's
+// message header), payload_in_range() (the "size" refusal), index_in() (a name's index in a list),
+// transport_index() (cfg.transport's in caps.transports, "default" the first),
+// SampleType (options type and elements of idl/psbench.idl's samples) and
+// refuse_outside_caps() (what caps leave out and the driver did not refuse itself; the SDK
+// runs it after every check()).
 #ifndef PSBENCH_SDK_REFUSALS_HPP
 #define PSBENCH_SDK_REFUSALS_HPP
 
@@ -178,6 +181,20 @@ struct RunSettings {
   std::string local_address;                // empty: every role on this host
   std::vector<std::string> peer_addresses;  // the run's other hosts
 
+  // This host's address for the run's sockets: local_address, or 127.0.0.1 on one host.
+  std::string address() const { return local_address.empty() ? "127.0.0.1" : local_address; }
+
+  // Across hosts without peer_addresses, the refusal (setting "hosts") "WHAT the run's other
+  // hosts, and none was given: give each one's address with --peer ADDRESS", e.g. what =
+  // "transport tcp across hosts connects to". Call after keep().
+  void need_peers(Refusals &refusals, const char *what) const {
+    if (!local_address.empty() && peer_addresses.empty())
+      refusals.add("hosts",
+                   "%s the run's other hosts, and none was given: give each one's address "
+                   "with --peer ADDRESS",
+                   what);
+  }
+
   // Copies them from cfg, refusing a run id as run_id() does.
   void keep(const psb_config &cfg, Refusals &refusals, const char *why, bool alnum = false) {
     run_id = sdk::run_id(cfg, refusals, why, alnum);
@@ -206,6 +223,9 @@ struct RunSettings {
   }
 };
 
+// The node's message header, the first bytes of every message (max_payload includes it).
+constexpr size_t kHeaderSize = 32;
+
 // Whether cfg.max_payload is in [min, max]; if not, the refusal (setting "size")
 // "max_payload N is not supported; supported: MIN to MAX bytes (header included)".
 inline bool payload_in_range(const psb_config &cfg, Refusals &refusals, uint64_t min,
@@ -223,6 +243,15 @@ inline int index_in(const char *name, const char *const *names) noexcept {
   for (int i = 0; name != nullptr && names[i] != nullptr; ++i)
     if (std::strcmp(names[i], name) == 0) return i;
   return -1;
+}
+
+// The transport cfg names, as its index in names (a nullptr-terminated list such as
+// caps.transports): 0, the first, for NULL and "default", and for one not among names (which
+// refuse_outside_caps refuses), so that parsing goes on with the default. E.g.
+// Transport(transport_index(cfg, kTransportNames)).
+inline int transport_index(const psb_config &cfg, const char *const *names) noexcept {
+  const int i = index_in(cfg.transport, names);
+  return i < 0 ? 0 : i;
 }
 
 // The names of a NULL-terminated list joined by sep ("udp|shm"; with " or " the last two
@@ -335,6 +364,19 @@ class Options {
     }
   }
 
+  // Whether key was given where it does not apply (not_here): then also the refusal
+  // "option KEY REASON", reason printf-formatted, e.g. "applies to transport tcp only".
+  __attribute__((format(printf, 4, 5))) bool given_but(std::string_view key, bool not_here,
+                                                       const char *fmt, ...) const {
+    if (!not_here || !has(key)) return false;
+    va_list ap;
+    va_start(ap, fmt);
+    const std::string reason = detail::vformat(fmt, ap);
+    va_end(ap);
+    refuse(key, "option " + std::string(key) + " " + reason);
+    return true;
+  }
+
   // The value, or nullptr with the refusal "option KEY[=FORM] is missing[; ADVICE]".
   const char *required(std::string_view key, std::string_view form = {},
                        std::string_view advice = {}) const {
@@ -406,6 +448,27 @@ class Options {
 
   const psb_config &cfg_;
   Refusals &refusals_;
+};
+
+// The sample type of a driver whose samples are idl/psbench.idl's types (cyclonedds; fastdds
+// words its own): bytes (the header and the payload), or complex (the header and `elements`
+// Outer of 4 Inner each). A driver's Settings derives from it and calls read() as it parses.
+struct SampleType {
+  static constexpr uint32_t kDefaultElements = 16;  // complex without elements=N
+  bool complex = false;                             // option type: bytes or complex
+  uint32_t elements = kDefaultElements;             // option elements: complex only
+
+  // Reads options type and elements (1 to max_elements), refusing elements given without
+  // type=complex, and a complex run's size other than 32 (elements size it).
+  void read(const psb_config &cfg, Refusals &refusals, uint32_t max_elements) {
+    const Options options(cfg, refusals);
+    complex = options.choice("type", {"bytes", "complex"}) == 1;
+    options.given_but("elements", !complex,
+                      "applies to type=complex only; add --option type=complex");
+    elements = uint32_t(options.number("elements", kDefaultElements, 1, max_elements));
+    if (complex && cfg.max_payload != kHeaderSize)
+      refusals.add("size", "type complex is sized by option elements=N; use --size 32");
+  }
 };
 
 }  // namespace psb::sdk
