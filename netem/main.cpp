@@ -80,10 +80,10 @@ void run(NfQueue& queue, Stage& stage, int timer, int signals) {
 
 void print_summary(const Options& o, const Counts& c, uint64_t overruns) {
   std::printf("{\"queue\":%u,\"packets\":%" PRIu64 ",\"dropped_over_limit\":%" PRIu64
-              ",\"delay_us\":%" PRId64 ",\"jitter_us\":%" PRId64 ",\"max_hold_us\":%" PRId64
-              ",\"overruns\":%" PRIu64 "}\n",
-              unsigned{o.queue}, c.packets, c.dropped_over_limit, o.delay_us, o.jitter_us,
-              c.max_hold_ns / 1000, overruns);
+              ",\"dropped_for_loss\":%" PRIu64 ",\"delay_us\":%" PRId64 ",\"jitter_us\":%" PRId64
+              ",\"loss_ppm\":%u,\"max_hold_us\":%" PRId64 ",\"overruns\":%" PRIu64 "}\n",
+              unsigned{o.queue}, c.packets, c.dropped_over_limit, c.dropped_for_loss, o.delay_us,
+              o.jitter_us, unsigned{o.loss_ppm}, c.max_hold_ns / 1000, overruns);
   std::fflush(stdout);
 }
 

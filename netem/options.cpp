@@ -29,8 +29,8 @@ bool parse_number(std::string_view text, uint64_t lo, uint64_t hi, uint64_t& out
 }  // namespace
 
 const char* usage() {
-  return "usage: psbench-netdelay --queue N --delay-us D [--jitter-us J] [--seed S] "
-         "[--limit PACKETS]";
+  return "usage: psbench-netdelay --queue N --delay-us D [--jitter-us J] [--loss-ppm L] "
+         "[--seed S] [--limit PACKETS]";
 }
 
 std::optional<Options> parse_options(int argc, char** argv, std::string& error, bool& help) {
@@ -49,7 +49,7 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error, 
     };
     static constexpr Spec specs[] = {
         {"--queue", 0, 65535},     {"--delay-us", 0, kMaxDelayUs}, {"--jitter-us", 0, kMaxDelayUs},
-        {"--seed", 0, UINT64_MAX}, {"--limit", 1, kMaxLimit},
+        {"--seed", 0, UINT64_MAX}, {"--limit", 1, kMaxLimit},      {"--loss-ppm", 0, 999'999},
     };
     const Spec* spec = nullptr;
     for (const Spec& s : specs)
@@ -79,6 +79,8 @@ std::optional<Options> parse_options(int argc, char** argv, std::string& error, 
       o.jitter_us = static_cast<int64_t>(v);
     } else if (name == "--seed") {
       o.seed = v;
+    } else if (name == "--loss-ppm") {
+      o.loss_ppm = static_cast<uint32_t>(v);
     } else {
       o.limit = static_cast<uint32_t>(v);
     }

@@ -11,7 +11,11 @@ struct Options {
   uint16_t queue = 0;
   int64_t delay_us = 0;
   int64_t jitter_us = 0;
-  uint64_t seed = 1;  // fixed by default so that a run's jitter can be repeated
+  uint64_t seed = 1;  // fixed by default so that a run's jitter (and loss) can be repeated
+  // Each packet dropped with this probability, in millionths: the verdict comes after the
+  // send returned, so a sender sees a loss on the wire, not a failed send (as an iptables
+  // DROP on OUTPUT would give it: EPERM).
+  uint32_t loss_ppm = 0;
   uint32_t limit = 10000;
 };
 

@@ -12,10 +12,19 @@ int64_t monotonic_ns() {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-Stage::Stage(const Options& o) : ring_(o.limit), clock_(o.delay_us, o.jitter_us, o.seed) {}
+Stage::Stage(const Options& o)
+    : ring_(o.limit),
+      clock_(o.delay_us, o.jitter_us, o.seed),
+      loss_ppm_(o.loss_ppm),
+      loss_draws_(o.seed ^ 0x6c6f7373u) {}
 
 void Stage::on_packet(uint32_t id) {
   ++counts_.packets;
+  if (loss_ppm_ != 0 && ppm_(loss_draws_) < loss_ppm_) {
+    ++counts_.dropped_for_loss;
+    queue_->drop(id);
+    return;
+  }
   if (ring_.full()) {
     ++counts_.dropped_over_limit;
     queue_->drop(id);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 
 #include "hold_ring.hpp"
 #include "nfqueue.hpp"
@@ -17,6 +18,7 @@ int64_t monotonic_ns();
 struct Counts {
   uint64_t packets = 0;             // every packet read from the queue
   uint64_t dropped_over_limit = 0;  // of those, dropped because `limit` were held
+  uint64_t dropped_for_loss = 0;    // of those, dropped at random (--loss-ppm)
   int64_t max_hold_ns = 0;          // longest time from reading a packet to accepting it
 };
 
@@ -41,6 +43,9 @@ class Stage : public PacketSink {
   HoldRing ring_;
   ReleaseClock clock_;
   Counts counts_;
+  const uint32_t loss_ppm_;
+  std::mt19937_64 loss_draws_;  // its own, so that loss does not shift the jitter's draws
+  std::uniform_int_distribution<uint32_t> ppm_{0, 999'999};
 };
 
 }  // namespace netdelay

@@ -16,6 +16,7 @@ import pytest
 
 from psbench.base.errors import UserError
 from psbench.hosts import emulated, netns
+from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape, parse_shape
 
@@ -195,15 +196,18 @@ def test_a_rate_is_never_exceeded_by_more_than_a_burst():
     assert after_first <= allowed, (after_first, allowed, applied)
 
 
-def test_loss_is_within_a_binomial_interval_of_what_was_asked():
+@pytest.mark.parametrize("lossy", ["b", "a"])
+def test_loss_is_within_a_binomial_interval_of_what_was_asked(lossy):
+    # Into the lossy host (b), or out of it (a): a packet lost on the way out must be lost
+    # on the wire, never a failed send (send() raising would fail the sender, check=True).
     n, loss = 2000, 20.0
-    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape(loss_pct=loss)})
+    net = EmulatedNetwork({h: LinkShape(loss_pct=loss if h == lossy else None) for h in "ab"})
     with net:
         receiver = start_receiver(net, "b", 9002, quiet=1.0)
         send(net, "a", "b", 9002, count=n, gap=0.0002)
         got = result_of(receiver)["count"]
-        assert "loss" in net.describe()["hosts"]["b"]["applied"]
-    # One crossing of b's link each (into b); a's link loses nothing.
+        assert "loss" in net.describe()["hosts"][lossy]["applied"]
+    # One crossing of the lossy link each; the other link loses nothing.
     p = 1 - loss / 100
     half_width = 3.29 * math.sqrt(n * p * (1 - p))  # 99.9 %
     assert abs(got - n * p) <= half_width + 1, (got, n * p, half_width)
@@ -222,6 +226,20 @@ def test_delay_is_added_on_both_ways_of_the_link():
     assert len(rtts) == 20
     # A round trip crosses b's link twice (into b, out of b): at least 2 x the delay.
     assert min(rtts) >= 2 * delay_us / 1e6, (min(rtts), applied)
+
+
+def test_calibration_measures_no_less_than_configured_and_counts_lost_probes():
+    shapes = {"a": LinkShape(delay_us=1000), "b": LinkShape(), "c": LinkShape(loss_pct=50.0)}
+    with EmulatedNetwork(shapes) as net:
+        clean = calibrate(net, "a", "b")
+        lossy = calibrate(net, "a", "c")
+    # a's link twice: 2 ms configured, and no round trip can be shorter.
+    assert clean["configured_rtt_us"] == 2000 and clean["probes"] == clean["received"] == 200
+    assert clean["rtt_us"]["min"] >= 2000 and clean["added_us"] == clean["rtt_us"]["p50"] - 2000
+    # Each probe crosses c's link twice at 50 %: about a quarter return (a drop on the way
+    # out of c is a loss, not an error that would end the echo).
+    assert lossy["configured_rtt_us"] == 2000  # a's delay again; c has none
+    assert 0 < lossy["received"] < lossy["probes"] <= 200, lossy
 
 
 def test_without_the_capabilities_it_is_refused_saying_what_is_missing():

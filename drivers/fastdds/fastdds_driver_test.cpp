@@ -599,7 +599,9 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
   // writer attempted while the reader was still full (seen: 450 and 900).
   const uint64_t rejected = counters_of(r.reader).at("sample_rejected");
   EXPECT_GE(rejected, 450u);
-  if (more == 0) EXPECT_EQ(rejected % 450, 0u) << rejected;
+  if (more == 0) {
+    EXPECT_EQ(rejected % 450, 0u) << rejected;
+  }
 }
 
 TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {

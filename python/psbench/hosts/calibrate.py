@@ -39,9 +39,9 @@ def round_trips_ns(network, a: str, b: str, probes: int = PROBES) -> tuple[int, 
             while not stop.is_set():
                 try:
                     data, peer = s.recvfrom(PROBE_BYTES)
-                except TimeoutError:
-                    continue
-                s.sendto(data, peer)
+                    s.sendto(data, peer)
+                except OSError:
+                    continue  # nothing yet, or the answer lost on the way out
 
     def probe():
         wait_s = max(0.05, 4 * configured_rtt_us(network, a, b) / 1e6)
@@ -54,13 +54,13 @@ def round_trips_ns(network, a: str, b: str, probes: int = PROBES) -> tuple[int, 
                 if time.monotonic() > end:
                     break
                 sent = time.perf_counter_ns()
-                s.send(struct.pack("!I", i).ljust(PROBE_BYTES, b"\0"))
                 sent_count += 1
                 try:
+                    s.send(struct.pack("!I", i).ljust(PROBE_BYTES, b"\0"))
                     while struct.unpack("!I", s.recv(PROBE_BYTES)[:4])[0] != i:
                         pass  # a late answer to an earlier probe
-                except TimeoutError:
-                    continue
+                except OSError:
+                    continue  # lost either way (timed out, or dropped on the way out)
                 got.append(time.perf_counter_ns() - sent)
         return sent_count, got
 

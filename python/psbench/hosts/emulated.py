@@ -199,26 +199,34 @@ class EmulatedNetwork:
             return
         iptables = _iptables()
         chains = (("OUTPUT", "-o", QUEUE_OUT), ("INPUT", "-i", QUEUE_IN))
-        if s.loss_pct is not None and s.loss_pct > 0:
-            for chain, way, _ in chains:
-                _in(host, [iptables, "-A", chain, way, host.interface, "-m", "statistic",
-                           "--mode", "random", "--probability", f"{s.loss_pct / 100:.6f}",
-                           "-j", "DROP"])  # fmt: skip
-            host.applied["loss"] = "iptables statistic random drop (OUTPUT and INPUT)"
+        lossy = s.loss_pct is not None and s.loss_pct > 0
+        if lossy:
+            # The way in: dropped on arrival, before any delay. The way out: dropped by the
+            # stage below, after the send has returned; an iptables DROP on OUTPUT would
+            # fail the sender's send (EPERM), a write error instead of a loss on the wire.
+            _in(host, [iptables, "-A", "INPUT", "-i", host.interface, "-m", "statistic",
+                       "--mode", "random", "--probability", f"{s.loss_pct / 100:.6f}",
+                       "-j", "DROP"])  # fmt: skip
+            host.applied["loss"] = (
+                "psbench-netdelay random drop (OUTPUT), iptables statistic random drop (INPUT)"
+            )
         elif s.loss_pct is not None:
             host.applied["loss"] = "none needed (0%)"
-        if s.delay_us is not None:
+        stages = chains if s.delay_us is not None else chains[:1] if lossy else ()
+        if stages:
             helper = netdelay_path()
             if not helper.is_file():
                 raise UserError(
-                    f"link delay needs {helper} (this kernel has no netem): install "
+                    f"link delay and loss need {helper} (this kernel has no netem): install "
                     f"libnetfilter-queue-dev (make setup) and run make build",
                     2,
                 )
-            for chain, way, queue in chains:
+            for chain, way, queue in stages:
                 seed = str(secrets.randbelow(1 << 31))
-                argv = [str(helper), "--queue", str(queue), "--delay-us", str(s.delay_us),
-                        "--jitter-us", str(s.jitter_us or 0), "--seed", seed]  # fmt: skip
+                loss_ppm = round(s.loss_pct * 10_000) if lossy and chain == "OUTPUT" else 0
+                argv = [str(helper), "--queue", str(queue), "--delay-us", str(s.delay_us or 0),
+                        "--jitter-us", str(s.jitter_us or 0), "--loss-ppm", str(loss_ppm),
+                        "--seed", seed]  # fmt: skip
                 host.helpers.append(
                     subprocess.Popen(
                         netns.exec_argv(host.namespace, argv),
@@ -230,6 +238,7 @@ class EmulatedNetwork:
                 )
                 _in(host, [iptables, "-A", chain, way, host.interface, "-j", "NFQUEUE",
                            "--queue-num", str(queue)])  # fmt: skip
+        if s.delay_us is not None:
             host.applied["delay"] = "psbench-netdelay on NFQUEUE (OUTPUT and INPUT)"
             if s.jitter_us is not None:
                 host.applied["jitter"] = "psbench-netdelay on NFQUEUE, order kept"
