@@ -82,10 +82,14 @@ def test_a_shaped_link_is_recorded_with_its_mechanisms_and_obeyed(swept):
             assert set(entry["applied"]) == {"rate", "delay"}
         # Each way crosses a's link and b's, 500 us each: no round trip under 2 ms.
         assert record["stats"]["ping"]["rtt"]["min"] >= 2_000_000, record["stats"]["ping"]["rtt"]
+        # The calibration before the run saw the same links: 2 ms configured, no less.
+        (pair,) = record["network"]["calibration"]
+        assert pair["hosts"] == ["a", "b"] and pair["configured_rtt_us"] == 2000, pair
+        assert pair["received"] == pair["probes"] and pair["rtt_us"]["min"] >= 2000, pair
 
 
 @SWEEP
-def test_the_report_names_the_link(swept):
+def test_the_report_names_the_link_and_its_calibration(swept):
     _, out = swept
     report = subprocess.run(
         [str(LAUNCHER), "report", str(out)], capture_output=True, text=True, timeout=120, cwd=REPO
@@ -93,6 +97,7 @@ def test_the_report_names_the_link(swept):
     assert report.returncode == 0, report.stderr
     assert "cyclonedds 1 KiB hosts=a(100mbit,500us)+b(100mbit,500us)" in report.stdout
     assert "zeromq 1 KiB hosts=a+b" in report.stdout
+    assert "Emulated links: configured and measured round trip" in report.stdout
 
 
 def alive(pid: int) -> bool:
