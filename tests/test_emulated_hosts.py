@@ -213,6 +213,21 @@ def test_loss_is_within_a_binomial_interval_of_what_was_asked(lossy):
     assert abs(got - n * p) <= half_width + 1, (got, n * p, half_width)
 
 
+def test_a_message_takes_at_least_its_bits_over_the_rate_after_the_bucket():
+    # 16 KiB in one datagram (IP fragments) over 100 Mbit/s, echoed: each way the bits
+    # beyond the bucket's two frames take at least their time at the rate (a bucket of
+    # 1 ms, 12,500 B, once let it cross in half that).
+    size, rate_bps = 16384, 100_000_000
+    net = EmulatedNetwork({"a": LinkShape(rate_bps=rate_bps), "b": LinkShape()})
+    with net:
+        receiver = start_receiver(net, "b", 9004, echo=True)
+        rtts = send(net, "a", "b", 9004, count=5, size=size, ping=True)["rtts"]
+        result_of(receiver)
+        burst = int(net.describe()["hosts"]["a"]["applied"]["rate"].split("burst ")[1].split()[0])
+    assert len(rtts) == 5 and burst == 2 * (1500 + 14)
+    assert min(rtts) >= 2 * (size - burst) * 8 / rate_bps, (min(rtts), burst)
+
+
 def test_delay_is_added_on_both_ways_of_the_link():
     if not emulated.netdelay_path().is_file():
         pytest.fail(f"{emulated.netdelay_path()} is not built: run make build")

@@ -184,3 +184,14 @@ def test_the_exclude_rule_a_refusal_suggests_for_hosts_can_be_pasted(node, tmp_p
     again = dry_run(tmp_path, text + f"exclude: {rule}\n")
     assert again.returncode == 0, again.stderr
     assert "zeromq" in again.stdout and "shm-" not in again.stdout
+
+
+def test_one_place_serves_a_sweep_over_kinds_but_a_name_that_is_no_role_is_refused():
+    place = {"ping": "a", "pong": "b", "pub": "a", "sub": "b"}
+    for kind in ("ping", "pubsub"):
+        assert placement.problem(spec(kind=kind, hosts={"a": {}, "b": {}}, place=place)) is None
+    typo = spec(kind="ping", hosts={"a": {}, "b": {}}, place={**place, "pogn": "b"})
+    assert placement.problem(typo) == (
+        "place",
+        "place.pogn: not a role of this run; use broker, ping, pong",
+    )

@@ -1,7 +1,7 @@
-"""`psbench reproduce NAME [--quick]`: one seed study rerun on this machine, with its
-paper's tables and figures beside the published ones (docs/reproductions.md).
+"""`psbench reproduce NAME [--quick] [--network]`: one seed study rerun on this machine,
+with its paper's tables and figures beside the published ones (docs/reproductions.md).
 
-The study's experiment file (experiments/seeds/NAME[-quick].yaml) runs exactly as with
+The study's experiment file (experiments/seeds/NAME[-network][-quick].yaml) runs exactly as with
 `psbench run` (same checks, progress, store, faults and --resume), then the normal report
 is written (`psbench report`: DIR/report/), then the paper's sections (DIR/report/paper.md,
 paper.json, DIR/report/paper/*) are written and printed.
@@ -41,6 +41,12 @@ def add_parsers(subparsers) -> None:
         action="store_true",
         help="the quick variant (NAME-quick.yaml): the same method, fewer "
         "samples, sizes or seconds",
+    )
+    parser.add_argument(
+        "--network",
+        action="store_true",
+        help="the study's network variant (NAME-network[-quick].yaml): its roles on "
+        "emulated hosts joined by the paper's links (root; docs/reproductions.md)",
     )
     parser.add_argument(
         "-o",
@@ -110,7 +116,7 @@ def report_study(name: str, module, root: Path, quick: bool, plots: bool = True)
     report = build_report(results, Settings(plots=plots))
     out = root / "report"
     page = write_report(report, out)
-    sections = module.sections(results, published)
+    sections = common.per_network(results, lambda subset: module.sections(subset, published))
     paper = common.write_sections(
         name, reproduce.STUDIES[name], sections, out, quick=quick, results=root, published=published
     )
@@ -138,7 +144,7 @@ def run_command(args) -> int:
         raise UserError(
             "argument --resume: give the directory of the sweep to continue with -o DIR"
         )
-    path = common.experiment_path(args.name, args.quick)
+    path = common.experiment_path(args.name, args.quick, args.network)
     display = (
         str(path.relative_to(paths.REPO_ROOT))
         if path.is_relative_to(paths.REPO_ROOT)
@@ -173,7 +179,8 @@ def run_command(args) -> int:
     if result.interrupted:
         print(
             f"psbench reproduce: interrupted; completed runs are kept (continue with: "
-            f"psbench reproduce {args.name}{' --quick' if args.quick else ''} "
+            f"psbench reproduce {args.name}{' --quick' if args.quick else ''}"
+            f"{' --network' if args.network else ''} "
             f"-o {store.root} --resume)",
             file=sys.stderr,
         )

@@ -8,13 +8,15 @@ DIR/report/paper/<drawing>.png|svg, and prints them on the terminal.
 """
 
 import json
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
 from psbench.base import paths
 from psbench.base.errors import UserError
+from psbench.base.units import hosts_text
 from psbench.report import formats
 from psbench.report.tables import Table
 
@@ -37,11 +39,50 @@ def seeds_dir() -> Path:
     return paths.REPO_ROOT / "experiments" / "seeds"
 
 
-def experiment_path(name: str, quick: bool = False) -> Path:
-    path = seeds_dir() / f"{name}{'-quick' if quick else ''}.yaml"
+def experiment_path(name: str, quick: bool = False, network: bool = False) -> Path:
+    """experiments/seeds/NAME[-network][-quick].yaml."""
+    path = seeds_dir() / f"{name}{'-network' if network else ''}{'-quick' if quick else ''}.yaml"
     if not path.is_file():
+        if network:
+            raise UserError(
+                f"study {name!r} has no network variant yet ({path} is missing); "
+                f"run it without --network",
+                2,
+            )
         raise UserError(f"study {name!r}: its experiment file {path} is missing", 2)
     return path
+
+
+def where_measured(results) -> str:
+    """'over loopback (one host)', or 'between emulated hosts a(100mbit)+b(100mbit)' for a
+    result set whose runs are on hosts (per_network gives each network its own)."""
+    networks = {hosts_text(run.params.get("hosts") or {}) for run in results.runs}
+    networks.discard("")
+    if not networks:
+        return "over loopback (one host)"
+    return "between emulated hosts " + " and ".join(sorted(networks))
+
+
+def per_network(results, sections_of) -> list[Section]:
+    """The paper's sections once per network of a result set (its runs' `hosts`), each
+    titled with the network and with its own table and figure names; one network (or
+    none): the sections as they are."""
+    groups: dict[str, list] = {}
+    for run in results.runs:
+        groups.setdefault(hosts_text(run.params.get("hosts") or {}), []).append(run)
+    if len(groups) < 2:
+        return sections_of(results)
+    found = []
+    for label, runs in groups.items():
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", label).strip("-")
+        for section in sections_of(replace(results, runs=runs)):
+            section.title = f"{section.title} [{label or 'one host'}]"
+            for t in section.tables:
+                t.name = f"{t.name}-{slug}"
+            for d in section.drawings:
+                d.name = f"{d.name}-{slug}"
+            found.append(section)
+    return found
 
 
 def load_published(name: str) -> dict:

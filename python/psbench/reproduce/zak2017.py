@@ -14,7 +14,7 @@ import matplotlib
 import numpy as np
 
 from psbench.report.tables import Column, Table
-from psbench.reproduce.common import Section, published_marker
+from psbench.reproduce.common import Section, published_marker, where_measured
 from psbench.results.load import ResultSet
 from psbench.results.significance import welch
 
@@ -181,7 +181,8 @@ class _Study:
         )
         version = self.versions.get(driver, "version unknown")
         notes = [
-            f"RTT/2 over loopback, {NAMES[driver]} ({version}){substitute}, {RELIABILITY_TEXT[reliability]}; published: "
+            f"RTT/2 {where_measured(self.results)}, {NAMES[driver]} ({version}){substitute}, "
+            f"{RELIABILITY_TEXT[reliability]}; published: "
             f"{self.published_source('latency', paper_key, reliability)}.",
             self.size_note(),
             self.marker,
@@ -600,7 +601,8 @@ class _Study:
             [
                 "latency",
                 "round trip / 2, one host, loopback",
-                "round trip / 2 (ping), one host, loopback (DDS over UDP); closed loop; listener",
+                f"round trip / 2 (ping), {where_measured(self.results)} (DDS over UDP); closed "
+                "loop; listener",
             ],
             [
                 "samples per size",

@@ -6,6 +6,9 @@ from psbench.hosts.emulated import address_of
 from psbench.hosts.links import LinkShape, parse_shape
 
 BROKER = "broker"  # place.broker: the host of the run's broker (when its driver has one)
+# Roles of one kind or another: placing one a run does not have is no mistake in a sweep
+# whose runs are of several kinds (a name that is no role at all still is).
+OTHER_KINDS_ROLES = {"ping", "pong", "pub", "sub", "relay"}
 
 
 def host_of(spec, plan) -> str | None:
@@ -100,6 +103,8 @@ def problem(spec) -> tuple[str, str] | None:
     names = {role for plan in spec.processes() for role in plan.roles}
     names |= {plan.name for plan in spec.processes()} | {BROKER}
     for role, where in spec.place.items():
+        if role in OTHER_KINDS_ROLES - names:
+            continue  # a sweep over kinds places ping and pub alike: each run takes its own
         if role not in names:
             return "place", f"place.{role}: not a role of this run; use {', '.join(sorted(names))}"
         if role == BROKER and isinstance(where, list):
