@@ -4,6 +4,8 @@ Real runs; counts are checked, timings never."""
 import json
 import textwrap
 
+import pytest
+
 from conftest import assert_nothing_left, only_run, run_cli, run_records
 
 # Reliable with keep_all: no sample may be lost, so every subscriber must get every one.
@@ -98,19 +100,20 @@ def test_a_driver_with_one_reader_per_topic_refuses_several(driver_libs, results
     proc = pubsub(results / "udp", "udp", 2, count=50)
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "udp: transport loopback delivers each datagram to one bound socket" in proc.stderr
-    assert "2 readers need --transport multicast" in proc.stderr
+    assert "2 readers need --transport multicast or broadcast" in proc.stderr
     for driver in ("shm", "udp"):
         record = only_run(results / driver)
         assert record["status"] == "refused"
         assert_nothing_left(record["run_id"])
 
 
+@pytest.mark.parametrize("transport", ["multicast", "broadcast"])
 def test_udp_multicast_is_the_fan_out_floor_every_subscriber_gets_every_sample(
-    driver_libs, results
+    driver_libs, results, transport
 ):
     # Best effort: nothing resends, but on an idle loopback at 1 kHz none is lost; a loss
     # here would be the driver's (a reader not in the group, or two sharing datagrams).
-    proc = pubsub(results, "udp", 3, "--transport", "multicast", "--rate", "1000", count=300)
+    proc = pubsub(results, "udp", 3, "--transport", transport, "--rate", "1000", count=300)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
     run_dir = next(results.rglob("run.json")).parent

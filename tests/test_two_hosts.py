@@ -176,7 +176,9 @@ def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp
     assert {h["namespace"] for h in record["network"]["hosts"].values()} & netns.existing() == set()
 
 
-@pytest.mark.parametrize("driver,transport", [("zeromq", "tcp"), ("cyclonedds", "udp")])
+@pytest.mark.parametrize(
+    "driver,transport", [("zeromq", "tcp"), ("cyclonedds", "udp"), ("udp", "broadcast")]
+)
 def test_a_subscriber_beside_its_publisher_and_one_across_both_get_every_message(
     tmp_path, driver, transport
 ):

@@ -1,9 +1,12 @@
 // udp: kernel UDP sockets, the network floor every middleware result is read against.
 // Each topic is one port; the reader binds it, the writer sends to it: on loopback to the
 // run's own 127.x.y.z, with unicast to each peer address, with multicast to a group of
-// the run and topic. Best effort, volatile; messages over one datagram are fragmented
-// (udp_reassembly.h). On the C++ SDK (psbench/sdk.hpp: PSB_SDK_DRIVER at the end).
+// the run and topic, with broadcast to the link's broadcast address. Best effort, volatile;
+// messages over one datagram are fragmented (udp_reassembly.h). On the C++ SDK (psbench/sdk.hpp:
+// PSB_SDK_DRIVER at the end).
 #include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -14,6 +17,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,8 +37,11 @@ constexpr unsigned kPortSpan = 12768;
 constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees it must stop
 constexpr int kSocketBuffer = 16 << 20;  // a 4 MiB message in flight; root may exceed rmem_max
 
-enum class Transport { loopback, unicast, multicast };
-constexpr const char *kTransportNames[] = {"loopback", "unicast", "multicast", nullptr};
+enum class Transport { loopback, unicast, multicast, broadcast };
+constexpr const char *kTransportNames[] = {"loopback", "unicast", "multicast", "broadcast",
+                                           nullptr};
+// A datagram to a group or broadcast address reaches every reader bound to it.
+bool fans_out(Transport t) { return t == Transport::multicast || t == Transport::broadcast; }
 
 // Fault injection, for testing what psbench does when a node misbehaves: after
 // fault_after writes in one writer, crash (abort), hang (never return) or exit(7).
@@ -50,8 +57,26 @@ struct Settings : psb::sdk::RunSettings {
   // unicast to the run's hosts: a peer's "port unreachable" (no reader there yet, or any
   // more) does not fail a write (see Writer::write).
   bool peers_are_hosts = false;
-  in_addr multicast_if{};  // multicast: the interface's address (local or 127.0.0.1)
+  in_addr multicast_if{};  // multicast, broadcast: the interface's address (or 127.0.0.1)
+  in_addr broadcast{};     // broadcast: its broadcast address (127.255.255.255 on lo), by open()
 };
+
+// The broadcast address of the interface that has `local` (getifaddrs), or nullopt.
+std::optional<in_addr> broadcast_of(in_addr local) {
+  ifaddrs *all = nullptr;
+  if (getifaddrs(&all) != 0) return std::nullopt;
+  std::optional<in_addr> found;
+  for (const ifaddrs *i = all; i != nullptr && !found; i = i->ifa_next) {
+    const auto *addr = reinterpret_cast<const sockaddr_in *>(i->ifa_addr);
+    const auto *bcast = reinterpret_cast<const sockaddr_in *>(i->ifa_broadaddr);
+    if (addr != nullptr && addr->sin_family == AF_INET && (i->ifa_flags & IFF_BROADCAST) &&
+        bcast != nullptr && bcast->sin_addr.s_addr != INADDR_ANY &&
+        addr->sin_addr.s_addr == local.s_addr)
+      found = bcast->sin_addr;
+  }
+  freeifaddrs(all);
+  return found;
+}
 
 // A run's own loopback address, 127.x.y.z from FNV-1a of the run id (x.y.z never .0 or
 // .255 last): all of 127/8 is `lo`, so concurrent runs whose topics hash to the same port
@@ -112,12 +137,15 @@ void parse_addresses(const psb_config &cfg, const psb::sdk::Options &options, Re
                  s.transport == Transport::loopback
                      ? "options peer/bind belong to transport 'unicast'; loopback uses "
                        "127.x.y.z of the run id"
-                     : "options peer/bind belong to transport 'unicast'; multicast sends to a "
-                       "group of the run and topic on the interface of --address (127.0.0.1 on "
-                       "one host)");
+                     : "options peer/bind belong to transport 'unicast'; multicast and "
+                       "broadcast send on the interface of --address (127.0.0.1 on one host)");
     if (s.transport == Transport::multicast) {
       s.multicast_if = local;
       return;
+    }
+    if (s.transport == Transport::broadcast) {
+      s.multicast_if = local;  // whose broadcast address open() looks up (not check(): it
+      return;                  // may run on another host than the run's node)
     }
     s.bind_addr = loopback_address(s.run_id);
     s.peers = {s.bind_addr};
@@ -167,10 +195,10 @@ Settings parse_settings(const psb_config &cfg, Refusals &refuse) {
   s.keep(cfg, refuse, "the loopback address and multicast groups derive from it");
   parse_addresses(cfg, options, refuse, s);
   // A unicast datagram reaches one bound socket; a multicast one every socket in the group.
-  if (cfg.readers > 1 && s.transport != Transport::multicast)
+  if (cfg.readers > 1 && !fans_out(s.transport))
     refuse.add("subscribers",
                "transport %s delivers each datagram to one bound socket, so a topic has one "
-               "reader; %u readers need --transport multicast",
+               "reader; %u readers need --transport multicast or broadcast",
                kTransportNames[int(s.transport)], cfg.readers);
   return s;
 }
@@ -245,24 +273,34 @@ struct Udp {
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = 4u << 20,
-      .readers_per_topic = 0,  // multicast: any number; the others one (check() says)
+      .readers_per_topic = 0,  // multicast, broadcast: any number; the others one (check())
       .writers_per_topic = 0,  // any number of senders; fragmented messages of up to
                                // UDP_ASSEMBLIES writers at once are each assembled on their own
       .crosses_hosts = 1};     // on host_transports
-  // unicast sends to every --peer, multicast to a group on the interface of --address.
-  static constexpr const char *host_transports[] = {"unicast", "multicast", nullptr};
+  // unicast sends to every --peer, multicast to a group on the interface of --address,
+  // broadcast to that interface's broadcast address.
+  static constexpr const char *host_transports[] = {"unicast", "multicast", "broadcast", nullptr};
   static void check(const psb_config &cfg, Refusals &refuse) { parse_settings(cfg, refuse); }
 
   struct Context : Settings {
     explicit Context(const psb_config &cfg)
-        : Settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+        : Settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {
+      if (transport != Transport::broadcast) return;
+      const std::optional<in_addr> b = local_address.empty() ? in_addr{htonl(0x7fffffffu)}
+                                                             // lo: 127.255.255.255
+                                                             : broadcast_of(multicast_if);
+      if (!b)
+        fail("transport broadcast: no interface here has address %s and a broadcast address",
+             text(multicast_if).c_str());
+      broadcast = *b;
+    }
   };
 
   // No matched(): UDP cannot tell.
   class Writer {
    public:
     Writer(Context &ctx, const char *topic)
-        : socks_(ctx.transport == Transport::multicast ? 1 : ctx.peers.size()),
+        : socks_(fans_out(ctx.transport) ? 1 : ctx.peers.size()),
           ignore_refused_(ctx.peers_are_hosts),
           fault_(ctx.fault),
           writes_left_(ctx.fault_after) {
@@ -270,6 +308,13 @@ struct Udp {
       for (size_t i = 0; i < socks_.size(); ++i) {
         socks_[i] = udp_socket();
         grow_buffer(socks_[i], SO_SNDBUFFORCE, SO_SNDBUF);
+        if (ctx.transport == Transport::broadcast) {
+          const int on = 1;
+          if (setsockopt(socks_[i], SOL_SOCKET, SO_BROADCAST, &on, sizeof on) != 0)
+            fail("SO_BROADCAST: %s", std::strerror(errno));
+          connect_to(socks_[i], ctx.broadcast, port);
+          continue;
+        }
         if (ctx.transport != Transport::multicast) {
           connect_to(socks_[i], ctx.peers[i], port);
           continue;
@@ -349,19 +394,24 @@ struct Udp {
             "root or raise net.core.rmem_max (sysctl -w net.core.rmem_max=%d)",
             got, static_cast<unsigned long long>(ctx.max_payload), kSocketBuffer);
       const uint16_t port = topic_port(ctx, topic);
-      if (ctx.transport != Transport::multicast) {
+      if (!fans_out(ctx.transport)) {
         bind_to(sock_, ctx.bind_addr, port,
                 "udp is one reader per topic, so a second subscriber of it is refused; or "
                 "another run is on this port: set option port_base");
       } else {
-        // Bound to group:port (SO_REUSEADDR: several readers of a topic on one host each
-        // get every datagram), joined on the interface of --address.
-        const in_addr group = topic_group(ctx, topic);
+        // Bound to group:port or broadcast:port (SO_REUSEADDR: several readers of a topic
+        // on one host each get every datagram); a group joined on the interface of
+        // --address.
+        const bool multicast = ctx.transport == Transport::multicast;
+        const in_addr to = multicast ? topic_group(ctx, topic) : ctx.broadcast;
         const int on = 1;
         if (setsockopt(sock_, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on) != 0)
           fail("cannot bind %s:%u: %s (another run is on this port: set option port_base)",
-               text(group).c_str(), port, std::strerror(errno));
-        bind_to(sock_, group, port, "another run is on this port: set option port_base");
+               text(to).c_str(), port, std::strerror(errno));
+        bind_to(sock_, to, port, "another run is on this port: set option port_base");
+      }
+      if (ctx.transport == Transport::multicast) {
+        const in_addr group = topic_group(ctx, topic);
         const ip_mreq join{group, ctx.multicast_if};
         if (setsockopt(sock_, IPPROTO_IP, IP_ADD_MEMBERSHIP, &join, sizeof join) != 0)
           fail("cannot join multicast group %s on the interface of %s: %s", text(group).c_str(),

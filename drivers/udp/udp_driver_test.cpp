@@ -381,7 +381,20 @@ TEST(UdpHosts, OnlyLoopbackStaysOnOneHostAndEveryRefusalSaysTheFix) {
       {"unicast", "localhost", peers, {}, "hosts", "('localhost' is not)"},
       {"multicast", "198.18.0.1", peers, {}, nullptr, nullptr},
       {"multicast", nullptr, nullptr, {}, nullptr, nullptr},
-      {"multicast", nullptr, nullptr, {{"peer", "198.18.0.9"}}, "option:peer", "group of the run"},
+      {"multicast",
+       nullptr,
+       nullptr,
+       {{"peer", "198.18.0.9"}},
+       "option:peer",
+       "interface of --address"},
+      // broadcast: accepted by check() whatever the interfaces here (open() looks them up).
+      {"broadcast", "198.18.0.1", peers, {}, nullptr, nullptr},
+      {"broadcast",
+       nullptr,
+       nullptr,
+       {{"bind", "127.0.0.1"}},
+       "option:bind",
+       "interface of --address"},
   };
   for (const Case &c : cases) {
     UdpRun run(PSB_NOTIFY_WAIT);
@@ -402,6 +415,16 @@ TEST(UdpHosts, OnlyLoopbackStaysOnOneHostAndEveryRefusalSaysTheFix) {
     psb_error err{};
     EXPECT_EQ(udp().open(&run.cfg, &err), nullptr) << "open accepted what check refused";
   }
+  // broadcast: open() needs an interface of --address here; this host has no 198.18.0.77.
+  UdpRun run(PSB_NOTIFY_WAIT);
+  run.cfg.transport = "broadcast";
+  run.cfg.local_address = "198.18.0.77";
+  run.cfg.peer_addresses = peers;
+  psb_error err{};
+  EXPECT_EQ(udp().open(&run.cfg, &err), nullptr);
+  EXPECT_NE(std::string(err.message).find("no interface here has address 198.18.0.77"),
+            std::string::npos)
+      << err.message;
 }
 
 TEST(UdpHosts, MulticastOnOneHostReachesEveryReaderOfTheTopic) {

@@ -153,7 +153,10 @@ class EmulatedNetwork:
             netns.ip(host.namespace, "link", "set", host.interface, "mtu", str(shape.mtu))
             netns.ip(self.switch, "link", "set", port, "mtu", str(shape.mtu))
             host.applied["mtu"] = "veth mtu (both ends)"
-        netns.ip(host.namespace, "addr", "add", f"{host.address}/24", "dev", host.interface)
+        # brd +: the subnet's broadcast address (198.18.0.255), as a real host's would be.
+        netns.ip(
+            host.namespace, "addr", "add", f"{host.address}/24", "brd", "+", "dev", host.interface
+        )
         netns.ip(host.namespace, "link", "set", host.interface, "up")
         netns.ip(self.switch, "link", "set", port, "up")
         ends = ((host.namespace, host.interface), (self.switch, port))
