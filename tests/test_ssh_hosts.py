@@ -16,6 +16,7 @@ import signal
 import socket
 import subprocess
 import time
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import pytest
@@ -198,7 +199,18 @@ def test_a_run_over_ssh_gets_every_sample_and_leaves_nothing(machines, tmp_path,
 
 @needs_root
 @needs_sshd
-def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_path):
+@pytest.mark.parametrize("shared", [False, True], ids=["own-connections", "controlmaster"])
+def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_path, shared):
+    with (
+        control_master(machines, tmp_path) if shared else nullcontext((machines, None)) as (
+            config,
+            _,
+        )
+    ):
+        sigkill_mid_run(config, tmp_path)
+
+
+def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
     out = tmp_path / "results"
     experiment = tmp_path / "long.yaml"
     experiment.write_text(
@@ -207,7 +219,7 @@ def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_p
         "           hosts: {a: {ssh: a}, b: {ssh: b}}, place: {ping: a, pong: b}}\n"
     )
     proc = subprocess.Popen(
-        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(machines)],
+        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=REPO,
@@ -312,3 +324,40 @@ def test_a_driver_with_a_broker_is_refused_on_real_machines(machines, tmp_path):
     )  # fmt: skip
     assert done.returncode == 2, done.stdout + done.stderr
     assert "which psbench does not start on real machines yet" in done.stderr
+
+
+@contextmanager
+def control_master(machines: Path, tmp_path: Path):
+    """An ssh config as many users have: connections shared through a persisting
+    master (ControlMaster auto, ControlPersist); the masters are stopped on the way out."""
+    sockets = Path(f"/tmp/psb-cm-{os.getpid()}")  # short: a socket path is 108 bytes at most
+    sockets.mkdir()
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        "Host *\n  ControlMaster auto\n  ControlPersist 30\n"
+        f"  ControlPath {sockets}/%h\n" + machines.read_text().replace("ControlMaster no", "")
+    )
+    try:
+        yield config, sockets
+    finally:
+        for host in HOSTS:  # the masters are this test's
+            subprocess.run(["ssh", "-F", str(config), "-O", "exit", host], capture_output=True,
+                           timeout=30)  # fmt: skip
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
+    # A persisting master ssh (ControlPersist) outlives the ssh that started it: psbench
+    # must not wait for it (its pipes), and a run through the master must still end.
+    with control_master(machines, tmp_path) as (config, sockets):
+        started = time.monotonic()
+        done = psbench(ping_args("udp", "unicast", config), tmp_path, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert time.monotonic() - started < 30
+        record = only_record(tmp_path / "results")
+        assert record["stats"]["ping"]["rtt"]["n"] == 200
+        assert nodes_of(record["run_id"]) == []
+        assert sorted(p.name for p in sockets.iterdir()) == ["198.18.0.1", "198.18.0.2"]
+    shutil.rmtree(cache_of("udp"), ignore_errors=True)
