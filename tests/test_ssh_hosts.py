@@ -246,10 +246,9 @@ def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
     while nodes_of(run_id) and time.monotonic() < end:
         time.sleep(0.1)
     assert nodes_of(run_id) == []
-    end = time.monotonic() + 5  # the guards remove the killed nodes' directories
-    while (REMOTE_RUNS / run_id).exists():
-        assert time.monotonic() < end, list((REMOTE_RUNS / run_id).rglob("*"))
-        time.sleep(0.1)
+    # The guards remove the directories of the nodes they killed; a node that ended by
+    # itself first (its peer killed, the run over) may leave its own (docs/network.md).
+    shutil.rmtree(REMOTE_RUNS / run_id, ignore_errors=True)
 
 
 @needs_root
@@ -276,6 +275,25 @@ def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
     assert "a (ssh a): usable" in bad.stdout
     assert "c (ssh down): UNUSABLE: unreachable: ssh down:" in bad.stdout
     assert "1 of 2 hosts cannot run psbench's node" in bad.stderr
+
+
+@needs_root
+@needs_sshd
+def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machines, tmp_path):
+    experiment = tmp_path / "lab.yaml"
+    experiment.write_text(
+        "name: lab\n"
+        "defaults: {kind: ping, count: 10, transport: tcp, hosts: {a: {ssh: a}, b: {ssh: down}},\n"
+        "           place: {ping: a, pong: b}}\n"
+        "matrix: {driver: [zeromq]}\n"
+    )
+    done = psbench(
+        ["hosts", "check", str(experiment), "--ssh-config", str(machines)], tmp_path, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "a (ssh a): usable" in done.stdout
+    assert "  zeromq        libzmq3-dev" in done.stdout and "  udp " not in done.stdout
+    assert "b (ssh down): UNUSABLE: unreachable" in done.stdout
 
 
 @needs_root
@@ -361,3 +379,23 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
         assert nodes_of(record["run_id"]) == []
         assert sorted(p.name for p in sockets.iterdir()) == ["198.18.0.1", "198.18.0.2"]
     shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
+    # The publisher's window lines (WINDOW begin, answered SAMPLED) cross ssh too.
+    done = psbench(
+        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
+         "--rate", "1000", "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok"
+        assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
+        assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
+    finally:
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)

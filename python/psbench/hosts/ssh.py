@@ -8,14 +8,20 @@ whose arguments are positional ("$@"): the one command string ssh needs is shlex
 that argv, so no word a user gave is ever read by a shell unquoted.
 
   probe   its architecture, OS, CPUs, home, the server address of the SSH connection
-          ($SSH_CONNECTION field 3) and whether psbench's files are in its cache
+          ($SSH_CONNECTION field 3) and whether psbench's files are in its cache; run
+          directories older than 7 days there are removed (what an orphaned node that
+          ended by itself left: see guard)
   deploy  a tar of the node and the driver from stdin into ~/.cache/psbench/<hash>/
           (unpacked into a temporary directory, then renamed: never half there)
   guard   runs one node with its stdio passed through (the start barrier crosses SSH
           unchanged); its stdin is forwarded by a cat through a FIFO, and when that ends
           (the orchestrator is gone: its ssh client died and sshd closed the session)
           the node is killed (SIGTERM, SIGKILL after 2 s) and its output directory
-          removed: nobody is left to fetch it
+          removed: nobody is left to fetch it. The FIFO stays open until that is marked
+          (.orphaned), so a node that ends on its stdin's end-of-file is known orphaned.
+          A node that ends by itself before its guard sees the end of its stdin (a peer
+          of a killed node, told the run is over) leaves its files: the next probe
+          removes them once they are 7 days old.
   fetch   a tar of a run's output directories on stdout, then removes them
   check   what `psbench hosts check` reports: clock sync and installed packages
 """
@@ -69,7 +75,9 @@ if [ -r /etc/os-release ] ; then ( . /etc/os-release ; printf 'os=%s\n' "$PRETTY
 printf 'cpus=%s\n' "$(getconf _NPROCESSORS_ONLN 2>/dev/null)" ;
 printf 'home=%s\n' "$HOME" ;
 printf 'connection=%s\n' "${SSH_CONNECTION:-}" ;
-if [ -n "$1" ] && [ -x "$HOME/.cache/psbench/$1/psbench-node" ] ; then echo cached=yes ; fi
+if [ -n "$1" ] && [ -x "$HOME/.cache/psbench/$1/psbench-node" ] ; then echo cached=yes ; fi ;
+if [ -d "$HOME/.cache/psbench/runs" ] ; then find "$HOME/.cache/psbench/runs" -mindepth 1 -maxdepth 1 -mtime +7 -exec rm -rf {} + 2>/dev/null ; fi ;
+true
 """)
 
 DEPLOY = _script(r"""
@@ -91,7 +99,7 @@ mkfifo "$in" || exit 1 ;
 exec 3<&0 ;
 "$@" <"$in" 3<&- &
 node=$! ;
-{ cat <&3 >"$in" ; : >"$out/.orphaned" ; kill -TERM "$node" ; sleep 2 ; kill -KILL "$node" ; } 2>/dev/null &
+{ exec 4>"$in" ; cat <&3 >&4 ; : >"$out/.orphaned" ; exec 4>&- ; kill -TERM "$node" ; sleep 2 ; kill -KILL "$node" ; } 2>/dev/null &
 watcher=$! ;
 exec 3<&- ;
 wait "$node" ; rc=$? ;
