@@ -34,6 +34,9 @@ needs_sshd = pytest.mark.skipif(
     reason="needs openssh-server and socat (scripts/debian-packages.txt; make setup)",
 )
 HOSTS = ("a", "b")
+# One worker runs them all: their "machines" share this one's ~/.cache/psbench, which
+# the tests empty to see a first run copy.
+pytestmark = pytest.mark.xdist_group("ssh_hosts")
 REMOTE_RUNS = Path.home() / ".cache" / "psbench" / "runs"  # both "machines" are this one
 
 
