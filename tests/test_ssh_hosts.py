@@ -402,3 +402,21 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
     finally:
         shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+def test_an_experiment_with_a_broker_on_real_machines_is_refused_before_anything_runs(tmp_path):
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    experiment = tmp_path / "lab.yaml"
+    experiment.write_text(
+        "name: lab\n"
+        "defaults: {kind: ping, count: 10, hosts: {a: {ssh: robot1}, b: {ssh: robot2}},\n"
+        "           place: {ping: a, pong: b}}\n"
+        "matrix: {driver: [mqtt]}\n"
+    )
+    done = psbench(["run", str(experiment), "--dry-run"], tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "lab.yaml:2: defaults.hosts: mqtt needs mosquitto, which psbench does not start" in (
+        done.stderr
+    )
+    assert "1 problem in" in done.stderr
