@@ -267,7 +267,8 @@ def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
     assert "a (ssh a): usable" in good.stdout and "b (ssh b): usable" in good.stdout
     assert f"architecture  {ssh.local_arch()}" in good.stdout
     assert "address       198.18.0.2 (of the ssh connection)" in good.stdout
-    assert "zeromq" in good.stdout and "libzmq3-dev" in good.stdout
+    assert "  psbench-node  libraries 3 found" in good.stdout
+    assert "  zeromq        libraries 4 found; packages libzmq3-dev" in good.stdout
     bad = psbench(
         ["hosts", "check", "--host", "a:ssh=a", "--host", "c:ssh=down",
          "--ssh-config", str(machines)],
@@ -295,8 +296,32 @@ def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machi
     )
     assert done.returncode == 1, done.stdout + done.stderr
     assert "a (ssh a): usable" in done.stdout
-    assert "  zeromq        libzmq3-dev" in done.stdout and "  udp " not in done.stdout
+    assert "  zeromq        libraries 4 found; packages libzmq3-dev" in done.stdout
+    assert "  udp " not in done.stdout
     assert "b (ssh down): UNUSABLE: unreachable" in done.stdout
+
+
+@needs_root
+@needs_sshd
+def test_hosts_check_names_a_library_a_driver_needs_and_the_host_lacks(
+    machines, monkeypatch, capsys
+):
+    from psbench.cli.main import main
+
+    real = ssh.needed_libraries
+    monkeypatch.setattr(
+        ssh,
+        "needed_libraries",
+        lambda path: real(path) + (["libpsbench-absent.so.9"] if "zeromq" in path.name else []),
+    )
+    args = ["hosts", "check", "--host", "a:ssh=a", "--ssh-config", str(machines)]
+    assert main([*args, "--driver", "zeromq"]) == 1
+    out = capsys.readouterr().out
+    assert "a (ssh a): UNUSABLE: zeromq cannot run there: libpsbench-absent.so.9 missing" in out
+    assert "  zeromq        libraries 4 found, MISSING libpsbench-absent.so.9" in out
+    # Every built driver (none chosen): said, but the host stays usable.
+    assert main(args) == 0
+    assert "MISSING libpsbench-absent.so.9" in capsys.readouterr().out
 
 
 @needs_root

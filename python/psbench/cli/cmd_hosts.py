@@ -1,7 +1,8 @@
 """`psbench hosts check`: whether the real machines of an experiment file (hosts with
 ssh:) or of --host options can run psbench's nodes: reachable, the same architecture as
-this machine, its OS and CPUs, clock synchronisation (chrony, PTP), and the Debian
-packages of the drivers' manifests (docs/network.md, "Real machines over SSH")."""
+this machine, its OS and CPUs, clock synchronisation (chrony, PTP), whether its linker
+finds the shared libraries the node and the drivers need, and the Debian packages of
+the drivers' manifests (docs/network.md, "Real machines over SSH")."""
 
 import sys
 from pathlib import Path
@@ -16,7 +17,8 @@ from psbench.hosts.links import is_real, parse_hosts
 HELP = help_of("hosts")
 CHECK_HELP = (
     "per real machine (hosts with ssh:): reachable, architecture, OS, CPUs, clock "
-    "sync, the drivers' packages; exit 1 when one cannot run psbench's node"
+    "sync, the node's and drivers' libraries, the drivers' packages; exit 1 when one "
+    "cannot run psbench's node (or a driver chosen)"
 )
 
 
@@ -82,6 +84,16 @@ def _packages(drivers: list[str]) -> dict[str, list[str]]:
     return {d: list(manifests.load(d).debian) for d in drivers if d in known}
 
 
+def _libraries(drivers: list[str]) -> dict[str, list[str]]:
+    """The shared libraries the node and each driver's .so name (ELF DT_NEEDED)."""
+    found = {ssh.NODE_NAME: ssh.needed_libraries(paths.node_path()) or []}
+    built = paths.driver_libraries()
+    for driver in drivers:
+        if driver in built:
+            found[driver] = ssh.needed_libraries(built[driver]) or []
+    return found
+
+
 def check_command(args) -> int:
     ssh.use_config(args.ssh_config)
     hosts, drivers = {}, []
@@ -101,13 +113,20 @@ def check_command(args) -> int:
             "--host NAME:ssh=TARGET",
             2,
         )
+    chosen = bool(args.driver or drivers)  # else every built one, for information
     drivers = args.driver or drivers or sorted(paths.driver_libraries())
     packages = _packages(drivers)
     wanted = sorted({p for names in packages.values() for p in names})
+    libraries = _libraries(drivers)
+    sonames = sorted({lib for names in libraries.values() for lib in names})
     unusable = 0
     for name, link in hosts.items():
-        result = ssh.check(name, str(link["ssh"]), wanted)
-        print(_text(result, link.get("address"), packages))
+        result = ssh.check(name, str(link["ssh"]), wanted, sonames)
+        for who, names in libraries.items():
+            missing = [lib for lib in names if result.libraries.get(lib) is False]
+            if missing and (who == ssh.NODE_NAME or chosen):
+                result.problems.append(f"{who} cannot run there: {', '.join(missing)} missing")
+        print(_text(result, link.get("address"), packages, libraries))
         unusable += bool(result.problems)
     if unusable:
         print(
@@ -119,7 +138,9 @@ def check_command(args) -> int:
     return 0
 
 
-def _text(result: ssh.Check, address: str | None, packages: dict[str, list[str]]) -> str:
+def _text(
+    result: ssh.Check, address: str | None, packages: dict[str, list[str]], libraries: dict
+) -> str:
     head = f"{result.name} (ssh {result.target})"
     p = result.probe
     if not p.reachable:
@@ -139,13 +160,22 @@ def _text(result: ssh.Check, address: str | None, packages: dict[str, list[str]]
     elif tracking.get("Leap status"):
         clock += f"; chrony leap status {tracking['Leap status']}"
     lines.append(f"  clock sync    {clock}")
-    for driver, names in packages.items():
-        if not names:
-            shown = "no packages listed"
-        else:
-            shown = ", ".join(
-                f"{n} {result.packages[n]}" if result.packages.get(n) else f"{n} MISSING"
-                for n in names
+    for who in dict.fromkeys([*libraries, *packages]):
+        missing = [lib for lib in libraries.get(who, []) if result.libraries.get(lib) is False]
+        found = len(libraries.get(who, [])) - len(missing)
+        shown = [
+            f"libraries {found} found" + (f", MISSING {', '.join(missing)}" if missing else "")
+        ]
+        if who in packages:
+            shown.append(
+                "packages "
+                + (
+                    ", ".join(
+                        f"{n} {result.packages[n]}" if result.packages.get(n) else f"{n} MISSING"
+                        for n in packages[who]
+                    )
+                    or "none listed"
+                )
             )
-        lines.append(f"  {driver:<13} {shown}")
+        lines.append(f"  {who:<13} {'; '.join(shown)}")
     return "\n".join(lines)

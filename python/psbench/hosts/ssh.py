@@ -23,7 +23,8 @@ that argv, so no word a user gave is ever read by a shell unquoted.
           of a killed node, told the run is over) leaves its files: the next probe
           removes them once they are 7 days old.
   fetch   a tar of a run's output directories on stdout, then removes them
-  check   what `psbench hosts check` reports: clock sync and installed packages
+  check   what `psbench hosts check` reports: clock sync, installed packages, and
+          whether the linker there finds the libraries the node and drivers need
 """
 
 import hashlib
@@ -119,7 +120,10 @@ exit $rc
 CHECK = _script(r"""
 if command -v chronyc >/dev/null 2>&1 ; then chronyc -n tracking 2>&1 | sed 's/^/chrony: /' ; else echo 'chrony: -' ; fi ;
 for p in ptp4l phc2sys chronyd ntpd systemd-timesyncd ; do if pgrep -x "$p" >/dev/null 2>&1 ; then echo "running: $p" ; fi ; done ;
-if [ $# -gt 0 ] ; then if command -v dpkg-query >/dev/null 2>&1 ; then dpkg-query -W -f 'package: ${Package} ${Version} ${db:Status-Status}\n' "$@" 2>/dev/null ; else echo 'package: -' ; fi ; fi ;
+libs=$( { /sbin/ldconfig -p || ldconfig -p ; } 2>/dev/null ) ;
+pkgs= ; lib= ;
+for a in "$@" ; do if [ "$a" = -- ] ; then lib=1 ; elif [ -n "$lib" ] ; then case "$libs" in *"$a ("*) echo "library: $a found" ;; *) echo "library: $a -" ;; esac ; else pkgs=1 ; fi ; done ;
+if [ -n "$pkgs" ] ; then if command -v dpkg-query >/dev/null 2>&1 ; then for a in "$@" ; do if [ "$a" = -- ] ; then break ; fi ; dpkg-query -W -f 'package: ${Package} ${Version} ${db:Status-Status}\n' "$a" 2>/dev/null ; done ; else echo 'package: -' ; fi ; fi ;
 true
 """)
 
@@ -396,9 +400,49 @@ class Check:
     clock: list[str] = field(default_factory=list)
     running: list[str] = field(default_factory=list)
     packages: dict[str, str | None] = field(default_factory=dict)  # name -> version or None
+    libraries: dict[str, bool] = field(default_factory=dict)  # soname -> in ldconfig -p
 
 
-def check(name: str, target: str, packages: list[str]) -> Check:
+def needed_libraries(path: Path) -> list[str] | None:
+    """The shared libraries an ELF file names (DT_NEEDED), None when it is not a 64-bit
+    little-endian ELF file (what psbench builds here)."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
+        return None
+    shoff = int.from_bytes(data[0x28:0x30], "little")
+    size, count = (int.from_bytes(data[o : o + 2], "little") for o in (0x3A, 0x3C))
+
+    def section(i):
+        h = data[shoff + i * size : shoff + (i + 1) * size]
+        kind, offset = int.from_bytes(h[4:8], "little"), int.from_bytes(h[0x18:0x20], "little")
+        length, link = (
+            int.from_bytes(h[0x20:0x28], "little"),
+            int.from_bytes(h[0x28:0x2C], "little"),
+        )
+        return kind, offset, length, link
+
+    for i in range(count):
+        kind, offset, length, link = section(i)
+        if kind != 6:  # SHT_DYNAMIC
+            continue
+        _, strings, _, _ = section(link)
+        names = []
+        for e in range(offset, offset + length, 16):
+            tag = int.from_bytes(data[e : e + 8], "little")
+            if tag == 0:  # DT_NULL
+                break
+            if tag == 1:  # DT_NEEDED
+                start = strings + int.from_bytes(data[e + 8 : e + 16], "little")
+                names.append(data[start : data.index(b"\0", start)].decode(errors="replace"))
+        return names
+    return []
+
+
+def check(name: str, target: str, packages: list[str], libraries: list[str] = ()) -> Check:
+    """libraries: sonames looked for in the host's linker cache (ldconfig -p)."""
     found = probe(target)
     result = Check(name, target, found)
     if not found.reachable:
@@ -408,17 +452,20 @@ def check(name: str, target: str, packages: list[str]) -> Check:
         result.problems.append(
             f"architecture {found.arch}, this machine {local_arch()}: psbench's node cannot run there"
         )
-    done = run(target, CHECK, "psbench-check", packages)
-    installed = {}
+    done = run(target, CHECK, "psbench-check", [*packages, "--", *libraries])
+    installed, present = {}, set()
     for line in done.stdout.decode(errors="replace").splitlines():
         word, _, rest = line.partition(": ")
         if word == "chrony" and rest != "-":
             result.clock.append(rest)
         elif word == "running":
             result.running.append(rest)
+        elif word == "library" and rest.endswith(" found"):
+            present.add(rest[: -len(" found")])
         elif word == "package" and rest != "-":
             parts = rest.split()
             if len(parts) >= 3 and parts[2] == "installed":
                 installed[parts[0].split(":")[0]] = parts[1]
     result.packages = {p: installed.get(p) for p in packages}
+    result.libraries = {lib: lib in present for lib in libraries}
     return result
