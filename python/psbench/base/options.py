@@ -171,8 +171,8 @@ def cpu_assignment(text: str) -> tuple[str, int]:
 
 
 def host_declaration(text: str) -> tuple[str, dict]:
-    """NAME or NAME:PROP=VALUE,... (an emulated host and its link), e.g.
-    b:rate=100mbit,delay=1ms."""
+    """NAME or NAME:PROP=VALUE,... (an emulated host and its link, or a real machine's
+    ssh target and address), e.g. b:rate=100mbit,delay=1ms or b:ssh=robot1."""
     name, _, props = text.partition(":")
     link = {}
     for item in filter(None, props.split(",")):
@@ -279,6 +279,15 @@ def loan_mode(text: str):
         return "auto"
     raise argparse.ArgumentTypeError(
         f"{text!r} is not auto; write --loan (on), --loan auto, or leave it off"
+    )
+
+
+def add_ssh_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ssh-config",
+        metavar="FILE",
+        help="the ssh config file for hosts reached over SSH (ssh -F FILE; default "
+        "$PSBENCH_SSH_CONFIG, else ssh's own: ~/.ssh/config)",
     )
 
 
@@ -514,7 +523,8 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         default=[],
         metavar="NAME[:PROP=VALUE,...]",
         help="an emulated host and its link (rate, delay, jitter, loss, mtu), e.g. "
-        "b:rate=100mbit,delay=1ms; repeatable; needs root (docs/network.md)",
+        "b:rate=100mbit,delay=1ms (needs root), or a real machine over SSH, e.g. "
+        "b:ssh=user@10.0.0.7[,address=10.0.0.7]; repeatable (docs/network.md)",
     )
     parser.add_argument(
         "--place",
@@ -526,6 +536,7 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         help="put a role on a --host, e.g. pong=b; repeatable (a role given twice spreads "
         "its processes over both); broker=HOST places the broker (default: the first host)",
     )
+    add_ssh_config_argument(parser)
     parser.add_argument(
         "--pin",
         choices=("role", "process", "none"),

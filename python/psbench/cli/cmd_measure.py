@@ -9,6 +9,7 @@ from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments
 from psbench.cli.commands import help_of
+from psbench.hosts import ssh
 from psbench.hosts.links import parse_hosts
 from psbench.run import drivers, placement, progress_lines
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
@@ -73,6 +74,7 @@ def _pin_problem(args: argparse.Namespace) -> str | None:
 
 
 def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
+    ssh.use_config(getattr(args, "ssh_config", None))  # for hosts reached over SSH
     if _pin_problem(args):
         raise UserError(f"argument --pin: {_pin_problem(args)}")
     if args.duration is not None and args.duration >= args.timeout:
@@ -159,6 +161,11 @@ def _hosts(declared: list[tuple[str, dict]]) -> dict[str, dict]:
         except UserError as exc:
             raise UserError(f"argument --host: {exc}") from None
         hosts[name] = link
+    if hosts:
+        try:
+            parse_hosts(hosts)  # all real machines or all emulated
+        except UserError as exc:
+            raise UserError(f"argument --host: {exc}") from None
     return hosts
 
 

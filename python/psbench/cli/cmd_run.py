@@ -9,8 +9,9 @@ from pathlib import Path
 
 from psbench.base import paths
 from psbench.base.errors import UserError
-from psbench.base.options import key_value, positive_int
+from psbench.base.options import add_ssh_config_argument, key_value, positive_int
 from psbench.cli.commands import help_of
+from psbench.hosts import ssh
 from psbench.report.sweep_text import plan_listing, sweep_summary
 from psbench.results.store import Store, default_dir
 from psbench.run import envinfo
@@ -63,6 +64,7 @@ def add_parsers(subparsers) -> None:
         help="continue the sweep in -o DIR: skip runs that already ended "
         "(ok, failed, crashed, timeout, refused), run the rest",
     )
+    add_ssh_config_argument(parser)
     parser.set_defaults(handler=run_command)
 
 
@@ -159,6 +161,7 @@ def resume_hint(args, root: Path) -> str:
 
 
 def run_command(args) -> int:
+    ssh.use_config(args.ssh_config)  # for hosts reached over SSH
     if args.resume and not args.output:
         raise UserError(
             "argument --resume: give the directory of the sweep to continue with -o DIR"

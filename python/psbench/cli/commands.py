@@ -40,6 +40,10 @@ COMMANDS = {
         "psbench.cli.cmd_compare",
         "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)",
     ),
+    "hosts": (
+        "psbench.cli.cmd_hosts",
+        "real machines over SSH: `hosts check` says whether each can run psbench's node",
+    ),
     "reproduce": (
         "psbench.cli.cmd_reproduce",
         "rerun one seed study and report it in the paper's own form (docs/reproductions.md)",

@@ -1,7 +1,8 @@
 """What a link is given (rate, delay, jitter, loss, MTU), read from an experiment's or the
 CLI's words, and the mechanisms that apply each property on this machine: netem where the
 kernel has it; else a token bucket (tbf) for rate, an iptables random drop for loss and
-psbench-netdelay on an NFQUEUE for delay and jitter (docs/netdelay.md)."""
+psbench-netdelay on an NFQUEUE for delay and jitter (docs/netdelay.md). A real machine
+(hosts.NAME.ssh) has no link psbench shapes: its ssh target and address instead."""
 
 import re
 from dataclasses import dataclass
@@ -83,8 +84,57 @@ def parse_shape(where: str, spec: dict) -> LinkShape:
     return LinkShape(rate, delay, jitter, loss, mtu)
 
 
+REAL_KEYS = ("ssh", "address")  # a real machine: how to reach it, and its address
+
+
+def is_real(link) -> bool:
+    """Whether a host is a real machine (reached over SSH), not an emulated one."""
+    return isinstance(link, dict) and "ssh" in link
+
+
+def real_hosts(hosts: dict) -> bool:
+    """Whether a run's hosts are real machines (parse_hosts allows all or none)."""
+    return any(is_real(link) for link in hosts.values())
+
+
+def _check_real(where: str, spec: dict) -> None:
+    shaped = sorted(set(spec) & set(PROPERTIES))
+    if shaped:
+        raise UserError(
+            f"{where}.{shaped[0]}: a real machine's link is not shaped (psbench shapes only "
+            f"emulated links); remove {', '.join(shaped)}, or use an emulated host",
+            2,
+        )
+    unknown = sorted(set(spec) - set(REAL_KEYS))
+    if unknown:
+        raise UserError(
+            f"{where}.{unknown[0]}: unknown key of a real machine; the keys are "
+            f"{', '.join(REAL_KEYS)}",
+            2,
+        )
+    target = spec["ssh"]
+    if (
+        not isinstance(target, str)
+        or not target
+        or target.startswith("-")
+        or any(c.isspace() or not c.isprintable() for c in target)
+    ):
+        raise UserError(
+            f"{where}.ssh: {target!r}: give an ssh destination, e.g. robot1 or user@10.0.0.7",
+            2,
+        )
+    address = spec.get("address")
+    if address is not None and not re.fullmatch(r"[0-9A-Za-z.:%_-]{1,255}", str(address)):
+        raise UserError(
+            f"{where}.address: {address!r}: give the address its peers reach it at, e.g. 10.0.0.7",
+            2,
+        )
+
+
 def parse_hosts(value) -> dict[str, dict]:
-    """{host name: its link in the experiment's words (or empty)}, each checked."""
+    """{host name: its link in the experiment's words (or empty)}, each checked. A host
+    with `ssh:` is a real machine ({ssh: TARGET, address: ADDRESS}); a run's hosts are
+    all real or all emulated."""
     if not isinstance(value, dict) or not value:
         raise UserError(
             f"expected a mapping HOST: LINK, e.g. {{a: {{}}, b: {{rate: 100mbit}}}}, got {value!r}",
@@ -96,6 +146,24 @@ def parse_hosts(value) -> dict[str, dict]:
             raise UserError(
                 f"{name!r}: a host name is a-z, digits, '-' and '_', e.g. a or robot1", 2
             )
-        parse_shape(str(name), link or {})
+        if is_real(link):
+            _check_real(str(name), link)
+        elif isinstance(link, dict) and "address" in link:
+            raise UserError(
+                f"{name}.address: only a real machine has an address of its own; add "
+                f"ssh: TARGET, or leave the address out (emulated host i is 198.18.0.i)",
+                2,
+            )
+        else:
+            parse_shape(str(name), link or {})
         hosts[str(name)] = dict(link or {})
+    real = [name for name, link in hosts.items() if is_real(link)]
+    if real and len(real) != len(hosts):
+        emulated = [name for name in hosts if name not in real]
+        raise UserError(
+            f"{emulated[0]}: hosts are all real machines (ssh:) or all emulated; "
+            f"{', '.join(real)} {'is' if len(real) == 1 else 'are'} real, "
+            f"{', '.join(emulated)} emulated: give every host ssh: TARGET, or none",
+            2,
+        )
     return hosts

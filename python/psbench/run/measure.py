@@ -11,13 +11,14 @@ from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
+from psbench.hosts.ssh import SshNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import rundir
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, resources, runner
-from psbench.run.services import ServicePool, broker_options, broker_placeholder
+from psbench.run.services import ServicePool, broker_options, broker_placeholder, needed
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -296,7 +297,7 @@ def _commands(
     run_id: str,
     run_dir: Path,
     progress: bool = False,
-    network: EmulatedNetwork | None = None,
+    network: EmulatedNetwork | SshNetwork | None = None,
 ) -> list:
     # Always the stdio barrier, also for one intra-process node: the launcher then sees
     # every run reach its start the same way, and bounds that wait the same way.
@@ -305,11 +306,36 @@ def _commands(
     def argv(plan):
         extra = PROGRESS_ARGV if progress and {"ping", "sub"} & set(plan.roles) else []
         window = WINDOW_ARGV if WINDOW_ROLES & set(plan.roles) else []
+        if isinstance(network, SshNetwork):
+            return _remote_argv(node, spec, plan, run_id, network) + window + extra
         argv = node_argv(node, spec, plan, run_id, run_dir, "stdio") + window + extra
         # On an emulated host: run inside its namespace (stdio, the barrier, pass through).
         return network.argv(placement.host_of(spec, plan), argv) if network else argv
 
-    return [(plan.name, plan.roles, argv(plan)) for plan in spec.processes()]
+    def wrapped(plan):
+        if isinstance(network, SshNetwork):
+            host = placement.host_of(spec, plan)
+            return network.command(host, network.out_dir(host, run_id, plan.name), argv(plan))
+        return argv(plan)
+
+    return [(plan.name, plan.roles, wrapped(plan)) for plan in spec.processes()]
+
+
+def _remote_argv(node: Path, spec: MeasureSpec, plan, run_id: str, network: SshNetwork):
+    """A node's argv on a real machine: the node and the driver from that machine's
+    cache, its output into a directory of its own there (fetched after the run), and the
+    hosts' addresses as reached (each host's `address:`, else its SSH connection's)."""
+    host = placement.host_of(spec, plan)
+    resolved = {
+        name: {**link, "address": network.addresses()[name]} for name, link in spec.hosts.items()
+    }
+    remote = replace(
+        spec,
+        driver_path=Path(network.remote_file(host, Path(spec.driver_path).name)),
+        hosts=resolved,
+    )
+    out = Path(network.out_dir(host, run_id, plan.name))
+    return node_argv(Path(network.remote_file(host, node.name)), remote, plan, run_id, out, "stdio")
 
 
 def run(
@@ -325,11 +351,16 @@ def run(
     (or reuses) the daemons the driver needs; without one they must already run.
     on_progress(label, fields): interval lines while it measures (progress_lines).
     With hosts, the run's emulated hosts are made for it and gone after it, and so are
-    the brokers it needs, started on their host (placement.broker_host)."""
+    the brokers it needs, started on their host (placement.broker_host). With real
+    machines (hosts with ssh:) each node runs there over SSH, from psbench's cache on
+    that machine, and its files are fetched back (psbench.hosts.ssh)."""
     placed = placement.problem(spec)
     if placed is not None:
         raise UserError(f"{placed[0]}: {placed[1]}" if placed[0] != "place" else placed[1], 2)
     network = None
+    if spec.hosts and placement.real(spec):
+        with SshNetwork(spec.hosts) as real:
+            return _run(spec, parent, env, cli_argv, None, on_progress, real)
     if spec.hosts:
         watcher = keeper.instance()
         network = EmulatedNetwork(
@@ -347,16 +378,25 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     node = paths.require_node()
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
+    if isinstance(network, SshNetwork):
+        daemons = needed(driver, spec.transport, spec.options)
+        if daemons:
+            raise UserError(
+                f"{spec.driver} needs {', '.join(daemons)}, which psbench does not start on "
+                f"real machines yet: run it on emulated hosts or on one machine "
+                f"(docs/network.md)",
+                2,
+            )
+        network.deploy([node, Path(spec.driver_path)])
     spec = flow_control(spec, driver.get("capabilities") or {})
     spec = loan_mode(spec, driver.get("capabilities") or {})
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
     commands = _commands(node, spec, run_id, run_dir, progress, network)
-    described = None
-    if network is not None:
+    described = network.describe() if network is not None else None
+    if isinstance(network, EmulatedNetwork):  # real machines: not calibrated yet
         with_broker = bool(broker_placeholder(driver, spec.transport, spec.options))
-        described = network.describe()
         described["calibration"] = [
             calibrate(network, a, b) for a, b in placement.calibration_pairs(spec, with_broker)
         ]
@@ -422,6 +462,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
             cleanup_command=cleanup,
             on_progress=on_progress,
             on_window=sampler.on_window,
+            on_stopped=(lambda: network.fetch(run_id, run_dir))
+            if isinstance(network, SshNetwork)
+            else None,
             **_timeouts(spec),
         )
         datagrams_after = udp_datagrams_sent()
@@ -468,7 +511,13 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         if network is not None
         else datagrams_per_sample(datagrams_before, datagrams_after, result.summaries),
         throughput=(throughput(result.summaries, accounting) if spec.kind == "pubsub" else None),
-        resources=sampler.result(*resources.window_messages(spec.kind, result.summaries)),
+        resources=sampler.result(*resources.window_messages(spec.kind, result.summaries))
+        if not isinstance(network, SshNetwork)
+        else {
+            "measured": False,
+            "why": "the nodes ran on real machines; psbench reads the resources of its "
+            "own machine's processes only",
+        },
     )
     rundir.write_json(run_json, record)
     return MeasureOutcome(

@@ -1,9 +1,9 @@
-"""Which emulated host each node process of a run is on (the spec's `hosts` and `place`),
-what its node is told of the run's network (--address, --peer), and what cannot be run
-so. docs/network.md."""
+"""Which host (emulated, or a real machine) each node process of a run is on (the spec's
+`hosts` and `place`), what its node is told of the run's network (--address, --peer),
+and what cannot be run so. docs/network.md."""
 
 from psbench.hosts.emulated import address_of
-from psbench.hosts.links import LinkShape, parse_shape
+from psbench.hosts.links import LinkShape, parse_shape, real_hosts
 
 BROKER = "broker"  # place.broker: the host of the run's broker (when its driver has one)
 # Roles of one kind or another: placing one a run does not have is no mistake in a sweep
@@ -45,9 +45,13 @@ def calibration_pairs(spec, with_broker: bool) -> list[tuple[str, str]]:
 
 
 def addresses(spec) -> dict[str, str]:
-    """Each host's address, in the order the hosts were given (as EmulatedNetwork makes
-    them)."""
-    return {name: address_of(i) for i, name in enumerate(spec.hosts)}
+    """Each host's address: a real machine's own (`address:`, filled in from its SSH
+    connection when a run reaches it), else the emulated one, in the order the hosts
+    were given (as EmulatedNetwork makes them)."""
+    return {
+        name: (link or {}).get("address") or address_of(i)
+        for i, (name, link) in enumerate(spec.hosts.items())
+    }
 
 
 def flows(plan) -> tuple[set[str], set[str]]:
@@ -86,6 +90,11 @@ def node_args(spec, plan) -> list[str]:
         if host in used:
             args += ["--peer", where[host]]
     return args
+
+
+def real(spec) -> bool:
+    """Whether the run's hosts are real machines, reached over SSH (docs/network.md)."""
+    return real_hosts(spec.hosts)
 
 
 def shapes(spec) -> dict[str, LinkShape]:

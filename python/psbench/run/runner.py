@@ -361,6 +361,7 @@ def launch(
     start_after: dict[str, float] | None = None,
     on_progress=None,
     on_window=None,
+    on_stopped=None,
 ) -> RunResult:
     """Runs the node processes of one run to the end.
 
@@ -374,6 +375,9 @@ def launch(
     outside the barrier); the others start at once. on_progress(label, fields): called
     with each PROGRESS line of a node that was given --progress. on_window(edge, process,
     processes): called with each WINDOW line of a node given --window-lines, at once.
+    on_stopped(): called once every process has ended, before the summaries are read
+    (nodes on real machines: their files are fetched then); it returns problems (text)
+    that fail the run.
     """
     late = start_after or {}
     procs = [
@@ -426,10 +430,13 @@ def launch(
             selector.close()
             leftovers = remove_leftovers(run_id)
             cleanup = run_cleanup_command(cleanup_command)
+            fetched = on_stopped() if on_stopped is not None else []
             keeper.instance().run_done(run_id)
     _save_stdout(procs, run_dir)
     names = [name for proc in procs for name in proc.output_names]
     summaries, summary_errors = _read_summaries(run_dir, names)
+    for number, problem in enumerate(fetched):
+        summary_errors[f"fetch-{number}"] = problem
     status, message = _classify(procs, summaries, summary_errors, deadline_message, interrupted)
     return RunResult(
         run_id=run_id,

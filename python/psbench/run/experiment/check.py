@@ -17,7 +17,7 @@ from psbench.run.experiment.expand import Run
 from psbench.run.experiment.problems import ProblemList
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
-from psbench.run.services import broker_placeholder
+from psbench.run.services import broker_placeholder, needed
 
 
 class DriverCatalog:
@@ -179,6 +179,17 @@ class _Checker:
                 if assign is None or assign.value is None:
                     assign = run.settings["driver"]
                 self.refuse(run, assign, message)
+                continue
+            daemons = placement.real(spec) and needed(
+                self.catalog.describe(library), spec.transport, spec.options
+            )
+            if daemons:
+                self.refuse(
+                    run,
+                    run.settings.get("hosts") or run.settings["driver"],
+                    f"{spec.driver} needs {', '.join(daemons)}, which psbench does not start "
+                    f"on real machines yet: run it on emulated hosts or on one machine",
+                )
                 continue
             # As the run will be: with the address of the broker psbench starts for it.
             placeholder = broker_placeholder(

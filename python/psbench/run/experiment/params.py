@@ -19,7 +19,16 @@ from psbench.run.spec import ROLES, MeasureSpec
 KINDS = tuple(ROLES)  # ping, pubsub
 # Parser destinations that are not parameters here, or that take another shape:
 # `option` is the mapping `options`, `cpu` the mapping `cpus`.
-SKIPPED_DESTS = {"help", "results", "option", "cpu", "inject", "host_declarations", "role_hosts"}
+SKIPPED_DESTS = {
+    "help",
+    "results",
+    "option",
+    "cpu",
+    "inject",
+    "host_declarations",
+    "role_hosts",
+    "ssh_config",
+}
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
 # psbench at run time (auto), or a test hook of the command line only (inject).
 DERIVED_FIELDS = {"driver_path", "auto", "inject"}
@@ -171,7 +180,8 @@ def _build() -> dict[str, Param]:
         KINDS,
         dict.fromkeys(KINDS),
         parse_hosts,
-        "emulated hosts HOST: {rate, delay, jitter, loss, mtu} (docs/network.md)",
+        "hosts HOST: {rate, delay, jitter, loss, mtu} (emulated), or HOST: {ssh: TARGET, "
+        "address: ADDRESS} (a real machine; docs/network.md)",
     )
     found["place"] = Param(
         "place", KINDS, dict.fromkeys(KINDS), parse_place, "ROLE: HOST, or ROLE: [HOST, ...]"

@@ -4,6 +4,7 @@ check judges before anything runs)."""
 from dataclasses import fields
 from pathlib import Path
 
+from psbench.hosts.links import real_hosts
 from psbench.run import spec as spec_module
 from psbench.run.experiment.expand import Run
 from psbench.run.spec import MeasureSpec
@@ -22,6 +23,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     cpus = params.get("cpus")
     if cpus is None and params.get("pin") == "none":
         cpus = "none"  # no pinning at all: not even psbench's one role per core
+    if cpus is None and real_hosts(params.get("hosts") or {}):
+        cpus = "none"  # this machine's CPUs say nothing of real machines'
     if cpus is None:
         # Unless the run says otherwise: one role per core (spec.default_cpus).
         cpus = spec_module.default_cpus(

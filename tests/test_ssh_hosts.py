@@ -1,0 +1,447 @@
+"""Real machines over SSH, end to end against real sshds: psbench's own emulated hosts
+stand in for the machines, each running /usr/sbin/sshd inside its namespace, listening
+on its 198.18.0.x address only, root login by a key made here. psbench reaches them with
+the system's ssh through a config file made here (-F), whose ProxyCommand enters the
+host's namespace (the machine's own namespace cannot route to 198.18.0.x). Checked: a
+run over SSH gets every sample and its files back, records the network, deploys once and
+leaves nothing behind (no remote run directory, no node); a SIGKILLed psbench leaves no
+node on the "remote" within 5 s; `hosts check` on reachable and unreachable hosts. The
+refusals (mixing real and emulated hosts, shaping a real link) need no root. Traffic goes
+only to 198.18.0.x inside the namespaces made here; every wait is bounded."""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from contextlib import contextmanager, nullcontext
+from pathlib import Path
+
+import pytest
+
+from conftest import LAUNCHER, REPO, cli_env
+from psbench.base import paths
+from psbench.hosts import netns, ssh
+from psbench.hosts.emulated import EmulatedNetwork
+from psbench.hosts.links import LinkShape
+
+ROOT = os.geteuid() == 0
+needs_root = pytest.mark.skipif(not ROOT, reason="emulated hosts and sshd need root (CI is)")
+needs_sshd = pytest.mark.skipif(
+    not Path("/usr/sbin/sshd").exists() or shutil.which("socat") is None,
+    reason="needs openssh-server and socat (scripts/debian-packages.txt; make setup)",
+)
+HOSTS = ("a", "b")
+# One worker runs them all: their "machines" share this one's ~/.cache/psbench, which
+# the tests empty to see a first run copy.
+pytestmark = pytest.mark.xdist_group("ssh_hosts")
+REMOTE_RUNS = Path.home() / ".cache" / "psbench" / "runs"  # both "machines" are this one
+
+
+def _listening(namespace: str, address: str, port: int) -> bool:
+    def attempt():
+        with socket.socket() as sock:
+            sock.settimeout(0.5)
+            return sock.connect_ex((address, port)) == 0
+
+    return netns.call_inside(namespace, attempt)
+
+
+@pytest.fixture(scope="module")
+def machines(tmp_path_factory):
+    """Two emulated hosts with an sshd each; yields the ssh config file. Every sshd is
+    killed and the namespaces removed, whatever happens."""
+    tmp = tmp_path_factory.mktemp("ssh")
+    keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", ""]
+    subprocess.run([*keygen, "-f", str(tmp / "id"), "-C", "psbench-test"], check=True, timeout=30)
+    subprocess.run([*keygen, "-f", str(tmp / "hostkey")], check=True, timeout=30)
+    (tmp / "authorized_keys").write_text((tmp / "id.pub").read_text())
+    os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # sshd's privilege separation
+    daemons = []
+    with EmulatedNetwork({h: LinkShape() for h in HOSTS}) as network:
+        try:
+            config = []
+            for name, host in network.hosts.items():
+                sshd_config = tmp / f"sshd-{name}.conf"
+                sshd_config.write_text(
+                    f"ListenAddress {host.address}:22\n"
+                    f"HostKey {tmp / 'hostkey'}\n"
+                    "PidFile none\nUsePAM no\nStrictModes no\n"
+                    "PermitRootLogin prohibit-password\nPubkeyAuthentication yes\n"
+                    "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+                    f"AuthorizedKeysFile {tmp / 'authorized_keys'}\n"
+                    "LogLevel ERROR\n"
+                )
+                log = open(tmp / f"sshd-{name}.log", "wb")
+                daemons.append(
+                    subprocess.Popen(
+                        network.argv(name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(sshd_config)]),
+                        stdin=subprocess.DEVNULL,
+                        stdout=log,
+                        stderr=log,
+                    )
+                )
+                proxy = f"ProxyCommand ip netns exec {host.namespace} socat STDIO TCP:%h:%p"
+                config += [f"Host {name}", f"  HostName {host.address}", f"  {proxy}"]
+                if name == "a":  # a port nothing listens at: unreachable
+                    config += ["Host down", f"  HostName {host.address}", "  Port 2999",
+                               f"  {proxy}"]  # fmt: skip
+            config += [
+                "Host *",
+                "  User root",
+                f"  IdentityFile {tmp / 'id'}",
+                "  IdentitiesOnly yes",
+                f"  UserKnownHostsFile {tmp / 'known_hosts'}",
+                "  GlobalKnownHostsFile /dev/null",
+                "  StrictHostKeyChecking accept-new",
+                "  ControlMaster no",
+            ]
+            (tmp / "ssh_config").write_text("\n".join(config) + "\n")
+            for name, host in network.hosts.items():
+                end = time.monotonic() + 10
+                while not _listening(host.namespace, host.address, 22):
+                    assert time.monotonic() < end, (tmp / f"sshd-{name}.log").read_text()
+                    assert all(d.poll() is None for d in daemons), "an sshd ended"
+                    time.sleep(0.1)
+            yield tmp / "ssh_config"
+        finally:
+            for daemon in daemons:
+                daemon.kill()
+                daemon.wait(timeout=10)
+
+
+def psbench(args: list[str], tmp: Path, timeout: float = 180) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(LAUNCHER), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=REPO,
+        env=cli_env(tmp / "results"),
+    )
+
+
+def only_record(results: Path) -> dict:
+    found = sorted(results.rglob("run.json"))
+    assert len(found) == 1, found
+    return json.loads(found[0].read_text())
+
+
+def nodes_of(run_id: str) -> list[int]:
+    """psbench-node processes of a run on this machine (where both "remotes" are)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv and argv[0].endswith(b"psbench-node") and run_id.encode() in argv:
+            found.append(int(cmdline.parent.name))
+    return found
+
+
+def ping_args(driver: str, transport: str, config: Path) -> list[str]:
+    return [
+        "ping", "--driver", driver, "--transport", transport,
+        "--host", "a:ssh=a", "--host", "b:ssh=b", "--place", "ping=a", "--place", "pong=b",
+        "--count", "200", "--ssh-config", str(config),
+    ]  # fmt: skip
+
+
+def cache_of(driver: str) -> Path:
+    files = [paths.node_path(), paths.driver_libraries()[driver]]
+    return Path.home() / ssh.CACHE / ssh.content_key(files)
+
+
+@needs_root
+@needs_sshd
+@pytest.mark.parametrize(("driver", "transport"), [("udp", "unicast"), ("zeromq", "tcp")])
+def test_a_run_over_ssh_gets_every_sample_and_leaves_nothing(machines, tmp_path, driver, transport):
+    cache = cache_of(driver)
+    shutil.rmtree(cache, ignore_errors=True)  # the first run copies
+    try:
+        first = psbench(ping_args(driver, transport, machines), tmp_path / "1")
+        assert first.returncode == 0, first.stdout + first.stderr
+        record = only_record(tmp_path / "1" / "results")
+        assert record["status"] == "ok"
+        network = record["network"]
+        assert network["kind"] == "ssh"
+        for name, address in (("a", "198.18.0.1"), ("b", "198.18.0.2")):
+            host = network["hosts"][name]
+            assert host["target"] == name and host["address"] == address
+            assert host["arch"] == ssh.local_arch() and host["os"]
+            assert host["cache_dir"] == str(cache)
+        # Both "machines" share this one's home: a copies, b finds it there.
+        assert [network["hosts"][h]["deployed"] for h in HOSTS] == [True, False]
+        assert (cache / "psbench-node").is_file()
+        run_dir = Path(next((tmp_path / "1" / "results").rglob("run.json"))).parent
+        for name in ("ping", "pong"):
+            summary = json.loads((run_dir / f"{name}.json").read_text())
+            assert summary["counts"]["sent"] == 200, summary["counts"]
+        assert json.loads((run_dir / "ping.json").read_text())["counts"]["samples"] == 200
+        assert record["stats"]["ping"]["rtt"]["n"] == 200
+        assert (run_dir / json.loads((run_dir / "ping.json").read_text())["samples_file"]).is_file()
+        # Each node ran over ssh, told its host's address and its peer's.
+        argv = {p["name"]: p["argv"] for p in record["processes"]}
+        assert argv["ping"][0] == "ssh" and "--" in argv["ping"]
+        assert "--address 198.18.0.1 --peer 198.18.0.2" in argv["ping"][-1]
+        assert not (REMOTE_RUNS / record["run_id"]).exists()
+        assert nodes_of(record["run_id"]) == []
+        stamp = cache.stat().st_mtime_ns
+        second = psbench(ping_args(driver, transport, machines), tmp_path / "2")
+        assert second.returncode == 0, second.stdout + second.stderr
+        again = only_record(tmp_path / "2" / "results")
+        assert [again["network"]["hosts"][h]["deployed"] for h in HOSTS] == [False, False]
+        assert cache.stat().st_mtime_ns == stamp
+        assert not (REMOTE_RUNS / again["run_id"]).exists()
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+@pytest.mark.parametrize("shared", [False, True], ids=["own-connections", "controlmaster"])
+def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_path, shared):
+    with (
+        control_master(machines, tmp_path) if shared else nullcontext((machines, None)) as (
+            config,
+            _,
+        )
+    ):
+        sigkill_mid_run(config, tmp_path)
+
+
+def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    experiment = tmp_path / "long.yaml"
+    experiment.write_text(
+        "name: long\n"
+        "defaults: {kind: ping, driver: udp, transport: unicast, duration: 60, rate: 100,\n"
+        "           hosts: {a: {ssh: a}, b: {ssh: b}}, place: {ping: a, pong: b}}\n"
+    )
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(config)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=cli_env(tmp_path),
+        start_new_session=True,
+    )
+    run_id, nodes = None, []
+    try:
+        end = time.monotonic() + 60
+        while len(nodes) < 2:
+            assert proc.poll() is None and time.monotonic() < end, "the run did not start"
+            for path in out.rglob("run.json") if out.exists() else []:
+                record = json.loads(path.read_text())
+                if record.get("status") == "running":
+                    run_id = record["run_id"]
+            nodes = nodes_of(run_id) if run_id else []
+            time.sleep(0.1)
+        time.sleep(1)  # measuring
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)  # deployed by this run
+    end = time.monotonic() + 5
+    while nodes_of(run_id) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert nodes_of(run_id) == []
+    # The guards remove the directories of the nodes they killed; a node that ended by
+    # itself first (its peer killed, the run over) may leave its own (docs/network.md).
+    shutil.rmtree(REMOTE_RUNS / run_id, ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
+    good = psbench(
+        ["hosts", "check", "--host", "a:ssh=a", "--host", "b:ssh=b", "--driver", "zeromq",
+         "--ssh-config", str(machines)],
+        tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    assert good.returncode == 0, good.stdout + good.stderr
+    assert "a (ssh a): usable" in good.stdout and "b (ssh b): usable" in good.stdout
+    assert f"architecture  {ssh.local_arch()}" in good.stdout
+    assert "address       198.18.0.2 (of the ssh connection)" in good.stdout
+    assert "  psbench-node  libraries 3 found" in good.stdout
+    assert "  zeromq        libraries 4 found; packages libzmq3-dev" in good.stdout
+    bad = psbench(
+        ["hosts", "check", "--host", "a:ssh=a", "--host", "c:ssh=down",
+         "--ssh-config", str(machines)],
+        tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    assert bad.returncode == 1, bad.stdout + bad.stderr
+    assert "a (ssh a): usable" in bad.stdout
+    assert "c (ssh down): UNUSABLE: unreachable: ssh down:" in bad.stdout
+    assert "1 of 2 hosts cannot run psbench's node" in bad.stderr
+
+
+@needs_root
+@needs_sshd
+def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machines, tmp_path):
+    experiment = tmp_path / "lab.yaml"
+    experiment.write_text(
+        "name: lab\n"
+        "defaults: {kind: ping, count: 10, transport: tcp, hosts: {a: {ssh: a}, b: {ssh: down}},\n"
+        "           place: {ping: a, pong: b}}\n"
+        "matrix: {driver: [zeromq]}\n"
+    )
+    done = psbench(
+        ["hosts", "check", str(experiment), "--ssh-config", str(machines)], tmp_path, timeout=60
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "a (ssh a): usable" in done.stdout
+    assert "  zeromq        libraries 4 found; packages libzmq3-dev" in done.stdout
+    assert "  udp " not in done.stdout
+    assert "b (ssh down): UNUSABLE: unreachable" in done.stdout
+
+
+@needs_root
+@needs_sshd
+def test_hosts_check_names_a_library_a_driver_needs_and_the_host_lacks(
+    machines, monkeypatch, capsys
+):
+    from psbench.cli.main import main
+
+    real = ssh.needed_libraries
+    monkeypatch.setattr(
+        ssh,
+        "needed_libraries",
+        lambda path: real(path) + (["libpsbench-absent.so.9"] if "zeromq" in path.name else []),
+    )
+    args = ["hosts", "check", "--host", "a:ssh=a", "--ssh-config", str(machines)]
+    assert main([*args, "--driver", "zeromq"]) == 1
+    out = capsys.readouterr().out
+    assert "a (ssh a): UNUSABLE: zeromq cannot run there: libpsbench-absent.so.9 missing" in out
+    assert "  zeromq        libraries 4 found, MISSING libpsbench-absent.so.9" in out
+    # Every built driver (none chosen): said, but the host stays usable.
+    assert main(args) == 0
+    assert "MISSING libpsbench-absent.so.9" in capsys.readouterr().out
+
+
+@needs_root
+@needs_sshd
+def test_a_host_of_another_architecture_is_refused(machines, monkeypatch, capsys):
+    from psbench.cli.main import main
+
+    monkeypatch.setattr(ssh, "local_arch", lambda: "riscv64")
+    assert main(["hosts", "check", "--host", "a:ssh=a", "--ssh-config", str(machines)]) == 1
+    assert "UNUSABLE: architecture" in capsys.readouterr().out
+    code = main(["ping", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+                 "--place", "ping=a", "--place", "pong=a", "--count", "10",
+                 "--ssh-config", str(machines)])  # fmt: skip
+    assert code == 2
+    assert "this machine riscv64" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("hosts", "said"),
+    [
+        (["a:ssh=robot1", "b"], "hosts are all real machines (ssh:) or all emulated"),
+        (["a:ssh=robot1,delay=1ms"], "a real machine's link is not shaped"),
+        (["a:address=10.0.0.7"], "only a real machine has an address of its own"),
+        (["a:ssh=-oProxyCommand=x"], "give an ssh destination"),
+    ],
+)
+def test_what_cannot_run_on_real_machines_is_refused_before_anything_runs(tmp_path, hosts, said):
+    args = ["ping", "--driver", "udp", "--place", "ping=a", "--place", "pong=a"]
+    for host in hosts:
+        args += ["--host", host]
+    done = psbench(args, tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert said in done.stderr
+
+
+@needs_root
+@needs_sshd
+def test_a_driver_with_a_broker_is_refused_on_real_machines(machines, tmp_path):
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    done = psbench(
+        ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
+         "--place", "ping=a", "--place", "pong=b", "--count", "10", "--ssh-config", str(machines)],
+        tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "which psbench does not start on real machines yet" in done.stderr
+
+
+@contextmanager
+def control_master(machines: Path, tmp_path: Path):
+    """An ssh config as many users have: connections shared through a persisting
+    master (ControlMaster auto, ControlPersist); the masters are stopped on the way out."""
+    sockets = Path(f"/tmp/psb-cm-{os.getpid()}")  # short: a socket path is 108 bytes at most
+    sockets.mkdir()
+    config = tmp_path / "ssh_config"
+    config.write_text(
+        "Host *\n  ControlMaster auto\n  ControlPersist 30\n"
+        f"  ControlPath {sockets}/%h\n" + machines.read_text().replace("ControlMaster no", "")
+    )
+    try:
+        yield config, sockets
+    finally:
+        for host in HOSTS:  # the masters are this test's
+            subprocess.run(["ssh", "-F", str(config), "-O", "exit", host], capture_output=True,
+                           timeout=30)  # fmt: skip
+        shutil.rmtree(sockets, ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
+    # A persisting master ssh (ControlPersist) outlives the ssh that started it: psbench
+    # must not wait for it (its pipes), and a run through the master must still end.
+    with control_master(machines, tmp_path) as (config, sockets):
+        started = time.monotonic()
+        done = psbench(ping_args("udp", "unicast", config), tmp_path, timeout=120)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert time.monotonic() - started < 30
+        record = only_record(tmp_path / "results")
+        assert record["stats"]["ping"]["rtt"]["n"] == 200
+        assert nodes_of(record["run_id"]) == []
+        assert sorted(p.name for p in sockets.iterdir()) == ["198.18.0.1", "198.18.0.2"]
+    shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
+    # The publisher's window lines (WINDOW begin, answered SAMPLED) cross ssh too.
+    done = psbench(
+        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
+         "--rate", "1000", "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok"
+        assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
+        assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
+    finally:
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+def test_an_experiment_with_a_broker_on_real_machines_is_refused_before_anything_runs(tmp_path):
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    experiment = tmp_path / "lab.yaml"
+    experiment.write_text(
+        "name: lab\n"
+        "defaults: {kind: ping, count: 10, hosts: {a: {ssh: robot1}, b: {ssh: robot2}},\n"
+        "           place: {ping: a, pong: b}}\n"
+        "matrix: {driver: [mqtt]}\n"
+    )
+    done = psbench(["run", str(experiment), "--dry-run"], tmp_path, timeout=60)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "lab.yaml:2: defaults.hosts: mqtt needs mosquitto, which psbench does not start" in (
+        done.stderr
+    )
+    assert "1 problem in" in done.stderr
