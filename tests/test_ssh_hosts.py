@@ -445,3 +445,33 @@ def test_an_experiment_with_a_broker_on_real_machines_is_refused_before_anything
         done.stderr
     )
     assert "1 problem in" in done.stderr
+
+
+@needs_root
+@needs_sshd
+def test_an_ansible_inventory_names_the_machines(machines, tmp_path):
+    # The lab's inventory: a and b are reached by name (the ssh config resolves them),
+    # a with ansible_user; `down` is unreachable.
+    inventory = tmp_path / "lab.ini"
+    inventory.write_text("[robots]\na ansible_user=root\nb\n\n[spare]\ndown\n")
+    checked = psbench(
+        ["hosts", "check", "--hosts", str(inventory), "--ssh-config", str(machines)],
+        tmp_path,
+        timeout=60,
+    )
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "a (ssh root@a): usable" in checked.stdout and "b (ssh b): usable" in checked.stdout
+    assert "down (ssh down): UNUSABLE: unreachable" in checked.stdout
+    # A run declares its hosts without settings; the inventory makes them real machines.
+    ran = psbench(
+        ["ping", "--driver", "udp", "--transport", "unicast", "--host", "a", "--host", "b",
+         "--place", "ping=a", "--place", "pong=b", "--count", "200",
+         "--hosts", str(inventory), "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    record = only_record(tmp_path / "results")
+    assert record["network"]["kind"] == "ssh"
+    assert record["network"]["hosts"]["a"]["target"] == "root@a"
+    counts = json.loads(next((tmp_path / "results").rglob("ping.json")).read_text())["counts"]
+    assert counts["sent"] == counts["received"] == 200

@@ -289,6 +289,13 @@ def add_ssh_config_argument(parser: argparse.ArgumentParser) -> None:
         help="the ssh config file for hosts reached over SSH (ssh -F FILE; default "
         "$PSBENCH_SSH_CONFIG, else ssh's own: ~/.ssh/config)",
     )
+    parser.add_argument(
+        "--hosts",
+        dest="inventory",
+        metavar="INVENTORY",
+        help="an Ansible inventory (INI or YAML): a host declared without settings whose "
+        "name it lists is that real machine (its ansible_host, _user, _port)",
+    )
 
 
 def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool = True) -> None:

@@ -11,7 +11,7 @@ from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_ssh_config_argument, host_declaration
 from psbench.cli.commands import help_of
-from psbench.hosts import ssh
+from psbench.hosts import inventory, ssh
 from psbench.hosts.links import is_real, parse_hosts
 
 HELP = help_of("hosts")
@@ -96,6 +96,7 @@ def _libraries(drivers: list[str]) -> dict[str, list[str]]:
 
 def check_command(args) -> int:
     ssh.use_config(args.ssh_config)
+    inventory.use(args.inventory)  # --hosts INVENTORY
     hosts, drivers = {}, []
     if args.experiment:
         hosts, drivers = _from_experiment(args.experiment)
@@ -106,6 +107,8 @@ def check_command(args) -> int:
         except UserError as exc:
             raise UserError(f"argument --host: {exc}") from None
         hosts.update(declared)
+    if args.inventory and not args.experiment and not args.host_declarations:
+        hosts = inventory.in_use()  # every machine the inventory lists
     hosts = {name: link for name, link in hosts.items() if is_real(link)}
     if not hosts:
         raise UserError(

@@ -9,7 +9,7 @@ from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments
 from psbench.cli.commands import help_of
-from psbench.hosts import ssh
+from psbench.hosts import inventory, ssh
 from psbench.hosts.links import parse_hosts
 from psbench.run import drivers, placement, progress_lines
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
@@ -75,6 +75,7 @@ def _pin_problem(args: argparse.Namespace) -> str | None:
 
 def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     ssh.use_config(getattr(args, "ssh_config", None))  # for hosts reached over SSH
+    inventory.use(getattr(args, "inventory", None))  # --hosts INVENTORY
     if _pin_problem(args):
         raise UserError(f"argument --pin: {_pin_problem(args)}")
     if args.duration is not None and args.duration >= args.timeout:
@@ -163,7 +164,8 @@ def _hosts(declared: list[tuple[str, dict]]) -> dict[str, dict]:
         hosts[name] = link
     if hosts:
         try:
-            parse_hosts(hosts)  # all real machines or all emulated
+            # All real machines or all emulated; one an inventory names (--hosts) is real.
+            return parse_hosts(hosts)
         except UserError as exc:
             raise UserError(f"argument --host: {exc}") from None
     return hosts

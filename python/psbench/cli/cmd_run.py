@@ -11,7 +11,7 @@ from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_ssh_config_argument, key_value, positive_int
 from psbench.cli.commands import help_of
-from psbench.hosts import ssh
+from psbench.hosts import inventory, ssh
 from psbench.report.sweep_text import plan_listing, sweep_summary
 from psbench.results.store import Store, default_dir
 from psbench.run import envinfo
@@ -162,6 +162,7 @@ def resume_hint(args, root: Path) -> str:
 
 def run_command(args) -> int:
     ssh.use_config(args.ssh_config)  # for hosts reached over SSH
+    inventory.use(args.inventory)  # --hosts INVENTORY
     if args.resume and not args.output:
         raise UserError(
             "argument --resume: give the directory of the sweep to continue with -o DIR"

@@ -8,9 +8,25 @@ reads them (a host's own variables win over its groups'); nothing is executed.""
 import shlex
 from pathlib import Path
 
-import yaml
-
 from psbench.base.errors import UserError
+
+_in_use: dict[str, dict] = {}  # --hosts FILE: name -> {ssh, address}
+
+
+def use(path: str | None) -> None:
+    """The inventory of --hosts FILE: a host declared without settings (`robot1: {}`,
+    `--host robot1`) whose name it lists becomes that real machine."""
+    global _in_use
+    _in_use = load(Path(path)) if path else {}
+
+
+def resolve(name: str, link) -> dict | None:
+    """The inventory's entry for a host declared without settings, else None."""
+    return dict(_in_use[name]) if not link and name in _in_use else None
+
+
+def in_use() -> dict[str, dict]:
+    return dict(_in_use)
 
 
 def load(path: Path) -> dict[str, dict]:
@@ -41,6 +57,8 @@ def _entry(path: Path, name: str, variables: dict) -> dict:
 
 
 def _yaml(path: Path, text: str) -> dict[str, dict]:
+    import yaml  # only for a YAML inventory: `psbench --help` stays light
+
     try:
         doc = yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from psbench.base.errors import UserError
+from psbench.hosts import inventory
 
 _RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 _TIME_UNITS = {"us": 1, "ms": 1e3, "s": 1e6}
@@ -142,6 +143,7 @@ def parse_hosts(value) -> dict[str, dict]:
         )
     hosts = {}
     for name, link in value.items():
+        link = inventory.resolve(str(name), link) or link  # --hosts FILE names it
         if not HOST_NAME.fullmatch(str(name)):
             raise UserError(
                 f"{name!r}: a host name is a-z, digits, '-' and '_', e.g. a or robot1", 2

@@ -28,6 +28,7 @@ SKIPPED_DESTS = {
     "host_declarations",
     "role_hosts",
     "ssh_config",
+    "inventory",
 }
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
 # psbench at run time (auto), or a test hook of the command line only (inject).
