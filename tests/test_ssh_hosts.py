@@ -37,6 +37,10 @@ HOSTS = ("a", "b")
 # One worker runs them all: their "machines" share this one's ~/.cache/psbench, which
 # the tests empty to see a first run copy.
 pytestmark = pytest.mark.xdist_group("ssh_hosts")
+
+# make test runs one driver over ssh; make test-long (CI too) the second, and the slower
+# variations below (LONG), for make test's 8-minute budget.
+LONG = pytest.mark.long
 REMOTE_RUNS = Path.home() / ".cache" / "psbench" / "runs"  # both "machines" are this one
 
 
@@ -157,7 +161,9 @@ def cache_of(driver: str) -> Path:
 
 @needs_root
 @needs_sshd
-@pytest.mark.parametrize(("driver", "transport"), [("udp", "unicast"), ("zeromq", "tcp")])
+@pytest.mark.parametrize(
+    ("driver", "transport"), [("udp", "unicast"), pytest.param("zeromq", "tcp", marks=LONG)]
+)
 def test_a_run_over_ssh_gets_every_sample_and_leaves_nothing(machines, tmp_path, driver, transport):
     cache = cache_of(driver)
     shutil.rmtree(cache, ignore_errors=True)  # the first run copies
@@ -202,7 +208,9 @@ def test_a_run_over_ssh_gets_every_sample_and_leaves_nothing(machines, tmp_path,
 
 @needs_root
 @needs_sshd
-@pytest.mark.parametrize("shared", [False, True], ids=["own-connections", "controlmaster"])
+@pytest.mark.parametrize(
+    "shared", [False, pytest.param(True, marks=LONG)], ids=["own-connections", "controlmaster"]
+)
 def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_path, shared):
     with (
         control_master(machines, tmp_path) if shared else nullcontext((machines, None)) as (
@@ -283,6 +291,7 @@ def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
 
 @needs_root
 @needs_sshd
+@LONG
 def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machines, tmp_path):
     experiment = tmp_path / "lab.yaml"
     experiment.write_text(
@@ -394,6 +403,7 @@ def control_master(machines: Path, tmp_path: Path):
 
 @needs_root
 @needs_sshd
+@LONG
 def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
     # A persisting master ssh (ControlPersist) outlives the ssh that started it: psbench
     # must not wait for it (its pipes), and a run through the master must still end.
@@ -411,6 +421,7 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
 
 @needs_root
 @needs_sshd
+@LONG
 def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
     # The publisher's window lines (WINDOW begin, answered SAMPLED) cross ssh too.
     done = psbench(
