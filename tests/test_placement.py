@@ -195,3 +195,23 @@ def test_one_place_serves_a_sweep_over_kinds_but_a_name_that_is_no_role_is_refus
         "place",
         "place.pogn: not a role of this run; use broker, ping, pong",
     )
+
+
+def test_one_way_across_real_machines_is_refused_until_clocks_are_compared():
+    real = {"a": {"ssh": "robot1"}, "b": {"ssh": "robot2"}}
+    across = spec(kind="pubsub", hosts=real, place={"pub": "a", "sub": "b"})
+    assert placement.problem(across)[0] == "hosts"
+    assert "needs their clocks' offset" in placement.problem(across)[1]
+    # One machine for the one-way pair, or a round trip on one clock: allowed.
+    assert (
+        placement.problem(spec(kind="pubsub", hosts=real, place={"pub": "a", "sub": "a"})) is None
+    )
+    assert (
+        placement.problem(spec(kind="ping", hosts=real, place={"ping": "a", "pong": "b"})) is None
+    )
+    # Emulated hosts share one clock.
+    emulated = {"a": {}, "b": {}}
+    assert (
+        placement.problem(spec(kind="pubsub", hosts=emulated, place={"pub": "a", "sub": "b"}))
+        is None
+    )

@@ -357,7 +357,7 @@ class SshNetwork:
         """For run.json."""
         return {
             "kind": "ssh",
-            "clock": "one per machine; one-way figures are not corrected for their offset",
+            "clock": "one per machine (one-way pairs kept on one machine; offset not measured)",
             "ssh_config": config_file(),
             "hosts": {
                 h.name: {
