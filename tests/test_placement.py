@@ -215,3 +215,18 @@ def test_one_way_across_real_machines_is_refused_until_clocks_are_compared():
         placement.problem(spec(kind="pubsub", hosts=emulated, place={"pub": "a", "sub": "b"}))
         is None
     )
+
+
+def test_a_sweep_over_placements_is_a_matrix_over_place(tmp_path):
+    out = dry_run(
+        tmp_path,
+        "name: axis\n"
+        "defaults: {kind: ping, driver: zeromq, hosts: {a: {}, b: {rate: 100mbit}}}\n"
+        "matrix:\n"
+        "  place:\n"
+        "    - {ping: a, pong: a}\n"
+        "    - {ping: a, pong: b}\n",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "ping=a,pong=a" in out.stdout and "ping=a,pong=b" in out.stdout
+    assert out.stdout.count("zeromq-64B-place=") == 2
