@@ -114,19 +114,31 @@ def only_run(results: Path) -> dict:
     return records[0]
 
 
-def node_processes_with(marker: str) -> list[int]:
-    """pids of live psbench-node processes whose command line contains marker (a run id,
-    or a results directory): other engineers' nodes on this machine are not ours."""
+def live_processes(program: str, marker: str) -> list[int]:
+    """pids of live (not zombie) processes of program (argv[0]'s name starts with it: a
+    server that retitles itself, "redis-server 127.0.0.1:PORT", still counts) whose
+    command line contains marker (a run id, a results directory, an address): other
+    engineers' processes on this machine are not ours."""
     pids = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            raw = cmdline.read_bytes()
+            argv = cmdline.read_bytes().split(b"\0")
             state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
         except (OSError, IndexError):
             continue
-        if marker.encode() in raw and b"psbench-node" in raw and state != "Z":
+        if (
+            state != "Z"
+            and argv
+            and os.path.basename(argv[0]).startswith(program.encode())
+            and marker.encode() in b" ".join(argv)
+        ):
             pids.append(int(cmdline.parent.name))
     return pids
+
+
+def node_processes_with(marker: str) -> list[int]:
+    """pids of live psbench-node processes whose command line contains marker."""
+    return live_processes("psbench-node", marker)
 
 
 def processes_of_run(run_id: str) -> list[int]:

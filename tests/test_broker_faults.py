@@ -5,11 +5,10 @@ import json
 import os
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background
+from conftest import cli_in_background, live_processes
 from experiment_files import index_lines, write
 
 BROKER_OF = {"mqtt": "mosquitto", "nats": "nats-server", "redis": "redis-server"}
@@ -25,21 +24,7 @@ SWEEP = """
 
 def processes_mentioning(text: str, program: str) -> list[int]:
     """Live processes of program whose command line contains text."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if (
-            state != "Z"
-            and argv
-            and os.path.basename(argv[0].decode()) == program
-            and any(text.encode() in a for a in argv)
-        ):
-            found.append(int(cmdline.parent.name))
-    return found
+    return live_processes(program, text)
 
 
 def wait_for(condition, seconds: float, what: str):

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_in_background, only_run, run_cli
+from conftest import REPO, cli_in_background, live_processes, only_run, run_cli
 from psbench.base import manifests
 from psbench.results.samples import read_samples
 
@@ -396,19 +396,7 @@ def inspect(pid: int) -> tuple[set[str], bool]:
 
 
 def nodes_writing_to(results: Path) -> list[int]:
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if (
-            argv
-            and argv[0].endswith(b"psbench-node")
-            and any(str(results).encode() in a for a in argv)
-        ):
-            pids.append(int(cmdline.parent.name))
-    return pids
+    return live_processes("psbench-node", str(results))
 
 
 EXPECTED_TRANSPORT = {

@@ -4,7 +4,6 @@ messages, small and large messages, inter- and intra-process; counts, integrity,
 broker's address reaching the nodes, clean disconnects in the broker's log, refusals,
 and no broker left running."""
 
-import os
 import re
 import signal
 import socket
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import only_run, run_cli
+from conftest import live_processes, only_run, run_cli
 from driver_checks import check_counts, check_samples_file, load
 from psbench.run.service_definitions import executable, free_port
 
@@ -31,21 +30,7 @@ def mqtt(driver_libs):
 
 def mosquitto_processes_mentioning(text: str) -> list[int]:
     """Live mosquitto processes whose command line contains text (a results path)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if (
-            state != "Z"
-            and argv
-            and os.path.basename(argv[0].decode()) == "mosquitto"
-            and any(text.encode() in a for a in argv)
-        ):
-            found.append(int(cmdline.parent.name))
-    return found
+    return live_processes("mosquitto", text)
 
 
 def check_clients_disconnected_cleanly(log: str, run_id: str, clients: int):

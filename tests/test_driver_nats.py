@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, only_run, run_cli
+from conftest import cli_in_background, live_processes, only_run, run_cli
 from driver_checks import load
 from psbench.results.samples import read_samples
 from psbench.run.service_definitions import free_port
@@ -34,21 +34,7 @@ def nats(driver_libs):
 def nats_server_pids(marker: str) -> list[int]:
     """Live nats-server processes whose command line holds marker (a results folder):
     other engineers' servers on this machine are not ours."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if (
-            argv
-            and argv[0].endswith(b"nats-server")
-            and marker.encode() in b" ".join(argv)
-            and state != "Z"
-        ):
-            pids.append(int(cmdline.parent.name))
-    return pids
+    return live_processes("nats-server", marker)
 
 
 @contextmanager

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, node_processes_with, only_run, run_cli
+from conftest import cli_in_background, live_processes, node_processes_with, only_run, run_cli
 from driver_checks import check_counts, check_samples_file, load
 from psbench.run.service_definitions import free_port
 
@@ -37,21 +37,7 @@ def redis_servers_at(address: str) -> list[int]:
     """Live redis-server processes serving address ("127.0.0.1:PORT"). redis-server
     rewrites its command line to "redis-server 127.0.0.1:PORT" (set-proc-title), so its
     configuration's path is no longer there to look for."""
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-            state = (cmdline.parent / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if (
-            argv
-            and os.path.basename(argv[0]).startswith(b"redis-server")
-            and address.encode() in b" ".join(argv)
-            and state != "Z"
-        ):
-            pids.append(int(cmdline.parent.name))
-    return pids
+    return live_processes("redis-server", address)
 
 
 def assert_servers_stopped(results: Path) -> None:

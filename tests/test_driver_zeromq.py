@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import only_run, run_cli
+from conftest import live_processes, only_run, run_cli
 from psbench.results.samples import read_samples
 
 DRIVER = "zeromq"
@@ -319,19 +319,7 @@ def test_refused_settings_say_why(zeromq, results, args, message):
 
 
 def nodes_writing_to(results: Path) -> list[int]:
-    pids = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if (
-            argv
-            and argv[0].endswith(b"psbench-node")
-            and any(str(results).encode() in a for a in argv)
-        ):
-            pids.append(int(cmdline.parent.name))
-    return pids
+    return live_processes("psbench-node", str(results))
 
 
 def socket_inodes(pid: int) -> set[str]:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LAUNCHER, REPO, cli_env
+from conftest import LAUNCHER, REPO, cli_env, live_processes
 from psbench.base import paths
 from psbench.hosts import netns, ssh
 from psbench.hosts.emulated import EmulatedNetwork
@@ -135,15 +135,7 @@ def only_record(results: Path) -> dict:
 
 def nodes_of(run_id: str) -> list[int]:
     """psbench-node processes of a run on this machine (where both "remotes" are)."""
-    found = []
-    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            argv = cmdline.read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv and argv[0].endswith(b"psbench-node") and run_id.encode() in argv:
-            found.append(int(cmdline.parent.name))
-    return found
+    return live_processes("psbench-node", run_id)
 
 
 def ping_args(driver: str, transport: str, config: Path) -> list[str]:
