@@ -33,6 +33,17 @@ def test_the_network_files_keep_the_papers_method_on_two_hosts(results):
         assert len(runs) == 2 * (2 * 2 + 1) * sizes
 
 
+def test_vanderbilt_over_a_network_gives_each_subscriber_a_host(results):
+    proc = run_cli(["reproduce", "vanderbilt2006", "--network", "--quick", "--dry-run"], results)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("vanderbilt2006-network", "vanderbilt2006-network-quick"):
+        runs = [r.params for r in prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs]
+        for r in runs:
+            assert len(r["hosts"]) == 13 and {h["rate"] for h in r["hosts"].values()} == {"1gbit"}
+            assert r["place"]["sub"] == [f"s{i}" for i in range(1, 13)]
+            assert r["place"]["pub"] == r["place"]["ping"] == "p"
+
+
 def test_a_study_without_a_network_variant_says_so(results):
     proc = run_cli(["reproduce", "ijraset", "--network", "--dry-run"], results)
     assert proc.returncode == 2

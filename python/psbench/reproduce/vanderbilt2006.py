@@ -22,7 +22,7 @@ import numpy as np
 
 from psbench.report.plots import PANEL_INCHES, STYLE, Drawing, _panels
 from psbench.report.tables import Column, Table
-from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.reproduce.common import Section, not_testable, published_marker, where_measured
 from psbench.results.configs import Config, build_configs
 from psbench.results.load import ResultSet
 
@@ -274,7 +274,9 @@ def _throughput_drawing(points: dict[tuple, Config], published: dict) -> Drawing
     )
 
 
-def _throughput_table(points: dict[tuple, Config], published: dict) -> Table:
+def _throughput_table(
+    points: dict[tuple, Config], published: dict, where: str = "over loopback (one host)"
+) -> Table:
     columns = [
         Column("middleware", "middleware"),
         Column("paper's", "paper_system"),
@@ -316,7 +318,7 @@ def _throughput_table(points: dict[tuple, Config], published: dict) -> Table:
             "subscriber that received fewer than 2 messages counting 0; "
             "published back to back (rate 0), best effort, KEEP_LAST 1, listener",
             "unicast = the driver's udp transport, multicast = its multicast "
-            "transport (UDP multicast looped back on lo); paper's: over unicast the "
+            f"transport, {where}; paper's: over unicast the "
             "slides compare DDS1 with DDS3 (DDS2 had no unicast)",
             "the publisher sends exactly its count (it does not oversend as the "
             "paper's did); loss is counted from sequence numbers",
@@ -476,7 +478,7 @@ def _check_levels_off_less(claim: dict, points: dict) -> tuple[str, str]:
     return ours, "agrees" if all(verdicts) else ("differs" if not any(verdicts) else "partly")
 
 
-def _claims_table(points: dict, published: dict) -> Table:
+def _claims_table(points: dict, published: dict, where: str = "over loopback (one host)") -> Table:
     columns = [
         Column("claim", "id"),
         Column("source", "source"),
@@ -511,7 +513,7 @@ def _claims_table(points: dict, published: dict) -> Table:
     notes = [
         published_marker(published),
         "The slides plot every result without values; these statements are what they "
-        "print about the plots. Ours: one host, loopback, every subscriber sharing its "
+        f"print about the plots. Ours: {where}, every subscriber sharing this machine's "
         "cores; the paper's testbed was blades on Gigabit Ethernet.",
     ]
     notes += [
@@ -687,14 +689,15 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     )
     throughput = Section(
         "Scaling up subscribers: throughput 1-to-N over unicast and multicast",
-        [_throughput_table(points, published)],
+        [_throughput_table(points, published, where_measured(results))],
         [_throughput_drawing(points, published)] if points else [],
         [
             "Paper: slides 'Scaling Up Subscribers', KB/s against bytes for 4, 8 and 12 "
             "subscribers, DDS1 unicast and multicast, DDS2 broadcast and multicast, DDS3 "
             "unicast; plots, no values printed.",
-            "Ours: every subscriber a process on this host; with more processes than cores "
-            "the run is oversubscribed (run.json's cpu_sharing).",
+            f"Ours: every subscriber a process, {where_measured(results)}, all on this "
+            "machine's cores; with more processes than cores the run is oversubscribed "
+            "(run.json's cpu_sharing).",
             marker,
         ],
     )
@@ -711,7 +714,7 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     )
     claims = Section(
         "The paper's statements",
-        [_claims_table(points, published)],
+        [_claims_table(points, published, where_measured(results))],
         [],
         [
             "Each statement the slides make about their plots, with our figure "
