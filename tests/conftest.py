@@ -116,7 +116,7 @@ def only_run(results: Path) -> dict:
 
 def live_processes(program: str, marker: str) -> list[int]:
     """pids of live (not zombie) processes of program (argv[0]'s name starts with it: a
-    server that retitles itself, "redis-server 127.0.0.1:PORT", still counts) whose
+    server that retitles itself, "NAME 127.0.0.1:PORT", still counts) whose
     command line contains marker (a run id, a results directory, an address): other
     engineers' processes on this machine are not ours."""
     pids = []

@@ -191,9 +191,9 @@ def test_a_run_on_hosts_that_times_out_is_recorded_and_leaves_no_namespace(tmp_p
     assert not any(alive(p["pid"]) for p in record["processes"] if p.get("pid"))
 
 
-@pytest.mark.parametrize(
-    "driver", ["mqtt", pytest.param("nats", marks=SWEEP), pytest.param("redis", marks=SWEEP)]
-)
+# make test has a broker on emulated hosts in the Ctrl-C test above; these in test-long.
+@SWEEP
+@pytest.mark.parametrize("driver", ["mqtt", "nats", "redis"])
 def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp_path, driver):
     # ping on a, pong on b, the broker on c behind 2 ms each way: each round trip goes
     # through c four times (ping -> broker -> pong -> broker -> ping), at least 8 ms. A
