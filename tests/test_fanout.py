@@ -107,7 +107,9 @@ def test_a_driver_with_one_reader_per_topic_refuses_several(driver_libs, results
         assert_nothing_left(record["run_id"])
 
 
-@pytest.mark.parametrize("transport", ["multicast", "broadcast"])
+@pytest.mark.parametrize(
+    "transport", ["multicast", pytest.param("broadcast", marks=pytest.mark.long)]
+)
 def test_udp_multicast_is_the_fan_out_floor_every_subscriber_gets_every_sample(
     driver_libs, results, transport
 ):

@@ -304,6 +304,7 @@ def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machi
 
 @needs_root
 @needs_sshd
+@LONG
 def test_hosts_check_names_a_library_a_driver_needs_and_the_host_lacks(
     machines, monkeypatch, capsys
 ):
@@ -461,6 +462,7 @@ def test_an_experiment_with_a_broker_on_real_machines_is_refused_before_anything
 
 @needs_root
 @needs_sshd
+@LONG
 def test_an_ansible_inventory_names_the_machines(machines, tmp_path):
     # The lab's inventory: a and b are reached by name (the ssh config resolves them),
     # a with ansible_user; `down` is unreachable.

@@ -222,7 +222,11 @@ def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp
 
 @pytest.mark.parametrize(
     "driver,transport",
-    [("zeromq", "tcp"), pytest.param("cyclonedds", "udp", marks=SWEEP), ("udp", "broadcast")],
+    [
+        ("zeromq", "tcp"),
+        pytest.param("cyclonedds", "udp", marks=SWEEP),
+        pytest.param("udp", "broadcast", marks=SWEEP),
+    ],
 )
 def test_a_subscriber_beside_its_publisher_and_one_across_both_get_every_message(
     tmp_path, driver, transport
