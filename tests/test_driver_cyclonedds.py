@@ -188,6 +188,8 @@ def test_write_batch_back_to_back_delivers_everything(cyclonedds, results):
     assert s["pub"]["counts"]["write_errors"] == 0
 
 
+# 7 to 22 s on 2 cores: make test-long (CI runs it too).
+@pytest.mark.long
 def test_pubsub_four_mib_reliable_loses_nothing(cyclonedds, results):
     _, s, _ = run_ok(
         results,

@@ -36,6 +36,8 @@ def test_the_reference_itself_has_known_answers():
     assert parts_per_100k("p99.99") == 99_990 and parts_per_100k("p50") == 50_000
 
 
+# Exhaustive (about 8 s of CPU): make test-long; make test keeps the boundary sizes below.
+@pytest.mark.long
 def test_every_percentile_for_every_n_up_to_20000():
     rng = np.random.default_rng(15)
     pool = rng.integers(0, 10**9, size=20_000)
