@@ -20,33 +20,9 @@ import statistics
 import subprocess
 import sys
 
+from psbench.hosts import udp_receiver
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape
-
-RECEIVER = """
-import json, socket, sys, time
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)
-s.bind((sys.argv[1], 9100))
-echo = sys.argv[2] == "echo"
-print("ready", flush=True)
-s.settimeout(30)
-count = size = 0
-first = last = None
-try:
-    while True:
-        data, peer = s.recvfrom(65536)
-        last = time.monotonic()
-        first = first or last
-        count += 1
-        size += len(data)
-        if echo:
-            s.sendto(data, peer)
-        s.settimeout(1.5)
-except TimeoutError:
-    pass
-print(json.dumps({"count": count, "bytes": size, "first": first, "last": last}), flush=True)
-"""
 
 SENDER = """
 import json, socket, sys, time
@@ -75,7 +51,15 @@ def exchange(shape_b: LinkShape, count, size=64, gap=0.0, ping=False):
     with EmulatedNetwork({"a": LinkShape(), "b": shape_b}) as net:
         receiver = subprocess.Popen(
             net.argv(
-                "b", [sys.executable, "-c", RECEIVER, "198.18.0.2", "echo" if ping else "count"]
+                "b",
+                [
+                    sys.executable,
+                    str(udp_receiver.SCRIPT),
+                    "198.18.0.2",
+                    "9100",
+                    "1.5",
+                    "echo" if ping else "count",
+                ],
             ),
             stdout=subprocess.PIPE,
             text=True,

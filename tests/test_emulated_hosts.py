@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from psbench.base.errors import UserError
-from psbench.hosts import emulated, netns
+from psbench.hosts import emulated, netns, udp_receiver
 from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape, parse_shape
@@ -24,32 +24,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
 
-# Counts (and, with --echo, echoes) datagrams on ADDRESS:PORT until QUIET s pass without
-# one after the first; prints {"count", "bytes", "first", "last"} (CLOCK_MONOTONIC s).
-RECEIVER = """
-import json, socket, sys, time
-address, port, quiet, echo = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4] == "echo"
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 33, 8 << 20)  # SO_RCVBUFFORCE
-s.bind((address, port))
-print("ready", flush=True)
-s.settimeout(30)
-count = size = 0
-first = last = None
-try:
-    while True:
-        data, peer = s.recvfrom(65536)
-        last = time.monotonic()
-        first = first or last
-        count += 1
-        size += len(data)
-        if echo:
-            s.sendto(data, peer)
-        s.settimeout(quiet)
-except TimeoutError:
-    pass
-print(json.dumps({"count": count, "bytes": size, "first": first, "last": last}), flush=True)
-"""
 
 # Sends COUNT datagrams of SIZE bytes to ADDRESS:PORT, GAP s apart; with --ping, one at a
 # time, each waiting (up to 2 s) for its echo, and prints the round trips in s.
@@ -77,7 +51,7 @@ print(json.dumps({"rtts": rtts}), flush=True)
 
 def start_receiver(net, host, port, quiet=1.0, echo=False):
     proc = subprocess.Popen(
-        net.argv(host, [sys.executable, "-c", RECEIVER, net.hosts[host].address, str(port),
+        net.argv(host, [sys.executable, str(udp_receiver.SCRIPT), net.hosts[host].address, str(port),
                         str(quiet), "echo" if echo else "count"]),
         stdout=subprocess.PIPE, text=True,
     )  # fmt: skip
