@@ -197,24 +197,36 @@ def test_one_place_serves_a_sweep_over_kinds_but_a_name_that_is_no_role_is_refus
     )
 
 
-def test_one_way_across_real_machines_is_refused_until_clocks_are_compared():
-    real = {"a": {"ssh": "robot1"}, "b": {"ssh": "robot2"}}
-    across = spec(kind="pubsub", hosts=real, place={"pub": "a", "sub": "b"})
-    assert placement.problem(across)[0] == "hosts"
-    assert "needs their clocks' offset" in placement.problem(across)[1]
-    # One machine for the one-way pair, or a round trip on one clock: allowed.
-    assert (
-        placement.problem(spec(kind="pubsub", hosts=real, place={"pub": "a", "sub": "a"})) is None
+def test_one_way_across_real_machines_is_placed_and_each_sample_knows_whose_clock_stamped_it():
+    real = {"a": {"ssh": "robot1"}, "b": {"ssh": "robot2"}, "c": {"ssh": "robot3"}}
+    # Two publishers on a and c, into subscribers on b and c: each record's writer id
+    # names the host whose clock its send time is on.
+    fan_in = spec(
+        kind="pubsub",
+        publishers=2,
+        subscribers=2,
+        hosts=real,
+        place={"pub-1": "a", "pub-2": "c", "sub": ["b", "c"]},
     )
-    assert (
-        placement.problem(spec(kind="ping", hosts=real, place={"ping": "a", "pong": "b"})) is None
-    )
-    # Emulated hosts share one clock.
-    emulated = {"a": {}, "b": {}}
-    assert (
-        placement.problem(spec(kind="pubsub", hosts=emulated, place={"pub": "a", "sub": "b"}))
-        is None
-    )
+    assert placement.problem(fan_in) is None
+    writers = {p.name: placement.writer_hosts(fan_in, p) for p in fan_in.processes()}
+    assert writers == {
+        "sub-1": {0: "a", 1: "c"},
+        "sub-2": {0: "a", 1: "c"},
+        "pub-1": {},
+        "pub-2": {},
+    }
+    # Two topics: a subscriber's writers are its topic's only.
+    topics = spec(kind="pubsub", topics=2, hosts=real, place={"t1-pub": "a", "t2-pub": "b",
+                                                             "sub": "c"})  # fmt: skip
+    assert {p.name: placement.writer_hosts(topics, p) for p in topics.processes()
+            if p.roles == ["sub"]} == {"t1-sub": {0: "a"}, "t2-sub": {0: "b"}}  # fmt: skip
+    # Behind a relay the stamps are the publisher's, not the relay's.
+    relayed = spec(kind="pubsub", relays=1, hosts=real, place={"pub": "a", "relay": "b",
+                                                              "sub": "c"})  # fmt: skip
+    sub = next(p for p in relayed.processes() if p.name == "sub")
+    assert placement.writer_hosts(relayed, sub) == {0: "a"}
+    assert placement.first_writer_host(relayed) == "a"
 
 
 def test_a_sweep_over_placements_is_a_matrix_over_place(tmp_path):

@@ -42,6 +42,10 @@ pytestmark = pytest.mark.xdist_group("ssh_hosts")
 # variations below (LONG), for make test's 8-minute budget.
 LONG = pytest.mark.long
 REMOTE_RUNS = Path.home() / ".cache" / "psbench" / "runs"  # both "machines" are this one
+# Host b's CLOCK_MONOTONIC runs this far ahead of a's (its sshd, and so everything it
+# starts, is in a Linux time namespace): one-way latency from a to b holds it until
+# psbench takes the clocks' offset out.
+SKEW_S = 7
 
 
 def _listening(namespace: str, address: str, port: int) -> bool:
@@ -79,9 +83,12 @@ def machines(tmp_path_factory):
                     "LogLevel ERROR\n"
                 )
                 log = open(tmp / f"sshd-{name}.log", "wb")
+                sshd = ["/usr/sbin/sshd", "-D", "-e", "-f", str(sshd_config)]
+                if name == "b":  # another machine, another clock: the kernel moves b's
+                    sshd = ["unshare", "--time", "--fork", "--monotonic", str(SKEW_S), *sshd]
                 daemons.append(
                     subprocess.Popen(
-                        network.argv(name, ["/usr/sbin/sshd", "-D", "-e", "-f", str(sshd_config)]),
+                        network.argv(name, sshd),
                         stdin=subprocess.DEVNULL,
                         stdout=log,
                         stderr=log,
@@ -416,16 +423,8 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
 @needs_sshd
 @LONG
 def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
-    # One-way across two machines is refused (their CLOCK_MONOTONIC offset is unknown);
-    # on one real machine it runs, and the publisher's window lines (WINDOW begin,
-    # answered SAMPLED) cross ssh too.
-    across = psbench(
-        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
-         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
-         "--ssh-config", str(machines)],
-        tmp_path,
-    )  # fmt: skip
-    assert across.returncode == 2 and "needs their clocks' offset" in across.stderr
+    # On one real machine; the publisher's window lines (WINDOW begin, answered
+    # SAMPLED) cross ssh too.
     done = psbench(
         ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
          "--place", "pub=a", "--place", "sub=a", "--count", "200", "--rate", "1000",
@@ -437,7 +436,52 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
         record = only_record(tmp_path / "results")
         assert record["status"] == "ok"
         assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
+        assert "clock" not in record["stats"]["sub"]  # one machine, one clock
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
+    finally:
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+def test_one_way_between_machines_with_different_clocks_is_corrected(machines, tmp_path):
+    done = psbench(
+        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
+         "--rate", "1000", "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok" and record["accounting"]["sub"]["received"] == 200
+        clock = record["clock"]
+        assert clock["reference"] == "a" and clock["receivers"]["sub"] == {
+            "host": "b",
+            "writers": {"0": "a"},
+        }
+        b = clock["hosts"]["b"]["to_reference"]
+        assert clock["hosts"]["a"]["to_reference"]["offset_ns"] == 0
+        # The kernel's offset, found to within the uncertainty psbench states, both times.
+        for when in ("before", "after"):
+            a_read, b_read = clock["hosts"]["a"][when], clock["hosts"]["b"][when]
+            found = b_read["offset_ns"] - a_read["offset_ns"]
+            assert (
+                abs(found - SKEW_S * 10**9) <= a_read["uncertainty_ns"] + b_read["uncertainty_ns"]
+            )
+        assert abs(b["offset_ns"] - SKEW_S * 10**9) <= b["uncertainty_ns"]
+        stats = record["stats"]["sub"]
+        # The raw records hold the skew; the figures have it taken out. A real latency
+        # is positive, so the corrected one is above minus the stated uncertainty.
+        assert stats["one_way_uncorrected"]["min"] > (SKEW_S - 1) * 10**9
+        assert -stats["clock"]["uncertainty_ns"] <= stats["one_way"]["min"]
+        assert stats["one_way"]["max"] < 10**9
+        assert "corrected for the clocks' offset" in stats["one_way"]["method"]
+        assert "clocks:    the offset between the machines' clocks" in done.stdout
+        # The report reads the same corrected samples back from the run's files.
+        report = psbench(["report", str(tmp_path / "results")], tmp_path)
+        assert report.returncode == 0, report.stderr
+        assert "corrected for their clocks' offset" in report.stdout
     finally:
         shutil.rmtree(cache_of("udp"), ignore_errors=True)
 

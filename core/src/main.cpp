@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "check_mode.hpp"
+#include "clock_echo.hpp"
 #include "config.hpp"
 #include "driver_loader.hpp"
 #include "realtime.hpp"
@@ -75,6 +76,7 @@ int main(int argc, char **argv) {
   const int64_t started_ns = now_ns();
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check-stdin") == 0) return run_check_stdin();
+    if (std::strcmp(argv[i], "--clock-echo") == 0) return run_clock_echo();
     if (std::strcmp(argv[i], "--check") == 0) return run_check(argc, argv);
   }
   NodeConfig node;

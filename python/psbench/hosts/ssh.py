@@ -22,6 +22,8 @@ that argv, so no word a user gave is ever read by a shell unquoted.
           A node that ends by itself before its guard sees the end of its stdin (a peer
           of a killed node, told the run is over) leaves its files: the next probe
           removes them once they are 7 days old.
+  clock   psbench-node --clock-echo from the cache: the far end of the clock-offset
+          exchange (psbench.hosts.clock); it ends when its stdin does
   fetch   a tar of a run's output directories on stdout, then removes them
   check   what `psbench hosts check` reports: clock sync, installed packages, and
           whether the linker there finds the libraries the node and drivers need
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base.errors import UserError
+from psbench.hosts.clock import Reading, read_clock
 
 CONFIG_ENV = "PSBENCH_SSH_CONFIG"
 CONNECT_TIMEOUT_S = 10
@@ -107,6 +110,10 @@ wait "$node" ; rc=$? ;
 kill "$watcher" 2>/dev/null ;
 if [ -e "$out/.orphaned" ] ; then rm -rf "$out" ; rmdir "${out%/*}" 2>/dev/null ; else rm -f "$in" ; fi ;
 exit "$rc"
+""")
+
+CLOCK = _script(r"""
+exec "$HOME/.cache/psbench/$1/psbench-node" --clock-echo
 """)
 
 FETCH = _script(r"""
@@ -332,6 +339,16 @@ class SshNetwork:
         return ssh_argv(self.hosts[host].target, remote_command(GUARD, "psbench-guard",
                                                                 [out_dir, *argv]))  # fmt: skip
 
+    def read_clocks(self) -> dict[str, Reading]:
+        """Each host's clock against this machine's (after deploy(): the node does it)."""
+        return {
+            name: read_clock(
+                ssh_argv(host.target, remote_command(CLOCK, "psbench-clock", [self.key])),
+                f"host {name}: reading its clock",
+            )
+            for name, host in self.hosts.items()
+        }
+
     def fetch(self, run_id: str, local_dir: Path) -> list[str]:
         """Every output file of the run's processes from each host into local_dir (a
         process's files by their own names), then removed there. Problems, as text."""
@@ -357,7 +374,7 @@ class SshNetwork:
         """For run.json."""
         return {
             "kind": "ssh",
-            "clock": "one per machine (one-way pairs kept on one machine; offset not measured)",
+            "clock": "one per machine: offsets measured before and after the run (run.json clock)",
             "ssh_config": config_file(),
             "hosts": {
                 h.name: {

@@ -2,6 +2,7 @@
 pinning or without real-time priority, virtual machines, CPU frequency scaling. Read from
 env.json and from each node's own record of how it ran (its summary's "realtime")."""
 
+from psbench.hosts.clock import FLAG_SHARE
 from psbench.results.configs import Config
 
 # 1-minute load per online CPU above which the machine was busy before the first run.
@@ -63,4 +64,33 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
                 f"CPU frequency governor {', '.join(others)} (not "
                 f"performance): clock speed changes during runs"
             )
+    return warnings + clock_warnings(measured)
+
+
+def clock_corrections(config: Config) -> list[dict]:
+    """The clock corrections of a configuration's runs (one-way between real machines)."""
+    return [
+        s["clock"]
+        for run in config.ok_runs
+        for s in (run.run_record.get("stats") or {}).values()
+        if isinstance(s, dict) and s.get("clock")
+    ]
+
+
+def clock_warnings(measured: list[Config]) -> list[str]:
+    corrected = [c for c in measured if clock_corrections(c)]
+    flagged = [c for c in corrected if any(k["flagged"] for k in clock_corrections(c))]
+    warnings = []
+    if corrected:
+        worst = max(k["uncertainty_ns"] for c in corrected for k in clock_corrections(c))
+        warnings.append(
+            f"one-way latency between real machines, corrected for their clocks' offset "
+            f"(known to ±{worst / 1000:.1f} µs at worst): {_names(corrected, len(measured))}"
+        )
+    if flagged:
+        warnings.append(
+            f"one-way figures flagged (the clocks' uncertainty is over {100 * FLAG_SHARE:.0f}% "
+            "of the median, or the offset drifted; run.json stats.*.clock says which): "
+            f"{_names(flagged, len(measured))}; lead with RTT/2 (kind ping, one clock)"
+        )
     return warnings

@@ -5,6 +5,7 @@ setting, and the runs that were not ok."""
 import statistics
 from dataclasses import dataclass
 
+from psbench.report.conditions import clock_corrections
 from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, label_keys, label_of, setting_text
 from psbench.results.describe import LATENCY_KEYS
@@ -31,7 +32,12 @@ def summary_table(configs: list[Config]) -> Table:
     ]
     notes = [
         "RTT/2 = one-way estimate, half the round trip; one-way = receive time - "
-        "intended send time (one host, one clock)"
+        "intended send time "
+        + (
+            "(between real machines: on two clocks, their offset taken out)"
+            if any(clock_corrections(c) for c in configs)
+            else "(one host, one clock)"
+        )
         + (
             "; with latency_from send, receive time - start of the publisher's write "
             "(the publisher's wake-up lateness not counted)"

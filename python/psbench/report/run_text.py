@@ -241,6 +241,31 @@ def under_load_lines(outcome: MeasureOutcome) -> list[str]:
     ]
 
 
+def _clock_words(outcome: MeasureOutcome) -> str:
+    kind = (outcome.network or {}).get("kind")
+    if kind == "ssh":
+        return "clocks of several machines"
+    return "one clock, emulated hosts on one machine" if kind else "one clock, one host"
+
+
+def clock_lines(clock: dict | None) -> list[str]:
+    """Between real machines: what was taken out of the one-way figures, and the flag
+    when they cannot be trusted (psbench.results.clock_correction)."""
+    if not clock:
+        return []
+    lines = [
+        f"  clocks:    the offset between the machines' clocks "
+        f"({clock['offset_removed_ns'] / 1000:,.1f} µs) is taken out; the figures are "
+        f"known to ±{clock['uncertainty_ns'] / 1000:.1f} µs"
+    ]
+    if clock["flagged"]:
+        lines.append(
+            f"  warning:   one-way figures flagged: {clock['why']}; lead with RTT/2 "
+            f"(kind ping, one clock) or the echo's (--echo-every)"
+        )
+    return lines
+
+
 HIGH_LOSS_PERCENT = 1.0
 
 
@@ -321,9 +346,10 @@ def render(outcome: MeasureOutcome) -> str:
         )
         lines.append(
             f"  one-way = {ONE_WAY_FROM[outcome.spec.latency_from or 'intended']} "
-            "(one clock, one host)"
+            f"({_clock_words(outcome)})"
             + (f"; first row: all {len(subs)} subscribers together" if len(subs) > 1 else "")
         )
+        lines.extend(clock_lines(stats.get("clock")))
         note = _too_few_note(stats["one_way"])
         interval = intervals_line(stats["one_way"], "one-way")
     else:

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from psbench.base.errors import UserError
+from psbench.results.clock_correction import correct
 from psbench.results.rates import run_throughput
 from psbench.results.samples import Samples, SamplesFileError, read_samples
 from psbench.results.store import EXPERIMENT_FILE, INDEX_FILE, Store
@@ -121,7 +122,10 @@ class RunData(RunSettings):
             if not file or self.run_dir is None:
                 continue
             try:
-                found[name] = read_samples(self.run_dir / file)
+                # Between real machines: corrected for their clocks' offset (run.json).
+                found[name], _ = correct(
+                    read_samples(self.run_dir / file), self.run_record.get("clock"), name
+                )
             except SamplesFileError as exc:
                 raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
         return found

@@ -14,10 +14,12 @@ from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.ssh import SshNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import rundir
+from psbench.results.clock_correction import correct
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, resources, runner
+from psbench.run.clock_record import clock_record, read_after
 from psbench.run.services import ServicePool, broker_options, broker_placeholder, needed
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
@@ -112,8 +114,10 @@ def _timeouts(spec: MeasureSpec) -> dict:
     }
 
 
-def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
-    """Statistics of every samples file, checked against the summary that names it."""
+def _analyse(run_dir: Path, summaries: dict, clock: dict | None = None) -> tuple[dict, list[str]]:
+    """Statistics of every samples file, checked against the summary that names it; a
+    subscriber's one-way latency between real machines corrected for their clocks'
+    offset (clock: run.json's block), the uncorrected figures kept beside it."""
     stats, problems, one_way = {}, [], []
     for role, summary in summaries.items():
         name = summary.get("samples_file")
@@ -130,9 +134,16 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
                 f"{name} has {len(samples)} records but {role}.json says "
                 f"counts.samples = {expected}"
             )
-        stats[role] = latency_stats(
-            samples, ((summary.get("config") or {}).get("latency_from")) or "intended"
-        )
+        latency_from = ((summary.get("config") or {}).get("latency_from")) or "intended"
+        corrected, applied = correct(samples, clock, role)
+        stats[role] = latency_stats(corrected, latency_from)
+        if applied is not None:
+            stats[role]["one_way"]["method"] += (
+                f", corrected for the clocks' offset (±{applied['uncertainty_ns'] / 1000:.1f} µs)"
+            )
+            stats[role]["clock"] = applied
+            stats[role]["one_way_uncorrected"] = summarize_ns(samples.latency_ns)
+        samples = corrected
         if summary.get("role") == "sub" and not summary.get("late_join"):
             one_way.append(samples.latency_ns)
     if len(one_way) > 1:
@@ -145,6 +156,11 @@ def _analyse(run_dir: Path, summaries: dict) -> tuple[dict, list[str]]:
                 **summarize_ns(np.concatenate(one_way)),
             },
         }
+        clocks = [s["clock"] for s in stats.values() if "clock" in s]
+        if clocks:  # the together figures are as uncertain as the least certain one
+            stats[ALL_SUBSCRIBERS]["clock"] = max(
+                clocks, key=lambda c: (c["flagged"], c["uncertainty_ns"])
+            )
     return stats, problems
 
 
@@ -388,6 +404,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                 2,
             )
         network.deploy([node, Path(spec.driver_path)])
+        clocks_before = network.read_clocks()
     spec = flow_control(spec, driver.get("capabilities") or {})
     spec = loan_mode(spec, driver.get("capabilities") or {})
     run_id = rundir.new_run_id()
@@ -468,7 +485,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
             **_timeouts(spec),
         )
         datagrams_after = udp_datagrams_sent()
-        stats, problems = _analyse(run_dir, result.summaries)
+        if isinstance(network, SshNetwork):
+            record["clock"] = clock_record(spec, clocks_before, *read_after(network))
+        stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
         interrupted = isinstance(exc, KeyboardInterrupt)

@@ -38,10 +38,31 @@ def calibration_pairs(spec, with_broker: bool) -> list[tuple[str, str]]:
     if not spec.hosts:
         return []
     plans = spec.processes()
-    first = next((p for p in plans if p.roles[0] in ("ping", "pub")), plans[0])
     used = {host_of(spec, p) for p in plans} | ({broker_host(spec)} if with_broker else set())
-    start = host_of(spec, first)
+    start = first_writer_host(spec)
     return [(start, host) for host in spec.hosts if host in used and host != start]
+
+
+def first_writer_host(spec) -> str | None:
+    """The host of the run's first writer (ping or pub): what links are calibrated from
+    and clocks compared with."""
+    plans = spec.processes()
+    first = next((p for p in plans if p.roles[0] in ("ping", "pub")), plans[0])
+    return host_of(spec, first)
+
+
+def writer_hosts(spec, plan) -> dict[int, str]:
+    """A subscriber's writers by writer id, each with its host: whose clock stamped its
+    samples (behind a relay, the publisher's: the relay forwards the stamps)."""
+    if plan.roles[0] != "sub":
+        return {}
+    plans = spec.processes()
+    relayed = any(p.roles[0] == "relay" for p in plans)
+    return {
+        p.writer_id or 0: host_of(spec, p)
+        for p in plans
+        if p.roles[0] == "pub" and (relayed or p.topic == plan.topic)
+    }
 
 
 def addresses(spec) -> dict[str, str]:
@@ -129,19 +150,4 @@ def problem(spec) -> tuple[str, str] | None:
                 f"place every role on a host: {plan.roles[0]} has none, e.g. "
                 f"place: {{{plan.roles[0]}: {next(iter(spec.hosts))}}}"
             )
-    if real(spec) and spec.kind == "pubsub" and _one_way_across(spec):
-        # The nodes time on CLOCK_MONOTONIC: across machines its offset is arbitrary.
-        return "hosts", (
-            "one-way latency between real machines needs their clocks' offset, which psbench "
-            "does not measure yet (docs/network.md, Pitfalls): place the publisher and its "
-            "subscribers on one machine, or measure kind: ping (RTT/2, one clock)"
-        )
     return None
-
-
-def _one_way_across(spec) -> bool:
-    """Whether a writer and a reader of a one-way measurement are on different hosts."""
-    plans = spec.processes()
-    return any(
-        host_of(spec, a) != host_of(spec, b) and talks_to(a, b) for a in plans for b in plans
-    )
