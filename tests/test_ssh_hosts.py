@@ -366,19 +366,105 @@ def test_what_cannot_run_on_real_machines_is_refused_before_anything_runs(tmp_pa
     assert said in done.stderr
 
 
+def brokers_of(token: str) -> list[int]:
+    """mosquitto processes whose command line names token (their config's folder)."""
+    return live_processes("mosquitto", token)
+
+
 @needs_root
 @needs_sshd
-def test_a_driver_with_a_broker_is_refused_on_real_machines(machines, tmp_path):
+def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
         pytest.skip("the mqtt driver is not built")
     done = psbench(
         ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
-         "--place", "ping=a", "--place", "pong=b", "--count", "10", "--ssh-config", str(machines)],
+         "--place", "ping=a", "--place", "pong=a", "--place", "broker=b", "--count", "200",
+         "--ssh-config", str(machines)],
         tmp_path,
-        timeout=60,
     )  # fmt: skip
-    assert done.returncode == 2, done.stdout + done.stderr
-    assert "which psbench does not start on real machines yet" in done.stderr
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok" and record["stats"]["ping"]["rtt"]["n"] == 200
+        (service,) = record["services"]
+        assert service["name"] == "mosquitto" and service["host"] == "b"
+        # It listened at b's address, and the nodes on a were told so.
+        assert service["address"].startswith("198.18.0.2:")
+        assert f"broker={service['address']}" in " ".join(record["processes"][0]["argv"])
+        assert service["version"].startswith("mosquitto version")
+        # Its configuration was made for b's folder there, which is gone with it.
+        folder = Path(service["argv"][-1]).parent
+        assert folder.is_relative_to(REMOTE_RUNS) and not folder.exists()
+        assert brokers_of(str(folder)) == []
+    finally:
+        shutil.rmtree(cache_of("mqtt"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+@LONG
+def test_a_broker_the_machine_lacks_is_named_with_what_it_said(machines, monkeypatch, capsys):
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    from psbench.cli.main import main
+    from psbench.run.service_definitions import ServiceDefinition
+
+    real = ServiceDefinition.render
+
+    def absent(self, folder, largest, port, address, program):
+        text, argv = real(self, folder, largest, port, address, program)
+        return text, ["psbench-absent-broker", *argv[1:]]  # as if not installed there
+
+    monkeypatch.setattr(ServiceDefinition, "render", absent)
+    code = main(["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--place", "ping=a",
+                 "--place", "pong=a", "--count", "10", "--ssh-config", str(machines)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1, err
+    assert "mosquitto on host a did not accept clients at 198.18.0.1:" in err
+    assert "psbench-absent-broker: not found" in err
+    shutil.rmtree(cache_of("mqtt"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+@LONG
+def test_sigkill_of_psbench_leaves_no_broker_on_the_remote(machines, tmp_path):
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    out = tmp_path / "results"
+    experiment = tmp_path / "long.yaml"
+    experiment.write_text(
+        "name: long\n"
+        "defaults: {kind: ping, driver: mqtt, duration: 60, rate: 100,\n"
+        "           hosts: {a: {ssh: a}, b: {ssh: b}}, place: {ping: a, pong: b, broker: b}}\n"
+    )
+    proc = subprocess.Popen(
+        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(machines)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=REPO,
+        env=cli_env(tmp_path),
+        start_new_session=True,
+    )
+    folder = None
+    try:
+        end = time.monotonic() + 60
+        while folder is None or not brokers_of(folder):
+            assert proc.poll() is None and time.monotonic() < end, "the run did not start"
+            for path in out.rglob("run.json") if out.exists() else []:
+                record = json.loads(path.read_text())
+                if record.get("status") == "running" and record.get("services"):
+                    folder = str(Path(record["services"][0]["argv"][-1]).parent)
+            time.sleep(0.1)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+        shutil.rmtree(cache_of("mqtt"), ignore_errors=True)
+    end = time.monotonic() + 5
+    while brokers_of(folder) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert brokers_of(folder) == [] and not Path(folder).exists()
+    shutil.rmtree(REMOTE_RUNS, ignore_errors=True)  # a node that ended by itself may leave its own
 
 
 @contextmanager
@@ -486,19 +572,19 @@ def test_one_way_between_machines_with_different_clocks_is_corrected(machines, t
         shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
-def test_an_experiment_with_a_broker_on_real_machines_is_refused_before_anything_runs(tmp_path):
-    if "mqtt" not in paths.driver_libraries():
-        pytest.skip("the mqtt driver is not built")
+def test_a_per_host_daemon_on_real_machines_is_refused_before_anything_runs(tmp_path):
+    if "iceoryx" not in paths.driver_libraries():
+        pytest.skip("the iceoryx driver is not built")
     experiment = tmp_path / "lab.yaml"
     experiment.write_text(
         "name: lab\n"
-        "defaults: {kind: ping, count: 10, hosts: {a: {ssh: robot1}, b: {ssh: robot2}},\n"
-        "           place: {ping: a, pong: b}}\n"
-        "matrix: {driver: [mqtt]}\n"
+        "defaults: {kind: ping, count: 10, hosts: {a: {ssh: robot1}},\n"
+        "           place: {ping: a, pong: a}}\n"
+        "matrix: {driver: [iceoryx]}\n"
     )
     done = psbench(["run", str(experiment), "--dry-run"], tmp_path, timeout=60)
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "lab.yaml:2: defaults.hosts: mqtt needs mosquitto, which psbench does not start" in (
+    assert "lab.yaml:2: defaults.hosts: iceoryx needs iox-roudi, a per-host daemon, which " in (
         done.stderr
     )
     assert "1 problem in" in done.stderr

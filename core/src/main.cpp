@@ -20,6 +20,7 @@
 #include "start_gate.hpp"
 #include "summary.hpp"
 #include "thread_facts.hpp"
+#include "wait_port.hpp"
 
 namespace {
 
@@ -77,6 +78,7 @@ int main(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--check-stdin") == 0) return run_check_stdin();
     if (std::strcmp(argv[i], "--clock-echo") == 0) return run_clock_echo();
+    if (std::strcmp(argv[i], "--wait-port") == 0) return run_wait_port(argc, argv);
     if (std::strcmp(argv[i], "--check") == 0) return run_check(argc, argv);
   }
   NodeConfig node;

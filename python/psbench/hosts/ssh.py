@@ -24,6 +24,9 @@ that argv, so no word a user gave is ever read by a shell unquoted.
           removes them once they are 7 days old.
   clock   psbench-node --clock-echo from the cache: the far end of the clock-offset
           exchange (psbench.hosts.clock); it ends when its stdin does
+  put     a file from stdin into a directory there (a broker's configuration)
+  ready   psbench-node --wait-port from the cache: whether a broker there accepts
+  version a program's version line there (the sbin directories searched too)
   fetch   a tar of a run's output directories on stdout, then removes them
   check   what `psbench hosts check` reports: clock sync, installed packages, and
           whether the linker there finds the libraries the node and drivers need
@@ -95,6 +98,7 @@ if mv -T "$tmp" "$root/$1" 2>/dev/null ; then echo deployed ; else rm -rf "$tmp"
 """)
 
 GUARD = _script(r"""
+PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" ; export PATH ;
 out=$1 ; shift ;
 mkdir -p "$out" || exit 1 ;
 in="$out/.stdin" ;
@@ -114,6 +118,19 @@ exit "$rc"
 
 CLOCK = _script(r"""
 exec "$HOME/.cache/psbench/$1/psbench-node" --clock-echo
+""")
+
+PUT = _script(r"""
+mkdir -p "$1" && cat >"$1/$2"
+""")
+
+READY = _script(r"""
+exec "$HOME/.cache/psbench/$1/psbench-node" --wait-port "$2" "$3"
+""")
+
+VERSION = _script(r"""
+PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" ; export PATH ;
+"$@" 2>&1 | head -n 1
 """)
 
 FETCH = _script(r"""
@@ -348,6 +365,31 @@ class SshNetwork:
             )
             for name, host in self.hosts.items()
         }
+
+    def service_dir(self, host: str, token: str, name: str) -> str:
+        """A service's folder there: beside the runs' (swept after 7 days like them)."""
+        return f"{self.hosts[host].probe.home}/{RUNS}/service-{token}/{name}"
+
+    def put(self, host: str, folder: str, name: str, text: str) -> None:
+        done = run(self.hosts[host].target, PUT, "psbench-put", [folder, name], text.encode())
+        if done.returncode != 0:
+            raise UserError(
+                f"host {host}: writing {name} there: {_why(self.hosts[host].target, done)}", 1
+            )
+
+    def ready(self, host: str, address: str, port: int, within_s: float) -> bool:
+        """Whether something accepts TCP at address:port, asked on the host itself."""
+        done = run(self.hosts[host].target, READY, "psbench-ready",
+                   [self.key, f"{address}:{port}", f"{within_s:g}"], timeout=within_s + 30)  # fmt: skip
+        return done.returncode == 0
+
+    def version(self, host: str, argv: list[str]) -> str | None:
+        try:
+            done = run(self.hosts[host].target, VERSION, "psbench-version", argv)
+        except UserError:
+            return None
+        line = done.stdout.decode(errors="replace").strip()
+        return line or None
 
     def fetch(self, run_id: str, local_dir: Path) -> list[str]:
         """Every output file of the run's processes from each host into local_dir (a

@@ -18,9 +18,9 @@ from psbench.results.clock_correction import correct
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
-from psbench.run import drivers, keeper, placement, resources, runner
+from psbench.run import drivers, keeper, placement, remote_services, resources, runner
 from psbench.run.clock_record import clock_record, read_after
-from psbench.run.services import ServicePool, broker_options, broker_placeholder, needed
+from psbench.run.services import ServicePool, broker_options, broker_placeholder
 from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -376,7 +376,10 @@ def run(
     network = None
     if spec.hosts and placement.real(spec):
         with SshNetwork(spec.hosts) as real:
-            return _run(spec, parent, env, cli_argv, None, on_progress, real)
+            pool = ServicePool(spec.size, network=real, host=placement.broker_host(spec),
+                               start_remote=remote_services.start)  # fmt: skip
+            with pool:
+                return _run(spec, parent, env, cli_argv, pool, on_progress, real)
     if spec.hosts:
         watcher = keeper.instance()
         network = EmulatedNetwork(
@@ -395,14 +398,6 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
     if isinstance(network, SshNetwork):
-        daemons = needed(driver, spec.transport, spec.options)
-        if daemons:
-            raise UserError(
-                f"{spec.driver} needs {', '.join(daemons)}, which psbench does not start on "
-                f"real machines yet: run it on emulated hosts or on one machine "
-                f"(docs/network.md)",
-                2,
-            )
         network.deploy([node, Path(spec.driver_path)])
         clocks_before = network.read_clocks()
     spec = flow_control(spec, driver.get("capabilities") or {})

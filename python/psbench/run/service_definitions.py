@@ -102,17 +102,27 @@ class ServiceDefinition:
             )
         return out.stdout
 
+    def render(
+        self, folder, largest_message: int, port: int | None, address: str, program: str
+    ) -> tuple[str | None, list[str]]:
+        """Its configuration's text (None: it has no configuration file) and its command
+        line, for a service whose folder is `folder` (here, or on a real machine) and
+        whose program is `program` (a path here; its name there)."""
+        config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None
+        text = self._config_text(folder, largest_message, port, address) if config else None
+        argv = [
+            a.format(executable=program, config_file=config, folder=folder, port=port)
+            for a in self.spec.argv
+        ]
+        return text, argv
+
     def launch(self, folder: Path, largest_message: int, address: str = LOOPBACK) -> Launch:
         """Writes the configuration into folder; the command line that starts it.
         address: where a broker listens (127.0.0.1, or its emulated host's address)."""
         port = free_port() if self.broker else None
-        config = folder / self.spec.config_file if self.spec.config_file else None
-        if config is not None:
-            config.write_text(self._config_text(folder, largest_message, port, address))
-        argv = [
-            a.format(executable=executable(self.name), config_file=config, folder=folder, port=port)
-            for a in self.spec.argv
-        ]
+        text, argv = self.render(folder, largest_message, port, address, executable(self.name))
+        if text is not None:
+            (folder / self.spec.config_file).write_text(text)
         return Launch(argv, port)
 
 

@@ -66,8 +66,9 @@ class RunningService:
     version: str | None = None
     config: list[str] = field(default_factory=list)  # its argv
     listen: str = LOOPBACK  # the address it listens at (with a port)
-    host: str | None = None  # the emulated host it runs on; None: this machine
-    namespace: str | None = None  # that host's network namespace
+    host: str | None = None  # the host it runs on; None: this machine
+    namespace: str | None = None  # that host's network namespace (an emulated host)
+    remote: bool = False  # on a real machine, over ssh: proc is the ssh client
 
     @property
     def address(self) -> str | None:
@@ -101,8 +102,11 @@ class ServicePool:
 
     largest_message: int = DEFAULT_LARGEST_MESSAGE
     services: dict[str, RunningService] = field(default_factory=dict)
-    network: object = None  # psbench.hosts.emulated.EmulatedNetwork
+    network: object = None  # psbench.hosts.emulated.EmulatedNetwork or ssh.SshNetwork
     host: str | None = None
+    # How services start on real machines (remote_services.start), None: here or on
+    # emulated hosts.
+    start_remote: object = None
 
     def __enter__(self) -> "ServicePool":
         return self
@@ -134,7 +138,7 @@ class ServicePool:
                 f"during the run with exit code {service.proc.returncode}: "
                 f"{service.log_tail()}; its log: {service.log}"
             )
-            _stop(service)
+            stop(service)
             self.services.pop(service.definition.name, None)
         return messages
 
@@ -145,6 +149,9 @@ class ServicePool:
                 f"the driver needs service {name!r}, which no driver's manifest "
                 f"declares; start it yourself, then run again"
             )
+        if self.start_remote is not None:
+            return self.start_remote(declared, self.network, self.host, log_dir,
+                                     self.largest_message)  # fmt: skip
         placed = self.network.hosts[self.host] if self.network is not None else None
         if placed is not None and declared.per_host:
             raise UserError(
@@ -192,14 +199,14 @@ class ServicePool:
         try:
             _wait_ready(service)
         except BaseException:
-            _stop(service)
+            stop(service)
             raise
         return service
 
     def stop_all(self) -> None:
         with signals_deferred():  # a second Ctrl-C must not leave a service running
             for service in reversed(list(self.services.values())):
-                _stop(service)
+                stop(service)
             self.services.clear()
 
 
@@ -299,12 +306,19 @@ def _wait_ready(service: RunningService) -> None:
     )
 
 
-def _stop(service: RunningService) -> None:
+def stop(service: RunningService) -> None:
     """SIGTERM (the service cleans up), SIGKILL if it will not end, then remove what it
-    was supposed to remove."""
+    was supposed to remove. On a real machine its stdin is closed first: the guard there
+    stops it and removes its folder, and the ssh client ends once it has."""
     proc = service.proc
     if proc is None:
         return
+    if service.remote and proc.stdin is not None and not proc.stdin.closed:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            pass
     if proc.poll() is None:
         try:
             os.killpg(proc.pid, signal.SIGTERM)

@@ -17,6 +17,7 @@ from psbench.run.experiment.expand import Run
 from psbench.run.experiment.problems import ProblemList
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
+from psbench.run.service_definitions import definition
 from psbench.run.services import broker_placeholder, needed
 
 
@@ -180,15 +181,18 @@ class _Checker:
                     assign = run.settings["driver"]
                 self.refuse(run, assign, message)
                 continue
-            daemons = placement.real(spec) and needed(
-                self.catalog.describe(library), spec.transport, spec.options
-            )
+            daemons = placement.real(spec) and [
+                name
+                for name in needed(self.catalog.describe(library), spec.transport, spec.options)
+                if definition(name) and definition(name).per_host
+            ]
             if daemons:
                 self.refuse(
                     run,
                     run.settings.get("hosts") or run.settings["driver"],
-                    f"{spec.driver} needs {', '.join(daemons)}, which psbench does not start "
-                    f"on real machines yet: run it on emulated hosts or on one machine",
+                    f"{spec.driver} needs {', '.join(daemons)}, a per-host daemon, which "
+                    f"psbench does not start on real machines: run it on one machine "
+                    f"(no hosts)",
                 )
                 continue
             # As the run will be: with the address of the broker psbench starts for it.
