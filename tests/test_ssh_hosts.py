@@ -263,6 +263,33 @@ def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
 
 @needs_root
 @needs_sshd
+def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(machines, tmp_path):
+    # The publisher aborts at its 50th write (49 sent); the subscriber, whose idle
+    # timeout is long, would wait on: psbench stops it, and what it wrote on its way out
+    # comes back.
+    done = psbench(
+        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
+         "--warmup", "0", "--rate", "500", "--idle-timeout", "60", "--option", "fault=crash",
+         "--option", "fault_after=50", "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        assert done.returncode == 1, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "failed", record["message"]
+        run_dir = Path(next((tmp_path / "results").rglob("run.json"))).parent
+        sub = json.loads((run_dir / "sub.json").read_text())
+        assert sub["ended_by"] == "interrupted" and sub["counts"]["received"] == 49
+        assert (run_dir / sub["samples_file"]).is_file()
+        assert record["stats"]["sub"]["one_way"]["n"] == 49
+        assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
+    finally:
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
 def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
     good = psbench(
         ["hosts", "check", "--host", "a:ssh=a", "--host", "b:ssh=b", "--driver", "zeromq",

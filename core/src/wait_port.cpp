@@ -52,7 +52,8 @@ int run_wait_port(int argc, const char *const *argv) {
   sockaddr_in to{};
   to.sin_family = AF_INET;
   char *end = nullptr;
-  const long port = colon == std::string::npos ? 0 : std::strtol(where.c_str() + colon + 1, &end, 10);
+  const long port =
+      colon == std::string::npos ? 0 : std::strtol(where.c_str() + colon + 1, &end, 10);
   const double seconds = std::atof(argv[at + 2]);
   if (port <= 0 || port > 65535 || (end && *end) ||
       inet_pton(AF_INET, where.substr(0, colon).c_str(), &to.sin_addr) != 1 || seconds <= 0) {

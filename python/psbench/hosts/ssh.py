@@ -14,11 +14,13 @@ that argv, so no word a user gave is ever read by a shell unquoted.
   deploy  a tar of the node and the driver from stdin into ~/.cache/psbench/<hash>/
           (unpacked into a temporary directory, then renamed: never half there)
   guard   runs one node with its stdio passed through (the start barrier crosses SSH
-          unchanged); its stdin is forwarded by a cat through a FIFO, and when that ends
-          (the orchestrator is gone: its ssh client died and sshd closed the session)
-          the node is killed (SIGTERM, SIGKILL after 2 s) and its output directory
-          removed: nobody is left to fetch it. The FIFO stays open until that is marked
-          (.orphaned), so a node that ends on its stdin's end-of-file is known orphaned.
+          unchanged); its stdin is forwarded line by line through a FIFO, but for
+          STOP_LINE, psbench stopping it (a timeout, Ctrl-C): SIGTERM, on which the node
+          writes what it has, kept for fetch. When its stdin ends (the orchestrator is
+          gone: its ssh client died and sshd closed the session) the node is killed
+          (SIGTERM, SIGKILL after 2 s) and its output directory removed: nobody is left
+          to fetch it. The FIFO stays open until that is marked (.orphaned), so a node
+          that ends on its stdin's end-of-file is known orphaned.
           A node that ends by itself before its guard sees the end of its stdin (a peer
           of a killed node, told the run is over) leaves its files: the next probe
           removes them once they are 7 days old.
@@ -53,6 +55,7 @@ CACHE = ".cache/psbench"  # under the remote user's home
 RUNS = CACHE + "/runs"
 NODE_NAME = "psbench-node"
 EXIT_UNREACHABLE = 255  # ssh's own exit code for a failed connection
+STOP_LINE = b"PSBENCH-STOP\n"  # to a guarded node's stdin: stop it, keep its files
 
 _config_file: str | None = None
 
@@ -107,7 +110,9 @@ mkfifo "$in" || exit 1 ;
 exec 3<&0 ;
 "$@" <"$in" 3<&- &
 node=$! ;
-{ exec 4>"$in" ; cat <&3 >&4 ; : >"$out/.orphaned" ; exec 4>&- ; kill -TERM "$node" ; sleep 2 ; kill -KILL "$node" ; } 2>/dev/null &
+{ exec 4>"$in" ;
+  while IFS= read -r line <&3 ; do if [ "$line" = PSBENCH-STOP ] ; then kill -TERM "$node" ; else printf '%s\n' "$line" >&4 ; fi ; done ;
+  : >"$out/.orphaned" ; exec 4>&- ; kill -TERM "$node" ; sleep 2 ; kill -KILL "$node" ; } 2>/dev/null &
 watcher=$! ;
 exec 3<&- ;
 wait "$node" ; rc=$? ;
@@ -155,6 +160,11 @@ true
 def remote_command(script: str, name: str, args: list[str]) -> str:
     """The command string ssh sends: `sh -c SCRIPT NAME ARGS...`, every word quoted."""
     return shlex.join(["sh", "-c", script, name, *map(str, args)])
+
+
+def is_ssh(argv: list[str]) -> bool:
+    """Whether a command line is one of ssh_argv's (a node on a real machine)."""
+    return bool(argv) and argv[0] == "ssh"
 
 
 def ssh_argv(target: str, command: str) -> list[str]:

@@ -18,10 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base.signals import die_with_parent, signals_deferred, signals_held
+from psbench.hosts import ssh
 from psbench.run import keeper, progress_lines
 from psbench.run.leftovers import remove_leftovers, run_cleanup_command
 
 KILL_GRACE_S = 2.0
+# A node on a real machine told to stop: its SIGTERM, writing its files, an ssh round trip.
+REMOTE_STOP_GRACE_S = 10.0
 # How long the peers of a failed process may take to end by themselves.
 FAIL_GRACE_S = 2.0
 # How long the node may take beyond its own --timeout to write its results and exit.
@@ -150,12 +153,14 @@ def _wait_ready(procs, selector, deadline: float) -> None:
                 proc.ready = True
 
 
-def _answer(proc: NodeProcess, line: bytes) -> None:
+def _answer(proc: NodeProcess, line: bytes) -> bool:
+    """Whether the line reached its stdin."""
     try:
         proc.popen.stdin.write(line)
         proc.popen.stdin.flush()
+        return True
     except (BrokenPipeError, OSError, ValueError):
-        pass  # it ended; its exit code tells why
+        return False  # it ended; its exit code tells why
 
 
 def _send_go(procs) -> None:
@@ -229,18 +234,30 @@ def _wait_exit(
 
 
 def _stop(procs) -> None:
-    """SIGTERM to the process group of every process still running, then SIGKILL."""
+    """SIGTERM to the process group of every process still running, then SIGKILL. A
+    node on a real machine is told over its stdin (its guard there sends the SIGTERM,
+    and keeps what it writes for fetching), and given REMOTE_STOP_GRACE_S; then its ssh
+    client is stopped like any process (the guard then kills it and drops its files)."""
     alive = [p for p in procs if p.popen is not None and p.popen.poll() is None]
+    now = time.monotonic()
+    ends = {}
     for proc in alive:
         proc.killed = True
-        _signal_group(proc, signal.SIGTERM)
-    end = time.monotonic() + KILL_GRACE_S
+        if ssh.is_ssh(proc.argv) and _answer(proc, ssh.STOP_LINE):
+            ends[proc.name] = now + REMOTE_STOP_GRACE_S
+        else:
+            _signal_group(proc, signal.SIGTERM)
+            ends[proc.name] = now + KILL_GRACE_S
     for proc in alive:
         try:
-            proc.popen.wait(timeout=max(end - time.monotonic(), 0.01))
+            proc.popen.wait(timeout=max(ends[proc.name] - time.monotonic(), 0.01))
         except subprocess.TimeoutExpired:
-            _signal_group(proc, signal.SIGKILL)
-            proc.popen.wait()
+            _signal_group(proc, signal.SIGTERM if ssh.is_ssh(proc.argv) else signal.SIGKILL)
+            try:
+                proc.popen.wait(timeout=KILL_GRACE_S)
+            except subprocess.TimeoutExpired:
+                _signal_group(proc, signal.SIGKILL)
+                proc.popen.wait()
     for proc in procs:
         if proc.popen is not None:
             for pipe in (proc.popen.stdin, proc.popen.stdout):
