@@ -375,6 +375,25 @@ def test_a_host_of_another_architecture_is_refused(machines, monkeypatch, capsys
     assert "this machine riscv64" in capsys.readouterr().err
 
 
+@needs_root
+@needs_sshd
+def test_a_cpu_is_checked_against_the_real_machine_not_this_one(machines, tmp_path):
+    # CPU 63 is none of this machine's either: the real machine's count decides, after
+    # ssh reached it, before anything is copied or run.
+    done = psbench(
+        ["ping", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+         "--place", "ping=a", "--place", "pong=a", "--cpu", "pong=63", "--count", "10",
+         "--ssh-config", str(machines)],
+        tmp_path,
+        timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert f"cpus: pong is pinned to CPU 63, but host a (a) has CPUs 0-{os.cpu_count() - 1}" in (
+        done.stderr
+    )
+    assert not (tmp_path / "results").exists() or not list((tmp_path / "results").rglob("run.json"))
+
+
 @pytest.mark.parametrize(
     ("hosts", "said"),
     [

@@ -10,7 +10,7 @@ from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments
 from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
-from psbench.hosts.links import parse_hosts
+from psbench.hosts.links import parse_hosts, real_hosts
 from psbench.run import drivers, placement, progress_lines
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
 
@@ -47,7 +47,9 @@ def add_parsers(subparsers) -> None:
         parser.set_defaults(handler=run_command, kind=kind)
 
 
-def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
+def _cpus(kind: str, assignments: list[tuple[str, int]], real: bool) -> dict[str, int]:
+    """--cpu ROLE=CPU; a CPU of this machine's, unless the nodes run on real machines
+    (theirs are checked when they are reached)."""
     allowed = os.sched_getaffinity(0)
     cpus = {}
     roles = ROLES[kind] + (("relay",) if kind == "pubsub" else ())  # relay: --relays 1
@@ -56,7 +58,7 @@ def _cpus(kind: str, assignments: list[tuple[str, int]]) -> dict[str, int]:
             raise UserError(
                 f"argument --cpu: unknown role {role!r} for {kind}; use one of {', '.join(roles)}"
             )
-        if cpu not in allowed:
+        if cpu not in allowed and not real:
             raise UserError(
                 f"argument --cpu: CPU {cpu} is not available here; "
                 f"use one of {', '.join(map(str, sorted(allowed)))}"
@@ -96,6 +98,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
                 raise UserError(
                     f"argument {flag}: several {what} separate processes; use --placement inter"
                 )
+    hosts = _hosts(args.host_declarations)
     spec = MeasureSpec(
         kind=args.kind,
         driver=args.driver,
@@ -112,7 +115,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         history=args.history,
         transport=args.transport,
         options=args.option,
-        cpus=_cpus(args.kind, args.cpu),
+        cpus=_cpus(args.kind, args.cpu, real_hosts(hosts)),
         pin=args.pin,
         fifo=args.fifo,
         mlockall=args.mlockall,
@@ -137,7 +140,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         drain_timeout=getattr(args, "drain_timeout", None),
         inject=getattr(args, "inject", None) or [],
         late_join=getattr(args, "late_join", None),
-        hosts=_hosts(args.host_declarations),
+        hosts=hosts,
         place=_place(args.role_hosts),
     )
     problem = placement.problem(spec)

@@ -21,7 +21,7 @@ from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, remote_services, resources, runner
 from psbench.run.clock_record import clock_record, read_after
 from psbench.run.services import ServicePool, broker_options, broker_placeholder
-from psbench.run.spec import MeasureSpec, cpu_sharing, node_argv
+from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
@@ -398,6 +398,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     # What the driver says of itself is recorded beside the results it produced.
     driver = drivers.describe(node, spec.driver_path)
     if isinstance(network, SshNetwork):
+        _check_cpus(spec, network)
         network.deploy([node, Path(spec.driver_path)])
         clocks_before = network.read_clocks()
     spec = flow_control(spec, driver.get("capabilities") or {})
@@ -550,6 +551,19 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         resources=record["resources"],
         network=record["network"],
     )
+
+
+def _check_cpus(spec: MeasureSpec, network: SshNetwork) -> None:
+    """A CPU pinned on a real machine is one it has (its count, as it said)."""
+    for plan in spec.processes():
+        host = network.hosts[placement.host_of(spec, plan)]
+        cpu = cpu_of(spec, plan.name, plan.roles[0])
+        if cpu is not None and host.probe.cpus and cpu >= host.probe.cpus:
+            raise UserError(
+                f"cpus: {plan.name} is pinned to CPU {cpu}, but host {host.name} "
+                f"({host.target}) has CPUs 0-{host.probe.cpus - 1}",
+                2,
+            )
 
 
 class _Sampler:
