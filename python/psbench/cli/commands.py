@@ -44,6 +44,10 @@ COMMANDS = {
         "psbench.cli.cmd_hosts",
         "real machines over SSH: `hosts check` says whether each can run psbench's node",
     ),
+    "graph": (
+        "psbench.cli.cmd_graph",
+        "application graphs: `graph check` validates graph files (docs/graphs.md)",
+    ),
     "reproduce": (
         "psbench.cli.cmd_reproduce",
         "rerun one seed study and report it in the paper's own form (docs/reproductions.md)",

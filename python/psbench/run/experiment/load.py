@@ -20,6 +20,21 @@ MAX_VALUES = 100_000
 MAX_DEPTH = 64
 
 
+@dataclass(frozen=True)
+class FileKind:
+    """What messages call the file, and the example they point at."""
+
+    noun: str  # "experiment"
+    example: str  # "experiments/quickstart.yaml"
+    keys: str  # its top-level keys, for "must be a mapping of keys (...)"
+    a: str  # "an experiment"
+
+
+EXPERIMENT = FileKind(
+    "experiment", "experiments/quickstart.yaml", "name, defaults, matrix, ...", "an experiment"
+)
+
+
 class _TooLarge(Exception):
     def __init__(self, line: int, message: str):
         super().__init__(message)
@@ -70,6 +85,7 @@ def _convert(
     file: str,
     budget: list[int] | None = None,
     depth: int = 0,
+    kind: FileKind = EXPERIMENT,
 ) -> Node:
     budget = budget if budget is not None else [MAX_VALUES]
     line = _line(node.start_mark)
@@ -84,8 +100,8 @@ def _convert(
     if depth > MAX_DEPTH:
         raise _TooLarge(
             line,
-            f"values nested more than {MAX_DEPTH} deep; an experiment "
-            f"needs a few levels (see experiments/quickstart.yaml)",
+            f"values nested more than {MAX_DEPTH} deep; {kind.a} "
+            f"needs a few levels (see {kind.example})",
         )
     if isinstance(node, yaml.ScalarNode):
         value = loader.construct_object(node)
@@ -94,7 +110,11 @@ def _convert(
         return Node(value, line, text=node.value)
     if isinstance(node, yaml.SequenceNode):
         return Node(
-            [_convert(loader, item, problems, file, budget, depth + 1) for item in node.value], line
+            [
+                _convert(loader, item, problems, file, budget, depth + 1, kind)
+                for item in node.value
+            ],
+            line,
         )
     result = Node({}, line)
     for key_node, value_node in node.value:
@@ -105,7 +125,8 @@ def _convert(
                 key_line,
                 "(key)",
                 "only plain names are keys here (no merge keys `<<`, lists or "
-                "mappings as keys); put shared settings under defaults",
+                "mappings as keys)"
+                + ("; put shared settings under defaults" if kind is EXPERIMENT else ""),
             )
             continue
         key = key_node.value
@@ -118,7 +139,7 @@ def _convert(
             )
             continue
         result.key_lines[key] = key_line
-        result.value[key] = _convert(loader, value_node, problems, file, budget, depth + 1)
+        result.value[key] = _convert(loader, value_node, problems, file, budget, depth + 1, kind)
     return result
 
 
@@ -138,7 +159,7 @@ def _flow_nesting_past(text: str, limit: int) -> int | None:
     return None
 
 
-def load(path: Path, display: str) -> tuple[bytes, Node]:
+def load(path: Path, display: str, kind: FileKind = EXPERIMENT) -> tuple[bytes, Node]:
     """The file's bytes and its content; raises LoadError. display names the file in
     messages (as the user gave it)."""
     try:
@@ -150,9 +171,9 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                     display,
                     0,
                     "",
-                    f"cannot read the experiment file: "
+                    f"cannot read the {kind.noun} file: "
                     f"{exc.strerror}; give the path of a YAML file, e.g. "
-                    f"experiments/quickstart.yaml",
+                    f"{kind.example}",
                 )
             ]
         ) from None
@@ -176,7 +197,7 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                     display,
                     1 + text[: text.index("\0")].count("\n"),
                     "",
-                    "contains a NUL byte: not a text file; give a YAML experiment file",
+                    f"contains a NUL byte: not a text file; give a YAML {kind.noun} file",
                 )
             ]
         )
@@ -189,8 +210,8 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                     deep,
                     "",
                     f"values nested more than {MAX_DEPTH} "
-                    f"deep; an experiment needs a few levels (see "
-                    f"experiments/quickstart.yaml)",
+                    f"deep; {kind.a} needs a few levels (see "
+                    f"{kind.example})",
                 )
             ]
         )
@@ -201,13 +222,9 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
         root = loader.get_single_node()
         if root is None:
             raise LoadError(
-                [
-                    Problem(
-                        display, 1, "", "the file is empty; start from experiments/quickstart.yaml"
-                    )
-                ]
+                [Problem(display, 1, "", f"the file is empty; start from {kind.example}")]
             )
-        tree = _convert(loader, root, problems, display)
+        tree = _convert(loader, root, problems, display, kind=kind)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = " ".join(p for p in (exc.context, exc.problem) if p)
@@ -224,8 +241,8 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                     1,
                     "",
                     "values nested too deep to read; an "
-                    "experiment needs a few levels (see "
-                    "experiments/quickstart.yaml)",
+                    f"{kind.a} needs a few levels (see "
+                    f"{kind.example})",
                 )
             ]
         ) from None
@@ -241,9 +258,7 @@ def load(path: Path, display: str) -> tuple[bytes, Node]:
                     display,
                     tree.line,
                     "",
-                    "the file must be a mapping of "
-                    "keys (name, defaults, matrix, ...); see "
-                    "experiments/quickstart.yaml",
+                    f"the file must be a mapping of keys ({kind.keys}); see {kind.example}",
                 )
             ]
         )
