@@ -298,37 +298,58 @@ def add_ssh_config_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
+GRAPH_DURATION_S = 10.0  # a graph run without --count or --duration
+
+
 def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool = True) -> None:
-    """The options of one run; `kind` is "ping" or "pubsub". rate=False leaves out
-    --rate (`psbench ratesearch` chooses the rate of each step)."""
-    roles = "ping, pong" if kind == "ping" else "pub, sub"
+    """The options of one run; `kind` is "ping", "pubsub" or "graph". rate=False leaves
+    out --rate (`psbench ratesearch` chooses the rate of each step)."""
+    roles = {"ping": "ping, pong", "pubsub": "pub, sub", "graph": "a module"}[kind]
     parser.add_argument(
         "--driver",
         required=True,
         metavar="NAME",
         help="driver name (see `psbench drivers`) or path to a .so",
     )
-    parser.add_argument(
-        "--size",
-        type=message_size,
-        default=64,
-        metavar="BYTES",
-        help="message size in bytes incl. the 32-byte header (64, 16K, 16KiB; default 64)",
-    )
+    if kind == "graph":
+        _add_graph_arguments(parser)
+    else:
+        parser.add_argument(
+            "--size",
+            type=message_size,
+            default=64,
+            metavar="BYTES",
+            help="message size in bytes incl. the 32-byte header (64, 16K, 16KiB; default 64)",
+        )
+    graph = kind == "graph"
     amount = parser.add_mutually_exclusive_group()
     amount.add_argument(
-        "--count", type=positive_int, metavar="N", help="measured samples (node default 10000)"
+        "--count",
+        type=positive_int,
+        metavar="N",
+        help="activations of each source module"
+        if graph
+        else "measured samples (node default 10000)",
     )
     amount.add_argument(
-        "--duration", type=positive_float, metavar="S", help="measure for S seconds"
+        "--duration",
+        type=positive_float,
+        default=GRAPH_DURATION_S if graph else None,
+        metavar="S",
+        help=f"measure for S seconds{f' (default {GRAPH_DURATION_S:g})' if graph else ''}",
     )
     parser.add_argument(
         "--warmup",
         type=non_negative_int,
         metavar="N",
-        help="warm-up messages, not recorded (node default for ping "
+        help="first activations of each source whose data is not recorded"
+        if graph
+        else "warm-up messages, not recorded (node default for ping "
         "and pub: 1000, at most one second's worth of --rate)",
     )
+    if graph:
+        _add_common_arguments(parser, roles, graph=True)
+        return
     if kind == "ping":
         parser.add_argument(
             "--rate",
@@ -445,15 +466,48 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
             "sample of the first publisher, which records the round "
             "trip (pub.samples)",
         )
+    _add_common_arguments(parser, roles, graph=False)
+
+
+def _add_graph_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--graph",
+        required=True,
+        metavar="GRAPH.yaml",
+        help="the application graph (docs/graphs.md), e.g. graphs/cwalker.yaml",
+    )
+    parser.add_argument(
+        "--mapping",
+        metavar="NAME",
+        help="which of the graph's mappings places its modules (default: its first)",
+    )
+    parser.add_argument(
+        "--size",
+        type=message_size,
+        metavar="BYTES",
+        help="every topic's message size (default: each topic's own, from the graph)",
+    )
+
+
+def _add_common_arguments(parser: argparse.ArgumentParser, roles: str, graph: bool) -> None:
     parser.add_argument(
         "--max-samples",
         type=positive_int,
         metavar="N",
-        help="samples kept per receiver (node default: --count, or "
+        help="records kept per stream of each module (node default: 2000000)"
+        if graph
+        else "samples kept per receiver (node default: --count, or "
         "2000000 for duration runs); it keeps the first N arrivals "
         "and counts the rest, and the report says which part of the "
         "run the percentiles describe",
     )
+    if not graph:
+        _add_sender_arguments(parser)
+    _add_qos_arguments(parser, graph)
+    _add_placement_arguments(parser, roles, graph)
+
+
+def _add_sender_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--spin-send", action="store_true", help="open loop: the same as --send-wait spin"
     )
@@ -477,6 +531,9 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         default="inter",
         help="inter: one process per role (default); intra: one process, roles as threads",
     )
+
+
+def _add_qos_arguments(parser: argparse.ArgumentParser, graph: bool) -> None:
     parser.add_argument(
         "--notify",
         choices=("listener", "wait", "poll"),
@@ -503,6 +560,8 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         metavar="KEY=VALUE",
         help="driver option, repeatable",
     )
+    if graph:
+        return
     parser.add_argument(
         "--loan",
         nargs="?",
@@ -514,13 +573,18 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         "where the driver has one, else copy (recorded per run)",
     )
     parser.add_argument("--check-pattern", action="store_true", help="fill and verify the payload")
+
+
+def _add_placement_arguments(parser: argparse.ArgumentParser, roles: str, graph: bool) -> None:
     parser.add_argument(
         "--cpu",
         type=cpu_assignment,
         action="append",
         default=[],
         metavar="ROLE=CPU",
-        help=f"pin a role ({roles}) to a CPU, repeatable",
+        help="pin a module's process to a CPU (beyond its mapping's), repeatable"
+        if graph
+        else f"pin a role ({roles}) to a CPU, repeatable",
     )
     parser.add_argument(
         "--host",
@@ -533,6 +597,12 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         "b:rate=100mbit,delay=1ms (needs root), or a real machine over SSH, e.g. "
         "b:ssh=user@10.0.0.7[,address=10.0.0.7]; repeatable (docs/network.md)",
     )
+    if not graph:  # a graph's mapping places its modules
+        _add_place_argument(parser)
+    _add_run_arguments(parser)
+
+
+def _add_place_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--place",
         dest="role_hosts",
@@ -543,6 +613,9 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
         help="put a role on a --host, e.g. pong=b; repeatable (a role given twice spreads "
         "its processes over both); broker=HOST places the broker (default: the first host)",
     )
+
+
+def _add_run_arguments(parser: argparse.ArgumentParser) -> None:
     add_ssh_config_argument(parser)
     parser.add_argument(
         "--pin",

@@ -1,18 +1,25 @@
 """`psbench graph check FILE...`: whether graph files are valid (every problem with its
 file, line and fix; exit 2), and what each describes: its modules, sources, paths and
-mappings (docs/graphs.md)."""
+mappings. `psbench graph run --graph FILE --driver D`: one run of a graph, one node
+process per module, placed by one of its mappings (docs/graphs.md)."""
 
 import sys
 from pathlib import Path
 
+from psbench.base.errors import UserError
+from psbench.base.options import add_measure_arguments
+from psbench.base.problems import ExperimentError
 from psbench.base.units import micros
 from psbench.cli.commands import help_of
-from psbench.run.experiment.problems import ExperimentError
 from psbench.run.graph.load import load_graph
 from psbench.run.graph.model import Graph
 
 HELP = help_of("graph")
 CHECK_HELP = "validate graph files and say what each describes; exit 2 on a problem"
+RUN_HELP = (
+    "run a graph: one process per module, placed by a mapping; per path reaction latency, "
+    "data age, deadline misses and drops, per module activations and lateness"
+)
 
 
 def add_parsers(subparsers) -> None:
@@ -21,6 +28,11 @@ def add_parsers(subparsers) -> None:
     check = commands.add_parser("check", help=CHECK_HELP, description=CHECK_HELP)
     check.add_argument("graphs", nargs="+", metavar="GRAPH.yaml", help="graph files")
     check.set_defaults(handler=check_command)
+    run = commands.add_parser("run", help=RUN_HELP, description=RUN_HELP)
+    add_measure_arguments(run, "graph")
+    run.add_argument("--quiet", action="store_true", help="no interval lines while it measures")
+    run.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
+    run.set_defaults(handler=run_command, kind="graph")
     parser.set_defaults(handler=lambda args: _usage(parser))
 
 
@@ -71,3 +83,73 @@ def check_command(args) -> int:
             continue
         print("\n".join(describe(graph)))
     return 2 if failed else 0
+
+
+def graph_spec(args):
+    """The run the arguments describe; the graph read and checked, its mapping chosen."""
+    from psbench.cli import cmd_measure
+    from psbench.run import drivers
+    from psbench.run.graph.plans import placed
+    from psbench.run.spec import MeasureSpec
+
+    try:
+        graph = load_graph(Path(args.graph), args.graph)
+    except ExperimentError as exc:
+        raise UserError("argument --graph: " + "; ".join(map(str, exc.problems))) from None
+    mapping_name = args.mapping or next(iter(graph.mappings))
+    if mapping_name not in graph.mappings:
+        raise UserError(
+            f"argument --mapping: {mapping_name!r} is not one of the graph's mappings; use "
+            f"{', '.join(graph.mappings)}"
+        )
+    mapping = graph.mappings[mapping_name]
+    hosts = cmd_measure._hosts(args.host_declarations)
+    if len(mapping.hosts) > 1 and sorted(hosts) != sorted(mapping.hosts):
+        raise UserError(
+            f"argument --host: mapping {mapping_name} places modules on hosts "
+            f"{', '.join(mapping.hosts)}: declare each, e.g. "
+            + " ".join(f"--host {h}:rate=100mbit" for h in mapping.hosts)
+        )
+    place, cpus = placed(graph, mapping, hosts)
+    for module, cpu in args.cpu:
+        if module not in graph.modules:
+            raise UserError(f"argument --cpu: {module!r} is not a module of the graph")
+        cpus[module] = cpu
+    return MeasureSpec(
+        kind="graph",
+        driver=args.driver,
+        driver_path=drivers.find_driver(args.driver),
+        size=args.size or 0,
+        count=args.count,
+        duration=None if args.count else args.duration,
+        warmup=args.warmup,
+        notify=args.notify,
+        reliability=args.reliability,
+        durability=args.durability,
+        history=args.history,
+        transport=args.transport,
+        options=args.option,
+        cpus=cpus,
+        fifo=args.fifo,
+        pin=args.pin,
+        mlockall=args.mlockall,
+        dma_latency=args.dma_latency,
+        timeout=args.timeout,
+        match_timeout=args.match_timeout,
+        max_samples=args.max_samples,
+        hosts=hosts,
+        place=place,
+        graph=args.graph,
+        mapping=mapping_name,
+    )
+
+
+def run_command(args) -> int:
+    from psbench.base import paths
+    from psbench.cli import cmd_measure
+    from psbench.hosts import inventory, ssh
+
+    ssh.use_config(getattr(args, "ssh_config", None))
+    inventory.use(getattr(args, "inventory", None))
+    paths.require_node()
+    return cmd_measure.run_command(args, graph_spec(args))

@@ -212,14 +212,16 @@ def _plain(value):
     return str(value)
 
 
-def run_command(args: argparse.Namespace) -> int:
+def run_command(args: argparse.Namespace, spec: MeasureSpec | None = None) -> int:
+    """One run of args (ping, pubsub), or of the spec given (`psbench graph run`)."""
     paths.require_node()
-    spec = spec_from_args(args)
+    spec = spec or spec_from_args(args)
     # Here, not at the top: `psbench ping --help` needs none of them (tests/test_cli_start.py).
     from psbench.report import run_text
     from psbench.run import envinfo, measure, services
+    from psbench.run.graph.plans import largest_message
 
-    with services.ServicePool(largest_message=spec.size) as pool:
+    with services.ServicePool(largest_message=largest_message(spec)) as pool:
         outcome = measure.run(
             spec,
             paths.results_dir(args.results),

@@ -3,6 +3,7 @@
 from psbench.base import table
 from psbench.base.units import hosts_text, micros, percent_text, rate_text, sizes_text
 from psbench.report import run_counts as rc
+from psbench.report.graph_text import graph_lines
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 from psbench.run import measure
 from psbench.run.measure import MeasureOutcome
@@ -302,6 +303,8 @@ def loss_hint(outcome: MeasureOutcome) -> str | None:
 
 def render(outcome: MeasureOutcome) -> str:
     spec = outcome.spec
+    if spec.kind == "graph":
+        return render_graph(outcome)
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
     # An acknowledgement (--reply-size) is not an echo: both sizes are named.
     size = sizes_text(spec.size, spec.reply_size)
@@ -417,6 +420,23 @@ def render(outcome: MeasureOutcome) -> str:
     discovery = _discovery(outcome.summaries)
     if discovery:
         lines.append(f"  discovery: {discovery}")
+    lines.append(f"  resources: {resources_text(outcome.resources)}")
+    lines.extend(network_lines(outcome.network, spec.hosts))
+    for problem in outcome.problems:
+        lines.append(f"  problem:   {problem}")
+    lines.append(f"  results:   {outcome.run_dir}")
+    return "\n".join(lines)
+
+
+def render_graph(outcome: MeasureOutcome) -> str:
+    spec = outcome.spec
+    graph = outcome.graph or {}
+    lines = [
+        f"graph {graph.get('graph', spec.graph)} ({spec.mapping}) {spec.driver}, "
+        f"{len(outcome.summaries)} modules: {outcome.status}"
+    ]
+    lines += graph_lines(outcome.graph)
+    lines.extend(rc.warning_lines(outcome.summaries))
     lines.append(f"  resources: {resources_text(outcome.resources)}")
     lines.extend(network_lines(outcome.network, spec.hosts))
     for problem in outcome.problems:

@@ -20,6 +20,8 @@ from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import drivers, keeper, placement, remote_services, resources, runner
 from psbench.run.clock_record import clock_record, read_after
+from psbench.run.graph.figures import graph_figures
+from psbench.run.graph.plans import graph_of, largest_message
 from psbench.run.services import ServicePool, broker_options, broker_placeholder
 from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 
@@ -53,6 +55,7 @@ class MeasureOutcome:
     accounting: dict = field(default_factory=dict)  # run.json's: receiver -> reconciled
     resources: dict = field(default_factory=dict)  # run.json's: CPU, switches, memory
     network: dict | None = None  # run.json's: emulated hosts, links, calibration
+    graph: dict | None = None  # run.json's: a graph run's paths, modules and edges
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -101,7 +104,11 @@ def receiver_key(kind: str, summaries: dict) -> str:
 
 
 def run_dir_name(spec: MeasureSpec, run_id: str) -> str:
-    return f"{rundir.utc_stamp()}-{spec.kind}-{spec.driver}-{spec.size}B-{run_id}"
+    if spec.kind == "graph":
+        what = f"{graph_of(spec).name}-{spec.mapping}"
+    else:
+        what = f"{spec.size}B"
+    return f"{rundir.utc_stamp()}-{spec.kind}-{spec.driver}-{what}-{run_id}"
 
 
 def _timeouts(spec: MeasureSpec) -> dict:
@@ -376,7 +383,8 @@ def run(
     network = None
     if spec.hosts and placement.real(spec):
         with SshNetwork(spec.hosts) as real:
-            pool = ServicePool(spec.size, network=real, host=placement.broker_host(spec),
+            pool = ServicePool(largest_message(spec), network=real,
+                               host=placement.broker_host(spec),
                                start_remote=remote_services.start)  # fmt: skip
             with pool:
                 return _run(spec, parent, env, cli_argv, pool, on_progress, real)
@@ -388,7 +396,7 @@ def run(
     with network if network is not None else nullcontext():
         if network is None:
             return _run(spec, parent, env, cli_argv, services, on_progress, network)
-        pool = ServicePool(spec.size, network=network, host=placement.broker_host(spec))
+        pool = ServicePool(largest_message(spec), network=network, host=placement.broker_host(spec))
         with pool:  # stopped before the network goes
             return _run(spec, parent, env, cli_argv, pool, on_progress, network)
 
@@ -484,6 +492,11 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         if isinstance(network, SshNetwork):
             record["clock"] = clock_record(spec, clocks_before, *read_after(network))
         stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
+        if spec.kind == "graph" and result.status != "refused":
+            record["graph"], unread = graph_figures(
+                graph_of(spec), spec.mapping, run_dir, result.summaries
+            )
+            problems += unread
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
         interrupted = isinstance(exc, KeyboardInterrupt)
@@ -550,6 +563,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         udp_datagrams=record["udp_datagrams"],
         resources=record["resources"],
         network=record["network"],
+        graph=record.get("graph"),
     )
 
 

@@ -80,6 +80,8 @@ def flows(plan) -> tuple[set[str], set[str]]:
     wire names): ping and pong; a subscriber its topic (and the echo when it echoes), a
     publisher the reverse; the relay between them."""
     role, data = plan.roles[0], plan.topic or "data"
+    if role == "module":
+        return set(plan.reads), set(plan.writes)
     echo = {"echo:" + data} if plan.echo else set()
     return {
         "ping": ({"pong"}, {"ping"}),

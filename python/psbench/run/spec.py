@@ -5,24 +5,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from psbench.run import placement
+from psbench.run.graph.plans import graph_plans
+from psbench.run.node_plan import NodePlan
 
 # Roles per measurement kind, in the order their processes are started: the receiving
 # side first, though the stdio barrier makes the order irrelevant for correctness.
-ROLES = {"ping": ("pong", "ping"), "pubsub": ("sub", "pub")}
-
-
-@dataclass
-class NodePlan:
-    """One node process: its name (the stem of its output files) and the roles it runs;
-    pubsub also its topic (None: the node's default), its writer id (a publisher of
-    several) and whether it takes part in the echo (latency under load)."""
-
-    name: str
-    roles: list[str]
-    topic: str | None = None
-    writer_id: int | None = None
-    echo: bool = False
-    start_after: float | None = None  # a late joiner: started this long after GO
+ROLES = {"ping": ("pong", "ping"), "pubsub": ("sub", "pub"), "graph": ("module",)}
 
 
 LATE_JOINER = "late-sub"
@@ -122,7 +110,7 @@ def inter_plans(
 
 @dataclass
 class MeasureSpec:
-    kind: str  # "ping" or "pubsub"
+    kind: str  # "ping", "pubsub" or "graph"
     driver: str
     driver_path: Path
     size: int
@@ -162,6 +150,8 @@ class MeasureSpec:
     relays: int | None = None  # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     late_join: float | None = None  # pubsub: one more subscriber, S s after the start
+    graph: str | None = None  # graph: the graph file (docs/graphs.md)
+    mapping: str | None = None  # graph: which of its mappings
     # Emulated hosts (docs/network.md): host -> its link in the experiment's words, and
     # role or process name -> host (a list spreads that role's processes over hosts).
     hosts: dict[str, dict] = field(default_factory=dict)
@@ -176,7 +166,9 @@ class MeasureSpec:
 
     def processes(self) -> list[NodePlan]:
         """inter: one process per role, N of them for sub; intra: one process running all
-        roles as threads."""
+        roles as threads; a graph: one process per module."""
+        if self.kind == "graph":
+            return graph_plans(self)
         if self.placement == "intra":
             # The node takes the roles in their natural order, e.g. ping,pong.
             roles = list(reversed(self.roles))
@@ -269,8 +261,7 @@ def node_argv(
         str(out_dir),
         "--run-id",
         run_id,
-        "--size",
-        str(spec.size),
+        *(["--size", str(spec.size)] if spec.size else []),  # a graph: each output's own
         "--barrier",
         "none" if plan.start_after is not None else barrier,
         "--timeout",
@@ -327,6 +318,7 @@ def node_argv(
             argv += [flag, value]
     for option in spec.options:
         argv += ["--option", option]
+    argv += list(plan.extra)
     argv += placement.node_args(spec, plan)
     for role in roles:
         cpu = cpu_of(spec, plan.name, role)

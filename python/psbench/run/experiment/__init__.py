@@ -5,7 +5,7 @@ builds the runs (matrix, exclude, repetitions, filter), check holds each run aga
 driver's capabilities, plan ties these together and maps a run to a MeasureSpec.
 """
 
+from psbench.base.problems import ExperimentError, Problem
 from psbench.run.experiment.plan import Plan, prepare
-from psbench.run.experiment.problems import ExperimentError, Problem
 
 __all__ = ["ExperimentError", "Plan", "Problem", "prepare"]

@@ -10,13 +10,14 @@ from pathlib import Path
 from types import SimpleNamespace
 
 from psbench.base import manifests, paths
+from psbench.base.problems import ExperimentError, ProblemList
 from psbench.run import drivers, placement
 from psbench.run import spec as spec_module
 from psbench.run.experiment import node_check
 from psbench.run.experiment.expand import Run
-from psbench.run.experiment.problems import ProblemList
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
+from psbench.run.graph.load import load_graph
 from psbench.run.service_definitions import definition
 from psbench.run.services import broker_placeholder, needed
 
@@ -102,6 +103,41 @@ class _Checker:
             run, described.get("name", driver.value), described.get("capabilities") or {}
         )
         self._fan_out(run)
+        if run.get("kind") == "graph":
+            self._graph(run)
+
+    def _graph(self, run: Run) -> None:
+        """The graph file is valid (its own problems, at its own lines), the mapping is
+        one of its, a mapping on several hosts has them declared, and cpus name modules."""
+        where = run.settings.get("graph")
+        if where is None or where.value is None:
+            self.refuse(run, run.settings["kind"], "kind: graph needs graph: FILE, e.g. "
+                        "graph: graphs/cwalker.yaml")  # fmt: skip
+            return
+        try:
+            graph = load_graph(Path(where.value), where.value)
+        except ExperimentError as exc:
+            for problem in exc.problems:
+                self.problems.add(problem.file, problem.line, problem.where, problem.message)
+            return
+        chosen = run.settings.get("mapping")
+        name = chosen.value if chosen is not None and chosen.value else next(iter(graph.mappings))
+        if name not in graph.mappings:
+            self.refuse(run, chosen, f"{name!r} is not one of {where.value}'s mappings; use "
+                        f"{', '.join(graph.mappings)}")  # fmt: skip
+            return
+        mapping = graph.mappings[name]
+        hosts = run.settings.get("hosts")
+        declared = (hosts.value or {}) if hosts is not None else {}
+        if len(mapping.hosts) > 1 and sorted(declared) != sorted(mapping.hosts):
+            blame = chosen if chosen is not None else where
+            example = ", ".join(f"{h}: {{rate: 100mbit}}" for h in mapping.hosts)
+            self.refuse(run, blame, f"mapping {name} places modules on hosts "
+                        f"{', '.join(mapping.hosts)}: declare them, e.g. hosts: {{{example}}}")  # fmt: skip
+        cpus = run.settings.get("cpus")
+        for module in cpus.value if cpus is not None and isinstance(cpus.value, dict) else {}:
+            if module not in graph.modules:
+                self.refuse(run, cpus, f"{module!r} is not a module of {where.value}")
 
     def _fan_out(self, run: Run) -> None:
         """Several subscribers, publishers or topics are several processes: not one
@@ -171,7 +207,7 @@ class _Checker:
                 continue  # already reported
             try:
                 spec = to_spec(run, library)
-            except (TypeError, ValueError, KeyError):
+            except (TypeError, ValueError, KeyError, ExperimentError):
                 continue  # a run the file's other problems already explain
             placed = placement.problem(spec)
             if placed is not None:

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 import yaml
 
 from psbench.base import manifests
+from psbench.base.problems import ProblemList
 from psbench.base.units import hosts_text
 from psbench.run.experiment.params import PARAMS, BadValue, is_param_key
-from psbench.run.experiment.problems import ProblemList
 from psbench.run.experiment.schema import Assign, Experiment
 from psbench.run.spec import ROLES
 
@@ -161,8 +161,8 @@ class _Expander:
         if self.exp.search is not None:
             self._check_search_run(kind, settings)
         cpus = settings.get("cpus")
-        if cpus is not None and isinstance(cpus.value, dict):
-            for role in cpus.value:
+        if cpus is not None and isinstance(cpus.value, dict) and kind != "graph":
+            for role in cpus.value:  # a graph's are its modules: checked with the graph
                 if role not in ROLES[kind]:
                     self.problem(
                         cpus.line,

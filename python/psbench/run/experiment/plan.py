@@ -5,12 +5,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base.errors import UserError
+from psbench.base.problems import ExperimentError, ProblemList
+from psbench.base.yaml_file import LoadError, load
 from psbench.run.experiment import expand as expand_module
 from psbench.run.experiment.check import DriverCatalog, check_runs
 from psbench.run.experiment.expand import Expansion, FilterError, Run
-from psbench.run.experiment.load import LoadError, load
 from psbench.run.experiment.params import SEARCH_PARAMS
-from psbench.run.experiment.problems import ExperimentError, ProblemList
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign, Experiment, parse
 from psbench.run.ratesearch import Criteria

@@ -7,6 +7,8 @@ from pathlib import Path
 from psbench.hosts.links import real_hosts
 from psbench.run import spec as spec_module
 from psbench.run.experiment.expand import Run
+from psbench.run.graph.load import load_graph
+from psbench.run.graph.plans import placed
 from psbench.run.spec import MeasureSpec
 
 SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
@@ -20,6 +22,8 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     values["options"] = [
         f"{k[len('options.') :]}={v}" for k, v in params.items() if k.startswith("options.")
     ]
+    if params["kind"] == "graph":
+        return _graph_spec(values, params, library)
     cpus = params.get("cpus")
     if cpus is None and params.get("pin") == "none":
         cpus = "none"  # no pinning at all: not even psbench's one role per core
@@ -38,4 +42,18 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     values["hosts"] = params.get("hosts") or {}
     values["place"] = params.get("place") or {}
+    return MeasureSpec(driver_path=library, **values)
+
+
+def _graph_spec(values: dict, params: dict, library: Path) -> MeasureSpec:
+    """A graph run: its mapping places the modules (on the run's hosts when it names
+    several) and pins those it gives CPUs; `cpus` adds to them; size 0 keeps each
+    topic's own (docs/graphs.md)."""
+    graph = load_graph(Path(params["graph"]))
+    mapping = graph.mappings[params.get("mapping") or next(iter(graph.mappings))]
+    hosts = params.get("hosts") or {}
+    place, cpus = placed(graph, mapping, hosts)
+    cpus.update(params.get("cpus") if isinstance(params.get("cpus"), dict) else {})
+    values.update(size=params.get("size") or 0, mapping=mapping.name, hosts=hosts, place=place,
+                  cpus=cpus)  # fmt: skip
     return MeasureSpec(driver_path=library, **values)

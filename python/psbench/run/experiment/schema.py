@@ -8,9 +8,9 @@ run (a combination a driver refuses, say) can point at the line that caused it.
 import difflib
 from dataclasses import dataclass, field
 
-from psbench.run.experiment.load import Node
+from psbench.base.problems import ProblemList
+from psbench.base.yaml_file import Node
 from psbench.run.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
-from psbench.run.experiment.problems import ProblemList
 
 TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs", "search")
 

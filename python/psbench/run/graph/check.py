@@ -4,7 +4,7 @@ place every module once (docs/graphs.md, "Validation")."""
 
 import difflib
 
-from psbench.run.experiment.problems import ProblemList
+from psbench.base.problems import ProblemList
 from psbench.run.graph.model import Graph, Mapping
 
 MAX_SOURCES = 64  # the origin table of every message has one entry per source

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-from psbench.run.experiment.load import FileKind, LoadError, load
-from psbench.run.experiment.problems import ExperimentError, ProblemList
+from psbench.base.problems import ExperimentError, ProblemList
+from psbench.base.yaml_file import FileKind, LoadError, load
 from psbench.run.graph.check import check
+from psbench.run.graph.locate import resolve
 from psbench.run.graph.model import Graph, Mapping
 from psbench.run.graph.parse import EXAMPLE, parse
 
@@ -14,6 +15,7 @@ ONE_HOST = "one-host"  # the mapping of a graph that gives none: every module on
 
 def load_graph(path: Path, display: str | None = None) -> Graph:
     display = display or str(path)
+    path = resolve(path)
     try:
         _, tree = load(path, display, GRAPH)
     except LoadError as exc:

@@ -6,8 +6,8 @@ import argparse
 import difflib
 
 from psbench.base import options
-from psbench.run.experiment.load import Node
-from psbench.run.experiment.problems import ProblemList
+from psbench.base.problems import ProblemList
+from psbench.base.yaml_file import Node
 from psbench.run.graph.model import TRIGGERS, Graph, Mapping, Module, PathOfInterest, Topic
 
 TOP_KEYS = ("name", "description", "modules", "topics", "paths", "mappings")

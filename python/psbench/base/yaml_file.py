@@ -1,4 +1,5 @@
-"""Reads an experiment file into plain values that remember the line they came from.
+"""Reads a YAML file of psbench's (an experiment, a graph) into plain values that
+remember the line they came from.
 
 yaml.compose keeps every node's position, so each error can name the line of the value
 that caused it. Mapping keys are taken as written (YAML 1.1 would turn `on:` or `no:`
@@ -11,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from psbench.run.experiment.problems import Problem, ProblemList
+from psbench.base.problems import Problem, ProblemList
 
 SCALAR_TYPES = (str, int, float, bool, type(None))
 # Bounds on what a file may expand to: YAML aliases can make a few lines stand for

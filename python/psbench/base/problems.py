@@ -1,4 +1,5 @@
-"""Validation problems: where in the file, what is wrong, and the fix."""
+"""Validation problems of a file (an experiment, a graph): where in the file, what is
+wrong, and the fix."""
 
 from dataclasses import dataclass
 
