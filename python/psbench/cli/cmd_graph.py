@@ -119,7 +119,7 @@ def graph_spec(args):
         kind="graph",
         driver=args.driver,
         driver_path=drivers.find_driver(args.driver),
-        size=args.size or 0,
+        size=args.size,  # None: each topic its own
         count=args.count,
         duration=None if args.count else args.duration,
         warmup=args.warmup,

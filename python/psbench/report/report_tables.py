@@ -44,6 +44,14 @@ def summary_table(configs: list[Config]) -> Table:
             if any(c.params.get("latency_from") == "send" for c in configs)
             else ""
         ),
+        *(
+            [
+                "reaction (a graph's path) = from a source module's sample to the end of the "
+                "sink's first activation holding it (docs/graphs.md)"
+            ]
+            if any(c.kind == "graph" for c in configs)
+            else []
+        ),  # fmt: skip
         "repetitions: each statistic is the median of the repetitions' values; n is their total",
         "jitter = mean |difference| between consecutive latencies; '-' = too few "
         "samples for that percentile (p99.9 needs 1000, p99.99 10000)",

@@ -48,7 +48,11 @@ def path_figures(
     known = np.array([a in ends for a in origins["activation"].tolist()], dtype=bool)
     origins = origins[known]
     end_ns = np.array([ends[a] for a in origins["activation"].tolist()], dtype=np.int64)
-    data_age = end_ns - origins["newest_ns"]
+    # Age while the source still produced: once it has stopped, a timer sink that keeps
+    # running until the end markers reach it only ages its last sample.
+    starts = np.sort(source.activations["start_ns"])
+    live = end_ns <= _producing_until(starts)
+    data_age = (end_ns - origins["newest_ns"])[live]
     # Reaction: each source sample's first output, by the sample's sequence number.
     first_end: dict[int, int] = {}
     born: dict[int, int] = {}
@@ -69,6 +73,14 @@ def path_figures(
         deadline_misses=misses,
         after_last=int(len(produced) - published),
     )
+
+
+def _producing_until(starts: np.ndarray) -> float:
+    """When the source's next sample would have been due after its last one."""
+    if len(starts) == 0:
+        return -np.inf
+    period = float(np.median(np.diff(starts))) if len(starts) > 1 else 0.0
+    return float(starts[-1]) + period
 
 
 def module_figures(records: ModuleRecords, period_ns: int | None) -> dict:

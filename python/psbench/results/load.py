@@ -7,13 +7,14 @@ samples are read when first asked for.
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 
 import numpy as np
 
 from psbench.base.errors import UserError
+from psbench.results import graph_runs
 from psbench.results.clock_correction import correct
 from psbench.results.rates import run_throughput
 from psbench.results.samples import Samples, SamplesFileError, read_samples
@@ -23,7 +24,7 @@ from psbench.results.store import EXPERIMENT_FILE, INDEX_FILE, Store
 # in these are repetitions of one configuration.
 _WAIT_SETTINGS = ("timeout", "match_timeout", "sample_timeout", "idle_timeout")
 # What the main latency series of each kind is (docs/analysis.md).
-METRICS = {"ping": "RTT/2", "pubsub": "one-way"}
+METRICS = {"ping": "RTT/2", "pubsub": "one-way", "graph": "reaction"}
 
 
 class RunSettings:
@@ -58,6 +59,7 @@ class RunData(RunSettings):
     message: str | None
     run_dir: Path | None
     run_record: dict = field(default_factory=dict)  # run.json, {} if missing
+    graph_path: str | None = None  # a graph run: the path this one stands for (graph_runs)
 
     @property
     def config_key(self) -> str:
@@ -97,7 +99,10 @@ class RunData(RunSettings):
     @property
     def receivers(self) -> dict[str, dict]:
         """name -> summary of each process that records samples: ping, or every sub
-        (sub, sub-1..sub-N, t1-sub-2, ...: every topic's)."""
+        (sub, sub-1..sub-N, t1-sub-2, ...: every topic's); a graph path's sink."""
+        if self.graph_path is not None:
+            sink = self.run_record["graph"]["paths"][self.graph_path]["to"]
+            return {sink: self.summaries.get(sink) or {}}
         return {
             name: s
             for name, s in self._of_role("ping" if self.kind == "ping" else "sub").items()
@@ -133,6 +138,14 @@ class RunData(RunSettings):
     @cached_property
     def samples_by_receiver(self) -> dict[str, Samples]:
         """name -> that receiver's samples; one entry per subscriber of a fan-out run."""
+        if self.graph_path is not None:
+            if self.run_dir is None:
+                return {}
+            try:
+                samples = graph_runs.path_samples(self.run_dir, self.run_record, self.graph_path)
+            except SamplesFileError as exc:
+                raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
+            return {next(iter(self.receivers)): samples}
         return self._samples_of(self.receivers)
 
     @cached_property
@@ -232,7 +245,10 @@ class RunData(RunSettings):
 
     @property
     def counts(self) -> dict:
-        """The receivers' counts, added up over several subscribers."""
+        """The receivers' counts, added up over several subscribers; a graph path's
+        source samples (sent), those that reached the sink, and the drops."""
+        if self.graph_path is not None:
+            return graph_runs.path_counts(self.run_record, self.graph_path)
         each = [s.get("counts") or {} for s in self.receivers.values()]
         if len(each) <= 1:
             return each[0] if each else {}
@@ -476,8 +492,29 @@ def sweeps_inside(path: Path | str) -> list[Path]:
     return sorted(d for d in root.iterdir() if d.is_dir() and (d / INDEX_FILE).is_file())
 
 
+def with_graph_paths(runs: list[RunData]) -> list[RunData]:
+    """A graph run stands for one run per path of interest (its `path` setting), each
+    with that path's reaction latency as its series; the others as they are."""
+    found = []
+    for run in runs:
+        paths = graph_runs.paths_of(run.run_record) if run.kind == "graph" else []
+        for path in paths or [None]:
+            if path is None:
+                found.append(replace(run, number=len(found) + 1))
+            else:
+                found.append(replace(run, number=len(found) + 1, label=f"{run.label} {path}",
+                                     params={**run.params, "path": path}, graph_path=path))  # fmt: skip
+    return found
+
+
 def load_results(path: Path | str) -> ResultSet:
     """Everything measured in a results folder; a UserError names what is wrong."""
+    found = _load_results(path)
+    found.runs = with_graph_paths(found.runs)
+    return found
+
+
+def _load_results(path: Path | str) -> ResultSet:
     root = Path(path)
     if not root.is_dir():
         raise UserError(

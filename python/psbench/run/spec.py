@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from psbench.run import placement
-from psbench.run.graph.plans import graph_plans
+from psbench.run.graph.plans import graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
 
 # Roles per measurement kind, in the order their processes are started: the receiving
@@ -113,7 +113,7 @@ class MeasureSpec:
     kind: str  # "ping", "pubsub" or "graph"
     driver: str
     driver_path: Path
-    size: int
+    size: int | None  # a graph: None keeps each topic's own
     count: int | None = None  # None with duration: the node's default count
     duration: float | None = None
     warmup: int | None = None  # None: the node's default
@@ -261,7 +261,9 @@ def node_argv(
         str(out_dir),
         "--run-id",
         run_id,
-        *(["--size", str(spec.size)] if spec.size else []),  # a graph: each output's own
+        # A graph's modules: its largest message (each output has its own size).
+        "--size",
+        str(largest_message(spec)),
         "--barrier",
         "none" if plan.start_after is not None else barrier,
         "--timeout",
@@ -269,8 +271,8 @@ def node_argv(
     ]
     if plan.start_after is not None:
         argv.append("--late-join")
-    if len(roles) == 1 and plan.name != roles[0]:
-        argv += ["--name", plan.name]
+    if len(roles) == 1 and plan.name != roles[0] and roles != ["module"]:
+        argv += ["--name", plan.name]  # a module's files are named by its --module
     if spec.subscribers > 1:
         # Every process: pub waits for N readers, and each one refuses a driver that
         # cannot have N readers of a topic (before a second reader fails to bind).

@@ -47,13 +47,13 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
 
 def _graph_spec(values: dict, params: dict, library: Path) -> MeasureSpec:
     """A graph run: its mapping places the modules (on the run's hosts when it names
-    several) and pins those it gives CPUs; `cpus` adds to them; size 0 keeps each
+    several) and pins those it gives CPUs; `cpus` adds to them; size unset keeps each
     topic's own (docs/graphs.md)."""
     graph = load_graph(Path(params["graph"]))
     mapping = graph.mappings[params.get("mapping") or next(iter(graph.mappings))]
     hosts = params.get("hosts") or {}
     place, cpus = placed(graph, mapping, hosts)
     cpus.update(params.get("cpus") if isinstance(params.get("cpus"), dict) else {})
-    values.update(size=params.get("size") or 0, mapping=mapping.name, hosts=hosts, place=place,
+    values.update(size=params.get("size"), mapping=mapping.name, hosts=hosts, place=place,
                   cpus=cpus)  # fmt: skip
     return MeasureSpec(driver_path=library, **values)

@@ -33,10 +33,12 @@ def graph_figures(
         if name not in records:
             continue
         summary = summaries.get(name) or {}
+        usage = (summary.get("usage") or {}).get("process") or {}
         modules[name] = {
             "period_ns": module.period_ns,
             "on": module.on,
             "counts": summary.get("counts"),
+            "cpu_s": (usage["user_s"] + usage["sys_s"]) if "user_s" in usage else None,
             **module_figures(records[name], module.period_ns),
         }
         edges += edge_figures(records[name], list(module.subscribes), ids)
@@ -44,6 +46,7 @@ def graph_figures(
         "graph": graph.name,
         "file": graph.file,
         "mapping": mapping,
+        "sources": graph.sources,
         "paths": paths,
         "modules": modules,
         "edges": edges,
