@@ -11,11 +11,13 @@ from experiment_files import index_lines
 SEEDS = REPO / "experiments" / "seeds"
 
 
-def reproduce_quick(study: str, folder: Path, timeout: float = 900):
-    """Runs the study's quick variant into folder/sweep; (completed process, sweep root)."""
+def reproduce_quick(study: str, folder: Path, timeout: float = 900, network: bool = False):
+    """Runs the study's quick variant (its network variant's with network) into
+    folder/sweep; (completed process, sweep root)."""
     root = folder / "sweep"
     proc = subprocess.run(
-        [str(LAUNCHER), "reproduce", study, "--quick", "-o", str(root)],
+        [str(LAUNCHER), "reproduce", study, "--quick", "-o", str(root)]
+        + (["--network"] if network else []),
         capture_output=True,
         text=True,
         cwd=REPO,

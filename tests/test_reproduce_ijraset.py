@@ -5,6 +5,7 @@ sections with figures recomputed from the run's own samples. Real runs; values a
 checked against the samples and summaries, timings never."""
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -26,7 +27,7 @@ from reproduce_runs import (
 STUDY = "ijraset"
 DDS = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
-LABEL_SIZE = {32: "32B", 1024: "1KiB", 8192: "8KiB"}  # as run labels print sizes
+LABEL_SIZE = {32: "32B", 1024: "1KiB", 4096: "4KiB", 8192: "8KiB"}  # as run labels print sizes
 SECTIONS = [
     "Latency: minimum and median against payload (Figures 3, 4)",
     "Throughput at the offered rate (Figure 7, Table 1)",
@@ -339,8 +340,19 @@ def _run(driver: str, size: int, relays: int, latency_us=(), mbit=None, sent=550
     )
 
 
-def _verdicts(configs: list, published: dict) -> dict:
-    return {row[0]: row[4] for row in _ijraset()._claim_rows(configs, published)}
+def _verdicts(configs: list, published: dict, where: str | None = None) -> dict:
+    return {row[0]: row[4] for row in _ijraset()._claim_rows(configs, published, where)}
+
+
+def _consistent(published: dict) -> dict:
+    """The published file with throughput figures its stated rate could carry."""
+    return dict(
+        published,
+        claims=[
+            dict(c, mbit_s={"bandwidth": 300, "tput-1024": 40}.get(c["id"], c.get("mbit_s")))
+            for c in published["claims"]
+        ],
+    )
 
 
 def test_claim_rows_judge_the_measured_data_against_the_published_figures():
@@ -359,13 +371,7 @@ def test_claim_rows_judge_the_measured_data_against_the_published_figures():
         for key in ("small-sizes", "large-sizes", "tput-connext", "tput-coredx", "tput-opendds"):
             assert verdicts[key].startswith("not testable: "), key
     # Figures the stated rate could carry are judged on our data, both ways.
-    consistent = dict(
-        published,
-        claims=[
-            dict(c, mbit_s={"bandwidth": 300, "tput-1024": 40}.get(c["id"], c.get("mbit_s")))
-            for c in published["claims"]
-        ],
-    )
+    consistent = _consistent(published)
     fast = [
         _run("fastdds", 1024, 0, mbit=45.0),
         _run("cyclonedds", 8192, 0, mbit=350.0),
@@ -393,3 +399,161 @@ def test_the_published_throughput_note_says_so_only_when_the_rate_cannot_carry_i
     for value in modest["throughput_mbit_s"]["values"].values():
         value["value"] = 300  # 6,250 B at 6,000/s: within 8,192 B
     assert note(modest) == "one figure per system, no payload size given"
+
+
+# Over a network (--network) ------------------------------------------------------------
+
+SLOW = {"a": {}, "b": {"rate": "256kbit", "loss": "1%"}}
+
+
+def _on(config, hosts: dict, **extra):
+    """The made-up configuration, run on these hosts."""
+    config.params = {**config.params, "hosts": hosts}
+    for key, value in extra.items():
+        setattr(config, key, value)
+    return config
+
+
+@pytest.mark.parametrize(
+    "name, count, largest", [("ijraset-network", 90, 8192), ("ijraset-network-quick", 20, 4096)]
+)
+def test_network_files_put_p2_behind_a_slow_lossy_link(name, count, largest):
+    runs = [r.params for r in prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs]
+    assert len(runs) == count
+    links = {(r["hosts"]["b"]["rate"], r["hosts"]["b"]["loss"]) for r in runs}
+    assert links == {("256kbit", "1%"), ("1mbit", "1%")}
+    assert all(r["hosts"]["a"] == {} for r in runs)
+    latency = [r for r in runs if r["relays"] == 1]
+    throughput = [r for r in runs if r["relays"] == 0]
+    # The paper's machines: P1 and P3 on A, P2 on B; the echo at its 1 Hz.
+    assert {tuple(r["place"].items()) for r in latency} == {
+        (("pub", "a"), ("relay", "b"), ("sub", "a"))
+    }
+    assert {r["rate"] for r in latency} == {1}
+    assert max(r["size"] for r in latency) == largest
+    for r in latency:  # a DDS echo repairs its losses; ZeroMQ's TCP does
+        wanted = ("best_effort", None) if r["driver"] == "zeromq" else ("reliable", "keep_all")
+        assert (r.get("reliability"), r.get("history")) == wanted
+    # Throughput P1 -> P2 across the link at the paper's offered rate, one frame a message.
+    assert {tuple(r["place"].items()) for r in throughput} == {(("pub", "a"), ("sub", "b"))}
+    assert {(r["rate"], r["reliability"]) for r in throughput} == {(5500, "best_effort")}
+    assert max(r["size"] for r in throughput) == 1024
+
+
+def test_network_variant_is_what_reproduce_network_runs(node, results):
+    for extra, runs in (([], "90 runs"), (["--quick"], "20 runs")):
+        proc = run_cli(["reproduce", STUDY, "--network", "--dry-run", *extra], results)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert runs in proc.stdout and "a+b(256kbit,1%)" in proc.stdout
+
+
+def test_on_a_slower_link_than_the_papers_its_gigabit_figures_are_not_testable():
+    published = _published()
+    slow = "not testable: the paper's figure is for 1 Gbit/s Ethernet; these runs cross a link of 256 kbit/s"
+    inside = [_run("cyclonedds", 32, 1, [500, 600]), _run("fastdds", 8192, 1, [900, 950])]
+    assert _verdicts(inside, published)["min-range"] == "agrees"
+    on_slow = [_on(c, SLOW) for c in inside]
+    assert (
+        _verdicts(on_slow, published, "between emulated hosts a+b(256kbit,1%)")["min-range"] == slow
+    )
+    # The paper's own 1 Gbit/s Ethernet is judged like loopback.
+    gigabit = {"a": {}, "b": {"rate": "1gbit"}}
+    below = [_on(_run("cyclonedds", 32, 1, [100, 120]), gigabit)]
+    assert _verdicts(below, published)["min-range"] == "differs"
+    # Throughput: the paper's own inconsistency first, whatever the link; figures its
+    # rate could carry are not testable on a slower link, and judged on loopback.
+    tput = [
+        _on(_run("fastdds", 1024, 0, mbit=45.0), SLOW),
+        _on(_run("cyclonedds", 8192, 0, mbit=350.0), SLOW),
+    ]
+    assert _verdicts(tput, published)["bandwidth"].startswith("inconsistent in the paper:")
+    verdicts = _verdicts(tput, _consistent(published))
+    assert verdicts["bandwidth"] == verdicts["tput-1024"] == slow
+    fast = [_run("fastdds", 1024, 0, mbit=45.0), _run("cyclonedds", 8192, 0, mbit=350.0)]
+    verdicts = _verdicts(fast, _consistent(published))
+    assert verdicts["bandwidth"] == verdicts["tput-1024"] == "agrees"
+
+
+def test_the_low_bandwidth_section_pairs_each_payloads_echo_and_throughput_on_its_link():
+    module = _ijraset()
+    published = _published()
+    loopback = [_run("fastdds", 1024, 1, [300, 400]), _run("fastdds", 1024, 0, mbit=45.0)]
+    assert module._low_bandwidth_section(loopback, published, "marker") is None
+    echo = _on(_run("fastdds", 1024, 1, [70_000, 90_000, 80_000]), SLOW, counts={"lost": 0})
+    tput = _on(
+        _run("fastdds", 1024, 0, mbit=0.128), SLOW, startup={"open_to_matched_ns": 1_500_000_000}
+    )
+    tput.rate["loss_percent"] = 99.5
+    section = module._low_bandwidth_section([tput, echo], published, "marker")
+    (table,) = section.tables
+    assert table.name == "ijraset-low-bandwidth"
+    assert table.rows == [
+        # middleware, paper's, link, size, echo n, min, median, lost,
+        # received kbit/s, of the link %, loss %, discovery ms
+        [
+            "Fast DDS",
+            "eProsima Fast RTPS",
+            "256 kbit/s",
+            1024,
+            3,
+            70_000_000.0,
+            80_000_000.0,
+            0,
+            128.0,
+            50.0,
+            99.5,
+            1500.0,
+        ],
+    ]
+    # Table 1's low-bandwidth column for every system; no verdict for an unquantified claim.
+    assert any("eProsima Fast RTPS yes" in n and "CoreDX DDS No" in n for n in section.notes)
+    assert any("no verdict" in n for n in section.notes)
+
+
+@pytest.fixture(scope="module")
+def network_quick(tmp_path_factory):
+    """One `psbench reproduce ijraset --network --quick` (root: emulated hosts)."""
+    if os.geteuid() != 0:
+        pytest.skip("emulated hosts need root (CI is)")
+    if built() != list(DDS):
+        pytest.skip("the quick file runs cyclonedds and fastdds: build both")
+    return reproduce_quick(STUDY, tmp_path_factory.mktemp("ijraset-network"), 900, network=True)
+
+
+NETWORKS = {"a-b-256kbit-1": "a+b(256kbit,1%)", "a-b-1mbit-1": "a+b(1mbit,1%)"}
+
+
+@pytest.mark.long
+def test_over_a_network_each_link_gets_its_own_sections(network_quick):
+    root, paper = ok_paper(network_quick)
+    titles = [s["title"] for s in paper["sections"]]
+    for label in NETWORKS.values():
+        assert f"Low bandwidth (Section III.E, Table 1) [{label}]" in titles
+        assert f"The paper's statements [{label}]" in titles
+    runs = runs_by_label(root)
+    for slug, label in NETWORKS.items():
+        rows = paper_table(paper, f"ijraset-low-bandwidth-{slug}")["rows"]
+        rate = label.split("(")[1].split(",")[0]
+        assert {r["link"] for r in rows} == {"256 kbit/s" if rate == "256kbit" else "1 Mbit/s"}
+        # Each echo row is that link's run: its samples, not the other link's.
+        for row in rows:
+            label_size = LABEL_SIZE[row["size"]]
+            mine = [
+                line
+                for name, line in runs.items()
+                if f"{_driver(row['middleware'])}-{label_size}-" in name
+                and "relays=1" in name
+                and f"_{rate}_" in name
+            ]
+            assert len(mine) == 1, (row, list(runs))
+            values = read_samples(root / mine[0]["run_dir"] / "sub.samples").latency_ns
+            assert row["echo_n"] == values.size and row["echo_min_ns"] == values.min()
+        claims = {
+            r["id"]: r["verdict"] for r in paper_table(paper, f"ijraset-claims-{slug}")["rows"]
+        }
+        assert claims["min-range"].startswith("not testable: the paper's figure is for 1 Gbit/s")
+        assert claims["bandwidth"].startswith("inconsistent in the paper:")
+
+
+def _driver(name: str) -> str:
+    return {v: k for k, v in NAMES.items()}[name]

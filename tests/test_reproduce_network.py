@@ -45,7 +45,7 @@ def test_vanderbilt_over_a_network_gives_each_subscriber_a_host(results):
 
 
 def test_a_study_without_a_network_variant_says_so(results):
-    proc = run_cli(["reproduce", "ijraset", "--network", "--dry-run"], results)
+    proc = run_cli(["reproduce", "eprosima2022", "--network", "--dry-run"], results)
     assert proc.returncode == 2
     assert "has no network variant yet" in proc.stderr and "run it without --network" in (
         proc.stderr

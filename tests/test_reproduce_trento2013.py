@@ -337,3 +337,123 @@ def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
         "not testable: x86 only here",
         "not checked (unknown kind 'sideways')",
     ]
+
+
+# Over a network (--network) ------------------------------------------------------------
+
+
+def _matrix_points(name: str) -> list[dict]:
+    return [r.params for r in prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs]
+
+
+def _point(p: dict) -> tuple:
+    return (p["driver"], p["size"], p.get("subscribers", 1))
+
+
+@pytest.mark.parametrize("variant", ["", "-quick"])
+def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(variant):
+    loopback = _matrix_points(f"{STUDY}{variant}")
+    network = _matrix_points(f"{STUDY}-network{variant}")
+    # The paper's runs, one for one; only where they run changes.
+    assert sorted(map(_point, network)) == sorted(map(_point, loopback))
+    for p in network:
+        assert p["hosts"] == {"a": {"rate": "100mbit"}, "b": {"rate": "100mbit"}}
+        assert p["place"] == {"pub": "a", "sub": "b"}
+        assert (p["fifo"], p["notify"], p["latency_from"]) == (99, "listener", "send")
+    # Raw UDP crosses hosts over unicast (loopback cannot).
+    assert {(p["driver"], p["transport"]) for p in network} == {
+        ("zeromq", "tcp"),
+        ("cyclonedds", "udp"),
+        ("fastdds", "udp"),
+        ("udp", "unicast"),
+    }
+
+
+def test_network_variant_is_what_reproduce_network_runs(node, results):
+    for extra, runs in (([], "37 runs"), (["--quick"], "21 runs")):
+        proc = run_cli(["reproduce", STUDY, "--network", "--dry-run", *extra], results)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert f"{STUDY}-network{'-quick' if extra else ''} " in proc.stdout
+        assert runs in proc.stdout and "hosts a(100mbit)+b(100mbit)" in proc.stdout
+
+
+ACROSS = "between emulated hosts a(100mbit)+b(100mbit), the publisher on a, the subscribers on b"
+
+
+def test_across_hosts_a_one_node_statement_is_not_testable_and_two_boards_ones_are_checked():
+    module = _trento()
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 12000}})
+    by_size = _sweep({"zeromq": {32: 100, 1000: 120}, "fastdds": {32: 200, 1000: 220}})
+    here = {r[0]: r for r in module._claims_table(by_subs, by_size, published).rows}
+    across = {r[0]: r for r in module._claims_table(by_subs, by_size, published, ACROSS).rows}
+    one_node = ("x86-worst-below-1ms", "figure3-orte-worse-than-zeromq")
+    for claim in one_node:
+        assert across[claim][-1] == (
+            f"not testable: the paper measured it on one node; these runs cross hosts "
+            f"({ACROSS}): the loopback run (psbench reproduce trento2013) tests it"
+        )
+        assert across[claim][-2] == "-"
+    # On one host the same data decide them; the ARM/x86 ratio is never testable.
+    assert here["x86-worst-below-1ms"][-1] == "differs"
+    assert here["figure3-orte-worse-than-zeromq"][-1] == "agrees"
+    assert across["figure3-worst-10x"][-1] == here["figure3-worst-10x"][-1]
+    assert across["figure3-worst-10x"][-1].startswith("not testable: a ratio")
+    # The statements about two boards are checked across hosts as on one host.
+    for claim in ("zeromq-scales-better", "figure4-only-zeromq-below-10ms"):
+        assert across[claim][-2:] == here[claim][-2:]
+    assert across["figure4-only-zeromq-below-10ms"][-1] == "agrees"
+    assert across["figure5-size-scales-well"][-1] == "agrees"
+
+
+def test_across_hosts_the_paper_setups_drop_their_remarks_on_the_loopback_run():
+    module = _trento()
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    here = module._claims_table({}, {}, published).rows
+    across = module._claims_table({}, {}, published, ACROSS).rows
+    assert [r[3] for r in across] == [
+        "one x86 node",
+        "one ARM node",
+        "one ARM node",
+        "one x86 node ([4]); two ARM boards over Ethernet (Figure 4)",
+        "two ARM boards over 100 Mbit/s Ethernet",
+        "two ARM boards over 100 Mbit/s Ethernet",
+    ]
+    assert [r[3] for r in here] == [c.get("setup") for c in published["claims"]]
+
+
+@pytest.fixture(scope="module")
+def network_quick(tmp_path_factory):
+    """One `psbench reproduce trento2013 --network --quick` (root: emulated hosts)."""
+    if os.geteuid() != 0:
+        pytest.skip("emulated hosts need root (CI is)")
+    if not built():
+        pytest.skip("none of zeromq, cyclonedds, fastdds is built here")
+    return reproduce_quick(STUDY, tmp_path_factory.mktemp("trento-network"), 600, network=True)
+
+
+@pytest.mark.long
+def test_over_a_network_the_sections_say_where_and_every_subscriber_ran_on_b(network_quick):
+    root, paper = ok_paper(network_quick)
+    assert [s["title"] for s in paper["sections"]] == SECTIONS  # one network: no split
+    figure3 = paper_table(paper, "trento2013-figure3")
+    assert any("between emulated hosts a(100mbit)+b(100mbit)" in n for n in figure3["notes"])
+    notes = paper["sections"][0]["notes"]
+    assert any("the publisher on a, the subscribers on b" in n for n in notes)
+    assert not any("loopback" in n for n in notes)
+    for line in runs_by_label(root).values():
+        record = json.loads((root / line["run_dir"] / "run.json").read_text())
+        hosts = record["network"]["hosts"]
+        assert {h: hosts[h]["link"].get("rate_bps") for h in hosts} == {
+            "a": 100_000_000,
+            "b": 100_000_000,
+        }
+        assert record["status"] == "ok"
+        # Each node ran with its host's address: the publisher a's, every subscriber b's.
+        for process in record["processes"]:
+            argv = process["argv"]
+            host = "b" if process["roles"] == ["sub"] else "a"
+            assert argv[argv.index("--address") + 1] == hosts[host]["address"], process["name"]
+    claims = {r["id"]: r["verdict"] for r in paper_table(paper, "trento2013-claims")["rows"]}
+    assert claims["x86-worst-below-1ms"].startswith("not testable: the paper measured it on one")
+    assert claims["figure5-size-scales-well"] in ("agrees", "differs")

@@ -53,6 +53,11 @@ def experiment_path(name: str, quick: bool = False, network: bool = False) -> Pa
     return path
 
 
+def on_hosts(results) -> bool:
+    """Whether a result set's runs are on hosts (their `hosts`), not one host's loopback."""
+    return any(run.params.get("hosts") for run in results.runs)
+
+
 def where_measured(results) -> str:
     """'over loopback (one host)', or 'between emulated hosts a(100mbit)+b(100mbit)' for a
     result set whose runs are on hosts (per_network gives each network its own)."""

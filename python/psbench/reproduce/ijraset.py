@@ -7,10 +7,16 @@ table (Table 1) filled for the middlewares psbench drives.
 
 Latency: the runs with `relays: 1` (pub -> relay -> sub). Our figure is the sub's
 one-way latency over both hops, P3's receive time minus the start of P1's write
-(`latency_from: send`: the paper's write time) on one host's clock; the paper's is
+(`latency_from: send`: the paper's write time) on one clock (P1 and P3 on one host, as
+in the paper; emulated hosts share the machine's clock besides); the paper's is
 (receive_time - write_time) / 2 over the same echo, so the table shows ours halved
 beside it. Throughput: the runs with `relays: 0`, on the sub's clock ((received - 1) /
 (last - first arrival), Mbit/s of whole messages).
+
+Over a network (`--network`: P2 on another emulated host behind a slow, lossy link),
+the paper's figures for its 1 Gbit/s Ethernet are not testable on a slower link, and a
+section on the paper's low-bandwidth criterion (Section III.E) shows what such a link
+leaves of the latency, the throughput and the discovery time.
 
 Every cell of the criteria table says where it comes from: `capability` (the driver's
 own `--describe`, as `psbench drivers --json` prints it), `measured` (this result set)
@@ -19,8 +25,15 @@ or `documented` (the middleware's documentation, with its address).
 
 import numpy as np
 
+from psbench.hosts.links import is_real, parse_shape
 from psbench.report.tables import Column, Table
-from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.reproduce.common import (
+    Section,
+    not_testable,
+    on_hosts,
+    published_marker,
+    where_measured,
+)
 from psbench.results.configs import Config, build_configs
 from psbench.results.load import ResultSet
 
@@ -169,6 +182,47 @@ def _sorted(configs: list[Config]) -> list[Config]:
     return sorted(configs, key=lambda c: (_rank(c.driver), c.size or 0))
 
 
+# The links ---------------------------------------------------------------------------
+
+# The paper's network: both hops of the echo and the throughput on 1 Gbit/s Ethernet.
+PAPER_LINK_BPS = 1_000_000_000
+
+
+def _link_bps(config: Config) -> int | None:
+    """The slowest link rate (bit/s) among a configuration's emulated hosts; None on one
+    host, on real machines (their links are not shaped) or when no link is rate-limited."""
+    hosts = config.params.get("hosts") or {}
+    rates = [
+        parse_shape("hosts", link or {}).rate_bps for link in hosts.values() if not is_real(link)
+    ]
+    return min((r for r in rates if r), default=None)
+
+
+def _bps_text(bps: float) -> str:
+    for unit, factor in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= factor:
+            return f"{bps / factor:g} {unit}"
+    return f"{bps:g} bit/s"
+
+
+def _slow(config: Config) -> bool:
+    """Whether a configuration crossed a link slower than the paper's."""
+    rate = _link_bps(config)
+    return rate is not None and rate < PAPER_LINK_BPS
+
+
+def _slow_reason(configs: list[Config]) -> str | None:
+    """Why the paper's figures for its 1 Gbit/s Ethernet cannot be tested on these
+    configurations: when every one crossed a slower link; None otherwise."""
+    if not configs or not all(map(_slow, configs)):
+        return None
+    rates = sorted({_link_bps(c) for c in configs})
+    return (
+        "the paper's figure is for 1 Gbit/s Ethernet; these runs cross a link of "
+        + " and ".join(_bps_text(r) for r in rates)
+    )
+
+
 # Latency: Figures 3 and 4 -----------------------------------------------------------
 
 
@@ -197,7 +251,9 @@ def _latency_rows(configs: list[Config], published: dict) -> list[list]:
     return rows
 
 
-def _latency_section(configs: list[Config], published: dict, marker: str) -> Section:
+def _latency_section(
+    configs: list[Config], published: dict, marker: str, where: str = "over loopback (one host)"
+) -> Section:
     columns = [
         Column("middleware", "middleware"),
         Column("paper's", "paper_system"),
@@ -218,7 +274,7 @@ def _latency_section(configs: list[Config], published: dict, marker: str) -> Sec
         rows,
         [
             "2 hops: P3's receive time - the start of P1's write (its write time), "
-            "one host's monotonic clock; /2: halved, the paper's (receive_time - "
+            f"on one monotonic clock, {where}; /2: halved, the paper's (receive_time - "
             "write_time) / 2",
             "paper min: Table 1 (printed for 32 and 8,192 B only); the paper's "
             "Figures 3 and 4 print no values",
@@ -277,6 +333,23 @@ def _published_throughput_note(published: dict) -> str:
     )
 
 
+def _throughput_note(configs: list[Config]) -> str:
+    """What a throughput figure at a fixed offered rate says: over loopback or a fast
+    link, the offered load; over a slow link, what the link let through."""
+    rates = sorted({r for r in map(_link_bps, configs) if r})
+    if not rates:
+        return (
+            "at a fixed offered rate, Mbit/s grows with the payload (rate x size): "
+            "ours shows what 5,500 samples/s of each size is; it is not a bandwidth "
+            "limit"
+        )
+    return (
+        f"the runs cross a link of {' and '.join(_bps_text(r) for r in rates)}: where the "
+        "offered rate x size is more than the link carries, Mbit/s is what the link let "
+        "through of whole messages, not what was offered (see the low-bandwidth section)"
+    )
+
+
 def _throughput_section(configs: list[Config], published: dict, marker: str) -> Section:
     columns = [
         Column("middleware", "middleware"),
@@ -316,11 +389,7 @@ def _throughput_section(configs: list[Config], published: dict, marker: str) -> 
         prows,
         [_published_throughput_note(published), marker],
     )
-    notes = [
-        "at a fixed offered rate, Mbit/s grows with the payload (rate x size): "
-        "ours shows what 5,500 samples/s of each size is; it is not a bandwidth "
-        "limit"
-    ]
+    notes = [_throughput_note(configs)]
     if not rows:
         notes.append("no throughput run (relays: 0) succeeded in these results")
     return Section("Throughput at the offered rate (Figure 7, Table 1)", [table, ptable], [], notes)
@@ -444,8 +513,9 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
             "at the smallest and largest payload measured; throughput at the "
             "offered rate, smallest and largest payload; 'not measured here': the "
             "driver is built but these results have no run of it",
-            "low-bandwidth support, OS and language (the paper's other criteria) "
-            "are not in psbench's scope and are left out",
+            "low-bandwidth support: the section on low bandwidth when the runs "
+            "crossed a slow link (`--network`); OS and language (the paper's other "
+            "criteria) are not in psbench's scope and are left out",
         ],
     )
     criteria = (published.get("criteria") or {}).get("values") or {}
@@ -533,13 +603,22 @@ def _needs(mbit: float, size: int, setup: dict) -> str:
 
 
 def _throughput_verdict(
-    mbit: float, size: int, setup: dict, ours: float | None, fraction: float = 1.0
+    mbit: float,
+    size: int,
+    setup: dict,
+    ours: float | None,
+    fraction: float = 1.0,
+    untestable: str | None = None,
 ) -> str:
     """A throughput figure of the paper at a payload against ours. Mbit/s is samples/s x
     bytes x 8, so a figure above the paper's own stated rate x payload is inconsistent in
-    the paper, whatever we measure; otherwise it agrees when ours reaches fraction of it."""
+    the paper, whatever we measure; otherwise not testable for the reason given (ours
+    crossed a slower link than the paper's), else it agrees when ours reaches fraction of
+    it."""
     if mbit > setup["rate_per_s"][1] * size * 8 / 1e6:
         return f"inconsistent in the paper: {_needs(mbit, size, setup)}"
+    if untestable:
+        return not_testable(untestable)
     if ours is None:
         return "not measured"
     return "agrees" if ours >= fraction * mbit else "differs"
@@ -557,16 +636,22 @@ def _mbit(config: Config) -> float:
     return (config.rate or {}).get("mbit_per_s") or 0.0
 
 
-def _latency_claims(lat: list[Config], claims: dict) -> dict:
+def _latency_claims(lat: list[Config], claims: dict, where: str | None = None) -> dict:
+    """The paper's range of minimum latencies against ours; where: the hosts the runs
+    crossed (None: one host, loopback). On a link slower than the paper's, not testable."""
     if not lat:
         return {}
     mins = [float(c.pooled_ns.min()) / 2000 for c in lat]
     low, high = claims["min-range"]["range_us"]
+    slow = _slow_reason(lat)
+    judged = [float(c.pooled_ns.min()) / 2000 for c in lat if not _slow(c)]
     return {
         "min-range": (
             f"ours (/2): {min(mins):.0f} to {max(mins):.0f} µs",
-            _min_range_verdict(mins, low, high),
-            "one host over loopback, no Ethernet hop: no wire time",
+            not_testable(slow) if slow else _min_range_verdict(judged, low, high),
+            f"both hops {where}"
+            if where
+            else "one host over loopback, no Ethernet hop: no wire time",
         )
     }
 
@@ -587,11 +672,18 @@ def _small_sizes_spread(lat: list[Config], up_to: int) -> str | None:
     )
 
 
+def _best_judged(configs: list[Config]) -> float | None:
+    """The best Mbit/s of the configurations whose link was not slower than the paper's."""
+    return max((_mbit(c) for c in configs if not _slow(c)), default=None)
+
+
 def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict, setup: dict) -> dict:
     """The throughput paragraph's figures of OpenSplice and Fast RTPS against their
     stand-ins (judged against the paper itself first, so even without runs), and the
     offered rate against ours."""
     mine = [c for c in tput if c.driver in stand_ins]
+    # Shown as measured; judged only where the link was as fast as the paper's.
+    slow = _slow_reason(mine)
     found = {}
     best = max(mine, key=_mbit, default=None)
     largest = setup["max_payload_bytes"]
@@ -600,7 +692,7 @@ def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict, setup:
         if best
         else "not measured",
         _throughput_verdict(
-            claims["bandwidth"]["mbit_s"], largest, setup, _mbit(best) if best else None, AROUND
+            claims["bandwidth"]["mbit_s"], largest, setup, _best_judged(mine), AROUND, slow
         ),
         "the paper's figure at its largest payload against our best",
     )
@@ -610,7 +702,7 @@ def _throughput_claims(tput: list[Config], stand_ins: dict, claims: dict, setup:
         f"ours at {size:,} B: "
         + ("; ".join(f"{_name(c.driver)} {_mbit(c):.1f} Mbit/s" for c in at_size) or "-"),
         _throughput_verdict(
-            claims["tput-1024"]["mbit_s"], size, setup, max(map(_mbit, at_size), default=None)
+            claims["tput-1024"]["mbit_s"], size, setup, _best_judged(at_size), untestable=slow
         ),
         "-",
     )
@@ -661,7 +753,7 @@ def _untestable(claims: dict, setup: dict) -> dict:
     }
 
 
-def _claim_rows(configs: list[Config], published: dict) -> list[list]:
+def _claim_rows(configs: list[Config], published: dict, where: str | None = None) -> list[list]:
     # The paper's systems are DDS implementations: their stand-ins only (not ZeroMQ).
     stand_ins = _stand_ins(published)
     claims = {c["id"]: c for c in published.get("claims") or []}
@@ -672,7 +764,7 @@ def _claim_rows(configs: list[Config], published: dict) -> list[list]:
     spread = _small_sizes_spread(lat, claims["small-sizes"]["up_to_bytes"])
     if spread:
         found["small-sizes"] = (spread, *found["small-sizes"][1:])
-    found.update(_latency_claims(lat, claims))
+    found.update(_latency_claims(lat, claims, where))
     found.update(_throughput_claims(tput, stand_ins, claims, setup))
     rows = []
     for claim in published.get("claims") or []:
@@ -683,7 +775,9 @@ def _claim_rows(configs: list[Config], published: dict) -> list[list]:
     return rows
 
 
-def _claims_section(configs: list[Config], published: dict, marker: str) -> Section:
+def _claims_section(
+    configs: list[Config], published: dict, marker: str, where: str | None = None
+) -> Section:
     table = Table(
         "ijraset-claims",
         "The paper's statements against our measurements",
@@ -695,10 +789,117 @@ def _claims_section(configs: list[Config], published: dict, marker: str) -> Sect
             Column("verdict", "verdict"),
             Column("why", "why"),
         ],
-        _claim_rows(configs, published),
+        _claim_rows(configs, published, where),
         [marker],
     )
     return Section("The paper's statements", [table], [], [])
+
+
+# Low bandwidth: Section III.E -------------------------------------------------------
+
+# Section III.E, verbatim: the paper's low-bandwidth statement prints no figure, so it
+# gets no verdict; the section shows what a slow link left of each figure instead.
+LOW_BANDWIDTH_TEXT = (
+    'Section III.E: "DDS performance in constrained network environments such as '
+    "Tactical radio links and satellite links is very poor. It takes very long discovery "
+    "time and gives very low effective throughput because of the chatty discovery "
+    "protocol, large size protocol header (56 bytes), non-compressed data and "
+    'non-optimized QOS"; RTI DDS and Fast-RTPS offer a limited-bandwidth plugin, '
+    "OpenSplice ZLIB compression and static discovery."
+)
+
+
+def _low_bandwidth_row(lat: Config | None, tput: Config | None, published: dict) -> list:
+    """One middleware and payload on a slow link: the echo's latency and loss (relays 1),
+    what arrived at the offered rate (relays 0) against the link's rate, and discovery."""
+    either = lat or tput
+    link = _link_bps(either)
+    row = [
+        _name(either.driver),
+        _stand_ins(published).get(either.driver, "-"),
+        _bps_text(link),
+        either.size,
+    ]
+    if lat:
+        values = lat.pooled_ns
+        row += [int(values.size), float(values.min()), float(np.median(values))]
+        row.append(lat.counts.get("lost", 0))
+    else:
+        row += [None, None, None, None]
+    rate = (tput.rate or {}) if tput else {}
+    mbit = rate.get("mbit_per_s")
+    row += [
+        None if mbit is None else mbit * 1000,
+        None if mbit is None else 100 * mbit * 1e6 / link,
+        rate.get("loss_percent"),
+        _discovery_ms(tput),
+    ]
+    return row
+
+
+def _discovery_ms(config: Config | None) -> float | None:
+    found = (config.startup or {}).get("open_to_matched_ns") if config else None
+    return None if found is None else found / 1e6
+
+
+def _low_bandwidth_section(configs: list[Config], published: dict, marker: str):
+    """Only for runs that crossed a link slower than the paper's: the paper's
+    low-bandwidth criterion, measured; None otherwise."""
+    slow = [c for c in _usable(configs) if _slow(c)]
+    if not slow:
+        return None
+    pairs: dict[tuple, dict[int, Config]] = {}
+    for config in _sorted(slow):
+        key = (_link_bps(config), _rank(config.driver), config.size or 0)
+        pairs.setdefault(key, {})[_relays(config)] = config
+    rows = [
+        _low_bandwidth_row(pair.get(1), pair.get(0), published)
+        for _, pair in sorted(pairs.items(), key=lambda item: item[0])
+    ]
+    columns = [
+        Column("middleware", "middleware"),
+        Column("paper's", "paper_system"),
+        Column("link", "link"),
+        Column("size B", "size", "count"),
+        Column("echo n", "echo_n", "count"),
+        Column("echo min µs (2 hops)", "echo_min_ns", "us"),
+        Column("echo median µs (2 hops)", "echo_median_ns", "us"),
+        Column("echo lost", "echo_lost", "count"),
+        Column("received kbit/s", "received_kbit_s", "stat"),
+        Column("of the link %", "of_link_percent", "percent_value"),
+        Column("loss %", "loss_percent", "percent_value"),
+        Column("discovery ms", "discovery_ms", "stat"),
+    ]
+    table = Table(
+        "ijraset-low-bandwidth",
+        "Low bandwidth (Section III.E): what a slow, lossy link leaves",
+        columns,
+        rows,
+        [
+            "link: the slowest link the run crossed (its rate each way; docs/network.md); "
+            "echo: the three-process echo (relays 1), both hops across that link; "
+            "received kbit/s: whole messages (psbench's 32-byte header included) on the "
+            "sub's clock at the offered rate (relays 0), and that as a share of the "
+            "link's rate: the rest went to protocol headers, discovery and repair "
+            "traffic, or to messages that lost a packet; loss %: of the messages sent",
+            "discovery ms: the throughput run's slowest process, from opening the "
+            "driver to every peer matched across the link",
+            marker,
+        ],
+    )
+    low = {
+        (published.get("systems") or {}).get(k, {}).get("name", k): v.get("low_bandwidth")
+        for k, v in ((published.get("criteria") or {}).get("values") or {}).items()
+    }
+    notes = [
+        LOW_BANDWIDTH_TEXT,
+        "Table 1, low bandwidth support: " + ", ".join(f"{k} {v}" for k, v in low.items()),
+        "The paper prints no figure for it, so no verdict: these are ours, each middleware "
+        "with its defaults. psbench drives neither eProsima's limited-bandwidth plugin "
+        "nor OpenSplice's compression or static discovery, so Table 1's low-bandwidth "
+        "support itself is not testable here.",
+    ]
+    return Section("Low bandwidth (Section III.E, Table 1)", [table], [], notes)
 
 
 # The sections -----------------------------------------------------------------------
@@ -712,11 +913,14 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
         for r in results.runs
         if r.status != "ok"
     ]
+    where = where_measured(results) if on_hosts(results) else None
+    low = _low_bandwidth_section(configs, published, marker)
     out = [
-        _latency_section(configs, published, marker),
+        _latency_section(configs, published, marker, where_measured(results)),
         _throughput_section(configs, published, marker),
+        *([low] if low else []),
         _criteria_section(configs, published, marker),
-        _claims_section(configs, published, marker),
+        _claims_section(configs, published, marker, where),
     ]
     out[0].notes.extend(failed)
     return out

@@ -13,14 +13,26 @@ its subscribers' samples together (the paper's "latency ... to the subscribers")
 repetitions together (a worst case is the worst of everything measured, not a median of
 maxima). One-way latency: receive time minus the moment the publisher's write began
 (`latency_from: send` in the study's files: the paper's "generation of a message"), on
-one host's monotonic clock.
+one clock: one host's, or the one the emulated hosts of the network variant share
+(`--network`: the publisher on one host, the subscribers on another, as the paper's
+Figures 4 and 5). A statement the paper makes of one node is not testable across hosts,
+and one it makes of two boards is checked on one host over loopback: each claim's row says
+which.
 """
+
+import re
 
 import numpy as np
 
 from psbench.report.plots import PANEL_INCHES, STYLE, Drawing, _panels
 from psbench.report.tables import Column, Table
-from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.reproduce.common import (
+    Section,
+    not_testable,
+    on_hosts,
+    published_marker,
+    where_measured,
+)
 from psbench.results.configs import Config, build_configs
 from psbench.results.load import ResultSet, implied_setting
 from psbench.results.stats import nearest_rank
@@ -107,6 +119,7 @@ def _figure_table(
     key_column: Column,
     series: dict[str, list[tuple[int, Config]]],
     published: dict,
+    where: str = "over loopback (one host)",
 ) -> Table:
     columns = [
         Column("middleware", "middleware"),
@@ -134,7 +147,7 @@ def _figure_table(
     notes = [
         "average = mean, worst case = maximum of every sample: all subscribers and "
         "repetitions together; one-way latency (receive time - start of the "
-        "publisher's write, one host's monotonic clock)",
+        f"publisher's write, on one monotonic clock), {where}",
         "paper's = the system of the paper this middleware stands for "
         "(experiments/seeds/trento2013.yaml says why); floor = psbench's raw UDP "
         "baseline, no middleware, which the paper did not have",
@@ -289,7 +302,46 @@ def _check_size_flat(claim: dict, by_size: dict) -> tuple[str, str]:
     return ours, "agrees" if all(verdicts) else "differs"
 
 
-def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
+def _check(claim: dict, by_subs: dict, by_size: dict) -> tuple[str, str]:
+    """(ours, verdict) of one statement, by its kind."""
+    kind = claim.get("kind")
+    if kind == "worst_below":
+        return _check_below(claim, by_subs, "max")
+    if kind == "average_below":
+        return _check_below(claim, by_subs, "mean")
+    if kind == "only_below":
+        return _check_below(claim, by_subs, "max", only=True)
+    if kind == "scales_best":
+        return _check_scales_best(claim, by_subs)
+    if kind == "higher_average":
+        return _check_higher_average(claim, by_subs)
+    if kind == "size_flat":
+        return _check_size_flat(claim, by_size)
+    if kind == "not_testable":
+        return "-", not_testable(claim.get("reason"))
+    return "-", f"not checked (unknown kind {kind!r})"
+
+
+def _one_node_only(claim: dict) -> bool:
+    """A statement the paper makes of one node only: its setup names no two boards."""
+    return not re.search(r"\btwo\b[^;]*\bboards\b", str(claim.get("setup") or ""))
+
+
+# The published setups remark on the loopback run ("like ours", "ours is one host"):
+# across hosts those remarks are not true, and the table's note says where ours ran.
+OURS_REMARK = re.compile(r",? like ours|\s*\(ours is one host\)|; ours is one host")
+
+
+def _paper_setup(claim: dict, across: str | None):
+    setup = claim.get("setup")
+    return OURS_REMARK.sub("", setup) if across and setup else setup
+
+
+def _claims_table(
+    by_subs: dict, by_size: dict, published: dict, across: str | None = None
+) -> Table:
+    """The paper's statements against ours; across: where the runs were, when they
+    crossed hosts (None: one host, loopback)."""
     columns = [
         Column("claim", "id"),
         Column("source", "source"),
@@ -301,41 +353,39 @@ def _claims_table(by_subs: dict, by_size: dict, published: dict) -> Table:
     ]
     rows = []
     for claim in published.get("claims") or []:
-        kind = claim.get("kind")
-        if kind == "worst_below":
-            ours, verdict = _check_below(claim, by_subs, "max")
-        elif kind == "average_below":
-            ours, verdict = _check_below(claim, by_subs, "mean")
-        elif kind == "only_below":
-            ours, verdict = _check_below(claim, by_subs, "max", only=True)
-        elif kind == "scales_best":
-            ours, verdict = _check_scales_best(claim, by_subs)
-        elif kind == "higher_average":
-            ours, verdict = _check_higher_average(claim, by_subs)
-        elif kind == "size_flat":
-            ours, verdict = _check_size_flat(claim, by_size)
-        elif kind == "not_testable":
-            ours, verdict = "-", not_testable(claim.get("reason"))
+        if across and claim.get("kind") != "not_testable" and _one_node_only(claim):
+            ours, verdict = (
+                "-",
+                not_testable(
+                    f"the paper measured it on one node; these runs cross hosts ({across}): "
+                    f"the loopback run (psbench reproduce trento2013) tests it"
+                ),
+            )
         else:
-            ours, verdict = "-", f"not checked (unknown kind {kind!r})"
+            ours, verdict = _check(claim, by_subs, by_size)
         bound = claim.get("bound_us")
         rows.append(
             [
                 claim.get("id"),
                 claim.get("source"),
                 " ".join(str(claim.get("text") or "").split()),
-                claim.get("setup"),
+                _paper_setup(claim, across),
                 float(bound) * 1000 if bound is not None else None,
                 ours,
                 verdict,
             ]
         )
+    ours = (
+        f"Ours: {across}; a claim the paper makes of one node (the x86 study [4], "
+        "Figure 3) is not testable across hosts and says so."
+        if across
+        else "Ours: this host, one node, loopback; a claim about two boards over Ethernet "
+        "(Figures 4, 5) is checked on one host and says so in its setup."
+    )
     notes = [
         published_marker(published),
         "Figures 3, 4 and 5 print no values; these statements from the paper's text "
-        "are what it publishes about them. Ours: this host, one node, loopback; a "
-        "claim about two boards over Ethernet (Figures 4, 5) is checked on one host "
-        "and says so in its setup.",
+        "are what it publishes about them. " + ours,
     ]
     notes += [
         f"{c.get('id')}: {' '.join(str(c['note']).split())}"
@@ -430,11 +480,33 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
 # The sections -------------------------------------------------------------------------
 
 
+def _hosts_of(value) -> str:
+    return ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def _placement(results: ResultSet) -> str:
+    """Where the publisher and the subscribers ran (the runs' `place`)."""
+    places = {
+        (_hosts_of(place.get("pub")), _hosts_of(place.get("sub")))
+        for place in (run.params.get("place") or {} for run in results.runs)
+        if place
+    }
+    return "; ".join(f"the publisher on {p}, the subscribers on {s}" for p, s in sorted(places))
+
+
+def _across(results: ResultSet) -> str | None:
+    """Where runs that crossed hosts were, with their placement; None over loopback."""
+    if not on_hosts(results):
+        return None
+    return f"{where_measured(results)}, {_placement(results)}"
+
+
 def sections(results: ResultSet, published: dict) -> list[Section]:
     configs = build_configs(results)
     by_subs = _series(configs, "subscribers")
     by_size = _series(configs, "size")
     marker = published_marker(published)
+    where, across = where_measured(results), _across(results)
 
     subs_notes = [
         'Paper, Figure 3: one pandaboard (OMAP4460, "an ARM core at 1 GHz"; the chip has '
@@ -442,8 +514,14 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
         "processes, average and worst case; Figure 4: the same with the publisher on one "
         "board and the subscribers on another. The paper prints no values of either "
         "figure (plots only): its statements are checked in the last section.",
-        "Ours: one host (both figures' setups become Figure 3's: one-way latency needs "
-        "one clock), loopback; " + _sizes_note(by_subs) + ".",
+        (
+            f"Ours: {across} (Figure 4's setup; emulated hosts share one clock); "
+            if across
+            else "Ours: one host (both figures' setups become Figure 3's: one-way latency "
+            "needs one clock), loopback; "
+        )
+        + _sizes_note(by_subs)
+        + ".",
         marker,
     ]
     subs = Section(
@@ -455,6 +533,7 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
                 Column("subscribers", "subscribers", "count"),
                 by_subs,
                 published,
+                where,
             )
         ],
         [
@@ -481,7 +560,8 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     size_notes = [
         "Paper, Figure 5: latency against message size up to 1,000 bytes, publisher and "
         "subscribers on two boards over 100 Mbit/s Ethernet; no values printed.",
-        "Ours: one host, loopback, 1 subscriber; psbench's size is the whole message, its "
+        f"Ours: {across or 'one host, loopback'}, 1 subscriber; psbench's size is the "
+        "whole message, its "
         "32-byte header included.",
         marker,
     ]
@@ -494,6 +574,7 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
                 Column("size B", "size", "count"),
                 by_size,
                 published,
+                where,
             )
         ],
         [
@@ -518,7 +599,7 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
 
     claims = Section(
         "The paper's statements",
-        [_claims_table(by_subs, by_size, published)],
+        [_claims_table(by_subs, by_size, published, across)],
         [],
         [
             "Each statement the paper's text makes about Figures 3 to 5 (and "
