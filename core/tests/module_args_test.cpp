@@ -60,6 +60,14 @@ TEST(ModuleArgs, BadArgumentsExit2NamingTheArgumentAndTheFix) {
                  "--role module: a module runs alone in its process");
 }
 
+TEST(ModuleArgs, HelpListsTheModuleArguments) {
+  auto o = run_node("--help");
+  EXPECT_EQ(o.exit_code, 2);
+  EXPECT_NE(o.output.find("--input TOPIC:WRITERS (repeat)  --output TOPIC:SIZE:READERS (repeat)"),
+            std::string::npos)
+      << o.output;
+}
+
 TEST(ModuleArgs, CheckJudgesTheModulesArguments) {
   auto ok = run_node(fusion("--output f:160:1 --check"));
   EXPECT_EQ(ok.exit_code, 0) << ok.output;
