@@ -80,7 +80,8 @@ Role parse_role(std::string_view v) {
   if (v == "pub") return Role::pub;
   if (v == "sub") return Role::sub;
   if (v == "relay") return Role::relay;
-  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub|relay");
+  if (v == "module") return Role::module;
+  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub|relay|module");
 }
 
 std::vector<Role> parse_roles(std::string_view v) {
@@ -144,12 +145,14 @@ void validate(NodeConfig &c) {
   if (c.driver_path.empty()) throw UsageError("--driver: required (path to libpsbench-<name>.so)");
   if (c.describe || c.check_stdin) return;
   if (c.roles.empty())
-    throw UsageError("--role: required (ping, pong, pub, sub, relay, or two joined by a comma)");
+    throw UsageError(
+        "--role: required (ping, pong, pub, sub, relay, module, or two joined by a comma)");
   if (c.out_dir.empty() && !c.check) throw UsageError("--out: required (directory for results)");
   for (char ch : c.run_id)
     if (!std::isalnum(static_cast<unsigned char>(ch)))
       throw UsageError("--run-id: use letters and digits only");
   if (c.run_id.empty()) c.run_id = random_run_id();
+  validate_module(c, c.size_given);
   if (c.pin == PinMode::none && !c.cpu.empty())
     throw UsageError("--pin none: --cpu pins a role; leave --cpu out, or use --pin role|process");
   if (c.pin == PinMode::process && c.cpu.empty())
@@ -295,9 +298,11 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.name = value();
     else if (arg == "--run-id")
       c.run_id = value();
-    else if (arg == "--size")
+    else if (arg == "--size") {
       c.size = parse_u64(arg, value());
-    else if (arg == "--count")
+      c.size_given = true;
+    } else if (parse_module_arg(arg, value, c.module)) {
+    } else if (arg == "--count")
       c.count = parse_u64(arg, value());
     else if (arg == "--duration")
       c.duration_s = parse_seconds(arg, value());
@@ -445,6 +450,11 @@ const char *usage_text() {
          "  --role relay       takes psb_<run>_<topic>, writes each message byte for byte on\n"
          "                     psb_<run>_<topic>_relay, ends on the end marker (forwarded);\n"
          "                     the recording sub takes --topic <topic>_relay\n"
+         "  --role module      one module of an application graph (docs/graphs.md):\n"
+         "    --module NAME  --module-id K  --sources S  --source-index J (a source)\n"
+         "    --period NS  --on timer|any|all  --work NS  --work-max NS\n"
+         "    --input TOPIC:WRITERS (repeat)  --output TOPIC:SIZE:READERS (repeat)\n"
+         "    --size BYTES   the run's largest message, the same for every module\n"
          "  --late-join        sub: joins while publishing goes on; records the history it got\n"
          "  --address IPV4     this node's address on the run's network (roles on several\n"
          "                     hosts); --peer IPV4, once per host this node talks to (its own\n"
@@ -475,6 +485,8 @@ const char *role_name(Role r) {
       return "sub";
     case Role::relay:
       return "relay";
+    case Role::module:
+      return "module";
   }
   return "?";
 }

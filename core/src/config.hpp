@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "module_args.hpp"
+
 namespace psb {
 
-enum class Role { ping, pong, pub, sub, relay };
+enum class Role { ping, pong, pub, sub, relay, module };
 enum class BarrierKind { none, stdio };
 // How an open-loop sender waits for a message's due time (never when already behind):
 // sleep, spin, or sleep until send_spin_ns before it and spin the rest (hybrid).
@@ -47,7 +49,9 @@ struct NodeConfig {
   std::string name;
   std::string run_id;
 
+  // The message size; --role module: the run's largest message (the driver's max_payload).
   uint64_t size = 64;
+  bool size_given = false;
   std::optional<uint64_t> count;     // measured samples
   std::optional<double> duration_s;  // or seconds
   std::optional<uint64_t> warmup;    // default depends on role
@@ -86,6 +90,8 @@ struct NodeConfig {
   // --subscribers, it records which of what was written before its reader existed it
   // received (the writer's history, if its durability keeps any).
   bool late_join = false;
+  // --role module: one module of an application graph (docs/graphs.md).
+  ModuleArgs module;
 
   std::map<Role, int> cpu;  // role -> CPU
   PinMode pin = PinMode::role;
@@ -110,6 +116,10 @@ struct NodeConfig {
   bool window_lines = false;
 
   bool closed_loop() const { return rate_hz == 0; }
+  // Readers and writers of one topic of the run, as the driver is told (a module: the
+  // most any of its topics has).
+  uint32_t topic_readers() const { return runs(Role::module) ? module.max_readers() : subscribers; }
+  uint32_t topic_writers() const { return runs(Role::module) ? module.max_writers() : publishers; }
   bool intra_process() const { return roles.size() > 1; }
   // Warm-up messages of ping and pub (the same default for both): 1000, at most one
   // second's worth at an open-loop rate.

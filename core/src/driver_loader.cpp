@@ -88,8 +88,8 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.option_count = options_.size();
   cfg_.use_loan = node.loan ? 1 : 0;
   cfg_.intra_process = node.intra_process() ? 1 : 0;
-  cfg_.readers = node.subscribers;
-  cfg_.writers = node.publishers;
+  cfg_.readers = node.topic_readers();
+  cfg_.writers = node.topic_writers();
   if (!node.address.empty()) {
     address_ = node.address;
     peer_strings_ = node.peers;

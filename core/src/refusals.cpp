@@ -67,12 +67,19 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
     add("size", std::string(t.name) + ": size " + std::to_string(node.size) +
                     " bytes is over this driver's largest message of " +
                     std::to_string(caps.max_payload) + " bytes");
-  if (caps.readers_per_topic && node.subscribers > caps.readers_per_topic)
-    add("subscribers", std::string(t.name) + ": --subscribers " + std::to_string(node.subscribers) +
+  const bool module = node.runs(Role::module);
+  if (caps.readers_per_topic && node.topic_readers() > caps.readers_per_topic)
+    add("subscribers", std::string(t.name) + ": " +
+                           (module ? "an --output with " + std::to_string(node.topic_readers()) +
+                                         " readers (TOPIC:SIZE:READERS)"
+                                   : "--subscribers " + std::to_string(node.subscribers)) +
                            " is not supported; this driver has at most " +
                            std::to_string(caps.readers_per_topic) + " reader(s) per topic");
-  if (caps.writers_per_topic && node.publishers > caps.writers_per_topic)
-    add("publishers", std::string(t.name) + ": --publishers " + std::to_string(node.publishers) +
+  if (caps.writers_per_topic && node.topic_writers() > caps.writers_per_topic)
+    add("publishers", std::string(t.name) + ": " +
+                          (module ? "an --input with " + std::to_string(node.topic_writers()) +
+                                        " writers (TOPIC:WRITERS)"
+                                  : "--publishers " + std::to_string(node.publishers)) +
                           " is not supported; this driver has at most " +
                           std::to_string(caps.writers_per_topic) + " writer(s) per topic");
   if (node.loan && !driver.loans())

@@ -53,49 +53,72 @@ void Endpoints::open(const psb_config &cfg) {
 
 void Endpoints::create_writer(const std::string &topic) {
   psb_error err{};
-  writer_ = d_.create_writer(ctx_, topic.c_str(), &err);
-  if (!writer_) fail(("creating a writer on " + topic).c_str(), err);
+  psb_writer *w = d_.create_writer(ctx_, topic.c_str(), &err);
+  if (!w) fail(("creating a writer on " + topic).c_str(), err);
+  writers_.push_back(w);
 }
 
 void Endpoints::create_reader(const std::string &topic, psb_on_data cb, void *user) {
   psb_error err{};
-  reader_ = d_.create_reader(ctx_, topic.c_str(), cb, user, &err);
-  if (!reader_) fail(("creating a reader on " + topic).c_str(), err);
+  psb_reader *r = d_.create_reader(ctx_, topic.c_str(), cb, user, &err);
+  if (!r) fail(("creating a reader on " + topic).c_str(), err);
+  readers_.push_back(r);
 }
 
 namespace {
 
 // The driver's writer_counters or reader_counters for one endpoint, when it has them.
+// Summed by name over several endpoints (a module's), in the order first reported.
 template <class Endpoint>
-MiddlewareCounters read_counters(void (*counters)(Endpoint *, psb_put_counter, void *),
-                                 Endpoint *endpoint) {
-  MiddlewareCounters out;
-  if (!counters || !endpoint) return out;
+void read_counters(void (*counters)(Endpoint *, psb_put_counter, void *), Endpoint *endpoint,
+                   MiddlewareCounters &out) {
+  if (!counters || !endpoint) return;
   counters(
       endpoint,
       [](void *user, const char *name, uint64_t value) {
-        static_cast<MiddlewareCounters *>(user)->emplace_back(name ? name : "?", value);
+        auto &all = *static_cast<MiddlewareCounters *>(user);
+        const std::string key = name ? name : "?";
+        for (auto &[k, v] : all)
+          if (k == key) {
+            v += value;
+            return;
+          }
+        all.emplace_back(key, value);
       },
       &out);
-  return out;
 }
 
 }  // namespace
 
 void Endpoints::destroy_reader() {
-  if (!reader_) return;
-  reader_counters_ = read_counters(d_.reader_counters, reader_);
-  d_.destroy_reader(reader_);
-  reader_ = nullptr;
+  for (psb_reader *r : readers_) {
+    read_counters(d_.reader_counters, r, reader_counters_);
+    d_.destroy_reader(r);
+  }
+  readers_.clear();
+}
+
+void Endpoints::add_reader_counters(const MiddlewareCounters &more) {
+  for (const auto &[name, value] : more) {
+    bool found = false;
+    for (auto &[k, v] : reader_counters_)
+      if (k == name) {
+        v += value;
+        found = true;
+      }
+    if (!found) reader_counters_.emplace_back(name, value);
+  }
 }
 
 MiddlewareCounters Endpoints::writer_counters() const {
-  return read_counters(d_.writer_counters, writer_);
+  MiddlewareCounters out;
+  for (psb_writer *w : writers_) read_counters(d_.writer_counters, w, out);
+  return out;
 }
 
 Endpoints::~Endpoints() {
   destroy_reader();
-  if (writer_) d_.destroy_writer(writer_);
+  for (psb_writer *w : writers_) d_.destroy_writer(w);
   if (ctx_) d_.close(ctx_);
 }
 
@@ -201,6 +224,9 @@ RoleResult run_role(Role role, const RoleEnv &env) {
         break;
       case Role::relay:
         run_relay(env, res, ep);
+        break;
+      case Role::module:
+        run_module(env, res, ep);
         break;
     }
     // Every thread of the process as the measurement ends, the middleware's still alive.

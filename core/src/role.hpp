@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,7 @@
 namespace psb {
 
 class StartGate;
+struct ModuleResult;
 
 // Set by SIGINT/SIGTERM: roles end early, still writing what they measured.
 extern std::atomic<bool> g_interrupted;
@@ -71,6 +73,8 @@ struct RoleResult {
   bool any_live = false;
   MiddlewareCounters reader_counters, writer_counters;
   std::vector<std::string> topics;
+  // --role module: its record streams and counts (module_records.hpp).
+  std::shared_ptr<ModuleResult> module;
   int64_t discovery_ns = -1, measure_start_ns = 0, measure_end_ns = 0;
   // CLOCK_MONOTONIC, 0 = never: before the driver's open, when every peer had matched,
   // and when the first message of any kind (warm-up, handshake) arrived.
@@ -106,29 +110,39 @@ std::string topic_name(const NodeConfig &node, const std::string &suffix);
 constexpr int64_t kWindowAckTimeoutNs = 5'000'000'000;
 int64_t announce_window(const NodeConfig &node, const char *edge);
 
-// Driver objects owned by one role, destroyed in the safe order (reader first, which
-// stops a listener thread before anything it uses goes away).
+// Driver objects owned by one role, destroyed in the safe order (readers first, which
+// stops a listener thread before anything it uses goes away). A role has one writer and
+// one reader; a module one per output and per input, all in one context.
 class Endpoints {
  public:
   explicit Endpoints(const psb_driver &d) : d_(d) {}
   ~Endpoints();
   void open(const psb_config &cfg);  // each throws std::runtime_error with the driver's message
-  void create_writer(const std::string &topic);
+  void create_writer(const std::string &topic);  // adds one: writer(0), writer(1), ...
   void create_reader(const std::string &topic, psb_on_data cb, void *user);
-  // Reads the reader's middleware counters, then destroys it.
+  // Reads the readers' middleware counters (summed by name), then destroys them.
   void destroy_reader();
   const MiddlewareCounters &reader_counters() const { return reader_counters_; }
-  MiddlewareCounters writer_counters() const;
-  psb_writer *writer() const { return writer_; }
-  psb_reader *reader() const { return reader_; }
-  int matched_readers() const { return d_.matched_readers ? d_.matched_readers(writer_) : -1; }
-  int matched_writers() const { return d_.matched_writers ? d_.matched_writers(reader_) : -1; }
+  // Adds the counters of readers in other contexts (a module's receiver threads).
+  void add_reader_counters(const MiddlewareCounters &more);
+  MiddlewareCounters writer_counters() const;  // summed by name over the writers
+  psb_writer *writer(size_t i = 0) const { return i < writers_.size() ? writers_[i] : nullptr; }
+  psb_reader *reader(size_t i = 0) const { return i < readers_.size() ? readers_[i] : nullptr; }
+  size_t readers() const { return readers_.size(); }
+  int matched_readers() const { return matched_readers_of(0); }
+  int matched_writers() const { return matched_writers_of(0); }
+  int matched_readers_of(size_t i) const {
+    return d_.matched_readers ? d_.matched_readers(writer(i)) : -1;
+  }
+  int matched_writers_of(size_t i) const {
+    return d_.matched_writers ? d_.matched_writers(reader(i)) : -1;
+  }
 
  private:
   const psb_driver &d_;
   psb_context *ctx_ = nullptr;
-  psb_writer *writer_ = nullptr;
-  psb_reader *reader_ = nullptr;
+  std::vector<psb_writer *> writers_;
+  std::vector<psb_reader *> readers_;
   MiddlewareCounters reader_counters_;
 };
 
@@ -180,6 +194,9 @@ bool arrive_ready(const RoleEnv &env, RoleResult &res);
 // middleware cannot tell). Throws naming what did not match within --match-timeout.
 bool wait_until_matched(const RoleEnv &env, int (Endpoints::*matched)() const, const Endpoints &ep,
                         int want, const char *what);
+// The same for any count (a module's i-th reader or writer).
+template <typename Matched>
+bool wait_until_matched(const RoleEnv &env, Matched matched, int want, const std::string &what);
 
 // Interrupted or past the deadline: sets res.ended_by and returns true.
 bool run_stopped(const RoleEnv &env, RoleResult &res);
@@ -202,5 +219,21 @@ void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_pub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep);
 void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+void run_module(const RoleEnv &env, RoleResult &res, Endpoints &ep);
+
+template <typename Matched>
+bool wait_until_matched(const RoleEnv &env, Matched matched, int want, const std::string &what) {
+  if (matched() < 0) return false;
+  const int64_t give_up = now_ns() + seconds_to_ns(env.node.match_timeout_s);
+  while (matched() < want) {
+    if (now_ns() >= give_up || g_interrupted)
+      throw std::runtime_error("only " + std::to_string(matched()) + " of " + std::to_string(want) +
+                               " " + what + " matched within " +
+                               std::to_string(env.node.match_timeout_s) + " s (match timeout)");
+    timespec ms{0, 1'000'000};
+    nanosleep(&ms, nullptr);
+  }
+  return true;
+}
 
 }  // namespace psb

@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "json_writer.hpp"
+#include "module_summary.hpp"
 
 #ifndef PSBENCH_VERSION
 #define PSBENCH_VERSION "unknown"
@@ -202,7 +203,10 @@ void write_text(const std::string &path, const std::string &text) {
 void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const DriverConfig &dcfg,
                         const ProcessFacts &facts, const RoleResult &r) {
   const std::string role = role_name(r.role);
-  const std::string stem = n.name.empty() ? role : n.name;
+  const std::string stem = r.role == Role::module ? n.module.name : n.name.empty() ? role : n.name;
+  if (r.module)
+    write_module_records(n.out_dir, stem, *r.module, *n.module.id, *n.module.sources,
+                         r.measure_start_ns);
   std::string samples_file;
   uint64_t samples = 0, duplicated = 0, reordered = 0;
   if (!r.stores.empty()) {
@@ -280,20 +284,24 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
     value ? j.value(value) : j.null();
   }
   j.end_object();
+  if (r.role == Role::module) module_fields(j, n);
+  if (r.module) module_counts(j, n, *r.module);
   const RoleCounts &c = r.counts;
   // A sub that missed an end marker does not know what was sent (docs/node.md).
   const bool sent_known = r.sent_known;
-  j.key("counts").begin_object().key("sent");
-  sent_known ? j.value(c.sent) : j.null();
-  j.field("received", c.received).field("samples", samples).key("lost");
-  sent_known ? j.value(c.lost) : j.null();
-  j.field("duplicated", duplicated)
-      .field("reordered", reordered)
-      .field("late", c.late)
-      .field("corrupted", c.corrupted)
-      .field("warmup", c.warmup)
-      .field("write_errors", c.write_errors)
-      .end_object();
+  if (!r.module) {
+    j.key("counts").begin_object().key("sent");
+    sent_known ? j.value(c.sent) : j.null();
+    j.field("received", c.received).field("samples", samples).key("lost");
+    sent_known ? j.value(c.lost) : j.null();
+    j.field("duplicated", duplicated)
+        .field("reordered", reordered)
+        .field("late", c.late)
+        .field("corrupted", c.corrupted)
+        .field("warmup", c.warmup)
+        .field("write_errors", c.write_errors)
+        .end_object();
+  }
   throughput_fields(j, n, r);
   echo_fields(j, r);
   schedule_fields(j, r);
