@@ -93,10 +93,12 @@ void parse_module_value(std::string_view arg, std::string_view v, ModuleArgs &m)
     m.work_max_ns = int64_t(whole(arg, v, " of nanoseconds"));
   } else if (arg == "--input") {
     auto f = fields(v);
-    if (f.size() != 2)
-      throw UsageError("--input: '" + std::string(v) + "' is not TOPIC:WRITERS, e.g. scan:1");
+    if (f.size() != 2 && !(f.size() == 3 && f[2] == "feedback"))
+      throw UsageError("--input: '" + std::string(v) +
+                       "' is not TOPIC:WRITERS[:feedback], e.g. scan:1");
     check_topic(arg, f[0], "TOPIC:WRITERS, e.g. scan:1");
-    ModuleInput in{std::string(f[0]), whole32(arg, f[1], " of writers in TOPIC:WRITERS")};
+    ModuleInput in{std::string(f[0]), whole32(arg, f[1], " of writers in TOPIC:WRITERS"),
+                   f.size() == 3};
     if (in.writers == 0)
       throw UsageError("--input: " + in.topic + " needs at least 1 writer (TOPIC:WRITERS)");
     m.inputs.push_back(in);
@@ -185,6 +187,10 @@ void validate_module(NodeConfig &c, bool size_given) {
   } else {
     if (m.source_index)
       throw UsageError("--source-index: only a module without --input is a source; leave it out");
+    if (std::all_of(m.inputs.begin(), m.inputs.end(), [](auto &in) { return in.feedback; }))
+      throw UsageError(
+          "--input: every input is :feedback; a module ends once its other inputs have, so "
+          "at least one must not be");
     if (m.trigger() == Trigger::timer && m.period_ns <= 0)
       throw UsageError("--on timer: needs --period NS above 0");
     if (m.trigger() != Trigger::timer && m.period_ns > 0)

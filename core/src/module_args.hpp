@@ -17,6 +17,9 @@ enum class Trigger { timer, any, all };
 struct ModuleInput {
   std::string topic;
   uint32_t writers = 1;  // modules writing it (end markers expected, matches waited for)
+  // Closes a cycle of the graph (TOPIC:WRITERS:feedback): its end markers are not waited
+  // for, since its writers end only after this module has.
+  bool feedback = false;
 };
 
 struct ModuleOutput {

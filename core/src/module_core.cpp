@@ -15,6 +15,7 @@ ModuleCore::ModuleCore(const RoleEnv &env, RoleResult &res, ModuleResult &out)
       merged_(sources_),
       work_(m_.work_ns, m_.work_max_ns ? *m_.work_max_ns : m_.work_ns, *m_.id) {
   for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!m_.inputs[i].feedback) ++awaited_inputs_;
     for (uint32_t w = 0; w < m_.inputs[i].writers; ++w)
       inputs_[i].writers.push_back(std::make_unique<WriterSlot>());
     inputs_[i].latest.assign(sources_, OriginEntry{});
@@ -59,7 +60,7 @@ void ModuleCore::on_arrival(size_t i, const uint8_t *data, uint64_t len, int64_t
     if (!w->ended) {
       w->ended = true;
       w->end_seq = h.seq;
-      if (++c.end_markers == m_.inputs[i].writers) ++ended_inputs_;
+      if (++c.end_markers == m_.inputs[i].writers && !m_.inputs[i].feedback) ++ended_inputs_;
     }
     return;
   }

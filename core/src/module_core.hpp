@@ -43,8 +43,8 @@ class ModuleCore {
   void on_arrival(size_t i, const uint8_t *data, uint64_t len, int64_t t);
   // One activation: trigger is an input index or kTimerTrigger.
   void activate(uint32_t trigger, int64_t scheduled_ns);
-  // Every input has brought the end marker of each of its writers.
-  bool inputs_ended() const { return ended_inputs_ == inputs_.size(); }
+  // Every input but the feedback ones has brought the end marker of each of its writers.
+  bool inputs_ended() const { return ended_inputs_ == awaited_inputs_; }
   // Lets the driver send what it holds (bounded by --drain-timeout), then writes the end
   // marker on every output, three times (1, 5, 20 ms apart) as pub does.
   void end_outputs();
@@ -87,7 +87,8 @@ class ModuleCore {
   std::vector<OutputState> outputs_;
   std::vector<OriginEntry> merged_;
   size_t ended_inputs_ = 0;
-  uint64_t activation_ = 0;  // every activation, warm-up ones included
+  size_t awaited_inputs_ = 0;  // the inputs that are not feedback
+  uint64_t activation_ = 0;    // every activation, warm-up ones included
   WorkDraw work_;
   std::string first_write_error_;
 };

@@ -30,9 +30,11 @@ def module_rows(graph: dict) -> list[list]:
     rows = []
     for name, m in graph["modules"].items():
         period = "on " + m["on"] if m["period_ns"] is None else f"{m['period_ns'] / 1e6:g} ms"
+        cpu = "-" if m.get("cpu_s") is None else f"{m['cpu_s'] * 1000:.1f}"
         rows.append([
             name, period, m["activations"], m["overruns"], micros(m["lateness"]["p50"]),
             micros(m["lateness"]["max"]), micros(m["busy"]["p50"]), micros(m["busy"]["max"]),
+            cpu,
         ])  # fmt: skip
     return rows
 
@@ -72,11 +74,13 @@ def graph_lines(graph: dict | None) -> list[str]:
                 "max",
                 "busy p50 µs",
                 "max",
+                "CPU ms",
             ],
             module_rows(graph),
             indent="  ",
         ),  # fmt: skip
-        "  late: a timer activation's start after its tick; busy: work and writes",
+        "  late: a timer activation's start after its tick; busy: work and writes; CPU: "
+        "the module's process, user and system, over the whole run",
     ]
     slowest = sorted(graph["edges"], key=lambda e: -(e["latency"]["max"] or 0))[:EDGES_SHOWN]
     if slowest:

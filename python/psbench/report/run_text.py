@@ -437,7 +437,6 @@ def render_graph(outcome: MeasureOutcome) -> str:
     ]
     lines += graph_lines(outcome.graph)
     lines.extend(rc.warning_lines(outcome.summaries))
-    lines.append(f"  resources: {resources_text(outcome.resources)}")
     lines.extend(network_lines(outcome.network, spec.hosts))
     for problem in outcome.problems:
         lines.append(f"  problem:   {problem}")

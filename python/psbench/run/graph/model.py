@@ -77,3 +77,26 @@ class Graph:
     def smallest_message(self) -> int:
         """What a message must hold: its headers and an origin entry per source."""
         return GRAPH_HEADER + ORIGIN_ENTRY * len(self.sources)
+
+    def feedback_inputs(self) -> set[tuple[str, str]]:
+        """(module, topic) inputs that close a cycle: found by a depth-first walk from
+        the sources in file order, an input from a module still on the walk's path. A
+        module does not wait for their end markers (their writers end after it), so
+        that a graph with a cycle still ends (docs/graphs.md, "Ends")."""
+        found, done, on_path = set(), set(), []
+
+        def walk(name: str) -> None:
+            on_path.append(name)
+            for topic in self.modules[name].publishes:
+                for reader in self.readers(topic):
+                    if reader in on_path:
+                        found.add((reader, topic))
+                    elif reader not in done:
+                        walk(reader)
+            on_path.pop()
+            done.add(name)
+
+        for name in self.sources + list(self.modules):
+            if name not in done:
+                walk(name)
+        return found

@@ -55,8 +55,10 @@ def module_argv(spec, graph: Graph, module: Module) -> list[str]:
         argv += ["--work-max", str(module.work_ns[1])]
     if module.is_source:
         argv += ["--source-index", str(sources.index(module.name))]
+    feedback = graph.feedback_inputs()
     for topic in module.subscribes:
-        argv += ["--input", f"{topic}:{len(graph.writers(topic))}"]
+        closing = ":feedback" if (module.name, topic) in feedback else ""
+        argv += ["--input", f"{topic}:{len(graph.writers(topic))}{closing}"]
     for topic in module.publishes:
         size, readers = topic_size(spec, graph, topic), len(graph.readers(topic))
         argv += ["--output", f"{topic}:{size}:{readers}"]
