@@ -4,7 +4,7 @@ back (a cycle closed through a timer). Known answers: the source's activations a
 --count; every source sample reaches the filter (on any input, nothing lost on this
 machine), so none is dropped and, against a 1 ns deadline, every reaction misses while
 none misses against 10 s; the run ends by itself despite the cycle; the report shows
-one configuration per path; no node is left."""
+one configuration per path and draws the graph; no node is left."""
 
 import json
 import subprocess
@@ -67,9 +67,15 @@ def test_a_graph_with_a_cycle_runs_ends_and_counts_what_it_should(tmp_path):
     assert "--input raw:1 " in argv["filter"] + " "
     assert "to_filter " in done.stdout and "sensor -> filter" in done.stdout
     assert live_processes("psbench-node", record["run_id"]) == []
-    report = run(["report", str(record_path.parent)], tmp_path)
+    out = tmp_path / "report"
+    report = run(["report", str(record_path.parent), "-o", str(out)], tmp_path)
     assert report.returncode == 0, report.stderr
     assert "path=to_filter " in report.stdout and "reaction" in report.stdout
+    # The drawing: every module, and every edge with its topic (dot's SVG has the text).
+    svg = (out / "plots" / "graph-loop-one-host-udp.svg").read_text()
+    for text in ("sensor", "filter", "control", "raw", "filtered", "state", "every 5 ms"):
+        assert f">{text}" in svg, text
+    assert "Graph loop, one-host, udp" in (out / "report.html").read_text()
 
 
 def test_a_graph_in_an_experiment_is_validated_at_its_own_lines(tmp_path):

@@ -238,6 +238,7 @@ def write_report(report: Report, out: Path) -> Path:
     """Writes every file into out (replacing an earlier report there) and returns the
     path of the HTML page. Files appear together: written aside, then moved in place."""
     from psbench.report import hgrm, html, plots  # matplotlib is slow to import
+    from psbench.report.graph_drawing import write_graph_drawings
 
     staging = _prepare_folder(out)
     try:
@@ -246,6 +247,9 @@ def write_report(report: Report, out: Path) -> Path:
             report.plots, skipped = plots.write_plots(
                 report.configs, staging / "plots", report.results.searches
             )
+            report.notes.extend(skipped)
+            drawn, skipped = write_graph_drawings(report.configs, staging / "plots")
+            report.plots += drawn
             report.notes.extend(skipped)
         hgrm.write_all(report.configs, staging / "hgrm")
         for t in report.tables:
