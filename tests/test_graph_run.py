@@ -44,8 +44,9 @@ def run(args: list[str], tmp_path: Path, timeout: float = 120) -> subprocess.Com
 def test_a_graph_with_a_cycle_runs_ends_and_counts_what_it_should(tmp_path):
     graph = tmp_path / "loop.yaml"
     graph.write_text(GRAPH)
+    # With a warm-up: what circulates in the cycle must not keep it warm-up for ever.
     done = run(["graph", "run", "--graph", str(graph), "--driver", "udp", "--transport",
-                "multicast", "--count", "40", "--timeout", "60"], tmp_path)  # fmt: skip
+                "multicast", "--count", "40", "--warmup", "5", "--timeout", "60"], tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stdout + done.stderr
     (record_path,) = (tmp_path / "results").rglob("run.json")
     record = json.loads(record_path.read_text())
@@ -60,6 +61,8 @@ def test_a_graph_with_a_cycle_runs_ends_and_counts_what_it_should(tmp_path):
     # The controller samples on its own timer: what it did not take is counted dropped.
     control = figures["paths"]["to_control"]
     assert control["reached"] + control["dropped"] == control["published"] <= 40
+    assert control["reached"] > 0
+    assert figures["modules"]["sensor"]["counts"]["warmup"] == 5
     assert control["deadline_misses"] is None
     # The filter's state input closes the cycle: it did not wait for its end markers.
     argv = {p["name"]: " ".join(p["argv"]) for p in record["processes"]}

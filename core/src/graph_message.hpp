@@ -69,4 +69,12 @@ inline void merge_origins(OriginEntry *into, const OriginEntry *from, uint32_t s
   }
 }
 
+// Whether a table holds a sample past the warm-up: some present source's newest sample
+// is at or after activation `warmup` of that source (sources share one --warmup).
+inline bool measured_origin(const OriginEntry *table, uint32_t sources, uint64_t warmup) {
+  for (uint32_t j = 0; j < sources; ++j)
+    if (table[j].present && table[j].newest_seq >= warmup) return true;
+  return false;
+}
+
 }  // namespace psb

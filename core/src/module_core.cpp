@@ -13,6 +13,7 @@ ModuleCore::ModuleCore(const RoleEnv &env, RoleResult &res, ModuleResult &out)
       inputs_(m_.inputs.size()),
       outputs_(m_.outputs.size()),
       merged_(sources_),
+      warmup_(env.node.warmup_for(Role::module)),
       work_(m_.work_ns, m_.work_max_ns ? *m_.work_max_ns : m_.work_ns, *m_.id) {
   for (size_t i = 0; i < inputs_.size(); ++i) {
     if (!m_.inputs[i].feedback) ++awaited_inputs_;
@@ -108,16 +109,19 @@ void ModuleCore::activate(uint32_t trigger, int64_t scheduled_ns) {
   if (m_.is_source()) {
     const uint32_t j = *m_.source_index;
     merged_[j] = OriginEntry{a, start, start, j, 1};
-    warm = a < env_.node.warmup_for(Role::module);
+    warm = a < warmup_;
   }
   // What this activation uses: the newest message of each input (for any, the one that
   // came is the newest of its input).
   for (auto &in : inputs_) {
     if (!in.has) continue;
     merge_origins(merged_.data(), in.latest.data(), sources_);
-    warm = warm || in.warm;
     in.fresh = false;
   }
+  // Warm-up unless some source's newest sample behind it is past that source's warm-up
+  // (every source has the same --warmup). Not "any input was warm-up": through a cycle
+  // that would keep every later activation warm-up for ever.
+  if (!m_.is_source()) warm = !measured_origin(merged_.data(), sources_, warmup_);
   const int64_t work_end = start + work_.next();
   while (now_ns() < work_end) {
   }

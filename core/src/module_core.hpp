@@ -88,6 +88,7 @@ class ModuleCore {
   std::vector<OriginEntry> merged_;
   size_t ended_inputs_ = 0;
   size_t awaited_inputs_ = 0;  // the inputs that are not feedback
+  const uint64_t warmup_;      // --warmup: every source's first activations
   uint64_t activation_ = 0;    // every activation, warm-up ones included
   WorkDraw work_;
   std::string first_write_error_;

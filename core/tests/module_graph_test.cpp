@@ -279,7 +279,7 @@ TEST_F(ModuleGraph, FusionOnAllThenSinkOnAnyThroughShm) {
 // recorded downstream.
 TEST_F(ModuleGraph, WarmupIsNotRecordedDownstream) {
   auto codes = run_graph("udp", "poll",
-                         {{"sink", {"--module-id", "1", "--input", "a:1"}},
+                         {{"sink", {"--module-id", "1", "--input", "a:1", "--warmup", "4"}},
                           {"srcA",
                            {"--module-id", "0", "--source-index", "0", "--period", "5000000",
                             "--count", "20", "--warmup", "4", "--output", "a:112:1"}}});

@@ -145,7 +145,8 @@ class RunData(RunSettings):
                 samples = graph_runs.path_samples(self.run_dir, self.run_record, self.graph_path)
             except SamplesFileError as exc:
                 raise UserError(f"run {self.number} ({self.label}): {exc}", exit_code=1) from None
-            return {next(iter(self.receivers)): samples}
+            # A path nothing reached has no series (no statistic, test or plot of it).
+            return {next(iter(self.receivers)): samples} if len(samples) else {}
         return self._samples_of(self.receivers)
 
     @cached_property

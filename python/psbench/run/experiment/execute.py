@@ -16,6 +16,7 @@ from psbench.results.store import Store
 from psbench.run import measure, ratesearch, services
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.plan import Plan
+from psbench.run.graph.plans import largest_message
 from psbench.run.progress import Progress
 
 # Of the statistics of the main series, what the index keeps.
@@ -270,7 +271,7 @@ def execute(
     progress.total = len(todo)
     try:
         # A service's configuration is sized once, for the largest message of the sweep.
-        largest = max((plan.specs[r.number].size for r in todo), default=64)
+        largest = max((largest_message(plan.specs[r.number]) for r in todo), default=64)
         with services.ServicePool(largest_message=largest) as pool:
             for run in todo:
                 progress.start(run.label)

@@ -150,7 +150,11 @@ def _build() -> dict[str, Param]:
         actions[kind] = {a.dest: a for a in parser._actions if a.dest not in SKIPPED_DESTS}
     found = {
         "kind": Param(
-            "kind", KINDS, dict.fromkeys(KINDS), _kind, "ping (round trip) or pubsub (one way)"
+            "kind",
+            KINDS,
+            dict.fromkeys(KINDS),
+            _kind,
+            "ping (round trip), pubsub (one way) or graph (an application graph)",
         )
     }
     for kind in KINDS:
@@ -184,8 +188,9 @@ def _build() -> dict[str, Param]:
         "hosts HOST: {rate, delay, jitter, loss, mtu} (emulated), or HOST: {ssh: TARGET, "
         "address: ADDRESS} (a real machine; docs/network.md)",
     )
+    placed = tuple(k for k in KINDS if k != "graph")  # a graph's mapping places its modules
     found["place"] = Param(
-        "place", KINDS, dict.fromkeys(KINDS), parse_place, "ROLE: HOST, or ROLE: [HOST, ...]"
+        "place", placed, dict.fromkeys(placed), parse_place, "ROLE: HOST, or ROLE: [HOST, ...]"
     )
     # In MeasureSpec's order, so that files, tables and docs list them the same way.
     order = {name: i for i, name in enumerate(spec_fields)}
