@@ -32,6 +32,7 @@ SECTIONS = [
     "Figure 3 (and 4): latency against the number of subscribers",
     "Figure 5: latency against message size",
     "The paper's statements",
+    "Table I: the cWalker application (8 modules, three mappings)",
     "Runs and their real-time scheduling",
 ]
 
@@ -48,10 +49,18 @@ def floor_built() -> bool:
 def test_full_file_validates_and_is_the_papers_method(node, results):
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "37 runs" in proc.stdout
+    assert "40 runs" in proc.stdout
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
-    runs = [r.params for r in plan.expansion.runs]
+    every = [r.params for r in plan.expansion.runs]
+    runs = [p for p in every if p["kind"] == "pubsub"]
     assert len(runs) == 37
+    # Table I: the cWalker graph, mapping 1 (one board), each protocol as in Figures 3-5.
+    graphs = [p for p in every if p["kind"] == "graph"]
+    assert {(p["driver"], p["transport"], p["mapping"], p["graph"]) for p in graphs} == {
+        (d, t, "mapping1", "graphs/cwalker.yaml")
+        for d, t in (("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"))
+    }
+    assert {(p["fifo"], p["notify"], p["duration"]) for p in graphs} == {(99, "listener", 60)}
     # Every run: one-way, SCHED_FIFO at the maximum priority, listener callbacks.
     assert {(p["kind"], p["fifo"], p["notify"]) for p in runs} == {("pubsub", 99, "listener")}
     # ZeroMQ over TCP, the RTPS implementations over UDP; raw UDP, the floor, at each size.
@@ -114,6 +123,8 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
         "trento2013-figure3",
         "trento2013-figure5",
         "trento2013-claims",
+        "trento2013-table1",
+        "trento2013-table1-claims",
         "trento2013-runs",
     ):
         for suffix in ("md", "csv", "json", "tex"):
@@ -176,13 +187,46 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
         assert "µs" in row["ours"] or "x" in row["ours"]
     assert any("other hardware" in note for note in claims["notes"])
     table = paper_table(paper, "trento2013-runs")
-    assert len(table["rows"]) == 6 * len(built()) + (3 if floor_built() else 0)
+    # Each graph run once (it stands for one configuration per path elsewhere).
+    assert len(table["rows"]) == 7 * len(built()) + (3 if floor_built() else 0)
     for row in table["rows"]:
         assert row["status"] == "ok"
         at_max, of = row["fifo_max"].split(" of ")
         assert at_max == of and int(of) >= 2, row
-    section = next(s for s in paper["sections"] if s["title"] == SECTIONS[3])
+    section = next(s for s in paper["sections"] if s["title"] == SECTIONS[4])
     assert not any("WARNING" in note for note in section["notes"])
+
+
+@pytest.mark.long
+def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
+    root, paper = ok_paper(quick)
+    table = paper_table(paper, "trento2013-table1")
+    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    assert [(r["mapping"], r["protocol"]) for r in table["rows"]] == [
+        (r["mapping"], r["protocol"]) for r in published["table_1"]["rows"]
+    ]
+    runs = runs_by_label(root)
+    for driver in built():
+        transport = "tcp" if driver == "zeromq" else "udp"
+        (line,) = [
+            v for k, v in runs.items() if k.startswith(f"graph-{driver}-") and transport in k
+        ]
+        # Independently of psbench's reader: AVI's arrival records straight from the file.
+        raw = (root / line["run_dir"] / "AVI.arrivals").read_bytes()
+        count = int.from_bytes(raw[16:24], "little")
+        records = np.frombuffer(raw, dtype=np.int64, offset=64).reshape(count, 4)
+        taken = (records[:, 2] - records[:, 1]) / 1000.0  # arrival - send, µs
+        protocol = {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[driver]
+        (row,) = [r for r in table["rows"] if r["mapping"] == 1 and r["protocol"] == protocol]
+        assert row["n"] == count > 0
+        assert row["max"] == round(taken.max(), 1) and row["avg"] == round(taken.mean(), 1)
+    claims = paper_table(paper, "trento2013-table1-claims")["rows"]
+    assert [r["id"] for r in claims] == [
+        "table1-average-below-10ms",
+        "table1-only-zeromq-worst-below-10ms",
+    ]
+    for row in claims:
+        assert row["verdict"].split(" ")[0] in ("agrees", "differs", "partly"), row
 
 
 @pytest.mark.skipif(
@@ -342,8 +386,9 @@ def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
 # Over a network (--network) ------------------------------------------------------------
 
 
-def _matrix_points(name: str) -> list[dict]:
-    return [r.params for r in prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs]
+def _matrix_points(name: str, kind: str = "pubsub") -> list[dict]:
+    runs = prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs
+    return [r.params for r in runs if r.params["kind"] == kind]
 
 
 def _point(p: dict) -> tuple:
@@ -367,10 +412,17 @@ def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(varian
         ("fastdds", "udp"),
         ("udp", "unicast"),
     }
+    # Table I: the paper's three mappings on the two boards, each protocol.
+    graphs = _matrix_points(f"{STUDY}-network{variant}", "graph")
+    assert sorted((p["mapping"], p["driver"]) for p in graphs) == sorted(
+        (f"mapping{m}", d) for m in (1, 2, 3) for d in ("zeromq", "cyclonedds", "fastdds")
+    )
+    assert all(p["hosts"] == {"a": {"rate": "100mbit"}, "b": {"rate": "100mbit"}} for p in graphs)
+    assert all("place" not in p for p in graphs)  # the mapping places the modules
 
 
 def test_network_variant_is_what_reproduce_network_runs(node, results):
-    for extra, runs in (([], "37 runs"), (["--quick"], "21 runs")):
+    for extra, runs in (([], "46 runs"), (["--quick"], "30 runs")):
         proc = run_cli(["reproduce", STUDY, "--network", "--dry-run", *extra], results)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert f"{STUDY}-network{'-quick' if extra else ''} " in proc.stdout
@@ -449,6 +501,8 @@ def test_over_a_network_the_sections_say_where_and_every_subscriber_ran_on_b(net
             "b": 100_000_000,
         }
         assert record["status"] == "ok"
+        if record["kind"] == "graph":
+            continue  # its mapping places the modules (Table I)
         # Each node ran with its host's address: the publisher a's, every subscriber b's.
         for process in record["processes"]:
             argv = process["argv"]

@@ -423,8 +423,12 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
         Column(f"processes at SCHED_FIFO {FIFO_MAX}", "fifo_max", "text"),
         Column("pinned", "pinned", "yes_no"),
     ]
-    rows, notes = [], []
+    rows, notes, seen = [], [], set()
     for run in results.runs:
+        if run.graph_path is not None and run.run_dir in seen:
+            continue  # a graph run stands for one configuration per path: listed once
+        seen.add(run.run_dir)
+        label = run.label.rsplit(" ", 1)[0] if run.graph_path is not None else run.label
         record = run.run_record or {}
         version = (record.get("driver") or {}).get("version")
         at_max, total = _fifo_of(run)
@@ -432,7 +436,7 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
         rows.append(
             [
                 run.number,
-                run.label,
+                label,
                 _name(run.driver),
                 version,
                 run.status,
@@ -442,13 +446,13 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
         )
         if run.status == "ok" and at_max < total:
             notes.append(
-                f"WARNING: run {run.number} ({run.label}) had {total - at_max} of "
+                f"WARNING: run {run.number} ({label}) had {total - at_max} of "
                 f"{total} processes not at SCHED_FIFO {FIFO_MAX}: it is not the "
                 f"paper's setting (run it as root, with `fifo: {FIFO_MAX}`)"
             )
         if run.status != "ok":
             notes.append(
-                f"run {run.number} ({run.label}) is {run.status}, left out of "
+                f"run {run.number} ({label}) is {run.status}, left out of "
                 f"every figure: {run.message or 'no message'}"
             )
     measured = {r.driver for r in results.runs if r.status == "ok"}
@@ -470,7 +474,7 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
         columns,
         rows,
         [
-            "processes: the publisher and every subscriber (each node's summary, "
+            "processes: the publisher and every subscriber, or a graph's modules (each node's summary, "
             "realtime.sched_policy and sched_priority); the middleware's own "
             "threads are created by the SCHED_FIFO thread and inherit it"
         ],
