@@ -263,6 +263,44 @@ def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
 
 @needs_root
 @needs_sshd
+def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tmp_path):
+    # A source on a, a module on b (whose clock runs 7 s ahead) reading it on each message.
+    graph = tmp_path / "g.yaml"
+    graph.write_text(
+        "name: two\n"
+        "modules:\n"
+        "  sensor: {period: 5ms, publishes: [raw]}\n"
+        "  sink: {on: any, subscribes: [raw]}\n"
+        "topics: {raw: {size: 128}}\n"
+        "paths: {across: {from: sensor, to: sink}}\n"
+        "mappings: {apart: {hosts: {a: [sensor], b: [sink]}}}\n"
+    )
+    done = psbench(
+        ["graph", "run", "--graph", str(graph), "--driver", "udp", "--transport", "unicast",
+         "--host", "a:ssh=a", "--host", "b:ssh=b", "--count", "100",
+         "--ssh-config", str(machines)],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        path = record["graph"]["paths"]["across"]
+        assert (path["published"], path["reached"]) == (100, 100)
+        clock = path["clock"]
+        assert abs(clock["offset_removed_ns"] - SKEW_S * 10**9) <= clock["uncertainty_ns"]
+        # Corrected: no reaction holds the 7 s, none is below minus the uncertainty.
+        assert -clock["uncertainty_ns"] <= path["reaction"]["min"]
+        assert path["reaction"]["max"] < 10**9
+        edge = record["graph"]["edges"][0]
+        assert (edge["writer"], edge["reader"]) == ("sensor", "sink")
+        assert -clock["uncertainty_ns"] <= edge["latency"]["min"] and edge["latency"]["max"] < 10**9
+        assert "clocks:    across: the offset between its machines' clocks" in done.stdout
+    finally:
+        shutil.rmtree(cache_of("udp"), ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
 def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(machines, tmp_path):
     # The publisher aborts at its 50th write (49 sent); the subscriber, whose idle
     # timeout is long, would wait on: psbench stops it, and what it wrote on its way out

@@ -82,6 +82,16 @@ def graph_lines(graph: dict | None) -> list[str]:
         "  late: a timer activation's start after its tick; busy: work and writes; CPU: "
         "the module's process, user and system, over the whole run",
     ]
+    for name, p in graph["paths"].items():
+        clock = p.get("clock")
+        if clock:  # the source and the sink on two real machines
+            lines.append(
+                f"  clocks:    {name}: the offset between its machines' clocks "
+                f"({clock['offset_removed_ns'] / 1000:,.1f} µs) is taken out, known to "
+                f"±{clock['uncertainty_ns'] / 1000:.1f} µs"
+                + ("; FLAGGED: more than a tenth of its median, or drifting; lead with the "
+                   "round trips of kind ping" if clock["flagged"] else "")
+            )  # fmt: skip
     slowest = sorted(graph["edges"], key=lambda e: -(e["latency"]["max"] or 0))[:EDGES_SHOWN]
     if slowest:
         lines.append(

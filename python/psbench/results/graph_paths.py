@@ -41,10 +41,18 @@ class PathFigures:
 
 
 def path_figures(
-    source: ModuleRecords, sink: ModuleRecords, source_index: int, deadline_ns: int | None
+    source: ModuleRecords,
+    sink: ModuleRecords,
+    source_index: int,
+    deadline_ns: int | None,
+    offset_ns: float = 0.0,
 ) -> PathFigures:
+    """offset_ns: the sink's clock minus the source's (real machines: taken out of every
+    sink time; one machine, or emulated hosts: 0)."""
     origins = sink.origins[sink.origins["source"] == source_index]
-    ends = dict(zip(sink.activations["activation"].tolist(), sink.activations["end_ns"].tolist()))
+    shift = int(round(offset_ns))
+    ends = dict(zip(sink.activations["activation"].tolist(),
+                    (sink.activations["end_ns"] - shift).tolist()))  # fmt: skip
     known = np.array([a in ends for a in origins["activation"].tolist()], dtype=bool)
     origins = origins[known]
     end_ns = np.array([ends[a] for a in origins["activation"].tolist()], dtype=np.int64)
@@ -101,22 +109,28 @@ def module_figures(records: ModuleRecords, period_ns: int | None) -> dict:
     }
 
 
-def edge_figures(records: ModuleRecords, inputs: list[str], writers: dict[int, str]) -> list[dict]:
+def edge_figures(
+    records: ModuleRecords,
+    inputs: list[str],
+    writers: dict[int, str],
+    offsets: dict[int, float] | None = None,
+) -> list[dict]:
     """Per input topic and writer module: transport latency (arrival - send) of every
     message the module took. inputs: its --input topics in order; writers: module id ->
-    name."""
+    name; offsets: module id -> this module's clock minus that writer's (real machines)."""
     found = []
     arr = records.arrivals
     for index, topic in enumerate(inputs):
         mine = arr[arr["input"] == index]
         for writer in sorted(set(mine["writer"].tolist())):
             taken = mine[mine["writer"] == writer]
+            shift = int(round((offsets or {}).get(writer, 0.0)))
             found.append(
                 {
                     "topic": topic,
                     "writer": writers.get(writer, str(writer)),
                     "reader": records.name,
-                    "latency": summarize_ns(taken["arrival_ns"] - taken["send_ns"]),
+                    "latency": summarize_ns(taken["arrival_ns"] - taken["send_ns"] - shift),
                 }
             )
     return found

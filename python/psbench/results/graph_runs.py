@@ -25,7 +25,10 @@ def path_samples(run_dir, record: dict, path: str) -> Samples:
         source, sink = read_module(run_dir, p["from"]), read_module(run_dir, p["to"])
     except RecordFileError as exc:
         raise SamplesFileError(str(exc)) from None
-    figures = path_figures(source, sink, graph["sources"].index(p["from"]), p.get("deadline_ns"))
+    offset = (p.get("clock") or {}).get("offset_removed_ns", 0.0)  # real machines
+    figures = path_figures(
+        source, sink, graph["sources"].index(p["from"]), p.get("deadline_ns"), offset
+    )
     records = np.zeros(len(figures.reaction_ns), dtype=RECORD_DTYPE)
     records["seq"] = np.arange(len(records))
     records["latency_ns"] = figures.reaction_ns

@@ -494,8 +494,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
         if spec.kind == "graph" and result.status != "refused":
             record["graph"], unread = graph_figures(
-                graph_of(spec), spec.mapping, run_dir, result.summaries
-            )
+                graph_of(spec), spec.mapping, run_dir, result.summaries,
+                record.get("clock"), spec.place,
+            )  # fmt: skip
             problems += unread
     except BaseException as exc:
         # The processes are stopped by now; record why we did not get further.
