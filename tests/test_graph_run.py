@@ -4,15 +4,26 @@ back (a cycle closed through a timer). Known answers: the source's activations a
 --count; every source sample reaches the filter (on any input, nothing lost on this
 machine), so none is dropped and, against a 1 ns deadline, every reaction misses while
 none misses against 10 s; the run ends by itself despite the cycle; the report shows
-one configuration per path and draws the graph; no node is left."""
+one configuration per path and draws the graph; no node is left, also when psbench is
+killed (SIGKILL) or interrupted (Ctrl-C) mid-run."""
 
 import json
+import signal
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from conftest import LAUNCHER, REPO, cli_env, live_processes
+from conftest import (
+    LAUNCHER,
+    REPO,
+    assert_nothing_left,
+    cli_env,
+    cli_in_background,
+    live_processes,
+    shm_files_of_run,
+    wait_for_running,
+)
 from psbench.base import paths
 
 GRAPH = """\
@@ -102,3 +113,23 @@ def test_a_graph_in_an_experiment_is_validated_at_its_own_lines(tmp_path):
     planned = run(["run", str(experiment), "--dry-run"], tmp_path)
     assert planned.returncode == 0, planned.stderr
     assert "1 run" in planned.stdout + planned.stderr
+
+
+@pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
+def test_a_graph_run_killed_or_interrupted_leaves_no_module(tmp_path, how):
+    graph = tmp_path / "loop.yaml"
+    graph.write_text(GRAPH)
+    results = tmp_path / "results"
+    args = ["graph", "run", "--graph", str(graph), "--driver", "udp", "--transport",
+            "multicast", "--duration", "60", "--timeout", "120", "--results", str(results)]  # fmt: skip
+    with cli_in_background(args, results) as proc:
+        record = wait_for_running(results, proc)
+        assert len(live_processes("psbench-node", record["run_id"])) == 3
+        proc.send_signal(signal.SIGKILL if how == "sigkill" else signal.SIGINT)
+        proc.communicate(timeout=30)
+    assert_nothing_left(record["run_id"])
+    assert shm_files_of_run(record["run_id"]) == []
+    if how == "ctrl-c":  # recorded, with what the modules wrote on their way out
+        final = json.loads((record["_dir"] / "run.json").read_text())
+        assert final["status"] == "interrupted"
+        assert (record["_dir"] / "sensor.activations").is_file()
