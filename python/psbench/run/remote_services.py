@@ -8,8 +8,8 @@ name (the sbin directories searched too). psbench cannot always reach the machin
 address itself (a ProxyJump), so whether the broker accepts is asked on the machine, by
 the node already copied there (`psbench-node --wait-port`). The port is drawn from
 psbench's range; a broker that ends before accepting, its port taken, is started again
-on another, ATTEMPTS times at most. A per-host daemon (iceoryx's RouDi) serves shared
-memory, which never crosses machines: refused."""
+on another, ATTEMPTS times at most. A per-host daemon (one that serves shared
+memory, which never crosses machines): refused."""
 
 import random
 import secrets
