@@ -19,7 +19,7 @@ def test_drivers_json_lists_baselines_with_capabilities(driver_libs, results):
         describe = entry["describe"]
         assert describe["name"] == name
         assert isinstance(describe["version"], str) and describe["version"]
-        assert describe["abi_version"] == 7
+        assert describe["abi_version"] == 8
         caps = describe["capabilities"]
         for key in CAPABILITY_SETS:
             assert isinstance(caps[key], list), key

@@ -34,7 +34,7 @@ def check_run_record(record, status="ok"):
     assert record["env"]["format"] == "psbench-env/1"
     # The driver's own account of itself is kept beside its results.
     assert record["driver"]["name"] == record["spec"]["driver"]
-    assert record["driver"]["abi_version"] == 7 and record["driver"]["version"]
+    assert record["driver"]["abi_version"] == 8 and record["driver"]["version"]
 
 
 @pytest.mark.parametrize(

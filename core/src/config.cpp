@@ -133,6 +133,39 @@ Injection parse_injection(std::string_view v) {
   return in;
 }
 
+// SUFFIX,SUFFIX,...: every topic of the run, each [A-Za-z0-9_]+ and once.
+std::vector<std::string> parse_run_topics(std::string_view v) {
+  std::vector<std::string> topics;
+  size_t start = 0;
+  while (start <= v.size()) {
+    size_t comma = v.find(',', start);
+    if (comma == std::string_view::npos) comma = v.size();
+    std::string topic(v.substr(start, comma - start));
+    bool ok = !topic.empty();
+    for (char ch : topic) ok = ok && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
+    if (!ok)
+      throw UsageError("--run-topics: '" + topic +
+                       "' is not a topic name of letters, digits and '_'; give "
+                       "SUFFIX,SUFFIX,... e.g. scan,pose");
+    if (std::find(topics.begin(), topics.end(), topic) != topics.end())
+      throw UsageError("--run-topics: '" + topic + "' is listed twice; list each topic once");
+    topics.push_back(std::move(topic));
+    start = comma + 1;
+  }
+  return topics;
+}
+
+// A driver gives each listed topic its own port or id by its index in the list, so a
+// topic of this node missing from it would have none.
+void check_run_topics(const NodeConfig &c) {
+  if (c.run_topics.empty()) return;
+  for (const std::string &topic : c.own_topics())
+    if (std::find(c.run_topics.begin(), c.run_topics.end(), topic) == c.run_topics.end())
+      throw UsageError("--run-topics: topic '" + topic +
+                       "' of this node is not among them; list every topic of the run, the "
+                       "same list for every node");
+}
+
 std::string random_run_id() {
   static constexpr char kAlphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
   std::random_device rd;
@@ -241,6 +274,7 @@ void validate(NodeConfig &c) {
           " already has a fault (or is the message a reorder moves its predecessor behind); "
           "give each message one fault");
   }
+  check_run_topics(c);
   for (auto &[role, cpu] : c.cpu) {
     bool ours = false;
     for (Role r : c.roles) ours |= (r == role);
@@ -254,6 +288,27 @@ void validate(NodeConfig &c) {
 
 bool NodeConfig::runs(Role r) const {
   return std::find(roles.begin(), roles.end(), r) != roles.end();
+}
+
+std::vector<std::string> NodeConfig::own_topics() const {
+  std::vector<std::string> out;
+  auto add = [&](const std::string &t) {
+    if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+  };
+  for (Role r : roles) {
+    if (r == Role::ping || r == Role::pong) {
+      add("ping");
+      add("pong");
+    } else if (r == Role::module) {
+      for (auto &in : module.inputs) add(in.topic);
+      for (auto &out_topic : module.outputs) add(out_topic.topic);
+    } else {
+      add(topic);
+      if (r == Role::relay) add(topic + "_relay");
+      if (echo_every) add(topic + "_echo");
+    }
+  }
+  return out;
 }
 
 uint64_t NodeConfig::warmup_for(Role r) const {
@@ -354,6 +409,8 @@ NodeConfig parse_args(int argc, const char *const *argv) {
       c.publishers = parse_u32(arg, value());
     else if (arg == "--writer-id")
       c.writer_id = parse_u32(arg, value());
+    else if (arg == "--run-topics")
+      c.run_topics = parse_run_topics(value());
     else if (arg == "--topic") {
       c.topic = value();
       c.topic_given = true;
@@ -442,6 +499,8 @@ const char *usage_text() {
          "  --publishers M     writers of the data topic; sub keeps one store each (default 1)\n"
          "  --writer-id K      pub: its id among the M writers, 0..M-1 (default 0)\n"
          "  --topic NAME       data topic psb_<run>_NAME, [A-Za-z0-9_]+ (default data)\n"
+         "  --run-topics A,B,.. every topic of the run (suffixes), the same list in every\n"
+         "                     node: a driver gives each its own port by its place in it\n"
          "  --echo-every N     sub echoes every Nth message of writer 0; pub times the echoes\n"
          "  --reply-size BYTES ping/pong: pong echoes only the first BYTES (>= 32) of each\n"
          "                     message, an acknowledgement; give ping the same value\n"

@@ -76,6 +76,9 @@ struct NodeConfig {
   std::string topic = "data";  // pub/sub/relay: psb_<run>_<topic>, echoes on
                                // psb_<run>_<topic>_echo; relay forwards to psb_<run>_<topic>_relay
   bool topic_given = false;
+  // --run-topics: the suffixes of every topic of the run, in the one order every process of
+  // the run is given (psb_config.run_topics, ABI 8); empty: not given.
+  std::vector<std::string> run_topics;
   bool echo_given = false;
   uint64_t echo_every = 0;  // 0: off; N: sub echoes writer 0's seq % N == 0, pub times them
   bool check_pattern = false;
@@ -125,6 +128,8 @@ struct NodeConfig {
   // second's worth at an open-loop rate.
   uint64_t warmup_for(Role r) const;
   bool runs(Role r) const;
+  // The suffixes of the topics this node's roles read or write (psb_<run>_<suffix>).
+  std::vector<std::string> own_topics() const;
   // The length ping expects of an echo (and pong writes back for a message of size).
   uint64_t reply_length(uint64_t len) const {
     return reply_size && reply_size < len ? reply_size : len;

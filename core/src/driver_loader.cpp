@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "json_writer.hpp"
+#include "role.hpp"
 
 namespace psb {
 namespace {
@@ -90,6 +91,13 @@ DriverConfig::DriverConfig(const NodeConfig &node, const psb_capabilities &caps)
   cfg_.intra_process = node.intra_process() ? 1 : 0;
   cfg_.readers = node.topic_readers();
   cfg_.writers = node.topic_writers();
+  for (const std::string &suffix : node.run_topics)
+    run_topic_strings_.push_back(topic_name(node, suffix));
+  for (const std::string &t : run_topic_strings_) run_topics_.push_back(t.c_str());
+  if (!run_topics_.empty()) {
+    cfg_.run_topics = run_topics_.data();
+    cfg_.run_topic_count = uint32_t(run_topics_.size());
+  }
   if (!node.address.empty()) {
     address_ = node.address;
     peer_strings_ = node.peers;

@@ -47,7 +47,9 @@ class DriverConfig {
   std::vector<psb_option> options_;
   std::string address_;
   std::vector<std::string> peer_strings_;
-  std::vector<const char *> peers_;  // NULL-terminated, into peer_strings_
+  std::vector<const char *> peers_;             // NULL-terminated, into peer_strings_
+  std::vector<std::string> run_topic_strings_;  // psb_<run>_<suffix>
+  std::vector<const char *> run_topics_;        // into run_topic_strings_
   psb_config cfg_{};
 };
 

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "driver_loader.hpp"
+
 using namespace psb;
 
 namespace {
@@ -218,4 +220,49 @@ TEST(Config, AddressAndPeersPlaceTheNodeOnTheRunsNetwork) {
   std::vector<const char *> intra = {"--driver", "x", "--role",    "ping,pong",
                                      "--out",    "o", "--address", "198.18.0.1"};
   EXPECT_EQ(error_of(intra), "--address: roles in one process are on one host; leave it out");
+}
+
+TEST(Config, RunTopicsListEveryTopicOfTheRunOnce) {
+  EXPECT_TRUE(parse({"--driver", "x", "--role", "sub", "--out", "o"}).run_topics.empty());
+  const NodeConfig c =
+      parse({"--driver", "x", "--role", "pub", "--out", "o", "--topic", "data2", "--echo-every",
+             "10", "--run-topics", "data1,data2,data1_echo,data2_echo"});
+  EXPECT_EQ(c.run_topics, (std::vector<std::string>{"data1", "data2", "data1_echo", "data2_echo"}));
+  EXPECT_EQ(c.own_topics(), (std::vector<std::string>{"data2", "data2_echo"}));
+  EXPECT_EQ(parse({"--driver", "x", "--role", "relay", "--out", "o"}).own_topics(),
+            (std::vector<std::string>{"data", "data_relay"}));
+  EXPECT_EQ(parse({"--driver", "x", "--role", "ping,pong", "--out", "o"}).own_topics(),
+            (std::vector<std::string>{"ping", "pong"}));
+
+  auto error_with = [](const char *topics, const char *role = "sub") {
+    return error_of({"--driver", "x", "--role", role, "--out", "o", "--run-topics", topics});
+  };
+  EXPECT_EQ(error_with("data,,x"),
+            "--run-topics: '' is not a topic name of letters, digits and '_'; give "
+            "SUFFIX,SUFFIX,... e.g. scan,pose");
+  EXPECT_NE(error_with("data,a-b").find("--run-topics: 'a-b' is not a topic name"),
+            std::string::npos);
+  EXPECT_EQ(error_with("data,x,data"),
+            "--run-topics: 'data' is listed twice; list each topic once");
+  // A topic of this node missing from the list would have no port of its own.
+  EXPECT_EQ(error_with("ping", "ping"),
+            "--run-topics: topic 'pong' of this node is not among them; list every topic of "
+            "the run, the same list for every node");
+  EXPECT_EQ(error_of({"--driver", "x", "--role", "sub", "--out", "o", "--run-topics"}),
+            "--run-topics: needs a value");
+}
+
+TEST(Config, RunTopicsReachTheDriverAsFullNamesInTheirOrder) {
+  const psb_capabilities caps{};
+  const NodeConfig without = parse({"--driver", "x", "--role", "sub", "--out", "o"});
+  const DriverConfig none(without, caps);
+  EXPECT_EQ(none.get().run_topics, nullptr);
+  EXPECT_EQ(none.get().run_topic_count, 0u);
+
+  const NodeConfig node = parse({"--driver", "x", "--role", "sub", "--out", "o", "--run-id", "r1",
+                                 "--topic", "scan", "--run-topics", "pose,scan,map"});
+  const DriverConfig cfg(node, caps);
+  ASSERT_EQ(cfg.get().run_topic_count, 3u);
+  std::vector<std::string> names(cfg.get().run_topics, cfg.get().run_topics + 3);
+  EXPECT_EQ(names, (std::vector<std::string>{"psb_r1_pose", "psb_r1_scan", "psb_r1_map"}));
 }

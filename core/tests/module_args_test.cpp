@@ -97,3 +97,15 @@ TEST(ModuleArgs, ADriverThatCannotCarryTheTopicsRefuses) {
   EXPECT_EQ(udp.exit_code, 2);
   EXPECT_NE(udp.output.find("--transport multicast"), std::string::npos) << udp.output;
 }
+
+TEST(ModuleArgs, RunTopicsWithoutATopicOfTheModuleExit2NamingTheArgument) {
+  const std::string missing = fusion("--run-topics a,f --output f:160:1");
+  expect_refused(missing, "--run-topics: topic 'b' of this node is not among them");
+  auto check = run_node(missing + " --check --json");
+  EXPECT_EQ(check.exit_code, 2) << check.output;
+  EXPECT_NE(check.output.find("\"setting\": \"arguments\""), std::string::npos) << check.output;
+  expect_refused(fusion("--run-topics a,b,f,b --output f:160:1"),
+                 "--run-topics: 'b' is listed twice");
+  auto ok = run_node(fusion("--run-topics x,a,b,f --output f:160:1") + " --check");
+  EXPECT_EQ(ok.exit_code, 0) << ok.output;
+}

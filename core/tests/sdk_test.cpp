@@ -817,6 +817,44 @@ TEST(SdkRefusals, RunIdIsRefusedWhenEmpty) {
   }
 }
 
+TEST(SdkRefusals, RunTopicsAreKeptInOrderAndIndexed) {
+  TestRun run;
+  psb::sdk::RunSettings s;
+  Refusals refuse;
+  s.keep(run.cfg, refuse, "it names the topics");
+  EXPECT_TRUE(s.run_topics.empty());
+  EXPECT_EQ(s.topic_index("psb_sdktest_a"), -1);  // not listed: derive from the name
+  const char *const topics[] = {"psb_sdktest_b", "psb_sdktest_a"};
+  run.cfg.run_topics = topics;
+  run.cfg.run_topic_count = 2;
+  s.keep(run.cfg, refuse, "it names the topics");
+  EXPECT_TRUE(refuse.empty());
+  EXPECT_EQ(s.topic_index("psb_sdktest_b"), 0);
+  EXPECT_EQ(s.topic_index("psb_sdktest_a"), 1);
+  EXPECT_EQ(s.topic_index("psb_sdktest_c"), -1);
+  // One topic twice would give two topics one port: refused (the node never sends it).
+  const char *const twice[] = {"psb_sdktest_a", "psb_sdktest_a"};
+  run.cfg.run_topics = twice;
+  EXPECT_EQ(refusal_of([&](Refusals &r) { s.keep(run.cfg, r, "it names the topics"); }),
+            "driver: run_topics[1] is listed twice: every topic of the run once, by name");
+  EXPECT_TRUE(s.run_topics.empty());
+}
+
+TEST(SdkHash, SlotInRangeGivesEveryIndexOfARunItsOwnId) {
+  // The run's start, then one after another, wrapping within the range.
+  const uint32_t start = psb::sdk::fnv1a32("r1") % 100;
+  EXPECT_EQ(psb::sdk::slot_in_range("r1", 0, 20000, 100), 20000 + start);
+  EXPECT_EQ(psb::sdk::slot_in_range("r1", 1, 20000, 100), 20000 + (start + 1) % 100);
+  std::vector<bool> seen(100);
+  for (uint32_t i = 0; i < 100; ++i) {
+    const uint32_t id = psb::sdk::slot_in_range("r1", i, 20000, 100);
+    ASSERT_GE(id, 20000u);
+    ASSERT_LT(id, 20100u);
+    EXPECT_FALSE(seen[id - 20000]) << i;
+    seen[id - 20000] = true;
+  }
+}
+
 TEST(SdkTime, MillisecondsAreRoundedUpAndCapped) {
   static_assert(psb::sdk::ms_rounded_up(1) == 1);
   EXPECT_EQ(psb::sdk::ms_rounded_up(0), 0);

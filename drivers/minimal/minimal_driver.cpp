@@ -23,9 +23,13 @@ constexpr uint64_t kMaxPayload = 65507;            // the largest UDP datagram o
 constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees it must stop
 constexpr int kSocketBuffer = 8 << 20;             // asked for; the kernel may give less
 
-// A port in [20000, 40000) that every process of the run computes alike for one topic.
-uint16_t topic_port(const std::string &run_id, const char *topic) {
-  return uint16_t(psb::sdk::id_in_range(run_id + "/" + topic, 20000, 20000));
+// A port in [20000, 40000) that every process of the run computes alike for one topic:
+// its index among the run's topics when the run lists them (no two share a port), else a
+// hash of the run id and the topic.
+uint16_t topic_port(const psb::sdk::RunSettings &run, const char *topic) {
+  const int index = run.topic_index(topic);
+  if (index < 0) return uint16_t(psb::sdk::id_in_range(run.run_id + "/" + topic, 20000, 20000));
+  return uint16_t(psb::sdk::slot_in_range(run.run_id, uint32_t(index), 20000, 20000));
 }
 
 sockaddr_in loopback(uint16_t port) {
@@ -88,13 +92,14 @@ struct Minimal {
   }
 
   struct Context {
-    explicit Context(const psb_config &cfg) : run_id(cfg.run_id), max_payload(cfg.max_payload) {
+    explicit Context(const psb_config &cfg) : max_payload(cfg.max_payload) {
       psb::sdk::Refusals refused;
       check(cfg, refused);
+      run.keep(cfg, refused, "every port is derived from it");
       refused.raise();
       version();  // computed here, never on the timed path
     }
-    const std::string run_id;
+    psb::sdk::RunSettings run;  // run_id, run_topics
     const uint64_t max_payload;
   };
 
@@ -102,7 +107,7 @@ struct Minimal {
    public:
     Writer(Context &ctx, const char *topic) {
       setsockopt(sock_, SOL_SOCKET, SO_SNDBUF, &kSocketBuffer, sizeof kSocketBuffer);
-      const sockaddr_in to = loopback(topic_port(ctx.run_id, topic));
+      const sockaddr_in to = loopback(topic_port(ctx.run, topic));
       if (connect(sock_, reinterpret_cast<const sockaddr *>(&to), sizeof to) != 0)
         fail("connect to 127.0.0.1:%u: %s", ntohs(to.sin_port), std::strerror(errno));
     }
@@ -122,7 +127,7 @@ struct Minimal {
     Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
         : buffer_(ctx.max_payload + 1) {  // one byte more: a longer datagram is not ours
       setsockopt(sock_, SOL_SOCKET, SO_RCVBUF, &kSocketBuffer, sizeof kSocketBuffer);
-      const sockaddr_in at = loopback(topic_port(ctx.run_id, topic));
+      const sockaddr_in at = loopback(topic_port(ctx.run, topic));
       if (bind(sock_, reinterpret_cast<const sockaddr *>(&at), sizeof at) != 0)
         fail(
             "cannot bind 127.0.0.1:%u: %s (one reader per topic; or another run holds "

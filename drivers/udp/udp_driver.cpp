@@ -87,10 +87,20 @@ in_addr loopback_address(const std::string &run_id) {
   return in_addr{htonl(0x7f000000u | (h & 0x00ffffffu))};
 }
 
-// The port a topic's reader binds: derived from the (run-unique) topic name, so two runs
-// or two topics of one run meet on different ports.
+// The port a topic's reader binds. When the run lists its topics (ABI 8), the topic's
+// index among them from a start derived from the run id: no two topics of the run share a
+// port. Else derived from the (run-unique) topic name, where two topics of a run may hash
+// to one port (on loopback and unicast the second reader then cannot bind; on broadcast
+// each would get the other's datagrams).
 uint16_t topic_port(const Settings &s, const char *topic) {
-  return uint16_t(psb::sdk::id_in_range(topic, s.port_base, kPortSpan));
+  if (s.run_topics.empty()) return uint16_t(psb::sdk::id_in_range(topic, s.port_base, kPortSpan));
+  const int index = s.topic_index(topic);
+  if (index < 0)
+    fail(
+        "topic %s is not among the run's %zu topics (psb_config.run_topics), so it has no port "
+        "of its own; list every topic the run uses",
+        topic, s.run_topics.size());
+  return uint16_t(psb::sdk::slot_in_range(s.run_id, uint32_t(index), s.port_base, kPortSpan));
 }
 
 // The multicast group of a topic: 239.255.x.y, x.y from FNV-1a of the run id and then the
@@ -194,6 +204,9 @@ Settings parse_settings(const psb_config &cfg, Refusals &refuse) {
   parse_fault(options, refuse, s);
   s.keep(cfg, refuse, "the loopback address and multicast groups derive from it");
   parse_addresses(cfg, options, refuse, s);
+  if (s.run_topics.size() > kPortSpan)
+    refuse.add("driver", "the run has %zu topics, more than the %u ports it can have (one each)",
+               s.run_topics.size(), kPortSpan);
   // A unicast datagram reaches one bound socket; a multicast one every socket in the group.
   if (cfg.readers > 1 && !fans_out(s.transport))
     refuse.add("subscribers",

@@ -5,6 +5,7 @@
 #include <arpa/inet.h>
 #include <sys/un.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -21,7 +22,8 @@ inline constexpr const char *kTransportNames[] = {"tcp", "ipc", "inproc", nullpt
 
 constexpr uint64_t kMaxPayload = 4u << 20;  // 4 MiB; libzmq itself has no limit
 constexpr int kDefaultHwm = 1000;           // ZeroMQ's own default for both directions
-// tcp ports: port_base + kPortsPerRun * (FNV-1a(run id) % kRunBlocks) + slot(topic).
+// tcp ports: port_base + kPortsPerRun * (FNV-1a(run id) % kRunBlocks) + slot(topic); a run
+// that lists more than 8 topics has a block of several times kPortsPerRun (tcp_port).
 constexpr unsigned kPortsPerRun = 8;
 constexpr unsigned kRunBlocks = 1536;
 constexpr unsigned kPortSpan = kPortsPerRun * kRunBlocks;  // 12288
@@ -40,18 +42,40 @@ struct Settings : psb::sdk::RunSettings {
   bool conflate = false;  // history keep_last:1 -> ZMQ_CONFLATE on the SUB socket
 };
 
-// tcp only: the port of a topic.
+// tcp only: how many ports the run's block holds. 8 (ping, pong, data and 5 hashed slots),
+// or with run_topics (ABI 8) 8 x ceil(topics / 8): a slot for each topic of the run, the
+// same in every process, which computes it from the same list.
+inline unsigned ports_per_run(const Settings &s) {
+  const size_t topics = s.run_topics.size();
+  if (topics == 0) return kPortsPerRun;
+  return unsigned((topics + kPortsPerRun - 1) / kPortsPerRun * kPortsPerRun);
+}
+
+// tcp only: the port of a topic, port_base + block size x (FNV-1a(run id) % blocks) + slot.
 inline unsigned tcp_port(const Settings &s, const std::string &topic) {
-  const uint32_t block = psb::sdk::fnv1a32(s.run_id) % kRunBlocks;
-  // The node names topics psb_<run id>_<suffix>; its three suffixes get fixed slots so
-  // that the topics of one run never share a port.
-  const std::string prefix = "psb_" + s.run_id + "_";
-  std::string suffix =
-      topic.compare(0, prefix.size(), prefix) == 0 ? topic.substr(prefix.size()) : topic;
-  const int fixed = psb::sdk::index_in(suffix.c_str(), {"ping", "pong", "data"});
-  const unsigned slot =
-      fixed >= 0 ? unsigned(fixed) : psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
-  return s.port_base + block * kPortsPerRun + slot;
+  const unsigned per_run = ports_per_run(s);
+  const uint32_t block = psb::sdk::fnv1a32(s.run_id) % (kPortSpan / per_run);
+  unsigned slot = 0;
+  if (!s.run_topics.empty()) {
+    // The topic's index among the run's topics: no other topic of the run has it.
+    const int index = s.topic_index(topic);
+    if (index < 0)
+      psb::sdk::fail(
+          "topic %s is not among the run's %zu topics (psb_config.run_topics), so it has no "
+          "port of its own; list every topic the run uses",
+          topic.c_str(), s.run_topics.size());
+    slot = unsigned(index);
+  } else {
+    // The node names topics psb_<run id>_<suffix>; its three suffixes get fixed slots, any
+    // other one of the 5 left by its hash (two such topics may meet: a run with more
+    // topics lists them in run_topics).
+    const std::string prefix = "psb_" + s.run_id + "_";
+    std::string suffix =
+        topic.compare(0, prefix.size(), prefix) == 0 ? topic.substr(prefix.size()) : topic;
+    const int fixed = psb::sdk::index_in(suffix.c_str(), {"ping", "pong", "data"});
+    slot = fixed >= 0 ? unsigned(fixed) : psb::sdk::id_in_range(suffix, 3, kPortsPerRun - 3);
+  }
+  return s.port_base + block * per_run + slot;
 }
 
 // ipc only: the run's private directory and a topic's socket file in it.
@@ -161,16 +185,26 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
                                     " (the run's ports lie in port_base .. port_base+" +
                                     std::to_string(kPortSpan - 1) + ")"));
 
+  if (s.transport == Transport::tcp && s.run_topics.size() > kPortSpan)
+    refuse.add("driver",
+               "the run has %zu topics, and transport tcp has %u ports for a run (one each); "
+               "use --transport ipc",
+               s.run_topics.size(), kPortSpan);
+
   if (s.transport == Transport::ipc) {
-    // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL.
-    size_t longest = ipc_directory(s.run_id).size() + 1 + std::strlen("psb__") + s.run_id.size() +
-                     detail::kIpcSuffixRoom;
+    // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL: the
+    // longest of the run's topics when it lists them, else room for the node's suffixes.
+    size_t topic = std::strlen("psb__") + s.run_id.size() + detail::kIpcSuffixRoom;
+    if (!s.run_topics.empty()) topic = 0;
+    for (const std::string &t : s.run_topics) topic = std::max(topic, t.size());
+    size_t longest = ipc_directory(s.run_id).size() + 1 + topic;
     if (longest >= sizeof(sockaddr_un{}.sun_path))
       refuse.add("driver",
                  "run id '%s' is too long for transport ipc: its socket paths (%zu "
                  "characters) would not fit the %zu of a Unix socket address; use a shorter "
-                 "--run-id",
-                 s.run_id.c_str(), longest, sizeof(sockaddr_un{}.sun_path) - 1);
+                 "--run-id%s",
+                 s.run_id.c_str(), longest, sizeof(sockaddr_un{}.sun_path) - 1,
+                 s.run_topics.empty() ? "" : " or shorter topic names");
   }
   return s;
 }

@@ -117,8 +117,8 @@ class Writer : public Endpoint {
             "holds it). A run's ports are port_base (%u) + %u x (FNV-1a(run id) %% %u) + a "
             "slot per topic; retry with another run id, move the range with --option "
             "port_base=N, or use --transport ipc",
-            endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, kPortsPerRun,
-            kRunBlocks);
+            endpoint_.c_str(), topic_.c_str(), tcp_port(s, topic_), s.port_base, ports_per_run(s),
+            kPortSpan / ports_per_run(s));
       if (e == EADDRINUSE && s.transport == Transport::inproc)
         fail("cannot bind %s: this process already has a writer of topic %s", endpoint_.c_str(),
              topic_.c_str());

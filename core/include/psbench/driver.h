@@ -34,8 +34,9 @@ extern "C" {
  * cleanup_command (loan support is the presence of loan() and write_loan(); services
  * and cleanup live in the driver's manifest.toml), counters split by endpoint. ABI 6:
  * hosts (psb_config.local_address and peer_addresses, caps.crosses_hosts). ABI 7: the
- * run's readers and writers per topic (psb_config.readers, writers). */
-#define PSB_ABI_VERSION 7u
+ * run's readers and writers per topic (psb_config.readers, writers). ABI 8: every topic of
+ * the run (psb_config.run_topics, run_topic_count). */
+#define PSB_ABI_VERSION 8u
 #define PSB_DRIVER_ENTRY_SYMBOL "psb_driver_entry"
 
 /* Each family below is a bit set in psb_capabilities and a single bit in
@@ -124,6 +125,14 @@ typedef struct psb_config {
    * readers_per_topic and writers_per_topic hold for every transport). (ABI version 7.) */
   uint32_t readers;
   uint32_t writers;
+  /* Every topic of the run, full names psb_<run>_<suffix>, in one order that every process
+   * of the run is given alike (a graph's topics in file order), so that a driver can derive
+   * a topic's port or id from its index here: unlike a hash of its name, no two topics of
+   * the run can get the same one. NULL with a count of 0 when the run did not list them
+   * (ping/pong, one pub/sub topic, a direct caller): derive from the name then. A topic
+   * this process uses is always among them. (ABI version 8.) */
+  const char *const *run_topics;
+  uint32_t run_topic_count;
 } psb_config;
 
 /* Listener callback: data is valid only during the call. */

@@ -90,7 +90,7 @@
 #include "psbench/sdk_refusals.hpp"
 
 // The SDK fills every member of psb_driver; a new ABI version must be taught here first.
-static_assert(PSB_ABI_VERSION == 7u, "psbench/sdk.hpp is written for driver ABI version 7");
+static_assert(PSB_ABI_VERSION == 8u, "psbench/sdk.hpp is written for driver ABI version 8");
 
 namespace psb::sdk {
 
@@ -129,6 +129,15 @@ inline std::string shortened(const std::string &name, size_t max,
 // (udp, over the topic name). count must not be 0.
 constexpr uint32_t id_in_range(std::string_view key, uint32_t first, uint32_t count) noexcept {
   return first + fnv1a32(key) % count;
+}
+
+// first + (FNV-1a-32(run_id) + index) % count: the index-th of a run's ids in [first, first +
+// count), from a start that differs between runs; distinct for the indexes 0 .. count-1, so
+// the topics of a run, by RunSettings::topic_index(), never share one as hashed ids can
+// (udp's and minimal's ports). count must not be 0.
+constexpr uint32_t slot_in_range(std::string_view run_id, uint32_t index, uint32_t first,
+                                 uint32_t count) noexcept {
+  return first + uint32_t((uint64_t(fnv1a32(run_id)) + index) % count);
 }
 
 // ---- time -------------------------------------------------------------------------------

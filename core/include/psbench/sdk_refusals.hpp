@@ -180,6 +180,18 @@ struct RunSettings {
   uint64_t max_payload = 0;                 // the run's largest message, header included
   std::string local_address;                // empty: every role on this host
   std::vector<std::string> peer_addresses;  // the run's other hosts
+  // Every topic of the run (psb_config.run_topics, ABI 8), in the order every process of
+  // the run was given; empty when the run did not list them.
+  std::vector<std::string> run_topics;
+
+  // topic's place in run_topics: the same in every process of the run and no other topic's,
+  // so a port or id derived from it cannot collide as one hashed from the name can; -1 when
+  // the run did not list its topics (derive from the name then).
+  int topic_index(std::string_view topic) const noexcept {
+    for (size_t i = 0; i < run_topics.size(); ++i)
+      if (run_topics[i] == topic) return int(i);
+    return -1;
+  }
 
   // This host's address for the run's sockets: local_address, or 127.0.0.1 on one host.
   std::string address() const { return local_address.empty() ? "127.0.0.1" : local_address; }
@@ -205,6 +217,7 @@ struct RunSettings {
     peer_addresses.clear();
     for (const char *const *p = cfg.peer_addresses; p != nullptr && *p != nullptr; ++p)
       peer_addresses.emplace_back(*p);
+    keep_run_topics(cfg, refusals);
     // They go into sockets and vendor XML: only dotted IPv4 (the node lets no other through;
     // a direct caller is told).
     if (local_address.empty()) return;
@@ -220,6 +233,25 @@ struct RunSettings {
                    "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 "
                    "('%s' is not)",
                    bad.c_str());
+  }
+
+ private:
+  // A list with a hole or a topic twice would give two topics one index (the node lets
+  // neither through; a direct caller is told).
+  void keep_run_topics(const psb_config &cfg, Refusals &refusals) {
+    run_topics.clear();
+    for (uint32_t i = 0; cfg.run_topics != nullptr && i < cfg.run_topic_count; ++i) {
+      const char *topic = cfg.run_topics[i];
+      if (topic == nullptr || *topic == '\0' || topic_index(topic) >= 0) {
+        refusals.add("driver", "run_topics[%u] is %s: every topic of the run once, by name", i,
+                     topic == nullptr ? "NULL"
+                     : *topic == '\0' ? "empty"
+                                      : "listed twice");
+        run_topics.clear();
+        return;
+      }
+      run_topics.emplace_back(topic);
+    }
   }
 };
 

@@ -5,7 +5,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from psbench.run import placement
-from psbench.run.graph.plans import graph_plans, largest_message
+from psbench.run.graph.plans import graph_of, graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
 
 # Roles per measurement kind, in the order their processes are started: the receiving
@@ -244,6 +244,20 @@ def _seconds(value: float) -> str:
     return f"{value:g}"
 
 
+def run_topics(spec: MeasureSpec) -> list[str]:
+    """Every topic of a run with topics of its own naming, in one order for every process
+    (the node's --run-topics): a driver gives each its own port by its place in the list,
+    where hashed names could share one. A graph's topics in file order; several pubsub
+    topics data1..dataT, then their echoes. Empty for the node's fixed topics (ping, pong,
+    data and its echo or relay), which drivers tell apart without a list."""
+    if spec.kind == "graph":
+        return list(graph_of(spec).topics)
+    if spec.kind != "pubsub" or spec.topics <= 1:
+        return []
+    data = [f"data{t}" for t in range(1, spec.topics + 1)]
+    return data + ([f"{t}_echo" for t in data] if spec.echo_every is not None else [])
+
+
 def node_argv(
     node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str, out_dir: Path, barrier: str
 ) -> list[str]:
@@ -284,6 +298,8 @@ def node_argv(
         argv += ["--writer-id", str(plan.writer_id)]
     if plan.topic is not None:
         argv += ["--topic", plan.topic]
+    if topics := run_topics(spec):
+        argv += ["--run-topics", ",".join(topics)]
     if plan.echo and spec.echo_every is not None:
         argv += ["--echo-every", str(spec.echo_every)]
     if spec.reply_size is not None:
