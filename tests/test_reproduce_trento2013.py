@@ -142,7 +142,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
         rows = [r for r in figure3 if r["middleware"] == NAMES[driver]]
         assert [r["subscribers"] for r in rows] == [1, 2, 3, 4]
         for row in rows:
-            label = f"{driver}-100B-{transport}-subscribers={row['subscribers']}"
+            label = f"pubsub-{driver}-100B-{transport}-subscribers={row['subscribers']}"
             values = _samples_of(root / runs[label]["run_dir"])
             assert row["n"] == values.size == 300 * row["subscribers"]
             assert row["mean_ns"] == pytest.approx(values.mean())
@@ -150,7 +150,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
         sizes = [r for r in figure5 if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in sizes] == [32, 100, 1000]
         for row in sizes:
-            label = f"{driver}-{row['size']}B-{transport}-subscribers=1"
+            label = f"pubsub-{driver}-{row['size']}B-{transport}-subscribers=1"
             values = _samples_of(root / runs[label]["run_dir"])
             assert row["mean_ns"] == pytest.approx(values.mean())
             assert row["max_ns"] == values.max()
@@ -162,7 +162,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
             (1000, "floor"),
         ]
         for row in floor:
-            label = f"udp-{row['size']}B-loopback-subscribers=1"
+            label = f"pubsub-udp-{row['size']}B-loopback-subscribers=1"
             assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
     # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
     systems = {r["middleware"]: r["paper_system"] for r in figure3}

@@ -247,26 +247,42 @@ def _label_part(key: str, value) -> str:
     return f"{key.removeprefix('options.')}={value}"
 
 
-def _labels(settings_list: list[dict]) -> list[str]:
-    """The parameters that differ between runs, plus always driver and size."""
+def _varying(settings_list: list[dict]) -> list[str]:
+    """The parameters that differ between these runs, plus always driver and size."""
     keys = []
     for settings in settings_list:
         for key in settings:
             if key not in keys:
                 keys.append(key)
     keys.sort(key=_key_order)
-    varying = [
+    return [
         k
         for k in keys
         if k in ("driver", "size")
         or len({json.dumps(s[k].value if k in s else None, sort_keys=True) for s in settings_list})
         > 1
     ]
+
+
+def _labels(settings_list: list[dict]) -> list[str]:
+    """The parameters that differ between runs of one kind, plus always driver and size;
+    runs of several kinds (pubsub beside graph) are named by their kind first, each by
+    what differs among its own kind (a graph run has no rate to tell it from a pubsub)."""
+    kinds = [s["kind"].value if "kind" in s else None for s in settings_list]
+    varying = {
+        kind: (["kind"] if len(set(kinds)) > 1 else [])
+        + [
+            k
+            for k in _varying([s for s, o in zip(settings_list, kinds) if o == kind])
+            if k != "kind"
+        ]
+        for kind in set(kinds)
+    }
     labels = []
-    for settings in settings_list:
+    for settings, kind in zip(settings_list, kinds):
         parts = [
             _label_part(k, settings[k].value)
-            for k in varying
+            for k in varying[kind]
             if k in settings and settings[k].value is not None
         ]
         label = re.sub(r"[^A-Za-z0-9._=+-]+", "_", "-".join(parts))[:LABEL_MAX]
