@@ -133,3 +133,44 @@ def test_a_graph_run_killed_or_interrupted_leaves_no_module(tmp_path, how):
         final = json.loads((record["_dir"] / "run.json").read_text())
         assert final["status"] == "interrupted"
         assert (record["_dir"] / "sensor.activations").is_file()
+
+
+def test_a_modules_priority_and_the_topics_reliability_reach_the_nodes(tmp_path):
+    if "cyclonedds" not in paths.driver_libraries():
+        pytest.skip("the cyclonedds driver is not built (it takes reliable; udp refuses it)")
+    graph = tmp_path / "qos.yaml"
+    graph.write_text(
+        GRAPH.replace("filter: {on: any,", "filter: {on: any, priority: 70,").replace(
+            "state: {size: 128}", "state: {size: 128, reliability: reliable}"
+        )
+    )
+    experiment = tmp_path / "e.yaml"
+    experiment.write_text(
+        f"name: e\ndefaults: {{kind: graph, graph: {graph}, driver: cyclonedds, fifo: 20}}\n"
+    )
+    planned = run(["run", str(experiment), "--dry-run"], tmp_path)
+    assert planned.returncode == 0, planned.stderr
+    from psbench.run.experiment import prepare
+
+    plan = prepare(experiment, "e.yaml")
+    spec = next(iter(plan.specs.values()))
+    assert spec.reliability == "reliable"  # the topics' own
+    from psbench.run.spec import node_argv
+
+    argv = {
+        p.name: node_argv(Path("node"), spec, p, "r", tmp_path, "stdio") for p in spec.processes()
+    }
+    # The filter's own priority, the run's for the others: one --fifo each.
+    assert [argv["filter"][i + 1] for i, a in enumerate(argv["filter"]) if a == "--fifo"] == ["70"]
+    assert [argv["sensor"][i + 1] for i, a in enumerate(argv["sensor"]) if a == "--fifo"] == ["20"]
+    # A run that asks for another reliability than the topics' is refused, naming both.
+    experiment.write_text(experiment.read_text().replace("fifo: 20}", "fifo: 20, reliability: "
+                                                         "best_effort}"))  # fmt: skip
+    refused = run(["run", str(experiment), "--dry-run"], tmp_path)
+    assert refused.returncode == 2
+    assert "defaults.reliability: the graph's topics ask for reliable, the run for best_effort" in (
+        refused.stderr
+    )
+    cli = run(["graph", "run", "--graph", str(graph), "--driver", "udp", "--reliability",
+               "best_effort"], tmp_path)  # fmt: skip
+    assert cli.returncode == 2 and "argument --reliability: the graph's topics ask" in cli.stderr

@@ -113,6 +113,12 @@ def test_a_good_graph_is_described(tmp_path):
             ("reliability: reliable", "reliability: sure"),
             ":10: topics.command.reliability: 'sure' is not one of best_effort, reliable",
         ),
+        # One reliability for every topic of a run.
+        (
+            ("clean: {size: 256}", "clean: {size: 256, reliability: best_effort}"),
+            ":10: topics.command.reliability: reliable, but clean is best_effort: every topic of "
+            "a run has one reliability",
+        ),
         # Sizes: 48 bytes of headers and 32 per source (one here).
         (
             ("raw: {size: 256}", "raw: {size: 64}"),

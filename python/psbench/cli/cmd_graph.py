@@ -89,7 +89,7 @@ def graph_spec(args):
     """The run the arguments describe; the graph read and checked, its mapping chosen."""
     from psbench.cli import cmd_measure
     from psbench.run import drivers
-    from psbench.run.graph.plans import placed
+    from psbench.run.graph.plans import placed, reliability_of
     from psbench.run.spec import MeasureSpec
 
     try:
@@ -111,6 +111,9 @@ def graph_spec(args):
             + " ".join(f"--host {h}:rate=100mbit" for h in mapping.hosts)
         )
     place, cpus = placed(graph, mapping, hosts)
+    reliability, conflict = reliability_of(graph, args.reliability)
+    if conflict:
+        raise UserError(f"argument --reliability: {conflict}")
     for module, cpu in args.cpu:
         if module not in graph.modules:
             raise UserError(f"argument --cpu: {module!r} is not a module of the graph")
@@ -124,7 +127,7 @@ def graph_spec(args):
         duration=None if args.count else args.duration,
         warmup=args.warmup,
         notify=args.notify,
-        reliability=args.reliability,
+        reliability=reliability,
         durability=args.durability,
         history=args.history,
         transport=args.transport,

@@ -342,7 +342,7 @@ def node_argv(
         cpu = cpu_of(spec, plan.name, role)
         if cpu is not None:
             argv += ["--cpu", f"{role}={cpu}"]
-    if spec.fifo is not None:
+    if spec.fifo is not None and "--fifo" not in plan.extra:  # a module may have its own
         argv += ["--fifo", str(spec.fifo)]
     if spec.pin is not None:
         argv += ["--pin", spec.pin]

@@ -18,6 +18,7 @@ from psbench.run.experiment.expand import Run
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
 from psbench.run.graph.load import load_graph
+from psbench.run.graph.plans import reliability_of
 from psbench.run.service_definitions import definition
 from psbench.run.services import broker_placeholder, needed
 
@@ -134,6 +135,10 @@ class _Checker:
             example = ", ".join(f"{h}: {{rate: 100mbit}}" for h in mapping.hosts)
             self.refuse(run, blame, f"mapping {name} places modules on hosts "
                         f"{', '.join(mapping.hosts)}: declare them, e.g. hosts: {{{example}}}")  # fmt: skip
+        asked = run.settings.get("reliability")
+        _, conflict = reliability_of(graph, asked.value if asked is not None else None)
+        if conflict:
+            self.refuse(run, asked if asked is not None and asked.value else where, conflict)
         cpus = run.settings.get("cpus")
         for module in cpus.value if cpus is not None and isinstance(cpus.value, dict) else {}:
             if module not in graph.modules:

@@ -8,7 +8,7 @@ from psbench.hosts.links import real_hosts
 from psbench.run import spec as spec_module
 from psbench.run.experiment.expand import Run
 from psbench.run.graph.load import load_graph
-from psbench.run.graph.plans import placed
+from psbench.run.graph.plans import placed, reliability_of
 from psbench.run.spec import MeasureSpec
 
 SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
@@ -54,6 +54,7 @@ def _graph_spec(values: dict, params: dict, library: Path) -> MeasureSpec:
     hosts = params.get("hosts") or {}
     place, cpus = placed(graph, mapping, hosts)
     cpus.update(params.get("cpus") if isinstance(params.get("cpus"), dict) else {})
+    reliability, _ = reliability_of(graph, params.get("reliability"))  # checked: check.py
     values.update(size=params.get("size"), mapping=mapping.name, hosts=hosts, place=place,
-                  cpus=cpus)  # fmt: skip
+                  cpus=cpus, reliability=reliability)  # fmt: skip
     return MeasureSpec(driver_path=library, **values)

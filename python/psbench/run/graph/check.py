@@ -22,6 +22,7 @@ def check(graph: Graph, problems: ProblemList) -> None:
     _cycles(graph, add)
     _paths(graph, add)
     _sizes(graph, add)
+    _reliabilities(graph, add)
     for mapping in graph.mappings.values():
         _mapping(graph, mapping, add)
 
@@ -107,6 +108,20 @@ def _paths(graph: Graph, add) -> None:
         if p.sink not in reached:
             add(p.line, where, f"no data from {p.source} reaches {p.sink}: no chain of "
                 "publishes and subscribes joins them")  # fmt: skip
+
+
+def _reliabilities(graph: Graph, add) -> None:
+    """A run gives every topic one reliability (the node's): topics that set one agree."""
+    first = None
+    for topic in graph.topics.values():
+        if topic.reliability is None:
+            continue
+        if first is None:
+            first = topic
+        elif topic.reliability != first.reliability:
+            add(topic.line, f"topics.{topic.name}.reliability",
+                f"{topic.reliability}, but {first.name} is {first.reliability}: every topic of a "
+                f"run has one reliability; make them equal (or set the run's: --reliability)")  # fmt: skip
 
 
 def _sizes(graph: Graph, add) -> None:

@@ -53,6 +53,8 @@ def module_argv(spec, graph: Graph, module: Module) -> list[str]:
     ]  # fmt: skip
     if module.work_ns[1] != module.work_ns[0]:
         argv += ["--work-max", str(module.work_ns[1])]
+    if module.priority is not None:  # its own SCHED_FIFO priority, before the run's
+        argv += ["--fifo", str(module.priority)]
     if module.is_source:
         argv += ["--source-index", str(sources.index(module.name))]
     feedback = graph.feedback_inputs()
@@ -84,3 +86,20 @@ def placed(graph: Graph, mapping: Mapping, hosts: dict) -> tuple[dict, dict]:
     declared hosts when the mapping names them, else (one host) on this machine."""
     place = {m: mapping.host_of(m) for m in graph.modules} if hosts else {}
     return place, dict(mapping.cpus)
+
+
+def reliability_of(graph: Graph, run_reliability: str | None) -> tuple[str | None, str | None]:
+    """The run's reliability and why it cannot be: every topic of a run has one
+    reliability (the node's), so the topics that give one must agree, with each other
+    and with the run's when it gives one."""
+    given = {t.reliability for t in graph.topics.values() if t.reliability}
+    if not given:
+        return run_reliability, None
+    if len(given) > 1:
+        return None, (f"the graph's topics ask for {' and '.join(sorted(given))}: every topic "
+                      f"of a run has one reliability; make them equal")  # fmt: skip
+    (wanted,) = given
+    if run_reliability and run_reliability != wanted:
+        return None, (f"the graph's topics ask for {wanted}, the run for {run_reliability}: "
+                      f"leave the run's out, or make them equal")  # fmt: skip
+    return wanted, None
