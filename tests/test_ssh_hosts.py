@@ -158,6 +158,16 @@ def cache_of(driver: str) -> Path:
     return Path.home() / ssh.CACHE / ssh.content_key(files)
 
 
+@contextmanager
+def ran_over_ssh(args: list[str], machines: Path, tmp_path: Path, driver: str):
+    """psbench with the test's ssh config; what it copied to the "machines" (this
+    machine's cache, shared by both) is removed afterwards, whatever the test found."""
+    try:
+        yield psbench([*args, "--ssh-config", str(machines)], tmp_path)
+    finally:
+        shutil.rmtree(cache_of(driver), ignore_errors=True)
+
+
 @needs_root
 @needs_sshd
 @pytest.mark.parametrize(
@@ -275,13 +285,13 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
         "paths: {across: {from: sensor, to: sink}}\n"
         "mappings: {apart: {hosts: {a: [sensor], b: [sink]}}}\n"
     )
-    done = psbench(
+    with ran_over_ssh(
         ["graph", "run", "--graph", str(graph), "--driver", "udp", "--transport", "unicast",
-         "--host", "a:ssh=a", "--host", "b:ssh=b", "--count", "100",
-         "--ssh-config", str(machines)],
+         "--host", "a:ssh=a", "--host", "b:ssh=b", "--count", "100"],
+        machines,
         tmp_path,
-    )  # fmt: skip
-    try:
+        "udp",
+    ) as done:  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
         path = record["graph"]["paths"]["across"]
@@ -295,8 +305,6 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
         assert (edge["writer"], edge["reader"]) == ("sensor", "sink")
         assert -clock["uncertainty_ns"] <= edge["latency"]["min"] and edge["latency"]["max"] < 10**9
         assert "clocks:    across: the offset between its machines' clocks" in done.stdout
-    finally:
-        shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
 @needs_root
@@ -305,14 +313,15 @@ def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(mach
     # The publisher aborts at its 50th write (49 sent); the subscriber, whose idle
     # timeout is long, would wait on: psbench stops it, and what it wrote on its way out
     # comes back.
-    done = psbench(
+    with ran_over_ssh(
         ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
          "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
          "--warmup", "0", "--rate", "500", "--idle-timeout", "60", "--option", "fault=crash",
-         "--option", "fault_after=50", "--ssh-config", str(machines)],
+         "--option", "fault_after=50"],
+        machines,
         tmp_path,
-    )  # fmt: skip
-    try:
+        "udp",
+    ) as done:  # fmt: skip
         assert done.returncode == 1, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
         assert record["status"] == "failed", record["message"]
@@ -322,8 +331,6 @@ def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(mach
         assert (run_dir / sub["samples_file"]).is_file()
         assert record["stats"]["sub"]["one_way"]["n"] == 49
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
-    finally:
-        shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
 @needs_root
@@ -460,13 +467,13 @@ def brokers_of(token: str) -> list[int]:
 def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
         pytest.skip("the mqtt driver is not built")
-    done = psbench(
+    with ran_over_ssh(
         ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
-         "--place", "ping=a", "--place", "pong=a", "--place", "broker=b", "--count", "200",
-         "--ssh-config", str(machines)],
+         "--place", "ping=a", "--place", "pong=a", "--place", "broker=b", "--count", "200"],
+        machines,
         tmp_path,
-    )  # fmt: skip
-    try:
+        "mqtt",
+    ) as done:  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
         assert record["status"] == "ok" and record["stats"]["ping"]["rtt"]["n"] == 200
@@ -480,8 +487,6 @@ def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_p
         folder = Path(service["argv"][-1]).parent
         assert folder.is_relative_to(REMOTE_RUNS) and not folder.exists()
         assert brokers_of(str(folder)) == []
-    finally:
-        shutil.rmtree(cache_of("mqtt"), ignore_errors=True)
 
 
 @needs_root
@@ -595,33 +600,32 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
 def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
     # On one real machine; the publisher's window lines (WINDOW begin, answered
     # SAMPLED) cross ssh too.
-    done = psbench(
+    with ran_over_ssh(
         ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
-         "--place", "pub=a", "--place", "sub=a", "--count", "200", "--rate", "1000",
-         "--ssh-config", str(machines)],
+         "--place", "pub=a", "--place", "sub=a", "--count", "200", "--rate", "1000"],
+        machines,
         tmp_path,
-    )  # fmt: skip
-    try:
+        "udp",
+    ) as done:  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
         assert record["status"] == "ok"
         assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
         assert "clock" not in record["stats"]["sub"]  # one machine, one clock
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
-    finally:
-        shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
 @needs_root
 @needs_sshd
 def test_one_way_between_machines_with_different_clocks_is_corrected(machines, tmp_path):
-    done = psbench(
+    with ran_over_ssh(
         ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
          "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
-         "--rate", "1000", "--ssh-config", str(machines)],
+         "--rate", "1000"],
+        machines,
         tmp_path,
-    )  # fmt: skip
-    try:
+        "udp",
+    ) as done:  # fmt: skip
         assert done.returncode == 0, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
         assert record["status"] == "ok" and record["accounting"]["sub"]["received"] == 200
@@ -652,8 +656,6 @@ def test_one_way_between_machines_with_different_clocks_is_corrected(machines, t
         report = psbench(["report", str(tmp_path / "results")], tmp_path)
         assert report.returncode == 0, report.stderr
         assert "corrected for their clocks' offset" in report.stdout
-    finally:
-        shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
 def test_a_per_host_daemon_on_real_machines_is_refused_before_anything_runs(tmp_path):

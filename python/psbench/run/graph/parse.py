@@ -34,6 +34,13 @@ class _Reader:
             return None
         return node.value
 
+    def fields(self, node: Node, where: str, example: str, allowed: tuple[str, ...]):
+        """A mapping of known keys: its values by key, or None (the problem added)."""
+        found = self.mapping(node, where, example)
+        if found is not None:
+            self.keys(node, where, allowed)
+        return found
+
     def keys(self, node: Node, where: str, allowed: tuple[str, ...]) -> None:
         for key in node.value:
             if key not in allowed:
@@ -89,10 +96,9 @@ class _Reader:
 
 def _module(r: _Reader, name: str, node: Node) -> Module | None:
     where = f"modules.{name}"
-    fields = r.mapping(node, where, "{period: 10ms, work: 1ms, publishes: [pose]}")
+    fields = r.fields(node, where, "{period: 10ms, work: 1ms, publishes: [pose]}", MODULE_KEYS)
     if fields is None:
         return None
-    r.keys(node, where, MODULE_KEYS)
     period = r.duration(fields["period"], f"{where}.period") if "period" in fields else None
     subscribes = (
         r.names(fields["subscribes"], f"{where}.subscribes") if "subscribes" in fields else ()
@@ -157,10 +163,9 @@ def _work(r: _Reader, node: Node | None, where: str) -> tuple[int, int] | None:
 
 def _topic(r: _Reader, name: str, node: Node) -> Topic | None:
     where = f"topics.{name}"
-    fields = r.mapping(node, where, "{size: 256}")
+    fields = r.fields(node, where, "{size: 256}", TOPIC_KEYS)
     if fields is None:
         return None
-    r.keys(node, where, TOPIC_KEYS)
     if "size" not in fields:
         r.bad(node.line, where, "give its message size, e.g. size: 256")
         return None
@@ -177,10 +182,9 @@ def _topic(r: _Reader, name: str, node: Node) -> Topic | None:
 
 def _path(r: _Reader, name: str, node: Node) -> PathOfInterest | None:
     where = f"paths.{name}"
-    fields = r.mapping(node, where, "{from: localization, to: brakes, deadline: 10ms}")
+    fields = r.fields(node, where, "{from: localization, to: brakes, deadline: 10ms}", PATH_KEYS)
     if fields is None:
         return None
-    r.keys(node, where, PATH_KEYS)
     missing = [k for k in ("from", "to") if k not in fields]
     if missing:
         r.bad(node.line, where, f"give {' and '.join(missing)}: the source module and the sink")
@@ -194,10 +198,9 @@ def _path(r: _Reader, name: str, node: Node) -> PathOfInterest | None:
 
 def _mapping(r: _Reader, name: str, node: Node) -> Mapping | None:
     where = f"mappings.{name}"
-    fields = r.mapping(node, where, "{hosts: {a: [localization, brakes]}}")
+    fields = r.fields(node, where, "{hosts: {a: [localization, brakes]}}", MAPPING_KEYS)
     if fields is None:
         return None
-    r.keys(node, where, MAPPING_KEYS)
     if "hosts" not in fields:
         r.bad(
             node.line, where, "give hosts: each host with its modules, e.g. hosts: {a: [pt, loc]}"
