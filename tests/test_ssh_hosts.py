@@ -145,6 +145,13 @@ def nodes_of(run_id: str) -> list[int]:
     return live_processes("psbench-node", run_id)
 
 
+# udp from a publisher on a to a subscriber on b, 200 messages.
+PUBSUB_A_TO_B = [
+    "pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
+    "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
+]  # fmt: skip
+
+
 def ping_args(driver: str, transport: str, config: Path) -> list[str]:
     return [
         "ping", "--driver", driver, "--transport", transport,
@@ -314,10 +321,8 @@ def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(mach
     # timeout is long, would wait on: psbench stops it, and what it wrote on its way out
     # comes back.
     with ran_over_ssh(
-        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
-         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
-         "--warmup", "0", "--rate", "500", "--idle-timeout", "60", "--option", "fault=crash",
-         "--option", "fault_after=50"],
+        [*PUBSUB_A_TO_B, "--warmup", "0", "--rate", "500", "--idle-timeout", "60",
+         "--option", "fault=crash", "--option", "fault_after=50"],
         machines,
         tmp_path,
         "udp",
@@ -619,9 +624,7 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
 @needs_sshd
 def test_one_way_between_machines_with_different_clocks_is_corrected(machines, tmp_path):
     with ran_over_ssh(
-        ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
-         "--host", "b:ssh=b", "--place", "pub=a", "--place", "sub=b", "--count", "200",
-         "--rate", "1000"],
+        [*PUBSUB_A_TO_B, "--rate", "1000"],
         machines,
         tmp_path,
         "udp",
