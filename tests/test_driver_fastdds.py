@@ -536,7 +536,10 @@ def test_cleanup_removes_only_fastdds_files_no_live_process_holds(tmp_path):
         present = {n for n in (*dead, held, unrelated) if (shm / n).exists()}
         assert present == {held, unrelated}
         removed = set(re.findall(r"^removed /dev/shm/(\S+)$", out.stdout, re.M))
-        assert dead <= removed and not removed & {held, unrelated}
+        # What it removed is dead's only. (Not necessarily all of dead: another test's
+        # Fast DDS run, in parallel, cleans up after itself with the same script and
+        # may have removed some first; that they are gone is checked above.)
+        assert removed <= dead
     finally:
         if holder is not None:
             holder.kill()
