@@ -115,7 +115,7 @@ def test_a_graph_in_an_experiment_is_validated_at_its_own_lines(tmp_path):
     assert "1 run" in planned.stdout + planned.stderr
 
 
-@pytest.mark.parametrize("how", ["sigkill", "ctrl-c"])
+@pytest.mark.parametrize("how", ["sigkill", pytest.param("ctrl-c", marks=pytest.mark.long)])
 def test_a_graph_run_killed_or_interrupted_leaves_no_module(tmp_path, how):
     graph = tmp_path / "loop.yaml"
     graph.write_text(GRAPH)

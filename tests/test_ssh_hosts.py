@@ -38,8 +38,9 @@ HOSTS = ("a", "b")
 # the tests empty to see a first run copy.
 pytestmark = pytest.mark.xdist_group("ssh_hosts")
 
-# make test runs one driver over ssh; make test-long (CI too) the second, and the slower
-# variations below (LONG), for make test's 8-minute budget.
+# make test runs one driver over ssh, the clocks' offset and the refusals; make test-long
+# (CI too) the second driver, brokers, stopping a remote node, graphs across machines
+# and the slower variations below (LONG), for make test's 8-minute budget.
 LONG = pytest.mark.long
 REMOTE_RUNS = Path.home() / ".cache" / "psbench" / "runs"  # both "machines" are this one
 # Host b's CLOCK_MONOTONIC runs this far ahead of a's (its sshd, and so everything it
@@ -280,6 +281,7 @@ def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
 
 @needs_root
 @needs_sshd
+@LONG
 def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tmp_path):
     # A source on a, a module on b (whose clock runs 7 s ahead) reading it on each message.
     graph = tmp_path / "g.yaml"
@@ -316,6 +318,7 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
 
 @needs_root
 @needs_sshd
+@LONG
 def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(machines, tmp_path):
     # The publisher aborts at its 50th write (49 sent); the subscriber, whose idle
     # timeout is long, would wait on: psbench stops it, and what it wrote on its way out
@@ -469,6 +472,7 @@ def brokers_of(token: str) -> list[int]:
 
 @needs_root
 @needs_sshd
+@LONG
 def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
         pytest.skip("the mqtt driver is not built")
