@@ -97,3 +97,28 @@ def test_more_arrivals_than_were_sent_is_a_problem_not_a_negative_loss():
 def test_a_missing_writer_summary_leaves_the_figures_unknown():
     a = reconcile({"sub": sub(10, 2)})["sub"]
     assert a["published"] is None and a["lost"] is None and a["unaccounted"] is None
+
+
+def relay(received, sent, end_s):
+    return {
+        "role": "relay",
+        "config": {"topics": ["psb_r_data", "psb_r_data_relay"]},
+        "ended_by": "end_marker",
+        "counts": {"received": received, "sent": sent},
+        "timing": {"measure_end_ns": int(end_s * S)},
+    }
+
+
+def test_behind_a_relay_a_first_hop_loss_is_the_relays_and_the_end_marker_the_publishers():
+    # pub wrote 20; the first hop lost one (the relay took and forwarded 19); the sub took
+    # the 19 and the forwarded end marker, which says the publisher's 20.
+    last = sub(19, 2.0, "end_marker", seen=1, topic="psb_r_data_relay")
+    last["counts"]["sent"] = 20
+    found = reconcile({"pub": pub(20, 1.0), "relay": relay(19, 19, 1.5), "sub": last})
+    assert (found["relay"]["published"], found["relay"]["lost"]) == (20, 1)
+    assert (found["sub"]["published"], found["sub"]["lost"]) == (19, 0)
+    assert found["sub"]["problems"] == [] and found["relay"]["problems"] == []
+    # An end marker that disagrees with the publisher is still a problem.
+    last["counts"]["sent"] = 21
+    found = reconcile({"pub": pub(20, 1.0), "relay": relay(19, 19, 1.5), "sub": last})
+    assert found["sub"]["problems"] == ["sub's end markers say 21 sent, its writers 20"]

@@ -81,6 +81,18 @@ def _outlasted(summary: dict, writers: list[dict]) -> bool:
     return True
 
 
+def _origin_published(summaries: dict, sources: list[str], writers: dict) -> int | None:
+    """What the writers whose counts an end marker carries sent: the sources themselves,
+    or behind relays the writers of what the relays read."""
+    if not sources:
+        return None
+    if not all(summaries[w].get("role") == "relay" for w in sources):
+        sent = [(summaries[w].get("counts") or {}).get("sent") for w in sources]
+        return sum(sent) if all(s is not None for s in sent) else None
+    upstream = sorted({u for r in sources for u in writers.get(_topic_read(summaries[r]), [])})
+    return _origin_published(summaries, upstream, writers)
+
+
 def reconcile(summaries: dict) -> dict:
     """name -> the accounting of each receiver (sub, relay) of a pub/sub run; {} for a
     ping run. Each: published (None when a writer's summary is missing), received,
@@ -119,9 +131,13 @@ def reconcile(summaries: dict) -> dict:
                 f"{name} has {received + corrupted:,} distinct arrivals, "
                 f"{-missing:,} more than its writers say they sent ({published:,})"
             )
-        said = counts.get("sent")
-        if complete and said is not None and published is not None and said != published:
-            problems.append(f"{name}'s end markers say {said:,} sent, its writers {published:,}")
+        # A sub's sent is what its end markers say; a relay's is what it forwarded.
+        said = counts.get("sent") if summary.get("role") == "sub" else None
+        # Behind a relay the end marker is the publisher's, forwarded: it counts what the
+        # publisher wrote, not what the relay forwarded (a first-hop loss is the relay's).
+        origin = _origin_published(summaries, sources, writers) if said is not None else None
+        if complete and said is not None and origin is not None and said != origin:
+            problems.append(f"{name}'s end markers say {said:,} sent, its writers {origin:,}")
         gap = max(missing, 0) if missing is not None else None
         result[name] = {
             "writers": sources,
