@@ -581,7 +581,7 @@ def _add_placement_arguments(parser: argparse.ArgumentParser, roles: str, graph:
         type=cpu_assignment,
         action="append",
         default=[],
-        metavar="ROLE=CPU",
+        metavar="MODULE=CPU" if graph else "ROLE=CPU",
         help="pin a module's process to a CPU (beyond its mapping's), repeatable"
         if graph
         else f"pin a role ({roles}) to a CPU, repeatable",

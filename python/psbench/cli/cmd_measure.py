@@ -202,6 +202,7 @@ def json_summary(outcome) -> dict:
         "throughput": outcome.throughput,
         "accounting": outcome.accounting,
         "resources": outcome.resources,
+        "graph": outcome.graph,
         "problems": outcome.problems,
     }
 

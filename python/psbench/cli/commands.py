@@ -46,7 +46,8 @@ COMMANDS = {
     ),
     "graph": (
         "psbench.cli.cmd_graph",
-        "application graphs: `graph check` validates graph files (docs/graphs.md)",
+        "application graphs: `graph check` validates graph files, `graph run` runs one "
+        "(docs/graphs.md)",
     ),
     "reproduce": (
         "psbench.cli.cmd_reproduce",
