@@ -595,13 +595,11 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
     ASSERT_EQ(seq_of(m.data()), 5000 + more++);
   EXPECT_LE(more, 450u);
   EXPECT_EQ(fastdds().drain(w.writer, kSecond, &w.err), more == 450 ? 1 : 0) << w.err.message;
-  // 450 for each time they were offered: once written, and again for every repair the
-  // writer attempted while the reader was still full (seen: 450 and 900).
+  // Each of the 450 rejected at least once, when written; a repair the writer attempted
+  // while the reader was still full offers some again (seen: 450, 663, 900: a repair
+  // round need not offer all 450, so no multiple is asserted).
   const uint64_t rejected = counters_of(r.reader).at("sample_rejected");
   EXPECT_GE(rejected, 450u);
-  if (more == 0) {
-    EXPECT_EQ(rejected % 450, 0u) << rejected;
-  }
 }
 
 TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {
