@@ -238,21 +238,30 @@ def test_sigkill_of_psbench_mid_run_leaves_no_node_on_the_remote(machines, tmp_p
         sigkill_mid_run(config, tmp_path)
 
 
-def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
-    out = tmp_path / "results"
+def long_run_in_background(driver: str, place: str, config: Path, tmp_path: Path):
+    """`psbench run` of a 60 s ping between machines a and b, in its own session, its
+    results in tmp_path/results: for killing it mid-run."""
     experiment = tmp_path / "long.yaml"
     experiment.write_text(
         "name: long\n"
-        "defaults: {kind: ping, driver: udp, transport: unicast, duration: 60, rate: 100,\n"
-        "           hosts: {a: {ssh: a}, b: {ssh: b}}, place: {ping: a, pong: b}}\n"
+        f"defaults: {{kind: ping, {driver}, duration: 60, rate: 100,\n"
+        f"           hosts: {{a: {{ssh: a}}, b: {{ssh: b}}}}, place: {{{place}}}}}\n"
     )
-    proc = subprocess.Popen(
-        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(config)],
+    return subprocess.Popen(
+        [str(LAUNCHER), "run", str(experiment), "-o", str(tmp_path / "results"),
+         "--ssh-config", str(config)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         cwd=REPO,
         env=cli_env(tmp_path),
         start_new_session=True,
+    )  # fmt: skip
+
+
+def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
+    out = tmp_path / "results"
+    proc = long_run_in_background(
+        "driver: udp, transport: unicast", "ping: a, pong: b", config, tmp_path
     )
     run_id, nodes = None, []
     try:
@@ -530,20 +539,7 @@ def test_sigkill_of_psbench_leaves_no_broker_on_the_remote(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
         pytest.skip("the mqtt driver is not built")
     out = tmp_path / "results"
-    experiment = tmp_path / "long.yaml"
-    experiment.write_text(
-        "name: long\n"
-        "defaults: {kind: ping, driver: mqtt, duration: 60, rate: 100,\n"
-        "           hosts: {a: {ssh: a}, b: {ssh: b}}, place: {ping: a, pong: b, broker: b}}\n"
-    )
-    proc = subprocess.Popen(
-        [str(LAUNCHER), "run", str(experiment), "-o", str(out), "--ssh-config", str(machines)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=REPO,
-        env=cli_env(tmp_path),
-        start_new_session=True,
-    )
+    proc = long_run_in_background("driver: mqtt", "ping: a, pong: b, broker: b", machines, tmp_path)
     folder = None
     try:
         end = time.monotonic() + 60
