@@ -78,6 +78,14 @@ BROKEN = {
         'architecture = "broker"\n[packages]\ndebian = [1]\n',
         "manifest.toml: packages.debian: must be a list of strings",
     ),
+    "an unknown build": (
+        'architecture = "broker"\nbuild = "sometimes"\n',
+        "manifest.toml: build: give one of always, on-request",
+    ),
+    "a wire that is not a string": (
+        'architecture = "peer-to-peer"\nwire = 7\n',
+        "manifest.toml: wire: must be str",
+    ),
     "from a driver without that service": (
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
         "manifest.toml: services[0].from: drivers/other declares no service 'd'",
@@ -122,3 +130,12 @@ def test_cleanup_expands_the_driver_folder_and_the_interpreter(drivers_dir):
     (drivers_dir / "plain" / "manifest.toml").write_text('architecture = "floor"\n')
     assert manifests.cleanup_command("plain") is None
     assert manifests.cleanup_command("not-a-driver") is None
+
+
+def test_drivers_of_one_wire_are_found_from_their_manifests(drivers_dir):
+    for name, text in (("a", 'wire = "rtps"\n'), ("b", 'wire = "rtps"\n'), ("c", "")):
+        (drivers_dir / name).mkdir()
+        (drivers_dir / name / "CMakeLists.txt").write_text("")
+        (drivers_dir / name / "manifest.toml").write_text('architecture = "peer-to-peer"\n' + text)
+    assert manifests.speaking("rtps") == ["a", "b"]
+    assert manifests.speaking("mqtt") == []

@@ -18,6 +18,9 @@ from psbench.base.paths import REPO_ROOT
 
 DRIVERS_DIR = REPO_ROOT / "drivers"
 ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "broker")
+# When `make build` builds a driver: always, or only when asked (`make driver-NAME`,
+# `make build-all`; CMakeLists.txt reads the same field).
+BUILDS = ("always", "on-request")
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,9 @@ class Manifest:
     cargo: tuple[str, ...] = ()
     services: tuple[ServiceSpec, ...] = field(default_factory=tuple)
     cleanup: tuple[str, ...] = ()  # argv after every run (cleanup_command expands it)
+    wire: str | None = None  # the wire protocol it speaks with other drivers (e.g. rtps)
+    wire_vendor: str | None = None  # its vendor id on that wire, e.g. "01.10"
+    build: str = "always"  # or "on-request": heavy to build, built when asked
 
 
 _TABLES = "tables"  # a list of tables: [[services]]
@@ -59,6 +65,9 @@ _TOP = {
     "packages": dict,
     "services": _TABLES,
     "cleanup": list,
+    "wire": str,
+    "wire_vendor": str,
+    "build": str,
 }
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
@@ -131,6 +140,8 @@ def load(name: str) -> Manifest:
     _fields(data, _TOP, "", path)
     if data.get("architecture") not in ARCHITECTURES:
         raise UserError(f"{path}: architecture: give one of {', '.join(ARCHITECTURES)}", 2)
+    if data.get("build", "always") not in BUILDS:
+        raise UserError(f"{path}: build: give one of {', '.join(BUILDS)}", 2)
     packages = data.get("packages", {})
     _fields(packages, _PACKAGES, "packages.", path)
     services = []
@@ -173,6 +184,9 @@ def load(name: str) -> Manifest:
         cargo=tuple(packages.get("cargo", [])),
         services=tuple(services),
         cleanup=tuple(data.get("cleanup", [])),
+        wire=data.get("wire"),
+        wire_vendor=data.get("wire_vendor"),
+        build=data.get("build", "always"),
     )
 
 
@@ -184,6 +198,12 @@ def driver_names() -> list[str]:
 def baseline_drivers() -> tuple[str, ...]:
     """The drivers that measure the physical floor (no middleware)."""
     return tuple(n for n in driver_names() if load(n).baseline)
+
+
+def speaking(wire: str) -> list[str]:
+    """The drivers whose manifest says they speak this wire protocol to other drivers
+    (`wire = "rtps"`): the ones `psbench interop` pairs."""
+    return [n for n in driver_names() if load(n).wire == wire]
 
 
 def cleanup_command(driver: str) -> list[str] | None:

@@ -4,6 +4,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from psbench.base import paths
 from psbench.base.errors import UserError
@@ -11,7 +12,7 @@ from psbench.base.options import add_measure_arguments
 from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
 from psbench.hosts.links import parse_hosts, real_hosts
-from psbench.run import drivers, placement, progress_lines
+from psbench.run import drivers, placement, progress_lines, role_drivers
 from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
@@ -99,10 +100,24 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
                     f"argument {flag}: several {what} separate processes; use --placement inter"
                 )
     hosts = _hosts(args.host_declarations)
+    try:
+        driver, library, per_role = role_drivers.resolve(
+            args.kind,
+            args.driver,
+            {
+                "placement": args.placement,
+                "relays": getattr(args, "relays", None),
+                "late_join": getattr(args, "late_join", None),
+            },
+            drivers.find_driver,
+        )
+    except ValueError as exc:
+        raise UserError(f"argument --driver: {exc}") from None
     spec = MeasureSpec(
         kind=args.kind,
-        driver=args.driver,
-        driver_path=drivers.find_driver(args.driver),
+        driver=driver,
+        driver_path=Path(library),
+        role_drivers=per_role,
         size=args.size,
         count=args.count,
         duration=args.duration,

@@ -40,6 +40,11 @@ COMMANDS = {
         "psbench.cli.cmd_compare",
         "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)",
     ),
+    "interop": (
+        "psbench.cli.cmd_interop",
+        "the interoperability matrix of drivers of one wire protocol (DDS vendors over "
+        "RTPS): matched, delivered, latency, and where a failed pair parts",
+    ),
     "hosts": (
         "psbench.cli.cmd_hosts",
         "real machines over SSH: `hosts check` says whether each can run psbench's node",

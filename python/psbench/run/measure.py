@@ -18,7 +18,15 @@ from psbench.results.clock_correction import correct
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
-from psbench.run import drivers, keeper, placement, remote_services, resources, runner
+from psbench.run import (
+    drivers,
+    keeper,
+    placement,
+    remote_services,
+    resources,
+    role_drivers,
+    runner,
+)
 from psbench.run.clock_record import clock_record, read_after
 from psbench.run.graph.figures import graph_figures
 from psbench.run.graph.plans import graph_of, largest_message
@@ -355,6 +363,10 @@ def _remote_argv(node: Path, spec: MeasureSpec, plan, run_id: str, network: SshN
     remote = replace(
         spec,
         driver_path=Path(network.remote_file(host, Path(spec.driver_path).name)),
+        role_drivers={
+            role: network.remote_file(host, Path(library).name)
+            for role, library in spec.role_drivers.items()
+        },
         hosts=resolved,
     )
     out = Path(network.out_dir(host, run_id, plan.name))
@@ -403,22 +415,27 @@ def run(
 
 def _run(spec, parent, env, cli_argv, services, on_progress, network) -> MeasureOutcome:
     node = paths.require_node()
-    # What the driver says of itself is recorded beside the results it produced.
-    driver = drivers.describe(node, spec.driver_path)
+    # What the driver says of itself is recorded beside the results it produced; with a
+    # driver per role, what each says (the measuring role's is `driver`).
+    described = {library: drivers.describe(node, Path(library)) for library in spec.libraries()}
+    driver = described[str(spec.driver_path)]
     if isinstance(network, SshNetwork):
         _check_cpus(spec, network)
-        network.deploy([node, Path(spec.driver_path)])
+        network.deploy([node, *map(Path, spec.libraries())])
         clocks_before = network.read_clocks()
-    spec = flow_control(spec, driver.get("capabilities") or {})
-    spec = loan_mode(spec, driver.get("capabilities") or {})
+    capabilities = role_drivers.common_capabilities(
+        [d.get("capabilities") or {} for d in described.values()]
+    )
+    spec = flow_control(spec, capabilities)
+    spec = loan_mode(spec, capabilities)
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
     commands = _commands(node, spec, run_id, run_dir, progress, network)
-    described = network.describe() if network is not None else None
+    links = network.describe() if network is not None else None
     if isinstance(network, EmulatedNetwork):  # real machines: not calibrated yet
         with_broker = bool(broker_placeholder(driver, spec.transport, spec.options))
-        described["calibration"] = [
+        links["calibration"] = [
             calibrate(network, a, b) for a, b in placement.calibration_pairs(spec, with_broker)
         ]
     record = {
@@ -438,9 +455,13 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         "status": "starting",
         "message": None,
         "processes": _planned(commands),
-        "network": described,
+        "network": links,
         "env": env,
     }
+    if spec.role_drivers:
+        record["role_drivers"] = {
+            role: described[str(library)] for role, library in spec.role_drivers.items()
+        }
     run_json = run_dir / "run.json"
     rundir.write_json(run_json, record)
 
@@ -452,7 +473,11 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     used = []
     try:
         if services is not None:
-            used = services.ensure(driver, spec.transport, run_dir, spec.options)
+            used = [
+                service
+                for d in described.values()
+                for service in services.ensure(d, spec.transport, run_dir, spec.options)
+            ]
             record["services"] = [s.to_json() for s in used]
             if broker_options(used):
                 # The node learns where the broker psbench started listens.
@@ -466,7 +491,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                 )
                 record["processes"] = _planned(commands)
             rundir.write_json(run_json, record)
-        cleanup = manifests.cleanup_command(driver.get("name", ""))
+        cleanups = [
+            c for d in described.values() if (c := manifests.cleanup_command(d.get("name", "")))
+        ]
         datagrams_before = udp_datagrams_sent()
         sampler = _Sampler(used)
         result = runner.launch(
@@ -480,7 +507,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                 if plan.start_after is not None
             },
             on_started=on_started,
-            cleanup_command=cleanup,
+            cleanup_commands=cleanups,
             on_progress=on_progress,
             on_window=sampler.on_window,
             on_stopped=(lambda: network.fetch(run_id, run_dir))

@@ -89,7 +89,7 @@ class RunResult:
     summaries: dict[str, dict]  # output name (role, or sub-1...) -> parsed <name>.json
     summary_errors: dict[str, str]
     leftovers_removed: list[str]
-    cleanup: dict | None = None  # outcome of the driver's cleanup command
+    cleanup: dict | list | None = None  # the driver's cleanup outcome (a list: one per driver)
 
     @property
     def exit_codes(self) -> dict[str, int | None]:
@@ -374,7 +374,7 @@ def launch(
     run_timeout: float,
     peer_grace: float = 15.0,
     on_started=None,
-    cleanup_command: list[str] | None = None,
+    cleanup_commands: list[list[str]] = (),
     start_after: dict[str, float] | None = None,
     on_progress=None,
     on_window=None,
@@ -387,7 +387,7 @@ def launch(
     barrier (READY/GO); start_timeout bounds the wait for READY, run_timeout the whole
     run, peer_grace how long the others may run on once one process ended well.
     on_started(processes) is called once all processes exist (to record pids).
-    cleanup_command: the driver's cleanup argv, run once the processes are gone.
+    cleanup_commands: the drivers' cleanup argvs, each run once the processes are gone.
     start_after: name -> seconds after GO at which that process starts (a late joiner,
     outside the barrier); the others start at once. on_progress(label, fields): called
     with each PROGRESS line of a node that was given --progress. on_window(edge, process,
@@ -446,7 +446,9 @@ def launch(
             _stop(procs)
             selector.close()
             leftovers = remove_leftovers(run_id)
-            cleanup = run_cleanup_command(cleanup_command)
+            outcomes = [run_cleanup_command(argv) for argv in cleanup_commands]
+            # One driver's outcome as it is; a driver per role: each one's.
+            cleanup = outcomes[0] if len(outcomes) == 1 else outcomes or None
             fetched = on_stopped() if on_stopped is not None else []
             keeper.instance().run_done(run_id)
     _save_stdout(procs, run_dir)

@@ -111,8 +111,8 @@ def inter_plans(
 @dataclass
 class MeasureSpec:
     kind: str  # "ping", "pubsub" or "graph"
-    driver: str
-    driver_path: Path
+    driver: str  # its name, or with a driver per role their label (run/role_drivers.py)
+    driver_path: Path  # the library; with a driver per role, the measuring role's
     size: int | None  # a graph: None keeps each topic's own
     count: int | None = None  # None with duration: the node's default count
     duration: float | None = None
@@ -156,6 +156,9 @@ class MeasureSpec:
     # role or process name -> host (a list spreads that role's processes over hosts).
     hosts: dict[str, dict] = field(default_factory=dict)
     place: dict[str, str | list[str]] = field(default_factory=dict)
+    # A driver per role (cross-vendor interop): role -> its library; empty: every
+    # process loads driver_path.
+    role_drivers: dict[str, str] = field(default_factory=dict)
     # Settings psbench chose for the run where the user left them unset, and why
     # (e.g. history keep_all for a reliable run as fast as possible).
     auto: dict[str, str] = field(default_factory=dict)
@@ -182,6 +185,14 @@ class MeasureSpec:
             self.relays or 0,
             self.late_join,
         )
+
+    def driver_of(self, plan: NodePlan) -> str:
+        """The library the process loads: its role's with a driver per role."""
+        return str(self.role_drivers.get(plan.roles[0], self.driver_path))
+
+    def libraries(self) -> list[str]:
+        """Every driver library the run loads, the measuring role's first."""
+        return list(dict.fromkeys([str(self.driver_path), *self.role_drivers.values()]))
 
     def to_json(self) -> dict:
         """The settings as run; auto (why psbench chose some) goes beside it in run.json,
@@ -268,7 +279,7 @@ def node_argv(
     argv = [
         str(node),
         "--driver",
-        str(spec.driver_path),
+        spec.driver_of(plan),
         "--role",
         ",".join(roles),
         "--out",

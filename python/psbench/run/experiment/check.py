@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 from psbench.base import manifests, paths
 from psbench.base.problems import ExperimentError, ProblemList
-from psbench.run import drivers, placement
+from psbench.run import drivers, placement, role_drivers
 from psbench.run import spec as spec_module
 from psbench.run.experiment import node_check
 from psbench.run.experiment.expand import Run
@@ -35,6 +35,22 @@ class DriverCatalog:
             path = Path(name).expanduser().resolve()
             return path if path.is_file() else None
         return self.libraries.get(name)
+
+    def resolve(self, value: str, kind: str) -> tuple[Path, dict[str, str]] | None:
+        """The run's library (the measuring role's with a driver per role) and its
+        libraries per role ({} with one driver); None when one is not built."""
+        try:
+            mapping = role_drivers.parse(value)
+        except ValueError:
+            return None
+        if mapping is None:
+            library = self.library(value)
+            return (library, {}) if library is not None else None
+        libraries = {role: self.library(name) for role, name in mapping.items()}
+        measuring = role_drivers.MEASURING_ROLE.get(kind)
+        if None in libraries.values() or measuring not in libraries:
+            return None
+        return libraries[measuring], {role: str(lib) for role, lib in libraries.items()}
 
     def describe(self, library: Path) -> dict | str:
         """The --describe object, or why it could not be had."""
@@ -77,35 +93,51 @@ class _Checker:
 
     def check(self, run: Run) -> None:
         driver = run.settings["driver"]
-        library = self.catalog.library(driver.value)
+        try:
+            mapping = role_drivers.parse(driver.value)
+        except ValueError as exc:
+            self.problems.add(self.file, driver.line, driver.where, str(exc))
+            return
+        if mapping is not None:
+            values = {k: assign.value for k, assign in run.settings.items()}
+            why = role_drivers.problem(run.get("kind"), mapping, values)
+            if why is not None:
+                self.problems.add(self.file, driver.line, driver.where, why)
+                return
+        for name in dict.fromkeys(mapping.values() if mapping else [driver.value]):
+            if not self._driver(run, name):
+                return
+        self._fan_out(run)
+        if run.get("kind") == "graph":
+            self._graph(run)
+
+    def _driver(self, run: Run, name: str) -> bool:
+        """One driver of the run is built and describes itself, and the services it
+        needs are installed; False (with the problem added) when it cannot be used."""
+        driver = run.settings["driver"]
+        library = self.catalog.library(name)
         if library is None:
-            if "/" in driver.value or driver.value.endswith(".so"):
+            if "/" in name or name.endswith(".so"):
                 message = (
-                    f"no such driver library {driver.value!r}; give a built "
+                    f"no such driver library {name!r}; give a built "
                     f"libpsbench-<name>.so or a driver name"
                 )
             else:
                 message = (
-                    f"unknown driver {driver.value!r}; built drivers: "
+                    f"unknown driver {name!r}; built drivers: "
                     f"{', '.join(sorted(self.catalog.libraries)) or 'none'}"
                 )
             self.problems.add(self.file, driver.line, driver.where, message)
-            return
+            return False
         described = self.catalog.describe(library)
         if isinstance(described, str):
             self.problems.add(
-                self.file,
-                driver.line,
-                driver.where,
-                f"driver {driver.value!r} cannot be described: {described}",
-            )
-            return
-        self._services(
-            run, described.get("name", driver.value), described.get("capabilities") or {}
-        )
-        self._fan_out(run)
-        if run.get("kind") == "graph":
-            self._graph(run)
+                self.file, driver.line, driver.where,
+                f"driver {name!r} cannot be described: {described}",
+            )  # fmt: skip
+            return False
+        self._services(run, described.get("name", name), described.get("capabilities") or {})
+        return True
 
     def _graph(self, run: Run) -> None:
         """The graph file is valid (its own problems, at its own lines), the mapping is
@@ -207,11 +239,12 @@ class _Checker:
         """What the node itself refuses of each run, blamed on the setting's line."""
         requests: dict[int, list[tuple[str, ...]]] = {}
         for run in runs:
-            library = self.catalog.library(run.settings["driver"].value)
-            if library is None or isinstance(self.catalog.describe(library), str):
+            resolved = self.catalog.resolve(run.settings["driver"].value, run.get("kind"))
+            if resolved is None or isinstance(self.catalog.describe(resolved[0]), str):
                 continue  # already reported
+            library = resolved[0]
             try:
-                spec = to_spec(run, library)
+                spec = to_spec(run, *resolved)
             except (TypeError, ValueError, KeyError, ExperimentError):
                 continue  # a run the file's other problems already explain
             placed = placement.problem(spec)

@@ -32,7 +32,7 @@ SKIPPED_DESTS = {
 }
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
 # psbench at run time (auto), or a test hook of the command line only (inject).
-DERIVED_FIELDS = {"driver_path", "auto", "inject"}
+DERIVED_FIELDS = {"driver_path", "role_drivers", "auto", "inject"}  # role_drivers: from driver
 
 
 class BadValue(ValueError):

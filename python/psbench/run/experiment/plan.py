@@ -93,7 +93,7 @@ def prepare(
     catalog = DriverCatalog()
     if skip_unbuilt:
         for run in list(chosen):
-            if catalog.library(run.get("driver")) is None:
+            if catalog.resolve(run.get("driver"), run.get("kind")) is None:
                 plan.skipped.append(
                     (run, f"driver {run.get('driver')!r} is not built; run `make build`")
                 )
@@ -102,5 +102,8 @@ def prepare(
     check_runs(chosen, display, problems, catalog)
     if problems:
         raise ExperimentError(_in_file_order(problems))
-    plan.specs = {run.number: to_spec(run, catalog.library(run.get("driver"))) for run in chosen}
+    plan.specs = {
+        run.number: to_spec(run, *catalog.resolve(run.get("driver"), run.get("kind")))
+        for run in chosen
+    }
     return plan

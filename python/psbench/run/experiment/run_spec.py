@@ -14,7 +14,8 @@ from psbench.run.spec import MeasureSpec
 SPEC_FIELDS = {f.name for f in fields(MeasureSpec)}
 
 
-def to_spec(run: Run, library: Path) -> MeasureSpec:
+def to_spec(run: Run, library: Path, per_role: dict[str, str] | None = None) -> MeasureSpec:
+    """per_role: a driver per role, role -> library (run/role_drivers.py)."""
     params = run.params
     values = {k: v for k, v in params.items() if k in SPEC_FIELDS and k not in ("options", "cpus")}
     for key in ("publishers", "topics"):  # unset: one
@@ -42,7 +43,7 @@ def to_spec(run: Run, library: Path) -> MeasureSpec:
     values["cpus"] = {} if cpus == "none" else dict(cpus)
     values["hosts"] = params.get("hosts") or {}
     values["place"] = params.get("place") or {}
-    return MeasureSpec(driver_path=library, **values)
+    return MeasureSpec(driver_path=library, role_drivers=dict(per_role or {}), **values)
 
 
 def _graph_spec(values: dict, params: dict, library: Path) -> MeasureSpec:

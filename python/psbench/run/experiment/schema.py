@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from psbench.base.problems import ProblemList
 from psbench.base.yaml_file import Node
+from psbench.run import role_drivers
 from psbench.run.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
 
 TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs", "search")
@@ -103,6 +104,13 @@ class _Reader:
             )
         elif key in ("hosts", "place"):
             value = _plain(node)
+        elif key == "driver" and node.is_mapping:  # a driver per role: {ping: A, pong: B}
+            roles = {str(k): v.value for k, v in node.value.items()}
+            if not all(isinstance(v, str) and v for v in roles.values()):
+                self.problem(node.line, where, "a driver per role maps each role to a "
+                             "driver name, e.g. {ping: A, pong: B}")  # fmt: skip
+                return {}
+            value = role_drivers.label(roles)
         elif node.is_scalar:
             value = node.value
         else:
