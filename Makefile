@@ -5,7 +5,7 @@ PYTEST_ARGS ?=
 # (on 2 cores, 4 took 277 s where 3 took 311 s, 2026-11-26).
 PYTEST_WORKERS ?= 4
 
-.PHONY: all setup build test test-native test-python test-long style demo bench clean
+.PHONY: all setup build build-all test test-native test-python test-long style demo bench clean
 
 all: build
 
@@ -19,7 +19,18 @@ $(BUILD_DIR)/build.ninja: CMakeLists.txt
 build: setup $(BUILD_DIR)/build.ninja
 	@cmake --build $(BUILD_DIR)
 
-test: build
+# Drivers built on request (their manifest: build = "on-request"): all of them, or one.
+build-all: setup $(BUILD_DIR)/build.ninja
+	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_ALL=ON > /dev/null
+	@cmake --build $(BUILD_DIR)
+
+driver-%: setup $(BUILD_DIR)/build.ninja
+	@test -f drivers/$*/manifest.toml || { echo "make: no driver drivers/$*"; exit 2; }
+	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null
+	@cmake --build $(BUILD_DIR)
+
+# Every driver: CI builds and tests them all.
+test: build-all
 	@scripts/check-style
 	@$(MAKE) --no-print-directory test-native test-python
 
@@ -32,7 +43,7 @@ test-native:
 test-python:
 	./.venv/bin/python -m pytest -q -n $(PYTEST_WORKERS) --dist loadgroup -m "not long" tests $(PYTEST_ARGS)
 
-test-long: build
+test-long: build-all
 	./.venv/bin/python -m pytest -q -m long tests $(PYTEST_ARGS)
 
 # Rewrites what ruff and clang-format can (scripts/check-style --fix).

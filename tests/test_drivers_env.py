@@ -88,3 +88,33 @@ def test_service_entries_name_the_transport_that_needs_them():
     assert (only_shm.name, only_shm.transport, only_shm.running) == ("iox-roudi", "shm", True)
     always = service_status("surely-not-installed-broker", running=set())
     assert always.transport is None and not always.installed and not always.running
+
+
+def test_a_driver_not_built_is_listed_with_the_command_that_builds_it(
+    driver_libs, tmp_path, monkeypatch
+):
+    import pytest
+
+    from psbench.base.errors import UserError
+    from psbench.run import drivers
+
+    # The real drivers' folders, and two that were never built: one built with the
+    # others, one built on request (a heavy one).
+    for real in manifests.driver_names():
+        (tmp_path / real).symlink_to(manifests.DRIVERS_DIR / real)
+    for name, build in (("plainmw", ""), ("heavymw", 'build = "on-request"\n')):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "CMakeLists.txt").write_text("")
+        (tmp_path / name / "manifest.toml").write_text('architecture = "broker"\n' + build)
+    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
+    manifests.load.cache_clear()
+    try:
+        infos = {i.name: i for i in drivers.discover()}
+        assert infos["heavymw"].library is None
+        assert infos["heavymw"].build_command == "make driver-heavymw"
+        assert infos["plainmw"].build_command == "make build"
+        assert infos["udp"].library is not None and infos["udp"].build_command is None
+        with pytest.raises(UserError, match=r"'heavymw' is not built; `make driver-heavymw`"):
+            drivers.find_driver("heavymw")
+    finally:
+        manifests.load.cache_clear()

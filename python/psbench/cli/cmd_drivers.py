@@ -47,6 +47,10 @@ def _service_state(service: drivers.ServiceStatus) -> str:
 
 
 def _row(info: drivers.DriverInfo) -> list:
+    if info.library is None:
+        return [info.name, f"not built: `{info.build_command}` builds it"] + [""] * (
+            len(COLUMNS) - 2
+        )
     if info.describe is None:
         return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
     caps = info.describe.get("capabilities") or {}
@@ -69,7 +73,7 @@ def run_command(args) -> int:
     infos = drivers.discover()
     if args.json:
         print(json.dumps([i.to_json() for i in infos], indent=2))
-    elif not infos:
+    elif not any(i.library for i in infos):
         print("no drivers built yet: run `make build`")
     else:
         print(table.render(COLUMNS, [_row(i) for i in infos]))

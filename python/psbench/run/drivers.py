@@ -26,19 +26,27 @@ class ServiceStatus:
 @dataclass
 class DriverInfo:
     name: str
-    library: Path
+    library: Path | None  # None: not built
     describe: dict | None = None
     error: str | None = None
     services: list[ServiceStatus] = field(default_factory=list)
+    build_command: str | None = None  # not built: what builds it
 
     def to_json(self) -> dict:
         return {
             "name": self.name,
-            "library": str(self.library),
+            "library": str(self.library) if self.library else None,
             "describe": self.describe,
             "error": self.error,
             "services": [vars(s) for s in self.services],
+            "build_command": self.build_command,
         }
+
+
+def build_command(name: str) -> str:
+    """The command that builds a driver of drivers/: `make build`, or for one built on
+    request (its manifest: build = "on-request") `make driver-NAME`."""
+    return f"make driver-{name}" if manifests.load(name).build == "on-request" else "make build"
 
 
 def describe(node: Path, library: Path) -> dict:
@@ -110,6 +118,10 @@ def discover() -> list[DriverInfo]:
             services = manifests.service_entries(info.describe.get("name", info.name))
             info.services = [service_status(s, running) for s in services]
         infos.append(info)
+    built = {i.name for i in infos}
+    for name in manifests.driver_names():
+        if name not in built:
+            infos.append(DriverInfo(name=name, library=None, build_command=build_command(name)))
     return infos
 
 
@@ -123,6 +135,10 @@ def find_driver(name: str) -> Path:
     libraries = paths.driver_libraries()
     if name in libraries:
         return libraries[name]
+    if name in manifests.driver_names():
+        raise UserError(
+            f"argument --driver: driver {name!r} is not built; `{build_command(name)}` builds it"
+        )
     known = ", ".join(libraries) or "none"
     raise UserError(
         f"argument --driver: unknown driver {name!r}; built drivers: {known} "
