@@ -102,17 +102,32 @@ done
 
 {SERVER} &
 broker_pid=$!
-trap 'kill -TERM "$broker_pid" 2> /dev/null' TERM INT HUP
-status=0
+stopping=0
+# Stopped (psbench's SIGTERM to the process group): the broker keeps nothing worth a
+# graceful shutdown (transient messages, non-durable queues, its database removed below),
+# so beam.smp ends at once, well within the keeper's few seconds when psbench was killed.
+stop() {{
+  stopping=1
+  [ -s pid ] && kill -KILL "$(cat pid 2> /dev/null)" 2> /dev/null
+  kill -TERM "$broker_pid" 2> /dev/null
+}}
+trap stop TERM INT HUP
 while kill -0 "$broker_pid" 2> /dev/null; do
   wait "$broker_pid"
-  status=$?
 done
+# Ignored from here on, also by rm: when psbench was killed, its parent-death signal and
+# then the keeper's SIGTERM to the whole group both come, and the second must not cut the
+# removal short.
+trap '' TERM INT HUP
 kill -TERM "$epmd_pid" 2> /dev/null
 wait "$epmd_pid" 2> /dev/null
-rm -rf mnesia plugins-expand
-echo "rabbitmq: the broker ended (status $status)"
-exit "$status"
+rm -rf mnesia plugins-expand log .erlang.cookie pid
+if [ "$stopping" = 1 ]; then
+  echo "rabbitmq: stopped"
+  exit 0
+fi
+echo "rabbitmq: the broker (beam.smp) ended by itself or was killed; its own last words are above"
+exit 1
 """
 
 
