@@ -289,11 +289,17 @@ def test_no_broker_at_the_given_address(lib, results):
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["--history", "keep_last:5"], "rabbitmq: history keep_last is not supported"),
+        (
+            ["--history", "keep_last:5"],
+            "rabbitmq: history 'keep_last' is not supported; this driver supports keep_all",
+        ),
+        (["--history", "keep_last:5"], "x-max-length with x-overflow=drop-head bounds only"),
         (
             ["--durability", "transient_local"],
-            "rabbitmq: durability must be volatile",
+            "rabbitmq: durability 'transient_local' is not supported; this driver supports "
+            "volatile",
         ),
+        (["--durability", "transient_local"], "nothing keeps a topic's last messages"),
         (["--transport", "udp"], "rabbitmq: transport 'udp' is not supported"),
         (["--option", "prefetch=10"], "rabbitmq: option prefetch applies to reliability reliable"),
         (
@@ -301,7 +307,6 @@ def test_no_broker_at_the_given_address(lib, results):
             "rabbitmq: option prefetch='0': use a whole number from 1 to 65535",
         ),
         (["--option", "broker=nowhere"], "rabbitmq: option broker='nowhere' is not HOST:PORT"),
-        (["--size", str(8 * MIB)], "rabbitmq: max_payload 8388608 is not supported"),
     ],
 )
 def test_refused_settings_say_why(lib, results, args, message):
