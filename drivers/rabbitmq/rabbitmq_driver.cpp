@@ -154,7 +154,11 @@ class Rabbitmq::Writer {
 
   void counters(psb::sdk::CounterSink put) {
     if (reliable_) {
-      read_replies(&kNoWait);  // the confirms that came since the last write
+      try {
+        read_replies(&kNoWait);  // the confirms that came since the last write
+      } catch (const std::exception &) {
+        // A connection gone: the counts as they stand.
+      }
       put("confirmed", floor_);
       put("nacked", nacked_);
     }
