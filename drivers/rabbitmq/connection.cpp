@@ -1,0 +1,130 @@
+#include "connection.h"
+
+#include <amqp_tcp_socket.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+#include "psbench/sdk.hpp"
+
+namespace psbrabbitmq {
+namespace {
+
+constexpr int kConnectTimeoutS = 5;
+// Every RPC (declare, bind, consume, close) and the login handshake: a broker that does
+// not answer within this fails the call instead of hanging it.
+constexpr int kRpcTimeoutS = 10;
+constexpr int kDefaultFrameMax = 131072;  // AMQP's and RabbitMQ's default
+constexpr int kFrameOverhead = 8;         // type, channel, size, end octet
+
+std::string reply_text(const amqp_method_t &method) {
+  if (method.id == AMQP_CONNECTION_CLOSE_METHOD) {
+    const auto *m = static_cast<const amqp_connection_close_t *>(method.decoded);
+    return "the broker closed the connection: " + std::to_string(m->reply_code) + " " +
+           std::string(static_cast<const char *>(m->reply_text.bytes), m->reply_text.len);
+  }
+  if (method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+    const auto *m = static_cast<const amqp_channel_close_t *>(method.decoded);
+    return "the broker closed the channel: " + std::to_string(m->reply_code) + " " +
+           std::string(static_cast<const char *>(m->reply_text.bytes), m->reply_text.len);
+  }
+  char text[64];
+  std::snprintf(text, sizeof text, "unexpected AMQP method 0x%08x", unsigned(method.id));
+  return text;
+}
+
+}  // namespace
+
+Connection::Connection(const Settings &settings, const char *role) : settings_(settings) {
+  conn_ = amqp_new_connection();
+  if (conn_ == nullptr) psb::sdk::fail("out of memory for a connection");
+  amqp_socket_t *socket = amqp_tcp_socket_new(conn_);  // owned by the connection
+  if (socket == nullptr) {
+    amqp_destroy_connection(conn_);
+    psb::sdk::fail("out of memory for a socket");
+  }
+  const timeval rpc_timeout{kRpcTimeoutS, 0};
+  amqp_set_rpc_timeout(conn_, &rpc_timeout);
+  amqp_set_handshake_timeout(conn_, &rpc_timeout);
+  const timeval connect_timeout{kConnectTimeoutS, 0};
+  const int s =
+      amqp_socket_open_noblock(socket, settings.host.c_str(), settings.port, &connect_timeout);
+  if (s != AMQP_STATUS_OK) {
+    amqp_destroy_connection(conn_);
+    psb::sdk::fail(
+        "cannot connect the %s to the broker at %s: %s; is it running there? psbench starts "
+        "one itself unless you give option broker",
+        role, settings.address.c_str(), amqp_error_string2(s));
+  }
+  // One body frame holds the run's largest message when the broker allows it (psbench's
+  // brokers do: broker_launch.py); otherwise the broker's frame_max is used.
+  const uint64_t wanted =
+      std::max<uint64_t>(kDefaultFrameMax, settings.max_payload + kFrameOverhead + 4096);
+  const amqp_rpc_reply_t r =
+      amqp_login(conn_, "/", 0, int(std::min<uint64_t>(wanted, INT32_MAX)), 0 /* no heartbeats */,
+                 AMQP_SASL_METHOD_PLAIN, "guest", "guest");
+  if (r.reply_type != AMQP_RESPONSE_NORMAL) {
+    lost_ = true;
+    try {
+      check_rpc("log in");
+    } catch (...) {
+      amqp_destroy_connection(conn_);
+      throw;
+    }
+  }
+  frame_max_ = amqp_get_frame_max(conn_);
+  amqp_channel_open(conn_, kChannel);
+  try {
+    check_rpc("open a channel");
+  } catch (...) {
+    amqp_destroy_connection(conn_);
+    throw;
+  }
+  channel_open_ = true;
+}
+
+Connection::~Connection() {
+  if (!lost_) {
+    // Each waits for the broker's close-ok, kRpcTimeoutS at most.
+    if (channel_open_) amqp_channel_close(conn_, kChannel, AMQP_REPLY_SUCCESS);
+    amqp_connection_close(conn_, AMQP_REPLY_SUCCESS);
+  }
+  amqp_destroy_connection(conn_);  // closes the socket
+}
+
+void Connection::check_rpc(const char *what) {
+  const amqp_rpc_reply_t r = amqp_get_rpc_reply(conn_);
+  switch (r.reply_type) {
+    case AMQP_RESPONSE_NORMAL:
+      return;
+    case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+      fail_status(what, r.library_error);
+    case AMQP_RESPONSE_SERVER_EXCEPTION:
+      lost_ = true;  // the broker closed the channel or the connection: nothing to close
+      psb::sdk::fail("%s at the broker %s: %s", what, settings_.address.c_str(),
+                     reply_text(r.reply).c_str());
+    default:
+      lost_ = true;
+      psb::sdk::fail("%s at the broker %s: no reply", what, settings_.address.c_str());
+  }
+}
+
+void Connection::fail_status(const char *what, int status) {
+  lost_ = true;
+  if (status == AMQP_STATUS_CONNECTION_CLOSED || status == AMQP_STATUS_SOCKET_ERROR ||
+      status == AMQP_STATUS_SOCKET_CLOSED)
+    psb::sdk::fail(
+        "%s: the connection to the broker at %s is gone (%s: the broker ended or closed "
+        "it; the driver does not reconnect)",
+        what, settings_.address.c_str(), amqp_error_string2(status));
+  psb::sdk::fail("%s: %s (broker %s)", what, amqp_error_string2(status), settings_.address.c_str());
+}
+
+void Connection::fail_closed(const amqp_frame_t &frame) {
+  lost_ = true;
+  psb::sdk::fail("%s (broker %s)", reply_text(frame.payload.method).c_str(),
+                 settings_.address.c_str());
+}
+
+}  // namespace psbrabbitmq

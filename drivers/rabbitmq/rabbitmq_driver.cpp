@@ -1,0 +1,367 @@
+// rabbitmq: AMQP 0-9-1 through rabbitmq-c (the RabbitMQ C client) and a RabbitMQ broker.
+//
+// A topic is a fanout exchange "psbench.<run id>.<topic>"; each reader declares its own
+// exclusive, auto-delete queue, binds it to the exchange and consumes from it; a writer
+// publishes to the exchange. Every writer and reader has a connection of its own
+// (connection.h). Reliable: publisher confirms (drain() waits for every one) and consumers
+// that acknowledge, with a prefetch count; best effort: no confirms, no-ack consumers.
+// Messages are transient (delivery mode 1) and queues non-durable: nothing is written to
+// disk. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
+#include <amqp.h>
+#include <poll.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <string>
+#include <vector>
+
+#include "connection.h"
+#include "psbench/sdk.hpp"
+#include "settings.h"
+
+namespace psbrabbitmq {
+namespace {
+
+using psb::sdk::fail;
+
+// A reliable writer has at most this many messages unconfirmed; the next write waits for
+// confirms (the broker's flow control, as a DDS writer's resource limits).
+constexpr uint64_t kConfirmWindow = 8192;
+// Every this many writes a writer reads, without waiting, what the broker sent it: confirms,
+// or the channel's closing (an error is then reported by a write, not only at drain()).
+constexpr uint64_t kReadEvery = 64;
+// A delivery's header and body follow its method frame at once; waiting longer than this
+// for them is an error.
+constexpr timeval kRestOfMessage{10, 0};
+constexpr timeval kNoWait{0, 0};
+// A full confirm window that gets no confirm within this is an error.
+constexpr timeval kConfirmWait{10, 0};
+constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees stop()
+
+amqp_bytes_t bytes_of(const std::string &s) { return {s.size(), const_cast<char *>(s.data())}; }
+
+struct Rabbitmq {
+  static constexpr const char *name = "rabbitmq";
+  static constexpr const char *description =
+      "AMQP 0-9-1 through rabbitmq-c and a RabbitMQ broker over TCP: a fanout exchange per "
+      "topic, an exclusive auto-delete queue per reader; reliable = publisher confirms and "
+      "acknowledging consumers, best effort = no-ack consumers";
+  static std::string version() { return std::string("rabbitmq-c ") + amqp_version(); }
+  static psb_capabilities capabilities();
+  static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
+
+  class Context;
+  class Writer;
+  class Reader;
+};
+
+psb_capabilities Rabbitmq::capabilities() {
+  static const char *const transports[] = {"tcp", nullptr};
+  static const char *const option_keys[] = {"broker", "prefetch", nullptr};
+  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+          .durability = PSB_VOLATILE,
+          .history = PSB_KEEP_ALL,  // the queue keeps every message; keep_last: see check()
+          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+          .transports = transports,
+          .option_keys = option_keys,
+          .max_payload = kMaxPayload,
+          .readers_per_topic = 0,
+          .writers_per_topic = 0,
+          .crosses_hosts = 1};  // to option broker, wherever it is
+}
+
+// The settings only: every endpoint has its own connection.
+class Rabbitmq::Context {
+ public:
+  explicit Context(const psb_config &cfg)
+      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+  const Settings settings;
+};
+
+// Declares the topic's exchange (both ends do: whichever comes first creates it):
+// fanout, so every bound queue gets every message with no routing key to match;
+// not durable and not auto-deleted, so a reader leaving never removes it under a writer.
+void declare_exchange(Connection &c, const std::string &exchange) {
+  amqp_exchange_declare(c.state(), kChannel, bytes_of(exchange), amqp_cstring_bytes("fanout"),
+                        0 /* passive */, 0 /* durable */, 0 /* auto_delete */, 0 /* internal */,
+                        amqp_empty_table);
+  c.check_rpc("declare the exchange");
+}
+
+class Rabbitmq::Writer {
+ public:
+  Writer(Context &ctx, const char *topic)
+      : conn_(ctx.settings, "writer"),
+        exchange_(exchange_of(ctx.settings.run_id, topic)),
+        reliable_(ctx.settings.reliable),
+        confirmed_(kConfirmWindow, 0) {
+    declare_exchange(conn_, exchange_);
+    if (reliable_) {
+      amqp_confirm_select(conn_.state(), kChannel);
+      conn_.check_rpc("turn publisher confirms on");
+    }
+    props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
+    props_.delivery_mode = 1;  // transient: never written to disk
+  }
+
+  // Timed path: amqp_basic_publish encodes the method, header and body frames into the
+  // connection's buffer (allocated at login) and sends them in one go, in this thread.
+  void write(const void *data, size_t len) {
+    if (reliable_ && published_ - floor_ >= kConfirmWindow) await_window();
+    const amqp_bytes_t body{len, const_cast<void *>(data)};
+    const int s = amqp_basic_publish(conn_.state(), kChannel, exchange_bytes_, amqp_empty_bytes,
+                                     0 /* mandatory */, 0 /* immediate */, &props_, body);
+    if (s != AMQP_STATUS_OK) conn_.fail_status("publish", s);
+    ++published_;
+    if (published_ % kReadEvery == 0) read_replies(&kNoWait);
+  }
+
+  // Reliable: until the broker has confirmed every message published so far (it has
+  // routed each to every bound queue). Best effort: every write left the process in
+  // write(), and the broker reads a connection's frames in order.
+  bool drain(int64_t timeout_ns) {
+    if (!reliable_) return true;
+    timespec start{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    const int64_t deadline = start.tv_sec * 1'000'000'000LL + start.tv_nsec + timeout_ns;
+    while (floor_ < published_) {
+      timespec now{};
+      clock_gettime(CLOCK_MONOTONIC, &now);
+      const int64_t left = deadline - (now.tv_sec * 1'000'000'000LL + now.tv_nsec);
+      if (left <= 0) {
+        char text[sizeof(psb_error::message)];
+        std::snprintf(text, sizeof text,
+                      "drain: the broker at %s confirmed %llu of the %llu messages published to "
+                      "%s within the timeout",
+                      conn_.settings().address.c_str(), (unsigned long long)floor_,
+                      (unsigned long long)published_, exchange_.c_str());
+        throw psb::sdk::Timeout(text);
+      }
+      const timeval tv{left / 1'000'000'000, (left % 1'000'000'000) / 1000};
+      read_replies(&tv);
+    }
+    if (nacked_ > 0)
+      fail(
+          "drain: the broker refused %llu of the %llu messages published to %s (basic.nack: "
+          "an internal error of the broker)",
+          (unsigned long long)nacked_, (unsigned long long)published_, exchange_.c_str());
+    return true;
+  }
+
+  int matched() const { return -1; }  // AMQP does not tell a publisher which queues are bound
+
+  void counters(psb::sdk::CounterSink put) {
+    if (reliable_) {
+      try {
+        read_replies(&kNoWait);  // the confirms that came since the last write
+      } catch (const std::exception &) {
+        // A connection gone: the counts as they stand.
+      }
+      put("confirmed", floor_);
+      put("nacked", nacked_);
+    }
+  }
+
+ private:
+  // The window is full: reads confirms until half of it is free again.
+  [[gnu::noinline]] void await_window() {
+    while (published_ - floor_ > kConfirmWindow / 2)
+      if (!read_replies(&kConfirmWait))
+        fail(
+            "publish: the broker at %s confirmed none of the %llu unconfirmed messages of %s "
+            "within %lld s",
+            conn_.settings().address.c_str(), (unsigned long long)(published_ - floor_),
+            exchange_.c_str(), (long long)kConfirmWait.tv_sec);
+  }
+
+  // Reads the frames the broker sent, waiting up to tv for the first; whether there was one.
+  bool read_replies(const timeval *tv) {
+    amqp_frame_t frame;
+    int n = conn_.read_frame(frame, tv);
+    const bool any = n == 1;
+    for (; n == 1; n = conn_.read_frame(frame, &kNoWait)) {
+      if (frame.frame_type != AMQP_FRAME_METHOD) continue;  // a returned message's rest
+      const amqp_method_t &m = frame.payload.method;
+      if (m.id == AMQP_BASIC_ACK_METHOD) {
+        const auto *ack = static_cast<const amqp_basic_ack_t *>(m.decoded);
+        confirm(ack->delivery_tag, ack->multiple);
+      } else if (m.id == AMQP_BASIC_NACK_METHOD) {
+        const auto *nack = static_cast<const amqp_basic_nack_t *>(m.decoded);
+        nacked_ += nack->multiple ? nack->delivery_tag - floor_ : 1;
+        confirm(nack->delivery_tag, nack->multiple);
+      } else if (m.id == AMQP_CHANNEL_CLOSE_METHOD || m.id == AMQP_CONNECTION_CLOSE_METHOD) {
+        conn_.fail_closed(frame);
+      }
+    }
+    conn_.release();
+    return any;
+  }
+
+  // Confirms tag (and with multiple every tag up to it); floor_ = every tag up to it is.
+  void confirm(uint64_t tag, bool multiple) {
+    if (tag > published_ || tag <= floor_) return;
+    if (multiple) {
+      for (uint64_t t = floor_ + 1; t <= tag; ++t) confirmed_[t % kConfirmWindow] = 0;
+      floor_ = tag;
+    } else {
+      confirmed_[tag % kConfirmWindow] = 1;
+    }
+    while (floor_ < published_ && confirmed_[(floor_ + 1) % kConfirmWindow]) {
+      confirmed_[(floor_ + 1) % kConfirmWindow] = 0;
+      ++floor_;
+    }
+  }
+
+  Connection conn_;
+  const std::string exchange_;
+  const amqp_bytes_t exchange_bytes_ = bytes_of(exchange_);
+  const bool reliable_;
+  amqp_basic_properties_t props_{};
+  uint64_t published_ = 0;  // delivery tags 1..published_ went out
+  uint64_t floor_ = 0;      // every tag up to here is confirmed
+  uint64_t nacked_ = 0;
+  std::vector<uint8_t> confirmed_;  // tags above floor_ confirmed alone, by tag % window
+};
+
+class Rabbitmq::Reader {
+ public:
+  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
+      : conn_(ctx.settings, "reader"),
+        reliable_(ctx.settings.reliable),
+        ack_every_(uint64_t(ctx.settings.prefetch + 3) / 4),
+        body_(ctx.settings.max_payload + 1) {
+    const std::string exchange = exchange_of(ctx.settings.run_id, topic);
+    declare_exchange(conn_, exchange);
+    // A queue of this reader's own: named by the broker, used by this connection only
+    // (exclusive) and deleted with it (auto-delete); no length limit (keep_all).
+    const amqp_queue_declare_ok_t *q = amqp_queue_declare(
+        conn_.state(), kChannel, amqp_empty_bytes, 0 /* passive */, 0 /* durable */,
+        1 /* exclusive */, 1 /* auto_delete */, amqp_empty_table);
+    conn_.check_rpc("declare the reader's queue");
+    queue_.assign(static_cast<const char *>(q->queue.bytes), q->queue.len);
+    // Bound before create_reader returns: the broker routes every later publish to it.
+    amqp_queue_bind(conn_.state(), kChannel, bytes_of(queue_), bytes_of(exchange), amqp_empty_bytes,
+                    amqp_empty_table);
+    conn_.check_rpc("bind the reader's queue");
+    if (reliable_) {
+      amqp_basic_qos(conn_.state(), kChannel, 0, uint16_t(ctx.settings.prefetch), 0);
+      conn_.check_rpc("set the prefetch count");
+    }
+    amqp_basic_consume(conn_.state(), kChannel, bytes_of(queue_), amqp_empty_bytes,
+                       0 /* no_local */, reliable_ ? 0 : 1 /* no_ack */, 1 /* exclusive */,
+                       amqp_empty_table);
+    conn_.check_rpc("start consuming");
+    if (listener) {
+      thread_.start(listener, [this, listener] {  // a throw ends it: listener.error()
+        const void *data;
+        size_t len;
+        while (!thread_.stopping()) {
+          if (try_take(data, len))
+            listener(data, len);
+          else
+            wait(kListenerSliceNs);
+        }
+      });
+    }
+  }
+  ~Reader() { thread_.stop(); }  // within kListenerSliceNs; then the connection closes
+
+  // Timed path. Never blocks: the next delivery rabbitmq-c has, or can read from the
+  // socket now (its header and body follow at once). A body in one frame is handed out
+  // where rabbitmq-c decoded it; one split over several frames is copied together.
+  bool try_take(const void *&data, size_t &len) {
+    release();
+    amqp_frame_t frame;
+    for (;;) {
+      if (conn_.read_frame(frame, &kNoWait) == 0) return false;
+      if (frame.frame_type != AMQP_FRAME_METHOD) continue;
+      const amqp_method_t &m = frame.payload.method;
+      if (m.id == AMQP_BASIC_DELIVER_METHOD) {
+        delivery_tag_ = static_cast<const amqp_basic_deliver_t *>(m.decoded)->delivery_tag;
+        return read_message(data, len);
+      }
+      if (m.id == AMQP_CHANNEL_CLOSE_METHOD || m.id == AMQP_CONNECTION_CLOSE_METHOD)
+        conn_.fail_closed(frame);
+      if (m.id == AMQP_BASIC_CANCEL_METHOD)
+        fail("the broker cancelled the consumer of queue %s (was it deleted?)", queue_.c_str());
+    }
+  }
+
+  // Until the socket has bytes, up to timeout_ns. Acknowledges what was taken first, so
+  // the broker never waits for acks while this reader waits for messages.
+  bool wait(int64_t timeout_ns) {
+    if (unacked_ > 0) send_ack();
+    if (conn_.buffered()) return true;
+    pollfd p{conn_.fd(), POLLIN, 0};
+    const timespec ts{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
+    const int n = ppoll(&p, 1, &ts, nullptr);
+    if (n < 0 && errno != EINTR) fail("poll: %s", std::strerror(errno));
+    return n > 0;
+  }
+
+  // The sample handed out is given back: rabbitmq-c's pool is reused; reliable: it counts
+  // as taken, acknowledged with the next batch (every prefetch/4, and before waiting).
+  void release() {
+    if (!held_) return;
+    held_ = false;
+    conn_.release();
+    if (reliable_ && ++unacked_ >= ack_every_) send_ack();
+  }
+
+  int matched() const { return -1; }  // AMQP does not tell a consumer who publishes
+
+ private:
+  bool read_message(const void *&data, size_t &len) {
+    amqp_frame_t frame;
+    if (conn_.read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_HEADER)
+      fail("the broker sent a delivery without its header within %lld s",
+           (long long)kRestOfMessage.tv_sec);
+    const uint64_t size = frame.payload.properties.body_size;
+    uint64_t got = 0;
+    held_ = true;
+    data = body_.data();
+    while (got < size) {
+      if (conn_.read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_BODY)
+        fail("the broker sent a delivery without its body within %lld s",
+             (long long)kRestOfMessage.tv_sec);
+      const amqp_bytes_t &part = frame.payload.body_fragment;
+      if (got == 0 && part.len == size) {  // the whole body in one frame: no copy
+        data = part.bytes;
+        got = size;
+        break;
+      }
+      if (size <= body_.size() - 1) std::memcpy(body_.data() + got, part.bytes, part.len);
+      got += part.len;
+    }
+    if (size > body_.size() - 1)
+      psb::sdk::bad_sample(
+          "received a %llu-byte message on queue %s, over this run's largest "
+          "of %zu bytes (is another run publishing on it?)",
+          (unsigned long long)size, queue_.c_str(), body_.size() - 1);
+    len = size_t(size);
+    return true;
+  }
+
+  void send_ack() {
+    const int s = amqp_basic_ack(conn_.state(), kChannel, delivery_tag_, 1 /* multiple */);
+    if (s != AMQP_STATUS_OK) conn_.fail_status("acknowledge", s);
+    unacked_ = 0;
+  }
+
+  Connection conn_;
+  const bool reliable_;
+  const uint64_t ack_every_;
+  std::string queue_;
+  std::vector<unsigned char> body_;  // max_payload + 1: a body split over several frames
+  bool held_ = false;                // a sample is handed out
+  uint64_t delivery_tag_ = 0;        // of the last delivery taken
+  uint64_t unacked_ = 0;             // taken, not acknowledged yet (reliable)
+  psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
+};
+
+}  // namespace
+}  // namespace psbrabbitmq
+
+PSB_SDK_DRIVER(psbrabbitmq::Rabbitmq)

@@ -1,0 +1,92 @@
+#include "settings.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "psbench/sdk.hpp"
+
+namespace psbrabbitmq {
+namespace {
+
+// What RabbitMQ cannot honour, with the reason. The node refuses the QoS outside the
+// capability sets itself; these say why, also to a caller that goes straight to the ABI.
+void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  if (cfg.qos.durability != PSB_VOLATILE)
+    refuse.add("durability",
+               "durability must be volatile: an AMQP queue exists only from its reader's "
+               "creation on, and nothing keeps a topic's last messages for a reader that "
+               "joins later");
+  if (cfg.qos.history == PSB_KEEP_LAST)
+    refuse.add("history",
+               "history keep_last is not supported: a queue's x-max-length with "
+               "x-overflow=drop-head bounds only the messages still waiting in the queue, "
+               "not those the broker has already pushed towards the reader (up to the "
+               "prefetch count, and without limit for best effort's no-ack consumers), so a "
+               "reader that falls behind would get more than the newest N; use keep_all "
+               "(the default: the queue keeps every message until its reader takes it)");
+}
+
+// HOST:PORT, with [IPv6]:PORT accepted.
+void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
+  const std::string b(text);
+  const size_t colon = b.rfind(':');
+  char *end = nullptr;
+  errno = 0;
+  const long port = colon == std::string::npos ? 0 : std::strtol(b.c_str() + colon + 1, &end, 10);
+  bool ok = colon != std::string::npos && colon > 0 && errno == 0 && end != nullptr &&
+            end != b.c_str() + colon + 1 && *end == '\0' && port >= 1 && port <= 65535;
+  std::string host = ok ? b.substr(0, colon) : std::string();
+  if (ok && host.front() == '[') {
+    ok = host.size() > 2 && host.back() == ']';
+    host = ok ? host.substr(1, host.size() - 2) : host;
+  } else if (ok) {
+    ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
+  }
+  if (!ok) {
+    refuse.add("option:broker",
+               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:5672, or [::1]:5672)", text);
+    return;
+  }
+  s->address = b;
+  s->host = host;
+  s->port = int(port);
+}
+
+}  // namespace
+
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  Settings s;
+  s.run_id = psb::sdk::run_id(cfg, refuse, "it names the exchanges");
+  s.reliable = cfg.qos.reliability == PSB_RELIABLE;
+  s.notify = cfg.notify;
+  s.max_payload = cfg.max_payload;
+  psb::sdk::payload_in_range(cfg, refuse, 0, kMaxPayload);
+  if (cfg.transport != nullptr && std::strcmp(cfg.transport, "default") != 0 &&
+      std::strcmp(cfg.transport, "tcp") != 0)
+    refuse.add("transport",
+               "transport '%s' is not supported; this driver supports tcp (AMQP 0-9-1)",
+               cfg.transport);
+  check_qos(cfg, refuse);
+  const psb::sdk::Options options(cfg, refuse);
+  if (const char *broker = options.required("broker", "HOST:PORT",
+                                            "psbench sets it when it starts rabbitmq-server, or "
+                                            "give the address of your own broker"))
+    parse_broker(broker, refuse, &s);
+  if (!options.given_but("prefetch", !s.reliable,
+                         "applies to reliability reliable only (best effort's consumers do not "
+                         "acknowledge, so no prefetch count limits them)"))
+    s.prefetch = int(options.number("prefetch", kDefaultPrefetch, 1, 65535));
+  return s;
+}
+
+std::string exchange_of(const std::string &run_id, const char *topic) {
+  if (*topic == '\0') psb::sdk::fail("empty topic name");
+  std::string name = "psbench." + run_id + "." + topic;
+  if (name.size() > 255)
+    psb::sdk::fail("exchange name '%s' is longer than AMQP's 255 bytes; use a shorter topic",
+                   name.c_str());
+  return name;
+}
+
+}  // namespace psbrabbitmq

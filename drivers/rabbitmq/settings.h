@@ -1,0 +1,36 @@
+// What a run asks of the rabbitmq driver, checked and parsed once (check() and open()).
+#ifndef PSBENCH_RABBITMQ_SETTINGS_H
+#define PSBENCH_RABBITMQ_SETTINGS_H
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/sdk_refusals.hpp"
+
+namespace psbrabbitmq {
+
+constexpr uint64_t kMaxPayload = 4u << 20;  // the node's own largest --size
+constexpr int kDefaultPrefetch = 256;       // RabbitMQ's advice: 100 to 300
+
+struct Settings {
+  std::string host;  // as given in broker=HOST:PORT ([v6] brackets removed)
+  int port = 0;
+  std::string address;  // HOST:PORT as given, for messages
+  std::string run_id;
+  bool reliable = false;
+  int notify = PSB_NOTIFY_WAIT;
+  uint64_t max_payload = 0;         // the run's largest message
+  int prefetch = kDefaultPrefetch;  // reliable: unacknowledged deliveries per reader
+};
+
+// Records every refusal: what AMQP through RabbitMQ cannot honour, an option missing or
+// malformed (check() and open(), which throws them).
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
+
+// The exchange of a topic: "psbench.<run id>.<topic>". Throws psb::sdk::Error when it is
+// longer than an AMQP short string or empty.
+std::string exchange_of(const std::string &run_id, const char *topic);
+
+}  // namespace psbrabbitmq
+
+#endif
