@@ -1,0 +1,100 @@
+"""Fetches the Kafka broker psbench starts for the kafka driver: the jars of
+org.apache.kafka:kafka_2.13 at the version pom.xml names, and everything they need at run
+time, copied by Maven (~/.m2 is its repository) into $HOME/.cache/psbench/kafka/VERSION/
+libs, outside the checkout, with a launcher beside them:
+
+  kafka-java [JVM OPTIONS] MAIN_CLASS [ARGS]   java with the broker's classpath and log
+                                               configuration (log4j2.properties)
+  kafka-java --version                         the version the jars say they are
+
+manifest.toml starts the broker and formats its storage through the launcher. Once the
+folder is complete (its file `complete`), a later call only rewrites the launcher and the
+log configuration: no Maven, no network. The build runs this once (CMake target
+kafka-broker, with a stamp file). Usage: fetch_broker.py [CACHE_DIR]"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
+MVN_TIMEOUT_S = 900
+
+
+def pom_version() -> str:
+    found = re.search(r"<kafka\.version>([^<]+)</kafka\.version>", (HERE / "pom.xml").read_text())
+    if not found:
+        sys.exit(f"{HERE / 'pom.xml'}: no <kafka.version>")
+    return found.group(1).strip()
+
+
+def copy_jars(libs: Path) -> None:
+    """mvn copies kafka_2.13 and its runtime dependencies into libs (made anew)."""
+    partial = libs.with_name("libs.partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        sys.exit("kafka: mvn is not installed (Debian package maven; make setup installs it)")
+    argv = [mvn, "-B", "-q", "-f", str(HERE / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+            "-Dstyle.color=never", "-DincludeScope=runtime", f"-DoutputDirectory={partial}"]  # fmt: skip
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, timeout=MVN_TIMEOUT_S)
+    if done.returncode != 0 or not any(partial.glob("kafka_2.13-*.jar")):
+        shutil.rmtree(partial, ignore_errors=True)
+        sys.exit(f"kafka: `{' '.join(argv)}` failed (exit code {done.returncode})")
+    shutil.rmtree(libs, ignore_errors=True)
+    partial.rename(libs)
+
+
+def jar_version(libs: Path) -> str:
+    """What kafka-clients says it is (its kafka/kafka-version.properties)."""
+    [clients] = libs.glob("kafka-clients-*.jar")
+    with zipfile.ZipFile(clients) as jar:
+        text = jar.read("kafka/kafka-version.properties").decode()
+    fields = dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+    return f"Apache Kafka {fields.get('version', '?')} (commit {fields.get('commitId', '?')})"
+
+
+LAUNCHER = """#!/bin/sh
+# Written by {script}: java with the Kafka broker's jars (Maven Central,
+# fetched with {pom}) and psbench's log configuration.
+if [ "$1" = "--version" ]; then
+  echo '{version}'
+  exit 0
+fi
+exec java -Dlog4j2.configurationFile='{home}/log4j2.properties' -cp '{home}/libs/*' "$@"
+"""
+
+
+def write_launcher(home: Path, version: str) -> None:
+    shutil.copyfile(HERE / "log4j2.properties", home / "log4j2.properties")
+    launcher = home / "kafka-java"
+    text = LAUNCHER.format(script=Path(__file__).name, pom=HERE / "pom.xml",
+                           version=version, home=home)  # fmt: skip
+    partial = launcher.with_name("kafka-java.partial")
+    partial.write_text(text)
+    partial.chmod(0o755)
+    os.replace(partial, launcher)
+
+
+def main() -> None:
+    cache = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "psbench"
+    home = cache / "kafka" / pom_version()
+    home.mkdir(parents=True, exist_ok=True)
+    complete = home / "complete"
+    if not complete.exists():
+        started = time.monotonic()
+        copy_jars(home / "libs")
+        print(f"kafka: fetched the broker's jars into {home / 'libs'} in "
+              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+    version = jar_version(home / "libs")
+    write_launcher(home, version)
+    complete.write_text(version + "\n")
+
+
+if __name__ == "__main__":
+    main()
