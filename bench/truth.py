@@ -106,6 +106,7 @@ INSTRUMENTS = {
     "redis": "redis_probe",
     "iceoryx": "iceoryx_probe",
     "fastdds": "fastdds_probe",
+    "kafka": "kafka_probe",
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -245,6 +246,7 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
             "1",
             *probe_tput_args(driver, "", tag, size, seconds),
         ]
+    # kafka: BROKER TAG SIZE SECONDS, as mqtt and redis (TAG names its two topics)
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 

@@ -77,6 +77,11 @@ void Client::on_error(rd_kafka_t *, int err, const char *reason, void *opaque) {
 }
 
 void Client::fail_lost() const {
+  if (!reached_)
+    fail(
+        "cannot reach the broker at %s (librdkafka: %s); is it running there? psbench "
+        "starts one itself unless you give option broker",
+        broker_.c_str(), health_.reason);
   fail("the broker at %s is gone (librdkafka: %s); the driver does not wait for it to return",
        broker_.c_str(), health_.reason);
 }
@@ -96,8 +101,13 @@ void Client::ensure_topic(const char *topic, const Settings &s) {
   Owned<rd_kafka_queue_t, rd_kafka_queue_destroy> queue(rd_kafka_queue_new(rk_));
   rd_kafka_NewTopic_t *one = wanted.get();
   rd_kafka_CreateTopics(rk_, &one, 1, options.get(), queue.get());
-  Owned<rd_kafka_event_t, rd_kafka_event_destroy> event(
-      rd_kafka_queue_poll(queue.get(), kAdminTimeoutMs + 5000));
+  // In slices, so that a broker nobody answers at fails within a second or so.
+  Owned<rd_kafka_event_t, rd_kafka_event_destroy> event;
+  for (int waited = 0; !event && waited < kAdminTimeoutMs + 5000; waited += 100) {
+    event.reset(rd_kafka_queue_poll(queue.get(), 100));
+    rd_kafka_poll(rk_, 0);  // the error callback, served from the main queue
+    if (!event && lost()) fail_lost();
+  }
   if (!event)
     fail("creating topic %s: no answer from the broker at %s within %d ms", topic, broker_.c_str(),
          kAdminTimeoutMs + 5000);
@@ -129,10 +139,14 @@ void Client::ensure_topic(const char *topic, const Settings &s) {
                                      ? md->topics[0].err
                                      : RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
       rd_kafka_metadata_destroy(md);
-      if (ready) return;
+      if (ready) {
+        reached_ = true;
+        return;
+      }
     } else {
       last = rd_kafka_err2name(e);
     }
+    rd_kafka_poll(rk_, 0);
     if (lost()) fail_lost();
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

@@ -43,7 +43,8 @@ class Client {
   [[noreturn, gnu::cold, gnu::noinline]] void fail_lost() const;
 
   // Creates the topic (1 partition, replication 1, max.message.bytes for the run) unless
-  // it exists, and waits until its partition has a leader. Throws on failure.
+  // it exists, and waits until its partition has a leader. Throws on failure. Serves the
+  // main queue (rd_kafka_poll): call it before a consumer's poll_set_consumer.
   void ensure_topic(const char *topic, const Settings &s);
 
  private:
@@ -52,6 +53,7 @@ class Client {
   rd_kafka_t *rk_ = nullptr;
   std::string broker_;
   Health health_;
+  bool reached_ = false;  // the topic was made ready there: a broker lost from now on
   void *user_opaque_ = nullptr;
 };
 

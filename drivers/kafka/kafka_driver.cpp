@@ -132,8 +132,11 @@ class Kafka::Writer {
     return {
         {"acks", s.acks_all ? "all" : "0"},
         {"enable.idempotence", s.acks_all ? "true" : "false"},
+        // latency: send at once what is queued (a batch only of what piled up meanwhile);
+        // throughput: wait up to 5 ms to fill batches of up to 100,000 messages / 1 MB.
         {"linger.ms", batch ? "5" : "0"},
-        {"batch.num.messages", batch ? "10000" : "1"},
+        {"batch.num.messages", batch ? "100000" : "10000"},
+        {"batch.size", "1000000"},
         {"compression.codec", "none"},
         {"message.max.bytes", std::to_string(s.max_message)},
         {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
@@ -178,8 +181,6 @@ class Kafka::Reader {
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : client_(RD_KAFKA_CONSUMER, ctx.settings, consumer_properties(ctx.settings)),
         topic_(kafka_topic(topic)) {
-    rd_kafka_t *rk = client_.handle();
-    rd_kafka_poll_set_consumer(rk);  // error callbacks served by consumer_poll
     client_.ensure_topic(topic_.c_str(), ctx.settings);
     assign_at_end();
     if (listener)
@@ -258,11 +259,13 @@ class Kafka::Reader {
     do {
       e = rd_kafka_query_watermark_offsets(rk, topic_.c_str(), 0, &low, &high, kWatermarkTimeoutMs);
       if (e == RD_KAFKA_RESP_ERR_NO_ERROR) break;
+      rd_kafka_poll(rk, 0);
       if (client_.lost()) client_.fail_lost();
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     } while (std::chrono::steady_clock::now() < end);
     if (e != RD_KAFKA_RESP_ERR_NO_ERROR)
       fail("topic %s: cannot read the end of partition 0: %s", topic_.c_str(), rd_kafka_err2str(e));
+    rd_kafka_poll_set_consumer(rk);  // from now on consumer_poll serves the error callback
     rd_kafka_topic_partition_list_t *list = rd_kafka_topic_partition_list_new(1);
     rd_kafka_topic_partition_list_add(list, topic_.c_str(), 0)->offset = high;
     e = rd_kafka_assign(rk, list);

@@ -39,6 +39,7 @@ class ServiceSpec:
     prepare: tuple[str, ...] = ()  # argv run to completion before argv (as argv templated)
     second_port: bool = False  # a broker's second free port: {second_port}
     ready_line: str | None = None  # printed once clients may connect (else: port)
+    ready_timeout_s: float | None = None  # how long it may take to be ready (None: psbench's)
     ready_socket: str | None = None  # a per-host daemon's Unix socket, bound while it serves
     # /dev/shm names to remove once it is stopped; "{folder}/NAME": a file or directory
     # in its folder (its data)
@@ -82,6 +83,7 @@ _SERVICE = {
     "prepare": list,
     "second_port": bool,
     "ready_line": str,
+    "ready_timeout_s": int,
     "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
@@ -173,6 +175,7 @@ def load(name: str) -> Manifest:
                 prepare=tuple(table.get("prepare", [])),
                 second_port=table.get("second_port", False),
                 ready_line=table.get("ready_line"),
+                ready_timeout_s=table.get("ready_timeout_s"),
                 ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),

@@ -353,7 +353,8 @@ def _is_ready(service: RunningService) -> bool:
 
 
 def _wait_ready(service: RunningService) -> None:
-    end = time.monotonic() + READY_TIMEOUT_S
+    limit = service.definition.spec.ready_timeout_s or READY_TIMEOUT_S
+    end = time.monotonic() + limit
     while time.monotonic() < end:
         if _is_ready(service):
             return
@@ -364,7 +365,7 @@ def _wait_ready(service: RunningService) -> None:
     state = f"it ended with exit code {ended}" if ended is not None else "still not ready"
     raise UserError(
         f"{service.definition.name} did not become ready within "
-        f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
+        f"{limit:g} s ({state}): {service.log_tail()}; its log: "
         f"{service.log}"
     )
 
