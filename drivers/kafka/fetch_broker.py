@@ -54,6 +54,8 @@ def copy_jars(libs: Path) -> None:
         sys.exit(f"kafka: `{' '.join(argv)}` failed (exit code {done.returncode})")
     shutil.rmtree(libs, ignore_errors=True)
     partial.rename(libs)
+    # An archive is valid only for the jars it was made from (their sizes and times).
+    (libs.parent / "kafka.jsa").unlink(missing_ok=True)
 
 
 def jar_version(libs: Path) -> str:
