@@ -48,10 +48,12 @@ def copy_jars(libs: Path) -> None:
         sys.exit("kafka: mvn is not installed (Debian package maven; make setup installs it)")
     argv = [mvn, "-B", "-q", "-f", str(HERE / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
             "-Dstyle.color=never", "-DincludeScope=runtime", f"-DoutputDirectory={partial}"]  # fmt: skip
-    done = subprocess.run(argv, stdin=subprocess.DEVNULL, timeout=MVN_TIMEOUT_S)
+    done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=MVN_TIMEOUT_S)  # fmt: skip
     if done.returncode != 0 or not any(partial.glob("kafka_2.13-*.jar")):
         shutil.rmtree(partial, ignore_errors=True)
-        sys.exit(f"kafka: `{' '.join(argv)}` failed (exit code {done.returncode})")
+        said = (done.stdout + done.stderr).strip()[-2000:]
+        sys.exit(f"kafka: `{' '.join(argv)}` failed (exit code {done.returncode}):\n{said}")
     shutil.rmtree(libs, ignore_errors=True)
     partial.rename(libs)
     # An archive is valid only for the jars it was made from (their sizes and times).
