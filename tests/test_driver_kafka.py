@@ -259,3 +259,35 @@ def test_the_pom_and_the_manifest_name_one_version():
     [service] = manifests.load(DRIVER).services
     assert f"/kafka/{version}/kafka-java" in service.executable
     assert json.dumps(version) != '""'
+
+
+@pytest.mark.long
+def test_a_broker_on_its_emulated_host_carries_every_message(kafka, results):
+    # ping on a, pong on b, the broker on c behind 2 ms each way (both listeners at c's
+    # address): each round trip crosses c's link four times, at least 8 ms.
+    record, s = measured_on_hosts(results)
+    [service] = record["services"]
+    assert service["host"] == "c" and service["address"].startswith("198.18.0.3:")
+    assert service_config(service)["controller"].startswith("198.18.0.3:")
+    assert record["stats"]["ping"]["rtt"]["min"] >= 8e6
+    check_all_arrived(record["_dir"], s["ping"], 100, "rtt")
+
+
+def measured_on_hosts(results: Path):
+    proc = run_cli(
+        ["ping", "--driver", DRIVER, "--size", "64", "--count", "100", "--host", "a",
+         "--host", "b", "--host", "c:delay=2ms", "--place", "ping=a", "--place", "pong=b",
+         "--place", "broker=c", "--quiet"],
+        results,
+        timeout=RUN_TIMEOUT_S,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    [service] = record["services"]
+    end = time.monotonic() + 5
+    while brokers_of(results) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert brokers_of(results) == []
+    assert not (Path(service["log"]).with_suffix("") / "data").exists()
+    return record, {role: load(record["_dir"], role) for role in ("ping", "pong")}
