@@ -39,7 +39,8 @@ struct Kafka {
   static constexpr const char *description =
       "Apache Kafka through librdkafka and one KRaft broker over TCP: a producer "
       "(acks=0 best effort, acks=all idempotent reliable) and a consumer assigned "
-      "partition 0 at the log's end per endpoint";
+      "partition 0 at the log's end per endpoint; producer profile latency (linger.ms=0) "
+      "unless option profile=throughput (linger.ms=5, batches)";
   static std::string version() { return std::string("librdkafka ") + rd_kafka_version_str(); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
