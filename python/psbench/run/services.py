@@ -180,7 +180,11 @@ class ServicePool:
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
         log.write_text("")
-        prepared_in_s = _prepare(declared, launch.prepare, folder, log)
+        try:
+            prepared_in_s = _prepare(declared, launch.prepare, folder, log)
+        except BaseException:
+            remove_service_leftovers(declared.leftovers(folder))  # what it made so far
+            raise
         started = time.monotonic()
         try:
             with log.open("a") as out:
