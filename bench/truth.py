@@ -17,6 +17,10 @@ ping-pong by an instrument that shares no code with psbench:
   fastdds     bench/probes/fastdds ping/pong: bare Fast DDS DataWriter/DataReader, the
               driver's type, builtin transports (shm + UDP on lo), best effort keep_last 1,
               take_next_sample then wait_for_unread_message
+  rabbitmq    bench/probes/rabbitmq: bare rabbitmq-c ping-pong, fanout exchanges, no-ack
+              consumer, amqp_consume_message wait, through the one broker of both tools
+  kafka       bench/probes/kafka: bare librdkafka ping-pong, acks=0, linger.ms=0, a
+              consumer assigned partition 0 at its end, through the one broker of both
 The probes are small CMake projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -107,6 +111,7 @@ INSTRUMENTS = {
     "iceoryx": "iceoryx_probe",
     "fastdds": "fastdds_probe",
     "rabbitmq": "rabbitmq_probe",
+    "kafka": "kafka_probe",
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -247,6 +252,7 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
             *probe_tput_args(driver, "", tag, size, seconds),
         ]
     # rabbitmq: the broker's HOST:PORT, the exchanges' prefix (as mqtt's and redis's).
+    # kafka: BROKER TAG SIZE SECONDS, as mqtt and redis (TAG names its two topics)
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
 

@@ -86,6 +86,10 @@ BROKEN = {
         'architecture = "peer-to-peer"\nwire = 7\n',
         "manifest.toml: wire: must be str",
     ),
+    "a second port of a service that is no broker": (
+        'architecture = "broker"\n[[services]]\nname = "d"\nsecond_port = true\n',
+        "manifest.toml: services[0].second_port: only a broker (broker = true) has ports",
+    ),
     "from a driver without that service": (
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
         "manifest.toml: services[0].from: drivers/other declares no service 'd'",

@@ -141,3 +141,126 @@ def test_roudi_pools_hold_the_largest_message(tmp_path):
         assert pools[-1][0] >= largest + headroom
         assert all(size < largest + headroom for size, _ in pools[:-1])
         assert launch.argv[-2:] == ["-c", str(folder / "roudi.toml")] and launch.port is None
+
+
+FAKE_BROKER = '''#!/usr/bin/env python3
+"""A stand-in broker: `prepare FOLDER` makes its data directory; `serve CONFIG FOLDER`
+listens on both ports its configuration names, once prepared."""
+import socket, sys, time
+from pathlib import Path
+
+if sys.argv[1] == "prepare":
+    print("formatting", flush=True)
+    if Path(sys.argv[2], "fail").exists():
+        sys.exit("cannot format: told to fail")
+    Path(sys.argv[2], "data").mkdir()
+    Path(sys.argv[2], "data", "formatted").write_text("yes")
+    sys.exit(0)
+config = dict(line.split("=") for line in Path(sys.argv[2]).read_text().split())
+assert Path(sys.argv[3], "data", "formatted").is_file(), "not prepared"
+listening = []
+for key in ("port", "second"):
+    s = socket.socket()
+    s.bind(("127.0.0.1", int(config[key])))
+    s.listen()
+    listening.append(s)
+time.sleep(60)
+'''
+
+FAKE_MANIFEST = """architecture = "broker"
+[[services]]
+name = "fake-broker"
+broker = true
+second_port = true
+executable = "serve.py"
+config_file = "fake.conf"
+config = "port={port}\\nsecond={second_port}\\n"
+prepare = ["{executable}", "prepare", "{folder}"]
+argv = ["{executable}", "serve", "{config_file}", "{folder}"]
+leftovers = ["{folder}/data"]
+ready_timeout_s = 30
+"""
+
+
+@pytest.fixture
+def fake_broker(tmp_path, monkeypatch):
+    """A driver "fake" whose manifest declares a broker with a program of its own folder,
+    a prepare command, a second port and its data directory as a leftover."""
+    folder = tmp_path / "drivers" / "fake"
+    folder.mkdir(parents=True)
+    (folder / "CMakeLists.txt").write_text("")
+    (folder / "manifest.toml").write_text(FAKE_MANIFEST)
+    (folder / "serve.py").write_text(FAKE_BROKER)
+    (folder / "serve.py").chmod(0o755)
+    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path / "drivers")
+    manifests.load.cache_clear()
+    yield {"name": "fake", "capabilities": {"transports": ["tcp"]}}
+    manifests.load.cache_clear()
+
+
+def accepts(port: int) -> bool:
+    import socket
+
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        return True
+    except OSError:
+        return False
+
+
+def test_a_prepared_broker_with_two_ports_and_its_data_removed_once_stopped(fake_broker, tmp_path):
+    runs = tmp_path / "run"
+    runs.mkdir()
+    with services.ServicePool() as pool:
+        [broker] = pool.ensure(fake_broker, None, runs)
+        folder = runs / "service-fake-broker"
+        config = dict(line.split("=") for line in (folder / "fake.conf").read_text().split())
+        second = int(config["second"])
+        assert int(config["port"]) == broker.port and second != broker.port
+        assert accepts(broker.port) and accepts(second)
+        assert broker.config[0] == str(tmp_path / "drivers" / "fake" / "serve.py")
+        assert (folder / "data" / "formatted").is_file()
+        record = broker.to_json()
+        assert record["prepared_in_s"] > 0 and record["started_in_s"] > 0
+        assert "formatting" in broker.log.read_text()  # prepare's output comes first
+    assert broker.proc.poll() is not None and not accepts(second)
+    assert not (folder / "data").exists() and (folder / "fake.conf").is_file()
+
+
+def test_a_failing_prepare_command_is_an_error_with_its_output(fake_broker, tmp_path):
+    runs = tmp_path / "run"
+    (runs / "service-fake-broker").mkdir(parents=True)
+    (runs / "service-fake-broker" / "fail").write_text("")
+    with services.ServicePool() as pool, pytest.raises(UserError) as err:
+        pool.ensure(fake_broker, None, runs)
+    assert "fake-broker's prepare command" in str(err.value)
+    assert "exit code 1" in str(err.value) and "told to fail" in str(err.value)
+
+
+def test_a_missing_program_of_the_manifest_is_named(fake_broker, tmp_path):
+    program = tmp_path / "drivers" / "fake" / "serve.py"
+    program.unlink()
+    with services.ServicePool() as pool, pytest.raises(UserError) as err:
+        pool.ensure(fake_broker, None, tmp_path)
+    assert f"cannot prepare fake-broker: No such file or directory ({program})" in str(err.value)
+
+
+def test_the_keeper_removes_a_service_folders_leftover_directory(tmp_path):
+    import subprocess
+
+    from psbench.run.keeper import Keeper
+
+    data = tmp_path / "service-x" / "data"
+    (data / "deep").mkdir(parents=True)
+    (data / "deep" / "segment").write_bytes(b"x")
+    service = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    keeper = Keeper()
+    try:
+        keeper.watch_service(service.pid, [str(data)])
+        keeper._proc.stdin.close()  # psbench gone
+        assert keeper._proc.wait(timeout=15) == 0
+        assert service.wait(timeout=1) != 0
+        assert not data.exists() and data.parent.is_dir()
+    finally:
+        service.kill()
+        service.wait()

@@ -36,9 +36,17 @@ class ServiceSpec:
     config: str | None = None  # template: {port}, {folder}, {largest_message}
     config_script: str | None = None  # prints the config: SCRIPT LARGEST_MESSAGE [PORT]
     argv: tuple[str, ...] = ("{executable}",)
+    # The program's path when it is not on PATH under its name: "~" is the home
+    # directory, a relative path is taken from the driver's folder.
+    executable: str | None = None
+    prepare: tuple[str, ...] = ()  # argv run to completion before argv (as argv templated)
+    second_port: bool = False  # a broker's second free port: {second_port}
     ready_line: str | None = None  # printed once clients may connect (else: port)
+    ready_timeout_s: float | None = None  # how long it may take to be ready (None: psbench's)
     ready_socket: str | None = None  # a per-host daemon's Unix socket, bound while it serves
-    leftovers: tuple[str, ...] = ()  # /dev/shm names to remove once it is stopped
+    # /dev/shm names to remove once it is stopped; "{folder}/NAME": a file or directory
+    # in its folder (its data)
+    leftovers: tuple[str, ...] = ()
     version_argv: tuple[str, ...] = ()
 
 
@@ -80,7 +88,11 @@ _SERVICE = {
     "config": str,
     "config_script": str,
     "argv": list,
+    "executable": str,
+    "prepare": list,
+    "second_port": bool,
     "ready_line": str,
+    "ready_timeout_s": int,
     "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
@@ -120,6 +132,8 @@ def _service(table: dict, index: int, path: Path) -> dict:
             f"config_script (a script in the driver's folder)",
             2,
         )
+    if table.get("second_port") and not table.get("broker"):
+        raise UserError(f"{path}: {where}second_port: only a broker (broker = true) has ports", 2)
     return table
 
 
@@ -168,7 +182,11 @@ def load(name: str) -> Manifest:
                 config=table.get("config"),
                 config_script=table.get("config_script"),
                 argv=tuple(table.get("argv", ["{executable}"])),
+                executable=table.get("executable"),
+                prepare=tuple(table.get("prepare", [])),
+                second_port=table.get("second_port", False),
                 ready_line=table.get("ready_line"),
+                ready_timeout_s=table.get("ready_timeout_s"),
                 ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
-from psbench.run.service_definitions import find_executable
+from psbench.run.service_definitions import definition, find_executable
 
 DESCRIBE_TIMEOUT_S = 30
 
@@ -93,7 +93,12 @@ def running_programs() -> set[str]:
 def service_status(entry: str, running: set[str]) -> ServiceStatus:
     """entry: "EXE", or "TRANSPORT:EXE" for a service only that transport needs."""
     transport, _, name = entry.rpartition(":")
-    path = find_executable(name)
+    declared = definition(name)
+    if declared is not None and declared.spec.executable is not None:
+        program = declared.program  # a path of the manifest's (e.g. in a cache)
+        path = program if os.access(program, os.X_OK) else None
+    else:
+        path = find_executable(name)
     return ServiceStatus(
         name=name,
         installed=path is not None,

@@ -10,7 +10,8 @@ reads end-of-file; what psbench had not released by then, the keeper stops and r
 
 Lines psbench writes (one per event):
   service PID [LEFTOVER ...]  a service's process (its own session: group = PID) and the
-                              /dev/shm names to remove once it is stopped
+                              /dev/shm names (or absolute paths) to remove once it is
+                              stopped
   release PID                 psbench stopped that service itself
   run RUN_ID                  a run in flight: its nodes and its files named after it
   done RUN_ID                 psbench cleaned up after that run itself
@@ -109,8 +110,9 @@ def _stop_service(pidfd: int, pid: int, leftovers: list[str]) -> None:
                 signal.pidfd_send_signal(pidfd, sig)
             if select.select([pidfd], [], [], wait)[0]:
                 break
-    for name in leftovers:
-        Path("/dev/shm", name).unlink(missing_ok=True)
+    from psbench.run.leftovers import remove_service_leftovers  # here: only when needed
+
+    remove_service_leftovers(leftovers)
 
 
 def _nodes_of(run_id: str) -> list[int]:

@@ -28,6 +28,17 @@ def remove_leftovers(run_id: str) -> list[str]:
     return removed
 
 
+def remove_service_leftovers(names) -> None:
+    """What a stopped service's manifest says it leaves: /dev/shm names, and absolute
+    paths (a file, or a directory with what is in it: its data in its folder)."""
+    for name in names:
+        path = paths.shm_dir() / name  # an absolute name is that path itself
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
 CLEANUP_TIMEOUT_S = 30.0
 
 

@@ -36,6 +36,13 @@ def start(declared: ServiceDefinition, network, host: str, log_dir: Path, larges
             f"machines; run this driver on one machine (no hosts)",
             2,
         )
+    if declared.spec.executable or declared.spec.prepare or declared.spec.second_port:
+        raise UserError(
+            f"{declared.name} runs from files on this machine ({declared.program}), and "
+            f"psbench does not start it on real machines; start one on host {host} and give "
+            f"its address with --option broker=HOST:PORT",
+            2,
+        )
     address = network.addresses()[host]
     folder = network.service_dir(host, secrets.token_hex(6), declared.name)
     log = log_dir / f"service-{declared.name}.log"

@@ -1,8 +1,8 @@
 """How psbench starts a daemon or broker that a driver's manifest declares
 (psbench.base.manifests): its configuration generated into the service's own folder (a
-template with {address}, {port}, {folder} and {largest_message}, or a script of the
-driver's that prints it), its command line, how to tell it is ready, and what it must not
-leave behind.
+template with {address}, {port}, {second_port}, {folder} and {largest_message}, or a
+script of the driver's that prints it), the command it needs run to completion first
+(prepare), its command line, how to tell it is ready, and what it must not leave behind.
 
 A broker listens on a free port chosen when it starts, at 127.0.0.1, or on a run across
 emulated hosts at its host's address (docs/network.md); the node gets that address as
@@ -10,6 +10,7 @@ the driver option `broker=ADDRESS:PORT`.
 """
 
 import getpass
+import os
 import shutil
 import socket
 import subprocess
@@ -31,6 +32,7 @@ LOOPBACK = "127.0.0.1"
 class Launch:
     argv: list[str]
     port: int | None = None  # where it accepts clients; None: no port
+    prepare: list[str] | None = None  # run to completion before argv
 
 
 def find_executable(name: str) -> str | None:
@@ -47,6 +49,15 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def _other_free_port(port: int) -> int:
+    """A free port other than port (nothing binds port until the service starts)."""
+    for _ in range(100):
+        other = free_port()
+        if other != port:
+            return other
+    raise UserError("no second free port of 127.0.0.1 for a service")
 
 
 @dataclass(frozen=True)
@@ -69,25 +80,41 @@ class ServiceDefinition:
     def broker(self) -> bool:
         return self.spec.broker
 
+    def leftovers(self, folder: Path | None = None) -> tuple[str, ...]:
+        """/dev/shm names, and paths in the service's folder (none without a folder)."""
+        return tuple(
+            n.format(user=getpass.getuser(), folder=folder)
+            for n in self.spec.leftovers
+            if folder is not None or "{folder}" not in n
+        )
+
     @property
-    def leftovers(self) -> tuple[str, ...]:
-        return tuple(n.format(user=getpass.getuser()) for n in self.spec.leftovers)
+    def program(self) -> str:
+        """What argv's {executable} is here: the manifest's path, else the name found."""
+        if self.spec.executable is None:
+            return executable(self.name)
+        return str(self.spec.folder / os.path.expanduser(self.spec.executable))
 
     @property
     def version_argv(self) -> tuple[str, ...]:
-        return tuple(a.format(executable=executable(self.name)) for a in self.spec.version_argv)
+        return tuple(a.format(executable=self.program) for a in self.spec.version_argv)
 
-    def _config_text(
-        self, folder: Path, largest_message: int, port: int | None, address: str
-    ) -> str:
+    def _config_text(self, folder: Path, largest_message: int, ports: tuple, address: str) -> str:
+        port, second_port = ports
         if self.spec.config is not None:
             return self.spec.config.lstrip("\n").format(
-                address=address, port=port, folder=folder, largest_message=largest_message
+                address=address,
+                port=port,
+                second_port=second_port,
+                folder=folder,
+                largest_message=largest_message,
             )
         script = self.spec.folder / self.spec.config_script
         argv = [sys.executable, str(script), str(largest_message)]
         if port is not None:
             argv += [str(port), address]
+        if second_port is not None:
+            argv += [str(second_port)]
         out = subprocess.run(
             argv,
             capture_output=True,
@@ -103,27 +130,53 @@ class ServiceDefinition:
         return out.stdout
 
     def render(
-        self, folder, largest_message: int, port: int | None, address: str, program: str
+        self,
+        folder,
+        largest_message: int,
+        port: int | None,
+        address: str,
+        program: str,
+        second_port: int | None = None,
     ) -> tuple[str | None, list[str]]:
         """Its configuration's text (None: it has no configuration file) and its command
         line, for a service whose folder is `folder` (here, or on a real machine) and
         whose program is `program` (a path here; its name there)."""
         config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None
-        text = self._config_text(folder, largest_message, port, address) if config else None
-        argv = [
-            a.format(executable=program, config_file=config, folder=folder, port=port)
-            for a in self.spec.argv
+        ports = (port, second_port)
+        text = self._config_text(folder, largest_message, ports, address) if config else None
+        return text, self._argv(self.spec.argv, program, config, folder, ports)
+
+    @staticmethod
+    def _argv(template, program: str, config, folder, ports: tuple) -> list[str]:
+        port, second_port = ports
+        return [
+            a.format(
+                executable=program,
+                config_file=config,
+                folder=folder,
+                port=port,
+                second_port=second_port,
+            )
+            for a in template
         ]
-        return text, argv
 
     def launch(self, folder: Path, largest_message: int, address: str = LOOPBACK) -> Launch:
-        """Writes the configuration into folder; the command line that starts it.
+        """Writes the configuration into folder; the command line that starts it, and
+        the one to run to completion before it (prepare; None when there is none).
         address: where a broker listens (127.0.0.1, or its emulated host's address)."""
         port = free_port() if self.broker else None
-        text, argv = self.render(folder, largest_message, port, address, executable(self.name))
+        second_port = _other_free_port(port) if self.spec.second_port else None
+        program = self.program
+        text, argv = self.render(folder, largest_message, port, address, program, second_port)
         if text is not None:
             (folder / self.spec.config_file).write_text(text)
-        return Launch(argv, port)
+        config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None
+        prepare = (
+            self._argv(self.spec.prepare, program, config, folder, (port, second_port))
+            if self.spec.prepare
+            else None
+        )
+        return Launch(argv, port, prepare)
 
 
 def definition(name: str) -> ServiceDefinition | None:

@@ -26,6 +26,7 @@ from psbench.base.signals import die_with_parent, signals_deferred
 from psbench.hosts import netns
 from psbench.run import keeper
 from psbench.run.drivers import running_programs
+from psbench.run.leftovers import remove_service_leftovers
 from psbench.run.service_definitions import (
     ADDRESS_OPTION,
     LOOPBACK,
@@ -34,6 +35,7 @@ from psbench.run.service_definitions import (
 )
 
 READY_TIMEOUT_S = 20.0
+PREPARE_TIMEOUT_S = 60.0  # a service's prepare command (e.g. formatting its storage)
 STOP_TIMEOUT_S = 20.0
 FOREIGN_WAIT_S = 10.0  # for someone else's per-host daemon to serve or to end
 LOG_TAIL_LINES = 5
@@ -69,6 +71,9 @@ class RunningService:
     host: str | None = None  # the host it runs on; None: this machine
     namespace: str | None = None  # that host's network namespace (an emulated host)
     remote: bool = False  # on a real machine, over ssh: proc is the ssh client
+    folder: Path | None = None  # its folder (configuration, data) on this machine
+    prepared_in_s: float | None = None  # how long its prepare command took; None: none
+    started_in_s: float | None = None  # from its start until it was ready
 
     @property
     def address(self) -> str | None:
@@ -84,7 +89,13 @@ class RunningService:
             "version": self.version,
             "argv": self.config,
             "log": str(self.log) if self.log else None,
+            "prepared_in_s": _rounded(self.prepared_in_s),
+            "started_in_s": _rounded(self.started_in_s),
         }
+
+    @property
+    def leftovers(self) -> tuple[str, ...]:
+        return self.definition.leftovers(self.folder)
 
     def log_tail(self) -> str:
         if self.log is None or not self.log.exists():
@@ -168,8 +179,15 @@ class ServicePool:
         argv = self.network.argv(self.host, launch.argv) if placed is not None else launch.argv
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
+        log.write_text("")
         try:
-            with log.open("w") as out:
+            prepared_in_s = _prepare(declared, launch.prepare, folder, log)
+        except BaseException:
+            remove_service_leftovers(declared.leftovers(folder))  # what it made so far
+            raise
+        started = time.monotonic()
+        try:
+            with log.open("a") as out:
                 proc = subprocess.Popen(
                     argv,
                     stdin=subprocess.DEVNULL,
@@ -181,10 +199,11 @@ class ServicePool:
                 )
         except OSError as exc:
             raise UserError(
-                f"cannot start {name}: {exc.strerror} (make setup installs it)"
+                f"cannot start {name}: {exc.strerror}{_program_named(declared)} "
+                f"(make setup installs it)"
             ) from None
         # The parent-death signal alone cannot stop a service that drops privileges.
-        keeper.instance().watch_service(proc.pid, declared.leftovers)
+        keeper.instance().watch_service(proc.pid, declared.leftovers(folder))
         service = RunningService(
             declared,
             proc=proc,
@@ -195,12 +214,15 @@ class ServicePool:
             listen=listen,
             host=self.host if placed is not None else None,
             namespace=placed.namespace if placed is not None else None,
+            folder=folder,
+            prepared_in_s=prepared_in_s,
         )
         try:
             _wait_ready(service)
         except BaseException:
             stop(service)
             raise
+        service.started_in_s = time.monotonic() - started
         return service
 
     def stop_all(self) -> None:
@@ -208,6 +230,51 @@ class ServicePool:
             for service in reversed(list(self.services.values())):
                 stop(service)
             self.services.clear()
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return round(seconds, 3) if seconds is not None else None
+
+
+def _program_named(declared: ServiceDefinition) -> str:
+    return f" ({declared.program})" if declared.spec.executable else ""
+
+
+def _prepare(declared: ServiceDefinition, argv, folder: Path, log: Path) -> float | None:
+    """Runs the service's prepare command to completion (its output in the log); how
+    long it took, None when it has none. One that fails is an error with its log's tail."""
+    if argv is None:
+        return None
+    started = time.monotonic()
+    try:
+        with log.open("a") as out:
+            done = subprocess.run(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=die_with_parent,
+                cwd=folder,
+                timeout=PREPARE_TIMEOUT_S,
+            )
+    except OSError as exc:
+        raise UserError(
+            f"cannot prepare {declared.name}: {exc.strerror}{_program_named(declared)} "
+            f"(make setup installs it)"
+        ) from None
+    except subprocess.TimeoutExpired:
+        raise UserError(
+            f"{declared.name}'s prepare command did not finish within "
+            f"{PREPARE_TIMEOUT_S:g} s; its log: {log}"
+        ) from None
+    if done.returncode != 0:
+        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-LOG_TAIL_LINES:])
+        raise UserError(
+            f"{declared.name}'s prepare command ({' '.join(argv)}) failed with exit code "
+            f"{done.returncode}: {tail or 'no output'}; its log: {log}"
+        )
+    return time.monotonic() - started
 
 
 def broker_placeholder(describe: dict, transport: str | None, options: list[str]) -> list[str]:
@@ -290,7 +357,8 @@ def _is_ready(service: RunningService) -> bool:
 
 
 def _wait_ready(service: RunningService) -> None:
-    end = time.monotonic() + READY_TIMEOUT_S
+    limit = service.definition.spec.ready_timeout_s or READY_TIMEOUT_S
+    end = time.monotonic() + limit
     while time.monotonic() < end:
         if _is_ready(service):
             return
@@ -301,7 +369,7 @@ def _wait_ready(service: RunningService) -> None:
     state = f"it ended with exit code {ended}" if ended is not None else "still not ready"
     raise UserError(
         f"{service.definition.name} did not become ready within "
-        f"{READY_TIMEOUT_S:g} s ({state}): {service.log_tail()}; its log: "
+        f"{limit:g} s ({state}): {service.log_tail()}; its log: "
         f"{service.log}"
     )
 
@@ -328,6 +396,5 @@ def stop(service: RunningService) -> None:
             proc.wait()
         except ProcessLookupError:
             pass
-    for name in service.definition.leftovers:
-        Path("/dev/shm", name).unlink(missing_ok=True)
+    remove_service_leftovers(service.leftovers)
     keeper.instance().release_service(proc.pid)

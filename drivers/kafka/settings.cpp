@@ -1,0 +1,69 @@
+#include "settings.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "psbench/sdk.hpp"
+
+namespace psbkafka {
+namespace {
+
+// HOST:PORT or [IPv6]:PORT; librdkafka takes it as it is (bootstrap.servers).
+bool broker_address_ok(const std::string &b) {
+  const size_t colon = b.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == b.size()) return false;
+  const std::string port = b.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
+  const long p = std::stol(port);
+  const std::string host = b.substr(0, colon);
+  const bool bracketed = host.front() == '[' && host.back() == ']' && host.size() > 2;
+  return p >= 1 && p <= 65535 && (bracketed || host.find(':') == std::string::npos) &&
+         host.find(',') == std::string::npos;
+}
+
+void parse_qos(const psb_qos &q, psb::sdk::Refusals &refuse, Settings &s) {
+  s.acks_all = q.reliability == PSB_RELIABLE;
+  if (q.durability == PSB_TRANSIENT_LOCAL)
+    refuse.add("durability",
+               "durability transient_local is not offered: the broker's log keeps what was "
+               "written, but a reader here starts at the log's end when it is created (what "
+               "was written before is not replayed), so late joiners get nothing; use volatile");
+  if (q.history != 0) {
+    const std::string asked =
+        q.history == PSB_KEEP_ALL ? "keep_all" : "keep_last:" + std::to_string(q.history_depth);
+    refuse.add("history",
+               "history %s cannot be honoured: the broker keeps every message in its log and a "
+               "reader reads them all in order, however far behind (nothing is dropped for a "
+               "depth); leave history unset",
+               asked.c_str());
+  }
+}
+
+}  // namespace
+
+Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
+  Settings s;
+  s.keep(cfg, refuse, "it names the topics");
+  const psb::sdk::Options options(cfg, refuse);
+  if (const char *broker = options.required("broker", "HOST:PORT",
+                                            "psbench sets it when it starts the Kafka broker, "
+                                            "or give the address of your own broker")) {
+    if (broker_address_ok(broker))
+      s.broker = broker;
+    else
+      refuse.add("option:broker",
+                 "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:9092, or [::1]:9092)",
+                 broker);
+  }
+  s.profile = options.choice("profile", {"latency", "throughput"}, 0) == 1 ? Profile::throughput
+                                                                           : Profile::latency;
+  if (cfg.use_loan) refuse.add("loan", "loans are not offered (librdkafka copies every payload)");
+  psb::sdk::payload_in_range(cfg, refuse, 0, kMaxPayload);
+  s.max_message = std::max(kDefaultMessageMax, cfg.max_payload + kBatchOverhead);
+  parse_qos(cfg.qos, refuse, s);
+  return s;
+}
+
+std::string kafka_topic(const char *topic) { return topic; }
+
+}  // namespace psbkafka
