@@ -21,11 +21,13 @@ build: setup $(BUILD_DIR)/build.ninja
 
 # Drivers built on request (their manifest: build = "on-request"): all of them, or one.
 build-all: setup $(BUILD_DIR)/build.ninja
+	@scripts/setup-system --with all
 	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_ALL=ON > /dev/null
 	@cmake --build $(BUILD_DIR)
 
 driver-%: setup $(BUILD_DIR)/build.ninja
 	@test -f drivers/$*/manifest.toml || { echo "make: no driver drivers/$*"; exit 2; }
+	@scripts/setup-system --with $*
 	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null
 	@cmake --build $(BUILD_DIR)
 

@@ -35,13 +35,32 @@ def test_the_manifest_is_the_only_place_of_services_and_cleanup(driver_libs):
 
 def test_setup_installs_every_package_a_manifest_names():
     listed = subprocess.run(
-        ["bash", str(REPO / "scripts" / "setup-system"), "--list"],
+        ["bash", str(REPO / "scripts" / "setup-system"), "--list", "--with", "all"],
         capture_output=True,
         text=True,
         timeout=60,
     ).stdout.split()
     for name in manifests.driver_names():
         assert set(manifests.load(name).debian) <= set(listed), name
+
+
+def test_setup_installs_a_driver_built_on_request_only_when_asked():
+    def listed(*args):
+        return subprocess.run(
+            ["bash", str(REPO / "scripts" / "setup-system"), "--list", *args],
+            capture_output=True, text=True, timeout=60, check=True,
+        ).stdout.split()  # fmt: skip
+
+    on_request = [n for n in manifests.driver_names() if manifests.load(n).build == "on-request"]
+    if not on_request:
+        pytest.skip("no driver is built on request")
+    name = on_request[0]
+    own = set(manifests.load(name).debian)
+    always = {p for n in manifests.driver_names() if manifests.load(n).build == "always"
+              for p in manifests.load(n).debian}  # fmt: skip
+    assert own - always, f"{name} needs no package of its own"
+    assert not (own - always) & set(listed())
+    assert own <= set(listed("--with", name))
 
 
 @pytest.fixture

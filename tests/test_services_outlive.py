@@ -14,8 +14,14 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, processes_of_run, shm_files_of_run, wait_for_running
+from psbench.base import manifests
 
-SERVICE_DRIVERS = ("mqtt", "nats", "redis", "iceoryx")
+# Every driver whose every run needs a service of its manifest (a broker, RouDi).
+SERVICE_DRIVERS = tuple(
+    n
+    for n in manifests.driver_names()
+    if any(s.transport is None for s in manifests.load(n).services)
+)
 LIMIT_S = 5.0
 
 
