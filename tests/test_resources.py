@@ -331,3 +331,45 @@ def test_a_sender_measures_only_once_the_reading_is_done(node, driver_libs, tmp_
     assert summary["schedule"]["max_lateness_ns"] < 500_000_000, summary["schedule"]
     sub_counts = json.loads((tmp_path / "sub.json").read_text())["counts"]
     assert sub_counts["samples"] == 100 and sub_counts["lost"] == 0
+
+
+def test_a_services_cost_counts_what_its_launcher_started(tmp_path):
+    # A broker whose launcher stays its parent (rabbitmq: sh -> epmd, beam.smp): psbench
+    # knows the launcher's pid; the CPU is its child's. The child's own getrusage is the
+    # reference.
+    script = tmp_path / "burner.py"
+    script.write_text(
+        "import resource, sys, time\n"
+        "sys.stdin.readline()\n"
+        "end = time.process_time() + 0.3\n"
+        "while time.process_time() < end: pass\n"
+        "ru = resource.getrusage(resource.RUSAGE_SELF)\n"
+        "print(round((ru.ru_utime + ru.ru_stime) * 1e9), flush=True)\n"
+        "sys.stdin.readline()\n"
+    )
+    launcher = subprocess.Popen(
+        ["sh", "-c", f"{sys.executable} {script}; true"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 10
+        while len(resources.process_tree(launcher.pid)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        before_tree = resources.snapshot(launcher.pid, tree=True)
+        before_own = resources.snapshot(launcher.pid)
+        launcher.stdin.write("go\n")
+        launcher.stdin.flush()
+        used = int(launcher.stdout.readline())  # the child's whole life, start-up included
+        after_tree = resources.snapshot(launcher.pid, tree=True)
+        after_own = resources.snapshot(launcher.pid)
+        tree_cpu = resources.difference(before_tree, after_tree)["cpu_ns"]
+        own_cpu = resources.difference(before_own, after_own)["cpu_ns"]
+        assert used >= 300_000_000
+        # The window holds the burn, not the child's start-up: at least the burn, at most
+        # what the child used in all.
+        assert 290_000_000 <= tree_cpu <= used + 10_000_000, (tree_cpu, used)
+        assert own_cpu < 10_000_000  # the launcher alone did nothing
+        assert resources.peak_rss_kb(launcher.pid, tree=True) > resources.peak_rss_kb(launcher.pid)
+    finally:
+        launcher.stdin.close()
+        launcher.wait(timeout=10)

@@ -17,7 +17,7 @@ from psbench.base.errors import UserError
 from psbench.base.paths import REPO_ROOT
 
 DRIVERS_DIR = REPO_ROOT / "drivers"
-ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "broker")
+ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "router", "broker")
 # When `make build` builds a driver: always, or only when asked (`make driver-NAME`,
 # `make build-all`; CMakeLists.txt reads the same field).
 BUILDS = ("always", "on-request")
@@ -64,6 +64,9 @@ class Manifest:
     wire: str | None = None  # the wire protocol it speaks with other drivers (e.g. rtps)
     wire_vendor: str | None = None  # its vendor id on that wire, e.g. "01.10"
     build: str = "always"  # or "on-request": heavy to build, built when asked
+    # A transport whose runs go another way than `architecture` says (a router between
+    # the processes): transport -> architecture.
+    transport_architecture: dict = field(default_factory=dict)
 
 
 _TABLES = "tables"  # a list of tables: [[services]]
@@ -76,6 +79,7 @@ _TOP = {
     "wire": str,
     "wire_vendor": str,
     "build": str,
+    "transport_architecture": dict,
 }
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
@@ -154,6 +158,13 @@ def load(name: str) -> Manifest:
     _fields(data, _TOP, "", path)
     if data.get("architecture") not in ARCHITECTURES:
         raise UserError(f"{path}: architecture: give one of {', '.join(ARCHITECTURES)}", 2)
+    for transport, kind in data.get("transport_architecture", {}).items():
+        if kind not in ARCHITECTURES:
+            raise UserError(
+                f"{path}: transport_architecture.{transport}: give one of "
+                f"{', '.join(ARCHITECTURES)}",
+                2,
+            )
     if data.get("build", "always") not in BUILDS:
         raise UserError(f"{path}: build: give one of {', '.join(BUILDS)}", 2)
     packages = data.get("packages", {})
@@ -205,6 +216,7 @@ def load(name: str) -> Manifest:
         wire=data.get("wire"),
         wire_vendor=data.get("wire_vendor"),
         build=data.get("build", "always"),
+        transport_architecture=dict(data.get("transport_architecture", {})),
     )
 
 

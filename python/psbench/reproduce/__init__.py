@@ -26,6 +26,9 @@ STUDIES = {
     "1-to-4/8/12 throughput, unicast/multicast, listener vs waitset",
     "trento2013": "Trento 2013: latency against 1-4 subscribers and size up to 1,000 B, "
     "average and worst case at SCHED_FIFO, ZeroMQ against RTPS",
+    "architectures": "the three architectures the seeds describe in words (decentralized, "
+    "federated, centralized), measured side by side: latency, throughput, fan-out, CPU with "
+    "brokers and daemons, time to first message",
 }
 
 

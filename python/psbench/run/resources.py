@@ -57,8 +57,47 @@ def _thread(task: Path) -> tuple[int, int, int] | None:
     )
 
 
-def snapshot(pid: int) -> Snapshot | None:
-    """The process's threads and CPU ticks now; None when it is gone or unreadable."""
+def process_tree(pid: int) -> list[int]:
+    """The process and every descendant now (a broker's launcher, its runtime, its
+    helpers: rabbitmq's sh, epmd and beam.smp), parents first."""
+    children: dict[int, list[int]] = {}
+    for stat in PROC.glob("[0-9]*/stat"):
+        try:
+            ppid = int(stat.read_text().rpartition(")")[2].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue  # it ended while we looked
+        children.setdefault(ppid, []).append(int(stat.parent.name))
+    tree, queue = [], [pid]
+    while queue:
+        current = queue.pop(0)
+        tree.append(current)
+        queue.extend(children.get(current, []))
+    return tree
+
+
+def snapshot(pid: int, tree: bool = False) -> Snapshot | None:
+    """The process's threads and CPU ticks now, with every descendant's when tree (a
+    service: what it started works for it); None when the process is gone or
+    unreadable (a descendant that ends meanwhile is left out)."""
+    if not tree:
+        return _process_snapshot(pid)
+    whole = None
+    for member in process_tree(pid):
+        part = _process_snapshot(member)
+        if part is None:
+            if member == pid:
+                return None
+            continue
+        if whole is None:
+            whole = part
+        else:
+            whole.threads.update(part.threads)
+            whole.user_ticks += part.user_ticks
+            whole.system_ticks += part.system_ticks
+    return whole
+
+
+def _process_snapshot(pid: int) -> Snapshot | None:
     base = PROC / str(pid)
     try:
         # comm may hold spaces and parentheses: the fields start after the last ')'.
@@ -75,20 +114,31 @@ def snapshot(pid: int) -> Snapshot | None:
     return Snapshot(time.monotonic_ns(), threads, user, system)
 
 
-def reset_peak(pid: int) -> bool:
-    """Resets the process's peak RSS (VmHWM) to its current RSS; False if refused."""
+def reset_peak(pid: int, tree: bool = False) -> bool:
+    """Resets the peak RSS (VmHWM) of the process (and its descendants) to the current
+    RSS; False if refused."""
     try:
-        (PROC / str(pid) / "clear_refs").write_text("5")
+        for member in process_tree(pid) if tree else [pid]:
+            (PROC / str(member) / "clear_refs").write_text("5")
         return True
     except OSError:
         return False
 
 
-def peak_rss_kb(pid: int) -> int | None:
-    try:
-        return _status_fields(PROC / str(pid) / "status", ("VmHWM",)).get("VmHWM")
-    except (OSError, ValueError):
-        return None
+def peak_rss_kb(pid: int, tree: bool = False) -> int | None:
+    """VmHWM of the process, or the sum over it and its descendants (their peaks need not
+    coincide: an upper bound of the tree's peak)."""
+    total = None
+    for member in process_tree(pid) if tree else [pid]:
+        try:
+            peak = _status_fields(PROC / str(member) / "status", ("VmHWM",)).get("VmHWM")
+        except (OSError, ValueError):
+            peak = None
+        if peak is not None:
+            total = (total or 0) + peak
+        elif member == pid:
+            return None
+    return total
 
 
 def difference(before: Snapshot | None, after: Snapshot) -> dict:
@@ -170,14 +220,20 @@ class WindowSampler:
             if self.begins == 1:
                 for w in self.processes():
                     if w.pid is not None:
-                        reset = w.kind == "service" and not w.foreign and reset_peak(w.pid)
-                        self.begun[w.name] = (w, snapshot(w.pid), reset)
+                        tree = w.kind == "service"  # a broker's runtime may be a child
+                        reset = tree and not w.foreign and reset_peak(w.pid, tree)
+                        self.begun[w.name] = (w, snapshot(w.pid, tree), reset)
         elif edge == "end" and self.begins:
             self.ends += 1
             if self.ends >= ends_expected:
                 for w in self.processes():
                     if w.pid is not None:
-                        self.ended[w.name] = (w, snapshot(w.pid), peak_rss_kb(w.pid))
+                        tree = w.kind == "service"
+                        self.ended[w.name] = (
+                            w,
+                            snapshot(w.pid, tree),
+                            peak_rss_kb(w.pid, tree),
+                        )
 
     def result(self, messages: int | None, unit: str, node_window_ns: int | None) -> dict:
         """run.json's resources block; {"measured": False, "why": ...} when the window
