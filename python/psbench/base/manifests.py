@@ -37,6 +37,9 @@ class ServiceSpec:
     ready_socket: str | None = None  # a per-host daemon's Unix socket, bound while it serves
     leftovers: tuple[str, ...] = ()  # /dev/shm names to remove once it is stopped
     version_argv: tuple[str, ...] = ()
+    # the executable's path under the build directory, for one `make build` makes (looked
+    # for there before PATH): "drivers/NAME/..."
+    built: str | None = None
 
 
 @dataclass(frozen=True)
@@ -75,6 +78,7 @@ _SERVICE = {
     "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
+    "built": str,
 }
 
 
@@ -161,6 +165,7 @@ def load(name: str) -> Manifest:
                 ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),
+                built=table.get("built"),
             )
         )
     return Manifest(
