@@ -17,6 +17,10 @@ ping-pong by an instrument that shares no code with psbench:
   fastdds     bench/probes/fastdds ping/pong: bare Fast DDS DataWriter/DataReader, the
               driver's type, builtin transports (shm + UDP on lo), best effort keep_last 1,
               take_next_sample then wait_for_unread_message
+  zenoh       bench/probes/zenoh: bare zenoh (the crate alone) ping-pong, the driver's
+              defaults: peer mode over TCP on 127.0.0.1 (pong listens, ping connects),
+              multicast scouting and shared memory off, reliable with congestion control
+              Block, a FIFO channel's recv_timeout (the driver's wait)
 The probes are small CMake projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -106,6 +110,7 @@ INSTRUMENTS = {
     "redis": "redis_probe",
     "iceoryx": "iceoryx_probe",
     "fastdds": "fastdds_probe",
+    "zenoh": "zenoh_probe",
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -126,6 +131,8 @@ def build_probe(name: str) -> tuple[Path | None, str]:
     """The probe's binary, built now or brought up to date with its source (an incremental
     build: nothing to do when nothing changed); or None and why it cannot be built."""
     src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
+    if (src / "Cargo.toml").exists():
+        return build_cargo_probe(name)
     binary = out / f"{name}_probe"
     configure = (
         []
@@ -137,6 +144,34 @@ def build_probe(name: str) -> tuple[Path | None, str]:
         if res.returncode != 0:
             lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
             return None, f"probe build failed: {lines[-1] if lines else step}"
+    if not binary.exists():
+        return None, f"probe build made no {binary.name}"
+    return binary, ""
+
+
+def build_cargo_probe(name: str) -> tuple[Path | None, str]:
+    """A probe that is a Cargo project (bench/probes/NAME/Cargo.toml, binary NAME_probe):
+    cargo build --release --locked in psbench's cargo target directory outside the checkout
+    (as the Rust drivers), incremental."""
+    manifest = REPO / "bench" / "probes" / name / "Cargo.toml"
+    target = Path(
+        os.environ.get("CARGO_TARGET_DIR") or Path.home() / ".cache" / "psbench" / "cargo-target"
+    )
+    step = ["cargo", "build", "--release", "--locked", "--manifest-path", str(manifest)]
+    try:
+        res = subprocess.run(
+            step,
+            env={**os.environ, "CARGO_TARGET_DIR": str(target)},
+            capture_output=True,
+            text=True,
+            timeout=1800,  # a cold build of a middleware crate on 2 cores
+        )
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return None, f"probe build failed: {e}"
+    if res.returncode != 0:
+        lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+        return None, f"probe build failed: {lines[-1] if lines else step}"
+    binary = target / "release" / f"{name}_probe"
     if not binary.exists():
         return None, f"probe build made no {binary.name}"
     return binary, ""
@@ -238,6 +273,8 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
         return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
     if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
         return [tag, str(size), str(seconds)]
+    if driver == "zenoh":  # pong listens on the endpoint, ping connects to it
+        return [tag, str(size), str(seconds), f"tcp/127.0.0.1:{free_tcp_port()}"]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
         return [
             "--best-effort",
