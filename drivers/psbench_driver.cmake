@@ -47,3 +47,50 @@ function(psbench_add_driver_test name)
   endif()
   gtest_discover_tests(${test} TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120 ${lock})
 endfunction()
+
+# psbench_add_rust_driver(NAME): builds drivers/<NAME>/Cargo.toml, a cdylib whose [lib] name
+# is psbench_<NAME> (written on core/rust/psbench-driver), with cargo (release profile,
+# --locked: commit Cargo.lock), and copies it to build/drivers/<NAME>/libpsbench-<NAME>.so.
+# Cargo runs again when a .rs, Cargo.toml or Cargo.lock of the driver or the SDK changes. Its
+# target directory is outside the checkout (PSBENCH_CARGO_TARGET_DIR), so a clean clone
+# rebuilds incrementally. psbench-<NAME> is an imported library that stands for the result:
+# the conformance suite, $<TARGET_FILE:psbench-<NAME>> and psbench_add_driver_test work as
+# for a C++ driver. A Rust cdylib exports only its #[no_mangle] functions: psb_driver_entry.
+set(PSBENCH_CARGO_TARGET_DIR "$ENV{HOME}/.cache/psbench/cargo-target" CACHE PATH
+    "cargo's target directory for Rust drivers and probes (outside the checkout)")
+function(psbench_add_rust_driver name)
+  find_program(PSBENCH_CARGO cargo REQUIRED)
+  set(folder ${PROJECT_SOURCE_DIR}/drivers/${name})
+  set(sdk ${PROJECT_SOURCE_DIR}/core/rust/psbench-driver)
+  string(REPLACE "-" "_" lib psbench_${name})
+  file(READ ${folder}/Cargo.toml cargo_toml)
+  if(NOT cargo_toml MATCHES "\\[lib\\][^[]*name *= *\"${lib}\"")
+    message(FATAL_ERROR "drivers/${name}/Cargo.toml: give the cdylib [lib] name = \"${lib}\"")
+  endif()
+  set_property(GLOBAL APPEND PROPERTY PSBENCH_DRIVERS ${name})  # for the conformance suite
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS
+    ${folder}/*.rs ${folder}/Cargo.toml ${folder}/Cargo.lock
+    ${sdk}/src/*.rs ${sdk}/Cargo.toml)
+  set(out ${PROJECT_BINARY_DIR}/drivers/${name}/libpsbench-${name}.so)
+  add_custom_command(OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${PSBENCH_CARGO_TARGET_DIR}
+            ${PSBENCH_CARGO} build --release --locked --manifest-path ${folder}/Cargo.toml
+    COMMAND ${CMAKE_COMMAND} -E copy ${PSBENCH_CARGO_TARGET_DIR}/release/lib${lib}.so ${out}
+    DEPENDS ${sources}
+    USES_TERMINAL  # the console pool: one cargo at a time, its progress shown
+    COMMENT "cargo build --release drivers/${name}")
+  add_custom_target(psbench-${name}-cargo ALL DEPENDS ${out})
+  add_library(psbench-${name} MODULE IMPORTED GLOBAL)
+  set_target_properties(psbench-${name} PROPERTIES IMPORTED_LOCATION ${out})
+  add_dependencies(psbench-${name} psbench-${name}-cargo)  # followed by who depends on it
+
+  # The SDK's own tests (its ABI layout against driver.h, the table it builds), once.
+  get_property(sdk_tested GLOBAL PROPERTY PSBENCH_RUST_SDK_TESTED)
+  if(NOT sdk_tested)
+    set_property(GLOBAL PROPERTY PSBENCH_RUST_SDK_TESTED TRUE)
+    add_test(NAME rust_sdk
+      COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${PSBENCH_CARGO_TARGET_DIR}
+              ${PSBENCH_CARGO} test --locked --manifest-path ${sdk}/Cargo.toml)
+    set_tests_properties(rust_sdk PROPERTIES TIMEOUT 600)
+  endif()
+endfunction()
