@@ -19,8 +19,8 @@ ping-pong by an instrument that shares no code with psbench:
               take_next_sample then wait_for_unread_message
   zenoh       bench/probes/zenoh: bare zenoh (the crate alone) ping-pong, the driver's
               defaults: peer mode over TCP on 127.0.0.1 (pong listens, ping connects),
-              multicast scouting and shared memory off, reliable with congestion control
-              Block, a FIFO channel's recv_timeout (the driver's wait)
+              multicast scouting and shared memory off, best effort with congestion
+              control Drop (psbench's default), a FIFO channel's recv_timeout (the wait)
 The probes are small CMake projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services

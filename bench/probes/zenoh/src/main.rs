@@ -1,11 +1,11 @@
-//! Bare zenoh ping-pong (the zenoh crate only, no psbench code), as the zenoh driver's
-//! defaults: peer mode, multicast scouting off, TCP on 127.0.0.1, shared memory off,
-//! reliable with congestion control Block, and the driver's wait (a FIFO channel's
-//! recv_timeout). pong listens on ENDPOINT and echoes TAG/ping on TAG/pong until an empty
-//! message; ping connects to ENDPOINT, repeats its first message until pong answers, then
-//! sends SIZE-byte messages closed-loop for SECONDS and prints "p50_us p99_us n" (nearest
-//! rank). Usage: zenoh_probe ping|pong TAG SIZE SECONDS [ENDPOINT] (default
-//! tcp/127.0.0.1:7447).
+//! Bare zenoh ping-pong (the zenoh crate only, no psbench code), with the zenoh driver's
+//! defaults as psbench ping runs it: peer mode, multicast scouting off, TCP on 127.0.0.1,
+//! shared memory off, best effort (psbench's default reliability) with congestion control
+//! Drop, and the driver's wait (a FIFO channel's recv_timeout). pong listens on ENDPOINT
+//! and echoes TAG/ping on TAG/pong until an empty message; ping connects to ENDPOINT,
+//! repeats its first message until pong answers, then sends SIZE-byte messages
+//! closed-loop for SECONDS and prints "p50_us p99_us n" (nearest rank).
+//! Usage: zenoh_probe ping|pong TAG SIZE SECONDS [ENDPOINT] (default tcp/127.0.0.1:7447).
 use std::process::exit;
 use std::time::{Duration, Instant};
 use zenoh::handlers::FifoChannel;
@@ -51,8 +51,8 @@ fn main() {
         .unwrap_or_else(|e| fail("open", e));
     let publisher = session
         .declare_publisher(format!("{}/{out}", args[2]))
-        .reliability(Reliability::Reliable)
-        .congestion_control(CongestionControl::Block)
+        .reliability(Reliability::BestEffort)
+        .congestion_control(CongestionControl::Drop)
         .wait()
         .unwrap_or_else(|e| fail("publisher", e));
     let sub = session
