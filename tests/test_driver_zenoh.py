@@ -118,6 +118,12 @@ def test_ping(zenoh, results, case):
     check_counts(ping, count)
     check_samples_file(record["_dir"], ping, "rtt")
     assert s["pong"]["counts"]["received"] >= count
+    # Each node opened a transport to the other (peer) or to the router (client); only
+    # transport shm negotiated shared memory on it.
+    for role in ("ping", "pong"):
+        writer = s[role]["middleware_counters"]["writer"]
+        assert writer["transports_opened"] >= 1, writer
+        assert (writer["shm_transports_opened"] >= 1) == (transport == "shm"), writer
 
 
 def stall_sub_for(results: Path, proc, seconds: float) -> None:

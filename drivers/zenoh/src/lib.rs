@@ -11,7 +11,7 @@ use psbench_driver::abi::{
 };
 use psbench_driver::{parse_or_error, Capabilities, Config, Error, Listener, Refusals};
 use settings::{Input, Notify, Settings};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use zenoh::Wait;
 
@@ -85,6 +85,7 @@ pub struct Context {
     settings: Settings,
     session: zenoh::Session,
     router_lost: Arc<AtomicBool>,
+    transports: Arc<session::Transports>,
 }
 
 impl Drop for Context {
@@ -104,6 +105,7 @@ impl psbench_driver::Context for Context {
             settings,
             session: opened.session,
             router_lost: opened.router_lost,
+            transports: opened.transports,
         })
     }
 
@@ -114,7 +116,7 @@ impl psbench_driver::Context for Context {
             topic,
             self.router_lost.clone(),
         )
-        .map(Writer)
+        .map(|w| Writer(w, self.transports.clone()))
         .map_err(Error::new)
     }
 
@@ -134,7 +136,8 @@ impl psbench_driver::Context for Context {
     }
 }
 
-pub struct Writer(endpoints::Writer);
+/// The publisher, and the context's transport counts (reported as the writer's counters).
+pub struct Writer(endpoints::Writer, Arc<session::Transports>);
 
 impl psbench_driver::Writer for Writer {
     fn write(&mut self, data: &[u8]) -> Result<(), Error> {
@@ -143,6 +146,11 @@ impl psbench_driver::Writer for Writer {
 
     fn matched(&self) -> Option<u32> {
         Some(self.0.matched())
+    }
+
+    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
+        put("transports_opened", self.1.opened.load(Ordering::Relaxed));
+        put("shm_transports_opened", self.1.shm.load(Ordering::Relaxed));
     }
 }
 

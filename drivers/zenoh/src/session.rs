@@ -2,7 +2,7 @@
 //! scouting off, endpoints on loopback (or the run's local address), shared memory only
 //! on transport shm.
 use crate::settings::{Mode, Settings};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use zenoh::sample::SampleKind;
 use zenoh::{Config, Session, Wait};
@@ -12,6 +12,15 @@ use zenoh::{Config, Session, Wait};
 pub struct Opened {
     pub session: Session,
     pub router_lost: Arc<AtomicBool>,
+    pub transports: Arc<Transports>,
+}
+
+/// The transports (sessions with a peer or a router) opened during the context's life,
+/// and how many of them negotiated shared memory: what shows that transport shm used it.
+#[derive(Default)]
+pub struct Transports {
+    pub opened: AtomicU64,
+    pub shm: AtomicU64,
 }
 
 fn insert(config: &mut Config, key: &str, value: &str) -> Result<(), String> {
@@ -93,22 +102,32 @@ pub fn open(s: &Settings) -> Result<Opened, String> {
         },
     };
     let router_lost = Arc::new(AtomicBool::new(false));
-    if s.mode == Mode::Client {
-        let lost = router_lost.clone();
-        session
-            .info()
-            .transport_events_listener()
-            .callback(move |event| {
-                if event.kind() == SampleKind::Delete {
-                    lost.store(true, Ordering::Release);
+    let transports = Arc::new(Transports::default());
+    let (lost, seen, client) = (
+        router_lost.clone(),
+        transports.clone(),
+        s.mode == Mode::Client,
+    );
+    session
+        .info()
+        .transport_events_listener()
+        .history(true)
+        .callback(move |event| {
+            if event.kind() == SampleKind::Put {
+                seen.opened.fetch_add(1, Ordering::Relaxed);
+                if event.transport().is_shm() {
+                    seen.shm.fetch_add(1, Ordering::Relaxed);
                 }
-            })
-            .background()
-            .wait()
-            .map_err(|e| format!("cannot watch the router connection: {e}"))?;
-    }
+            } else if client {
+                lost.store(true, Ordering::Release);
+            }
+        })
+        .background()
+        .wait()
+        .map_err(|e| format!("cannot watch the session's transports: {e}"))?;
     Ok(Opened {
         session,
         router_lost,
+        transports,
     })
 }
