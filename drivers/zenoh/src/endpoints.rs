@@ -157,9 +157,9 @@ impl Reader {
         let fail = |e| format!("cannot declare a subscriber on {topic}: {e}");
         let queued = match (s.notify, listener) {
             (Notify::Listener, Some(on_data)) => {
-                let mut scratch = Vec::new();
+                // The bytes as zenoh holds them (one slice: no copy), valid during the call.
                 let sub = declare()
-                    .callback_mut(move |sample: Sample| on_data(contiguous(&sample, &mut scratch)))
+                    .callback(move |sample: Sample| on_data(&sample.payload().to_bytes()))
                     .wait()
                     .map_err(fail)?;
                 Queued::Listener(sub)
