@@ -264,3 +264,21 @@ def test_refused_settings_say_why(zenoh, results, args, message):
     assert proc.returncode == 2, proc.stderr
     assert message in proc.stderr
     assert routers_of(results) == []
+
+
+def test_two_peer_runs_at_once_each_keep_to_their_own(zenoh, results):
+    # Each run's peers meet on the run's own port (from its run id) and keys: two runs side
+    # by side both complete with every one of their own messages and nothing else.
+    first, second = results / "a", results / "b"
+    args = ["ping", "--driver", DRIVER, "--size", "256", "--count", "3000", "--warmup", "10"]
+    with cli_in_background(args, first) as a, cli_in_background(args, second) as b:
+        outs = [p.communicate(timeout=120) for p in (a, b)]
+    for proc, (out, err) in zip((a, b), outs):
+        assert proc.returncode == 0, out + err
+    ids = set()
+    for folder in (first, second):
+        record = only_run(folder)
+        assert record["status"] == "ok", record.get("message")
+        check_counts(load(record["_dir"], "ping"), 3000)
+        ids.add(record["run_id"])
+    assert len(ids) == 2
