@@ -79,6 +79,7 @@ function(psbench_add_rust_driver name)
     COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${PSBENCH_CARGO_TARGET_DIR}
             ${PSBENCH_CARGO} build --release --locked --manifest-path ${folder}/Cargo.toml
     COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+    BYPRODUCTS ${archive}  # so that the link below sees the archive cargo just wrote
     DEPENDS ${sources}
     USES_TERMINAL  # the console pool: one cargo at a time, its progress shown
     COMMENT "cargo build --release drivers/${name}")

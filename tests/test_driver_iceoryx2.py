@@ -121,9 +121,9 @@ def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
 
 
 def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
-    """transient_local keep_last:3: a reader created after samples 0..9 were written has
-    nothing until the writer's next send, which hands it the history with sample 10; its
-    buffer of 3 then holds exactly the newest three, 8, 9, 10."""
+    """transient_local keep_last:3: a reader created after samples 0..9 were written gets
+    exactly 7, 8, 9 once the writer connects to it (its matched(), the node's barrier),
+    then what comes next."""
     t = abi.load(lib)
     run = f"late{os.getpid()}"
     qos = (abi.PSB_BEST_EFFORT, abi.PSB_TRANSIENT_LOCAL, abi.PSB_KEEP_LAST, 3)
@@ -136,9 +136,9 @@ def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
         assert t.write(w, b"%04d" % seq, 4, C.byref(err)) == 0, err.message
     r = abi.ok(t.create_reader(ctx, topic, None, None, C.byref(err)), err)
     assert t.matched_readers(w) == 1 and t.matched_writers(r) == 1
-    assert abi.take_all(t, r) == []
+    assert abi.take_all(t, r) == [b"0007", b"0008", b"0009"]
     assert t.write(w, b"0010", 4, C.byref(err)) == 0, err.message
-    assert abi.take_all(t, r) == [b"0008", b"0009", b"0010"]
+    assert abi.take_all(t, r) == [b"0010"]
     t.destroy_reader(r)
     t.destroy_writer(w)
     t.close(ctx)
@@ -148,8 +148,7 @@ def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
 @pytest.mark.parametrize(
     "qos, setting, words",
     [
-        ((abi.PSB_RELIABLE, abi.PSB_VOLATILE, 0, 0), "reliability", "supports best_effort"),
-        ((abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0), "history", "keep_last:N"),
+        ((abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0), "history", "needs reliab"),
         ((abi.PSB_BEST_EFFORT, abi.PSB_TRANSIENT_LOCAL, 0, 0), "durability", "keep_last:N"),
         ((abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_LAST, 2000), "history", "1024"),
     ],
@@ -172,12 +171,51 @@ def test_check_refuses_a_run_id_too_long_for_its_socket_paths(lib):
     ]
 
 
-def test_the_cli_refuses_reliable_saying_why_with_exit_2(lib, results):
-    proc = run_cli(["ping", "--driver", DRIVER, "--reliability", "reliable"], results)
+def test_the_cli_refuses_best_effort_keep_all_with_exit_2(lib, results):
+    proc = run_cli(["ping", "--driver", DRIVER, "--history", "keep_all"], results)
     assert proc.returncode == 2, proc.stderr
-    assert "iceoryx2: reliability 'reliable' is not supported" in proc.stderr
-    assert "lost a third of 20,000 back-to-back samples" in proc.stderr
+    assert "iceoryx2: history keep_all needs reliability reliable" in proc.stderr
     assert only_run(results)["status"] == "refused"
+
+
+@pytest.mark.parametrize("notify", ["wait", "poll", "listener"])
+def test_reliable_keep_all_back_to_back_loses_nothing(lib, results, notify):
+    """A writer that waits for room in the reader's buffer of 2: every one of 20,000
+    back-to-back samples arrives, in every notify mode."""
+    record = run_ok(
+        results, "pubsub", "--reliability", "reliable", "--history", "keep_all",
+        "--notify", notify, "--count", "20000", "--rate", "0", "--check-pattern",
+    )  # fmt: skip
+    counts = summary(record, "sub")["counts"]
+    assert counts["sent"] == counts["samples"] == 20000, counts
+    assert counts["lost"] == counts["corrupted"] == counts["duplicated"] == 0, counts
+    assert summary(record, "pub")["counts"]["write_errors"] == 0
+
+
+def test_a_stalled_reliable_reader_keeps_every_sample_until_its_buffer_is_full(lib):
+    """reliable keep_all: a reader that does not take holds 2 (its buffer); the third
+    write waits RELIABLE_WAIT (10 s) and then fails, saying so; the reader then takes
+    exactly 0 and 1."""
+    t = abi.load(lib)
+    run = f"rstall{os.getpid()}"
+    cfg = abi.config(run, qos=(abi.PSB_RELIABLE, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0))
+    err = abi.Error()
+    ctx = abi.ok(t.open(C.byref(cfg), C.byref(err)), err)
+    topic = f"psb_{run}_data".encode()
+    r = abi.ok(t.create_reader(ctx, topic, None, None, C.byref(err)), err)
+    w = abi.ok(t.create_writer(ctx, topic, C.byref(err)), err)
+    assert t.matched_readers(w) == 1 and t.matched_writers(r) == 1
+    for seq in range(2):
+        assert t.write(w, b"%04d" % seq, 4, C.byref(err)) == 0, err.message
+    started = time.monotonic()
+    assert t.write(w, b"0002", 4, C.byref(err)) == -1
+    assert time.monotonic() - started >= 9.5
+    assert err.message.decode().startswith("iceoryx2: send failed"), err.message
+    assert abi.take_all(t, r) == [b"0000", b"0001"]
+    t.destroy_reader(r)
+    t.destroy_writer(w)
+    t.close(ctx)
+    assert leftovers(run) == []
 
 
 def test_a_node_killed_mid_run_leaves_nothing(lib, results):

@@ -25,9 +25,9 @@ impl Driver for Iceoryx2 {
     }
     fn capabilities() -> Capabilities {
         Capabilities {
-            reliability: PSB_BEST_EFFORT,
+            reliability: PSB_BEST_EFFORT | PSB_RELIABLE,
             durability: PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
-            history: PSB_KEEP_LAST,
+            history: PSB_KEEP_LAST | PSB_KEEP_ALL,
             notify: PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
             transports: &["shm"],
             option_keys: &[],

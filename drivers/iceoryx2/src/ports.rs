@@ -6,12 +6,13 @@ use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
 use iceoryx2::port::subscriber::Subscriber;
+use iceoryx2::port::{BackpressureAction, BackpressureInfo};
 use iceoryx2::prelude::*;
 use iceoryx2::service::port_factory::event::PortFactory as EventService;
 use iceoryx2::service::port_factory::publish_subscribe::PortFactory as PubSubService;
 use psbench_driver::Error;
 
-use crate::settings::Settings;
+use crate::settings::{Settings, RELIABLE_WAIT};
 
 pub type Svc = ipc::Service;
 pub type Topic = PubSubService<Svc, [u8], ()>;
@@ -76,7 +77,7 @@ fn service_name(topic: &str) -> Result<ServiceName, Error> {
 pub fn topic(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Topic, Error> {
     node.service_builder(&service_name(topic)?)
         .publish_subscribe::<[u8]>()
-        .enable_safe_overflow(true)
+        .enable_safe_overflow(s.safe_overflow)
         .subscriber_max_buffer_size(s.buffer)
         .history_size(s.history)
         .max_subscribers(s.max_subscribers)
@@ -100,14 +101,28 @@ pub fn wake(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Wake, Error> 
         })
 }
 
-/// A publisher of slices up to the run's largest message. The service's safe overflow
-/// makes a full subscriber buffer drop its oldest sample; the publisher never waits.
+/// A publisher of slices up to the run's largest message. Safe overflow: a full subscriber
+/// buffer drops its oldest sample, the publisher never waits. Otherwise it waits for room
+/// (RetryUntilDelivered), but not for ever: after RELIABLE_WAIT the write fails.
 pub fn publisher(service: &Topic, s: &Settings) -> Result<Pub, Error> {
-    service
+    let builder = service
         .publisher_builder()
         .initial_max_slice_len(s.max_payload)
-        .allocation_strategy(AllocationStrategy::Static)
-        .backpressure_strategy(BackpressureStrategy::DiscardData)
+        .allocation_strategy(AllocationStrategy::Static);
+    let builder = if s.safe_overflow {
+        builder.backpressure_strategy(BackpressureStrategy::DiscardData)
+    } else {
+        builder
+            .backpressure_strategy(BackpressureStrategy::RetryUntilDelivered)
+            .set_backpressure_handler(|info: &BackpressureInfo| {
+                if info.elapsed_time < RELIABLE_WAIT {
+                    BackpressureAction::Retry
+                } else {
+                    BackpressureAction::DiscardDataAndFail
+                }
+            })
+    };
+    builder
         .create()
         .map_err(|e| Error::new(format!("cannot create a publisher: {e:?}")))
 }

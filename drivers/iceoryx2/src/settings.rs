@@ -3,6 +3,8 @@
 use psbench_driver::abi::*;
 use psbench_driver::{payload_in_range, Config, Refusals};
 
+/// How long a reliable writer waits for room in a reader's buffer before its write fails.
+pub const RELIABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Longest run id: it is in every event socket's path (README.md, "Names").
 pub const MAX_RUN_ID: usize = 40;
 /// Largest message: 4 MiB (header included). The publisher's data segment holds
@@ -16,6 +18,9 @@ pub const DEFAULT_BUFFER: usize = 2;
 
 #[derive(Clone, Debug)]
 pub struct Settings {
+    /// true: a full buffer drops its oldest sample (best effort, keep_last:N); false: the
+    /// writer waits for room (reliable keep_all or history unset), up to RELIABLE_WAIT.
+    pub safe_overflow: bool,
     pub run_id: String,
     pub notify: u32,
     /// Subscriber buffer (keep_last N: N).
@@ -49,14 +54,7 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
     }
     payload_in_range(cfg, refusals, 0, MAX_PAYLOAD);
     let q = &cfg.qos;
-    if q.reliability == PSB_RELIABLE {
-        refusals.add(
-            "reliability",
-            "reliability 'reliable' is not offered: iceoryx2 0.10's waiting publisher (safe overflow off, \
-             RetryUntilDelivered) lost a third of 20,000 back-to-back samples in psbench's test; \
-             this driver supports best_effort (a full subscriber buffer drops its oldest sample)",
-        );
-    }
+    let reliable = q.reliability == PSB_RELIABLE;
     let depth = (q.history == PSB_KEEP_LAST).then_some(q.history_depth);
     if let Some(n) = depth {
         if n > MAX_DEPTH {
@@ -66,11 +64,11 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
             );
         }
     }
-    if q.history == PSB_KEEP_ALL {
+    if q.history == PSB_KEEP_ALL && !reliable {
         refusals.add(
             "history",
-            "history keep_all is not offered: a best-effort subscriber buffer drops its oldest sample when full; \
-             use keep_last:N (1 to 1024)",
+            "history keep_all needs reliability reliable: a best-effort subscriber buffer drops its \
+             oldest sample when full",
         );
     }
     let transient = q.durability == PSB_TRANSIENT_LOCAL;
@@ -88,6 +86,7 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
     }
     let buffer = depth.map_or(DEFAULT_BUFFER, |n| n.clamp(1, MAX_DEPTH) as usize);
     Settings {
+        safe_overflow: !reliable || depth.is_some(),
         run_id,
         notify: cfg.notify,
         buffer,
