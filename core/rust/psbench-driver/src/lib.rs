@@ -176,7 +176,7 @@ pub fn take_waiting<R: Reader + ?Sized>(
 }
 
 /// Defines the library's one exported function, psb_driver_entry(), for driver type D.
-/// Once per driver library (a cdylib).
+/// Once per driver library (a staticlib that psbench_add_rust_driver links).
 #[macro_export]
 macro_rules! export_driver {
     ($driver:ty) => {
