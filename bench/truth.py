@@ -21,7 +21,14 @@ ping-pong by an instrument that shares no code with psbench:
               consumer, amqp_consume_message wait, through the one broker of both tools
   kafka       bench/probes/kafka: bare librdkafka ping-pong, acks=0, linger.ms=0, a
               consumer assigned partition 0 at its end, through the one broker of both
-The probes are small CMake projects under bench/probes/, built on request into
+  iceoryx2    bench/probes/iceoryx2 (a Cargo project): bare iceoryx2 0.10 ping-pong, the
+              driver's defaults: [u8] publish-subscribe, safe overflow, buffer 2; loan,
+              copy, send, notify an event service; receive, else wait on the event listener
+  zenoh       bench/probes/zenoh (a Cargo project): bare zenoh (the crate alone) ping-pong,
+              the driver's defaults: peer mode over TCP on 127.0.0.1 (pong listens, ping
+              connects), multicast scouting and shared memory off, best effort with
+              congestion control Drop (psbench's default), a FIFO channel's recv_timeout
+The probes are small CMake (or Cargo) projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
 (python/psbench/run/services.py: generated configuration, 127.0.0.1 and a free port, RouDi
@@ -112,6 +119,8 @@ INSTRUMENTS = {
     "fastdds": "fastdds_probe",
     "rabbitmq": "rabbitmq_probe",
     "kafka": "kafka_probe",
+    "iceoryx2": "iceoryx2_probe",
+    "zenoh": "zenoh_probe",
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -133,6 +142,8 @@ def build_probe(name: str) -> tuple[Path | None, str]:
     build: nothing to do when nothing changed); or None and why it cannot be built."""
     src, out = REPO / "bench" / "probes" / name, PROBES_BUILD / name
     binary = out / f"{name}_probe"
+    if (src / "Cargo.toml").exists():
+        return build_cargo_probe(src, binary)
     configure = (
         []
         if (out / "CMakeCache.txt").exists()
@@ -145,6 +156,25 @@ def build_probe(name: str) -> tuple[Path | None, str]:
             return None, f"probe build failed: {lines[-1] if lines else step}"
     if not binary.exists():
         return None, f"probe build made no {binary.name}"
+    return binary, ""
+
+
+def build_cargo_probe(src: Path, binary: Path) -> tuple[Path | None, str]:
+    """A probe that is a Cargo project: cargo build --release --locked in the target
+    directory Rust drivers use (outside the checkout, incremental), its binary copied to
+    `binary`; or None and why it cannot be built."""
+    target = Path(os.environ.get("HOME", "/root")) / ".cache" / "psbench" / "cargo-target"
+    env = {**os.environ, "CARGO_TARGET_DIR": str(target)}
+    step = ["cargo", "build", "--release", "--locked", "--manifest-path", str(src / "Cargo.toml")]
+    res = subprocess.run(step, capture_output=True, text=True, timeout=1800, env=env)
+    if res.returncode != 0:
+        lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+        return None, f"probe build failed: {lines[-1] if lines else step}"
+    built = target / "release" / binary.name
+    if not built.exists():
+        return None, f"probe build made no {binary.name}"
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(built, binary)
     return binary, ""
 
 
@@ -242,8 +272,10 @@ def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) ->
     """The command line of a driver's bare probe after its role (see each probe.cpp)."""
     if driver == "zeromq":  # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
         return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
-    if driver == "iceoryx":  # no address: RouDi is found by its well-known socket
+    if driver in ("iceoryx", "iceoryx2"):  # no address: shared memory named after the tag
         return [tag, str(size), str(seconds)]
+    if driver == "zenoh":  # pong listens on the endpoint, ping connects to it
+        return [tag, str(size), str(seconds), f"tcp/127.0.0.1:{free_tcp_port()}"]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
         return [
             "--best-effort",

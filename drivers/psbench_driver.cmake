@@ -47,3 +47,62 @@ function(psbench_add_driver_test name)
   endif()
   gtest_discover_tests(${test} TEST_PREFIX "${name}." PROPERTIES TIMEOUT 120 ${lock})
 endfunction()
+
+# psbench_add_rust_driver(NAME): a driver written in Rust on core/rust/psbench-driver.
+# drivers/<NAME>/Cargo.toml builds a static library ([lib] name = "psbench_<NAME>",
+# crate-type = ["staticlib"]) with cargo (release profile, --locked: commit Cargo.lock) in
+# PSBENCH_CARGO_TARGET_DIR, outside the checkout, so a clean clone rebuilds incrementally;
+# cargo runs again when a .rs, Cargo.toml or Cargo.lock of the driver or the SDK changes.
+# The library is then linked as a C++ driver's is: build/drivers/<NAME>/libpsbench-<NAME>.so,
+# target psbench-<NAME>, the one drivers/exports.map, so it exports psb_driver_entry and
+# nothing else (a cdylib would also export every #[no_mangle] item of every crate, such as
+# iceoryx2's logger hook). The conformance suite and psbench_add_driver_test work unchanged.
+set(PSBENCH_CARGO_TARGET_DIR "$ENV{HOME}/.cache/psbench/cargo-target" CACHE PATH
+    "cargo's target directory for Rust drivers and probes (outside the checkout)")
+function(psbench_add_rust_driver name)
+  find_program(PSBENCH_CARGO cargo REQUIRED)
+  set(folder ${PROJECT_SOURCE_DIR}/drivers/${name})
+  set(sdk ${PROJECT_SOURCE_DIR}/core/rust/psbench-driver)
+  string(REPLACE "-" "_" lib psbench_${name})
+  file(READ ${folder}/Cargo.toml cargo_toml)
+  if(NOT cargo_toml MATCHES "\\[lib\\][^[]*name *= *\"${lib}\""
+     OR NOT cargo_toml MATCHES "\\[lib\\][^[]*crate-type *= *\\[ *\"staticlib\" *\\]")
+    message(FATAL_ERROR "drivers/${name}/Cargo.toml: give [lib] name = \"${lib}\" and "
+                        "crate-type = [\"staticlib\"] (psbench links the driver library itself)")
+  endif()
+  file(GLOB_RECURSE sources CONFIGURE_DEPENDS
+    ${folder}/*.rs ${folder}/Cargo.toml ${folder}/Cargo.lock
+    ${sdk}/src/*.rs ${sdk}/Cargo.toml)
+  set(archive ${PSBENCH_CARGO_TARGET_DIR}/release/lib${lib}.a)
+  set(stamp ${CMAKE_CURRENT_BINARY_DIR}/cargo-build.stamp)
+  add_custom_command(OUTPUT ${stamp}
+    COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${PSBENCH_CARGO_TARGET_DIR}
+            ${PSBENCH_CARGO} build --release --locked --manifest-path ${folder}/Cargo.toml
+    COMMAND ${CMAKE_COMMAND} -E touch ${stamp}
+    BYPRODUCTS ${archive}  # so that the link below sees the archive cargo just wrote
+    DEPENDS ${sources}
+    USES_TERMINAL  # the console pool: one cargo at a time, its progress shown
+    COMMENT "cargo build --release drivers/${name}")
+  add_custom_target(psbench-${name}-cargo DEPENDS ${stamp})
+  # The library's one source declares the entry point the archive defines.
+  set(entry ${CMAKE_CURRENT_BINARY_DIR}/psbench-${name}-entry.c)
+  file(CONFIGURE OUTPUT ${entry} CONTENT
+       "#include \"psbench/driver.h\"\nPSB_DRIVER_EXPORT const psb_driver *psb_driver_entry(void);\n")
+  psbench_add_driver(${name} ${entry})
+  add_dependencies(psbench-${name} psbench-${name}-cargo)
+  # -u pulls psb_driver_entry, and with it what it needs, out of the archive; the rest is
+  # Rust's std's own system libraries (rustc --print native-static-libs).
+  target_link_options(psbench-${name} PRIVATE -Wl,-u,psb_driver_entry -Wl,--gc-sections)
+  target_link_libraries(psbench-${name} PRIVATE ${archive} gcc_s util rt pthread m dl)
+  set_property(TARGET psbench-${name} APPEND PROPERTY LINK_DEPENDS ${archive})
+
+  # The SDK's own tests (its ABI layout against driver.h, the table it builds), once.
+  get_property(sdk_tested GLOBAL PROPERTY PSBENCH_RUST_SDK_TESTED)
+  if(NOT sdk_tested)
+    set_property(GLOBAL PROPERTY PSBENCH_RUST_SDK_TESTED TRUE)
+    add_test(NAME rust_sdk
+      COMMAND ${CMAKE_COMMAND} -E env CARGO_TARGET_DIR=${PSBENCH_CARGO_TARGET_DIR}
+              ${PSBENCH_CARGO} test --locked --manifest-path ${sdk}/Cargo.toml)
+    set_tests_properties(rust_sdk PROPERTIES TIMEOUT 600)
+  endif()
+endfunction()

@@ -109,6 +109,10 @@ BROKEN = {
         'architecture = "broker"\n[[services]]\nname = "d"\nsecond_port = true\n',
         "manifest.toml: services[0].second_port: only a broker (broker = true) has ports",
     ),
+    "a built path that is not a string": (
+        'architecture = "broker"\n[[services]]\nname = "b"\nbuilt = 1\n',
+        "manifest.toml: services[0].built: must be str",
+    ),
     "from a driver without that service": (
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
         "manifest.toml: services[0].from: drivers/other declares no service 'd'",
@@ -162,3 +166,28 @@ def test_drivers_of_one_wire_are_found_from_their_manifests(drivers_dir):
         (drivers_dir / name / "manifest.toml").write_text('architecture = "peer-to-peer"\n' + text)
     assert manifests.speaking("rtps") == ["a", "b"]
     assert manifests.speaking("mqtt") == []
+
+
+def test_a_service_the_build_makes_is_found_under_the_build_directory(
+    drivers_dir, tmp_path, monkeypatch
+):
+    from psbench.run.service_definitions import definition, find_executable
+
+    name = "psbench-test-routerd"  # on no PATH
+    (drivers_dir / "mw").mkdir()
+    (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
+    (drivers_dir / "mw" / "manifest.toml").write_text(
+        f'architecture = "broker"\n[[services]]\nname = "{name}"\n'
+        f'built = "drivers/mw/bin/{name}"\nargv = ["{{executable}}", "--x"]\n'
+    )
+    build = tmp_path / "the-build"
+    monkeypatch.setenv("PSBENCH_BUILD", str(build))
+    assert find_executable(name) is None  # not built yet
+    exe = build / "drivers" / "mw" / "bin" / name
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    assert find_executable(name) is None  # not executable
+    exe.chmod(0o755)
+    assert find_executable(name) == str(exe)
+    launch = definition(name).launch(tmp_path, 64)
+    assert launch.argv == [str(exe), "--x"]

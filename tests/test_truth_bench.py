@@ -86,6 +86,7 @@ PROBE_SERVICES = {
     "iceoryx": "iox-roudi",
     "zeromq": None,
     "fastdds": None,
+    "zenoh": None,  # peer mode: pong listens on the endpoint, ping connects
 }
 
 
@@ -126,7 +127,7 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
             truth.dc.stop(pong)
 
 
-@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds"])
+@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh"])
 @pytest.mark.skipif(
     not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
 )

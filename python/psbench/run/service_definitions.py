@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from psbench.base import manifests
+from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 
 ADDRESS_OPTION = "broker"
@@ -36,7 +36,13 @@ class Launch:
 
 
 def find_executable(name: str) -> str | None:
-    """The program's path, or None: brokers live in /usr/sbin, which not every PATH has."""
+    """The program's path, or None: one the build makes (a manifest's `built`, under the
+    build directory) first, then PATH; brokers live in /usr/sbin, which not every PATH has."""
+    spec = manifests.service(name)
+    if spec is not None and spec.built:
+        built = paths.build_dir() / spec.built
+        if built.is_file() and os.access(built, os.X_OK):
+            return str(built)
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
 
 

@@ -1,0 +1,80 @@
+//! psbench driver for Eclipse iceoryx2: publish-subscribe over shared memory, no daemon.
+//! README.md says what maps to what.
+mod endpoints;
+mod ports;
+mod settings;
+
+use psbench_driver::abi::*;
+use psbench_driver::{
+    export_driver, parse_or_error, Capabilities, Config, Context, Driver, Error, Listener, Refusals,
+};
+
+use endpoints::{Rd, Wr};
+use ports::Svc;
+use settings::{parse, Settings, MAX_PAYLOAD};
+
+pub struct Iceoryx2;
+
+impl Driver for Iceoryx2 {
+    const NAME: &'static str = "iceoryx2";
+    const DESCRIPTION: &'static str =
+        "Eclipse iceoryx2: zero-copy publish-subscribe in shared memory, no daemon";
+    type Context = Ctx;
+    fn version() -> String {
+        env!("ICEORYX2_VERSION").to_string()
+    }
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            reliability: PSB_BEST_EFFORT | PSB_RELIABLE,
+            durability: PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
+            history: PSB_KEEP_LAST | PSB_KEEP_ALL,
+            notify: PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+            transports: &["shm"],
+            option_keys: &[],
+            max_payload: MAX_PAYLOAD,
+            ..Default::default()
+        }
+    }
+    fn check(cfg: &Config, refusals: &mut Refusals) {
+        parse(cfg, refusals);
+    }
+}
+
+/// One iceoryx2 node per context.
+pub struct Ctx {
+    settings: Settings,
+    node: Option<iceoryx2::prelude::Node<Svc>>,
+}
+
+impl Context for Ctx {
+    type Writer = Wr;
+    type Reader = Rd;
+    fn open(cfg: &Config) -> Result<Self, Error> {
+        let settings = parse_or_error(cfg, parse)?;
+        let node = ports::node(&settings.run_id)?;
+        Ok(Ctx {
+            settings,
+            node: Some(node),
+        })
+    }
+    fn create_writer(&mut self, topic: &str) -> Result<Wr, Error> {
+        Wr::new(self.node.as_ref().expect("open"), &self.settings, topic)
+    }
+    fn create_reader(&mut self, topic: &str, listener: Option<Listener>) -> Result<Rd, Error> {
+        Rd::new(
+            self.node.as_ref().expect("open"),
+            &self.settings,
+            topic,
+            listener,
+        )
+    }
+}
+
+impl Drop for Ctx {
+    fn drop(&mut self) {
+        self.node = None; // its files go first
+        ports::remove_run_files_if_unused(&self.settings.run_id);
+    }
+}
+
+export_driver!(Iceoryx2);

@@ -1,0 +1,242 @@
+//! What a run asks of the driver, judged once: check() reports every refusal from it and
+//! open() refuses the same (parse, then refuse if anything was refused).
+
+/// How the node's session reaches the others (the run's transport, recorded per run).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Mode {
+    /// Peer to peer over TCP on explicit endpoints derived from the run id.
+    Peer,
+    /// Peer mode with zenoh's shared-memory transport between the processes of one host.
+    Shm,
+    /// A client of the zenohd router given as option broker=ADDRESS:PORT.
+    Client,
+}
+
+pub const TRANSPORTS: [&str; 3] = ["peer", "shm", "client"];
+pub const OPTION_KEYS: [&str; 1] = ["broker"];
+
+/// The reader's queue: what zenoh calls a handler.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Queue {
+    /// keep_all (and no history given): a FIFO channel; a full one blocks zenoh's receive
+    /// path, so a stalled reader holds its writer back (under congestion control Block).
+    Fifo(usize),
+    /// keep_last N: a ring channel of N; a full one drops its oldest sample.
+    Ring(usize),
+}
+
+/// zenoh's own default capacity of a FIFO channel (API_DATA_RECEPTION_CHANNEL_SIZE).
+pub const FIFO_CAPACITY: usize = 256;
+/// The largest keep_last depth taken (a ring channel is allocated whole).
+pub const MAX_DEPTH: u32 = 1 << 20;
+/// First TCP port of the peers' rendezvous endpoints, and how many there are (below
+/// Linux's ephemeral ports, 32768 and up).
+pub const PORT_FIRST: u32 = 20000;
+pub const PORT_COUNT: u32 = 12768;
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Notify {
+    Listener,
+    Wait,
+    Poll,
+}
+
+/// The run's settings in plain values (the SDK's Config read once by lib.rs).
+#[derive(Clone, Debug, Default)]
+pub struct Input {
+    pub run_id: String,
+    pub transport: Option<String>,
+    pub notify: Option<Notify>,
+    pub reliable: bool,
+    pub transient_local: bool,
+    pub keep_last: Option<u32>, // Some(depth) for keep_last
+    pub options: Vec<(String, String)>,
+    pub local_address: Option<String>,
+    pub peer_addresses: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub struct Settings {
+    pub mode: Mode,
+    pub reliable: bool,
+    pub queue: Queue,
+    pub notify: Notify,
+    /// client: the router's ADDRESS:PORT
+    pub broker: Option<String>,
+    /// peer and shm: where this host's peers listen (local_address or 127.0.0.1)
+    pub address: String,
+    /// peer and shm: the TCP port of the run's rendezvous endpoint
+    pub port: u16,
+    /// across hosts: the other hosts' addresses, each reached at the same port
+    pub peers: Vec<String>,
+}
+
+pub fn fnv1a32(text: &str) -> u32 {
+    text.bytes().fold(0x811c9dc5u32, |h, b| {
+        (h ^ b as u32).wrapping_mul(0x01000193)
+    })
+}
+
+fn valid_broker(value: &str) -> bool {
+    let Some((host, port)) = value.rsplit_once(':') else {
+        return false;
+    };
+    !host.is_empty()
+        && host.parse::<std::net::Ipv4Addr>().is_ok()
+        && port.parse::<u16>().is_ok_and(|p| p > 0)
+}
+
+/// Every refusal as (setting, message without the driver's name), and the settings with
+/// fallbacks where refused.
+pub fn parse(input: &Input) -> (Settings, Vec<(String, String)>) {
+    let mut refused: Vec<(String, String)> = Vec::new();
+    let mut refuse = |setting: &str, message: String| refused.push((setting.into(), message));
+    if input.run_id.is_empty() {
+        refuse(
+            "driver",
+            "the run id is empty; it names the peers' endpoint and the key expressions".into(),
+        );
+    }
+    let mode = match input.transport.as_deref() {
+        None | Some("default") | Some("peer") => Mode::Peer,
+        Some("shm") => Mode::Shm,
+        Some("client") => Mode::Client,
+        Some(other) => {
+            refuse(
+                "transport",
+                format!("transport '{other}' is not supported; this driver supports peer (default), shm or client"),
+            );
+            Mode::Peer
+        }
+    };
+    let mut broker = None;
+    for (key, value) in &input.options {
+        match key.as_str() {
+            "broker" if mode != Mode::Client => refuse(
+                "option:broker",
+                "option broker applies to transport client only (peers find each other on the run's own endpoints)".into(),
+            ),
+            "broker" if !valid_broker(value) => refuse(
+                "option:broker",
+                format!("option broker='{value}' is not ADDRESS:PORT (an IPv4 address and a port of zenohd)"),
+            ),
+            "broker" => broker = Some(value.clone()),
+            _ => refuse(
+                &format!("option:{key}"),
+                format!("unknown option '{key}'; valid options: broker"),
+            ),
+        }
+    }
+    if mode == Mode::Client && broker.is_none() && !input.options.iter().any(|(k, _)| k == "broker")
+    {
+        refuse(
+            "option:broker",
+            "option broker=ADDRESS:PORT is missing; transport client connects to a zenohd router (psbench starts one from the manifest)".into(),
+        );
+    }
+    if input.transient_local {
+        refuse(
+            "durability",
+            "durability 'transient_local' is not supported; this driver supports volatile (a cache for late joiners is zenoh-ext's AdvancedPublisher, which this driver does not use)".into(),
+        );
+    }
+    let queue = match input.keep_last {
+        Some(0) => {
+            refuse(
+                "history",
+                "history keep_last needs a depth of 1 or more".into(),
+            );
+            Queue::Fifo(FIFO_CAPACITY)
+        }
+        Some(depth) if depth > MAX_DEPTH => {
+            refuse(
+                "history",
+                format!("history keep_last {depth} is too deep; use 1 to {MAX_DEPTH} or keep_all"),
+            );
+            Queue::Fifo(FIFO_CAPACITY)
+        }
+        Some(depth) => Queue::Ring(depth as usize),
+        None => Queue::Fifo(FIFO_CAPACITY),
+    };
+    let across_hosts = input.local_address.is_some();
+    if across_hosts && mode == Mode::Shm {
+        refuse(
+            "hosts",
+            "transport shm does not cross hosts; across hosts use --transport peer or client"
+                .into(),
+        );
+    }
+    let address = input
+        .local_address
+        .clone()
+        .unwrap_or_else(|| "127.0.0.1".into());
+    let peers = input
+        .peer_addresses
+        .iter()
+        .filter(|a| Some(*a) != input.local_address.as_ref())
+        .cloned()
+        .collect::<Vec<_>>();
+    let port = (PORT_FIRST + fnv1a32(&input.run_id) % PORT_COUNT) as u16;
+    let settings = Settings {
+        mode,
+        reliable: input.reliable,
+        queue,
+        notify: input.notify.unwrap_or(Notify::Wait),
+        broker,
+        address,
+        port,
+        peers,
+    };
+    (settings, refused)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(transport: &str, options: &[(&str, &str)]) -> Input {
+        Input {
+            run_id: "r1".into(),
+            transport: Some(transport.into()),
+            options: options
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Input::default()
+        }
+    }
+
+    #[test]
+    fn client_needs_a_broker_and_peers_take_none() {
+        let (_, r) = parse(&input("client", &[]));
+        assert_eq!(r.len(), 1);
+        assert!(r[0].1.contains("option broker=ADDRESS:PORT is missing"));
+        let (s, r) = parse(&input("client", &[("broker", "127.0.0.1:7447")]));
+        assert!(r.is_empty() && s.broker.as_deref() == Some("127.0.0.1:7447"));
+        let (_, r) = parse(&input("peer", &[("broker", "127.0.0.1:7447")]));
+        assert!(r[0].1.contains("applies to transport client only"));
+        let (_, r) = parse(&input("client", &[("broker", "nowhere")]));
+        assert!(r[0].1.contains("is not ADDRESS:PORT"));
+    }
+
+    #[test]
+    fn independent_problems_are_all_reported() {
+        let mut i = input("shm", &[("colour", "red")]);
+        i.transient_local = true;
+        i.keep_last = Some(0);
+        i.local_address = Some("10.0.0.1".into());
+        let (_, r) = parse(&i);
+        let settings: Vec<_> = r.iter().map(|(s, _)| s.as_str()).collect();
+        assert_eq!(
+            settings,
+            ["option:colour", "durability", "history", "hosts"]
+        );
+    }
+
+    #[test]
+    fn the_port_is_the_run_ids() {
+        let (a, _) = parse(&input("peer", &[]));
+        assert_eq!(a.port as u32, PORT_FIRST + fnv1a32("r1") % PORT_COUNT);
+        assert_eq!(fnv1a32("a"), 0xe40c292c);
+    }
+}

@@ -1,0 +1,284 @@
+"""The zenoh driver in real two-process runs through `./psbench ping|pubsub`: peer mode
+(the run's own endpoints on 127.0.0.1), shared memory, and client mode through the zenohd
+router psbench starts for those runs only (and stops: no process, no listening port, also
+when psbench is killed); a stalled reader (SIGSTOP) under reliable and best effort with
+the counts each must give; a router killed mid-run; refusals with their messages."""
+
+import fcntl
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from driver_checks import check_counts, check_samples_file, load
+from test_services_outlive import listening, what_remains
+
+DRIVER = "zenoh"
+ROUTER = "zenohd"
+
+
+@pytest.fixture(scope="module")
+def zenoh(driver_libs):
+    if DRIVER not in driver_libs:
+        pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
+    return driver_libs[DRIVER]
+
+
+def routers_of(results: Path) -> list[int]:
+    """Live zenohd processes started for runs under results (their config is there)."""
+    return live_processes(ROUTER, str(results))
+
+
+def orphaned_segments() -> list[str]:
+    """zenoh shared-memory segments of this user that no process holds (zenoh's own test:
+    every user of a segment holds a shared flock on it)."""
+    orphans = []
+    for path in Path("/dev/shm").glob("*.zenoh"):
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            orphans.append(path.name)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    return orphans
+
+
+def measured(results: Path, kind: str, transport: str, *args: str):
+    """One run through the CLI on a transport; the run record and the summaries by role.
+    A client run went through a zenohd psbench started and stopped; other runs had none."""
+    proc = run_cli([kind, "--driver", DRIVER, "--transport", transport, *args], results)
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    assert record["driver"]["version"] == "zenoh 1.10.2"
+    if transport == "client":
+        [service] = record["services"]
+        assert service["name"] == ROUTER and service["started_by_psbench"]
+        address = service["address"]
+        assert address.startswith("127.0.0.1:")
+        for process in record["processes"]:
+            assert f"broker={address}" in process["argv"]
+        assert routers_of(results) == []
+        assert not listening(address), "zenohd's port is still open"
+    else:
+        assert record["services"] == []
+    # The manifest's cleanup ran and removed what zenoh left in /dev/shm.
+    assert record["cleanup"]["exit_code"] == 0, record["cleanup"]
+    assert orphaned_segments() == []
+    roles = ("ping", "pong") if kind == "ping" else ("pub", "sub")
+    summaries = {role: load(record["_dir"], role) for role in roles}
+    for s in summaries.values():
+        assert s["config"]["transport"] == transport
+    return record, summaries
+
+
+PING_CASES = {
+    "peer-wait-64B": ("peer", ["--notify", "wait"], 64, 500),
+    "peer-poll-16KiB": ("peer", ["--notify", "poll", "--check-pattern"], 16384, 300),
+    "peer-listener-1MiB": ("peer", ["--notify", "listener", "--check-pattern"], 1 << 20, 30),
+    "peer-intra-wait-64B": ("peer", ["--placement", "intra"], 64, 300),
+    "shm-wait-16KiB": ("shm", ["--notify", "wait", "--check-pattern"], 16384, 300),
+    "shm-listener-64B": ("shm", ["--notify", "listener"], 64, 300),
+    "client-wait-64B": ("client", ["--notify", "wait"], 64, 500),
+    "client-listener-16KiB": ("client", ["--notify", "listener", "--check-pattern"], 16384, 300),
+    "client-poll-best-effort": (
+        "client",
+        ["--notify", "poll", "--reliability", "best_effort"],
+        64,
+        300,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
+def test_ping(zenoh, results, case):
+    transport, args, size, count = PING_CASES[case]
+    record, s = measured(
+        results,
+        "ping",
+        transport,
+        *args,
+        "--size",
+        str(size),
+        "--count",
+        str(count),
+        "--warmup",
+        "10",
+    )
+    ping = s["ping"]
+    assert ping["ended_by"] == "count"
+    check_counts(ping, count)
+    check_samples_file(record["_dir"], ping, "rtt")
+    assert s["pong"]["counts"]["received"] >= count
+    # Each node opened a transport to the other (peer) or to the router (client); only
+    # transport shm negotiated shared memory on it.
+    for role in ("ping", "pong"):
+        writer = s[role]["middleware_counters"]["writer"]
+        assert writer["transports_opened"] >= 1, writer
+        assert (writer["shm_transports_opened"] >= 1) == (transport == "shm"), writer
+
+
+def stall_sub_for(results: Path, proc, seconds: float) -> None:
+    """SIGSTOP the run's sub node once it is measuring, SIGCONT it `seconds` later."""
+    record = wait_for_running(results, proc)
+    [sub] = [p for p in record["processes"] if "sub" in p["roles"]]
+    end = time.monotonic() + 30
+    while not list(results.rglob("sub.stderr")) or not (Path(f"/proc/{sub['pid']}").exists()):
+        assert time.monotonic() < end and proc.poll() is None, "the run did not start"
+        time.sleep(0.05)
+    time.sleep(1.0)  # the measurement is under way
+    os.kill(sub["pid"], signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.kill(sub["pid"], signal.SIGCONT)
+
+
+# 16 KiB at 4000/s for 4 s: the 2 s stall holds back 128 MB, more than loopback TCP's
+# buffers and zenoh's queues take, so the writer meets a full queue.
+STALL = ["--size", "16384", "--rate", "4000", "--count", "16000", "--warmup", "0"]
+
+
+def stalled_run(results: Path, reliability: str):
+    with cli_in_background(
+        ["pubsub", "--driver", DRIVER, "--reliability", reliability, *STALL], results
+    ) as proc:
+        stall_sub_for(results, proc, 2.0)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, out + err
+    record = only_run(results)
+    return record, load(record["_dir"], "sub")
+
+
+def test_a_stalled_reader_holds_a_reliable_writer_back_and_loses_nothing(zenoh, results):
+    # Congestion control Block: the writer waits for room (less than zenoh's 5 s
+    # wait_before_close), then every message arrives.
+    _, sub = stalled_run(results, "reliable")
+    check_counts(sub, 16000)
+
+
+def test_a_stalled_reader_makes_a_best_effort_writer_drop(zenoh, results):
+    # Congestion control Drop: what does not fit in the full queue is dropped by the
+    # writer, and counted lost at the reader; everything else arrives once and intact.
+    _, sub = stalled_run(results, "best_effort")
+    counts = sub["counts"]
+    assert counts["sent"] == 16000
+    assert counts["lost"] > 0, counts
+    assert counts["samples"] + counts["lost"] == 16000, counts
+    assert counts["corrupted"] == counts["duplicated"] == 0, counts
+
+
+def test_sigkill_of_psbench_leaves_no_router_behind(zenoh, results):
+    with cli_in_background(
+        [
+            "ping",
+            "--driver",
+            DRIVER,
+            "--transport",
+            "client",
+            "--count",
+            "2000000",
+            "--timeout",
+            "120",
+            "--quiet",
+        ],
+        results,
+    ) as proc:
+        record = wait_for_running(results, proc)
+        [service] = record["services"]
+        assert service["name"] == ROUTER and service["started_by_psbench"]
+        assert listening(service["address"])
+        time.sleep(0.5)  # into the measurement
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=10)
+    end = time.monotonic() + 5
+    while what_remains(record, [service]) and time.monotonic() < end:
+        time.sleep(0.1)
+    assert what_remains(record, [service]) == []
+    assert routers_of(results) == []
+
+
+def test_router_killed_mid_run_fails_the_run_saying_so(zenoh, results):
+    with cli_in_background(
+        [
+            "ping",
+            "--driver",
+            DRIVER,
+            "--transport",
+            "client",
+            "--duration",
+            "60",
+            "--warmup",
+            "10",
+            "--rate",
+            "500",
+        ],
+        results,
+    ) as proc:
+        record = wait_for_running(results, proc)
+        [service] = record["services"]
+        time.sleep(1.5)  # measuring by now
+        os.kill(service["pid"], signal.SIGKILL)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 1, out + err
+    record = only_run(results)
+    assert record["status"] != "ok"
+    stderr = "".join((record["_dir"] / f"{r}.stderr").read_text() for r in ("ping", "pong"))
+    assert "the connection to zenohd closed during the run" in stderr, stderr
+    assert routers_of(results) == []
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (
+            ["--durability", "transient_local"],
+            "zenoh: durability 'transient_local' is not supported; this driver supports volatile",
+        ),
+        (
+            ["--transport", "udp"],
+            "zenoh: transport 'udp' is not supported; this driver supports peer",
+        ),
+        (["--loan"], "zenoh: --loan is not supported"),
+        (
+            ["--option", "broker=127.0.0.1:7447"],
+            "zenoh: option broker applies to transport client only",
+        ),
+        (
+            ["--transport", "client", "--option", "broker=nowhere"],
+            "zenoh: option broker='nowhere' is not ADDRESS:PORT",
+        ),
+        (["--option", "colour=red"], "zenoh: option 'colour' is not known"),
+    ],
+)
+def test_refused_settings_say_why(zenoh, results, args, message):
+    proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
+    assert proc.returncode == 2, proc.stderr
+    assert message in proc.stderr
+    assert routers_of(results) == []
+
+
+def test_two_peer_runs_at_once_each_keep_to_their_own(zenoh, results):
+    # Each run's peers meet on the run's own port (from its run id) and keys: two runs side
+    # by side both complete with every one of their own messages and nothing else.
+    first, second = results / "a", results / "b"
+    args = ["ping", "--driver", DRIVER, "--size", "256", "--count", "3000", "--warmup", "10"]
+    with cli_in_background(args, first) as a, cli_in_background(args, second) as b:
+        outs = [p.communicate(timeout=120) for p in (a, b)]
+    for proc, (out, err) in zip((a, b), outs):
+        assert proc.returncode == 0, out + err
+    ids = set()
+    for folder in (first, second):
+        record = only_run(folder)
+        assert record["status"] == "ok", record.get("message")
+        check_counts(load(record["_dir"], "ping"), 3000)
+        ids.add(record["run_id"])
+    assert len(ids) == 2
