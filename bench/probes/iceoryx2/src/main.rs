@@ -8,8 +8,8 @@
 //! listener (timed_wait), then tries again, holding the sample until the next round
 //! (pong echoes by copying it into a new loan). Ping repeats its first message until pong
 //! answers, then sends SIZE-byte messages closed-loop for SECONDS and prints "p50_us p99_us
-//! count" (nearest rank). Files live under <tmp>/iceoryx2_probe_TAG and /dev/shm/iceoryx2_probe_TAG_*,
-//! removed at the end.
+//! count" (nearest rank). Files live under <tmp>/iceoryx2_probe_TAG and
+//! /dev/shm/iceoryx2_probe_TAG_*, removed at the end; SIGTERM ends an idle pong cleanly.
 //! Usage: iceoryx2_probe ping|pong TAG SIZE SECONDS
 use std::time::{Duration, Instant};
 
@@ -95,8 +95,7 @@ fn main() {
     {
         let node = NodeBuilder::new()
             .config(&config)
-            .signal_handling_mode(SignalHandlingMode::Disabled)
-            .create::<Svc>()
+            .create::<Svc>() // iceoryx2 catches SIGTERM: an idle pong then ends cleanly
             .unwrap_or_else(|e| die(format!("node: {e:?}")));
         let service = |dir: &str| {
             ServiceName::new(&format!("{stem}_{dir}")).unwrap_or_else(|e| die(format!("{e:?}")))
@@ -152,9 +151,13 @@ fn main() {
         };
         let msg = vec![b'x'; size];
         if !ping {
+            let _ = node.wait(Duration::ZERO); // installs iceoryx2's SIGTERM handler
             let mut idle = 0;
             loop {
                 let Some(sample) = side.take(Duration::from_secs(1)) else {
+                    if node.wait(Duration::ZERO).is_err() {
+                        break; // SIGTERM or SIGINT (bench/truth.py stops pong so)
+                    }
                     idle += 1;
                     if idle == 600 {
                         die("no message from ping for 10 minutes");
@@ -203,11 +206,25 @@ fn main() {
             );
         }
     }
-    // iceoryx2 removes its files with the last node; its directories stay: remove the empty ones.
-    if let Ok(entries) = std::fs::read_dir(&root) {
-        for e in entries.flatten() {
-            let _ = std::fs::remove_dir(e.path());
+    // iceoryx2 removes its files with the last node, but not its global management segment
+    // (kept for later nodes) nor its directories: remove those once no node is left.
+    let nodes = std::fs::read_dir(root.join("nodes"))
+        .map(|d| d.count())
+        .unwrap_or(0);
+    if nodes == 0 {
+        if let Ok(shm) = std::fs::read_dir("/dev/shm") {
+            for e in shm.flatten() {
+                let name = e.file_name().to_string_lossy().into_owned();
+                if name.starts_with(&format!("{stem}_")) && name.ends_with(".global_mgmt") {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
         }
+        if let Ok(entries) = std::fs::read_dir(&root) {
+            for e in entries.flatten() {
+                let _ = std::fs::remove_dir(e.path());
+            }
+        }
+        let _ = std::fs::remove_dir(&root);
     }
-    let _ = std::fs::remove_dir(&root);
 }
