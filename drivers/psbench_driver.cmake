@@ -60,7 +60,12 @@ endfunction()
 set(PSBENCH_CARGO_TARGET_DIR "$ENV{HOME}/.cache/psbench/cargo-target" CACHE PATH
     "cargo's target directory for Rust drivers and probes (outside the checkout)")
 function(psbench_add_rust_driver name)
-  find_program(PSBENCH_CARGO cargo REQUIRED)
+  # rustup's cargo is not always on PATH (a non-login shell, CI): look there too.
+  find_program(PSBENCH_CARGO cargo HINTS $ENV{HOME}/.cargo/bin)
+  if(NOT PSBENCH_CARGO)
+    message(FATAL_ERROR "drivers/${name} is written in Rust: install cargo (rustup, or Debian's "
+                        "cargo if recent enough for its Cargo.lock), then build it again")
+  endif()
   set(folder ${PROJECT_SOURCE_DIR}/drivers/${name})
   set(sdk ${PROJECT_SOURCE_DIR}/core/rust/psbench-driver)
   string(REPLACE "-" "_" lib psbench_${name})
