@@ -51,16 +51,14 @@ def test_setup_installs_a_driver_built_on_request_only_when_asked():
             capture_output=True, text=True, timeout=60, check=True,
         ).stdout.split()  # fmt: skip
 
-    on_request = [n for n in manifests.driver_names() if manifests.load(n).build == "on-request"]
-    if not on_request:
-        pytest.skip("no driver is built on request")
-    name = on_request[0]
-    own = set(manifests.load(name).debian)
-    always = {p for n in manifests.driver_names() if manifests.load(n).build == "always"
-              for p in manifests.load(n).debian}  # fmt: skip
-    assert own - always, f"{name} needs no package of its own"
-    assert not (own - always) & set(listed())
-    assert own <= set(listed("--with", name))
+    # kafka is built on request and alone needs librdkafka: installed with it, not before.
+    assert manifests.load("kafka").build == "on-request"
+    assert "librdkafka-dev" not in listed()
+    assert "librdkafka-dev" in listed("--with", "kafka")
+    assert "librdkafka-dev" in listed("--with", "all")
+    for name in manifests.driver_names():
+        if manifests.load(name).build == "on-request":
+            assert set(manifests.load(name).debian) <= set(listed("--with", name)), name
 
 
 @pytest.fixture
@@ -109,9 +107,9 @@ BROKEN = {
         'architecture = "broker"\n[[services]]\nname = "d"\nsecond_port = true\n',
         "manifest.toml: services[0].second_port: only a broker (broker = true) has ports",
     ),
-    "a built path that is not a string": (
-        'architecture = "broker"\n[[services]]\nname = "b"\nbuilt = 1\n',
-        "manifest.toml: services[0].built: must be str",
+    "an executable that is not a string": (
+        'architecture = "broker"\n[[services]]\nname = "b"\nexecutable = 1\n',
+        "manifest.toml: services[0].executable: must be str",
     ),
     "from a driver without that service": (
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
@@ -171,23 +169,24 @@ def test_drivers_of_one_wire_are_found_from_their_manifests(drivers_dir):
 def test_a_service_the_build_makes_is_found_under_the_build_directory(
     drivers_dir, tmp_path, monkeypatch
 ):
-    from psbench.run.service_definitions import definition, find_executable
+    from psbench.run.drivers import service_status
+    from psbench.run.service_definitions import definition
 
     name = "psbench-test-routerd"  # on no PATH
     (drivers_dir / "mw").mkdir()
     (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
     (drivers_dir / "mw" / "manifest.toml").write_text(
         f'architecture = "broker"\n[[services]]\nname = "{name}"\n'
-        f'built = "drivers/mw/bin/{name}"\nargv = ["{{executable}}", "--x"]\n'
+        f'executable = "{{build}}/drivers/mw/bin/{name}"\nargv = ["{{executable}}", "--x"]\n'
     )
     build = tmp_path / "the-build"
     monkeypatch.setenv("PSBENCH_BUILD", str(build))
-    assert find_executable(name) is None  # not built yet
+    assert not service_status(name, set()).installed  # not built yet
     exe = build / "drivers" / "mw" / "bin" / name
     exe.parent.mkdir(parents=True)
     exe.write_text("#!/bin/sh\n")
-    assert find_executable(name) is None  # not executable
+    assert not service_status(name, set()).installed  # not executable
     exe.chmod(0o755)
-    assert find_executable(name) == str(exe)
+    assert service_status(name, set()).path == str(exe)
     launch = definition(name).launch(tmp_path, 64)
     assert launch.argv == [str(exe), "--x"]

@@ -48,9 +48,6 @@ class ServiceSpec:
     # in its folder (its data)
     leftovers: tuple[str, ...] = ()
     version_argv: tuple[str, ...] = ()
-    # the executable's path under the build directory, for one `make build` makes (looked
-    # for there before PATH): "drivers/NAME/..."
-    built: str | None = None
 
 
 @dataclass(frozen=True)
@@ -103,7 +100,6 @@ _SERVICE = {
     "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
-    "built": str,
 }
 
 
@@ -205,7 +201,6 @@ def load(name: str) -> Manifest:
                 ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),
-                built=table.get("built"),
             )
         )
     return Manifest(

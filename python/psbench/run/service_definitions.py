@@ -36,13 +36,7 @@ class Launch:
 
 
 def find_executable(name: str) -> str | None:
-    """The program's path, or None: one the build makes (a manifest's `built`, under the
-    build directory) first, then PATH; brokers live in /usr/sbin, which not every PATH has."""
-    spec = manifests.service(name)
-    if spec is not None and spec.built:
-        built = paths.build_dir() / spec.built
-        if built.is_file() and os.access(built, os.X_OK):
-            return str(built)
+    """The program's path, or None: brokers live in /usr/sbin, which not every PATH has."""
     return shutil.which(name) or shutil.which(name, path="/usr/sbin:/sbin")
 
 
@@ -99,7 +93,9 @@ class ServiceDefinition:
         """What argv's {executable} is here: the manifest's path, else the name found."""
         if self.spec.executable is None:
             return executable(self.name)
-        return str(self.spec.folder / os.path.expanduser(self.spec.executable))
+        # {build}: the build directory, for a program the build makes (zenoh's zenohd).
+        path = self.spec.executable.replace("{build}", str(paths.build_dir()))
+        return str(self.spec.folder / os.path.expanduser(path))
 
     @property
     def version_argv(self) -> tuple[str, ...]:
