@@ -32,6 +32,12 @@ def routers_of(results: Path) -> list[int]:
     return live_processes(ROUTER, str(results))
 
 
+# One at a time: a test asserts that no zenoh segment is orphaned after its run, and a
+# segment of another zenoh run in flight (another worker) may be between its owner's end
+# and that run's cleanup.
+pytestmark = pytest.mark.xdist_group("zenoh")
+
+
 def orphaned_segments() -> list[str]:
     """zenoh shared-memory segments of this user that no process holds (zenoh's own test:
     every user of a segment holds a shared flock on it)."""

@@ -59,7 +59,7 @@ def _thread(task: Path) -> tuple[int, int, int] | None:
 
 def process_tree(pid: int) -> list[int]:
     """The process and every descendant now (a broker's launcher, its runtime, its
-    helpers: rabbitmq's sh, epmd and beam.smp), parents first."""
+    helpers: a shell, a port mapper, a virtual machine), parents first."""
     children: dict[int, list[int]] = {}
     for stat in PROC.glob("[0-9]*/stat"):
         try:

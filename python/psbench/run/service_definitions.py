@@ -93,7 +93,7 @@ class ServiceDefinition:
         """What argv's {executable} is here: the manifest's path, else the name found."""
         if self.spec.executable is None:
             return executable(self.name)
-        # {build}: the build directory, for a program the build makes (zenoh's zenohd).
+        # {build}: the build directory, for a program the build makes (a router).
         path = self.spec.executable.replace("{build}", str(paths.build_dir()))
         return str(self.spec.folder / os.path.expanduser(path))
 
