@@ -1283,3 +1283,25 @@ TEST(SdkCaps, HostTransportsRefuseTheOthersAcrossHostsOnly) {
   EXPECT_EQ(refused("tcp", "198.18.0.1"),
             "transport: transport 'tcp' is not supported; this driver supports shm|udp|config");
 }
+
+TEST(SdkBroker, AddressesAreHostAndPortOrRefusedWithAnExample) {
+  psb::sdk::BrokerAddress a;
+  Refusals ok;
+  ASSERT_TRUE(psb::sdk::broker_address("127.0.0.1:1883", 1883, ok, a));
+  EXPECT_EQ(a.host, "127.0.0.1");
+  EXPECT_EQ(a.port, 1883);
+  ASSERT_TRUE(psb::sdk::broker_address("[::1]:5672", 5672, ok, a));
+  EXPECT_EQ(a.host, "::1");
+  EXPECT_EQ(a.text, "[::1]:5672");
+  EXPECT_TRUE(ok.empty());
+  for (const char *bad :
+       {"::1:5672", "localhost", "host:0", "host:65536", "host:12x", ":80", "[::1:80", ""}) {
+    Refusals refused;
+    psb::sdk::BrokerAddress untouched{"kept", "kept", 7};
+    EXPECT_FALSE(psb::sdk::broker_address(bad, 4222, refused, untouched)) << bad;
+    ASSERT_EQ(refused.size(), 1u) << bad;
+    EXPECT_TRUE(refused.has("option:broker")) << bad;
+    EXPECT_NE(refused.all()[0].reason.find("e.g. 127.0.0.1:4222"), std::string::npos) << bad;
+    EXPECT_EQ(untouched.port, 7) << bad;
+  }
+}

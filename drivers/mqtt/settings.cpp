@@ -21,26 +21,11 @@ bool parse_int(const char *text, long lo, long hi, long *out) {
 
 // HOST:PORT, with [IPv6]:PORT accepted.
 void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
-  std::string b(text);
-  const size_t colon = b.rfind(':');
-  long port = 0;
-  bool ok =
-      colon != std::string::npos && colon > 0 && parse_int(b.c_str() + colon + 1, 1, 65535, &port);
-  std::string host = ok ? b.substr(0, colon) : std::string();
-  if (ok && host.front() == '[') {
-    ok = host.size() > 2 && host.back() == ']';
-    host = ok ? host.substr(1, host.size() - 2) : host;
-  } else if (ok) {
-    ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
-  }
-  if (!ok) {
-    refuse.add("option:broker",
-               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:1883, or [::1]:1883)", text);
-    return;
-  }
-  s->broker = b;
-  s->host = host;
-  s->port = int(port);
+  psb::sdk::BrokerAddress broker;
+  if (!psb::sdk::broker_address(text, 1883, refuse, broker)) return;
+  s->broker = broker.text;
+  s->host = broker.host;
+  s->port = broker.port;
 }
 
 void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings *s) {

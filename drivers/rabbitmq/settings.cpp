@@ -29,28 +29,11 @@ void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
 
 // HOST:PORT, with [IPv6]:PORT accepted.
 void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
-  const std::string b(text);
-  const size_t colon = b.rfind(':');
-  char *end = nullptr;
-  errno = 0;
-  const long port = colon == std::string::npos ? 0 : std::strtol(b.c_str() + colon + 1, &end, 10);
-  bool ok = colon != std::string::npos && colon > 0 && errno == 0 && end != nullptr &&
-            end != b.c_str() + colon + 1 && *end == '\0' && port >= 1 && port <= 65535;
-  std::string host = ok ? b.substr(0, colon) : std::string();
-  if (ok && host.front() == '[') {
-    ok = host.size() > 2 && host.back() == ']';
-    host = ok ? host.substr(1, host.size() - 2) : host;
-  } else if (ok) {
-    ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
-  }
-  if (!ok) {
-    refuse.add("option:broker",
-               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:5672, or [::1]:5672)", text);
-    return;
-  }
-  s->address = b;
-  s->host = host;
-  s->port = int(port);
+  psb::sdk::BrokerAddress broker;
+  if (!psb::sdk::broker_address(text, 5672, refuse, broker)) return;
+  s->address = broker.text;
+  s->host = broker.host;
+  s->port = broker.port;
 }
 
 }  // namespace

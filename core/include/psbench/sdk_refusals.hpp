@@ -503,6 +503,42 @@ struct SampleType {
   }
 };
 
+// A broker's address as option broker=HOST:PORT gives it ([IPv6]:PORT too): text as
+// given (for messages), host without brackets, port 1-65535.
+struct BrokerAddress {
+  std::string text;
+  std::string host;
+  int port = 0;
+};
+
+// Parses option broker's value; on a malformed one, refuses option:broker with an example
+// on the middleware's usual port and returns false (out untouched).
+inline bool broker_address(const char *text, int example_port, Refusals &refuse,
+                           BrokerAddress &out) {
+  const std::string b(text ? text : "");
+  const size_t colon = b.rfind(':');
+  char *end = nullptr;
+  errno = 0;
+  const long port = colon == std::string::npos ? 0 : std::strtol(b.c_str() + colon + 1, &end, 10);
+  bool ok = colon != std::string::npos && colon > 0 && errno == 0 && end != nullptr &&
+            end != b.c_str() + colon + 1 && *end == '\0' && port >= 1 && port <= 65535;
+  std::string host = ok ? b.substr(0, colon) : std::string();
+  if (ok && host.front() == '[') {
+    ok = host.size() > 2 && host.back() == ']';
+    host = ok ? host.substr(1, host.size() - 2) : host;
+  } else if (ok) {
+    ok = host.find(':') == std::string::npos;  // a bare IPv6 literal needs brackets
+  }
+  if (!ok) {
+    refuse.add("option:broker",
+               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:%d, or [::1]:%d)", b.c_str(),
+               example_port, example_port);
+    return false;
+  }
+  out = BrokerAddress{b, host, int(port)};
+  return true;
+}
+
 }  // namespace psb::sdk
 
 #endif  // PSBENCH_SDK_REFUSALS_HPP
