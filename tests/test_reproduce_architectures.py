@@ -54,13 +54,26 @@ def _file_drivers() -> set[str]:
 def test_every_built_middleware_is_measured_in_its_class(quick):
     proc, root = quick
     paper = check_paper_written(proc, root, STUDY, SECTIONS)
-    rows = {r["driver"]: r for r in paper_table(paper, "architectures-per-middleware")["rows"]}
+    table = paper_table(paper, "architectures-per-middleware")["rows"]
     built = _file_drivers() & set(paths.driver_libraries())
-    assert set(rows) == built
-    for driver, row in rows.items():
-        assert row["architecture"] == architectures.CLASSES[manifests.load(driver).architecture]
-        assert row["latency_64"] is not None and row["throughput"] is not None, row
+    assert {r["driver"] for r in table} == built
+    # A back-to-back run a broker could not drain in time (kafka, a loaded machine) ends
+    # in a timeout: its row has no throughput then, and only then.
+    drained = {
+        (line["params"]["driver"], line["params"].get("transport") or "default")
+        for line in runs_by_label(root).values()
+        if line["params"].get("rate") == 0 and line["status"] == "ok"
+    }
+    for row in table:
+        manifest = manifests.load(row["driver"])
+        kind = manifest.transport_architecture.get(row["transport"], manifest.architecture)
+        assert row["architecture"] == architectures.CLASSES[kind], row
+        assert row["latency_64"] is not None, row
+        assert (row["throughput"] is not None) == ((row["driver"], row["transport"]) in drained)
         assert row["first_message"] is not None and row["first_message"] > 0
+    if "zenoh" in built:  # peer to peer by default, through its router on transport client
+        classes = {r["transport"]: r["architecture"] for r in table if r["driver"] == "zenoh"}
+        assert classes == {"default": "decentralized", "client": "federated"}
 
 
 @pytest.mark.long
@@ -68,16 +81,22 @@ def test_every_built_middleware_is_measured_in_its_class(quick):
 def test_latency_cells_are_their_runs_samples(quick):
     proc, root = quick
     paper = check_paper_written(proc, root, STUDY, SECTIONS)
-    rows = {r["driver"]: r for r in paper_table(paper, "architectures-per-middleware")["rows"]}
-    for label, line in runs_by_label(root).items():
-        if not label.startswith("ping-") or not label.endswith("-64B") or line["status"] != "ok":
+    table = paper_table(paper, "architectures-per-middleware")["rows"]
+    rows = {(r["driver"], r["transport"]): r for r in table}
+    for line in runs_by_label(root).values():
+        params = line["params"]
+        if params["kind"] != "ping" or params["size"] != 64 or line["status"] != "ok":
             continue
-        driver = line["params"]["driver"]
+        key = (params["driver"], params.get("transport") or "default")
+        if key not in rows:  # a floor is one row whatever its transport
+            key = (params["driver"], "default")
         samples = read_samples(root / line["run_dir"] / "ping.samples")
         rtt_half_us = samples.latency_ns / 2000.0  # the node's round trips, halved
         # The table rounds to 2 decimals (1 above 100 µs); nearest rank against the mean
         # of the two middle values of 300 samples: within a few percent.
-        assert rows[driver]["latency_64"] == pytest.approx(float(np.median(rtt_half_us)), rel=0.03)
+        assert rows[key]["latency_64"] == pytest.approx(float(np.median(rtt_half_us)), rel=0.03), (
+            key
+        )
 
 
 @pytest.mark.long
@@ -87,11 +106,12 @@ def test_a_brokers_work_is_in_the_cost_of_a_round_trip(quick):
     check_paper_written(proc, root, STUDY, SECTIONS)
     for label, line in runs_by_label(root).items():
         driver = line["params"]["driver"]
-        if not label.startswith("ping-") or line["status"] != "ok":
+        if line["params"]["kind"] != "ping" or line["status"] != "ok":
             continue
         if manifests.load(driver).architecture != "broker":
             continue
         record = json.loads((root / line["run_dir"] / "run.json").read_text())
+        assert record["resources"]["measured"], (label, record["resources"])
         services = record["resources"]["services"]
         # Every message passes through the broker: its process tree used CPU for it.
         assert services["cpu_ns"] and services["cpu_ns"] > 0, (label, services)
