@@ -188,15 +188,7 @@ class ServicePool:
         started = time.monotonic()
         try:
             with log.open("a") as out:
-                proc = subprocess.Popen(
-                    argv,
-                    stdin=subprocess.DEVNULL,
-                    stdout=out,
-                    stderr=subprocess.STDOUT,
-                    start_new_session=True,
-                    preexec_fn=die_with_parent,
-                    cwd=folder,
-                )
+                proc = subprocess.Popen(argv, **_spawned_into(out, folder))
         except OSError as exc:
             raise UserError(
                 f"cannot start {name}: {exc.strerror}{_program_named(declared)} "
@@ -240,6 +232,19 @@ def _program_named(declared: ServiceDefinition) -> str:
     return f" ({declared.program})" if declared.spec.executable else ""
 
 
+def _spawned_into(out, folder: Path) -> dict:
+    """How a service's processes start (its prepare step too): no input, output into its
+    log, a session (process group) of their own, ended with psbench, in its folder."""
+    return {
+        "stdin": subprocess.DEVNULL,
+        "stdout": out,
+        "stderr": subprocess.STDOUT,
+        "start_new_session": True,
+        "preexec_fn": die_with_parent,
+        "cwd": folder,
+    }
+
+
 def _prepare(declared: ServiceDefinition, argv, folder: Path, log: Path) -> float | None:
     """Runs the service's prepare command to completion (its output in the log); how
     long it took, None when it has none. One that fails is an error with its log's tail."""
@@ -248,16 +253,7 @@ def _prepare(declared: ServiceDefinition, argv, folder: Path, log: Path) -> floa
     started = time.monotonic()
     try:
         with log.open("a") as out:
-            done = subprocess.run(
-                argv,
-                stdin=subprocess.DEVNULL,
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=die_with_parent,
-                cwd=folder,
-                timeout=PREPARE_TIMEOUT_S,
-            )
+            done = subprocess.run(argv, timeout=PREPARE_TIMEOUT_S, **_spawned_into(out, folder))
     except OSError as exc:
         raise UserError(
             f"cannot prepare {declared.name}: {exc.strerror}{_program_named(declared)} "
