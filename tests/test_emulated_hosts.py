@@ -90,6 +90,25 @@ def test_two_hosts_reach_each_other_and_leave_nothing():
     assert ours(net) == set()
 
 
+def test_link_counters_count_what_crossed_each_link():
+    # Known answer: a UDP datagram of N payload bytes is N + 8 + 20 + 14 bytes on an
+    # Ethernet (veth) link. Slack for the odd ARP or IPv6 packet the kernel sends itself.
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape()})
+    with net:
+        receiver = start_receiver(net, "b", 9005, echo=True)
+        assert len(send(net, "a", "b", 9005, count=1, ping=True)["rtts"]) == 1  # ARP done
+        before = net.traffic()
+        send(net, "a", "b", 9005, count=100, size=1000, gap=0.001)
+        after = net.traffic()
+        receiver.communicate(timeout=60)
+    sent = {h: {k: after[h][k] - before[h][k] for k in before[h]} for h in before}
+    wire = 100 * (1000 + 8 + 20 + 14)
+    assert 100 <= sent["a"]["tx_packets"] <= 105 and 100 <= sent["b"]["rx_packets"] <= 105
+    assert wire <= sent["a"]["tx_bytes"] <= wire + 1000
+    assert wire <= sent["b"]["rx_bytes"] <= wire + 1000
+    assert sent["b"]["tx_bytes"] >= 100 * 1042  # the echoes came back
+
+
 def test_a_network_that_fails_half_way_is_removed(monkeypatch):
     # Injected fault: the second host's rate cannot be applied.
     real_tc = netns.tc

@@ -216,6 +216,14 @@ def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp
     for process in record["processes"]:
         assert f"broker={service['address']}" in process["argv"], process["argv"]
     assert record["stats"]["ping"]["rtt"]["min"] >= 8e6, record["stats"]["ping"]["rtt"]
+    # Every message crossed c's link in and out twice (ping's and pong's), and a's once
+    # each way: the link counters saw at least their payloads (headers come on top).
+    (ping_json,) = out.rglob("ping.json")
+    counts = json.loads(ping_json.read_text())["counts"]
+    payload = 64 * (counts["samples"] + counts["warmup"])
+    traffic = record["network"]["traffic"]["hosts"]
+    assert traffic["c"]["rx_bytes"] >= 2 * payload and traffic["c"]["tx_bytes"] >= 2 * payload
+    assert traffic["a"]["tx_bytes"] >= payload and traffic["a"]["rx_bytes"] >= payload
     assert not alive(service["pid"]), "the broker outlived its run"
     assert {h["namespace"] for h in record["network"]["hosts"].values()} & netns.existing() == set()
 

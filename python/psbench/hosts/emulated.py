@@ -14,6 +14,7 @@ and its port on the bridge (what reaches it). How each property is applied, and 
   mtu            both ends of the veth pair
 The mechanism each property got is in `applied`, for the run's record."""
 
+import json
 import secrets
 import shutil
 import subprocess
@@ -131,6 +132,20 @@ class EmulatedNetwork:
                 for h in self.hosts.values()
             },
         }
+
+    def traffic(self) -> dict[str, dict[str, int]]:
+        """Each host's link as its interface's counters say now: bytes and packets it
+        sent (tx) and received (rx), headers and all (what the link carried)."""
+        counted = {}
+        for host in self.hosts.values():
+            shown = json.loads(netns.ip(host.namespace, "-s", "-j", "link", "show", host.interface))
+            stats = shown[0]["stats64"]
+            counted[host.name] = {
+                f"{way}_{unit}": stats[way][unit]
+                for way in ("tx", "rx")
+                for unit in ("bytes", "packets")
+            }
+        return counted
 
     # -- making -------------------------------------------------------------------------
 
