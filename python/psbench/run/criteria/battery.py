@@ -6,6 +6,7 @@ import importlib
 import json
 from pathlib import Path
 
+from psbench.base.errors import UserError
 from psbench.results import rundir
 from psbench.run.criteria import documented
 from psbench.run.criteria.context import Context
@@ -60,8 +61,8 @@ def run(ctx: Context, chosen: tuple[str, ...] = CRITERIA, with_claims: bool = Tr
 
 def load(path: Path) -> tuple[dict, list[Verdict]]:
     """A result set's criteria.json (path: the folder or the file) and its verdicts."""
-    from psbench.base.errors import UserError
-
+    if not path.exists():
+        raise UserError(f"argument --report: {path}: no such folder", 2)
     file = path / RECORD if path.is_dir() else path
     try:
         record = json.loads(file.read_text())
