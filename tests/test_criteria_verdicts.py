@@ -101,6 +101,10 @@ def test_persistence_refusal_is_not_applicable_and_quoted():
 def test_persistence_a_failed_run_is_not_testable():
     v = persistence.judge("d", "failed", "match timeout", None, asked=5)
     assert v.verdict == "not testable here" and "match timeout" in v.evidence
+    # The late joiner's record with nothing in it is no "no" when the run failed (its
+    # reader may never have existed).
+    broken = persistence.judge("d", "failed", "late-sub: cannot create a reader", late(0), 5)
+    assert broken.verdict == "not testable here" and "cannot create a reader" in broken.evidence
 
 
 # Monitoring -------------------------------------------------------------------------

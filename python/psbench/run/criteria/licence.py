@@ -4,7 +4,6 @@ baseline driver (no middleware) does not, the packages of the services' programs
 crates its manifest names (at their locked versions), and a service's jars named after
 it. The verdict is the licences found; evidence names each package and the file read."""
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +11,7 @@ from psbench.base import manifests
 from psbench.run.criteria import package_licences as read
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import NOT_TESTABLE, Verdict
+from psbench.run.service_definitions import ServiceDefinition
 
 NAME = "licence"
 TITLE = "licence"
@@ -38,25 +38,28 @@ def needed_libraries(library: Path) -> dict[str, Path]:
 
 
 def _service_program(spec) -> Path | None:
-    if spec.executable:
-        path = Path(spec.executable).expanduser()
-        return path if path.is_absolute() else spec.folder / path
-    found = shutil.which(spec.name) or shutil.which(spec.name, path="/usr/sbin:/sbin")
-    return Path(found) if found else None
+    program = ServiceDefinition(spec).program
+    return Path(program) if "/" in program else None  # a bare name: not found
 
 
 def sources(driver: str, library: Path, baseline: Path | None) -> list[tuple[str, str]]:
     """(kind, what) for each thing whose licence is read: ("debian", package),
     ("crate", name@version), ("jar", path); ("missing", why) where one cannot be found."""
     manifest = manifests.load(driver)
-    floor = set(needed_libraries(baseline)) if baseline else set()
+    # The runtime every driver links (C, C++, the loader): the packages of a baseline's.
+    floor = (
+        {read.owner_package(p) for p in needed_libraries(baseline).values()} if baseline else set()
+    )
     found: list[tuple[str, str]] = []
-    for soname, path in needed_libraries(library).items():
-        if soname in floor:
-            continue
+    for path in needed_libraries(library).values():
         package = read.owner_package(path)
-        found.append(("debian", package) if package else ("missing", f"{path}: no Debian package"))
+        if package is None:
+            found.append(("missing", f"{path}: no Debian package"))
+        elif package not in floor:
+            found.append(("debian", package))
     for spec in manifest.services:
+        if spec.name in manifest.cargo:  # built from its crate: read as a crate below
+            continue
         program = _service_program(spec)
         if program is None or not program.exists():
             found.append(("missing", f"service {spec.name}: program not installed"))

@@ -76,9 +76,10 @@ def judge(
 
     if status == "refused":
         return verdict(NOT_APPLICABLE, f"refused transient_local: {message}")
-    if late is None or late.get("history") is None:
-        return verdict(NOT_TESTABLE, f"the run ended {status} without a late joiner's "
-                       f"record: {message or '-'}")  # fmt: skip
+    if status != "ok" or late is None or late.get("history") is None:
+        # A failed run decides nothing, even with the late joiner's record: its history
+        # may be missing because it never got a reader.
+        return verdict(NOT_TESTABLE, f"the run ended {status}: {message or '-'}")
     got = int(late["history"])
     expected = asked if asked is not None else (documented.count if documented else None)
     where = (f"keep_last:{asked} asked" if asked is not None else
