@@ -208,3 +208,20 @@ def test_the_reproduction_reads_its_documented_facts_from_the_manifests():
         assert found["routing"] == claims["routing"].text and claims["routing"].source
         assert set(ijraset.DOCUMENTED_CRITERIA) <= set(found)
         assert claims["licence"].source in found["source"]
+
+
+def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(drivers_dir, tmp_path):
+    from psbench.run.criteria import monitoring
+    from psbench.run.criteria.context import Context
+
+    (drivers_dir / "mw" / "manifest.toml").write_text(
+        'architecture = "broker"\n[monitor]\nargv = ["no-such-tool-psb", "{broker}"]\n'
+        'expect = "psb_"\ndebian = ["no-such-tools"]\n[claims.monitoring]\n'
+        'text = "an admin console"\nsource = "https://example.org/console"\n'
+    )
+    ctx = Context(["mw"], {}, {"mw": {}}, tmp_path, {}, ["psbench", "criteria"])
+    found = monitoring.assess(ctx)["mw"]
+    assert found.verdict == "not testable here"
+    assert "no-such-tool-psb is not installed (Debian: no-such-tools)" in found.evidence
+    assert "documented, not verified: an admin console" in found.evidence
+    assert found.source == "https://example.org/console"

@@ -5,10 +5,12 @@ the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s
 output showed `expect` while the run went on; no: it ran and did not. A driver that
 declares no tool, or whose tool is not installed, is not testable here."""
 
+import contextlib
 import os
 import re
 import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -69,13 +71,17 @@ def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
 
 
 def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(timeout=5)
-        except (ProcessLookupError, subprocess.TimeoutExpired):
+    """Ends the tool and whatever it started (its own session); safe twice."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait(timeout=5)
+        proc.wait(timeout=5)
 
 
 def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
@@ -100,9 +106,13 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
         except OSError as exc:
             return judge(driver, tool, monitor.expect, None, "not run", str(exc),
                          experiment=experiment)  # fmt: skip
+        # The tool runs timeout_s at most, however long the run takes.
+        deadline = threading.Timer(monitor.timeout_s, _stop, (proc,))
+        deadline.daemon = True
+        deadline.start()
+        started = time.monotonic()
         try:
             time.sleep(SETTLE_S)
-            started = time.monotonic()
             try:
                 outcome = measure.run(spec, folder, ctx.env, ctx.cli_argv, ctx.pool)
                 status, message, run_dir = outcome.status, outcome.message, str(outcome.run_dir)
@@ -111,6 +121,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
             # Output still on its way is given a moment, within the tool's timeout.
             time.sleep(min(1.0, max(0.0, monitor.timeout_s - (time.monotonic() - started))))
         finally:
+            deadline.cancel()
             _stop(proc)
     with open(log, "rb") as done:
         output = done.read(OUTPUT_LIMIT).decode(errors="replace")
