@@ -215,3 +215,22 @@ def test_licence_verdict_lists_each_licence_once_and_says_what_it_could_not_read
     assert "unreadable: not found: service s: program not installed" in v.evidence
     none = licence.judge("d", [("Debian package a", None, "/x/copyright: No such file")])
     assert none.verdict == "not testable here" and "No such file" in none.evidence
+
+
+def test_a_jars_own_pom_gives_its_licence(tmp_path: Path):
+    import zipfile
+
+    jar = tmp_path / "thing-1.2.3.jar"
+    with zipfile.ZipFile(jar, "w") as archive:
+        archive.writestr("META-INF/maven/org.example/thing/pom.xml",
+                         "<project><licenses><license><name>MIT License</name></license>"
+                         "</licenses></project>")  # fmt: skip
+    found, where = package_licences.jar(jar)
+    assert found == "MIT License" and where.endswith(
+        "thing-1.2.3.jar!/META-INF/maven/org.example/thing/pom.xml"
+    )
+    bare = tmp_path / "other-0.1.jar"
+    with zipfile.ZipFile(bare, "w") as archive:
+        archive.writestr("x.class", b"")
+    found, why = package_licences.jar(bare)
+    assert found is None and "no pom of other 0.1" in why

@@ -6,6 +6,7 @@ crate's `license` in the Cargo.toml of the registry's source, a Maven artifact's
 import re
 import subprocess
 import tomllib
+import zipfile
 from pathlib import Path
 
 DEBIAN_DOC = Path("/usr/share/doc")
@@ -95,8 +96,25 @@ def pom_licences(text: str) -> list[str]:
     return re.findall(r"<name>\s*([^<]+?)\s*</name>", block.group(1)) if block else []
 
 
+def _pom_inside(path: Path) -> tuple[list[str], str] | None:
+    """The licences of the pom a jar carries (META-INF/maven/.../pom.xml), if it has one."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            for name in archive.namelist():
+                if name.startswith("META-INF/maven/") and name.endswith("/pom.xml"):
+                    text = archive.read(name).decode(errors="replace")
+                    return pom_licences(text), f"{path}!/{name}"
+    except (OSError, zipfile.BadZipFile):
+        return None
+    return None
+
+
 def jar(path: Path) -> tuple[str | None, str]:
-    """A jar's licence from its pom in the local Maven repository (where Maven put it)."""
+    """A jar's licence from the pom inside it, else from its pom in the local Maven
+    repository (where Maven put it)."""
+    inside = _pom_inside(path)
+    if inside and inside[0]:
+        return " / ".join(inside[0]), inside[1]
     match = re.fullmatch(r"(.+?)-(\d[\w.\-]*)\.jar", path.name)
     if not match:
         return None, f"{path.name}: no artifact-version in its name"
