@@ -225,3 +225,18 @@ def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(driver
     assert "no-such-tool-psb is not installed (Debian: no-such-tools)" in found.evidence
     assert "documented, not verified: an admin console" in found.evidence
     assert found.source == "https://example.org/console"
+
+
+def test_setup_installs_every_monitoring_tools_package():
+    import subprocess
+
+    from conftest import REPO
+
+    listed = subprocess.run(
+        ["bash", str(REPO / "scripts" / "setup-system"), "--list", "--with", "all"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.split()  # fmt: skip
+    wanted = {p for n in manifests.driver_names() if (m := manifests.load(n).monitor)
+              for p in m.debian}  # fmt: skip
+    assert "mosquitto-clients" in wanted  # known answer: mqtt's mosquitto_sub
+    assert wanted <= set(listed)
