@@ -190,12 +190,12 @@ def test_a_broken_monitor_or_claim_is_refused_naming_the_field(drivers_dir, case
 def test_claims_and_monitor_are_read(drivers_dir):
     (drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n[monitor]\nargv = ["t", "{broker}"]\nexpect = "psb_"\n'
-        'debian = ["t-tools"]\n[claims.persistence]\ntext = "keeps  one"\nsource = "u"\n'
+        'debian = ["t-tools"]\nname = "the-tool"\n[claims.persistence]\ntext = "keeps  one"\nsource = "u"\n'
         "count = 1\n"
     )
     m = manifests.load("mw")
     assert m.monitor.argv == ("t", "{broker}") and m.monitor.timeout_s == 20
-    assert m.monitor.debian == ("t-tools",)
+    assert m.monitor.debian == ("t-tools",) and m.monitor.name == "the-tool"
     assert (m.claims["persistence"].text, m.claims["persistence"].count) == ("keeps one", 1)
 
 

@@ -91,6 +91,7 @@ class MonitorSpec:
     expect: str  # a regular expression its output must show while a run goes on
     timeout_s: int = 20  # it is stopped after the run, or after this long at most
     debian: tuple[str, ...] = ()  # the packages that install it (scripts/setup-system)
+    name: str | None = None  # what the evidence calls it, when argv[0] is a wrapper
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ _TOP = {
     "claims": dict,
 }
 _SECURITY = {"modes": list, "documents": str}
-_MONITOR = {"argv": list, "expect": str, "timeout_s": int, "debian": list}
+_MONITOR = {"argv": list, "expect": str, "timeout_s": int, "debian": list, "name": str}
 _CLAIM = {"text": str, "source": str, "count": int}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
@@ -201,6 +202,7 @@ def _monitor(table: dict | None, path: Path) -> MonitorSpec | None:
         expect=table["expect"],
         timeout_s=table.get("timeout_s", 20),
         debian=tuple(table.get("debian", [])),
+        name=table.get("name"),
     )
 
 

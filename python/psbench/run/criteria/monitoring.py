@@ -87,14 +87,18 @@ def _stop(proc: subprocess.Popen) -> None:
 def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     monitor = manifests.load(driver).monitor
     tool = monitor.argv[0]
-    if find_executable(tool) is None:
-        packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
-        return _not_testable(driver, f"its monitoring tool {tool} is not installed{packages}")
+    for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
+        if find_executable(program) is None:
+            packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
+            return _not_testable(
+                driver, f"its monitoring tool {program} is not installed{packages}"
+            )
     used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
     address = next((s.address for s in used if s.definition.broker and s.address), None)
     argv = _argv(monitor.argv, address)
     argv[0] = find_executable(tool)
-    log = folder / f"{driver}-{Path(tool).name}.log"
+    tool = monitor.name or Path(tool).name  # what the evidence calls it
+    log = folder / f"{driver}-{tool}.log"
     spec = MeasureSpec(kind="pubsub", driver=driver, driver_path=ctx.libraries[driver], size=64,
                        count=2000, rate=1000.0, timeout=60.0)  # fmt: skip
     experiment = f"{' '.join(argv)} during pubsub --count 2000 --rate 1000"
