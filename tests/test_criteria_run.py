@@ -5,10 +5,13 @@ the run's topics), the files of the result set, and nothing left running."""
 import csv
 import json
 import shutil
+import signal
+import time
+from pathlib import Path
 
 import pytest
 
-from conftest import live_processes, node_processes_with, run_cli
+from conftest import cli_in_background, live_processes, node_processes_with, run_cli
 
 
 def verdicts(folder) -> dict:
@@ -97,3 +100,45 @@ def test_quick_criteria_of_the_dds_drivers(driver_libs, results):
     fast = {r["criterion"]: r for r in beside if r["driver"] == "fastdds"}
     assert fast["persistence"]["agreement"] == "agree"
     assert fast["interoperability"]["agreement"] == "agree"
+
+
+def _children(pid: int, program: str) -> list[int]:
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            name, rest = stat.read_text().rsplit(")", 1)
+        except OSError:
+            continue
+        if name.split("(", 1)[1] == program and int(rest.split()[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def test_sigterm_stops_the_battery_its_tool_and_keeps_what_it_found(driver_libs, results):
+    if "mqtt" not in driver_libs or not shutil.which("mosquitto_sub"):
+        pytest.skip("mqtt is not built or mosquitto_sub is not installed")
+    args = ["criteria", "--drivers", "mqtt", "--criteria", "architecture,monitoring"]
+    with cli_in_background(args, results) as proc:
+        tools = []
+        for _ in range(300):  # the tool starts about a second before its run: 30 s at most
+            tools = _children(proc.pid, "mosquitto_sub")
+            if tools and list(results.glob("*-criteria/monitoring/*/run.json")):
+                break
+            time.sleep(0.1)
+        assert tools, "the monitoring tool never started"
+        time.sleep(1.0)
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and "interrupted in monitoring" in err
+    folder = only_set(results)
+    record = json.loads((folder / "criteria.json").read_text())
+    assert record["interrupted_in"] == "monitoring" and record["finished_utc"] is None
+    assert [v["criterion"] for v in record["verdicts"]] == ["architecture"]
+    for _ in range(50):  # the tool's group was sent SIGTERM: it is gone within moments
+        if not any(Path(f"/proc/{pid}").exists() for pid in tools):
+            break
+        time.sleep(0.1)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in tools)
+    assert node_processes_with(str(results)) == []
+    assert live_processes("mosquitto", str(results)) == []

@@ -48,7 +48,14 @@ def run(ctx: Context, chosen: tuple[str, ...] = CRITERIA, with_claims: bool = Tr
     write(ctx.out, record)
     for name in chosen:
         ctx.say(f"[criteria] {name}: {len(ctx.drivers)} driver(s)")
-        found = module(name).assess(ctx)
+        try:
+            found = module(name).assess(ctx)
+        except KeyboardInterrupt:
+            record["interrupted_in"] = name
+            write(ctx.out, record)
+            ctx.say(f"[criteria] interrupted in {name}; what was found is in {ctx.out} "
+                    f"(psbench criteria --report {ctx.out} renders it)")  # fmt: skip
+            raise
         record["verdicts"] += [found[d].to_json() for d in ctx.drivers]
         write(ctx.out, record)
     for name in claimed:

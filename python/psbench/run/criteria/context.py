@@ -23,6 +23,13 @@ class Context:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
+    @staticmethod
+    def stop_if_interrupted(status: str) -> None:
+        """A run stopped by Ctrl-C or SIGTERM (the runner records it "interrupted" and
+        returns) stops the whole battery: it is no verdict."""
+        if status == "interrupted":
+            raise KeyboardInterrupt
+
     def say(self, line: str) -> None:
         """A progress line on stderr, like other long commands."""
         print(line, file=sys.stderr, flush=True)

@@ -73,6 +73,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
             reliabilities = ("reliable",) if ctx.quick else interop.RELIABILITIES
 
             def on_cell(cell, number, total):
+                ctx.stop_if_interrupted(cell.status)
                 state = "ok" if cell.works else (cell.step or cell.status)
                 ctx.say(f"[criteria {NAME} {number}/{total}] {cell.ping} → {cell.pong} "
                         f"{cell.reliability} {cell.size} B: {state}")  # fmt: skip

@@ -119,6 +119,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
             time.sleep(SETTLE_S)
             try:
                 outcome = measure.run(spec, folder, ctx.env, ctx.cli_argv, ctx.pool)
+                ctx.stop_if_interrupted(outcome.status)
                 status, message, run_dir = outcome.status, outcome.message, str(outcome.run_dir)
             except UserError as exc:
                 status, message, run_dir = "refused", str(exc), None

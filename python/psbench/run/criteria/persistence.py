@@ -115,6 +115,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
             found[driver] = judge(driver, "refused", str(exc), None, None,
                                   experiment=experiment_text(settable, reliability))  # fmt: skip
         else:
+            ctx.stop_if_interrupted(outcome.status)
             late = (outcome.summaries.get(LATE_JOINER) or {}).get("late_join")
             found[driver] = judge(driver, outcome.status, outcome.message, late,
                                   KEEP if settable else None,
