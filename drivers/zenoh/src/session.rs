@@ -1,7 +1,8 @@
 //! One zenoh session per context, configured from the run's settings alone: multicast
 //! scouting off, endpoints on loopback (or the run's local address), shared memory only
 //! on transport shm.
-use crate::settings::{Mode, Settings};
+use crate::settings::{Mode, Settings, Tls};
+use crate::tls_failures;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use zenoh::sample::SampleKind;
@@ -48,7 +49,56 @@ fn base(s: &Settings, mode: &str) -> Result<Config, String> {
         "connect/retry",
         "{period_init_ms: 100, period_max_ms: 1000, period_increase_factor: 2}",
     )?;
+    if let Some(tls) = &s.tls {
+        secure(&mut c, tls, s.mode)?;
+    }
     Ok(c)
+}
+
+/// security=tls: TLS is the only link protocol zenoh may open or accept (no TCP to fall
+/// back to), both ends present a certificate of the run's CA (mutual TLS), and the CA is
+/// the only one trusted (not the system's web roots). A peer both listens and connects
+/// with its own certificate. Server names: a client checks zenohd's certificate against
+/// the address it dials (psbench's broker certificate has it as an IP subjectAltName); a
+/// peer does not, since a node's certificate names its process (CN=psbench-<process>)
+/// and no address: any certificate of the run's own CA, made for this run alone, is a
+/// node of this run.
+fn secure(c: &mut Config, tls: &Tls, mode: Mode) -> Result<(), String> {
+    for name in Tls::FILES {
+        let path = tls.file(name);
+        std::fs::File::open(&path).map_err(|e| format!("security=tls: cannot read {path}: {e}"))?;
+    }
+    let path = |name: &str| {
+        format!(
+            "\"{}\"",
+            tls.file(name).replace('\\', "\\\\").replace('"', "\\\"")
+        )
+    };
+    insert(c, "transport/link/protocols", "[\"tls\"]")?;
+    insert(c, "transport/link/tls/root_ca_certificate", &path("ca.pem"))?;
+    insert(c, "transport/link/tls/enable_mtls", "true")?;
+    insert(
+        c,
+        "transport/link/tls/connect_certificate",
+        &path("cert.pem"),
+    )?;
+    insert(
+        c,
+        "transport/link/tls/connect_private_key",
+        &path("key.pem"),
+    )?;
+    if mode == Mode::Client {
+        insert(c, "transport/link/tls/verify_name_on_connect", "true")?;
+    } else {
+        insert(
+            c,
+            "transport/link/tls/listen_certificate",
+            &path("cert.pem"),
+        )?;
+        insert(c, "transport/link/tls/listen_private_key", &path("key.pem"))?;
+        insert(c, "transport/link/tls/verify_name_on_connect", "false")?;
+    }
+    Ok(())
 }
 
 /// A peer that binds the run's endpoint (the first process of this host to try), or
@@ -56,18 +106,26 @@ fn base(s: &Settings, mode: &str) -> Result<Config, String> {
 /// (zenoh's default, one hop) then connects every two peers directly.
 fn peer_config(s: &Settings, rendezvous: bool) -> Result<Config, String> {
     let mut c = base(s, "peer")?;
-    let own = format!("tcp/{}:{}", s.address, s.port);
+    let proto = s.protocol();
+    let own = format!("{proto}/{}:{}", s.address, s.port);
     let mut connect: Vec<String> = s
         .peers
         .iter()
-        .map(|a| format!("tcp/{a}:{}", s.port))
+        .map(|a| format!("{proto}/{a}:{}", s.port))
         .collect();
     let listen = if rendezvous {
         own
     } else {
         connect.push(own);
-        format!("tcp/{}:0", s.address)
+        format!("{proto}/{}:0", s.address)
     };
+    if s.tls.is_some() && !rendezvous && s.peers.is_empty() {
+        // One host: the rendezvous is listening already (its port was taken), so one
+        // attempt decides, and a failed handshake fails open() with zenoh's reason
+        // instead of being retried in the background until the match timeout.
+        insert(&mut c, "connect/timeout_ms", "{peer: 0}")?;
+        insert(&mut c, "connect/exit_on_failure", "{peer: true}")?;
+    }
     insert(&mut c, "listen/endpoints", &endpoints(&[listen]))?;
     insert(&mut c, "connect/endpoints", &endpoints(&connect))?;
     Ok(c)
@@ -79,26 +137,34 @@ fn client_config(s: &Settings) -> Result<Config, String> {
     insert(
         &mut c,
         "connect/endpoints",
-        &endpoints(&[format!("tcp/{broker}")]),
+        &endpoints(&[format!("{}/{broker}", s.protocol())]),
     )?;
     insert(&mut c, "listen/endpoints", "[]")?;
     Ok(c)
 }
 
 pub fn open(s: &Settings) -> Result<Opened, String> {
+    if s.tls.is_some() {
+        tls_failures::watch();
+    }
     let session = match s.mode {
         Mode::Client => zenoh::open(client_config(s)?).wait().map_err(|e| {
             format!(
-                "cannot connect to zenohd at {}: {e}",
-                s.broker.as_deref().unwrap_or_default()
+                "cannot connect to zenohd at {}: {}",
+                s.broker.as_deref().unwrap_or_default(),
+                tls_failures::explain(&e.to_string())
             )
         })?,
         Mode::Peer | Mode::Shm => match zenoh::open(peer_config(s, true)?).wait() {
             Ok(session) => session,
             // The run's port is bound: by an earlier process of this run (join it).
-            Err(_) => zenoh::open(peer_config(s, false)?)
-                .wait()
-                .map_err(|e| format!("cannot open a peer session on {}: {e}", s.address))?,
+            Err(_) => zenoh::open(peer_config(s, false)?).wait().map_err(|e| {
+                format!(
+                    "cannot open a peer session on {}: {}",
+                    s.address,
+                    tls_failures::explain(&e.to_string())
+                )
+            })?,
         },
     };
     let router_lost = Arc::new(AtomicBool::new(false));

@@ -13,7 +13,21 @@ pub enum Mode {
 }
 
 pub const TRANSPORTS: [&str; 3] = ["peer", "shm", "client"];
-pub const OPTION_KEYS: [&str; 1] = ["broker"];
+pub const OPTION_KEYS: [&str; 3] = ["broker", "security", "security_dir"];
+
+/// security=tls: every link is TLS with mutual authentication; the folder holds ca.pem
+/// (the CA to trust), cert.pem and key.pem (this node's certificate and PKCS#8 key).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Tls {
+    pub dir: String,
+}
+
+impl Tls {
+    pub const FILES: [&'static str; 3] = ["ca.pem", "cert.pem", "key.pem"];
+    pub fn file(&self, name: &str) -> String {
+        format!("{}/{name}", self.dir.trim_end_matches('/'))
+    }
+}
 
 /// The reader's queue: what zenoh calls a handler.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -69,6 +83,19 @@ pub struct Settings {
     pub port: u16,
     /// across hosts: the other hosts' addresses, each reached at the same port
     pub peers: Vec<String>,
+    /// security=tls: TLS links only, both sides authenticated by the run's CA
+    pub tls: Option<Tls>,
+}
+
+impl Settings {
+    /// The link protocol of every endpoint: "tls" when secured, else "tcp".
+    pub fn protocol(&self) -> &'static str {
+        if self.tls.is_some() {
+            "tls"
+        } else {
+            "tcp"
+        }
+    }
 }
 
 pub fn fnv1a32(text: &str) -> u32 {
@@ -110,8 +137,11 @@ pub fn parse(input: &Input) -> (Settings, Vec<(String, String)>) {
         }
     };
     let mut broker = None;
+    let (mut security, mut security_dir) = (None, None);
     for (key, value) in &input.options {
         match key.as_str() {
+            "security" => security = Some(value.clone()),
+            "security_dir" => security_dir = Some(value.clone()),
             "broker" if mode != Mode::Client => refuse(
                 "option:broker",
                 "option broker applies to transport client only (peers find each other on the run's own endpoints)".into(),
@@ -123,7 +153,7 @@ pub fn parse(input: &Input) -> (Settings, Vec<(String, String)>) {
             "broker" => broker = Some(value.clone()),
             _ => refuse(
                 &format!("option:{key}"),
-                format!("unknown option '{key}'; valid options: broker"),
+                format!("unknown option '{key}'; valid options: broker, security, security_dir"),
             ),
         }
     }
@@ -132,6 +162,37 @@ pub fn parse(input: &Input) -> (Settings, Vec<(String, String)>) {
         refuse(
             "option:broker",
             "option broker=ADDRESS:PORT is missing; transport client connects to a zenohd router (psbench starts one from the manifest)".into(),
+        );
+    }
+    let tls = match (security.as_deref(), security_dir) {
+        (None | Some("none"), None) => None,
+        (Some("tls"), Some(dir)) if !dir.is_empty() => Some(Tls { dir }),
+        (Some("tls"), _) => {
+            refuse(
+                "option:security_dir",
+                "security=tls needs security_dir=DIR (ca.pem, cert.pem, key.pem); psbench gives both with --security tls".into(),
+            );
+            None
+        }
+        (None | Some("none"), Some(_)) => {
+            refuse(
+                "option:security_dir",
+                "option security_dir is given without security=tls".into(),
+            );
+            None
+        }
+        (Some(other), _) => {
+            refuse(
+                "option:security",
+                format!("security={other}: this driver supports security tls (TLS links with mutual authentication) or none"),
+            );
+            None
+        }
+    };
+    if tls.is_some() && mode == Mode::Shm {
+        refuse(
+            "option:security",
+            "security=tls: transport shm hands messages of 3072 bytes or more over in shared-memory segments, which TLS does not protect (only the TCP link carrying their references would be encrypted); secured runs use --transport peer or client".into(),
         );
     }
     if input.transient_local {
@@ -186,6 +247,7 @@ pub fn parse(input: &Input) -> (Settings, Vec<(String, String)>) {
         address,
         port,
         peers,
+        tls,
     };
     (settings, refused)
 }
@@ -231,6 +293,38 @@ mod tests {
             settings,
             ["option:colour", "durability", "history", "hosts"]
         );
+    }
+
+    #[test]
+    fn security_is_tls_with_a_folder_on_peer_or_client() {
+        let secured = [("security", "tls"), ("security_dir", "/nonexistent/x")];
+        for transport in ["peer", "client"] {
+            let mut options = secured.to_vec();
+            if transport == "client" {
+                options.push(("broker", "127.0.0.1:7447"));
+            }
+            let (s, r) = parse(&input(transport, &options));
+            assert!(r.is_empty(), "{r:?}");
+            assert_eq!(s.tls.unwrap().file("ca.pem"), "/nonexistent/x/ca.pem");
+            assert_eq!(s.protocol(), "tls");
+        }
+        let (_, r) = parse(&input("shm", &secured));
+        assert!(r[0]
+            .1
+            .contains("shared-memory segments, which TLS does not protect"));
+        let (_, r) = parse(&input("peer", &[("security", "tls")]));
+        assert!(r[0].1.contains("needs security_dir=DIR"));
+        let (_, r) = parse(&input(
+            "peer",
+            &[("security", "encrypt"), ("security_dir", "/d")],
+        ));
+        assert!(r[0]
+            .1
+            .starts_with("security=encrypt: this driver supports security tls"));
+        let (_, r) = parse(&input("peer", &[("security_dir", "/d")]));
+        assert!(r[0].1.contains("without security=tls"));
+        let (s, r) = parse(&input("peer", &[("security", "none")]));
+        assert!(r.is_empty() && s.tls.is_none() && s.protocol() == "tcp");
     }
 
     #[test]

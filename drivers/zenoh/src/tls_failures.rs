@@ -1,0 +1,146 @@
+//! Why a TLS link failed, in zenoh's words. zenoh reports a failed handshake only in its
+//! log (a connect error says "Unable to connect to any of [...]", a listener just keeps
+//! accepting), so a secured node installs, once per process, a tracing subscriber that
+//! keeps the last warning of zenoh's TLS link and of its connector: the driver's error
+//! then names the cause (unknown issuer, expired certificate, ...). Plaintext runs
+//! install nothing. Only warnings and errors of zenoh's crates are enabled (every other
+//! callsite stays disabled, as with no subscriber), so the timed path is unchanged.
+use std::fmt::Write as _;
+use std::sync::{Mutex, Once};
+use tracing::field::{Field, Visit};
+use tracing::span::{Attributes, Id, Record};
+use tracing::{Event, Level, Metadata, Subscriber};
+
+static LAST: Mutex<Option<String>> = Mutex::new(None);
+static INSTALL: Once = Once::new();
+
+/// Starts keeping zenoh's TLS warnings (once per process; a no-op if the process has a
+/// subscriber of its own already).
+pub fn watch() {
+    INSTALL.call_once(|| {
+        let _ = tracing::subscriber::set_global_default(Keeper);
+    });
+}
+
+/// The last TLS failure zenoh reported in this process, if any.
+pub fn last() -> Option<String> {
+    LAST.lock().ok().and_then(|l| l.clone())
+}
+
+/// A zenoh error for the driver's message: without the source locations zenoh appends
+/// (" at /root/.cargo/registry/.../unicast.rs:378."), and followed by " (TLS: <cause>)"
+/// when zenoh logged a TLS failure that the error itself does not give.
+pub fn explain(error: &str) -> String {
+    let error = without_locations(error);
+    match last().map(|m| without_locations(&m)) {
+        Some(cause) if !error.contains("TLS link") => format!("{error} (TLS: {cause})"),
+        _ => error,
+    }
+}
+
+fn without_locations(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(" at /") {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        // up to the end of ".rs:LINE" (and a full stop after it)
+        match tail.find(".rs:") {
+            Some(rs) => {
+                let digits = tail[rs + 4..]
+                    .chars()
+                    .take_while(char::is_ascii_digit)
+                    .count();
+                let mut end = rs + 4 + digits;
+                if tail[end..].starts_with('.') {
+                    end += 1;
+                }
+                rest = &tail[end..];
+            }
+            None => {
+                rest = tail;
+                break;
+            }
+        }
+    }
+    out.push_str(rest);
+    out.trim_end().to_string()
+}
+
+struct Keeper;
+
+fn wanted(meta: &Metadata<'_>) -> bool {
+    *meta.level() <= Level::WARN && meta.target().starts_with("zenoh")
+}
+
+/// A warning is about TLS when it says so or names a certificate or an alert (not the
+/// summary "Unable to connect to any of [...]" that follows the one with the reason).
+fn about_tls(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    !m.starts_with("unable to connect to any of")
+        && ["tls", "certificate", "alert", "handshake"]
+            .iter()
+            .any(|w| m.contains(w))
+}
+
+#[derive(Default)]
+struct Message(String);
+
+impl Visit for Message {
+    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        }
+    }
+}
+
+impl Subscriber for Keeper {
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> tracing::subscriber::Interest {
+        if wanted(meta) {
+            tracing::subscriber::Interest::always()
+        } else {
+            tracing::subscriber::Interest::never()
+        }
+    }
+    fn enabled(&self, meta: &Metadata<'_>) -> bool {
+        wanted(meta)
+    }
+    fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
+        Some(tracing::level_filters::LevelFilter::WARN)
+    }
+    fn new_span(&self, _: &Attributes<'_>) -> Id {
+        Id::from_u64(1)
+    }
+    fn record(&self, _: &Id, _: &Record<'_>) {}
+    fn record_follows_from(&self, _: &Id, _: &Id) {}
+    fn event(&self, event: &Event<'_>) {
+        let mut message = Message::default();
+        event.record(&mut message);
+        // zenoh's listener adds a hint meant for accept() failures of the socket.
+        let text = message
+            .0
+            .replace(". Hint: increase the system open file limit.", "");
+        if about_tls(&text) {
+            if let Ok(mut last) = LAST.lock() {
+                *last = Some(text);
+            }
+        }
+    }
+    fn enter(&self, _: &Id) {}
+    fn exit(&self, _: &Id) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tls_warnings_are_kept_and_others_not() {
+        assert!(about_tls("invalid peer certificate: UnknownIssuer"));
+        assert!(about_tls("received fatal alert: BadCertificate"));
+        assert!(!about_tls("Unable to connect to peer: Connection refused"));
+        assert!(!about_tls(
+            "Unable to connect to any of [tls/127.0.0.1:7447]! "
+        ));
+    }
+}
