@@ -12,6 +12,7 @@ import socket
 import struct
 import subprocess
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -213,6 +214,57 @@ def test_bad_credentials_fail_the_run_and_the_faulty_side_gets_nothing(
         if (record["_dir"] / f"{role}.json").exists():
             assert load(record["_dir"], role)["counts"]["received"] == 0, role
     _router_gone(results, record)
+
+
+def _listening_on(port: int) -> bool:
+    """Whether a socket of this machine listens on the TCP port (/proc/net/tcp: no
+    connection is made, so the listener sees no handshake)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+            return True
+    return False
+
+
+# fault -> what the faulty node, dialling, must say: it does not trust the sound one's
+# certificate (wrong CA), or the sound one refused its own (expired)
+CONNECTOR_CAUSE = {"wrong-ca": "UnknownIssuer", "expired": "CertificateExpired"}
+
+
+@pytest.mark.parametrize("fault", list(CONNECTOR_CAUSE))
+def test_a_faulty_peer_that_dials_fails_naming_the_cause(node, zenoh, tmp_path, fault):
+    # psbench starts the receiving role first, so in its runs the faulty peer listens;
+    # here the sound one listens (started first) and the faulty one dials it.
+    ca = credentials.make_authority(tmp_path / "ca", "ca")
+    other = credentials.make_authority(tmp_path / "other", "other")
+    run_id = "zt" + secrets.token_hex(5)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def start(role: str, authority, expired: bool) -> subprocess.Popen:
+        folder = tmp_path / role
+        credentials.issue(authority, folder, f"psbench-{role}", expired=expired)
+        shutil.copyfile(authority.cert, folder / "ca.pem")
+        argv = [str(node), "--driver", str(zenoh), "--role", role, "--run-id", run_id]
+        argv += ["--out", str(out), "--count", "100", "--match-timeout", "4"]
+        argv += ["--option", "security=tls", "--option", f"security_dir={folder}"]
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    sound = start("ping", ca, expired=False)
+    port = PORT_FIRST + _fnv1a32(run_id) % PORT_COUNT
+    for _ in range(200):  # bounded: 10 s
+        if _listening_on(port) or sound.poll() is not None:
+            break
+        time.sleep(0.05)
+    assert _listening_on(port), "the sound peer never listened"
+    faulty = start("pong", other if fault == "wrong-ca" else ca, expired=fault == "expired")
+    _, faulty_err = faulty.communicate(timeout=NODE_TIMEOUT_S)
+    sound.communicate(timeout=NODE_TIMEOUT_S)
+    assert faulty.returncode != 0 and sound.returncode != 0
+    assert CONNECTOR_CAUSE[fault] in faulty_err, faulty_err
+    pong, ping = load(out, "pong"), load(out, "ping")
+    assert pong["counts"]["received"] == ping["counts"]["received"] == 0
+    assert "match timeout" in ping["error"], ping["error"]
 
 
 # ---- refusals -----------------------------------------------------------------------

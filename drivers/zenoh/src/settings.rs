@@ -305,7 +305,10 @@ mod tests {
             }
             let (s, r) = parse(&input(transport, &options));
             assert!(r.is_empty(), "{r:?}");
-            assert_eq!(s.tls.unwrap().file("ca.pem"), "/nonexistent/x/ca.pem");
+            assert_eq!(
+                s.tls.as_ref().unwrap().file("ca.pem"),
+                "/nonexistent/x/ca.pem"
+            );
             assert_eq!(s.protocol(), "tls");
         }
         let (_, r) = parse(&input("shm", &secured));

@@ -31,10 +31,19 @@ pub fn last() -> Option<String> {
 /// (" at /root/.cargo/registry/.../unicast.rs:378."), and followed by " (TLS: <cause>)"
 /// when zenoh logged a TLS failure that the error itself does not give.
 pub fn explain(error: &str) -> String {
-    let error = without_locations(error);
-    match last().map(|m| without_locations(&m)) {
-        Some(cause) if !error.contains("TLS link") => format!("{error} (TLS: {cause})"),
-        _ => error,
+    with_cause(
+        &without_locations(error),
+        last().map(|m| without_locations(&m)),
+    )
+}
+
+fn with_cause(error: &str, cause: Option<String>) -> String {
+    match cause {
+        // zenoh's warning: "Unable to connect to <endpoint>! <reason>"
+        Some(cause) if !error.contains(cause.rsplit_once("! ").map_or(&*cause, |(_, r)| r)) => {
+            format!("{error} (TLS: {cause})")
+        }
+        _ => error.to_string(),
     }
 }
 
@@ -142,5 +151,31 @@ mod tests {
         assert!(!about_tls(
             "Unable to connect to any of [tls/127.0.0.1:7447]! "
         ));
+    }
+
+    #[test]
+    fn source_locations_are_left_out() {
+        let e = "Can not create a new TLS link bound to 127.0.0.1: invalid peer certificate: \
+                 UnknownIssuer at /root/.cargo/registry/src/x/zenoh-link-tls-1.10.2/src/unicast.rs:378.";
+        assert_eq!(
+            without_locations(e),
+            "Can not create a new TLS link bound to 127.0.0.1: invalid peer certificate: UnknownIssuer"
+        );
+        assert_eq!(without_locations("a at /b.rs:1. c at /d.rs:22"), "a c");
+        assert_eq!(without_locations("no location"), "no location");
+    }
+
+    #[test]
+    fn the_cause_is_added_once() {
+        let cause = Some("Unable to connect to tls/127.0.0.1:7! received fatal alert: X".into());
+        assert_eq!(
+            with_cause("Unable to connect to any of [tls/127.0.0.1:7]!", cause.clone()),
+            "Unable to connect to any of [tls/127.0.0.1:7]! (TLS: Unable to connect to tls/127.0.0.1:7! received fatal alert: X)"
+        );
+        assert_eq!(
+            with_cause("received fatal alert: X", cause),
+            "received fatal alert: X"
+        );
+        assert_eq!(with_cause("e", None), "e");
     }
 }
