@@ -6,6 +6,7 @@ credentials (wrong CA, expired certificate) fail the run, the faulty side receiv
 nothing and the error names the cause; transport shm, a bad mode and a missing file are
 refused, naming them; nothing is left behind (conftest, and the router's port)."""
 
+import os
 import secrets
 import shutil
 import socket
@@ -264,7 +265,40 @@ def test_a_faulty_peer_that_dials_fails_naming_the_cause(node, zenoh, tmp_path, 
     assert CONNECTOR_CAUSE[fault] in faulty_err, faulty_err
     pong, ping = load(out, "pong"), load(out, "ping")
     assert pong["counts"]["received"] == ping["counts"]["received"] == 0
-    assert "match timeout" in ping["error"], ping["error"]
+    # The sound listener saw the failed handshake (zenoh's log) and names it too.
+    assert "a TLS handshake failed" in ping["error"], ping["error"]
+
+
+# fault -> what the error says across hosts: whichever side reports first (a peer there
+# keeps dialling in the background, so the cause reaches a reader waiting for data)
+ACROSS_HOSTS_CAUSE = {"wrong-ca": ("UnknownCA", "UnknownIssuer"), "expired": ("Expired",)}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
+@pytest.mark.parametrize("transport", TRANSPORTS)
+def test_across_hosts_tls_delivers_and_bad_credentials_fail_naming_the_cause(
+    zenoh, results, transport
+):
+    hosts = ["--host", "a", "--host", "b", "--place", "ping=a", "--place", "pong=b"]
+    proc = _run(results, "ping", transport, *hosts, "--count", "200", "--security", "tls")
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    check_counts(load(record["_dir"], "ping"), 200)
+    _router_gone(results, record)
+    for fault, causes in ACROSS_HOSTS_CAUSE.items():
+        shutil.rmtree(results)
+        proc = _run(results, "ping", transport, *hosts, "--count", "200", "--security", "tls",
+                    "--security-fault", fault, "--match-timeout", "20")  # fmt: skip
+        assert proc.returncode != 0
+        record = only_run(results)
+        assert record["status"] == "failed", record.get("message")
+        assert FAULTS[fault] in proc.stderr, proc.stderr
+        assert any(c in proc.stderr for c in causes), proc.stderr
+        assert "match timeout" not in proc.stderr, proc.stderr
+        pong = record["_dir"] / "pong.json"
+        assert not pong.exists() or load(record["_dir"], "pong")["counts"]["received"] == 0
+        _router_gone(results, record)
 
 
 # ---- refusals -----------------------------------------------------------------------

@@ -202,6 +202,17 @@ impl Reader {
             Queued::Listener(_) => return Err("take() on a listener-mode reader".into()),
         }
         .map_err(|e| format!("receive failed: {e}"))?;
+        if got.is_none()
+            && crate::tls_failures::failed()
+            && self.writers.load(Ordering::Relaxed) == 0
+        {
+            // security=tls: nothing came, no writer was ever seen, and a handshake failed:
+            // the run cannot start (e.g. across hosts, where peers keep retrying).
+            return Err(format!(
+                "no writer reached this reader and a TLS handshake failed: {}",
+                crate::tls_failures::last().unwrap_or_default()
+            ));
+        }
         self.current = got;
         Ok(self
             .current

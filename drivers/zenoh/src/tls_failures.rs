@@ -6,12 +6,14 @@
 //! install nothing. Only warnings and errors of zenoh's crates are enabled (every other
 //! callsite stays disabled, as with no subscriber), so the timed path is unchanged.
 use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
 static LAST: Mutex<Option<String>> = Mutex::new(None);
+static FAILED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
 /// Starts keeping zenoh's TLS warnings (once per process; a no-op if the process has a
@@ -20,6 +22,12 @@ pub fn watch() {
     INSTALL.call_once(|| {
         let _ = tracing::subscriber::set_global_default(Keeper);
     });
+}
+
+/// Whether zenoh reported a failed TLS handshake in this process (one atomic load: a
+/// reader asks it when a take finds nothing).
+pub fn failed() -> bool {
+    FAILED.load(Ordering::Relaxed)
 }
 
 /// The last TLS failure zenoh reported in this process, if any.
@@ -82,12 +90,13 @@ fn wanted(meta: &Metadata<'_>) -> bool {
     *meta.level() <= Level::WARN && meta.target().starts_with("zenoh")
 }
 
-/// A warning is about TLS when it says so or names a certificate or an alert (not the
-/// summary "Unable to connect to any of [...]" that follows the one with the reason).
+/// A warning is about a failed handshake when it names a certificate, an alert or the
+/// handshake (not the summary "Unable to connect to any of [...]" that follows the one
+/// with the reason).
 fn about_tls(message: &str) -> bool {
     let m = message.to_ascii_lowercase();
     !m.starts_with("unable to connect to any of")
-        && ["tls", "certificate", "alert", "handshake"]
+        && ["certificate", "alert", "handshake"]
             .iter()
             .any(|w| m.contains(w))
 }
@@ -131,8 +140,9 @@ impl Subscriber for Keeper {
             .replace(". Hint: increase the system open file limit.", "");
         if about_tls(&text) {
             if let Ok(mut last) = LAST.lock() {
-                *last = Some(text);
+                *last = Some(without_locations(&text));
             }
+            FAILED.store(true, Ordering::Relaxed);
         }
     }
     fn enter(&self, _: &Id) {}
