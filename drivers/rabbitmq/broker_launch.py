@@ -1,7 +1,10 @@
 """The launcher of a RabbitMQ broker for psbench's runs (manifest.toml, config_script):
 prints a POSIX sh script that psbench writes into the service's folder and runs there.
 
-Usage: broker_launch.py LARGEST_MESSAGE PORT ADDRESS; prints the script.
+Usage: broker_launch.py LARGEST_MESSAGE PORT ADDRESS; prints the script. The script
+itself takes no arguments (a plain AMQP listener), or CA CERT KEY (security=tls: the
+manifest's tls_argv): then its only listener is AMQPS, with mutual TLS, on the same
+address and port.
 
 Everything of the broker is in the folder the script runs from: its configuration, node
 name (psbench-PORT@localhost), Erlang cookie, HOME, database (mnesia), logs and expanded
@@ -35,7 +38,6 @@ def broker_config(largest_message: int, port: int, address: str) -> str:
     # frame_max: a message of the run's largest size travels in one body frame.
     frame_max = max(DEFAULT_FRAME_MAX, largest_message + FRAME_OVERHEAD + 4096)
     return f"""\
-listeners.tcp.default = {address}:{port}
 # psbench's clients log in as guest from wherever the run's hosts are.
 loopback_users = none
 # TCP_NODELAY on every connection (RabbitMQ's default, stated).
@@ -56,6 +58,26 @@ log.file = false
 """
 
 
+def listener_lines(port: int, address: str) -> str:
+    """sh that appends the listener to rabbitmq.conf: AMQP, or (given CA CERT KEY) only
+    AMQPS that requires a client certificate from the CA (README.md, "Security")."""
+    return f"""\
+if [ "$#" -eq 3 ]; then
+  {{
+    echo "listeners.tcp = none"
+    echo "listeners.ssl.default = {address}:{port}"
+    printf 'ssl_options.cacertfile = %s\\n' "$1"
+    printf 'ssl_options.certfile = %s\\n' "$2"
+    printf 'ssl_options.keyfile = %s\\n' "$3"
+    echo "ssl_options.verify = verify_peer"
+    echo "ssl_options.fail_if_no_peer_cert = true"
+  }} >> rabbitmq.conf
+else
+  echo "listeners.tcp.default = {address}:{port}" >> rabbitmq.conf
+fi
+"""
+
+
 def erlang_address(address: str) -> str:
     return "{" + ",".join(address.split(".")) + "}"
 
@@ -73,7 +95,7 @@ folder=$(cd "$(dirname "$0")" && pwd -P)
 cd "$folder"
 cat > rabbitmq.conf <<'CONFIG'
 {config}CONFIG
-rm -rf mnesia
+{listener_lines(port, address)}rm -rf mnesia
 (umask 077 && echo {secrets.token_hex(20)} > .erlang.cookie)
 : > rabbitmq-env.conf
 export HOME="$folder" ERL_EPMD_PORT={epmd_port} ERL_EPMD_ADDRESS={address}
