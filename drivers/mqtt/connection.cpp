@@ -105,6 +105,7 @@ void Connection::connect() {
 // connected to (libmosquitto checks the host against its SAN, IP addresses included,
 // unless told it is insecure, which it never is here); ours is cert.pem + key.pem.
 void Connection::set_up_tls() {
+  require_files(s_.tls);
   int rc = mosquitto_tls_set(mosq_, s_.tls.ca.c_str(), nullptr, s_.tls.cert.c_str(),
                              s_.tls.key.c_str(), nullptr);
   if (rc == MOSQ_ERR_SUCCESS)

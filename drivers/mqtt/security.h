@@ -14,9 +14,12 @@ struct Tls {
   std::string ca, cert, key;  // absolute or as given: DIR/ca.pem, DIR/cert.pem, DIR/key.pem
 };
 
-// Refuses a mode other than tls, one option without the other, and a folder without its
-// three readable files.
+// Refuses a mode other than tls and one option without the other; opens no file (an
+// experiment's check passes a folder that does not exist yet).
 Tls parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse);
+
+// When connecting: throws psb::sdk::Error naming a file of the three that cannot be read.
+void require_files(const Tls &tls);
 
 }  // namespace psbmqtt
 

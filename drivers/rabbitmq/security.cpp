@@ -4,6 +4,8 @@
 
 #include <cstring>
 
+#include "psbench/sdk.hpp"
+
 namespace psbrabbitmq {
 
 Tls parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse) {
@@ -29,14 +31,17 @@ Tls parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse)
   tls.ca = std::string(dir) + "/ca.pem";
   tls.cert = std::string(dir) + "/cert.pem";
   tls.key = std::string(dir) + "/key.pem";
-  for (const std::string *file : {&tls.ca, &tls.cert, &tls.key})
-    if (access(file->c_str(), R_OK) != 0)
-      refuse.add("option:security_dir",
-                 "security=tls: %s is missing or unreadable (security_dir must hold ca.pem, "
-                 "cert.pem and key.pem)",
-                 file->c_str());
   tls.on = true;
   return tls;
+}
+
+void require_files(const Tls &tls) {
+  for (const std::string *file : {&tls.ca, &tls.cert, &tls.key})
+    if (access(file->c_str(), R_OK) != 0)
+      psb::sdk::fail(
+          "security=tls: %s is missing or unreadable (security_dir must hold ca.pem, "
+          "cert.pem and key.pem)",
+          file->c_str());
 }
 
 }  // namespace psbrabbitmq
