@@ -1,0 +1,214 @@
+"""Mutual TLS to the brokers (--security tls, docs/security.md) through `./psbench pubsub`
+with the brokers psbench starts: every sample arrives intact; the broker speaks only TLS
+while it runs (its certificate, from the run's CA and for its address, as openssl sees
+it; a plaintext client gets no answer of the protocol); bad credentials (--security-fault
+wrong-ca, expired) fail the run with the cause named by the driver, the faulty subscriber
+receives nothing, and nothing is left behind; a driver whose client library has no TLS
+refuses the mode."""
+
+import json
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from driver_checks import check_counts, load
+from psbench.base import manifests
+
+# Each TLS broker: its process (named in `ps`, its command line naming the results), and
+# what its driver says of each fault (the middleware's own words).
+BROKERS = {
+    "mqtt": "mosquitto",
+    "nats": "nats-server",
+    "rabbitmq": "beam.smp",
+}
+FAULT_WORDS = {
+    ("mqtt", "wrong-ca"): "certificate verify failed",
+    ("mqtt", "expired"): "certificate expired",
+    ("nats", "wrong-ca"): "unable to get local issuer certificate",
+    ("nats", "expired"): "refuses a client certificate",
+    ("rabbitmq", "wrong-ca"): "SSL peer cert verification failed",
+    ("rabbitmq", "expired"): "refuses this client's certificate",
+}
+KIB = 1024
+
+
+@pytest.fixture
+def tmpdir_for_cli(tmp_path) -> Path:
+    """The CLI's $TMPDIR: where its credentials folder (psbench-security-*) is made."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    return folder
+
+
+def check_nothing_left(driver: str, results: Path, tmpdir: Path):
+    assert live_processes(BROKERS[driver], str(results)) == []
+    assert live_processes("sh", str(results)) == []  # rabbitmq's launcher
+    assert list(tmpdir.iterdir()) == []  # the credentials went with psbench
+
+
+@pytest.mark.parametrize("size", [64, 16 * KIB])
+@pytest.mark.parametrize("driver", sorted(BROKERS))
+def test_secured_pubsub_delivers_every_sample_intact(
+    driver, size, driver_libs, results, tmpdir_for_cli
+):
+    count = 2000
+    proc = run_cli(
+        ["pubsub", "--driver", driver, "--security", "tls", "--check-pattern"]
+        + ["--size", str(size), "--count", str(count), "--rate", "5000"],
+        results,
+        TMPDIR=str(tmpdir_for_cli),
+    )
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    assert record["security"]["mode"] == "tls" and record["security"]["fault"] is None
+    [broker] = record["services"]
+    assert broker["security"] == "tls" and broker["started_by_psbench"]
+    for process in record["processes"]:
+        assert "security=tls" in process["argv"], process["argv"]
+    summary = load(record["_dir"], "sub")
+    check_counts(summary, count)
+    assert summary["counts"]["received"] == count
+    # No key of the run is kept beside its figures.
+    assert not [p for p in Path(record["_dir"]).rglob("*") if p.name.endswith("key.pem")]
+    check_nothing_left(driver, results, tmpdir_for_cli)
+
+
+def _plaintext_exchange(address: str, greeting: bytes) -> bytes:
+    """What a plaintext client gets back for a protocol greeting (b"" when the broker
+    closed the connection)."""
+    host, port = address.rsplit(":", 1)
+    with socket.create_connection((host, int(port)), timeout=10) as s:
+        s.settimeout(5)
+        try:
+            s.sendall(greeting)
+            got = b""
+            while len(got) < 4096:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        except (TimeoutError, ConnectionResetError, BrokenPipeError):
+            return got if "got" in locals() else b""
+    return got
+
+
+# MQTT 3.1.1 CONNECT (client id "p", clean session) and AMQP 0-9-1's protocol header.
+MQTT_CONNECT = bytes([0x10, 13, 0, 4]) + b"MQTT" + bytes([4, 2, 0, 60, 0, 1]) + b"p"
+AMQP_HEADER = b"AMQP\x00\x00\x09\x01"
+
+
+def _openssl_sees(address: str, ca: Path) -> str:
+    host, _ = address.rsplit(":", 1)
+    done = subprocess.run(
+        ["openssl", "s_client", "-connect", address, "-CAfile", str(ca), "-verify_return_error"]
+        + ["-verify_ip", host, "-brief"],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    return done.stdout + done.stderr
+
+
+def check_speaks_tls_only(driver: str, address: str, ca: Path):
+    if driver == "nats":
+        # NATS greets in plaintext (INFO) and then upgrades: the INFO requires TLS and a
+        # client certificate, and a client that goes on in plaintext is cut off.
+        reply = _plaintext_exchange(address, b"CONNECT {}\r\nPING\r\n")
+        info = json.loads(reply.split(b"\r\n", 1)[0].removeprefix(b"INFO "))
+        assert info["tls_required"] is True and info["tls_verify"] is True, info
+        assert b"PONG" not in reply, reply
+        return
+    seen = _openssl_sees(address, ca)
+    # The handshake from the client's side (TLS 1.3: before it shows its certificate).
+    assert "Verification: OK" in seen, seen
+    assert "CN = psbench-broker" in seen, seen
+    greeting = MQTT_CONNECT if driver == "mqtt" else AMQP_HEADER
+    reply = _plaintext_exchange(address, greeting)
+    # No CONNACK (0x20), no Connection.Start (a method frame, 0x01), no protocol header.
+    assert not reply.startswith((b"\x20", b"\x01", b"AMQP")), reply
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("driver", sorted(BROKERS))
+def test_the_broker_speaks_tls_only(driver, driver_libs, results, tmpdir_for_cli):
+    """Probed while the run goes on: its broker, then the run still ends ok."""
+    args = ["pubsub", "--driver", driver, "--security", "tls", "--duration", "10", "--rate", "200"]
+    with cli_in_background(args, results, TMPDIR=str(tmpdir_for_cli)) as proc:
+        record = wait_for_running(results, proc)
+        [broker] = record["services"]
+        [ca] = tmpdir_for_cli.glob("psbench-security-*/authorities/ca.pem")
+        check_speaks_tls_only(driver, broker["address"], ca)
+        out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert only_run(results)["status"] == "ok"
+    check_nothing_left(driver, results, tmpdir_for_cli)
+
+
+@pytest.mark.parametrize("fault", ["wrong-ca", "expired"])
+@pytest.mark.parametrize("driver", sorted(BROKERS))
+def test_bad_credentials_fail_the_run_and_the_subscriber_gets_nothing(
+    driver, fault, driver_libs, results, tmpdir_for_cli
+):
+    proc = run_cli(
+        ["pubsub", "--driver", driver, "--security", "tls", "--security-fault", fault]
+        + ["--count", "500"],
+        results,
+        TMPDIR=str(tmpdir_for_cli),
+    )
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    record = only_run(results)
+    assert record["status"] == "failed", record["message"]
+    assert record["security"]["fault"] == fault
+    # The driver names the cause in its library's words, psbench in openssl's.
+    assert FAULT_WORDS[driver, fault] in record["message"], record["message"]
+    assert "security fault (test hook)" in record["message"], record["message"]
+    assert "bad credentials were not refused" not in record["message"]
+    assert record["exit_codes"]["sub"] != 0
+    summary_file = Path(record["_dir"]) / "sub.json"
+    if summary_file.exists():
+        assert load(record["_dir"], "sub")["counts"]["received"] == 0
+    check_nothing_left(driver, results, tmpdir_for_cli)
+
+
+def test_redis_takes_no_security(driver_libs, results):
+    """hiredis 0.14.1 has no TLS: the manifest declares no mode (psbench refuses it
+    before anything starts), and the driver refuses the options itself."""
+    assert manifests.load("redis").security_modes == ()
+    proc = run_cli(["pubsub", "--driver", "redis", "--security", "tls"], results)
+    assert proc.returncode == 2
+    assert "redis takes no security mode" in proc.stderr, proc.stderr
+    assert not list(results.glob("*/run.json"))
+    checked = _node_check("redis", driver_libs, ["security=tls", "security_dir=/nonexistent"])
+    assert checked.returncode == 2
+    assert "redis: security=tls: not offered; hiredis 0.14.1" in checked.stdout + checked.stderr
+
+
+def _node_check(driver: str, driver_libs, options: list[str]):
+    from psbench.base import paths
+
+    argv = [str(paths.node_path()), "--driver", str(driver_libs[driver]), "--role", "pub"]
+    argv += ["--option", "broker=127.0.0.1:9"]
+    for option in options:
+        argv += ["--option", option]
+    return subprocess.run(argv + ["--check"], capture_output=True, text=True, timeout=30)
+
+
+@pytest.mark.parametrize("driver", sorted(BROKERS))
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        (["security=encrypt", "security_dir=/x"], "security=encrypt: not offered; the only mode"),
+        (["security=tls"], "option security_dir=DIR is missing"),
+        (["security_dir=/x"], "security_dir is given without security=tls"),
+    ],
+)
+def test_a_driver_refuses_security_it_cannot_honour(driver, options, words, driver_libs):
+    checked = _node_check(driver, driver_libs, options)
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert f"{driver}: " in checked.stdout + checked.stderr
+    assert words in checked.stdout + checked.stderr
