@@ -6,6 +6,7 @@ wrong-ca, expired) fail the run with the cause named by the driver, the faulty s
 receives nothing, and nothing is left behind; a driver whose client library has no TLS
 refuses the mode."""
 
+import importlib.util
 import json
 import socket
 import subprocess
@@ -13,18 +14,22 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from conftest import REPO, cli_in_background, live_processes, only_run, run_cli, wait_for_running
 from driver_checks import check_counts, load
 from psbench.base import manifests
 
 # Each TLS broker: its process (named in `ps`, its command line naming the results), and
 # what its driver says of each fault (the middleware's own words).
 BROKERS = {
+    "kafka": "java",
     "mqtt": "mosquitto",
     "nats": "nats-server",
     "rabbitmq": "beam.smp",
 }
 FAULT_WORDS = {
+    ("kafka", "wrong-ca"): "certificate verify failed",
+    # Java's TLS answers an expired client certificate with alert 46, certificate_unknown.
+    ("kafka", "expired"): "alert certificate unknown",
     ("mqtt", "wrong-ca"): "certificate verify failed",
     ("mqtt", "expired"): "certificate expired",
     ("nats", "wrong-ca"): "unable to get local issuer certificate",
@@ -43,6 +48,11 @@ def tmpdir_for_cli(tmp_path) -> Path:
     return folder
 
 
+def built(driver: str, driver_libs) -> None:
+    if driver not in driver_libs:  # kafka is built on request (make test builds it)
+        pytest.fail(f"the {driver} driver is not built: run `make driver-{driver}`")
+
+
 def check_nothing_left(driver: str, results: Path, tmpdir: Path):
     assert live_processes(BROKERS[driver], str(results)) == []
     assert live_processes("sh", str(results)) == []  # rabbitmq's launcher
@@ -54,6 +64,7 @@ def check_nothing_left(driver: str, results: Path, tmpdir: Path):
 def test_secured_pubsub_delivers_every_sample_intact(
     driver, size, driver_libs, results, tmpdir_for_cli
 ):
+    built(driver, driver_libs)
     count = 2000
     proc = run_cli(
         ["pubsub", "--driver", driver, "--security", "tls", "--check-pattern"]
@@ -96,9 +107,12 @@ def _plaintext_exchange(address: str, greeting: bytes) -> bytes:
     return got
 
 
-# MQTT 3.1.1 CONNECT (client id "p", clean session) and AMQP 0-9-1's protocol header.
+# MQTT 3.1.1 CONNECT (client id "p", clean session), AMQP 0-9-1's protocol header, and a
+# Kafka ApiVersions v0 request (correlation id 1, no client id).
 MQTT_CONNECT = bytes([0x10, 13, 0, 4]) + b"MQTT" + bytes([4, 2, 0, 60, 0, 1]) + b"p"
 AMQP_HEADER = b"AMQP\x00\x00\x09\x01"
+KAFKA_API_VERSIONS = bytes.fromhex("0000000a0012000000000001ffff")
+GREETINGS = {"mqtt": MQTT_CONNECT, "rabbitmq": AMQP_HEADER, "kafka": KAFKA_API_VERSIONS}
 
 
 def _openssl_sees(address: str, ca: Path) -> str:
@@ -127,16 +141,18 @@ def check_speaks_tls_only(driver: str, address: str, ca: Path):
     # The handshake from the client's side (TLS 1.3: before it shows its certificate).
     assert "Verification: OK" in seen, seen
     assert "CN = psbench-broker" in seen, seen
-    greeting = MQTT_CONNECT if driver == "mqtt" else AMQP_HEADER
-    reply = _plaintext_exchange(address, greeting)
-    # No CONNACK (0x20), no Connection.Start (a method frame, 0x01), no protocol header.
+    reply = _plaintext_exchange(address, GREETINGS[driver])
+    # No CONNACK (0x20), no Connection.Start (a method frame, 0x01), no protocol header,
+    # no Kafka response (its correlation id after the size).
     assert not reply.startswith((b"\x20", b"\x01", b"AMQP")), reply
+    assert reply[4:8] != bytes.fromhex("00000001"), reply
 
 
 @pytest.mark.long
 @pytest.mark.parametrize("driver", sorted(BROKERS))
 def test_the_broker_speaks_tls_only(driver, driver_libs, results, tmpdir_for_cli):
     """Probed while the run goes on: its broker, then the run still ends ok."""
+    built(driver, driver_libs)
     args = ["pubsub", "--driver", driver, "--security", "tls", "--duration", "10", "--rate", "200"]
     with cli_in_background(args, results, TMPDIR=str(tmpdir_for_cli)) as proc:
         record = wait_for_running(results, proc)
@@ -154,6 +170,7 @@ def test_the_broker_speaks_tls_only(driver, driver_libs, results, tmpdir_for_cli
 def test_bad_credentials_fail_the_run_and_the_subscriber_gets_nothing(
     driver, fault, driver_libs, results, tmpdir_for_cli
 ):
+    built(driver, driver_libs)
     proc = run_cli(
         ["pubsub", "--driver", driver, "--security", "tls", "--security-fault", fault]
         + ["--count", "500"],
@@ -208,7 +225,36 @@ def _node_check(driver: str, driver_libs, options: list[str]):
     ],
 )
 def test_a_driver_refuses_security_it_cannot_honour(driver, options, words, driver_libs):
+    built(driver, driver_libs)
     checked = _node_check(driver, driver_libs, options)
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert f"{driver}: " in checked.stdout + checked.stderr
     assert words in checked.stdout + checked.stderr
+
+
+def _settings(text: str) -> set[str]:
+    return {line for line in text.splitlines() if line.strip() and not line.startswith("#")}
+
+
+def test_rabbitmqs_tls_config_is_its_launchers_template():
+    """The manifest's tls_config is broker_launch.py --tls-template, not a copy that drifts."""
+    path = REPO / "drivers" / "rabbitmq" / "broker_launch.py"
+    spec = importlib.util.spec_from_file_location("broker_launch", path)
+    launch = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(launch)
+    [broker] = manifests.load("rabbitmq").services
+    assert broker.tls_config.lstrip("\n") == launch.tls_template()
+    assert "listeners.tcp = none" in broker.tls_config
+
+
+def test_kafkas_tls_config_differs_from_its_config_in_the_listeners_only():
+    [broker] = manifests.load("kafka").services
+    plain, tls = _settings(broker.config), _settings(broker.tls_config)
+    assert plain - tls == {
+        "listeners=PLAINTEXT://{address}:{port},CONTROLLER://{address}:{second_port}",
+        "advertised.listeners=PLAINTEXT://{address}:{port}",
+        "inter.broker.listener.name=PLAINTEXT",
+        "listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    }
+    assert "ssl.client.auth=required" in tls - plain
+    assert "listeners=SSL://{address}:{port},CONTROLLER://{address}:{second_port}" in tls
