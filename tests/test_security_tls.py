@@ -258,3 +258,25 @@ def test_kafkas_tls_config_differs_from_its_config_in_the_listeners_only():
     }
     assert "ssl.client.auth=required" in tls - plain
     assert "listeners=SSL://{address}:{port},CONTROLLER://{address}:{second_port}" in tls
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("driver", sorted(BROKERS))
+def test_tls_to_a_broker_on_an_emulated_host(driver, driver_libs, results, tmpdir_for_cli):
+    """The broker's certificate names its emulated host's address, which the clients on
+    the other hosts verify."""
+    built(driver, driver_libs)
+    proc = run_cli(
+        ["ping", "--driver", driver, "--size", "64", "--count", "100", "--security", "tls"]
+        + ["--host", "a", "--host", "b", "--host", "c"]
+        + ["--place", "ping=a", "--place", "pong=b", "--place", "broker=c"],
+        results,
+        TMPDIR=str(tmpdir_for_cli),
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    [broker] = record["services"]
+    assert broker["security"] == "tls" and broker["address"].startswith("198.18.0.3:")
+    check_counts(load(record["_dir"], "ping"), 100)
+    check_nothing_left(driver, results, tmpdir_for_cli)
