@@ -44,9 +44,11 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
   static const char *const known[] = {
-      "type", "elements", "domain_id", "profiles_file", "participant_profile", nullptr};
+      "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
+      "security", "security_dir", nullptr};
   const psb::sdk::Options options(cfg, refuse);
   options.refuse_unknown(known);
+  s.security = parse_security(options, refuse);
   uint64_t n = 0;
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
