@@ -51,6 +51,11 @@ CASES = {
         3,
         ["runs[0].count: must be a finite whole number, greater than 0, got 0"],
     ),
+    "security the driver does not take": (
+        BASE + "runs:\n  - security: tls\n",
+        3,
+        ["runs[0].security: udp takes no security mode (its manifest declares none)"],
+    ),
     "flag not boolean": (
         BASE + "runs:\n  - check_pattern: 1\n",
         3,

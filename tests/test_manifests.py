@@ -115,6 +115,28 @@ BROKEN = {
         'architecture = "peer-to-peer"\n[[services]]\nname = "d"\nfrom = "other"\n',
         "manifest.toml: services[0].from: drivers/other declares no service 'd'",
     ),
+    "tls among the modes, a broker without tls_config": (
+        'architecture = "broker"\n[security]\nmodes = ["tls"]\n'
+        '[[services]]\nname = "b"\nbroker = true\n',
+        "manifest.toml: security.modes: tls needs every broker's tls_config; b has none",
+    ),
+    "tls_argv without tls_config": (
+        'architecture = "broker"\n[[services]]\nname = "b"\nbroker = true\n'
+        'tls_argv = ["{executable}"]\n',
+        "manifest.toml: services[0].tls_argv: give tls_config too",
+    ),
+    "documents of an unknown kind": (
+        'architecture = "peer-to-peer"\n[security]\nmodes = ["auth"]\ndocuments = "x"\n',
+        "manifest.toml: security.documents: give one of dds-security",
+    ),
+    "none among the modes": (
+        'architecture = "peer-to-peer"\n[security]\nmodes = ["none", "auth"]\n',
+        "manifest.toml: security.modes: none is every driver's",
+    ),
+    "an unknown field of security": (
+        'architecture = "peer-to-peer"\n[security]\nmode = ["auth"]\n',
+        "manifest.toml: security.mode: unknown field; the fields are modes, documents",
+    ),
 }
 
 

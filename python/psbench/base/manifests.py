@@ -21,6 +21,9 @@ ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "router", "broker")
 # When `make build` builds a driver: always, or only when asked (`make driver-NAME`,
 # `make build-all`; CMakeLists.txt reads the same field).
 BUILDS = ("always", "on-request")
+# Signed documents a security mode needs besides certificates (psbench.run.security).
+SECURITY_DOCUMENTS = ("dds-security",)
+TLS = "tls"  # the security mode a broker serves with its tls_config
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,10 @@ class ServiceSpec:
     # in its folder (its data)
     leftovers: tuple[str, ...] = ()
     version_argv: tuple[str, ...] = ()
+    # Used instead of config and argv when the run's security is tls: templates with
+    # {tls_ca}, {tls_cert}, {tls_key} and {tls_bundle} (key then certificate) too.
+    tls_config: str | None = None
+    tls_argv: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -67,6 +74,8 @@ class Manifest:
     # A transport whose runs go another way than `architecture` says (a router between
     # the processes): transport -> architecture.
     transport_architecture: dict = field(default_factory=dict)
+    security_modes: tuple[str, ...] = ()  # what --security takes ([security] modes)
+    security_documents: str | None = None  # the documents those modes need, by kind
 
 
 _TABLES = "tables"  # a list of tables: [[services]]
@@ -80,7 +89,9 @@ _TOP = {
     "wire_vendor": str,
     "build": str,
     "transport_architecture": dict,
+    "security": dict,
 }
+_SECURITY = {"modes": list, "documents": str}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
     "name": str,
@@ -100,6 +111,8 @@ _SERVICE = {
     "ready_socket": str,
     "leftovers": list,
     "version_argv": list,
+    "tls_config": str,
+    "tls_argv": list,
 }
 
 
@@ -136,6 +149,8 @@ def _service(table: dict, index: int, path: Path) -> dict:
             f"config_script (a script in the driver's folder)",
             2,
         )
+    if "tls_argv" in table and "tls_config" not in table:
+        raise UserError(f"{path}: {where}tls_argv: give tls_config too (the TLS configuration)", 2)
     if table.get("second_port") and not table.get("broker"):
         raise UserError(f"{path}: {where}second_port: only a broker (broker = true) has ports", 2)
     return table
@@ -201,8 +216,11 @@ def load(name: str) -> Manifest:
                 ready_socket=table.get("ready_socket"),
                 leftovers=tuple(table.get("leftovers", [])),
                 version_argv=tuple(table.get("version_argv", [])),
+                tls_config=table.get("tls_config"),
+                tls_argv=tuple(table["tls_argv"]) if "tls_argv" in table else None,
             )
         )
+    security = _security(data.get("security", {}), services, path)
     return Manifest(
         name=name,
         path=path,
@@ -217,7 +235,30 @@ def load(name: str) -> Manifest:
         wire_vendor=data.get("wire_vendor"),
         build=data.get("build", "always"),
         transport_architecture=dict(data.get("transport_architecture", {})),
+        security_modes=tuple(security.get("modes", [])),
+        security_documents=security.get("documents"),
     )
+
+
+def _security(table: dict, services: list[ServiceSpec], path: Path) -> dict:
+    """[security]: the modes --security takes, and the documents they need."""
+    _fields(table, _SECURITY, "security.", path)
+    if "none" in table.get("modes", []):
+        raise UserError(f"{path}: security.modes: none is every driver's; list the others", 2)
+    documents = table.get("documents")
+    if documents is not None and documents not in SECURITY_DOCUMENTS:
+        raise UserError(
+            f"{path}: security.documents: give one of {', '.join(SECURITY_DOCUMENTS)}", 2
+        )
+    if TLS in table.get("modes", []):
+        for service in services:
+            if service.broker and service.tls_config is None:
+                raise UserError(
+                    f"{path}: security.modes: tls needs every broker's tls_config; "
+                    f"{service.name} has none",
+                    2,
+                )
+    return table
 
 
 def driver_names() -> list[str]:

@@ -573,6 +573,20 @@ def _add_qos_arguments(parser: argparse.ArgumentParser, graph: bool) -> None:
         "where the driver has one, else copy (recorded per run)",
     )
     parser.add_argument("--check-pattern", action="store_true", help="fill and verify the payload")
+    parser.add_argument(
+        "--security",
+        metavar="MODE",
+        help="secure the run: tls (brokers), or auth, access, encrypt, encrypt-payload, "
+        "encrypt-submessage (DDS Security): the modes the driver's manifest lists; "
+        "psbench makes a CA and every credential for it (default none; docs/security.md)",
+    )
+    parser.add_argument(
+        "--security-fault",
+        choices=("wrong-ca", "expired", "deny"),
+        help="test hook: the receiving processes get bad credentials (another CA's "
+        "certificate, an expired one, or permissions that deny the topics): the run "
+        "must fail and they must receive nothing",
+    )
 
 
 def _add_placement_arguments(parser: argparse.ArgumentParser, roles: str, graph: bool) -> None:

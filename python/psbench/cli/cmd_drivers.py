@@ -17,6 +17,7 @@ COLUMNS = [
     "transports",
     "max payload",
     "loan",
+    "security",
     "services",
 ]
 
@@ -65,6 +66,7 @@ def _row(info: drivers.DriverInfo) -> list:
         join("transports"),
         caps.get("max_payload"),
         "yes" if caps.get("loan") else "no",
+        ",".join(info.security) or "-",
         _services(info),
     ]
 

@@ -154,6 +154,8 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         send_spin_us=args.send_spin_us,
         drain_timeout=getattr(args, "drain_timeout", None),
         inject=getattr(args, "inject", None) or [],
+        security=getattr(args, "security", None),
+        security_fault=getattr(args, "security_fault", None),
         late_join=getattr(args, "late_join", None),
         hosts=hosts,
         place=_place(args.role_hosts),

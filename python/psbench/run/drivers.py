@@ -31,6 +31,7 @@ class DriverInfo:
     error: str | None = None
     services: list[ServiceStatus] = field(default_factory=list)
     build_command: str | None = None  # not built: what builds it
+    security: tuple[str, ...] = ()  # the modes --security takes (its manifest's)
 
     def to_json(self) -> dict:
         return {
@@ -40,6 +41,7 @@ class DriverInfo:
             "error": self.error,
             "services": [vars(s) for s in self.services],
             "build_command": self.build_command,
+            "security": list(self.security),
         }
 
 
@@ -120,8 +122,11 @@ def discover() -> list[DriverInfo]:
         except RuntimeError as exc:
             info.error = str(exc)
         else:
-            services = manifests.service_entries(info.describe.get("name", info.name))
+            own = info.describe.get("name", info.name)
+            services = manifests.service_entries(own)
             info.services = [service_status(s, running) for s in services]
+            if own in manifests.driver_names():
+                info.security = manifests.load(own).security_modes
         infos.append(info)
     built = {i.name for i in infos}
     for name in manifests.driver_names():

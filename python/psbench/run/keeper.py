@@ -18,15 +18,19 @@ Lines psbench writes (one per event):
   netns NAME                  a network namespace of emulated hosts (written before it
                               is made)
   netns-done NAME             psbench deleted it itself
+  path PATH                   a folder of psbench's own (credentials) to remove
+  path-done PATH              psbench removed it itself
 At end-of-file: each service gets SIGTERM, SIGKILL after STOP_S; each run's node
 processes STOP_S to end (the parent-death signal reached them), then SIGKILL; then every
 file named after the run goes (leftovers.remove_leftovers); then each namespace goes,
-with what still runs inside it and its links, qdiscs and firewall rules. A pidfd per
+with what still runs inside it and its links, qdiscs and firewall rules; then each
+folder. A pidfd per
 service means a recycled pid is never signalled.
 """
 
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
@@ -85,6 +89,12 @@ class Keeper:
 
     def release_netns(self, name: str) -> None:
         self._send("netns-done", name)
+
+    def watch_path(self, path: str) -> None:
+        self._send("path", path)
+
+    def release_path(self, path: str) -> None:
+        self._send("path-done", path)
 
 
 _instance = Keeper()
@@ -146,6 +156,7 @@ def keep(lines) -> None:
     services: dict[int, tuple[int, list[str]]] = {}
     runs: set[str] = set()
     namespaces: list[str] = []
+    folders: list[str] = []
     for line in lines:
         word, *rest = line.decode(errors="replace").split() or [""]
         try:
@@ -161,6 +172,10 @@ def keep(lines) -> None:
                 namespaces.append(rest[0])
             elif word == "netns-done":
                 namespaces.remove(rest[0])
+            elif word == "path":
+                folders.append(" ".join(rest))  # a temporary folder may hold a space
+            elif word == "path-done":
+                folders.remove(" ".join(rest))
         except (IndexError, ValueError, KeyError, OSError):
             continue  # a service already gone, a line cut short: nothing to keep
     for run_id in runs:
@@ -172,6 +187,8 @@ def keep(lines) -> None:
 
         for name in reversed(namespaces):  # the hosts, then the switch
             netns.delete(name)
+    for folder in folders:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 if __name__ == "__main__":

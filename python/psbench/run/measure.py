@@ -30,6 +30,7 @@ from psbench.run import (
 from psbench.run.clock_record import clock_record, read_after
 from psbench.run.graph.figures import graph_figures
 from psbench.run.graph.plans import graph_of, largest_message
+from psbench.run.security import session as security
 from psbench.run.services import ServicePool, broker_options, broker_placeholder
 from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 
@@ -423,6 +424,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         _check_cpus(spec, network)
         network.deploy([node, *map(Path, spec.libraries())])
         clocks_before = network.read_clocks()
+    refused = security.problem(spec, [d.get("name", "") for d in described.values()])
+    if refused is not None:
+        raise UserError(f"{refused[0]}: {refused[1]}", 2)
     capabilities = role_drivers.common_capabilities(
         [d.get("capabilities") or {} for d in described.values()]
     )
@@ -431,6 +435,12 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
+    faulty = {}
+    if security.secured(spec.security):
+        documents = {manifests.load(d["name"]).security_documents for d in described.values()}
+        faulty = security.session().prepare_nodes(
+            spec, run_id, next(iter(documents - {None}), None)
+        )
     commands = _commands(node, spec, run_id, run_dir, progress, network)
     links = network.describe() if network is not None else None
     if isinstance(network, EmulatedNetwork):  # real machines: not calibrated yet
@@ -457,6 +467,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         "processes": _planned(commands),
         "network": links,
         "env": env,
+        "security": _security_record(spec),
     }
     if spec.role_drivers:
         record["role_drivers"] = {
@@ -476,7 +487,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
             used = [
                 service
                 for d in described.values()
-                for service in services.ensure(d, spec.transport, run_dir, spec.options)
+                for service in services.ensure(
+                    d, spec.transport, run_dir, spec.options, spec.security
+                )
             ]
             record["services"] = [s.to_json() for s in used]
             if broker_options(used):
@@ -544,6 +557,10 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     unaccounted = samples_accounting.incomplete_message(accounting)
     if status == "ok" and unaccounted:
         status, message = "incomplete", unaccounted
+    if faulty:
+        status, message = _faulted(status, message, result.summaries, faulty, run_id)
+    if security.secured(spec.security):
+        security.session().forget_run(run_id)
     died = services.casualties(used) if services is not None else []
     if died and status != "interrupted":
         # Whatever the nodes made of it, a run whose broker died is not a measurement.
@@ -593,6 +610,33 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         network=record["network"],
         graph=record.get("graph"),
     )
+
+
+def _security_record(spec: MeasureSpec) -> dict | None:
+    """What run.json keeps of the run's security: its mode, a fault injected, and which
+    CA vouched for it (a fingerprint; no key or certificate is kept with the results)."""
+    if not security.secured(spec.security):
+        return None
+    return {
+        "mode": spec.security,
+        "fault": spec.security_fault,
+        "ca_sha256": security.session().authority().fingerprint,
+    }
+
+
+def _faulted(status, message, summaries: dict, faulty: dict, run_id: str):
+    """A run given bad credentials on purpose must fail with its receivers empty-handed:
+    its status says which way it went, and why in openssl's words."""
+    why = "; ".join(security.session().diagnosis(run_id, faulty))
+    received = {n: (summaries.get(n) or {}).get("counts", {}).get("received") for n in faulty}
+    got = {n: r for n, r in received.items() if r}
+    if status == "ok" or got:
+        leak = ", ".join(f"{n} received {r}" for n, r in got.items()) or "the run succeeded"
+        return "failed", (
+            f"security fault {', '.join(sorted(set(faulty.values())))} injected but "
+            f"{leak}: bad credentials were not refused ({why})"
+        )
+    return status, f"{message or status}; security fault (test hook): {why}"
 
 
 def _check_cpus(spec: MeasureSpec, network: SshNetwork) -> None:

@@ -101,15 +101,19 @@ class ServiceDefinition:
     def version_argv(self) -> tuple[str, ...]:
         return tuple(a.format(executable=self.program) for a in self.spec.version_argv)
 
-    def _config_text(self, folder: Path, largest_message: int, ports: tuple, address: str) -> str:
+    def _config_text(
+        self, folder: Path, largest_message: int, ports: tuple, address: str, tls: dict | None
+    ) -> str:
         port, second_port = ports
-        if self.spec.config is not None:
-            return self.spec.config.lstrip("\n").format(
+        template = self.spec.tls_config if tls is not None else self.spec.config
+        if template is not None:
+            return template.lstrip("\n").format(
                 address=address,
                 port=port,
                 second_port=second_port,
                 folder=folder,
                 largest_message=largest_message,
+                **(tls or {}),
             )
         script = self.spec.folder / self.spec.config_script
         argv = [sys.executable, str(script), str(largest_message)]
@@ -139,14 +143,17 @@ class ServiceDefinition:
         address: str,
         program: str,
         second_port: int | None = None,
+        tls: dict | None = None,
     ) -> tuple[str | None, list[str]]:
         """Its configuration's text (None: it has no configuration file) and its command
         line, for a service whose folder is `folder` (here, or on a real machine) and
-        whose program is `program` (a path here; its name there)."""
+        whose program is `program` (a path here; its name there). tls: the paths of its
+        TLS files (security tls: its tls_config and tls_argv are used)."""
         config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None
         ports = (port, second_port)
-        text = self._config_text(folder, largest_message, ports, address) if config else None
-        return text, self._argv(self.spec.argv, program, config, folder, ports)
+        text = self._config_text(folder, largest_message, ports, address, tls) if config else None
+        template = self.spec.tls_argv if tls is not None and self.spec.tls_argv else self.spec.argv
+        return text, self._argv(template, program, config, folder, ports)
 
     @staticmethod
     def _argv(template, program: str, config, folder, ports: tuple) -> list[str]:
@@ -162,14 +169,17 @@ class ServiceDefinition:
             for a in template
         ]
 
-    def launch(self, folder: Path, largest_message: int, address: str = LOOPBACK) -> Launch:
+    def launch(
+        self, folder: Path, largest_message: int, address: str = LOOPBACK, tls: dict | None = None
+    ) -> Launch:
         """Writes the configuration into folder; the command line that starts it, and
         the one to run to completion before it (prepare; None when there is none).
-        address: where a broker listens (127.0.0.1, or its emulated host's address)."""
+        address: where a broker listens (127.0.0.1, or its emulated host's address);
+        tls: the paths of its TLS files, for a run with security tls."""
         port = free_port() if self.broker else None
         second_port = _other_free_port(port) if self.spec.second_port else None
         program = self.program
-        text, argv = self.render(folder, largest_message, port, address, program, second_port)
+        text, argv = self.render(folder, largest_message, port, address, program, second_port, tls)
         if text is not None:
             (folder / self.spec.config_file).write_text(text)
         config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None

@@ -27,6 +27,7 @@ from psbench.hosts import netns
 from psbench.run import keeper
 from psbench.run.drivers import running_programs
 from psbench.run.leftovers import remove_service_leftovers
+from psbench.run.security.session import secured, session
 from psbench.run.service_definitions import (
     ADDRESS_OPTION,
     LOOPBACK,
@@ -74,6 +75,7 @@ class RunningService:
     folder: Path | None = None  # its folder (configuration, data) on this machine
     prepared_in_s: float | None = None  # how long its prepare command took; None: none
     started_in_s: float | None = None  # from its start until it was ready
+    security: str | None = None  # the mode it serves (tls); None: plaintext
 
     @property
     def address(self) -> str | None:
@@ -91,6 +93,7 @@ class RunningService:
             "log": str(self.log) if self.log else None,
             "prepared_in_s": _rounded(self.prepared_in_s),
             "started_in_s": _rounded(self.started_in_s),
+            "security": self.security,
         }
 
     @property
@@ -126,15 +129,23 @@ class ServicePool:
         self.stop_all()
 
     def ensure(
-        self, describe: dict, transport: str | None, log_dir: Path, options: list[str] = ()
+        self,
+        describe: dict,
+        transport: str | None,
+        log_dir: Path,
+        options: list[str] = (),
+        security: str | None = None,
     ) -> list[RunningService]:
         """Starts what the run needs and is not running yet (its files in log_dir, the
-        directory of the first run that needed it); returns what the run uses."""
+        directory of the first run that needed it); returns what the run uses. A
+        broker serves one security mode: a run with another gets one of its own."""
         used = []
         for name in needed(describe, transport, options):
-            if name not in self.services:
-                self.services[name] = self._start(name, log_dir)
-            used.append(self.services[name])
+            tls = secured(security) and bool(definition(name)) and definition(name).broker
+            key = f"{name} ({security})" if tls else name
+            if key not in self.services:
+                self.services[key] = self._start(name, log_dir, security if tls else None)
+            used.append(self.services[key])
         return used
 
     def casualties(self, used: list[RunningService]) -> list[str]:
@@ -150,10 +161,11 @@ class ServicePool:
                 f"{service.log_tail()}; its log: {service.log}"
             )
             stop(service)
-            self.services.pop(service.definition.name, None)
+            for key in [k for k, v in self.services.items() if v is service]:
+                del self.services[key]
         return messages
 
-    def _start(self, name: str, log_dir: Path) -> RunningService:
+    def _start(self, name: str, log_dir: Path, security: str | None = None) -> RunningService:
         declared = definition(name)
         if declared is None:
             raise UserError(
@@ -175,7 +187,17 @@ class ServicePool:
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
         listen = placed.address if placed is not None else LOOPBACK
-        launch = declared.launch(folder, self.largest_message, listen)
+        tls = None
+        if security is not None:
+            if declared.spec.tls_config is None:
+                raise UserError(
+                    f"{name} has no TLS configuration (tls_config in its manifest): it "
+                    f"cannot serve security {security}",
+                    2,
+                )
+            # Outside the results: a key is never kept beside the figures.
+            tls = session().server_files(f"{name}-{log_dir.name}", (listen,))
+        launch = declared.launch(folder, self.largest_message, listen, tls)
         argv = self.network.argv(self.host, launch.argv) if placed is not None else launch.argv
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
@@ -208,6 +230,7 @@ class ServicePool:
             namespace=placed.namespace if placed is not None else None,
             folder=folder,
             prepared_in_s=prepared_in_s,
+            security=security,
         )
         try:
             _wait_ready(service)

@@ -7,6 +7,7 @@ from pathlib import Path
 from psbench.run import placement
 from psbench.run.graph.plans import graph_of, graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
+from psbench.run.security.session import secured, session
 
 # Roles per measurement kind, in the order their processes are started: the receiving
 # side first, though the stdio barrier makes the order irrelevant for correctness.
@@ -137,6 +138,8 @@ class MeasureSpec:
     send_spin_us: float | None = None  # hybrid: spin this long before each due time
     drain_timeout: float | None = None  # pub: wait for the driver to drain (node default 10)
     inject: list[str] = field(default_factory=list)  # pub: test faults, e.g. "drop=5"
+    security: str | None = None  # a mode of the driver's manifest; None: none
+    security_fault: str | None = None  # test hook: bad credentials for the receivers
     timeout: float = 600.0
     match_timeout: float | None = None
     sample_timeout: float | None = None
@@ -347,6 +350,9 @@ def node_argv(
             argv += [flag, value]
     for option in spec.options:
         argv += ["--option", option]
+    if secured(spec.security):
+        folder = session().node_dir(run_id, plan.name)
+        argv += ["--option", f"security={spec.security}", "--option", f"security_dir={folder}"]
     argv += list(plan.extra)
     argv += placement.node_args(spec, plan)
     for role in roles:

@@ -19,6 +19,7 @@ from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
 from psbench.run.graph.load import load_graph
 from psbench.run.graph.plans import reliability_of
+from psbench.run.security import session as security
 from psbench.run.service_definitions import definition
 from psbench.run.services import broker_placeholder, needed
 
@@ -254,6 +255,14 @@ class _Checker:
                 if assign is None or assign.value is None:
                     assign = run.settings["driver"]
                 self.refuse(run, assign, message)
+                continue
+            described = [self.catalog.describe(lib) for lib in spec.libraries()]
+            secured = security.problem(spec, [d.get("name", "") for d in described if d])
+            if secured is not None:
+                blamed, message = secured
+                assign = run.settings.get(blamed)
+                self.refuse(run, assign if assign and assign.value else run.settings["driver"],
+                            message)  # fmt: skip
                 continue
             daemons = placement.real(spec) and [
                 name

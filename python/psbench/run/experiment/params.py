@@ -25,6 +25,7 @@ SKIPPED_DESTS = {
     "option",
     "cpu",
     "inject",
+    "security_fault",
     "host_declarations",
     "role_hosts",
     "ssh_config",
@@ -32,7 +33,13 @@ SKIPPED_DESTS = {
 }
 # MeasureSpec fields that are not parameters: derived from others, or chosen by
 # psbench at run time (auto), or a test hook of the command line only (inject).
-DERIVED_FIELDS = {"driver_path", "role_drivers", "auto", "inject"}  # role_drivers: from driver
+DERIVED_FIELDS = {
+    "driver_path",
+    "role_drivers",
+    "auto",
+    "inject",
+    "security_fault",
+}  # role_drivers: from driver
 
 
 class BadValue(ValueError):
