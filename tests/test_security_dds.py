@@ -143,9 +143,9 @@ def test_a_node_without_security_never_talks_to_a_secured_one(
 def test_a_bad_mode_or_a_missing_file_is_refused_naming_it(node, dds_libs, tmp_path, driver):
     folder = _credentials(tmp_path, ["ping"], "encrypt")["ping"]
 
-    def refusal(*options: str) -> str:
+    def refusal(*options: str, transport: str = "udp") -> str:
         argv = [str(node), "--driver", str(dds_libs[driver]), "--role", "ping"]
-        argv += ["--out", str(tmp_path / "out"), "--check"]
+        argv += ["--out", str(tmp_path / "out"), "--check", "--transport", transport]
         for option in options:
             argv += ["--option", option]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
@@ -157,6 +157,10 @@ def test_a_bad_mode_or_a_missing_file_is_refused_naming_it(node, dds_libs, tmp_p
     )
     assert "security_dir='(missing)'" in refusal("security=encrypt")
     assert "is not a folder" in refusal("security=access", f"security_dir={tmp_path}/nowhere")
+    if driver == "cyclonedds":  # its shared memory is outside DDS Security (README)
+        assert "security=encrypt: transport shm hands samples over iceoryx" in refusal(
+            "security=encrypt", f"security_dir={folder}", transport="shm"
+        )
     (folder / "permissions.p7s").unlink()
     assert f"{folder}/permissions.p7s is missing" in refusal(
         "security=auth", f"security_dir={folder}"

@@ -104,7 +104,8 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
   if (shm)
     refuse.add("option:security",
                "security=%s: transport shm hands samples over iceoryx, outside DDS Security's "
-               "protection; use transport udp or multicast",
+               "protection (Cyclone 0.10.2 keeps secured endpoints on it); use transport udp "
+               "or multicast",
                mode);
   return sec;
 }
