@@ -45,7 +45,9 @@ ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interv
 (rounds resampled in pairs), and "within 10%" when the whole interval lies in
 [0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise, and always with
 fewer than 3 rounds, "undecided".
-Drivers without an instrument yet are listed as skipped, with the reason.
+Drivers without an instrument yet are listed as skipped, with the reason. A round in
+which either tool fails is printed with the reason and left out (both tools' figures of
+it); the rounds go on, and the table counts the rounds it holds.
 
 Maximum throughput (--what, default rtt,throughput; rtt alone runs only the ping-pong):
 where an instrument has a publish/subscribe mode, each round also holds a pair of
@@ -647,7 +649,9 @@ def main() -> int:
             if options:
                 brokers[d] = options[0].partition("=")[2]
                 extra[d] = [a for o in options for a in ("--option", o)]
-        measure(args, sizes, runnable, Setup(probes, extra, brokers, tag), rows)
+        failed = measure(args, sizes, runnable, Setup(probes, extra, brokers, tag), rows)
+    if failed:
+        print(f"{failed} round(s) failed (above) and are not in the tables", flush=True)
     if "rtt" in args.what:
         print_table(rows["rtt"], args.cpus)
     if rows["throughput"]:
@@ -674,17 +678,29 @@ def in_order(r: int, run_psbench, run_instrument) -> tuple:
     return run_psbench(), inst
 
 
-def measure(args, sizes, runnable, setup: Setup, rows) -> None:
+def measure(args, sizes, runnable, setup: Setup, rows) -> int:
     """Rounds over drivers and sizes, psbench and instrument in alternating order; the
-    ping-pong, then the maximum throughput where an instrument exists."""
+    ping-pong, then the maximum throughput where an instrument exists. A round in which
+    either tool fails is printed with the reason and left out of the table (both tools'
+    figures of that round: the pairs stay paired); the others go on. Returns how many
+    were left out."""
+    failed = 0
     for r in range(args.rounds):
         for d in runnable:
             for i, size in enumerate(sizes):
                 domain = 201 + (r * len(sizes) + i) % 30  # ddsperf's; psbench's own are 1-200
-                if "rtt" in args.what:
-                    rtt_round(args, r, d, size, domain, setup, rows["rtt"])
-                if "throughput" in args.what and d in TPUT_INSTRUMENTS:
-                    tput_round(args, r, d, size, domain, setup, rows["throughput"])
+                for what, one_round in (("rtt", rtt_round), ("throughput", tput_round)):
+                    if what not in args.what or (
+                        what == "throughput" and d not in TPUT_INSTRUMENTS
+                    ):
+                        continue
+                    try:
+                        one_round(args, r, d, size, domain, setup, rows[what])
+                    except RuntimeError as exc:
+                        failed += 1
+                        print(f"round {r + 1}/{args.rounds} {d} {size} B {what}: left out, "
+                              f"{exc}", flush=True)  # fmt: skip
+    return failed
 
 
 def rtt_round(args, r, d, size, domain, setup: Setup, rows) -> None:

@@ -90,6 +90,47 @@ def test_two_hosts_reach_each_other_and_leave_nothing():
     assert ours(net) == set()
 
 
+def test_link_counters_count_what_crossed_each_link():
+    # Known answer: a UDP datagram of N payload bytes is N + 8 + 20 + 14 bytes on an
+    # Ethernet (veth) link. Slack for the odd ARP or IPv6 packet the kernel sends itself.
+    net = EmulatedNetwork({"a": LinkShape(), "b": LinkShape()})
+    with net:
+        receiver = start_receiver(net, "b", 9005, echo=True)
+        assert len(send(net, "a", "b", 9005, count=1, ping=True)["rtts"]) == 1  # ARP done
+        before = net.traffic()
+        send(net, "a", "b", 9005, count=100, size=1000, gap=0.001)
+        after = net.traffic()
+        receiver.communicate(timeout=60)
+    sent = {h: {k: after[h][k] - before[h][k] for k in before[h]} for h in before}
+    wire = 100 * (1000 + 8 + 20 + 14)
+    assert 100 <= sent["a"]["tx_packets"] <= 105 and 100 <= sent["b"]["rx_packets"] <= 105
+    assert wire <= sent["a"]["tx_bytes"] <= wire + 1000
+    assert wire <= sent["b"]["rx_bytes"] <= wire + 1000
+    assert sent["b"]["tx_bytes"] >= 100 * 1042  # the echoes came back
+
+
+def test_hosts_on_no_common_network_hear_each_other_only_through_one_on_both():
+    net = EmulatedNetwork(
+        {
+            "a": LinkShape(networks=("left",)),
+            "b": LinkShape(networks=("right",)),
+            "r": LinkShape(networks=("left", "right")),
+        }
+    )
+    with net:
+        got = {}
+        for sender, receiver, port in (("a", "r", 9006), ("b", "r", 9007), ("a", "b", 9008),
+                                       ("b", "a", 9009), ("r", "b", 9010)):  # fmt: skip
+            listening = start_receiver(net, receiver, port, quiet=0.5)
+            send(net, sender, receiver, port, count=20, gap=0.001)
+            send(net, "r", receiver, port, count=1)  # reaches all: the receiver then ends
+            got[sender + receiver] = result_of(listening)["count"]
+        applied = net.describe()["hosts"]
+    assert got == {"ar": 21, "br": 21, "ab": 1, "ba": 1, "rb": 21}
+    assert "from b: no common network" in applied["a"]["applied"]["networks"]
+    assert "networks" not in applied["r"]["applied"]
+
+
 def test_a_network_that_fails_half_way_is_removed(monkeypatch):
     # Injected fault: the second host's rate cannot be applied.
     real_tc = netns.tc
@@ -261,6 +302,8 @@ def test_without_the_capabilities_it_is_refused_saying_what_is_missing():
         ({"jitter": "1ms"}, "lab.yaml: hosts.b.jitter: give a delay too"),
         ({"mtu": 100}, "lab.yaml: hosts.b.mtu: 100: give bytes from 576 to 9000"),
         ({"latency": "1ms"}, "lab.yaml: hosts.b.latency: unknown link property"),
+        ({"networks": "Left"}, "lab.yaml: hosts.b.networks: 'Left': give network names"),
+        ({"networks": []}, "lab.yaml: hosts.b.networks: []: give network names"),
     ],
 )
 def test_a_bad_link_property_names_the_field_and_the_fix(spec, message):

@@ -216,6 +216,14 @@ def test_a_broker_runs_on_its_placed_host_and_every_message_crosses_its_link(tmp
     for process in record["processes"]:
         assert f"broker={service['address']}" in process["argv"], process["argv"]
     assert record["stats"]["ping"]["rtt"]["min"] >= 8e6, record["stats"]["ping"]["rtt"]
+    # Every message crossed c's link in and out twice (ping's and pong's), and a's once
+    # each way: the link counters saw at least their payloads (headers come on top).
+    (ping_json,) = out.rglob("ping.json")
+    counts = json.loads(ping_json.read_text())["counts"]
+    payload = 64 * (counts["samples"] + counts["warmup"])
+    traffic = record["network"]["traffic"]["hosts"]
+    assert traffic["c"]["rx_bytes"] >= 2 * payload and traffic["c"]["tx_bytes"] >= 2 * payload
+    assert traffic["a"]["tx_bytes"] >= payload and traffic["a"]["rx_bytes"] >= payload
     assert not alive(service["pid"]), "the broker outlived its run"
     assert {h["namespace"] for h in record["network"]["hosts"].values()} & netns.existing() == set()
 
@@ -278,3 +286,31 @@ def test_a_subscriber_beside_its_publisher_and_one_across_both_get_every_message
         assert counts["received"] > 0 and counts["corrupted"] == 0, counts
     network = json.loads((run / "run.json").read_text())["network"]
     assert set(network["hosts"]) == {"a", "b"}
+
+
+def test_hosts_on_two_networks_talk_through_a_broker_on_both_and_not_directly(tmp_path):
+    # a (left) and b (right) share no network; r is on both. Through a broker on r every
+    # round trip arrives; peer to peer (zeromq over TCP, a to b) nothing can.
+    def ping(driver, *extra):
+        out = tmp_path / driver
+        proc = subprocess.run(
+            [str(LAUNCHER), "ping", "--driver", driver, "--count", "100", "--match-timeout", "3",
+             "--host", "a:networks=left", "--host", "b:networks=right",
+             "--host", "r:networks=left+right", "--place", "ping=a", "--place", "pong=b",
+             *extra, "--results", str(out), "--quiet"],
+            capture_output=True, text=True, timeout=180, cwd=REPO, env=cli_env(tmp_path),
+        )  # fmt: skip
+        (record,) = records(out)
+        return proc, record
+
+    proc, record = ping("mqtt", "--place", "broker=r")
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    (ping_json,) = (tmp_path / "mqtt").rglob("ping.json")
+    assert json.loads(ping_json.read_text())["counts"]["received"] == 100
+    assert record["network"]["hosts"]["a"]["link"]["networks"] == ["left"]
+    # Calibrated only where a link can be measured: a to r, never a to b.
+    assert [c["hosts"] for c in record["network"]["calibration"]] == [["a", "r"]]
+    proc, record = ping("zeromq")
+    assert proc.returncode != 0 and record["status"] != "ok"
+    pings = list((tmp_path / "zeromq").rglob("ping.json"))
+    assert not pings or not json.loads(pings[0].read_text())["counts"]["received"]

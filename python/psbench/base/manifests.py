@@ -7,6 +7,7 @@ A manifest that cannot be read, or holds a field psbench does not know or a valu
 the wrong kind, is a UserError naming the file and the field (exit code 2).
 """
 
+import re
 import sys
 import tomllib
 from dataclasses import dataclass, field
@@ -76,6 +77,28 @@ class Manifest:
     transport_architecture: dict = field(default_factory=dict)
     security_modes: tuple[str, ...] = ()  # what --security takes ([security] modes)
     security_documents: str | None = None  # the documents those modes need, by kind
+    # A standard tool that observes the middleware's traffic (psbench criteria,
+    # "monitoring"): argv with {broker}, {host}, {port}; expect: a regex its output shows.
+    monitor: "MonitorSpec | None" = None
+    # What the middleware's documentation says of a criterion psbench does not (or cannot)
+    # test here: criterion -> Claim (psbench criteria: "documented, not verified").
+    claims: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class MonitorSpec:
+    argv: tuple[str, ...]
+    expect: str  # a regular expression its output must show while a run goes on
+    timeout_s: int = 20  # it is stopped after the run, or after this long at most
+    debian: tuple[str, ...] = ()  # the packages that install it (scripts/setup-system)
+    name: str | None = None  # what the evidence calls it, when argv[0] is a wrapper
+
+
+@dataclass(frozen=True)
+class Claim:
+    text: str
+    source: str  # where it is stated (an address)
+    count: int | None = None  # a number the claim states (e.g. messages kept)
 
 
 _TABLES = "tables"  # a list of tables: [[services]]
@@ -90,8 +113,12 @@ _TOP = {
     "build": str,
     "transport_architecture": dict,
     "security": dict,
+    "monitor": dict,
+    "claims": dict,
 }
 _SECURITY = {"modes": list, "documents": str}
+_MONITOR = {"argv": list, "expect": str, "timeout_s": int, "debian": list, "name": str}
+_CLAIM = {"text": str, "source": str, "count": int}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
     "name": str,
@@ -154,6 +181,45 @@ def _service(table: dict, index: int, path: Path) -> dict:
     if table.get("second_port") and not table.get("broker"):
         raise UserError(f"{path}: {where}second_port: only a broker (broker = true) has ports", 2)
     return table
+
+
+def _monitor(table: dict | None, path: Path) -> MonitorSpec | None:
+    if table is None:
+        return None
+    _fields(table, _MONITOR, "monitor.", path)
+    for key in ("argv", "expect"):
+        if not table.get(key):
+            raise UserError(f"{path}: monitor.{key}: missing; give the tool's argv and the "
+                            f"regex its output shows", 2)  # fmt: skip
+    try:
+        re.compile(table["expect"])
+    except re.error as exc:
+        raise UserError(f"{path}: monitor.expect: not a regular expression: {exc}", 2) from None
+    if not 1 <= table.get("timeout_s", 20) <= 300:
+        raise UserError(f"{path}: monitor.timeout_s: give 1 to 300 seconds", 2)
+    return MonitorSpec(
+        argv=tuple(table["argv"]),
+        expect=table["expect"],
+        timeout_s=table.get("timeout_s", 20),
+        debian=tuple(table.get("debian", [])),
+        name=table.get("name"),
+    )
+
+
+def _claims(tables: dict, path: Path) -> dict:
+    found = {}
+    for criterion, table in tables.items():
+        if not isinstance(table, dict):
+            raise UserError(
+                f"{path}: claims.{criterion}: must be a table ([claims.{criterion}])", 2
+            )
+        _fields(table, _CLAIM, f"claims.{criterion}.", path)
+        if not table.get("text") or not table.get("source"):
+            raise UserError(f"{path}: claims.{criterion}: give text and source (where it is "
+                            f"stated)", 2)  # fmt: skip
+        found[criterion] = Claim(" ".join(table["text"].split()), table["source"],
+                                 table.get("count"))  # fmt: skip
+    return found
 
 
 @cache
@@ -237,6 +303,8 @@ def load(name: str) -> Manifest:
         transport_architecture=dict(data.get("transport_architecture", {})),
         security_modes=tuple(security.get("modes", [])),
         security_documents=security.get("documents"),
+        monitor=_monitor(data.get("monitor"), path),
+        claims=_claims(data.get("claims", {}), path),
     )
 
 

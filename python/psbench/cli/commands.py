@@ -45,6 +45,12 @@ COMMANDS = {
         "the interoperability matrix of drivers of one wire protocol (DDS vendors over "
         "RTPS): matched, delivered, latency, and where a failed pair parts",
     ),
+    "criteria": (
+        "psbench.cli.cmd_criteria",
+        "a verified criteria matrix: short capability experiments per built driver "
+        "(architecture, licence, interoperability, persistence, monitoring), each verdict "
+        "with its evidence (docs/criteria.md)",
+    ),
     "hosts": (
         "psbench.cli.cmd_hosts",
         "real machines over SSH: `hosts check` says whether each can run psbench's node",

@@ -14,6 +14,7 @@ and its port on the bridge (what reaches it). How each property is applied, and 
   mtu            both ends of the veth pair
 The mechanism each property got is in `applied`, for the run's record."""
 
+import json
 import secrets
 import shutil
 import subprocess
@@ -83,6 +84,7 @@ class EmulatedNetwork:
             self.netem = _has_netem(self.switch)
             for i, host in enumerate(self.hosts.values()):
                 self._make_host(i, host)
+            self._separate_networks()
         except BaseException:
             self.close()
             raise
@@ -132,6 +134,20 @@ class EmulatedNetwork:
             },
         }
 
+    def traffic(self) -> dict[str, dict[str, int]]:
+        """Each host's link as its interface's counters say now: bytes and packets it
+        sent (tx) and received (rx), headers and all (what the link carried)."""
+        counted = {}
+        for host in self.hosts.values():
+            shown = json.loads(netns.ip(host.namespace, "-s", "-j", "link", "show", host.interface))
+            stats = shown[0]["stats64"]
+            counted[host.name] = {
+                f"{way}_{unit}": stats[way][unit]
+                for way in ("tx", "rx")
+                for unit in ("bytes", "packets")
+            }
+        return counted
+
     # -- making -------------------------------------------------------------------------
 
     def _make_namespace(self, name: str) -> None:
@@ -164,6 +180,26 @@ class EmulatedNetwork:
             self._shape_with_netem(host, ends)
         else:
             self._shape_without_netem(host, ends)
+
+    def _separate_networks(self) -> None:
+        """Hosts on no common network (their links' `networks`) do not hear each other:
+        each drops on arrival what the other sends (unicast, broadcast and multicast
+        alike), so they talk only through a host on both networks. Dropped on the way in,
+        never out: a send never fails, as on a real network it would not."""
+        for host in self.hosts.values():
+            strangers = [
+                other
+                for other in self.hosts.values()
+                if other is not host and not host.shape.on() & other.shape.on()
+            ]
+            if not strangers:
+                continue
+            iptables = _iptables()
+            for other in strangers:
+                _in(host, [iptables, "-A", "INPUT", "-s", other.address, "-j", "DROP"])
+            host.applied["networks"] = (
+                f"iptables drop (INPUT) from {', '.join(o.name for o in strangers)}: no common network"
+            )
 
     def _shape_with_netem(self, host: EmulatedHost, ends) -> None:
         s = host.shape

@@ -12,8 +12,10 @@ from psbench.hosts import inventory
 
 _RATE_UNITS = {"bit": 1, "kbit": 1e3, "mbit": 1e6, "gbit": 1e9}
 _TIME_UNITS = {"us": 1, "ms": 1e3, "s": 1e6}
-PROPERTIES = ("rate", "delay", "jitter", "loss", "mtu")
+PROPERTIES = ("rate", "delay", "jitter", "loss", "mtu", "networks")
 HOST_NAME = re.compile(r"[a-z][a-z0-9_-]{0,15}")
+NETWORK_NAME = re.compile(r"[a-z][a-z0-9_-]{0,15}")
+DEFAULT_NETWORK = "lan"  # a host given no networks is on this one
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,9 @@ class LinkShape:
     jitter_us: int | None = None  # uniform in [-jitter, +jitter] around the delay
     loss_pct: float | None = None  # each crossing of this link, either way
     mtu: int | None = None
+    # The networks it is on: hosts that share none reach each other only through a host
+    # on both (a router, a bridge); None: the one default network.
+    networks: tuple[str, ...] | None = None
 
     def shaped(self) -> dict:
         """The properties set, in the experiment's words (for run.json)."""
@@ -39,7 +44,13 @@ class LinkShape:
             out["loss_pct"] = self.loss_pct
         if self.mtu is not None:
             out["mtu"] = self.mtu
+        if self.networks is not None:
+            out["networks"] = list(self.networks)
         return out
+
+    def on(self) -> set[str]:
+        """The networks it is on."""
+        return set(self.networks or (DEFAULT_NETWORK,))
 
 
 def _number_with_unit(where: str, text, units: dict, example: str) -> float:
@@ -61,7 +72,7 @@ def parse_shape(where: str, spec: dict) -> LinkShape:
             f"{', '.join(PROPERTIES)}",
             2,
         )
-    rate = delay = jitter = loss = mtu = None
+    rate = delay = jitter = loss = mtu = networks = None
     if "rate" in spec:
         rate = int(_number_with_unit(f"{where}.rate", spec["rate"], _RATE_UNITS, "100mbit"))
         if rate < 8000:
@@ -82,7 +93,40 @@ def parse_shape(where: str, spec: dict) -> LinkShape:
         mtu = spec["mtu"]
         if not isinstance(mtu, int) or isinstance(mtu, bool) or not 576 <= mtu <= 9000:
             raise UserError(f"{where}.mtu: {mtu!r}: give bytes from 576 to 9000", 2)
-    return LinkShape(rate, delay, jitter, loss, mtu)
+    if "networks" in spec:
+        networks = _networks(f"{where}.networks", spec["networks"])
+    return LinkShape(rate, delay, jitter, loss, mtu, networks)
+
+
+def _networks(where: str, value) -> tuple[str, ...]:
+    """[left, right], or the CLI's left+right."""
+    names = value.split("+") if isinstance(value, str) else value
+    if (
+        not isinstance(names, list)
+        or not names
+        or not all(isinstance(n, str) and NETWORK_NAME.fullmatch(n) for n in names)
+    ):
+        raise UserError(
+            f"{where}: {value!r}: give network names (lower case, e.g. left), a list or "
+            f"joined with +: networks: [left, right], or networks=left+right on the command line",
+            2,
+        )
+    return tuple(dict.fromkeys(names))
+
+
+def share_a_network(a: dict, b: dict) -> bool:
+    """Whether two hosts, given by their links in the experiment's words, reach each
+    other directly (a real machine's network is not psbench's to know: yes)."""
+    if is_real(a) or is_real(b):
+        return True
+    return bool(_on(a) & _on(b))
+
+
+def _on(link: dict) -> set[str]:
+    value = (link or {}).get("networks")
+    if value is None:
+        return {DEFAULT_NETWORK}
+    return set(value.split("+") if isinstance(value, str) else value)
 
 
 REAL_KEYS = ("ssh", "address")  # a real machine: how to reach it, and its address

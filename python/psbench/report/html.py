@@ -154,6 +154,11 @@ def _table(t: Table) -> str:
     return f'<h3 id="table-{escape(t.name)}">{escape(t.title)}</h3>\n{body}{notes}'
 
 
+def table_html(t: Table) -> str:
+    """One table as the report page shows it (other pages reuse it)."""
+    return _table(t)
+
+
 def _plots(plots: list, notes: list[str]) -> str:
     parts = [_figure(p) for p in plots] or [_none("No plots in this report.")]
     if notes:

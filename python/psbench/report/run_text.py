@@ -110,6 +110,12 @@ def network_lines(network: dict | None, hosts: dict) -> list[str]:
             f"{pair['received']} of {pair['probes']} probes) for {pair['configured_rtt_us']:,} µs "
             f"configured: the emulation adds {pair['added_us']:,.0f} µs"
         )
+    for host, count in ((network.get("traffic") or {}).get("hosts") or {}).items():
+        lines.append(
+            f"  traffic {host}: sent {count['tx_bytes']:,} B in {count['tx_packets']:,} packets, "
+            f"received {count['rx_bytes']:,} B in {count['rx_packets']:,} (its link, while the "
+            f"nodes ran, headers and all)"
+        )
     return lines
 
 

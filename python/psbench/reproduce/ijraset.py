@@ -25,6 +25,7 @@ or `documented` (the middleware's documentation, with its address).
 
 import numpy as np
 
+from psbench.base import manifests
 from psbench.hosts.links import is_real, parse_shape
 from psbench.report.tables import Column, Table
 from psbench.reproduce.common import (
@@ -52,88 +53,24 @@ ORDER = ("cyclonedds", "fastdds", "zeromq", "iceoryx", "mqtt", "nats", "redis", 
 BASELINES = ("udp", "shm")
 
 # Documented facts for the criteria the drivers cannot tell (architecture, routing,
-# monitoring, licence, interoperability), each with the page it comes from. Kept to what
-# those pages state; psbench checks none of it.
-DOCUMENTED = {
-    "cyclonedds": {
-        "architecture": "non-federated: peer-to-peer DDSI-RTPS, no daemon (shared memory "
-        "through iceoryx's RouDi is optional)",
-        "interoperability": "OMG DDSI-RTPS",
-        "routing": "not in the library; the separate Zenoh bridge (zenoh-plugin-dds) links "
-        "DDS domains across networks",
-        "monitoring": "separate tools: CycloneDDS Insight (GUI: topics, readers and "
-        "writers, QoS mismatches) and the `cyclonedds` command line (ls, "
-        "ps, subscribe) of cyclonedds-python; neither installed here; "
-        "`ddsperf` measures performance only",
-        "licence": "open source: Eclipse Public License 2.0 / Eclipse Distribution License 1.0",
-        "source": "https://github.com/eclipse-cyclonedds/cyclonedds (README, LICENSE); "
-        "https://github.com/eclipse-zenoh/zenoh-plugin-dds; "
-        "https://github.com/eclipse-cyclonedds/cyclonedds-insight",
-    },
-    "fastdds": {
-        "architecture": "non-federated: peer-to-peer RTPS, no daemon (optional discovery server)",
-        "interoperability": "OMG DDSI-RTPS",
-        "routing": "separate eProsima DDS Router (and Integration Service)",
-        "monitoring": "separate eProsima Fast DDS Monitor (the paper's 'No' predates "
-        "it); it needs the library's statistics module, which Debian's "
-        "2.9.1 build has; the Monitor itself is not installed here",
-        "licence": "open source: Apache License 2.0, commercial support by eProsima",
-        "source": "https://github.com/eProsima/Fast-DDS (LICENSE); "
-        "https://github.com/eProsima/DDS-Router; "
-        "https://github.com/eProsima/Fast-DDS-monitor",
-    },
-    "zeromq": {
-        "architecture": "brokerless library, peer-to-peer sockets (a broker is the "
-        "application's choice, e.g. zmq_proxy)",
-        "interoperability": "ZMTP (ZeroMQ's own wire protocol)",
-        "routing": "zmq_proxy / devices in the library, application-built",
-        "monitoring": "zmq_socket_monitor events only, no tool",
-        "licence": "open source: LGPL-3.0+ with a static-linking exception (libzmq "
-        "4.3.4 as installed; MPL-2.0 only from 4.3.5)",
-        "source": "https://zeromq.org; https://github.com/zeromq/libzmq (LICENSE); "
-        "https://github.com/zeromq/libzmq/blob/v4.3.5/NEWS; "
-        "http://api.zeromq.org/master:zmq-proxy",
-    },
-    "iceoryx": {
-        "architecture": "one host only: shared memory with a central daemon (RouDi) per host",
-        "interoperability": "none on the wire (own shared-memory protocol); reaches "
-        "networks through a DDS bridge",
-        "routing": "none across hosts in itself (gateways, e.g. to DDS)",
-        "monitoring": "introspection (iox-introspection-client)",
-        "licence": "open source: Apache License 2.0",
-        "source": "https://github.com/eclipse-iceoryx/iceoryx (README, LICENSE)",
-    },
-    "mqtt": {
-        "architecture": "centralised (broker): every client talks to a broker (Mosquitto)",
-        "interoperability": "OASIS MQTT 3.1.1 / 5.0",
-        "routing": "broker bridges (Mosquitto bridge configuration)",
-        "monitoring": "the broker's $SYS topics",
-        "licence": "open source: Mosquitto under EPL 2.0 / EDL 1.0",
-        "source": "https://mosquitto.org/man/mosquitto-conf-5.html; "
-        "https://github.com/eclipse/mosquitto (LICENSE.txt)",
-    },
-    "nats": {
-        "architecture": "centralised (broker): clients talk to a NATS server (clusters of servers)",
-        "interoperability": "NATS client protocol (NATS's own); an MQTT 3.1.1 listener "
-        "in the server (needs JetStream)",
-        "routing": "server clusters, gateways and leaf nodes",
-        "monitoring": "the server's HTTP monitoring endpoints (/varz, /connz, ...)",
-        "licence": "open source: Apache License 2.0",
-        "source": "https://docs.nats.io/running-a-nats-service/nats_admin/monitoring; "
-        "https://github.com/nats-io/nats-server (LICENSE)",
-    },
-    "redis": {
-        "architecture": "centralised (broker): clients talk to a Redis server",
-        "interoperability": "RESP (Redis's own protocol)",
-        "routing": "cluster propagation of published messages; no routing service",
-        "monitoring": "INFO, PUBSUB and MONITOR commands",
-        "licence": "BSD-3-Clause for the server installed here (Debian 12's "
-        "redis-server 7.0); by version: BSD-3-Clause up to 7.2, RSALv2/SSPLv1 "
-        "from 7.4, AGPLv3 added from 8.0",
-        "source": "https://redis.io/docs/latest/develop/interact/pubsub/; "
-        "https://redis.io/legal/licenses/",
-    },
-}
+# monitoring, licence, interoperability) are each driver's manifest's [claims], each with
+# the page it comes from; psbench checks none of it.
+DOCUMENTED_CRITERIA = ("architecture", "interoperability", "routing", "monitoring", "licence")
+
+
+def documented(driver: str) -> dict[str, str]:
+    """criterion -> the claim's text, and "source": the claims' sources, from the
+    driver's manifest ([claims.<criterion>]); {} for a driver without claims."""
+    if driver not in manifests.driver_names():
+        return {}
+    claims = manifests.load(driver).claims
+    found = {c: claims[c].text for c in DOCUMENTED_CRITERIA if c in claims}
+    sources = dict.fromkeys(claims[c].source for c in DOCUMENTED_CRITERIA if c in claims)
+    if sources:
+        found["source"] = "; ".join(sources)
+    return found
+
+
 PERSISTENCE_DOCUMENTED = {
     "cyclonedds": "TRANSIENT and PERSISTENT durability are not implemented in 0.10 (no "
     "durability service)",
@@ -476,7 +413,7 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
             continue
         info = described.get(driver) or {}
         caps = info.get("capabilities") or {}
-        doc = DOCUMENTED.get(driver, {})
+        doc = documented(driver)
         persistence, p_source = _persistence(driver, caps)
         latency, throughput = _measured(driver, configs)
         transports = ", ".join(caps.get("transports") or []) or "?"

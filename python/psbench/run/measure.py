@@ -508,6 +508,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
             c for d in described.values() if (c := manifests.cleanup_command(d.get("name", "")))
         ]
         datagrams_before = udp_datagrams_sent()
+        links_before = network.traffic() if isinstance(network, EmulatedNetwork) else None
         sampler = _Sampler(used)
         result = runner.launch(
             run_id,
@@ -529,6 +530,8 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
             **_timeouts(spec),
         )
         datagrams_after = udp_datagrams_sent()
+        if links_before is not None:
+            record["network"]["traffic"] = link_traffic(links_before, network.traffic())
         if isinstance(network, SshNetwork):
             record["clock"] = clock_record(spec, clocks_before, *read_after(network))
         stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
@@ -610,6 +613,19 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         network=record["network"],
         graph=record.get("graph"),
     )
+
+
+def link_traffic(before: dict, after: dict) -> dict:
+    """What each emulated host's link carried while the run's processes lived (their
+    discovery, warm-up, measurement and end markers; a broker's traffic too where one
+    serves from a host): bytes and packets each way, headers and all."""
+    return {
+        "counted": "from the nodes' start to their end, on each host's interface",
+        "hosts": {
+            host: {key: after[host][key] - before[host][key] for key in before[host]}
+            for host in before
+        },
+    }
 
 
 def _security_record(spec: MeasureSpec) -> dict | None:

@@ -3,7 +3,7 @@
 and what cannot be run so. docs/network.md."""
 
 from psbench.hosts.emulated import address_of
-from psbench.hosts.links import LinkShape, parse_shape, real_hosts
+from psbench.hosts.links import LinkShape, parse_shape, real_hosts, share_a_network
 
 BROKER = "broker"  # place.broker: the host of the run's broker (when its driver has one)
 # Roles of one kind or another: placing one a run does not have is no mistake in a sweep
@@ -40,7 +40,12 @@ def calibration_pairs(spec, with_broker: bool) -> list[tuple[str, str]]:
     plans = spec.processes()
     used = {host_of(spec, p) for p in plans} | ({broker_host(spec)} if with_broker else set())
     start = first_writer_host(spec)
-    return [(start, host) for host in spec.hosts if host in used and host != start]
+    # Hosts on no common network cannot reach each other directly: nothing to measure.
+    return [
+        (start, host)
+        for host in spec.hosts
+        if host in used and host != start and share_a_network(spec.hosts[start], spec.hosts[host])
+    ]
 
 
 def first_writer_host(spec) -> str | None:

@@ -1,0 +1,148 @@
+"""Monitoring: whether a standard tool observes the middleware's traffic, checked by
+running it beside a short psbench run. The tool, and what its output shows when it sees
+the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s`;
+{broker}, {host} and {port} are the address of the broker psbench started). Yes: its
+output showed `expect` while the run went on; no: it ran and did not. A driver that
+declares no tool, or whose tool is not installed, is not testable here."""
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+from psbench.base import manifests
+from psbench.base.errors import UserError
+from psbench.base.signals import die_with_parent
+from psbench.run import measure
+from psbench.run.criteria.context import Context
+from psbench.run.criteria.verdict import NO, NOT_TESTABLE, YES, Verdict
+from psbench.run.service_definitions import find_executable
+from psbench.run.spec import MeasureSpec
+
+NAME = "monitoring"
+TITLE = "monitoring"
+SETTLE_S = 1.0  # for the tool to connect and subscribe before the run starts
+OUTPUT_LIMIT = 1 << 20  # bytes of its output read
+
+
+def judge(driver: str, tool: str, expect: str, output: str | None, run_status: str,
+          run_message: str | None = None, run_dir: str | None = None,
+          experiment: str | None = None) -> Verdict:  # fmt: skip
+    """output: what the tool printed during the run (None: it could not be started)."""
+
+    def verdict(value: str, evidence: str, figures=None) -> Verdict:
+        return Verdict(NAME, driver, value, evidence, experiment=experiment,
+                       figures=figures or {}, run_dir=run_dir)  # fmt: skip
+
+    if output is None:
+        return verdict(NOT_TESTABLE, f"{tool} could not be started")
+    if run_status != "ok":
+        return verdict(NOT_TESTABLE, f"the run it watched ended {run_status}: {run_message or '-'}")
+    match = re.search(expect, output, re.M)
+    lines = output.count("\n")
+    figures = {"tool": tool, "expect": expect, "output_lines": lines}
+    if match:
+        seen = output[match.start() : match.end()].strip()[:80]
+        return verdict(YES, f"{tool} observed the run: its output ({lines} lines) shows "
+                       f"/{expect}/, e.g. {seen!r}", figures)  # fmt: skip
+    return verdict(NO, f"{tool} ran through the run and its output ({lines} lines) never "
+                   f"showed /{expect}/", figures)  # fmt: skip
+
+
+def _not_testable(driver: str, why: str) -> Verdict:
+    claim = manifests.load(driver).claims.get(NAME)
+    text = f"; documented, not verified: {claim.text}" if claim else ""
+    return Verdict(NAME, driver, NOT_TESTABLE, why + text, source=claim.source if claim else None)
+
+
+def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
+    host, _, port = (address or "").rpartition(":")
+    values = {"{broker}": address or "", "{host}": host, "{port}": port}
+    out = []
+    for arg in template:
+        for key, value in values.items():
+            arg = arg.replace(key, value)
+        out.append(arg)
+    return out
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    """Ends the tool and whatever it started (its own session); safe twice."""
+    if proc.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=5)
+
+
+def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
+    monitor = manifests.load(driver).monitor
+    tool = monitor.argv[0]
+    for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
+        if find_executable(program) is None:
+            packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
+            return _not_testable(
+                driver, f"its monitoring tool {program} is not installed{packages}"
+            )
+    used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
+    address = next((s.address for s in used if s.definition.broker and s.address), None)
+    argv = _argv(monitor.argv, address)
+    argv[0] = find_executable(tool)
+    tool = monitor.name or Path(tool).name  # what the evidence calls it
+    log = folder / f"{driver}-{tool}.log"
+    spec = MeasureSpec(kind="pubsub", driver=driver, driver_path=ctx.libraries[driver], size=64,
+                       count=2000, rate=1000.0, timeout=60.0)  # fmt: skip
+    experiment = f"{' '.join(argv)} during pubsub --count 2000 --rate 1000"
+    with open(log, "wb") as out:
+        try:
+            proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, start_new_session=True,
+                                    preexec_fn=die_with_parent)  # fmt: skip
+        except OSError as exc:
+            return judge(driver, tool, monitor.expect, None, "not run", str(exc),
+                         experiment=experiment)  # fmt: skip
+        # The tool runs timeout_s at most, however long the run takes.
+        deadline = threading.Timer(monitor.timeout_s, _stop, (proc,))
+        deadline.daemon = True
+        deadline.start()
+        started = time.monotonic()
+        try:
+            time.sleep(SETTLE_S)
+            try:
+                outcome = measure.run(spec, folder, ctx.env, ctx.cli_argv, ctx.pool)
+                ctx.stop_if_interrupted(outcome.status)
+                status, message, run_dir = outcome.status, outcome.message, str(outcome.run_dir)
+            except UserError as exc:
+                status, message, run_dir = "refused", str(exc), None
+            # Output still on its way is given a moment, within the tool's timeout.
+            time.sleep(min(1.0, max(0.0, monitor.timeout_s - (time.monotonic() - started))))
+        finally:
+            deadline.cancel()
+            _stop(proc)
+    with open(log, "rb") as done:
+        output = done.read(OUTPUT_LIMIT).decode(errors="replace")
+    verdict = judge(driver, tool, monitor.expect, output, status, message, run_dir, experiment)
+    verdict.figures["log"] = str(log)
+    return verdict
+
+
+def assess(ctx: Context) -> dict[str, Verdict]:
+    found = {}
+    for number, driver in enumerate(ctx.drivers, 1):
+        if manifests.load(driver).monitor is None:
+            found[driver] = _not_testable(driver, "no standard monitoring tool is declared "
+                                          "or installed for it here")  # fmt: skip
+        else:
+            found[driver] = _watch(ctx, driver, ctx.folder(NAME))
+        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
+                f"{found[driver].verdict}")  # fmt: skip
+    return found
