@@ -45,6 +45,13 @@ _PROTECTION = {
     "encrypt-submessage": (True, "ENCRYPT", "NONE"),
 }
 
+
+def checks_permissions(mode: str) -> bool:
+    """Whether the mode's governance checks joining, reading and writing against the
+    permissions (a deny fault can only be refused where it does)."""
+    return _PROTECTION[mode][0]
+
+
 _HEAD = (
     '<?xml version="1.0" encoding="UTF-8"?>\n'
     '<dds xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
