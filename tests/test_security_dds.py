@@ -146,20 +146,27 @@ def test_a_node_without_security_never_talks_to_a_secured_one(
 def test_a_bad_mode_or_a_missing_file_is_refused_naming_it(node, dds_libs, tmp_path, driver):
     folder = _credentials(tmp_path, ["ping"], "encrypt")["ping"]
 
-    def refusal(*options: str, transport: str = "udp") -> str:
+    def refusal_or_none(*options: str, transport: str = "udp") -> str | None:
         argv = [str(node), "--driver", str(dds_libs[driver]), "--role", "ping"]
         argv += ["--out", str(tmp_path / "out"), "--check", "--transport", transport]
         for option in options:
             argv += ["--option", option]
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
-        assert proc.returncode == 2, (options, proc.stdout, proc.stderr)
-        return proc.stdout + proc.stderr
+        assert proc.returncode in (0, 2), (options, proc.stdout, proc.stderr)
+        return proc.stdout + proc.stderr if proc.returncode == 2 else None
+
+    def refusal(*options: str, transport: str = "udp") -> str:
+        found = refusal_or_none(*options, transport=transport)
+        assert found is not None, options
+        return found
 
     assert f"{driver}: security=sign-only: not a DDS Security mode" in refusal(
         "security=sign-only", f"security_dir={folder}"
     )
     assert "security_dir='(missing)'" in refusal("security=encrypt")
-    assert "is not a folder" in refusal("security=access", f"security_dir={tmp_path}/nowhere")
+    assert "is not an absolute path" in refusal("security=access", "security_dir=relative/dir")
+    # check() opens no file (an experiment's check passes a folder made only for the run).
+    assert refusal_or_none("security=access", f"security_dir={tmp_path}/nowhere") is None
     if driver == "cyclonedds":  # its shared memory is outside DDS Security (README)
         assert "security=encrypt: transport shm hands samples over iceoryx" in refusal(
             "security=encrypt", f"security_dir={folder}", transport="shm"
@@ -168,10 +175,14 @@ def test_a_bad_mode_or_a_missing_file_is_refused_naming_it(node, dds_libs, tmp_p
         assert "domain_id=231 is outside the domains" in refusal(
             "security=encrypt", f"security_dir={folder}", "domain_id=231"
         )
+    # A file missing when the participant is created: an error naming it.
     (folder / "permissions.p7s").unlink()
-    assert f"{folder}/permissions.p7s is missing" in refusal(
-        "security=auth", f"security_dir={folder}"
-    )
+    argv = [str(node), "--driver", str(dds_libs[driver]), "--role", "ping", "--out",
+            str(tmp_path / "run"), "--transport", "udp", "--match-timeout", "2", "--option",
+            "security=auth", "--option", f"security_dir={folder}"]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=NODE_TIMEOUT_S)
+    assert proc.returncode != 0
+    assert f"{folder}/permissions.p7s is missing or unreadable" in proc.stdout + proc.stderr
 
 
 def test_a_mode_the_manifest_does_not_list_is_refused_before_anything_starts(dds_libs, results):

@@ -8,7 +8,6 @@
 
 #include <dds/dds.h>
 #include <dlfcn.h>
-#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -77,25 +76,23 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
       refuse.add("option:security_dir", "security=none: option security_dir does not apply");
     return sec;
   }
-  char real[PATH_MAX];
-  if (dir == nullptr || *dir == '\0' || realpath(dir, real) == nullptr) {
+  // The folder is judged here, its files when the participant is created (missing_file):
+  // an experiment's check passes a folder psbench makes only for the run.
+  if (dir == nullptr || *dir != '/') {
     refuse.add("option:security_dir",
-               "security=%s: security_dir='%s' is not a folder; give the folder holding "
-               "ca.pem, cert.pem, key.pem, governance.p7s and permissions.p7s",
+               "security=%s: security_dir='%s' is not an absolute path; give the folder "
+               "holding ca.pem, cert.pem, key.pem, governance.p7s and permissions.p7s",
                mode, dir ? dir : "(missing)");
     return sec;
   }
-  sec.dir = real;
+  sec.dir = dir;
+  while (sec.dir.size() > 1 && sec.dir.back() == '/') sec.dir.pop_back();
   // The folder goes into XML attributes and a comma-separated configuration list.
   if (sec.dir.find_first_of("<>&\"',") != std::string::npos)
     refuse.add("option:security_dir",
                "security=%s: security_dir='%s' holds one of < > & \" ' , which Cyclone's "
                "configuration cannot carry; use another folder",
                mode, sec.dir.c_str());
-  for (const char *const *f = kSecurityFiles; *f != nullptr; ++f)
-    if (access((sec.dir + "/" + *f).c_str(), R_OK) != 0)
-      refuse.add("option:security_dir", "security=%s: %s/%s is missing or unreadable", mode,
-                 sec.dir.c_str(), *f);
   if (detail::security_plugin_folder().empty())
     refuse.add("option:security",
                "security=%s: Cyclone's builtin security plugins (libdds_security_auth.so, "
@@ -110,10 +107,21 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
   return sec;
 }
 
+// The first of sec's files that cannot be read, as an error message; empty when all can
+// (read when the participant is created, never by check()).
+inline std::string missing_file(const SecuritySettings &sec) {
+  for (const char *const *f = kSecurityFiles; *f != nullptr; ++f)
+    if (access((sec.dir + "/" + *f).c_str(), R_OK) != 0)
+      return "security=" + sec.mode + ": " + sec.dir + "/" + *f + " is missing or unreadable";
+  return {};
+}
+
 // The configuration fragment that turns on DDS Security with sec's files (Cyclone merges
 // it into the domain's configuration, a comma-separated list); empty with mode none.
 inline std::string security_config(const SecuritySettings &sec) {
   if (!sec.on()) return {};
+  if (const std::string missing = missing_file(sec); !missing.empty())
+    throw psb::sdk::Error(missing);
   const std::string lib = detail::security_plugin_folder() + "/lib";
   const std::string file = "file:" + sec.dir + "/";
   auto library = [&](const char *name, const char *init, const char *fini) {

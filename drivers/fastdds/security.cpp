@@ -1,8 +1,6 @@
 // DDS Security options onto Fast DDS's builtin plugins (dds.sec.* participant properties).
 #include "security.h"
 
-#include <limits.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 namespace psbfastdds {
@@ -34,25 +32,27 @@ SecuritySettings parse_security(const psb::sdk::Options &options, psb::sdk::Refu
       refuse.add("option:security_dir", "security=none: option security_dir does not apply");
     return sec;
   }
-  char real[PATH_MAX];
-  if (dir == nullptr || *dir == '\0' || realpath(dir, real) == nullptr) {
+  // The folder is judged here, its files when the participant is created
+  // (apply_security): an experiment's check passes a folder psbench makes only for the run.
+  if (dir == nullptr || *dir != '/') {
     refuse.add("option:security_dir",
-               "security=%s: security_dir='%s' is not a folder; give the folder holding "
-               "ca.pem, cert.pem, key.pem, governance.p7s and permissions.p7s",
+               "security=%s: security_dir='%s' is not an absolute path; give the folder "
+               "holding ca.pem, cert.pem, key.pem, governance.p7s and permissions.p7s",
                mode, dir ? dir : "(missing)");
     return sec;
   }
-  sec.dir = real;
-  for (const char *const *f = kFiles; *f != nullptr; ++f)
-    if (access((sec.dir + "/" + *f).c_str(), R_OK) != 0)
-      refuse.add("option:security_dir", "security=%s: %s/%s is missing or unreadable", mode,
-                 sec.dir.c_str(), *f);
+  sec.dir = dir;
+  while (sec.dir.size() > 1 && sec.dir.back() == '/') sec.dir.pop_back();
   return sec;
 }
 
 void apply_security(const SecuritySettings &sec,
                     eprosima::fastdds::dds::DomainParticipantQos &qos) {
   if (!sec.on()) return;
+  for (const char *const *f = kFiles; *f != nullptr; ++f)
+    if (access((sec.dir + "/" + *f).c_str(), R_OK) != 0)
+      throw psb::sdk::Error("security=" + sec.mode + ": " + sec.dir + "/" + *f +
+                            " is missing or unreadable");
   const std::string file = "file://" + sec.dir + "/";  // file:///abs/path
   auto &p = qos.properties().properties();
   const std::string auth = "dds.sec.auth.builtin.PKI-DH.";
