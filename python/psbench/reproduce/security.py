@@ -81,7 +81,7 @@ def _interval(a: Config, b: Config, statistic: str) -> tuple | None:
     if statistic == "p99" and min(a.pooled_ns.size, b.pooled_ns.size) < P99_MIN_SAMPLES:
         return None
     ci = significance.ratio_ci(a.rep_samples, b.rep_samples, statistic)
-    return ci.value, ci.low, ci.high
+    return ci.ratio, ci.low, ci.high
 
 
 def _latency_rows(found: list[tuple[Config, Config]]) -> list[list]:
