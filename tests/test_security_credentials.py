@@ -92,6 +92,10 @@ def test_secured_runs_are_refused_before_anything_starts():
     refused = problem(_pubsub(security="tls"), ["udp"])
     assert refused == ("security", "udp takes no security mode (its manifest declares none)")
     assert problem(_pubsub(security="tls"), ["not-a-driver"])[0] == "security"
+    # Permissions that deny are checked only under access control.
+    refused = problem(_pubsub(security="auth", security_fault="deny"), ["cyclonedds"])
+    assert refused[0] == "security_fault" and "deny needs a mode with access control" in refused[1]
+    assert problem(_pubsub(security="access", security_fault="deny"), ["cyclonedds"]) is None
     by_hand = _pubsub(options=["security_dir=/tmp/mine"])
     assert problem(by_hand, ["udp"])[0] == "options"
 

@@ -264,3 +264,25 @@ def test_the_keeper_removes_a_service_folders_leftover_directory(tmp_path):
     finally:
         service.kill()
         service.wait()
+
+
+def test_a_tls_run_renders_the_tls_configuration_and_command_line(tmp_path):
+    from psbench.base.manifests import ServiceSpec
+    from psbench.run.service_definitions import ServiceDefinition
+
+    spec = ServiceSpec(
+        name="b", folder=tmp_path, broker=True, config_file="b.conf",
+        config="listen {address}:{port}\n", argv=("{executable}", "-c", "{config_file}"),
+        tls_config="tls-listen {address}:{port} cert {tls_cert}\n",
+        tls_argv=("{executable}", "--ca", "{tls_ca}", "-c", "{config_file}"),
+    )  # fmt: skip
+    files = {"tls_ca": "/c/ca.pem", "tls_cert": "/c/cert.pem", "tls_key": "/c/key.pem",
+             "tls_bundle": "/c/bundle.pem"}  # fmt: skip
+    definition = ServiceDefinition(spec)
+    plain = definition.render(tmp_path, 64, 7, "127.0.0.1", "b")
+    assert plain == ("listen 127.0.0.1:7\n", ["b", "-c", f"{tmp_path}/b.conf"])
+    secured = definition.render(tmp_path, 64, 7, "127.0.0.1", "b", tls=files)
+    assert secured == (
+        "tls-listen 127.0.0.1:7 cert /c/cert.pem\n",
+        ["b", "--ca", "/c/ca.pem", "-c", f"{tmp_path}/b.conf"],
+    )

@@ -53,7 +53,8 @@ inline std::string across_hosts(std::string xml, const Settings &s) {
 // would hold) for a context's domain. write_batch appends a fragment: Cyclone merges
 // the fragments of a comma-separated configuration list. Across hosts, psbench's own
 // transports move to the interface of local_address; a vendor configuration (transport
-// config) is used as given, interfaces included.
+// config) is used as given, interfaces included. DDS Security (security.h) is one more
+// fragment, after the vendor configuration too.
 inline std::string domain_config(const Settings &s) {
   const char *const ours[] = {kUdpXml, kMulticastXml, kShmXml};  // in the order of Transport
   std::string config = s.transport == Transport::config ? s.vendor_config : ours[int(s.transport)];
@@ -63,6 +64,7 @@ inline std::string domain_config(const Settings &s) {
     config +=
         ",<CycloneDDS><Domain id=\"any\"><Internal><WriteBatch>true</WriteBatch></Internal>"
         "</Domain></CycloneDDS>";
+  if (s.security.on()) config += "," + security_config(s.security);
   return config;
 }
 
@@ -136,7 +138,10 @@ class Context {
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
         domain(join_domain(settings.domain_id, domain_config(settings))),
         participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
-                            "cannot create a participant")),
+                            settings.security.on()
+                                ? "cannot create a participant with DDS Security (Cyclone printed "
+                                  "the cause on stderr: certificate, governance or permissions)"
+                                : "cannot create a participant")),
         qos(endpoint_qos(settings), &dds_delete_qos),
         descriptor(settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc) {}
 

@@ -21,7 +21,8 @@ struct Cyclone {
            psb::sdk::library_file(reinterpret_cast<const void *>(&dds_write), "libddsc") + ")";
   }
   static constexpr const char *option_keys[] = {"type",           "elements",    "domain_id",
-                                                "cyclonedds_uri", "write_batch", nullptr};
+                                                "cyclonedds_uri", "write_batch", "security",
+                                                "security_dir",   nullptr};
   static constexpr psb_capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,

@@ -15,6 +15,7 @@ extern "C" {
 }
 
 #include "psbench/sdk.hpp"
+#include "security.h"
 
 namespace psbcyc {
 
@@ -48,6 +49,7 @@ struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   uint32_t domain_id = 0;
   std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
   bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
+  SecuritySettings security;  // options security and security_dir (security.h)
 };
 
 // The largest serialized sample (CDR, 4-byte encapsulation header included) that fits
@@ -93,6 +95,7 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
         "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
   s.domain_id = uint32_t(
       options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
+  s.security = parse_security(options, refuse, s.transport == Transport::shm);
 }
 
 // Cyclone 0.10.2 puts an endpoint on iceoryx only under conditions it does not report

@@ -54,7 +54,8 @@ struct FastDds {
 psb_capabilities FastDds::capabilities() {
   static const char *const transports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
   static const char *const option_keys[] = {
-      "type", "elements", "domain_id", "profiles_file", "participant_profile", nullptr};
+      "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
+      "security", "security_dir", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,

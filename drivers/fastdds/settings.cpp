@@ -15,6 +15,9 @@ namespace psbfastdds {
 namespace {
 
 constexpr uint32_t kMaxElements = 32768;  // ~3.9 MB serialized, within kMaxPayload
+// The governance and permissions psbench writes cover domains 0..230 (the most every
+// DDS vendor's access control parser reads; python/psbench/run/security/dds_documents.py).
+constexpr uint32_t kMaxSecureDomainId = 230;
 
 bool parse_uint(const char *text, uint64_t max, uint64_t *out) {
   if (*text < '0' || *text > '9') return false;
@@ -44,9 +47,11 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
   static const char *const known[] = {
-      "type", "elements", "domain_id", "profiles_file", "participant_profile", nullptr};
+      "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
+      "security", "security_dir", nullptr};
   const psb::sdk::Options options(cfg, refuse);
   options.refuse_unknown(known);
+  s.security = parse_security(options, refuse);
   uint64_t n = 0;
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
@@ -152,6 +157,11 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");
   parse_options(cfg, refuse, s);
+  if (s.security.on() && s.domain_id > kMaxSecureDomainId)
+    refuse.add("option:domain_id",
+               "security=%s: domain_id=%u is outside the domains psbench's DDS Security "
+               "documents cover (0 to %u); use domain_id=N with N <= %u",
+               s.security.mode.c_str(), s.domain_id, kMaxSecureDomainId, kMaxSecureDomainId);
   check_transport(s, refuse);
   check_qos(s, refuse);
   if (psb::sdk::payload_in_range(cfg, refuse, kHeaderSize, kMaxPayload) &&

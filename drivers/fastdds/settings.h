@@ -7,6 +7,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
+#include "security.h"
 
 namespace psbfastdds {
 
@@ -26,6 +27,7 @@ struct Settings : psb::sdk::RunSettings {
   uint32_t domain_id = 0;
   std::string profiles_file;        // vendor XML, transport config only
   std::string participant_profile;  // a profile in profiles_file, or empty
+  SecuritySettings security;        // options security and security_dir (security.h)
 };
 
 // Validates cfg, recording every refusal (check() and open(), which throws them). The

@@ -174,7 +174,18 @@ DomainParticipant *create_participant(const Settings &s) {
   auto *factory = DomainParticipantFactory::get_instance();
   DomainParticipant *p = nullptr;
   check_transport_setup(s);
-  if (s.transport == Transport::config) {
+  if (s.transport == Transport::config && s.security.on()) {
+    // The XML's participant QoS, then the security properties added to it.
+    DomainParticipantQos qos;
+    if (!s.participant_profile.empty()) {
+      factory->get_participant_qos_from_profile(s.participant_profile, qos);
+    } else {
+      factory->set_default_participant_qos(PARTICIPANT_QOS_DEFAULT);
+      factory->get_default_participant_qos(qos);
+    }
+    apply_security(s.security, qos);
+    p = factory->create_participant(s.domain_id, qos);
+  } else if (s.transport == Transport::config) {
     if (!s.participant_profile.empty()) {
       p = factory->create_participant_with_profile(s.domain_id, s.participant_profile);
     } else {
@@ -185,13 +196,16 @@ DomainParticipant *create_participant(const Settings &s) {
       p = factory->create_participant(s.domain_id, PARTICIPANT_QOS_DEFAULT);
     }
   } else {
-    p = factory->create_participant(s.domain_id, psbench_participant_qos(s));
+    DomainParticipantQos qos = psbench_participant_qos(s);
+    apply_security(s.security, qos);
+    p = factory->create_participant(s.domain_id, qos);
   }
   if (p == nullptr)
     fail(
-        "cannot create a DomainParticipant on domain %u with transport %s "
+        "cannot create a DomainParticipant on domain %u with transport %s%s%s "
         "(Fast DDS's message is above; domain_id=N picks another domain)",
-        s.domain_id, transport_name(s.transport));
+        s.domain_id, transport_name(s.transport), s.security.on() ? " and security=" : "",
+        s.security.on() ? s.security.mode.c_str() : "");
   return p;
 }
 

@@ -38,7 +38,7 @@ void set(rd_kafka_conf_t *conf, const char *key, const std::string &value) {
 Client::Client(rd_kafka_type_t type, const Settings &s,
                const std::vector<std::pair<const char *, std::string>> &properties,
                void (*dr_msg_cb)(rd_kafka_t *, const rd_kafka_message_t *, void *), void *opaque)
-    : broker_(s.broker), user_opaque_(opaque) {
+    : broker_(s.broker), tls_(s.tls.on), user_opaque_(opaque) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", s.broker);
   set(conf, "client.id", "psbench-" + s.run_id);
@@ -48,6 +48,18 @@ Client::Client(rd_kafka_type_t type, const Settings &s,
   set(conf, "reconnect.backoff.ms", "10");
   set(conf, "reconnect.backoff.max.ms", "1000");
   set(conf, "log_level", "3");  // errors only: librdkafka's log goes to stderr
+  if (s.tls.on) {
+    // Mutual TLS: the broker's certificate must chain to ca.pem and name the address
+    // connected to (endpoint identification https: an IP address SAN here); ours is
+    // cert.pem + key.pem.
+    require_files(s.tls);
+    set(conf, "security.protocol", "ssl");
+    set(conf, "ssl.ca.location", s.tls.ca);
+    set(conf, "ssl.certificate.location", s.tls.cert);
+    set(conf, "ssl.key.location", s.tls.key);
+    set(conf, "ssl.endpoint.identification.algorithm", "https");
+    set(conf, "enable.ssl.certificate.verification", "true");
+  }
   for (const auto &[key, value] : properties) set(conf, key, value);
   rd_kafka_conf_set_error_cb(conf, on_error);
   if (dr_msg_cb) rd_kafka_conf_set_dr_msg_cb(conf, dr_msg_cb);
@@ -66,10 +78,18 @@ Client::~Client() {
 }
 
 void Client::on_error(rd_kafka_t *, int err, const char *reason, void *opaque) {
+  auto *self = static_cast<Client *>(opaque);
+  if (self->tls_ && (err == RD_KAFKA_RESP_ERR__SSL || err == RD_KAFKA_RESP_ERR__TRANSPORT) &&
+      !self->health_.tls_failed.load()) {
+    // The first one (fail_lost says it when the broker was never reached: then a TLS
+    // failure is why "all brokers down" came).
+    std::snprintf(self->health_.tls_reason, sizeof self->health_.tls_reason, "%s: %s",
+                  rd_kafka_err2name(rd_kafka_resp_err_t(err)), reason ? reason : "");
+    self->health_.tls_failed.store(true);
+  }
   // Every broker down (with one broker: it went away) or a fatal error (the idempotent
   // producer's): the run cannot go on. Other errors are librdkafka's to retry.
   if (err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__FATAL) return;
-  auto *self = static_cast<Client *>(opaque);
   if (self->health_.lost.load()) return;
   std::snprintf(self->health_.reason, sizeof self->health_.reason, "%s: %s",
                 rd_kafka_err2name(rd_kafka_resp_err_t(err)), reason ? reason : "");
@@ -77,6 +97,9 @@ void Client::on_error(rd_kafka_t *, int err, const char *reason, void *opaque) {
 }
 
 void Client::fail_lost() const {
+  if (!reached_ && tls_ && health_.tls_failed.load())
+    fail("cannot reach the broker at %s with TLS (librdkafka: %s; then %s)", broker_.c_str(),
+         health_.tls_reason, health_.reason);
   if (!reached_)
     fail(
         "cannot reach the broker at %s (librdkafka: %s); is it running there? psbench "

@@ -20,6 +20,10 @@ namespace psbkafka {
 struct Health {
   std::atomic<bool> lost{false};
   char reason[400] = {};
+  // security=tls: librdkafka's first TLS error (its handshake's, or the connection the
+  // broker closed after it): the cause that "all brokers down" follows from.
+  std::atomic<bool> tls_failed{false};
+  char tls_reason[400] = {};
 };
 
 // One librdkafka client (producer or consumer), destroyed with its owner.
@@ -52,6 +56,7 @@ class Client {
 
   rd_kafka_t *rk_ = nullptr;
   std::string broker_;
+  bool tls_ = false;  // option security=tls
   Health health_;
   bool reached_ = false;  // the topic was made ready there: a broker lost from now on
   void *user_opaque_ = nullptr;

@@ -52,7 +52,8 @@ struct Kafka {
 
 psb_capabilities Kafka::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "profile", nullptr};
+  static const char *const option_keys[] = {"broker", "profile", "security", "security_dir",
+                                            nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // acks=0, acks=all
           .durability = PSB_VOLATILE,                     // check() says why
           .history = 0,                                   // no depth to set (check())

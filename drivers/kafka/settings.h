@@ -7,6 +7,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
+#include "security.h"
 
 namespace psbkafka {
 
@@ -24,6 +25,7 @@ struct Settings : psb::sdk::RunSettings {
   Profile profile = Profile::latency;
   bool acks_all = false;     // reliable: acks=all with the idempotent producer
   uint64_t max_message = 0;  // the topics' max.message.bytes and the clients' limits
+  Tls tls;                   // options security, security_dir
 };
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);

@@ -71,18 +71,25 @@ void Connection::connect() {
   mosquitto_unsubscribe_callback_set(mosq_, on_unsubscribe);
   mosquitto_publish_callback_set(mosq_, on_publish);
   mosquitto_message_callback_set(mosq_, on_message);
+  mosquitto_log_callback_set(mosq_, on_log);
+  if (s_.tls.on) set_up_tls();
 
   errno = 0;
   int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
     char buf[128];
+    std::lock_guard<std::mutex> lock(log_mu_);
+    if (!connect_error_.empty())  // the TLS handshake failed: OpenSSL's reason
+      psb::sdk::fail("cannot connect to the broker at %s with TLS: %s (%s)", s_.broker.c_str(),
+                     describe(rc, errno, buf, sizeof buf), connect_error_.c_str());
     psb::sdk::fail(
-        "cannot connect to the broker at %s: %s (is a broker listening there? "
+        "cannot connect to the broker at %s%s: %s (is a broker listening there? "
         "psbench starts mosquitto itself and sets option broker)",
-        s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
+        s_.broker.c_str(), s_.tls.on ? " with TLS" : "", describe(rc, errno, buf, sizeof buf));
   }
   wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
            "CONNACK");
+  mosquitto_log_callback_set(mosq_, nullptr);
   if (connack_rc_.load() != 0)
     psb::sdk::fail("the broker at %s refused the connection: %s", s_.broker.c_str(),
                    mosquitto_connack_string(connack_rc_.load()));
@@ -92,6 +99,31 @@ void Connection::connect() {
       psb::sdk::fail("cannot start libmosquitto's network thread: %s", mosquitto_strerror(rc));
     threaded_ = loop_started_ = true;
   }
+}
+
+// Mutual TLS: the broker's certificate must chain to ca.pem and name the address
+// connected to (libmosquitto checks the host against its SAN, IP addresses included,
+// unless told it is insecure, which it never is here); ours is cert.pem + key.pem.
+void Connection::set_up_tls() {
+  require_files(s_.tls);
+  int rc = mosquitto_tls_set(mosq_, s_.tls.ca.c_str(), nullptr, s_.tls.cert.c_str(),
+                             s_.tls.key.c_str(), nullptr);
+  if (rc == MOSQ_ERR_SUCCESS)
+    rc = mosquitto_tls_opts_set(mosq_, 1 /* SSL_VERIFY_PEER */, nullptr, nullptr);
+  if (rc == MOSQ_ERR_SUCCESS) rc = mosquitto_tls_insecure_set(mosq_, false);
+  if (rc != MOSQ_ERR_SUCCESS) {
+    std::lock_guard<std::mutex> lock(log_mu_);
+    psb::sdk::fail("security=tls: cannot load the certificates of %s/ into libmosquitto: %s%s%s",
+                   s_.tls.ca.substr(0, s_.tls.ca.rfind('/')).c_str(), mosquitto_strerror(rc),
+                   connect_error_.empty() ? "" : ": ", connect_error_.c_str());
+  }
+}
+
+void Connection::on_log(struct mosquitto *, void *self, int level, const char *text) {
+  if (level != MOSQ_LOG_ERR || text == nullptr) return;
+  auto *c = static_cast<Connection *>(self);
+  std::lock_guard<std::mutex> lock(c->log_mu_);
+  if (c->connect_error_.empty()) c->connect_error_ = text;
 }
 
 Connection::~Connection() { tear_down(); }
@@ -167,8 +199,14 @@ void Connection::mark_lost(int rc, int errno_value) {
 void Connection::throw_lost() const {
   char buf[128];
   const int rc = lost_rc_.load(std::memory_order_relaxed);
-  psb::sdk::fail("lost the connection to the broker at %s (%s)", s_.broker.c_str(),
-                 describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf));
+  std::string detail = describe(rc, lost_errno_.load(std::memory_order_relaxed), buf, sizeof buf);
+  {
+    // A failed TLS handshake shows here: OpenSSL's reason, as libmosquitto logged it.
+    std::lock_guard<std::mutex> lock(log_mu_);
+    if (!connect_error_.empty()) detail += "; " + connect_error_;
+  }
+  psb::sdk::fail("lost the connection to the broker at %s%s (%s)", s_.broker.c_str(),
+                 s_.tls.on && !connack_.load() ? " (TLS) before its CONNACK" : "", detail.c_str());
 }
 
 void Connection::fail(const char *what, int rc, int errno_value) const {

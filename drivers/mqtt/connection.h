@@ -92,6 +92,7 @@ class Connection {
 
  private:
   void connect();
+  void set_up_tls();
   void tear_down();
   void dispatch(const struct mosquitto_message *m);
 
@@ -101,6 +102,9 @@ class Connection {
   static void on_unsubscribe(struct mosquitto *, void *self, int mid);
   static void on_publish(struct mosquitto *, void *self, int mid);
   static void on_message(struct mosquitto *, void *self, const struct mosquitto_message *m);
+  // Set while connecting only (libmosquitto formats a debug line per packet when a log
+  // callback is set): keeps the first error line, OpenSSL's reason of a failed handshake.
+  static void on_log(struct mosquitto *, void *self, int level, const char *text);
 
   const Settings s_;
   std::string client_id_;
@@ -111,6 +115,8 @@ class Connection {
   std::atomic<int> connack_rc_{0};
   std::atomic<bool> lost_{false};
   std::atomic<int> lost_rc_{0}, lost_errno_{0};
+  mutable std::mutex log_mu_;
+  std::string connect_error_;  // on_log's first error while connecting
 
   // SUBACK of the subscription create_reader waits for.
   std::atomic<int> suback_mid_{-1}, suback_granted_{-1};

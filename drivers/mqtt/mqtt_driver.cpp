@@ -47,8 +47,8 @@ struct Mqtt {
 
 psb_capabilities Mqtt::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "keepalive", "tcp_nodelay", "max_inflight",
-                                            nullptr};
+  static const char *const option_keys[] = {
+      "broker", "keepalive", "tcp_nodelay", "max_inflight", "security", "security_dir", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,     // QoS 0, QoS 1
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,  // retained = keep_last 1
           .history = 0,  // no reader history to set (check() says why)

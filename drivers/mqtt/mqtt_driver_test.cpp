@@ -188,7 +188,8 @@ TEST(MqttDriver, DeclaresWhatMqttOffers) {
   EXPECT_EQ(d.caps.transports[1], nullptr);
   std::vector<std::string> keys;
   for (auto k = d.caps.option_keys; *k; ++k) keys.emplace_back(*k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"broker", "keepalive", "tcp_nodelay", "max_inflight"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{"broker", "keepalive", "tcp_nodelay", "max_inflight",
+                                            "security", "security_dir"}));
   EXPECT_EQ(d.caps.max_payload, 4194304u);
   EXPECT_EQ(d.loan, nullptr);
   EXPECT_EQ(d.write_loan, nullptr);

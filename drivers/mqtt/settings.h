@@ -7,6 +7,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
+#include "security.h"
 
 namespace psbmqtt {
 
@@ -25,6 +26,7 @@ struct Settings {
   bool retain = false;      // transient_local -> every message published retained
   uint32_t notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;  // the run's largest message
+  Tls tls;                   // options security, security_dir
 };
 
 // Records every refusal: anything it cannot honour, an option missing or malformed

@@ -153,6 +153,41 @@ void on_message(natsConnection *, natsSubscription *, natsMsg *msg, void *closur
   natsMsg_Destroy(msg);
 }
 
+// Mutual TLS (option security=tls): the server's certificate must chain to ca.pem and
+// carry the broker's host (an IP address SAN here) as cnats's expected hostname; ours is
+// cert.pem + key.pem. tls:// makes cnats refuse a server that does not offer TLS.
+natsStatus set_up_tls(natsOptions *opts, const Settings &settings) {
+  require_files(settings.tls);
+  natsStatus s = natsOptions_SetSecure(opts, true);
+  if (s == NATS_OK) s = natsOptions_LoadCATrustedCertificates(opts, settings.tls.ca.c_str());
+  if (s == NATS_OK)
+    s = natsOptions_LoadCertificatesChain(opts, settings.tls.cert.c_str(),
+                                          settings.tls.key.c_str());
+  if (s == NATS_OK) s = natsOptions_SetExpectedHostname(opts, settings.host.c_str());
+  return s;
+}
+
+// A failed connect. Under TLS 1.3 the server checks the client's certificate after the
+// client's handshake is done: a refusal (expired, unknown CA) then reaches cnats as the
+// connection closing before the server's PONG, without the TLS alert's reason.
+[[noreturn, gnu::cold]] void fail_connect(const Settings &settings, natsStatus s) {
+  const char *address = settings.address.c_str();
+  if (settings.tls.on && s == NATS_SSL_ERROR)
+    fail("cannot connect to nats-server at %s with TLS: %s (%s)", address, natsStatus_GetText(s),
+         last_error_text());
+  if (settings.tls.on && (s == NATS_PROTOCOL_ERROR || s == NATS_CONNECTION_CLOSED))
+    fail(
+        "cannot connect to nats-server at %s with TLS: %s (%s): the server ended the "
+        "connection right after the TLS handshake, which is how it refuses a client "
+        "certificate it does not accept (expired, or from another CA; its log says which: "
+        "cnats does not pass on the TLS alert)",
+        address, natsStatus_GetText(s), last_error_text());
+  fail(
+      "cannot connect to nats-server at %s%s: %s (%s); is it running there? psbench "
+      "starts one itself unless you give option broker",
+      address, settings.tls.on ? " with TLS" : "", natsStatus_GetText(s), last_error_text());
+}
+
 void on_subscription_complete(void *closure) { static_cast<Delivery *>(closure)->done.set(); }
 
 // ---- the driver ------------------------------------------------------------------------
@@ -176,7 +211,8 @@ struct Nats {
 
 psb_capabilities Nats::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "send_asap", nullptr};
+  static const char *const option_keys[] = {"broker", "send_asap", "security", "security_dir",
+                                            nullptr};
   return {.reliability = PSB_BEST_EFFORT,  // reliable would need JetStream
           .durability = PSB_VOLATILE,      // so would transient_local
           .history = 0,                    // no history to ask for (see README)
@@ -216,15 +252,13 @@ class Nats::Context {
     // thread writes, after waiting up to 1 ms for more messages to batch.
     if (s == NATS_OK) s = natsOptions_SetSendAsap(opts, settings.send_asap);
     if (s == NATS_OK) s = natsOptions_SetClosedCB(opts, on_connection_closed, link_.get());
+    if (s == NATS_OK && settings.tls.on) s = set_up_tls(opts, settings);
     if (s != NATS_OK)
       fail("cannot set connection options: %s (%s)", natsStatus_GetText(s), last_error_text());
     s = natsConnection_Connect(&nc, opts);
     if (s != NATS_OK) {
       nc = nullptr;
-      fail(
-          "cannot connect to nats-server at %s: %s (%s); is it running there? psbench "
-          "starts one itself unless you give option broker",
-          settings.address.c_str(), natsStatus_GetText(s), last_error_text());
+      fail_connect(settings, s);
     }
     server_max_payload = natsConnection_GetMaxPayload(nc);
   }

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
+#include "security.h"
 
 namespace psbnats {
 
@@ -14,6 +15,7 @@ struct Settings {
   std::string address;    // HOST:PORT as given, for messages
   std::string url;        // nats://HOST:PORT
   bool send_asap = true;  // option send_asap (default true)
+  Tls tls;                // options security, security_dir
 };
 
 // Records every refusal: what core NATS cannot honour, an option missing or malformed

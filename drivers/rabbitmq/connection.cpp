@@ -7,6 +7,7 @@
 #include <string>
 
 #include "psbench/sdk.hpp"
+#include "tls_socket.h"
 
 namespace psbrabbitmq {
 namespace {
@@ -39,7 +40,13 @@ std::string reply_text(const amqp_method_t &method) {
 Connection::Connection(const Settings &settings, const char *role) : settings_(settings) {
   conn_ = amqp_new_connection();
   if (conn_ == nullptr) psb::sdk::fail("out of memory for a connection");
-  amqp_socket_t *socket = amqp_tcp_socket_new(conn_);  // owned by the connection
+  amqp_socket_t *socket = nullptr;  // owned by the connection
+  try {
+    socket = settings.tls.on ? tls_socket(conn_, settings) : amqp_tcp_socket_new(conn_);
+  } catch (...) {
+    amqp_destroy_connection(conn_);
+    throw;
+  }
   if (socket == nullptr) {
     amqp_destroy_connection(conn_);
     psb::sdk::fail("out of memory for a socket");
@@ -51,11 +58,15 @@ Connection::Connection(const Settings &settings, const char *role) : settings_(s
   const int s =
       amqp_socket_open_noblock(socket, settings.host.c_str(), settings.port, &connect_timeout);
   if (s != AMQP_STATUS_OK) {
+    const std::string why = settings.tls.on ? tls_failure(s) : amqp_error_string2(s);
     amqp_destroy_connection(conn_);
+    if (tls_status(s))
+      psb::sdk::fail("cannot connect the %s to the broker at %s with TLS: %s", role,
+                     settings.address.c_str(), why.c_str());
     psb::sdk::fail(
-        "cannot connect the %s to the broker at %s: %s; is it running there? psbench starts "
+        "cannot connect the %s to the broker at %s%s: %s; is it running there? psbench starts "
         "one itself unless you give option broker",
-        role, settings.address.c_str(), amqp_error_string2(s));
+        role, settings.address.c_str(), settings.tls.on ? " with TLS" : "", why.c_str());
   }
   // One body frame holds the run's largest message when the broker allows it (psbench's
   // brokers do: broker_launch.py); otherwise the broker's frame_max is used.
@@ -68,9 +79,17 @@ Connection::Connection(const Settings &settings, const char *role) : settings_(s
     lost_ = true;
     try {
       check_rpc("log in");
-    } catch (...) {
+    } catch (const psb::sdk::Error &e) {
       amqp_destroy_connection(conn_);
-      throw;
+      if (!settings.tls.on) throw;
+      // TLS 1.3: the broker checks the client's certificate after the client's side of
+      // the handshake is done, and refuses it by closing the connection; rabbitmq-c then
+      // sees the login go unanswered, without the TLS alert's reason.
+      psb::sdk::fail(
+          "%s, right after the TLS handshake: the broker ends the connection so when it "
+          "refuses this client's certificate (expired, or from another CA; its log says "
+          "which: rabbitmq-c does not pass on the TLS alert)",
+          e.what());
     }
   }
   frame_max_ = amqp_get_frame_max(conn_);

@@ -59,7 +59,8 @@ struct Rabbitmq {
 
 psb_capabilities Rabbitmq::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "prefetch", nullptr};
+  static const char *const option_keys[] = {"broker", "prefetch", "security", "security_dir",
+                                            nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE,
           .history = PSB_KEEP_ALL,  // the queue keeps every message; keep_last: see check()

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
+#include "security.h"
 
 namespace psbrabbitmq {
 
@@ -21,6 +22,7 @@ struct Settings {
   int notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;         // the run's largest message
   int prefetch = kDefaultPrefetch;  // reliable: unacknowledged deliveries per reader
+  Tls tls;                          // options security, security_dir
 };
 
 // Records every refusal: what AMQP through RabbitMQ cannot honour, an option missing or

@@ -106,7 +106,7 @@ struct Redis {
 
 psb_capabilities Redis::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", nullptr};
+  static const char *const option_keys[] = {"broker", "security", "security_dir", nullptr};
   return {.reliability = PSB_BEST_EFFORT,  // no acknowledgement, no retransmission
           .durability = PSB_VOLATILE,      // the server stores no message
           .history = 0,                    // no history to ask for

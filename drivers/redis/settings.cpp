@@ -85,6 +85,14 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                                             "psbench sets it when it starts redis-server, or "
                                             "give the address of your own redis-server"))
     parse_broker(broker, refuse, &s.host, &s.port);
+  // hiredis 0.14.1 (Debian 12) has no TLS: no SSL context, no redisInitiateSSL (hiredis_ssl
+  // arrived in hiredis 1.0), so a TLS redis-server cannot be reached (README.md, "Security").
+  if (const char *mode = options.find("security"); mode != nullptr && std::strcmp(mode, "none"))
+    refuse.add("option:security",
+               "security=%s: not offered; hiredis 0.14.1 (Debian 12's libhiredis) has no TLS "
+               "support (it came with hiredis 1.0's hiredis_ssl), so this driver speaks plain "
+               "TCP only; run without --security",
+               mode);
   return s;
 }
 

@@ -29,6 +29,8 @@ STUDIES = {
     "architectures": "the three architectures the seeds describe in words (decentralized, "
     "federated, centralized), measured side by side: latency, throughput, fan-out, CPU with "
     "brokers and daemons, time to first message",
+    "security": "what security costs, which no seed measured: DDS Security modes and mutual "
+    "TLS against plain, latency, throughput, CPU with brokers, discovery",
 }
 
 

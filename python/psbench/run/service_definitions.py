@@ -153,10 +153,10 @@ class ServiceDefinition:
         ports = (port, second_port)
         text = self._config_text(folder, largest_message, ports, address, tls) if config else None
         template = self.spec.tls_argv if tls is not None and self.spec.tls_argv else self.spec.argv
-        return text, self._argv(template, program, config, folder, ports)
+        return text, self._argv(template, program, config, folder, ports, tls)
 
     @staticmethod
-    def _argv(template, program: str, config, folder, ports: tuple) -> list[str]:
+    def _argv(template, program: str, config, folder, ports: tuple, tls=None) -> list[str]:
         port, second_port = ports
         return [
             a.format(
@@ -165,6 +165,7 @@ class ServiceDefinition:
                 folder=folder,
                 port=port,
                 second_port=second_port,
+                **(tls or {}),
             )
             for a in template
         ]

@@ -15,7 +15,7 @@ from psbench.run.criteria.verdict import Verdict
 FORMAT = "psbench-criteria/1"
 RECORD = "criteria.json"
 # The criteria with an experiment (or a reading) of psbench's, in the matrix's order.
-CRITERIA = ("architecture", "licence", "interoperability", "persistence", "monitoring")
+CRITERIA = ("architecture", "licence", "interoperability", "persistence", "monitoring", "routing")
 
 
 def module(name: str):

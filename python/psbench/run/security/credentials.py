@@ -60,7 +60,7 @@ def make_authority(folder: Path, name: str) -> Authority:
         "-keyout", str(key), "-out", str(cert), "-days", str(VALID_DAYS),
         "-subj", subject(f"psbench-{name}"),
         "-addext", "basicConstraints=critical,CA:TRUE",
-        "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        "-addext", "keyUsage=critical,keyCertSign,cRLSign,digitalSignature",
     )  # fmt: skip
     return Authority(name, cert, key)
 

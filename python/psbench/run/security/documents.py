@@ -8,5 +8,14 @@ from pathlib import Path
 WRITERS = {"dds-security": "dds_documents"}
 
 
+def _module(kind: str):
+    return importlib.import_module(f"psbench.run.security.{WRITERS[kind]}")
+
+
 def write(kind: str, folder: Path, **how) -> None:
-    importlib.import_module(f"psbench.run.security.{WRITERS[kind]}").write(folder, **how)
+    _module(kind).write(folder, **how)
+
+
+def checks_permissions(kind: str, mode: str) -> bool:
+    """Whether the mode's documents of this kind are enforced against the permissions."""
+    return _module(kind).checks_permissions(mode)

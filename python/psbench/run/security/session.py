@@ -15,6 +15,7 @@ from pathlib import Path
 
 from psbench.base import manifests
 from psbench.run import keeper, placement
+from psbench.run.security import documents
 from psbench.run.security.credentials import Authority, Issued, issue, make_authority, verify
 
 NONE = "none"
@@ -115,8 +116,6 @@ def _receives(roles) -> bool:
 
 def _write_documents(kind: str, folder: Path, mode: str, issued: Issued, ca, deny: bool):
     """The signed documents a mode needs (the manifest's `documents`), by their kind."""
-    from psbench.run.security import documents  # here: only secured runs need them
-
     documents.write(kind, folder, mode=mode, subject=issued.subject, ca=ca, deny=deny)
 
 
@@ -156,6 +155,13 @@ def problem(spec, drivers: list[str]) -> tuple[str, str] | None:
             return "security_fault", (
                 f"deny needs permissions documents, which {name}'s security has none of; "
                 f"use wrong-ca or expired"
+            )
+        if fault == "deny" and not documents.checks_permissions(manifest.security_documents, mode):
+            enforced = [m for m in manifest.security_modes
+                        if documents.checks_permissions(manifest.security_documents, m)]  # fmt: skip
+            return "security_fault", (
+                f"deny needs a mode with access control, which {mode} has not: use "
+                f"{', '.join(enforced)}"
             )
     if fault is not None and getattr(spec, "placement", "inter") == "intra":
         return "security_fault", (

@@ -1,0 +1,140 @@
+"""What DDS Security's modes put on the wire, seen on the loopback interface (a raw
+socket, so root or CAP_NET_RAW): with access control only, the samples' payload pattern
+is readable in the datagrams; with any encrypt mode it is nowhere, and the submessage
+modes wrap every sample's submessages in SEC_PREFIX/SEC_BODY/SEC_POSTFIX (DDS Security
+7.3.7), which the other modes use only for the builtin key exchange. The
+payload pattern (core/src/message.hpp) steps by 7 from byte to byte: 24 such steps in a
+row do not happen in ciphertext."""
+
+import secrets
+import shutil
+import socket
+import struct
+import subprocess
+import threading
+
+import pytest
+
+from psbench.run.security import credentials, dds_documents
+
+DRIVERS = ["cyclonedds", "fastdds"]
+PATTERN_RUN = 24  # payload bytes in a row, each 7 more than the one before
+SEC_PREFIX, SEC_BODY = 0x31, 0x30  # RTPS submessage ids
+ETH_P_IP = 0x0800
+
+
+def _plain_pattern(payload: bytes) -> bool:
+    run = 0
+    for a, b in zip(payload, payload[1:], strict=False):
+        run = run + 1 if (b - a) % 256 == 7 else 0
+        if run >= PATTERN_RUN:
+            return True
+    return False
+
+
+def _submessage_ids(rtps: bytes) -> list[int]:
+    """The submessage ids of an RTPS message (20-byte header, then id, flags, length)."""
+    ids, at = [], 20
+    while at + 4 <= len(rtps):
+        kind, flags = rtps[at], rtps[at + 1]
+        length = struct.unpack("<H" if flags & 1 else ">H", rtps[at + 2 : at + 4])[0]
+        ids.append(kind)
+        if length == 0:
+            break
+        at += 4 + length
+    return ids
+
+
+class Capture:
+    """UDP datagrams to a DDS domain's ports (7400 + 250 * domain, 250 of them) on lo."""
+
+    def __init__(self, domain: int):
+        self.low, self.high = 7400 + 250 * domain, 7400 + 250 * (domain + 1)
+        try:
+            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
+        except PermissionError:
+            pytest.skip("a raw socket needs root or CAP_NET_RAW")
+        self.sock.bind(("lo", 0))
+        self.sock.settimeout(0.2)
+        self.datagrams: list[bytes] = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                packet = self.sock.recv(65535)
+            except TimeoutError:
+                continue
+            header = (packet[0] & 0x0F) * 4
+            if packet[9] != 17 or len(packet) < header + 8:
+                continue
+            port = struct.unpack(">H", packet[header + 2 : header + 4])[0]
+            payload = packet[header + 8 :]
+            if self.low <= port < self.high and payload[:4] == b"RTPS":
+                self.datagrams.append(payload)
+
+    def close(self):
+        self.stop.set()
+        self.thread.join()
+        self.sock.close()
+
+
+@pytest.fixture(scope="module")
+def dds_libs(driver_libs):
+    missing = [d for d in DRIVERS if d not in driver_libs]
+    if missing:
+        pytest.fail(f"drivers {missing} are not built: run `make build`")
+    return driver_libs
+
+
+def _secured_ping_pong(node, lib, tmp_path, mode: str, domain: int) -> None:
+    ca = credentials.make_authority(tmp_path / "ca", "ca")
+    run_id = "wire" + secrets.token_hex(5)
+    out = tmp_path / "out"
+    out.mkdir()
+    procs = []
+    for role in ("pong", "ping"):
+        folder = tmp_path / role
+        issued = credentials.issue(ca, folder, f"psbench-{role}")
+        shutil.copyfile(ca.cert, folder / "ca.pem")
+        dds_documents.write(folder, mode=mode, subject=issued.subject, ca=ca)
+        argv = [str(node), "--driver", str(lib), "--role", role, "--run-id", run_id]
+        argv += ["--out", str(out), "--count", "200", "--size", "256", "--transport", "udp"]
+        argv += ["--option", f"domain_id={domain}", "--option", f"security={mode}"]
+        argv += ["--option", f"security_dir={folder}", "--match-timeout", "15"]
+        argv += ["--check-pattern"] if role == "ping" else []
+        procs.append(subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE))
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+
+
+# mode -> (payload pattern readable, submessages wrapped in SEC_PREFIX/SEC_BODY)
+EXPECTED = {
+    "access": (True, False),
+    "encrypt-payload": (False, False),
+    "encrypt-submessage": (False, True),
+    "encrypt": (False, True),
+}
+
+
+@pytest.mark.parametrize("mode", list(EXPECTED))
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_what_each_mode_leaves_readable_on_the_wire(node, dds_libs, tmp_path, driver, mode):
+    domain = 201 + secrets.randbelow(30)  # above the 1..200 runs pick by default
+    capture = Capture(domain)
+    try:
+        _secured_ping_pong(node, dds_libs[driver], tmp_path, mode, domain)
+    finally:
+        capture.close()
+    readable, wrapped = EXPECTED[mode]
+    assert len(capture.datagrams) > 200
+    assert any(_plain_pattern(d) for d in capture.datagrams) == readable
+    ids = [i for d in capture.datagrams for i in _submessage_ids(d)]
+    # Wrapped: every sample (1000 warm-up and 200 measured each way); else only the
+    # builtin secure endpoints' few (the crypto key exchange, encrypted in every mode).
+    bodies = ids.count(SEC_BODY)
+    assert bodies >= 1000 if wrapped else bodies < 100, (bodies, len(ids))
+    assert ids.count(SEC_PREFIX) == bodies
