@@ -76,18 +76,20 @@ def test_every_secured_configuration_is_against_its_own_plain_runs(quick):
     lines = runs_by_label(root).values()
     built = set(paths.driver_libraries())
     secured = {
-        (line["params"]["driver"], line["params"]["security"], line["params"]["size"])
+        (line["params"]["driver"], line["params"].get("transport") or "default",
+         line["params"]["security"], line["params"]["size"])
         for line in lines
         if line["params"]["kind"] == "ping" and line["params"]["security"] != "none"
         and line["params"]["driver"] in built and line["status"] == "ok"
     }  # fmt: skip
     names = {v: k for k, v in security.NAMES.items()}
-    assert {(names[r["driver"]], r["mode"], r["size"]) for r in rows} == secured
+    assert {(names[r["driver"]], r["transport"], r["mode"], r["size"]) for r in rows} == secured
 
-    def p50_us(driver, mode, size) -> float:
+    def p50_us(driver, transport, mode, size) -> float:
         (line,) = [
             line for line in lines
             if line["params"]["kind"] == "ping" and line["params"]["driver"] == driver
+            and (line["params"].get("transport") or "default") == transport
             and line["params"]["security"] == mode and line["params"]["size"] == size
         ]  # fmt: skip
         samples = read_samples(root / line["run_dir"] / "ping.samples")
@@ -97,8 +99,9 @@ def test_every_secured_configuration_is_against_its_own_plain_runs(quick):
         driver = names[row["driver"]]
         # Rounded to 2 decimals (1 above 100 µs); the median of 300 round trips against
         # the table's nearest rank: within a few percent.
-        assert row["plain"] == pytest.approx(p50_us(driver, "none", row["size"]), rel=0.03)
-        assert row["secured"] == pytest.approx(p50_us(driver, row["mode"], row["size"]), rel=0.03)
+        where = (driver, row["transport"])
+        assert row["plain"] == pytest.approx(p50_us(*where, "none", row["size"]), rel=0.03)
+        assert row["secured"] == pytest.approx(p50_us(*where, row["mode"], row["size"]), rel=0.03)
         assert row["low"] <= row["ratio"] <= row["high"]
     # Every secured run really ran secured: its record says so, with the CA's fingerprint.
     for line in lines:

@@ -3,7 +3,8 @@ secured, plain and in each of its security modes, on the same workloads, so that
 secured configuration is read against the same configuration without security.
 
 DDS Security for the DDS implementations (authentication only; with access control;
-encrypted submessages, payloads, or both), mutual TLS for the brokers. Per secured
+encrypted submessages, payloads, or both), mutual TLS for the brokers and for Zenoh (peer
+to peer and through its router). Per secured
 configuration: the round trip's median (RTT/2) as a ratio to the plain one with its 95%
 bootstrap interval (repetitions, then samples, resampled: results/significance.py), the
 same for p99 where there are samples enough, the maximum throughput and the CPU per
@@ -94,6 +95,7 @@ def _latency_rows(found: list[tuple[Config, Config]]) -> list[list]:
         rows.append(
             [
                 NAMES.get(plain.driver, plain.driver),
+                _transport(plain),
                 _mode(secured),
                 plain.size,
                 _round(_us(plain.stats.get("p50"))),
@@ -104,6 +106,10 @@ def _latency_rows(found: list[tuple[Config, Config]]) -> list[list]:
             ]
         )
     return rows
+
+
+def _transport(config: Config) -> str:
+    return config.params.get("transport") or "default"
 
 
 def _three(ci: tuple) -> list:
@@ -119,6 +125,7 @@ def _round(value):
 def _latency_table(found, where: str) -> Table:
     columns = [
         Column("middleware", "driver"),
+        Column("transport", "transport"),
         Column("security", "mode"),
         Column("size B", "size"),
         Column("plain p50 µs", "plain"),
@@ -169,18 +176,16 @@ def _discovery_ms(config: Config) -> float | None:
 def _costs_rows(found: list[tuple[Config, Config]]) -> list[list]:
     rows: dict[tuple, list] = {}
     for plain, secured in found:
-        key = (plain.driver, _mode(secured))
-        row = rows.setdefault(
-            key, [NAMES.get(plain.driver, plain.driver), _mode(secured)] + [None] * 9
-        )
+        key = (plain.driver, _transport(plain), _mode(secured))
+        row = rows.setdefault(key, [NAMES.get(plain.driver, plain.driver), *key[1:]] + [None] * 9)
         if plain.kind == "pubsub" and plain.params.get("rate") == 0:
             a, b = (_per_rep_median(c, _throughput) for c in (plain, secured))
-            row[2:5] = [_round(a), _round(b), _rounded_ratio(a, b)]
+            row[3:6] = [_round(a), _round(b), _rounded_ratio(a, b)]
         elif plain.kind == "ping" and plain.size == 64:
             a, b = _cpu(plain), _cpu(secured)
-            row[5:8] = [_round(a), _round(b), _rounded_ratio(a, b)]
+            row[6:9] = [_round(a), _round(b), _rounded_ratio(a, b)]
             a, b = _discovery_ms(plain), _discovery_ms(secured)
-            row[8:11] = [_round(a), _round(b), _round(b - a) if None not in (a, b) else None]
+            row[9:12] = [_round(a), _round(b), _round(b - a) if None not in (a, b) else None]
     return list(rows.values())
 
 
@@ -192,6 +197,7 @@ def _rounded_ratio(a, b):
 def _costs_table(found) -> Table:
     columns = [
         Column("middleware", "driver"),
+        Column("transport", "transport"),
         Column("security", "mode"),
         Column("plain samples/s", "tput_plain"),
         Column("secured samples/s", "tput_secured"),
