@@ -15,6 +15,7 @@ foreground, in the process group psbench stops, on a private port, and stops it 
 broker has ended. The broker's database is removed when it ends.
 """
 
+import errno
 import secrets
 import socket
 import sys
@@ -31,9 +32,16 @@ READY_WAIT_STEPS = 200  # x 0.05 s for the epmd to answer
 
 
 def free_port(address: str) -> int:
-    """A port nothing listens on now, as psbench chooses the broker's own."""
+    """A port nothing listens on now, as psbench chooses the broker's own. An emulated
+    host's address is not this namespace's (the script runs outside the host): a port
+    free here is then taken, the host's own namespace having nothing else listening."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((address, 0))
+        try:
+            probe.bind((address, 0))
+        except OSError as exc:
+            if exc.errno != errno.EADDRNOTAVAIL:
+                raise
+            probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
 

@@ -92,7 +92,9 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
         buffer,
         history: if transient { buffer } else { 0 },
         max_payload: cfg.max_payload.clamp(1, MAX_PAYLOAD) as usize,
-        max_subscribers: cfg.readers.max(1) as usize,
+        // One more than the run's readers: a late joiner (psbench's --late-join) opens
+        // the service while it runs and is not counted in cfg.readers.
+        max_subscribers: cfg.readers.max(1) as usize + 1,
         max_publishers: cfg.writers.max(1) as usize,
     }
 }
