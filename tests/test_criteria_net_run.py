@@ -49,10 +49,8 @@ def test_quick_discovery_and_low_bandwidth_of_a_library_and_a_broker(driver_libs
             got = sum(json.loads((Path(lv["run_dir"]) / f"{p['name']}.json").read_text())
                       ["counts"]["received"] for p in subs)  # fmt: skip
             assert got == lv["delivered"]
-            if driver == "mqtt":  # best effort is not offered: every sample, reliable
-                assert lv["delivered"] == lv["expected"] == 200 * lv["subscribers"]
-            else:
-                assert lv["delivered"] > 0
+            assert 0 < lv["least_delivered"] and lv["delivered"] <= lv["expected"]
+            assert lv["expected"] == 200 * lv["subscribers"]
         assert "1: " in cell["evidence"] and "10: " in cell["evidence"]
 
         # Low bandwidth: two runs on emulated hosts, b's link shaped.

@@ -1,6 +1,7 @@
 """Scalability of discovery: how long one publisher and N subscribers, each its own
 process, take until all of them match, for N = 1, 10, 50 (--quick: 1, 10). Each level is
-a short pubsub run (200 samples at 1 kHz, reliable where offered). Time until all
+a short pubsub run (200 samples at 1 kHz, reliable where offered); it worked when every
+process matched and every subscriber received samples. Time until all
 matched: the latest process's matched_ns minus the earliest process's opened_ns
 (CLOCK_MONOTONIC, docs/node.md; the publisher matches only once all N readers are
 there); beside it the slowest process's own open to matched (results/costs.startup's
@@ -82,7 +83,7 @@ def slowest_open_to_matched_ns(summaries: dict) -> int | None:
     return max(found) if found else None
 
 
-def level_of(subscribers: int, outcome, reliable: bool) -> dict:
+def level_of(subscribers: int, outcome) -> dict:
     """One level's figures from its run: what judge() reads."""
     subs = measure.subscriber_names(outcome.summaries)
     each = [((outcome.summaries[n].get("counts") or {}).get("received") or 0) for n in subs]
@@ -98,7 +99,6 @@ def level_of(subscribers: int, outcome, reliable: bool) -> dict:
         "delivered": sum(each),
         "least_delivered": min(each) if len(each) == subscribers else 0,
         "expected": COUNT * subscribers,
-        "reliable": reliable,
         "run_dir": str(outcome.run_dir),
     }
 
@@ -108,11 +108,11 @@ def _ms(ns) -> str:
 
 
 def _worked(level: dict) -> bool:
-    """Every process matched and every subscriber got samples: every one of them when
-    the run was reliable (best effort may lose some on an oversubscribed machine)."""
+    """Every process matched and every subscriber got samples. Not necessarily every
+    sample: reliable with the driver's default history (keep_last) lets a writer at 1 kHz
+    overwrite samples a reader has not taken yet, which says nothing of discovery."""
     return (level["status"] == "ok" and level.get("all_matched_ns") is not None
-            and (level.get("least_delivered") or 0) > 0
-            and (not level.get("reliable") or level["delivered"] >= level["expected"]))  # fmt: skip
+            and (level.get("least_delivered") or 0) > 0)  # fmt: skip
 
 
 def judge(driver: str, asked, levels: list[dict], experiment: str | None = None) -> Verdict:
@@ -129,7 +129,8 @@ def judge(driver: str, asked, levels: list[dict], experiment: str | None = None)
              else round(lv["all_matched_ns"] / 1e6, 3),
              "slowest_open_to_matched_ms": None if lv.get("slowest_open_to_matched_ns") is None
              else round(lv["slowest_open_to_matched_ns"] / 1e6, 3),
-             "delivered": lv.get("delivered"), "expected": lv.get("expected"),
+             "delivered": lv.get("delivered"), "least_delivered": lv.get("least_delivered"),
+             "expected": lv.get("expected"),
              "run_dir": lv.get("run_dir")}
             for lv in levels
         ],
@@ -179,7 +180,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
         caps = ctx.describes[driver].get("capabilities") or {}
-        # Reliable where offered: a level's delivery then tests matching, not loss.
+        # Reliable where offered: a subscriber left with nothing then did not match.
         reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"
         levels = []
         for subscribers in asked:
@@ -191,7 +192,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
                                "message": str(exc)})  # fmt: skip
                 break
             ctx.stop_if_interrupted(outcome.status)
-            levels.append(level_of(subscribers, outcome, reliability == "reliable"))
+            levels.append(level_of(subscribers, outcome))
             ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver} {subscribers} "
                     f"subscriber(s): {outcome.status}, all matched after "
                     f"{_ms(levels[-1]['all_matched_ns'])}")  # fmt: skip
