@@ -171,6 +171,13 @@ def test_low_bandwidth_a_driver_that_cannot_tell_matched_and_a_failed_goodput_ru
     assert v.verdict == "yes" and "discovery not reported by the driver" in v.evidence
     assert "goodput run ended timeout: sub: timeout" in v.evidence
     assert v.figures["goodput_kbit_s"] is None
+    # A stalled stream: nothing arrived in the closed-loop run, said with how it ended.
+    stalled = {**GOODPUT, "status": "incomplete", "bits_per_s": 0.0, "message": "idle_timeout"}
+    v = low_bandwidth.judge("d", "ok", None, measured(), stalled)
+    assert v.verdict == "yes" and v.figures["goodput_kbit_s"] == 0.0
+    assert (
+        "goodput 0 kbit/s of payload, 0% of the link's 256 (that run ended incomplete" in v.evidence
+    )
 
 
 def test_low_bandwidth_figures_from_summaries_and_link_counters():
@@ -192,6 +199,9 @@ def test_low_bandwidth_figures_from_summaries_and_link_counters():
                            throughput={"subscribers": {"sub": {"mbit_per_s": 0.2,
                                                                "received": 900}}})  # fmt: skip
     assert low_bandwidth.goodput_of(fast)["bits_per_s"] == 200_000.0
+    # Nothing measured arrived while the run lasted: goodput 0, not unknown.
+    fast.throughput = {"subscribers": {"sub": {"mbit_per_s": None, "received": 0}}}
+    assert low_bandwidth.goodput_of(fast)["bits_per_s"] == 0.0
 
 
 # The report and IJRASET Table 1 ------------------------------------------------------

@@ -1,6 +1,7 @@
 """Low-bandwidth operation: a publisher on emulated host a, its subscriber on host b,
 b's link at 256 kbit/s with 2% loss (a broker, where the driver has one, on a: the
-default), 64 B at 50 Hz for 10 s (--quick: 5 s), reliable where offered. From that run:
+default), 64 B at 50 Hz for 10 s (--quick: 5 s), reliable and keep_all where offered.
+From that run:
 discovery (open to matched, the slowest process), time to first sample (the sub's first
 message minus its start), the samples delivered, and the protocol's overhead counted on
 the link (run.json network.traffic: the bytes into b per payload byte delivered). Then a
@@ -38,14 +39,16 @@ MATCH_TIMEOUT_S = 60.0
 # operates on it delivers nearly all of it: 2% loss costs best effort about 2%, repairs
 # cost reliable nothing. Below 90% it discovered but did not carry the load.
 DELIVERED_YES_PERCENT = 90.0
-# The goodput run's node timeout beyond its duration: discovery, warm-up and a drain.
-GOODPUT_CUT_S = 12.0
+# The goodput run's node timeout beyond its duration (discovery, warm-up, a drain): below
+# the launcher's 15 s after the publisher's end, so the sub ends and writes by itself.
+GOODPUT_CUT_S = 14.0
+IDLE_TIMEOUT_S = 10.0
 # Statuses that say nothing of the middleware: psbench could not run it.
 NO_VERDICT = ("error", "interrupted")
 
 
-def spec_for(driver: str, library, reliability: str, duration: float, rate: float,
-             timeout: float) -> MeasureSpec:  # fmt: skip
+def spec_for(driver: str, library, reliability: str, history: str | None, duration: float,
+             rate: float, timeout: float) -> MeasureSpec:  # fmt: skip
     return MeasureSpec(
         kind="pubsub",
         driver=driver,
@@ -54,17 +57,23 @@ def spec_for(driver: str, library, reliability: str, duration: float, rate: floa
         duration=duration,
         rate=rate,
         reliability=reliability,
+        history=history,
         hosts={"a": {}, "b": dict(LINK)},
         place={"pub": "a", "sub": "b"},
         match_timeout=MATCH_TIMEOUT_S,
         drain_timeout=5.0,
+        # Repairs over a lossy 256 kbit/s link can hold a reader's next sample for
+        # seconds: more than the node's default 5 s before it gives up.
+        idle_timeout=IDLE_TIMEOUT_S,
         timeout=timeout,
     )
 
 
-def experiment_text(reliability: str, duration: float, goodput_s: float) -> str:
+def experiment_text(reliability: str, history: str | None, duration: float,
+                    goodput_s: float) -> str:  # fmt: skip
     common = (f"--host a --host b:rate=256kbit,loss=2% --place pub=a --place sub=b --size {SIZE} "
-              f"--reliability {reliability} --match-timeout {MATCH_TIMEOUT_S:g}")  # fmt: skip
+              f"--reliability {reliability}{' --history ' + history if history else ''} "
+              f"--match-timeout {MATCH_TIMEOUT_S:g} --idle-timeout {IDLE_TIMEOUT_S:g}")  # fmt: skip
     return (f"pubsub {common} --rate {RATE_HZ:g} --duration {duration:g}; then "
             f"pubsub {common} --rate 0 --duration {goodput_s:g}")  # fmt: skip
 
@@ -102,6 +111,8 @@ def goodput_of(outcome) -> dict:
     subs = ((outcome.throughput or {}).get("subscribers") or {}).values()
     mbit = next((s.get("mbit_per_s") for s in subs), None)
     received = next((s.get("received") for s in subs), None)
+    if mbit is None and received == 0:
+        mbit = 0.0  # nothing of the measured samples arrived while the run lasted
     return {"status": outcome.status, "message": outcome.message,
             "bits_per_s": None if mbit is None else mbit * 1e6, "received": received,
             "run_dir": str(outcome.run_dir)}  # fmt: skip
@@ -168,6 +179,8 @@ def judge(driver: str, status: str, message: str | None, measured: dict | None,
     if f["goodput_kbit_s"] is not None:
         text += (f"; goodput {f['goodput_kbit_s']:g} kbit/s of payload, "
                  f"{f['goodput_of_link_percent']:g}% of the link's 256")  # fmt: skip
+        if goodput.get("status") != "ok":
+            text += f" (that run ended {goodput.get('status')}: {goodput.get('message') or '-'})"
     elif goodput is not None:
         text += f"; goodput run ended {goodput.get('status')}: {goodput.get('message') or '-'}"
     if status != "ok":
@@ -189,28 +202,37 @@ def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
         caps = ctx.describes[driver].get("capabilities") or {}
-        # Reliable where offered: the repairs it costs on a lossy link are the point.
-        reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"
-        experiment = experiment_text(reliability, duration, goodput_s)
+        # Reliable where offered: the repairs it costs on a lossy link are the point. It
+        # keeps every sample for repair only with keep_all: keep_last:1 (a common
+        # default) lets the next write replace a lost sample before it is repaired.
+        reliable = "reliable" in (caps.get("reliability") or [])
+        history = "keep_all" if reliable and "keep_all" in (caps.get("history") or []) else None
+        reliability = "reliable" if reliable else "best_effort"
+        experiment = experiment_text(reliability, history, duration, goodput_s)
         if unprivileged is not None:
             found[driver] = judge(driver, "unprivileged", unprivileged, None,
                                   experiment=experiment)  # fmt: skip
         else:
-            found[driver] = _measure(ctx, driver, reliability, duration, goodput_s, experiment)
+            settings = (reliability, history, duration, goodput_s)
+            found[driver] = _measure(ctx, driver, settings, experiment)
         ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
                 f"{found[driver].verdict}")  # fmt: skip
     return found
 
 
-def _measure(ctx: Context, driver: str, reliability: str, duration: float, goodput_s: float,
-             experiment: str) -> Verdict:  # fmt: skip
+def _measure(ctx: Context, driver: str, settings: tuple, experiment: str) -> Verdict:
+    reliability, history, duration, goodput_s = settings
     library, folder = ctx.libraries[driver], ctx.folder(NAME)
     try:
-        outcome = measure.run(spec_for(driver, library, reliability, duration, RATE_HZ,
+        outcome = measure.run(spec_for(driver, library, reliability, history, duration, RATE_HZ,
                                        MATCH_TIMEOUT_S + duration + 30.0),
                               folder, ctx.env, ctx.cli_argv)  # fmt: skip
-    except UserError as exc:  # psbench refuses it across hosts (e.g. a per-host daemon)
-        return judge(driver, "refused", str(exc), None, experiment=experiment)
+    except UserError as exc:
+        # psbench refuses it across hosts (a per-host daemon), or could not set it up
+        # there (a service that failed to start on its host): no verdict of the driver's.
+        refused = "host" in str(exc)
+        return judge(driver, "refused" if refused else "error", str(exc), None,
+                     experiment=experiment)  # fmt: skip
     ctx.stop_if_interrupted(outcome.status)
     measured = measured_of(outcome)
     goodput = None
@@ -218,7 +240,7 @@ def _measure(ctx: Context, driver: str, reliability: str, duration: float, goodp
         # Closed loop queues far more than the link carries, in the sender, the broker
         # or the kernel: the nodes' own timeout cuts the run (each writes what it got,
         # before the launcher's grace after the publisher's end would kill the sub).
-        fast = measure.run(spec_for(driver, library, reliability, goodput_s, 0.0,
+        fast = measure.run(spec_for(driver, library, reliability, history, goodput_s, 0.0,
                                     goodput_s + GOODPUT_CUT_S),
                            folder, ctx.env, ctx.cli_argv)  # fmt: skip
         ctx.stop_if_interrupted(fast.status)
