@@ -106,16 +106,24 @@ def measured_of(outcome) -> dict:
 
 
 def goodput_of(outcome) -> dict:
-    """The closed-loop run's payload bits delivered per second, on the sub's clock from
-    its first arrival to its last (run.json throughput: whole messages of SIZE bytes)."""
-    subs = ((outcome.throughput or {}).get("subscribers") or {}).values()
-    mbit = next((s.get("mbit_per_s") for s in subs), None)
-    received = next((s.get("received") for s in subs), None)
-    if mbit is None and received == 0:
-        mbit = 0.0  # nothing of the measured samples arrived while the run lasted
-    return {"status": outcome.status, "message": outcome.message,
-            "bits_per_s": None if mbit is None else mbit * 1e6, "received": received,
-            "run_dir": str(outcome.run_dir)}  # fmt: skip
+    """The closed-loop run's payload bits delivered per second: every message the sub
+    got (warm-up included, SIZE bytes each) from its first message to its last measured
+    arrival. Not the measured samples' own span (run.json throughput): a receiver that
+    stalls while the kernel buffers what crossed the link takes it in a burst later, and
+    that span would then show more than the link carries."""
+    subs = outcome.subscriber_names
+    sub = outcome.summaries.get(subs[0]) if subs else None
+    counts = (sub or {}).get("counts") or {}
+    first = _timing(sub).get("first_receive_ns")
+    last = ((sub or {}).get("throughput") or {}).get("last_arrival_ns")
+    received = counts.get("received")
+    bits = None
+    if received == 0:
+        bits = 0.0  # nothing of the measured samples arrived while the run lasted
+    elif received and first and last and last > first:
+        bits = (received + (counts.get("warmup") or 0)) * SIZE * 8 / ((last - first) / 1e9)
+    return {"status": outcome.status, "message": outcome.message, "bits_per_s": bits,
+            "received": received, "run_dir": str(outcome.run_dir)}  # fmt: skip
 
 
 def _ms(ns) -> str:
