@@ -195,16 +195,19 @@ def test_low_bandwidth_figures_from_summaries_and_link_counters():
     assert m["matched"] and m["discovery_ns"] == 6_000 and m["first_sample_ns"] == 8_500
     assert (m["sent"], m["delivered"], m["warmup_delivered"]) == (250, 240, 10)
     assert (m["rx_bytes_b"], m["tx_bytes_b"]) == (40_000, 9_000)
-    # Goodput: 900 measured + 100 warm-up messages of 64 B from the first message at
-    # 1 s to the last at 3 s: 64,000 B in 2 s, 256,000 bit/s.
+    # Goodput: 900 measured + 100 warm-up messages of 64 B from when both were ready
+    # (the pub matched at 1 s; the sub cannot tell, opened at 0.5 s) to the last arrival
+    # at 3 s: 64,000 B in 2 s, 256,000 bit/s, whenever its first message came (2.5 s).
     sub = {
         "role": "sub",
-        "timing": timing(0, 1, first=1_000_000_000),
+        "timing": timing(500_000_000, None, first=2_500_000_000),
         "counts": {"received": 900, "warmup": 100},
         "throughput": {"first_arrival_ns": 2_900_000_000, "last_arrival_ns": 3_000_000_000},
     }
+    pub = {"role": "pub", "timing": timing(100_000_000, 1_000_000_000)}
     fast = SimpleNamespace(status="timeout", message="sub: timeout", run_dir="/r",
-                           subscriber_names=["sub"], summaries={"sub": sub})  # fmt: skip
+                           subscriber_names=["sub"], summaries={"sub": sub, "pub": pub})  # fmt: skip
+    assert low_bandwidth.writes_began_by_ns(fast.summaries) == 1_000_000_000
     assert low_bandwidth.goodput_of(fast)["bits_per_s"] == 256_000.0
     # Nothing measured arrived while the run lasted: goodput 0, not unknown.
     sub["counts"] = {"received": 0, "warmup": 7}

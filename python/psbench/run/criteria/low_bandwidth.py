@@ -105,23 +105,34 @@ def measured_of(outcome) -> dict:
     }
 
 
+def writes_began_by_ns(summaries: dict) -> int | None:
+    """A time no later than the publisher's first write: the latest of every process's
+    matched_ns (opened_ns where a driver cannot tell), as the start barrier lets the
+    publisher write only once all are ready. Emulated hosts share one clock."""
+    ready = [(s.get("timing") or {}).get("matched_ns") or (s.get("timing") or {}).get("opened_ns")
+             for s in summaries.values()]  # fmt: skip
+    return None if not ready or None in ready else max(ready)
+
+
 def goodput_of(outcome) -> dict:
     """The closed-loop run's payload bits delivered per second: every message the sub
-    got (warm-up included, SIZE bytes each) from its first message to its last measured
-    arrival. Not the measured samples' own span (run.json throughput): a receiver that
-    stalls while the kernel buffers what crossed the link takes it in a burst later, and
-    that span would then show more than the link carries."""
+    got (warm-up included, SIZE bytes each) from when writing could begin to its last
+    measured arrival. Neither the measured samples' own span (run.json throughput) nor
+    one from the sub's first message: a receiver that stalls while the kernel buffers
+    what crossed, or a middleware that hands over a batch only once all of it crossed,
+    starts that clock after part of the data went over, and it then shows more than the
+    link carries."""
     subs = outcome.subscriber_names
     sub = outcome.summaries.get(subs[0]) if subs else None
     counts = (sub or {}).get("counts") or {}
-    first = _timing(sub).get("first_receive_ns")
+    began = writes_began_by_ns(outcome.summaries)
     last = ((sub or {}).get("throughput") or {}).get("last_arrival_ns")
     received = counts.get("received")
     bits = None
     if received == 0:
         bits = 0.0  # nothing of the measured samples arrived while the run lasted
-    elif received and first and last and last > first:
-        bits = (received + (counts.get("warmup") or 0)) * SIZE * 8 / ((last - first) / 1e9)
+    elif received and began and last and last > began:
+        bits = (received + (counts.get("warmup") or 0)) * SIZE * 8 / ((last - began) / 1e9)
     return {"status": outcome.status, "message": outcome.message, "bits_per_s": bits,
             "received": received, "run_dir": str(outcome.run_dir)}  # fmt: skip
 
