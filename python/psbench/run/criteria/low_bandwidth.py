@@ -171,7 +171,7 @@ def judge(driver: str, status: str, message: str | None, measured: dict | None,
     """status, message: the first run's ("refused": the driver or psbench refused to run
     it across hosts; "unprivileged": no emulated hosts here); measured: measured_of()'s
     keys; goodput: goodput_of()'s keys, or None when it did not run."""
-    figures = _figures(measured, goodput) if measured is not None else {}
+    figures = {}  # a run that decides nothing has none
 
     def verdict(value: str, evidence: str) -> Verdict:
         return Verdict(NAME, driver, value, evidence, experiment=experiment, figures=figures,
@@ -183,6 +183,7 @@ def judge(driver: str, status: str, message: str | None, measured: dict | None,
         return verdict(NOT_APPLICABLE, f"refused across hosts: {message or '-'}")
     if status in NO_VERDICT or measured is None:
         return verdict(NOT_TESTABLE, f"the run ended {status}: {message or '-'}")
+    figures.update(_figures(measured, goodput))
     if not measured.get("matched"):
         return verdict(NO, f"never matched within the {MATCH_TIMEOUT_S:g} s match timeout "
                        f"across the link; the run ended {status}: {message or '-'}")  # fmt: skip
