@@ -69,3 +69,13 @@ def test_a_router_and_a_broker_carry_two_networks_and_peers_do_not(driver_libs, 
         assert service["host"] == "r"
     if "zenoh" in wanted:
         assert found["zenoh"]["figures"]["control_received"] in (0, None)
+
+
+def test_the_help_names_every_criterion_of_the_battery(results):
+    from psbench.run.criteria import battery
+
+    proc = run_cli(["criteria", "--help"], results)
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    for name in battery.CRITERIA:
+        assert name in text, name
