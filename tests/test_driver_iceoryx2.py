@@ -97,6 +97,17 @@ def test_loaned_pubsub_of_large_messages_arrives_intact(lib, results):
     assert counts["samples"] == 300, counts
 
 
+def test_fifty_subscriber_processes_each_get_every_sample(lib, results):
+    # A node per process: iceoryx2's default limit of nodes per service (20) refused the
+    # 21st ("ExceedsMaxNumberOfNodes") before the driver sized it for the run.
+    record = run_ok(
+        results, "pubsub", "--subscribers", "50", "--reliability", "reliable",
+        "--count", "200", "--rate", "500",
+    )  # fmt: skip
+    for i in range(1, 51):
+        assert summary(record, f"sub-{i}")["counts"]["samples"] == 200, i
+
+
 def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
     """keep_last:5, a reader that does not take while 50 are written: it then takes
     exactly samples 45..49 (iceoryx2's safe overflow drops the oldest)."""

@@ -82,6 +82,8 @@ pub fn topic(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Topic, Error
         .history_size(s.history)
         .max_subscribers(s.max_subscribers)
         .max_publishers(s.max_publishers)
+        // A node per process: iceoryx2's default (20) stops a fan-out of 50 subscribers.
+        .max_nodes(s.max_subscribers + s.max_publishers)
         .open_or_create()
         .map_err(|e| Error::new(format!("cannot open or create service '{topic}': {e:?}")))
 }
@@ -93,6 +95,7 @@ pub fn wake(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Wake, Error> 
         .event()
         .max_listeners(s.max_subscribers)
         .max_notifiers(s.max_publishers)
+        .max_nodes(s.max_subscribers + s.max_publishers)
         .open_or_create()
         .map_err(|e| {
             Error::new(format!(
