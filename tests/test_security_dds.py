@@ -160,7 +160,7 @@ def test_a_bad_mode_or_a_missing_file_is_refused_naming_it(node, dds_libs, tmp_p
         assert found is not None, options
         return found
 
-    assert f"{driver}: security=sign-only: not a DDS Security mode" in refusal(
+    assert f"{driver}: security=sign-only: not offered; the DDS Security modes are" in refusal(
         "security=sign-only", f"security_dir={folder}"
     )
     assert "security_dir='(missing)'" in refusal("security=encrypt")

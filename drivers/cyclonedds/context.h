@@ -64,7 +64,7 @@ inline std::string domain_config(const Settings &s) {
     config +=
         ",<CycloneDDS><Domain id=\"any\"><Internal><WriteBatch>true</WriteBatch></Internal>"
         "</Domain></CycloneDDS>";
-  if (s.security.on()) config += "," + security_config(s.security);
+  if (s.security.on) config += "," + security_config(s.security);
   return config;
 }
 
@@ -138,7 +138,7 @@ class Context {
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
         domain(join_domain(settings.domain_id, domain_config(settings))),
         participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
-                            settings.security.on()
+                            settings.security.on
                                 ? "cannot create a participant with DDS Security (Cyclone printed "
                                   "the cause on stderr: certificate, governance or permissions)"
                                 : "cannot create a participant")),

@@ -14,24 +14,15 @@
 #include <string>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_security.hpp"
 
 namespace psbcyc {
 
-// The modes psbench's security contract defines for DDS; "none" is no security.
-inline constexpr const char *kSecurityModes[] = {
-    "none", "auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage", nullptr};
-// The files of security_dir, in the order the configuration names them.
-inline constexpr const char *kSecurityFiles[] = {"ca.pem",         "cert.pem",        "key.pem",
-                                                 "governance.p7s", "permissions.p7s", nullptr};
 // Cyclone's builtin plugins, by the names its configuration loads them (lib<name>.so).
 inline constexpr const char *kSecurityPlugins[] = {"dds_security_auth", "dds_security_ac",
                                                    "dds_security_crypto", nullptr};
 
-struct SecuritySettings {
-  std::string mode = "none";
-  std::string dir;  // absolute, without a trailing slash; empty with mode none
-  bool on() const { return mode != "none"; }
-};
+using SecuritySettings = psb::sdk::Security;
 
 namespace detail {
 
@@ -57,36 +48,16 @@ inline std::string security_plugin_folder() {
 }  // namespace detail
 
 // Reads options security and security_dir, recording every refusal ("option:security").
+// The folder is judged here, its files when the participant is created (security_config):
+// an experiment's check passes a folder psbench makes only for the run.
 inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse,
                                        bool shm) {
-  SecuritySettings sec;
-  const char *mode = options.find("security");
-  const char *dir = options.find("security_dir");
-  if (mode == nullptr && dir == nullptr) return sec;
-  if (mode == nullptr || psb::sdk::index_in(mode, kSecurityModes) < 0) {
-    refuse.add("option:security",
-               "security=%s: not a DDS Security mode; use security=auth, access, encrypt, "
-               "encrypt-payload or encrypt-submessage (with security_dir=DIR)",
-               mode ? mode : "(missing)");
-    return sec;
-  }
-  sec.mode = mode;
-  if (!sec.on()) {
-    if (dir != nullptr)
-      refuse.add("option:security_dir", "security=none: option security_dir does not apply");
-    return sec;
-  }
-  // The folder is judged here, its files when the participant is created (missing_file):
-  // an experiment's check passes a folder psbench makes only for the run.
-  if (dir == nullptr || *dir != '/') {
-    refuse.add("option:security_dir",
-               "security=%s: security_dir='%s' is not an absolute path; give the folder "
-               "holding ca.pem, cert.pem, key.pem, governance.p7s and permissions.p7s",
-               mode, dir ? dir : "(missing)");
-    return sec;
-  }
-  sec.dir = dir;
-  while (sec.dir.size() > 1 && sec.dir.back() == '/') sec.dir.pop_back();
+  SecuritySettings sec = psb::sdk::security_options(
+      options, refuse, {"auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage"},
+      "the DDS Security modes are auth, access, encrypt, encrypt-payload and "
+      "encrypt-submessage");
+  if (!sec.on) return sec;
+  const char *mode = sec.mode.c_str();
   // The folder goes into XML attributes and a comma-separated configuration list.
   if (sec.dir.find_first_of("<>&\"',") != std::string::npos)
     refuse.add("option:security_dir",
@@ -107,21 +78,12 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
   return sec;
 }
 
-// The first of sec's files that cannot be read, as an error message; empty when all can
-// (read when the participant is created, never by check()).
-inline std::string missing_file(const SecuritySettings &sec) {
-  for (const char *const *f = kSecurityFiles; *f != nullptr; ++f)
-    if (access((sec.dir + "/" + *f).c_str(), R_OK) != 0)
-      return "security=" + sec.mode + ": " + sec.dir + "/" + *f + " is missing or unreadable";
-  return {};
-}
-
 // The configuration fragment that turns on DDS Security with sec's files (Cyclone merges
 // it into the domain's configuration, a comma-separated list); empty with mode none.
 inline std::string security_config(const SecuritySettings &sec) {
-  if (!sec.on()) return {};
-  if (const std::string missing = missing_file(sec); !missing.empty())
-    throw psb::sdk::Error(missing);
+  if (!sec.on) return {};
+  psb::sdk::require_files(sec,
+                          {"ca.pem", "cert.pem", "key.pem", "governance.p7s", "permissions.p7s"});
   const std::string lib = detail::security_plugin_folder() + "/lib";
   const std::string file = "file:" + sec.dir + "/";
   auto library = [&](const char *name, const char *init, const char *fini) {

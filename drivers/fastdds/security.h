@@ -10,15 +10,11 @@
 #include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
 #include <string>
 
-#include "psbench/sdk_refusals.hpp"
+#include "psbench/sdk_security.hpp"
 
 namespace psbfastdds {
 
-struct SecuritySettings {
-  std::string mode = "none";  // none, auth, access, encrypt, encrypt-payload, encrypt-submessage
-  std::string dir;            // absolute; empty with mode none
-  bool on() const { return mode != "none"; }
-};
+using SecuritySettings = psb::sdk::Security;
 
 // Reads options security and security_dir, recording every refusal ("option:security",
 // "option:security_dir"): an unknown mode, a folder without one of its five files.

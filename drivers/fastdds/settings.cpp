@@ -157,7 +157,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");
   parse_options(cfg, refuse, s);
-  if (s.security.on() && s.domain_id > kMaxSecureDomainId)
+  if (s.security.on && s.domain_id > kMaxSecureDomainId)
     refuse.add("option:domain_id",
                "security=%s: domain_id=%u is outside the domains psbench's DDS Security "
                "documents cover (0 to %u); use domain_id=N with N <= %u",

@@ -174,7 +174,7 @@ DomainParticipant *create_participant(const Settings &s) {
   auto *factory = DomainParticipantFactory::get_instance();
   DomainParticipant *p = nullptr;
   check_transport_setup(s);
-  if (s.transport == Transport::config && s.security.on()) {
+  if (s.transport == Transport::config && s.security.on) {
     // The XML's participant QoS, then the security properties added to it.
     DomainParticipantQos qos;
     if (!s.participant_profile.empty()) {
@@ -204,8 +204,8 @@ DomainParticipant *create_participant(const Settings &s) {
     fail(
         "cannot create a DomainParticipant on domain %u with transport %s%s%s "
         "(Fast DDS's message is above; domain_id=N picks another domain)",
-        s.domain_id, transport_name(s.transport), s.security.on() ? " and security=" : "",
-        s.security.on() ? s.security.mode.c_str() : "");
+        s.domain_id, transport_name(s.transport), s.security.on ? " and security=" : "",
+        s.security.on ? s.security.mode.c_str() : "");
   return p;
 }
 

@@ -3,23 +3,19 @@
 #ifndef PSBENCH_MQTT_SECURITY_H
 #define PSBENCH_MQTT_SECURITY_H
 
-#include <string>
-
-#include "psbench/sdk_refusals.hpp"
+#include "psbench/sdk_security.hpp"
 
 namespace psbmqtt {
 
-struct Tls {
-  bool on = false;
-  std::string ca, cert, key;  // absolute or as given: DIR/ca.pem, DIR/cert.pem, DIR/key.pem
-};
+using Tls = psb::sdk::Security;
 
-// Refuses a mode other than tls and one option without the other; opens no file (an
-// experiment's check passes a folder that does not exist yet).
-Tls parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse);
+// Refuses a mode other than tls and one option without the other; opens no file.
+inline Tls parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse) {
+  return psb::sdk::security_options(options, refuse, {"tls"},
+                                    "the only mode is tls (mutual TLS to the broker)");
+}
 
-// When connecting: throws psb::sdk::Error naming a file of the three that cannot be read.
-void require_files(const Tls &tls);
+using psb::sdk::require_files;  // when connecting: names a file that cannot be read
 
 }  // namespace psbmqtt
 
