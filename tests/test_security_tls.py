@@ -31,7 +31,8 @@ FAULT_WORDS = {
     # Java's TLS answers an expired client certificate with alert 46, certificate_unknown.
     ("kafka", "expired"): "alert certificate unknown",
     ("mqtt", "wrong-ca"): "certificate verify failed",
-    ("mqtt", "expired"): "certificate expired",
+    # Or, when the broker's alert is not read in time (TLS 1.3), the driver says so.
+    ("mqtt", "expired"): ("certificate expired", "refuses this client's certificate"),
     ("nats", "wrong-ca"): "unable to get local issuer certificate",
     ("nats", "expired"): "refuses a client certificate",
     ("rabbitmq", "wrong-ca"): "SSL peer cert verification failed",
@@ -182,7 +183,10 @@ def test_bad_credentials_fail_the_run_and_the_subscriber_gets_nothing(
     assert record["status"] == "failed", record["message"]
     assert record["security"]["fault"] == fault
     # The driver names the cause in its library's words, psbench in openssl's.
-    assert FAULT_WORDS[driver, fault] in record["message"], record["message"]
+    words = FAULT_WORDS[driver, fault]
+    assert any(w in record["message"] for w in ((words,) if isinstance(words, str) else words)), (
+        record["message"]
+    )
     assert "security fault (test hook)" in record["message"], record["message"]
     assert "bad credentials were not refused" not in record["message"]
     assert record["exit_codes"]["sub"] != 0

@@ -52,7 +52,7 @@ Client::Client(rd_kafka_type_t type, const Settings &s,
     // Mutual TLS: the broker's certificate must chain to ca.pem and name the address
     // connected to (endpoint identification https: an IP address SAN here); ours is
     // cert.pem + key.pem.
-    require_files(s.tls);
+    psb::sdk::require_files(s.tls);
     set(conf, "security.protocol", "ssl");
     set(conf, "ssl.ca.location", s.tls.ca);
     set(conf, "ssl.certificate.location", s.tls.cert);

@@ -61,7 +61,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   psb::sdk::payload_in_range(cfg, refuse, 0, kMaxPayload);
   s.max_message = std::max(kDefaultMessageMax, cfg.max_payload + kBatchOverhead);
   parse_qos(cfg.qos, refuse, s);
-  s.tls = parse_security(options, refuse);
+  s.tls = psb::sdk::tls_options(options, refuse);
   return s;
 }
 

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
-#include "security.h"
+#include "psbench/sdk_security.hpp"
 
 namespace psbkafka {
 
@@ -25,7 +25,7 @@ struct Settings : psb::sdk::RunSettings {
   Profile profile = Profile::latency;
   bool acks_all = false;     // reliable: acks=all with the idempotent producer
   uint64_t max_message = 0;  // the topics' max.message.bytes and the clients' limits
-  Tls tls;                   // options security, security_dir
+  psb::sdk::Security tls;    // options security=tls, security_dir: mutual TLS
 };
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);

@@ -82,6 +82,12 @@ void Connection::connect() {
     if (!connect_error_.empty())  // the TLS handshake failed: OpenSSL's reason
       psb::sdk::fail("cannot connect to the broker at %s with TLS: %s (%s)", s_.broker.c_str(),
                      describe(rc, errno, buf, sizeof buf), connect_error_.c_str());
+    if (s_.tls.on && rc == MOSQ_ERR_PROTOCOL)  // no OpenSSL reason was logged
+      psb::sdk::fail(
+          "cannot connect to the broker at %s with TLS: %s (the handshake ended without "
+          "OpenSSL's reason: under TLS 1.3 a broker that refuses this client's certificate "
+          "may close the connection before its alert is read)",
+          s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
     psb::sdk::fail(
         "cannot connect to the broker at %s%s: %s (is a broker listening there? "
         "psbench starts mosquitto itself and sets option broker)",
@@ -105,7 +111,7 @@ void Connection::connect() {
 // connected to (libmosquitto checks the host against its SAN, IP addresses included,
 // unless told it is insecure, which it never is here); ours is cert.pem + key.pem.
 void Connection::set_up_tls() {
-  require_files(s_.tls);
+  psb::sdk::require_files(s_.tls);
   int rc = mosquitto_tls_set(mosq_, s_.tls.ca.c_str(), nullptr, s_.tls.cert.c_str(),
                              s_.tls.key.c_str(), nullptr);
   if (rc == MOSQ_ERR_SUCCESS)

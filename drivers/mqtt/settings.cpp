@@ -85,7 +85,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     else
       s.max_inflight = int(v);
   }
-  s.tls = parse_security(options, refuse);
+  s.tls = psb::sdk::tls_options(options, refuse);
   parse_qos(cfg, refuse, &s);
   return s;
 }

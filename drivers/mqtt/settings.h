@@ -7,7 +7,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
-#include "security.h"
+#include "psbench/sdk_security.hpp"
 
 namespace psbmqtt {
 
@@ -26,7 +26,7 @@ struct Settings {
   bool retain = false;      // transient_local -> every message published retained
   uint32_t notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;  // the run's largest message
-  Tls tls;                   // options security, security_dir
+  psb::sdk::Security tls;    // options security=tls, security_dir: mutual TLS
 };
 
 // Records every refusal: anything it cannot honour, an option missing or malformed

@@ -157,7 +157,7 @@ void on_message(natsConnection *, natsSubscription *, natsMsg *msg, void *closur
 // carry the broker's host (an IP address SAN here) as cnats's expected hostname; ours is
 // cert.pem + key.pem. tls:// makes cnats refuse a server that does not offer TLS.
 natsStatus set_up_tls(natsOptions *opts, const Settings &settings) {
-  require_files(settings.tls);
+  psb::sdk::require_files(settings.tls);
   natsStatus s = natsOptions_SetSecure(opts, true);
   if (s == NATS_OK) s = natsOptions_LoadCATrustedCertificates(opts, settings.tls.ca.c_str());
   if (s == NATS_OK)

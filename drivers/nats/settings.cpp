@@ -83,7 +83,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)",
                broker);
   s.send_asap = options.flag("send_asap", true);
-  s.tls = parse_security(options, refuse);
+  s.tls = psb::sdk::tls_options(options, refuse);
   if (s.tls.on) s.url = "tls://" + s.address;
   return s;
 }

@@ -5,17 +5,17 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
-#include "security.h"
+#include "psbench/sdk_security.hpp"
 
 namespace psbnats {
 
 struct Settings {
   std::string host;  // as given in broker=HOST:PORT ([v6] brackets removed)
   int port = 0;
-  std::string address;    // HOST:PORT as given, for messages
-  std::string url;        // nats://HOST:PORT
-  bool send_asap = true;  // option send_asap (default true)
-  Tls tls;                // options security, security_dir
+  std::string address;     // HOST:PORT as given, for messages
+  std::string url;         // nats://HOST:PORT
+  bool send_asap = true;   // option send_asap (default true)
+  psb::sdk::Security tls;  // options security=tls, security_dir: mutual TLS
 };
 
 // Records every refusal: what core NATS cannot honour, an option missing or malformed

@@ -60,7 +60,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                          "applies to reliability reliable only (best effort's consumers do not "
                          "acknowledge, so no prefetch count limits them)"))
     s.prefetch = int(options.number("prefetch", kDefaultPrefetch, 1, 65535));
-  s.tls = parse_security(options, refuse);
+  s.tls = psb::sdk::tls_options(options, refuse);
   return s;
 }
 

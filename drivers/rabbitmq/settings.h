@@ -6,7 +6,7 @@
 #include <string>
 
 #include "psbench/sdk_refusals.hpp"
-#include "security.h"
+#include "psbench/sdk_security.hpp"
 
 namespace psbrabbitmq {
 
@@ -22,7 +22,7 @@ struct Settings {
   int notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;         // the run's largest message
   int prefetch = kDefaultPrefetch;  // reliable: unacknowledged deliveries per reader
-  Tls tls;                          // options security, security_dir
+  psb::sdk::Security tls;           // options security=tls, security_dir: mutual TLS
 };
 
 // Records every refusal: what AMQP through RabbitMQ cannot honour, an option missing or

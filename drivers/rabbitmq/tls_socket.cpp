@@ -10,7 +10,7 @@
 namespace psbrabbitmq {
 
 amqp_socket_t *tls_socket(amqp_connection_state_t conn, const Settings &settings) {
-  require_files(settings.tls);
+  psb::sdk::require_files(settings.tls);
   ERR_clear_error();
   amqp_socket_t *socket = amqp_ssl_socket_new(conn);
   if (socket == nullptr)

@@ -59,6 +59,13 @@ inline Security security_options(const Options &options, Refusals &refuse,
   return sec;
 }
 
+// A broker client's: security=tls only (mutual TLS, DIR/ca.pem to verify the broker,
+// DIR/cert.pem and DIR/key.pem its own certificate).
+inline Security tls_options(const Options &options, Refusals &refuse) {
+  return security_options(options, refuse, {"tls"},
+                          "the only mode is tls (mutual TLS to the broker)");
+}
+
 // When connecting: fails naming the first of the folder's files that cannot be read.
 inline void require_files(const Security &sec, std::initializer_list<const char *> names = {
                                                    "ca.pem", "cert.pem", "key.pem"}) {
