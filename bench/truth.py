@@ -700,7 +700,21 @@ def measure(args, sizes, runnable, setup: Setup, rows) -> int:
                         failed += 1
                         print(f"round {r + 1}/{args.rounds} {d} {size} B {what}: left out, "
                               f"{exc}", flush=True)  # fmt: skip
+                    finally:
+                        remove_probe_leftovers(f"truth{setup.tag}")
     return failed
+
+
+def remove_probe_leftovers(tag: str, shm: Path = Path("/dev/shm")) -> list[str]:
+    """What a failed iceoryx2 probe of this invocation leaves in shared memory (between
+    rounds none runs): its files, named after its tag, and iceoryx2's node records of its
+    configuration, named by the configuration's hash that its files carry."""
+    own = list(shm.glob(f"iceoryx2_probe_{tag}*"))
+    hashes = {p.name.split("_")[3] for p in own if len(p.name.split("_")) > 4}
+    found = own + [p for h in hashes for p in shm.glob(f"iox2_{h}_*")]
+    for path in found:
+        path.unlink(missing_ok=True)
+    return [p.name for p in found]
 
 
 def rtt_round(args, r, d, size, domain, setup: Setup, rows) -> None:

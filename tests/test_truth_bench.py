@@ -227,3 +227,17 @@ def test_probe_pub_sub_reports_its_rate_and_count(driver, tmp_path):
     # Known answers: sub ends by itself (exit 0; on pub's end marker, else when idle) and
     # reports what it received and a rate.
     assert received > 1 and rate > 0
+
+
+def test_a_failed_iceoryx2_probes_shared_memory_is_removed_and_nothing_else(tmp_path):
+    # Names as a probe killed mid-round left them (2026-11-26), beside others' files.
+    ours = [
+        "iceoryx2_probe_truth7885r10s16384_112437a1_1584563386.dynamic",
+        "iceoryx2_probe_truth7885r10s16384_9204dd18_node.0_10_0.global_mgmt",
+        "iox2_9204dd18_node.0_10_0.global_mgmt",
+    ]
+    others = ["iceoryx2_probe_truth9999r1s64_5a5a5a5a_1.dynamic", "iox2_77777777_node.x", "psb_x"]
+    for name in ours + others:
+        (tmp_path / name).write_text("")
+    assert sorted(truth.remove_probe_leftovers("truth7885", tmp_path)) == sorted(ours)
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(others)
