@@ -16,20 +16,11 @@ import threading
 import pytest
 
 from psbench.run.security import credentials, dds_documents
+from wire_pattern import plain_pattern
 
 DRIVERS = ["cyclonedds", "fastdds"]
-PATTERN_RUN = 24  # payload bytes in a row, each 7 more than the one before
 SEC_PREFIX, SEC_BODY = 0x31, 0x30  # RTPS submessage ids
 ETH_P_IP = 0x0800
-
-
-def _plain_pattern(payload: bytes) -> bool:
-    run = 0
-    for a, b in zip(payload, payload[1:], strict=False):
-        run = run + 1 if (b - a) % 256 == 7 else 0
-        if run >= PATTERN_RUN:
-            return True
-    return False
 
 
 def _submessage_ids(rtps: bytes) -> list[int]:
@@ -134,7 +125,7 @@ def test_what_each_mode_leaves_readable_on_the_wire(node, dds_libs, tmp_path, dr
         capture.close()
     readable, wrapped = EXPECTED[mode]
     assert len(capture.datagrams) > 200
-    assert any(_plain_pattern(d) for d in capture.datagrams) == readable
+    assert any(plain_pattern(d) for d in capture.datagrams) == readable
     ids = [i for d in capture.datagrams for i in _submessage_ids(d)]
     # Wrapped: every sample (1000 warm-up and 200 measured each way); else only the
     # builtin secure endpoints' few (the crypto key exchange, encrypted in every mode).

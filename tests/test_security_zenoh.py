@@ -22,6 +22,7 @@ from conftest import live_processes, only_run, run_cli
 from driver_checks import check_counts, load
 from psbench.run.security import credentials
 from test_services_outlive import listening
+from wire_pattern import plain_pattern
 
 DRIVER = "zenoh"
 ROUTER = "zenohd"
@@ -93,18 +94,8 @@ def test_tls_ping_pong(zenoh, results, transport):
 
 # ---- what is on the wire ------------------------------------------------------------
 
-PATTERN_RUN = 24  # payload bytes in a row, each 7 more than the one before (message.hpp)
 ETH_P_IP = 0x0800
 TLS_APPLICATION_DATA = b"\x17\x03\x03"  # a TLS 1.2/1.3 application data record's header
-
-
-def _plain_pattern(payload: bytes) -> bool:
-    run = 0
-    for a, b in zip(payload, payload[1:], strict=False):
-        run = run + 1 if (b - a) % 256 == 7 else 0
-        if run >= PATTERN_RUN:
-            return True
-    return False
 
 
 class Capture:
@@ -173,11 +164,11 @@ def test_on_loopback_the_pattern_is_readable_in_plaintext_and_nowhere_with_tls(
 ):
     plain = _captured_run(results, transport)
     assert len(plain) >= 400  # 200 pings and 200 pongs at least, plus the warm-up
-    assert any(_plain_pattern(p) for p in plain)
+    assert any(plain_pattern(p) for p in plain)
     assert not any(p.startswith(TLS_APPLICATION_DATA) for p in plain)
     secured = _captured_run(results, transport, "--security", "tls")
     assert len(secured) >= 400
-    assert not any(_plain_pattern(p) for p in secured)
+    assert not any(plain_pattern(p) for p in secured)
     assert sum(p.startswith(TLS_APPLICATION_DATA) for p in secured) >= 400
 
 
