@@ -44,6 +44,7 @@ def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sub, pub = summary(record, "sub"), summary(record, "pub")
     assert pub["counts"]["sent"] == 3000  # a dropped message counts as sent
+    window = pub["injected"].pop("delay_window_ns")
     assert pub["injected"] == {"drop": 2, "dup": 2, "reorder": 1, "delay": 1}
     counts = sub["counts"]
     assert counts["sent"] == 3000 and counts["lost"] == 2
@@ -56,6 +57,11 @@ def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
     # The reordered message arrived right after its successor.
     where = int(np.flatnonzero(seqs == 100)[0])
     assert seqs[where - 1] == 101
+    # The pause recorded lies between the writes of seq 199 and 200, as stamped by the
+    # samples themselves, and is at least as wide as the 2 ms asked.
+    sends = read_samples(record["_dir"] / "sub.samples").records
+    before, after = (int(sends["send_ns"][np.flatnonzero(seqs == s)[0]]) for s in (199, 200))
+    assert before <= window[0] < window[1] <= after and after - before >= 2_000_000
     assert "sub accounting: writers sent 3,000, received 2,998, lost 2" in proc.stdout
 
 

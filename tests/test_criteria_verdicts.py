@@ -92,6 +92,14 @@ def test_persistence_reads_a_driver_without_depth_against_its_documented_count()
     assert unknown.verdict == "partial" and "none documented" in unknown.evidence
 
 
+def test_persistence_decides_nothing_when_the_late_joiner_missed_the_pause():
+    # Joined after the pause: what it got as "history" is not the samples before seq N.
+    v = persistence.judge("d", "ok", None, late(2, 1400, 1401) | {"in_pause": False}, asked=5)
+    assert v.verdict == "not testable here" and v.evidence.startswith(persistence.MISSED_PAUSE)
+    inside = persistence.judge("d", "ok", None, late(5, 995, 999) | {"in_pause": True}, asked=5)
+    assert inside.verdict == "yes"
+
+
 def test_persistence_refusal_is_not_applicable_and_quoted():
     refusal = "psbench-node: d: durability 'transient_local' is not supported"
     v = persistence.judge("d", "refused", refusal, None, asked=5)

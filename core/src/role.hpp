@@ -62,6 +62,8 @@ struct RoleResult {
   int64_t drain_ns = 0;
   // pub: faults injected into its stream (--inject), by kind.
   uint64_t injected_drop = 0, injected_dup = 0, injected_reorder = 0, injected_delay = 0;
+  // The last injected pause (steady clock, as send_ns): when it began and ended.
+  int64_t delay_began_ns = 0, delay_ended_ns = 0;
   // sub: end markers expected (one per writer) and seen; when fewer were seen, counts.sent
   // and counts.lost are unknown here (the orchestrator reconciles with the writers).
   uint64_t end_markers_expected = 0, end_markers_seen = 0;

@@ -161,9 +161,11 @@ class Injector {
         ++res_.injected_reorder;
         break;
       case Injection::delay: {
-        const int64_t until = now_ns() + in.delay_ns;
+        res_.delay_began_ns = now_ns();
+        const int64_t until = res_.delay_began_ns + in.delay_ns;
         while (now_ns() < until) {
         }
+        res_.delay_ended_ns = until;
         send_one(seq, intended);
         ++res_.injected_delay;
         break;

@@ -334,7 +334,12 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
       .field("dup", r.injected_dup)
       .field("reorder", r.injected_reorder)
       .field("delay", r.injected_delay)
-      .end_object();
+      .key("delay_window_ns");
+  if (r.injected_delay)
+    j.begin_array().value(r.delay_began_ns).value(r.delay_ended_ns).end_array();
+  else
+    j.null();
+  j.end_object();
   j.key("middleware_counters").begin_object();
   counter_object(j, "reader", r.reader_counters);
   counter_object(j, "writer", r.writer_counters);

@@ -178,9 +178,15 @@ def datagram_lines(block: dict | None) -> list[str]:
     ]
 
 
-def late_join_lines(name: str, summary: dict, after_s) -> list[str]:
-    """What a late joiner got of the time before it joined (its writers' history)."""
-    block = summary.get("late_join") or {}
+OUTSIDE_PAUSE = (
+    " (NOT in the publisher's pause: the machine was busy; what was written before it "
+    "joined is not the samples before the pause)"
+)
+
+
+def late_join_lines(name: str, block: dict, after_s) -> list[str]:
+    """What a late joiner got of the time before it joined (its writers' history).
+    block: its run.json late_join record (results/accounting.py late_join)."""
     history = block.get("history") or 0
     got = (
         f"{history} written before it joined (seq {block['history_first_seq']}-"
@@ -190,8 +196,10 @@ def late_join_lines(name: str, summary: dict, after_s) -> list[str]:
     )
     live = block.get("first_live_seq")
     when = f"{after_s:g} s after the start" if after_s is not None else "late"
+    if block.get("in_pause") is not None:
+        when += " (in the publisher's pause)" if block["in_pause"] else OUTSIDE_PAUSE
     return [
         f"  {name}: joined {when}; history: {got}; live from "
         f"{'seq ' + str(live) if live is not None else '(nothing live)'}; "
-        f"{(summary.get('counts') or {}).get('samples', 0):,} samples in all"
+        f"{block.get('samples') or 0:,} samples in all"
     ]

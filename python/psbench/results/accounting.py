@@ -160,18 +160,33 @@ def late_join(summaries: dict) -> dict:
     reader existed, which only a writer's or broker's durability could give it), the
     first sample it got live, and what its writers sent while it listened."""
     found = {}
+    pauses = _pauses(summaries)
     for name, summary in summaries.items():
         block = summary.get("late_join")
         if not block:
             continue
         counts = summary.get("counts") or {}
+        joined = block.get("joined_ns")
         found[name] = {
             **block,
             "received": _distinct(summary),
             "samples": counts.get("samples"),
             "ended_by": summary.get("ended_by"),
+            # Whether it joined inside a publisher's injected pause (None: no pause), so
+            # that "written before it joined" is the samples before the pause.
+            "in_pause": (
+                any(began < joined < ended for began, ended in pauses)
+                if pauses and joined is not None
+                else None
+            ),
         }
     return found
+
+
+def _pauses(summaries: dict) -> list[tuple[int, int]]:
+    """The publishers' injected pauses, (began_ns, ended_ns) on the clock of send_ns."""
+    windows = ((s.get("injected") or {}).get("delay_window_ns") for s in summaries.values())
+    return [tuple(w) for w in windows if w]
 
 
 def incomplete_message(accounting: dict) -> str | None:

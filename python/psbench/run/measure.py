@@ -94,12 +94,8 @@ def role_names(summaries: dict, role: str) -> list[str]:
 
 def subscriber_names(summaries: dict) -> list[str]:
     """The summaries written by sub processes, in start order (sub-2 before sub-10); a
-    late joiner is not one of them (its samples include history: late_joiner_names)."""
+    late joiner is not one of them (its samples include history: accounting.late_join)."""
     return [n for n in role_names(summaries, "sub") if not summaries[n].get("late_join")]
-
-
-def late_joiner_names(summaries: dict) -> list[str]:
-    return [n for n in role_names(summaries, "sub") if summaries[n].get("late_join")]
 
 
 def publisher_names(summaries: dict) -> list[str]:

@@ -172,9 +172,13 @@ def _past_inline_qos(body: bytes, start: int, flags: int, little: bool, sid: int
     return body[at:]
 
 
-# A classic BPF program for the packet socket: IPv4, UDP, not a later IP fragment, and
-# a payload that starts with "RTPS"; the rest of lo's traffic never reaches psbench.
+# A classic BPF program for the packet socket: an arriving (not outgoing: on lo each
+# packet is seen twice) IPv4 UDP datagram, not a later IP fragment, whose payload starts
+# with "RTPS"; the rest of lo's traffic never reaches psbench, nor counts as dropped.
+SKF_AD_PKTTYPE = 0xFFFFF000 + 4  # the kernel's ancillary load of the packet type
 _RTPS_ONLY = [
+    (0x30, 0, 0, SKF_AD_PKTTYPE),  # ldb the packet type
+    (0x15, 10, 0, PACKET_OUTGOING),  # jeq outgoing: drop
     (0x28, 0, 0, 12),  # ldh [12]: the Ethernet type
     (0x15, 0, 8, 0x0800),  # jeq IPv4, else drop
     (0x30, 0, 0, 23),  # ldb [23]: the IP protocol
