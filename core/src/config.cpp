@@ -19,7 +19,8 @@ struct Named {
 };
 constexpr Named kReliability[] = {{"best_effort", PSB_BEST_EFFORT}, {"reliable", PSB_RELIABLE}};
 constexpr Named kDurability[] = {{"volatile", PSB_VOLATILE},
-                                 {"transient_local", PSB_TRANSIENT_LOCAL}};
+                                 {"transient_local", PSB_TRANSIENT_LOCAL},
+                                 {"persistent", PSB_PERSISTENT}};
 constexpr Named kHistory[] = {{"keep_last", PSB_KEEP_LAST}, {"keep_all", PSB_KEEP_ALL}};
 constexpr Named kNotify[] = {
     {"listener", PSB_NOTIFY_LISTENER}, {"wait", PSB_NOTIFY_WAIT}, {"poll", PSB_NOTIFY_POLL}};

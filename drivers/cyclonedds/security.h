@@ -36,7 +36,7 @@ inline std::string security_plugin_folder() {
     return {};
   std::string lib = info.dli_fname;
   const std::string libdir = lib.substr(0, lib.rfind('/'));
-  for (const std::string folder : {libdir + "/libddsc0debian", libdir}) {
+  for (const std::string &folder : {libdir + "/libddsc0debian", libdir}) {
     bool all = true;
     for (const char *const *p = kSecurityPlugins; *p != nullptr && all; ++p)
       all = access((folder + "/lib" + *p + ".so").c_str(), R_OK) == 0;

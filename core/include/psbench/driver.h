@@ -42,7 +42,15 @@ extern "C" {
 /* Each family below is a bit set in psb_capabilities and a single bit in
  * psb_config. */
 enum psb_reliability { PSB_BEST_EFFORT = 1u << 0, PSB_RELIABLE = 1u << 1 };
-enum psb_durability { PSB_VOLATILE = 1u << 0, PSB_TRANSIENT_LOCAL = 1u << 1 };
+/* PSB_PERSISTENT: what was written survives a restart of the broker (it is on the
+ * broker's disk), and a reader's subscription outlives its connection: one that comes
+ * back gets what was written while it was away. A broker's property; a driver offering
+ * it reconnects by itself. (Added in ABI version 8; older drivers never list it.) */
+enum psb_durability {
+  PSB_VOLATILE = 1u << 0,
+  PSB_TRANSIENT_LOCAL = 1u << 1,
+  PSB_PERSISTENT = 1u << 2
+};
 enum psb_history { PSB_KEEP_LAST = 1u << 0, PSB_KEEP_ALL = 1u << 1 };
 enum psb_notify {
   PSB_NOTIFY_LISTENER = 1u << 0, /* driver thread calls psb_on_data */

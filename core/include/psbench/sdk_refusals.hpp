@@ -327,7 +327,9 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
   in_set("reliability", q.reliability, caps.reliability,
          {{PSB_BEST_EFFORT, "best_effort"}, {PSB_RELIABLE, "reliable"}});
   in_set("durability", q.durability, caps.durability,
-         {{PSB_VOLATILE, "volatile"}, {PSB_TRANSIENT_LOCAL, "transient_local"}});
+         {{PSB_VOLATILE, "volatile"},
+          {PSB_TRANSIENT_LOCAL, "transient_local"},
+          {PSB_PERSISTENT, "persistent"}});
   if (q.history != 0)
     in_set("history", q.history, caps.history,
            {{PSB_KEEP_LAST, "keep_last"}, {PSB_KEEP_ALL, "keep_all"}});

@@ -56,6 +56,10 @@ class ServiceSpec:
     # {tls_ca}, {tls_cert}, {tls_key} and {tls_bundle} (key then certificate) too.
     tls_config: str | None = None
     tls_argv: tuple[str, ...] | None = None
+    # Appended to its configuration for the runs with durability persistent (what it
+    # writes survives its restart: docs/criteria.md, "Durability across a restart"); the
+    # same placeholders as config.
+    durable_config: str | None = None
 
 
 @dataclass(frozen=True)
@@ -140,6 +144,7 @@ _SERVICE = {
     "version_argv": list,
     "tls_config": str,
     "tls_argv": list,
+    "durable_config": str,
 }
 
 
@@ -174,6 +179,12 @@ def _service(table: dict, index: int, path: Path) -> dict:
         raise UserError(
             f"{path}: {where}config_file: give config (a template) or "
             f"config_script (a script in the driver's folder)",
+            2,
+        )
+    if "durable_config" in table and "config_file" not in table:
+        raise UserError(
+            f"{path}: {where}durable_config: it is appended to the configuration file; "
+            f"give config_file too",
             2,
         )
     if "tls_argv" in table and "tls_config" not in table:
@@ -284,6 +295,7 @@ def load(name: str) -> Manifest:
                 version_argv=tuple(table.get("version_argv", [])),
                 tls_config=table.get("tls_config"),
                 tls_argv=tuple(table["tls_argv"]) if "tls_argv" in table else None,
+                durable_config=table.get("durable_config"),
             )
         )
     security = _security(data.get("security", {}), services, path)

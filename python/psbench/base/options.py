@@ -543,7 +543,9 @@ def _add_qos_arguments(parser: argparse.ArgumentParser, graph: bool) -> None:
         "--reliability", choices=("best_effort", "reliable"), help="node default best_effort"
     )
     parser.add_argument(
-        "--durability", choices=("volatile", "transient_local"), help="node default volatile"
+        "--durability",
+        choices=("volatile", "transient_local", "persistent"),
+        help="node default volatile",
     )
     parser.add_argument(
         "--history",

@@ -102,6 +102,24 @@ class ServiceDefinition:
         return tuple(a.format(executable=self.program) for a in self.spec.version_argv)
 
     def _config_text(
+        self,
+        folder: Path,
+        largest_message: int,
+        ports: tuple,
+        address: str,
+        tls: dict | None,
+        durable: bool = False,
+    ) -> str:
+        text = self._base_config_text(folder, largest_message, ports, address, tls)
+        if durable and self.spec.durable_config is not None:
+            port, second_port = ports
+            text += self.spec.durable_config.lstrip("\n").format(
+                address=address, port=port, second_port=second_port, folder=folder,
+                largest_message=largest_message, **(tls or {}),
+            )  # fmt: skip
+        return text
+
+    def _base_config_text(
         self, folder: Path, largest_message: int, ports: tuple, address: str, tls: dict | None
     ) -> str:
         port, second_port = ports
@@ -144,14 +162,20 @@ class ServiceDefinition:
         program: str,
         second_port: int | None = None,
         tls: dict | None = None,
+        durable: bool = False,
     ) -> tuple[str | None, list[str]]:
         """Its configuration's text (None: it has no configuration file) and its command
         line, for a service whose folder is `folder` (here, or on a real machine) and
         whose program is `program` (a path here; its name there). tls: the paths of its
-        TLS files (security tls: its tls_config and tls_argv are used)."""
+        TLS files (security tls: its tls_config and tls_argv are used); durable: for
+        runs with durability persistent (its durable_config is appended)."""
         config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None
         ports = (port, second_port)
-        text = self._config_text(folder, largest_message, ports, address, tls) if config else None
+        text = (
+            self._config_text(folder, largest_message, ports, address, tls, durable)
+            if config
+            else None
+        )
         template = self.spec.tls_argv if tls is not None and self.spec.tls_argv else self.spec.argv
         return text, self._argv(template, program, config, folder, ports, tls)
 
@@ -171,16 +195,24 @@ class ServiceDefinition:
         ]
 
     def launch(
-        self, folder: Path, largest_message: int, address: str = LOOPBACK, tls: dict | None = None
+        self,
+        folder: Path,
+        largest_message: int,
+        address: str = LOOPBACK,
+        tls: dict | None = None,
+        durable: bool = False,
     ) -> Launch:
         """Writes the configuration into folder; the command line that starts it, and
         the one to run to completion before it (prepare; None when there is none).
         address: where a broker listens (127.0.0.1, or its emulated host's address);
-        tls: the paths of its TLS files, for a run with security tls."""
+        tls: the paths of its TLS files, for a run with security tls; durable: for runs
+        with durability persistent."""
         port = free_port() if self.broker else None
         second_port = _other_free_port(port) if self.spec.second_port else None
         program = self.program
-        text, argv = self.render(folder, largest_message, port, address, program, second_port, tls)
+        text, argv = self.render(
+            folder, largest_message, port, address, program, second_port, tls, durable
+        )
         if text is not None:
             (folder / self.spec.config_file).write_text(text)
         config = f"{folder}/{self.spec.config_file}" if self.spec.config_file else None

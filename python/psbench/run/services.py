@@ -76,6 +76,9 @@ class RunningService:
     prepared_in_s: float | None = None  # how long its prepare command took; None: none
     started_in_s: float | None = None  # from its start until it was ready
     security: str | None = None  # the mode it serves (tls); None: plaintext
+    durable: bool = False  # configured for durability persistent (its durable_config)
+    argv: list[str] = field(default_factory=list)  # as started (in its namespace, if any)
+    restarts: int = 0  # how often psbench killed and started it again
 
     @property
     def address(self) -> str | None:
@@ -94,6 +97,7 @@ class RunningService:
             "prepared_in_s": _rounded(self.prepared_in_s),
             "started_in_s": _rounded(self.started_in_s),
             "security": self.security,
+            "durable": self.durable,
         }
 
     @property
@@ -135,18 +139,52 @@ class ServicePool:
         log_dir: Path,
         options: list[str] = (),
         security: str | None = None,
+        durable: bool = False,
     ) -> list[RunningService]:
         """Starts what the run needs and is not running yet (its files in log_dir, the
         directory of the first run that needed it); returns what the run uses. A
-        broker serves one security mode: a run with another gets one of its own."""
+        broker serves one security mode, and is durable (durability persistent) or not:
+        a run with another gets one of its own."""
         used = []
         for name in needed(describe, transport, options):
-            tls = secured(security) and bool(definition(name)) and definition(name).broker
-            key = f"{name} ({security})" if tls else name
+            broker = bool(definition(name)) and definition(name).broker
+            tls = secured(security) and broker
+            kept = durable and broker
+            key = name + (f" ({security})" if tls else "") + (" (durable)" if kept else "")
             if key not in self.services:
-                self.services[key] = self._start(name, log_dir, security if tls else None)
+                self.services[key] = self._start(name, log_dir, security if tls else None, kept)
             used.append(self.services[key])
         return used
+
+    def restart(self, service: RunningService, down_s: float, on_event=None) -> None:
+        """Kills the service (SIGKILL: a crash, nothing saved on the way out), keeps it
+        down for down_s, then starts it again on the same port, configuration and data,
+        and waits until it serves. on_event(name): "killed", "started", "ready", each
+        as it happens (the caller stamps them)."""
+        if service.proc is None or service.remote:
+            raise UserError(f"{service.definition.name}: psbench restarts only a broker it "
+                            f"started on this machine or its emulated hosts", 2)  # fmt: skip
+        old = service.proc
+        try:
+            os.killpg(old.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        old.wait()
+        if on_event is not None:
+            on_event("killed")
+        keeper.instance().release_service(old.pid)
+        time.sleep(down_s)
+        with service.log.open("a") as out:
+            out.write(f"--- psbench: killed (SIGKILL), started again after {down_s:g} s ---\n")
+            out.flush()
+            service.proc = subprocess.Popen(service.argv, **_spawned_into(out, service.folder))
+        service.restarts += 1
+        keeper.instance().watch_service(service.proc.pid, service.leftovers)
+        if on_event is not None:
+            on_event("started")
+        _wait_ready(service)
+        if on_event is not None:
+            on_event("ready")
 
     def casualties(self, used: list[RunningService]) -> list[str]:
         """Services of psbench's that died during the run, each as a message with its
@@ -165,7 +203,9 @@ class ServicePool:
                 del self.services[key]
         return messages
 
-    def _start(self, name: str, log_dir: Path, security: str | None = None) -> RunningService:
+    def _start(
+        self, name: str, log_dir: Path, security: str | None = None, durable: bool = False
+    ) -> RunningService:
         declared = definition(name)
         if declared is None:
             raise UserError(
@@ -197,7 +237,7 @@ class ServicePool:
                 )
             # Outside the results: a key is never kept beside the figures.
             tls = session().server_files(f"{name}-{log_dir.name}", (listen,))
-        launch = declared.launch(folder, self.largest_message, listen, tls)
+        launch = declared.launch(folder, self.largest_message, listen, tls, durable)
         argv = self.network.argv(self.host, launch.argv) if placed is not None else launch.argv
         # Output goes to a file, never an unread pipe that could fill and stall it.
         log = log_dir / f"service-{name}.log"
@@ -231,6 +271,8 @@ class ServicePool:
             folder=folder,
             prepared_in_s=prepared_in_s,
             security=security,
+            durable=durable,
+            argv=argv,
         )
         try:
             _wait_ready(service)
