@@ -23,6 +23,8 @@ constexpr int64_t kSubscribeTimeoutNs = 10'000'000'000;
 constexpr int64_t kUnsubscribeTimeoutNs = 5'000'000'000;
 constexpr int64_t kDisconnectTimeoutNs = 5'000'000'000;
 constexpr int kSetupSliceMs = 10;
+// Persistent, wait/poll: one connect attempt per 100 ms at most while the broker is away.
+constexpr int64_t kRedialEveryNs = 100'000'000;
 
 std::once_flag g_lib_once;
 std::atomic<unsigned> g_connections{0};
@@ -55,9 +57,11 @@ Connection::Connection(const Settings &s) : s_(s) {
 
 void Connection::connect() {
   // Unique per process and context: the broker drops an older session with the same id.
+  // Fixed for the connection's life, so a persistent session is found again after a
+  // reconnect (and no two connections of a run, in any process, share it).
   client_id_ = "psb-" + s_.run_id + "-" + std::to_string(getpid()) + "-" +
                std::to_string(g_connections.fetch_add(1) + 1);
-  mosq_ = mosquitto_new(client_id_.c_str(), true /* clean session */, this);
+  mosq_ = mosquitto_new(client_id_.c_str(), !s_.persistent /* clean session */, this);
   if (mosq_ == nullptr) {
     char buf[128];
     psb::sdk::fail("mosquitto_new failed: %s", strerror_r(errno, buf, sizeof buf));
@@ -65,7 +69,10 @@ void Connection::connect() {
   mosquitto_int_option(mosq_, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V311);
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, s_.tcp_nodelay ? 1 : 0);
   if (s_.max_inflight >= 0) mosquitto_int_option(mosq_, MOSQ_OPT_SEND_MAXIMUM, s_.max_inflight);
-  mosquitto_connect_callback_set(mosq_, on_connect);
+  mosquitto_connect_with_flags_callback_set(mosq_, on_connect);
+  // Listener, persistent: libmosquitto's thread dials again 1 s after a drop, then every
+  // 1 s (its delay counts whole seconds; 0 would dial in a busy loop).
+  mosquitto_reconnect_delay_set(mosq_, 1, 1, false);
   mosquitto_disconnect_callback_set(mosq_, on_disconnect);
   mosquitto_subscribe_callback_set(mosq_, on_subscribe);
   mosquitto_unsubscribe_callback_set(mosq_, on_unsubscribe);
@@ -148,8 +155,9 @@ void Connection::tear_down() {
 
   // DISCONNECT, so the broker ends the session at once (it logs "disconnected", not
   // "closed its connection"). Also sets libmosquitto's state so its thread stops.
-  mosquitto_disconnect(mosq_);
-  auto done = [this] { return disconnected_.load(std::memory_order_acquire); };
+  // No socket (persistent, the broker away): nothing to send, nobody to wait for.
+  const bool sent = mosquitto_disconnect(mosq_) != MOSQ_ERR_NO_CONN;
+  auto done = [this, sent] { return !sent || disconnected_.load(std::memory_order_acquire); };
   const int64_t deadline = now_ns() + kDisconnectTimeoutNs;
   while (!done() && now_ns() < deadline) {
     if (loop_started_) {
@@ -172,9 +180,28 @@ void Connection::tear_down() {
 }
 
 int Connection::pump(int timeout_ms) {
+  if (redials() && mosquitto_socket(mosq_) < 0) return redial(timeout_ms);
   const int rc = mosquitto_loop(mosq_, timeout_ms, 1);
-  if (rc != MOSQ_ERR_SUCCESS) mark_lost(rc, errno);
+  if (rc == MOSQ_ERR_SUCCESS) return rc;
+  // Persistent: the broker went away (libmosquitto closed the socket and called
+  // on_disconnect); the next pass dials it again.
+  if (redials() && !lost()) return MOSQ_ERR_SUCCESS;
+  mark_lost(rc, errno);
   return rc;
+}
+
+int Connection::redial(int timeout_ms) {
+  const int64_t now = now_ns();
+  if (now < next_dial_ns_) {
+    const int64_t wait_ns = std::min(next_dial_ns_ - now, int64_t(timeout_ms) * 1'000'000);
+    if (wait_ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(wait_ns));
+    return MOSQ_ERR_SUCCESS;
+  }
+  next_dial_ns_ = now + kRedialEveryNs;
+  // Non-blocking: a refused connect fails at once; one under way is finished by the next
+  // mosquitto_loop passes, which then send CONNECT and read the CONNACK.
+  mosquitto_reconnect_async(mosq_);
+  return MOSQ_ERR_SUCCESS;
 }
 
 void Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns, const char *what) {
@@ -319,14 +346,38 @@ void Connection::flush(int64_t timeout_ns) {
   }
 }
 
-void Connection::on_connect(struct mosquitto *, void *self, int rc) {
+void Connection::on_connect(struct mosquitto *, void *self, int rc, int flags) {
   auto *c = static_cast<Connection *>(self);
+  if (c->connack_.load(std::memory_order_acquire)) {  // persistent: a reconnect
+    if (rc != 0) {                                    // refused now: nothing a retry would change
+      c->mark_lost(MOSQ_ERR_CONN_REFUSED, 0);
+      return;
+    }
+    c->reconnects_.fetch_add(1, std::memory_order_relaxed);
+    if ((flags & 1) == 0) {  // session present: no (the broker lost it)
+      c->sessions_lost_.fetch_add(1, std::memory_order_relaxed);
+      c->resubscribe();
+    }
+    c->connected_.store(true, std::memory_order_release);
+    return;
+  }
   c->connack_rc_.store(rc, std::memory_order_relaxed);
+  c->connected_.store(rc == 0, std::memory_order_release);
   c->connack_.store(true, std::memory_order_release);
+}
+
+// From on_connect (libmosquitto queues the SUBSCRIBEs and writes them after the callback);
+// the SUBACKs are not waited for.
+void Connection::resubscribe() {
+  std::lock_guard<std::mutex> lock(endpoints_mu_);
+  for (auto &slot : readers_)
+    if (Reader *r = slot.load()) mosquitto_subscribe(mosq_, nullptr, r->topic().c_str(), s_.qos);
 }
 
 void Connection::on_disconnect(struct mosquitto *mosq, void *self, int rc) {
   auto *c = static_cast<Connection *>(self);
+  c->connected_.store(false, std::memory_order_release);
+  if (rc != 0 && c->redials()) return;  // dialled again: libmosquitto's thread, pump()
   if (rc != 0) {  // not our DISCONNECT: the broker went away or the socket failed
     c->mark_lost(rc, errno);
     // Without this, libmosquitto's thread would reconnect, and a run would go on with

@@ -9,6 +9,13 @@
 //                socket from the caller's thread.
 // In the second case `io` serialises the loop between threads that share the
 // connection (the node's open-loop ping takes on one thread and writes on another).
+//
+// Durability persistent: the session outlives the connection (clean session off, the
+// client id fixed for the connection's life), and a connection the broker drops is
+// dialled again instead of being lost: by libmosquitto's thread (listener, once a
+// second) or by pump() (wait, poll: at most once per kRedialEveryNs, non-blocking).
+// After the CONNACK the broker resends what it had not had acknowledged; should it
+// have lost the session, the readers' subscriptions are made again.
 #ifndef PSBENCH_MQTT_CONNECTION_H
 #define PSBENCH_MQTT_CONNECTION_H
 
@@ -48,7 +55,9 @@ class Connection {
   // --- self-driven loop (wait, poll) ---
   std::mutex io;
   // One mosquitto_loop() pass, at most timeout_ms (0: do not block); the caller holds
-  // io. Returns a MOSQ_ERR_* code; on failure the connection is marked lost.
+  // io. Returns a MOSQ_ERR_* code; on failure the connection is marked lost. Persistent:
+  // a failure is the broker going away: MOSQ_ERR_SUCCESS, and while it is away each
+  // call dials it when due, else waits (at most timeout_ms) until it is.
   int pump(int timeout_ms);
 
   // Setup and teardown only (not the timed path): drives the loop (or, threaded, lets
@@ -58,6 +67,12 @@ class Connection {
 
   // --- the connection's health ---
   bool lost() const { return lost_.load(std::memory_order_acquire); }
+  // Between the broker's CONNACK and the connection's end (persistent: until it drops).
+  bool connected() const { return connected_.load(std::memory_order_acquire); }
+  // Persistent: CONNACKs after the first, and how many of them said the broker had no
+  // session for us (it lost it: the subscriptions were made again).
+  uint64_t reconnects() const { return reconnects_.load(std::memory_order_relaxed); }
+  uint64_t sessions_lost() const { return sessions_lost_.load(std::memory_order_relaxed); }
   // Marks the connection lost (first cause wins) and formats the message.
   void mark_lost(int rc, int errno_value);
   // Throws "lost the connection to the broker at H:P (...)".
@@ -80,6 +95,9 @@ class Connection {
   int reader_count() const { return reader_count_.load(std::memory_order_acquire); }
 
   // --- writers: what was published and what libmosquitto has finished with ---
+  uint64_t unfinished() const {
+    return published_.load(std::memory_order_relaxed) - completed_.load(std::memory_order_acquire);
+  }
   void count_publish() { published_.fetch_add(1, std::memory_order_relaxed); }
   void uncount_publish() { published_.fetch_sub(1, std::memory_order_relaxed); }
   // Waits (bounded) until every publish is on the wire (QoS 0) or acknowledged (QoS 1);
@@ -95,8 +113,15 @@ class Connection {
   void set_up_tls();
   void tear_down();
   void dispatch(const struct mosquitto_message *m);
+  // Persistent, wait/poll: the broker is away; dials it when due (io held).
+  int redial(int timeout_ms);
+  // Persistent, once connected: a drop is dialled again (before the first CONNACK, a
+  // failure is the connection's error, e.g. a TLS handshake's).
+  bool redials() const { return s_.persistent && connack_.load(std::memory_order_acquire); }
+  // Persistent: a CONNACK without our session: subscribes every reader's topic again.
+  void resubscribe();
 
-  static void on_connect(struct mosquitto *, void *self, int rc);
+  static void on_connect(struct mosquitto *, void *self, int rc, int flags);
   static void on_disconnect(struct mosquitto *, void *self, int rc);
   static void on_subscribe(struct mosquitto *, void *self, int mid, int count, const int *granted);
   static void on_unsubscribe(struct mosquitto *, void *self, int mid);
@@ -114,6 +139,9 @@ class Connection {
   std::atomic<bool> connack_{false}, disconnected_{false};
   std::atomic<int> connack_rc_{0};
   std::atomic<bool> lost_{false};
+  std::atomic<bool> connected_{false};
+  std::atomic<uint64_t> reconnects_{0}, sessions_lost_{0};
+  int64_t next_dial_ns_ = 0;  // wait/poll: when pump() may dial again (io held)
   std::atomic<int> lost_rc_{0}, lost_errno_{0};
   mutable std::mutex log_mu_;
   std::string connect_error_;  // on_log's first error while connecting

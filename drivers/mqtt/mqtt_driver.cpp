@@ -18,7 +18,7 @@ struct Mqtt {
   static constexpr const char *name = "mqtt";
   static constexpr const char *description =
       "MQTT 3.1.1 through a Mosquitto broker (libmosquitto client): QoS 0/1, "
-      "retained messages as transient_local";
+      "retained messages as transient_local, persistent sessions as persistent";
   // Asked of the library that is loaded, not of the header it was built against.
   static const char *version() {
     static const char *const text = [] {
@@ -49,8 +49,12 @@ psb_capabilities Mqtt::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
   static const char *const option_keys[] = {
       "broker", "keepalive", "tcp_nodelay", "max_inflight", "security", "security_dir", nullptr};
-  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,     // QoS 0, QoS 1
-          .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,  // retained = keep_last 1
+  return {.reliability =
+              PSB_BEST_EFFORT | PSB_RELIABLE,  // QoS 0, QoS 1
+                                               // retained = keep_last 1; persistent = a session
+                                               // that outlives the connection on a broker that
+                                               // saves it (manifest durable_config), QoS 1 only
+          .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL | PSB_PERSISTENT,
           .history = 0,  // no reader history to set (check() says why)
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,

@@ -180,7 +180,7 @@ TEST(MqttDriver, DeclaresWhatMqttOffers) {
   // mosquitto_lib_version() of the library loaded (Debian 12: 2.0.11).
   EXPECT_TRUE(std::string(d.version()).rfind("libmosquitto 2.", 0) == 0) << d.version();
   EXPECT_EQ(d.caps.reliability, uint32_t(PSB_BEST_EFFORT | PSB_RELIABLE));
-  EXPECT_EQ(d.caps.durability, uint32_t(PSB_VOLATILE | PSB_TRANSIENT_LOCAL));
+  EXPECT_EQ(d.caps.durability, uint32_t(PSB_VOLATILE | PSB_TRANSIENT_LOCAL | PSB_PERSISTENT));
   EXPECT_EQ(d.caps.history, 0u);  // no reader history: check() says why
   EXPECT_EQ(d.caps.notify, uint32_t(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL));
   ASSERT_NE(d.caps.transports, nullptr);

@@ -91,6 +91,12 @@ class Reader {
   }
 
   int matched() const { return -1; }  // MQTT does not tell a client who publishes
+  // Persistent: how often the connection came back, and how often without its session.
+  void counters(psb::sdk::CounterSink put) const {
+    if (!conn_->settings().persistent) return;
+    put("reconnects", conn_->reconnects());
+    put("sessions_lost", conn_->sessions_lost());
+  }
 
   // From on_message: the loop thread (listener) or the thread that holds conn->io.
   void deliver(const void *payload, size_t len) {

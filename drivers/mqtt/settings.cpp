@@ -32,6 +32,14 @@ void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings *s) {
   const psb_qos &q = cfg.qos;
   s->qos = q.reliability == PSB_RELIABLE ? 1 : 0;
   s->retain = q.durability == PSB_TRANSIENT_LOCAL;
+  s->persistent = q.durability == PSB_PERSISTENT;
+  // MQTT keeps a session's messages for a client that is away at QoS 1 only (QoS 0
+  // messages are dropped for it: MQTT 3.1.1, 3.1.2.4).
+  if (s->persistent && q.reliability != PSB_RELIABLE)
+    refuse.add("durability",
+               "durability persistent needs reliability reliable: the broker keeps what a "
+               "session missed, and resends what was not acknowledged, at QoS 1 only (QoS 0 "
+               "messages are dropped for a client that is away); use --reliability reliable");
   // No history setting has an MQTT meaning for a live reader: the broker queues every
   // message for each subscriber until it reads them (up to its max_queued_messages), so
   // a reader that falls behind still gets everything, whatever depth were recorded.

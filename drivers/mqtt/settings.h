@@ -24,6 +24,9 @@ struct Settings {
   int max_inflight = -1;    // option max_inflight (QoS 1); -1: libmosquitto's default (20)
   int qos = 0;              // best_effort -> 0, reliable -> 1
   bool retain = false;      // transient_local -> every message published retained
+  // durability persistent: a session that outlives the connection (clean session off),
+  // QoS 1, and a connection that reconnects by itself when the broker goes away.
+  bool persistent = false;
   uint32_t notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;  // the run's largest message
   psb::sdk::Security tls;    // options security=tls, security_dir: mutual TLS

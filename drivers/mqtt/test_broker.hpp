@@ -1,5 +1,8 @@
 // For mqtt_driver_test: a real mosquitto, started for a test on 127.0.0.1 and a free
 // port with a generated configuration, stopped (and its folder removed) at the end.
+// A durable one has the manifest's durable_config (its folder as {folder}), as psbench
+// starts it for durability persistent, and can be killed and started again on the same
+// port, configuration and folder.
 #pragma once
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -10,9 +13,11 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -45,20 +50,39 @@ inline bool accepts_connections(int port) {
   return ok;
 }
 
+// The manifest's durable_config, {folder} replaced (the text between its triple quotes).
+inline std::string durable_config(const std::string &folder) {
+  std::ifstream in(MQTT_MANIFEST);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string all = text.str(), open = "durable_config = \"\"\"\n";
+  const size_t start = all.find(open);
+  const size_t end = start == std::string::npos ? start : all.find("\"\"\"", start + open.size());
+  if (end == std::string::npos) throw std::runtime_error("no durable_config in " MQTT_MANIFEST);
+  std::string conf = all.substr(start + open.size(), end - start - open.size());
+  for (size_t at; (at = conf.find("{folder}")) != std::string::npos;) conf.replace(at, 8, folder);
+  return conf;
+}
+
 class Broker {
  public:
   // extra: more configuration lines after the ones every test broker has.
-  explicit Broker(const std::string &extra = "") : port_(free_port()) {
+  explicit Broker(const std::string &extra = "", bool durable = false) : port_(free_port()) {
     char tmpl[] = "/tmp/psb-mqtt-test-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
-    std::ofstream(dir_ + "/mosquitto.conf") << "listener " << port_ << " 127.0.0.1\n"
-                                            << "allow_anonymous true\n"
-                                            << "set_tcp_nodelay true\n"
-                                            << "persistence false\n"
-                                            << "log_dest stdout\n"
-                                            << extra;
+    std::ofstream(dir_ + "/mosquitto.conf")
+        << "listener " << port_ << " 127.0.0.1\n"
+        << "allow_anonymous true\n"
+        << "set_tcp_nodelay true\n"
+        << "persistence false\n"
+        << "log_dest stdout\n"
+        << (durable ? "user root\n" + durable_config(dir_) : std::string()) << extra;
     start();
+  }
+  // As psbench starts it for durability persistent.
+  static std::unique_ptr<Broker> durable() {
+    return std::make_unique<Broker>("max_queued_messages 0\n", true);
   }
   ~Broker() {
     stop(SIGTERM);
@@ -74,6 +98,9 @@ class Broker {
 
   // SIGKILL: the broker vanishes without a word to its clients.
   void kill_now() { stop(SIGKILL); }
+  // After kill_now() or stop(): the same port, configuration and folder (its log goes on).
+  void start_again() { start(); }
+  const std::string &folder() const { return dir_; }
   // SIGTERM, as psbench stops it; its log is complete after this (mosquitto's stdout
   // is block-buffered into the file).
   void stop() { stop(SIGTERM); }
@@ -88,10 +115,11 @@ class Broker {
  private:
   void start() {
     const std::string conf = dir_ + "/mosquitto.conf", out = dir_ + "/mosquitto.log";
+    std::fflush(nullptr);  // the child would write what the test's stdout still buffers
     pid_ = fork();
     if (pid_ == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlives the test
-      FILE *f = freopen(out.c_str(), "w", stdout);
+      FILE *f = freopen(out.c_str(), "a", stdout);
       if (f == nullptr) _exit(126);
       dup2(STDOUT_FILENO, STDERR_FILENO);
       execl(MOSQUITTO_BROKER, "mosquitto", "-c", conf.c_str(), static_cast<char *>(nullptr));

@@ -11,6 +11,11 @@
 //
 // destroy: clears the retained message (transient_local), then waits (at most 10 s)
 // until everything published is on the wire or acknowledged.
+//
+// Persistent (QoS 1): while the broker is away, mosquitto_publish keeps the message in
+// libmosquitto's queue and says MOSQ_ERR_NO_CONN; it is sent after the reconnect, so
+// write() returns 0. Up to kMaxQueuedAway unacknowledged messages: beyond, a write while
+// the broker is away is an error (not queued), so memory stays bounded.
 #ifndef PSBENCH_MQTT_WRITER_H
 #define PSBENCH_MQTT_WRITER_H
 
@@ -32,6 +37,7 @@ class Writer {
         topic_(checked_topic(c, topic)),
         qos_(c.settings().qos),
         retain_(c.settings().retain),
+        persistent_(c.settings().persistent),
         self_driven_(!c.threaded()),
         max_payload_(size_t(c.settings().max_payload)) {
     c.link(this);
@@ -52,6 +58,11 @@ class Writer {
 
   void write(const void *data, size_t len) {
     if (conn_->lost()) conn_->throw_lost();
+    if (persistent_ && !conn_->connected() && conn_->unfinished() >= kMaxQueuedAway)
+      psb::sdk::fail(
+          "the broker at %s is away and %llu messages wait for it in libmosquitto's queue; "
+          "this one is not queued",
+          conn_->settings().broker.c_str(), (unsigned long long)conn_->unfinished());
     if (len > max_payload_)
       psb::sdk::fail("a %zu-byte message is over this run's max_payload of %zu bytes", len,
                      max_payload_);
@@ -79,10 +90,14 @@ class Writer {
     return true;
   }
   int matched() const { return -1; }  // MQTT does not tell a client who subscribes
+  void counters(psb::sdk::CounterSink put) const {
+    if (persistent_) put("reconnects", conn_->reconnects());
+  }
 
  private:
   static constexpr int64_t kServiceEveryNs = 100'000'000;
   static constexpr int64_t kFlushTimeoutNs = 10'000'000'000;
+  static constexpr uint64_t kMaxQueuedAway = 100'000;
 
   static std::string checked_topic(const Connection &c, const char *topic) {
     std::string name = mqtt_topic(c.settings(), topic);
@@ -97,6 +112,10 @@ class Writer {
     errno = 0;
     const int rc =
         mosquitto_publish(conn_->mosq(), nullptr, topic_.c_str(), int(len), data, qos_, retain);
+    // Persistent, the broker away: queued (the message is in libmosquitto's outgoing
+    // list before it tries the socket), resent after the reconnect's CONNACK.
+    const bool queued = rc == MOSQ_ERR_NO_CONN || rc == MOSQ_ERR_CONN_LOST || rc == MOSQ_ERR_ERRNO;
+    if (queued && persistent_ && qos_ == 1 && !conn_->lost()) return;
     if (rc != MOSQ_ERR_SUCCESS) {
       const int e = errno;
       conn_->uncount_publish();
@@ -111,7 +130,7 @@ class Writer {
   Connection *const conn_;
   const std::string topic_;
   const int qos_;
-  const bool retain_, self_driven_;
+  const bool retain_, persistent_, self_driven_;
   const size_t max_payload_;
   int64_t next_service_ns_ = 0;
   bool retained_something_ = false;
