@@ -311,3 +311,50 @@ def test_no_broker_at_the_given_address_fails_the_run_saying_where(mqtt, results
     assert f"mqtt: cannot connect to the broker at 127.0.0.1:{port}: Connection refused" in (
         run.stderr + (record["message"] or "")
     ), run.stderr
+
+
+# --- durability persistent: the broker killed and started again -------------------------
+
+
+@pytest.mark.parametrize("notify", ["wait", "listener"])
+def test_persistent_loses_nothing_across_a_broker_killed_mid_stream(mqtt, results, notify):
+    """mosquitto killed (SIGKILL) 1 s into the window and started again 1 s later on its
+    port, configuration and database: every sample written arrives, no write fails, both
+    clients came back to their sessions, and the database is gone after the run."""
+    proc = run_cli(
+        ["pubsub", "--driver", DRIVER, "--notify", notify, "--durability", "persistent",
+         "--reliability", "reliable", "--rate", "200", "--duration", "4",
+         "--restart-broker", "1:1"],
+        results,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    [broker] = record["services"]
+    assert broker["durable"] and broker["restarts"] == 1
+    restart = record["restart"]
+    assert restart["done"] and restart["signal"] == "SIGKILL", restart
+    assert restart["write_errors"] == 0
+    sub = restart["receivers"]["sub"]
+    assert sub["published"] == 800 and sub["received"] == 800, sub
+    assert sub["lost"] == 0 and sub["missing"] == 0, sub
+    assert sub["received_after_ready"] > 0 and sub["recovery_s"] is not None, sub
+    counters = load(record["_dir"], "sub")["middleware_counters"]["reader"]
+    assert counters["reconnects"] == 1 and counters["sessions_lost"] == 0, counters
+    # The broker was configured by the manifest's durable_config, and its database
+    # (the manifest's leftovers) went with it.
+    folder = Path(broker["argv"][-1]).parent
+    assert "persistence true" in (folder / "mosquitto.conf").read_text()
+    assert not (folder / "mosquitto.db").exists() and not (folder / "mosquitto.db.new").exists()
+    log = Path(broker["log"]).read_text()
+    assert "psbench: killed (SIGKILL), started again" in log, log
+    assert mosquitto_processes_mentioning(str(results)) == []
+
+
+def test_persistent_needs_reliable(mqtt, results):
+    proc = run_cli(
+        ["pubsub", "--driver", DRIVER, "--durability", "persistent", "--duration", "1"], results
+    )
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "mqtt: durability persistent needs reliability reliable: " in proc.stderr, proc.stderr
+    assert mosquitto_processes_mentioning(str(results)) == []
