@@ -1,5 +1,7 @@
 #include "connection.h"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +27,7 @@ constexpr int64_t kDisconnectTimeoutNs = 5'000'000'000;
 constexpr int kSetupSliceMs = 10;
 // Persistent, wait/poll: one connect attempt per 100 ms at most while the broker is away.
 constexpr int64_t kRedialEveryNs = 100'000'000;
+constexpr int kLoopSliceMs = 100;  // persistent listener: our loop thread's select() timeout
 
 std::once_flag g_lib_once;
 std::atomic<unsigned> g_connections{0};
@@ -70,9 +73,6 @@ void Connection::connect() {
   mosquitto_int_option(mosq_, MOSQ_OPT_TCP_NODELAY, s_.tcp_nodelay ? 1 : 0);
   if (s_.max_inflight >= 0) mosquitto_int_option(mosq_, MOSQ_OPT_SEND_MAXIMUM, s_.max_inflight);
   mosquitto_connect_with_flags_callback_set(mosq_, on_connect);
-  // Listener, persistent: libmosquitto's thread dials again 1 s after a drop, then every
-  // 1 s (its delay counts whole seconds; 0 would dial in a busy loop).
-  mosquitto_reconnect_delay_set(mosq_, 1, 1, false);
   mosquitto_disconnect_callback_set(mosq_, on_disconnect);
   mosquitto_subscribe_callback_set(mosq_, on_subscribe);
   mosquitto_unsubscribe_callback_set(mosq_, on_unsubscribe);
@@ -106,12 +106,23 @@ void Connection::connect() {
   if (connack_rc_.load() != 0)
     psb::sdk::fail("the broker at %s refused the connection: %s", s_.broker.c_str(),
                    mosquitto_connack_string(connack_rc_.load()));
-  if (s_.notify == PSB_NOTIFY_LISTENER) {
+  if (s_.notify == PSB_NOTIFY_LISTENER && s_.persistent) {
+    // Our own network thread, not libmosquitto's: its thread ends for good when a TLS
+    // connection ends with EPROTO (OpenSSL's "unexpected eof", a broker killed), and
+    // dials again only every whole second. Publishes are queued for it, as for libmosquitto's.
+    mosquitto_threaded_set(mosq_, true);
+    loop_thread_ = std::thread([this] { run_loop(); });
+    threaded_ = loop_started_ = true;
+  } else if (s_.notify == PSB_NOTIFY_LISTENER) {
     rc = mosquitto_loop_start(mosq_);
     if (rc != MOSQ_ERR_SUCCESS)
       psb::sdk::fail("cannot start libmosquitto's network thread: %s", mosquitto_strerror(rc));
     threaded_ = loop_started_ = true;
   }
+}
+
+void Connection::run_loop() {
+  while (!stop_loop_.load(std::memory_order_acquire) && !lost()) pump(kLoopSliceMs);
 }
 
 // Mutual TLS: the broker's certificate must chain to ca.pem and name the address
@@ -156,6 +167,7 @@ void Connection::tear_down() {
   // DISCONNECT, so the broker ends the session at once (it logs "disconnected", not
   // "closed its connection"). Also sets libmosquitto's state so its thread stops.
   // No socket (persistent, the broker away): nothing to send, nobody to wait for.
+  closing_.store(true, std::memory_order_release);  // no more dialling
   const bool sent = mosquitto_disconnect(mosq_) != MOSQ_ERR_NO_CONN;
   auto done = [this, sent] { return !sent || disconnected_.load(std::memory_order_acquire); };
   const int64_t deadline = now_ns() + kDisconnectTimeoutNs;
@@ -174,13 +186,18 @@ void Connection::tear_down() {
       const int fd = mosquitto_socket(mosq_);
       if (fd >= 0) shutdown(fd, SHUT_RDWR);
     }
-    mosquitto_loop_stop(mosq_, false);
+    if (loop_thread_.joinable()) {
+      stop_loop_.store(true, std::memory_order_release);
+      loop_thread_.join();
+    } else {
+      mosquitto_loop_stop(mosq_, false);
+    }
   }
   mosquitto_destroy(mosq_);
 }
 
 int Connection::pump(int timeout_ms) {
-  if (redials() && mosquitto_socket(mosq_) < 0) return redial(timeout_ms);
+  if (redials() && !connected() && dial_failed()) return redial(timeout_ms);
   const int rc = mosquitto_loop(mosq_, timeout_ms, 1);
   if (rc == MOSQ_ERR_SUCCESS) return rc;
   // Persistent: the broker went away (libmosquitto closed the socket and called
@@ -188,6 +205,17 @@ int Connection::pump(int timeout_ms) {
   if (redials() && !lost()) return MOSQ_ERR_SUCCESS;
   mark_lost(rc, errno);
   return rc;
+}
+
+bool Connection::dial_failed() const {
+  const int fd = mosquitto_socket(mosq_);
+  if (fd < 0) return true;
+  // libmosquitto 2.0 does not notice a refused non-blocking connect under TLS (it takes
+  // OpenSSL's SSL_ERROR_SYSCALL for "try again" and waits for ever): the socket says.
+  tcp_info info{};
+  socklen_t size = sizeof info;
+  if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return false;
+  return info.tcpi_state != TCP_ESTABLISHED && info.tcpi_state != TCP_SYN_SENT;
 }
 
 int Connection::redial(int timeout_ms) {

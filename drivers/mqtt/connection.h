@@ -12,8 +12,9 @@
 //
 // Durability persistent: the session outlives the connection (clean session off, the
 // client id fixed for the connection's life), and a connection the broker drops is
-// dialled again instead of being lost: by libmosquitto's thread (listener, once a
-// second) or by pump() (wait, poll: at most once per kRedialEveryNs, non-blocking).
+// dialled again instead of being lost, by pump() (at most once per kRedialEveryNs,
+// non-blocking): in listener mode the driver's own network thread runs it (not
+// libmosquitto's, whose reconnect has a 1 s granularity and ends on a TLS EPROTO).
 // After the CONNACK the broker resends what it had not had acknowledged; should it
 // have lost the session, the readers' subscriptions are made again.
 #ifndef PSBENCH_MQTT_CONNECTION_H
@@ -26,6 +27,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "settings.h"
@@ -115,9 +117,16 @@ class Connection {
   void dispatch(const struct mosquitto_message *m);
   // Persistent, wait/poll: the broker is away; dials it when due (io held).
   int redial(int timeout_ms);
+  // Persistent, not connected: no socket, or one whose connect failed.
+  bool dial_failed() const;
   // Persistent, once connected: a drop is dialled again (before the first CONNACK, a
   // failure is the connection's error, e.g. a TLS handshake's).
-  bool redials() const { return s_.persistent && connack_.load(std::memory_order_acquire); }
+  bool redials() const {
+    return s_.persistent && connack_.load(std::memory_order_acquire) &&
+           !closing_.load(std::memory_order_acquire);
+  }
+  // Persistent, listener: the network thread, pump() until stopped.
+  void run_loop();
   // Persistent: a CONNACK without our session: subscribes every reader's topic again.
   void resubscribe();
 
@@ -135,6 +144,8 @@ class Connection {
   std::string client_id_;
   struct mosquitto *mosq_ = nullptr;
   bool threaded_ = false, loop_started_ = false;
+  std::thread loop_thread_;  // persistent, listener (else libmosquitto's own)
+  std::atomic<bool> stop_loop_{false}, closing_{false};
 
   std::atomic<bool> connack_{false}, disconnected_{false};
   std::atomic<int> connack_rc_{0};
