@@ -44,9 +44,11 @@ Client::Client(rd_kafka_type_t type, const Settings &s,
   set(conf, "client.id", "psbench-" + s.run_id);
   // Nagle off: librdkafka's default leaves it on, which holds small requests back.
   set(conf, "socket.nagle.disable", "true");
-  // Reconnect quickly: a broker that comes back (durability persistent) is reached within
-  // a second of accepting again.
-  set(conf, "reconnect.backoff.ms", "10");
+  // Reconnect quickly: the first retry after 10 ms, doubling up to 1 s (librdkafka's
+  // backoff, with its jitter); durability persistent, where a broker that is down is
+  // waited for: from 100 ms, so it is not asked in a tight loop. Either way a broker that
+  // comes back is reached within about a second of accepting again.
+  set(conf, "reconnect.backoff.ms", s.persistent ? "100" : "10");
   set(conf, "reconnect.backoff.max.ms", "1000");
   set(conf, "log_level", "3");  // errors only: librdkafka's log goes to stderr
   if (s.tls.on) {
