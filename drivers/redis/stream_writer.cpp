@@ -28,6 +28,11 @@ StreamWriter::StreamWriter(Context &ctx, const char *topic) {
   prefix_len_ = prefix.size();
   header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
   std::memcpy(header_.data(), prefix.data(), prefix.size());
+  slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
+  slots_ = kRingBytes / slot_size_;
+  slots_ = slots_ < 1 ? 1 : slots_ > kWindow ? kWindow : slots_;
+  ring_.assign(slots_ * slot_size_, '\0');  // touched now: no page fault while writing
+  lens_.assign(slots_, 0);
   ctx.link(this);
 }
 
@@ -46,12 +51,40 @@ void StreamWriter::drop(std::string why) {
   if (c_ != nullptr) redisFree(c_);
   c_ = nullptr;
   fd_ = -1;
-  unacknowledged_ += pending_;
-  pending_ = 0;
+  sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
   line_len_ = 0;
   bulk_next_ = false;
   down_why_ = std::move(why);
   next_attempt_ns_ = now_ns();  // the first attempt may follow at once
+}
+
+bool StreamWriter::send_slot(uint64_t i) {
+  const uint64_t slot = (head_ + i) % slots_;
+  const size_t len = lens_[slot];
+  char digits[24];
+  size_t nd = 0;
+  size_t v = len;
+  do {
+    digits[nd++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  char *h = header_.data() + prefix_len_;
+  for (size_t k = 0; k < nd; ++k) h[k] = digits[nd - 1 - k];
+  h[nd] = '\r';
+  h[nd + 1] = '\n';
+  static const char crlf[2] = {'\r', '\n'};
+  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
+                  {ring_.data() + slot * slot_size_, len},
+                  {const_cast<char *>(crlf), 2}};
+  const int e = send_all(fd_, iov, 3);
+  if (e != 0) {
+    // Part of the command may be out: the connection cannot be resumed.
+    drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
+                     : std::string(std::strerror(e)));
+    return false;
+  }
+  ++sent_;
+  return true;
 }
 
 bool StreamWriter::reconnect() {
@@ -81,15 +114,13 @@ bool StreamWriter::reconnect() {
   c_ = c;
   fd_ = c->fd;
   ++reconnects_;
+  // Everything unanswered, oldest first: the server may have kept some of it (then the
+  // reader gets it twice), the rest it never had.
+  while (c_ != nullptr && sent_ < pending_) {
+    if (!send_slot(sent_)) return false;
+    ++resent_;
+  }
   return true;
-}
-
-void StreamWriter::fail_down(const char *what) const {
-  psb::sdk::fail(
-      "%s to %s: redis-server at %s is unreachable (%s); the writer reconnects at most every "
-      "%lld ms and accepts no write until then",
-      what, key_.c_str(), settings_.address().c_str(), down_why_.c_str(),
-      static_cast<long long>(kRetryNs / 1000000));
 }
 
 void StreamWriter::consume(const char *p, size_t n) {
@@ -104,26 +135,32 @@ void StreamWriter::consume(const char *p, size_t n) {
     line_[len] = '\0';
     if (bulk_next_) {  // the new entry's id
       bulk_next_ = false;
-      --pending_;
+      answered();
       ++acknowledged_;
       continue;
     }
-    if (pending_ > 0 && len >= 2 && line_[0] == '$') {
+    if (sent_ > 0 && len >= 2 && line_[0] == '$') {
       bulk_next_ = line_[1] != '-';  // "$-1": a nil reply, no content line
-      if (!bulk_next_) --pending_;
+      if (!bulk_next_) answered();
       continue;
     }
-    if (pending_ > 0 && len >= 1 && line_[0] == '-') {
-      --pending_;
+    if (sent_ > 0 && len >= 1 && line_[0] == '-') {
+      answered();
       ++refused_;
       if (refusal_.empty())
         refusal_ = format("redis-server refused an XADD to %s: %s", key_.c_str(), line_ + 1);
       continue;
     }
     drop(format("unexpected reply '%s' (%llu XADD replies awaited)", line_,
-                static_cast<unsigned long long>(pending_)));
+                static_cast<unsigned long long>(sent_)));
     return;
   }
+}
+
+void StreamWriter::answered() {
+  head_ = (head_ + 1) % slots_;
+  --pending_;
+  --sent_;
 }
 
 void StreamWriter::read_replies() {
@@ -141,9 +178,9 @@ void StreamWriter::read_replies() {
 }
 
 void StreamWriter::write(const void *data, size_t len) {
-  if (len > kMaxPayload)
-    psb::sdk::fail("a %zu-byte message is over the driver's largest of %llu bytes", len,
-                   static_cast<unsigned long long>(kMaxPayload));
+  if (len > slot_size_)
+    psb::sdk::fail("a %zu-byte message is over the run's largest of %llu bytes", len,
+                   static_cast<unsigned long long>(slot_size_));
   // The replies of earlier XADDs: a closed connection or a refusal shows here.
   read_replies();
   if (!refusal_.empty()) {
@@ -151,54 +188,41 @@ void StreamWriter::write(const void *data, size_t len) {
     refusal_.clear();
     throw psb::sdk::Error(m);
   }
-  if (c_ == nullptr && !reconnect()) fail_down("XADD");
-  if (pending_ >= kWindow) await_window();
-  char digits[24];
-  size_t nd = 0;
-  size_t v = len;
-  do {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  char *h = header_.data() + prefix_len_;
-  for (size_t i = 0; i < nd; ++i) h[i] = digits[nd - 1 - i];
-  h[nd] = '\r';
-  h[nd + 1] = '\n';
-  static const char crlf[2] = {'\r', '\n'};
-  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
-                  {const_cast<void *>(data), len},
-                  {const_cast<char *>(crlf), 2}};
-  const int e = send_all(fd_, iov, 3);
-  if (e != 0) {
-    // Part of the command may be out: the connection cannot be resumed.
-    drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
-                     : std::string(std::strerror(e)));
-    fail_down("XADD");
-  }
+  if (c_ == nullptr) reconnect();  // sends the ring again if it connects
+  if (pending_ >= slots_) await_window();
+  const uint64_t slot = (head_ + pending_) % slots_;
+  std::memcpy(ring_.data() + slot * slot_size_, data, len);
+  lens_[slot] = len;
   ++pending_;
+  // Not connected, or the send failed: queued, sent again after the reconnect.
+  if (c_ != nullptr && sent_ + 1 == pending_) send_slot(sent_);
 }
 
 void StreamWriter::await_window() {
   const int64_t end = now_ns() + kWindowWaitNs;
-  while (c_ != nullptr && pending_ >= kWindow) {
+  while (c_ != nullptr && pending_ >= slots_) {
     const int64_t left = end - now_ns();
     if (left <= 0)
       psb::sdk::fail(
           "redis-server at %s did not answer %llu XADD to %s within %lld ms (the writer "
-          "sends at most %llu unanswered); this write was not sent",
+          "keeps at most %llu unanswered); this write was not sent",
           settings_.address().c_str(), static_cast<unsigned long long>(pending_), key_.c_str(),
-          static_cast<long long>(kWindowWaitNs / 1000000),
-          static_cast<unsigned long long>(kWindow));
+          static_cast<long long>(kWindowWaitNs / 1000000), static_cast<unsigned long long>(slots_));
     if (wait_readable(fd_, -1, left) < 0)
       psb::sdk::fail("waiting for XADD replies: %s", std::strerror(errno));
     read_replies();
   }
-  if (c_ == nullptr) fail_down("XADD");
+  if (pending_ >= slots_)
+    psb::sdk::fail(
+        "XADD to %s: redis-server at %s is unreachable (%s) and the writer's %llu unanswered "
+        "messages wait for it; this write was not accepted (it reconnects at most every %lld "
+        "ms)",
+        key_.c_str(), settings_.address().c_str(), down_why_.c_str(),
+        static_cast<unsigned long long>(pending_), static_cast<long long>(kRetryNs / 1000000));
 }
 
 bool StreamWriter::drain(int64_t timeout_ns) {
   const int64_t end = now_ns() + timeout_ns;
-  const uint64_t lost_before = unacknowledged_;
   for (;;) {
     read_replies();
     if (!refusal_.empty()) {
@@ -206,19 +230,24 @@ bool StreamWriter::drain(int64_t timeout_ns) {
       refusal_.clear();
       throw psb::sdk::Error(m);
     }
-    if (unacknowledged_ != lost_before)
-      psb::sdk::fail(
-          "the connection to redis-server at %s ended (%s) before %llu XADD to %s "
-          "were answered",
-          settings_.address().c_str(), down_why_.c_str(),
-          static_cast<unsigned long long>(unacknowledged_ - lost_before), key_.c_str());
-    if (c_ == nullptr || pending_ == 0) return true;
+    if (pending_ == 0) return true;
     const int64_t left = end - now_ns();
-    if (left <= 0 || wait_readable(fd_, -1, left) < 0)
+    if (left <= 0)
       throw psb::sdk::Timeout(
-          format("redis-server at %s did not answer %llu XADD to %s within %lld ms",
-                 settings_.address().c_str(), static_cast<unsigned long long>(pending_),
-                 key_.c_str(), static_cast<long long>(timeout_ns / 1000000)));
+          format("%llu XADD to %s not answered within %lld ms (redis-server at %s: %s)",
+                 static_cast<unsigned long long>(pending_), key_.c_str(),
+                 static_cast<long long>(timeout_ns / 1000000), settings_.address().c_str(),
+                 c_ != nullptr ? "connected" : down_why_.c_str()));
+    if (c_ == nullptr) {
+      if (!reconnect()) {
+        const int64_t next = next_attempt_ns_ - now_ns();
+        timespec ts{0, static_cast<long>(next < left ? (next > 0 ? next : 0) : left)};
+        nanosleep(&ts, nullptr);
+      }
+      continue;
+    }
+    if (wait_readable(fd_, -1, left) < 0)
+      psb::sdk::fail("waiting for XADD replies: %s", std::strerror(errno));
   }
 }
 
@@ -254,7 +283,8 @@ int StreamWriter::matched() {
 
 void StreamWriter::counters(psb::sdk::CounterSink put) const {
   put("xadd_acknowledged", acknowledged_);
-  put("xadd_unacknowledged", unacknowledged_);
+  put("xadd_resent", resent_);
+  put("xadd_unsent", pending_);
   put("xadd_refused", refused_);
   put("reconnects", reconnects_);
 }

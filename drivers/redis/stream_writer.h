@@ -1,7 +1,10 @@
-// A writer for reliability reliable (durability volatile or persistent): XADD <key> MAXLEN ~
-// <bound> * d <message> on its own connection, as RESP bytes it builds itself, without waiting for
-// the reply (the entry's id). When the server goes away it reconnects, one attempt at most every
-// kRetryNs, in write() itself (hiredis does not reconnect): a write while it is unreachable fails.
+// A writer for reliability reliable (durability volatile or persistent): XADD <key>
+// MAXLEN ~ <bound> * d <message> on its own connection, as RESP bytes it builds itself,
+// without waiting for the reply (the entry's id). A copy of every message not answered
+// yet stays in a ring of window() slots: when the server goes away, write() goes on
+// queueing into it, reconnects (one attempt at most every kRetryNs: hiredis does not
+// reconnect) and sends again everything not answered, oldest first. A write that finds
+// the ring full fails (after waiting up to kWindowWaitNs while connected).
 #ifndef PSBENCH_REDIS_STREAM_WRITER_H
 #define PSBENCH_REDIS_STREAM_WRITER_H
 
@@ -15,10 +18,9 @@
 
 namespace psbredis {
 
-// XADDs sent and not answered yet, at most: a write past it waits for replies, up to
-// kWindowWaitNs, and fails if they do not come. It bounds what a crash of the server can
-// take of what write() accepted (README.md, "Durability persistent: Redis Streams").
+// The ring: at most kWindow messages, and at most about kRingBytes of them (at least one).
 constexpr uint64_t kWindow = 128;
+constexpr uint64_t kRingBytes = 16u << 20;
 constexpr int64_t kWindowWaitNs = 1'000'000'000;
 
 class StreamWriter final : public Endpoint {
@@ -26,36 +28,38 @@ class StreamWriter final : public Endpoint {
   StreamWriter(Context &ctx, const char *topic);
   ~StreamWriter() override;
 
-  // Timed path: no allocation, no lock, no formatting unless it fails (or reconnects).
+  // Timed path: a copy into the ring, no allocation, no lock, no formatting unless it
+  // fails (or reconnects).
   void write(const void *data, size_t len);
   // The connections named as this topic's stream readers (CLIENT LIST); -1 while the
   // server is unreachable.
   int matched();
-  // Every XADD sent is answered (so it is in the stream, and with appendfsync always in
-  // the append-only file). Throws Timeout when not within timeout_ns, Error when the
-  // connection ended with XADDs unanswered or the server refused one.
+  // Every XADD answered (so it is in the stream, and with appendfsync always in the
+  // append-only file), reconnecting meanwhile if need be. Throws Timeout when not within
+  // timeout_ns, Error when the server refused one.
   bool drain(int64_t timeout_ns);
-  // xadd_acknowledged, xadd_unacknowledged (sent, the connection ended before the
-  // reply: lost unless the server had written them), xadd_refused, reconnects.
+  // xadd_acknowledged, xadd_resent (sent again after a reconnect: a duplicate when the
+  // server had kept the first one), xadd_refused, reconnects, and xadd_unsent (in the
+  // ring, unanswered, when it is asked: at the end, lost).
   void counters(psb::sdk::CounterSink put) const;
 
-  const std::string &key() const { return key_; }
-  bool connected() const { return c_ != nullptr; }
+  uint64_t window() const { return slots_; }
 
  private:
-  // One connection attempt if none was made in the last kRetryNs: connect, then EXISTS
-  // on the key (refused while the server loads its data). true = connected.
+  // One connection attempt if none was made in the last kRetryNs: connect, EXISTS on the
+  // key (refused while the server loads its data), then the ring sent again. true =
+  // connected.
   bool reconnect();
-  // Closes the connection: its unanswered XADDs are counted as unacknowledged.
   void drop(std::string why);
+  // Sends the ring's message i (0 = the oldest unanswered). false: dropped.
+  bool send_slot(uint64_t i);
   // Reads the replies that have arrived without blocking; drops the connection if it
   // ended. A refusal is kept in refusal_.
   void read_replies();
   void consume(const char *p, size_t n);
-  // Waits until fewer than kWindow XADDs are unanswered; throws after kWindowWaitNs or
-  // when the connection ended.
+  void answered();  // the oldest unanswered message got its reply
+  // Waits while the ring is full and connected, up to kWindowWaitNs; throws then.
   void await_window();
-  [[noreturn, gnu::cold]] void fail_down(const char *what) const;
 
   Settings settings_;
   redisContext *c_ = nullptr;
@@ -65,8 +69,13 @@ class StreamWriter final : public Endpoint {
   //  $1\r\n*\r\n$1\r\nd\r\n$" then room for the length and CRLF.
   std::vector<char> header_;
   size_t prefix_len_ = 0;
-  uint64_t pending_ = 0;  // XADD sent on this connection whose reply is not read yet
-  uint64_t acknowledged_ = 0, unacknowledged_ = 0, refused_ = 0, reconnects_ = 0;
+  std::vector<char> ring_;  // slots_ slots of slot_size_ bytes
+  std::vector<size_t> lens_;
+  uint64_t slots_ = 1, slot_size_ = 0;
+  uint64_t head_ = 0;     // the oldest unanswered message's slot
+  uint64_t pending_ = 0;  // messages in the ring: unanswered (sent or not)
+  uint64_t sent_ = 0;     // of them, sent on this connection
+  uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0, reconnects_ = 0;
   int64_t next_attempt_ns_ = 0;
   std::string down_why_;  // why the server is unreachable (set by drop and reconnect)
   std::string refusal_;   // the server's first refusal not reported yet
