@@ -13,6 +13,7 @@
 #include <amqp.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,12 @@ using psb::sdk::fail;
 // A reliable writer has at most this many messages unconfirmed; the next write waits for
 // confirms (the broker's flow control, as a DDS writer's resource limits).
 constexpr uint64_t kConfirmWindow = 8192;
+// Durability persistent: a writer keeps a copy of each message until the broker confirms
+// it, to publish it again on the next connection when the broker went away first; the
+// copies take at most this much (the confirm window is smaller for large messages, 16 at
+// least).
+constexpr uint64_t kKeptBytes = 64u << 20;
+constexpr uint64_t kMinKeptWindow = 16;
 // Every this many writes a writer reads, without waiting, what the broker sent it: confirms,
 // or the channel's closing (an error is then reported by a write, not only at drain()).
 constexpr uint64_t kReadEvery = 64;
@@ -105,7 +112,14 @@ class Rabbitmq::Writer {
         exchange_(exchange_of(ctx.settings.run_id, topic)),
         reliable_(ctx.settings.reliable),
         persistent_(ctx.settings.persistent),
-        confirmed_(kConfirmWindow, 0) {
+        window_(persistent_ ? std::clamp<uint64_t>(
+                                  kKeptBytes / std::max<uint64_t>(ctx.settings.max_payload, 1),
+                                  kMinKeptWindow, kConfirmWindow)
+                            : kConfirmWindow),
+        confirmed_(window_, 0),
+        slot_size_(persistent_ ? ctx.settings.max_payload : 0),
+        kept_(window_ * slot_size_),
+        kept_len_(persistent_ ? window_ : 0) {
     props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
     // Transient: never written to disk; persistent: written to the durable queues' disk
     // before the broker confirms it.
@@ -120,16 +134,14 @@ class Rabbitmq::Writer {
   void write(const void *data, size_t len) {
     if (!conn_) reconnect_for_write();
     try {
-      if (reliable_ && published_ - floor_ >= kConfirmWindow) await_window();
-      const amqp_bytes_t body{len, const_cast<void *>(data)};
-      const int s = amqp_basic_publish(conn_->state(), kChannel, exchange_bytes_, amqp_empty_bytes,
-                                       0 /* mandatory */, 0 /* immediate */, &props_, body);
-      if (s != AMQP_STATUS_OK) conn_->fail_status("publish", s);
+      if (reliable_ && published_ - floor_ >= window_) await_window();
+      publish(data, len);
     } catch (const BrokerGone &) {
       if (persistent_) lose();
       throw;
     }
     ++published_;
+    if (persistent_) keep(data, len);
     if (published_ % kReadEvery == 0) {
       try {
         read_replies(&kNoWait);
@@ -145,8 +157,8 @@ class Rabbitmq::Writer {
   // Reliable: until the broker has confirmed every message published so far (it has
   // routed each to every bound queue, and for persistent written it to their disk). Best
   // effort: every write left the process in write(), and the broker reads a connection's
-  // frames in order. Persistent: a broker that goes away meanwhile is reconnected to; what
-  // was unconfirmed on the lost connection is counted (unconfirmed_at_loss), not awaited.
+  // frames in order. Persistent: a broker that goes away meanwhile is reconnected to, and
+  // what it had not confirmed is published again and awaited.
   bool drain(int64_t timeout_ns) {
     if (!reliable_) return true;
     const int64_t deadline = RetryPacer::now_ns() + timeout_ns;
@@ -191,13 +203,35 @@ class Rabbitmq::Writer {
     }
     if (persistent_) {
       put("reconnections", reconnections_);
-      put("unconfirmed_at_loss", unconfirmed_at_loss_);
+      put("republished", republished_);
     }
   }
 
  private:
+  void publish(const void *data, size_t len) {
+    const amqp_bytes_t body{len, const_cast<void *>(data)};
+    const int s = amqp_basic_publish(conn_->state(), kChannel, exchange_bytes_, amqp_empty_bytes,
+                                     0 /* mandatory */, 0 /* immediate */, &props_, body);
+    if (s != AMQP_STATUS_OK) conn_->fail_status("publish", s);
+  }
+
+  // Where the copy of the message of delivery tag `tag` (of this connection) is.
+  uint64_t slot(uint64_t tag) const { return (base_ + tag) % window_; }
+
+  // Persistent, timed path: a copy of the message just published (tag published_), in
+  // room made at create_writer (no allocation).
+  void keep(const void *data, size_t len) {
+    if (len > slot_size_)
+      fail("publish: a %zu-byte message, over this run's largest of %llu bytes", len,
+           (unsigned long long)slot_size_);
+    const uint64_t i = slot(published_);
+    std::memcpy(kept_.data() + i * slot_size_, data, len);
+    kept_len_[i] = len;
+  }
+
   // A connection with its exchange declared and, reliable, confirms on; delivery tags
-  // start again at 1.
+  // start again at 1. Persistent: what the lost connection left unconfirmed (tags
+  // 1..published_ after lose()) is published again first, in its order.
   void connect(Patience patience) {
     conn_.emplace(settings_, "writer", patience);
     try {
@@ -206,19 +240,41 @@ class Rabbitmq::Writer {
         amqp_confirm_select(conn_->state(), kChannel);
         conn_->check_rpc("turn publisher confirms on");
       }
+      for (uint64_t tag = 1; tag <= published_; ++tag) {
+        const uint64_t i = slot(tag);
+        publish(kept_.data() + i * slot_size_, kept_len_[i]);
+        ++republished_;
+      }
     } catch (...) {
-      conn_.reset();
+      conn_.reset();  // what was published again comes again on the next one
       throw;
     }
-    published_ = floor_ = 0;
-    std::fill(confirmed_.begin(), confirmed_.end(), 0);
   }
 
   // The broker went away: the messages it had not confirmed may be lost (it confirms a
-  // persistent message once it is on disk); counted, the confirms so far kept.
+  // persistent message once it is on disk). Their copies move together, in their order,
+  // to be tags 1..published_ of the next connection (a compaction towards the oldest:
+  // never over a copy still to move); the confirms so far are counted.
   [[gnu::cold]] void lose() {
-    unconfirmed_at_loss_ += published_ - floor_;
+    uint64_t kept = 0;
+    for (uint64_t tag = floor_ + 1; tag <= published_; ++tag) {
+      const uint64_t from = slot(tag);
+      if (confirmed_[from]) {
+        confirmed_[from] = 0;
+        ++confirmed_before_;
+        continue;
+      }
+      const uint64_t to = (base_ + floor_ + ++kept) % window_;
+      if (to != from) {
+        std::memmove(kept_.data() + to * slot_size_, kept_.data() + from * slot_size_,
+                     kept_len_[from]);
+        kept_len_[to] = kept_len_[from];
+      }
+    }
     confirmed_before_ += floor_;
+    base_ += floor_;
+    floor_ = 0;
+    published_ = kept;
     conn_.reset();
   }
 
@@ -263,7 +319,7 @@ class Rabbitmq::Writer {
 
   // The window is full: reads confirms until half of it is free again.
   [[gnu::noinline]] void await_window() {
-    while (published_ - floor_ > kConfirmWindow / 2)
+    while (published_ - floor_ > window_ / 2)
       if (!read_replies(&kConfirmWait))
         fail(
             "publish: the broker at %s confirmed none of the %llu unconfirmed messages of %s "
@@ -299,13 +355,13 @@ class Rabbitmq::Writer {
   void confirm(uint64_t tag, bool multiple) {
     if (tag > published_ || tag <= floor_) return;
     if (multiple) {
-      for (uint64_t t = floor_ + 1; t <= tag; ++t) confirmed_[t % kConfirmWindow] = 0;
+      for (uint64_t t = floor_ + 1; t <= tag; ++t) confirmed_[slot(t)] = 0;
       floor_ = tag;
     } else {
-      confirmed_[tag % kConfirmWindow] = 1;
+      confirmed_[slot(tag)] = 1;
     }
-    while (floor_ < published_ && confirmed_[(floor_ + 1) % kConfirmWindow]) {
-      confirmed_[(floor_ + 1) % kConfirmWindow] = 0;
+    while (floor_ < published_ && confirmed_[slot(floor_ + 1)]) {
+      confirmed_[slot(floor_ + 1)] = 0;
       ++floor_;
     }
   }
@@ -320,10 +376,15 @@ class Rabbitmq::Writer {
   uint64_t published_ = 0;  // delivery tags 1..published_ went out on this connection
   uint64_t floor_ = 0;      // every tag up to here is confirmed
   uint64_t nacked_ = 0;
-  std::vector<uint8_t> confirmed_;  // tags above floor_ confirmed alone, by tag % window
-  // Persistent: across connections.
-  uint64_t confirmed_before_ = 0;     // confirmed on the connections lost so far
-  uint64_t unconfirmed_at_loss_ = 0;  // published, unconfirmed when a connection was lost
+  const uint64_t window_;           // unconfirmed messages at most (kConfirmWindow, or less)
+  std::vector<uint8_t> confirmed_;  // tags above floor_ confirmed alone, at slot(tag)
+  // Persistent: the copies of the unconfirmed messages, at slot(tag), across connections.
+  const uint64_t slot_size_;       // the run's largest message
+  std::vector<uint8_t> kept_;      // window_ slots of slot_size_ bytes
+  std::vector<size_t> kept_len_;   // by slot
+  uint64_t base_ = 0;              // slot(tag) = (base_ + tag) % window_
+  uint64_t confirmed_before_ = 0;  // confirmed on the connections lost so far
+  uint64_t republished_ = 0;       // published again on a new connection
   uint64_t reconnections_ = 0;
   RetryPacer pacer_;
   std::string last_failure_;  // of the last connection attempt
