@@ -12,6 +12,7 @@ from psbench.run.criteria import (
     monitoring,
     package_licences,
     persistence,
+    restart,
 )
 
 # Interoperability -----------------------------------------------------------------
@@ -242,3 +243,59 @@ def test_a_jars_own_pom_gives_its_licence(tmp_path: Path):
         archive.writestr("x.class", b"")
     found, why = package_licences.jar(bare)
     assert found is None and "no pom of other 0.1" in why
+
+
+# Durability across a broker restart -------------------------------------------------
+
+
+def restart_block(lost=0, recovery=1.4, published=1600, write_errors=0, done=True):
+    receiver = {"published": published, "received": published - lost, "lost": lost,
+                "duplicated": 0, "recovery_s": recovery, "reconnect_s": 0.3,
+                "missing_ranges": [[700, 700 + lost - 1]] if lost else [],
+                "written_before_kill_arrived_after": 3}  # fmt: skip
+    return {"done": done, "killed_ns": 10**9, "ready_ns": 2 * 10**9, "error": None,
+            "why_not": None, "write_errors": write_errors, "receivers": {"sub": receiver}}  # fmt: skip
+
+
+def test_restart_yes_when_nothing_written_was_lost_and_deliveries_came_back():
+    v = restart.judge("d", "ok", None, restart_block(write_errors=12), run_dir="/run")
+    assert v.verdict == "yes" and v.figures["lost"] == 0 and v.figures["write_errors"] == 12
+    assert "1,600 of 1,600 written arrived, 0 lost" in v.evidence
+    assert "12 writes refused while it was down" in v.evidence and v.run_dir == "/run"
+
+
+def test_restart_partial_when_some_was_lost_with_its_ranges():
+    v = restart.judge("d", "incomplete", "lost", restart_block(lost=40))
+    assert v.verdict == "partial" and "40 lost" in v.evidence
+    assert "missing seq 700-739" in v.evidence
+
+
+def test_restart_no_when_nothing_came_after_the_broker_served_again():
+    v = restart.judge(
+        "d", "failed", "sub: receiving: connection lost", restart_block(recovery=None)
+    )
+    assert v.verdict == "no" and "sub: receiving: connection lost" in v.evidence
+
+
+def test_restart_refusal_or_no_broker_is_not_applicable_with_the_claim():
+    claim = Claim("JetStream keeps streams on disk", "https://example.org/js", None)
+    refused = restart.judge("d", "refused", "d: durability 'persistent' is not supported",
+                            None, claim)  # fmt: skip
+    assert refused.verdict == "not applicable" and refused.source == "https://example.org/js"
+    assert "durability 'persistent' is not supported" in refused.evidence
+    assert "documented: JetStream keeps streams on disk" in refused.evidence
+    peer = restart.judge("d", "no broker", "its architecture is peer-to-peer", None)
+    assert peer.verdict == "not applicable" and "no broker to restart" in peer.evidence
+
+
+def test_restart_not_testable_when_the_restart_did_not_happen():
+    early = restart_block(done=False) | {
+        "why_not": "the run ended before the broker was to be killed"
+    }
+    v = restart.judge("d", "failed", "x", early)
+    assert v.verdict == "not testable here" and "ended before the broker" in v.evidence
+    # Deliveries came back, but the writers' count is unknown (a summary missing).
+    block = restart_block()
+    block["receivers"]["sub"] |= {"published": None, "lost": None}
+    unknown = restart.judge("d", "failed", "pub: no summary", block)
+    assert unknown.verdict == "not testable here" and "not known" in unknown.evidence

@@ -103,6 +103,27 @@ def fault(text: str) -> str:
     return text
 
 
+def restart_times(text: str) -> tuple[float, float]:
+    """--restart-broker AT:DOWN: (AT, DOWN) in seconds, AT > 0, DOWN >= 0."""
+    at, sep, down = text.partition(":")
+    try:
+        values = (positive_float(at), non_negative_float(down)) if sep else None
+    except argparse.ArgumentTypeError:
+        values = None
+    if values is None:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give AT:DOWN in seconds, e.g. 2:1 (the broker killed 2 s after the "
+            f"measurement begins, started again 1 s later)"
+        )
+    return values
+
+
+def restart(text: str) -> str:
+    """An argparse type: AT:DOWN, checked (restart_times), kept as written."""
+    restart_times(text)
+    return text
+
+
 def _fraction(allow_zero: bool, example: str):
     """An argparse type: a fraction below 1, above 0 (or from 0)."""
     parse_number = non_negative_float if allow_zero else positive_float
@@ -428,6 +449,15 @@ def add_measure_arguments(parser: argparse.ArgumentParser, kind: str, rate: bool
             "(its schedule: a late send counts as late; node "
             "default) or from the moment its write began (send), as "
             "a timestamp taken at write measures it",
+        )
+        parser.add_argument(
+            "--restart-broker",
+            type=restart,
+            metavar="AT:DOWN",
+            help="kill the run's broker (SIGKILL) AT seconds after the measurement "
+            "begins and start it again DOWN seconds later on its port, configuration "
+            "and data; the run says what arrived, what was lost and when deliveries "
+            "came back (with --durability persistent: what the broker kept)",
         )
         parser.add_argument(
             "--late-join",

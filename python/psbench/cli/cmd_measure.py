@@ -13,7 +13,13 @@ from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
 from psbench.hosts.links import parse_hosts, real_hosts
 from psbench.run import drivers, placement, progress_lines, role_drivers
-from psbench.run.spec import ROLES, MeasureSpec, late_join_problem, relay_problem
+from psbench.run.spec import (
+    ROLES,
+    MeasureSpec,
+    late_join_problem,
+    relay_problem,
+    restart_problem,
+)
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
 EXIT_CODES = {
@@ -157,6 +163,7 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         security=getattr(args, "security", None),
         security_fault=getattr(args, "security_fault", None),
         late_join=getattr(args, "late_join", None),
+        restart_broker=getattr(args, "restart_broker", None),
         hosts=hosts,
         place=_place(args.role_hosts),
     )
@@ -169,6 +176,9 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
     problem = late_join_problem(spec)
     if problem is not None:
         raise UserError(f"argument --late-join: {problem[1]}")
+    problem = restart_problem(spec)
+    if problem is not None:
+        raise UserError(f"argument --restart-broker: {problem[1]}")
     return spec
 
 

@@ -4,6 +4,7 @@ from psbench.base import table
 from psbench.base.units import hosts_text, micros, percent_text, rate_text, sizes_text
 from psbench.report import run_counts as rc
 from psbench.report.graph_text import graph_lines
+from psbench.report.restart_text import restart_lines
 from psbench.results.accounting import late_join
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 from psbench.run import measure
@@ -410,6 +411,8 @@ def render(outcome: MeasureOutcome) -> str:
         lines.extend(rc.counter_lines(name, summary))
     for name, block in late_join(outcome.summaries).items():
         lines.extend(rc.late_join_lines(name, block, spec.late_join))
+    if outcome.status != "refused":
+        lines.extend(restart_lines(outcome.restart))
     lines.extend(rc.warning_lines(outcome.summaries))
     lines.extend(rc.datagram_lines(outcome.udp_datagrams))
     lines.extend(throughput_lines(outcome))

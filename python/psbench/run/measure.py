@@ -9,11 +9,12 @@ import numpy as np
 
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
+from psbench.base.options import restart_times
 from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.ssh import SshNetwork
 from psbench.results import accounting as samples_accounting
-from psbench.results import rundir
+from psbench.results import restart_figures, rundir
 from psbench.results.clock_correction import correct
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
@@ -27,6 +28,7 @@ from psbench.run import (
     role_drivers,
     runner,
 )
+from psbench.run.broker_restart import NO_BROKER_TO_RESTART, BrokerRestart, broker_of
 from psbench.run.clock_record import clock_record, read_after
 from psbench.run.graph.figures import graph_figures
 from psbench.run.graph.plans import graph_of, largest_message
@@ -65,6 +67,7 @@ class MeasureOutcome:
     resources: dict = field(default_factory=dict)  # run.json's: CPU, switches, memory
     network: dict | None = None  # run.json's: emulated hosts, links, calibration
     graph: dict | None = None  # run.json's: a graph run's paths, modules and edges
+    restart: dict | None = None  # run.json's: a broker killed and restarted mid-stream
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -428,6 +431,10 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     )
     spec = flow_control(spec, capabilities)
     spec = loan_mode(spec, capabilities)
+    if spec.restart_broker is not None and not broker_placeholder(
+        driver, spec.transport, spec.options
+    ):
+        raise UserError(f"restart_broker: {NO_BROKER_TO_RESTART}", 2)
     run_id = rundir.new_run_id()
     run_dir = rundir.create(parent, run_dir_name(spec, run_id))
     progress = on_progress is not None
@@ -484,7 +491,12 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                 service
                 for d in described.values()
                 for service in services.ensure(
-                    d, spec.transport, run_dir, spec.options, spec.security
+                    d,
+                    spec.transport,
+                    run_dir,
+                    spec.options,
+                    spec.security,
+                    durable=spec.durability == "persistent",
                 )
             ]
             record["services"] = [s.to_json() for s in used]
@@ -506,25 +518,14 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         datagrams_before = udp_datagrams_sent()
         links_before = network.traffic() if isinstance(network, EmulatedNetwork) else None
         sampler = _Sampler(used)
-        result = runner.launch(
-            run_id,
-            run_dir,
-            commands,
-            barrier=True,
-            start_after={
-                plan.name: plan.start_after
-                for plan in spec.processes()
-                if plan.start_after is not None
-            },
-            on_started=on_started,
-            cleanup_commands=cleanups,
-            on_progress=on_progress,
-            on_window=sampler.on_window,
-            on_stopped=(lambda: network.fetch(run_id, run_dir))
-            if isinstance(network, SshNetwork)
-            else None,
-            **_timeouts(spec),
-        )
+        restarter = _restarter(spec, services, used)
+        try:
+            result = _launch(run_id, run_dir, commands, spec, on_started, cleanups,
+                             on_progress, sampler, restarter, network)  # fmt: skip
+        finally:
+            if restarter is not None:
+                record["restart"] = restarter.finish()
+                record["services"] = [s.to_json() for s in used]  # its new pid
         datagrams_after = udp_datagrams_sent()
         if links_before is not None:
             record["network"]["traffic"] = link_traffic(links_before, network.traffic())
@@ -560,6 +561,11 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         status, message = _faulted(status, message, result.summaries, faulty, run_id)
     if security.secured(spec.security):
         security.session().forget_run(run_id)
+    if record.get("restart") is not None:
+        record["restart"] = _restart_record(record["restart"], run_dir, result.summaries,
+                                            accounting)  # fmt: skip
+        if record["restart"]["error"] and status not in ("interrupted", "refused"):
+            status, message = "failed", f"the broker restart failed: {record['restart']['error']}"
     died = services.casualties(used) if services is not None else []
     if died and status != "interrupted":
         # Whatever the nodes made of it, a run whose broker died is not a measurement.
@@ -608,6 +614,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         resources=record["resources"],
         network=record["network"],
         graph=record.get("graph"),
+        restart=record.get("restart"),
     )
 
 
@@ -649,6 +656,62 @@ def _faulted(status, message, summaries: dict, faulty: dict, run_id: str):
             f"{leak}: bad credentials were not refused ({why})"
         )
     return status, f"{message or status}; security fault (test hook): {why}"
+
+
+def _launch(run_id, run_dir, commands, spec, on_started, cleanups, on_progress, sampler,
+            restarter, network):  # fmt: skip
+    def on_window(edge, proc, procs):
+        sampler.on_window(edge, proc, procs)
+        if restarter is not None:
+            restarter.on_window(edge)
+
+    return runner.launch(
+        run_id,
+        run_dir,
+        commands,
+        barrier=True,
+        start_after={
+            plan.name: plan.start_after for plan in spec.processes() if plan.start_after is not None
+        },
+        on_started=on_started,
+        cleanup_commands=cleanups,
+        on_progress=on_progress,
+        on_window=on_window,
+        on_stopped=(lambda: network.fetch(run_id, run_dir))
+        if isinstance(network, SshNetwork)
+        else None,
+        **_timeouts(spec),
+    )
+
+
+def _restarter(spec: MeasureSpec, services, used) -> BrokerRestart | None:
+    if spec.restart_broker is None:
+        return None
+    if services is None:
+        raise UserError(f"restart_broker: {NO_BROKER_TO_RESTART}", 2)
+    return BrokerRestart(services, broker_of(used), *restart_times(spec.restart_broker))
+
+
+def _restart_record(restart: dict, run_dir: Path, summaries: dict, accounting: dict) -> dict:
+    """run.json's restart block with each receiver's side of it and the writers' errors."""
+    restart = dict(restart)
+    restart["write_errors"] = sum(
+        (summaries[n].get("counts") or {}).get("write_errors") or 0
+        for n in publisher_names(summaries)
+    )
+    restart["receivers"] = {}
+    if not restart["done"]:
+        return restart
+    for name, a in accounting.items():
+        path = run_dir / f"{name}.samples"
+        if not path.exists():
+            continue
+        latency_from = (summaries[name].get("config") or {}).get("latency_from", "intended")
+        restart["receivers"][name] = restart_figures.figures(
+            read_samples(path), latency_from, restart, a["published"]
+        ) | {"lost": a["lost"], "duplicated": a["duplicated"], "received": a["received"],
+             "published": a["published"]}  # fmt: skip
+    return restart
 
 
 def _check_cpus(spec: MeasureSpec, network: SshNetwork) -> None:

@@ -98,6 +98,7 @@ class RunningService:
             "started_in_s": _rounded(self.started_in_s),
             "security": self.security,
             "durable": self.durable,
+            "restarts": self.restarts,
         }
 
     @property
@@ -177,7 +178,10 @@ class ServicePool:
         with service.log.open("a") as out:
             out.write(f"--- psbench: killed (SIGKILL), started again after {down_s:g} s ---\n")
             out.flush()
-            service.proc = subprocess.Popen(service.argv, **_spawned_into(out, service.folder))
+            # Started from the restart's thread, which ends before the broker should.
+            service.proc = subprocess.Popen(
+                service.argv, **_spawned_into(out, service.folder, parent_death=False)
+            )
         service.restarts += 1
         keeper.instance().watch_service(service.proc.pid, service.leftovers)
         if on_event is not None:
@@ -297,15 +301,17 @@ def _program_named(declared: ServiceDefinition) -> str:
     return f" ({declared.program})" if declared.spec.executable else ""
 
 
-def _spawned_into(out, folder: Path) -> dict:
+def _spawned_into(out, folder: Path, parent_death: bool = True) -> dict:
     """How a service's processes start (its prepare step too): no input, output into its
-    log, a session (process group) of their own, ended with psbench, in its folder."""
+    log, a session (process group) of their own, ended with psbench, in its folder.
+    parent_death False: from a thread that ends before the service should (the signal
+    follows the thread that started it, not the process); the keeper still ends it."""
     return {
         "stdin": subprocess.DEVNULL,
         "stdout": out,
         "stderr": subprocess.STDOUT,
         "start_new_session": True,
-        "preexec_fn": die_with_parent,
+        "preexec_fn": die_with_parent if parent_death else None,
         "cwd": folder,
     }
 

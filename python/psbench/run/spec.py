@@ -4,6 +4,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from psbench.base.options import restart_times
 from psbench.run import placement
 from psbench.run.graph.plans import graph_of, graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
@@ -66,6 +67,24 @@ def late_join_problem(spec) -> tuple[str, str] | None:
             f"late_join {late:g} s needs a duration longer than it, so "
             f"that it joins while publishing goes on (e.g. duration: "
             f"{late + 2:g})"
+        )
+    return None
+
+
+def restart_problem(spec) -> tuple[str, str] | None:
+    """Why a broker restart (restart_broker: AT:DOWN) cannot be run as asked, or None:
+    a pubsub run whose publishing goes on past the restart."""
+    text = getattr(spec, "restart_broker", None)
+    if text is None:
+        return None
+    if getattr(spec, "kind", "pubsub") != "pubsub":
+        return "restart_broker", "restart_broker is a pubsub setting"
+    at, down = restart_times(text)
+    duration = getattr(spec, "duration", None)
+    if duration is None or duration <= at + down:
+        return "restart_broker", (
+            f"restart_broker {text} needs a duration longer than AT + DOWN, so that "
+            f"publishing goes on after the broker is back (e.g. duration: {at + down + 4:g})"
         )
     return None
 
@@ -153,6 +172,7 @@ class MeasureSpec:
     relays: int | None = None  # pubsub: 1 = pub -> relay -> sub (None/0: pub -> sub)
     max_samples: int | None = None  # duration runs: samples kept (None: node default)
     late_join: float | None = None  # pubsub: one more subscriber, S s after the start
+    restart_broker: str | None = None  # pubsub: "AT:DOWN", the broker killed and restarted
     graph: str | None = None  # graph: the graph file (docs/graphs.md)
     mapping: str | None = None  # graph: which of its mappings
     # Emulated hosts (docs/network.md): host -> its link in the experiment's words, and

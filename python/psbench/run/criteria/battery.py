@@ -15,8 +15,8 @@ from psbench.run.criteria.verdict import Verdict
 FORMAT = "psbench-criteria/1"
 RECORD = "criteria.json"
 # The criteria with an experiment (or a reading) of psbench's, in the matrix's order.
-CRITERIA = ("architecture", "licence", "interoperability", "persistence", "monitoring",
-            "discovery", "low_bandwidth", "routing")  # fmt: skip
+CRITERIA = ("architecture", "licence", "interoperability", "persistence", "restart",
+            "monitoring", "discovery", "low_bandwidth", "routing")  # fmt: skip
 
 
 def module(name: str):

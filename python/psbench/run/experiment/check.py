@@ -186,6 +186,7 @@ class _Checker:
         # one is blamed on the setting it names, else on the setting itself.
         for key, problem_of in (
             ("late_join", spec_module.late_join_problem),
+            ("restart_broker", spec_module.restart_problem),
             ("relays", spec_module.relay_problem),
         ):
             setting = run.settings.get(key)
