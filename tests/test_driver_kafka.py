@@ -3,7 +3,8 @@ Kafka broker psbench starts for them (KRaft, from the jars fetch_broker.py put i
 cache): both producer profiles and both reliabilities, counted; refusals with their
 messages; nothing left after a run (no broker process, its ports closed, its data
 directory gone), also when psbench is killed; a broker killed mid-run fails the run with
-its log's tail, and the next run works."""
+its log's tail, and the next run works; with durability persistent a broker killed
+mid-stream (SIGKILL) and started again on its port and data loses nothing."""
 
 import json
 import os
@@ -16,9 +17,11 @@ import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, run_records
 from driver_checks import load
-from psbench.base import manifests
+from psbench.base import manifests, paths
 from psbench.results.samples import read_samples
+from psbench.run import drivers
 from psbench.run.service_definitions import definition
+from psbench.run.services import ServicePool
 
 DRIVER = "kafka"
 MIB = 1 << 20
@@ -143,8 +146,14 @@ def test_pubsub_of_the_largest_messages_in_every_notify_mode(kafka, results):
 REFUSALS = {
     "transient_local": (
         ["--durability", "transient_local"],
-        "kafka: durability 'transient_local' is not supported; this driver supports volatile",
+        "kafka: durability 'transient_local' is not supported; this driver supports "
+        "volatile|persistent",
         "a reader here starts at the log's end when it is created",
+    ),
+    "persistent_best_effort": (
+        ["--durability", "persistent", "--reliability", "best_effort"],
+        "kafka: durability persistent needs reliability reliable: ",
+        "use --reliability reliable (acks=all, idempotent)",
     ),
     "keep_last": (
         ["--history", "keep_last:1"],
@@ -233,6 +242,78 @@ def test_broker_killed_mid_run_fails_the_run_and_the_next_run_works(kafka, resul
     # The next run starts a broker of its own and measures.
     record, s = measured(results / "next", "ping", "--size", "64", "--count", "100")
     check_all_arrived(record["_dir"], s["ping"], 100, "rtt")
+
+
+def wait_until_written(data: Path, proc) -> None:
+    """Until the broker's log of the run's topic holds messages (the stream has begun)."""
+    end = time.monotonic() + RUN_TIMEOUT_S
+    while not any(f.stat().st_size > 0 for f in data.glob("psb_*-0/*.log")):
+        assert time.monotonic() < end and proc.poll() is None, "nothing was written"
+        time.sleep(0.1)
+
+
+def test_persistent_rides_out_a_broker_killed_mid_stream(kafka, results):
+    # A durable broker as psbench starts one; the run is given its address, so the test
+    # kills it (SIGKILL: nothing saved on the way out) a second into the stream and
+    # starts it again on its port, configuration and data, as --restart-broker does.
+    # 200 messages/s for 12 s: every one arrives, once, in order; none failed. The
+    # outage is longer than the sub's default idle timeout (the broker's restart waits
+    # out its previous incarnation's session: README), hence --idle-timeout.
+    sent = 2400
+    with ServicePool(largest_message=64) as pool:
+        describe = drivers.describe(paths.node_path(), kafka)
+        (results / "broker").mkdir(parents=True)
+        [broker] = pool.ensure(describe, None, results / "broker", durable=True)
+        assert broker.durable
+        data = broker.folder / "data"
+        with cli_in_background(
+            ["pubsub", "--driver", DRIVER, "--durability", "persistent", "--reliability",
+             "reliable", "--size", "64", "--rate", "200", "--duration", "12", "--warmup", "0",
+             "--idle-timeout", "60", "--check-pattern", "--option", f"broker={broker.address}"],
+            results / "run",
+        ) as proc:  # fmt: skip
+            wait_until_written(data, proc)
+            time.sleep(1.0)
+            pool.restart(broker, 1.0)
+            out, err = proc.communicate(timeout=RUN_TIMEOUT_S)
+        assert proc.returncode == 0, out + err
+        assert broker.restarts == 1
+        assert "--- psbench: killed (SIGKILL)" in broker.log.read_text()
+        record = only_run(results / "run")
+        assert record["status"] == "ok", record.get("message")
+        s = {role: load(record["_dir"], role) for role in ("pub", "sub")}
+        check_all_arrived(record["_dir"], s["sub"], sent, "one_way")
+        assert s["pub"]["counts"]["write_errors"] == 0
+        writer = s["pub"]["middleware_counters"]["writer"]
+        assert writer["delivery_failed"] == 0 and writer["broker_outages"] == 1, writer
+        reader = s["sub"]["middleware_counters"]["reader"]
+        assert reader["broker_outages"] == 1, reader
+        assert data.is_dir()
+    # The pool stopped it: no broker, its data removed (manifest leftovers).
+    assert brokers_of(results / "broker") == []
+    assert not data.exists()
+
+
+def test_restart_broker_run_counts_every_message(kafka, results):
+    # The same through `--restart-broker` (the broker psbench starts, killed 3 s into the
+    # window and started again 1 s later), the reader in listener mode: run.json's
+    # restart block says every message arrived once, none before the restart was lost.
+    record, s = measured(
+        results, "pubsub", "--durability", "persistent", "--reliability", "reliable",
+        "--notify", "listener", "--size", "64", "--rate", "200", "--duration", "10",
+        "--restart-broker", "3:1", "--check-pattern",
+    )  # fmt: skip
+    [service] = record["services"]
+    assert service["durable"] and service["restarts"] == 1
+    restart = record["restart"]
+    assert restart["done"] and restart["error"] is None and restart["write_errors"] == 0
+    side = restart["receivers"]["sub"]
+    assert side["published"] == side["received"] == 2000
+    assert side["lost"] == side["duplicated"] == side["missing"] == 0
+    assert side["received_after_ready"] > 0
+    check_all_arrived(record["_dir"], s["sub"], 2000, "one_way")
+    assert s["pub"]["middleware_counters"]["writer"] == {"delivery_failed": 0, "broker_outages": 1}
+    assert s["sub"]["middleware_counters"]["reader"]["broker_outages"] == 1
 
 
 def test_sigkill_of_psbench_leaves_no_broker_and_no_data(kafka, results):

@@ -207,7 +207,7 @@ def what_remains(service: dict, results: Path) -> list[str]:
     left += [f"epmd {pid}" for pid in live_processes("epmd", f"-port\0{ports[1]}")]
     left += [f"sh {pid}" for pid in live_processes("sh", str(folder))]
     left += [f"port {p} accepts" for p in ports if accepts(p)]
-    left += [str(folder / n) for n in ("mnesia", ".erlang.cookie") if (folder / n).exists()]
+    left += [str(folder / n) for n in ("data", ".erlang.cookie") if (folder / n).exists()]
     return left
 
 

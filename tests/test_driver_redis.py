@@ -299,8 +299,8 @@ def test_each_node_holds_a_publishing_and_a_subscribing_connection_to_the_server
     "args,message",
     [
         (
-            ["--reliability", "reliable"],
-            "redis: reliability 'reliable' is not supported; this driver supports best_effort",
+            ["--durability", "persistent"],  # with the default reliability, best_effort
+            "redis: durability persistent needs reliability reliable: ",
         ),
         (
             ["--durability", "transient_local"],

@@ -38,14 +38,17 @@ void set(rd_kafka_conf_t *conf, const char *key, const std::string &value) {
 Client::Client(rd_kafka_type_t type, const Settings &s,
                const std::vector<std::pair<const char *, std::string>> &properties,
                void (*dr_msg_cb)(rd_kafka_t *, const rd_kafka_message_t *, void *), void *opaque)
-    : broker_(s.broker), tls_(s.tls.on), user_opaque_(opaque) {
+    : broker_(s.broker), tls_(s.tls.on), ride_out_(s.persistent), user_opaque_(opaque) {
   rd_kafka_conf_t *conf = rd_kafka_conf_new();
   set(conf, "bootstrap.servers", s.broker);
   set(conf, "client.id", "psbench-" + s.run_id);
   // Nagle off: librdkafka's default leaves it on, which holds small requests back.
   set(conf, "socket.nagle.disable", "true");
-  // Reconnect quickly (a broker psbench restarted is a new run's anyway).
-  set(conf, "reconnect.backoff.ms", "10");
+  // Reconnect quickly: the first retry after 10 ms, doubling up to 1 s (librdkafka's
+  // backoff, with its jitter); durability persistent, where a broker that is down is
+  // waited for: from 100 ms, so it is not asked in a tight loop. Either way a broker that
+  // comes back is reached within about a second of accepting again.
+  set(conf, "reconnect.backoff.ms", s.persistent ? "100" : "10");
   set(conf, "reconnect.backoff.max.ms", "1000");
   set(conf, "log_level", "3");  // errors only: librdkafka's log goes to stderr
   if (s.tls.on) {
@@ -88,8 +91,14 @@ void Client::on_error(rd_kafka_t *, int err, const char *reason, void *opaque) {
     self->health_.tls_failed.store(true);
   }
   // Every broker down (with one broker: it went away) or a fatal error (the idempotent
-  // producer's): the run cannot go on. Other errors are librdkafka's to retry.
+  // producer's): the run cannot go on. Other errors are librdkafka's to retry. With
+  // durability persistent a broker that goes away after it was reached is waited for:
+  // librdkafka reconnects by itself and sends what it queued meanwhile.
   if (err != RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && err != RD_KAFKA_RESP_ERR__FATAL) return;
+  if (err == RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN && self->ride_out_ && self->reached_.load()) {
+    if (!self->health_.down.exchange(true)) self->health_.outages.fetch_add(1);
+    return;
+  }
   if (self->health_.lost.load()) return;
   std::snprintf(self->health_.reason, sizeof self->health_.reason, "%s: %s",
                 rd_kafka_err2name(rd_kafka_resp_err_t(err)), reason ? reason : "");
@@ -163,7 +172,7 @@ void Client::ensure_topic(const char *topic, const Settings &s) {
                                      : RD_KAFKA_RESP_ERR_LEADER_NOT_AVAILABLE);
       rd_kafka_metadata_destroy(md);
       if (ready) {
-        reached_ = true;
+        reached_.store(true);
         return;
       }
     } else {

@@ -15,11 +15,17 @@
 
 namespace psbkafka {
 
-// What librdkafka's error callback said last of the broker: set (once) when every broker
-// is down or the client hit a fatal error; the timed path reads one atomic.
+// What librdkafka's error callback said last of the broker: lost is set (once) when the
+// client hit a fatal error, or when every broker is down and the run does not ride that
+// out (volatile); the timed path reads one atomic.
 struct Health {
   std::atomic<bool> lost{false};
   char reason[400] = {};
+  // durability persistent, once the broker was reached: "every broker down" is an outage
+  // librdkafka rides out (it reconnects by itself), not the end. down: since the last
+  // such report, until the owner saw the broker answer again (mark_up).
+  std::atomic<bool> down{false};
+  std::atomic<uint64_t> outages{0};
   // security=tls: librdkafka's first TLS error (its handshake's, or the connection the
   // broker closed after it): the cause that "all brokers down" follows from.
   std::atomic<bool> tls_failed{false};
@@ -43,6 +49,14 @@ class Client {
   // What dr_msg_cb's opaque argument is: the Client; this is the opaque given to it.
   void *user() const { return user_opaque_; }
   bool lost() const { return health_.lost.load(std::memory_order_relaxed); }
+  // durability persistent: every broker was reported down since the owner last saw one
+  // answer; how many times that began.
+  bool down() const { return health_.down.load(std::memory_order_relaxed); }
+  void mark_up() {
+    if (down()) health_.down.store(false, std::memory_order_relaxed);
+  }
+  uint64_t outages() const { return health_.outages.load(std::memory_order_relaxed); }
+  const std::string &broker() const { return broker_; }
   // Throws "the broker at ADDRESS is gone (librdkafka: REASON)".
   [[noreturn, gnu::cold, gnu::noinline]] void fail_lost() const;
 
@@ -56,9 +70,12 @@ class Client {
 
   rd_kafka_t *rk_ = nullptr;
   std::string broker_;
-  bool tls_ = false;  // option security=tls
+  bool tls_ = false;       // option security=tls
+  bool ride_out_ = false;  // durability persistent: outages after reached_ are not the end
   Health health_;
-  bool reached_ = false;  // the topic was made ready there: a broker lost from now on
+  // The topic was made ready there: a broker lost from now on (read by the thread that
+  // serves the error callback).
+  std::atomic<bool> reached_{false};
   void *user_opaque_ = nullptr;
 };
 

@@ -4,8 +4,11 @@
 // of its own, assigned partition 0 at the log's end as it was when create_reader asked
 // (no consumer group: nothing to join, no rebalance). Topics are created by the driver:
 // 1 partition, replication 1, max.message.bytes for the run's largest message. Reliable
-// is acks=all with the idempotent producer, best effort acks=0. The C ABI table comes
-// from psbench/sdk.hpp (PSB_SDK_DRIVER at the end). README.md says why each setting.
+// is acks=all with the idempotent producer, best effort acks=0. Durability persistent
+// rides out a restart of the broker (its log is on disk): librdkafka reconnects by
+// itself, the producer queues what is written meanwhile and sends it then, the consumer
+// goes on from its position. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER
+// at the end). README.md says why each setting.
 #include <librdkafka/rdkafka.h>
 
 #include <atomic>
@@ -24,10 +27,15 @@ namespace {
 
 using psb::sdk::fail;
 
-// How long a write waits for room in librdkafka's queue before it fails.
+// How long a write waits for room in librdkafka's queue before it fails; while the broker
+// is down (durability persistent), at most this long for it to return.
 constexpr int64_t kQueueFullTimeoutMs = 10000;
-// A reliable message not acknowledged within this time is reported failed.
+constexpr int64_t kQueueFullWhileDownMs = 1000;
+// A reliable message not acknowledged within this time is reported failed; durability
+// persistent: as long as psbench waits for a broker to start (manifest ready_timeout_s),
+// so that a message written while the broker restarts outlives the restart.
 constexpr int kMessageTimeoutMs = 30000;
+constexpr int kPersistentMessageTimeoutMs = 60000;
 constexpr int kWatermarkTimeoutMs = 5000;
 constexpr auto kWatermarkRetryFor = std::chrono::seconds(15);
 // destroy_writer: what it still waits for delivery when the node did not drain.
@@ -40,7 +48,8 @@ struct Kafka {
       "Apache Kafka through librdkafka and one KRaft broker over TCP: a producer "
       "(acks=0 best effort, acks=all idempotent reliable) and a consumer assigned "
       "partition 0 at the log's end per endpoint; producer profile latency (linger.ms=0) "
-      "unless option profile=throughput (linger.ms=5, batches)";
+      "unless option profile=throughput (linger.ms=5, batches); durability persistent "
+      "rides out a broker restart (the log is on disk, librdkafka reconnects)";
   static std::string version() { return std::string("librdkafka ") + rd_kafka_version_str(); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
@@ -55,7 +64,7 @@ psb_capabilities Kafka::capabilities() {
   static const char *const option_keys[] = {"broker", "profile", "security", "security_dir",
                                             nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // acks=0, acks=all
-          .durability = PSB_VOLATILE,                     // check() says why
+          .durability = PSB_VOLATILE | PSB_PERSISTENT,    // check() says why not more
           .history = 0,                                   // no depth to set (check())
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
@@ -79,7 +88,8 @@ class Kafka::Writer {
   Writer(Context &ctx, const char *topic)
       : client_(RD_KAFKA_PRODUCER, ctx.settings, producer_properties(ctx.settings), on_delivery,
                 this),
-        topic_(kafka_topic(topic)) {
+        topic_(kafka_topic(topic)),
+        persistent_(ctx.settings.persistent) {
     client_.ensure_topic(topic_.c_str(), ctx.settings);
     rkt_ = rd_kafka_topic_new(client_.handle(), topic_.c_str(), nullptr);
     if (rkt_ == nullptr)
@@ -97,6 +107,9 @@ class Kafka::Writer {
   // Timed path: librdkafka copies the payload into a message it allocates (F_COPY) and
   // queues it for its broker thread; poll(0) then serves the delivery reports and error
   // callbacks that are due (each queue has its lock; librdkafka has no lock-free path).
+  // Durability persistent, broker down: the message is queued all the same (0 returned)
+  // and sent once librdkafka has reconnected; one not acknowledged within
+  // kPersistentMessageTimeoutMs is counted in delivery_failed.
   void write(const void *data, size_t len) {
     if (client_.lost()) client_.fail_lost();
     rd_kafka_t *rk = client_.handle();
@@ -126,7 +139,10 @@ class Kafka::Writer {
 
   int matched() const { return -1; }  // a producer is not told who consumes
 
-  void counters(psb::sdk::CounterSink put) const { put("delivery_failed", failed_.load()); }
+  void counters(psb::sdk::CounterSink put) const {
+    put("delivery_failed", failed_.load());
+    if (persistent_) put("broker_outages", client_.outages());
+  }
 
  private:
   static std::vector<std::pair<const char *, std::string>> producer_properties(const Settings &s) {
@@ -141,26 +157,39 @@ class Kafka::Writer {
         {"batch.size", "1000000"},
         {"compression.codec", "none"},
         {"message.max.bytes", std::to_string(s.max_message)},
-        {"message.timeout.ms", std::to_string(kMessageTimeoutMs)},
+        {"message.timeout.ms",
+         std::to_string(s.persistent ? kPersistentMessageTimeoutMs : kMessageTimeoutMs)},
     };
   }
 
   static void on_delivery(rd_kafka_t *, const rd_kafka_message_t *m, void *opaque) {
-    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) return;
     auto *self = static_cast<Writer *>(static_cast<Client *>(opaque)->user());
+    if (m->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+      self->client_.mark_up();  // acknowledged: the broker is back
+      return;
+    }
     if (self->failed_.fetch_add(1) == 0)
       std::snprintf(self->first_failure_, sizeof self->first_failure_, "%s",
                     rd_kafka_err2str(m->err));
   }
 
+  // The queue is full: wait for deliveries to free room, up to kQueueFullTimeoutMs; while
+  // the broker is down (durability persistent) only up to kQueueFullWhileDownMs, then the
+  // write fails (the node counts it) and the run goes on.
   [[gnu::cold, gnu::noinline]] void produce_when_room(const void *data, size_t len) {
-    const auto end =
-        std::chrono::steady_clock::now() + std::chrono::milliseconds(kQueueFullTimeoutMs);
+    const auto start = std::chrono::steady_clock::now();
     for (;;) {
       const rd_kafka_resp_err_t e = rd_kafka_last_error();
       if (e != RD_KAFKA_RESP_ERR__QUEUE_FULL)
         fail("produce to %s: %s", topic_.c_str(), rd_kafka_err2str(e));
-      if (std::chrono::steady_clock::now() > end)
+      const auto waited = std::chrono::steady_clock::now() - start;
+      if (client_.down() && waited > std::chrono::milliseconds(kQueueFullWhileDownMs))
+        fail(
+            "produce to %s: librdkafka's queue is full (%d messages) while the broker at %s "
+            "is down; waited %lld ms for it to return",
+            topic_.c_str(), rd_kafka_outq_len(client_.handle()), client_.broker().c_str(),
+            (long long)kQueueFullWhileDownMs);
+      if (waited > std::chrono::milliseconds(kQueueFullTimeoutMs))
         fail("produce to %s: librdkafka's queue stayed full for %lld ms", topic_.c_str(),
              (long long)kQueueFullTimeoutMs);
       rd_kafka_poll(client_.handle(), 1);  // deliveries free room
@@ -173,6 +202,7 @@ class Kafka::Writer {
 
   Client client_;
   std::string topic_;
+  const bool persistent_;
   rd_kafka_topic_t *rkt_ = nullptr;
   std::atomic<uint64_t> failed_{0};
   char first_failure_[200] = {};
@@ -182,7 +212,8 @@ class Kafka::Reader {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : client_(RD_KAFKA_CONSUMER, ctx.settings, consumer_properties(ctx.settings)),
-        topic_(kafka_topic(topic)) {
+        topic_(kafka_topic(topic)),
+        persistent_(ctx.settings.persistent) {
     client_.ensure_topic(topic_.c_str(), ctx.settings);
     assign_at_end();
     if (listener)
@@ -195,7 +226,11 @@ class Kafka::Reader {
           }
           const std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t *)> owned(
               m, rd_kafka_message_destroy);
-          if (m->err) fail_message(m);
+          if (m->err) {
+            if (rides_out(m)) continue;
+            fail_message(m);
+          }
+          client_.mark_up();
           listener(m->payload, m->len);
         }
       });
@@ -219,7 +254,11 @@ class Kafka::Reader {
       return false;
     }
     held_ = m;
-    if (m->err) fail_message(m);
+    if (m->err) {
+      if (rides_out(m)) return false;  // released by the next take()
+      fail_message(m);
+    }
+    client_.mark_up();
     data = m->payload;
     len = m->len;
     return true;
@@ -231,6 +270,12 @@ class Kafka::Reader {
   }
 
   int matched() const { return -1; }  // nor is a consumer told who produces
+
+  void counters(psb::sdk::CounterSink put) const {
+    if (!persistent_) return;
+    put("broker_outages", client_.outages());
+    put("consume_errors_ridden_out", ridden_out_.load());
+  }
 
  private:
   static std::vector<std::pair<const char *, std::string>> consumer_properties(const Settings &s) {
@@ -276,6 +321,29 @@ class Kafka::Reader {
       fail("topic %s: cannot assign partition 0: %s", topic_.c_str(), rd_kafka_err2str(e));
   }
 
+  // Durability persistent: a consumer error of the broker's outage or its restart (a
+  // fetch or coordinator error librdkafka passes on while it reconnects) is "no sample",
+  // and the consumer goes on from its position. Never one that ends the partition's
+  // fetching: a fatal error, an offset the broker no longer has (auto.offset.reset=error:
+  // what the log lost), a message too large or a topic not authorized.
+  [[gnu::cold, gnu::noinline]] bool rides_out(const rd_kafka_message_t *m) {
+    if (!persistent_) return false;
+    switch (m->err) {
+      case RD_KAFKA_RESP_ERR__FATAL:
+      case RD_KAFKA_RESP_ERR__AUTO_OFFSET_RESET:
+      case RD_KAFKA_RESP_ERR_OFFSET_OUT_OF_RANGE:
+      case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+      case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+        return false;
+      default:
+        break;
+    }
+    char reason[8];
+    if (rd_kafka_fatal_error(client_.handle(), reason, sizeof reason) != 0) return false;
+    ridden_out_.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
+
   [[noreturn, gnu::cold, gnu::noinline]] void fail_message(const rd_kafka_message_t *m) const {
     fail("receive from %s: %s (%s)", topic_.c_str(), rd_kafka_err2name(m->err),
          rd_kafka_message_errstr(m));
@@ -283,6 +351,8 @@ class Kafka::Reader {
 
   Client client_;
   std::string topic_;
+  const bool persistent_;
+  std::atomic<uint64_t> ridden_out_{0};
   rd_kafka_message_t *held_ = nullptr;
   psb::sdk::ListenerThread thread_;
 };

@@ -23,11 +23,19 @@ bool broker_address_ok(const std::string &b) {
 
 void parse_qos(const psb_qos &q, psb::sdk::Refusals &refuse, Settings &s) {
   s.acks_all = q.reliability == PSB_RELIABLE;
+  s.persistent = q.durability == PSB_PERSISTENT;
+  if (s.persistent && !s.acks_all)
+    refuse.add("durability",
+               "durability persistent needs reliability reliable: with best_effort (acks=0) "
+               "the producer does not wait for the broker, so nothing says a message was in "
+               "its log when the broker went away, and nothing is sent again; use "
+               "--reliability reliable (acks=all, idempotent)");
   if (q.durability == PSB_TRANSIENT_LOCAL)
     refuse.add("durability",
                "durability transient_local is not offered: the broker's log keeps what was "
                "written, but a reader here starts at the log's end when it is created (what "
-               "was written before is not replayed), so late joiners get nothing; use volatile");
+               "was written before is not replayed), so late joiners get nothing; use volatile (or "
+               "persistent)");
   if (q.history != 0) {
     const std::string asked =
         q.history == PSB_KEEP_ALL ? "keep_all" : "keep_last:" + std::to_string(q.history_depth);

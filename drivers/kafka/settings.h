@@ -24,6 +24,7 @@ struct Settings : psb::sdk::RunSettings {
   std::string broker;  // option broker: HOST:PORT (bootstrap.servers)
   Profile profile = Profile::latency;
   bool acks_all = false;     // reliable: acks=all with the idempotent producer
+  bool persistent = false;   // durability persistent: ride out a restart of the broker
   uint64_t max_message = 0;  // the topics' max.message.bytes and the clients' limits
   psb::sdk::Security tls;    // options security=tls, security_dir: mutual TLS
 };

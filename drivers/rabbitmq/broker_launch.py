@@ -7,9 +7,13 @@ tls_config: the same script as a template of psbench's service values, whose onl
 listener is AMQPS with mutual TLS (tests/test_security_tls.py checks the two agree).
 
 Everything of the broker is in the folder the script runs from: its configuration, node
-name (psbench-PORT@localhost), Erlang cookie, HOME, database (mnesia), logs and expanded
+name (psbench-PORT@localhost), Erlang cookie, HOME, database and message store (data/), logs and expanded
 plugins; nothing of Debian's system broker (/etc/rabbitmq, /var/lib/rabbitmq) is read or
-written. Erlang's distribution needs an epmd, and one that erl starts itself daemonises
+written. The database and message store (data/) are removed when the broker ends, and
+when the script starts, except for runs with durability persistent: psbench appends the
+manifest's durable_config, the line DURABLE_MARKER, to the script, and the script then
+keeps data/ from one start to the next (psbench restarting a broker it killed finds its
+durable queues and persistent messages again). Erlang's distribution needs an epmd, and one that erl starts itself daemonises
 and outlives the broker; so the script runs an epmd of the broker's own, in the
 foreground, in the process group psbench stops, on a private port, and stops it once the
 broker has ended. The broker's database is removed when it ends.
@@ -29,6 +33,9 @@ FRAME_OVERHEAD = 8  # type, channel, size, end octet
 FRAME_SPARE = 4096  # room for the method and header frames' fields
 MIN_MAX_MESSAGE_SIZE = 1 << 20
 READY_WAIT_STEPS = 200  # x 0.05 s for the epmd to answer
+# The manifest's durable_config: appended to the script for runs with durability
+# persistent, which the script finds in itself ("$0") since the appended text runs last.
+DURABLE_MARKER = "# psbench: durability persistent, keep data/ across a restart"
 
 
 def free_port(address: str) -> int:
@@ -92,7 +99,8 @@ tcp_listen_options.backlog = 128
 heartbeat = 0
 frame_max = {v.frame_max}
 max_message_size = {v.max_message_size}
-# No disk alarm: a small disk must not block publishers (nothing is persisted).
+# No disk alarm: a small disk must not block publishers (a volatile run persists
+# nothing; a persistent one writes its messages until they are taken).
 disk_free_limit.absolute = 1
 # No statistics collection (there is no management plugin to show them).
 collect_statistics = none
@@ -113,7 +121,9 @@ folder=$(cd "$(dirname "$0")" && pwd -P)
 cd "$folder"
 {v.prelude}cat > rabbitmq.conf <<CONFIG
 {broker_config(v)}CONFIG
-rm -rf mnesia
+# Durability persistent (broker_launch.py, DURABLE_MARKER): the data of the broker that
+# ran here before (killed, then started again by psbench) is kept.
+grep -qxF '{DURABLE_MARKER}' "$0" || rm -rf data
 (umask 077 && echo {v.cookie} > .erlang.cookie)
 : > rabbitmq-env.conf
 export HOME="$folder" ERL_EPMD_PORT={v.epmd_port} ERL_EPMD_ADDRESS={v.address}
@@ -122,7 +132,7 @@ export RABBITMQ_CONF_ENV_FILE="$folder/rabbitmq-env.conf"
 export RABBITMQ_CONFIG_FILE="$folder/rabbitmq.conf"
 export RABBITMQ_ADVANCED_CONFIG_FILE="$folder/advanced.config"
 export RABBITMQ_ENABLED_PLUGINS_FILE="$folder/enabled_plugins"
-export RABBITMQ_MNESIA_BASE="$folder/mnesia" RABBITMQ_LOG_BASE="$folder/log" RABBITMQ_LOGS=-
+export RABBITMQ_MNESIA_BASE="$folder/data" RABBITMQ_LOG_BASE="$folder/log" RABBITMQ_LOGS=-
 export RABBITMQ_PLUGINS_EXPAND_DIR="$folder/plugins-expand" RABBITMQ_PID_FILE="$folder/pid"
 export RABBITMQ_DIST_PORT={v.dist_port}
 export RABBITMQ_SERVER_ADDITIONAL_ERL_ARGS="-kernel inet_dist_use_interface {v.erlang_address}"
@@ -144,8 +154,9 @@ done
 broker_pid=$!
 stopping=0
 # Stopped (psbench's SIGTERM to the process group): the broker keeps nothing worth a
-# graceful shutdown (transient messages, non-durable queues, its database removed below),
-# so beam.smp ends at once, well within the keeper's few seconds when psbench was killed.
+# graceful shutdown (its database and message store are removed below, also a persistent
+# run's: psbench stops a broker after the runs that used it), so beam.smp ends at once,
+# well within the keeper's few seconds when psbench was killed.
 stop() {{
   stopping=1
   [ -s pid ] && kill -KILL "$(cat pid 2> /dev/null)" 2> /dev/null
@@ -161,7 +172,7 @@ done
 trap '' TERM INT HUP
 kill -TERM "$epmd_pid" 2> /dev/null
 wait "$epmd_pid" 2> /dev/null
-rm -rf mnesia plugins-expand log .erlang.cookie pid
+rm -rf data plugins-expand log .erlang.cookie pid
 if [ "$stopping" = 1 ]; then
   echo "rabbitmq: stopped"
   exit 0

@@ -16,6 +16,8 @@ constexpr int kConnectTimeoutS = 5;
 // Every RPC (declare, bind, consume, close) and the login handshake: a broker that does
 // not answer within this fails the call instead of hanging it.
 constexpr int kRpcTimeoutS = 10;
+// A reconnection (durability persistent): a write waits for it at most about this long.
+constexpr int kAgainTimeoutS = 1;
 constexpr int kDefaultFrameMax = 131072;  // AMQP's and RabbitMQ's default
 constexpr int kFrameOverhead = 8;         // type, channel, size, end octet
 
@@ -37,7 +39,8 @@ std::string reply_text(const amqp_method_t &method) {
 
 }  // namespace
 
-Connection::Connection(const Settings &settings, const char *role) : settings_(settings) {
+Connection::Connection(const Settings &settings, const char *role, Patience patience)
+    : settings_(settings) {
   conn_ = amqp_new_connection();
   if (conn_ == nullptr) psb::sdk::fail("out of memory for a connection");
   amqp_socket_t *socket = nullptr;  // owned by the connection
@@ -51,10 +54,11 @@ Connection::Connection(const Settings &settings, const char *role) : settings_(s
     amqp_destroy_connection(conn_);
     psb::sdk::fail("out of memory for a socket");
   }
-  const timeval rpc_timeout{kRpcTimeoutS, 0};
+  const bool again = patience == Patience::again;
+  const timeval rpc_timeout{again ? kAgainTimeoutS : kRpcTimeoutS, 0};
   amqp_set_rpc_timeout(conn_, &rpc_timeout);
   amqp_set_handshake_timeout(conn_, &rpc_timeout);
-  const timeval connect_timeout{kConnectTimeoutS, 0};
+  const timeval connect_timeout{again ? kAgainTimeoutS : kConnectTimeoutS, 0};
   const int s =
       amqp_socket_open_noblock(socket, settings.host.c_str(), settings.port, &connect_timeout);
   if (s != AMQP_STATUS_OK) {
@@ -132,16 +136,25 @@ void Connection::check_rpc(const char *what) {
 void Connection::fail_status(const char *what, int status) {
   lost_ = true;
   if (status == AMQP_STATUS_CONNECTION_CLOSED || status == AMQP_STATUS_SOCKET_ERROR ||
-      status == AMQP_STATUS_SOCKET_CLOSED)
-    psb::sdk::fail(
-        "%s: the connection to the broker at %s is gone (%s: the broker ended or closed "
-        "it; the driver does not reconnect)",
-        what, settings_.address.c_str(), amqp_error_string2(status));
+      status == AMQP_STATUS_SOCKET_CLOSED) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "%s: the connection to the broker at %s is gone (%s: the broker ended or "
+                  "closed it; %s)",
+                  what, settings_.address.c_str(), amqp_error_string2(status),
+                  settings_.persistent ? "reconnecting (durability persistent)"
+                                       : "the driver reconnects with durability persistent only");
+    throw BrokerGone(text);
+  }
   psb::sdk::fail("%s: %s (broker %s)", what, amqp_error_string2(status), settings_.address.c_str());
 }
 
 void Connection::fail_closed(const amqp_frame_t &frame) {
   lost_ = true;
+  const amqp_method_t &m = frame.payload.method;
+  if (m.id == AMQP_CONNECTION_CLOSE_METHOD &&
+      static_cast<const amqp_connection_close_t *>(m.decoded)->reply_code == AMQP_CONNECTION_FORCED)
+    throw BrokerGone(reply_text(m) + " (broker " + settings_.address + ")");
   psb::sdk::fail("%s (broker %s)", reply_text(frame.payload.method).c_str(),
                  settings_.address.c_str());
 }

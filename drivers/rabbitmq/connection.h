@@ -10,18 +10,31 @@
 #include <cstdint>
 #include <string>
 
+#include "psbench/sdk_refusals.hpp"
 #include "settings.h"
 
 namespace psbrabbitmq {
 
 constexpr amqp_channel_t kChannel = 1;
 
+// The broker went away (its socket closed or failed, or it closed the connection as it
+// shut down): a durability persistent endpoint reconnects; any other fails.
+class BrokerGone : public psb::sdk::Error {
+ public:
+  using psb::sdk::Error::Error;
+};
+
+// How long connecting and each RPC may take: the first connection of an endpoint (a
+// broker that is not there fails create_reader/create_writer quickly, one that is slow
+// to answer is waited for) or a reconnection (a write waits for it at most about 1 s).
+enum class Patience { first, again };
+
 class Connection {
  public:
-  // Connects (5 s at most), logs in as guest on vhost "/" with no heartbeats and a frame
-  // size that holds the run's largest message (or the broker's largest), and opens the
-  // channel. Throws psb::sdk::Error naming the broker and what failed.
-  Connection(const Settings &settings, const char *role);
+  // Connects (5 s at most; 1 s again), logs in as guest on vhost "/" with no heartbeats
+  // and a frame size that holds the run's largest message (or the broker's largest), and
+  // opens the channel. Throws psb::sdk::Error naming the broker and what failed.
+  Connection(const Settings &settings, const char *role, Patience patience = Patience::first);
   ~Connection();  // closes the channel and the connection (bounded); frees everything
   Connection(const Connection &) = delete;
   Connection &operator=(const Connection &) = delete;
@@ -29,12 +42,15 @@ class Connection {
   amqp_connection_state_t state() const { return conn_; }
   const Settings &settings() const { return settings_; }
   int frame_max() const { return frame_max_; }
+  bool lost() const { return lost_; }  // a call failed: the connection is of no more use
 
   // The reply of the RPC just made (amqp_exchange_declare() etc.): throws its error.
   void check_rpc(const char *what);
-  // A failed rabbitmq-c call (its status): the connection counts as lost; throws.
+  // A failed rabbitmq-c call (its status): the connection counts as lost; throws
+  // BrokerGone when the socket is gone, psb::sdk::Error otherwise.
   [[noreturn, gnu::cold, gnu::noinline]] void fail_status(const char *what, int status);
-  // The broker closed the channel or the connection (frame's method): throws its reason.
+  // The broker closed the channel or the connection (frame's method): throws its reason
+  // (BrokerGone for connection.close 320, the broker shutting down).
   [[noreturn, gnu::cold, gnu::noinline]] void fail_closed(const amqp_frame_t &frame);
 
   // The next frame: 1 = one, 0 = none within tv (NULL: wait for one), else throws.

@@ -5,20 +5,26 @@
 // publishes to the exchange. Every writer and reader has a connection of its own
 // (connection.h). Reliable: publisher confirms (drain() waits for every one) and consumers
 // that acknowledge, with a prefetch count; best effort: no confirms, no-ack consumers.
-// Messages are transient (delivery mode 1) and queues non-durable: nothing is written to
-// disk. The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
+// Volatile: messages are transient (delivery mode 1) and queues non-durable, nothing is
+// written to disk. Persistent (reliable only): durable exchanges, a durable queue per
+// reader named for its life, persistent messages (delivery mode 2), and endpoints that
+// connect again when the broker goes away (README.md, "Durability persistent"). The C ABI
+// table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <amqp.h>
 #include <poll.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "connection.h"
 #include "psbench/sdk.hpp"
+#include "retry_pacer.h"
 #include "settings.h"
 
 namespace psbrabbitmq {
@@ -29,6 +35,12 @@ using psb::sdk::fail;
 // A reliable writer has at most this many messages unconfirmed; the next write waits for
 // confirms (the broker's flow control, as a DDS writer's resource limits).
 constexpr uint64_t kConfirmWindow = 8192;
+// Durability persistent: a writer keeps a copy of each message until the broker confirms
+// it, to publish it again on the next connection when the broker went away first; the
+// copies take at most this much (the confirm window is smaller for large messages, 16 at
+// least).
+constexpr uint64_t kKeptBytes = 64u << 20;
+constexpr uint64_t kMinKeptWindow = 16;
 // Every this many writes a writer reads, without waiting, what the broker sent it: confirms,
 // or the channel's closing (an error is then reported by a write, not only at drain()).
 constexpr uint64_t kReadEvery = 64;
@@ -46,8 +58,9 @@ struct Rabbitmq {
   static constexpr const char *name = "rabbitmq";
   static constexpr const char *description =
       "AMQP 0-9-1 through rabbitmq-c and a RabbitMQ broker over TCP: a fanout exchange per "
-      "topic, an exclusive auto-delete queue per reader; reliable = publisher confirms and "
-      "acknowledging consumers, best effort = no-ack consumers";
+      "topic, an exclusive auto-delete queue per reader (persistent: a durable one, persistent "
+      "messages, reconnection); reliable = publisher confirms and acknowledging consumers, "
+      "best effort = no-ack consumers";
   static std::string version() { return std::string("rabbitmq-c ") + amqp_version(); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
@@ -62,7 +75,7 @@ psb_capabilities Rabbitmq::capabilities() {
   static const char *const option_keys[] = {"broker", "prefetch", "security", "security_dir",
                                             nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
-          .durability = PSB_VOLATILE,
+          .durability = PSB_VOLATILE | PSB_PERSISTENT,  // persistent: reliable only
           .history = PSB_KEEP_ALL,  // the queue keeps every message; keep_last: see check()
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
@@ -83,10 +96,11 @@ class Rabbitmq::Context {
 
 // Declares the topic's exchange (both ends do: whichever comes first creates it):
 // fanout, so every bound queue gets every message with no routing key to match;
-// not durable and not auto-deleted, so a reader leaving never removes it under a writer.
-void declare_exchange(Connection &c, const std::string &exchange) {
+// not auto-deleted, so a reader leaving never removes it under a writer. Durable for
+// durability persistent (it outlives a restart of the broker, with its bindings).
+void declare_exchange(Connection &c, const std::string &exchange, bool durable) {
   amqp_exchange_declare(c.state(), kChannel, bytes_of(exchange), amqp_cstring_bytes("fanout"),
-                        0 /* passive */, 0 /* durable */, 0 /* auto_delete */, 0 /* internal */,
+                        0 /* passive */, durable ? 1 : 0, 0 /* auto_delete */, 0 /* internal */,
                         amqp_empty_table);
   c.check_rpc("declare the exchange");
 }
@@ -94,54 +108,76 @@ void declare_exchange(Connection &c, const std::string &exchange) {
 class Rabbitmq::Writer {
  public:
   Writer(Context &ctx, const char *topic)
-      : conn_(ctx.settings, "writer"),
+      : settings_(ctx.settings),
         exchange_(exchange_of(ctx.settings.run_id, topic)),
         reliable_(ctx.settings.reliable),
-        confirmed_(kConfirmWindow, 0) {
-    declare_exchange(conn_, exchange_);
-    if (reliable_) {
-      amqp_confirm_select(conn_.state(), kChannel);
-      conn_.check_rpc("turn publisher confirms on");
-    }
+        persistent_(ctx.settings.persistent),
+        window_(persistent_ ? std::clamp<uint64_t>(
+                                  kKeptBytes / std::max<uint64_t>(ctx.settings.max_payload, 1),
+                                  kMinKeptWindow, kConfirmWindow)
+                            : kConfirmWindow),
+        confirmed_(window_, 0),
+        slot_size_(persistent_ ? ctx.settings.max_payload : 0),
+        kept_(window_ * slot_size_),
+        kept_len_(persistent_ ? window_ : 0) {
     props_._flags = AMQP_BASIC_DELIVERY_MODE_FLAG;
-    props_.delivery_mode = 1;  // transient: never written to disk
+    // Transient: never written to disk; persistent: written to the durable queues' disk
+    // before the broker confirms it.
+    props_.delivery_mode = persistent_ ? 2 : 1;
+    connect(Patience::first);
   }
 
   // Timed path: amqp_basic_publish encodes the method, header and body frames into the
   // connection's buffer (allocated at login) and sends them in one go, in this thread.
+  // Persistent, broker gone: an error at once, or after one connection attempt when one is
+  // due (at most one per 100 ms, 1 s at most each).
   void write(const void *data, size_t len) {
-    if (reliable_ && published_ - floor_ >= kConfirmWindow) await_window();
-    const amqp_bytes_t body{len, const_cast<void *>(data)};
-    const int s = amqp_basic_publish(conn_.state(), kChannel, exchange_bytes_, amqp_empty_bytes,
-                                     0 /* mandatory */, 0 /* immediate */, &props_, body);
-    if (s != AMQP_STATUS_OK) conn_.fail_status("publish", s);
+    if (!conn_) reconnect_for_write();
+    try {
+      if (reliable_ && published_ - floor_ >= window_) await_window();
+      publish(data, len);
+    } catch (const BrokerGone &) {
+      if (persistent_) lose();
+      throw;
+    }
     ++published_;
-    if (published_ % kReadEvery == 0) read_replies(&kNoWait);
+    if (persistent_) keep(data, len);
+    if (published_ % kReadEvery == 0) {
+      try {
+        read_replies(&kNoWait);
+      } catch (const BrokerGone &) {
+        // The message was handed to the socket (it may have reached the broker): the
+        // write succeeded; the next one reconnects.
+        if (!persistent_) throw;
+        lose();
+      }
+    }
   }
 
   // Reliable: until the broker has confirmed every message published so far (it has
-  // routed each to every bound queue). Best effort: every write left the process in
-  // write(), and the broker reads a connection's frames in order.
+  // routed each to every bound queue, and for persistent written it to their disk). Best
+  // effort: every write left the process in write(), and the broker reads a connection's
+  // frames in order. Persistent: a broker that goes away meanwhile is reconnected to, and
+  // what it had not confirmed is published again and awaited.
   bool drain(int64_t timeout_ns) {
     if (!reliable_) return true;
-    timespec start{};
-    clock_gettime(CLOCK_MONOTONIC, &start);
-    const int64_t deadline = start.tv_sec * 1'000'000'000LL + start.tv_nsec + timeout_ns;
-    while (floor_ < published_) {
-      timespec now{};
-      clock_gettime(CLOCK_MONOTONIC, &now);
-      const int64_t left = deadline - (now.tv_sec * 1'000'000'000LL + now.tv_nsec);
-      if (left <= 0) {
-        char text[sizeof(psb_error::message)];
-        std::snprintf(text, sizeof text,
-                      "drain: the broker at %s confirmed %llu of the %llu messages published to "
-                      "%s within the timeout",
-                      conn_.settings().address.c_str(), (unsigned long long)floor_,
-                      (unsigned long long)published_, exchange_.c_str());
-        throw psb::sdk::Timeout(text);
+    const int64_t deadline = RetryPacer::now_ns() + timeout_ns;
+    for (;;) {
+      if (conn_ && floor_ >= published_) break;
+      const int64_t left = deadline - RetryPacer::now_ns();
+      if (left <= 0) throw psb::sdk::Timeout(undrained());
+      if (!conn_) {
+        pacer_.sleep_until_due(left);
+        try_reconnect();
+        continue;
       }
       const timeval tv{left / 1'000'000'000, (left % 1'000'000'000) / 1000};
-      read_replies(&tv);
+      try {
+        read_replies(&tv);
+      } catch (const BrokerGone &) {
+        if (!persistent_) throw;
+        lose();
+      }
     }
     if (nacked_ > 0)
       fail(
@@ -155,34 +191,149 @@ class Rabbitmq::Writer {
 
   void counters(psb::sdk::CounterSink put) {
     if (reliable_) {
-      try {
-        read_replies(&kNoWait);  // the confirms that came since the last write
-      } catch (const std::exception &) {
-        // A connection gone: the counts as they stand.
+      if (conn_) {
+        try {
+          read_replies(&kNoWait);  // the confirms that came since the last write
+        } catch (const std::exception &) {
+          // A connection gone: the counts as they stand.
+        }
       }
-      put("confirmed", floor_);
+      put("confirmed", confirmed_before_ + floor_);
       put("nacked", nacked_);
+    }
+    if (persistent_) {
+      put("reconnections", reconnections_);
+      put("republished", republished_);
     }
   }
 
  private:
+  void publish(const void *data, size_t len) {
+    const amqp_bytes_t body{len, const_cast<void *>(data)};
+    const int s = amqp_basic_publish(conn_->state(), kChannel, exchange_bytes_, amqp_empty_bytes,
+                                     0 /* mandatory */, 0 /* immediate */, &props_, body);
+    if (s != AMQP_STATUS_OK) conn_->fail_status("publish", s);
+  }
+
+  // Where the copy of the message of delivery tag `tag` (of this connection) is.
+  uint64_t slot(uint64_t tag) const { return (base_ + tag) % window_; }
+
+  // Persistent, timed path: a copy of the message just published (tag published_), in
+  // room made at create_writer (no allocation).
+  void keep(const void *data, size_t len) {
+    if (len > slot_size_)
+      fail("publish: a %zu-byte message, over this run's largest of %llu bytes", len,
+           (unsigned long long)slot_size_);
+    const uint64_t i = slot(published_);
+    std::memcpy(kept_.data() + i * slot_size_, data, len);
+    kept_len_[i] = len;
+  }
+
+  // A connection with its exchange declared and, reliable, confirms on; delivery tags
+  // start again at 1. Persistent: what the lost connection left unconfirmed (tags
+  // 1..published_ after lose()) is published again first, in its order.
+  void connect(Patience patience) {
+    conn_.emplace(settings_, "writer", patience);
+    try {
+      declare_exchange(*conn_, exchange_, persistent_);
+      if (reliable_) {
+        amqp_confirm_select(conn_->state(), kChannel);
+        conn_->check_rpc("turn publisher confirms on");
+      }
+      for (uint64_t tag = 1; tag <= published_; ++tag) {
+        const uint64_t i = slot(tag);
+        publish(kept_.data() + i * slot_size_, kept_len_[i]);
+        ++republished_;
+      }
+    } catch (...) {
+      conn_.reset();  // what was published again comes again on the next one
+      throw;
+    }
+  }
+
+  // The broker went away: the messages it had not confirmed may be lost (it confirms a
+  // persistent message once it is on disk). Their copies move together, in their order,
+  // to be tags 1..published_ of the next connection (a compaction towards the oldest:
+  // never over a copy still to move); the confirms so far are counted.
+  [[gnu::cold]] void lose() {
+    uint64_t kept = 0;
+    for (uint64_t tag = floor_ + 1; tag <= published_; ++tag) {
+      const uint64_t from = slot(tag);
+      if (confirmed_[from]) {
+        confirmed_[from] = 0;
+        ++confirmed_before_;
+        continue;
+      }
+      const uint64_t to = (base_ + floor_ + ++kept) % window_;
+      if (to != from) {
+        std::memmove(kept_.data() + to * slot_size_, kept_.data() + from * slot_size_,
+                     kept_len_[from]);
+        kept_len_[to] = kept_len_[from];
+      }
+    }
+    confirmed_before_ += floor_;
+    base_ += floor_;
+    floor_ = 0;
+    published_ = kept;
+    conn_.reset();
+  }
+
+  // One connection attempt when one is due; whether the writer is connected.
+  [[gnu::cold]] bool try_reconnect() {
+    if (!pacer_.due()) return false;
+    pacer_.attempted();
+    try {
+      connect(Patience::again);
+    } catch (const psb::sdk::Error &e) {
+      last_failure_ = e.what();
+      return false;
+    }
+    ++reconnections_;
+    return true;
+  }
+
+  [[gnu::cold, gnu::noinline]] void reconnect_for_write() {
+    if (try_reconnect()) return;
+    fail(
+        "publish: the broker at %s is gone; the writer connects again (one attempt per "
+        "100 ms)%s%s",
+        settings_.address.c_str(),
+        last_failure_.empty() ? "" : "; the last: ", last_failure_.c_str());
+  }
+
+  std::string undrained() const {
+    char text[sizeof(psb_error::message)];
+    if (!conn_)
+      std::snprintf(text, sizeof text,
+                    "drain: the broker at %s went away and did not come back within the "
+                    "timeout (%s)",
+                    settings_.address.c_str(), exchange_.c_str());
+    else
+      std::snprintf(text, sizeof text,
+                    "drain: the broker at %s confirmed %llu of the %llu messages published to "
+                    "%s within the timeout",
+                    settings_.address.c_str(), (unsigned long long)floor_,
+                    (unsigned long long)published_, exchange_.c_str());
+    return text;
+  }
+
   // The window is full: reads confirms until half of it is free again.
   [[gnu::noinline]] void await_window() {
-    while (published_ - floor_ > kConfirmWindow / 2)
+    while (published_ - floor_ > window_ / 2)
       if (!read_replies(&kConfirmWait))
         fail(
             "publish: the broker at %s confirmed none of the %llu unconfirmed messages of %s "
             "within %lld s",
-            conn_.settings().address.c_str(), (unsigned long long)(published_ - floor_),
-            exchange_.c_str(), (long long)kConfirmWait.tv_sec);
+            settings_.address.c_str(), (unsigned long long)(published_ - floor_), exchange_.c_str(),
+            (long long)kConfirmWait.tv_sec);
   }
 
   // Reads the frames the broker sent, waiting up to tv for the first; whether there was one.
   bool read_replies(const timeval *tv) {
     amqp_frame_t frame;
-    int n = conn_.read_frame(frame, tv);
+    int n = conn_->read_frame(frame, tv);
     const bool any = n == 1;
-    for (; n == 1; n = conn_.read_frame(frame, &kNoWait)) {
+    for (; n == 1; n = conn_->read_frame(frame, &kNoWait)) {
       if (frame.frame_type != AMQP_FRAME_METHOD) continue;  // a returned message's rest
       const amqp_method_t &m = frame.payload.method;
       if (m.id == AMQP_BASIC_ACK_METHOD) {
@@ -193,10 +344,10 @@ class Rabbitmq::Writer {
         nacked_ += nack->multiple ? nack->delivery_tag - floor_ : 1;
         confirm(nack->delivery_tag, nack->multiple);
       } else if (m.id == AMQP_CHANNEL_CLOSE_METHOD || m.id == AMQP_CONNECTION_CLOSE_METHOD) {
-        conn_.fail_closed(frame);
+        conn_->fail_closed(frame);
       }
     }
-    conn_.release();
+    conn_->release();
     return any;
   }
 
@@ -204,56 +355,52 @@ class Rabbitmq::Writer {
   void confirm(uint64_t tag, bool multiple) {
     if (tag > published_ || tag <= floor_) return;
     if (multiple) {
-      for (uint64_t t = floor_ + 1; t <= tag; ++t) confirmed_[t % kConfirmWindow] = 0;
+      for (uint64_t t = floor_ + 1; t <= tag; ++t) confirmed_[slot(t)] = 0;
       floor_ = tag;
     } else {
-      confirmed_[tag % kConfirmWindow] = 1;
+      confirmed_[slot(tag)] = 1;
     }
-    while (floor_ < published_ && confirmed_[(floor_ + 1) % kConfirmWindow]) {
-      confirmed_[(floor_ + 1) % kConfirmWindow] = 0;
+    while (floor_ < published_ && confirmed_[slot(floor_ + 1)]) {
+      confirmed_[slot(floor_ + 1)] = 0;
       ++floor_;
     }
   }
 
-  Connection conn_;
+  const Settings &settings_;
+  std::optional<Connection> conn_;  // empty: the broker went away (persistent only)
   const std::string exchange_;
   const amqp_bytes_t exchange_bytes_ = bytes_of(exchange_);
   const bool reliable_;
+  const bool persistent_;
   amqp_basic_properties_t props_{};
-  uint64_t published_ = 0;  // delivery tags 1..published_ went out
+  uint64_t published_ = 0;  // delivery tags 1..published_ went out on this connection
   uint64_t floor_ = 0;      // every tag up to here is confirmed
   uint64_t nacked_ = 0;
-  std::vector<uint8_t> confirmed_;  // tags above floor_ confirmed alone, by tag % window
+  const uint64_t window_;           // unconfirmed messages at most (kConfirmWindow, or less)
+  std::vector<uint8_t> confirmed_;  // tags above floor_ confirmed alone, at slot(tag)
+  // Persistent: the copies of the unconfirmed messages, at slot(tag), across connections.
+  const uint64_t slot_size_;       // the run's largest message
+  std::vector<uint8_t> kept_;      // window_ slots of slot_size_ bytes
+  std::vector<size_t> kept_len_;   // by slot
+  uint64_t base_ = 0;              // slot(tag) = (base_ + tag) % window_
+  uint64_t confirmed_before_ = 0;  // confirmed on the connections lost so far
+  uint64_t republished_ = 0;       // published again on a new connection
+  uint64_t reconnections_ = 0;
+  RetryPacer pacer_;
+  std::string last_failure_;  // of the last connection attempt
 };
 
 class Rabbitmq::Reader {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : conn_(ctx.settings, "reader"),
+      : settings_(ctx.settings),
+        exchange_(exchange_of(ctx.settings.run_id, topic)),
         reliable_(ctx.settings.reliable),
+        persistent_(ctx.settings.persistent),
         ack_every_(uint64_t(ctx.settings.prefetch + 3) / 4),
         body_(ctx.settings.max_payload + 1) {
-    const std::string exchange = exchange_of(ctx.settings.run_id, topic);
-    declare_exchange(conn_, exchange);
-    // A queue of this reader's own: named by the broker, used by this connection only
-    // (exclusive) and deleted with it (auto-delete); no length limit (keep_all).
-    const amqp_queue_declare_ok_t *q = amqp_queue_declare(
-        conn_.state(), kChannel, amqp_empty_bytes, 0 /* passive */, 0 /* durable */,
-        1 /* exclusive */, 1 /* auto_delete */, amqp_empty_table);
-    conn_.check_rpc("declare the reader's queue");
-    queue_.assign(static_cast<const char *>(q->queue.bytes), q->queue.len);
-    // Bound before create_reader returns: the broker routes every later publish to it.
-    amqp_queue_bind(conn_.state(), kChannel, bytes_of(queue_), bytes_of(exchange), amqp_empty_bytes,
-                    amqp_empty_table);
-    conn_.check_rpc("bind the reader's queue");
-    if (reliable_) {
-      amqp_basic_qos(conn_.state(), kChannel, 0, uint16_t(ctx.settings.prefetch), 0);
-      conn_.check_rpc("set the prefetch count");
-    }
-    amqp_basic_consume(conn_.state(), kChannel, bytes_of(queue_), amqp_empty_bytes,
-                       0 /* no_local */, reliable_ ? 0 : 1 /* no_ack */, 1 /* exclusive */,
-                       amqp_empty_table);
-    conn_.check_rpc("start consuming");
+    if (persistent_) queue_ = durable_queue_of(ctx.settings.run_id, topic);
+    subscribe(Patience::first);
     if (listener) {
       thread_.start(listener, [this, listener] {  // a throw ends it: listener.error()
         const void *data;
@@ -267,35 +414,47 @@ class Rabbitmq::Reader {
       });
     }
   }
-  ~Reader() { thread_.stop(); }  // within kListenerSliceNs; then the connection closes
+  // Stops the listener (within kListenerSliceNs); persistent: deletes the durable queue
+  // (what it still holds was for this reader only); then the connection closes.
+  ~Reader() {
+    thread_.stop();
+    if (persistent_ && conn_ && !conn_->lost()) {
+      amqp_queue_delete(conn_->state(), kChannel, bytes_of(queue_), 0, 0);
+      amqp_get_rpc_reply(conn_->state());  // a failure leaves it to the broker's end
+    }
+  }
 
   // Timed path. Never blocks: the next delivery rabbitmq-c has, or can read from the
   // socket now (its header and body follow at once). A body in one frame is handed out
   // where rabbitmq-c decoded it; one split over several frames is copied together.
+  // Persistent, broker gone: no sample, and a connection attempt when one is due.
   bool try_take(const void *&data, size_t &len) {
     release();
-    amqp_frame_t frame;
-    for (;;) {
-      if (conn_.read_frame(frame, &kNoWait) == 0) return false;
-      if (frame.frame_type != AMQP_FRAME_METHOD) continue;
-      const amqp_method_t &m = frame.payload.method;
-      if (m.id == AMQP_BASIC_DELIVER_METHOD) {
-        delivery_tag_ = static_cast<const amqp_basic_deliver_t *>(m.decoded)->delivery_tag;
-        return read_message(data, len);
-      }
-      if (m.id == AMQP_CHANNEL_CLOSE_METHOD || m.id == AMQP_CONNECTION_CLOSE_METHOD)
-        conn_.fail_closed(frame);
-      if (m.id == AMQP_BASIC_CANCEL_METHOD)
-        fail("the broker cancelled the consumer of queue %s (was it deleted?)", queue_.c_str());
+    if (!conn_ && !try_resubscribe()) return false;
+    try {
+      return next_delivery(data, len);
+    } catch (const BrokerGone &) {
+      if (!persistent_) throw;
+      lose();
+      return false;
     }
   }
 
   // Until the socket has bytes, up to timeout_ns. Acknowledges what was taken first, so
-  // the broker never waits for acks while this reader waits for messages.
+  // the broker never waits for acks while this reader waits for messages. Persistent,
+  // broker gone: sleeps until the next connection attempt is due (or the timeout), makes
+  // it, and says whether it connected.
   bool wait(int64_t timeout_ns) {
-    if (unacked_ > 0) send_ack();
-    if (conn_.buffered()) return true;
-    pollfd p{conn_.fd(), POLLIN, 0};
+    if (!conn_) {
+      pacer_.sleep_until_due(timeout_ns);
+      return try_resubscribe();
+    }
+    if (unacked_ > 0) {
+      ack_or_lose();
+      if (!conn_) return false;
+    }
+    if (conn_->buffered()) return true;
+    pollfd p{conn_->fd(), POLLIN, 0};
     const timespec ts{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
     const int n = ppoll(&p, 1, &ts, nullptr);
     if (n < 0 && errno != EINTR) fail("poll: %s", std::strerror(errno));
@@ -307,16 +466,104 @@ class Rabbitmq::Reader {
   void release() {
     if (!held_) return;
     held_ = false;
-    conn_.release();
-    if (reliable_ && ++unacked_ >= ack_every_) send_ack();
+    conn_->release();
+    if (reliable_ && ++unacked_ >= ack_every_) ack_or_lose();
   }
 
   int matched() const { return -1; }  // AMQP does not tell a consumer who publishes
 
+  void counters(psb::sdk::CounterSink put) {
+    if (persistent_) put("reconnections", reconnections_);
+  }
+
  private:
+  // A connection consuming from this reader's queue. Volatile: an exclusive, auto-delete
+  // queue named by the broker, used by this connection only and deleted with it.
+  // Persistent: the durable queue queue_, declared again by every connection (the broker
+  // kept it, with its messages and binding, while the reader was away), not exclusive
+  // (a consumer of a connection the broker has not noticed gone yet must not block it).
+  // No length limit (keep_all). Bound before create_reader returns: the broker routes
+  // every later publish to it.
+  void subscribe(Patience patience) {
+    conn_.emplace(settings_, "reader", patience);
+    try {
+      Connection &c = *conn_;
+      declare_exchange(c, exchange_, persistent_);
+      const amqp_queue_declare_ok_t *q = amqp_queue_declare(
+          c.state(), kChannel, persistent_ ? bytes_of(queue_) : amqp_empty_bytes, 0 /* passive */,
+          persistent_ ? 1 : 0 /* durable */, persistent_ ? 0 : 1 /* exclusive */,
+          persistent_ ? 0 : 1 /* auto_delete */, amqp_empty_table);
+      c.check_rpc("declare the reader's queue");
+      if (!persistent_) queue_.assign(static_cast<const char *>(q->queue.bytes), q->queue.len);
+      amqp_queue_bind(c.state(), kChannel, bytes_of(queue_), bytes_of(exchange_), amqp_empty_bytes,
+                      amqp_empty_table);
+      c.check_rpc("bind the reader's queue");
+      if (reliable_) {
+        amqp_basic_qos(c.state(), kChannel, 0, uint16_t(settings_.prefetch), 0);
+        c.check_rpc("set the prefetch count");
+      }
+      amqp_basic_consume(c.state(), kChannel, bytes_of(queue_), amqp_empty_bytes, 0 /* no_local */,
+                         reliable_ ? 0 : 1 /* no_ack */, persistent_ ? 0 : 1 /* exclusive */,
+                         amqp_empty_table);
+      c.check_rpc("start consuming");
+    } catch (...) {
+      conn_.reset();
+      throw;
+    }
+    held_ = false;
+    unacked_ = 0;
+  }
+
+  // The broker went away: what was taken and not acknowledged comes again (redelivered).
+  [[gnu::cold]] void lose() {
+    conn_.reset();
+    held_ = false;
+    unacked_ = 0;
+  }
+
+  // One connection attempt when one is due (persistent only; a volatile reader keeps its
+  // lost connection, whose calls fail); whether the reader is connected.
+  [[gnu::cold, gnu::noinline]] bool try_resubscribe() {
+    if (!persistent_ || !pacer_.due()) return false;
+    pacer_.attempted();
+    try {
+      subscribe(Patience::again);
+    } catch (const psb::sdk::Error &) {
+      return false;  // not back yet (refused, or not answering within 1 s)
+    }
+    ++reconnections_;
+    return true;
+  }
+
+  void ack_or_lose() {
+    try {
+      send_ack();
+    } catch (const BrokerGone &) {
+      if (!persistent_) throw;
+      lose();
+    }
+  }
+
+  bool next_delivery(const void *&data, size_t &len) {
+    amqp_frame_t frame;
+    for (;;) {
+      if (conn_->read_frame(frame, &kNoWait) == 0) return false;
+      if (frame.frame_type != AMQP_FRAME_METHOD) continue;
+      const amqp_method_t &m = frame.payload.method;
+      if (m.id == AMQP_BASIC_DELIVER_METHOD) {
+        delivery_tag_ = static_cast<const amqp_basic_deliver_t *>(m.decoded)->delivery_tag;
+        return read_message(data, len);
+      }
+      if (m.id == AMQP_CHANNEL_CLOSE_METHOD || m.id == AMQP_CONNECTION_CLOSE_METHOD)
+        conn_->fail_closed(frame);
+      if (m.id == AMQP_BASIC_CANCEL_METHOD)
+        fail("the broker cancelled the consumer of queue %s (was it deleted?)", queue_.c_str());
+    }
+  }
+
   bool read_message(const void *&data, size_t &len) {
     amqp_frame_t frame;
-    if (conn_.read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_HEADER)
+    if (conn_->read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_HEADER)
       fail("the broker sent a delivery without its header within %lld s",
            (long long)kRestOfMessage.tv_sec);
     const uint64_t size = frame.payload.properties.body_size;
@@ -324,7 +571,7 @@ class Rabbitmq::Reader {
     held_ = true;
     data = body_.data();
     while (got < size) {
-      if (conn_.read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_BODY)
+      if (conn_->read_frame(frame, &kRestOfMessage) == 0 || frame.frame_type != AMQP_FRAME_BODY)
         fail("the broker sent a delivery without its body within %lld s",
              (long long)kRestOfMessage.tv_sec);
       const amqp_bytes_t &part = frame.payload.body_fragment;
@@ -346,19 +593,24 @@ class Rabbitmq::Reader {
   }
 
   void send_ack() {
-    const int s = amqp_basic_ack(conn_.state(), kChannel, delivery_tag_, 1 /* multiple */);
-    if (s != AMQP_STATUS_OK) conn_.fail_status("acknowledge", s);
+    const int s = amqp_basic_ack(conn_->state(), kChannel, delivery_tag_, 1 /* multiple */);
+    if (s != AMQP_STATUS_OK) conn_->fail_status("acknowledge", s);
     unacked_ = 0;
   }
 
-  Connection conn_;
+  const Settings &settings_;
+  std::optional<Connection> conn_;  // empty: the broker went away (persistent only)
+  const std::string exchange_;
   const bool reliable_;
+  const bool persistent_;
   const uint64_t ack_every_;
   std::string queue_;
   std::vector<unsigned char> body_;  // max_payload + 1: a body split over several frames
   bool held_ = false;                // a sample is handed out
   uint64_t delivery_tag_ = 0;        // of the last delivery taken
   uint64_t unacked_ = 0;             // taken, not acknowledged yet (reliable)
+  uint64_t reconnections_ = 0;       // persistent
+  RetryPacer pacer_;
   psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
 };
 

@@ -1,8 +1,10 @@
 #include "settings.h"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 
 #include "psbench/sdk.hpp"
 
@@ -12,11 +14,19 @@ namespace {
 // What RabbitMQ cannot honour, with the reason. The node refuses the QoS outside the
 // capability sets itself; these say why, also to a caller that goes straight to the ABI.
 void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
-  if (cfg.qos.durability != PSB_VOLATILE)
+  if (cfg.qos.durability == PSB_TRANSIENT_LOCAL)
     refuse.add("durability",
-               "durability must be volatile: an AMQP queue exists only from its reader's "
-               "creation on, and nothing keeps a topic's last messages for a reader that "
-               "joins later");
+               "durability transient_local is not supported: an AMQP queue exists only "
+               "from its reader's creation on, and nothing keeps a topic's last messages "
+               "for a reader that joins later; use volatile or persistent");
+  else if (cfg.qos.durability == PSB_PERSISTENT && cfg.qos.reliability != PSB_RELIABLE)
+    refuse.add("durability",
+               "durability persistent needs reliability reliable: only publisher confirms "
+               "say which messages the broker has written to disk, and only acknowledging "
+               "consumers get again what they had not acknowledged when the broker went "
+               "away");
+  else if (cfg.qos.durability != PSB_VOLATILE && cfg.qos.durability != PSB_PERSISTENT)
+    refuse.add("durability", "durability must be volatile or persistent");
   if (cfg.qos.history == PSB_KEEP_LAST)
     refuse.add("history",
                "history keep_last is not supported: a queue's x-max-length with "
@@ -42,6 +52,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.run_id = psb::sdk::run_id(cfg, refuse, "it names the exchanges");
   s.reliable = cfg.qos.reliability == PSB_RELIABLE;
+  s.persistent = cfg.qos.durability == PSB_PERSISTENT;
   s.notify = cfg.notify;
   s.max_payload = cfg.max_payload;
   psb::sdk::payload_in_range(cfg, refuse, 0, kMaxPayload);
@@ -69,6 +80,18 @@ std::string exchange_of(const std::string &run_id, const char *topic) {
   std::string name = "psbench." + run_id + "." + topic;
   if (name.size() > 255)
     psb::sdk::fail("exchange name '%s' is longer than AMQP's 255 bytes; use a shorter topic",
+                   name.c_str());
+  return name;
+}
+
+std::string durable_queue_of(const std::string &run_id, const char *topic) {
+  std::random_device random;  // the kernel's: two processes never start alike
+  const uint64_t tag = (uint64_t(random()) << 32) | random();
+  char suffix[18];
+  std::snprintf(suffix, sizeof suffix, ".%016llx", (unsigned long long)tag);
+  std::string name = exchange_of(run_id, topic) + suffix;
+  if (name.size() > 255)
+    psb::sdk::fail("queue name '%s' is longer than AMQP's 255 bytes; use a shorter topic",
                    name.c_str());
   return name;
 }

@@ -19,6 +19,9 @@ struct Settings {
   std::string address;  // HOST:PORT as given, for messages
   std::string run_id;
   bool reliable = false;
+  // durability persistent: durable exchanges and queues, persistent messages, and
+  // endpoints that reconnect when the broker goes away (README.md, "Durability persistent")
+  bool persistent = false;
   int notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;         // the run's largest message
   int prefetch = kDefaultPrefetch;  // reliable: unacknowledged deliveries per reader
@@ -32,6 +35,11 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 // The exchange of a topic: "psbench.<run id>.<topic>". Throws psb::sdk::Error when it is
 // longer than an AMQP short string or empty.
 std::string exchange_of(const std::string &run_id, const char *topic);
+
+// A durable reader's queue: "psbench.<run id>.<topic>.<16 random hex digits>", the same
+// for the reader's whole life (every reconnection) and never another reader's, also in
+// other processes and hosts of the run. Throws like exchange_of.
+std::string durable_queue_of(const std::string &run_id, const char *topic);
 
 }  // namespace psbrabbitmq
 

@@ -45,6 +45,22 @@ redisContext *connect_server(const Settings &s, const char *what) {
   return c;
 }
 
+redisContext *try_connect(const Settings &s, int timeout_ms, std::string *why) {
+  const timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+  redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
+  if (c == nullptr) {
+    *why = "out of memory for a hiredis context";
+    return nullptr;
+  }
+  if (c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
+    *why = c->errstr;
+    redisFree(c);
+    return nullptr;
+  }
+  c->reader->maxbuf = 0;
+  return c;
+}
+
 int send_all(int fd, struct iovec *iov, int iovcnt) {
   // SO_SNDTIMEO bounds one sendmsg(); a server that takes a little now and then must
   // not stretch the whole write past the same bound.

@@ -20,6 +20,11 @@ namespace psbredis {
 // connection in messages ("publisher", "subscriber").
 redisContext *connect_server(const Settings &s, const char *what);
 
+// For a reconnection (reliability reliable: Redis Streams): a context whose connect, replies and
+// sends are bounded by timeout_ms, maxbuf 0 as above; nullptr when the server cannot be reached
+// (why it could not in *why). Never throws for an unreachable server.
+redisContext *try_connect(const Settings &s, int timeout_ms, std::string *why);
+
 // Sends a command and returns its reply (an error reply too: the caller looks at it).
 // Throws psb::sdk::Error if the connection failed. Sent with MSG_NOSIGNAL, so a closed
 // connection is an error and never a SIGPIPE; the reply is read by hiredis.

@@ -1,9 +1,11 @@
-// redis: Redis pub/sub through hiredis. This file names the driver and its capabilities
-// and reaches the server once per context; Writer and Reader do the work. The C ABI
+// redis: Redis pub/sub (best_effort) or Redis Streams (reliable) through hiredis. This
+// file names the driver and its capabilities and reaches the server once per context;
+// Writer and Reader (pub/sub), StreamWriter and StreamReader (streams) do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 
 #include "connection.h"
@@ -12,6 +14,8 @@
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
+#include "stream_reader.h"
+#include "stream_writer.h"
 #include "writer.h"
 
 namespace psbredis {
@@ -85,11 +89,68 @@ const Settings &probe_server(const Settings &s) {
   return s;
 }
 
+// The endpoint a run's reliability asks for: pub/sub (best_effort, as it always was) or
+// a stream (reliable). One branch per call on the timed path.
+class TopicWriter {
+ public:
+  TopicWriter(psbredis::Context &ctx, const char *topic) {
+    if (ctx.settings.streams)
+      stream_ = std::make_unique<StreamWriter>(ctx, topic);
+    else
+      pubsub_ = std::make_unique<Writer>(ctx, topic);
+  }
+  void write(const void *data, size_t len) {
+    if (pubsub_)
+      pubsub_->write(data, len);
+    else
+      stream_->write(data, len);
+  }
+  int matched() { return pubsub_ ? pubsub_->matched() : stream_->matched(); }
+  bool drain(int64_t timeout_ns) {
+    return pubsub_ ? pubsub_->drain(timeout_ns) : stream_->drain(timeout_ns);
+  }
+  void counters(psb::sdk::CounterSink put) const {
+    if (stream_) stream_->counters(put);  // pub/sub: none
+  }
+
+ private:
+  std::unique_ptr<Writer> pubsub_;
+  std::unique_ptr<StreamWriter> stream_;
+};
+
+class TopicReader {
+ public:
+  TopicReader(psbredis::Context &ctx, const char *topic, psb::sdk::Listener listener) {
+    if (ctx.settings.streams)
+      stream_ = std::make_unique<StreamReader>(ctx, topic, listener);
+    else
+      pubsub_ = std::make_unique<Reader>(ctx, topic, listener);
+  }
+  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+    return pubsub_ ? pubsub_->take(timeout_ns, data, len) : stream_->take(timeout_ns, data, len);
+  }
+  void release() {
+    if (pubsub_)
+      pubsub_->release();
+    else
+      stream_->release();
+  }
+  void counters(psb::sdk::CounterSink put) const {
+    if (stream_) stream_->counters(put);  // pub/sub: none
+  }
+
+ private:
+  std::unique_ptr<Reader> pubsub_;
+  std::unique_ptr<StreamReader> stream_;
+};
+
 struct Redis {
   static constexpr const char *name = "redis";
   static constexpr const char *description =
-      "Redis pub/sub through hiredis: PUBLISH/SUBSCRIBE via redis-server over TCP; "
-      "fire-and-forget (best effort, volatile, no history)";
+      "Redis through hiredis via redis-server over TCP: best_effort is PUBLISH/SUBSCRIBE "
+      "(fire-and-forget, volatile, no history); reliable is Redis Streams (XADD, XREAD "
+      "from the last id read, reconnecting), durability persistent in the server's "
+      "append-only file";
   static const char *version() { return redis_version(); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
@@ -99,17 +160,20 @@ struct Redis {
     explicit Context(const psb_config &cfg)
         : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {}
   };
-  // write() does not wait for PUBLISH's reply: drain waits until every one came.
-  using Writer = psbredis::Writer;
-  using Reader = psbredis::Reader;
+  // write() does not wait for PUBLISH's (XADD's) reply: drain waits until every one came.
+  using Writer = TopicWriter;
+  using Reader = TopicReader;
 };
 
 psb_capabilities Redis::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
   static const char *const option_keys[] = {"broker", "security", "security_dir", nullptr};
-  return {.reliability = PSB_BEST_EFFORT,  // no acknowledgement, no retransmission
-          .durability = PSB_VOLATILE,      // the server stores no message
-          .history = 0,                    // no history to ask for
+  // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
+  // reliable: streams, the server keeps the entries (persistent: in its append-only file).
+  // check() refuses best_effort with persistent.
+  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+          .durability = PSB_VOLATILE | PSB_PERSISTENT,
+          .history = 0,  // no history to ask for
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
           .option_keys = option_keys,

@@ -99,11 +99,13 @@ redisReply *query(redisContext *c, const char *cmd) {
 
 }  // namespace
 
-TEST(RedisDriver, DeclaresOnlyWhatRedisPubSubProvides) {
+TEST(RedisDriver, DeclaresOnlyWhatRedisProvides) {
   const psb_driver &d = redis();
   EXPECT_STREQ(d.name, "redis");
-  EXPECT_EQ(d.caps.reliability, uint32_t(PSB_BEST_EFFORT));
-  EXPECT_EQ(d.caps.durability, uint32_t(PSB_VOLATILE));
+  // best_effort: pub/sub (volatile); reliable: streams (volatile, or persistent in the
+  // server's append-only file); check() refuses best_effort with persistent.
+  EXPECT_EQ(d.caps.reliability, uint32_t(PSB_BEST_EFFORT | PSB_RELIABLE));
+  EXPECT_EQ(d.caps.durability, uint32_t(PSB_VOLATILE | PSB_PERSISTENT));
   EXPECT_EQ(d.caps.history, 0u);
   EXPECT_EQ(d.caps.notify, uint32_t(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL));
   ASSERT_NE(d.caps.transports, nullptr);
@@ -165,10 +167,11 @@ INSTANTIATE_TEST_SUITE_P(
         Refusal{"bare_ipv6", [](psb_config &c) { c.options = &g_bad_broker[4]; }, "[::1]:6379"},
         Refusal{"port_not_a_number", [](psb_config &c) { c.options = &g_bad_broker[5]; },
                 "is not HOST:PORT"},
-        Refusal{"reliable", [](psb_config &c) { c.qos.reliability = PSB_RELIABLE; },
-                "reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget"},
+        Refusal{"persistent_best_effort", [](psb_config &c) { c.qos.durability = PSB_PERSISTENT; },
+                "redis: durability persistent needs reliability reliable: "},
         Refusal{"transient_local", [](psb_config &c) { c.qos.durability = PSB_TRANSIENT_LOCAL; },
-                "durability 'transient_local' is not supported: Redis pub/sub stores no message"},
+                "durability 'transient_local' is not supported: Redis pub/sub stores no message, "
+                "and a stream reader starts after the last entry"},
         Refusal{"keep_last",
                 [](psb_config &c) {
                   c.qos.history = PSB_KEEP_LAST;

@@ -1,7 +1,9 @@
 // For the redis driver's GoogleTest: a real redis-server of its own, started with a
 // generated configuration on 127.0.0.1 and a free port, in a temporary directory that
 // goes away with it. The server dies with the test process (PR_SET_PDEATHSIG) even if
-// the test crashes.
+// the test crashes. A durable one has the manifest's durable_config appended (its
+// append-only file in <dir>/data); restart() kills it (SIGKILL) and starts it again on
+// the same port, configuration and data, as psbench's --restart-broker does.
 #pragma once
 #include <fcntl.h>
 #include <hiredis.h>
@@ -26,6 +28,14 @@ namespace psb_test {
 class RedisServer {
  public:
   // What psbench's orchestrator writes too (see the driver's README).
+  // The manifest's durable_config, for runs with durability persistent.
+  static constexpr const char *kDurableConfig =
+      "appendonly yes\n"
+      "appenddirname data\n"
+      "appendfsync always\n"
+      "auto-aof-rewrite-percentage 100\n"
+      "auto-aof-rewrite-min-size 64mb\n";
+
   static std::string config(const std::string &dir, int port) {
     std::ostringstream c;
     c << "bind 127.0.0.1\n"
@@ -40,12 +50,14 @@ class RedisServer {
     return c.str();
   }
 
-  RedisServer() {
+  explicit RedisServer(bool durable = false) : durable_(durable) {
     char tmpl[] = "/tmp/psbench-redis-test-XXXXXX";
     if (mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     dir_ = tmpl;
-    for (int attempt = 0; attempt < 5; ++attempt)
+    for (int attempt = 0; attempt < 5; ++attempt) {
+      port_ = free_port();
       if (start()) return;
+    }
     const std::string log = this->log();
     std::filesystem::remove_all(dir_);
     throw std::runtime_error("redis-server did not start (is Debian's redis-server installed?): " +
@@ -73,6 +85,12 @@ class RedisServer {
   }
 
   void kill9() { end(SIGKILL); }
+  // Started again after kill9() (or stop()) on the same port, configuration and data.
+  void start_again() {
+    if (pid_ > 0) throw std::runtime_error("start_again() of a running redis-server");
+    if (!start()) throw std::runtime_error("redis-server did not start again: " + log());
+  }
+  const std::string &dir() const { return dir_; }
   void stop() { end(SIGTERM); }
   void pause() { ::kill(pid_, SIGSTOP); }
   void resume() { ::kill(pid_, SIGCONT); }
@@ -99,9 +117,8 @@ class RedisServer {
   }
 
   bool start() {
-    port_ = free_port();
     const std::string conf = dir_ + "/redis.conf";
-    std::ofstream(conf) << config(dir_, port_);
+    std::ofstream(conf) << config(dir_, port_) << (durable_ ? kDurableConfig : "");
     const pid_t parent = getpid();
     pid_ = fork();
     if (pid_ == 0) {
@@ -159,6 +176,7 @@ class RedisServer {
     pid_ = -1;
   }
 
+  bool durable_ = false;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;

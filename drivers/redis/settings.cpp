@@ -49,23 +49,36 @@ std::string Settings::address() const {
 
 std::string Settings::channel(const char *topic) const { return "psbench:" + run_id + ":" + topic; }
 
+std::string Settings::reader_name(const char *topic) const {
+  return "psbench-reader:" + run_id + ":" + topic;
+}
+
+uint64_t Settings::stream_bound() const {
+  const uint64_t size = max_payload > 0 ? max_payload : 1;
+  const uint64_t n = (uint64_t(256) << 20) / size;
+  return n < 64 ? 64 : n > 100000 ? 100000 : n;
+}
+
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.keep(cfg, refuse, "channel names are made from it");
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
     refuse.add("transport", "transport '%s' is not supported; this driver supports tcp",
                cfg.transport ? cfg.transport : "(none)");
-  if (cfg.qos.reliability != PSB_BEST_EFFORT)
+  // reliable: Redis Streams (stream_writer.h, stream_reader.h); best_effort: pub/sub.
+  s.streams = cfg.qos.reliability == PSB_RELIABLE;
+  if (cfg.qos.durability == PSB_PERSISTENT && cfg.qos.reliability != PSB_RELIABLE)
     refuse.add("reliability",
-               "reliability 'reliable' is not supported: Redis pub/sub is fire-and-forget "
-               "(no acknowledgement, no retransmission, no queue); a subscriber that is "
-               "disconnected, or slower than the server's output buffer limit allows, loses "
-               "messages. Use best_effort");
-  if (cfg.qos.durability != PSB_VOLATILE)
+               "durability persistent needs reliability reliable: it is served by Redis "
+               "Streams (XADD, XREAD from the last id read, the server's append-only file), "
+               "which keep every message; best_effort is Redis pub/sub, which keeps nothing. "
+               "Use --reliability reliable with --durability persistent");
+  if (cfg.qos.durability == PSB_TRANSIENT_LOCAL)
     refuse.add("durability",
                "durability 'transient_local' is not supported: Redis pub/sub stores no "
-               "message; a subscriber gets only what is published after its SUBSCRIBE. Use "
-               "volatile");
+               "message, and a stream reader starts after the last entry there when it joins "
+               "(a late joiner gets nothing written before). Use volatile, or persistent "
+               "(Redis Streams in the server's append-only file, with reliability reliable)");
   if (cfg.qos.history != 0)
     refuse.add("history",
                "history '%s' is not supported: Redis pub/sub keeps no history; the "

@@ -19,14 +19,30 @@ constexpr uint64_t kMaxPayload = 4194304;
 // makes the call fail after this long instead of hanging.
 constexpr int kIoTimeoutS = 10;
 
+// reliability reliable (stream_writer.h, stream_reader.h): a down server is tried again
+// at most this often, and a connect or a reconnect's first command waits at most this long.
+constexpr int64_t kRetryNs = 100'000'000;
+constexpr int kReconnectTimeoutMs = 1000;
+
 struct Settings : psb::sdk::RunSettings {
   std::string host;  // from option broker=HOST:PORT
   int port = 0;
+  // reliability reliable (volatile or persistent): Redis Streams instead of pub/sub.
+  bool streams = false;
 
   // "HOST:PORT" as given, for messages.
   std::string address() const;
   // The pub/sub channel of a topic: psbench:<run id>:<topic>.
   std::string channel(const char *topic) const;
+  // The stream key of a topic (reliability reliable): psbench:<run id>:<topic> too (keys
+  // and pub/sub channels are separate namespaces in Redis).
+  std::string stream(const char *topic) const { return channel(topic); }
+  // The connection name of a topic's stream readers (CLIENT SETNAME), which the writer
+  // counts for matched_readers: psbench-reader:<run id>:<topic>.
+  std::string reader_name(const char *topic) const;
+  // MAXLEN ~ of the topic streams: about 256 MiB of messages of the run's size, between
+  // 64 and 100000 entries (README.md, "Durability persistent: Redis Streams").
+  uint64_t stream_bound() const;
 };
 
 // Validates cfg, recording every refusal (check() and open(), which throws them).

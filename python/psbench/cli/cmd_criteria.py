@@ -27,7 +27,7 @@ def add_parsers(subparsers) -> None:
     parser.add_argument("--quick", action="store_true",
                         help="the short form for CI: the interop matrix at 64 B, reliable "
                         "only, 50 round trips a cell; discovery up to 10 subscribers; low "
-                        "bandwidth 5 s and 3 s; the broker restart 8 s; routing 100 round trips")  # fmt: skip
+                        "bandwidth 5 s and 3 s; the broker restart 12 s; routing 100 round trips")  # fmt: skip
     parser.add_argument("--results", metavar="DIR", help="results folder (default ./results)")
     parser.add_argument(
         "--report", metavar="DIR", help="run nothing: render again the report of a result "

@@ -33,7 +33,13 @@ from psbench.run.clock_record import clock_record, read_after
 from psbench.run.graph.figures import graph_figures
 from psbench.run.graph.plans import graph_of, largest_message
 from psbench.run.security import session as security
-from psbench.run.services import ServicePool, broker_options, broker_placeholder
+from psbench.run.services import (
+    ServicePool,
+    broker_options,
+    broker_placeholder,
+    broker_ready_timeout,
+    needed,
+)
 from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 
 RUN_FORMAT = "psbench-run/1"
@@ -41,6 +47,7 @@ DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.
 DEFAULT_IDLE_TIMEOUT_S = 5.0  # the node's default --idle-timeout
 START_MARGIN_S = 15.0  # beyond the match timeout, for process start-up
 PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
+RESTART_IDLE_MARGIN_S = 5.0  # past the broker's ready timeout, for its clients to reconnect
 # The senders say when their window begins (and wait until every process's resources
 # are read: psbench.run.resources) and ends, the receivers when theirs ends; the reading at
 # the end waits for the last of them, so that it never competes with a measurement.
@@ -220,6 +227,25 @@ def flow_control(spec: MeasureSpec, capabilities: dict) -> MeasureSpec:
             },
         )
     return spec
+
+
+def restart_idle(spec: MeasureSpec, driver: dict) -> MeasureSpec:
+    """A broker restart with the idle timeout unset: the subscribers wait out the
+    broker's downtime and its start (its manifest's ready timeout) before they give up,
+    instead of the node's default of a few seconds. Recorded in spec.auto."""
+    if spec.restart_broker is None or spec.idle_timeout is not None:
+        return spec
+    _, down = restart_times(spec.restart_broker)
+    ready = max(
+        [broker_ready_timeout(n) for n in needed(driver, spec.transport, spec.options)] or [0]
+    )
+    idle = down + ready + RESTART_IDLE_MARGIN_S
+    return replace(spec, idle_timeout=idle, auto={
+        **spec.auto,
+        "idle_timeout": f"{idle:g} s: a broker restart ({spec.restart_broker}) with the idle "
+        f"timeout unset; the subscribers wait out its {down:g} s down and up to {ready:g} s "
+        f"for it to serve again",
+    })  # fmt: skip
 
 
 def _percent(part, whole) -> float | None:
@@ -431,6 +457,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
     )
     spec = flow_control(spec, capabilities)
     spec = loan_mode(spec, capabilities)
+    spec = restart_idle(spec, driver)
     if spec.restart_broker is not None and not broker_placeholder(
         driver, spec.transport, spec.options
     ):

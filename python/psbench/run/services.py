@@ -293,6 +293,15 @@ class ServicePool:
             self.services.clear()
 
 
+def broker_ready_timeout(name: str) -> float:
+    """How long the service may take to serve (its manifest's, or psbench's); 0 for one
+    that is not a broker psbench starts."""
+    declared = definition(name)
+    if declared is None or not declared.broker:
+        return 0.0
+    return float(declared.spec.ready_timeout_s or READY_TIMEOUT_S)
+
+
 def _rounded(seconds: float | None) -> float | None:
     return round(seconds, 3) if seconds is not None else None
 

@@ -1,0 +1,292 @@
+#include "stream_writer.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "connection.h"
+
+namespace psbredis {
+namespace {
+
+std::string bulk(const std::string &s) {
+  return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
+}
+
+}  // namespace
+
+StreamWriter::StreamWriter(Context &ctx, const char *topic) {
+  settings_ = ctx.settings;
+  key_ = settings_.stream(topic);
+  reader_name_ = settings_.reader_name(topic);
+  c_ = connect_server(settings_, "stream writer");
+  fd_ = c_->fd;
+  const std::string prefix = "*8\r\n" + bulk("XADD") + bulk(key_) + bulk("MAXLEN") + bulk("~") +
+                             bulk(std::to_string(settings_.stream_bound())) + bulk("*") +
+                             bulk("d") + "$";
+  prefix_len_ = prefix.size();
+  header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
+  std::memcpy(header_.data(), prefix.data(), prefix.size());
+  slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
+  slots_ = kRingBytes / slot_size_;
+  slots_ = slots_ < 1 ? 1 : slots_ > kWindow ? kWindow : slots_;
+  ring_.assign(slots_ * slot_size_, '\0');  // touched now: no page fault while writing
+  lens_.assign(slots_, 0);
+  ctx.link(this);
+}
+
+StreamWriter::~StreamWriter() {
+  if (ctx != nullptr) ctx->unlink(this);
+  if (c_ != nullptr) {
+    try {
+      drain(2'000'000'000);  // a close with unread replies would send a reset
+    } catch (const std::exception &) {
+    }
+  }
+  if (c_ != nullptr) redisFree(c_);
+}
+
+void StreamWriter::drop(std::string why) {
+  if (c_ != nullptr) redisFree(c_);
+  c_ = nullptr;
+  fd_ = -1;
+  sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
+  line_len_ = 0;
+  bulk_next_ = false;
+  down_why_ = std::move(why);
+  next_attempt_ns_ = now_ns();  // the first attempt may follow at once
+}
+
+bool StreamWriter::send_slot(uint64_t i) {
+  const uint64_t slot = (head_ + i) % slots_;
+  const size_t len = lens_[slot];
+  char digits[24];
+  size_t nd = 0;
+  size_t v = len;
+  do {
+    digits[nd++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  char *h = header_.data() + prefix_len_;
+  for (size_t k = 0; k < nd; ++k) h[k] = digits[nd - 1 - k];
+  h[nd] = '\r';
+  h[nd + 1] = '\n';
+  static const char crlf[2] = {'\r', '\n'};
+  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
+                  {ring_.data() + slot * slot_size_, len},
+                  {const_cast<char *>(crlf), 2}};
+  const int e = send_all(fd_, iov, 3);
+  if (e != 0) {
+    // Part of the command may be out: the connection cannot be resumed.
+    drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
+                     : std::string(std::strerror(e)));
+    return false;
+  }
+  ++sent_;
+  return true;
+}
+
+bool StreamWriter::reconnect() {
+  const int64_t now = now_ns();
+  if (now < next_attempt_ns_) return false;
+  next_attempt_ns_ = now + kRetryNs;
+  redisContext *c = try_connect(settings_, kReconnectTimeoutMs, &down_why_);
+  if (c == nullptr) return false;
+  // A server that has just started answers LOADING until it has read its data.
+  const char *argv[2] = {"EXISTS", key_.c_str()};
+  const size_t argvlen[2] = {6, key_.size()};
+  redisReply *r = nullptr;
+  try {
+    r = command(c, settings_, "stream writer", 2, argv, argvlen);
+  } catch (const std::exception &e) {
+    down_why_ = e.what();
+    redisFree(c);
+    return false;
+  }
+  const bool ready = r->type != REDIS_REPLY_ERROR;
+  if (!ready) down_why_ = r->str;
+  freeReplyObject(r);
+  if (!ready) {
+    redisFree(c);
+    return false;
+  }
+  c_ = c;
+  fd_ = c->fd;
+  ++reconnects_;
+  // Everything unanswered, oldest first: the server may have kept some of it (then the
+  // reader gets it twice), the rest it never had.
+  while (c_ != nullptr && sent_ < pending_) {
+    if (!send_slot(sent_)) return false;
+    ++resent_;
+  }
+  return true;
+}
+
+void StreamWriter::consume(const char *p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (p[i] != '\n') {
+      if (line_len_ < sizeof line_ - 1) line_[line_len_++] = p[i];
+      continue;
+    }
+    size_t len = line_len_;
+    line_len_ = 0;
+    if (len > 0 && line_[len - 1] == '\r') --len;
+    line_[len] = '\0';
+    if (bulk_next_) {  // the new entry's id
+      bulk_next_ = false;
+      answered();
+      ++acknowledged_;
+      continue;
+    }
+    if (sent_ > 0 && len >= 2 && line_[0] == '$') {
+      bulk_next_ = line_[1] != '-';  // "$-1": a nil reply, no content line
+      if (!bulk_next_) answered();
+      continue;
+    }
+    if (sent_ > 0 && len >= 1 && line_[0] == '-') {
+      answered();
+      ++refused_;
+      if (refusal_.empty())
+        refusal_ = format("redis-server refused an XADD to %s: %s", key_.c_str(), line_ + 1);
+      continue;
+    }
+    drop(format("unexpected reply '%s' (%llu XADD replies awaited)", line_,
+                static_cast<unsigned long long>(sent_)));
+    return;
+  }
+}
+
+void StreamWriter::answered() {
+  head_ = (head_ + 1) % slots_;
+  --pending_;
+  --sent_;
+}
+
+void StreamWriter::read_replies() {
+  while (c_ != nullptr) {
+    const ssize_t n = recv(fd_, rbuf_, sizeof rbuf_, MSG_DONTWAIT);
+    if (n > 0) {
+      consume(rbuf_, static_cast<size_t>(n));
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+    drop(n == 0 ? std::string("it closed the connection (stopped or killed?)")
+                : std::string(std::strerror(errno)));
+  }
+}
+
+void StreamWriter::write(const void *data, size_t len) {
+  if (len > slot_size_)
+    psb::sdk::fail("a %zu-byte message is over the run's largest of %llu bytes", len,
+                   static_cast<unsigned long long>(slot_size_));
+  // The replies of earlier XADDs: a closed connection or a refusal shows here.
+  read_replies();
+  if (!refusal_.empty()) {
+    const std::string m = refusal_ + "; this write was not sent";
+    refusal_.clear();
+    throw psb::sdk::Error(m);
+  }
+  if (c_ == nullptr) reconnect();  // sends the ring again if it connects
+  if (pending_ >= slots_) await_window();
+  const uint64_t slot = (head_ + pending_) % slots_;
+  std::memcpy(ring_.data() + slot * slot_size_, data, len);
+  lens_[slot] = len;
+  ++pending_;
+  // Not connected, or the send failed: queued, sent again after the reconnect.
+  if (c_ != nullptr && sent_ + 1 == pending_) send_slot(sent_);
+}
+
+void StreamWriter::await_window() {
+  const int64_t end = now_ns() + kWindowWaitNs;
+  while (c_ != nullptr && pending_ >= slots_) {
+    const int64_t left = end - now_ns();
+    if (left <= 0)
+      psb::sdk::fail(
+          "redis-server at %s did not answer %llu XADD to %s within %lld ms (the writer "
+          "keeps at most %llu unanswered); this write was not sent",
+          settings_.address().c_str(), static_cast<unsigned long long>(pending_), key_.c_str(),
+          static_cast<long long>(kWindowWaitNs / 1000000), static_cast<unsigned long long>(slots_));
+    if (wait_readable(fd_, -1, left) < 0)
+      psb::sdk::fail("waiting for XADD replies: %s", std::strerror(errno));
+    read_replies();
+  }
+  if (pending_ >= slots_)
+    psb::sdk::fail(
+        "XADD to %s: redis-server at %s is unreachable (%s) and the writer's %llu unanswered "
+        "messages wait for it; this write was not accepted (it reconnects at most every %lld "
+        "ms)",
+        key_.c_str(), settings_.address().c_str(), down_why_.c_str(),
+        static_cast<unsigned long long>(pending_), static_cast<long long>(kRetryNs / 1000000));
+}
+
+bool StreamWriter::drain(int64_t timeout_ns) {
+  const int64_t end = now_ns() + timeout_ns;
+  for (;;) {
+    read_replies();
+    if (!refusal_.empty()) {
+      const std::string m = refusal_;
+      refusal_.clear();
+      throw psb::sdk::Error(m);
+    }
+    if (pending_ == 0) return true;
+    const int64_t left = end - now_ns();
+    if (left <= 0)
+      throw psb::sdk::Timeout(
+          format("%llu XADD to %s not answered within %lld ms (redis-server at %s: %s)",
+                 static_cast<unsigned long long>(pending_), key_.c_str(),
+                 static_cast<long long>(timeout_ns / 1000000), settings_.address().c_str(),
+                 c_ != nullptr ? "connected" : down_why_.c_str()));
+    if (c_ == nullptr) {
+      if (!reconnect()) {
+        const int64_t next = next_attempt_ns_ - now_ns();
+        timespec ts{0, static_cast<long>(next < left ? (next > 0 ? next : 0) : left)};
+        nanosleep(&ts, nullptr);
+      }
+      continue;
+    }
+    if (wait_readable(fd_, -1, left) < 0)
+      psb::sdk::fail("waiting for XADD replies: %s", std::strerror(errno));
+  }
+}
+
+int StreamWriter::matched() {
+  if (c_ == nullptr && !reconnect()) return -1;
+  try {
+    drain(int64_t(kIoTimeoutS) * 1000000000);  // replies come in order: the XADDs' first
+  } catch (const std::exception &) {
+    return -1;
+  }
+  if (c_ == nullptr) return -1;
+  const char *argv[2] = {"CLIENT", "LIST"};
+  const size_t argvlen[2] = {6, 4};
+  redisReply *r = nullptr;
+  try {
+    r = command(c_, settings_, "stream writer", 2, argv, argvlen);
+  } catch (const std::exception &e) {
+    drop(e.what());
+    return -1;
+  }
+  int count = -1;
+  if (r->type == REDIS_REPLY_STRING) {
+    // One line per connection: "id=5 addr=... name=<name> age=...".
+    const std::string needle = " name=" + reader_name_ + " ";
+    count = 0;
+    for (const char *p = r->str; (p = std::strstr(p, needle.c_str())) != nullptr;
+         p += needle.size())
+      ++count;
+  }
+  freeReplyObject(r);
+  return count;
+}
+
+void StreamWriter::counters(psb::sdk::CounterSink put) const {
+  put("xadd_acknowledged", acknowledged_);
+  put("xadd_resent", resent_);
+  put("xadd_unsent", pending_);
+  put("xadd_refused", refused_);
+  put("reconnects", reconnects_);
+}
+
+}  // namespace psbredis
