@@ -4,7 +4,8 @@
 // is caught), subscribes at the run's QoS and waits for the broker's SUBACK: when
 // create_reader returns, the broker routes every later publish on the topic to it.
 //
-// listener: on_message (libmosquitto's loop thread) calls the listener with the payload
+// listener: on_message (the loop thread: libmosquitto's, or with durability persistent
+//   the driver's own) calls the listener with the payload
 //   libmosquitto received; no copy in the driver.
 // wait/poll: on_message copies the payload into a preallocated ring of kSlots slots of
 //   max_payload bytes; take() hands out a pointer into the slot, valid until release()

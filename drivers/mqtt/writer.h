@@ -6,8 +6,8 @@
 // write() also runs one non-blocking mosquitto_loop pass when there is something for it
 // to do: at QoS 1 (read PUBACKs, which free libmosquitto's in-flight window), when part of
 // a large message is still unwritten, and every 100 ms (keepalive).
-// listener: mosquitto_publish queues the packet and wakes libmosquitto's loop thread,
-// which writes it.
+// listener: mosquitto_publish queues the packet and wakes the loop thread (libmosquitto's;
+// with durability persistent the driver's own), which writes it.
 //
 // destroy: clears the retained message (transient_local), then waits (at most 10 s)
 // until everything published is on the wire or acknowledged.
