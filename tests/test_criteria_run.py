@@ -52,6 +52,16 @@ def test_quick_criteria_of_a_peer_to_peer_library_and_a_broker(driver_libs, resu
     refused = found["zeromq", "persistence"]
     assert refused["verdict"] == "not applicable"
     assert "zeromq: durability 'transient_local' is not supported" in refused["evidence"]
+    # Durability across a restart: the broker killed mid-stream kept every sample its
+    # persistent sessions were given; ZeroMQ has no broker to restart.
+    kept = found["mqtt", "restart"]
+    assert kept["verdict"] == "yes", kept["evidence"]
+    assert kept["figures"]["lost"] == 0
+    assert kept["figures"]["received"] == kept["figures"]["published"] > 0
+    run = json.loads((folder / kept["run_dir"] / "run.json").read_text())
+    assert run["restart"]["done"] and run["services"][0]["restarts"] == 1
+    no_broker = found["zeromq", "restart"]
+    assert no_broker["verdict"] == "not applicable" and "no broker" in no_broker["evidence"]
     # Monitoring: the broker's own client tool saw the run's topics; ZeroMQ has none.
     seen = found["mqtt", "monitoring"]
     if shutil.which("mosquitto_sub"):

@@ -84,21 +84,27 @@ void Connection::connect() {
   errno = 0;
   int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
+    const int connect_errno = errno;
     char buf[128];
     std::lock_guard<std::mutex> lock(log_mu_);
     if (!connect_error_.empty())  // the TLS handshake failed: OpenSSL's reason
       psb::sdk::fail("cannot connect to the broker at %s with TLS: %s (%s)", s_.broker.c_str(),
-                     describe(rc, errno, buf, sizeof buf), connect_error_.c_str());
-    if (s_.tls.on && rc == MOSQ_ERR_PROTOCOL)  // no OpenSSL reason was logged
+                     describe(rc, connect_errno, buf, sizeof buf), connect_error_.c_str());
+    // No OpenSSL reason was logged: a protocol error, or the socket's EPROTO (OpenSSL's
+    // "unexpected eof": the broker closed the handshake; seen on a busy machine).
+    const bool handshake_cut =
+        rc == MOSQ_ERR_PROTOCOL || (rc == MOSQ_ERR_ERRNO && connect_errno == EPROTO);
+    if (s_.tls.on && handshake_cut)
       psb::sdk::fail(
           "cannot connect to the broker at %s with TLS: %s (the handshake ended without "
           "OpenSSL's reason: under TLS 1.3 a broker that refuses this client's certificate "
           "may close the connection before its alert is read)",
-          s_.broker.c_str(), describe(rc, errno, buf, sizeof buf));
+          s_.broker.c_str(), describe(rc, connect_errno, buf, sizeof buf));
     psb::sdk::fail(
         "cannot connect to the broker at %s%s: %s (is a broker listening there? "
         "psbench starts mosquitto itself and sets option broker)",
-        s_.broker.c_str(), s_.tls.on ? " with TLS" : "", describe(rc, errno, buf, sizeof buf));
+        s_.broker.c_str(), s_.tls.on ? " with TLS" : "",
+        describe(rc, connect_errno, buf, sizeof buf));
   }
   wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
            "CONNACK");
