@@ -61,6 +61,25 @@ redisContext *try_connect(const Settings &s, int timeout_ms, std::string *why) {
   return c;
 }
 
+int send_with_payload(int fd, char *header, size_t prefix_len, const void *data, size_t len) {
+  char digits[24];
+  size_t nd = 0;
+  size_t v = len;
+  do {
+    digits[nd++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  char *h = header + prefix_len;
+  for (size_t i = 0; i < nd; ++i) h[i] = digits[nd - 1 - i];
+  h[nd] = '\r';
+  h[nd + 1] = '\n';
+  static const char crlf[2] = {'\r', '\n'};
+  iovec iov[3] = {{header, prefix_len + nd + 2},
+                  {const_cast<void *>(data), len},
+                  {const_cast<char *>(crlf), 2}};
+  return send_all(fd, iov, 3);
+}
+
 int send_all(int fd, struct iovec *iov, int iovcnt) {
   // SO_SNDTIMEO bounds one sendmsg(); a server that takes a little now and then must
   // not stretch the whole write past the same bound.

@@ -38,6 +38,36 @@ std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // otherwise the errno (EAGAIN: kIoTimeoutS passed before all of it was taken).
 int send_all(int fd, struct iovec *iov, int iovcnt);
 
+// The lines of a server's replies, read byte by byte off the socket: each without its
+// "\r\n", NUL-terminated, at most 255 bytes kept (a longer one is cut).
+class ReplyLines {
+ public:
+  // One byte; true when it ended a line, which line() and size() then give.
+  bool feed(char c) {
+    if (c != '\n') {
+      if (filling_ < sizeof line_ - 1) line_[filling_++] = c;
+      return false;
+    }
+    size_ = filling_;
+    filling_ = 0;
+    if (size_ > 0 && line_[size_ - 1] == '\r') --size_;
+    line_[size_] = '\0';
+    return true;
+  }
+  const char *line() const { return line_; }
+  size_t size() const { return size_; }
+  void clear() { filling_ = size_ = 0; }
+
+ private:
+  char line_[256] = {};
+  size_t filling_ = 0, size_ = 0;
+};
+
+// Sends a command whose last argument is a message: header holds the command up to that
+// argument's "$" (prefix_len bytes) with room after it for "<len>\r\n"; the length is
+// written there, then header, message and "\r\n" go out in one send_all. Its result.
+int send_with_payload(int fd, char *header, size_t prefix_len, const void *data, size_t len);
+
 // Waits until fd is readable, or stop_fd (if >= 0) is, or timeout_ns passes (negative:
 // no limit). 1 = fd readable (or hung up), 0 = timeout or a signal, 2 = stop_fd, -1 =
 // error (errno).

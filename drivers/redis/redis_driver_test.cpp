@@ -18,6 +18,7 @@
 
 #include "driver_under_test.hpp"
 #include "redis_server.hpp"
+#include "redis_test_endpoints.hpp"
 
 namespace {
 
@@ -37,40 +38,15 @@ std::string contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos ? "" : "'" + part + "' not in: " + s;
 }
 
-struct Config {
+// Best effort and volatile: the pub/sub path.
+struct Config : psb_test::RedisConfig {
   explicit Config(std::string broker, uint32_t notify = PSB_NOTIFY_WAIT,
                   const char *run_id = "redistest", uint64_t max_payload = 4 * kMiB)
-      : broker_(std::move(broker)), run_id_(run_id) {
-    option_ = psb_option{"broker", broker_.c_str()};
-    cfg.run_id = run_id_.c_str();
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = max_payload;
-    cfg.options = &option_;
-    cfg.option_count = 1;
-  }
-  Config(const Config &) = delete;
-  psb_config cfg{};
-
- private:
-  std::string broker_, run_id_;
-  psb_option option_{};
+      : RedisConfig(std::move(broker), notify, psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0}, run_id,
+                    max_payload) {}
 };
 
-// A context with at most one writer and one reader, all destroyed in the safe order.
-struct Endpoints {
-  explicit Endpoints(const Config &c) { ctx = redis().open(&c.cfg, &err); }
-  ~Endpoints() {
-    if (reader) redis().destroy_reader(reader);
-    if (writer) redis().destroy_writer(writer);
-    if (ctx) redis().close(ctx);
-  }
-  psb_context *ctx = nullptr;
-  psb_writer *writer = nullptr;
-  psb_reader *reader = nullptr;
-  psb_error err{};
-};
+using psb_test::Endpoints;
 
 std::vector<uint8_t> message(size_t size, uint8_t seed) {
   std::vector<uint8_t> m(size);

@@ -19,6 +19,7 @@
 
 #include "driver_under_test.hpp"
 #include "redis_server.hpp"
+#include "redis_test_endpoints.hpp"
 
 namespace {
 
@@ -30,39 +31,14 @@ std::string contains(const std::string &s, const std::string &part) {
   return s.find(part) != std::string::npos ? "" : "'" + part + "' not in: " + s;
 }
 
-struct StreamConfig {
+// Reliable (Redis Streams), with the durability given.
+struct StreamConfig : psb_test::RedisConfig {
   StreamConfig(const std::string &broker, uint32_t notify, uint32_t durability,
                const char *run_id = "streamtest", uint64_t max_payload = 4096)
-      : broker_(broker), run_id_(run_id) {
-    option_ = psb_option{"broker", broker_.c_str()};
-    cfg.run_id = run_id_.c_str();
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{PSB_RELIABLE, durability, 0, 0};
-    cfg.max_payload = max_payload;
-    cfg.options = &option_;
-    cfg.option_count = 1;
-  }
-  StreamConfig(const StreamConfig &) = delete;
-  psb_config cfg{};
-
- private:
-  std::string broker_, run_id_;
-  psb_option option_{};
+      : RedisConfig(broker, notify, psb_qos{PSB_RELIABLE, durability, 0, 0}, run_id, max_payload) {}
 };
 
-struct Endpoints {
-  explicit Endpoints(const StreamConfig &c) { ctx = redis().open(&c.cfg, &err); }
-  ~Endpoints() {
-    if (reader) redis().destroy_reader(reader);
-    if (writer) redis().destroy_writer(writer);
-    if (ctx) redis().close(ctx);
-  }
-  psb_context *ctx = nullptr;
-  psb_writer *writer = nullptr;
-  psb_reader *reader = nullptr;
-  psb_error err{};
-};
+using psb_test::Endpoints;
 
 // Message i: its index in the first 4 bytes, then a pattern of it, size bytes in all.
 std::vector<uint8_t> numbered(uint32_t i, size_t size = 100) {

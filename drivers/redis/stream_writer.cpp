@@ -52,7 +52,7 @@ void StreamWriter::drop(std::string why) {
   c_ = nullptr;
   fd_ = -1;
   sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
-  line_len_ = 0;
+  lines_.clear();
   bulk_next_ = false;
   down_why_ = std::move(why);
   next_attempt_ns_ = now_ns();  // the first attempt may follow at once
@@ -61,22 +61,8 @@ void StreamWriter::drop(std::string why) {
 bool StreamWriter::send_slot(uint64_t i) {
   const uint64_t slot = (head_ + i) % slots_;
   const size_t len = lens_[slot];
-  char digits[24];
-  size_t nd = 0;
-  size_t v = len;
-  do {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  char *h = header_.data() + prefix_len_;
-  for (size_t k = 0; k < nd; ++k) h[k] = digits[nd - 1 - k];
-  h[nd] = '\r';
-  h[nd + 1] = '\n';
-  static const char crlf[2] = {'\r', '\n'};
-  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
-                  {ring_.data() + slot * slot_size_, len},
-                  {const_cast<char *>(crlf), 2}};
-  const int e = send_all(fd_, iov, 3);
+  const int e =
+      send_with_payload(fd_, header_.data(), prefix_len_, ring_.data() + slot * slot_size_, len);
   if (e != 0) {
     // Part of the command may be out: the connection cannot be resumed.
     drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
@@ -125,33 +111,28 @@ bool StreamWriter::reconnect() {
 
 void StreamWriter::consume(const char *p, size_t n) {
   for (size_t i = 0; i < n; ++i) {
-    if (p[i] != '\n') {
-      if (line_len_ < sizeof line_ - 1) line_[line_len_++] = p[i];
-      continue;
-    }
-    size_t len = line_len_;
-    line_len_ = 0;
-    if (len > 0 && line_[len - 1] == '\r') --len;
-    line_[len] = '\0';
+    if (!lines_.feed(p[i])) continue;
+    const char *line = lines_.line();
+    const size_t len = lines_.size();
     if (bulk_next_) {  // the new entry's id
       bulk_next_ = false;
       answered();
       ++acknowledged_;
       continue;
     }
-    if (sent_ > 0 && len >= 2 && line_[0] == '$') {
-      bulk_next_ = line_[1] != '-';  // "$-1": a nil reply, no content line
+    if (sent_ > 0 && len >= 2 && line[0] == '$') {
+      bulk_next_ = line[1] != '-';  // "$-1": a nil reply, no content line
       if (!bulk_next_) answered();
       continue;
     }
-    if (sent_ > 0 && len >= 1 && line_[0] == '-') {
+    if (sent_ > 0 && len >= 1 && line[0] == '-') {
       answered();
       ++refused_;
       if (refusal_.empty())
-        refusal_ = format("redis-server refused an XADD to %s: %s", key_.c_str(), line_ + 1);
+        refusal_ = format("redis-server refused an XADD to %s: %s", key_.c_str(), line + 1);
       continue;
     }
-    drop(format("unexpected reply '%s' (%llu XADD replies awaited)", line_,
+    drop(format("unexpected reply '%s' (%llu XADD replies awaited)", line,
                 static_cast<unsigned long long>(sent_)));
     return;
   }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "connection.h"
 #include "context.h"
 #include "hiredis_c.h"
 #include "psbench/sdk.hpp"
@@ -77,10 +78,9 @@ class StreamWriter final : public Endpoint {
   uint64_t sent_ = 0;     // of them, sent on this connection
   uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0, reconnects_ = 0;
   int64_t next_attempt_ns_ = 0;
-  std::string down_why_;  // why the server is unreachable (set by drop and reconnect)
-  std::string refusal_;   // the server's first refusal not reported yet
-  char line_[256] = {};   // the reply line being read
-  size_t line_len_ = 0;
+  std::string down_why_;    // why the server is unreachable (set by drop and reconnect)
+  std::string refusal_;     // the server's first refusal not reported yet
+  ReplyLines lines_;        // the replies read so far
   bool bulk_next_ = false;  // the next line is a bulk string's content (the entry's id)
   char rbuf_[4096] = {};
 };

@@ -57,25 +57,20 @@ void Writer::break_with(std::string message) {
 void Writer::consume(const char *p, size_t n, std::string &refusal) {
   bool refused = false;
   for (size_t i = 0; i < n; ++i) {
-    if (p[i] != '\n') {
-      if (line_len_ < sizeof line_ - 1) line_[line_len_++] = p[i];
-      continue;
-    }
-    size_t len = line_len_;
-    line_len_ = 0;
-    if (len > 0 && line_[len - 1] == '\r') --len;
-    line_[len] = '\0';
-    if (pending_ == 0 || len < 2 || (line_[0] != ':' && line_[0] != '-'))
+    if (!lines_.feed(p[i])) continue;
+    const char *line = lines_.line();
+    const size_t len = lines_.size();
+    if (pending_ == 0 || len < 2 || (line[0] != ':' && line[0] != '-'))
       break_with(
           format("unexpected reply on the publisher connection of %s: '%s' (%llu "
                  "PUBLISH replies awaited)",
-                 channel_.c_str(), line_, static_cast<unsigned long long>(pending_)));
+                 channel_.c_str(), line, static_cast<unsigned long long>(pending_)));
     --pending_;
-    if (line_[0] == ':') {
-      last_receivers_ = std::strtoll(line_ + 1, nullptr, 10);
+    if (line[0] == ':') {
+      last_receivers_ = std::strtoll(line + 1, nullptr, 10);
     } else if (!refused) {
       refused = true;
-      refusal = format("redis-server refused a PUBLISH to %s: %s", channel_.c_str(), line_ + 1);
+      refusal = format("redis-server refused a PUBLISH to %s: %s", channel_.c_str(), line + 1);
     }
   }
 }
@@ -131,23 +126,7 @@ void Writer::write(const void *data, size_t len) {
                    static_cast<unsigned long long>(kMaxPayload));
   // The replies of earlier PUBLISH: a closed connection or a refusal shows here.
   read_replies();
-  // "<len>\r\n" after the prefix.
-  char digits[24];
-  size_t nd = 0;
-  size_t v = len;
-  do {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  char *h = header_.data() + prefix_len_;
-  for (size_t i = 0; i < nd; ++i) h[i] = digits[nd - 1 - i];
-  h[nd] = '\r';
-  h[nd + 1] = '\n';
-  static const char crlf[2] = {'\r', '\n'};
-  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
-                  {const_cast<void *>(data), len},
-                  {const_cast<char *>(crlf), 2}};
-  const int e = send_all(fd_, iov, 3);
+  const int e = send_with_payload(fd_, header_.data(), prefix_len_, data, len);
   if (e != 0) {
     // Part of the command may be out: the stream cannot be resumed.
     if (e == EAGAIN)

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "connection.h"
 #include "context.h"
 #include "hiredis_c.h"
 
@@ -57,8 +58,7 @@ class Writer final : public Endpoint {
   size_t prefix_len_ = 0;
   uint64_t pending_ = 0;  // PUBLISH sent whose reply is not read yet
   long long last_receivers_ = -1;
-  char line_[256] = {};  // the reply line being read
-  size_t line_len_ = 0;
+  ReplyLines lines_;  // the replies read so far
   char rbuf_[4096] = {};
   bool broken_ = false;
   std::string broken_message_;  // why, without the driver's name

@@ -20,6 +20,7 @@ from psbench.run.criteria.verdict import (
     PARTIAL,
     YES,
     Verdict,
+    with_claim,
 )
 from psbench.run.spec import LATE_JOINER, MeasureSpec
 
@@ -70,12 +71,7 @@ def judge(
     history_first_seq, history_last_seq); asked: the history depth asked (None: none
     could be); documented: the manifest's Claim of what the middleware keeps."""
 
-    def verdict(value: str, evidence: str, figures=None) -> Verdict:
-        if documented is not None:
-            evidence += f"; documented: {documented.text}"
-        return Verdict(NAME, driver, value, evidence, experiment=experiment,
-                       figures=figures or {}, run_dir=run_dir,
-                       source=documented.source if documented else None)  # fmt: skip
+    verdict = with_claim(NAME, driver, documented, experiment, run_dir)
 
     if status == "refused":
         return verdict(NOT_APPLICABLE, f"refused transient_local: {message}")

@@ -15,7 +15,15 @@ from psbench.base import manifests
 from psbench.base.errors import UserError
 from psbench.run import measure
 from psbench.run.criteria.context import Context
-from psbench.run.criteria.verdict import NO, NOT_APPLICABLE, NOT_TESTABLE, PARTIAL, YES, Verdict
+from psbench.run.criteria.verdict import (
+    NO,
+    NOT_APPLICABLE,
+    NOT_TESTABLE,
+    PARTIAL,
+    YES,
+    Verdict,
+    with_claim,
+)
 from psbench.run.spec import MeasureSpec
 
 NAME = "restart"
@@ -59,12 +67,7 @@ def judge(
     """status, message: the run's ("no broker": none was run, message says why);
     restart: its run.json restart block (None: no run)."""
 
-    def verdict(value: str, evidence: str, figures=None) -> Verdict:
-        if claim is not None:
-            evidence += f"; documented: {claim.text}"
-        return Verdict(NAME, driver, value, evidence, experiment=experiment,
-                       figures=figures or {}, run_dir=run_dir,
-                       source=claim.source if claim else None)  # fmt: skip
+    verdict = with_claim(NAME, driver, claim, experiment, run_dir)
 
     if status == "no broker":
         return verdict(NOT_APPLICABLE, f"no broker to restart: {message}")

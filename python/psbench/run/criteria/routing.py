@@ -13,7 +13,15 @@ from psbench.base import manifests
 from psbench.base.errors import UserError
 from psbench.run import measure
 from psbench.run.criteria.context import Context
-from psbench.run.criteria.verdict import NO, NOT_APPLICABLE, NOT_TESTABLE, PARTIAL, YES, Verdict
+from psbench.run.criteria.verdict import (
+    NO,
+    NOT_APPLICABLE,
+    NOT_TESTABLE,
+    PARTIAL,
+    YES,
+    Verdict,
+    with_claim,
+)
 from psbench.run.spec import MeasureSpec
 
 NAME = "routing"
@@ -58,12 +66,7 @@ def judge(
     received) of a to b without the router (None: no control run); why_not: why no
     routed run was made (refused or impossible)."""
 
-    def verdict(value, evidence, figures=None):
-        if claim is not None:
-            evidence += f"; documented: {claim.text}"
-        return Verdict(NAME, driver, value, evidence, experiment=experiment,
-                       figures=figures or {}, run_dir=run_dir,
-                       source=claim.source if claim else None)  # fmt: skip
+    verdict = with_claim(NAME, driver, claim, experiment, run_dir)
 
     if routed is None:
         daemon = why_not and "per-host daemon" in why_not

@@ -31,3 +31,17 @@ class Verdict:
     def from_json(cls, value: dict) -> "Verdict":
         return cls(**{k: value.get(k) for k in cls.__dataclass_fields__} | {
             "figures": value.get("figures") or {}})  # fmt: skip
+
+
+def with_claim(name: str, driver: str, claim, experiment=None, run_dir=None):
+    """verdict(value, evidence, figures=None) for one cell: the manifest's documented
+    claim (or None) goes beside the evidence, with its source."""
+
+    def verdict(value: str, evidence: str, figures=None) -> Verdict:
+        if claim is not None:
+            evidence += f"; documented: {claim.text}"
+        return Verdict(name, driver, value, evidence, experiment=experiment,
+                       figures=figures or {}, run_dir=run_dir,
+                       source=claim.source if claim else None)  # fmt: skip
+
+    return verdict
