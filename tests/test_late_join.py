@@ -13,6 +13,7 @@ import json
 import pytest
 
 from conftest import only_run, run_cli
+from psbench.results.samples import read_samples
 
 PAUSE = [
     "--rate",
@@ -76,3 +77,27 @@ def test_late_join_is_refused_where_it_cannot_join_while_publishing(driver_libs,
     proc = run_cli(["pubsub", "--driver", "udp", "--count", "100", "--late-join", "1"], results)
     assert proc.returncode == 2
     assert "--late-join" in proc.stderr and "duration" in proc.stderr
+
+
+@pytest.mark.long
+def test_a_late_joiner_outside_the_pause_is_said_to_be(driver_libs, results):
+    # Joined 0.5 s after the start, during the warm-up: long before the pause before
+    # seq 1000, so what it got "before it joined" is not the history the pause frames.
+    if "cyclonedds" not in driver_libs:
+        pytest.skip("cyclonedds is not built")
+    early = [a if a != "2.5" else "0.5" for a in PAUSE]
+    proc = run_cli(["pubsub", "--driver", "cyclonedds", *early, *KEEP_5], results, timeout=120)
+    record = only_run(results)
+    assert record["status"] == "ok", proc.stdout + proc.stderr
+    assert record["late_join"]["late-sub"]["in_pause"] is False
+    assert "joined 0.5 s after the start (NOT in the publisher's pause" in proc.stdout
+    # The pause it was measured against lies between the writes of seq 999 and 1000, as
+    # the run's own subscriber's samples stamp them; the late joiner came before it.
+    pub = json.loads((record["_dir"] / "pub.json").read_text())
+    began, ended = pub["injected"]["delay_window_ns"]
+    sends = read_samples(record["_dir"] / "sub.samples").records
+    stamp = {int(s): int(t) for s, t in zip(sends["seq"], sends["send_ns"])}
+    before = max(t for seq, t in stamp.items() if seq < 1000)
+    after = min(t for seq, t in stamp.items() if seq >= 1000)
+    assert before <= began < ended <= after
+    assert record["late_join"]["late-sub"]["joined_ns"] < began
