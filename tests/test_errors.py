@@ -26,7 +26,7 @@ def test_refused_setting_surfaces_node_message(driver_libs, results):
 
 @pytest.mark.parametrize(
     "driver, reason",
-    [("nats", "JetStream"), ("redis", "fire-and-forget"), ("zeromq", "high-water mark")],
+    [("nats", "JetStream"), ("zeromq", "high-water mark")],
 )
 def test_a_refused_qos_carries_the_drivers_reason(driver, reason, driver_libs, results):
     proc = run_cli(

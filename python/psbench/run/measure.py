@@ -45,6 +45,7 @@ from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
 DEFAULT_IDLE_TIMEOUT_S = 5.0  # the node's default --idle-timeout
+DEFAULT_DRAIN_TIMEOUT_S = 10.0  # the node's default --drain-timeout
 START_MARGIN_S = 15.0  # beyond the match timeout, for process start-up
 PROGRESS_ARGV = ["--progress", "1"]  # the measuring nodes' interval line, every second
 RESTART_IDLE_MARGIN_S = 5.0  # past the broker's ready timeout, for its clients to reconnect
@@ -129,10 +130,13 @@ def run_dir_name(spec: MeasureSpec, run_id: str) -> str:
 def _timeouts(spec: MeasureSpec) -> dict:
     match = spec.match_timeout if spec.match_timeout is not None else DEFAULT_MATCH_TIMEOUT_S
     idle = spec.idle_timeout if spec.idle_timeout is not None else DEFAULT_IDLE_TIMEOUT_S
+    drain = spec.drain_timeout if spec.drain_timeout is not None else DEFAULT_DRAIN_TIMEOUT_S
     return {
         "start_timeout": match + START_MARGIN_S,
         "run_timeout": spec.timeout + runner.EXIT_GRACE_S,
-        "peer_grace": max(15.0, idle + 10.0),
+        # A subscriber that ends on its count may leave before it acknowledged the last
+        # samples: the publisher's drain then waits its whole timeout before it ends.
+        "peer_grace": max(15.0, idle + 10.0, drain + 10.0),
     }
 
 
