@@ -99,6 +99,11 @@ def test_persistence_decides_nothing_when_the_late_joiner_missed_the_pause():
     assert v.verdict == "not testable here" and v.evidence.startswith(persistence.MISSED_PAUSE)
     inside = persistence.judge("d", "ok", None, late(5, 995, 999) | {"in_pause": True}, asked=5)
     assert inside.verdict == "yes"
+    # Joined in the pause, but 33 written before it were still on their way (a broker
+    # behind): they came as live samples, and the count is not the broker's history.
+    held = late(34, 966, 999) | {"in_pause": True, "before_pause_after_join": 33}
+    v = persistence.judge("d", "ok", None, held, asked=None)
+    assert v.verdict == "not testable here" and "33 written before the pause" in v.evidence
 
 
 def test_persistence_refusal_is_not_applicable_and_quoted():

@@ -55,22 +55,33 @@ def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(
 ):
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], results, timeout=120)
-    record = only_run(results)
-    assert record["status"] == "ok", proc.stdout + proc.stderr
+    proc, record = _framed_run(driver, qos, results)
     late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
     assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
     # After the pause it receives live; the run's own subscriber is not affected.
     assert late["first_live_seq"] is not None and late["first_live_seq"] >= 1000
     assert record["late_join"]["late-sub"]["history"] == expected[0]
-    # It joined inside the pause, the publisher's window against its own reader's time.
-    assert record["late_join"]["late-sub"]["in_pause"] is True
     assert "joined 2.5 s after the start (in the publisher's pause)" in proc.stdout
     # The run's own subscriber is accounted for as always (keep_last may lose samples in
     # the burst after the pause: counted, never unaccounted).
     a = record["accounting"]["sub"]
     assert a["unaccounted"] == 0 and a["received"] + a["lost"] == a["published"]
     assert "late-sub" not in record["accounting"]
+
+
+def _framed_run(driver, qos, results):
+    """The run, made again (3 tries) while the pause did not frame the late joiner's
+    history: a busy machine can start it outside the pause, or a broker can still hold
+    samples written before it (run.json says which); the known answer needs neither."""
+    for attempt in range(3):
+        folder = results / f"try{attempt}"
+        proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], folder, timeout=120)
+        record = only_run(folder)
+        assert record["status"] == "ok", proc.stdout + proc.stderr
+        block = record["late_join"]["late-sub"]
+        if block["in_pause"] and not block["before_pause_after_join"]:
+            return proc, record
+    pytest.fail(f"the pause never framed the late joiner's history in 3 runs: {block}")
 
 
 def test_late_join_is_refused_where_it_cannot_join_while_publishing(driver_libs, results):

@@ -196,7 +196,10 @@ def late_join_lines(name: str, block: dict, after_s) -> list[str]:
     )
     live = block.get("first_live_seq")
     when = f"{after_s:g} s after the start" if after_s is not None else "late"
-    if block.get("in_pause") is not None:
+    if block.get("before_pause_after_join"):
+        when += (f" (in the publisher's pause, but {block['before_pause_after_join']} written "
+                 f"before it were still on their way: its history is not the pause's)")  # fmt: skip
+    elif block.get("in_pause") is not None:
         when += " (in the publisher's pause)" if block["in_pause"] else OUTSIDE_PAUSE
     return [
         f"  {name}: joined {when}; history: {got}; live from "

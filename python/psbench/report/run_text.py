@@ -5,7 +5,6 @@ from psbench.base.units import hosts_text, micros, percent_text, rate_text, size
 from psbench.report import run_counts as rc
 from psbench.report.graph_text import graph_lines
 from psbench.report.restart_text import restart_lines
-from psbench.results.accounting import late_join
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 from psbench.run import measure
 from psbench.run.measure import MeasureOutcome
@@ -409,7 +408,7 @@ def render(outcome: MeasureOutcome) -> str:
         lines.extend(rc.schedule_lines(name, summary))
         lines.extend(rc.writer_extra_lines(name, summary))
         lines.extend(rc.counter_lines(name, summary))
-    for name, block in late_join(outcome.summaries).items():
+    for name, block in outcome.late_join.items():
         lines.extend(rc.late_join_lines(name, block, spec.late_join))
     if outcome.status != "refused":
         lines.extend(restart_lines(outcome.restart))

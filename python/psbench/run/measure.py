@@ -16,6 +16,7 @@ from psbench.hosts.ssh import SshNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import restart_figures, rundir
 from psbench.results.clock_correction import correct
+from psbench.results.late_join_settled import still_on_their_way
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
@@ -76,6 +77,7 @@ class MeasureOutcome:
     network: dict | None = None  # run.json's: emulated hosts, links, calibration
     graph: dict | None = None  # run.json's: a graph run's paths, modules and edges
     restart: dict | None = None  # run.json's: a broker killed and restarted mid-stream
+    late_join: dict = field(default_factory=dict)  # run.json's: each late joiner's history
 
     @property
     def subscriber_names(self) -> list[str]:
@@ -581,7 +583,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         raise
     status, message = result.status, result.message
     accounting = samples_accounting.reconcile(result.summaries) if spec.kind == "pubsub" else {}
-    late_joiners = samples_accounting.late_join(result.summaries)
+    late_joiners = _settled(
+        samples_accounting.late_join(result.summaries), run_dir, result.summaries
+    )
     problems += [p for a in accounting.values() for p in a["problems"]]
     if status == "ok" and problems:
         status, message = "failed", "; ".join(problems)
@@ -646,6 +650,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         network=record["network"],
         graph=record.get("graph"),
         restart=record.get("restart"),
+        late_join=late_joiners,
     )
 
 
@@ -713,6 +718,21 @@ def _launch(run_id, run_dir, commands, spec, on_started, cleanups, on_progress, 
         else None,
         **_timeouts(spec),
     )
+
+
+def _settled(late_joiners: dict, run_dir: Path, summaries: dict) -> dict:
+    """Each late joiner that joined in the publisher's pause: how many samples written
+    before the pause were still on their way to the run's own subscribers when it joined
+    (results/late_join_settled.py); any, and the pause does not frame its history."""
+    windows = [(s.get("injected") or {}).get("delay_window_ns") for s in summaries.values()]
+    began = min((w[0] for w in windows if w), default=None)
+    subscribers = {n: summaries[n] for n in subscriber_names(summaries)}
+    for block in late_joiners.values():
+        if block.get("in_pause") and began is not None:
+            block["before_pause_after_join"] = still_on_their_way(
+                run_dir, subscribers, block["joined_ns"], began
+            )
+    return late_joiners
 
 
 def _restarter(spec: MeasureSpec, services, used) -> BrokerRestart | None:

@@ -10,7 +10,6 @@ with the refusal quoted."""
 
 from psbench.base import manifests
 from psbench.base.errors import UserError
-from psbench.results.accounting import late_join
 from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import (
@@ -82,6 +81,12 @@ def judge(
     if late.get("in_pause") is False:
         # Only a join inside the pause makes "written before it joined" seq 0 to N-1.
         return verdict(NOT_TESTABLE, MISSED_PAUSE + " (the machine was too busy): run again")
+    if late.get("before_pause_after_join"):
+        # Samples written before the pause still on their way when it joined reach it as
+        # live ones: its "history" then counts them too.
+        return verdict(NOT_TESTABLE, f"{MISSED_PAUSE}: {late['before_pause_after_join']} "
+                       f"written before the pause were still on their way to the run's "
+                       f"subscriber when it joined (the machine was too busy): run again")  # fmt: skip
     got = int(late["history"])
     expected = asked if asked is not None else (documented.count if documented else None)
     where = (f"keep_last:{asked} asked" if asked is not None else
@@ -127,7 +132,7 @@ def _try(ctx: Context, driver: str, spec: MeasureSpec, settable: bool, reliabili
     except UserError as exc:  # a setting psbench itself refuses for this driver
         return judge(driver, "refused", str(exc), None, None, experiment=experiment)
     ctx.stop_if_interrupted(outcome.status)
-    late = late_join(outcome.summaries).get(LATE_JOINER)
+    late = outcome.late_join.get(LATE_JOINER)
     return judge(
         driver,
         outcome.status,
