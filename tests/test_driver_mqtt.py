@@ -343,7 +343,11 @@ def test_persistent_loses_nothing_across_a_broker_killed_mid_stream(
     assert restart["done"] and restart["signal"] == "SIGKILL", restart
     assert restart["write_errors"] == 0
     sub = restart["receivers"]["sub"]
-    assert sub["published"] == 800 and sub["received"] == 800, sub
+    # The 800 due in the window, less those a busy sender had no time left for (its
+    # schedule counts them as not sent): each written one arrived.
+    schedule = load(record["_dir"], "pub")["schedule"]
+    assert schedule["due"] == 800, schedule
+    assert sub["published"] == sub["received"] == 800 - schedule["not_sent"] > 700, sub
     assert sub["lost"] == 0 and sub["missing"] == 0, sub
     assert sub["received_after_ready"] > 0 and sub["recovery_s"] is not None, sub
     counters = load(record["_dir"], "sub")["middleware_counters"]["reader"]
