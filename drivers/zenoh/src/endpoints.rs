@@ -16,8 +16,14 @@ use zenoh::{Session, Wait};
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(0);
 
-const ROUTER_LOST: &str =
-    "the connection to zenohd closed during the run (was the router stopped?)";
+/// A client's router went away: with what zenoh logged about it (a read error on the
+/// link, or none: the router closed the session).
+fn router_lost() -> String {
+    let said = crate::zenoh_log::closing()
+        .map(|lines| format!(" (zenoh: {lines})"))
+        .unwrap_or_default();
+    format!("the connection to zenohd closed during the run (was the router stopped?){said}")
+}
 
 /// Keeps `psbench/<topic>/<side>/<unique>` alive while the endpoint lives.
 fn announce(session: &Session, topic: &str, side: &str) -> Result<LivelinessToken, String> {
@@ -102,7 +108,7 @@ impl Writer {
     /// Timed path: zenoh copies the bytes into a buffer of its own (an allocation).
     pub fn write(&self, data: &[u8]) -> Result<(), String> {
         if self.router_lost.load(Ordering::Acquire) {
-            return Err(ROUTER_LOST.into());
+            return Err(router_lost());
         }
         self.publisher
             .put(data)
@@ -191,7 +197,7 @@ impl Reader {
     /// channel's own blocking receive.
     pub fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, String> {
         if self.router_lost.load(Ordering::Acquire) {
-            return Err(ROUTER_LOST.into());
+            return Err(router_lost());
         }
         let wait = Duration::from_nanos(timeout_ns.max(0) as u64);
         let got = match &self.queued {
@@ -203,14 +209,14 @@ impl Reader {
         }
         .map_err(|e| format!("receive failed: {e}"))?;
         if got.is_none()
-            && crate::tls_failures::failed()
+            && crate::zenoh_log::failed()
             && self.writers.load(Ordering::Relaxed) == 0
         {
             // security=tls: nothing came, no writer was ever seen, and a handshake failed:
             // the run cannot start (e.g. across hosts, where peers keep retrying).
             return Err(format!(
                 "no writer reached this reader and a TLS handshake failed: {}",
-                crate::tls_failures::last().unwrap_or_default()
+                crate::zenoh_log::last().unwrap_or_default()
             ));
         }
         self.current = got;

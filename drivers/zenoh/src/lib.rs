@@ -4,7 +4,7 @@
 mod endpoints;
 mod session;
 mod settings;
-mod tls_failures;
+mod zenoh_log;
 
 use psbench_driver::abi::{
     PSB_BEST_EFFORT, PSB_KEEP_ALL, PSB_KEEP_LAST, PSB_NOTIFY_LISTENER, PSB_NOTIFY_POLL,

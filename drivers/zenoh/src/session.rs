@@ -2,7 +2,7 @@
 //! scouting off, endpoints on loopback (or the run's local address), shared memory only
 //! on transport shm.
 use crate::settings::{Mode, Settings, Tls};
-use crate::tls_failures;
+use crate::zenoh_log;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use zenoh::sample::SampleKind;
@@ -144,15 +144,15 @@ fn client_config(s: &Settings) -> Result<Config, String> {
 }
 
 pub fn open(s: &Settings) -> Result<Opened, String> {
-    if s.tls.is_some() {
-        tls_failures::watch();
+    if s.tls.is_some() || s.mode == Mode::Client {
+        zenoh_log::watch();
     }
     let session = match s.mode {
         Mode::Client => zenoh::open(client_config(s)?).wait().map_err(|e| {
             format!(
                 "cannot connect to zenohd at {}: {}",
                 s.broker.as_deref().unwrap_or_default(),
-                tls_failures::explain(&e.to_string())
+                zenoh_log::explain(&e.to_string())
             )
         })?,
         Mode::Peer | Mode::Shm => match zenoh::open(peer_config(s, true)?).wait() {
@@ -162,7 +162,7 @@ pub fn open(s: &Settings) -> Result<Opened, String> {
                 format!(
                     "cannot open a peer session on {}: {}",
                     s.address,
-                    tls_failures::explain(&e.to_string())
+                    zenoh_log::explain(&e.to_string())
                 )
             })?,
         },

@@ -1,10 +1,15 @@
-//! Why a TLS link failed, in zenoh's words. zenoh reports a failed handshake only in its
-//! log (a connect error says "Unable to connect to any of [...]", a listener just keeps
-//! accepting), so a secured node installs, once per process, a tracing subscriber that
-//! keeps the last warning of zenoh's TLS link and of its connector: the driver's error
-//! then names the cause (unknown issuer, expired certificate, ...). Plaintext runs
-//! install nothing. Only warnings and errors of zenoh's crates are enabled (every other
-//! callsite stays disabled, as with no subscriber), so the timed path is unchanged.
+//! What zenoh says only in its log. Why a TLS link failed: zenoh reports a failed
+//! handshake only as a warning (a connect error says "Unable to connect to any of
+//! [...]", a listener just keeps accepting). Why a transport closed: a link's read or
+//! write error is a debug line of zenoh's transport, and the transport events a client
+//! watches its router with carry no reason. A secured node, and every client, installs
+//! once per process a tracing subscriber that keeps the last TLS warning and the first
+//! lines about a closing transport: the driver's error then names the cause (unknown
+//! issuer, expired certificate, a read error on the link, ...). Other processes install
+//! nothing. Only warnings and errors of zenoh's crates, and the debug lines of the three
+//! modules that close a transport (none of which is on a message's path), are enabled:
+//! every other callsite stays disabled, as with no subscriber, so the timed path is
+//! unchanged.
 use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, Once};
@@ -13,11 +18,24 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
 static LAST: Mutex<Option<String>> = Mutex::new(None);
+static CLOSING: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// The lines about a closing transport that are kept: the cause comes first ("RX task
+/// failed: ..."), then "Closing transport with peer ...".
+const CLOSING_KEPT: usize = 3;
+/// zenoh's modules whose debug lines (and errors) say why a transport closed: a link's
+/// read or write failed, the transport is closing, a message waited for room in a full
+/// queue longer than zenoh allows (block/wait_before_close, 5 s) and it closed the
+/// transport.
+const CLOSING_TARGETS: [&str; 3] = [
+    "zenoh_transport::unicast::universal::link",
+    "zenoh_transport::unicast::universal::transport",
+    "zenoh_transport::unicast::universal::tx",
+];
 static FAILED: AtomicBool = AtomicBool::new(false);
 static INSTALL: Once = Once::new();
 
-/// Starts keeping zenoh's TLS warnings (once per process; a no-op if the process has a
-/// subscriber of its own already).
+/// Starts keeping zenoh's TLS warnings and why its transports closed (once per process;
+/// a no-op if the process has a subscriber of its own already).
 pub fn watch() {
     INSTALL.call_once(|| {
         let _ = tracing::subscriber::set_global_default(Keeper);
@@ -33,6 +51,13 @@ pub fn failed() -> bool {
 /// The last TLS failure zenoh reported in this process, if any.
 pub fn last() -> Option<String> {
     LAST.lock().ok().and_then(|l| l.clone())
+}
+
+/// What zenoh logged about the transports of this process that closed, if anything
+/// ("RX task failed: Read error on TLS link ...; Closing transport with peer: ...").
+pub fn closing() -> Option<String> {
+    let lines = CLOSING.lock().ok()?;
+    (!lines.is_empty()).then(|| lines.join("; "))
 }
 
 /// A zenoh error for the driver's message: without the source locations zenoh appends
@@ -87,7 +112,11 @@ fn without_locations(text: &str) -> String {
 struct Keeper;
 
 fn wanted(meta: &Metadata<'_>) -> bool {
-    *meta.level() <= Level::WARN && meta.target().starts_with("zenoh")
+    (*meta.level() <= Level::WARN && meta.target().starts_with("zenoh")) || about_closing(meta)
+}
+
+fn about_closing(meta: &Metadata<'_>) -> bool {
+    *meta.level() <= Level::DEBUG && CLOSING_TARGETS.contains(&meta.target())
 }
 
 /// A warning is about a failed handshake when it names a certificate, an alert or the
@@ -124,7 +153,7 @@ impl Subscriber for Keeper {
         wanted(meta)
     }
     fn max_level_hint(&self) -> Option<tracing::level_filters::LevelFilter> {
-        Some(tracing::level_filters::LevelFilter::WARN)
+        Some(tracing::level_filters::LevelFilter::DEBUG)
     }
     fn new_span(&self, _: &Attributes<'_>) -> Id {
         Id::from_u64(1)
@@ -138,7 +167,13 @@ impl Subscriber for Keeper {
         let text = message
             .0
             .replace(". Hint: increase the system open file limit.", "");
-        if about_tls(&text) {
+        if about_closing(event.metadata()) {
+            if let Ok(mut lines) = CLOSING.lock() {
+                if lines.len() < CLOSING_KEPT {
+                    lines.push(without_locations(&text));
+                }
+            }
+        } else if about_tls(&text) {
             if let Ok(mut last) = LAST.lock() {
                 *last = Some(without_locations(&text));
             }
@@ -161,6 +196,24 @@ mod tests {
         assert!(!about_tls(
             "Unable to connect to any of [tls/127.0.0.1:7447]! "
         ));
+    }
+
+    #[test]
+    fn why_a_transport_closed_is_kept_and_other_debug_lines_not() {
+        watch();
+        tracing::debug!(target: "zenoh_transport::unicast::manager", "New transport opened");
+        tracing::debug!(
+            target: "zenoh_transport::unicast::universal::link",
+            "RX task failed: Read error on TLS link: early eof at /x/zenoh-link-tls/src/unicast.rs:9."
+        );
+        tracing::debug!(
+            target: "zenoh_transport::unicast::universal::transport",
+            "[a] Closing transport with peer: b"
+        );
+        assert_eq!(
+            closing().as_deref(),
+            Some("RX task failed: Read error on TLS link: early eof; [a] Closing transport with peer: b")
+        );
     }
 
     #[test]
