@@ -208,9 +208,7 @@ impl Reader {
             Queued::Listener(_) => return Err("take() on a listener-mode reader".into()),
         }
         .map_err(|e| format!("receive failed: {e}"))?;
-        if got.is_none()
-            && crate::zenoh_log::failed()
-            && self.writers.load(Ordering::Relaxed) == 0
+        if got.is_none() && crate::zenoh_log::failed() && self.writers.load(Ordering::Relaxed) == 0
         {
             // security=tls: nothing came, no writer was ever seen, and a handshake failed:
             // the run cannot start (e.g. across hosts, where peers keep retrying).
