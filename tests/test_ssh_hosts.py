@@ -581,6 +581,116 @@ def control_master(machines: Path, tmp_path: Path):
         shutil.rmtree(sockets, ignore_errors=True)
 
 
+def _no_credentials_left(run_dir: Path, record: dict) -> None:
+    """Nothing secret came back beside the figures, and nothing of the run stayed there."""
+    assert [p.name for p in run_dir.rglob("*.pem")] == []
+    assert not (REMOTE_RUNS / record["run_id"]).exists()
+    assert nodes_of(record["run_id"]) == []
+
+
+@needs_root
+@needs_sshd
+def test_a_secured_run_copies_each_machines_credentials_and_takes_them_back(machines, tmp_path):
+    """mutual TLS across two machines: ping on a, pong and the broker on b, each with
+    credentials psbench made here and copied there (readable by the remote user only);
+    every round trip made, the broker served TLS with the certificate made for b's
+    address, and no key or certificate stayed on the machines or came back."""
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    with ran_over_ssh(
+        ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
+         "--place", "ping=a", "--place", "pong=b", "--place", "broker=b", "--count", "200",
+         "--security", "tls"],
+        machines,
+        tmp_path,
+        "mqtt",
+    ) as done:  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok", record["message"]
+        assert record["stats"]["ping"]["rtt"]["n"] == 200
+        assert record["security"]["mode"] == "tls" and record["security"]["fault"] is None
+        (service,) = record["services"]
+        assert service["host"] == "b" and service["security"] == "tls"
+        folder = Path(service["argv"][-1]).parent
+        assert folder.is_relative_to(REMOTE_RUNS) and not folder.exists()
+        assert brokers_of(str(folder)) == []
+        # Each node was told its credentials' folder on its own machine.
+        for process in record["processes"]:
+            there = REMOTE_RUNS / record["run_id"] / process["name"] / ssh.SECURITY_DIR
+            assert f"security_dir={there}" in process["argv"][-1], process["argv"]
+        run_dir = next((tmp_path / "results").rglob("run.json")).parent
+        _no_credentials_left(run_dir, record)
+
+
+@needs_root
+@needs_sshd
+@LONG
+def test_dds_security_across_machines_with_its_signed_documents(machines, tmp_path):
+    """DDS Security (authentication, access control, encryption) between two machines:
+    each node's certificate, governance and permissions (signed here) copied there."""
+    if "cyclonedds" not in paths.driver_libraries():
+        pytest.skip("the cyclonedds driver is not built")
+    with ran_over_ssh(
+        ["ping", "--driver", "cyclonedds", "--host", "a:ssh=a", "--host", "b:ssh=b",
+         "--place", "ping=a", "--place", "pong=b", "--count", "200", "--security", "encrypt"],
+        machines,
+        tmp_path,
+        "cyclonedds",
+    ) as done:  # fmt: skip
+        assert done.returncode == 0, done.stdout + done.stderr
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "ok", record["message"]
+        assert record["stats"]["ping"]["rtt"]["n"] == 200
+        assert record["security"]["mode"] == "encrypt"
+        run_dir = next((tmp_path / "results").rglob("run.json")).parent
+        assert [p.name for p in run_dir.rglob("*.p7s")] == []
+        _no_credentials_left(run_dir, record)
+
+
+@needs_root
+@needs_sshd
+def test_a_secret_is_written_for_the_remote_user_alone(machines, monkeypatch):
+    monkeypatch.setattr(ssh, "_config_file", str(machines))
+    folder = REMOTE_RUNS / "secret-test" / ssh.SECURITY_DIR
+    try:
+        with ssh.SshNetwork({"a": {"ssh": "a"}}) as network:
+            network.put("a", str(folder), "key.pem", b"-----BEGIN PRIVATE KEY-----\n", secret=True)
+            network.put("a", str(folder.parent), "plain.txt", "x")
+        assert (folder / "key.pem").read_bytes() == b"-----BEGIN PRIVATE KEY-----\n"
+        assert folder.stat().st_mode & 0o777 == 0o700
+        assert (folder / "key.pem").stat().st_mode & 0o777 == 0o600
+        assert (folder.parent / "plain.txt").stat().st_mode & 0o077 != 0  # as umask made it
+    finally:
+        shutil.rmtree(REMOTE_RUNS / "secret-test", ignore_errors=True)
+
+
+@needs_root
+@needs_sshd
+@LONG
+def test_bad_credentials_on_a_machine_fail_the_run_and_it_receives_nothing(machines, tmp_path):
+    # pong on b gets a certificate of another CA: the broker (on a) refuses it.
+    if "mqtt" not in paths.driver_libraries():
+        pytest.skip("the mqtt driver is not built")
+    with ran_over_ssh(
+        ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
+         "--place", "ping=a", "--place", "pong=b", "--place", "broker=a", "--count", "50",
+         "--security", "tls", "--security-fault", "wrong-ca", "--match-timeout", "8"],
+        machines,
+        tmp_path,
+        "mqtt",
+    ) as done:  # fmt: skip
+        assert done.returncode != 0
+        record = only_record(tmp_path / "results")
+        assert record["status"] == "failed" and record["security"]["fault"] == "wrong-ca"
+        assert "unable to get local issuer certificate" in done.stderr, done.stderr
+        run_dir = next((tmp_path / "results").rglob("run.json")).parent
+        pong = run_dir / "pong.json"
+        if pong.exists():  # a node stopped before its summary received nothing either
+            assert json.loads(pong.read_text())["counts"]["received"] == 0
+        _no_credentials_left(run_dir, record)
+
+
 @needs_root
 @needs_sshd
 @LONG

@@ -55,6 +55,7 @@ CACHE = ".cache/psbench"  # under the remote user's home
 RUNS = CACHE + "/runs"
 NODE_NAME = "psbench-node"
 EXIT_UNREACHABLE = 255  # ssh's own exit code for a failed connection
+SECURITY_DIR = ".security"  # a node's credentials, in its output directory there
 STOP_LINE = b"PSBENCH-STOP\n"  # to a guarded node's stdin: stop it, keep its files
 
 _config_file: str | None = None
@@ -129,6 +130,11 @@ PUT = _script(r"""
 mkdir -p "$1" && cat >"$1/$2"
 """)
 
+# A key or a certificate: readable by the remote user only, folder and file.
+PUT_SECRET = _script(r"""
+umask 077 ; mkdir -p "$1" && chmod 700 "$1" && cat >"$1/$2"
+""")
+
 READY = _script(r"""
 exec "$HOME/.cache/psbench/$1/psbench-node" --wait-port "$2" "$3"
 """)
@@ -140,10 +146,16 @@ PATH="$PATH:/usr/local/sbin:/usr/sbin:/sbin" ; export PATH ;
 
 FETCH = _script(r"""
 cd "$HOME/.cache/psbench/runs/$1" 2>/dev/null || exit 0 ;
-tar -cf - . ; rc=$? ;
+tar -cf - --exclude=.security . ; rc=$? ;
 cd / ; rm -rf "$HOME/.cache/psbench/runs/$1" ;
 rmdir "$HOME/.cache/psbench/runs" 2>/dev/null ;
 exit $rc
+""")
+
+REMOVE = _script(r"""
+rm -rf "$HOME/.cache/psbench/runs/$1" ;
+rmdir "$HOME/.cache/psbench/runs" 2>/dev/null ;
+true
 """)
 
 CHECK = _script(r"""
@@ -376,12 +388,20 @@ class SshNetwork:
             for name, host in self.hosts.items()
         }
 
+    def security_dir(self, host: str, run_id: str, process: str) -> str:
+        """A node's credentials there: inside its output directory, so they go with it
+        (fetch() removes it, the guard does when psbench is gone), but never fetched."""
+        return f"{self.out_dir(host, run_id, process)}/{SECURITY_DIR}"
+
     def service_dir(self, host: str, token: str, name: str) -> str:
         """A service's folder there: beside the runs' (swept after 7 days like them)."""
         return f"{self.hosts[host].probe.home}/{RUNS}/service-{token}/{name}"
 
-    def put(self, host: str, folder: str, name: str, text: str) -> None:
-        done = run(self.hosts[host].target, PUT, "psbench-put", [folder, name], text.encode())
+    def put(self, host: str, folder: str, name: str, text: str | bytes, secret=False) -> None:
+        """A file there (secret: a key or certificate, for the remote user's eyes only)."""
+        data = text.encode() if isinstance(text, str) else text
+        script = PUT_SECRET if secret else PUT
+        done = run(self.hosts[host].target, script, "psbench-put", [folder, name], data)
         if done.returncode != 0:
             raise UserError(
                 f"host {host}: writing {name} there: {_why(self.hosts[host].target, done)}", 1
@@ -420,6 +440,22 @@ class SshNetwork:
                 continue
             if done.stdout:
                 _unpack(done.stdout, local_dir)
+        return problems
+
+    def remove_run(self, run_id: str, hosts: list[str]) -> list[str]:
+        """The run's directory on those hosts removed (what fetch() did not take: a run
+        that ended before its nodes were stopped). Problems, as text."""
+        problems = []
+        for name in hosts:
+            try:
+                done = run(self.hosts[name].target, REMOVE, "psbench-remove", [run_id])
+            except UserError as exc:
+                problems.append(f"host {name}: removing the run's files: {exc}")
+                continue
+            if done.returncode != 0:
+                problems.append(
+                    f"host {name}: removing the run's files: {_why(self.hosts[name].target, done)}"
+                )
         return problems
 
     def describe(self) -> dict:

@@ -384,6 +384,19 @@ def _commands(
     return [(plan.name, plan.roles, wrapped(plan)) for plan in spec.processes()]
 
 
+def _send_credentials(spec: MeasureSpec, run_id: str, network: SshNetwork, sent_to: list):
+    """Each node's credentials (made here) to its machine, readable there by the remote
+    user only, in the folder its security_dir names (gone with its output directory).
+    sent_to: the machines written to, as they are."""
+    for plan in spec.processes():
+        host = placement.host_of(spec, plan)
+        there = network.security_dir(host, run_id, plan.name)
+        if host not in sent_to:
+            sent_to.append(host)
+        for file in sorted(security.session().node_dir(run_id, plan.name).iterdir()):
+            network.put(host, there, file.name, file.read_bytes(), secret=True)
+
+
 def _remote_argv(node: Path, spec: MeasureSpec, plan, run_id: str, network: SshNetwork):
     """A node's argv on a real machine: the node and the driver from that machine's
     cache, its output into a directory of its own there (fetched after the run), and the
@@ -402,7 +415,9 @@ def _remote_argv(node: Path, spec: MeasureSpec, plan, run_id: str, network: SshN
         hosts=resolved,
     )
     out = Path(network.out_dir(host, run_id, plan.name))
-    return node_argv(Path(network.remote_file(host, node.name)), remote, plan, run_id, out, "stdio")
+    credentials = network.security_dir(host, run_id, plan.name)
+    return node_argv(Path(network.remote_file(host, node.name)), remote, plan, run_id, out,
+                     "stdio", credentials)  # fmt: skip
 
 
 def run(
@@ -552,10 +567,15 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         links_before = network.traffic() if isinstance(network, EmulatedNetwork) else None
         sampler = _Sampler(used)
         restarter = _restarter(spec, services, used)
+        sent_to = []  # the machines this run's credentials were copied to
         try:
+            if security.secured(spec.security) and isinstance(network, SshNetwork):
+                _send_credentials(spec, run_id, network, sent_to)
             result = _launch(run_id, run_dir, commands, spec, on_started, cleanups,
                              on_progress, sampler, restarter, network)  # fmt: skip
         finally:
+            if sent_to:  # fetched and removed by now, unless the run broke off first
+                network.remove_run(run_id, sent_to)
             if restarter is not None:
                 record["restart"] = restarter.finish()
                 record["services"] = [s.to_json() for s in used]  # its new pid

@@ -21,15 +21,24 @@ from psbench.base.errors import UserError
 from psbench.base.signals import die_with_parent
 from psbench.run import keeper
 from psbench.run.service_definitions import ServiceDefinition
-from psbench.run.services import READY_TIMEOUT_S, RunningService, stop
+from psbench.run.services import READY_TIMEOUT_S, RunningService, server_tls, stop
 
 ATTEMPTS = 3
 ASK_EVERY_S = 2.0  # each question's own bound: a broker that died is seen within it
 PORTS = (20000, 32767)  # the range psbench's own ports come from (docs/network.md)
 
 
-def start(declared: ServiceDefinition, network, host: str, log_dir: Path, largest: int):
-    """A broker running on real machine `host` of an SshNetwork, accepting clients."""
+# Its TLS files' names in its folder there (the CA's and its own certificate are both
+# cert.pem here).
+TLS_NAMES = {"tls_ca": "ca.pem", "tls_cert": "cert.pem", "tls_key": "key.pem",
+             "tls_bundle": "bundle.pem"}  # fmt: skip
+
+
+def start(declared: ServiceDefinition, network, host: str, log_dir: Path, largest: int,
+          security: str | None = None):  # fmt: skip
+    """A broker running on real machine `host` of an SshNetwork, accepting clients;
+    security: a secured run's mode (its TLS files made here, copied into its folder
+    there, which goes with it)."""
     if not declared.broker:
         raise UserError(
             f"{declared.name} is a per-host daemon, which psbench does not start on real "
@@ -46,9 +55,10 @@ def start(declared: ServiceDefinition, network, host: str, log_dir: Path, larges
     address = network.addresses()[host]
     folder = network.service_dir(host, secrets.token_hex(6), declared.name)
     log = log_dir / f"service-{declared.name}.log"
+    tls = _tls_there(declared, security, log_dir, network, host, folder)
     for _ in range(ATTEMPTS):
         port = random.SystemRandom().randint(*PORTS)
-        text, argv = declared.render(folder, largest, port, address, declared.name)
+        text, argv = declared.render(folder, largest, port, address, declared.name, tls=tls)
         if text is not None:
             network.put(host, folder, declared.spec.config_file, text)
         with log.open("w") as out:
@@ -63,7 +73,7 @@ def start(declared: ServiceDefinition, network, host: str, log_dir: Path, larges
         keeper.instance().watch_service(proc.pid)
         service = RunningService(
             declared, proc=proc, log=log, port=port, config=argv, listen=address, host=host,
-            remote=True,
+            remote=True, security=security,
         )  # fmt: skip
         if _accepts_while_running(network, host, address, port, proc):
             service.version = (
@@ -81,6 +91,17 @@ def start(declared: ServiceDefinition, network, host: str, log_dir: Path, larges
         f"there? psbench hosts check --driver ... says)",
         1,
     )
+
+
+def _tls_there(declared, security, log_dir: Path, network, host: str, folder: str):
+    """Its TLS files (made here for the host's address) copied into its folder there,
+    readable by the remote user only; the template values naming them there."""
+    here = server_tls(declared, security, log_dir, network.addresses()[host])
+    if here is None:
+        return None
+    for key, name in TLS_NAMES.items():
+        network.put(host, folder, name, Path(here[key]).read_bytes(), secret=True)
+    return {key: f"{folder}/{name}" for key, name in TLS_NAMES.items()}
 
 
 def _accepts_while_running(network, host: str, address: str, port: int, proc) -> bool:

@@ -218,7 +218,7 @@ class ServicePool:
             )
         if self.start_remote is not None:
             return self.start_remote(declared, self.network, self.host, log_dir,
-                                     self.largest_message)  # fmt: skip
+                                     self.largest_message, security)  # fmt: skip
         placed = self.network.hosts[self.host] if self.network is not None else None
         if placed is not None and declared.per_host:
             raise UserError(
@@ -231,16 +231,7 @@ class ServicePool:
         folder = log_dir / f"service-{name}"
         folder.mkdir(exist_ok=True)
         listen = placed.address if placed is not None else LOOPBACK
-        tls = None
-        if security is not None:
-            if declared.spec.tls_config is None:
-                raise UserError(
-                    f"{name} has no TLS configuration (tls_config in its manifest): it "
-                    f"cannot serve security {security}",
-                    2,
-                )
-            # Outside the results: a key is never kept beside the figures.
-            tls = session().server_files(f"{name}-{log_dir.name}", (listen,))
+        tls = server_tls(declared, security, log_dir, listen)
         launch = declared.launch(folder, self.largest_message, listen, tls, durable)
         argv = self.network.argv(self.host, launch.argv) if placed is not None else launch.argv
         # Output goes to a file, never an unread pipe that could fill and stall it.
@@ -291,6 +282,21 @@ class ServicePool:
             for service in reversed(list(self.services.values())):
                 stop(service)
             self.services.clear()
+
+
+def server_tls(declared, security: str | None, log_dir: Path, listen: str) -> dict | None:
+    """Its TLS files for a secured run (None for a plain one): a certificate for the
+    address it listens at, signed by the run's CA, in psbench's own temporary folder
+    (a key is never kept beside the figures)."""
+    if security is None:
+        return None
+    if declared.spec.tls_config is None:
+        raise UserError(
+            f"{declared.name} has no TLS configuration (tls_config in its manifest): it "
+            f"cannot serve security {security}",
+            2,
+        )
+    return session().server_files(f"{declared.name}-{log_dir.name}", (listen,))
 
 
 def broker_ready_timeout(name: str) -> float:

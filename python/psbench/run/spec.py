@@ -293,10 +293,17 @@ def run_topics(spec: MeasureSpec) -> list[str]:
 
 
 def node_argv(
-    node: Path, spec: MeasureSpec, plan: NodePlan, run_id: str, out_dir: Path, barrier: str
+    node: Path,
+    spec: MeasureSpec,
+    plan: NodePlan,
+    run_id: str,
+    out_dir: Path,
+    barrier: str,
+    security_dir: str | None = None,
 ) -> list[str]:
     """The argv list for one node process. Settings left at None are not passed, so the
-    node's own defaults (docs/node.md) apply and the summary records them."""
+    node's own defaults (docs/node.md) apply and the summary records them. security_dir:
+    where its credentials are, when not in this psbench's own folder (a real machine)."""
     roles = plan.roles
     # A late joiner starts after GO: it takes no part in the barrier.
     argv = [
@@ -371,7 +378,7 @@ def node_argv(
     for option in spec.options:
         argv += ["--option", option]
     if secured(spec.security):
-        folder = session().node_dir(run_id, plan.name)
+        folder = security_dir or session().node_dir(run_id, plan.name)
         argv += ["--option", f"security={spec.security}", "--option", f"security_dir={folder}"]
     argv += list(plan.extra)
     argv += placement.node_args(spec, plan)

@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 
 from psbench.base import manifests
-from psbench.run import keeper, placement
+from psbench.run import keeper
 from psbench.run.security import documents
 from psbench.run.security.credentials import Authority, Issued, issue, make_authority, verify
 
@@ -166,10 +166,5 @@ def problem(spec, drivers: list[str]) -> tuple[str, str] | None:
     if fault is not None and getattr(spec, "placement", "inter") == "intra":
         return "security_fault", (
             "a security fault needs a sound process and a faulty one: use placement inter"
-        )
-    if getattr(spec, "hosts", None) and placement.real(spec):
-        return "security", (
-            "secured runs on real machines over ssh are not supported yet: psbench does "
-            "not copy credentials there; use emulated hosts or one machine"
         )
     return None
