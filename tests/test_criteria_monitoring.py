@@ -1,11 +1,111 @@
-"""The monitoring criterion's manifest fields for tools that need more than argv:
-{build} (a tool the build makes), env, options and stop_signal are read, and refused
-with one message when wrong."""
+"""The monitoring criterion with the tools the drivers' builds make: Cyclone DDS's
+`cyclonedds ls` (cyclonedds-python) and NATS's `nats sub` (natscli) each run beside a
+real run and show the run's own topic (yes, their output kept); the same tool with an
+`expect` that names another topic is judged no. The manifest fields that take them
+there ({build}, env, options, stop_signal) are read, and refused with one message when
+wrong."""
+
+import dataclasses
+import json
+from pathlib import Path
 
 import pytest
 
-from psbench.base import manifests
+from conftest import run_cli
+from psbench.base import manifests, paths
 from psbench.base.errors import UserError
+
+# What the log of each tool shows of the run's own topic, from the run's id (its
+# topic is psb_<run id>_data).
+OWN_TOPIC = {
+    "cyclonedds": "─ psb_{run_id}_data ─",
+    "nats": 'Received on "psbench.{run_id}.psb_{run_id}_data"',
+}
+# The injected fault's expect: the tool's line of another topic, which no run has.
+ANOTHER_TOPIC = {
+    "cyclonedds": "─ psb_[A-Za-z0-9]+_elsewhere ─",
+    "nats": r'Received on "psbench\.[A-Za-z0-9]+\.psb_[A-Za-z0-9]+_elsewhere"',
+}
+DRIVERS = list(OWN_TOPIC)
+
+
+def tool_path(driver: str) -> Path:
+    return Path(manifests.load(driver).monitor.argv[0].replace("{build}", str(paths.build_dir())))
+
+
+def tool_processes(path: Path) -> list[int]:
+    """pids of live processes whose command line names the tool (this build's)."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if str(path).encode() in cmdline.read_bytes():
+                found.append(int(cmdline.parent.name))
+        except OSError:
+            continue
+    return found
+
+
+def run_id_of(folder: Path, run_dir: str) -> str:
+    return json.loads((folder / run_dir / "run.json").read_text())["run_id"]
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_the_drivers_tool_observes_the_runs_own_topic(driver_libs, results, driver):
+    if driver not in driver_libs:
+        pytest.skip(f"{driver} is not built")
+    proc = run_cli(["criteria", "--drivers", driver, "--criteria", "monitoring"], results,
+                   timeout=180)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (folder,) = results.glob("*-criteria")
+    record = json.loads((folder / "criteria.json").read_text())
+    (seen,) = [v for v in record["verdicts"] if v["criterion"] == "monitoring"]
+    tool = tool_path(driver)
+    if not tool.exists():  # built by make build-all / make driver-<name> only
+        assert seen["verdict"] == "not testable here", seen
+        assert f"{tool.name} is not built" in seen["evidence"]
+        return
+    assert seen["verdict"] == "yes", seen["evidence"]
+    assert seen["figures"]["tool"] == tool.name and "psb_" in seen["evidence"]
+    # Its output is kept, and names this run's own topic.
+    log = Path(seen["figures"]["log"])
+    assert log == folder / "monitoring" / f"{driver}-{tool.name}.log"
+    own = OWN_TOPIC[driver].format(run_id=run_id_of(folder, seen["run_dir"]))
+    assert own in log.read_text(errors="replace")
+    given = manifests.load(driver).monitor.options
+    assert all(f"--option {o}" in seen["experiment"] for o in given)
+    assert tool_processes(tool) == []
+
+
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_an_expect_naming_another_topic_is_judged_no(driver_libs, tmp_path, monkeypatch,
+                                                     driver):  # fmt: skip
+    if driver not in driver_libs or not tool_path(driver).exists():
+        pytest.skip(f"{driver} or its monitoring tool is not built")
+    from psbench.run import drivers as driver_info
+    from psbench.run import envinfo, services
+    from psbench.run.criteria import monitoring
+    from psbench.run.criteria.context import Context
+
+    # The injected fault: the manifest's [monitor] with an expect no run of it shows.
+    real = manifests.load(driver)
+    wrong = ANOTHER_TOPIC[driver]
+    faulty = dataclasses.replace(real, monitor=dataclasses.replace(real.monitor, expect=wrong))
+    load = manifests.load
+    monkeypatch.setattr(manifests, "load", lambda name: faulty if name == driver else load(name))
+    node = paths.require_node()
+    describes = {driver: driver_info.describe(node, driver_libs[driver])}
+    with services.ServicePool() as pool:
+        ctx = Context([driver], {driver: driver_libs[driver]}, describes, tmp_path,
+                      envinfo.collect(), ["psbench", "criteria"], pool)  # fmt: skip
+        found = monitoring.assess(ctx)[driver]
+    assert found.verdict == "no", found.evidence
+    assert f"never showed /{wrong}/" in found.evidence
+    # The tool did see the run: only the expect was wrong.
+    run_id = run_id_of(tmp_path / "monitoring", found.run_dir)
+    log = Path(found.figures["log"]).read_text(errors="replace")
+    assert OWN_TOPIC[driver].format(run_id=run_id) in log
+    assert tool_processes(tool_path(driver)) == []
+
 
 # The manifest's fields --------------------------------------------------------------
 
