@@ -96,6 +96,13 @@ class MonitorSpec:
     timeout_s: int = 20  # it is stopped after the run, or after this long at most
     debian: tuple[str, ...] = ()  # the packages that install it (scripts/setup-system)
     name: str | None = None  # what the evidence calls it, when argv[0] is a wrapper
+    # Its environment on top of psbench's ({folder}: the driver's folder), e.g. the
+    # middleware's configuration that puts it on the run's network interface.
+    env: dict = field(default_factory=dict)
+    # Driver options ("KEY=VALUE") the watched run is given, for what the tool must know
+    # beforehand (e.g. the DDS domain it joins).
+    options: tuple[str, ...] = ()
+    stop_signal: str = "TERM"  # or "INT": a tool that prints what it gathered on Ctrl-C
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,17 @@ _TOP = {
     "claims": dict,
 }
 _SECURITY = {"modes": list, "documents": str}
-_MONITOR = {"argv": list, "expect": str, "timeout_s": int, "debian": list, "name": str}
+_MONITOR = {
+    "argv": list,
+    "expect": str,
+    "timeout_s": int,
+    "debian": list,
+    "name": str,
+    "env": dict,
+    "options": list,
+    "stop_signal": str,
+}
+MONITOR_STOP_SIGNALS = ("TERM", "INT")
 _CLAIM = {"text": str, "source": str, "count": int}
 _PACKAGES = {"debian": list, "pypi": list, "cargo": list}
 _SERVICE = {
@@ -208,12 +225,24 @@ def _monitor(table: dict | None, path: Path) -> MonitorSpec | None:
         raise UserError(f"{path}: monitor.expect: not a regular expression: {exc}", 2) from None
     if not 1 <= table.get("timeout_s", 20) <= 300:
         raise UserError(f"{path}: monitor.timeout_s: give 1 to 300 seconds", 2)
+    for key, value in table.get("env", {}).items():
+        if not isinstance(value, str):
+            raise UserError(f"{path}: monitor.env.{key}: must be str", 2)
+    for option in table.get("options", []):
+        if "=" not in option:
+            raise UserError(f"{path}: monitor.options: {option!r}: give KEY=VALUE", 2)
+    if table.get("stop_signal", "TERM") not in MONITOR_STOP_SIGNALS:
+        raise UserError(f"{path}: monitor.stop_signal: give one of "
+                        f"{', '.join(MONITOR_STOP_SIGNALS)}", 2)  # fmt: skip
     return MonitorSpec(
         argv=tuple(table["argv"]),
         expect=table["expect"],
         timeout_s=table.get("timeout_s", 20),
         debian=tuple(table.get("debian", [])),
         name=table.get("name"),
+        env=dict(table.get("env", {})),
+        options=tuple(table.get("options", [])),
+        stop_signal=table.get("stop_signal", "TERM"),
     )
 
 

@@ -1,11 +1,14 @@
 """Monitoring: whether a standard tool observes the middleware's traffic, checked by
 running it beside a short psbench run. The tool, and what its output shows when it sees
 the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s`;
-{broker}, {host} and {port} are the address of the broker psbench started). Yes: its
-output showed `expect` while the run went on; no: it ran and did not. A driver that
-declares no tool, or whose tool is not installed, is not testable here."""
+{broker}, {host} and {port} are the address of the broker psbench started; {build} in
+argv[0], the build directory, for a tool the build makes; `env`, `options` and
+`stop_signal`: docs/criteria.md). Yes: its output showed `expect` while the run went on;
+no: it ran and did not. A driver that declares no tool, or whose tool is not installed,
+is not testable here."""
 
 import contextlib
+import functools
 import os
 import re
 import signal
@@ -14,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from psbench.base import manifests
+from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.base.signals import die_with_parent
 from psbench.run import measure
@@ -70,12 +73,33 @@ def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
     return out
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    """Ends the tool and whatever it started (its own session); safe twice."""
+def _program(name: str) -> str | None:
+    """The tool's path: {build} is the build directory (a tool the build makes)."""
+    return find_executable(name.replace("{build}", str(paths.build_dir())))
+
+
+def _env(monitor: manifests.MonitorSpec, folder: Path) -> dict | None:
+    """psbench's environment and the manifest's env ({folder}: the driver's folder)."""
+    if not monitor.env:
+        return None
+    own = {k: v.replace("{folder}", str(folder)) for k, v in monitor.env.items()}
+    return {**os.environ, **own}
+
+
+def _child(stop: signal.Signals) -> None:
+    """preexec_fn: dies with psbench, and takes its stop signal the default way even if
+    psbench was started with it ignored (a background job ignores SIGINT)."""
+    die_with_parent()
+    signal.signal(stop, signal.SIG_DFL)
+
+
+def _stop(proc: subprocess.Popen, stop: signal.Signals = signal.SIGTERM) -> None:
+    """Ends the tool and whatever it started (its own session) with `stop`, then
+    SIGKILL; safe twice."""
     if proc.poll() is not None:
         return
     with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
+        os.killpg(proc.pid, stop)
     try:
         proc.wait(timeout=5)
     except subprocess.TimeoutExpired:
@@ -85,10 +109,16 @@ def _stop(proc: subprocess.Popen) -> None:
 
 
 def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
-    monitor = manifests.load(driver).monitor
+    manifest = manifests.load(driver)
+    monitor = manifest.monitor
     tool = monitor.argv[0]
     for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
-        if find_executable(program) is None:
+        if _program(program) is None:
+            if "{build}" in program:
+                built = f"make build-all, or make driver-{driver}"
+                return _not_testable(
+                    driver, f"its monitoring tool {Path(program).name} is not built ({built})"
+                )
             packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
             return _not_testable(
                 driver, f"its monitoring tool {program} is not installed{packages}"
@@ -96,22 +126,26 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
     address = next((s.address for s in used if s.definition.broker and s.address), None)
     argv = _argv(monitor.argv, address)
-    argv[0] = find_executable(tool)
+    argv[0] = _program(tool)
+    stop = signal.Signals[f"SIG{monitor.stop_signal}"]
     tool = monitor.name or Path(tool).name  # what the evidence calls it
     log = folder / f"{driver}-{tool}.log"
     spec = MeasureSpec(kind="pubsub", driver=driver, driver_path=ctx.libraries[driver], size=64,
-                       count=2000, rate=1000.0, timeout=60.0)  # fmt: skip
-    experiment = f"{' '.join(argv)} during pubsub --count 2000 --rate 1000"
+                       count=2000, rate=1000.0, timeout=60.0,
+                       options=list(monitor.options))  # fmt: skip
+    given = "".join(f" --option {o}" for o in monitor.options)
+    experiment = f"{' '.join(argv)} during pubsub --count 2000 --rate 1000{given}"
     with open(log, "wb") as out:
         try:
             proc = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, start_new_session=True,
-                                    preexec_fn=die_with_parent)  # fmt: skip
+                                    env=_env(monitor, manifest.path.parent),
+                                    preexec_fn=functools.partial(_child, stop))  # fmt: skip
         except OSError as exc:
             return judge(driver, tool, monitor.expect, None, "not run", str(exc),
                          experiment=experiment)  # fmt: skip
         # The tool runs timeout_s at most, however long the run takes.
-        deadline = threading.Timer(monitor.timeout_s, _stop, (proc,))
+        deadline = threading.Timer(monitor.timeout_s, _stop, (proc, stop))
         deadline.daemon = True
         deadline.start()
         started = time.monotonic()
@@ -127,7 +161,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
             time.sleep(min(1.0, max(0.0, monitor.timeout_s - (time.monotonic() - started))))
         finally:
             deadline.cancel()
-            _stop(proc)
+            _stop(proc, stop)
     with open(log, "rb") as done:
         output = done.read(OUTPUT_LIMIT).decode(errors="replace")
     verdict = judge(driver, tool, monitor.expect, output, status, message, run_dir, experiment)
