@@ -8,19 +8,17 @@ row do not happen in ciphertext."""
 
 import secrets
 import shutil
-import socket
 import struct
 import subprocess
-import threading
 
 import pytest
 
+from lo_capture import captured, udp_datagram
 from psbench.run.security import credentials, dds_documents
 from wire_pattern import plain_pattern
 
 DRIVERS = ["cyclonedds", "fastdds"]
 SEC_PREFIX, SEC_BODY = 0x31, 0x30  # RTPS submessage ids
-ETH_P_IP = 0x0800
 
 
 def _submessage_ids(rtps: bytes) -> list[int]:
@@ -36,40 +34,18 @@ def _submessage_ids(rtps: bytes) -> list[int]:
     return ids
 
 
-class Capture:
-    """UDP datagrams to a DDS domain's ports (7400 + 250 * domain, 250 of them) on lo."""
+def _rtps_to(domain: int):
+    """keep() for lo_capture: the RTPS messages of UDP datagrams to a DDS domain's ports
+    (7400 + 250 * domain, 250 of them)."""
+    low, high = 7400 + 250 * domain, 7400 + 250 * (domain + 1)
 
-    def __init__(self, domain: int):
-        self.low, self.high = 7400 + 250 * domain, 7400 + 250 * (domain + 1)
-        try:
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
-        except PermissionError:
-            pytest.skip("a raw socket needs root or CAP_NET_RAW")
-        self.sock.bind(("lo", 0))
-        self.sock.settimeout(0.2)
-        self.datagrams: list[bytes] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run)
-        self.thread.start()
+    def keep(packet: bytes):
+        found = udp_datagram(packet)
+        if found is not None and low <= found[0] < high and found[1][:4] == b"RTPS":
+            return found[1]
+        return None
 
-    def _run(self):
-        while not self.stop.is_set():
-            try:
-                packet = self.sock.recv(65535)
-            except TimeoutError:
-                continue
-            header = (packet[0] & 0x0F) * 4
-            if packet[9] != 17 or len(packet) < header + 8:
-                continue
-            port = struct.unpack(">H", packet[header + 2 : header + 4])[0]
-            payload = packet[header + 8 :]
-            if self.low <= port < self.high and payload[:4] == b"RTPS":
-                self.datagrams.append(payload)
-
-    def close(self):
-        self.stop.set()
-        self.thread.join()
-        self.sock.close()
+    return keep
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +57,7 @@ def dds_libs(driver_libs):
 
 
 def _secured_ping_pong(node, lib, tmp_path, mode: str, domain: int) -> None:
+    tmp_path.mkdir(parents=True, exist_ok=True)  # one folder a try (lo_capture)
     ca = credentials.make_authority(tmp_path / "ca", "ca")
     run_id = "wire" + secrets.token_hex(5)
     out = tmp_path / "out"
@@ -118,15 +95,16 @@ EXPECTED = {
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_what_each_mode_leaves_readable_on_the_wire(node, dds_libs, tmp_path, driver, mode):
     domain = 201 + secrets.randbelow(30)  # above the 1..200 runs pick by default
-    capture = Capture(domain)
-    try:
-        _secured_ping_pong(node, dds_libs[driver], tmp_path, mode, domain)
-    finally:
-        capture.close()
+    tries = iter(range(10))
+
+    def run():
+        _secured_ping_pong(node, dds_libs[driver], tmp_path / str(next(tries)), mode, domain)
+
+    datagrams = captured(_rtps_to(domain), run)
     readable, wrapped = EXPECTED[mode]
-    assert len(capture.datagrams) > 200
-    assert any(plain_pattern(d) for d in capture.datagrams) == readable
-    ids = [i for d in capture.datagrams for i in _submessage_ids(d)]
+    assert len(datagrams) > 200
+    assert any(plain_pattern(d) for d in datagrams) == readable
+    ids = [i for d in datagrams for i in _submessage_ids(d)]
     # Wrapped: every sample (1000 warm-up and 200 measured each way); else only the
     # builtin secure endpoints' few (the crypto key exchange, encrypted in every mode).
     bodies = ids.count(SEC_BODY)

@@ -9,10 +9,7 @@ refused, naming them; nothing is left behind (conftest, and the router's port)."
 import os
 import secrets
 import shutil
-import socket
-import struct
 import subprocess
-import threading
 import time
 from pathlib import Path
 
@@ -20,7 +17,7 @@ import pytest
 
 from conftest import live_processes, only_run, run_cli
 from driver_checks import check_counts, load
-from psbench.run.rtps_wire import PACKET_STATISTICS, RECEIVE_BUFFER, SO_RCVBUFFORCE, SOL_PACKET
+from lo_capture import captured, tcp_segment
 from psbench.run.security import credentials
 from test_services_outlive import listening
 from wire_pattern import plain_pattern
@@ -95,56 +92,7 @@ def test_tls_ping_pong(zenoh, results, transport):
 
 # ---- what is on the wire ------------------------------------------------------------
 
-ETH_P_IP = 0x0800
 TLS_APPLICATION_DATA = b"\x17\x03\x03"  # a TLS 1.2/1.3 application data record's header
-
-
-class Capture:
-    """TCP segments with a payload on lo: (source port, destination port, payload).
-    dropped: packets the kernel could not hand over (the reader fell behind the other
-    tests' traffic on lo): with any, a segment of the run may be missing."""
-
-    LIMIT = 200_000  # segments kept (other tests may be running on lo too)
-
-    def __init__(self):
-        try:
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
-        except PermissionError:
-            pytest.skip("a raw socket needs root or CAP_NET_RAW")
-        self.sock.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, RECEIVE_BUFFER)
-        self.sock.bind(("lo", 0))
-        self.sock.settimeout(0.2)
-        self.sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)  # reading resets them
-        self.dropped = 0
-        self.segments: list[tuple[int, int, bytes]] = []
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run)
-        self.thread.start()
-
-    def _run(self):
-        while not self.stop.is_set() and len(self.segments) < self.LIMIT:
-            try:
-                packet = self.sock.recv(65535)
-            except TimeoutError:
-                continue
-            header = (packet[0] & 0x0F) * 4
-            if packet[9] != 6 or len(packet) < header + 20:
-                continue
-            sport, dport = struct.unpack(">HH", packet[header : header + 4])
-            payload = packet[header + (packet[header + 12] >> 4) * 4 :]
-            if payload:
-                self.segments.append((sport, dport, payload[:2048]))
-
-    def close(self):
-        self.stop.set()
-        self.thread.join()
-        _, self.dropped = struct.unpack(
-            "II", self.sock.getsockopt(SOL_PACKET, PACKET_STATISTICS, 8)
-        )
-        self.sock.close()
-
-    def on_port(self, port: int) -> list[bytes]:
-        return [p for s, d, p in self.segments if port in (s, d)]
 
 
 def _the_runs_port(record: dict) -> int:
@@ -154,23 +102,22 @@ def _the_runs_port(record: dict) -> int:
     return PORT_FIRST + _fnv1a32(record["run_id"]) % PORT_COUNT
 
 
-CAPTURE_TRIES = 3  # runs made until one was captured without a dropped packet
-
-
 def _captured_run(results: Path, transport: str, *security: str) -> list[bytes]:
-    for _ in range(CAPTURE_TRIES):
-        capture = Capture()
-        try:
-            proc = _run(results, "ping", transport, "--size", "1024", "--count", "200", *security)
-        finally:
-            capture.close()
+    """The payloads of the TCP segments on the run's own port, from a run whose capture
+    dropped nothing (lo_capture)."""
+    records = []
+
+    def run():
+        proc = _run(results, "ping", transport, "--size", "1024", "--count", "200", *security)
         assert proc.returncode == 0, proc.stderr
         record = only_run(results)
         assert record["status"] == "ok", record.get("message")
         shutil.rmtree(results)  # the next run's record is then the only one
-        if capture.dropped == 0:
-            return capture.on_port(_the_runs_port(record))
-    pytest.fail(f"every capture of {CAPTURE_TRIES} runs dropped packets (lo too busy)")
+        records.append(record)
+
+    segments = captured(tcp_segment, run)
+    port = _the_runs_port(records[-1])
+    return [p for s, d, p in segments if port in (s, d)]
 
 
 @pytest.mark.parametrize("transport", TRANSPORTS)
