@@ -581,10 +581,24 @@ def control_master(machines: Path, tmp_path: Path):
         shutil.rmtree(sockets, ignore_errors=True)
 
 
+def secured_over_ssh(driver: str, args: list[str], machines: Path, tmp_path: Path):
+    """A ping of driver with its roles on the two machines (args: placement, security):
+    (its CompletedProcess, its run.json, its run directory)."""
+    if driver not in paths.driver_libraries():
+        pytest.skip(f"the {driver} driver is not built")
+    argv = ["ping", "--driver", driver, "--host", "a:ssh=a", "--host", "b:ssh=b", *args]
+    with ran_over_ssh(argv, machines, tmp_path, driver) as done:
+        found = sorted((tmp_path / "results").rglob("run.json"))
+        assert len(found) == 1, done.stdout + done.stderr
+        return done, json.loads(found[0].read_text()), found[0].parent
+
+
 def _no_credentials_left(run_dir: Path, record: dict) -> None:
     """Nothing secret came back beside the figures, and nothing of the run stayed there."""
     assert [p.name for p in run_dir.rglob("*.pem")] == []
+    assert [p.name for p in run_dir.rglob("*.p7s")] == []
     assert not (REMOTE_RUNS / record["run_id"]).exists()
+    assert record["remote_files_left"] is None
     assert nodes_of(record["run_id"]) == []
 
 
@@ -595,32 +609,23 @@ def test_a_secured_run_copies_each_machines_credentials_and_takes_them_back(mach
     credentials psbench made here and copied there (readable by the remote user only);
     every round trip made, the broker served TLS with the certificate made for b's
     address, and no key or certificate stayed on the machines or came back."""
-    if "mqtt" not in paths.driver_libraries():
-        pytest.skip("the mqtt driver is not built")
-    with ran_over_ssh(
-        ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
-         "--place", "ping=a", "--place", "pong=b", "--place", "broker=b", "--count", "200",
-         "--security", "tls"],
-        machines,
-        tmp_path,
-        "mqtt",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
-        assert record["status"] == "ok", record["message"]
-        assert record["stats"]["ping"]["rtt"]["n"] == 200
-        assert record["security"]["mode"] == "tls" and record["security"]["fault"] is None
-        (service,) = record["services"]
-        assert service["host"] == "b" and service["security"] == "tls"
-        folder = Path(service["argv"][-1]).parent
-        assert folder.is_relative_to(REMOTE_RUNS) and not folder.exists()
-        assert brokers_of(str(folder)) == []
-        # Each node was told its credentials' folder on its own machine.
-        for process in record["processes"]:
-            there = REMOTE_RUNS / record["run_id"] / process["name"] / ssh.SECURITY_DIR
-            assert f"security_dir={there}" in process["argv"][-1], process["argv"]
-        run_dir = next((tmp_path / "results").rglob("run.json")).parent
-        _no_credentials_left(run_dir, record)
+    done, record, run_dir = secured_over_ssh(
+        "mqtt", ["--place", "ping=a", "--place", "pong=b", "--place", "broker=b",
+                 "--count", "200", "--security", "tls"], machines, tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert record["status"] == "ok", record["message"]
+    assert record["stats"]["ping"]["rtt"]["n"] == 200
+    assert record["security"]["mode"] == "tls" and record["security"]["fault"] is None
+    (service,) = record["services"]
+    assert service["host"] == "b" and service["security"] == "tls"
+    folder = Path(service["argv"][-1]).parent
+    assert folder.is_relative_to(REMOTE_RUNS) and not folder.exists()
+    assert brokers_of(str(folder)) == []
+    # Each node was told its credentials' folder on its own machine.
+    for process in record["processes"]:
+        there = REMOTE_RUNS / record["run_id"] / process["name"] / ssh.SECURITY_DIR
+        assert f"security_dir={there}" in process["argv"][-1], process["argv"]
+    _no_credentials_left(run_dir, record)
 
 
 @needs_root
@@ -629,23 +634,14 @@ def test_a_secured_run_copies_each_machines_credentials_and_takes_them_back(mach
 def test_dds_security_across_machines_with_its_signed_documents(machines, tmp_path):
     """DDS Security (authentication, access control, encryption) between two machines:
     each node's certificate, governance and permissions (signed here) copied there."""
-    if "cyclonedds" not in paths.driver_libraries():
-        pytest.skip("the cyclonedds driver is not built")
-    with ran_over_ssh(
-        ["ping", "--driver", "cyclonedds", "--host", "a:ssh=a", "--host", "b:ssh=b",
-         "--place", "ping=a", "--place", "pong=b", "--count", "200", "--security", "encrypt"],
-        machines,
-        tmp_path,
-        "cyclonedds",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
-        assert record["status"] == "ok", record["message"]
-        assert record["stats"]["ping"]["rtt"]["n"] == 200
-        assert record["security"]["mode"] == "encrypt"
-        run_dir = next((tmp_path / "results").rglob("run.json")).parent
-        assert [p.name for p in run_dir.rglob("*.p7s")] == []
-        _no_credentials_left(run_dir, record)
+    done, record, run_dir = secured_over_ssh(
+        "cyclonedds", ["--place", "ping=a", "--place", "pong=b", "--count", "200",
+                       "--security", "encrypt"], machines, tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert record["status"] == "ok", record["message"]
+    assert record["stats"]["ping"]["rtt"]["n"] == 200
+    assert record["security"]["mode"] == "encrypt"
+    _no_credentials_left(run_dir, record)
 
 
 @needs_root
@@ -670,25 +666,17 @@ def test_a_secret_is_written_for_the_remote_user_alone(machines, monkeypatch):
 @LONG
 def test_bad_credentials_on_a_machine_fail_the_run_and_it_receives_nothing(machines, tmp_path):
     # pong on b gets a certificate of another CA: the broker (on a) refuses it.
-    if "mqtt" not in paths.driver_libraries():
-        pytest.skip("the mqtt driver is not built")
-    with ran_over_ssh(
-        ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
-         "--place", "ping=a", "--place", "pong=b", "--place", "broker=a", "--count", "50",
-         "--security", "tls", "--security-fault", "wrong-ca", "--match-timeout", "8"],
-        machines,
-        tmp_path,
-        "mqtt",
-    ) as done:  # fmt: skip
-        assert done.returncode != 0
-        record = only_record(tmp_path / "results")
-        assert record["status"] == "failed" and record["security"]["fault"] == "wrong-ca"
-        assert "unable to get local issuer certificate" in done.stderr, done.stderr
-        run_dir = next((tmp_path / "results").rglob("run.json")).parent
-        pong = run_dir / "pong.json"
-        if pong.exists():  # a node stopped before its summary received nothing either
-            assert json.loads(pong.read_text())["counts"]["received"] == 0
-        _no_credentials_left(run_dir, record)
+    done, record, run_dir = secured_over_ssh(
+        "mqtt", ["--place", "ping=a", "--place", "pong=b", "--place", "broker=a",
+                 "--count", "50", "--security", "tls", "--security-fault", "wrong-ca",
+                 "--match-timeout", "8"], machines, tmp_path)  # fmt: skip
+    assert done.returncode != 0
+    assert record["status"] == "failed" and record["security"]["fault"] == "wrong-ca"
+    assert "unable to get local issuer certificate" in done.stderr, done.stderr
+    pong = run_dir / "pong.json"
+    if pong.exists():  # a node stopped before its summary received nothing either
+        assert json.loads(pong.read_text())["counts"]["received"] == 0
+    _no_credentials_left(run_dir, record)
 
 
 @needs_root

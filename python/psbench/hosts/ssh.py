@@ -428,35 +428,33 @@ class SshNetwork:
         for host in self.hosts.values():
             if not host.used:
                 continue
-            try:
-                done = run(host.target, FETCH, "psbench-fetch", [run_id], timeout=DEPLOY_TIMEOUT_S)
-            except UserError as exc:
-                problems.append(f"host {host.name}: fetching the results: {exc}")
-                continue
-            if done.returncode != 0:
-                problems.append(
-                    f"host {host.name}: fetching the results: {_why(host.target, done)}"
-                )
-                continue
-            if done.stdout:
+            done, problem = self._ask(host.name, FETCH, "psbench-fetch", [run_id],
+                                      "fetching the results", DEPLOY_TIMEOUT_S)  # fmt: skip
+            if problem is not None:
+                problems.append(problem)
+            elif done.stdout:
                 _unpack(done.stdout, local_dir)
         return problems
 
     def remove_run(self, run_id: str, hosts: list[str]) -> list[str]:
         """The run's directory on those hosts removed (what fetch() did not take: a run
         that ended before its nodes were stopped). Problems, as text."""
-        problems = []
-        for name in hosts:
-            try:
-                done = run(self.hosts[name].target, REMOVE, "psbench-remove", [run_id])
-            except UserError as exc:
-                problems.append(f"host {name}: removing the run's files: {exc}")
-                continue
-            if done.returncode != 0:
-                problems.append(
-                    f"host {name}: removing the run's files: {_why(self.hosts[name].target, done)}"
-                )
-        return problems
+        asked = [self._ask(name, REMOVE, "psbench-remove", [run_id], "removing the run's files")
+                 for name in hosts]  # fmt: skip
+        return [problem for _, problem in asked if problem is not None]
+
+    def _ask(self, name: str, script: str, label: str, args: list[str], what: str,
+             timeout: float | None = None):  # fmt: skip
+        """script run on host `name`: (its outcome, None), or (None, what went wrong as
+        text) when ssh failed or the script did."""
+        target = self.hosts[name].target
+        try:
+            done = run(target, script, label, args, timeout=timeout)
+        except UserError as exc:
+            return None, f"host {name}: {what}: {exc}"
+        if done.returncode != 0:
+            return None, f"host {name}: {what}: {_why(target, done)}"
+        return done, None
 
     def describe(self) -> dict:
         """For run.json."""

@@ -575,7 +575,7 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                              on_progress, sampler, restarter, network)  # fmt: skip
         finally:
             if sent_to:  # fetched and removed by now, unless the run broke off first
-                network.remove_run(run_id, sent_to)
+                record["remote_files_left"] = network.remove_run(run_id, sent_to) or None
             if restarter is not None:
                 record["restart"] = restarter.finish()
                 record["services"] = [s.to_json() for s in used]  # its new pid
