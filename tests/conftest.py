@@ -159,6 +159,23 @@ def assert_nothing_left(run_id: str) -> None:
     assert shm_files_of_run(run_id) == [], f"/dev/shm files of run {run_id} left behind"
 
 
+@pytest.fixture
+def drivers_dir(tmp_path, monkeypatch):
+    """psbench reads its drivers' manifests from tmp_path (empty) instead of drivers/."""
+    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
+    manifests.load.cache_clear()
+    yield tmp_path
+    manifests.load.cache_clear()
+
+
+@pytest.fixture
+def mw_drivers_dir(drivers_dir):
+    """The same with one driver folder, mw, for a manifest a test writes."""
+    (drivers_dir / "mw").mkdir()
+    (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
+    return drivers_dir
+
+
 @pytest.fixture(autouse=True)
 def nothing_left_behind(results):
     yield

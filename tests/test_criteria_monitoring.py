@@ -111,16 +111,6 @@ def test_an_expect_naming_another_topic_is_judged_no(driver_libs, tmp_path, monk
 # The manifest's fields --------------------------------------------------------------
 
 
-@pytest.fixture
-def drivers_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
-    manifests.load.cache_clear()
-    (tmp_path / "mw").mkdir()
-    (tmp_path / "mw" / "CMakeLists.txt").write_text("")
-    yield tmp_path
-    manifests.load.cache_clear()
-
-
 MONITOR = '[monitor]\nargv = ["t"]\nexpect = "x"\n'
 BROKEN = {
     "env not a table": ('env = "A=1"\n', "monitor.env: must be dict"),
@@ -131,17 +121,19 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
-def test_a_broken_monitor_field_is_refused_naming_it(drivers_dir, case):
+def test_a_broken_monitor_field_is_refused_naming_it(mw_drivers_dir, case):
     text, words = BROKEN[case]
-    (drivers_dir / "mw" / "manifest.toml").write_text('architecture = "broker"\n' + MONITOR + text)
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
+        'architecture = "broker"\n' + MONITOR + text
+    )
     with pytest.raises(UserError) as refused:
         manifests.load("mw")
-    assert str(refused.value).startswith(str(drivers_dir / "mw" / "manifest.toml"))
+    assert str(refused.value).startswith(str(mw_drivers_dir / "mw" / "manifest.toml"))
     assert words in str(refused.value) and refused.value.exit_code == 2
 
 
-def test_env_options_and_stop_signal_are_read(drivers_dir):
-    (drivers_dir / "mw" / "manifest.toml").write_text(
+def test_env_options_and_stop_signal_are_read(mw_drivers_dir):
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n' + MONITOR + 'options = ["domain_id=229"]\n'
         'stop_signal = "INT"\nenv = { MW_URI = "file://{folder}/mw.xml" }\n'
     )
@@ -150,16 +142,16 @@ def test_env_options_and_stop_signal_are_read(drivers_dir):
     assert m.env == {"MW_URI": "file://{folder}/mw.xml"}
     from psbench.run.criteria import monitoring
 
-    env = monitoring._env(m, drivers_dir / "mw")
-    assert env["MW_URI"] == f"file://{drivers_dir}/mw/mw.xml" and env["PATH"]
+    env = monitoring._env(m, mw_drivers_dir / "mw")
+    assert env["MW_URI"] == f"file://{mw_drivers_dir}/mw/mw.xml" and env["PATH"]
 
 
-def test_a_tool_the_build_makes_and_did_not_is_not_testable(drivers_dir, tmp_path, monkeypatch):
+def test_a_tool_the_build_makes_and_did_not_is_not_testable(mw_drivers_dir, tmp_path, monkeypatch):
     from psbench.run.criteria import monitoring
     from psbench.run.criteria.context import Context
 
     monkeypatch.setenv("PSBENCH_BUILD", str(tmp_path / "no-build"))
-    (drivers_dir / "mw" / "manifest.toml").write_text(
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n[monitor]\nargv = ["{build}/drivers/mw/bin/mw-watch"]\n'
         'expect = "psb_"\n'
     )

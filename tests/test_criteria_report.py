@@ -152,16 +152,6 @@ def test_report_of_another_commands_json_is_refused(tmp_path):
 # The manifest's tables --------------------------------------------------------------
 
 
-@pytest.fixture
-def drivers_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
-    manifests.load.cache_clear()
-    (tmp_path / "mw").mkdir()
-    (tmp_path / "mw" / "CMakeLists.txt").write_text("")
-    yield tmp_path
-    manifests.load.cache_clear()
-
-
 BROKEN = {
     "monitor without expect": ('[monitor]\nargv = ["t"]\n', "monitor.expect: missing"),
     "monitor regex": ('[monitor]\nargv = ["t"]\nexpect = "(("\n', "monitor.expect: not a regular"),
@@ -178,17 +168,17 @@ BROKEN = {
 
 
 @pytest.mark.parametrize("case", list(BROKEN))
-def test_a_broken_monitor_or_claim_is_refused_naming_the_field(drivers_dir, case):
+def test_a_broken_monitor_or_claim_is_refused_naming_the_field(mw_drivers_dir, case):
     text, words = BROKEN[case]
-    (drivers_dir / "mw" / "manifest.toml").write_text('architecture = "broker"\n' + text)
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text('architecture = "broker"\n' + text)
     with pytest.raises(UserError) as refused:
         manifests.load("mw")
-    assert str(refused.value).startswith(str(drivers_dir / "mw" / "manifest.toml"))
+    assert str(refused.value).startswith(str(mw_drivers_dir / "mw" / "manifest.toml"))
     assert words in str(refused.value) and refused.value.exit_code == 2
 
 
-def test_claims_and_monitor_are_read(drivers_dir):
-    (drivers_dir / "mw" / "manifest.toml").write_text(
+def test_claims_and_monitor_are_read(mw_drivers_dir):
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n[monitor]\nargv = ["t", "{broker}"]\nexpect = "psb_"\n'
         'debian = ["t-tools"]\nname = "the-tool"\n[claims.persistence]\ntext = "keeps  one"\nsource = "u"\n'
         "count = 1\n"
@@ -210,11 +200,11 @@ def test_the_reproduction_reads_its_documented_facts_from_the_manifests():
         assert claims["licence"].source in found["source"]
 
 
-def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(drivers_dir, tmp_path):
+def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(mw_drivers_dir, tmp_path):
     from psbench.run.criteria import monitoring
     from psbench.run.criteria.context import Context
 
-    (drivers_dir / "mw" / "manifest.toml").write_text(
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n[monitor]\nargv = ["no-such-tool-psb", "{broker}"]\n'
         'expect = "psb_"\ndebian = ["no-such-tools"]\n[claims.monitoring]\n'
         'text = "an admin console"\nsource = "https://example.org/console"\n'

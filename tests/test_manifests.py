@@ -61,14 +61,6 @@ def test_setup_installs_a_driver_built_on_request_only_when_asked():
             assert set(manifests.load(name).debian) <= set(listed("--with", name)), name
 
 
-@pytest.fixture
-def drivers_dir(tmp_path, monkeypatch):
-    monkeypatch.setattr(manifests, "DRIVERS_DIR", tmp_path)
-    manifests.load.cache_clear()
-    yield tmp_path
-    manifests.load.cache_clear()
-
-
 BROKEN = {
     "not TOML": ("architecture = \n", "manifest.toml: cannot be read"),
     "unknown field": (
