@@ -1,7 +1,8 @@
 """Monitoring: whether a standard tool observes the middleware's traffic, checked by
 running it beside a short psbench run. The tool, and what its output shows when it sees
 the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s`;
-{broker}, {host} and {port} are the address of the broker psbench started). Yes: its
+{broker}, {host} and {port} are the address of the broker psbench started, {service_dir}
+its folder; a leading ~ of argv[0] or `name` is the home folder). Yes: its
 output showed `expect` while the run went on; no: it ran and did not. A driver that
 declares no tool, or whose tool is not installed, is not testable here."""
 
@@ -59,9 +60,10 @@ def _not_testable(driver: str, why: str) -> Verdict:
     return Verdict(NAME, driver, NOT_TESTABLE, why + text, source=claim.source if claim else None)
 
 
-def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
+def _argv(template: tuple[str, ...], address: str | None, folder: Path | None = None) -> list[str]:
     host, _, port = (address or "").rpartition(":")
-    values = {"{broker}": address or "", "{host}": host, "{port}": port}
+    values = {"{broker}": address or "", "{host}": host, "{port}": port,
+              "{service_dir}": str(folder or "")}  # fmt: skip
     out = []
     for arg in template:
         for key, value in values.items():
@@ -86,16 +88,17 @@ def _stop(proc: subprocess.Popen) -> None:
 
 def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     monitor = manifests.load(driver).monitor
-    tool = monitor.argv[0]
-    for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
+    tool = os.path.expanduser(monitor.argv[0])
+    names = (tool, monitor.name and os.path.expanduser(monitor.name))
+    for program in dict.fromkeys(p for p in names if p):
         if find_executable(program) is None:
             packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
             return _not_testable(
                 driver, f"its monitoring tool {program} is not installed{packages}"
             )
     used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
-    address = next((s.address for s in used if s.definition.broker and s.address), None)
-    argv = _argv(monitor.argv, address)
+    broker = next((s for s in used if s.definition.broker and s.address), None)
+    argv = _argv(monitor.argv, broker and broker.address, broker and broker.folder)
     argv[0] = find_executable(tool)
     tool = monitor.name or Path(tool).name  # what the evidence calls it
     log = folder / f"{driver}-{tool}.log"
