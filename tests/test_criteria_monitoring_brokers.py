@@ -7,6 +7,8 @@ manifest's `expect` names another run's; nothing of the broker or the tool left 
 import dataclasses
 import json
 import os
+import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -110,3 +112,18 @@ def test_no_when_its_output_never_shows_what_the_manifest_expects(
     assert the_runs_own(broker_driver, json.loads(run_json.read_text())["run_id"]) in output
     assert verdict.figures["output_lines"] == output.count("\n") > 0
     assert what_remains(str(tmp_path)) == []
+
+
+def test_rabbitmqctl_is_not_asked_without_the_brokers_epmd(tmp_path):
+    """Without the broker's own epmd, rabbitmqctl would start an epmd daemon on its port
+    that outlives everything: the loop ends at once instead, asking nothing."""
+    monitor = manifests.load("rabbitmq").monitor
+    with socket.socket() as probe:  # a port no epmd listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    (tmp_path / "epmd.port").write_text(f"{port}\n")
+    argv = monitoring._argv(monitor.argv, "127.0.0.1:5672", tmp_path)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (1, "", "")
+    with socket.socket() as client:
+        assert client.connect_ex(("127.0.0.1", port)) != 0  # no epmd was started there
