@@ -5,6 +5,7 @@ broken manifest tables refused with one message (exit code 2)."""
 
 import csv
 import json
+import os
 
 import pytest
 
@@ -215,6 +216,21 @@ def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(mw_dri
     assert "no-such-tool-psb is not installed (Debian: no-such-tools)" in found.evidence
     assert "documented, not verified: an admin console" in found.evidence
     assert found.source == "https://example.org/console"
+
+
+def test_a_monitoring_tools_home_path_is_looked_for_in_the_home_folder(drivers_dir, tmp_path):
+    from psbench.run.criteria import monitoring
+    from psbench.run.criteria.context import Context
+
+    (drivers_dir / "mw" / "manifest.toml").write_text(
+        'architecture = "broker"\n[monitor]\nargv = ["~/.cache/no-such-tool-psb", "{broker}"]\n'
+        'expect = "psb_"\n'
+    )
+    ctx = Context(["mw"], {}, {"mw": {}}, tmp_path, {}, ["psbench", "criteria"])
+    found = monitoring.assess(ctx)["mw"]
+    home = os.path.expanduser("~")
+    assert found.verdict == "not testable here"
+    assert f"its monitoring tool {home}/.cache/no-such-tool-psb is not installed" in found.evidence
 
 
 def test_setup_installs_every_monitoring_tools_package():

@@ -150,6 +150,14 @@ def test_monitoring_placeholders_take_the_brokers_address():
     assert argv == ["t", "-h", "127.0.0.1", "-p", "4242", "--at", "127.0.0.1:4242"]
 
 
+def test_monitoring_service_dir_is_the_brokers_folder():
+    # A tool that reads the broker's own files (its node's cookie and ports) is given them.
+    argv = monitoring._argv(("sh", "-c", "script", "tool", "{service_dir}", "{port}"),
+                            "127.0.0.1:4242", Path("/r/monitoring/service-b"))  # fmt: skip
+    assert argv == ["sh", "-c", "script", "tool", "/r/monitoring/service-b", "4242"]
+    assert monitoring._argv(("t", "{service_dir}"), None) == ["t", ""]
+
+
 # Architecture, documented claims ----------------------------------------------------
 
 

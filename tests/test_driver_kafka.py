@@ -343,6 +343,9 @@ def test_the_pom_and_the_manifest_name_one_version():
     version = pom.split("<kafka.version>", 1)[1].split("<", 1)[0]
     [service] = manifests.load(DRIVER).services
     assert f"/kafka/{version}/kafka-java" in service.executable
+    # The console consumer of the monitoring criterion: kafka-tools at that version.
+    assert f"/kafka/{version}/kafka-console-consumer" in manifests.load(DRIVER).monitor.argv[0]
+    assert "${kafka.version}" in (folder / "tools-pom.xml").read_text()
     assert json.dumps(version) != '""'
 
 

@@ -7,14 +7,19 @@ libs, outside the checkout, with a launcher beside them:
                                                configuration (log4j2.properties)
   kafka-java --version                         the version the jars say they are
 
+  kafka-console-consumer [OPTIONS]             Kafka's console consumer (kafka-tools, at
+                                               the same version, with its dependencies, in
+                                               tools/; tools-pom.xml), which psbench
+                                               criteria runs beside the broker (monitoring)
+
 manifest.toml starts the broker and formats its storage through the launcher. Then one
 training start of the broker (on 127.0.0.1, in a temporary folder, stopped once it has
 started) leaves a class-data-sharing archive of the classes it loaded (kafka.jsa, JDK
 dynamic AppCDS), which the launcher hands every later JVM: they map those classes instead
 of loading and verifying them from the jars, and start faster. Once the folder is
-complete (its file `complete`), a later call only rewrites the launcher and the log
-configuration: no Maven, no network. The build runs this once (CMake target
-kafka-broker, with a stamp file). Usage: fetch_broker.py [CACHE_DIR]"""
+complete (its file `complete`), and tools/ is there, a later call only rewrites the
+launchers and the log configurations: no Maven, no network. The build runs this once
+(CMake target kafka-broker, with a stamp file). Usage: fetch_broker.py [CACHE_DIR]"""
 
 import os
 import re
@@ -32,32 +37,41 @@ DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1"
 MVN_TIMEOUT_S = 900
 
 
-def pom_version() -> str:
-    found = re.search(r"<kafka\.version>([^<]+)</kafka\.version>", (HERE / "pom.xml").read_text())
+def pom_property(name: str) -> str:
+    found = re.search(rf"<{re.escape(name)}>([^<]+)</{re.escape(name)}>",
+                      (HERE / "pom.xml").read_text())  # fmt: skip
     if not found:
-        sys.exit(f"{HERE / 'pom.xml'}: no <kafka.version>")
+        sys.exit(f"{HERE / 'pom.xml'}: no <{name}>")
     return found.group(1).strip()
 
 
-def copy_jars(libs: Path) -> None:
-    """mvn copies kafka_2.13 and its runtime dependencies into libs (made anew)."""
-    partial = libs.with_name("libs.partial")
+def pom_version() -> str:
+    return pom_property("kafka.version")
+
+
+def copy_jars(libs: Path, pom: str = "pom.xml", main_jar: str = "kafka_2.13-*.jar") -> None:
+    """mvn copies the pom's artifacts (kafka_2.13; tools-pom.xml: kafka-tools) and their
+    runtime dependencies into libs (made anew), at pom.xml's versions."""
+    partial = libs.with_name(libs.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
     mvn = shutil.which("mvn")
     if mvn is None:
         sys.exit("kafka: mvn is not installed (Debian package maven; make setup installs it)")
-    argv = [mvn, "-B", "-q", "-f", str(HERE / "pom.xml"), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
-            "-Dstyle.color=never", "-DincludeScope=runtime", f"-DoutputDirectory={partial}"]  # fmt: skip
+    versions = [f"-D{name}={pom_property(name)}" for name in ("kafka.version", "log4j.version")]
+    argv = [mvn, "-B", "-q", "-f", str(HERE / pom), f"{DEPENDENCY_PLUGIN}:copy-dependencies",
+            "-Dstyle.color=never", "-DincludeScope=runtime", f"-DoutputDirectory={partial}",
+            *versions]  # fmt: skip
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,
                           timeout=MVN_TIMEOUT_S)  # fmt: skip
-    if done.returncode != 0 or not any(partial.glob("kafka_2.13-*.jar")):
+    if done.returncode != 0 or not any(partial.glob(main_jar)):
         shutil.rmtree(partial, ignore_errors=True)
         said = (done.stdout + done.stderr).strip()[-2000:]
         sys.exit(f"kafka: `{' '.join(argv)}` failed (exit code {done.returncode}):\n{said}")
     shutil.rmtree(libs, ignore_errors=True)
     partial.rename(libs)
-    # An archive is valid only for the jars it was made from (their sizes and times).
-    (libs.parent / "kafka.jsa").unlink(missing_ok=True)
+    if pom == "pom.xml":
+        # An archive is valid only for the jars it was made from (their sizes and times).
+        (libs.parent / "kafka.jsa").unlink(missing_ok=True)
 
 
 def jar_version(libs: Path) -> str:
@@ -81,6 +95,14 @@ if [ -f '{home}/kafka.jsa' ]; then
   set -- -XX:SharedArchiveFile='{home}/kafka.jsa' -Xlog:cds=off -Xlog:cds+dynamic=off "$@"
 fi
 exec java -Dlog4j2.configurationFile='{home}/log4j2.properties' -cp '{home}/libs/*' "$@"
+"""
+
+CONSOLE_CONSUMER = """#!/bin/sh
+# Written by {script}: Kafka's console consumer, from kafka-tools' jars (Maven Central,
+# fetched with {pom}), with its own log configuration (the partitions it is given).
+exec java -Xmx256m -XX:-UsePerfData -XX:TieredStopAtLevel=1 \\
+  -Dlog4j2.configurationFile='{home}/tools-log4j2.properties' -cp '{home}/tools/*' \\
+  org.apache.kafka.tools.consumer.ConsoleConsumer "$@"
 """
 
 TRAINING_CONFIG = """process.roles=broker,controller
@@ -145,15 +167,21 @@ def make_archive(home: Path) -> None:
         os.replace(partial, home / "kafka.jsa")
 
 
-def write_launcher(home: Path, version: str) -> None:
-    shutil.copyfile(HERE / "log4j2.properties", home / "log4j2.properties")
-    launcher = home / "kafka-java"
-    text = LAUNCHER.format(script=Path(__file__).name, pom=HERE / "pom.xml",
-                           version=version, home=home)  # fmt: skip
-    partial = launcher.with_name("kafka-java.partial")
+def write_script(path: Path, text: str) -> None:
+    partial = path.with_name(path.name + ".partial")
     partial.write_text(text)
     partial.chmod(0o755)
-    os.replace(partial, launcher)
+    os.replace(partial, path)
+
+
+def write_launcher(home: Path, version: str) -> None:
+    for config in ("log4j2.properties", "tools-log4j2.properties"):
+        shutil.copyfile(HERE / config, home / config)
+    script = Path(__file__).name
+    write_script(home / "kafka-java", LAUNCHER.format(script=script, pom=HERE / "pom.xml",
+                                                      version=version, home=home))  # fmt: skip
+    write_script(home / "kafka-console-consumer",
+                 CONSOLE_CONSUMER.format(script=script, pom=HERE / "tools-pom.xml", home=home))  # fmt: skip
 
 
 def main() -> None:
@@ -165,6 +193,11 @@ def main() -> None:
         started = time.monotonic()
         copy_jars(home / "libs")
         print(f"kafka: fetched the broker's jars into {home / 'libs'} in "
+              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+    if not (home / "tools").is_dir():  # copy_jars renames it into place once complete
+        started = time.monotonic()
+        copy_jars(home / "tools", "tools-pom.xml", "kafka-tools-*.jar")
+        print(f"kafka: fetched the console consumer's jars into {home / 'tools'} in "
               f"{time.monotonic() - started:.1f} s")  # fmt: skip
     version = jar_version(home / "libs")
     write_launcher(home, version)

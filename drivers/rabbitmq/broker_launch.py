@@ -125,6 +125,8 @@ cd "$folder"
 # ran here before (killed, then started again by psbench) is kept.
 grep -qxF '{DURABLE_MARKER}' "$0" || rm -rf data
 (umask 077 && echo {v.cookie} > .erlang.cookie)
+# The port of its epmd, for rabbitmqctl beside it (manifest.toml, [monitor]).
+echo {v.epmd_port} > epmd.port
 : > rabbitmq-env.conf
 export HOME="$folder" ERL_EPMD_PORT={v.epmd_port} ERL_EPMD_ADDRESS={v.address}
 export RABBITMQ_NODENAME=psbench-{v.port}@localhost
@@ -172,7 +174,7 @@ done
 trap '' TERM INT HUP
 kill -TERM "$epmd_pid" 2> /dev/null
 wait "$epmd_pid" 2> /dev/null
-rm -rf data plugins-expand log .erlang.cookie pid
+rm -rf data plugins-expand log .erlang.cookie epmd.port pid
 if [ "$stopping" = 1 ]; then
   echo "rabbitmq: stopped"
   exit 0

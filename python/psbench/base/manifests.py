@@ -82,7 +82,8 @@ class Manifest:
     security_modes: tuple[str, ...] = ()  # what --security takes ([security] modes)
     security_documents: str | None = None  # the documents those modes need, by kind
     # A standard tool that observes the middleware's traffic (psbench criteria,
-    # "monitoring"): argv with {broker}, {host}, {port}; expect: a regex its output shows.
+    # "monitoring"): argv with {broker}, {host}, {port}, {service_dir} (the broker's
+    # folder); expect: a regex its output shows.
     monitor: "MonitorSpec | None" = None
     # What the middleware's documentation says of a criterion psbench does not (or cannot)
     # test here: criterion -> Claim (psbench criteria: "documented, not verified").

@@ -1,11 +1,12 @@
 """Monitoring: whether a standard tool observes the middleware's traffic, checked by
 running it beside a short psbench run. The tool, and what its output shows when it sees
 the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s`;
-{broker}, {host} and {port} are the address of the broker psbench started; {build} in
-argv[0], the build directory, for a tool the build makes; `env`, `options` and
-`stop_signal`: docs/criteria.md). Yes: its output showed `expect` while the run went on;
-no: it ran and did not. A driver that declares no tool, or whose tool is not installed,
-is not testable here."""
+{broker}, {host} and {port} are the address of the broker psbench started, {service_dir}
+its folder; {build} in argv[0], the build directory, for a tool the build makes; a
+leading ~ of argv[0] or `name` is the home folder; `env`, `options` and `stop_signal`:
+docs/criteria.md). Yes: its output showed `expect` while the run went on; no: it ran and
+did not. A driver that declares no tool, or whose tool is not installed, is not testable
+here."""
 
 import contextlib
 import functools
@@ -62,9 +63,10 @@ def _not_testable(driver: str, why: str) -> Verdict:
     return Verdict(NAME, driver, NOT_TESTABLE, why + text, source=claim.source if claim else None)
 
 
-def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
+def _argv(template: tuple[str, ...], address: str | None, folder: Path | None = None) -> list[str]:
     host, _, port = (address or "").rpartition(":")
-    values = {"{broker}": address or "", "{host}": host, "{port}": port}
+    values = {"{broker}": address or "", "{host}": host, "{port}": port,
+              "{service_dir}": str(folder or "")}  # fmt: skip
     out = []
     for arg in template:
         for key, value in values.items():
@@ -74,8 +76,9 @@ def _argv(template: tuple[str, ...], address: str | None) -> list[str]:
 
 
 def _program(name: str) -> str | None:
-    """The tool's path: {build} is the build directory (a tool the build makes)."""
-    return find_executable(name.replace("{build}", str(paths.build_dir())))
+    """The tool's path: {build} is the build directory (a tool the build makes), a
+    leading ~ the home folder."""
+    return find_executable(os.path.expanduser(name.replace("{build}", str(paths.build_dir()))))
 
 
 def _env(monitor: manifests.MonitorSpec, folder: Path) -> dict | None:
@@ -124,8 +127,8 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
                 driver, f"its monitoring tool {program} is not installed{packages}"
             )
     used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
-    address = next((s.address for s in used if s.definition.broker and s.address), None)
-    argv = _argv(monitor.argv, address)
+    broker = next((s for s in used if s.definition.broker and s.address), None)
+    argv = _argv(monitor.argv, broker and broker.address, broker and broker.folder)
     argv[0] = _program(tool)
     stop = signal.Signals[f"SIG{monitor.stop_signal}"]
     tool = monitor.name or Path(tool).name  # what the evidence calls it
