@@ -218,11 +218,11 @@ def test_a_monitoring_tool_not_installed_is_not_testable_with_its_package(mw_dri
     assert found.source == "https://example.org/console"
 
 
-def test_a_monitoring_tools_home_path_is_looked_for_in_the_home_folder(drivers_dir, tmp_path):
+def test_a_monitoring_tools_home_path_is_looked_for_in_the_home_folder(mw_drivers_dir, tmp_path):
     from psbench.run.criteria import monitoring
     from psbench.run.criteria.context import Context
 
-    (drivers_dir / "mw" / "manifest.toml").write_text(
+    (mw_drivers_dir / "mw" / "manifest.toml").write_text(
         'architecture = "broker"\n[monitor]\nargv = ["~/.cache/no-such-tool-psb", "{broker}"]\n'
         'expect = "psb_"\n'
     )

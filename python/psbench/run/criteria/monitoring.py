@@ -124,7 +124,8 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
                 )
             packages = f" (Debian: {', '.join(monitor.debian)})" if monitor.debian else ""
             return _not_testable(
-                driver, f"its monitoring tool {program} is not installed{packages}"
+                driver,
+                f"its monitoring tool {os.path.expanduser(program)} is not installed{packages}",
             )
     used = ctx.pool.ensure(ctx.describes[driver], None, folder) if ctx.pool else []
     broker = next((s for s in used if s.definition.broker and s.address), None)
