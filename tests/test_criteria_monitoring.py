@@ -7,6 +7,8 @@ wrong."""
 
 import dataclasses
 import json
+import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -167,3 +169,31 @@ def test_a_tool_the_build_makes_and_did_not_is_not_testable(mw_drivers_dir, tmp_
     tool.write_text("#!/bin/sh\n")
     tool.chmod(0o755)
     assert monitoring._program("{build}/drivers/mw/bin/mw-watch") == str(tool)
+
+
+def _running(pid: int) -> bool:
+    """Whether pid is a live process (a zombie no one reaped yet is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return False
+    return stat.rpartition(")")[2].split()[0] != "Z"
+
+
+def test_stopping_a_tool_ends_what_it_started_even_after_the_tool_itself_ended():
+    from psbench.run.criteria import monitoring
+
+    # The tool (a shell) is gone at once; its child ignores SIGTERM and would outlive it.
+    proc = subprocess.Popen(
+        ["sh", "-c", "(trap '' TERM; exec sleep 60) & echo $! ; exit 0"],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
+    child = int(proc.stdout.readline())
+    proc.wait(timeout=10)
+    assert _running(child)
+    monitoring._stop(proc)
+    end = time.monotonic() + 10
+    while _running(child) and time.monotonic() < end:
+        time.sleep(0.05)
+    assert not _running(child)
+    monitoring._stop(proc)  # safe twice

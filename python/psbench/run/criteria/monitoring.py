@@ -96,19 +96,33 @@ def _child(stop: signal.Signals) -> None:
     signal.signal(stop, signal.SIG_DFL)
 
 
+STOP_WAIT_S = 5.0  # for the tool's process group to end after `stop`, before SIGKILL
+
+
 def _stop(proc: subprocess.Popen, stop: signal.Signals = signal.SIGTERM) -> None:
-    """Ends the tool and whatever it started (its own session) with `stop`, then
-    SIGKILL; safe twice."""
-    if proc.poll() is not None:
-        return
+    """Ends the tool and whatever it started (its own process group, which may outlive
+    the tool itself: a wrapper's children) with `stop`, then SIGKILL; safe twice."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(proc.pid, stop)
-    try:
-        proc.wait(timeout=5)
-    except subprocess.TimeoutExpired:
+    end = time.monotonic() + STOP_WAIT_S
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=STOP_WAIT_S)
+    while _group_alive(proc.pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    if _group_alive(proc.pid) or proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=5)
+        proc.wait(timeout=STOP_WAIT_S)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member that changed its user: still there
+        return True
+    return True
 
 
 def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
