@@ -1,5 +1,6 @@
 """The monitoring criterion with the tools the drivers' builds make: Cyclone DDS's
-`cyclonedds ls` (cyclonedds-python) and NATS's `nats sub` (natscli) each run beside a
+`cyclonedds ls` (cyclonedds-python), NATS's `nats sub` (natscli) and iceoryx2's
+`iox2 service list` (iceoryx2-cli) each run beside a
 real run and show the run's own topic (yes, their output kept); the same tool with an
 `expect` that names another topic is judged no. The manifest fields that take them
 there ({build}, env, options, stop_signal) are read, and refused with one message when
@@ -22,11 +23,13 @@ from psbench.base.errors import UserError
 OWN_TOPIC = {
     "cyclonedds": "─ psb_{run_id}_data ─",
     "nats": 'Received on "psbench.{run_id}.psb_{run_id}_data"',
+    "iceoryx2": 'PublishSubscribe("psb_{run_id}_data")',
 }
 # The injected fault's expect: the tool's line of another topic, which no run has.
 ANOTHER_TOPIC = {
     "cyclonedds": "─ psb_[A-Za-z0-9]+_elsewhere ─",
     "nats": r'Received on "psbench\.[A-Za-z0-9]+\.psb_[A-Za-z0-9]+_elsewhere"',
+    "iceoryx2": r'PublishSubscribe\("psb_[A-Za-z0-9]+_elsewhere"\)',
 }
 DRIVERS = list(OWN_TOPIC)
 

@@ -189,6 +189,33 @@ def test_the_cli_refuses_best_effort_keep_all_with_exit_2(lib, results):
     assert only_run(results)["status"] == "refused"
 
 
+def test_option_namespace_names_the_runs_files_and_they_go(lib, results):
+    """namespace=NAME (psbench criteria's monitoring: iox2 must know the names before the
+    run): while the run goes on its files are psbench_iox2_NAME_..., none named by its run
+    id; afterwards none is left."""
+    args = ["pubsub", "--driver", DRIVER, "--count", "3000", "--rate", "1000",
+            "--option", "namespace=nstest1"]  # fmt: skip
+    with cli_in_background(args, results) as proc:
+        record = wait_for_running(results, proc)
+        end = time.monotonic() + 30
+        services = str(Path(tempfile.gettempdir()) / "psbench_iox2_nstest1_services")
+        while services not in leftovers("nstest1"):
+            assert time.monotonic() < end, "the run's service directory never appeared"
+            time.sleep(0.05)
+        assert leftovers(record["run_id"]) == []
+        proc.communicate(timeout=120)
+    done = only_run(results)
+    assert done["status"] == "ok", done.get("message")
+    assert leftovers("nstest1") == []
+
+
+@pytest.mark.parametrize("bad", ["a-b", "n" * 41])
+def test_the_cli_refuses_a_namespace_that_cannot_name_files(lib, results, bad):
+    proc = run_cli(["ping", "--driver", DRIVER, "--option", f"namespace={bad}"], results)
+    assert proc.returncode == 2, proc.stderr
+    assert f"iceoryx2: option namespace='{bad}': use 1 to 40 letters and digits" in proc.stderr
+
+
 @pytest.mark.parametrize("notify", ["wait", "poll", "listener"])
 def test_reliable_keep_all_back_to_back_loses_nothing(lib, results, notify):
     """A writer that waits for room in the reader's buffer of 2: every one of 20,000

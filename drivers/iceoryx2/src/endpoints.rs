@@ -239,7 +239,7 @@ fn deliver_on_a_thread(
     let (ready_tx, ready_rx) = mpsc::sync_channel::<Result<(), Error>>(1);
     let thread = ListenerThread::start(&listener, move |stop: &AtomicBool| {
         let made = (|| {
-            let node = ports::node(&s.run_id)?;
+            let node = ports::node(&s.namespace)?;
             let topic = ports::topic(&node, &s, &name)?;
             let wake = ports::wake(&node, &s, &name)?;
             let sleeper = ports::listener(&wake)?;

@@ -30,7 +30,7 @@ impl Driver for Iceoryx2 {
             history: PSB_KEEP_LAST | PSB_KEEP_ALL,
             notify: PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
             transports: &["shm"],
-            option_keys: &[],
+            option_keys: &settings::OPTION_KEYS,
             max_payload: MAX_PAYLOAD,
             ..Default::default()
         }
@@ -51,7 +51,7 @@ impl Context for Ctx {
     type Reader = Rd;
     fn open(cfg: &Config) -> Result<Self, Error> {
         let settings = parse_or_error(cfg, parse)?;
-        let node = ports::node(&settings.run_id)?;
+        let node = ports::node(&settings.namespace)?;
         Ok(Ctx {
             settings,
             node: Some(node),
@@ -73,7 +73,7 @@ impl Context for Ctx {
 impl Drop for Ctx {
     fn drop(&mut self) {
         self.node = None; // its files go first
-        ports::remove_run_files_if_unused(&self.settings.run_id);
+        ports::remove_run_files_if_unused(&self.settings.namespace);
     }
 }
 

@@ -22,7 +22,8 @@ pub type Sub = Subscriber<Svc, [u8], ()>;
 pub type Waker = Notifier<Svc>;
 pub type Sleeper = EventListener<Svc>;
 
-/// Everything of a run is named "psbench_iox2_<run id>_...": its shared memory in /dev/shm
+/// Everything of a run is named "psbench_iox2_<run id>_..." (or the run's option
+/// namespace instead of its run id): its shared memory in /dev/shm
 /// (iceoryx2's prefix), and in the temporary directory (iceoryx2's root path) its event
 /// sockets and its node and service directories. No directory of its own for the run: a
 /// socket's path (root, prefix, a 39-digit id, ".event") must fit in 108 bytes.

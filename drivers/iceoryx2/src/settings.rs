@@ -1,12 +1,15 @@
 //! One parse of the configuration for check() and open(): psbench's QoS on iceoryx2's
 //! publish-subscribe settings (README.md, "QoS"), every refusal recorded.
 use psbench_driver::abi::*;
-use psbench_driver::{payload_in_range, Config, Refusals};
+use psbench_driver::{payload_in_range, Config, Options, Refusals};
 
 /// How long a reliable writer waits for room in a reader's buffer before its write fails.
 pub const RELIABLE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 /// Longest run id: it is in every event socket's path (README.md, "Names").
 pub const MAX_RUN_ID: usize = 40;
+/// The driver's one option: names the run's files instead of its run id (README.md,
+/// "Monitoring (psbench criteria)").
+pub const OPTION_KEYS: [&str; 1] = ["namespace"];
 /// Largest message: 4 MiB (header included). The publisher's data segment holds
 /// (readers x (buffer + 2) + history + 2) samples of this size.
 pub const MAX_PAYLOAD: u64 = 4 << 20;
@@ -21,7 +24,9 @@ pub struct Settings {
     /// true: a full buffer drops its oldest sample (best effort, keep_last:N); false: the
     /// writer waits for room (reliable keep_all or history unset), up to RELIABLE_WAIT.
     pub safe_overflow: bool,
-    pub run_id: String,
+    /// What names the run's shared memory and files (psbench_iox2_<namespace>_...): the
+    /// run id, or option namespace=NAME, which a tool can know before the run starts.
+    pub namespace: String,
     pub notify: u32,
     /// Subscriber buffer (keep_last N: N).
     pub buffer: usize,
@@ -49,6 +54,21 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
             format!(
                 "run id '{run_id}' is longer than {MAX_RUN_ID} characters: it names iceoryx2's event \
                  sockets, whose paths must fit in 108 bytes"
+            ),
+        );
+    }
+    let options = Options::new(cfg, refusals);
+    let namespace = options.text("namespace", &run_id);
+    if options.has("namespace")
+        && (namespace.is_empty()
+            || namespace.len() > MAX_RUN_ID
+            || !namespace.bytes().all(|b| b.is_ascii_alphanumeric()))
+    {
+        refusals.add(
+            "option:namespace",
+            format!(
+                "option namespace='{namespace}': use 1 to {MAX_RUN_ID} letters and digits (it names \
+                 iceoryx2's shared memory and event sockets)"
             ),
         );
     }
@@ -87,7 +107,7 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
     let buffer = depth.map_or(DEFAULT_BUFFER, |n| n.clamp(1, MAX_DEPTH) as usize);
     Settings {
         safe_overflow: !reliable || depth.is_some(),
-        run_id,
+        namespace,
         notify: cfg.notify,
         buffer,
         history: if transient { buffer } else { 0 },
