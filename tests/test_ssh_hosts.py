@@ -518,8 +518,8 @@ def test_a_broker_the_machine_lacks_is_named_with_what_it_said(machines, monkeyp
 
     real = ServiceDefinition.render
 
-    def absent(self, folder, largest, port, address, program):
-        text, argv = real(self, folder, largest, port, address, program)
+    def absent(self, folder, largest, port, address, program, **more):
+        text, argv = real(self, folder, largest, port, address, program, **more)
         return text, ["psbench-absent-broker", *argv[1:]]  # as if not installed there
 
     monkeypatch.setattr(ServiceDefinition, "render", absent)
