@@ -25,9 +25,13 @@ build-all: setup $(BUILD_DIR)/build.ninja
 	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_ALL=ON > /dev/null
 	@cmake --build $(BUILD_DIR)
 
+# A driver built from source (manifest: build = "from-source") first builds its middleware
+# into ~/.cache/psbench (scripts/build-source; its variables, e.g. OPENDDS_SRC=, name local
+# source trees, docs/source-builds.md).
 driver-%: setup $(BUILD_DIR)/build.ninja
 	@test -f drivers/$*/manifest.toml || { echo "make: no driver drivers/$*"; exit 2; }
 	@scripts/setup-system --with $*
+	@if grep -q '^build *= *"from-source"' drivers/$*/manifest.toml; then scripts/build-source $*; fi
 	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null
 	@cmake --build $(BUILD_DIR)
 

@@ -102,7 +102,10 @@ def test_a_driver_not_built_is_listed_with_the_command_that_builds_it(
     # others, one built on request (a heavy one).
     for real in manifests.driver_names():
         (tmp_path / real).symlink_to(manifests.DRIVERS_DIR / real)
-    for name, build in (("plainmw", ""), ("heavymw", 'build = "on-request"\n')):
+    source = ('build = "from-source"\n[source]\nsystem = "srcmw"\nversion = "3.1"\n'
+              'build_minutes = 42\n[[source.trees]]\nname = "srcmw"\n')  # fmt: skip
+    for name, build in (("plainmw", ""), ("heavymw", 'build = "on-request"\n'),
+                        ("sourcemw", source)):  # fmt: skip
         (tmp_path / name).mkdir()
         (tmp_path / name / "CMakeLists.txt").write_text("")
         (tmp_path / name / "manifest.toml").write_text('architecture = "broker"\n' + build)
@@ -116,5 +119,10 @@ def test_a_driver_not_built_is_listed_with_the_command_that_builds_it(
         assert infos["udp"].library is not None and infos["udp"].build_command is None
         with pytest.raises(UserError, match=r"'heavymw' is not built; `make driver-heavymw`"):
             drivers.find_driver("heavymw")
+        # One built from source: the same command, and what it will take.
+        assert infos["sourcemw"].build_command == "make driver-sourcemw"
+        assert infos["sourcemw"].build_hint == (
+            "`make driver-sourcemw` builds it (srcmw 3.1 from source, about 42 min on 2 "
+            "cores: docs/source-builds.md)")  # fmt: skip
     finally:
         manifests.load.cache_clear()

@@ -89,7 +89,20 @@ BROKEN = {
     ),
     "an unknown build": (
         'architecture = "broker"\nbuild = "sometimes"\n',
-        "manifest.toml: build: give one of always, on-request",
+        "manifest.toml: build: give one of always, on-request, from-source",
+    ),
+    "built from source without saying from what": (
+        'architecture = "peer-to-peer"\nbuild = "from-source"\n',
+        'manifest.toml: source: a driver has a [source] table exactly when its build is "from-source"',
+    ),
+    "a source table of a driver built from packages": (
+        'architecture = "peer-to-peer"\n[source]\nsystem = "x"\n',
+        'manifest.toml: source: a driver has a [source] table exactly when its build is "from-source"',
+    ),
+    "a source without its version": (
+        'architecture = "peer-to-peer"\nbuild = "from-source"\n[source]\nsystem = "x"\n'
+        '[[source.trees]]\nname = "x"\n',
+        "manifest.toml: source.version: missing",
     ),
     "a wire that is not a string": (
         'architecture = "peer-to-peer"\nwire = 7\n',

@@ -20,8 +20,9 @@ from psbench.base.paths import REPO_ROOT
 DRIVERS_DIR = REPO_ROOT / "drivers"
 ARCHITECTURES = ("floor", "peer-to-peer", "per-host daemon", "router", "broker")
 # When `make build` builds a driver: always, or only when asked (`make driver-NAME`,
-# `make build-all`; CMakeLists.txt reads the same field).
-BUILDS = ("always", "on-request")
+# `make build-all`; CMakeLists.txt reads the same field), or from-source: its middleware
+# is built from source by `make driver-NAME` alone (scripts/build-source reads [source]).
+BUILDS = ("always", "on-request", "from-source")
 # Signed documents a security mode needs besides certificates (psbench.run.security).
 SECURITY_DOCUMENTS = ("dds-security",)
 TLS = "tls"  # the security mode a broker serves with its tls_config
@@ -88,6 +89,16 @@ class Manifest:
     # What the middleware's documentation says of a criterion psbench does not (or cannot)
     # test here: criterion -> Claim (psbench criteria: "documented, not verified").
     claims: dict = field(default_factory=dict)
+    source: "SourceSpec | None" = None  # build = "from-source": what it is built from
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """[source] of a driver built from source (scripts/build-source reads the trees)."""
+
+    system: str  # installed into ~/.cache/psbench/<system>-<version>
+    version: str
+    build_minutes: int | None = None  # measured from nothing on 2 cores
 
 
 @dataclass(frozen=True)
@@ -127,7 +138,9 @@ _TOP = {
     "security": dict,
     "monitor": dict,
     "claims": dict,
+    "source": dict,
 }
+_SOURCE = {"system": str, "version": str, "build_minutes": int, "trees": _TABLES}
 _SECURITY = {"modes": list, "documents": str}
 _MONITOR = {
     "argv": list,
@@ -289,6 +302,7 @@ def load(name: str) -> Manifest:
             )
     if data.get("build", "always") not in BUILDS:
         raise UserError(f"{path}: build: give one of {', '.join(BUILDS)}", 2)
+    source = _source(data, path)
     packages = data.get("packages", {})
     _fields(packages, _PACKAGES, "packages.", path)
     services = []
@@ -347,7 +361,24 @@ def load(name: str) -> Manifest:
         security_documents=security.get("documents"),
         monitor=_monitor(data.get("monitor"), path),
         claims=_claims(data.get("claims", {}), path),
+        source=source,
     )
+
+
+def _source(data: dict, path: Path) -> SourceSpec | None:
+    """[source], which a driver has exactly when it is built from source."""
+    table = data.get("source")
+    if (table is None) != (data.get("build") != "from-source"):
+        raise UserError(f"{path}: source: a driver has a [source] table exactly when its "
+                        f"build is \"from-source\"", 2)  # fmt: skip
+    if table is None:
+        return None
+    _fields(table, _SOURCE, "source.", path)
+    for key in ("system", "version", "trees"):
+        if not table.get(key):
+            raise UserError(f"{path}: source.{key}: missing (scripts/build-source, "
+                            f"docs/source-builds.md)", 2)  # fmt: skip
+    return SourceSpec(table["system"], table["version"], table.get("build_minutes"))
 
 
 def _security(table: dict, services: list[ServiceSpec], path: Path) -> dict:

@@ -49,9 +49,7 @@ def _service_state(service: drivers.ServiceStatus) -> str:
 
 def _row(info: drivers.DriverInfo) -> list:
     if info.library is None:
-        return [info.name, f"not built: `{info.build_command}` builds it"] + [""] * (
-            len(COLUMNS) - 2
-        )
+        return [info.name, f"not built: {info.build_hint}"] + [""] * (len(COLUMNS) - 2)
     if info.describe is None:
         return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
     caps = info.describe.get("capabilities") or {}

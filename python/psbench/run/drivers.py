@@ -31,6 +31,7 @@ class DriverInfo:
     error: str | None = None
     services: list[ServiceStatus] = field(default_factory=list)
     build_command: str | None = None  # not built: what builds it
+    build_hint: str | None = None  # not built: `COMMAND` builds it (and what that takes)
     security: tuple[str, ...] = ()  # the modes --security takes (its manifest's)
 
     def to_json(self) -> dict:
@@ -41,14 +42,26 @@ class DriverInfo:
             "error": self.error,
             "services": [vars(s) for s in self.services],
             "build_command": self.build_command,
+            "build_hint": self.build_hint,
             "security": list(self.security),
         }
 
 
 def build_command(name: str) -> str:
     """The command that builds a driver of drivers/: `make build`, or for one built on
-    request (its manifest: build = "on-request") `make driver-NAME`."""
-    return f"make driver-{name}" if manifests.load(name).build == "on-request" else "make build"
+    request or from source (its manifest's build) `make driver-NAME`."""
+    return "make build" if manifests.load(name).build == "always" else f"make driver-{name}"
+
+
+def build_hint(name: str) -> str:
+    """`COMMAND` builds it, and for a driver built from source what that takes."""
+    hint = f"`{build_command(name)}` builds it"
+    source = manifests.load(name).source
+    if source is not None:
+        minutes = f", about {source.build_minutes} min on 2 cores" if source.build_minutes else ""
+        hint += (f" ({source.system} {source.version} from source{minutes}: "
+                 f"docs/source-builds.md)")  # fmt: skip
+    return hint
 
 
 def describe(node: Path, library: Path) -> dict:
@@ -131,7 +144,8 @@ def discover() -> list[DriverInfo]:
     built = {i.name for i in infos}
     for name in manifests.driver_names():
         if name not in built:
-            infos.append(DriverInfo(name=name, library=None, build_command=build_command(name)))
+            infos.append(DriverInfo(name=name, library=None, build_command=build_command(name),
+                                    build_hint=build_hint(name)))  # fmt: skip
     return infos
 
 
@@ -146,9 +160,7 @@ def find_driver(name: str) -> Path:
     if name in libraries:
         return libraries[name]
     if name in manifests.driver_names():
-        raise UserError(
-            f"argument --driver: driver {name!r} is not built; `{build_command(name)}` builds it"
-        )
+        raise UserError(f"argument --driver: driver {name!r} is not built; {build_hint(name)}")
     known = ", ".join(libraries) or "none"
     raise UserError(
         f"argument --driver: unknown driver {name!r}; built drivers: {known} "
