@@ -64,7 +64,29 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
                 f"CPU frequency governor {', '.join(others)} (not "
                 f"performance): clock speed changes during runs"
             )
+    spinning = [c for c in measured if any(_spinning(run) for run in c.ok_runs)]
+    if spinning:
+        shared = [_spinning(run) for c in spinning for run in c.ok_runs if _spinning(run)]
+        worst = max(shared, key=lambda sharing: sharing["spinning_per_cpu"])
+        warnings.append(f"{_names(spinning, len(measured))}: {spinning_warning(worst)}")
     return warnings + clock_warnings(measured)
+
+
+def _spinning(run) -> dict | None:
+    sharing = run.run_record.get("cpu_sharing") or {}
+    return sharing if sharing.get("spinning_per_cpu") else None
+
+
+def spinning_warning(sharing: dict) -> str:
+    """Why a run whose busy-waiting roles share a CPU measures the scheduler (run.json
+    cpu_sharing.spinning_per_cpu, spec.busy_waits)."""
+    where = "one CPU" if sharing.get("pinned") else "the CPUs it may use"
+    return (
+        f"{sharing['spinning_per_cpu']:g} roles that busy-wait (notify poll, or a sender "
+        f"that spins) share {where}: each runs until the scheduler ends its time slice, so "
+        f"the latencies measure the scheduler's quantum (milliseconds), not the middleware; "
+        f"give each its own CPU (cpus) or use notify wait"
+    )
 
 
 def clock_corrections(config: Config) -> list[dict]:
