@@ -60,6 +60,22 @@ def needed(describe: dict, transport: str | None, options: list[str] = ()) -> li
     ]
 
 
+def _instance(name: str, security: str | None, durable: bool) -> tuple[str, bool, bool]:
+    """(the key of the instance a run uses, it serves TLS, it keeps data): a broker serves
+    one security mode and is durable or not, so a run with another needs its own."""
+    broker = bool(definition(name)) and definition(name).broker
+    tls = secured(security) and broker
+    kept = durable and broker
+    return name + (f" ({security})" if tls else "") + (" (durable)" if kept else ""), tls, kept
+
+
+def instance_keys(
+    describe: dict, transport: str | None, options: list[str], security: str | None, durable: bool
+) -> set[str]:
+    """The keys of the service instances a run needs (ServicePool.ensure would use)."""
+    return {_instance(n, security, durable)[0] for n in needed(describe, transport, options)}
+
+
 @dataclass
 class RunningService:
     definition: ServiceDefinition
@@ -126,6 +142,9 @@ class ServicePool:
     # How services start on real machines (remote_services.start), None: here or on
     # emulated hosts.
     start_remote: object = None
+    # A run's own pool (on hosts) within a sweep's: what the sweep's keeps running is
+    # alive during the run too.
+    outer: "ServicePool | None" = None
 
     def __enter__(self) -> "ServicePool":
         return self
@@ -148,14 +167,29 @@ class ServicePool:
         a run with another gets one of its own."""
         used = []
         for name in needed(describe, transport, options):
-            broker = bool(definition(name)) and definition(name).broker
-            tls = secured(security) and broker
-            kept = durable and broker
-            key = name + (f" ({security})" if tls else "") + (" (durable)" if kept else "")
+            key, tls, kept = _instance(name, security, durable)
             if key not in self.services:
                 self.services[key] = self._start(name, log_dir, security if tls else None, kept)
             used.append(self.services[key])
         return used
+
+    def stop_unneeded(self, keep: set[str]) -> list[str]:
+        """Stops the services no later run needs (keep: the instance keys they need,
+        instance_keys), so that an idle broker does not sit beside other middlewares'
+        runs; returns the keys stopped."""
+        gone = [key for key in self.services if key not in keep]
+        with signals_deferred():
+            for key in gone:
+                stop(self.services.pop(key))
+        return gone
+
+    def alive(self) -> list[dict]:
+        """The services running now (each run records them: what shared the machine)."""
+        return [
+            {"key": key, "name": s.definition.name, "pid": s.proc.pid if s.proc else None}
+            for key, s in self.services.items()
+            if s.proc is None or s.proc.poll() is None
+        ] + (self.outer.alive() if self.outer is not None else [])
 
     def restart(self, service: RunningService, down_s: float, on_event=None) -> None:
         """Kills the service (SIGKILL: a crash, nothing saved on the way out), keeps it

@@ -190,6 +190,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
 def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         if manifests.load(driver).monitor is None:
             found[driver] = _not_testable(driver, "no standard monitoring tool is declared "
                                           "or installed for it here")  # fmt: skip
