@@ -3,6 +3,7 @@ pinning or without real-time priority, virtual machines, CPU frequency scaling. 
 env.json and from each node's own record of how it ran (its summary's "realtime")."""
 
 from psbench.hosts.clock import FLAG_SHARE
+from psbench.report.cpu_text import spinning_warning
 from psbench.results.configs import Config
 
 # 1-minute load per online CPU above which the machine was busy before the first run.
@@ -75,18 +76,6 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
 def _spinning(run) -> dict | None:
     sharing = run.run_record.get("cpu_sharing") or {}
     return sharing if sharing.get("spinning_per_cpu") else None
-
-
-def spinning_warning(sharing: dict) -> str:
-    """Why a run whose busy-waiting roles share a CPU measures the scheduler (run.json
-    cpu_sharing.spinning_per_cpu, spec.busy_waits)."""
-    where = "one CPU" if sharing.get("pinned") else "the CPUs it may use"
-    return (
-        f"{sharing['spinning_per_cpu']:g} roles that busy-wait (notify poll, or a sender "
-        f"that spins) share {where}: each runs until the scheduler ends its time slice, so "
-        f"the latencies measure the scheduler's quantum (milliseconds), not the middleware; "
-        f"give each its own CPU (cpus) or use notify wait"
-    )
 
 
 def clock_corrections(config: Config) -> list[dict]:

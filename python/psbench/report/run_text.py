@@ -3,7 +3,7 @@
 from psbench.base import table
 from psbench.base.units import hosts_text, micros, percent_text, rate_text, sizes_text
 from psbench.report import run_counts as rc
-from psbench.report.conditions import spinning_warning
+from psbench.report.cpu_text import spinning_warning
 from psbench.report.graph_text import graph_lines
 from psbench.report.restart_text import restart_lines
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
