@@ -132,7 +132,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
         if _program(program) is None:
             if "{build}" in program:
-                built = f"make build-all, or make driver-{driver}"
+                built = "make build-all builds the monitoring tools"
                 return _not_testable(
                     driver, f"its monitoring tool {Path(program).name} is not built ({built})"
                 )
