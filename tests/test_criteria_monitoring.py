@@ -172,8 +172,9 @@ def test_a_tool_the_build_makes_and_did_not_is_not_testable(mw_drivers_dir, tmp_
     ctx = Context(["mw"], {}, {"mw": {}}, tmp_path, {}, ["psbench", "criteria"])
     found = monitoring.assess(ctx)["mw"]
     assert found.verdict == "not testable here"
-    assert "its monitoring tool mw-watch is not built (make build-all builds the monitoring tools)" in (
-        found.evidence
+    assert (
+        "its monitoring tool mw-watch is not built (make build-all builds the monitoring tools)"
+        in (found.evidence)
     )
     # Once there, it is the tool psbench runs.
     tool = tmp_path / "no-build" / "drivers" / "mw" / "bin" / "mw-watch"
