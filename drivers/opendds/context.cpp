@@ -28,6 +28,7 @@ namespace {
 // How many participants of one domain on this host RTPS discovery reaches by unicast
 // (below): participant ids 0 to 23, one per DomainParticipant of the domain on the host.
 constexpr int kUnicastParticipants = 24;
+constexpr ACE_INT32 kSocketBuffer = 8 << 20;  // rtps_udp's send and receive buffers
 
 // What the contexts of this process share: OpenDDS's Service_Participant is a singleton,
 // so discovery is chosen per domain (set_repo_domain) and each context binds its own
@@ -150,6 +151,11 @@ TransportInst_rch make_transport(Process &p, const Settings &s) {
     if (rtps == nullptr) fail("cannot create an rtps_udp transport instance");
     rtps->use_multicast_ = false;
     rtps->local_address("127.0.0.1:0");
+    // ACE's default socket buffers (64 KiB) hold one fragment of a large sample: the rest
+    // is dropped on arrival, and a reliable sample over 64 KiB never completed (256 KiB:
+    // no echo in 30 s). 8 MiB, as the cyclonedds driver asks (Linux grants up to twice
+    // net.core.rmem_max / wmem_max).
+    rtps->send_buffer_size_ = rtps->rcv_buffer_size_ = kSocketBuffer;
     return inst;
   }
   TransportInst_rch inst = registry->create_inst(p.unique("tcp"), "tcp");

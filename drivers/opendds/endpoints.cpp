@@ -84,7 +84,7 @@ void build_complex(psbench::Complex &s, uint32_t elements) {
     for (uint32_t j = 0; j < kInnersPerOuter; ++j, ++element) {
       char info[17];
       std::snprintf(info, sizeof info, "psbench/%08x", unsigned(element));
-      outer.inners[j].info = info;
+      outer.inners[j].info = CORBA::string_dup(info);  // a char * would be adopted
       outer.inners[j].index = element;
     }
   }
