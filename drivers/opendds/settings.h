@@ -66,12 +66,9 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
     }
   }
 
+  // transient_local with best_effort is honoured: OpenDDS hands a late joiner the writer's
+  // history when they associate, also over best effort (checked: README "QoS").
   const psb_qos &q = s.qos;
-  if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE)
-    refuse.add("durability",
-               "durability transient_local needs --reliability reliable: OpenDDS 3.12 resends "
-               "a writer's history to a late joiner with its reliable protocol only (over "
-               "rtps_udp a best-effort late joiner gets nothing)");
   if (q.history == PSB_KEEP_LAST && q.history_depth > INT32_MAX)
     refuse.add("history", "history keep_last:%u is not valid; keep_last:N needs 1 <= N <= %d",
                q.history_depth, INT32_MAX);
