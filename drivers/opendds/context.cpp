@@ -56,11 +56,13 @@ class Process {
     auto &entry = domains_[s.domain_id];
     if (entry.second > 0 && entry.first != key)
       fail(
-          "domain %u is in use in this process with transport %s; give each transport its "
-          "own domain_id=N",
+          "domain %u is in use in this process with another discovery (%s); give each "
+          "transport its own domain_id=N",
           s.domain_id, entry.first.c_str());
-    if (entry.second == 0 && (s.transport == Transport::rtps || loaded_.insert(key).second))
+    if (entry.second == 0 && (s.transport == Transport::rtps || loaded_.count(key) == 0)) {
       make_discovery(s, key);
+      loaded_.insert(key);
+    }
     if (s.transport != Transport::config)
       TheServiceParticipant->set_repo_domain(DDS::DomainId_t(s.domain_id), key);
     entry.first = key;
