@@ -76,8 +76,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (broker != nullptr) {
     unsigned port = 0;
     int used = 0;
-    if (std::sscanf(broker, "127.0.0.1:%u%n", &port, &used) != 1 ||
-        broker[used] != '\0' || port == 0 || port > 65535)
+    if (std::sscanf(broker, "127.0.0.1:%u%n", &port, &used) != 1 || broker[used] != '\0' ||
+        port == 0 || port > 65535)
       refuse.add("option:broker",
                  "option broker='%s' is not 127.0.0.1:PORT (ORTE's manager is on this host)",
                  broker);
@@ -140,8 +140,8 @@ struct Sink {
 void deserialize(CDR_Codec *codec, void *instance) {
   auto *sink = static_cast<Sink *>(instance);
   CORBA_unsigned_long len = 0;
-  sink->malformed = !CDR_get_ulong(codec, &len) || len > codec->buf_len - codec->rptr ||
-                    len > sink->max_payload;
+  sink->malformed =
+      !CDR_get_ulong(codec, &len) || len > codec->buf_len - codec->rptr || len > sink->max_payload;
   sink->data = codec->buffer + codec->rptr;
   sink->len = sink->malformed ? 0 : uint32_t(len);
 }
@@ -191,8 +191,7 @@ struct Orte {
   }
   static psb_capabilities capabilities() {
     static const char *const transports[] = {"udp", nullptr};
-    static const char *const option_keys[] = {"broker", "send_queue", "critical_level",
-                                              nullptr};
+    static const char *const option_keys[] = {"broker", "send_queue", "critical_level", nullptr};
     return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
             .durability = PSB_VOLATILE,
             .history = 0,  // the publication's queue decides (send_queue)
@@ -214,9 +213,10 @@ struct Orte {
       version();  // ORTEInit, once per process
       const int port = manager_port(settings.domain);
       if (!udp_bound(port))
-        fail("no ORTE manager of domain %d on udp 127.0.0.1:%d (psbench starts one for "
-             "broker=127.0.0.1:%d: drivers/orte/ortemanager-service %d)",
-             settings.domain, port, settings.port, settings.port);
+        fail(
+            "no ORTE manager of domain %d on udp 127.0.0.1:%d (psbench starts one for "
+            "broker=127.0.0.1:%d: drivers/orte/ortemanager-service %d)",
+            settings.domain, port, settings.port, settings.port);
       ORTEDomainProp prop;
       ORTEDomainPropDefaultGet(&prop);
       prop.IFCount = 0;  // advertise 127.0.0.1 only, and bind every socket to it
@@ -243,9 +243,10 @@ struct Orte {
     }
     void registered() const {
       if (unregistered.load())
-        fail("the application could not register with the manager of domain %d (udp "
-             "127.0.0.1:%d)",
-             settings.domain, manager_port(settings.domain));
+        fail(
+            "the application could not register with the manager of domain %d (udp "
+            "127.0.0.1:%d)",
+            settings.domain, manager_port(settings.domain));
     }
 
     Settings settings;
@@ -320,8 +321,8 @@ struct Orte {
       NTPTIME_ZERO(separation);
       const bool strict = ctx.settings.qos.reliability == PSB_RELIABLE;
       sub_ = ORTESubscriptionCreate(ctx.domain, IMMEDIATE, strict ? STRICT_RELIABLE : BEST_EFFORTS,
-                                    topic, kType, sink_, &deadline, &separation, on_issue,
-                                    nullptr, IPADDRESS_INVALID);
+                                    topic, kType, sink_, &deadline, &separation, on_issue, nullptr,
+                                    IPADDRESS_INVALID);
       if (sub_ == nullptr) fail("ORTESubscriptionCreate(%s) failed", topic);
     }
     ~Reader() {
