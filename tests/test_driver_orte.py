@@ -58,7 +58,9 @@ def measured(results: Path, kind: str, *args: str) -> tuple[dict, dict]:
     assert proc.returncode == 0, proc.stderr
     record = only_run(results)
     assert record["status"] == "ok", record.get("message")
-    assert record["driver"]["version"].startswith("orte 0.3.4 (v0.3.4 8bf9d0b7")
+    assert record["driver"]["version"].startswith(
+        "orte 0.3.4 (built from source: v0.3.4 8bf9d0b72ad2;"
+    )
     port, udp = manager_of(record)
     for process in record["processes"]:
         assert f"broker=127.0.0.1:{port}" in process["argv"]

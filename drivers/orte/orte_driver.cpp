@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "psbench/sdk.hpp"
-#include "sdk_info.h"  // PSBENCH_ORTE_BUILD: tag, commit, flags of psbench-sdk.json
+#include "sdk_info.h"  // PSBENCH_ORTE_TAG, _COMMIT, _FLAGS: from psbench-sdk.json
 
 namespace {
 
@@ -187,7 +187,8 @@ struct Orte {
     ORTEDomainPropDefaultGet(&prop);  // "orte 0.3.4, compiled: DATE TIME"
     std::string text = prop.version;
     text = text.substr(0, text.find(','));
-    return text + " (" PSBENCH_ORTE_BUILD ")";
+    return text + " (built from source: " PSBENCH_ORTE_TAG " " +
+           std::string(PSBENCH_ORTE_COMMIT).substr(0, 12) + "; " PSBENCH_ORTE_FLAGS ")";
   }
   static psb_capabilities capabilities() {
     static const char *const transports[] = {"udp", nullptr};
