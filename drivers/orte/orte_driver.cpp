@@ -9,8 +9,10 @@
 // type, "psbench": its bytes behind a 4-byte CDR length, serialized from the caller's
 // buffer and read in place on the receiving side (no copy in the driver). A writer is a
 // publication, a reader a subscription (best effort, or strict reliable) whose receive
-// callback runs on ORTE's user-data receive thread: listener mode calls the node there;
-// wait and poll hand the sample over through a queue of recycled buffers.
+// callback, on ORTE's user-data receive thread, copies the sample into a queue of
+// recycled buffers: take() hands it out (wait, poll), or a thread of the driver's calls
+// the node's listener with it (ORTE calls back holding its object lock, under which a
+// listener could not write).
 #include <orte.h>
 
 #include <cerrno>
@@ -39,6 +41,7 @@ constexpr unsigned kUserBytesPerPacket = 0xff00;
 constexpr uint64_t kMaxPayload = 65000;
 constexpr int kPersistenceS = 86400;  // how long an issue counts; one writer per topic
 constexpr int kMaxTopic = MAX_PATHNAME - 1;
+constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees it must stop
 
 // Keep in step with ortemanager-service (domain_of): the domain of psbench's port.
 int domain_of(int port) { return 1 + port % 5000; }
@@ -119,22 +122,23 @@ int serialized_size(ORTEGetMaxSizeParam *param, int) {
   return int(4 + static_cast<Outgoing *>(static_cast<void *>(param->data))->len);
 }
 
-// A subscription's end in the driver: what ORTE calls back with. It outlives the Reader
-// (ORTE removes a destroyed subscription later, on its own threads), until the context
-// destroys the application; a closed one ignores what still comes.
+// A subscription's end in the driver: what ORTE calls back with, on its user-data
+// receive thread, holding ORTE's object lock; the callback only queues a copy of the
+// sample (a listener that wrote from there, as pong does, would wait for that lock
+// forever). It outlives the Reader (ORTE removes a destroyed subscription later, on its
+// own threads) until the context destroys the application; a closed one ignores what
+// still comes.
 struct Sink {
   const void *data = nullptr;  // the issue, in ORTE's buffer, during the callback
   uint32_t len = 0;
   bool malformed = false;
   uint64_t max_payload = 0;
-  std::mutex mu;  // held during a delivery; closing takes it
+  std::mutex mu;
   bool closed = false;
-  psb::sdk::Listener listener;
-  // wait/poll: samples waiting, and buffers to reuse (no allocation once warm).
   std::condition_variable ready;
-  std::deque<std::vector<unsigned char>> queue;
-  std::vector<std::vector<unsigned char>> spare;
-  std::string error;  // a malformed sample, for take()
+  std::deque<std::vector<unsigned char>> queue;   // samples waiting, oldest first
+  std::vector<std::vector<unsigned char>> spare;  // buffers to reuse: none allocated once warm
+  std::string error;                              // a malformed sample, for take() or the listener
 };
 
 void deserialize(CDR_Codec *codec, void *instance) {
@@ -151,13 +155,6 @@ void on_issue(const ORTERecvInfo *info, void *instance, void *) {
   if (info->status != NEW_DATA) return;  // a deadline: none is set that could pass
   std::lock_guard<std::mutex> lock(sink->mu);
   if (sink->closed) return;
-  if (sink->listener) {
-    if (sink->malformed)
-      sink->listener.error("a malformed or oversized issue on %s", info->topic);
-    else
-      sink->listener(sink->data, sink->len);
-    return;
-  }
   if (sink->malformed) {
     sink->error = std::string("a malformed or oversized issue on ") + info->topic;
   } else {
@@ -315,7 +312,6 @@ struct Orte {
         std::lock_guard<std::mutex> lock(ctx.sinks_mu);
         sink_ = ctx.sinks.emplace_back(std::make_unique<Sink>()).get();
       }
-      sink_->listener = listener;
       sink_->max_payload = ctx.settings.max_payload;
       NtpTime deadline, separation;
       NTPTIME_BUILD(deadline, kPersistenceS);
@@ -325,12 +321,26 @@ struct Orte {
                                     topic, kType, sink_, &deadline, &separation, on_issue, nullptr,
                                     IPADDRESS_INVALID);
       if (sub_ == nullptr) fail("ORTESubscriptionCreate(%s) failed", topic);
+      if (listener)  // the node's listener on a thread of the driver's, never ORTE's
+        thread_.start(listener, [this, listener] {
+          const void *data;
+          size_t len;
+          while (!thread_.stopping()) {
+            try {
+              if (take(kListenerSliceNs, data, len)) listener(data, len);
+            } catch (const psb::sdk::Error &e) {
+              listener.error("%s", e.what());
+            }
+          }
+        });
     }
     ~Reader() {
       {
-        std::lock_guard<std::mutex> lock(sink_->mu);  // waits for a delivery under way
+        std::lock_guard<std::mutex> lock(sink_->mu);
         sink_->closed = true;
       }
+      sink_->ready.notify_all();
+      thread_.stop();
       ORTESubscriptionDestroy(sub_);
     }
 
@@ -338,11 +348,10 @@ struct Orte {
     bool take(int64_t timeout_ns, const void *&data, size_t &len) {
       std::unique_lock<std::mutex> lock(sink_->mu);
       recycle();
-      if (sink_->queue.empty()) {
-        if (timeout_ns == 0) return false;
-        sink_->ready.wait_for(lock, std::chrono::nanoseconds(timeout_ns),
-                              [this] { return !sink_->queue.empty() || !sink_->error.empty(); });
-      }
+      if (sink_->queue.empty() && timeout_ns != 0)
+        sink_->ready.wait_for(lock, std::chrono::nanoseconds(timeout_ns), [this] {
+          return !sink_->queue.empty() || !sink_->error.empty() || sink_->closed;
+        });
       if (!sink_->error.empty()) fail("%s", std::exchange(sink_->error, "").c_str());
       if (sink_->queue.empty()) return false;
       taken_ = std::move(sink_->queue.front());
@@ -374,6 +383,7 @@ struct Orte {
     ORTESubscription *sub_ = nullptr;
     std::vector<unsigned char> taken_;
     bool holding_ = false;
+    psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
   };
 };
 
