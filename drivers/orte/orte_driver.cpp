@@ -4,8 +4,9 @@
 // A context is one ORTE application (ORTEDomainAppCreate) in the domain of the run's
 // manager: the manager psbench started (ortemanager-service) listens on UDP 127.0.0.1,
 // port 7400 + 10 x domain, and the node gets broker=127.0.0.1:PORT, from which it derives
-// the domain as the launcher does (domain_of). Every socket is bound to 127.0.0.1 and the
-// application advertises 127.0.0.1 only. A psbench message is one issue of one registered
+// the domain as the launcher does (domain_of). Every socket of an application is bound to
+// a loopback address of its own (127.x.y.z), the only one it advertises. A psbench
+// message is one issue of one registered
 // type, "psbench": its bytes behind a 4-byte CDR length, serialized from the caller's
 // buffer and read in place on the receiving side (no copy in the driver). A writer is a
 // publication, a reader a subscription (best effort, or strict reliable) whose receive
@@ -14,6 +15,7 @@
 // the node's listener with it (ORTE calls back holding its object lock, under which a
 // listener could not write).
 #include <orte.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -60,6 +62,14 @@ bool udp_bound(int port) {
       return true;
   }
   return false;
+}
+
+// 127.P.P.N: P.P the process id's low 16 bits, N counting this process's applications
+// (1 to 254): two live or recently closed applications hardly ever share one.
+IPAddress own_loopback_address() {
+  static std::atomic<uint32_t> count{0};
+  const uint32_t pid = uint32_t(getpid()) & 0xffff;
+  return (127u << 24) | (pid << 8) | (1 + count.fetch_add(1) % 254);
 }
 
 struct Settings : psb::sdk::RunSettings {
@@ -175,7 +185,7 @@ void registration_failed(void *param) { static_cast<std::atomic<bool> *>(param)-
 struct Orte {
   static constexpr const char *name = "orte";
   static constexpr const char *description =
-      "ORTE 0.3.4 (OCERA Real-Time Ethernet, RTPS 1.0) over UDP on 127.0.0.1; "
+      "ORTE 0.3.4 (OCERA Real-Time Ethernet, RTPS 1.0) over UDP on loopback; "
       "applications find each other through ortemanager, one per domain";
   static std::string version() {
     static std::once_flag once;
@@ -217,8 +227,20 @@ struct Orte {
             settings.domain, port, settings.port, settings.port);
       ORTEDomainProp prop;
       ORTEDomainPropDefaultGet(&prop);
-      prop.IFCount = 0;  // advertise 127.0.0.1 only, and bind every socket to it
-      prop.listen = StringToIPAddress("127.0.0.1");
+      // Every socket on a loopback address of this application's own, which it also
+      // advertises and which becomes its GUID's host id: ORTE makes the rest of the GUID
+      // from its send socket's ephemeral port, and a manager (or application) that still
+      // remembers a closed application whose port a new one was given ignores the new
+      // one for purgeTime (60 s): with 127.0.0.1 for all, that left about one pair in a
+      // hundred unmatched when contexts came and went quickly.
+      prop.listen = own_loopback_address();
+      prop.IFCount = 1;
+      prop.IFProp[0].ifFlags = 0;
+      prop.IFProp[0].ipAddress = prop.listen;
+      // The manager takes an application as its own by a shared key; ORTE's default key,
+      // 127.0.0.1, counts only for an application that sends from 127.0.0.1 itself.
+      static char key[] = "127.0.0.2";  // ortemanager-service gives the manager -k alike
+      prop.keys = key;                  // (writable: ORTE cuts the list in place)
       prop.recvBuffSize = prop.sendBuffSize = 0x10000;
       prop.wireProp.userBytesPerPacket = kUserBytesPerPacket;
       prop.publPropDefault.sendQueueSize = settings.send_queue;
