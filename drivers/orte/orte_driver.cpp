@@ -41,6 +41,11 @@ constexpr const char *kType = "psbench";
 // payload.
 constexpr unsigned kUserBytesPerPacket = 0xff00;
 constexpr uint64_t kMaxPayload = 65000;
+// The datagram a strict reliable issue leaves in, with the heartbeat that asks for its
+// acknowledgement (ORTE's 1500, an Ethernet frame, left no room after an issue over about
+// 1.4 KB: the heartbeat followed at ORTE's 50 ms heartbeat period, and so did every write
+// waiting for room in the queue). At most 65507, the largest UDP datagram.
+constexpr unsigned kMetaBytesPerPacket = 0xffc0;
 constexpr int kPersistenceS = 86400;  // how long an issue counts; one writer per topic
 constexpr int kMaxTopic = MAX_PATHNAME - 1;
 constexpr int64_t kListenerSliceNs = 100'000'000;  // how soon a listener sees it must stop
@@ -243,6 +248,7 @@ struct Orte {
       prop.keys = key;                  // (writable: ORTE cuts the list in place)
       prop.recvBuffSize = prop.sendBuffSize = 0x10000;
       prop.wireProp.userBytesPerPacket = kUserBytesPerPacket;
+      prop.wireProp.metaBytesPerPacket = kMetaBytesPerPacket;
       prop.publPropDefault.sendQueueSize = settings.send_queue;
       prop.publPropDefault.criticalQueueLevel = settings.critical_level;
       ORTEDomainAppEvents events;
