@@ -81,6 +81,7 @@ bench: build
 	bench/throughput
 	bench/accounting
 	bench/truth
+	bench/run_cost
 
 clean:
 	rm -rf $(BUILD_DIR) results
