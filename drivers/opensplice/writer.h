@@ -1,0 +1,88 @@
+// A writer of the run's type. bytes: the sample's payload sequence points straight at the
+// node's message (_release = false), so the only copy on the send side is OpenSplice's own
+// (into the domain's memory: the process's heap standalone, shared memory with spliced).
+// complex: the sample is built once here; a write only sets its header.
+#pragma once
+
+#include "context.h"
+#include "samples.h"
+
+namespace psbospl {
+
+class Writer {
+ public:
+  // Throws psb::sdk::Error if the writer cannot be made.
+  Writer(Context &ctx, const char *topic) : ctx_(ctx), complex_(ctx.settings.complex) {
+    if (complex_ && !complex_sample_.build(ctx.settings.elements))
+      fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
+    auto q = allocated(DDS_DataWriterQos__alloc());
+    check_rc(DDS_Publisher_get_default_datawriter_qos(ctx.publisher, q.get()), "writer QoS");
+    apply_qos(*q, ctx.settings);
+    writer_ = checked(DDS_Publisher_create_datawriter(ctx.publisher, ctx.topic(topic), q.get(),
+                                                      nullptr, DDS_STATUS_MASK_NONE),
+                      "cannot create a writer");
+  }
+  ~Writer() { DDS_Publisher_delete_datawriter(ctx_.publisher, writer_); }
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
+
+  void write(const void *data, size_t len) {
+    if (len < kHeaderSize)
+      fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
+    DDS_ReturnCode_t rc;
+    if (complex_) {
+      header_from_message(&complex_sample_.s.header, data);
+      rc = psbench_ComplexDataWriter_write(writer_, &complex_sample_.s, DDS_HANDLE_NIL);
+    } else {
+      header_from_message(&bytes_.header, data);
+      const auto n = static_cast<DDS_unsigned_long>(len - kHeaderSize);
+      bytes_.payload._buffer =
+          n ? const_cast<DDS_octet *>(static_cast<const DDS_octet *>(data) + kHeaderSize) : nullptr;
+      bytes_.payload._length = bytes_.payload._maximum = n;
+      bytes_.payload._release = false;
+      rc = psbench_BytesDataWriter_write(writer_, &bytes_, DDS_HANDLE_NIL);
+    }
+    if (rc != DDS_RETCODE_OK) failed(rc, len);
+  }
+
+  // ABI drain: true once every matched reliable reader acknowledged everything written
+  // (DDS wait_for_acknowledgments), false at the timeout, throws on an error.
+  bool drain(int64_t timeout_ns) {
+    if (timeout_ns < 0) timeout_ns = int64_t{DDS_DURATION_INFINITE_SEC} * 1000000000;
+    const DDS_Duration_t t = {DDS_long(timeout_ns / 1000000000),
+                              DDS_unsigned_long(timeout_ns % 1000000000)};
+    const DDS_ReturnCode_t rc = DDS_DataWriter_wait_for_acknowledgments(writer_, &t);
+    if (rc == DDS_RETCODE_OK) return true;
+    if (rc == DDS_RETCODE_TIMEOUT) return false;
+    fail_rc("wait_for_acknowledgments", rc);
+  }
+
+  int matched() const {  // matched readers
+    DDS_PublicationMatchedStatus st{};
+    return DDS_DataWriter_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK
+               ? static_cast<int>(st.current_count)
+               : -1;
+  }
+
+ private:
+  [[noreturn, gnu::cold, gnu::noinline]] void failed(DDS_ReturnCode_t rc, size_t len) const {
+    if (rc == DDS_RETCODE_TIMEOUT)
+      fail(
+          "a reliable write of %zu bytes found no room in the writer's history "
+          "within %d s (the reader is not keeping up)",
+          len, kMaxBlockingTime.sec);
+    if (rc == DDS_RETCODE_OUT_OF_RESOURCES && ctx_.settings.transport == Transport::shm)
+      fail("write of %zu bytes: DDS_RETCODE_OUT_OF_RESOURCES (is spliced's shared memory, "
+           "its Database/Size, too small?)",
+           len);
+    fail_rc("write", rc);
+  }
+
+  Context &ctx_;
+  const bool complex_;
+  ComplexSample complex_sample_;
+  DDS_DataWriter writer_ = nullptr;
+  psbench_Bytes bytes_{};
+};
+
+}  // namespace psbospl
