@@ -99,10 +99,6 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
   DDS_DomainParticipant p = DDS_DomainParticipantFactory_create_participant(
       DDS_DomainParticipantFactory_get_instance(), id, DDS_PARTICIPANT_QOS_DEFAULT, nullptr,
       DDS_STATUS_MASK_NONE);
-  if (p == nullptr && s.transport == Transport::shm)
-    fail("cannot join the domain of the spliced daemon on port %d (domain id %u): is it "
-         "running? (psbench starts it for --transport shm; OpenSplice reported on stderr)",
-         s.daemon_port, s.domain_id);
   if (p == nullptr)
     fail("cannot create a participant in domain %u (OpenSplice reported why on stderr)", id);
   return p;
@@ -164,6 +160,14 @@ class Context {
     auto q = allocated(DDS_TopicQos__alloc());
     check_rc(DDS_DomainParticipant_get_default_topic_qos(participant, q.get()), "topic QoS");
     apply_qos(*q, settings);
+    // What DDSI2 keeps of a transient_local writer for late joiners in other processes is
+    // the topic's durability_service.history (default keep_last 1), not the writer's
+    // history: make them the same, so keep_last:N gives a late joiner the last N
+    // (transient_local with keep_all is refused: settings.h).
+    if (settings.qos.history == PSB_KEEP_LAST) {
+      q->durability_service.history_kind = q->history.kind;
+      q->durability_service.history_depth = q->history.depth;
+    }
     DDS_Topic t = checked(DDS_DomainParticipant_create_topic(participant, name, type_name_.get(),
                                                              q.get(), nullptr, DDS_STATUS_MASK_NONE),
                           "cannot create topic");

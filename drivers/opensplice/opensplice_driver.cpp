@@ -16,8 +16,8 @@ struct OpenSplice {
   static constexpr const char *name = "opensplice";
   static constexpr const char *description =
       "Vortex OpenSplice Community Edition (C API), built from source: types from "
-      "idl/psbench.idl by idlpp; standalone (single process, DDSI2 in the process, RTPS on "
-      "loopback), shm (federated: the shared-memory daemon spliced), or a vendor configuration";
+      "idl/psbench.idl by idlpp; standalone (OpenSplice's single-process deployment: DDSI2 in "
+      "the process, RTPS on loopback) or a vendor configuration";
   // The release psbench built, the commit and the build's flags (psbench-sdk.json), and
   // the library actually loaded.
   static std::string version() {
@@ -27,8 +27,8 @@ struct OpenSplice {
            "; built from source, commit " + std::string(PSBENCH_OSPL_COMMIT).substr(0, 12) +
            ", in " PSBENCH_OSPL_HOME "; flags " PSBENCH_OSPL_FLAGS ")";
   }
-  static constexpr const char *option_keys[] = {"type",     "elements", "domain_id",
-                                                "ospl_uri", "broker",   nullptr};
+  static constexpr const char *option_keys[] = {"type", "elements", "domain_id", "ospl_uri",
+                                                nullptr};
   static constexpr psb_capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,

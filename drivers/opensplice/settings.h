@@ -17,25 +17,19 @@ constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
 constexpr uint32_t kMaxElements = 100000;
 constexpr uint32_t kMaxDomainId = 230;  // OpenSplice refuses ids above 230
 
-enum class Transport { standalone, shm, config };
+enum class Transport { standalone, config };
 // Their names, in the order of Transport; also caps.transports (the first is the default).
-inline constexpr const char *kTransportNames[] = {"standalone", "shm", "config", nullptr};
+inline constexpr const char *kTransportNames[] = {"standalone", "config", nullptr};
 
 struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   Transport transport = Transport::standalone;
   uint32_t domain_id = 0;
   std::string vendor_uri;  // option ospl_uri, untouched (transport config)
-  int daemon_port = 0;     // option broker=127.0.0.1:PORT: the spliced psbench started (shm)
 };
 
-// The federation of the spliced psbench started on port: its domain's id and name, the
-// same in spliced_service.py (which writes the daemon's configuration) and here.
-inline uint32_t shm_domain_id(int port) { return 1 + uint32_t(port) % 200; }
-inline std::string shm_domain_name(int port) { return "psbench_spliced_" + std::to_string(port); }
-
-// The DDSI2 service as psbench configures it for both deployments: RTPS on loopback only,
-// unicast (discovery to the loopback address's well-known ports), an 8 MiB socket receive
-// buffer for 4 MiB samples. spliced_service.py writes the same element for the daemon.
+// The DDSI2 service as psbench configures it: RTPS on loopback only, unicast (discovery
+// to the loopback address's well-known ports), an 8 MiB socket receive buffer for 4 MiB
+// samples.
 inline std::string ddsi2_xml() {
   return "<DDSI2Service name=\"ddsi2\"><General>"
          "<NetworkInterfaceAddress>127.0.0.1</NetworkInterfaceAddress>"
@@ -50,16 +44,10 @@ inline std::string ddsi2_xml() {
          "</DDSI2Service>";
 }
 
-// The OpenSplice configuration of a psbench deployment: standalone, OpenSplice's "single
-// process" deployment (the domain on the process's heap, DDSI2 as a thread of it);
-// shm, the federated deployment of the spliced on daemon_port (this names its domain,
-// which the process finds through spliced's key file and joins in shared memory). Only
+// The OpenSplice configuration of transport standalone: OpenSplice's "single process"
+// deployment (the domain on the process's heap, its DDSI2 service a thread of it). Only
 // warnings and errors are reported (on stderr: context.h).
 inline std::string domain_xml(const Settings &s) {
-  if (s.transport == Transport::shm)
-    return "<OpenSplice><Domain><Name>" + shm_domain_name(s.daemon_port) + "</Name><Id>" +
-           std::to_string(s.domain_id) +
-           "</Id><Report verbosity=\"WARNING\"/></Domain></OpenSplice>";
   return "<OpenSplice><Domain><Name>psbench_standalone</Name><Id>" + std::to_string(s.domain_id) +
          "</Id><SingleProcess>true</SingleProcess><Report verbosity=\"WARNING\"/>"
          "<Service name=\"ddsi2\"><Command>ddsi2</Command></Service></Domain>" +
@@ -82,27 +70,24 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
         "ospl_uri", "URI", "transport config takes what OSPL_URI would hold: file://PATH");
     if (uri != nullptr) s.vendor_uri = uri;
   }
-  const bool shm = s.transport == Transport::shm;
-  options.given_but("broker", !shm,
-                    "names the spliced daemon of transport shm; other transports have none");
-  if (shm) {
-    const char *broker = options.required(
-        "broker", "127.0.0.1:PORT",
-        "transport shm joins the spliced daemon psbench starts for it (it passes this option)");
-    psb::sdk::BrokerAddress address;
-    if (broker != nullptr && psb::sdk::broker_address(broker, 7400, refuse, address))
-      s.daemon_port = address.port;
-    options.given_but("domain_id", true,
-                      "does not apply to transport shm: the domain is spliced's (from its port)");
-    s.domain_id = shm_domain_id(s.daemon_port);
-  } else {
-    s.domain_id = uint32_t(
-        options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
-  }
+  if (cfg.transport != nullptr && std::string_view(cfg.transport) == "shm")
+    refuse.add("transport",
+               "transport shm, OpenSplice's federated deployment (the shared-memory daemon "
+               "spliced), is not in OpenSplice Community Edition: its shared-memory database "
+               "allocator is not in the public source, so no process can attach to spliced's "
+               "domain (README, \"Why no shm\")");
+  s.domain_id = uint32_t(
+      options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
     refuse.add("durability",
                "durability transient_local needs --reliability reliable: OpenSplice's DDSI2 hands "
                "a late joiner in another process its history through the reliable protocol only");
+  if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.history == PSB_KEEP_ALL)
+    refuse.add("history",
+               "durability transient_local with history keep_all stalls in OpenSplice 6.9's DDSI2 "
+               "(a keep_all transient-local writer never counts acknowledged data as "
+               "acknowledged, so DDSI2 throttles it for good after a few hundred samples: "
+               "README, \"QoS\"); use --history keep_last:N");
   return s;
 }
 

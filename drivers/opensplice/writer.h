@@ -1,6 +1,6 @@
 // A writer of the run's type. bytes: the sample's payload sequence points straight at the
 // node's message (_release = false), so the only copy on the send side is OpenSplice's own
-// (into the domain's memory: the process's heap standalone, shared memory with spliced).
+// (into the domain's database, on the process's heap).
 // complex: the sample is built once here; a write only sets its header.
 #pragma once
 
@@ -71,10 +71,6 @@ class Writer {
           "a reliable write of %zu bytes found no room in the writer's history "
           "within %d s (the reader is not keeping up)",
           len, kMaxBlockingTime.sec);
-    if (rc == DDS_RETCODE_OUT_OF_RESOURCES && ctx_.settings.transport == Transport::shm)
-      fail("write of %zu bytes: DDS_RETCODE_OUT_OF_RESOURCES (is spliced's shared memory, "
-           "its Database/Size, too small?)",
-           len);
     fail_rc("write", rc);
   }
 
