@@ -7,12 +7,14 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "samples.h"
 #include "sdk_info.h"  // generated: the SDK psbench built (psbench-sdk.json)
@@ -104,6 +106,10 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
   return p;
 }
 
+// DDSI2's default WriterLingerDuration: how long it keeps a deleted reliable writer for
+// readers that have not acknowledged everything yet.
+constexpr std::chrono::milliseconds kWriterLinger{1000};
+
 // How long a reliable write may block for room in the writer's history (OpenSplice's
 // default is 100 ms, short for a 4 MiB sample on a busy machine).
 constexpr DDS_Duration_t kMaxBlockingTime = {1, 0};
@@ -176,6 +182,7 @@ class Context {
   }
 
   const Settings settings;
+  bool linger = false;  // set by a reliable writer's destructor
 
  private:
   DomainLease domain_;  // before the participant: it goes after it
@@ -196,9 +203,13 @@ class Context {
                               : psbench_BytesTypeSupport_register_type(ts, participant, type_name_.get()),
              "cannot register the type");
   }
-  // Deletes the participant with everything in it (the endpoints are gone by now).
+  // Deletes the participant with everything in it (the endpoints are gone by now). A
+  // context that had a reliable writer first gives DDSI2 its writer linger (1 s,
+  // OpenSplice's WriterLingerDuration) to deliver what it still holds: closing the
+  // domain stops DDSI2 at once, and OpenSplice cannot say when it is done.
   void close() {
     if (participant == nullptr) return;
+    if (linger) std::this_thread::sleep_for(kWriterLinger);
     DDS_DomainParticipant_delete_contained_entities(participant);
     DDS_DomainParticipantFactory_delete_participant(DDS_DomainParticipantFactory_get_instance(),
                                                     participant);
