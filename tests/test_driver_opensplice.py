@@ -101,10 +101,10 @@ def test_vendor_configuration_runs_as_transport_config(results, tmp_path):
     xml = tmp_path / "ospl.xml"
     xml.write_text(
         "<OpenSplice><Domain><Name>mine</Name><Id>77</Id><SingleProcess>true</SingleProcess>"
-        "<Service name=\"ddsi2\"><Command>ddsi2</Command></Service></Domain>"
-        "<DDSI2Service name=\"ddsi2\"><General><NetworkInterfaceAddress>127.0.0.1"
+        '<Service name="ddsi2"><Command>ddsi2</Command></Service></Domain>'
+        '<DDSI2Service name="ddsi2"><General><NetworkInterfaceAddress>127.0.0.1'
         "</NetworkInterfaceAddress><AllowMulticast>false</AllowMulticast></General>"
-        "<Discovery><Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery>"
+        '<Discovery><Peers><Peer Address="127.0.0.1"/></Peers></Discovery>'
         "</DDSI2Service></OpenSplice>"
     )
     _, record = run_ok(
@@ -148,10 +148,23 @@ def test_a_late_joiner_gets_exactly_the_history_kept(results, qos, expected):
 @pytest.mark.parametrize(
     "args,setting,words",
     [
-        (["--durability", "transient_local", "--reliability", "best_effort"], "durability",
-         "needs --reliability reliable"),
-        (["--durability", "transient_local", "--reliability", "reliable", "--history",
-          "keep_all"], "history", "use --history keep_last:N"),
+        (
+            ["--durability", "transient_local", "--reliability", "best_effort"],
+            "durability",
+            "needs --reliability reliable",
+        ),
+        (
+            [
+                "--durability",
+                "transient_local",
+                "--reliability",
+                "reliable",
+                "--history",
+                "keep_all",
+            ],
+            "history",
+            "use --history keep_last:N",
+        ),
         (["--transport", "shm"], "transport", "not in OpenSplice Community Edition"),
         (["--option", "ospl_uri=file:///nonexistent.xml"], "ospl_uri", "--transport config"),
         (["--transport", "config"], "ospl_uri", "is missing"),

@@ -23,10 +23,19 @@
 namespace psbospl {
 
 inline const char *retcode_name(DDS_ReturnCode_t rc) {
-  static const char *const names[] = {
-      "OK",           "ERROR",        "UNSUPPORTED",       "BAD_PARAMETER",   "PRECONDITION_NOT_MET",
-      "OUT_OF_RESOURCES", "NOT_ENABLED", "IMMUTABLE_POLICY", "INCONSISTENT_POLICY",
-      "ALREADY_DELETED", "TIMEOUT",    "NO_DATA",           "ILLEGAL_OPERATION"};
+  static const char *const names[] = {"OK",
+                                      "ERROR",
+                                      "UNSUPPORTED",
+                                      "BAD_PARAMETER",
+                                      "PRECONDITION_NOT_MET",
+                                      "OUT_OF_RESOURCES",
+                                      "NOT_ENABLED",
+                                      "IMMUTABLE_POLICY",
+                                      "INCONSISTENT_POLICY",
+                                      "ALREADY_DELETED",
+                                      "TIMEOUT",
+                                      "NO_DATA",
+                                      "ILLEGAL_OPERATION"};
   return rc >= 0 && rc < DDS_ReturnCode_t(sizeof names / sizeof *names) ? names[rc] : "unknown";
 }
 
@@ -86,9 +95,10 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
   const uint32_t id = s.transport == Transport::config ? DDS_DOMAIN_ID_DEFAULT : s.domain_id;
   domain = domains.acquire(id, [&] { return std::make_unique<Domain>(s); });
   if (domain->config != Domain::configuration(s))
-    fail("domain %u is already open in this process with another configuration; give each "
-         "configuration its own domain_id=N",
-         id);
+    fail(
+        "domain %u is already open in this process with another configuration; give each "
+        "configuration its own domain_id=N",
+        id);
   const std::lock_guard<std::mutex> lock(environment);
   // OpenSplice checks a configuration against $OSPL_HOME/etc/ospl_metaconfig.xml: this
   // driver's OpenSplice, whatever another installation's OSPL_HOME says.
@@ -117,13 +127,14 @@ constexpr DDS_Duration_t kMaxBlockingTime = {1, 0};
 // psbench's QoS onto an OpenSplice topic, reader or writer QoS (the same fields).
 template <class Qos>
 void apply_qos(Qos &q, const Settings &s) {
-  q.reliability.kind =
-      s.qos.reliability == PSB_RELIABLE ? DDS_RELIABLE_RELIABILITY_QOS : DDS_BEST_EFFORT_RELIABILITY_QOS;
+  q.reliability.kind = s.qos.reliability == PSB_RELIABLE ? DDS_RELIABLE_RELIABILITY_QOS
+                                                         : DDS_BEST_EFFORT_RELIABILITY_QOS;
   q.reliability.max_blocking_time = kMaxBlockingTime;
   q.durability.kind = s.qos.durability == PSB_TRANSIENT_LOCAL ? DDS_TRANSIENT_LOCAL_DURABILITY_QOS
                                                               : DDS_VOLATILE_DURABILITY_QOS;
   if (s.qos.history != 0) {  // 0: not set, OpenSplice's default (keep_last 1) stays
-    q.history.kind = s.qos.history == PSB_KEEP_ALL ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
+    q.history.kind =
+        s.qos.history == PSB_KEEP_ALL ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
     q.history.depth = s.qos.history == PSB_KEEP_ALL ? 1 : DDS_long(s.qos.history_depth);
   }
 }
@@ -142,12 +153,14 @@ class Context {
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
         participant(join(settings, domain_)) {
     try {
-      publisher = checked(DDS_DomainParticipant_create_publisher(
-                              participant, DDS_PUBLISHER_QOS_DEFAULT, nullptr, DDS_STATUS_MASK_NONE),
-                          "cannot create a publisher");
-      subscriber = checked(DDS_DomainParticipant_create_subscriber(
-                               participant, DDS_SUBSCRIBER_QOS_DEFAULT, nullptr, DDS_STATUS_MASK_NONE),
-                           "cannot create a subscriber");
+      publisher =
+          checked(DDS_DomainParticipant_create_publisher(participant, DDS_PUBLISHER_QOS_DEFAULT,
+                                                         nullptr, DDS_STATUS_MASK_NONE),
+                  "cannot create a publisher");
+      subscriber =
+          checked(DDS_DomainParticipant_create_subscriber(participant, DDS_SUBSCRIBER_QOS_DEFAULT,
+                                                          nullptr, DDS_STATUS_MASK_NONE),
+                  "cannot create a subscriber");
       register_type();
     } catch (...) {
       close();
@@ -174,9 +187,10 @@ class Context {
       q->durability_service.history_kind = q->history.kind;
       q->durability_service.history_depth = q->history.depth;
     }
-    DDS_Topic t = checked(DDS_DomainParticipant_create_topic(participant, name, type_name_.get(),
-                                                             q.get(), nullptr, DDS_STATUS_MASK_NONE),
-                          "cannot create topic");
+    DDS_Topic t =
+        checked(DDS_DomainParticipant_create_topic(participant, name, type_name_.get(), q.get(),
+                                                   nullptr, DDS_STATUS_MASK_NONE),
+                "cannot create topic");
     topics_.emplace(name, t);
     return t;
   }
@@ -194,13 +208,14 @@ class Context {
 
  private:
   void register_type() {
-    DDS_TypeSupport ts = settings.complex ? psbench_ComplexTypeSupport__alloc()
-                                          : psbench_BytesTypeSupport__alloc();
+    DDS_TypeSupport ts =
+        settings.complex ? psbench_ComplexTypeSupport__alloc() : psbench_BytesTypeSupport__alloc();
     auto owned = allocated(ts);
     type_name_.reset(settings.complex ? psbench_ComplexTypeSupport_get_type_name(ts)
                                       : psbench_BytesTypeSupport_get_type_name(ts));
-    check_rc(settings.complex ? psbench_ComplexTypeSupport_register_type(ts, participant, type_name_.get())
-                              : psbench_BytesTypeSupport_register_type(ts, participant, type_name_.get()),
+    check_rc(settings.complex
+                 ? psbench_ComplexTypeSupport_register_type(ts, participant, type_name_.get())
+                 : psbench_BytesTypeSupport_register_type(ts, participant, type_name_.get()),
              "cannot register the type");
   }
   // Deletes the participant with everything in it (the endpoints are gone by now). A

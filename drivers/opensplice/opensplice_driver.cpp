@@ -2,8 +2,8 @@
 // source (build-sdk): its name, version and capabilities; Context, Writer and Reader are
 // in context.h, writer.h and reader.h. The C ABI table comes from psbench/sdk.hpp.
 #include "psbench/sdk.hpp"
-#include "sdk_info.h"  // generated: the SDK psbench built (psbench-sdk.json)
 #include "reader.h"
+#include "sdk_info.h"  // generated: the SDK psbench built (psbench-sdk.json)
 #include "writer.h"
 
 extern "C" {
@@ -17,15 +17,15 @@ struct OpenSplice {
   static constexpr const char *description =
       "Vortex OpenSplice Community Edition (C API), built from source: types from "
       "idl/psbench.idl by idlpp; standalone (OpenSplice's single-process deployment: DDSI2 in "
-      "the process, RTPS on loopback) or a vendor configuration";
-  // The release psbench built, the commit and the build's flags (psbench-sdk.json), and
-  // the library actually loaded.
+      "the process, RTPS on loopback) or a vendor configuration; the SDK in " PSBENCH_OSPL_HOME;
+  // The release psbench built, the library actually loaded, the commit and the build's
+  // flags (psbench-sdk.json; the SDK's folder is in the description).
   static std::string version() {
     return std::string(PSBENCH_OSPL_VERSION) + "OSS (" +
            psb::sdk::library_file(reinterpret_cast<const void *>(&DDS_DataWriter_write),
                                   "libdcpssac.so") +
-           "; built from source, commit " + std::string(PSBENCH_OSPL_COMMIT).substr(0, 12) +
-           ", in " PSBENCH_OSPL_HOME "; flags " PSBENCH_OSPL_FLAGS ")";
+           "; built from source at " + std::string(PSBENCH_OSPL_COMMIT).substr(0, 12) +
+           "; " PSBENCH_OSPL_FLAGS ")";
   }
   static constexpr const char *option_keys[] = {"type", "elements", "domain_id", "ospl_uri",
                                                 nullptr};

@@ -32,20 +32,21 @@ class Reader {
     apply_qos(*q, ctx.settings);
     dds_listener_.listener_data = this;
     dds_listener_.on_data_available = &Reader::on_data_available;
-    reader_ = checked(DDS_Subscriber_create_datareader(
-                          ctx.subscriber, ctx.topic(topic), q.get(),
-                          listener_ ? &dds_listener_ : nullptr,
-                          listener_ ? DDS_DATA_AVAILABLE_STATUS : DDS_STATUS_MASK_NONE),
-                      "cannot create a reader");
+    reader_ =
+        checked(DDS_Subscriber_create_datareader(
+                    ctx.subscriber, ctx.topic(topic), q.get(), listener_ ? &dds_listener_ : nullptr,
+                    listener_ ? DDS_DATA_AVAILABLE_STATUS : DDS_STATUS_MASK_NONE),
+                "cannot create a reader");
     if (ctx.settings.notify == PSB_NOTIFY_WAIT) {
       try {
-        condition_ = checked(DDS_DataReader_create_readcondition(reader_, DDS_ANY_SAMPLE_STATE,
-                                                                 DDS_ANY_VIEW_STATE,
-                                                                 DDS_ANY_INSTANCE_STATE),
-                             "cannot create a read condition");
+        condition_ =
+            checked(DDS_DataReader_create_readcondition(reader_, DDS_ANY_SAMPLE_STATE,
+                                                        DDS_ANY_VIEW_STATE, DDS_ANY_INSTANCE_STATE),
+                    "cannot create a read condition");
         waitset_ = checked(DDS_WaitSet__alloc(), "cannot create a waitset");
         triggered_ = checked(DDS_ConditionSeq__alloc(), "out of memory");
-        check_rc(DDS_WaitSet_attach_condition(waitset_, condition_), "cannot attach to the waitset");
+        check_rc(DDS_WaitSet_attach_condition(waitset_, condition_),
+                 "cannot attach to the waitset");
       } catch (...) {
         destroy();
         throw;
@@ -129,9 +130,10 @@ class Reader {
           static_cast<unsigned long>(got + kHeaderSize), payload_capacity_ + kHeaderSize);
     }
     if (bytes_.payload._length > payload_capacity_)
-      psb::sdk::bad_sample("received a message larger than this run's %zu bytes; do both sides "
-                           "use the same --size?",
-                           payload_capacity_ + kHeaderSize);
+      psb::sdk::bad_sample(
+          "received a message larger than this run's %zu bytes; do both sides "
+          "use the same --size?",
+          payload_capacity_ + kHeaderSize);
     header_to_message(buffer_.data(), &bytes_.header);
     len = kHeaderSize + bytes_.payload._length;
     return true;
