@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -100,14 +101,20 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
         "configuration its own domain_id=N",
         id);
   const std::lock_guard<std::mutex> lock(environment);
+  // Changed only when it differs: OpenSplice's threads of a domain already open may read
+  // the environment meanwhile (the contexts of one run share one domain and one value).
+  auto set = [](const char *name, const char *value, bool overwrite) {
+    const char *now = std::getenv(name);
+    if (now == nullptr || (overwrite && std::strcmp(now, value) != 0)) ::setenv(name, value, 1);
+  };
   // OpenSplice checks a configuration against $OSPL_HOME/etc/ospl_metaconfig.xml: this
   // driver's OpenSplice, whatever another installation's OSPL_HOME says.
-  ::setenv("OSPL_HOME", PSBENCH_OSPL_HOME, 1);
+  set("OSPL_HOME", PSBENCH_OSPL_HOME, true);
   // OpenSplice's reports go to its log files in the working directory unless told
   // otherwise: to stderr, which psbench keeps (a user's own choice stays).
-  ::setenv("OSPL_INFOFILE", "<stderr>", 0);
-  ::setenv("OSPL_ERRORFILE", "<stderr>", 0);
-  ::setenv("OSPL_URI", domain->uri.c_str(), 1);
+  set("OSPL_INFOFILE", "<stderr>", false);
+  set("OSPL_ERRORFILE", "<stderr>", false);
+  set("OSPL_URI", domain->uri.c_str(), true);
   DDS_DomainParticipant p = DDS_DomainParticipantFactory_create_participant(
       DDS_DomainParticipantFactory_get_instance(), id, DDS_PARTICIPANT_QOS_DEFAULT, nullptr,
       DDS_STATUS_MASK_NONE);
