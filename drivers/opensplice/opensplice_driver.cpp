@@ -17,7 +17,8 @@ struct OpenSplice {
   static constexpr const char *description =
       "Vortex OpenSplice Community Edition (C API), built from source: types from "
       "idl/psbench.idl by idlpp; standalone (OpenSplice's single-process deployment: DDSI2 in "
-      "the process, RTPS on loopback) or a vendor configuration; the SDK in " PSBENCH_OSPL_HOME;
+      "the process, RTPS on loopback; across hosts: on the interface of --address) or a vendor "
+      "configuration; the SDK in " PSBENCH_OSPL_HOME;
   // The release psbench built, the library actually loaded, the commit and the build's
   // flags (psbench-sdk.json; the SDK's folder is in the description).
   static std::string version() {
@@ -39,7 +40,9 @@ struct OpenSplice {
       .max_payload = kMaxPayload,
       .readers_per_topic = 0,  // no limit
       .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 0};     // psbench's configurations keep to loopback
+      .crosses_hosts = 1};     // on host_transports
+  // standalone on the interface of --address (settings.h); config as the user wrote it.
+  static constexpr const char *host_transports[] = {"standalone", "config", nullptr};
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbospl::Context;

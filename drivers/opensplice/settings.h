@@ -27,17 +27,21 @@ struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   std::string vendor_uri;  // option ospl_uri, untouched (transport config)
 };
 
-// The DDSI2 service as psbench configures it: RTPS on loopback only, unicast (discovery
-// to the loopback address's well-known ports), an 8 MiB socket receive buffer for 4 MiB
+// The DDSI2 service as psbench configures it: RTPS on loopback only (across hosts, on the
+// interface that has the run's local address), unicast: discovery goes to the ports of
+// participant indices 0 to 99 at each peer, this host's own address included (processes
+// of the run on this host), then every --peer; an 8 MiB socket receive buffer for 4 MiB
 // samples.
-inline std::string ddsi2_xml() {
-  return "<DDSI2Service name=\"ddsi2\"><General>"
-         "<NetworkInterfaceAddress>127.0.0.1</NetworkInterfaceAddress>"
-         "<AllowMulticast>false</AllowMulticast>"
+inline std::string ddsi2_xml(const Settings &s) {
+  std::string peers = "<Peer Address=\"" + s.address() + "\"/>";
+  for (const std::string &peer : s.peer_addresses) peers += "<Peer Address=\"" + peer + "\"/>";
+  return "<DDSI2Service name=\"ddsi2\"><General><NetworkInterfaceAddress>" + s.address() +
+         "</NetworkInterfaceAddress><AllowMulticast>false</AllowMulticast>"
          "<EnableMulticastLoopback>false</EnableMulticastLoopback></General>"
          "<Discovery><ParticipantIndex>auto</ParticipantIndex>"
-         "<MaxAutoParticipantIndex>99</MaxAutoParticipantIndex>"
-         "<Peers><Peer Address=\"127.0.0.1\"/></Peers></Discovery>"
+         "<MaxAutoParticipantIndex>99</MaxAutoParticipantIndex><Peers>" +
+         peers +
+         "</Peers></Discovery>"
          "<Internal><MinimumSocketReceiveBufferSize>8MiB</MinimumSocketReceiveBufferSize>"
          "</Internal>"
          "<Compatibility><StandardsConformance>lax</StandardsConformance></Compatibility>"
@@ -51,7 +55,7 @@ inline std::string domain_xml(const Settings &s) {
   return "<OpenSplice><Domain><Name>psbench_standalone</Name><Id>" + std::to_string(s.domain_id) +
          "</Id><SingleProcess>true</SingleProcess><Report verbosity=\"WARNING\"/>"
          "<Service name=\"ddsi2\"><Command>ddsi2</Command></Service></Domain>" +
-         ddsi2_xml() + "</OpenSplice>";
+         ddsi2_xml(s) + "</OpenSplice>";
 }
 
 // Validates cfg, recording every refusal (check() and open(), which throws them).
