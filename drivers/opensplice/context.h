@@ -93,7 +93,12 @@ using DomainLease = psb::sdk::PerProcess<uint32_t, Domain>::Lease;
 inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
   static auto &domains = *new psb::sdk::PerProcess<uint32_t, Domain>;  // kept past exit
   static std::mutex environment;
+#ifdef PSBENCH_OSPL_FEDERATED
+  // OpenSplice 5 names a domain by its configuration's URI: one per daemon port here.
+  const uint32_t id = s.transport == Transport::config ? 0 : uint32_t(s.daemon_port);
+#else
   const uint32_t id = s.transport == Transport::config ? DDS_DOMAIN_ID_DEFAULT : s.domain_id;
+#endif
   domain = domains.acquire(id, [&] { return std::make_unique<Domain>(s); });
   if (domain->config != Domain::configuration(s))
     fail(
@@ -112,12 +117,33 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
   set("OSPL_HOME", PSBENCH_OSPL_HOME, true);
   // OpenSplice's reports go to its log files in the working directory unless told
   // otherwise: to stderr, which psbench keeps (a user's own choice stays).
+#ifdef PSBENCH_OSPL_FEDERATED
+  // OpenSplice 5 has no report verbosity: its information reports go to /dev/null (it
+  // joins OSPL_LOGPATH, "." by default, and the file's name).
+  if (std::getenv("OSPL_INFOFILE") == nullptr && std::getenv("OSPL_LOGPATH") == nullptr) {
+    set("OSPL_LOGPATH", "/", false);
+    set("OSPL_INFOFILE", "dev/null", false);
+  }
+#else
   set("OSPL_INFOFILE", "<stderr>", false);
+#endif
   set("OSPL_ERRORFILE", "<stderr>", false);
+#ifdef PSBENCH_OSPL_FEDERATED
+  // OpenSplice 5's domain id is the configuration's URI: no OSPL_URI needed.
+  DDS_DomainParticipant p = DDS_DomainParticipantFactory_create_participant(
+      DDS_DomainParticipantFactory_get_instance(), const_cast<char *>(domain->uri.c_str()),
+      DDS_PARTICIPANT_QOS_DEFAULT, nullptr, DDS_STATUS_MASK_NONE);
+  if (p == nullptr && s.transport == Transport::shm)
+    fail(
+        "cannot join the domain of the spliced daemon on port %d: is it running? (psbench "
+        "starts it for transport shm; OpenSplice reported on stderr)",
+        s.daemon_port);
+#else
   set("OSPL_URI", domain->uri.c_str(), true);
   DDS_DomainParticipant p = DDS_DomainParticipantFactory_create_participant(
       DDS_DomainParticipantFactory_get_instance(), id, DDS_PARTICIPANT_QOS_DEFAULT, nullptr,
       DDS_STATUS_MASK_NONE);
+#endif
   if (p == nullptr)
     fail("cannot create a participant in domain %u (OpenSplice reported why on stderr)", id);
   return p;
@@ -186,11 +212,12 @@ class Context {
     auto q = allocated(DDS_TopicQos__alloc());
     check_rc(DDS_DomainParticipant_get_default_topic_qos(participant, q.get()), "topic QoS");
     apply_qos(*q, settings);
-    // What DDSI2 keeps of a transient_local writer for late joiners in other processes is
-    // the topic's durability_service.history (default keep_last 1), not the writer's
-    // history: make them the same, so keep_last:N gives a late joiner the last N
-    // (transient_local with keep_all is refused: settings.h).
-    if (settings.qos.history == PSB_KEEP_LAST) {
+    // What a transient_local writer keeps for late joiners in other processes is the
+    // topic's durability_service.history (default keep_last 1), not the writer's history
+    // (DDSI2 6.9; spliced's shared memory in 5.5.1 alike): make them the same, so
+    // keep_last:N gives a late joiner the last N, keep_all all (6.9 refuses
+    // transient_local with keep_all: settings.h).
+    if (settings.qos.history != 0) {
       q->durability_service.history_kind = q->history.kind;
       q->durability_service.history_depth = q->history.depth;
     }
@@ -231,7 +258,9 @@ class Context {
   // domain stops DDSI2 at once, and OpenSplice cannot say when it is done.
   void close() {
     if (participant == nullptr) return;
+#ifndef PSBENCH_OSPL_FEDERATED  // federated: spliced's services hold what was written
     if (linger) std::this_thread::sleep_for(kWriterLinger);
+#endif
     DDS_DomainParticipant_delete_contained_entities(participant);
     DDS_DomainParticipantFactory_delete_participant(DDS_DomainParticipantFactory_get_instance(),
                                                     participant);

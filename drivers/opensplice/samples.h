@@ -64,8 +64,10 @@ struct ComplexSample {
         char info[kInfoLength + 1];
         std::snprintf(info, sizeof info, "psbench/%08x", static_cast<unsigned>(element));
         outer.inners._buffer[j].index = element;
-        outer.inners._buffer[j].info = DDS_string_dup(info);
-        if (outer.inners._buffer[j].info == nullptr) return false;
+        char *copy = DDS_string_alloc(kInfoLength);  // (OpenSplice 5 has no DDS_string_dup)
+        if (copy == nullptr) return false;
+        std::memcpy(copy, info, kInfoLength + 1);
+        outer.inners._buffer[j].info = copy;
       }
     }
     return true;
