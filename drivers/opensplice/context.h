@@ -153,6 +153,37 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
 // readers that have not acknowledged everything yet.
 constexpr std::chrono::milliseconds kWriterLinger{1000};
 
+// The readers of each topic in this process (all its contexts): a writer whose topic has
+// none here has only readers in other processes, which it waits for at close (writer.h).
+class LocalReaders {
+ public:
+  static LocalReaders &instance() {
+    static auto &readers = *new LocalReaders;  // kept past exit
+    return readers;
+  }
+  void add(const std::string &topic, int n) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    count_[topic] += n;
+  }
+  // A reader's registration, for as long as it lives.
+  struct Registration {
+    explicit Registration(std::string t) : topic(std::move(t)) { instance().add(topic, 1); }
+    ~Registration() { instance().add(topic, -1); }
+    Registration(const Registration &) = delete;
+    Registration &operator=(const Registration &) = delete;
+    const std::string topic;
+  };
+  bool any(const std::string &topic) {
+    const std::lock_guard<std::mutex> lock(mutex_);
+    auto found = count_.find(topic);
+    return found != count_.end() && found->second > 0;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<std::string, int> count_;
+};
+
 // How long a reliable write may block for room in the writer's history (OpenSplice's
 // default is 100 ms, short for a 4 MiB sample on a busy machine).
 constexpr DDS_Duration_t kMaxBlockingTime = {1, 0};

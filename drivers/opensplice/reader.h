@@ -20,6 +20,7 @@ class Reader {
   // Throws psb::sdk::Error if the reader cannot be made.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : ctx_(ctx),
+        local_(topic),
         complex_(ctx.settings.complex),
         elements_(ctx.settings.elements),
         payload_capacity_(ctx.settings.max_payload - kHeaderSize),
@@ -162,6 +163,7 @@ class Reader {
   }
 
   Context &ctx_;
+  const LocalReaders::Registration local_;  // counted among this process's readers
   const bool complex_;
   const uint32_t elements_;
   const size_t payload_capacity_;  // bytes after the header that a sample may carry

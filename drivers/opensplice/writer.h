@@ -9,10 +9,14 @@
 
 namespace psbospl {
 
+// How long a reliable writer's destruction waits for its readers to leave.
+constexpr std::chrono::seconds kReadersLeave{10};
+
 class Writer {
  public:
   // Throws psb::sdk::Error if the writer cannot be made.
-  Writer(Context &ctx, const char *topic) : ctx_(ctx), complex_(ctx.settings.complex) {
+  Writer(Context &ctx, const char *topic)
+      : ctx_(ctx), topic_(topic), complex_(ctx.settings.complex) {
     if (complex_ && !complex_sample_.build(ctx.settings.elements))
       fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
     auto q = allocated(DDS_DataWriterQos__alloc());
@@ -22,15 +26,23 @@ class Writer {
                                                       nullptr, DDS_STATUS_MASK_NONE),
                       "cannot create a writer");
   }
-  // OpenSplice has no wait for remote acknowledgements (README, "Drain and close"): hand
-  // what the kernel still holds for DDSI2 over (its pending resends, at most 1 s), then
-  // delete; DDSI2 lingers the writer until its readers acknowledged, which the context
-  // gives time to before it closes the domain.
+  // OpenSplice has no wait for remote acknowledgements (README, "Drain and close"): a
+  // reliable writer hands what the kernel still holds for DDSI2 over (its pending resends,
+  // at most 1 s). When its topic has no reader in this process (readers here have every
+  // sample once write() returns), it then waits for its readers, all in other processes,
+  // to leave, at most kReadersLeave: a psbench reader leaves once it has the end marker,
+  // the last thing written. Otherwise, or if they have not left, the context gives DDSI2
+  // its writer linger before it closes the domain.
   ~Writer() {
     if (ctx_.settings.qos.reliability == PSB_RELIABLE) {
       const DDS_Duration_t handover = {1, 0};
       DDS_DataWriter_wait_for_acknowledgments(writer_, &handover);
-      ctx_.linger = true;
+      if (!LocalReaders::instance().any(topic_)) {
+        const auto end = std::chrono::steady_clock::now() + kReadersLeave;
+        while (matched() > 0 && std::chrono::steady_clock::now() < end)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (matched() != 0) ctx_.linger = true;
     }
     DDS_Publisher_delete_datawriter(ctx_.publisher, writer_);
   }
@@ -74,6 +86,7 @@ class Writer {
   }
 
   Context &ctx_;
+  const std::string topic_;
   const bool complex_;
   ComplexSample complex_sample_;
   DDS_DataWriter writer_ = nullptr;
