@@ -5,7 +5,7 @@ PYTEST_ARGS ?=
 # (on 2 cores, 4 took 277 s where 3 took 311 s, 2026-11-26).
 PYTEST_WORKERS ?= 4
 
-.PHONY: all setup build build-all test test-native test-python test-long style demo bench clean
+.PHONY: all setup bytecode build build-all build-drivers test test-native test-python test-long style demo bench clean
 
 all: build
 
@@ -16,11 +16,23 @@ setup:
 $(BUILD_DIR)/build.ninja: CMakeLists.txt
 	cmake -S . -B $(BUILD_DIR) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-build: setup $(BUILD_DIR)/build.ninja
+build: setup bytecode $(BUILD_DIR)/build.ninja
 	@cmake --build $(BUILD_DIR)
 
+# Python's bytecode: a run's start reads it instead of compiling every module again, also
+# where PYTHONDONTWRITEBYTECODE keeps Python from writing it (bench/run_cost.py).
+bytecode: setup
+	@./.venv/bin/python -m compileall -q python
+
 # Drivers built on request (their manifest: build = "on-request"): all of them, or one.
-build-all: setup $(BUILD_DIR)/build.ninja
+# build-all also builds psbench criteria's monitoring tools; build-drivers (what make
+# test needs) every driver without them.
+build-all: setup bytecode $(BUILD_DIR)/build.ninja
+	@scripts/setup-system --with all
+	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_ALL=ON -DPSBENCH_MONITOR_TOOLS=ON > /dev/null
+	@cmake --build $(BUILD_DIR)
+
+build-drivers: setup bytecode $(BUILD_DIR)/build.ninja
 	@scripts/setup-system --with all
 	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_ALL=ON > /dev/null
 	@cmake --build $(BUILD_DIR)
@@ -28,15 +40,18 @@ build-all: setup $(BUILD_DIR)/build.ninja
 # A driver built from source (manifest: build = "from-source") first builds its middleware
 # into ~/.cache/psbench (scripts/build-source; its variables, e.g. OPENDDS_SRC=, name local
 # source trees, docs/source-builds.md).
-driver-%: setup $(BUILD_DIR)/build.ninja
+# VERSION=V: the driver against another version of its middleware, beside the default
+# (manifest [[versions]], scripts/build-version, docs/versions.md): runs name it NAME@V.
+driver-%: setup bytecode $(BUILD_DIR)/build.ninja
 	@test -f drivers/$*/manifest.toml || { echo "make: no driver drivers/$*"; exit 2; }
 	@scripts/setup-system --with $*
-	@if grep -q '^build *= *"from-source"' drivers/$*/manifest.toml; then scripts/build-source $*; fi
-	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null
-	@cmake --build $(BUILD_DIR)
+	@if [ -n "$(VERSION)" ]; then scripts/build-version $* "$(VERSION)" $(BUILD_DIR); else \
+	  if grep -q '^build *= *"from-source"' drivers/$*/manifest.toml; then scripts/build-source $*; fi && \
+	  cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null && \
+	  cmake --build $(BUILD_DIR); fi
 
-# Every driver: CI builds and tests them all.
-test: build-all
+# Every driver: CI builds and tests them all (the monitoring tools with make test-long).
+test: build-drivers
 	@scripts/check-style
 	@$(MAKE) --no-print-directory test-native test-python
 
@@ -66,6 +81,7 @@ bench: build
 	bench/throughput
 	bench/accounting
 	bench/truth
+	bench/run_cost
 
 clean:
 	rm -rf $(BUILD_DIR) results

@@ -76,7 +76,7 @@ function(psbench_add_rust_driver name)
                         "crate-type = [\"staticlib\"] (psbench links the driver library itself)")
   endif()
   file(GLOB_RECURSE sources CONFIGURE_DEPENDS
-    ${folder}/*.rs ${folder}/Cargo.toml ${folder}/Cargo.lock
+    ${folder}/*.rs ${folder}/*Cargo.toml ${folder}/Cargo.lock
     ${sdk}/src/*.rs ${sdk}/Cargo.toml)
   set(archive ${PSBENCH_CARGO_TARGET_DIR}/release/lib${lib}.a)
   set(stamp ${CMAKE_CURRENT_BINARY_DIR}/cargo-build.stamp)

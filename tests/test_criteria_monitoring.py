@@ -4,7 +4,8 @@
 real run and show the run's own topic (yes, their output kept); the same tool with an
 `expect` that names another topic is judged no. The manifest fields that take them
 there ({build}, env, options, stop_signal) are read, and refused with one message when
-wrong."""
+wrong. The tools are built by make build-all only: the tests that run them are long
+(make test-long)."""
 
 import dataclasses
 import json
@@ -55,10 +56,18 @@ def run_id_of(folder: Path, run_dir: str) -> str:
     return json.loads((folder / run_dir / "run.json").read_text())["run_id"]
 
 
-@pytest.mark.parametrize("driver", DRIVERS)
-def test_the_drivers_tool_observes_the_runs_own_topic(driver_libs, results, driver):
+def require_tool(driver: str, driver_libs) -> None:
+    """The tools are built by make build-all (make test-long), not by make test."""
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
+    if not tool_path(driver).exists():
+        pytest.fail(f"{tool_path(driver)} is missing: make build-all builds the monitoring tools")
+
+
+@pytest.mark.long
+@pytest.mark.parametrize("driver", DRIVERS)
+def test_the_drivers_tool_observes_the_runs_own_topic(driver_libs, results, driver):
+    require_tool(driver, driver_libs)
     proc = run_cli(["criteria", "--drivers", driver, "--criteria", "monitoring"], results,
                    timeout=180)  # fmt: skip
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -82,11 +91,11 @@ def test_the_drivers_tool_observes_the_runs_own_topic(driver_libs, results, driv
     assert writing_into(results) == []  # the tool is gone
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("driver", DRIVERS)
 def test_an_expect_naming_another_topic_is_judged_no(driver_libs, tmp_path, monkeypatch,
                                                      driver):  # fmt: skip
-    if driver not in driver_libs or not tool_path(driver).exists():
-        pytest.skip(f"{driver} or its monitoring tool is not built")
+    require_tool(driver, driver_libs)
     from psbench.run import drivers as driver_info
     from psbench.run import envinfo, services
     from psbench.run.criteria import monitoring
@@ -163,8 +172,9 @@ def test_a_tool_the_build_makes_and_did_not_is_not_testable(mw_drivers_dir, tmp_
     ctx = Context(["mw"], {}, {"mw": {}}, tmp_path, {}, ["psbench", "criteria"])
     found = monitoring.assess(ctx)["mw"]
     assert found.verdict == "not testable here"
-    assert "its monitoring tool mw-watch is not built (make build-all, or make driver-mw)" in (
-        found.evidence
+    assert (
+        "its monitoring tool mw-watch is not built (make build-all builds the monitoring tools)"
+        in (found.evidence)
     )
     # Once there, it is the tool psbench runs.
     tool = tmp_path / "no-build" / "drivers" / "mw" / "bin" / "mw-watch"

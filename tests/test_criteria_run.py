@@ -88,6 +88,15 @@ def test_quick_criteria_of_a_peer_to_peer_library_and_a_broker(driver_libs, resu
         assert (folder / "report" / name).is_file(), name
     assert "Criteria matrix" in proc.stdout and f"results: {folder}" in proc.stdout
     assert "[criteria persistence 2/2] mqtt: yes" in proc.stderr
+    # Each run records the services alive during it: ZeroMQ's runs never had the MQTT
+    # broker of an earlier criterion idle beside them (it stops once mqtt's runs end).
+    runs = [json.loads(p.read_text()) for p in folder.rglob("run.json")]
+    zeromq_runs = [r for r in runs if r["driver"]["name"] == "zeromq"]
+    assert zeromq_runs and all("services_alive" in r for r in zeromq_runs)
+    assert all(r["services_alive"] == [] for r in zeromq_runs), [
+        r["services_alive"] for r in zeromq_runs
+    ]
+    assert any(s["name"] == "mosquitto" for r in runs for s in r.get("services_alive", []))
     # Nothing left: no node, no broker, no monitoring tool.
     assert node_processes_with(str(results)) == []
     assert live_processes("mosquitto", str(results)) == []

@@ -72,6 +72,8 @@ def test_ping(driver_libs, results, driver, placement):
     assert counts["samples"] + counts["lost"] + counts["late"] + counts["corrupted"] == COUNT
     assert counts["duplicated"] == counts["reordered"] == counts["corrupted"] == 0
     assert ping["ended_by"] == "count" and ping["error"] is None
+    # The pong echoed the end message: the ping sent it once, not three times.
+    assert pong["ended_by"] == "end_marker" and ping["end_markers"] == {"sent": 1}
     samples = check_samples_file(run_dir, ping, "rtt")
     # What the CLI printed is what the file holds.
     stats = record["stats"]["ping"]
@@ -150,6 +152,7 @@ def test_ping_in_each_notify_mode(driver_libs, results, driver, notify):
     )
     assert ping["config"]["notify"] == notify
     assert_all_accounted(ping["counts"], 500)
+    assert ping["end_markers"] == {"sent": 1}  # echoed in every notify mode
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "clock.hpp"
+#include "futex.hpp"
 
 namespace psb {
 namespace {
@@ -41,7 +42,8 @@ void ProgressReporter::start() {
 }
 
 void ProgressReporter::stop() {
-  stop_.store(true, std::memory_order_relaxed);
+  stop_.store(1, std::memory_order_release);
+  futex_wake_all(&stop_);  // at once: a run's end must not wait for the next interval
   if (thread_.joinable()) thread_.join();
 }
 
@@ -49,14 +51,11 @@ void ProgressReporter::loop() {
   run_as_ordinary_thread();
   int64_t last = start_ns_;
   for (int64_t next = start_ns_ + interval_ns_;; next += interval_ns_) {
-    // Sleeps in 50 ms steps so that stop() never waits long.
+    // Sleeps until the interval ends or stop() wakes it.
     while (now_ns() < next) {
-      if (stop_.load(std::memory_order_relaxed)) return;
-      const int64_t left = std::min<int64_t>(next - now_ns(), 50'000'000);
-      if (left > 0) {
-        timespec ts{left / 1'000'000'000, left % 1'000'000'000};
-        nanosleep(&ts, nullptr);
-      }
+      if (stop_.load(std::memory_order_acquire)) return;
+      const int64_t left = next - now_ns();
+      if (left > 0) futex_wait(&stop_, 0, left);
     }
     const int64_t t = now_ns();
     report(double(t - start_ns_) / 1e9, double(t - last) / 1e9);

@@ -36,7 +36,7 @@ class ProgressReporter {
   int64_t interval_ns_;
   std::vector<uint64_t> seen_recorded_, seen_distinct_, snap_recorded_, snap_distinct_;
   std::vector<int64_t> values_;
-  std::atomic<bool> stop_{false};
+  std::atomic<uint32_t> stop_{0};  // 1: stop; a futex word, so stop() wakes the thread
   std::thread thread_;
   int64_t start_ns_ = 0;
 };

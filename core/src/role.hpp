@@ -67,6 +67,7 @@ struct RoleResult {
   // sub: end markers expected (one per writer) and seen; when fewer were seen, counts.sent
   // and counts.lost are unknown here (the orchestrator reconciles with the writers).
   uint64_t end_markers_expected = 0, end_markers_seen = 0;
+  uint64_t end_markers_sent = 0;  // ping: 1 when the pong echoed the first
   bool sent_known = true;
   // sub --late-join: when its reader was created, and what of the records was written
   // before that (history the writers kept for it).

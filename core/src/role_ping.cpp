@@ -17,9 +17,11 @@ namespace {
 
 constexpr uint64_t kWarmupTokenBit = 1ull << 63;
 constexpr uint64_t kHandshakeTokenBit = 1ull << 62;
+constexpr uint64_t kEndTokenBit = 1ull << 61;
 constexpr uint64_t kNoToken = ~0ull;
 
 uint64_t token_of(uint64_t seq, uint32_t flags) {
+  if (flags & kFlagEnd) return seq | kEndTokenBit;
   if (flags & kFlagHandshake) return seq | kHandshakeTokenBit;
   if (flags & kFlagWarmup) return seq | kWarmupTokenBit;
   return seq;
@@ -38,7 +40,7 @@ struct PingSink {
     MessageHeader h = read_header(data);
     uint64_t token = token_of(h.seq, h.flags);
     bool awaited_now = token == awaited.load(std::memory_order_acquire);
-    if (!(h.flags & (kFlagWarmup | kFlagHandshake))) {
+    if (!(h.flags & (kFlagWarmup | kFlagHandshake | kFlagEnd))) {
       ++counts.received;
       if (len != node.reply_length(node.size) ||
           (node.check_pattern && !check_pattern(data, len, h.seq))) {
@@ -150,7 +152,16 @@ class Ping {
     if (!rx_error.empty()) throw std::runtime_error(rx_error);
   }
 
-  void end() { send_end_markers(sender_, res_.counts.sent); }
+  // The pong echoes the end marker before it ends: once the echo is back, repeating the
+  // marker is pointless. One not back within 1, 5 then 20 ms (lost on a best-effort link)
+  // is sent again, as a publisher repeats its own; the run never waits on it longer.
+  void end() {
+    RoleCounts scratch;
+    for (int64_t wait_ms : {1, 5, 20}) {
+      ++res_.end_markers_sent;
+      if (send_and_await(res_.counts.sent, kFlagEnd, wait_ms * 1'000'000, scratch)) return;
+    }
+  }
   const std::string &write_error() const { return sender_.first_error(); }
 
  private:

@@ -1,6 +1,6 @@
 // pong: writes every message it takes straight back, byte for byte (or, with
 // --reply-size, only its first bytes, the header intact: an acknowledgement), and ends
-// on the end marker.
+// on the end marker, which it echoes too.
 #include "message.hpp"
 #include "receive_loop.hpp"
 #include "role.hpp"
@@ -15,13 +15,14 @@ struct PongSink {
   void on_message(const void *data, size_t len, int64_t t) {
     if (res.first_receive_ns == 0) res.first_receive_ns = t;
     const uint32_t flags = len >= kHeaderSize ? read_header(data).flags : 0;
-    if (flags & kFlagEnd) {
-      ended.store(true, std::memory_order_release);
-      return;
-    }
     psb_error err;
     // The ping waits for this echo: nothing may stay in a write batch.
     const size_t reply = node.reply_length(len);
+    if (flags & kFlagEnd) {  // echoed too: the ping stops repeating it once it is back
+      write_now(driver, writer, data, reply, &err);
+      ended.store(true, std::memory_order_release);
+      return;
+    }
     const bool ok = write_now(driver, writer, data, reply, &err) == 0;
     if (!ok && counts.write_errors++ == 0) first_error = err.message;
     // Counted as ping counts them: warm-up apart, handshakes not at all.

@@ -325,6 +325,8 @@ void write_role_outputs(const NodeConfig &n, const LoadedDriver &driver, const D
         .field("expected", r.end_markers_expected)
         .field("seen", r.end_markers_seen)
         .end_object();
+  else if (r.role == Role::ping)  // how many the pong's echo let it send
+    j.begin_object().field("sent", r.end_markers_sent).end_object();
   else
     j.null();
   j.key("drain").begin_object().field("result", r.drain).field("ns", r.drain_ns).end_object();

@@ -244,6 +244,9 @@ def run_command(args: argparse.Namespace, spec: MeasureSpec | None = None) -> in
     """One run of args (ping, pubsub), or of the spec given (`psbench graph run`)."""
     paths.require_node()
     spec = spec or spec_from_args(args)
+    from psbench.run import keeper
+
+    keeper.instance().start()  # its start overlaps the imports below, not the run
     # Here, not at the top: `psbench ping --help` needs none of them (tests/test_cli_start.py).
     from psbench.report import run_text
     from psbench.run import envinfo, measure, services

@@ -3,6 +3,7 @@ pinning or without real-time priority, virtual machines, CPU frequency scaling. 
 env.json and from each node's own record of how it ran (its summary's "realtime")."""
 
 from psbench.hosts.clock import FLAG_SHARE
+from psbench.report.cpu_text import spinning_warning
 from psbench.results.configs import Config
 
 # 1-minute load per online CPU above which the machine was busy before the first run.
@@ -64,7 +65,17 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
                 f"CPU frequency governor {', '.join(others)} (not "
                 f"performance): clock speed changes during runs"
             )
+    spinning = [c for c in measured if any(_spinning(run) for run in c.ok_runs)]
+    if spinning:
+        shared = [_spinning(run) for c in spinning for run in c.ok_runs if _spinning(run)]
+        worst = max(shared, key=lambda sharing: sharing["spinning_per_cpu"])
+        warnings.append(f"{_names(spinning, len(measured))}: {spinning_warning(worst)}")
     return warnings + clock_warnings(measured)
+
+
+def _spinning(run) -> dict | None:
+    sharing = run.run_record.get("cpu_sharing") or {}
+    return sharing if sharing.get("spinning_per_cpu") else None
 
 
 def clock_corrections(config: Config) -> list[dict]:

@@ -3,6 +3,7 @@
 from psbench.base import table
 from psbench.base.units import hosts_text, micros, percent_text, rate_text, sizes_text
 from psbench.report import run_counts as rc
+from psbench.report.cpu_text import spinning_warning
 from psbench.report.graph_text import graph_lines
 from psbench.report.restart_text import restart_lines
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
@@ -426,6 +427,8 @@ def render(outcome: MeasureOutcome) -> str:
             f"{sharing['cpus']} CPUs ({sharing['oversubscribed']:g} per CPU"
             f"{', pinned' if sharing['pinned'] else ''})"
         )
+    if sharing.get("spinning_per_cpu"):
+        lines.append(f"  warning:   {spinning_warning(sharing)}")
     discovery = _discovery(outcome.summaries)
     if discovery:
         lines.append(f"  discovery: {discovery}")

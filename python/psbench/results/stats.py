@@ -12,6 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from psbench.results import binomial
 from psbench.results.samples import Samples
 
 # (label, percentile, fewest samples for which it is not just the maximum)
@@ -60,15 +61,13 @@ def interval_ranks(q, n: int, confidence: float = CONFIDENCE) -> tuple[int, int]
     of samples below it, P(X(l) <= x_q <= X(u)) = P(l <= B <= u - 1); l is the largest
     rank with P(B <= l - 1) <= alpha/2, u the smallest with P(B <= u - 1) >= 1 - alpha/2.
     None when n is too small for such ranks to exist (u > n, or l < 1)."""
-    from scipy.stats import binom  # here: importing scipy costs the CLI's start
-
     if n < 1:
         return None
     p = float(Fraction(str(q)) / 100)
     tail = (1.0 - confidence) / 2.0
-    k = int(binom.ppf(tail, n, p))  # smallest k with F(k) >= tail
-    lower = k + 1 if binom.cdf(k, n, p) <= tail else k
-    upper = int(binom.ppf(1.0 - tail, n, p)) + 1
+    k = binomial.ppf(tail, n, p)  # smallest k with F(k) >= tail
+    lower = k + 1 if binomial.cdf(k, n, p) <= tail else k
+    upper = binomial.ppf(1.0 - tail, n, p) + 1
     if lower < 1 or upper > n:
         return None
     return lower, upper

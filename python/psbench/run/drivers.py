@@ -49,13 +49,23 @@ class DriverInfo:
 
 def build_command(name: str) -> str:
     """The command that builds a driver of drivers/: `make build`, or for one built on
-    request or from source (its manifest's build) `make driver-NAME`."""
+    request or from source (its manifest's build) `make driver-NAME`; NAME@VERSION `make
+    driver-NAME VERSION=VERSION`."""
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if version:
+        return f"make driver-{base} VERSION={version}"
     return "make build" if manifests.load(name).build == "always" else f"make driver-{name}"
 
 
 def build_hint(name: str) -> str:
     """`COMMAND` builds it, and for a driver built from source what that takes."""
     hint = f"`{build_command(name)}` builds it"
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if version:
+        found = next(v for v in manifests.load(base).versions if v.version == version)
+        what = f"its {found.service}" if found.service else "it"
+        minutes = f", about {found.build_minutes} min on 2 cores" if found.build_minutes else ""
+        return hint + f" ({what} at version {version}{minutes}: docs/versions.md)"
     source = manifests.load(name).source
     if source is not None:
         minutes = f", about {source.build_minutes} min on 2 cores" if source.build_minutes else ""
@@ -88,7 +98,20 @@ def describe(node: Path, library: Path) -> dict:
         ) from None
     if not isinstance(value, dict):
         raise RuntimeError("--describe printed JSON that is not an object")
+    built = build_record(library)
+    if built is not None:
+        value["build"] = built
     return value
+
+
+def build_record(library: Path) -> dict | None:
+    """build.json beside a driver built against another version of its middleware
+    (scripts/build-version): the version, where it came from, its flags; recorded with
+    every run of it. None for a default build."""
+    try:
+        return json.loads((Path(library).parent / "build.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def running_programs() -> set[str]:
@@ -143,9 +166,11 @@ def discover() -> list[DriverInfo]:
         infos.append(info)
     built = {i.name for i in infos}
     for name in manifests.driver_names():
-        if name not in built:
-            infos.append(DriverInfo(name=name, library=None, build_command=build_command(name),
-                                    build_hint=build_hint(name)))  # fmt: skip
+        labels = [name, *(f"{name}@{v.version}" for v in manifests.load(name).versions)]
+        for label in labels:
+            if label not in built:
+                infos.append(DriverInfo(name=label, library=None, build_command=build_command(label),
+                                        build_hint=build_hint(label)))  # fmt: skip
     return infos
 
 
@@ -159,7 +184,15 @@ def find_driver(name: str) -> Path:
     libraries = paths.driver_libraries()
     if name in libraries:
         return libraries[name]
-    if name in manifests.driver_names():
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if base in manifests.driver_names():
+        versions = [v.version for v in manifests.load(base).versions]
+        if version and version not in versions:
+            raise UserError(
+                f"argument --driver: {name}: psbench does not build version {version} of "
+                f"{base}; it builds {', '.join(versions) or 'no other version'} beside the "
+                f"default ({base}): docs/versions.md"
+            )
         raise UserError(f"argument --driver: driver {name!r} is not built; {build_hint(name)}")
     known = ", ".join(libraries) or "none"
     raise UserError(

@@ -13,7 +13,6 @@ import socket
 import subprocess
 import sys
 from datetime import UTC, datetime
-from importlib import metadata
 from pathlib import Path
 
 import psbench
@@ -49,17 +48,34 @@ def parse_cpu_list(text: str | None) -> list[int] | None:
     return cpus
 
 
-def run_quiet(argv: list[str], cwd: Path | None = None) -> str | None:
-    """stdout of a short command, or None if it is missing or fails."""
+def start_quiet(argv: list[str], cwd: Path | None = None) -> subprocess.Popen | None:
+    """A short command started (None if it is missing), read by output_of: collect()
+    starts its commands at once and reads them after, one wait for all."""
     if shutil.which(argv[0]) is None:
         return None
     try:
-        proc = subprocess.run(
-            argv, capture_output=True, text=True, timeout=10, cwd=cwd, stdin=subprocess.DEVNULL
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                text=True, cwd=cwd, stdin=subprocess.DEVNULL)  # fmt: skip
+    except OSError:
         return None
-    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def output_of(proc: subprocess.Popen | None, any_exit: bool = False) -> str | None:
+    """Its stdout, or None if it failed (any_exit: whatever its exit code) or took 10 s."""
+    if proc is None:
+        return None
+    try:
+        out, _ = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        return None
+    return out.strip() if proc.returncode == 0 or any_exit else None
+
+
+def run_quiet(argv: list[str], cwd: Path | None = None) -> str | None:
+    """stdout of a short command, or None if it is missing or fails."""
+    return output_of(start_quiet(argv, cwd))
 
 
 def cpu_model() -> str | None:
@@ -80,21 +96,10 @@ def hypervisor_flag() -> bool | None:
     return None
 
 
-def virtualization() -> dict:
+def virtualization(detect: subprocess.Popen | None = None) -> dict:
     # systemd-detect-virt exits 1 and prints "none" on bare metal.
-    detected = None
-    if shutil.which("systemd-detect-virt"):
-        try:
-            proc = subprocess.run(
-                ["systemd-detect-virt"],
-                capture_output=True,
-                text=True,
-                timeout=10,
-                stdin=subprocess.DEVNULL,
-            )
-            detected = proc.stdout.strip() or None
-        except (OSError, subprocess.TimeoutExpired):
-            pass
+    detect = detect or start_quiet(["systemd-detect-virt"])
+    detected = output_of(detect, any_exit=True) or None
     return {"systemd_detect_virt": detected, "hypervisor_flag": hypervisor_flag()}
 
 
@@ -136,14 +141,22 @@ def int_or_none(text: str | None) -> int | None:
         return None
 
 
-def git_state() -> dict:
-    commit = run_quiet(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT)
-    status = (
-        run_quiet(["git", "status", "--porcelain", "--untracked-files=no"], cwd=paths.REPO_ROOT)
-        if commit
-        else None
-    )
-    return {"commit": commit, "dirty": None if status is None else bool(status)}
+def git_state(head: subprocess.Popen | None = None, status: subprocess.Popen | None = None) -> dict:
+    head = head or start_quiet(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT)
+    status = status or start_quiet(GIT_STATUS, cwd=paths.REPO_ROOT)
+    commit, changes = output_of(head), output_of(status)
+    return {"commit": commit, "dirty": None if commit is None or changes is None else bool(changes)}
+
+
+GIT_STATUS = ["git", "status", "--porcelain", "--untracked-files=no"]
+
+
+def numpy_version() -> str | None:
+    try:
+        import numpy  # the analysis imports it anyway; importlib.metadata costs 10 ms more
+    except ImportError:
+        return None
+    return numpy.__version__
 
 
 def user_name() -> str | None:
@@ -154,6 +167,10 @@ def user_name() -> str | None:
 
 
 def collect() -> dict:
+    # The three commands run side by side while the files are read (a run pays this).
+    detect = start_quiet(["systemd-detect-virt"])
+    head = start_quiet(["git", "rev-parse", "HEAD"], cwd=paths.REPO_ROOT)
+    status = start_quiet(GIT_STATUS, cwd=paths.REPO_ROOT)
     online = parse_cpu_list(read_text(CPU_SYS / "online"))
     return {
         "format": "psbench-env/1",
@@ -176,7 +193,7 @@ def collect() -> dict:
             "governor": read_text(CPU_SYS / "cpuidle" / "current_governor"),
         },
         "haltpoll": haltpoll_parameters(),
-        "virtualization": virtualization(),
+        "virtualization": virtualization(detect),
         "load_average": load_average(),
         "rlimit_rtprio": rlimit(resource.RLIMIT_RTPRIO),
         "rlimit_memlock_bytes": rlimit(resource.RLIMIT_MEMLOCK),
@@ -185,7 +202,7 @@ def collect() -> dict:
         "is_root": os.geteuid() == 0,
         "cpu_dma_latency_writable": os.access("/dev/cpu_dma_latency", os.W_OK),
         "python": sys.version.split()[0],
-        "numpy": metadata.version("numpy"),
+        "numpy": numpy_version(),
         "psbench": psbench.__version__,
-        "git": git_state(),
+        "git": git_state(head, status),
     }

@@ -50,27 +50,36 @@ class Keeper:
     def __init__(self):
         self._proc: subprocess.Popen | None = None
 
+    def start(self) -> None:
+        """Starts the keeper now (a run's first use would): the CLI starts it while it
+        imports, so its interpreter's start does not compete with the run's nodes."""
+        if self._proc is None:
+            self._spawn()
+
     def _send(self, *words) -> None:
         if self._proc is None:
-            package_root = str(Path(__file__).resolve().parents[2])  # python/, above psbench/
-            env = dict(
-                os.environ, PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", "")
-            )
-            # Its own session: a Ctrl-C at the terminal reaches psbench, not the keeper.
-            self._proc = subprocess.Popen(
-                [sys.executable, "-m", "psbench.run.keeper"],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                env=env,
-                start_new_session=True,
-                close_fds=True,
-            )
+            self._spawn()
         try:
             self._proc.stdin.write((" ".join(map(str, words)) + "\n").encode())
             self._proc.stdin.flush()
         except (BrokenPipeError, OSError):
             pass
+
+    def _spawn(self) -> None:
+        package_root = str(Path(__file__).resolve().parents[2])  # python/, above psbench/
+        env = dict(
+            os.environ, PYTHONPATH=package_root + os.pathsep + os.environ.get("PYTHONPATH", "")
+        )
+        # Its own session: a Ctrl-C at the terminal reaches psbench, not the keeper.
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "psbench.run.keeper"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
 
     def watch_service(self, pid: int, leftovers=()) -> None:
         self._send("service", pid, *leftovers)

@@ -444,7 +444,7 @@ def run(
         with SshNetwork(spec.hosts) as real:
             pool = ServicePool(largest_message(spec), network=real,
                                host=placement.broker_host(spec),
-                               start_remote=remote_services.start)  # fmt: skip
+                               start_remote=remote_services.start, outer=services)  # fmt: skip
             with pool:
                 return _run(spec, parent, env, cli_argv, pool, on_progress, real)
     if spec.hosts:
@@ -455,7 +455,9 @@ def run(
     with network if network is not None else nullcontext():
         if network is None:
             return _run(spec, parent, env, cli_argv, services, on_progress, network)
-        pool = ServicePool(largest_message(spec), network=network, host=placement.broker_host(spec))
+        pool = ServicePool(
+            largest_message(spec), network=network, host=placement.broker_host(spec), outer=services
+        )
         with pool:  # stopped before the network goes
             return _run(spec, parent, env, cli_argv, pool, on_progress, network)
 
@@ -548,6 +550,9 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
                 )
             ]
             record["services"] = [s.to_json() for s in used]
+            # Also those the run does not use (a sweep stops them once no later run needs
+            # them): what shared the machine with it.
+            record["services_alive"] = services.alive()
             if broker_options(used):
                 # The node learns where the broker psbench started listens.
                 commands = _commands(

@@ -60,6 +60,37 @@ def needed(describe: dict, transport: str | None, options: list[str] = ()) -> li
     ]
 
 
+def _instance(
+    name: str, security: str | None, durable: bool, describe: dict | None = None
+) -> tuple[str, bool, bool]:
+    """(the key of the instance a run uses, it serves TLS, it keeps data): a broker serves
+    one security mode and is durable or not, and runs of another version of it (a driver
+    NAME@VERSION of a service, docs/versions.md) have their own, so a run with another
+    needs its own."""
+    broker = bool(definition(name)) and definition(name).broker
+    tls = secured(security) and broker
+    kept = durable and broker
+    own = version_executable(describe or {}, name)
+    version = f"@{(describe or {}).get('build', {}).get('version')}" if own else ""
+    key = name + version + (f" ({security})" if tls else "") + (" (durable)" if kept else "")
+    return key, tls, kept
+
+
+def version_executable(describe: dict, name: str) -> str | None:
+    """The executable of another version of the service, when the driver is built against
+    it (its build.json: service_executables), else None (the manifest's)."""
+    return ((describe.get("build") or {}).get("service_executables") or {}).get(name)
+
+
+def instance_keys(
+    describe: dict, transport: str | None, options: list[str], security: str | None, durable: bool
+) -> set[str]:
+    """The keys of the service instances a run needs (ServicePool.ensure would use)."""
+    return {
+        _instance(n, security, durable, describe)[0] for n in needed(describe, transport, options)
+    }
+
+
 @dataclass
 class RunningService:
     definition: ServiceDefinition
@@ -126,6 +157,9 @@ class ServicePool:
     # How services start on real machines (remote_services.start), None: here or on
     # emulated hosts.
     start_remote: object = None
+    # A run's own pool (on hosts) within a sweep's: what the sweep's keeps running is
+    # alive during the run too.
+    outer: "ServicePool | None" = None
 
     def __enter__(self) -> "ServicePool":
         return self
@@ -148,14 +182,30 @@ class ServicePool:
         a run with another gets one of its own."""
         used = []
         for name in needed(describe, transport, options):
-            broker = bool(definition(name)) and definition(name).broker
-            tls = secured(security) and broker
-            kept = durable and broker
-            key = name + (f" ({security})" if tls else "") + (" (durable)" if kept else "")
+            key, tls, kept = _instance(name, security, durable, describe)
             if key not in self.services:
-                self.services[key] = self._start(name, log_dir, security if tls else None, kept)
+                self.services[key] = self._start(name, log_dir, security if tls else None, kept,
+                                                 version_executable(describe, name))  # fmt: skip
             used.append(self.services[key])
         return used
+
+    def stop_unneeded(self, keep: set[str]) -> list[str]:
+        """Stops the services no later run needs (keep: the instance keys they need,
+        instance_keys), so that an idle broker does not sit beside other middlewares'
+        runs; returns the keys stopped."""
+        gone = [key for key in self.services if key not in keep]
+        with signals_deferred():
+            for key in gone:
+                stop(self.services.pop(key))
+        return gone
+
+    def alive(self) -> list[dict]:
+        """The services running now (each run records them: what shared the machine)."""
+        return [
+            {"key": key, "name": s.definition.name, "pid": s.proc.pid if s.proc else None}
+            for key, s in self.services.items()
+            if s.proc is None or s.proc.poll() is None
+        ] + (self.outer.alive() if self.outer is not None else [])
 
     def restart(self, service: RunningService, down_s: float, on_event=None) -> None:
         """Kills the service (SIGKILL: a crash, nothing saved on the way out), keeps it
@@ -208,9 +258,14 @@ class ServicePool:
         return messages
 
     def _start(
-        self, name: str, log_dir: Path, security: str | None = None, durable: bool = False
+        self,
+        name: str,
+        log_dir: Path,
+        security: str | None = None,
+        durable: bool = False,
+        executable: str | None = None,
     ) -> RunningService:
-        declared = definition(name)
+        declared = definition(name, executable)
         if declared is None:
             raise UserError(
                 f"the driver needs service {name!r}, which no driver's manifest "

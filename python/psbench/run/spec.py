@@ -258,20 +258,46 @@ def cpu_sharing(spec: MeasureSpec) -> dict:
     """How many roles (each a process, or a thread of an intra node) share the CPUs:
     pinned, the busiest pinned CPU counts; unpinned, roles over the CPUs psbench may
     use. oversubscribed is the roles per CPU when above 1 (fan-out on few cores measures
-    contention too), else null."""
-    units = [cpu_of(spec, plan.name, role) for plan in spec.processes() for role in plan.roles]
-    pinned = all(cpu is not None for cpu in units)
-    if pinned:
-        per_cpu, cpus = max(units.count(cpu) for cpu in set(units)), len(set(units))
-    else:
-        cpus = len(os.sched_getaffinity(0))
-        per_cpu = len(units) / cpus
+    contention too), else null. spinning_per_cpu: the same count for the roles that keep
+    their CPU busy while they wait (busy_waits), when above 1: each waits for the other's
+    time slice to end, so the figures are the scheduler's quantum, not the middleware."""
+    units = [
+        (cpu_of(spec, plan.name, role), busy_waits(spec, plan, role))
+        for plan in spec.processes()
+        for role in plan.roles
+    ]
+    per_cpu, cpus, pinned = _per_cpu([cpu for cpu, _ in units])
+    spinning = [cpu for cpu, spins in units if spins]
+    spinning_per_cpu = _per_cpu(spinning)[0] if spinning else 0
     return {
         "roles": len(units),
         "cpus": cpus,
         "pinned": pinned,
         "oversubscribed": per_cpu if per_cpu > 1 else None,
+        "spinning_per_cpu": spinning_per_cpu if spinning_per_cpu > 1 else None,
     }
+
+
+def _per_cpu(units: list[int | None]) -> tuple[float, int, bool]:
+    """(units on the busiest CPU, or per CPU when not all pinned; CPUs; all pinned)."""
+    if all(cpu is not None for cpu in units):
+        return max(units.count(cpu) for cpu in set(units)), len(set(units)), True
+    cpus = len(os.sched_getaffinity(0))
+    return len(units) / cpus, cpus, False
+
+
+# Roles that wait for a message from another role (a publisher only for its echoes).
+_RECEIVERS = ("ping", "pong", "sub", "relay")
+
+
+def busy_waits(spec: MeasureSpec, plan: NodePlan, role: str) -> bool:
+    """Whether a role keeps its CPU busy while it waits: a receiver (any graph module)
+    with notify poll, an open-loop publisher that spins to its due times."""
+    receives = spec.kind == "graph" or role in _RECEIVERS or (role == "pub" and plan.echo)
+    spins_to_send = (
+        role == "pub" and bool(spec.rate) and (spec.send_wait == "spin" or spec.spin_send)
+    )
+    return (spec.notify == "poll" and receives) or spins_to_send
 
 
 def _seconds(value: float) -> str:

@@ -5,6 +5,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from psbench.base import manifests
+
 
 @dataclass
 class Context:
@@ -29,6 +31,17 @@ class Context:
         returns) stops the whole battery: it is no verdict."""
         if status == "interrupted":
             raise KeyboardInterrupt
+
+    def measuring(self, *drivers: str) -> None:
+        """Before these drivers' runs: stops the pool's services that none of them uses,
+        so that another middleware's idle broker never sits beside their runs (theirs
+        stay for their later runs)."""
+        if self.pool is None:
+            return
+        names = {s.name for d in drivers for s in manifests.load(d).services}
+        self.pool.stop_unneeded(
+            {key for key, s in self.pool.services.items() if s.definition.name in names}
+        )
 
     def say(self, line: str) -> None:
         """A progress line on stderr, like other long commands."""

@@ -179,6 +179,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
     asked = QUICK_LEVELS if ctx.quick else LEVELS
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         caps = ctx.describes[driver].get("capabilities") or {}
         # Reliable where offered: a subscriber left with nothing then did not match.
         reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"

@@ -78,6 +78,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
                 ctx.say(f"[criteria {NAME} {number}/{total}] {cell.ping} → {cell.pong} "
                         f"{cell.reliability} {cell.size} B: {state}")  # fmt: skip
 
+            ctx.measuring(*speakers)
             done = interop.run_matrix(speakers, {d: ctx.built[d] for d in speakers}, out,
                                       ctx.env, ctx.cli_argv, ctx.pool,
                                       count=50 if ctx.quick else 200, match_timeout=10.0,

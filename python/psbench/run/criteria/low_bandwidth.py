@@ -221,6 +221,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
         unprivileged = str(exc)
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         caps = ctx.describes[driver].get("capabilities") or {}
         # Reliable where offered: the repairs it costs on a lossy link are the point. It
         # keeps every sample for repair only with keep_all: keep_last:1 (a common
@@ -246,7 +247,7 @@ def _measure(ctx: Context, driver: str, settings: tuple, experiment: str) -> Ver
     try:
         outcome = measure.run(spec_for(driver, library, reliability, history, duration, RATE_HZ,
                                        MATCH_TIMEOUT_S + duration + 30.0),
-                              folder, ctx.env, ctx.cli_argv)  # fmt: skip
+                              folder, ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
     except UserError as exc:
         # psbench refuses it across hosts (a per-host daemon), or could not set it up
         # there (a service that failed to start on its host): no verdict of the driver's.
@@ -262,7 +263,7 @@ def _measure(ctx: Context, driver: str, settings: tuple, experiment: str) -> Ver
         # before the launcher's grace after the publisher's end would kill the sub).
         fast = measure.run(spec_for(driver, library, reliability, history, goodput_s, 0.0,
                                     goodput_s + GOODPUT_CUT_S),
-                           folder, ctx.env, ctx.cli_argv)  # fmt: skip
+                           folder, ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
         ctx.stop_if_interrupted(fast.status)
         goodput = goodput_of(fast)
     return judge(driver, outcome.status, outcome.message, measured, goodput,

@@ -132,7 +132,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     for program in dict.fromkeys(p for p in (tool, monitor.name) if p):
         if _program(program) is None:
             if "{build}" in program:
-                built = f"make build-all, or make driver-{driver}"
+                built = "make build-all builds the monitoring tools"
                 return _not_testable(
                     driver, f"its monitoring tool {Path(program).name} is not built ({built})"
                 )
@@ -190,6 +190,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
 def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         if manifests.load(driver).monitor is None:
             found[driver] = _not_testable(driver, "no standard monitoring tool is declared "
                                           "or installed for it here")  # fmt: skip

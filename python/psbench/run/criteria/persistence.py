@@ -110,6 +110,7 @@ def judge(
 def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         caps = ctx.describes[driver].get("capabilities") or {}
         settable = "keep_last" in (caps.get("history") or [])
         # Reliable where it is offered (no sample of the history lost on the way), so

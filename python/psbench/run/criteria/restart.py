@@ -104,6 +104,7 @@ def judge(
 def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         manifest = manifests.load(driver)
         claim = manifest.claims.get(NAME)
         if manifest.architecture != "broker":

@@ -104,6 +104,7 @@ def assess(ctx: Context) -> dict[str, Verdict]:
     found = {}
     count = QUICK_COUNT if ctx.quick else COUNT
     for number, driver in enumerate(ctx.drivers, 1):
+        ctx.measuring(driver)
         transport, why_not = way_through(driver)
         claim = manifests.load(driver).claims.get(NAME)
         experiment = (f"ping --count {count} --host a:networks=left --host b:networks=right "
@@ -122,7 +123,7 @@ def _routed(ctx: Context, driver, transport, count, claim, experiment) -> Verdic
     library = ctx.libraries[driver]
     try:
         outcome = measure.run(_spec(driver, library, transport, count, HOSTS, PLACE),
-                              ctx.folder(NAME), ctx.env, ctx.cli_argv)  # fmt: skip
+                              ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
     except UserError as exc:  # no privileges for namespaces, a setting refused
         return judge(driver, None, count, why_not=f"not run: {exc}", claim=claim,
                      experiment=experiment)  # fmt: skip
@@ -134,7 +135,7 @@ def _routed(ctx: Context, driver, transport, count, claim, experiment) -> Verdic
         place = {"ping": "a", "pong": "b"}
         checked = measure.run(_spec(driver, library, None, count, hosts, place,
                                     match_timeout=CONTROL_MATCH_TIMEOUT_S),
-                              ctx.folder(NAME), ctx.env, ctx.cli_argv)  # fmt: skip
+                              ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
         ctx.stop_if_interrupted(checked.status)
         control = (checked.status, _received(checked))
     return judge(driver, routed, count, control, claim=claim, run_dir=str(outcome.run_dir),

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from psbench.results import rundir
 from psbench.results.store import Store
 from psbench.run import measure, ratesearch, services
+from psbench.run.experiment import service_plan
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.plan import Plan
 from psbench.run.graph.plans import largest_message
@@ -270,10 +271,14 @@ def execute(
             todo.append(run)
     progress.total = len(todo)
     try:
+        run_needs = service_plan.needs([plan.specs[r.number] for r in todo])
+        if plan.experiment.order == "grouped":
+            order = service_plan.grouped(todo, run_needs)
+            todo, run_needs = [todo[i] for i in order], [run_needs[i] for i in order]
         # A service's configuration is sized once, for the largest message of the sweep.
         largest = max((largest_message(plan.specs[r.number]) for r in todo), default=64)
         with services.ServicePool(largest_message=largest) as pool:
-            for run in todo:
+            for done, run in enumerate(todo, start=1):
                 progress.start(run.label)
                 one = _search_one if plan.criteria is not None else _run_one
                 entry = one(run, plan, store, env, cli_argv, pool)
@@ -284,6 +289,8 @@ def execute(
                 if entry["status"] == "interrupted":
                     result.interrupted = True
                     break
+                # An idle broker would sit beside the other middlewares' runs.
+                pool.stop_unneeded(service_plan.still_needed(run_needs, done))
     except KeyboardInterrupt:  # between runs, or while services started or stopped
         result.interrupted = True
     finally:

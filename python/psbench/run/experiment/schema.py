@@ -13,7 +13,20 @@ from psbench.base.yaml_file import Node
 from psbench.run import role_drivers
 from psbench.run.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
 
-TOP_KEYS = ("name", "description", "defaults", "matrix", "exclude", "repetitions", "runs", "search")
+TOP_KEYS = (
+    "name",
+    "description",
+    "defaults",
+    "matrix",
+    "exclude",
+    "repetitions",
+    "order",
+    "runs",
+    "search",
+)
+# How runs are executed within a round (execute.py): grouped by the services they need,
+# so that a broker stops once no later run needs it, or as the file lists them.
+ORDERS = ("grouped", "as-written")
 
 
 @dataclass(frozen=True)
@@ -53,6 +66,7 @@ class Experiment:
     matrix_line: int | None = None
     excludes: list[Rule] = field(default_factory=list)
     repetitions: int = 1
+    order: str = "grouped"
     runs: list[Entry] = field(default_factory=list)
     # `search`: every run is a rate search with these criteria (None: plain runs).
     search: dict[str, Assign] | None = None
@@ -344,6 +358,13 @@ def parse(tree: Node, file: str, default_name: str, problems: ProblemList) -> Ex
         experiment.axes = reader.alternatives(top["matrix"], "matrix")
     if "repetitions" in top:
         experiment.repetitions = _repetitions(reader, top["repetitions"])
+    if "order" in top:
+        order = top["order"]
+        if order.is_scalar and order.value in ORDERS:
+            experiment.order = order.value
+        else:
+            reader.problem(order.line, "order", f"expected one of {', '.join(ORDERS)}, got "
+                           f"{order.text if order.is_scalar else 'a ' + type(order.value).__name__}")  # fmt: skip
     for index, node in _items(reader, top, "exclude"):
         where = f"exclude[{index}]"
         keys = {}
