@@ -15,7 +15,7 @@ from psbench.base.errors import UserError
 from psbench.base.options import noise_fraction, non_negative_int, positive_int, probability
 from psbench.base.options import resamples as resamples_type
 from psbench.cli.commands import help_of
-from psbench.history import figures, page, tables
+from psbench.history import page, tables
 from psbench.history.database import Database
 from psbench.history.ingest import Refused, content_hash, find_sets, read_set, starts
 from psbench.history.trend import (
@@ -271,7 +271,7 @@ def _nothing(db_path: Path, args, rows) -> UserError:
     if not rows:
         return UserError(f"--db {db_path}: holds no result set yet; psbench history add DIR first")
     asked = [
-        f"--{name.replace('_', '-')} {value}"
+        f"--{name} {value if isinstance(value, str) else ','.join(value)}"
         for name in ("driver", "config", "machine", "since")
         if (value := getattr(args, name))
     ]
@@ -338,11 +338,11 @@ def _write(out: Path, args, series, all_tables, warnings, verdict: str) -> None:
             shutil.rmtree(out)
         plots_dir = out / "plots"
         plots_dir.mkdir(parents=True)
-        plots = (
-            []
-            if args.no_plots
-            else [figures.draw(one, args.by, plots_dir, n) for n, one in enumerate(series, 1)]
-        )
+        plots = []
+        if not args.no_plots:
+            from psbench.history import figures  # matplotlib: only when drawing
+
+            plots = [figures.draw(one, args.by, plots_dir, n) for n, one in enumerate(series, 1)]
         summary = [
             f"{len(series)} series against {args.by}, from the history {_db_path(args)}",
             verdict,

@@ -20,7 +20,7 @@ CREATE TABLE meta (
   value TEXT NOT NULL
 );
 CREATE TABLE result_sets (
-  id INTEGER PRIMARY KEY,
+  id INTEGER PRIMARY KEY AUTOINCREMENT,
   content_hash TEXT NOT NULL UNIQUE,
   origin TEXT NOT NULL,
   index_size INTEGER,

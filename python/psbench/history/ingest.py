@@ -24,9 +24,12 @@ from psbench.results.load import SEARCH_FILE, ResultSet, RunData, load_results
 from psbench.results.samples import HEADER, HEADER_SIZE, MAGIC, SamplesFileError, read_samples
 from psbench.results.stats import nearest_rank, percentile_intervals
 from psbench.results.store import INDEX_FILE, INDEX_FORMAT
-from psbench.run.criteria.battery import RECORD as CRITERIA_FILE
-from psbench.run.measure import RUN_FORMAT
 
+# What run/measure.py (RUN_FORMAT) and run/criteria/battery.py (RECORD) write, named here
+# so that `history add` does not import the machinery of a run (half a second);
+# tests/test_history_refused.py holds them equal.
+RUN_FORMAT = "psbench-run/1"
+CRITERIA_FILE = "criteria.json"
 SUMMARY_FORMAT = "psbench-node-summary/1"
 EXPANDED_FILE = "experiment.expanded.json"
 # Written into a set after it was measured (reports): not part of what identifies it.

@@ -1,0 +1,200 @@
+"""`psbench history` on real result sets of the baseline drivers: one real sweep of udp
+and shm with six repetitions, cut into three sets of two (repetitions of an unchanged
+configuration, interleaved in time), and copies made slower by a known factor. What a
+real run measures is the machine's business: only what follows from the factor and from
+the sets' being repetitions is checked, never a timing."""
+
+import json
+import re
+import shutil
+import sqlite3
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import run_cli
+from history_sets import run_sweep, slower, split, versioned
+
+SERIES = ("shm 64 B on", "udp 64 B on")
+OLD_SETS = Path(__file__).with_name("data") / "history-e2fc036"
+
+
+@pytest.fixture(scope="module")
+def history_sweep(tmp_path_factory, driver_libs):
+    """Three sets of two repetitions each, cut from one real sweep."""
+    folder = tmp_path_factory.mktemp("history")
+    return split(run_sweep(folder, "sweep"), folder, 3)
+
+
+def history(*args, db, results=None):
+    # Generous: the machine may be shared with builds and other tests.
+    return run_cli(["history", *args, "--db", str(db)], results or db.parent, timeout=600)
+
+
+def trend(db, out, *args):
+    # Fewer resamples than the default 1000: the factors here are far beyond any noise.
+    proc = history("trend", "-o", str(out), "--resamples", "200", *args, db=db)
+    assert proc.returncode in (0, 1), proc.stdout + proc.stderr
+    return proc, json.loads((out / "trend.json").read_text())
+
+
+def last_change(record, series_start, metric="p50"):
+    series = next(s for s in record["series"] if s["series"].startswith(series_start))
+    return series["changes"][metric][-1]
+
+
+def counts(db) -> dict:
+    with sqlite3.connect(db) as connection:
+        return {
+            table: connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
+            for table in ("result_sets", "configs", "runs", "samples")
+        }
+
+
+def test_add_is_idempotent_and_a_set_is_its_content_not_its_path(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    first = history("add", *map(str, history_sweep), db=db)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.count("added: ") == 3
+    before = counts(db)
+    assert before == {"result_sets": 3, "configs": 6, "runs": 12, "samples": 12}
+    again = history("add", *map(str, history_sweep), db=db)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("already in the history: ") == 3
+    assert counts(db) == before
+    # A copy elsewhere is the same set; a report written into it changes nothing either.
+    copy = tmp_path / "copy"
+    shutil.copytree(history_sweep[0], copy)
+    assert run_cli(["report", str(copy), "--no-plots"], tmp_path).returncode == 0
+    proc = history("add", str(copy), db=db)
+    assert "already in the history: " in proc.stdout, proc.stdout
+    assert counts(db) == before
+    # Moved: a set found again elsewhere, its old folder gone, is where it is now; its
+    # samples are read there.
+    own = slower(history_sweep[2], tmp_path / "own", 1)
+    assert "added: " in history("add", str(own), db=db).stdout
+    own.rename(tmp_path / "own-moved")
+    proc = history("add", str(tmp_path / "own-moved"), db=db)
+    assert f"moved: {tmp_path / 'own-moved'} (set 4; it was at {own})" in proc.stdout
+    rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
+    assert [r["path"] for r in rows] == [*map(str, history_sweep), str(tmp_path / "own-moved")]
+    _, record = trend(db, tmp_path / "trend")
+    assert {last_change(record, name)["test"] for name in SERIES} == {"samples"}
+
+
+def test_list_names_sets_versions_and_formats(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    history("add", str(history_sweep[0].parent), db=db)  # the folder holding them all
+    proc = history("list", db=db)
+    assert proc.returncode == 0, proc.stderr
+    for part in history_sweep:
+        assert str(part) in proc.stdout
+    rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
+    # The original sweep is in that folder too: four sets, the three parts and itself.
+    assert len(rows) == 4
+    assert all(r["kind"] == "sweep" and r["formats"] == "samples v2" for r in rows)
+    assert all("udp linux" in r["versions"] and "shm " in r["versions"] for r in rows)
+
+
+def test_repetitions_of_an_unchanged_configuration_do_not_trip_the_gate(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    history("add", *map(str, history_sweep), db=db)
+    proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout
+    assert "regression at the last point (p50): none" in proc.stdout
+    assert record["regressions"] == []
+    for name in SERIES:
+        change = last_change(record, name)
+        assert change["verdict"] == "no change"
+        assert change["test"] == "samples"
+        # Learnt from 4 runs before (two sets) and the new set's 2.
+        assert change["learnt_from"] == 6
+        assert change["threshold"] >= 0.05
+
+
+def test_a_known_regression_is_caught_named_and_fails_the_gate(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    slow = slower(history_sweep[2], tmp_path / "slower", 10)
+    proc = history("add", *map(str, history_sweep), str(slow), db=db)
+    assert proc.returncode == 0, proc.stderr
+    out = tmp_path / "trend"
+    proc, record = trend(db, out, "--fail-on-regression")
+    assert proc.returncode == 1, proc.stdout
+    verdict = proc.stdout.strip().splitlines()[-2]
+    for name in SERIES:
+        change = last_change(record, name)
+        assert change["verdict"] == "regression"
+        assert change["ratio"] == pytest.approx(10.0)  # the median of the same runs x 10
+        assert change["low"] > 1 + change["threshold"]
+        assert change["to"] > change["from"]
+        assert name in verdict and "p50 ×10.000" in verdict
+    assert [r["series"].split(" on ")[0] for r in record["regressions"]] == ["shm 64 B", "udp 64 B"]
+    # Without --fail-on-regression the trend is drawn and the exit code is 0.
+    quiet = history("trend", "-o", str(tmp_path / "again"), "--resamples", "200", db=db)
+    assert quiet.returncode == 0, quiet.stdout
+    # The same history and seed give the same verdicts.
+    assert json.loads((tmp_path / "again" / "trend.json").read_text()) == record
+
+
+def test_a_regression_followed_by_the_old_speed_no_longer_fails(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    slow = slower(history_sweep[1], tmp_path / "slower", 10, delay=timedelta(hours=1))
+    back = slower(history_sweep[2], tmp_path / "back", 1, delay=timedelta(hours=2))
+    history("add", str(history_sweep[0]), str(slow), str(back), db=db)
+    proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout
+    for name in SERIES:
+        series = next(s for s in record["series"] if s["series"].startswith(name))
+        assert [c["verdict"] for c in series["changes"]["p50"]] == ["regression", "improvement"]
+
+
+def test_trend_against_version_tests_one_version_against_the_other(history_sweep, tmp_path):
+    """Two versions of each middleware: 1.0 (two sets, said in the driver block) and 2.0
+    (one set, ten times slower, said as run.json's driver_version)."""
+    db = tmp_path / "history.sqlite"
+    old = [versioned(p, tmp_path / f"v1-{n}", "1.0") for n, p in enumerate(history_sweep[:2])]
+    new = versioned(slower(history_sweep[2], tmp_path / "slow", 10), tmp_path / "v2", "2.0", "run")
+    history("add", *map(str, old), str(new), db=db)
+    proc, record = trend(db, tmp_path / "trend", "--by", "version", "--fail-on-regression")
+    assert proc.returncode == 1, proc.stdout
+    for name in SERIES:
+        series = next(s for s in record["series"] if s["series"].startswith(name))
+        assert [p["x"] for p in series["points"]] == ["1.0", "2.0"]
+        assert [p["runs"] for p in series["points"]] == [4, 2]
+        change = series["changes"]["p50"][-1]
+        assert (change["verdict"], change["from"], change["to"]) == ("regression", "1.0", "2.0")
+    by_machine, record = trend(db, tmp_path / "machines", "--by", "machine")
+    assert by_machine.returncode == 0
+    assert all(len(s["points"]) == 1 for s in record["series"])
+
+
+def test_the_outputs_exist_and_the_page_opens_offline(history_sweep, tmp_path):
+    db = tmp_path / "history.sqlite"
+    history("add", *map(str, history_sweep), db=db)
+    out = tmp_path / "trend"
+    proc, record = trend(db, out, "--driver", "udp")
+    assert [s["series"].split(" on ")[0] for s in record["series"]] == ["udp 64 B"]
+    assert f"trend: {out / 'trend.html'}" in proc.stdout
+    assert sorted(p.suffix for p in (out / "plots").iterdir()) == [".png", ".svg"]
+    page = (out / "trend.html").read_text()
+    assert "://" not in page  # no URL of any kind: nothing is fetched
+    assert 'http-equiv="Content-Security-Policy"' in page and "default-src 'none'" in page
+    assert not re.search(r'(src|href)="(?!data:|#)', page)
+    assert page.count('<img src="data:image/png;base64,') == 1
+    assert "udp 64 B" in page
+    assert (out / "trend.md").read_text().startswith("### The last change of every series")
+    png = (out / "plots").glob("*.png").__next__().read_bytes()
+    assert png.startswith(b"\x89PNG")
+
+
+def test_older_result_sets_are_read(tmp_path):
+    """A run and a sweep made by psbench e2fc036 (before samples files v2)."""
+    db = tmp_path / "history.sqlite"
+    proc = history("add", str(OLD_SETS), db=db)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("added: ") == 2
+    rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
+    assert [r["formats"] for r in rows] == ["samples v1", "samples v1"]
+    proc, _ = trend(db, tmp_path / "trend")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
