@@ -22,9 +22,26 @@ OLD_SETS = Path(__file__).with_name("data") / "history-e2fc036"
 
 @pytest.fixture(scope="module")
 def history_sweep(tmp_path_factory, driver_libs):
-    """Three sets of two repetitions each, cut from one real sweep."""
+    """One real sweep of six repetitions, cut into three sets of two (thirds) and into two
+    sets of three (halves)."""
     folder = tmp_path_factory.mktemp("history")
-    return split(run_sweep(folder, "sweep"), folder, 3)
+    store = run_sweep(folder, "sweep")
+    (folder / "thirds").mkdir()
+    (folder / "halves").mkdir()
+    return {
+        "thirds": split(store, folder / "thirds", 3),
+        "halves": split(store, folder / "halves", 2),
+    }
+
+
+@pytest.fixture
+def thirds(history_sweep):
+    return history_sweep["thirds"]
+
+
+@pytest.fixture
+def halves(history_sweep):
+    return history_sweep["halves"]
 
 
 def history(*args, db, results=None):
@@ -52,54 +69,54 @@ def counts(db) -> dict:
         }
 
 
-def test_add_is_idempotent_and_a_set_is_its_content_not_its_path(history_sweep, tmp_path):
+def test_add_is_idempotent_and_a_set_is_its_content_not_its_path(thirds, tmp_path):
     db = tmp_path / "history.sqlite"
-    first = history("add", *map(str, history_sweep), db=db)
+    first = history("add", *map(str, thirds), db=db)
     assert first.returncode == 0, first.stderr
     assert first.stdout.count("added: ") == 3
     before = counts(db)
     assert before == {"result_sets": 3, "configs": 6, "runs": 12, "samples": 12}
-    again = history("add", *map(str, history_sweep), db=db)
+    again = history("add", *map(str, thirds), db=db)
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("already in the history: ") == 3
     assert counts(db) == before
     # A copy elsewhere is the same set; a report written into it changes nothing either.
     copy = tmp_path / "copy"
-    shutil.copytree(history_sweep[0], copy)
+    shutil.copytree(thirds[0], copy)
     assert run_cli(["report", str(copy), "--no-plots"], tmp_path).returncode == 0
     proc = history("add", str(copy), db=db)
     assert "already in the history: " in proc.stdout, proc.stdout
     assert counts(db) == before
     # Moved: a set found again elsewhere, its old folder gone, is where it is now; its
     # samples are read there.
-    own = slower(history_sweep[2], tmp_path / "own", 1)
+    own = slower(thirds[2], tmp_path / "own", 1)
     assert "added: " in history("add", str(own), db=db).stdout
     own.rename(tmp_path / "own-moved")
     proc = history("add", str(tmp_path / "own-moved"), db=db)
     assert f"moved: {tmp_path / 'own-moved'} (set 4; it was at {own})" in proc.stdout
     rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
-    assert [r["path"] for r in rows] == [*map(str, history_sweep), str(tmp_path / "own-moved")]
+    assert [r["path"] for r in rows] == [*map(str, thirds), str(tmp_path / "own-moved")]
     _, record = trend(db, tmp_path / "trend")
     assert {last_change(record, name)["test"] for name in SERIES} == {"samples"}
 
 
-def test_list_names_sets_versions_and_formats(history_sweep, tmp_path):
+def test_list_names_sets_versions_and_formats(thirds, tmp_path):
     db = tmp_path / "history.sqlite"
-    history("add", str(history_sweep[0].parent), db=db)  # the folder holding them all
+    history("add", str(thirds[0].parent.parent), db=db)  # the folder holding them all
     proc = history("list", db=db)
     assert proc.returncode == 0, proc.stderr
-    for part in history_sweep:
+    for part in thirds:
         assert str(part) in proc.stdout
     rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
-    # The original sweep is in that folder too: four sets, the three parts and itself.
-    assert len(rows) == 4
+    # The whole sweep, its thirds and its halves.
+    assert len(rows) == 6
     assert all(r["kind"] == "sweep" and r["formats"] == "samples v2" for r in rows)
     assert all("udp linux" in r["versions"] and "shm " in r["versions"] for r in rows)
 
 
-def test_repetitions_of_an_unchanged_configuration_do_not_trip_the_gate(history_sweep, tmp_path):
+def test_repetitions_of_an_unchanged_configuration_do_not_trip_the_gate(thirds, tmp_path):
     db = tmp_path / "history.sqlite"
-    history("add", *map(str, history_sweep), db=db)
+    history("add", *map(str, thirds), db=db)
     proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
     assert proc.returncode == 0, proc.stdout
     assert "regression at the last point (p50): none" in proc.stdout
@@ -111,12 +128,25 @@ def test_repetitions_of_an_unchanged_configuration_do_not_trip_the_gate(history_
         # Learnt from 4 runs before (two sets) and the new set's 2.
         assert change["learnt_from"] == 6
         assert change["threshold"] >= 0.05
+        # The first change had two runs before it: not judged.
+        first = next(s for s in record["series"] if s["series"].startswith(name))
+        assert first["changes"]["p50"][0]["verdict"] == "noise unknown"
 
 
-def test_a_known_regression_is_caught_named_and_fails_the_gate(history_sweep, tmp_path):
+def test_sets_of_three_repetitions_are_judged_at_once_and_do_not_trip(halves, tmp_path):
     db = tmp_path / "history.sqlite"
-    slow = slower(history_sweep[2], tmp_path / "slower", 10)
-    proc = history("add", *map(str, history_sweep), str(slow), db=db)
+    history("add", *map(str, halves), db=db)
+    proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
+    assert proc.returncode == 0, proc.stdout
+    for name in SERIES:
+        change = last_change(record, name)
+        assert (change["verdict"], change["learnt_from"]) == ("no change", 6)
+
+
+def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path):
+    db = tmp_path / "history.sqlite"
+    slow = slower(thirds[2], tmp_path / "slower", 10)
+    proc = history("add", *map(str, thirds), str(slow), db=db)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "trend"
     proc, record = trend(db, out, "--fail-on-regression")
@@ -137,24 +167,26 @@ def test_a_known_regression_is_caught_named_and_fails_the_gate(history_sweep, tm
     assert json.loads((tmp_path / "again" / "trend.json").read_text()) == record
 
 
-def test_a_regression_followed_by_the_old_speed_no_longer_fails(history_sweep, tmp_path):
+def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path):
+    """Sets of three repetitions: each change has three runs before it to learn from."""
     db = tmp_path / "history.sqlite"
-    slow = slower(history_sweep[1], tmp_path / "slower", 10, delay=timedelta(hours=1))
-    back = slower(history_sweep[2], tmp_path / "back", 1, delay=timedelta(hours=2))
-    history("add", str(history_sweep[0]), str(slow), str(back), db=db)
+    slow = slower(halves[1], tmp_path / "slower", 10, delay=timedelta(hours=1))
+    back = slower(halves[1], tmp_path / "back", 1, delay=timedelta(hours=2))
+    history("add", str(halves[0]), str(slow), str(back), db=db)
     proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
     assert proc.returncode == 0, proc.stdout
     for name in SERIES:
         series = next(s for s in record["series"] if s["series"].startswith(name))
         assert [c["verdict"] for c in series["changes"]["p50"]] == ["regression", "improvement"]
+        assert [c["learnt_from"] for c in series["changes"]["p50"]] == [6, 6]
 
 
-def test_trend_against_version_tests_one_version_against_the_other(history_sweep, tmp_path):
+def test_trend_against_version_tests_one_version_against_the_other(thirds, tmp_path):
     """Two versions of each middleware: 1.0 (two sets, said in the driver block) and 2.0
     (one set, ten times slower, said as run.json's driver_version)."""
     db = tmp_path / "history.sqlite"
-    old = [versioned(p, tmp_path / f"v1-{n}", "1.0") for n, p in enumerate(history_sweep[:2])]
-    new = versioned(slower(history_sweep[2], tmp_path / "slow", 10), tmp_path / "v2", "2.0", "run")
+    old = [versioned(p, tmp_path / f"v1-{n}", "1.0") for n, p in enumerate(thirds[:2])]
+    new = versioned(slower(thirds[2], tmp_path / "slow", 10), tmp_path / "v2", "2.0", "run")
     history("add", *map(str, old), str(new), db=db)
     proc, record = trend(db, tmp_path / "trend", "--by", "version", "--fail-on-regression")
     assert proc.returncode == 1, proc.stdout
@@ -169,9 +201,9 @@ def test_trend_against_version_tests_one_version_against_the_other(history_sweep
     assert all(len(s["points"]) == 1 for s in record["series"])
 
 
-def test_the_outputs_exist_and_the_page_opens_offline(history_sweep, tmp_path):
+def test_the_outputs_exist_and_the_page_opens_offline(thirds, tmp_path):
     db = tmp_path / "history.sqlite"
-    history("add", *map(str, history_sweep), db=db)
+    history("add", *map(str, thirds), db=db)
     out = tmp_path / "trend"
     proc, record = trend(db, out, "--driver", "udp")
     assert [s["series"].split(" on ")[0] for s in record["series"]] == ["udp 64 B"]

@@ -92,8 +92,17 @@ def test_without_enough_runs_the_noise_is_unknown_and_nothing_is_called():
         point("2026-01-04", 40, set_id=4),
     )
     assert verdicts(series) == ["noise unknown", "noise unknown", "regression"]
+    assert "1 run of the unchanged configuration before" in series.changes["p50"][0].note
     assert "fewer than 3" in series.changes["p50"][0].note
     assert series.changes["p50"][2].learnt_from == 3
+
+
+def test_the_runs_before_a_change_must_be_enough_whatever_the_new_point_has():
+    """Two repetitions before, three after: the spread within the new set is learnt, but
+    how much two sets differ is not known yet."""
+    series = judged(point("2026-01-01", 10, 10.1, set_id=1), point("2026-01-02", 30, 31, 32))
+    assert verdicts(series) == ["noise unknown"]
+    assert series.changes["p50"][0].learnt_from == 5
 
 
 def test_min_runs_and_threshold_are_settings():

@@ -9,8 +9,10 @@ the runs since the last change called real are repetitions of an unchanged
 configuration, and the widest relative spread among them, (max - min) / median of the
 run's statistic, is how far two measurements of the same thing have differed here. A
 change is called real when the significance test calls it and the whole confidence
-interval of the ratio lies beyond that spread (never below --threshold); with fewer than
---min-runs runs to learn from, it is not judged ("noise unknown")."""
+interval of the ratio lies beyond that spread (never below --threshold). The later
+point's own repetitions count in the spread too; but the runs before it must be at least
+--min-runs, or the change is not judged ("noise unknown"): a spread seen within one set
+says nothing of how much two sets differ."""
 
 import hashlib
 import json
@@ -277,6 +279,10 @@ class Judge:
         if not a or not b:
             side = "the earlier point" if not a else "the later point"
             return Change(metric.name, i - 1, i, "not compared", note=f"no value at {side}"), False
+        if min(a + b) <= 0:
+            # A ratio needs values above 0 (e.g. a CPU time too short to be counted).
+            note = f"{metric.title}: a run measured {min(a + b):g}, no ratio to test"
+            return Change(metric.name, i - 1, i, "not compared", note=note), False
         spreads, learnt = [], 0
         for group in (regime, b):
             spread = relative_range(group)
@@ -303,11 +309,13 @@ class Judge:
         if metric.name in ("p50", "p99") and not samples:
             why = before.why_no_samples or after.why_no_samples
             change.note = f"samples not read: {why}" if why else ""
-        if learnt < self.settings.min_runs:
+        if len(regime) < self.settings.min_runs:
             change.verdict = "noise unknown"
             change.note = (
-                f"{learnt} runs of the unchanged configuration to learn the noise from, "
-                f"fewer than {self.settings.min_runs}: give the sets repetitions"
+                f"{len(regime)} run{'' if len(regime) == 1 else 's'} of the unchanged "
+                f"configuration before the change to "
+                f"learn the noise from, fewer than {self.settings.min_runs}: give the sets "
+                f"repetitions"
             )
             return change, False
         if significant:
