@@ -5,6 +5,7 @@ they are, the database holds their paths and content hashes."""
 
 import json
 import sqlite3
+import typing
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -13,110 +14,6 @@ from psbench.base.errors import UserError
 
 FORMAT = "psbench-history/1"
 SCHEMA_VERSION = 1  # PRAGMA user_version
-
-SCHEMA = """
-CREATE TABLE meta (
-  key TEXT PRIMARY KEY,
-  value TEXT NOT NULL
-);
-CREATE TABLE result_sets (
-  id INTEGER PRIMARY KEY AUTOINCREMENT,
-  content_hash TEXT NOT NULL UNIQUE,
-  origin TEXT NOT NULL,
-  index_size INTEGER,
-  index_sha256 TEXT,
-  kind TEXT NOT NULL,
-  name TEXT NOT NULL,
-  path TEXT NOT NULL,
-  added_utc TEXT NOT NULL,
-  started_utc TEXT,
-  finished_utc TEXT,
-  machine TEXT,
-  cpu_model TEXT,
-  logical_cpus INTEGER,
-  kernel TEXT,
-  virtualization TEXT,
-  psbench_version TEXT,
-  psbench_commit TEXT,
-  psbench_dirty INTEGER,
-  formats TEXT NOT NULL,
-  runs INTEGER NOT NULL,
-  ok_runs INTEGER NOT NULL,
-  env TEXT,
-  experiment TEXT
-);
-CREATE INDEX result_sets_origin ON result_sets(origin);
-CREATE TABLE configs (
-  id INTEGER PRIMARY KEY,
-  set_id INTEGER NOT NULL REFERENCES result_sets(id) ON DELETE CASCADE,
-  series TEXT NOT NULL,
-  settings TEXT NOT NULL,
-  label TEXT NOT NULL,
-  kind TEXT,
-  driver TEXT,
-  size INTEGER,
-  metric TEXT,
-  driver_version TEXT,
-  driver_origin TEXT,
-  driver_build TEXT,
-  runs INTEGER NOT NULL,
-  ok_runs INTEGER NOT NULL,
-  status TEXT NOT NULL,
-  n INTEGER,
-  p50 REAL,
-  p50_low REAL,
-  p50_high REAL,
-  p99 REAL,
-  p99_low REAL,
-  p99_high REAL,
-  p999 REAL,
-  max REAL,
-  mean REAL,
-  spread_p50 REAL,
-  samples_per_s REAL,
-  mbit_per_s REAL,
-  loss_percent REAL,
-  cpu_ns_per_message REAL,
-  utilisation REAL,
-  peak_rss_kb REAL
-);
-CREATE INDEX configs_series ON configs(series);
-CREATE INDEX configs_set ON configs(set_id);
-CREATE TABLE runs (
-  id INTEGER PRIMARY KEY,
-  set_id INTEGER NOT NULL REFERENCES result_sets(id) ON DELETE CASCADE,
-  config_id INTEGER NOT NULL REFERENCES configs(id) ON DELETE CASCADE,
-  number INTEGER NOT NULL,
-  rep INTEGER NOT NULL,
-  label TEXT NOT NULL,
-  status TEXT NOT NULL,
-  message TEXT,
-  run_dir TEXT,
-  created_utc TEXT,
-  driver_name TEXT,
-  driver_version TEXT,
-  driver_origin TEXT,
-  driver_build TEXT,
-  driver TEXT,
-  n INTEGER,
-  p50 REAL,
-  p99 REAL,
-  samples_per_s REAL,
-  cpu_ns_per_message REAL
-);
-CREATE INDEX runs_config ON runs(config_id);
-CREATE TABLE samples (
-  id INTEGER PRIMARY KEY,
-  run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-  receiver TEXT NOT NULL,
-  file TEXT NOT NULL,
-  sha256 TEXT NOT NULL,
-  bytes INTEGER NOT NULL,
-  records INTEGER,
-  format_version INTEGER
-);
-CREATE INDEX samples_run ON samples(run_id);
-"""
 
 
 @dataclass
@@ -216,9 +113,53 @@ class SetRow:
     config_rows: list[ConfigRow]
 
 
+SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL"}
+KEY = "id INTEGER PRIMARY KEY"
+
+
+def _of(table: str) -> str:
+    return f"INTEGER NOT NULL REFERENCES {table}(id) ON DELETE CASCADE"
+
+
+def _table(name: str, row_class, head: list[str], tail: tuple[str, ...] = ()) -> str:
+    """CREATE TABLE for a row class: its scalar fields as columns (str TEXT, int INTEGER,
+    float REAL; NOT NULL unless the type admits None), after the key and links in head."""
+    hints = typing.get_type_hints(row_class)
+    columns = list(head)
+    for column in _columns_of(row_class):
+        kinds = typing.get_args(hints[column]) or (hints[column],)
+        kind = next(k for k in kinds if k is not type(None))
+        null = "" if type(None) in kinds else " NOT NULL"
+        columns.append(f"{column} {SQL_TYPES[kind]}{null}")
+    return f"CREATE TABLE {name} (\n  " + ",\n  ".join([*columns, *tail]) + "\n);\n"
+
+
+def _columns_of(row_class) -> list[str]:
+    """The scalar fields of a row class (its lists are rows of other tables)."""
+    return [
+        f.name
+        for f in fields(row_class)
+        if f.name not in ("samples",) and not f.name.endswith("rows")
+    ]
+
+
+SCHEMA = (
+    "CREATE TABLE meta (\n  key TEXT PRIMARY KEY,\n  value TEXT NOT NULL\n);\n"
+    + _table("result_sets", SetRow, [f"{KEY} AUTOINCREMENT"], ("UNIQUE (content_hash)",))
+    + "CREATE INDEX result_sets_origin ON result_sets(origin);\n"
+    + _table("configs", ConfigRow, [KEY, f"set_id {_of('result_sets')}"])
+    + "CREATE INDEX configs_series ON configs(series);\n"
+    + "CREATE INDEX configs_set ON configs(set_id);\n"
+    + _table("runs", RunRow, [KEY, f"set_id {_of('result_sets')}", f"config_id {_of('configs')}"])
+    + "CREATE INDEX runs_config ON runs(config_id);\n"
+    + _table("samples", SampleRow, [KEY, f"run_id {_of('runs')}"])
+    + "CREATE INDEX samples_run ON samples(run_id);\n"
+)
+
+
 def _columns(row) -> dict:
-    """The row's scalar fields (its nested lists are rows of other tables)."""
-    return {f.name: getattr(row, f.name) for f in fields(row) if not f.name.endswith("rows")}
+    """The row's values for its table."""
+    return {name: getattr(row, name) for name in _columns_of(type(row))}
 
 
 def _insert(db: sqlite3.Connection, table: str, values: dict) -> int:
@@ -393,7 +334,7 @@ class Database:
             config_id = _insert(db, "configs", {"set_id": set_id, **_columns(config)})
             for run in config.run_rows:
                 run_values = {"set_id": set_id, "config_id": config_id}
-                run_values.update({k: v for k, v in _columns(run).items() if k != "samples"})
+                run_values.update(_columns(run))
                 run_id = _insert(db, "runs", run_values)
                 for sample in run.samples:
                     _insert(db, "samples", {"run_id": run_id, **_columns(sample)})

@@ -1,22 +1,15 @@
 """The trend as one self-contained HTML page, made as the report's page is (its style and
 Content-Security-Policy: inline CSS, figures as base64 PNG, no script, nothing fetched)."""
 
-import base64
 from html import escape
 
-from psbench.report.html import POLICY, STYLE, table_html
+from psbench.report.html import document, figure_html, table_html
 from psbench.report.tables import Table
 
-
-def _figure(plot) -> str:
-    data = base64.b64encode(plot.png.read_bytes()).decode("ascii")
-    return (
-        f'<figure id="plot-{escape(plot.name)}">\n'
-        f'<img src="data:image/png;base64,{data}" alt="{escape(plot.title)}">\n'
-        f"<figcaption><strong>{escape(plot.title)}.</strong> {escape(plot.caption)} "
-        f'<span class="files">(plots/{escape(plot.png.name)}, plots/{escape(plot.svg.name)})'
-        f"</span></figcaption>\n</figure>"
-    )
+NAV = (
+    '<nav><a href="#summary">Summary</a> <a href="#tables">Tables</a> '
+    '<a href="#plots">Trends</a></nav>'
+)
 
 
 def render(title: str, summary: list[str], warnings: list[str], tables: list[Table], plots) -> str:
@@ -32,27 +25,8 @@ def render(title: str, summary: list[str], warnings: list[str], tables: list[Tab
         *(table_html(t) for t in tables),
         "</section>",
         '<section id="plots">\n<h2>Trends</h2>',
-        *(_figure(p) for p in plots),
+        *(figure_html(p) for p in plots),
         "" if plots else '<p class="none">No series to draw.</p>',
         "</section>",
     ]
-    nav = '<nav><a href="#summary">Summary</a> <a href="#tables">Tables</a> <a href="#plots">Trends</a></nav>'
-    return "\n".join(
-        [
-            "<!DOCTYPE html>",
-            '<html lang="en">',
-            "<head>",
-            '<meta charset="utf-8">',
-            f'<meta http-equiv="Content-Security-Policy" content="{POLICY}">',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">',
-            f"<title>{escape(title)}</title>",
-            f"<style>{STYLE}</style>",
-            "</head>",
-            "<body>",
-            nav,
-            *filter(None, body),
-            "</body>",
-            "</html>",
-            "",
-        ]
-    )
+    return document(title, NAV, [part for part in body if part])
