@@ -230,3 +230,29 @@ def test_older_result_sets_are_read(tmp_path):
     assert [r["formats"] for r in rows] == ["samples v1", "samples v1"]
     proc, _ = trend(db, tmp_path / "trend")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_every_kind_of_result_set_goes_in(tmp_path, driver_libs):
+    """A single run, a rate search and a criteria battery (its verdicts: architecture is
+    read from the manifests, no run) in one folder, added at once."""
+    results = tmp_path / "results"
+    ping = ["ping", "--driver", "udp", "--count", "200", "--results", str(results)]
+    assert run_cli(ping, tmp_path).returncode == 0
+    search = ["ratesearch", "--driver", "udp", "--duration", "0.2", "--max-steps", "2"]
+    # Exit 1 when no rate was sustainable (a loaded machine): a result set all the same.
+    assert run_cli([*search, "-o", str(results / "search")], tmp_path).returncode in (0, 1)
+    assert (results / "search" / "search.json").is_file()
+    battery = ["criteria", "--drivers", "udp", "--criteria", "architecture"]
+    assert run_cli([*battery, "--results", str(results)], tmp_path).returncode == 0
+    db = tmp_path / "history.sqlite"
+    proc = history("add", str(results), db=db)
+    assert proc.returncode == 0, proc.stderr
+    assert "1 criteria verdicts" in proc.stdout
+    rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
+    assert sorted(r["kind"] for r in rows) == ["criteria", "run", "search"]
+    with sqlite3.connect(db) as connection:
+        verdicts = connection.execute("SELECT criterion, driver, verdict FROM criteria")
+        assert verdicts.fetchall() == [("architecture", "udp", "floor")]
+    proc, record = trend(db, tmp_path / "trend")
+    assert proc.returncode == 0
+    assert any(s["series"].startswith("ping udp 64 B") for s in record["series"])

@@ -245,14 +245,16 @@ def test_an_empty_history_lists_nothing_and_has_no_trend(tmp_path, sweep):
         connection.execute("DELETE FROM result_sets")
     proc = history("list", db=db)
     assert proc.returncode == 0 and "holds no result set yet" in proc.stdout
-    assert "holds no result set yet; psbench history add DIR first" in one_error(
-        history("trend", db=db)
-    )
+    assert "holds no measured configuration yet" in one_error(history("trend", db=db))
 
 
 def test_the_formats_history_reads_are_the_ones_psbench_writes():
     from psbench.history import ingest
-    from psbench.run.criteria.battery import RECORD
+    from psbench.run.criteria.battery import FORMAT, RECORD
     from psbench.run.measure import RUN_FORMAT
 
-    assert (ingest.RUN_FORMAT, ingest.CRITERIA_FILE) == (RUN_FORMAT, RECORD)
+    assert (ingest.RUN_FORMAT, ingest.CRITERIA_FILE, ingest.CRITERIA_FORMAT) == (
+        RUN_FORMAT,
+        RECORD,
+        FORMAT,
+    )

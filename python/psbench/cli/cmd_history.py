@@ -205,6 +205,8 @@ def _add_one(db: Database, root: Path, leave_out: set[Path]) -> str:
         )
     set_id = db.add(row, [e["id"] for e in shorter])
     what = f"{row.runs} runs in {len(row.config_rows)} configurations"
+    if row.criterion_rows:
+        what += f", {len(row.criterion_rows)} criteria verdicts"
     if shorter:
         replaced = ", ".join(str(e["id"]) for e in shorter)
         return f"added: {root} (set {set_id}, {what}; it replaces set {replaced}, its shorter form)"
@@ -269,7 +271,10 @@ def _selected(rows, args) -> list:
 
 def _nothing(db_path: Path, args, rows) -> UserError:
     if not rows:
-        return UserError(f"--db {db_path}: holds no result set yet; psbench history add DIR first")
+        return UserError(
+            f"--db {db_path}: holds no measured configuration yet (no set, or criteria "
+            f"verdicts only); psbench history add DIR first"
+        )
     asked = [
         f"--{name} {value if isinstance(value, str) else ','.join(value)}"
         for name in ("driver", "config", "machine", "since")

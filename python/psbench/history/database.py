@@ -86,6 +86,18 @@ class ConfigRow:
 
 
 @dataclass
+class CriterionRow:
+    """One verdict of a criteria battery (its criteria.json)."""
+
+    criterion: str
+    driver: str
+    verdict: str
+    evidence: str | None
+    experiment: str | None
+    run_dir: str | None
+
+
+@dataclass
 class SetRow:
     content_hash: str
     origin: str
@@ -111,6 +123,7 @@ class SetRow:
     env: str | None
     experiment: str | None
     config_rows: list[ConfigRow]
+    criterion_rows: list[CriterionRow]
 
 
 SQL_TYPES = {str: "TEXT", int: "INTEGER", float: "REAL"}
@@ -154,6 +167,7 @@ SCHEMA = (
     + "CREATE INDEX runs_config ON runs(config_id);\n"
     + _table("samples", SampleRow, [KEY, f"run_id {_of('runs')}"])
     + "CREATE INDEX samples_run ON samples(run_id);\n"
+    + _table("criteria", CriterionRow, [KEY, f"set_id {_of('result_sets')}"])
 )
 
 
@@ -302,7 +316,7 @@ class Database:
     def counts(self) -> dict:
         return {
             table: self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-            for table in ("result_sets", "configs", "runs", "samples")
+            for table in ("result_sets", "configs", "runs", "samples", "criteria")
         }
 
     # Writing.
@@ -338,6 +352,8 @@ class Database:
                 run_id = _insert(db, "runs", run_values)
                 for sample in run.samples:
                     _insert(db, "samples", {"run_id": run_id, **_columns(sample)})
+        for verdict in row.criterion_rows:
+            _insert(db, "criteria", {"set_id": set_id, **_columns(verdict)})
         return set_id
 
     def move(self, set_id: int, path: str) -> None:

@@ -16,7 +16,14 @@ from pathlib import Path
 import numpy as np
 
 from psbench.base.errors import UserError
-from psbench.history.database import ConfigRow, RunRow, SampleRow, SetRow, json_text
+from psbench.history.database import (
+    ConfigRow,
+    CriterionRow,
+    RunRow,
+    SampleRow,
+    SetRow,
+    json_text,
+)
 from psbench.report.compare import status_text
 from psbench.results.configs import Config, build_configs
 from psbench.results.describe import describe
@@ -25,11 +32,12 @@ from psbench.results.samples import HEADER, HEADER_SIZE, MAGIC, SamplesFileError
 from psbench.results.stats import nearest_rank, percentile_intervals
 from psbench.results.store import INDEX_FILE, INDEX_FORMAT
 
-# What run/measure.py (RUN_FORMAT) and run/criteria/battery.py (RECORD) write, named here
+# What run/measure.py (RUN_FORMAT) and run/criteria/battery.py (RECORD, FORMAT) write, named here
 # so that `history add` does not import the machinery of a run (half a second);
 # tests/test_history_refused.py holds them equal.
 RUN_FORMAT = "psbench-run/1"
 CRITERIA_FILE = "criteria.json"
+CRITERIA_FORMAT = "psbench-criteria/1"
 SUMMARY_FORMAT = "psbench-node-summary/1"
 EXPANDED_FILE = "experiment.expanded.json"
 # Written into a set after it was measured (reports): not part of what identifies it.
@@ -263,6 +271,30 @@ def _check_samples(run_dir: Path, record: dict) -> None:
             )
 
 
+def _criteria(root: Path) -> tuple[list[CriterionRow], dict]:
+    """A battery's verdicts and its record."""
+    path = root / CRITERIA_FILE
+    record = _json_of(path, "the battery's record")
+    if record.get("format") != CRITERIA_FORMAT:
+        raise Refused(
+            f"{path}: format {record.get('format')!r}; this psbench reads "
+            f"{CRITERIA_FORMAT!r}: add it with the psbench that wrote it"
+        )
+    rows = [
+        CriterionRow(
+            criterion=str(v.get("criterion")),
+            driver=str(v.get("driver")),
+            verdict=str(v.get("verdict")),
+            evidence=v.get("evidence"),
+            experiment=v.get("experiment"),
+            run_dir=v.get("run_dir"),
+        )
+        for v in record.get("verdicts") or []
+        if isinstance(v, dict)
+    ]
+    return rows, record
+
+
 def _run_folders(root: Path, kind: str, entries: list[dict]) -> list[tuple[Path, str | None]]:
     """(run folder, status the index gives) of every run of the set."""
     if kind == "run":
@@ -489,8 +521,7 @@ def read_set(root: Path, leave_out: set[Path] = frozenset()) -> SetRow:
         for name, what in ((EXPANDED_FILE, "the sweep's runs"), ("env.json", "its environment")):
             if (root / name).is_file():
                 _json_of(root / name, what)
-    if kind == "criteria":
-        _json_of(root / CRITERIA_FILE, "the battery's record")
+    criteria = _criteria(root) if kind == "criteria" else ([], {})
     if kind == "search":
         _json_of(root / SEARCH_FILE, "the rate search's record")
     for folder, status in _run_folders(root, kind, entries):
@@ -504,12 +535,13 @@ def read_set(root: Path, leave_out: set[Path] = frozenset()) -> SetRow:
         config_rows = [_config_row(root, c) for c in configs]
     except UserError as exc:
         raise Refused(str(exc)) from None
-    if not config_rows:
-        raise Refused(f"{root}: holds no run that ended (nothing was measured)")
-    records = [r.run_record for r in results.runs if r.run_record]
+    verdicts, battery = criteria
+    if not config_rows and not verdicts:
+        raise Refused(f"{root}: holds no run that ended and no verdict (nothing was measured)")
+    records = [r.run_record for r in results.runs if r.run_record] + ([battery] if battery else [])
     started = min((r["created_utc"] for r in records if r.get("created_utc")), default=None)
     finished = max((r["finished_utc"] for r in records if r.get("finished_utc")), default=None)
-    env = results.env or (records[0].get("env") if records else {}) or {}
+    env = results.env or next((r["env"] for r in records if r.get("env")), None) or {}
     git = env.get("git") if isinstance(env.get("git"), dict) else {}
     virtual = env.get("virtualization")
     index = _file_bytes(root / INDEX_FILE)
@@ -547,6 +579,7 @@ def read_set(root: Path, leave_out: set[Path] = frozenset()) -> SetRow:
         env=json_text(env) if env else None,
         experiment=results.experiment_text,
         config_rows=config_rows,
+        criterion_rows=verdicts,
     )
 
 
