@@ -7,6 +7,7 @@ fix, no traceback), and a resumed sweep added again (it replaces its shorter for
 import json
 import re
 import shutil
+import socket
 import sqlite3
 
 import pytest
@@ -212,6 +213,9 @@ def test_bad_arguments_exit_2_with_one_message(tmp_path, sweep):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert "empty: holds no result set" in one_error(history("add", str(empty), db=db))
+    run = sorted(sweep.glob("runs/*/*"))[0]
+    line = one_error(history("add", str(run), db=db))
+    assert f"a run of the result set {sweep}, not a set of its own; add the set" in line
     file = tmp_path / "notes.txt"
     file.write_text("not a database")
     line = one_error(history("add", str(sweep), db=file))
@@ -229,6 +233,11 @@ def test_bad_arguments_exit_2_with_one_message(tmp_path, sweep):
     assert history("add", str(sweep), db=db).returncode == 0
     line = one_error(history("trend", "--driver", "nope", db=db))
     assert "--driver nope: no configuration in the history matches; it has drivers shm, udp" in line
+    line = one_error(history("trend", "--since", "2100-01-01", db=db))
+    assert line.endswith(
+        "no configuration in the history matches; it has drivers shm, udp on machines "
+        + socket.gethostname()
+    )
     line = one_error(history("trend", "--since", "May", db=db))
     assert line.endswith(
         "argument --since: is a date like 2026-11-29 or 2026-11-29T12:00:00, got 'May'"
@@ -258,3 +267,16 @@ def test_the_formats_history_reads_are_the_ones_psbench_writes():
         RECORD,
         FORMAT,
     )
+
+
+def test_a_set_another_add_committed_meanwhile_is_not_added_twice(sweep, tmp_path):
+    """Two `history add` of one set at once: both read it, the second to commit finds it
+    there inside its transaction and writes nothing."""
+    from psbench.history.database import Database
+    from psbench.history.ingest import read_set
+
+    row = read_set(sweep)
+    with Database.open(tmp_path / "history.sqlite", create=True) as db:
+        assert db.add(row) == (1, True)
+        assert db.add(row) == (1, False)
+        assert db.counts()["result_sets"] == 1

@@ -203,7 +203,9 @@ def _add_one(db: Database, root: Path, leave_out: set[Path]) -> str:
             f"already in the history in a longer form: {root} is set {longer[0]['id']} "
             f"before `--resume` added runs to it; nothing added"
         )
-    set_id = db.add(row, [e["id"] for e in shorter])
+    set_id, added = db.add(row, [e["id"] for e in shorter])
+    if not added:
+        return f"already in the history: {root} (set {set_id}, added by another history add)"
     what = f"{row.runs} runs in {len(row.config_rows)} configurations"
     if row.criterion_rows:
         what += f", {len(row.criterion_rows)} criteria verdicts"

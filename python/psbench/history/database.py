@@ -335,12 +335,21 @@ class Database:
         except sqlite3.Error as exc:
             raise UserError(f"--db {self.path}: cannot write: {exc}", exit_code=1) from None
 
-    def add(self, row: SetRow, replaces: list[int] = ()) -> int:
+    def add(self, row: SetRow, replaces: list[int] = ()) -> tuple[int, bool]:
         """Adds a set in one transaction (replacing the sets `replaces`, shorter forms of
-        the same sweep, in the same one); its id."""
-        return self._write(lambda db: self._insert_set(db, row, replaces))
+        the same sweep, in the same one): its id, and whether it was added (False: it was
+        there already)."""
+        set_id = self._write(lambda db: self._insert_set(db, row, replaces))
+        return abs(set_id), set_id > 0
 
     def _insert_set(self, db: sqlite3.Connection, row: SetRow, replaces: list[int]) -> int:
+        """The new set's id; the id of the same set when another `history add` put it in
+        while this one was reading it (then nothing is written)."""
+        found = db.execute(
+            "SELECT id FROM result_sets WHERE content_hash = ?", (row.content_hash,)
+        ).fetchone()
+        if found is not None:
+            return -found[0]
         for earlier in replaces:
             db.execute("DELETE FROM result_sets WHERE id = ?", (earlier,))
         set_id = _insert(db, "result_sets", _columns(row))

@@ -75,6 +75,12 @@ def find_sets(text: str) -> list[Path]:
         hint = f"; give its folder: psbench history add {path.parent}" if path.suffix else ""
         raise UserError(f"{text}: not a folder{hint}")
     path = path.resolve()
+    for parent in list(path.parents)[:3]:
+        if set_kind(parent) in ("sweep", "search", "criteria"):
+            raise UserError(
+                f"{text}: a run of the result set {parent}, not a set of its own; add the "
+                f"set: psbench history add {parent}"
+            )
     if set_kind(path):
         return [path]
     found = []
