@@ -332,8 +332,8 @@ def _verdict_line(found, fail_on: str) -> str:
     if not found:
         return f"regression at the last point ({fail_on}): none"
     named = "; ".join(
-        f"{one.label}: {c.metric} ×{c.ratio:.3f} from {one.points[c.before].x[:19]} "
-        f"to {one.points[c.after].x[:19]} (beyond ±{c.threshold:.0%})"
+        f"{one.label}: {c.metric} ×{c.ratio:.3f} from {one.points[c.before].shown} "
+        f"to {one.points[c.after].shown} (beyond ±{c.threshold:.0%})"
         for one, c in found
     )
     return f"regression at the last point ({fail_on}): {named}"

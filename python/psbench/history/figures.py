@@ -71,7 +71,8 @@ def _panel(ax, series: Series, name: str, xs: list, axis: str) -> None:
         ax.xaxis.set_major_formatter(dates.ConciseDateFormatter(locator))
         ax.tick_params(axis="x", labelsize=6)
     else:
-        ax.set_xticks(xs, [p.x for p in series.points], rotation=30, fontsize=6, ha="right")
+        ax.set_xticks(xs, [p.x for p in series.points], rotation=20, fontsize=6, ha="right")
+        ax.set_xlim(-0.7, len(xs) - 0.3)  # room for the first label
     ax.set_ylim(bottom=0)
 
 
@@ -79,7 +80,7 @@ def draw(series: Series, axis: str, out_dir: Path, number: int) -> Plot:
     """The figure of one series, written as PNG and SVG."""
     with matplotlib.rc_context(STYLE):
         figure = Figure(figsize=(PANEL_INCHES[0] * 2 + 1.0, PANEL_INCHES[1] * 2 + 1.4))
-        figure.subplots_adjust(left=0.08, right=0.97, bottom=0.14, top=0.88, hspace=0.6, wspace=0.2)
+        figure.subplots_adjust(left=0.1, right=0.97, bottom=0.15, top=0.88, hspace=0.65, wspace=0.2)
         xs = _xs(series, axis)
         for index, name in enumerate(METRICS):
             _panel(figure.add_subplot(2, 2, index + 1), series, name, xs, axis)

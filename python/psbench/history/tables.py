@@ -75,7 +75,7 @@ def last_changes_table(series: list[Series], axis: str) -> Table:
     rows = []
     for one in series:
         last = one.points[-1]
-        row = [one.label, len(one.points), last.x[:19]]
+        row = [one.label, len(one.points), last.shown]
         for name, metric in METRICS.items():
             value = last.value(metric)
             row += [None if value is None else value / metric.scale, _change_text(one.last(name))]
@@ -109,7 +109,7 @@ def marked_table(series: list[Series]) -> Table:
                 if c.verdict not in ("regression", "improvement"):
                     continue
                 rows.append(
-                    [one.label, name, one.points[c.before].x[:19], one.points[c.after].x[:19],
+                    [one.label, name, one.points[c.before].shown, one.points[c.after].shown,
                      c.verdict, c.ratio, c.low, c.high, c.threshold, c.learnt_from, c.test]
                 )  # fmt: skip
     return Table("changes", "Every change called real", columns, rows)

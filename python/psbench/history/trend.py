@@ -17,6 +17,7 @@ says nothing of how much two sets differ."""
 import hashlib
 import json
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -80,11 +81,16 @@ class Point:
     """One place on the x axis of a series: a set (date), or every set of one version
     or machine; its configurations (one per set) and their ok runs."""
 
-    x: str
+    x: str  # an ISO date and time (UTC), a version or a machine
     configs: list  # database rows (configs joined with their set)
     runs: list  # database rows of the ok runs
     samples: list[np.ndarray] | None = None  # one array per ok run; None: not available
     why_no_samples: str | None = None
+
+    @property
+    def shown(self) -> str:
+        """x for people: a date to the second."""
+        return self.x[:19] if _is_date(self.x) else self.x
 
     def values(self, metric: Metric) -> list[float]:
         return [float(r[metric.run_key]) for r in self.runs if r[metric.run_key] is not None]
@@ -136,6 +142,14 @@ class Series:
     @property
     def slug(self) -> str:
         return hashlib.sha256(self.key.encode()).hexdigest()[:10]
+
+
+def _is_date(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return len(text) > 19
 
 
 def relative_range(values: list[float]) -> float | None:
