@@ -11,10 +11,14 @@ import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import run_cli
 from history_sets import run_sweep, slower, split, versioned
+from psbench.results.configs import build_configs
+from psbench.results.load import load_results
+from psbench.results.stats import nearest_rank
 
 SERIES = ("shm 64 B on", "udp 64 B on")
 OLD_SETS = Path(__file__).with_name("data") / "history-e2fc036"
@@ -143,9 +147,23 @@ def test_sets_of_three_repetitions_are_judged_at_once_and_do_not_trip(halves, tm
         assert (change["verdict"], change["learnt_from"]) == ("no change", 6)
 
 
+def p50_of(sets: list, series: str) -> float:
+    """The median of every sample of a series' ok runs in these sets together, as
+    psbench reads them (RTT/2 for ping)."""
+    samples = [
+        c.pooled_ns
+        for folder in sets
+        for c in build_configs(load_results(folder))
+        if series.startswith(c.label)
+    ]
+    return float(nearest_rank(np.concatenate(samples), 50))
+
+
 def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path):
+    """The last set a hundred times slower: far beyond any spread of repetitions this
+    machine has shown, even with one run held up by a neighbour."""
     db = tmp_path / "history.sqlite"
-    slow = slower(thirds[2], tmp_path / "slower", 10)
+    slow = slower(thirds[2], tmp_path / "slower", 100)
     proc = history("add", *map(str, thirds), str(slow), db=db)
     assert proc.returncode == 0, proc.stderr
     out = tmp_path / "trend"
@@ -155,10 +173,13 @@ def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path)
     for name in SERIES:
         change = last_change(record, name)
         assert change["verdict"] == "regression"
-        assert change["ratio"] == pytest.approx(10.0)  # the median of the same runs x 10
+        # Against the three sets before it, pooled: 100 x the third's median over theirs.
+        expected = 100 * p50_of([thirds[2]], name) / p50_of(thirds, name)
+        assert change["ratio"] == pytest.approx(expected)
         assert change["low"] > 1 + change["threshold"]
-        assert change["to"] > change["from"]
-        assert name in verdict and "p50 ×10.000" in verdict
+        assert change["reference_sets"] == [1, 2, 3] and change["at_sets"] == [4]
+        assert change["at"] > change["reference"][-1]
+        assert f"{name} vm: p50 ×{change['ratio']:.3f} at " in verdict
     assert [r["series"].split(" on ")[0] for r in record["regressions"]] == ["shm 64 B", "udp 64 B"]
     # Without --fail-on-regression the trend is drawn and the exit code is 0.
     quiet = history("trend", "-o", str(tmp_path / "again"), "--resamples", "200", db=db)
@@ -170,7 +191,7 @@ def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path)
 def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path):
     """Sets of three repetitions: each change has three runs before it to learn from."""
     db = tmp_path / "history.sqlite"
-    slow = slower(halves[1], tmp_path / "slower", 10, delay=timedelta(hours=1))
+    slow = slower(halves[1], tmp_path / "slower", 100, delay=timedelta(hours=1))
     back = slower(halves[1], tmp_path / "back", 1, delay=timedelta(hours=2))
     history("add", str(halves[0]), str(slow), str(back), db=db)
     proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
@@ -183,10 +204,10 @@ def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path
 
 def test_trend_against_version_tests_one_version_against_the_other(thirds, tmp_path):
     """Two versions of each middleware: 1.0 (two sets, said in the driver block) and 2.0
-    (one set, ten times slower, said as run.json's driver_version)."""
+    (one set, a hundred times slower, said as run.json's driver_version)."""
     db = tmp_path / "history.sqlite"
     old = [versioned(p, tmp_path / f"v1-{n}", "1.0") for n, p in enumerate(thirds[:2])]
-    new = versioned(slower(thirds[2], tmp_path / "slow", 10), tmp_path / "v2", "2.0", "run")
+    new = versioned(slower(thirds[2], tmp_path / "slow", 100), tmp_path / "v2", "2.0", "run")
     history("add", *map(str, old), str(new), db=db)
     proc, record = trend(db, tmp_path / "trend", "--by", "version", "--fail-on-regression")
     assert proc.returncode == 1, proc.stdout
@@ -195,7 +216,11 @@ def test_trend_against_version_tests_one_version_against_the_other(thirds, tmp_p
         assert [p["x"] for p in series["points"]] == ["1.0", "2.0"]
         assert [p["runs"] for p in series["points"]] == [4, 2]
         change = series["changes"]["p50"][-1]
-        assert (change["verdict"], change["from"], change["to"]) == ("regression", "1.0", "2.0")
+        assert (change["verdict"], change["reference"], change["at"]) == (
+            "regression",
+            ["1.0"],
+            "2.0",
+        )
     by_machine, record = trend(db, tmp_path / "machines", "--by", "machine")
     assert by_machine.returncode == 0
     assert all(len(s["points"]) == 1 for s in record["series"])

@@ -49,7 +49,12 @@ def test_repetitions_within_their_own_spread_are_no_change():
     first, second = series.changes["p50"]
     assert first.threshold == pytest.approx(2 / 11)  # the widest spread seen: 10..12
     assert first.learnt_from == 6  # 3 runs before, 3 of the new point
-    assert second.learnt_from == 9  # the regime grew: nothing changed
+    assert second.learnt_from == 9  # the reference grew: nothing changed
+    # Each point against every point before it since the last change, pooled.
+    assert first.reference == ["2026-01-01"]
+    assert second.reference == ["2026-01-01", "2026-01-02"]
+    # The nearest-rank medians: 11 of (12, 10, 11) against 11 of the six runs before.
+    assert second.ratio == 1.0
     assert regressions([series], "p50") == []
 
 
@@ -65,6 +70,7 @@ def test_a_step_beyond_the_learnt_noise_is_a_regression_and_starts_a_new_regime(
     assert step.low > 1 + step.threshold
     # After the step the noise is learnt from the new level only (3 + 3 runs).
     assert series.changes["p50"][1].learnt_from == 6
+    assert series.changes["p50"][1].reference == ["2026-01-02"]
     # Throughput fell by the same factor: lower is worse there.
     assert verdicts(series, "throughput") == ["regression", "no change"]
 
@@ -139,3 +145,17 @@ def test_the_gate_reads_the_last_change_of_each_series_only():
     assert verdicts(series) == ["regression", "improvement"]
     assert regressions([series], "p50") == []
     assert [c.metric for _, c in regressions([series], "any")] == []
+
+
+def test_the_reference_is_the_last_window_points_since_the_last_change():
+    """Five quiet nights, one of them far off (held up by something else), then six more:
+    once it has left the window, the band is the quiet nights' again."""
+    nights = [point(f"2026-01-{n:02d}", 10, 10.2, 10.4, set_id=n) for n in range(1, 13)]
+    nights[1] = point("2026-01-02", 10, 14, 10.4, set_id=2)
+    series = judged(*nights, window=3)
+    bands = [round(c.threshold, 3) for c in series.changes["p50"]]
+    # Night 2's spread, (14 - 10) / the median of the runs it is among.
+    assert bands[:4] == [0.385, 0.388, 0.392, 0.392]
+    assert bands[-1] == 0.05  # 10..10.4 is 4%: the least band
+    assert series.changes["p50"][-1].reference == ["2026-01-09", "2026-01-10", "2026-01-11"]
+    assert verdicts(series) == ["no change"] * 11

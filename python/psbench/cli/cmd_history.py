@@ -22,6 +22,7 @@ from psbench.history.trend import (
     AXES,
     DEFAULT_MIN_RUNS,
     DEFAULT_THRESHOLD,
+    DEFAULT_WINDOW,
     FAIL_ON,
     SampleSource,
     Settings,
@@ -115,6 +116,14 @@ def add_parsers(subparsers) -> None:
         metavar="N",
         help=f"runs of an unchanged configuration needed to learn its noise; a change with "
         f"fewer is not judged (default {DEFAULT_MIN_RUNS})",
+    )
+    trend.add_argument(
+        "--window",
+        type=positive_int,
+        default=DEFAULT_WINDOW,
+        metavar="N",
+        help=f"a point is tested against at most the N points before it since the last "
+        f"change (default {DEFAULT_WINDOW})",
     )
     trend.add_argument(
         "--alpha", type=probability, default=0.05, help="significance level (default 0.05)"
@@ -294,7 +303,7 @@ def trend_command(args) -> int:
     db_path = _db_path(args)
     out = _output_dir(args, db_path)
     settings = Settings(
-        args.by, args.threshold, args.alpha, args.resamples, args.seed, args.min_runs
+        args.by, args.threshold, args.alpha, args.resamples, args.seed, args.min_runs, args.window
     )
     with _open_existing(args) as db:
         rows = db.configs()
@@ -332,8 +341,8 @@ def _verdict_line(found, fail_on: str) -> str:
     if not found:
         return f"regression at the last point ({fail_on}): none"
     named = "; ".join(
-        f"{one.label}: {c.metric} ×{c.ratio:.3f} from {one.points[c.before].shown} "
-        f"to {one.points[c.after].shown} (beyond ±{c.threshold:.0%})"
+        f"{one.label}: {c.metric} ×{c.ratio:.3f} at {one.points[c.after].shown} against "
+        f"{tables.reference_text(one, c)} (beyond ±{c.threshold:.0%})"
         for one, c in found
     )
     return f"regression at the last point ({fail_on}): {named}"
@@ -366,6 +375,7 @@ def _write(out: Path, args, series, all_tables, warnings, verdict: str) -> None:
             "by": args.by,
             "threshold": args.threshold,
             "min_runs": args.min_runs,
+            "window": args.window,
             "alpha": args.alpha,
             "resamples": args.resamples,
             "seed": args.seed,

@@ -45,11 +45,13 @@ def _panel(ax, series: Series, name: str, xs: list, axis: str) -> None:
         at = xs[change.after]
         value = point.value(metric) / metric.scale
         ax.plot([at], [value], marker=marker, color=colour, ms=10, zorder=5)
+        last = change.after == len(series.points) - 1  # its label inside the axes
         ax.annotate(
             f"×{change.ratio:.2f}",
             (at, value),
             textcoords="offset points",
-            xytext=(6, 4),
+            xytext=(-8, 4) if last else (8, 4),
+            ha="right" if last else "left",
             color=colour,
             fontsize=7,
         )

@@ -81,19 +81,27 @@ def last_changes_table(series: list[Series], axis: str) -> Table:
             row += [None if value is None else value / metric.scale, _change_text(one.last(name))]
         rows.append(row)
     notes = [
-        "last change: the verdict between the last two points, the ratio later/earlier and "
-        "the noise band it was read against (learnt from repetitions); trend.json has the "
-        "intervals"
+        "last change: the verdict on the last point against its reference (the points "
+        "before it since the last change), the ratio point/reference and the noise band "
+        "(learnt from repetitions); trend.json has the intervals"
     ]
     return Table("trend", f"The last change of every series (against {axis})", columns, rows, notes)
+
+
+def reference_text(one: Series, c: Change) -> str:
+    """The points a change was tested against: one, or the first and last of several."""
+    shown = [p.shown for p in one.points if p.x in c.reference] or [one.points[c.before].shown]
+    if len(shown) == 1:
+        return shown[0]
+    return f"{shown[0]} .. {shown[-1]} ({len(shown)} points)"
 
 
 def marked_table(series: list[Series]) -> Table:
     columns = [
         Column("series", "series"),
         Column("metric", "metric"),
-        Column("from", "from"),
-        Column("to", "to"),
+        Column("against", "reference"),
+        Column("at", "at"),
         Column("verdict", "verdict"),
         Column("ratio", "ratio", "ratio"),
         Column("low", "low", "ratio"),
@@ -109,20 +117,25 @@ def marked_table(series: list[Series]) -> Table:
                 if c.verdict not in ("regression", "improvement"):
                     continue
                 rows.append(
-                    [one.label, name, one.points[c.before].shown, one.points[c.after].shown,
+                    [one.label, name, reference_text(one, c), one.points[c.after].shown,
                      c.verdict, c.ratio, c.low, c.high, c.threshold, c.learnt_from, c.test]
                 )  # fmt: skip
-    return Table("changes", "Every change called real", columns, rows)
+    notes = [
+        "each point is tested against the points before it since the last change called "
+        "real (their runs pooled, --window at most): ratio at/against with its interval, "
+        "the noise band, and the runs the band was learnt from"
+    ]
+    return Table("changes", "Every change called real", columns, rows, notes)
 
 
 def change_record(one: Series, c: Change) -> dict:
     return {
         "series": one.label,
         "metric": c.metric,
-        "from": one.points[c.before].x,
-        "to": one.points[c.after].x,
-        "from_sets": one.points[c.before].set_ids,
-        "to_sets": one.points[c.after].set_ids,
+        "reference": c.reference,
+        "reference_sets": [s for p in one.points if p.x in c.reference for s in p.set_ids],
+        "at": one.points[c.after].x,
+        "at_sets": one.points[c.after].set_ids,
         "verdict": c.verdict,
         "ratio": c.ratio,
         "low": c.low,

@@ -4,15 +4,16 @@ throughput, CPU per message) from psbench's significance tests
 (psbench.results.significance), against a noise band learnt from repetitions of the
 unchanged configuration (docs/history.md, "How a change is called").
 
-The noise is learnt, series by series and metric by metric, walking the points in order:
-the runs since the last change called real are repetitions of an unchanged
-configuration, and the widest relative spread among them, (max - min) / median of the
-run's statistic, is how far two measurements of the same thing have differed here. A
-change is called real when the significance test calls it and the whole confidence
-interval of the ratio lies beyond that spread (never below --threshold). The later
-point's own repetitions count in the spread too; but the runs before it must be at least
---min-runs, or the change is not judged ("noise unknown"): a spread seen within one set
-says nothing of how much two sets differ."""
+Walking the points in order, series by series and metric by metric: the points since
+the last change called real (the last --window of them) are repetitions of an unchanged
+configuration, the reference. Each point is tested against its reference (their runs pooled), and the
+noise is learnt from the same runs: the widest relative spread among them, (max - min) /
+median of the runs' statistic, is how far two measurements of the same thing have
+differed here. A change is called real when the significance test calls it and the whole
+confidence interval of the ratio lies beyond that spread (never below --threshold). The
+later point's own repetitions count in the spread too; but the reference must hold at
+least --min-runs runs, or the change is not judged ("noise unknown"): a spread seen
+within one set says nothing of how much two sets differ."""
 
 import hashlib
 import json
@@ -42,6 +43,7 @@ from psbench.results.stats import PERCENTILES
 AXES = ("date", "version", "machine")
 DEFAULT_THRESHOLD = 0.05
 DEFAULT_MIN_RUNS = 3
+DEFAULT_WINDOW = 5  # points in a reference at the most
 # Below this many samples on a side, p99 is just the maximum (psbench.results.stats).
 P99_MIN_SAMPLES = next(needed for label, _, needed in PERCENTILES if label == "p99")
 
@@ -74,6 +76,7 @@ class Settings:
     resamples: int = DEFAULT_RESAMPLES
     seed: int = DEFAULT_SEED
     min_runs: int = DEFAULT_MIN_RUNS
+    window: int = DEFAULT_WINDOW
 
 
 @dataclass
@@ -123,6 +126,7 @@ class Change:
     threshold: float | None = None  # the noise band it was read against
     learnt_from: int = 0  # runs of the unchanged configuration the noise came from
     test: str = ""  # "samples" or "run statistics"
+    reference: list[str] = field(default_factory=list)  # x of the points tested against
     note: str = ""
 
 
@@ -256,58 +260,68 @@ def _interval_of(a: Bootstrap, b: Bootstrap, settings: Settings) -> RatioCI:
 
 
 class Judge:
-    """The verdicts of one series, metric by metric, with one bootstrap per point and
-    statistic (each point's serves both of its comparisons)."""
+    """The verdicts of one series, metric by metric. Each point is tested against its
+    reference: every point since the last change called real (the runs of the unchanged
+    configuration, pooled as repetitions), not only the point before it."""
 
     def __init__(self, series: Series, settings: Settings):
         self.series = series
         self.settings = settings
         self._boots: dict[tuple, Bootstrap] = {}
 
-    def _boot(self, index: int, statistic: str, from_samples: bool, metric: Metric) -> Bootstrap:
-        key = (index, statistic, from_samples, metric.name)
+    def _boot(
+        self, indexes: tuple[int, ...], statistic: str, from_samples: bool, metric: Metric
+    ) -> Bootstrap:
+        key = (indexes, statistic, from_samples, metric.name)
         if key not in self._boots:
-            point = self.series.points[index]
-            # Seeded by what is resampled: the series, the point's sets and the statistic.
-            sets = ",".join(map(str, point.set_ids))
-            name = f"{self.series.key} {point.x} {sets} {metric.name} {statistic} {from_samples}"
+            points = [self.series.points[i] for i in indexes]
+            # Seeded by what is resampled: the series, the points' sets and the statistic.
+            sets = ",".join(str(s) for p in points for s in p.set_ids)
+            name = f"{self.series.key} {sets} {metric.name} {statistic} {from_samples}"
             rng = seed_for(name, self.settings.seed)
-            data = point.samples if from_samples else np.asarray(point.values(metric))
+            if from_samples:
+                data = [a for p in points for a in p.samples]
+            else:
+                data = np.asarray([v for p in points for v in p.values(metric)])
             self._boots[key] = bootstrap(data, statistic, self.settings.resamples, rng)
         return self._boots[key]
 
     def changes(self, metric: Metric) -> list[Change]:
-        points = self.series.points
         found = []
-        regime = points[0].values(metric) if points else []
-        for i in range(1, len(points)):
-            change, real = self._change(metric, i, regime)
+        reference = [0]
+        for i in range(1, len(self.series.points)):
+            change, real = self._change(metric, i, reference)
             found.append(change)
-            after = points[i].values(metric)
-            regime = list(after) if real else regime + after
+            # At most the last --window points: an old night's spread does not widen
+            # the band for ever, and a slow drift is judged against recent points.
+            reference = [i] if real else (reference + [i])[-self.settings.window :]
         return found
 
-    def _change(self, metric: Metric, i: int, regime: list[float]) -> tuple[Change, bool]:
-        before, after = self.series.points[i - 1], self.series.points[i]
-        a, b = before.values(metric), after.values(metric)
+    def _change(self, metric: Metric, i: int, reference: list[int]) -> tuple[Change, bool]:
+        points = self.series.points
+        before, after = [points[j] for j in reference], points[i]
+        a = [v for p in before for v in p.values(metric)]
+        b = after.values(metric)
         if not a or not b:
-            side = "the earlier point" if not a else "the later point"
-            return Change(metric.name, i - 1, i, "not compared", note=f"no value at {side}"), False
+            side = "before it" if not a else "at the later point"
+            note = f"{metric.title}: no value {side}"
+            return Change(metric.name, i - 1, i, "not compared", note=note), False
         if min(a + b) <= 0:
             # A ratio needs values above 0 (e.g. a CPU time too short to be counted).
             note = f"{metric.title}: a run measured {min(a + b):g}, no ratio to test"
             return Change(metric.name, i - 1, i, "not compared", note=note), False
         spreads, learnt = [], 0
-        for group in (regime, b):
+        for group in (a, b):
             spread = relative_range(group)
             if spread is not None:
                 spreads.append(spread)
                 learnt += len(group)
         threshold = max([self.settings.threshold, *spreads])
-        samples = metric.name in ("p50", "p99") and before.samples and after.samples
+        sides = [*before, after]
+        samples = metric.name in ("p50", "p99") and all(p.samples for p in sides)
         if samples and metric.name == "p99":
-            samples = min(sum(map(len, p.samples)) for p in (before, after)) >= P99_MIN_SAMPLES
-        ci, significant = self._test(metric, i, bool(samples), threshold)
+            samples = min(sum(map(len, p.samples)) for p in sides) >= P99_MIN_SAMPLES
+        ci, significant = self._test(metric, tuple(reference), i, samples, threshold)
         change = Change(
             metric.name,
             i - 1,
@@ -319,17 +333,17 @@ class Judge:
             threshold,
             learnt,
             "samples" if samples else "run statistics",
+            reference=[points[j].x for j in reference],
         )
         if metric.name in ("p50", "p99") and not samples:
-            why = before.why_no_samples or after.why_no_samples
+            why = next((p.why_no_samples for p in sides if p.why_no_samples), None)
             change.note = f"samples not read: {why}" if why else ""
-        if len(regime) < self.settings.min_runs:
+        if len(a) < self.settings.min_runs:
             change.verdict = "noise unknown"
             change.note = (
-                f"{len(regime)} run{'' if len(regime) == 1 else 's'} of the unchanged "
-                f"configuration before the change to "
-                f"learn the noise from, fewer than {self.settings.min_runs}: give the sets "
-                f"repetitions"
+                f"{len(a)} run{'' if len(a) == 1 else 's'} of the unchanged configuration "
+                f"before the change to learn the noise from, fewer than "
+                f"{self.settings.min_runs}: give the sets repetitions"
             )
             return change, False
         if significant:
@@ -337,16 +351,16 @@ class Judge:
             change.verdict = "regression" if worse else "improvement"
         return change, significant
 
-    def _test(self, metric: Metric, i: int, samples: bool, threshold: float):
-        """(interval of after / before, whether the test calls the change real)."""
+    def _test(self, metric: Metric, reference: tuple, i: int, samples: bool, threshold: float):
+        """(interval of the later point / its reference, whether the test calls it real)."""
         settings = self.settings
         statistic = "p99" if metric.name == "p99" and samples else "p50"
-        boot_a = self._boot(i - 1, statistic, samples, metric)
-        boot_b = self._boot(i, statistic, samples, metric)
+        boot_a = self._boot(reference, statistic, samples, metric)
+        boot_b = self._boot((i,), statistic, samples, metric)
         if samples and metric.name == "p50":
-            before, after = self.series.points[i - 1], self.series.points[i]
+            before = [a for j in reference for a in self.series.points[j].samples]
             result = compare_samples(
-                before.samples, after.samples, boot_a, boot_b, settings.alpha, threshold
+                before, self.series.points[i].samples, boot_a, boot_b, settings.alpha, threshold
             )
             return result.median, result.verdict == "significant"
         ci = _interval_of(boot_a, boot_b, settings)
