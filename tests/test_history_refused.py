@@ -102,6 +102,13 @@ def future_format(copy):
     path.write_text(json.dumps(record))
 
 
+def future_samples(copy):
+    path = _samples(copy)
+    data = bytearray(path.read_bytes())
+    data[8:12] = (9).to_bytes(4, "little")  # the header's version
+    path.write_bytes(bytes(data))
+
+
 def still_running(copy):
     path = run_records(copy)[0]
     record = json.loads(path.read_text())
@@ -129,6 +136,10 @@ DAMAGES = {
     ),
     "samples rewritten": (rewritten_samples, r"ping\.samples: its median is .* but run\.json"),
     "a newer format": (future_format, r"format 'psbench-run/9'; this psbench reads"),
+    "a newer samples file": (
+        future_samples,
+        r"ping\.samples: format version 9, this reader knows 1, 2",
+    ),
     "a run not ended": (still_running, r"status 'running': the run has not ended"),
 }
 

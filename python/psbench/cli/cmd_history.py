@@ -196,13 +196,14 @@ def add_command(args) -> int:
 
 def _add_one(db: Database, root: Path, leave_out: set[Path]) -> str:
     """Adds one set, in one transaction; the line saying what happened."""
-    found = db.set_by_hash(content_hash(root, leave_out))
+    identity = content_hash(root, leave_out)
+    found = db.set_by_hash(identity)
     if found is not None:
         if found["path"] != str(root) and not Path(found["path"]).is_dir():
             db.move(found["id"], str(root))
             return f"moved: {root} (set {found['id']}; it was at {found['path']})"
         return f"already in the history: {root} (set {found['id']}, added {found['added_utc']})"
-    row = read_set(root, leave_out)
+    row = read_set(root, leave_out, identity)
     index = (root / INDEX_FILE).read_bytes() if row.kind == "sweep" else b""
     earlier = db.sets_of_origin(row.origin)
     shorter = [e for e in earlier if starts(index, e["index_size"], e["index_sha256"])]

@@ -517,8 +517,9 @@ def _file_bytes(path: Path) -> bytes:
     return path.read_bytes() if path.is_file() else b""
 
 
-def read_set(root: Path, leave_out: set[Path] = frozenset()) -> SetRow:
-    """Everything the history keeps of the set in root; Refused says why it cannot."""
+def read_set(root: Path, leave_out: set[Path] = frozenset(), identity: str | None = None) -> SetRow:
+    """Everything the history keeps of the set in root (identity: its content_hash, when
+    known already); Refused says why it cannot."""
     kind = set_kind(root)
     if kind is None:
         raise Refused(f"{root}: holds no result set any more")
@@ -534,7 +535,7 @@ def read_set(root: Path, leave_out: set[Path] = frozenset()) -> SetRow:
         record = _check_run(folder)
         if (status or record.get("status")) == "ok":
             _check_samples(folder, record)
-    identity = content_hash(root, leave_out)
+    identity = identity or content_hash(root, leave_out)
     results = load_set(root, kind)
     try:
         configs = build_configs(results)
