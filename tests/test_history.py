@@ -281,3 +281,22 @@ def test_every_kind_of_result_set_goes_in(tmp_path, driver_libs):
     proc, record = trend(db, tmp_path / "trend")
     assert proc.returncode == 0
     assert any(s["series"].startswith("ping udp 64 B") for s in record["series"])
+
+
+def test_a_set_whose_folder_is_gone_keeps_its_statistics(thirds, tmp_path):
+    """The history keeps what it stored of a set whose folder was removed; its latency
+    verdicts then come from the runs' stored values, and the trend says so."""
+    copies = [shutil.copytree(p, tmp_path / p.name) for p in thirds]
+    db = tmp_path / "history.sqlite"
+    history("add", *map(str, copies), db=db)
+    shutil.rmtree(copies[2])
+    proc, record = trend(db, tmp_path / "trend")
+    assert proc.returncode == 0, proc.stderr
+    for name in SERIES:
+        change = last_change(record, name)
+        assert change["test"] == "run statistics"
+        assert f"samples not read: {copies[2]}/runs/" in change["note"]
+        assert "is missing (set moved? `psbench history add` its new folder)" in change["note"]
+    assert "samples not read" in proc.stderr
+    rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
+    assert len(rows) == 3
