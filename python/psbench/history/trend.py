@@ -38,7 +38,7 @@ from psbench.results.significance import (
     ratio_interval,
     seed_for,
 )
-from psbench.results.stats import PERCENTILES
+from psbench.results.stats import PERCENTILES, nearest_rank
 
 AXES = ("date", "version", "machine")
 DEFAULT_THRESHOLD = 0.05
@@ -114,13 +114,15 @@ class Point:
 
 @dataclass
 class Change:
-    """The verdict on one metric between a point and the next."""
+    """The verdict on one metric at a point (after), against its reference: the points
+    before it since the last change called real (reference; before is the last of
+    them, the point just before)."""
 
     metric: str
     before: int  # point indexes
     after: int
     verdict: str  # VERDICTS
-    ratio: float | None = None  # after / before
+    ratio: float | None = None  # after / reference, of the medians
     low: float | None = None
     high: float | None = None
     threshold: float | None = None  # the noise band it was read against
@@ -154,6 +156,11 @@ def _is_date(text: str) -> bool:
     except ValueError:
         return False
     return len(text) > 19
+
+
+def _statistic(values: np.ndarray, statistic: str) -> float:
+    """p50 or p99 by nearest rank, as the significance tests take it."""
+    return float(nearest_rank(values, 99 if statistic == "p99" else 50))
 
 
 def relative_range(values: list[float]) -> float | None:
@@ -321,18 +328,22 @@ class Judge:
         samples = metric.name in ("p50", "p99") and all(p.samples for p in sides)
         if samples and metric.name == "p99":
             samples = min(sum(map(len, p.samples)) for p in sides) >= P99_MIN_SAMPLES
-        ci, significant = self._test(metric, tuple(reference), i, samples, threshold)
+        statistic = "p99" if metric.name == "p99" and samples else "p50"
+        if samples:
+            pooled_a = np.concatenate([x for p in before for x in p.samples])
+            pooled_b = np.concatenate(after.samples)
+        else:
+            pooled_a, pooled_b = np.asarray(a), np.asarray(b)
+        ratio = _statistic(pooled_b, statistic) / _statistic(pooled_a, statistic)
         change = Change(
             metric.name,
             i - 1,
             i,
             "no change",
-            ci.ratio,
-            ci.low,
-            ci.high,
-            threshold,
-            learnt,
-            "samples" if samples else "run statistics",
+            ratio,
+            threshold=threshold,
+            learnt_from=learnt,
+            test="samples" if samples else "run statistics",
             reference=[points[j].x for j in reference],
         )
         if metric.name in ("p50", "p99") and not samples:
@@ -346,6 +357,12 @@ class Judge:
                 f"{self.settings.min_runs}: give the sets repetitions"
             )
             return change, False
+        if abs(ratio - 1) <= threshold:
+            # The ratio itself lies within the band: no interval around it can lie beyond
+            # it, so the tests (the costly part of a trend) are not run.
+            return change, False
+        ci, significant = self._test(metric, tuple(reference), i, samples, threshold)
+        change.low, change.high = ci.low, ci.high
         if significant:
             worse = (ci.ratio > 1) == metric.higher_is_worse
             change.verdict = "regression" if worse else "improvement"
