@@ -248,16 +248,23 @@ def test_the_outputs_exist_and_the_page_opens_offline(thirds, tmp_path):
     assert png.startswith(b"\x89PNG")
 
 
-def test_older_result_sets_are_read(tmp_path):
-    """A run and a sweep made by psbench e2fc036 (before samples files v2)."""
+def test_older_result_sets_are_read_and_line_up_with_current_ones(tmp_path, driver_libs):
+    """A run and a sweep made by psbench e2fc036 (before samples files v2), and a run of
+    the same settings made now: one series of three points."""
     db = tmp_path / "history.sqlite"
     proc = history("add", str(OLD_SETS), db=db)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("added: ") == 2
     rows = json.loads(history("list", "--json", db=db).stdout)["rows"]
     assert [r["formats"] for r in rows] == ["samples v1", "samples v1"]
-    proc, _ = trend(db, tmp_path / "trend")
+    ping = ["ping", "--driver", "udp", "--count", "200", "--warmup", "20"]
+    assert run_cli([*ping, "--results", str(tmp_path / "new")], tmp_path).returncode == 0
+    assert history("add", str(tmp_path / "new"), db=db).returncode == 0
+    proc, record = trend(db, tmp_path / "trend")
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    (series,) = record["series"]
+    assert series["series"].startswith("udp 64 B on ")
+    assert [p["runs"] for p in series["points"]] == [1, 2, 1]
 
 
 def test_every_kind_of_result_set_goes_in(tmp_path, driver_libs):
