@@ -154,6 +154,16 @@ def _json_of(path: Path, what: str) -> dict:
     return data
 
 
+def _known(where: str, found, known: str) -> None:
+    """Refuses a format other than the one this psbench reads (every psbench so far
+    wrote it): a newer psbench's, or a file psbench did not write."""
+    if found != known:
+        what = f"format {found!r}" if found else "no format key (not a file psbench wrote)"
+        raise Refused(
+            f"{where}: {what}; this psbench reads {known!r}: add it with the psbench that wrote it"
+        )
+
+
 def _check_index(root: Path) -> list[dict]:
     """The index's entries; a line cut short or of an unknown format is refused."""
     path = root / INDEX_FILE
@@ -182,12 +192,8 @@ def _check_index(root: Path) -> list[dict]:
             ) from None
         if not isinstance(entry, dict):
             raise Refused(f"{path}: line {number} is not a JSON object")
-        found = entry.get("format")
-        if found is not None and found != INDEX_FORMAT:
-            raise Refused(
-                f"{path}: line {number} has format {found!r}; this psbench reads "
-                f"{INDEX_FORMAT!r}: add it with the psbench that wrote it"
-            )
+        if entry.get("format") is not None:
+            _known(f"{path}: line {number}", entry["format"], INDEX_FORMAT)
         entries.append(entry)
     return entries
 
@@ -201,13 +207,7 @@ def _check_run(run_dir: Path) -> dict:
             f"the file was removed); copy the set again, or measure it again"
         )
     record = _json_of(path, "the run's record")
-    found = record.get("format")
-    if found != RUN_FORMAT:
-        older = "" if found else " (no format key: not a run record of psbench)"
-        raise Refused(
-            f"{path}: format {found!r}{older}; this psbench reads {RUN_FORMAT!r} (results "
-            f"of every psbench so far): add it with the psbench that wrote it"
-        )
+    _known(str(path), record.get("format"), RUN_FORMAT)
     if record.get("status") in UNENDED:
         raise Refused(
             f"{path}: status {record['status']!r}: the run has not ended (it is still "
@@ -226,10 +226,8 @@ def _summaries(run_dir: Path) -> dict[str, tuple[Path, dict]]:
         data = _json_of(path, "a node's summary")
         if not data.get("role"):
             continue
-        if data.get("format") not in (None, SUMMARY_FORMAT):
-            raise Refused(
-                f"{path}: format {data['format']!r}; this psbench reads {SUMMARY_FORMAT!r}"
-            )
+        if data.get("format") is not None:
+            _known(str(path), data["format"], SUMMARY_FORMAT)
         found[data.get("name") or data["role"]] = (path, data)
     return found
 
@@ -281,11 +279,7 @@ def _criteria(root: Path) -> tuple[list[CriterionRow], dict]:
     """A battery's verdicts and its record."""
     path = root / CRITERIA_FILE
     record = _json_of(path, "the battery's record")
-    if record.get("format") != CRITERIA_FORMAT:
-        raise Refused(
-            f"{path}: format {record.get('format')!r}; this psbench reads "
-            f"{CRITERIA_FORMAT!r}: add it with the psbench that wrote it"
-        )
+    _known(str(path), record.get("format"), CRITERIA_FORMAT)
     rows = [
         CriterionRow(
             criterion=str(v.get("criterion")),
