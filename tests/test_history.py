@@ -243,7 +243,10 @@ def test_the_outputs_exist_and_the_page_opens_offline(thirds, tmp_path):
     assert not re.search(r'(src|href)="(?!data:|#)', page)
     assert page.count('<img src="data:image/png;base64,') == 1
     assert "udp 64 B" in page
-    assert (out / "trend.md").read_text().startswith("### The last change of every series")
+    markdown = (out / "trend.md").read_text()
+    assert markdown.startswith("### The last change of every series")
+    assert "### Result sets in the history" in markdown  # the sets the trend drew from
+    assert all(str(p) in page for p in thirds)
     png = (out / "plots").glob("*.png").__next__().read_bytes()
     assert png.startswith(b"\x89PNG")
 

@@ -237,13 +237,18 @@ def _open_existing(args) -> Database:
     return Database.open(_db_path(args), create=False)
 
 
+def _sets_table(db: Database, only: set[int] | None = None):
+    by_set: dict[int, list] = {}
+    for config in db.configs():
+        by_set.setdefault(config["set_id"], []).append(config)
+    sets = [s for s in db.sets() if only is None or s["id"] in only]
+    return tables.sets_table(sets, by_set)
+
+
 def list_command(args) -> int:
     with _open_existing(args) as db:
-        sets = db.sets()
-        by_set: dict[int, list] = {}
-        for config in db.configs():
-            by_set.setdefault(config["set_id"], []).append(config)
-    table = tables.sets_table(sets, by_set)
+        table = _sets_table(db)
+        sets = table.rows
     if args.json:
         print(json.dumps(formats.json_value(table), indent=2, ensure_ascii=False))
         return 0
@@ -314,6 +319,8 @@ def trend_command(args) -> int:
         if not series:
             raise _nothing(db_path, args, rows)
         judge(series, settings, SampleSource(db))
+        used = {set_id for one in series for p in one.points for set_id in p.set_ids}
+        sets_table = _sets_table(db, used)
     summary_table = tables.last_changes_table(series, args.by)
     marked = tables.marked_table(series)
     print(formats.terminal(summary_table))
@@ -325,7 +332,7 @@ def trend_command(args) -> int:
     found = regressions(series, args.fail_on)
     verdict = _verdict_line(found, args.fail_on)
     print(f"\n{verdict}")
-    _write(out, args, series, [summary_table, marked], warnings, verdict)
+    _write(out, args, series, [summary_table, marked, sets_table], warnings, verdict)
     print(f"trend: {out / 'trend.html'}")
     return 1 if args.fail_on_regression and found else 0
 
