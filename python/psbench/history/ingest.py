@@ -376,8 +376,12 @@ def driver_identity(record: dict, params: dict) -> DriverIdentity:
         or named
         or block.get("version")
     )
-    sdk = block.get("sdk") if isinstance(block.get("sdk"), dict) else None
+    built = block.get("build") if isinstance(block.get("build"), dict) else {}
+    sdk = block.get("sdk") or built.get("sdk")  # describe's build: drivers.build_record
+    sdk = sdk if isinstance(sdk, dict) else None
     origin = build = None
+    if built.get("module"):  # a service built with go (docs/versions.md)
+        origin, build = built["module"], json_text(built.get("service_executables") or {})
     if sdk:
         trees = [t for t in sdk.get("trees") or [] if isinstance(t, dict)]
         origin = (

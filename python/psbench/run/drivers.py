@@ -105,11 +105,22 @@ def describe(node: Path, library: Path) -> dict:
 
 
 def build_record(library: Path) -> dict | None:
-    """build.json beside a driver built against another version of its middleware
-    (scripts/build-version): the version, where it came from, its flags; recorded with
-    every run of it. None for a default build."""
+    """What a driver was built against, recorded with every run of it: build.json beside
+    a driver built against another version of its middleware (scripts/build-version), or
+    for a driver whose middleware psbench built from source, that build's record
+    (psbench-sdk.json: trees, commits, flags). None for a middleware from a registry."""
+    folder = Path(library).parent
     try:
-        return json.loads((Path(library).parent / "build.json").read_text())
+        return json.loads((folder / "build.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        pass
+    name = folder.name
+    if name not in manifests.driver_names() or manifests.load(name).source is None:
+        return None
+    source = manifests.load(name).source
+    sdk = paths.source_cache() / f"{source.system}-{source.version}" / "psbench-sdk.json"
+    try:
+        return {"origin": "source", "version": source.version, "sdk": json.loads(sdk.read_text())}
     except (OSError, json.JSONDecodeError):
         return None
 
