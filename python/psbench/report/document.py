@@ -100,9 +100,7 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
             f"({_status_line(results, configs)}); nothing to report",
             1,
         )
-    pairs = one_setting_pairs(
-        configs, settings.alpha, settings.noise, settings.resamples, settings.seed
-    )
+    pairs = one_setting_pairs(configs, settings.alpha, settings.noise)
     optional = [
         under_load_table(configs),
         subscribers_table(configs),
@@ -178,6 +176,9 @@ def _json_document(report: Report) -> dict:
                 "runs": [r.number for r in c.runs],
                 "stats_ns": c.stats,
                 "per_repetition_ns": c.per_rep,
+                # repetition (1-based, as a string) -> its stationarity check, for
+                # those whose level changed during the run
+                "level_changed": {str(k): found for k, found in c.drift.items()},
                 "counts": c.counts,
                 "rate": c.rate,
                 "echo_ns": c.echo,

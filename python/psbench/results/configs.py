@@ -9,8 +9,9 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
-from psbench.base.units import hosts_text, size_text, sizes_text, value_text
+from psbench.base.units import hosts_text, micros, size_text, sizes_text, value_text
 from psbench.results import costs
+from psbench.results.dependence import DRIFT_ALPHA, stationarity
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.results.load import ResultSet, RunData, RunSettings, natural_key
 
@@ -37,6 +38,9 @@ class Config(RunSettings):
     startup: dict = field(default_factory=dict)  # costs.startups
     warnings: list[str] = field(default_factory=list)
     baseline: dict | None = None
+    # ok repetitions (1-based) whose level changed during the run: number -> the
+    # stationarity check (psbench.results.dependence.stationarity)
+    drift: dict = field(default_factory=dict)
 
     @property
     def ok_runs(self) -> list[RunData]:
@@ -95,6 +99,13 @@ def _aggregate(config: Config, noise: float) -> None:
                 f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
                 f"{noise:.0%} noise threshold)"
             )
+    for number, run in enumerate(ok, start=1):
+        found = run_drift(run.latency_streams)
+        if found:
+            config.drift[number] = found
+            config.warnings.append(
+                f"{'the run' if len(ok) == 1 else f'repetition {number}'} {drift_text(found)}"
+            )
     nonpositive = sum(int((r.latency_ns <= 0).sum()) for r in ok)
     if nonpositive:
         config.warnings.append(
@@ -109,6 +120,28 @@ def _aggregate(config: Config, noise: float) -> None:
     failed = len(config.runs) - len(ok)
     if failed:
         config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
+
+
+def run_drift(streams: list[np.ndarray]) -> dict | None:
+    """The stationarity check of a run's series, each receiver's in its own order, at
+    DRIFT_ALPHA / receivers each (so that a run of many subscribers is flagged no more
+    often): the most significant one that drifts, or None."""
+    flagged = [
+        found
+        for found in (stationarity(s, DRIFT_ALPHA / len(streams)) for s in streams)
+        if found and found["drifts"]
+    ]
+    return min(flagged, key=lambda found: found["p"]) if flagged else None
+
+
+def drift_text(found: dict) -> str:
+    """e.g. "changed level during the run: the medians of its tenths were 36.91, ...,
+    85.08 µs (p = 2.1e-49): one p50 describes more than one level"."""
+    medians = ", ".join(micros(m) for m in found["part_medians_ns"])
+    return (
+        f"changed level during the run: the medians of its tenths were {medians} µs "
+        f"(stationarity p = {found['p']:.2g}): one p50 describes more than one level"
+    )
 
 
 def _echo(runs: list[RunData]) -> dict:
