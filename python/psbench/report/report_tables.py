@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from psbench.report.conditions import clock_corrections
 from psbench.report.tables import Column, Table
-from psbench.results.configs import Config, drift_text, label_keys, label_of, setting_text
+from psbench.results.configs import Config, label_keys, label_of, setting_text
+from psbench.results.dependence import drift_text
 from psbench.results.describe import LATENCY_KEYS
 from psbench.results.load import ResultSet, Search
 from psbench.results.significance import (

@@ -9,9 +9,9 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
-from psbench.base.units import hosts_text, micros, size_text, sizes_text, value_text
+from psbench.base.units import hosts_text, size_text, sizes_text, value_text
 from psbench.results import costs
-from psbench.results.dependence import DRIFT_ALPHA, stationarity
+from psbench.results.dependence import drift_text, run_drift
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.results.load import ResultSet, RunData, RunSettings, natural_key
 
@@ -120,28 +120,6 @@ def _aggregate(config: Config, noise: float) -> None:
     failed = len(config.runs) - len(ok)
     if failed:
         config.warnings.append(f"{failed} of {len(config.runs)} runs not ok (left out)")
-
-
-def run_drift(streams: list[np.ndarray]) -> dict | None:
-    """The stationarity check of a run's series, each receiver's in its own order, at
-    DRIFT_ALPHA / receivers each (so that a run of many subscribers is flagged no more
-    often): the most significant one that drifts, or None."""
-    flagged = [
-        found
-        for found in (stationarity(s, DRIFT_ALPHA / len(streams)) for s in streams)
-        if found and found["drifts"]
-    ]
-    return min(flagged, key=lambda found: found["p"]) if flagged else None
-
-
-def drift_text(found: dict) -> str:
-    """e.g. "changed level during the run: the medians of its tenths were 36.91, ...,
-    85.08 µs (p = 2.1e-49): one p50 describes more than one level"."""
-    medians = ", ".join(micros(m) for m in found["part_medians_ns"])
-    return (
-        f"changed level during the run: the medians of its tenths were {medians} µs "
-        f"(stationarity p = {found['p']:.2g}): one p50 describes more than one level"
-    )
 
 
 def _echo(runs: list[RunData]) -> dict:

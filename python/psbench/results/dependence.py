@@ -28,6 +28,8 @@ from fractions import Fraction
 
 import numpy as np
 
+from psbench.base.units import micros
+
 # Autocovariances of longer series by FFT, shorter ones lag by lag.
 _FFT_FROM = 20_000
 # The window's square integrates to 4/3: the variance of the long-run variance estimate
@@ -247,3 +249,25 @@ def stationarity(values, alpha: float = DRIFT_ALPHA) -> dict | None:
         "alpha": alpha,
         "drifts": bool(p < alpha and change is not None and change > DRIFT_MIN_CHANGE),
     }
+
+
+def run_drift(streams: list[np.ndarray]) -> dict | None:
+    """The stationarity check of a run's series, each receiver's in its own order, at
+    DRIFT_ALPHA / receivers each (so that a run of many subscribers is flagged no more
+    often): the most significant one that drifts, or None."""
+    flagged = [
+        found
+        for found in (stationarity(s, DRIFT_ALPHA / len(streams)) for s in streams)
+        if found and found["drifts"]
+    ]
+    return min(flagged, key=lambda found: found["p"]) if flagged else None
+
+
+def drift_text(found: dict) -> str:
+    """e.g. "changed level during the run: the medians of its tenths were 36.91, ...,
+    85.08 µs (p = 2.1e-49): one p50 describes more than one level"."""
+    medians = ", ".join(micros(m) for m in found["part_medians_ns"])
+    return (
+        f"changed level during the run: the medians of its tenths were {medians} µs "
+        f"(stationarity p = {found['p']:.2g}): one p50 describes more than one level"
+    )
