@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base.errors import UserError
-from psbench.base.units import size_text
+from psbench.base.units import micros, size_text
 from psbench.report import formats
 from psbench.report.conditions import environment_warnings
 from psbench.report.report_tables import (
@@ -87,7 +87,7 @@ def _lowest_lines(configs: list[Config]) -> list[str]:
         best = min(members, key=lambda c: c.stats["p50"])
         lines.append(
             f"lowest {metric} p50 at {size_text(size)} ({placement}-process): "
-            f"{best.label}, {best.stats['p50'] / 1000:.2f} µs"
+            f"{best.label}, {micros(best.stats['p50'])} µs"
         )
     return lines
 

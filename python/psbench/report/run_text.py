@@ -128,7 +128,7 @@ def resources_text(found: dict) -> str:
         return f"not measured ({found.get('why') or 'no record'})"
 
     def us(value):
-        return "-" if value is None else f"{value / 1000:.1f}"
+        return micros(value, 1)
 
     def mib(value):
         return "-" if value is None else f"{value / 1024:.1f} MiB"

@@ -9,7 +9,7 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
-from psbench.base.units import hosts_text, size_text, sizes_text, value_text
+from psbench.base.units import hosts_text, micros, size_text, sizes_text, value_text
 from psbench.results import costs
 from psbench.results.dependence import drift_text, run_drift
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
@@ -95,8 +95,8 @@ def _aggregate(config: Config, noise: float) -> None:
         }
         if len(p50s) > 1 and relative > noise:
             config.warnings.append(
-                f"repetitions disagree: p50 from {min(p50s) / 1000:.2f} to "
-                f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
+                f"repetitions disagree: p50 from {micros(min(p50s))} to "
+                f"{micros(max(p50s))} µs ({relative:.0%} of the median, more than the "
                 f"{noise:.0%} noise threshold)"
             )
     for number, run in enumerate(ok, start=1):
