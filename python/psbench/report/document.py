@@ -197,6 +197,7 @@ def _json_document(report: Report) -> dict:
                 "where": p.where,
                 "verdict": p.result.verdict,
                 "direction": p.result.direction,
+                "covers": p.result.median.covers,
             }
             for p in report.pairs
         ],
