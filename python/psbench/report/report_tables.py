@@ -27,10 +27,9 @@ def drift_notes(configs: list[Config]) -> list[str]:
     """One line per configuration of a table whose level changed during a run (the
     stationarity check, Config.drift): every table that lists it says so."""
     return [
-        f"LEVEL CHANGED: {c.label}, "
+        f"LEVEL CHANGED: {c.label}: "
         + "; ".join(
-            f"{'the run' if len(c.ok_runs) == 1 else f'repetition {k}'} "
-            + drift_text(found).removeprefix("changed level during the run: ")
+            ("" if len(c.ok_runs) == 1 else f"repetition {k} ") + drift_text(found)
             for k, found in c.drift.items()
         )
         for c in configs

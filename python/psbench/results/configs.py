@@ -103,9 +103,8 @@ def _aggregate(config: Config, noise: float) -> None:
         found = run_drift(run.latency_streams)
         if found:
             config.drift[number] = found
-            config.warnings.append(
-                f"{'the run' if len(ok) == 1 else f'repetition {number}'} {drift_text(found)}"
-            )
+            which = "" if len(ok) == 1 else f"repetition {number} "
+            config.warnings.append(which + drift_text(found))
     nonpositive = sum(int((r.latency_ns <= 0).sum()) for r in ok)
     if nonpositive:
         config.warnings.append(

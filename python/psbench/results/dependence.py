@@ -29,6 +29,7 @@ from fractions import Fraction
 import numpy as np
 
 from psbench.base.units import micros
+from psbench.results.ranks import nearest_rank, nearest_rank_index
 
 # Autocovariances of longer series by FFT, shorter ones lag by lag.
 _FFT_FROM = 20_000
@@ -178,8 +179,6 @@ def quantile_interval(q, values, confidence: float) -> QuantileInterval:
     ones."""
     from scipy.stats import norm, t
 
-    from psbench.results.stats import nearest_rank_index
-
     values = np.asarray(values)
     n = values.size
     p = float(Fraction(str(q)) / 100)
@@ -218,8 +217,6 @@ def stationarity(values, alpha: float = DRIFT_ALPHA) -> dict | None:
     medians differ by more than DRIFT_MIN_CHANGE of the run's median (a change too
     small to matter is not flagged). None below DRIFT_MIN_SAMPLES samples."""
     from scipy.stats import f as f_dist
-
-    from psbench.results.stats import nearest_rank
 
     values = np.asarray(values, dtype=np.float64)
     n = values.size
