@@ -375,7 +375,8 @@ def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
         "(largest - smallest) / median of the floor's repetitions' p50"
     ]
     notes += _floor_warnings(measured, noise)
-    notes += drift_notes(measured + [c for c in configs if c.is_baseline and c.ok_runs])
+    floors = {c.baseline["label"] for c in measured}
+    notes += drift_notes(measured + [c for c in configs if c.label in floors])
     if not rows:
         notes.insert(
             0,
