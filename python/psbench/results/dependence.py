@@ -7,7 +7,9 @@ a series (the variance of its mean times n), from its autocovariances with the
 flat-top lag window of Politis and Romano (1995) and the bandwidth chosen from the data
 by the rule of Politis (2003) as used by Politis and White (2004): M = 2 m, m the first
 lag after which K = max(5, sqrt(log10 n)) autocorrelations in a row are all within
-2 sqrt(log10 n / n) of zero, at most sqrt(n) + K. The ratio tau = long-run variance /
+c sqrt(log10 n / n) of zero (c = 1 here, Politis' 2 halved: _C below), at most
+sqrt(n) + K; the shortfall that centring by an estimated mean leaves in every
+autocovariance is undone. The ratio tau = long-run variance /
 variance says how many samples count as one: a run of n is worth n / tau independent
 ones (its effective size). A flat-top window has no bias of the order 1/M that
 Bartlett's has, which is what keeps intervals honest at strong dependence, and the
@@ -15,7 +17,7 @@ uncertainty of the estimate itself is carried as degrees of freedom, n / ((4/3) 
 variance of a lag-window estimate is (2/n) M times the integral of the window's square,
 4/3 for this one).
 
-Used for a percentile (`quantile_ranks`: the series is the indicator "at or below the
+Used for a percentile (`quantile_interval`: the series is the indicator "at or below the
 percentile", whose long-run variance is what the percentile's uncertainty depends on:
 Sen 1972, the Bahadur representation for mixing sequences) and for the stationarity
 check of a run (`stationarity`: is the level the same in every tenth of the run).
@@ -192,11 +194,6 @@ def quantile_interval(q, values, confidence: float) -> QuantileInterval:
         return QuantileInterval(independent_ranks(p, n, tail), 1.0, math.inf)
     tail_t = float(norm.sf(t.isf(tail, found.df)))
     return QuantileInterval(_scaled_ranks(p, n, found.tau, tail_t), found.tau, found.df)
-
-
-def quantile_ranks(q, values, confidence: float) -> tuple[int, int] | None:
-    """quantile_interval's ranks alone."""
-    return quantile_interval(q, values, confidence).ranks
 
 
 # The stationarity check: the run in this many consecutive parts, at this level, and
