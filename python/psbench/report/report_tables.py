@@ -86,7 +86,7 @@ def summary_table(configs: list[Config]) -> Table:
         "writes copy the message into the middleware unless the label says loan "
         "(its zero-copy write)",
         "one level: no run of the configuration changed level during the run (the "
-        "medians of its tenths compared, a test with a 0.1% false-alarm rate that "
+        "medians of its tenths compared by a test at level 0.1% that "
         "counts the samples' serial dependence, a change of more than 5% of the "
         "median; docs/analysis.md)",
         *drift_notes(configs),
