@@ -162,3 +162,32 @@ def test_a_run_that_changes_level_is_flagged():
     stepped = steady * np.where(np.arange(N) >= 0.7 * N, 1.1, 1.0)
     assert stationarity(stepped)["drifts"] and not stationarity(steady)["drifts"]
     assert stationarity(np.arange(50.0)) is None  # too short to tell
+
+
+if __name__ == "__main__":
+    # The figures docs/methodology.md quotes, from the same seeds as the tests:
+    # .venv/bin/python tests/test_dependence.py
+    for phi in (0.0, 0.5, 0.9):
+        s = ar1(np.random.default_rng(int(phi * 10) + 1), phi, N, SERIES)
+        print(
+            f"AR(1) phi {phi}: median covered {covered(s, 0.0):.2%}, old {old_covered(s, 0.0):.2%}"
+        )
+    s = ar1(np.random.default_rng(21), 0.5, 5000, 300)
+    print(f"AR(1) phi 0.5, n 5000: p99 covered {covered(s, float(norm.ppf(0.99)), q=99):.2%}")
+    truth = brentq(lambda m: 0.7 * norm.cdf(m) + 0.3 * norm.cdf(m - 6) - 0.5, -3, 6)
+    s = regime_switch(np.random.default_rng(31), N, SERIES)
+    print(f"regime switch: median covered {covered(s, truth):.2%}, old {old_covered(s, truth):.2%}")
+    rng = np.random.default_rng(41)
+    a, b = 100 + 10 * ar1(rng, 0.9, N, 300), 150 + 15 * ar1(rng, 0.9, N, 300)
+    ratio = np.mean([ci.low <= 1.5 <= ci.high for ci in map(ratio_ci, a, b)])
+    print(f"ratio of medians, AR(1) phi 0.9: covered {ratio:.2%}")
+    rng, hits = np.random.default_rng(51), 0
+    for _ in range(SERIES):
+        runs = [100 + rng.standard_normal() + row for row in ar1(rng, 0.5, 500, 5)]
+        low, high = interval_of(estimate(runs, "p50"), 0.95)
+        hits += low <= 100 <= high
+    print(f"5 runs with run effects: median covered {hits / SERIES:.2%} between runs")
+    for phi in (0.0, 0.5, 0.9):
+        rows = 100 + ar1(np.random.default_rng(81 + int(10 * phi)), phi, N, 600)
+        alarms = sum(stationarity(row)["p"] < DRIFT_ALPHA for row in rows)
+        print(f"stationary AR(1) phi {phi}: {alarms} false alarms of 600")
