@@ -68,3 +68,14 @@ def test_every_report_table_flags_a_configuration_that_changed_level(
         if "one level" in [c.name for c in table.columns]:
             assert all(row[-1] is False for row in table.rows), table.name
     assert flagged >= 3  # summary, intervals, delivery at least
+
+
+def test_index_jsonl_and_the_sweep_summary_mark_a_run_that_changed_level():
+    from psbench.report.sweep_text import _latency as shown
+    from psbench.run.experiment.execute import _latency as index_entry
+
+    drifted = index_entry(latency_stats(samples_of(drifting(2000), "one_way")), "one_way")
+    steady = index_entry(latency_stats(samples_of(np.full(2000, 37e3), "one_way")), "one_way")
+    assert drifted["level_changed"] is True and steady["level_changed"] is False
+    assert shown({"latency": drifted}, "p50").endswith("*")
+    assert shown({"latency": steady}, "p50") == "37.00"
