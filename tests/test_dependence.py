@@ -123,6 +123,23 @@ def test_with_repetitions_the_run_is_the_unit():
     assert np.mean(within) < 0.6
 
 
+def test_the_ratio_between_runs_covers_and_says_what_it_covers():
+    # A and B with five runs each, every run off by its own N(0, 1) (on a level of 100,
+    # B 1.5 times A's): the interval of B/A, runs as the unit on both sides and
+    # Welch-Satterthwaite degrees of freedom, holds 1.5 about 95% of the time.
+    rng = np.random.default_rng(57)
+
+    def runs(scale):
+        return [scale * (100 + rng.standard_normal() + row) for row in ar1(rng, 0.5, 300, 5)]
+
+    found = [ratio_ci(runs(1.0), runs(1.5)) for _ in range(SERIES)]
+    coverage = np.mean([ci.low <= 1.5 <= ci.high for ci in found])
+    assert BAND[0] <= coverage <= BAND[1], coverage
+    assert found[0].covers == "between runs (5 and 5)"
+    mixed = ratio_ci(runs(1.0)[0], runs(1.5))
+    assert mixed.covers == "A within one run, B 5 runs"
+
+
 def test_independent_series_keep_the_exact_ranks():
     # Where no dependence is found the interval is the exact binomial one, as before.
     values = np.random.default_rng(61).permutation(np.arange(1000.0))
@@ -187,6 +204,13 @@ if __name__ == "__main__":
         low, high = interval_of(estimate(runs, "p50"), 0.95)
         hits += low <= 100 <= high
     print(f"5 runs with run effects: median covered {hits / SERIES:.2%} between runs")
+    rng = np.random.default_rng(57)
+
+    def runs(scale):
+        return [scale * (100 + rng.standard_normal() + row) for row in ar1(rng, 0.5, 300, 5)]
+
+    pairs = [ratio_ci(runs(1.0), runs(1.5)) for _ in range(SERIES)]
+    print(f"ratio, 5 runs a side: covered {np.mean([c.low <= 1.5 <= c.high for c in pairs]):.2%}")
     for phi in (0.0, 0.5, 0.9):
         rows = 100 + ar1(np.random.default_rng(81 + int(10 * phi)), phi, N, 600)
         alarms = sum(stationarity(row)["p"] < DRIFT_ALPHA for row in rows)
