@@ -109,13 +109,14 @@ def test_two_real_sweeps_verdicts_agree_with_exit_code(sweeps, tmp_path):
     for config in CONFIGS:
         assert config in proc.stdout
     again = compare(a, b, "--json", str(tmp_path / "again.json"))
-    assert again.stdout == proc.stdout  # same inputs, same seed: same intervals
+    assert again.stdout == proc.stdout  # same inputs: same intervals
 
 
 def steady(store, tmp_path):
     """A copy of a real sweep with latencies 100 µs + (the real ones mod 1 µs): a real
     median can sit between two modes (12 µs wake-ups and 50 µs ones, on a loaded VM), and
-    then even a doubling has a bootstrap interval that reaches 1; this one cannot."""
+    then even a doubling has an interval that reaches 1; this one cannot (and its
+    serial dependence is mostly gone)."""
     return rewritten(store, tmp_path, "steady", lambda ns: 100_000 + ns % 1000)
 
 
