@@ -6,7 +6,8 @@ DDS Security for the DDS implementations (authentication only; with access contr
 encrypted submessages, payloads, or both), mutual TLS for the brokers and for Zenoh (peer
 to peer and through its router). Per secured
 configuration: the round trip's median (RTT/2) as a ratio to the plain one with its 95%
-bootstrap interval (repetitions, then samples, resampled: results/significance.py), the
+interval (the repetitions the unit, or one run's dependence-aware interval:
+results/significance.py), the
 same for p99 where there are samples enough, the maximum throughput and the CPU per
 round trip (nodes and brokers) as ratios of medians over repetitions, and the discovery
 time the security handshake adds (the driver's open to every peer matched).
@@ -82,6 +83,8 @@ def _interval(a: Config, b: Config, statistic: str) -> tuple | None:
     if statistic == "p99" and min(a.pooled_ns.size, b.pooled_ns.size) < P99_MIN_SAMPLES:
         return None
     ci = significance.ratio_ci(a.rep_samples, b.rep_samples, statistic)
+    if ci.low is None:
+        return None
     return ci.ratio, ci.low, ci.high
 
 
@@ -147,8 +150,9 @@ def _latency_table(found, where: str) -> Table:
             f"Measured {where}; each row a secured configuration against the same one "
             "without security (experiments/seeds/security.yaml).",
             "Ratio: secured / plain of the median (and p99) over all samples of the ok "
-            "repetitions; low-high: 95% bootstrap interval, repetitions then samples "
-            f"resampled. Verdict: costs more when the whole interval is above {1 + NOISE:g}, "
+            "repetitions; low-high: 95% interval from how the repetitions' own statistics "
+            f"differ (the run is the unit; one run: its order statistics, widened by the "
+            f"serial dependence of its samples). Verdict: costs more when the whole interval is above {1 + NOISE:g}, "
             f"costs less below {1 - NOISE:g}, otherwise within noise. p99 needs "
             f"{P99_MIN_SAMPLES:,} samples a side.",
         ],

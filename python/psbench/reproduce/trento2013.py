@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 
+from psbench.base.units import micros
 from psbench.report.plots import PANEL_INCHES, STYLE, Drawing, _panels
 from psbench.report.tables import Column, Table
 from psbench.reproduce.common import (
@@ -198,7 +199,7 @@ def _drawing(
 
 
 def _us(ns) -> str:
-    return "-" if ns is None else f"{ns / 1000:.1f}"
+    return micros(ns, 1)
 
 
 def _check_below(claim: dict, by_subs: dict, stat: str, only: bool = False) -> tuple[str, str]:
