@@ -31,7 +31,7 @@ from fractions import Fraction
 import numpy as np
 
 from psbench.base.units import micros
-from psbench.results import binomial
+from psbench.results import binomial, special
 from psbench.results.ranks import nearest_rank, nearest_rank_index
 
 # Autocovariances of longer series by FFT, shorter ones lag by lag.
@@ -132,27 +132,31 @@ def _scaled_ranks(p: float, n: int, tau: float, tail: float) -> tuple[int, int] 
     """The ranks of independent_ranks for a sample worth n / tau independent values: the
     count below x_p taken as tau times a Binomial(n / tau, p) count (the same mean, tau
     times the variance), its CDF for a real n' by the regularised incomplete beta
-    function, its ranks scaled back by tau."""
-    from scipy.special import betainc
-
+    function (found by bisection over the counts), its ranks scaled back by tau."""
     n_eff = n / tau
     top = math.floor(n_eff)
     if top < 1:
         return None
-    counts = np.arange(0, top + 1, dtype=np.float64)
-    if top > 200_000:  # only the middle matters: 12 standard deviations either side
-        sd = math.sqrt(n_eff * p * (1 - p))
-        counts = np.arange(
-            max(0, math.floor(n_eff * p - 12 * sd)), min(top, math.ceil(n_eff * p + 12 * sd)) + 1
-        ).astype(np.float64)
-    cdf = np.where(
-        counts < n_eff, betainc(np.maximum(n_eff - counts, 1e-12), counts + 1, 1 - p), 1.0
-    )
-    below = np.nonzero(cdf <= tail)[0]
-    above = np.nonzero(cdf >= 1 - tail)[0]
-    if not below.size or not above.size:
+
+    def cdf(count: int) -> float:  # P(count' <= count) for the real n_eff
+        return (
+            special.betainc(max(n_eff - count, 1e-12), count + 1, 1 - p) if count < n_eff else 1.0
+        )
+
+    def first(at_least) -> int | None:  # the smallest count whose CDF passes
+        if not at_least(cdf(top)):
+            return None
+        low, high = -1, top  # at_least(cdf(high)) holds, not at low
+        while high - low > 1:
+            middle = (low + high) // 2
+            low, high = (low, middle) if at_least(cdf(middle)) else (middle, high)
+        return high
+
+    above = first(lambda value: value > tail)  # the first count past the lower tail
+    k_high = first(lambda value: value >= 1 - tail)
+    if above is None or above == 0 or k_high is None:
         return None
-    k_low, k_high = counts[below[-1]], counts[above[0]]
+    k_low = above - 1  # the largest count with CDF <= tail
     lower = math.ceil(tau * (k_low + 1))
     upper = math.ceil(tau * k_high) + 1
     if lower < 1 or upper > n:
@@ -178,10 +182,6 @@ def quantile_interval(q, values, confidence: float) -> QuantileInterval:
     tail is taken at the normal tail of that t). With tau <= 1 (nothing to correct, or
     negative dependence, never used to narrow) the ranks are exactly the independent
     ones."""
-    # scipy.special, not scipy.stats: every run computes these, and scipy.stats' import
-    # alone costs a run a quarter of a second (bench/run_cost.py).
-    from scipy.special import ndtr, stdtrit
-
     values = np.asarray(values)
     n = values.size
     p = float(Fraction(str(q)) / 100)
@@ -193,7 +193,7 @@ def quantile_interval(q, values, confidence: float) -> QuantileInterval:
     found = long_run((values <= at).astype(np.float64))
     if not found.tau > 1.0:
         return QuantileInterval(independent_ranks(p, n, tail), 1.0, math.inf)
-    tail_t = float(ndtr(-stdtrit(found.df, 1.0 - tail)))  # normal sf of t's upper quantile
+    tail_t = special.normal_sf(special.t_isf(tail, found.df))
     return QuantileInterval(_scaled_ranks(p, n, found.tau, tail_t), found.tau, found.df)
 
 
@@ -214,7 +214,6 @@ def stationarity(values, alpha: float = DRIFT_ALPHA) -> dict | None:
     `drifts` when p < alpha (the false-alarm rate on a stationary run) and the parts'
     medians differ by more than DRIFT_MIN_CHANGE of the run's median (a change too
     small to matter is not flagged). None below DRIFT_MIN_SAMPLES samples."""
-    from scipy.special import fdtrc  # the F distribution's upper tail (see quantile_interval)
 
     values = np.asarray(values, dtype=np.float64)
     n = values.size
@@ -231,7 +230,7 @@ def stationarity(values, alpha: float = DRIFT_ALPHA) -> dict | None:
     share = float(below.mean())
     statistic = float(np.sum(sizes * (shares - share) ** 2))
     if lrv > 0:
-        p = float(fdtrc(PARTS - 1, found.df, statistic / lrv / (PARTS - 1)))
+        p = special.f_sf(statistic / lrv / (PARTS - 1), PARTS - 1, found.df)
     else:  # every part entirely below or above its median: constant within parts
         p = 0.0 if statistic > 0 else 1.0
     medians = [float(nearest_rank(s, 50)) for s in parts]
