@@ -73,8 +73,10 @@ impl Writer for Wr {
         let _ = self.publisher.update_connections();
         Some(self.topic.dynamic_config().number_of_subscribers() as u32)
     }
+}
 
-    const HAS_LOAN: bool = true;
+/// Zero-copy send: the table has loan and write_loan.
+impl psbench_driver::Loan for Wr {
     fn loan(&mut self, len: usize) -> Result<*mut u8, Error> {
         self.loaned = None; // an earlier loan never written goes back first
         let mut sample = self
@@ -202,11 +204,6 @@ impl Reader for Rd {
         }
     }
 
-    const HAS_RELEASE: bool = true;
-    fn release(&mut self) {
-        self.held = None;
-    }
-
     /// The publishers this reader's subscriber is connected to. iceoryx2 connects a
     /// subscriber's end of a connection only when the subscriber looks (receive() or
     /// update_connections()), and a publisher delivers nothing to a connection whose
@@ -219,6 +216,12 @@ impl Reader for Rd {
             }
             None => Some(self.connected.load(Ordering::Acquire)),
         }
+    }
+}
+
+impl psbench_driver::Release for Rd {
+    fn release(&mut self) {
+        self.held = None;
     }
 }
 

@@ -1,5 +1,6 @@
 //! The SDK through the table it exports, as the node sees it: refusals counted and
-//! prefixed, errors prefixed, a panic turned into an error, optional entries NULL, loans
+//! prefixed, errors prefixed, a panic turned into an error, optional entries NULL unless
+//! their trait is implemented (found at compile time, nothing to declare), loans
 //! held to the ABI's rule, take_waiting, listener delivery and its error count, close()
 //! destroying what was left open.
 use std::collections::VecDeque;
@@ -136,7 +137,11 @@ impl Writer for Wr {
     fn matched(&self) -> Option<u32> {
         Some(1)
     }
-    const HAS_LOAN: bool = true;
+    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
+        put("written_somewhere", 7);
+    }
+}
+impl Loan for Wr {
     fn loan(&mut self, len: usize) -> Result<*mut u8, Error> {
         if len > self.buf.len() {
             fail!("a loan of {len} bytes is more than 1024");
@@ -147,9 +152,6 @@ impl Writer for Wr {
         let sample = self.buf[..len].to_vec();
         self.q.lock().unwrap().push_back(sample);
         Ok(())
-    }
-    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
-        put("written_somewhere", 7);
     }
 }
 
@@ -222,6 +224,78 @@ impl Writer for PlainW {
     }
 }
 impl Reader for PlainR {}
+
+/// A driver whose Writer implements Drain and Flush and whose Reader implements Release,
+/// with nothing else declared: the table has those entries (issue 33: a drain() without a
+/// flag beside it used to be left out silently).
+struct Optional;
+struct OptCtx;
+struct OptW {
+    drained: bool,
+}
+struct OptR {
+    released: usize,
+}
+impl Driver for Optional {
+    const NAME: &'static str = "optional";
+    const DESCRIPTION: &'static str = "drain, flush and release, nothing declared";
+    type Context = OptCtx;
+    fn version() -> String {
+        "1".into()
+    }
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            transports: &["mem"],
+            ..Default::default()
+        }
+    }
+}
+impl Context for OptCtx {
+    type Writer = OptW;
+    type Reader = OptR;
+    fn open(_: &Config) -> Result<Self, Error> {
+        Ok(OptCtx)
+    }
+    fn create_writer(&mut self, _: &str) -> Result<OptW, Error> {
+        Ok(OptW { drained: false })
+    }
+    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<OptR, Error> {
+        Ok(OptR { released: 0 })
+    }
+}
+impl Writer for OptW {
+    fn write(&mut self, _: &[u8]) -> Result<(), Error> {
+        self.drained = false;
+        Ok(())
+    }
+}
+impl Drain for OptW {
+    fn drain(&mut self, timeout_ns: i64) -> Result<bool, Error> {
+        if timeout_ns == 0 {
+            return Err(Error::timeout("not drained at once"));
+        }
+        self.drained = true;
+        Ok(true)
+    }
+}
+impl Flush for OptW {
+    fn flush(&mut self) -> Result<(), Error> {
+        fail!("nothing to flush")
+    }
+}
+impl Reader for OptR {
+    fn take(&mut self, _: i64) -> Result<Option<&[u8]>, Error> {
+        Ok(None)
+    }
+    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
+        put("released", self.released as u64);
+    }
+}
+impl Release for OptR {
+    fn release(&mut self) {
+        self.released += 1;
+    }
+}
 
 // ---- calling through the table --------------------------------------------------------
 
@@ -307,7 +381,7 @@ fn topic(name: &str) -> CString {
 
 #[test]
 fn every_refusal_is_counted_and_prefixed() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let qos = psb_qos {
         reliability: PSB_BEST_EFFORT,
         durability: PSB_TRANSIENT_LOCAL,
@@ -365,7 +439,7 @@ fn every_refusal_is_counted_and_prefixed() {
 
 #[test]
 fn open_refuses_outside_the_caps_with_the_checks_reasons() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let qos = psb_qos {
         durability: PSB_TRANSIENT_LOCAL,
         ..RELIABLE
@@ -379,7 +453,7 @@ fn open_refuses_outside_the_caps_with_the_checks_reasons() {
 
 #[test]
 fn an_error_is_prefixed_and_a_panic_becomes_one() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let mut err = new_error();
     let cfg = config("r3", &[("fail", "open")], RELIABLE, PSB_NOTIFY_WAIT);
     assert!(unsafe { t.open.unwrap()(&cfg.raw, &mut err) }.is_null());
@@ -419,7 +493,7 @@ fn an_error_is_prefixed_and_a_panic_becomes_one() {
 
 #[test]
 fn optional_entries_are_null_unless_implemented() {
-    let plain = driver_table::<Plain>();
+    let plain = driver_table!(Plain);
     assert_eq!(plain.abi_version, PSB_ABI_VERSION);
     assert!(plain.loan.is_none() && plain.write_loan.is_none());
     assert!(plain.flush.is_none() && plain.drain.is_none() && plain.release.is_none());
@@ -427,7 +501,7 @@ fn optional_entries_are_null_unless_implemented() {
     assert_eq!(name.to_str().unwrap(), "plain");
     let version = unsafe { CStr::from_ptr(plain.version.unwrap()()) };
     assert_eq!(version.to_str().unwrap(), "unknown (version() failed)");
-    let test = driver_table::<Test>();
+    let test = driver_table!(Test);
     assert!(test.loan.is_some() && test.write_loan.is_some());
     assert!(test.flush.is_none() && test.drain.is_none());
     assert_eq!(
@@ -473,7 +547,7 @@ fn optional_entries_are_null_unless_implemented() {
 
 #[test]
 fn samples_and_loans_go_through_and_loans_keep_the_rule() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let cfg = config("r5", &[], RELIABLE, PSB_NOTIFY_WAIT);
     let mut err = new_error();
     unsafe {
@@ -546,7 +620,7 @@ fn samples_and_loans_go_through_and_loans_keep_the_rule() {
 
 #[test]
 fn a_listener_delivers_and_its_errors_are_counted() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let cfg = config("r6", &[], RELIABLE, PSB_NOTIFY_LISTENER);
     let got: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
     unsafe extern "C" fn on_data(user: *mut c_void, data: *const c_void, len: usize) {
@@ -592,7 +666,7 @@ fn a_listener_delivers_and_its_errors_are_counted() {
 
 #[test]
 fn the_sdk_refuses_a_malformed_run_topics_list() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let mut cfg = config("r7", &[], RELIABLE, PSB_NOTIFY_WAIT);
     let a = topic("psb_r7_a");
     let topics = [a.as_ptr(), a.as_ptr()];
@@ -604,4 +678,49 @@ fn the_sdk_refuses_a_malformed_run_topics_list() {
         found[0].1,
         "sdktest: run_topics[1] is listed twice: every topic of the run once, by name"
     );
+}
+
+#[test]
+fn an_implemented_optional_trait_is_in_the_table_with_nothing_declared() {
+    let t = driver_table!(Optional);
+    assert!(t.drain.is_some() && t.flush.is_some() && t.release.is_some());
+    assert!(t.loan.is_none() && t.write_loan.is_none());
+    let cfg = config(
+        "r8",
+        &[],
+        psb_qos {
+            reliability: PSB_BEST_EFFORT,
+            ..RELIABLE
+        },
+        PSB_NOTIFY_WAIT,
+    );
+    let mut err = new_error();
+    unsafe {
+        let ctx = t.open.unwrap()(&cfg.raw, &mut err);
+        assert!(!ctx.is_null(), "{}", message(&err));
+        let w = t.create_writer.unwrap()(ctx, topic("psb_r8_a").as_ptr(), &mut err);
+        assert_eq!(t.write.unwrap()(w, b"x".as_ptr().cast(), 1, &mut err), 0);
+        assert_eq!(t.drain.unwrap()(w, 1_000_000, &mut err), 1);
+        assert_eq!(t.drain.unwrap()(w, 0, &mut err), 0); // a timeout is the ABI's 0
+        assert_eq!(message(&err), "optional: not drained at once");
+        assert_eq!(t.flush.unwrap()(w, &mut err), -1);
+        assert_eq!(message(&err), "optional: nothing to flush");
+        let r = t.create_reader.unwrap()(
+            ctx,
+            topic("psb_r8_a").as_ptr(),
+            None,
+            std::ptr::null_mut(),
+            &mut err,
+        );
+        t.release.unwrap()(r);
+        t.release.unwrap()(r);
+        let mut counters: Vec<(String, u64)> = Vec::new();
+        unsafe extern "C" fn put(user: *mut c_void, name: *const c_char, value: u64) {
+            let out = &mut *(user as *mut Vec<(String, u64)>);
+            out.push((CStr::from_ptr(name).to_str().unwrap().into(), value));
+        }
+        t.reader_counters.unwrap()(r, Some(put), &mut counters as *mut _ as *mut c_void);
+        assert_eq!(counters, [("released".to_string(), 2)]);
+        t.close.unwrap()(ctx);
+    }
 }
