@@ -5,6 +5,7 @@
 //! destroying what was left open.
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CStr, CString};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -186,15 +187,32 @@ impl Reader for Rd {
     }
 }
 
+/// The context of the small test drivers below: it makes default writers and readers.
+struct Made<W, R>(PhantomData<(W, R)>);
+impl<W: Writer + Default, R: Reader + Default> Context for Made<W, R> {
+    type Writer = W;
+    type Reader = R;
+    fn open(_: &Config) -> Result<Self, Error> {
+        Ok(Made(PhantomData))
+    }
+    fn create_writer(&mut self, _: &str) -> Result<W, Error> {
+        Ok(W::default())
+    }
+    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<R, Error> {
+        Ok(R::default())
+    }
+}
+
 /// A driver with nothing optional.
 struct Plain;
-struct PlainCtx;
+#[derive(Default)]
 struct PlainW;
+#[derive(Default)]
 struct PlainR;
 impl Driver for Plain {
     const NAME: &'static str = "plain";
     const DESCRIPTION: &'static str = "nothing optional";
-    type Context = PlainCtx;
+    type Context = Made<PlainW, PlainR>;
     fn version() -> String {
         panic!("no version")
     }
@@ -203,19 +221,6 @@ impl Driver for Plain {
             transports: &["mem"],
             ..Default::default()
         }
-    }
-}
-impl Context for PlainCtx {
-    type Writer = PlainW;
-    type Reader = PlainR;
-    fn open(_: &Config) -> Result<Self, Error> {
-        Ok(PlainCtx)
-    }
-    fn create_writer(&mut self, _: &str) -> Result<PlainW, Error> {
-        Ok(PlainW)
-    }
-    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<PlainR, Error> {
-        Ok(PlainR)
     }
 }
 impl Writer for PlainW {
@@ -229,38 +234,23 @@ impl Reader for PlainR {}
 /// with nothing else declared: the table has those entries (issue 33: a drain() without a
 /// flag beside it used to be left out silently).
 struct Optional;
-struct OptCtx;
+#[derive(Default)]
 struct OptW {
     drained: bool,
 }
+#[derive(Default)]
 struct OptR {
     released: usize,
 }
 impl Driver for Optional {
     const NAME: &'static str = "optional";
     const DESCRIPTION: &'static str = "drain, flush and release, nothing declared";
-    type Context = OptCtx;
+    type Context = Made<OptW, OptR>;
     fn version() -> String {
         "1".into()
     }
     fn capabilities() -> Capabilities {
-        Capabilities {
-            transports: &["mem"],
-            ..Default::default()
-        }
-    }
-}
-impl Context for OptCtx {
-    type Writer = OptW;
-    type Reader = OptR;
-    fn open(_: &Config) -> Result<Self, Error> {
-        Ok(OptCtx)
-    }
-    fn create_writer(&mut self, _: &str) -> Result<OptW, Error> {
-        Ok(OptW { drained: false })
-    }
-    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<OptR, Error> {
-        Ok(OptR { released: 0 })
+        Plain::capabilities()
     }
 }
 impl Writer for OptW {
@@ -373,6 +363,19 @@ fn message(e: &psb_error) -> String {
         .to_str()
         .unwrap()
         .to_string()
+}
+
+/// A context of driver t for run_id, best effort, notify wait (asserted open).
+unsafe fn opened_best_effort(t: &psb_driver, run_id: &str) -> *mut psb_context {
+    let qos = psb_qos {
+        reliability: PSB_BEST_EFFORT,
+        ..RELIABLE
+    };
+    let cfg = config(run_id, &[], qos, PSB_NOTIFY_WAIT);
+    let mut err = new_error();
+    let ctx = t.open.unwrap()(&cfg.raw, &mut err);
+    assert!(!ctx.is_null(), "{}", message(&err));
+    ctx
 }
 
 fn topic(name: &str) -> CString {
@@ -518,18 +521,8 @@ fn optional_entries_are_null_unless_implemented() {
     assert_eq!(keys, ["depth", "fail"]);
     // A reader with neither take() nor try_take() fails with a message, not a crash.
     unsafe {
-        let cfg = config(
-            "r4",
-            &[],
-            psb_qos {
-                reliability: PSB_BEST_EFFORT,
-                ..RELIABLE
-            },
-            PSB_NOTIFY_WAIT,
-        );
         let mut err = new_error();
-        let ctx = plain.open.unwrap()(&cfg.raw, &mut err);
-        assert!(!ctx.is_null(), "{}", message(&err));
+        let ctx = opened_best_effort(plain, "r4");
         let r = plain.create_reader.unwrap()(
             ctx,
             topic("psb_r4_a").as_ptr(),
@@ -685,19 +678,9 @@ fn an_implemented_optional_trait_is_in_the_table_with_nothing_declared() {
     let t = driver_table!(Optional);
     assert!(t.drain.is_some() && t.flush.is_some() && t.release.is_some());
     assert!(t.loan.is_none() && t.write_loan.is_none());
-    let cfg = config(
-        "r8",
-        &[],
-        psb_qos {
-            reliability: PSB_BEST_EFFORT,
-            ..RELIABLE
-        },
-        PSB_NOTIFY_WAIT,
-    );
     let mut err = new_error();
     unsafe {
-        let ctx = t.open.unwrap()(&cfg.raw, &mut err);
-        assert!(!ctx.is_null(), "{}", message(&err));
+        let ctx = opened_best_effort(t, "r8");
         let w = t.create_writer.unwrap()(ctx, topic("psb_r8_a").as_ptr(), &mut err);
         assert_eq!(t.write.unwrap()(w, b"x".as_ptr().cast(), 1, &mut err), 0);
         assert_eq!(t.drain.unwrap()(w, 1_000_000, &mut err), 1);
