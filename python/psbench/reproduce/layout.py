@@ -35,7 +35,8 @@ from psbench.report.plots import (
     _size_axis,
 )
 from psbench.report.tables import FORMATS, Column, Table
-from psbench.reproduce.common import Section, not_testable, seeds_dir
+from psbench.reproduce import common
+from psbench.reproduce.common import Section, not_testable
 
 WHOLE_FIELD = re.compile(r"^\{([^{}:!]+)\}$")
 
@@ -92,7 +93,7 @@ class Layout:
 
     def __init__(self, name: str):
         self.study = name
-        path = seeds_dir() / f"{name}.layout.yaml"
+        path = common.seeds_dir() / f"{name}.layout.yaml"
         try:
             self.data = yaml.safe_load(path.read_text()) or {}
         except FileNotFoundError:
