@@ -34,6 +34,8 @@ from psbench.reproduce.zak2017_claims import (
 from psbench.results.load import ResultSet
 from psbench.results.significance import welch
 
+STAND_INS = LAYOUT.data["stand_ins"]  # drivers in place of the paper's implementation
+
 
 class _Versions(dict):
     def __missing__(self, driver: str) -> str:
@@ -69,7 +71,7 @@ class _Study(Samples):
         source = (
             self.published.get("latency", {}).get(role, {}).get(reliability, {}).get("source", "")
         )
-        stands_in = "" if role == "fastdds" else LAYOUT.text("stands_in", **names)
+        stands_in = LAYOUT.text("stands_in", **names) if driver in STAND_INS else ""
         return LAYOUT.table("latency", rows, **names, **self.text, stands_in=stands_in,
                             version=self.versions.get(driver, "version unknown"), source=source)  # fmt: skip
 
