@@ -85,8 +85,8 @@ def _published_throughput_note(published: dict) -> str:
     """What Table 1's throughput figures would need at the paper's own stated rate."""
     note = LAYOUT.text("published_throughput")
     setup = published.get("throughput_setup") or {}
-    values = [v.get("value") for v in ((published.get("throughput_mbit_s") or {}).get("values") or {}).values()
-              if v.get("value")]  # fmt: skip
+    printed = ((published.get("throughput_mbit_s") or {}).get("values") or {}).values()
+    values = [v.get("value") for v in printed if v.get("value")]
     if not setup or not values:
         return note
     (low, high), largest = setup["rate_per_s"], setup["max_payload_bytes"]
@@ -258,8 +258,13 @@ def _low_bandwidth_section(configs: list[Config], published: dict, marker: str):
 def sections(results: ResultSet, published: dict) -> list[Section]:
     configs = build_configs(results)
     marker = published_marker(published)
-    failed = [LAYOUT.text("failed", number=r.number, label=r.label, status=r.status, message=r.message or "-")
-              for r in results.runs if r.status != "ok"]  # fmt: skip
+    failed = [
+        LAYOUT.text(
+            "failed", number=r.number, label=r.label, status=r.status, message=r.message or "-"
+        )
+        for r in results.runs
+        if r.status != "ok"
+    ]
     where = where_measured(results) if on_hosts(results) else None
     low = _low_bandwidth_section(configs, published, marker)
     claims = LAYOUT.table("claims", _claim_rows(configs, published, where), marker=marker)

@@ -173,13 +173,14 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     text = {"marker": published_marker(published), "where": where_measured(results)}
     latency = [_latency_table("latency-bytes", "sequence", by_bytes, published),
                _latency_table("latency-complex", "elements", by_elements, published)]  # fmt: skip
+    drawings, missing = [], ["no ok latency runs: nothing to show"]
     if by_bytes or by_elements:
-        drawings, missing = [LAYOUT.drawing("latency", [_latency_lines(by_bytes, published),
-                                                        _latency_lines(by_elements, published)])], []  # fmt: skip
-    else:
-        drawings, missing = [], ["no ok latency runs: nothing to show"]
-    throughput = [LAYOUT.drawing("throughput", [_throughput_lines(points, published, t)
-                                                for t in ("udp", "multicast")])] if points else []  # fmt: skip
+        panels = [_latency_lines(series, published) for series in (by_bytes, by_elements)]
+        drawings, missing = [LAYOUT.drawing("latency", panels)], []
+    throughput = []
+    if points:
+        panels = [_throughput_lines(points, published, t) for t in ("udp", "multicast")]
+        throughput = [LAYOUT.drawing("throughput", panels)]
     runs, failed = run_rows(results, _name, "of every table")
     return [
         LAYOUT.section("method", [_method_table(results, published)], **text),

@@ -153,8 +153,9 @@ class _Study(Samples):
                    self._faster_count(r), self._published_faster_count(r),
                    self._published_every_size(r)] for r in RELIABILITIES]  # fmt: skip
         sizes = ", ".join(str(s) for s in self._counted())
+        marker = published_marker(self.published)
         return [LAYOUT.table("claims-latency", increase), LAYOUT.table("claims-ratio", ratio),
-                LAYOUT.table("claims-significance", faster, sizes=sizes, marker=published_marker(self.published))]  # fmt: skip
+                LAYOUT.table("claims-significance", faster, sizes=sizes, marker=marker)]  # fmt: skip
 
     # The setup ------------------------------------------------------------------------
 
