@@ -86,11 +86,13 @@ def measured(results: ResultSet) -> dict[tuple[int, str], dict]:
 
 
 def _table(ours: dict, published: dict, where: str):
-    systems = published.get("systems") or {}
-    driver_of = {name: driver for driver, name in systems.items()}
+    # The drivers in each protocol's role (published `systems`): a row for each.
+    drivers_of: dict[str, list] = {}
+    for driver, name in (published.get("systems") or {}).items():
+        drivers_of.setdefault(name, []).append(driver)
     rows = []
-    for row in (published.get("table_1") or {}).get("rows") or []:
-        driver = driver_of.get(row["protocol"])
+    printed = (published.get("table_1") or {}).get("rows") or []
+    for row, driver in ((r, d) for r in printed for d in drivers_of.get(r["protocol"]) or [None]):
         mine = ours.get((int(row["mapping"]), driver)) or {}
         cell = {k: None if mine.get(k) is None else round(mine[k], 1) for k in CELLS}.get
         rows.append([
