@@ -2,9 +2,10 @@
 beside its experiment and its published figures, rendered here for every study alike.
 
 The layout file holds what a study shows and how: the names its tables give each driver
-and their order (`names`, `order`), the paper's system each driver stands for (`roles`),
-every table (its file name, title, columns, notes), every figure (name, title, caption,
-axes) and every section (title, notes). Texts are templates: `{where}`, `{marker}` and the
+and their order (`names`, `order`), the drivers that play each of the paper's roles
+(`roles`, or the study's own key: `stand_ins`, `floors`), every table (its file name,
+title, columns, notes, and its `rows` where they are data too), every figure (name,
+title, caption, axes, panels) and every section (title, notes). Texts are templates: `{where}`, `{marker}` and the
 like are filled from what the study module passes (str.format). The study module keeps
 only what reads the measurements and decides the paper's claims: it hands this module
 rows (lists in column order, or dicts by column key) and lines, and gets back the
