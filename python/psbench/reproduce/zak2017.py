@@ -128,7 +128,7 @@ class _Study(Samples):
                 xs, ys = zip(*points)
                 ours.append(Line(xs, ys, f"{LAYOUT.name(driver)} {RELIABILITIES[reliability]}",
                                  styles[reliability], {"marker": "o", "markersize": 3,
-                                 "color": colours[ROLE.get(driver, driver)]}))  # fmt: skip
+                                 "color": colours.get(driver) or colours[ROLE.get(driver, driver)]}))  # fmt: skip
         for reliability in RELIABILITIES:
             for role in ("fastdds", "other"):
                 if rows := self.published_rows(role, reliability):
