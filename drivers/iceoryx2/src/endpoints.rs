@@ -10,7 +10,7 @@ use iceoryx2::port::update_connections::UpdateConnections;
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 use iceoryx2::sample_mut_uninit::SampleMutUninit;
-use psbench_driver::{Error, Listener, ListenerThread, Reader, Writer};
+use psbench_driver::{take_waiting, Error, Listener, ListenerThread, Polling, Reader, Writer};
 
 use crate::ports::{self, Pub, Sleeper, Sub, Svc, Topic, Waker};
 use crate::settings::Settings;
@@ -173,7 +173,8 @@ impl Drop for Rd {
     }
 }
 
-impl Reader for Rd {
+/// iceoryx2 looks (receive) and waits (a listener's sleeper): take() is take_waiting().
+impl Polling for Rd {
     fn try_take(&mut self) -> Result<Option<&[u8]>, Error> {
         self.held = None;
         let Some(subscriber) = &self.subscriber else {
@@ -202,6 +203,12 @@ impl Reader for Rd {
             Err(e) if format!("{e:?}").contains("Interrupt") => Ok(false), // a signal: no sample
             Err(e) => Err(Error::new(format!("waiting for a sample failed: {e:?}"))),
         }
+    }
+}
+
+impl Reader for Rd {
+    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error> {
+        take_waiting(self, timeout_ns)
     }
 
     /// The publishers this reader's subscriber is connected to. iceoryx2 connects a

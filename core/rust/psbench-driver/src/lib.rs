@@ -27,6 +27,9 @@
 //! entries in the table, found at compile time (module `optional`); without them they are
 //! NULL. matched() defaults to None (the ABI's -1, as a NULL entry) and counters() to none.
 //!
+//! A Reader implements take(), or try_take() and wait() (trait Polling) and takes with
+//! take_waiting(): which, the compiler checks.
+//!
 //! Timed path: write() and take() are one call through catch_unwind (free unless a panic
 //! unwinds); a message is formatted only on failure. Treat EINTR and a timeout as "no
 //! sample" (Ok(None)): the node uses signals to stop runs.
@@ -92,32 +95,28 @@ pub trait Writer {
     fn counters(&self, _put: &mut dyn FnMut(&str, u64)) {}
 }
 
-/// Implement take(), or try_take() and wait(), from which the SDK makes take()
-/// (take_waiting: one wait strategy for all).
+/// A reader implements take(); one whose middleware can only look and wait implements
+/// Polling too and takes with take_waiting(self, timeout_ns) (one wait strategy for all).
+/// Both are checked at compile time, as the C++ SDK checks its Reader's take forms.
 pub trait Reader {
     /// A sample within timeout_ns (0: do not block; negative: no limit), valid until the
     /// next take() or release(); Ok(None): none (also on EINTR).
-    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error> {
-        take_waiting(self, timeout_ns)
-    }
-    /// A sample if one is there now; never blocks.
-    fn try_take(&mut self) -> Result<Option<&[u8]>, Error> {
-        Err(Error::new(
-            "the driver's Reader implements neither take() nor try_take() and wait()",
-        ))
-    }
-    /// Blocks in the middleware up to timeout_ns (negative: no limit); true: data may have
-    /// come.
-    fn wait(&mut self, _timeout_ns: i64) -> Result<bool, Error> {
-        Err(Error::new(
-            "the driver's Reader implements try_take() without wait()",
-        ))
-    }
+    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error>;
     /// Matched writers; None: the middleware cannot tell.
     fn matched(&self) -> Option<u32> {
         None
     }
     fn counters(&self, _put: &mut dyn FnMut(&str, u64)) {}
+}
+
+/// A reader that looks (try_take) and waits (wait) instead of taking with a timeout; its
+/// take() is take_waiting(self, timeout_ns).
+pub trait Polling {
+    /// A sample if one is there now; never blocks.
+    fn try_take(&mut self) -> Result<Option<&[u8]>, Error>;
+    /// Blocks in the middleware up to timeout_ns (negative: no limit); true: data may have
+    /// come.
+    fn wait(&mut self, timeout_ns: i64) -> Result<bool, Error>;
 }
 
 /// Optional: zero-copy send. loan(len) returns a buffer of len bytes the node fills,
@@ -146,10 +145,10 @@ pub trait Release: Reader {
     fn release(&mut self);
 }
 
-/// The take() of a Reader with try_take() and wait(): try_take() at once; then, until one
-/// succeeds or timeout_ns has passed (negative: no limit), wait(time left, -1: no limit)
-/// and try_take() again. A wakeup without data waits again.
-pub fn take_waiting<R: Reader + ?Sized>(
+/// The take() of a Polling reader: try_take() at once; then, until one succeeds or
+/// timeout_ns has passed (negative: no limit), wait(time left, -1: no limit) and
+/// try_take() again. A wakeup without data waits again.
+pub fn take_waiting<R: Polling + ?Sized>(
     reader: &mut R,
     timeout_ns: i64,
 ) -> Result<Option<&[u8]>, Error> {
