@@ -105,10 +105,11 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
 inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
 #if !PSBENCH_CYCLONEDDS_ICEORYX
   (void)cfg, (void)s;
-  refuse.add("transport",
-             "transport shm is Cyclone 0.10's iceoryx shared memory; Cyclone " PSBENCH_CYCLONEDDS_VERSION
-             " has none (its PSMX plugins replaced it): use udp or multicast, or cyclonedds "
-             "(0.10.2) for shm");
+  refuse.add(
+      "transport",
+      "transport shm is Cyclone 0.10's iceoryx shared memory; Cyclone " PSBENCH_CYCLONEDDS_VERSION
+      " has none (its PSMX plugins replaced it): use udp or multicast, or cyclonedds "
+      "(0.10.2) for shm");
   return;
 #else
   if (cfg.qos.history == PSB_KEEP_ALL)
