@@ -37,11 +37,11 @@ from psbench.base import paths
 WARMUP = 1000  # round trips before the measured ones, psbench's and the probe's
 
 
-def psbench(size: int, seconds: float, run: str, cpus) -> tuple:
+def psbench(size: int, seconds: float, run: str, cpus, node_pin: str | None = None) -> tuple:
     """psbench's (p50, p99, CPU us per round trip of both processes, voluntary context
     switches per round trip): whole-process usage over every round trip, warm-up included
     (start-up and discovery too: a small bias upwards)."""
-    got = truth.psbench_rtt("cyclonedds", size, seconds, run, [], cpus)
+    got = truth.psbench_rtt("cyclonedds", size, seconds, run, [], cpus, node_pin)
     n = got["round_trips"] + WARMUP
     use = got["usage"].values()
     cpu = sum(u["user_s"] + u["sys_s"] for u in use) * 1e6 / n
@@ -93,6 +93,13 @@ def main() -> int:
     ap.add_argument("--fifo", type=int, metavar="PRIO", help="as bench/truth --fifo")
     ap.add_argument("--no-psbench", action="store_true", help="probes (and ddsperf) only")
     ap.add_argument("--ddsperf", action="store_true", help="ddsperf ping/pong too")
+    ap.add_argument(
+        "--node-pin",
+        default="",
+        help="comma-separated psbench-node --pin modes (role, process) to run as tools of "
+        "their own: psbench pinned by the node's --cpu ROLE=CPU --pin MODE, as the psbench "
+        "CLI pins, instead of taskset",
+    )
     args = ap.parse_args()
     cpus = truth.NO_CPUS if args.cpus == "none" else tuple(args.cpus.split(","))
     if len(cpus) != 2:
@@ -110,6 +117,7 @@ def main() -> int:
         return 2
     tools = (
         ([] if args.no_psbench else ["psbench"])
+        + [f"psbench --pin {m}" for m in args.node_pin.split(",") if m]
         + ["probe"]
         + [f"probe {v}" for v in variants]
         + (["ddsperf"] if args.ddsperf else [])
@@ -127,8 +135,9 @@ def main() -> int:
             domain = 201 + (r * len(sizes) + i) % 30
             figures = {}
             for t in truth.rotated(tools, r):
-                if t == "psbench":
-                    got = psbench(size, args.seconds, f"paths{tag}r{r}s{size}", cpus)
+                if t.startswith("psbench"):  # "psbench --pin MODE": the node pins itself
+                    pin = t.split()[-1] if t != "psbench" else None
+                    got = psbench(size, args.seconds, f"paths{tag}r{r}s{size}", cpus, pin)
                 elif t == "ddsperf":
                     got = (*truth.ddsperf_rtt(size, args.seconds, domain, cpus), None, None)
                 else:

@@ -355,10 +355,12 @@ def node_pair(
     roles: tuple[str, str],
     seconds: float,
     cpus,
+    node_pin: str | None = None,
 ) -> None:
     """Runs psbench-node's two roles (the waiting one, then the driving one for `seconds`)
     as two processes pinned to cpus (driving's, waiting's), writing into out; both must
-    end by themselves."""
+    end by themselves. Pinned with taskset (every thread), or with node_pin ("role",
+    "process") by the node's own --cpu ROLE=CPU --pin node_pin, as the psbench CLI pins."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
     common = [
         str(paths.node_path()),
@@ -376,17 +378,28 @@ def node_pair(
     # A sub is told the duration too, as the launcher does: it then ends on the pub's end
     # marker only (not after --count's default 10000) and sizes its store for a duration.
     waiting = common + ["--role", roles[0], *(timed if roles[0] == "sub" else [])]
+    driving = common + ["--role", roles[1], *timed]
+    if node_pin is not None and cpus[0] is not None:
+        waiting += ["--cpu", f"{roles[0]}={cpus[1]}", "--pin", node_pin]
+        driving += ["--cpu", f"{roles[1]}={cpus[0]}", "--pin", node_pin]
+        cpus = NO_CPUS
     run_pair(
         f"psbench {driver} {'/'.join(roles)}",
         dc.pinned(waiting, cpus[1]),
-        dc.pinned(common + ["--role", roles[1], *timed], cpus[0]),
+        dc.pinned(driving, cpus[0]),
         seconds,
         first_ends=30,
     )
 
 
 def psbench_rtt(
-    driver: str, size: int, seconds: float, run: str, extra: list[str], cpus=NO_CPUS
+    driver: str,
+    size: int,
+    seconds: float,
+    run: str,
+    extra: list[str],
+    cpus=NO_CPUS,
+    node_pin: str | None = None,
 ) -> dict[str, tuple[float, float]]:
     """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait;
     cyclonedds as ddsperf runs: DDSPERF_LIKE), computed two ways from the same run:
@@ -403,6 +416,7 @@ def psbench_rtt(
             ("pong", "ping"),
             seconds,
             cpus,
+            node_pin,
         )
         samples = read_samples(Path(out) / "ping.samples")
         # Each process's whole CPU time and voluntary context switches (start-up included).
