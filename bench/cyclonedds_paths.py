@@ -4,7 +4,10 @@ each, interleaved in rounds (bench/truth's method; docs/dds.md has the findings)
 
 Tools, every process pinned as bench/truth pins them (--cpus, default 0,1):
   psbench    psbench-node ping/pong with the cyclonedds driver, --reliability reliable
-             --notify wait --transport udp (bench/truth's DDSPERF_LIKE)
+             --notify wait --transport udp (bench/truth's DDSPERF_LIKE), under taskset
+  psbench --pin MODE   the same, pinned by the node itself as the psbench CLI pins
+             (--cpu ROLE=CPU --pin MODE; --node-pin role,process): with role, psbench's
+             default, Cyclone's own threads keep both CPUs
   probe      bench/probes/cyclonedds with no flag: the driver's path (its type, QoS, XML,
              take into a preallocated buffer, waitset on a read condition, dds_write and
              dds_write_flush; probe.cpp lists every step)
@@ -12,10 +15,14 @@ Tools, every process pinned as bench/truth pins them (--cpus, default 0,1):
              "--take loan", "--wait status", "--type ks"
   ddsperf    ddsperf ping/pong waitset, size S + 4 (with --ddsperf; its own statistic: the
              median of its per-second p50s; the others' p50 is over all round trips)
-Each round runs every tool once per size, in an order rotated from round to round. The
-table gives each tool's median over rounds of its RTT p50 and p99 (us), and its ratio to
-the probe without flags (the driver's path) with a 95% bootstrap interval over rounds
-(resampled in pairs), and the 1-min load average before and after.
+Each round runs every tool once per size, in an order rotated from round to round
+(--fifo PRIO: every process under SCHED_FIFO PRIO, as bench/truth --fifo). The table
+gives each tool's median over rounds of its RTT p50 and p99 (us), its ratio to the probe
+without flags (the driver's path) with a 95% bootstrap interval over rounds (resampled in
+pairs), and the CPU time of both processes and their voluntary context switches per
+round trip (psbench: each process's whole life over all its round trips, warm-up
+included; the probe: CPU likewise, switches over the measured round trips), and the
+1-min load average before and after.
 
   bench/cyclonedds_paths --sizes 64,16384 --rounds 10 --seconds 3 \\
       --variants "--take loan;--take alloc;--wait status;--type ks" --ddsperf

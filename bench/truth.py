@@ -1,15 +1,23 @@
-"""psbench against an independent instrument, per driver, interleaved in one invocation.
+"""psbench against independent instruments, per driver, interleaved in one invocation.
 
-For each driver and size, rounds alternate a psbench closed-loop ping-pong and the same
-ping-pong by an instrument that shares no code with psbench:
+For each driver and size, each round runs a psbench closed-loop ping-pong and the same
+ping-pong by each instrument of the driver, tools that share no code with psbench, in an
+order rotated from round to round:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
-              (bench/ddsperf_compare.py holds the like-for-like details)
-  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription)
+              (bench/ddsperf_compare.py holds the like-for-like details); and
+              bench/probes/cyclonedds: a bare Cyclone C-API ping-pong doing exactly what
+              the driver does (idl/psbench.idl through idlc, the driver's QoS and udp.xml,
+              take into a preallocated buffer, a take tried before a waitset on a read
+              condition, dds_write then dds_write_flush; its flags select variants,
+              bench/cyclonedds_paths runs them), 1000 unmeasured round trips first
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription), 1000
+              unmeasured round trips first as psbench's ping
   zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
               blocking receive (the driver's default transport and wait)
   mqtt        bench/probes/mqtt: bare libmosquitto ping-pong, QoS 0, TCP_NODELAY, no loop
-              thread (mosquitto_loop with a timeout, as the driver's wait mode)
+              thread (mosquitto_loop with a timeout, as the driver's wait mode), 1000
+              unmeasured round trips first as psbench's ping
   redis       bench/probes/redis: bare hiredis ping-pong, a publishing and a subscribed
               connection per side, PUBLISH not waited for, blocking receive
   iceoryx     bench/probes/iceoryx: bare iceoryx 2.0 ping-pong, UntypedPublisher loan, copy,
@@ -37,14 +45,22 @@ driver for both tools, stopped at the end.
 Every process of both tools is pinned the same way (--cpus, default 0,1: the pinging
 process on CPU 0, the echoing one on CPU 1, with taskset; `none` leaves them to the
 scheduler): on 2-vCPU VMs where the scheduler puts two threads that wake each other
-moves a median by 2x from one run to the next, for either tool. Against ddsperf,
+moves a median by 2x from one run to the next, for either tool. --fifo PRIO also runs
+every process of both tools, and the broker or RouDi they share, under SCHED_FIFO PRIO
+(chrt): on a machine busy with other work (compilers), that work then waits for the
+measured processes instead of delaying them by its 4 ms time slices. Against ddsperf,
 psbench's figures are computed as ddsperf computes its own: the median over one-second
-windows of each window's p50 and p99.
-Each round gives one p50 and one p99 of the round trip per tool. The table prints the
-ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
-(rounds resampled in pairs), and "within 10%" when the whole interval lies in
-[0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise, and always with
-fewer than 3 rounds, "undecided".
+windows of each window's p50 and p99; against the probes, over all its measured round
+trips (nearest rank), as the probes compute theirs.
+Each round gives one p50 and one p99 of the round trip per tool. The table prints, per
+driver, instrument and size, the ratio psbench/instrument of the medians over rounds,
+with a 95% bootstrap interval (rounds resampled in pairs), and "within 10%" when the
+whole interval lies in [0.90, 1.10]; "not within 10%" when it lies wholly outside;
+otherwise, and always with fewer than 3 rounds, "undecided"; its title gives the 1-min
+load average before and after the rounds. --until-decided goes on after --rounds with
+rounds of the drivers and sizes whose verdict is still undecided (ping-pong: any p50 row
+of the driver's instruments; throughput: its row) until none is, --max-rounds rounds are
+done or --max-minutes have passed, and says which ended it.
 Drivers without an instrument yet are listed as skipped, with the reason. A round in
 which either tool fails is printed with the reason and left out (both tools' figures of
 it); the rounds go on, and the table counts the rounds it holds.
