@@ -834,7 +834,14 @@ def measure(args, sizes, runnable, setup: Setup, rows) -> int:
         if r >= args.max_rounds or time.monotonic() - began >= 60 * args.max_minutes:
             limit = f"{r} rounds" if r >= args.max_rounds else f"{args.max_minutes:g} minutes"
             left = ", ".join(sorted({f"{d} {size} B {what}" for what, d, _, size in todo}))
-            print(f"until-decided: stopped at {limit}; still undecided: {left}", flush=True)
+            busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+            hint = (
+                f" (the machine is busy: 1-min load average {os.getloadavg()[0]:.1f}; "
+                "--fifo 80 keeps other work from delaying the measured processes)"
+                if busy and not dc.SCHED
+                else ""
+            )
+            print(f"until-decided: stopped at {limit}; still undecided: {left}{hint}", flush=True)
             break
         for what, d, i, size in todo:
             domain = 201 + (r * len(sizes) + i) % 30  # ddsperf's; psbench's own are 1-200
