@@ -59,8 +59,7 @@ def history(*args, db, results=None):
 
 
 def trend(db, out, *args):
-    # Fewer resamples than the default 1000: the factors here are far beyond any noise.
-    proc = history("trend", "-o", str(out), "--resamples", "200", *args, db=db)
+    proc = history("trend", "-o", str(out), *args, db=db)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     return proc, json.loads((out / "trend.json").read_text())
 
@@ -185,9 +184,9 @@ def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path)
         assert f"{name} vm: p50 ×{change['ratio']:.3f} at " in verdict
     assert [r["series"].split(" on ")[0] for r in record["regressions"]] == ["shm 64 B", "udp 64 B"]
     # Without --fail-on-regression the trend is drawn and the exit code is 0.
-    quiet = history("trend", "-o", str(tmp_path / "again"), "--resamples", "200", db=db)
+    quiet = history("trend", "-o", str(tmp_path / "again"), db=db)
     assert quiet.returncode == 0, quiet.stdout
-    # The same history and seed give the same verdicts.
+    # The same history gives the same verdicts.
     assert json.loads((tmp_path / "again" / "trend.json").read_text()) == record
 
 
