@@ -30,7 +30,7 @@ from psbench.base import manifests
 
 HOST_GROUP = "host"
 # Fixtures that run real sweeps and are shared by many tests (scope session or module).
-SHARED_SWEEPS = ("report_sweep", "sweeps")
+SHARED_SWEEPS = ("report_sweep", "sweeps", "history_sweep")
 
 
 def host_wide_drivers() -> dict[str, set[str] | None]:

@@ -233,8 +233,8 @@ def test_interop_says_where_vendors_part_on_their_own_shared_memory(results):
     # while each with itself works. The failed cells are rerun with the wire watched.
     proc = run_cli(
         ["interop", "--drivers", "cyclonedds,fastdds", "--transport", "shm", "--sizes", "64",
-         "--reliability", "reliable", "--count", "20", "--match-timeout", "4",
-         "--results", str(results)],
+         "--reliability", "reliable", "--count", "20", "--match-timeout", "4", "--results",
+         str(results)],
         results,
         timeout=600,
     )  # fmt: skip

@@ -47,9 +47,23 @@ def _fnv1a32(text: str) -> int:
     return h
 
 
+# zenoh 1.10.2's TLS link reads and writes one rustls connection from two tasks, each with
+# its own lock (zenoh-link-tls unicast.rs, get_mut_socket): a write that lands while the
+# read side processes a post-handshake message (a TLS 1.3 session ticket, just after the
+# link opened) gets rustls's placeholder error "handshake not complete", and zenoh closes
+# the transport. The run fails naming it (drivers/zenoh/README.md, "Known problems"); it
+# is zenoh's race, about 1 run in 10 to 20 on this loaded machine: such a run is kept
+# aside and made once more.
+ZENOH_TLS_RACE = "TX task failed: handshake not complete"
+
+
 def _run(results: Path, kind: str, transport: str, *args: str):
     argv = [kind, "--driver", DRIVER, "--transport", transport, "--check-pattern", *args]
-    return run_cli(argv, results)
+    proc = run_cli(argv, results)
+    if proc.returncode != 0 and ZENOH_TLS_RACE in proc.stderr:
+        results.rename(results.with_name(results.name + "-zenoh-tls-race"))
+        proc = run_cli(argv, results)
+    return proc
 
 
 def _router_gone(results: Path, record: dict) -> None:
