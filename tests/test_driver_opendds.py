@@ -268,6 +268,24 @@ def test_vendor_ini_runs_as_transport_config(results, tmp_path):
     check_counts(ping, 200)
 
 
+def test_a_failed_inforepo_run_leaves_no_inforepo_behind(results):
+    # A run that fails after psbench started the DCPSInfoRepo (the nodes reach their
+    # --timeout mid-run): the run says so, and the repository is gone with its port.
+    proc = run_cli(
+        ["ping", "--driver", DRIVER, "--transport", "inforepo", "--count", "2000000",
+         "--timeout", "4", "--quiet"],
+        results,
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 3, proc.stdout + proc.stderr
+    record = only_run(results)
+    assert record["status"] == "timeout", record.get("message")
+    [service] = record["services"]
+    assert service["name"] == REPO_SERVICE and service["started_by_psbench"]
+    assert repos_of(results) == []
+    assert not listening(service["address"]), "the DCPSInfoRepo's port is still open"
+
+
 def test_sigkill_of_psbench_leaves_no_inforepo_behind(results):
     with cli_in_background(
         [

@@ -28,7 +28,8 @@ namespace {
 // How many participants of one domain on this host RTPS discovery reaches by unicast
 // (below): participant ids 0 to 23, one per DomainParticipant of the domain on the host.
 constexpr int kUnicastParticipants = 24;
-constexpr ACE_INT32 kSocketBuffer = 8 << 20;  // rtps_udp's send and receive buffers
+constexpr ACE_INT32 kSocketBuffer = 8 << 20;         // rtps_udp's send and receive buffers
+constexpr const char *kPendingTimeoutSeconds = "3";  // a deleted writer's wait (below)
 
 // What the contexts of this process share: OpenDDS's Service_Participant is a singleton,
 // so discovery is chosen per domain (set_repo_domain) and each context binds its own
@@ -84,11 +85,16 @@ class Process {
  private:
   Process() {
     // No built-in topics: psbench reads matching from the endpoints' statuses, and BITs
-    // would add a subscriber and four readers to every participant.
-    const char *args[] = {"psbench-node", "-DCPSBit", "0", nullptr};
-    int argc = 3;
+    // would add a subscriber and four readers to every participant. A pending timeout:
+    // deleting a reliable writer waits for the samples still in its transport, and with
+    // OpenDDS's default (none) for ever when its readers left before acknowledging them
+    // (a pub hung in delete_datawriter after its three subs had ended: 2 runs in 46).
+    const char *args[] = {"psbench-node",         "-DCPSBit", "0", "-DCPSPendingTimeout",
+                          kPendingTimeoutSeconds, nullptr};
+    int argc = 5;
     char *argv[] = {const_cast<char *>(args[0]), const_cast<char *>(args[1]),
-                    const_cast<char *>(args[2]), nullptr};
+                    const_cast<char *>(args[2]), const_cast<char *>(args[3]),
+                    const_cast<char *>(args[4]), nullptr};
     factory_ = TheParticipantFactoryWithArgs(argc, argv);
     if (CORBA::is_nil(factory_.in())) fail("cannot initialise OpenDDS (its message is above)");
   }

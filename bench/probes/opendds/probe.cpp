@@ -140,8 +140,8 @@ class Endpoints {
     TheServiceParticipant->add_discovery(static_rchandle_cast<Discovery>(disco));
     TheServiceParticipant->set_repo_domain(DDS::DomainId_t(a.domain), key);
 
-    participant_ = factory_->create_participant(DDS::DomainId_t(a.domain),
-                                                PARTICIPANT_QOS_DEFAULT, nullptr, 0);
+    participant_ = factory_->create_participant(DDS::DomainId_t(a.domain), PARTICIPANT_QOS_DEFAULT,
+                                                nullptr, 0);
     if (CORBA::is_nil(participant_.in())) die("cannot create a participant");
     TransportRegistry *registry = TransportRegistry::instance();
     TransportConfig_rch config = registry->create_config("probe_config");
@@ -160,13 +160,12 @@ class Endpoints {
     const bool ping = a.role == "ping";
     const std::string out = a.topic + (ping ? "_ping" : "_pong");
     const std::string in = a.topic + (ping ? "_pong" : "_ping");
-    DDS::Topic_var tout = participant_->create_topic(out.c_str(), "psbench::Bytes",
-                                                     TOPIC_QOS_DEFAULT, nullptr, 0);
-    DDS::Topic_var tin = participant_->create_topic(in.c_str(), "psbench::Bytes",
-                                                    TOPIC_QOS_DEFAULT, nullptr, 0);
+    DDS::Topic_var tout =
+        participant_->create_topic(out.c_str(), "psbench::Bytes", TOPIC_QOS_DEFAULT, nullptr, 0);
+    DDS::Topic_var tin =
+        participant_->create_topic(in.c_str(), "psbench::Bytes", TOPIC_QOS_DEFAULT, nullptr, 0);
     DDS::Publisher_var pub = participant_->create_publisher(PUBLISHER_QOS_DEFAULT, nullptr, 0);
-    DDS::Subscriber_var sub =
-        participant_->create_subscriber(SUBSCRIBER_QOS_DEFAULT, nullptr, 0);
+    DDS::Subscriber_var sub = participant_->create_subscriber(SUBSCRIBER_QOS_DEFAULT, nullptr, 0);
     if (CORBA::is_nil(tout.in()) || CORBA::is_nil(tin.in()) || CORBA::is_nil(pub.in()) ||
         CORBA::is_nil(sub.in()))
       die("cannot create the topics, publisher and subscriber");
@@ -175,8 +174,7 @@ class Endpoints {
     pub->get_default_datawriter_qos(wqos);
     DDS::DataReaderQos rqos;
     sub->get_default_datareader_qos(rqos);
-    const auto kind =
-        a.reliable ? DDS::RELIABLE_RELIABILITY_QOS : DDS::BEST_EFFORT_RELIABILITY_QOS;
+    const auto kind = a.reliable ? DDS::RELIABLE_RELIABILITY_QOS : DDS::BEST_EFFORT_RELIABILITY_QOS;
     wqos.reliability.kind = rqos.reliability.kind = kind;
     wqos.reliability.max_blocking_time = rqos.reliability.max_blocking_time = {1, 0};
     wqos.durability.kind = rqos.durability.kind = DDS::VOLATILE_DURABILITY_QOS;
