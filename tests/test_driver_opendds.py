@@ -46,6 +46,7 @@ def measured(results: Path, kind: str, *args: str, processes: int = 2):
     if transport == "inforepo":
         [service] = record["services"]
         assert service["name"] == REPO_SERVICE and service["started_by_psbench"]
+        assert service["version"].startswith("This is OpenDDS version 3.12,"), service
         for process in record["processes"]:
             assert f"broker={service['address']}" in process["argv"]
         assert repos_of(results) == []
