@@ -177,7 +177,10 @@ def build_probe(name: str) -> tuple[Path | None, str]:
     for step in (*configure, ["cmake", "--build", str(out)]):
         res = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if res.returncode != 0:
-            lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+            lines = [ln.strip() for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+            # The probe's own message (its CMakeLists says what is missing and the command
+            # that builds it) rather than CMake's closing "See also ..." line.
+            lines = [ln for ln in lines if f"{name}_probe:" in ln] or lines
             return None, f"probe build failed: {lines[-1] if lines else step}"
     if not binary.exists():
         return None, f"probe build made no {binary.name}"
