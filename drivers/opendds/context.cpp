@@ -222,7 +222,11 @@ Context::~Context() { tear_down(); }
 
 // The transport instance and configuration RTPS discovery made for a participant's SEDP
 // (Sedp::init's names); OpenDDS 3.12 never removes them, and the instance's reactor
-// thread and socket would outlive the participant. 3.14 removes them in ~Sedp.
+// thread and socket would outlive the participant. 3.14 removes them in ~Sedp, before
+// the SEDP writers go: shutting the instance down drops the SEDP samples not yet
+// acknowledged into their writers' allocators, so it must come before the participant's
+// deletion destroys those (after it, a pub aborted in TransportSendControlElement::
+// release_element freeing into a dead allocator, 1 run of 17 under glibc's malloc check).
 static void remove_sedp_transport(const OpenDDS::DCPS::RepoId &participant, uint32_t domain) {
   TransportRegistry *registry = TransportRegistry::instance();
   const std::string suffix = GuidConverter(participant).uniqueId() + std::to_string(domain);
@@ -242,10 +246,10 @@ void Context::tear_down() noexcept {
       auto *impl = dynamic_cast<DomainParticipantImpl *>(participant_.in());
       const RepoId id = impl != nullptr ? impl->get_id() : GUID_UNKNOWN;
       participant_->delete_contained_entities();
+      if (settings.transport != Transport::inforepo && id != GUID_UNKNOWN)
+        remove_sedp_transport(id, settings.domain_id);  // while its SEDP writers live
       Process::get().factory()->delete_participant(participant_.in());
       participant_ = DDS::DomainParticipant::_nil();
-      if (settings.transport != Transport::inforepo && id != GUID_UNKNOWN)
-        remove_sedp_transport(id, settings.domain_id);
     }
     // The transport's threads and sockets go with its instance (remove_inst shuts it
     // down: build-sdk's fix-up).
