@@ -189,7 +189,9 @@ class SeriesStats(TypedDict):
     late: NotRequired[Annotated[dict[str, Any], "samples sent late: count, max_ns"]]
     without_late: NotRequired[Annotated[dict[str, Any], "the figures without them"]]
     nonpositive: NotRequired[Annotated[int, "latencies <= 0 (clock trouble)"]]
-    stationarity: NotRequired[Annotated[dict[str, Any], "the drift check (results/dependence)"]]
+    stationarity: NotRequired[
+        Annotated[dict[str, Any] | None, "the drift check (results/dependence); null: too few"]
+    ]
     sender_lateness: NotRequired[Annotated[dict[str, Any], "the sender's lateness to schedule"]]
 
 
