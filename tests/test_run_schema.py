@@ -130,3 +130,15 @@ def test_a_run_still_starting_needs_no_end_fields():
         del record[key]
     record.update(status="starting", finished_utc=None)
     assert _refusal(record) is None
+
+
+def test_a_reader_gets_a_block_of_any_age_and_a_misspelt_one_fails():
+    record = _record()
+    assert run_record.block(record, "cpu_sharing")["roles"] == 2
+    assert run_record.block(record, "throughput") == {}  # null in a ping run
+    older = {"format": run_record.RUN_FORMAT, "run_id": "x", "status": "ok"}
+    assert run_record.block(older, "resources") == {}  # written before psbench read them
+    assert run_record.driver_version(older) is None
+    assert run_record.driver_version({"driver": {"name": "udp", "version": "2"}}) == "2"
+    with pytest.raises(KeyError, match="'resource'"):
+        run_record.block(record, "resource")

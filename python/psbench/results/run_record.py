@@ -267,3 +267,22 @@ class RunRecord(TypedDict):
     ]
     throughput: NotRequired[Annotated[Throughput | None, "pubsub; null for ping", AT_END]]
     resources: NotRequired[Annotated[Resources, "CPU, switches, memory (run/resources)", AT_END]]
+
+
+UNENDED = ("starting", "running")  # a run still going, or killed before it said how it ended
+_FIELDS = frozenset(RunRecord.__annotations__)
+
+
+def block(record: dict | None, name: str) -> dict:
+    """A block of a run.json of any age, {} where it has none (an older format, a run
+    that did not end, a field null in this run). name must be a field of RunRecord: a
+    misspelt key fails at once instead of reading as an empty block."""
+    if name not in _FIELDS:
+        raise KeyError(f"run.json has no field {name!r} (results/run_record.py)")
+    value = (record or {}).get(name)
+    return value if isinstance(value, dict) else {}
+
+
+def driver_version(record: dict | None) -> str | None:
+    """The measured middleware's version as its driver's --describe says it."""
+    return block(record, "driver").get("version")
