@@ -46,10 +46,12 @@ class Checker:
         return [] if by_hand else refusals(sorted(tmp_path.rglob("run.json")))
 
     def fixture_folders(self, base: Path) -> list[str]:
-        new = [
-            p
-            for p in sorted(base.rglob("run.json"))
-            if p not in self.checked and p.relative_to(base).parts[0] not in self.test_dirs
+        # pytest also links NAMEcurrent to a test's latest folder: links are not followed.
+        folders = [
+            d
+            for d in sorted(base.iterdir())
+            if d.is_dir() and not d.is_symlink() and d.name not in self.test_dirs
         ]
+        new = [p for d in folders for p in sorted(d.rglob("run.json")) if p not in self.checked]
         self.checked.update(new)
         return refusals(new)

@@ -10,6 +10,7 @@ import pytest
 from psbench.results import run_record
 from psbench.run import run_schema
 from psbench.run.spec import MeasureSpec
+from run_json_valid import Checker
 
 FIX = "run scripts/run-json-docs and commit what it writes"
 
@@ -142,3 +143,22 @@ def test_a_reader_gets_a_block_of_any_age_and_a_misspelt_one_fails():
     assert run_record.driver_version({"driver": {"name": "udp", "version": "2"}}) == "2"
     with pytest.raises(KeyError, match="'resource'"):
         run_record.block(record, "resource")
+
+
+@pytest.mark.run_json_by_hand  # a damaged record, on purpose
+def test_the_tests_check_names_the_file_and_field_of_a_damaged_run_json(tmp_path):
+    """conftest's check (tests/run_json_valid.py): a test's folder at its end, the other
+    folders of the base (the fixtures') once each, a folder marked by hand left alone."""
+    base = tmp_path / "base"
+    good, bad = _record(), _record()
+    bad["cpu_sharing"]["roles"] = "two"
+    for folder, record in (("test_x0", bad), ("sweep0", bad), ("other0", good)):
+        (base / folder / "run").mkdir(parents=True)
+        (base / folder / "run" / "run.json").write_text(json.dumps(record))
+    checker = Checker()
+    (refused,) = checker.test_folder(base / "test_x0", by_hand=False)
+    assert refused.startswith(f"{base / 'test_x0' / 'run' / 'run.json'}: $.cpu_sharing.roles:")
+    assert checker.test_folder(base / "test_x0", by_hand=True) == []
+    (refused,) = checker.fixture_folders(base)  # test_x0 is a test's: not again
+    assert refused.startswith(f"{base / 'sweep0' / 'run' / 'run.json'}: $.cpu_sharing.roles:")
+    assert checker.fixture_folders(base) == []  # each file once
