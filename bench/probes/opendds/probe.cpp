@@ -5,7 +5,8 @@
 //   - the type psbench::Bytes of drivers/opendds/psbench_types.idl (idl/psbench.idl with
 //     its sequences named), compiled by opendds_idl and tao_idl, registered under the
 //     name psbench::Bytes;
-//   - the Service_Participant started with -DCPSBit 0 (no built-in topics);
+//   - the Service_Participant started with -DCPSBit 0 (no built-in topics) and
+//     -DCPSRTISerialization 1 (CDR aligned from the end of the encapsulation);
 //   - RTPS discovery on 127.0.0.1: SPDP multicast with TTL 0 plus unicast to the SPDP
 //     port of participant ids 0 to 23, SEDP unicast; an rtps_udp transport instance of
 //     its own bound to the participant, no multicast, 127.0.0.1:0, 8 MiB socket buffers;
@@ -122,9 +123,11 @@ Args parse(int argc, char **argv) {
 class Endpoints {
  public:
   explicit Endpoints(const Args &a) : a_(a) {
-    char arg0[] = "opendds_probe", arg1[] = "-DCPSBit", arg2[] = "0";
-    char *argv[] = {arg0, arg1, arg2, nullptr};
-    int argc = 3;
+    // The driver's arguments: no built-in topics, CDR aligned after the encapsulation.
+    char arg0[] = "opendds_probe", arg1[] = "-DCPSBit", arg2[] = "0",
+         arg3[] = "-DCPSRTISerialization", arg4[] = "1";
+    char *argv[] = {arg0, arg1, arg2, arg3, arg4, nullptr};
+    int argc = 5;
     factory_ = TheParticipantFactoryWithArgs(argc, argv);
     if (CORBA::is_nil(factory_.in())) die("cannot initialise OpenDDS");
 
