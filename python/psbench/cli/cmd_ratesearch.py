@@ -8,12 +8,13 @@ from pathlib import Path
 
 from psbench.base import paths, table
 from psbench.base.errors import UserError
-from psbench.base.options import add_measure_arguments, add_search_arguments
 from psbench.base.units import micros, percent_text, rate_text
+from psbench.cli import run_options
 from psbench.cli.cmd_measure import spec_from_args
 from psbench.cli.commands import help_of
 from psbench.results import rundir
-from psbench.run import envinfo, ratesearch, services
+from psbench.run import envinfo, ratesearch, run_rules, services
+from psbench.run.parameters import cli_term
 from psbench.run.progress import Progress
 
 HELP = help_of("ratesearch")
@@ -21,8 +22,8 @@ HELP = help_of("ratesearch")
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
-    add_measure_arguments(parser, "pubsub", rate=False)
-    add_search_arguments(parser)
+    run_options.add_run_arguments(parser, "pubsub", leave_out=("rate",))
+    run_options.add_search_arguments(parser)
     parser.add_argument(
         "-o",
         "--output",
@@ -34,11 +35,9 @@ def add_parsers(subparsers) -> None:
 
 
 def criteria_from_args(args) -> ratesearch.Criteria:
-    if args.max_rate is not None and args.max_rate < args.start_rate:
-        raise UserError(
-            f"argument --max-rate: {args.max_rate:g} Hz is below --start-rate "
-            f"{args.start_rate:g} Hz; give a higher --max-rate"
-        )
+    problem = run_rules.search_bounds_problem(args.start_rate, args.max_rate, cli_term)
+    if problem is not None:
+        raise UserError(problem)
     return ratesearch.Criteria(
         max_loss_percent=args.max_loss,
         max_p99_ns=args.max_p99,

@@ -4,7 +4,6 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from psbench.base.options import restart_times
 from psbench.run import placement
 from psbench.run.graph.plans import graph_of, graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
@@ -22,71 +21,6 @@ def process_names(role: str, count: int) -> list[str]:
     """One subscriber keeps the plain role name (its files stay sub.json, sub.samples,
     as before fan-out); several are sub-1 ... sub-N."""
     return [role] if count == 1 else [f"{role}-{i}" for i in range(1, count + 1)]
-
-
-def relay_problem(spec) -> tuple[str, str] | None:
-    """Why a relay run (relays: 1) cannot be run as asked: (the setting to blame, the
-    message), or None. The relay forwards one topic from one writer to one reader."""
-    if not getattr(spec, "relays", None):
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "relays", "relays: 1 is a pubsub setting (pub -> relay -> sub)"
-    for key in ("subscribers", "publishers", "topics"):
-        if (getattr(spec, key, None) or 1) > 1:
-            return key, (
-                f"{key} > 1 with relays: 1: the relay forwards one topic from one "
-                f"publisher to one subscriber"
-            )
-    if getattr(spec, "placement", "inter") == "intra":
-        return "placement", "relays: 1 runs three processes; use placement: inter"
-    if getattr(spec, "echo_every", None):
-        return "echo_every", (
-            "echo_every with relays: 1: the relay already carries every "
-            "sample back to the recording sub"
-        )
-    return None
-
-
-def late_join_problem(spec) -> tuple[str, str] | None:
-    """Why a late joiner (late_join: S) cannot be run as asked, or None: one more
-    subscriber, started S seconds after the start while publishing goes on, so the
-    publishing must last longer than S."""
-    late = getattr(spec, "late_join", None)
-    if late is None:
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "late_join", "late_join is a pubsub setting (one more subscriber, late)"
-    if getattr(spec, "placement", "inter") == "intra":
-        return "placement", "late_join starts one more process; use placement: inter"
-    for key in ("topics", "relays"):
-        if (getattr(spec, key, None) or 0) > (1 if key == "topics" else 0):
-            return key, f"late_join with {key}: the late joiner reads one plain topic"
-    duration = getattr(spec, "duration", None)
-    if duration is None or late >= duration:
-        return "late_join", (
-            f"late_join {late:g} s needs a duration longer than it, so "
-            f"that it joins while publishing goes on (e.g. duration: "
-            f"{late + 2:g})"
-        )
-    return None
-
-
-def restart_problem(spec) -> tuple[str, str] | None:
-    """Why a broker restart (restart_broker: AT:DOWN) cannot be run as asked, or None:
-    a pubsub run whose publishing goes on past the restart."""
-    text = getattr(spec, "restart_broker", None)
-    if text is None:
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "restart_broker", "restart_broker is a pubsub setting"
-    at, down = restart_times(text)
-    duration = getattr(spec, "duration", None)
-    if duration is None or duration <= at + down:
-        return "restart_broker", (
-            f"restart_broker {text} needs a duration longer than AT + DOWN, so that "
-            f"publishing goes on after the broker is back (e.g. duration: {at + down + 4:g})"
-        )
-    return None
 
 
 def inter_plans(
