@@ -182,19 +182,7 @@ def run_command(args: argparse.Namespace) -> int:
             note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]",
         )
 
-    per = (
-        f"; rates are each of the {publishers} publishers' (all together offer {publishers} x rate)"
-        if publishers > 1
-        else ""
-    )
-    print(
-        f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
-        f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
-        f" (at most {most} runs); a rate is sustainable once it passed "
-        f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(_plan_line(spec, criteria, folder), file=sys.stderr, flush=True)
     try:
         with services.ServicePool(largest_message=spec.size) as pool:
             result = ratesearch.run_search(
@@ -217,6 +205,29 @@ def run_command(args: argparse.Namespace) -> int:
         result = None
     finally:
         progress.close()
+    return _finish(result, folder, publishers)
+
+
+def _plan_line(spec, criteria: ratesearch.Criteria, folder: Path) -> str:
+    """What the search will do, at most, and where it writes."""
+    publishers = spec.publishers or 1
+    most = criteria.max_steps * criteria.confirm
+    per = (
+        f"; rates are each of the {publishers} publishers' (all together offer {publishers} x rate)"
+        if publishers > 1
+        else ""
+    )
+    return (
+        f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
+        f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
+        f" (at most {most} runs); a rate is sustainable once it passed "
+        f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}"
+    )
+
+
+def _finish(result: ratesearch.SearchResult | None, folder: Path, publishers: int) -> int:
+    """The curve and the result (what was found, or that it was interrupted); the exit
+    code: 0 with a sustainable rate, 1 without, 130 interrupted."""
     if result is None:
         print(
             f"psbench ratesearch: interrupted; completed steps are in {folder / 'search.json'}",
