@@ -41,7 +41,7 @@ def called(rng, repetitions: int, sets: int, step: float, spread: float, trials:
     for _ in range(trials):
         medians = [np.exp(rng.normal(np.log(15.0), spread, repetitions)) for _ in range(sets)]
         medians[-1] = medians[-1] * step
-        last = Judge(series_of(medians), Settings(resamples=200)).changes(metric)[-1]
+        last = Judge(series_of(medians), Settings()).changes(metric)[-1]
         hits += last.verdict in ("regression", "improvement")
     return hits / trials
 

@@ -59,8 +59,7 @@ def history(*args, db, results=None):
 
 
 def trend(db, out, *args):
-    # Fewer resamples than the default 1000: the factors here are far beyond any noise.
-    proc = history("trend", "-o", str(out), "--resamples", "200", *args, db=db)
+    proc = history("trend", "-o", str(out), *args, db=db)
     assert proc.returncode in (0, 1), proc.stdout + proc.stderr
     return proc, json.loads((out / "trend.json").read_text())
 
@@ -185,9 +184,9 @@ def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, tmp_path)
         assert f"{name} vm: p50 ×{change['ratio']:.3f} at " in verdict
     assert [r["series"].split(" on ")[0] for r in record["regressions"]] == ["shm 64 B", "udp 64 B"]
     # Without --fail-on-regression the trend is drawn and the exit code is 0.
-    quiet = history("trend", "-o", str(tmp_path / "again"), "--resamples", "200", db=db)
+    quiet = history("trend", "-o", str(tmp_path / "again"), db=db)
     assert quiet.returncode == 0, quiet.stdout
-    # The same history and seed give the same verdicts.
+    # The same history gives the same verdicts.
     assert json.loads((tmp_path / "again" / "trend.json").read_text()) == record
 
 
@@ -205,6 +204,7 @@ def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path
         assert [c["learnt_from"] for c in series["changes"]["p50"]] == [6, 6]
 
 
+@pytest.mark.run_json_by_hand  # a run.json with driver_version, as some sets have
 def test_trend_against_version_tests_one_version_against_the_other(thirds, tmp_path):
     """Two versions of each middleware: 1.0 (two sets, said in the driver block) and 2.0
     (one set, SLOWER times slower, said as run.json's driver_version)."""

@@ -1,6 +1,9 @@
 """How `history trend` learns the noise and calls a change, on known numbers: points made
 of run statistics (no samples), so that every verdict follows from the values."""
 
+import math
+
+import numpy as np
 import pytest
 
 from psbench.history.trend import (
@@ -116,13 +119,15 @@ def test_min_runs_and_threshold_are_settings():
     assert verdicts(judged(*points)) == ["noise unknown"]
     series = judged(
         point("2026-01-01", 10, 10.1, set_id=1),
-        point("2026-01-02", 10.8, 10.9, set_id=2),
+        point("2026-01-02", 11.2, 11.3, set_id=2),
         min_runs=2,
     )
-    assert verdicts(series) == ["regression"]  # beyond 5%: 1.07 with runs 1% apart
+    # x1.119 with runs 1% apart: its interval (two runs a side, t with 2 degrees of
+    # freedom) [1.088, 1.152] lies beyond 5% but not beyond 10%.
+    assert verdicts(series) == ["regression"]
     series = judged(
         point("2026-01-01", 10, 10.1, set_id=1),
-        point("2026-01-02", 10.8, 10.9, set_id=2),
+        point("2026-01-02", 11.2, 11.3, set_id=2),
         min_runs=2,
         threshold=0.1,
     )
@@ -159,3 +164,23 @@ def test_the_reference_is_the_last_window_points_since_the_last_change():
     assert bands[-1] == 0.05  # 10..10.4 is 4%: the least band
     assert series.changes["p50"][-1].reference == ["2026-01-09", "2026-01-10", "2026-01-11"]
     assert verdicts(series) == ["no change"] * 11
+
+
+def test_the_interval_of_run_values_is_scipys_pooled_t_interval():
+    """Throughput and CPU are compared run by run: the interval of the ratio is the
+    pooled two-sample t interval of the runs' log values (scipy's, an independent
+    reference), placed around the ratio of the medians."""
+    from scipy import stats
+
+    from psbench.history.trend import runs_interval
+
+    cases = [([10, 10.1, 9.8], [11.2]), ([5.0, 5.5], [5.2, 5.1, 5.9, 6.0]), ([1, 2, 3], [4, 5])]
+    for a, b in cases:
+        logs_a, logs_b = np.log(a), np.log(b)
+        shift = float(np.median(b) / np.median(a)) / math.exp(logs_b.mean() - logs_a.mean())
+        expected = stats.ttest_ind(logs_b, logs_a).confidence_interval(0.95)
+        found = runs_interval(a, b, 0.95)
+        assert found.low == pytest.approx(shift * math.exp(expected.low), rel=1e-9)
+        assert found.high == pytest.approx(shift * math.exp(expected.high), rel=1e-9)
+    one_each = runs_interval([10.0], [11.0], 0.95)  # no run's spread can be learnt
+    assert one_each.low is None and one_each.ratio == pytest.approx(1.1)

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from psbench.base import paths
 from psbench.base.errors import UserError
-from psbench.base.options import noise_fraction, non_negative_int, positive_int, probability
-from psbench.base.options import resamples as resamples_type
+from psbench.base.options import noise_fraction, positive_int, probability
 from psbench.cli.commands import help_of
 from psbench.history import page, tables
 from psbench.history.database import Database
@@ -31,7 +30,6 @@ from psbench.history.trend import (
     regressions,
 )
 from psbench.report import formats
-from psbench.results.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 from psbench.results.store import INDEX_FILE
 
 HELP = help_of("history")
@@ -127,20 +125,6 @@ def add_parsers(subparsers) -> None:
     )
     trend.add_argument(
         "--alpha", type=probability, default=0.05, help="significance level (default 0.05)"
-    )
-    trend.add_argument(
-        "--resamples",
-        type=resamples_type,
-        default=DEFAULT_RESAMPLES,
-        metavar="N",
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
-    )
-    trend.add_argument(
-        "--seed",
-        type=non_negative_int,
-        default=DEFAULT_SEED,
-        metavar="N",
-        help=f"bootstrap seed (default {DEFAULT_SEED}): the same history gives the same verdicts",
     )
     trend.add_argument(
         "--fail-on-regression",
@@ -308,9 +292,7 @@ def _nothing(db_path: Path, args, rows) -> UserError:
 def trend_command(args) -> int:
     db_path = _db_path(args)
     out = _output_dir(args, db_path)
-    settings = Settings(
-        args.by, args.threshold, args.alpha, args.resamples, args.seed, args.min_runs, args.window
-    )
+    settings = Settings(args.by, args.threshold, args.alpha, args.min_runs, args.window)
     with _open_existing(args) as db:
         rows = db.configs()
         series = build_series(db, _selected(rows, args), settings)
@@ -385,8 +367,6 @@ def _write(out: Path, args, series, all_tables, warnings, verdict: str) -> None:
             "min_runs": args.min_runs,
             "window": args.window,
             "alpha": args.alpha,
-            "resamples": args.resamples,
-            "seed": args.seed,
             "fail_on": args.fail_on,
             "regressions": [
                 tables.change_record(one, c) for one, c in regressions(series, args.fail_on)

@@ -17,6 +17,7 @@ within one set says nothing of how much two sets differ."""
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -28,15 +29,12 @@ from psbench.history.ingest import Refused, load_set, sha256_of
 from psbench.results.configs import Config, build_configs, labels
 from psbench.results.load import natural_key
 from psbench.results.significance import (
-    DEFAULT_RESAMPLES,
-    DEFAULT_SEED,
-    Bootstrap,
+    Estimate,
     RatioCI,
-    bootstrap,
     compare_samples,
+    estimate,
     outside_noise,
     ratio_interval,
-    seed_for,
 )
 from psbench.results.stats import PERCENTILES, nearest_rank
 
@@ -73,8 +71,6 @@ class Settings:
     axis: str = "date"
     threshold: float = DEFAULT_THRESHOLD  # the least noise band, learnt or not
     alpha: float = 0.05
-    resamples: int = DEFAULT_RESAMPLES
-    seed: int = DEFAULT_SEED
     min_runs: int = DEFAULT_MIN_RUNS
     window: int = DEFAULT_WINDOW
 
@@ -262,8 +258,29 @@ class SampleSource:
             point.samples = arrays
 
 
-def _interval_of(a: Bootstrap, b: Bootstrap, settings: Settings) -> RatioCI:
-    return ratio_interval(a, b, confidence=1 - settings.alpha)
+def runs_interval(a: list[float], b: list[float], confidence: float) -> RatioCI:
+    """Interval of the ratio of the medians of two groups of run values (b over a).
+
+    The runs are the unit: the spread of one run's value is learnt from the groups'
+    repetitions, on the log scale, pooled over both groups (a later point is often one
+    run, whose own spread cannot be seen), and the interval of the difference of the
+    groups' mean logs is +- t sqrt(s^2 (1/k_a + 1/k_b)) with k_a + k_b - 2 degrees of
+    freedom; it is placed around the ratio of the medians, the ratio the trend shows.
+    No interval when no group has two runs or a value is not above 0."""
+    from psbench.results.special import t_isf
+
+    ratio = float(np.median(b) / np.median(a))
+    covers = f"between runs ({len(a)} and {len(b)})"
+    df = len(a) + len(b) - 2
+    if df < 1 or min(a + b) <= 0:
+        return RatioCI("p50", ratio, None, None, confidence, covers)
+    logs_a, logs_b = np.log(a), np.log(b)
+    squares = float(((logs_a - logs_a.mean()) ** 2).sum() + ((logs_b - logs_b.mean()) ** 2).sum())
+    spread = math.sqrt(squares / df * (1 / len(a) + 1 / len(b)))
+    half = t_isf((1 - confidence) / 2, df) * spread
+    return RatioCI(
+        "p50", ratio, ratio * math.exp(-half), ratio * math.exp(half), confidence, covers
+    )
 
 
 class Judge:
@@ -274,24 +291,15 @@ class Judge:
     def __init__(self, series: Series, settings: Settings):
         self.series = series
         self.settings = settings
-        self._boots: dict[tuple, Bootstrap] = {}
+        self._estimates: dict[tuple, Estimate] = {}
 
-    def _boot(
-        self, indexes: tuple[int, ...], statistic: str, from_samples: bool, metric: Metric
-    ) -> Bootstrap:
-        key = (indexes, statistic, from_samples, metric.name)
-        if key not in self._boots:
-            points = [self.series.points[i] for i in indexes]
-            # Seeded by what is resampled: the series, the points' sets and the statistic.
-            sets = ",".join(str(s) for p in points for s in p.set_ids)
-            name = f"{self.series.key} {sets} {metric.name} {statistic} {from_samples}"
-            rng = seed_for(name, self.settings.seed)
-            if from_samples:
-                data = [a for p in points for a in p.samples]
-            else:
-                data = np.asarray([v for p in points for v in p.values(metric)])
-            self._boots[key] = bootstrap(data, statistic, self.settings.resamples, rng)
-        return self._boots[key]
+    def _estimate(self, indexes: tuple[int, ...], statistic: str) -> Estimate:
+        """The statistic of the points' samples, each ok run a repetition."""
+        key = (indexes, statistic)
+        if key not in self._estimates:
+            runs = [a for i in indexes for a in self.series.points[i].samples]
+            self._estimates[key] = estimate(runs, statistic, 1 - self.settings.alpha)
+        return self._estimates[key]
 
     def changes(self, metric: Metric) -> list[Change]:
         found = []
@@ -370,17 +378,20 @@ class Judge:
 
     def _test(self, metric: Metric, reference: tuple, i: int, samples: bool, threshold: float):
         """(interval of the later point / its reference, whether the test calls it real)."""
-        settings = self.settings
-        statistic = "p99" if metric.name == "p99" and samples else "p50"
-        boot_a = self._boot(reference, statistic, samples, metric)
-        boot_b = self._boot((i,), statistic, samples, metric)
-        if samples and metric.name == "p50":
+        confidence = 1 - self.settings.alpha
+        if not samples:
+            before = [v for j in reference for v in self.series.points[j].values(metric)]
+            ci = runs_interval(before, self.series.points[i].values(metric), confidence)
+            return ci, outside_noise(ci, threshold) != 0
+        statistic = "p99" if metric.name == "p99" else "p50"
+        ref, later = self._estimate(reference, statistic), self._estimate((i,), statistic)
+        if metric.name == "p50":
             before = [a for j in reference for a in self.series.points[j].samples]
             result = compare_samples(
-                before, self.series.points[i].samples, boot_a, boot_b, settings.alpha, threshold
+                before, self.series.points[i].samples, ref, later, self.settings.alpha, threshold
             )
             return result.median, result.verdict == "significant"
-        ci = _interval_of(boot_a, boot_b, settings)
+        ci = ratio_interval(ref, later, confidence)
         return ci, outside_noise(ci, threshold) != 0
 
 

@@ -63,9 +63,9 @@ def build_hint(name: str) -> str:
     base, _, version = name.partition(manifests.VERSION_MARK)
     if version:
         found = next(v for v in manifests.load(base).versions if v.version == version)
-        what = f"its {found.service}" if found.service else "it"
+        what = f"its {found.service} at version {version}" if found.service else name
         minutes = f", about {found.build_minutes} min on 2 cores" if found.build_minutes else ""
-        return hint + f" ({what} at version {version}{minutes}: docs/versions.md)"
+        return hint + f" ({what}{minutes}: docs/versions.md)"
     source = manifests.load(name).source
     if source is not None:
         minutes = f", about {source.build_minutes} min on 2 cores" if source.build_minutes else ""
@@ -195,19 +195,26 @@ def find_driver(name: str) -> Path:
     libraries = paths.driver_libraries()
     if name in libraries:
         return libraries[name]
+    raise UserError(f"argument --driver: {not_built(name, libraries)}")
+
+
+def not_built(name: str, libraries: dict[str, Path]) -> str:
+    """Why there is no library for driver NAME, and what to do: a version psbench does
+    not build, a driver or version declared but not built (with the command that builds
+    it), or a name psbench does not know."""
     base, _, version = name.partition(manifests.VERSION_MARK)
     if base in manifests.driver_names():
         versions = [v.version for v in manifests.load(base).versions]
         if version and version not in versions:
-            raise UserError(
-                f"argument --driver: {name}: psbench does not build version {version} of "
+            return (
+                f"{name}: psbench does not build version {version} of "
                 f"{base}; it builds {', '.join(versions) or 'no other version'} beside the "
                 f"default ({base}): docs/versions.md"
             )
-        raise UserError(f"argument --driver: driver {name!r} is not built; {build_hint(name)}")
+        return f"driver {name!r} is not built; {build_hint(name)}"
     known = ", ".join(libraries) or "none"
-    raise UserError(
-        f"argument --driver: unknown driver {name!r}; built drivers: {known} "
+    return (
+        f"unknown driver {name!r}; built drivers: {known} "
         f"(found as {paths.build_dir()}/drivers/*/libpsbench-*.so; "
         f"`psbench drivers` lists them, `make build` builds them)"
     )
