@@ -136,7 +136,8 @@ class RetryPacer {
   void sleep_until_due(int64_t timeout_ns) const noexcept {
     const int64_t ns = std::min(timeout_ns, next_ns_ - now_ns());
     if (ns <= 0) return;
-    const timespec ts{static_cast<time_t>(ns / 1'000'000'000), static_cast<long>(ns % 1'000'000'000)};
+    const timespec ts{static_cast<time_t>(ns / 1'000'000'000),
+                      static_cast<long>(ns % 1'000'000'000)};
     nanosleep(&ts, nullptr);
   }
 
