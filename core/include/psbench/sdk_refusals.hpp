@@ -337,10 +337,16 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
     refusals.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
   in_set("notify", cfg.notify, caps.notify,
          {{PSB_NOTIFY_LISTENER, "listener"}, {PSB_NOTIFY_WAIT, "wait"}, {PSB_NOTIFY_POLL, "poll"}});
-  if (cfg.local_address != nullptr && !caps.crosses_hosts && !refusals.has("hosts"))
-    refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   const char *const none[] = {nullptr};
   const char *const *transports = caps.transports != nullptr ? caps.transports : none;
+  if (cfg.transport != nullptr && std::strcmp(cfg.transport, "default") != 0 &&
+      index_in(cfg.transport, transports) < 0 && !refusals.has("transport")) {
+    const std::string supported = listed(transports, "|");
+    refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
+                 cfg.transport, supported.empty() ? "(none)" : supported.c_str());
+  }
+  if (cfg.local_address != nullptr && !caps.crosses_hosts && !refusals.has("hosts"))
+    refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   if (cfg.local_address != nullptr && caps.crosses_hosts && host_transports != nullptr &&
       !refusals.has("hosts")) {
     const char *chosen = cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0
@@ -350,12 +356,6 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
       refusals.add("hosts", "transport %s does not cross hosts; across hosts use --transport %s",
                    chosen, listed(host_transports, " or ").c_str());
   }
-  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0 ||
-      index_in(cfg.transport, transports) >= 0 || refusals.has("transport"))
-    return;
-  const std::string supported = listed(transports, "|");
-  refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
-               cfg.transport, supported.empty() ? "(none)" : supported.c_str());
 }
 
 // A view over cfg.options (valid while cfg is). The node has already refused any key not
