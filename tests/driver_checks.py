@@ -39,3 +39,17 @@ def require_built(name: str) -> None:
 
     if name not in paths.driver_libraries():
         pytest.skip(f"{name} is not built: {build_hint(name)}")
+
+
+def driver_fixture(name: str):
+    """A module fixture (named after the driver) giving a driver's library, failing the
+    test when a driver make test builds is missing."""
+    import pytest
+
+    @pytest.fixture(scope="module", name=name)
+    def library(driver_libs) -> Path:
+        if name not in driver_libs:
+            pytest.fail(f"the {name} driver is not built: run `make build`")
+        return driver_libs[name]
+
+    return library

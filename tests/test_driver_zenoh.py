@@ -1,8 +1,11 @@
 """The zenoh driver in real two-process runs through `./psbench ping|pubsub`: peer mode
 (the run's own endpoints on 127.0.0.1), shared memory, and client mode through the zenohd
-router psbench starts for those runs only (and stops: no process, no listening port, also
-when psbench is killed); a stalled reader (SIGSTOP) under reliable and best effort with
-the counts each must give; a router killed mid-run; refusals with their messages."""
+router psbench starts for those runs only (and stops: no process, no listening port); a
+stalled reader (SIGSTOP) under reliable and best effort with the counts each must give;
+its own refusals; two peer runs at once. What every broker driver gets (a router given
+by option, none at the given address, the router killed mid-run, psbench killed, the
+refusals of what --describe leaves out) is the driver suite's (tests/driver_suite.py),
+with what zenoh says declared in SUITE."""
 
 import fcntl
 import os
@@ -13,18 +16,24 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, load
-from test_services_outlive import listening, what_remains
+from driver_checks import check_counts, check_samples_file, driver_fixture, load
+from driver_suite import Expect
+from test_services_outlive import listening
 
 DRIVER = "zenoh"
 ROUTER = "zenohd"
 
 
-@pytest.fixture(scope="module")
-def zenoh(driver_libs):
-    if DRIVER not in driver_libs:
-        pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
-    return driver_libs[DRIVER]
+zenoh = driver_fixture(DRIVER)
+SUITE = Expect(
+    broker_syntax="ADDRESS:PORT",
+    # With what zenoh logged about it (a debug line of its transport, nowhere else).
+    broker_gone=(
+        "the connection to zenohd closed during the run",
+        "(zenoh: RX task failed: Read error on TCP link 127.0.0.1:",
+    ),
+    group="zenoh",  # see pytestmark below
+)
 
 
 def routers_of(results: Path) -> list[int]:
@@ -190,95 +199,13 @@ def test_a_stalled_reader_makes_a_best_effort_writer_drop(zenoh, results):
     assert counts["corrupted"] == counts["duplicated"] == 0, counts
 
 
-def test_sigkill_of_psbench_leaves_no_router_behind(zenoh, results):
-    with cli_in_background(
-        [
-            "ping",
-            "--driver",
-            DRIVER,
-            "--transport",
-            "client",
-            "--count",
-            "2000000",
-            "--timeout",
-            "120",
-            "--quiet",
-        ],
+def test_its_own_refusal(zenoh, results):
+    proc = run_cli(
+        ["ping", "--driver", DRIVER, "--count", "10", "--option", "broker=127.0.0.1:7447"],
         results,
-    ) as proc:
-        record = wait_for_running(results, proc)
-        [service] = record["services"]
-        assert service["name"] == ROUTER and service["started_by_psbench"]
-        assert listening(service["address"])
-        time.sleep(0.5)  # into the measurement
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=10)
-    end = time.monotonic() + 5
-    while what_remains(record, [service]) and time.monotonic() < end:
-        time.sleep(0.1)
-    assert what_remains(record, [service]) == []
-    assert routers_of(results) == []
-
-
-def test_router_killed_mid_run_fails_the_run_saying_so(zenoh, results):
-    with cli_in_background(
-        [
-            "ping",
-            "--driver",
-            DRIVER,
-            "--transport",
-            "client",
-            "--duration",
-            "60",
-            "--warmup",
-            "10",
-            "--rate",
-            "500",
-        ],
-        results,
-    ) as proc:
-        record = wait_for_running(results, proc)
-        [service] = record["services"]
-        time.sleep(1.5)  # measuring by now
-        os.kill(service["pid"], signal.SIGKILL)
-        out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1, out + err
-    record = only_run(results)
-    assert record["status"] != "ok"
-    stderr = "".join((record["_dir"] / f"{r}.stderr").read_text() for r in ("ping", "pong"))
-    assert "the connection to zenohd closed during the run" in stderr, stderr
-    # With what zenoh logged about it (a debug line of its transport, nowhere else).
-    assert "(zenoh: RX task failed: Read error on TCP link 127.0.0.1:" in stderr, stderr
-    assert routers_of(results) == []
-
-
-@pytest.mark.parametrize(
-    "args,message",
-    [
-        (
-            ["--durability", "transient_local"],
-            "zenoh: durability 'transient_local' is not supported; this driver supports volatile",
-        ),
-        (
-            ["--transport", "udp"],
-            "zenoh: transport 'udp' is not supported; this driver supports peer",
-        ),
-        (["--loan"], "zenoh: --loan is not supported"),
-        (
-            ["--option", "broker=127.0.0.1:7447"],
-            "zenoh: option broker applies to transport client only",
-        ),
-        (
-            ["--transport", "client", "--option", "broker=nowhere"],
-            "zenoh: option broker='nowhere' is not ADDRESS:PORT",
-        ),
-        (["--option", "colour=red"], "zenoh: option 'colour' is not known"),
-    ],
-)
-def test_refused_settings_say_why(zenoh, results, args, message):
-    proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
+    )
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr
+    assert "zenoh: option broker applies to transport client only" in proc.stderr
     assert routers_of(results) == []
 
 
