@@ -26,7 +26,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, only_run, run_cli
-from driver_checks import load
+from driver_checks import alive, listening, load
 from psbench.base import manifests, paths
 from psbench.run import drivers
 from psbench.run.drivers import build_hint
@@ -169,14 +169,18 @@ def node_stderr(record: dict) -> str:
     )
 
 
-def measured(driver: str, results: Path, kind: str, *args: str):
-    """One run through the CLI that must end ok: the record and the summaries by role."""
-    proc = run_cli([kind, "--driver", driver, *args], results, timeout=RUN_TIMEOUT_S)
+def measured(driver: str, results: Path, kind: str, *args: str, broker: str | None = None):
+    """One run through the CLI that must end ok: the record and the summaries by role.
+    broker: given to the run (option broker), which then uses it and starts none."""
+    given = ["--option", f"broker={broker}"] if broker else []
+    proc = run_cli([kind, "--driver", driver, *args, *given], results, timeout=RUN_TIMEOUT_S)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     record = only_run(results)
     assert record["status"] == "ok", record.get("message")
     assert all(code == 0 for code in record["exit_codes"].values()), record["exit_codes"]
     assert record["driver"]["name"] == driver
+    if broker:
+        check_broker_used(driver, record, broker)
     return record, {role: load(record["_dir"], role) for role in roles(kind)}
 
 
@@ -202,14 +206,6 @@ def measuring(proc, seconds: float = RUN_TIMEOUT_S) -> str:
     pytest.fail(f"the run did not measure within {seconds} s: " + "".join(read))
 
 
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
 def kill_broker(driver: str, service: dict, results: Path) -> int:
     """SIGKILL the broker process of a run's service (the service's own process, or the
     program its driver names); its pid."""
@@ -225,8 +221,6 @@ def kill_broker(driver: str, service: dict, results: Path) -> int:
 def broker_gone(service: dict) -> list[str]:
     """What is left of a psbench broker: its process, a port that still accepts, the
     data its manifest names as leftovers ({folder}/NAME)."""
-    from test_services_outlive import listening
-
     left = [f"{service['name']} {service['pid']}"] if alive(service["pid"]) else []
     if service["address"] and listening(service["address"]):
         left.append(f"{service['address']} accepts")

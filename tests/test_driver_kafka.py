@@ -13,14 +13,13 @@ SUITE."""
 
 import json
 import os
-import socket
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli
-from driver_checks import check_counts, check_samples_file, load
+from driver_checks import check_all_arrived, listening, load
 from driver_suite import RUN_TIMEOUT_S, Expect, Restart, check_broker_used, measured
 from psbench.base import manifests, paths
 from psbench.run import drivers
@@ -81,20 +80,11 @@ def brokers_of(results: Path) -> list[int]:
     return live_processes("java", str(results))
 
 
-def accepts(address: str) -> bool:
-    host, port = address.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=0.3):
-            return True
-    except OSError:
-        return False
-
-
 def assert_broker_gone(results: Path, service: dict) -> None:
     """No broker process, neither of its ports open, its data directory removed."""
     assert brokers_of(results) == []
     controller = service_config(service)["controller"]
-    assert not accepts(service["address"]) and not accepts(controller)
+    assert not listening(service["address"]) and not listening(controller)
     folder = Path(service["log"]).with_suffix("")  # service-kafka.log -> service-kafka/
     assert (folder / "server.properties").is_file()
     assert not (folder / "data").exists(), "the broker's data directory was left behind"
@@ -109,15 +99,9 @@ def service_config(service: dict) -> dict:
 
 def measured_kafka(results: Path, kind: str, *args: str, broker: str):
     """One run through the CLI with the module's broker."""
-    record, s = measured(DRIVER, results, kind, *args, "--option", f"broker={broker}")
+    record, s = measured(DRIVER, results, kind, *args, broker=broker)
     assert record["driver"]["version"].startswith("librdkafka 2.")
-    check_broker_used(DRIVER, record, broker)
     return record, s
-
-
-def check_all_arrived(run_dir: Path, summary: dict, sent: int, kind: str):
-    check_counts(summary, sent)
-    check_samples_file(run_dir, summary, kind)
 
 
 def test_psbench_starts_its_broker_and_leaves_nothing(kafka, results):

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, run_cli
-from driver_checks import check_counts, check_samples_file, driver_fixture
+from driver_checks import check_counts, driver_fixture, ping_case, pubsub_case
 from driver_suite import Expect, Restart, check_broker_used, measured
 
 DRIVER = "mqtt"
@@ -110,45 +110,16 @@ PING_CASES = {
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(mqtt, results, case):
     args, size, count = PING_CASES[case]
-    record, s = measured_mqtt(
-        results,
-        "ping",
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "10",
-        "--check-pattern",
-    )
-    ping = s["ping"]
-    assert ping["config"]["size"] == size
-    assert ping["config"]["transport"] == "tcp"
-    assert ping["ended_by"] == "count"
-    check_counts(ping, count)
-    check_samples_file(record["_dir"], ping, "rtt")
-    assert s["pong"]["counts"]["received"] >= count
+    _, s = ping_case(measured_mqtt, results, *args, "--check-pattern", size=size, count=count)
+    assert s["ping"]["config"]["transport"] == "tcp"
 
 
 def test_ping_intra_process(mqtt, results):
     """Both roles in one process: two contexts, two client ids, one broker."""
     record, s = measured_mqtt(
-        results,
-        "ping",
-        "--placement",
-        "intra",
-        "--notify",
-        "listener",
-        "--size",
-        "256",
-        "--count",
-        "300",
-        "--warmup",
-        "10",
-        "--check-pattern",
-        processes=1,
-    )
+        results, "ping", "--placement", "intra", "--notify", "listener", "--size", "256", "--count",
+        "300", "--warmup", "10", "--check-pattern", processes=1,
+    )  # fmt: skip
     check_counts(s["ping"], 300)
 
 
@@ -186,22 +157,8 @@ PUBSUB_CASES = {
 @pytest.mark.parametrize("case", PUBSUB_CASES, ids=list(PUBSUB_CASES))
 def test_pubsub_loses_nothing(mqtt, results, case):
     args, size, count = PUBSUB_CASES[case]
-    record, s = measured_mqtt(
-        results,
-        "pubsub",
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "0",
-        "--check-pattern",
-    )
-    sub = s["sub"]
-    assert sub["ended_by"] in ("count", "end_marker")
-    check_counts(sub, count)
-    check_samples_file(record["_dir"], sub, "one_way")
+    _, s = pubsub_case(measured_mqtt, results, *args, "--size", str(size), "--warmup", "0",
+                       "--check-pattern", count=count)  # fmt: skip
     assert s["pub"]["counts"]["sent"] == count
     # MQTT cannot count subscribers: no discovery time is claimed.
     assert s["pub"]["timing"]["discovery_ns"] is None

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, run_cli
-from driver_checks import check_counts, check_samples_file, driver_fixture
+from driver_checks import driver_fixture, ping_case, pubsub_case
 from driver_suite import Expect, check_broker_used, measured
 from psbench.run.service_definitions import free_port
 
@@ -107,25 +107,8 @@ PING_CASES = {
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(nats, results, case):
     args, size, count = PING_CASES[case]
-    record, s = measured_nats(
-        results,
-        "ping",
-        *args,
-        "--transport",
-        "tcp",
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "10",
-    )
-    ping = s["ping"]
-    assert ping["config"]["size"] == size and ping["config"]["transport"] == "tcp"
-    assert ping["ended_by"] == "count"
-    check_counts(ping, count)
-    check_samples_file(record["_dir"], ping, "rtt")
-    assert s["pong"]["counts"]["received"] >= count
+    _, s = ping_case(measured_nats, results, *args, "--transport", "tcp", size=size, count=count)
+    assert s["ping"]["config"]["transport"] == "tcp"
 
 
 @pytest.mark.parametrize("notify", ["wait", "poll", "listener"])
@@ -133,44 +116,14 @@ def test_pubsub_without_warmup_loses_nothing(nats, results, notify):
     # No warm-up and matched counts of -1: the node cannot wait for a match, so this
     # passes only because the subscription is in force at the server before the sub
     # reports ready.
-    record, s = measured_nats(
-        results,
-        "pubsub",
-        "--notify",
-        notify,
-        "--size",
-        "64",
-        "--count",
-        "2000",
-        "--rate",
-        "2000",
-        "--warmup",
-        "0",
-        "--check-pattern",
-    )
-    sub = s["sub"]
-    assert sub["counts"]["warmup"] == 0
-    check_counts(sub, 2000)
-    check_samples_file(record["_dir"], sub, "one_way")
-    assert sub["ended_by"] in ("count", "end_marker")
+    _, s = pubsub_case(measured_nats, results, "--notify", notify, "--size", "64",
+                       "--rate", "2000", "--warmup", "0", "--check-pattern", count=2000)  # fmt: skip
+    assert s["sub"]["counts"]["warmup"] == 0
 
 
 def test_pubsub_large_messages(nats, results):
-    record, s = measured_nats(
-        results,
-        "pubsub",
-        "--notify",
-        "wait",
-        "--size",
-        str(4 * MIB),
-        "--count",
-        "40",
-        "--rate",
-        "20",
-        "--check-pattern",
-    )
-    check_counts(s["sub"], 40)
-    check_samples_file(record["_dir"], s["sub"], "one_way")
+    pubsub_case(measured_nats, results, "--notify", "wait", "--size", str(4 * MIB),
+                "--rate", "20", "--check-pattern", count=40)  # fmt: skip
 
 
 def test_message_over_the_servers_max_payload_is_refused(nats, results, tmp_path):

@@ -19,12 +19,19 @@ import socket
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, driver_fixture, load
+from driver_checks import (
+    check_all_arrived,
+    driver_fixture,
+    load,
+    ping_case,
+    pubsub_case,
+)
 from driver_suite import Expect, Restart, check_broker_used, measured
 from psbench.base import manifests
 
@@ -80,16 +87,11 @@ SUITE = Expect(
 
 def measured_rabbitmq(results: Path, kind: str, *args: str, broker: str | None = None):
     """One run through the CLI (given a broker, or with the one psbench starts)."""
-    extra = ["--option", f"broker={broker}"] if broker else []
-    record, s = measured(DRIVER, results, kind, *args, *extra)
+    record, s = measured(DRIVER, results, kind, *args, broker=broker)
     assert record["driver"]["version"].startswith("rabbitmq-c 0.")
-    check_broker_used(DRIVER, record, broker)
+    if not broker:
+        check_broker_used(DRIVER, record)
     return record, s
-
-
-def check_all_arrived(run_dir: Path, summary: dict, sent: int, kind: str):
-    check_counts(summary, sent)
-    check_samples_file(run_dir, summary, kind)
 
 
 PING_CASES = {
@@ -112,43 +114,17 @@ PING_CASES = {
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(shared_brokers, results, case):
     args, size, count = PING_CASES[case]
-    record, s = measured_rabbitmq(
-        results,
-        "ping",
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "10",
-        broker=shared_brokers.address(DRIVER),
-    )
-    check_all_arrived(record["_dir"], s["ping"], count, "rtt")
-    assert s["pong"]["counts"]["received"] >= count
+    measure = partial(measured_rabbitmq, broker=shared_brokers.address(DRIVER))
+    ping_case(measure, results, *args, size=size, count=count)
 
 
 @pytest.mark.parametrize("reliability", ["best_effort", "reliable"])
 def test_pubsub_without_warmup_loses_nothing(shared_brokers, results, reliability):
     # No warm-up, and matched counts of -1: this passes only because the reader's queue
     # is bound before the sub reports ready, and the writer drains (confirms) at the end.
-    record, s = measured_rabbitmq(
-        results,
-        "pubsub",
-        "--reliability",
-        reliability,
-        "--size",
-        "256",
-        "--count",
-        "3000",
-        "--rate",
-        "3000",
-        "--warmup",
-        "0",
-        "--check-pattern",
-        broker=shared_brokers.address(DRIVER),
-    )
-    check_all_arrived(record["_dir"], s["sub"], 3000, "one_way")
+    measure = partial(measured_rabbitmq, broker=shared_brokers.address(DRIVER))
+    _, s = pubsub_case(measure, results, "--reliability", reliability, "--size", "256",
+                       "--rate", "3000", "--warmup", "0", "--check-pattern", count=3000)  # fmt: skip
     if reliability == "reliable":
         counters = s["pub"]["middleware_counters"]["writer"]
         assert counters["nacked"] == 0

@@ -11,12 +11,13 @@ import fcntl
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, driver_fixture, load
+from driver_checks import check_counts, driver_fixture, load, ping_case
 from driver_suite import Expect
 from test_services_outlive import listening
 
@@ -66,7 +67,7 @@ def orphaned_segments() -> list[str]:
     return orphans
 
 
-def measured(results: Path, kind: str, transport: str, *args: str):
+def measured_on(transport: str, results: Path, kind: str, *args: str):
     """One run through the CLI on a transport; the run record and the summaries by role.
     A client run went through a zenohd psbench started and stopped; other runs had none."""
     proc = run_cli([kind, "--driver", DRIVER, "--transport", transport, *args], results)
@@ -124,23 +125,8 @@ PING_CASES = {
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(zenoh, results, case):
     transport, args, size, count = PING_CASES[case]
-    record, s = measured(
-        results,
-        "ping",
-        transport,
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "10",
-    )
-    ping = s["ping"]
-    assert ping["ended_by"] == "count"
-    check_counts(ping, count)
-    check_samples_file(record["_dir"], ping, "rtt")
-    assert s["pong"]["counts"]["received"] >= count
+    measure = partial(measured_on, transport)
+    _, s = ping_case(measure, results, *args, size=size, count=count)
     # Each node opened a transport to the other (peer) or to the router (client); only
     # transport shm negotiated shared memory on it.
     for role in ("ping", "pong"):

@@ -7,7 +7,6 @@ parent-death signal: within 5 s no node process, service process, listening port
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, processes_of_run, shm_files_of_run, wait_for_running
+from driver_checks import alive, listening
 from psbench.base import manifests
 
 # Every driver whose every run needs a service of its manifest (a broker, RouDi), and
@@ -35,23 +35,6 @@ def transport_of(driver: str) -> list[str]:
 
 
 LIMIT_S = 5.0
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def listening(address: str) -> bool:
-    host, port = address.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 def what_remains(record: dict, services: list[dict]) -> list[str]:

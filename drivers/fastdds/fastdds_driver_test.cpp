@@ -27,6 +27,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -58,15 +59,7 @@ struct Cfg {
     c.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
     c.max_payload = 64;
   }
-  const psb_config *get() {
-    opts.clear();
-    for (const auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
-    c.run_id = run_id.c_str();
-    c.transport = transport.c_str();
-    c.options = opts.empty() ? nullptr : opts.data();
-    c.option_count = opts.size();
-    return &c;
-  }
+  const psb_config *get() { return psb_test::filled(c, run_id, transport, options, opts); }
 };
 
 // The node's header (docs/node.md), then a payload derived from seq.
@@ -89,14 +82,7 @@ uint64_t seq_of(const void *data) {
   return seq;
 }
 
-bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using psb_test::wait_until;
 
 // One context (a participant) with at most one writer and one reader, closed in order.
 struct Side {
@@ -466,29 +452,6 @@ TEST(FastddsDriver, AcrossHostsTransportsOpenOnTheInterfaceOfTheLocalAddress) {
     const auto m = message(5, 64);
     ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
     EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
-  }
-}
-
-TEST(FastddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
-  const char *const peers[] = {"198.18.0.2", nullptr};
-  const char *const bad_peers[] = {"host-b", nullptr};
-  {
-    Cfg cfg;
-    cfg.transport = "shm";
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts; across hosts use "
-                                "--transport builtin, udp, multicast or config"),
-              std::string::npos)
-        << refusal(cfg);
-  }
-  {
-    Cfg cfg;
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = bad_peers;
-    EXPECT_NE(refusal(cfg).find("local_address and peer_addresses must be IPv4 addresses"),
-              std::string::npos)
-        << refusal(cfg);
   }
 }
 

@@ -41,6 +41,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_config.hpp"
 
 extern char **environ;
 
@@ -140,15 +141,7 @@ struct Cfg {
     c.qos.durability = PSB_TRANSIENT_LOCAL;
     return *this;
   }
-  const psb_config *get() {
-    opts.clear();
-    for (auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
-    c.run_id = run_id.c_str();
-    c.transport = transport.c_str();
-    c.options = opts.empty() ? nullptr : opts.data();
-    c.option_count = opts.size();
-    return &c;
-  }
+  const psb_config *get() { return psb_test::filled(c, run_id, transport, options, opts); }
 };
 
 // One context, destroyed with everything it holds.
@@ -188,14 +181,7 @@ std::string topic_of(const Cfg &cfg, const char *suffix) {
   return "psb_" + cfg.run_id + "_" + suffix;
 }
 
-bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using psb_test::wait_until;
 
 // Message i of len bytes: the sequence number in the first 8 bytes, then bytes derived
 // from it.

@@ -17,6 +17,7 @@
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
 #include "test_broker.hpp"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -29,20 +30,9 @@ constexpr int64_t kS = 1'000'000'000;
 const psb_driver &mqtt() { return psb_test::driver_under_test(); }
 
 // A psb_config for one broker and the strings it points to.
-struct Cfg {
+struct Cfg : psb_test::BrokerConfig {
   Cfg(const std::string &broker, uint32_t notify, uint32_t reliability)
-      : broker_(broker), option_{"broker", broker_.c_str()} {
-    cfg.run_id = "mqttdrain";
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{reliability, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 4u << 20;
-    cfg.options = &option_;
-    cfg.option_count = 1;
-  }
-  std::string broker_;
-  psb_option option_;
-  psb_config cfg{};
+      : BrokerConfig(broker, "mqttdrain", notify, reliability, 4u << 20) {}
 };
 
 }  // namespace

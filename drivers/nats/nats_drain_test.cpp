@@ -18,6 +18,7 @@
 
 #include "driver_under_test.hpp"
 #include "nats_server.h"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -30,16 +31,10 @@ constexpr int64_t kS = 1'000'000'000;
 const psb_driver &drv() { return psb_test::driver_under_test(); }
 
 // One context on one server; endpoints are closed with it.
-struct Conn {
+struct Conn : psb_test::BrokerConfig {
   Conn(const std::string &broker, uint32_t notify, const char *send_asap = "true")
-      : broker_(broker), options_{{"broker", broker_.c_str()}, {"send_asap", send_asap}} {
-    cfg.run_id = "natsdrain";
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 1u << 20;
-    cfg.options = options_;
-    cfg.option_count = 2;
+      : BrokerConfig(broker, "natsdrain", notify, PSB_BEST_EFFORT, 1u << 20,
+                     {{"send_asap", send_asap}}) {
     ctx = drv().open(&cfg, &err);
   }
   ~Conn() {
@@ -47,9 +42,6 @@ struct Conn {
     if (writer) drv().destroy_writer(writer);
     if (ctx) drv().close(ctx);
   }
-  std::string broker_;
-  psb_option options_[2];
-  psb_config cfg{};
   psb_error err{};
   psb_context *ctx = nullptr;
   psb_writer *writer = nullptr;

@@ -341,17 +341,8 @@ TEST(UdpFaultInjection, BadFaultOptionsAreRefused) {
 
 namespace {
 
-// Every (setting, reason) check() reports.
 std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
-  std::vector<std::pair<std::string, std::string>> got;
-  udp().check(
-      &cfg,
-      [](void *user, const char *setting, const char *reason) {
-        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
-                                                                                            reason);
-      },
-      &got);
-  return got;
+  return psb_test::refusals(udp(), cfg);
 }
 
 // A topic of its own per test process, so parallel runs of this test never share a port.

@@ -21,8 +21,11 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
+#include "test_net.hpp"
 
 namespace {
+
+using psb_test::accepts_tcp;
 
 using Clock = std::chrono::steady_clock;
 
@@ -158,17 +161,6 @@ uint32_t fnv1a(const std::string &s) {
   uint32_t h = 2166136261u;
   for (unsigned char c : s) h = (h ^ c) * 16777619u;
   return h;
-}
-
-bool accepts_tcp(unsigned port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
 }
 
 std::string check_message(ZmqRun &run) {
@@ -666,28 +658,8 @@ TEST(ZeromqDriver, WhatIsQueuedWhenTheWriterClosesStillArrives) {
 
 namespace {
 
-// A settings collector: every (setting, reason) check() reports.
 std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
-  std::vector<std::pair<std::string, std::string>> got;
-  zmq_driver().check(
-      &cfg,
-      [](void *user, const char *setting, const char *reason) {
-        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
-                                                                                            reason);
-      },
-      &got);
-  return got;
-}
-
-bool accepts_tcp_at(const char *address, unsigned port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  inet_pton(AF_INET, address, &a.sin_addr);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
+  return psb_test::refusals(zmq_driver(), cfg);
 }
 
 }  // namespace
@@ -740,8 +712,8 @@ TEST(ZeromqHosts, TcpBindsTheLocalAddressAndConnectsToEveryPeer) {
   EXPECT_EQ(zmq_driver().matched_writers(reader), 1);
   // Bound on the local address only. ping, pong, data: slots 0, 1, 2 of the run's block.
   const unsigned port = 20000 + 8 * (fnv1a(run_id) % 1536) + 2;
-  EXPECT_TRUE(accepts_tcp_at("127.0.0.7", port));
-  EXPECT_FALSE(accepts_tcp_at("127.0.0.1", port));
+  EXPECT_TRUE(accepts_tcp(port, "127.0.0.7"));
+  EXPECT_FALSE(accepts_tcp(port, "127.0.0.1"));
   auto sent = message(1000, 42);
   ASSERT_EQ(zmq_driver().write(writer, sent.data(), sent.size(), &w_run.err), 0);
   EXPECT_EQ(take_one(reader, PSB_NOTIFY_WAIT), sent);
