@@ -105,6 +105,9 @@ def ping_case(measure, results: Path, *args: str, size: int, count: int, warmup:
                         "--warmup", str(warmup))  # fmt: skip
     ping = s["ping"]
     assert ping["config"]["size"] == size and ping["ended_by"] == "count", ping["ended_by"]
+    for flag in ("--notify", "--transport"):  # what the run was asked for reached the node
+        if flag in args:
+            assert ping["config"][flag[2:]] == args[args.index(flag) + 1], ping["config"]
     (check_counts if lossless else check_accounted)(ping, count)
     check_samples_file(run_dir(record), ping, "rtt")
     assert s["pong"]["counts"]["received"] >= ping["counts"]["samples"]
@@ -154,3 +157,18 @@ def nodes_seen_running(args: list[str], results: Path, inspect, ready=bool, sett
     assert outcome["proc"].returncode == 0, outcome["proc"].stderr
     assert len(seen) == 2, "did not catch both nodes while they ran"
     return seen
+
+
+def ping_cases(cases: dict, measure, *args: str, driver: str):
+    """The test of a driver's table of ping cases (name -> (argv, size, count)): each
+    through ping_case with measure, and args after the case's own. The test uses the
+    driver's fixture (named after it: driver_fixture)."""
+    import pytest
+
+    @pytest.mark.usefixtures(driver)
+    @pytest.mark.parametrize("case", cases, ids=list(cases))
+    def test_ping(results, case):
+        argv, size, count = cases[case]
+        ping_case(measure, results, *argv, *args, size=size, count=count)
+
+    return test_ping

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, run_cli
-from driver_checks import check_counts, driver_fixture, ping_case, pubsub_case
+from driver_checks import check_counts, driver_fixture, ping_cases, pubsub_case
 from driver_suite import Expect, Restart, check_broker_used, measured
 
 DRIVER = "mqtt"
@@ -66,6 +66,7 @@ def measured_mqtt(results: Path, kind: str, *args: str, processes: int = 2):
     and its summaries."""
     record, s = measured(DRIVER, results, kind, *args)
     assert len(record["processes"]) == processes
+    assert all(summary["config"]["transport"] == "tcp" for summary in s.values())
     assert re.fullmatch(r"libmosquitto 2\.\d+\.\d+", record["driver"]["version"])
     check_broker_used(DRIVER, record)
     # It is stopped after the run (the launcher waited for it), with a complete log.
@@ -107,11 +108,7 @@ PING_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
-def test_ping(mqtt, results, case):
-    args, size, count = PING_CASES[case]
-    _, s = ping_case(measured_mqtt, results, *args, "--check-pattern", size=size, count=count)
-    assert s["ping"]["config"]["transport"] == "tcp"
+test_ping = ping_cases(PING_CASES, measured_mqtt, "--check-pattern", driver=DRIVER)
 
 
 def test_ping_intra_process(mqtt, results):

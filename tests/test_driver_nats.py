@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, run_cli
-from driver_checks import driver_fixture, ping_case, pubsub_case
+from driver_checks import driver_fixture, ping_cases, pubsub_case
 from driver_suite import Expect, check_broker_used, measured
 from psbench.run.service_definitions import free_port
 
@@ -104,11 +104,7 @@ PING_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
-def test_ping(nats, results, case):
-    args, size, count = PING_CASES[case]
-    _, s = ping_case(measured_nats, results, *args, "--transport", "tcp", size=size, count=count)
-    assert s["ping"]["config"]["transport"] == "tcp"
+test_ping = ping_cases(PING_CASES, measured_nats, "--transport", "tcp", driver=DRIVER)
 
 
 @pytest.mark.parametrize("notify", ["wait", "poll", "listener"])

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import live_processes, only_run
-from driver_checks import driver_fixture, nodes_seen_running, ping_case, pubsub_case
+from driver_checks import driver_fixture, nodes_seen_running, ping_cases, pubsub_case
 from driver_suite import Expect, Restart, check_broker_used, measured
 
 DRIVER = "redis"
@@ -59,6 +59,7 @@ def measured_redis(results: Path, kind: str, *args: str):
     """One run through the CLI with the redis-server psbench starts and stops."""
     record, summaries = measured(DRIVER, results, kind, *args)
     assert len(record["processes"]) == (1 if "intra" in args else 2)
+    assert all(summary["config"]["transport"] == "tcp" for summary in summaries.values())
     # --describe connects nowhere: the client's (header) version only.
     assert record["driver"]["version"] == "0.14.1 (hiredis header)"
     check_broker_used(DRIVER, record)
@@ -85,13 +86,7 @@ PING_CASES = {
 }
 
 
-@pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
-def test_ping(redis, results, case):
-    args, size, count = PING_CASES[case]
-    _, s = ping_case(measured_redis, results, *args, "--check-pattern", size=size, count=count)
-    ping = s["ping"]
-    assert ping["config"]["transport"] == "tcp"
-    assert ping["config"]["notify"] == args[args.index("--notify") + 1]
+test_ping = ping_cases(PING_CASES, measured_redis, "--check-pattern", driver=DRIVER)
 
 
 @pytest.mark.parametrize(
