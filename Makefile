@@ -40,12 +40,15 @@ build-drivers: setup bytecode $(BUILD_DIR)/build.ninja
 # A driver built from source (manifest: build = "from-source") first builds its middleware
 # into ~/.cache/psbench (scripts/build-source; its variables, e.g. OPENDDS_SRC=, name local
 # source trees, docs/source-builds.md).
+# VERSION=V: the driver against another version of its middleware, beside the default
+# (manifest [[versions]], scripts/build-version, docs/versions.md): runs name it NAME@V.
 driver-%: setup bytecode $(BUILD_DIR)/build.ninja
 	@test -f drivers/$*/manifest.toml || { echo "make: no driver drivers/$*"; exit 2; }
 	@scripts/setup-system --with $*
-	@if grep -q '^build *= *"from-source"' drivers/$*/manifest.toml; then scripts/build-source $*; fi
-	@cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null
-	@cmake --build $(BUILD_DIR)
+	@if [ -n "$(VERSION)" ]; then scripts/build-version $* "$(VERSION)" $(BUILD_DIR); else \
+	  if grep -q '^build *= *"from-source"' drivers/$*/manifest.toml; then scripts/build-source $*; fi && \
+	  cmake -S . -B $(BUILD_DIR) -DPSBENCH_BUILD_$(shell echo $* | tr a-z A-Z)=ON > /dev/null && \
+	  cmake --build $(BUILD_DIR); fi
 
 # Every driver: CI builds and tests them all (the monitoring tools with make test-long).
 test: build-drivers
@@ -78,6 +81,7 @@ bench: build
 	bench/throughput
 	bench/accounting
 	bench/truth
+	bench/run_cost
 
 clean:
 	rm -rf $(BUILD_DIR) results

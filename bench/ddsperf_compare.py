@@ -90,9 +90,14 @@ def window_medians_us(
     return window_percentiles_us(rtt_ns, t_ns, 50, window_ns)
 
 
+# A scheduling policy for every process started through pinned(), e.g. ["chrt", "-f", "80"]
+# (bench/truth --fifo): every thread of the process inherits it. Empty: the default.
+SCHED: list[str] = []
+
+
 def pinned(argv: list[str], cpu: str | None) -> list[str]:
-    """argv with every thread of the process on one CPU, or as it is."""
-    return ["taskset", "-c", cpu, *argv] if cpu is not None else argv
+    """argv with every thread of the process on one CPU, or as it is (under SCHED)."""
+    return [*SCHED, *(["taskset", "-c", cpu] if cpu is not None else []), *argv]
 
 
 def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str, cpus) -> float:

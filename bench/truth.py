@@ -1,15 +1,23 @@
-"""psbench against an independent instrument, per driver, interleaved in one invocation.
+"""psbench against independent instruments, per driver, interleaved in one invocation.
 
-For each driver and size, rounds alternate a psbench closed-loop ping-pong and the same
-ping-pong by an instrument that shares no code with psbench:
+For each driver and size, each round runs a psbench closed-loop ping-pong and the same
+ping-pong by each instrument of the driver, tools that share no code with psbench, in an
+order rotated from round to round:
   udp         sockperf ping-pong against a sockperf server on 127.0.0.1 (its RTT percentiles)
   cyclonedds  Cyclone's ddsperf ping/pong, waitset wake-ups, same UDP-on-lo config
-              (bench/ddsperf_compare.py holds the like-for-like details)
-  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription)
+              (bench/ddsperf_compare.py holds the like-for-like details); and
+              bench/probes/cyclonedds: a bare Cyclone C-API ping-pong doing exactly what
+              the driver does (idl/psbench.idl through idlc, the driver's QoS and udp.xml,
+              take into a preallocated buffer, a take tried before a waitset on a read
+              condition, dds_write then dds_write_flush; its flags select variants,
+              bench/cyclonedds_paths runs them), 1000 unmeasured round trips first
+  nats        bench/probes/nats: bare cnats ping-pong (send_asap, sync subscription), 1000
+              unmeasured round trips first as psbench's ping
   zeromq      bench/probes/zeromq: bare libzmq XPUB/SUB ping-pong over tcp on 127.0.0.1,
               blocking receive (the driver's default transport and wait)
   mqtt        bench/probes/mqtt: bare libmosquitto ping-pong, QoS 0, TCP_NODELAY, no loop
-              thread (mosquitto_loop with a timeout, as the driver's wait mode)
+              thread (mosquitto_loop with a timeout, as the driver's wait mode), 1000
+              unmeasured round trips first as psbench's ping
   redis       bench/probes/redis: bare hiredis ping-pong, a publishing and a subscribed
               connection per side, PUBLISH not waited for, blocking receive
   iceoryx     bench/probes/iceoryx: bare iceoryx 2.0 ping-pong, UntypedPublisher loan, copy,
@@ -37,14 +45,22 @@ driver for both tools, stopped at the end.
 Every process of both tools is pinned the same way (--cpus, default 0,1: the pinging
 process on CPU 0, the echoing one on CPU 1, with taskset; `none` leaves them to the
 scheduler): on 2-vCPU VMs where the scheduler puts two threads that wake each other
-moves a median by 2x from one run to the next, for either tool. Against ddsperf,
+moves a median by 2x from one run to the next, for either tool. --fifo PRIO also runs
+every process of both tools, and the broker or RouDi they share, under SCHED_FIFO PRIO
+(chrt): on a machine busy with other work (compilers), that work then waits for the
+measured processes instead of delaying them by its 4 ms time slices. Against ddsperf,
 psbench's figures are computed as ddsperf computes its own: the median over one-second
-windows of each window's p50 and p99.
-Each round gives one p50 and one p99 of the round trip per tool. The table prints the
-ratio psbench/instrument of the medians over rounds, with a 95% bootstrap interval
-(rounds resampled in pairs), and "within 10%" when the whole interval lies in
-[0.90, 1.10]; "not within 10%" when it lies wholly outside; otherwise, and always with
-fewer than 3 rounds, "undecided".
+windows of each window's p50 and p99; against the probes, over all its measured round
+trips (nearest rank), as the probes compute theirs.
+Each round gives one p50 and one p99 of the round trip per tool. The table prints, per
+driver, instrument and size, the ratio psbench/instrument of the medians over rounds,
+with a 95% bootstrap interval (rounds resampled in pairs), and "within 10%" when the
+whole interval lies in [0.90, 1.10]; "not within 10%" when it lies wholly outside;
+otherwise, and always with fewer than 3 rounds, "undecided"; its title gives the 1-min
+load average before and after the rounds. --until-decided goes on after --rounds with
+rounds of the drivers and sizes whose verdict is still undecided (ping-pong: any p50 row
+of the driver's instruments; throughput: its row) until none is, --max-rounds rounds are
+done or --max-minutes have passed, and says which ended it.
 Drivers without an instrument yet are listed as skipped, with the reason. A round in
 which either tool fails is printed with the reason and left out (both tools' figures of
 it); the rounds go on, and the table counts the rounds it holds.
@@ -110,19 +126,20 @@ from psbench.run.drivers import describe
 from psbench.run.measure import span_rate
 from psbench.run.services import ServicePool, broker_options
 
+# Each driver's instruments (a round runs psbench once and each of them).
 INSTRUMENTS = {
-    "udp": "sockperf",
-    "cyclonedds": "ddsperf",
-    "zeromq": "zeromq_probe",
-    "nats": "nats_probe",
-    "mqtt": "mqtt_probe",
-    "redis": "redis_probe",
-    "iceoryx": "iceoryx_probe",
-    "fastdds": "fastdds_probe",
-    "rabbitmq": "rabbitmq_probe",
-    "kafka": "kafka_probe",
-    "iceoryx2": "iceoryx2_probe",
-    "zenoh": "zenoh_probe",
+    "udp": ("sockperf",),
+    "cyclonedds": ("ddsperf", "cyclonedds_probe"),
+    "zeromq": ("zeromq_probe",),
+    "nats": ("nats_probe",),
+    "mqtt": ("mqtt_probe",),
+    "redis": ("redis_probe",),
+    "iceoryx": ("iceoryx_probe",),
+    "fastdds": ("fastdds_probe",),
+    "rabbitmq": ("rabbitmq_probe",),
+    "kafka": ("kafka_probe",),
+    "iceoryx2": ("iceoryx2_probe",),
+    "zenoh": ("zenoh_probe",),
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -241,7 +258,7 @@ def probe_rtt(
         dc.pinned([str(binary), "ping", *args], cpus[0]),
         seconds,
     )
-    p50, p99, n = out.split()
+    p50, p99, n = out.splitlines()[0].split()  # a probe may print more lines after it
     return float(p50), float(p99), int(n)
 
 
@@ -270,8 +287,16 @@ def probe_tput(
     return float(m.group(2)), int(m.group(1))
 
 
-def probe_args(driver: str, broker: str, tag: str, size: int, seconds: float) -> list[str]:
-    """The command line of a driver's bare probe after its role (see each probe.cpp)."""
+def probe_args(
+    driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 231
+) -> list[str]:
+    """The command line of a driver's bare probe after its role (see each probe.cpp).
+    domain: cyclonedds's DDS domain (psbench's own are 1-200)."""
+    if driver == "cyclonedds":  # the driver's path, on the XML the driver compiles in
+        return [
+            *("--config", str(dc.UDP_XML), "--domain", str(domain), "--topic", tag),
+            *("--size", str(size), "--seconds", str(seconds)),
+        ]
     if driver == "zeromq":  # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them
         return [str(free_tcp_port()), str(free_tcp_port()), str(size), str(seconds)]
     if driver in ("iceoryx", "iceoryx2"):  # no address: shared memory named after the tag
@@ -346,10 +371,12 @@ def node_pair(
     roles: tuple[str, str],
     seconds: float,
     cpus,
+    node_pin: str | None = None,
 ) -> None:
     """Runs psbench-node's two roles (the waiting one, then the driving one for `seconds`)
     as two processes pinned to cpus (driving's, waiting's), writing into out; both must
-    end by themselves."""
+    end by themselves. Pinned with taskset (every thread), or with node_pin ("role",
+    "process") by the node's own --cpu ROLE=CPU --pin node_pin, as the psbench CLI pins."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
     common = [
         str(paths.node_path()),
@@ -367,21 +394,34 @@ def node_pair(
     # A sub is told the duration too, as the launcher does: it then ends on the pub's end
     # marker only (not after --count's default 10000) and sizes its store for a duration.
     waiting = common + ["--role", roles[0], *(timed if roles[0] == "sub" else [])]
+    driving = common + ["--role", roles[1], *timed]
+    if node_pin is not None and cpus[0] is not None:
+        waiting += ["--cpu", f"{roles[0]}={cpus[1]}", "--pin", node_pin]
+        driving += ["--cpu", f"{roles[1]}={cpus[0]}", "--pin", node_pin]
+        cpus = NO_CPUS
     run_pair(
         f"psbench {driver} {'/'.join(roles)}",
         dc.pinned(waiting, cpus[1]),
-        dc.pinned(common + ["--role", roles[1], *timed], cpus[0]),
+        dc.pinned(driving, cpus[0]),
         seconds,
         first_ends=30,
     )
 
 
 def psbench_rtt(
-    driver: str, size: int, seconds: float, run: str, extra: list[str], cpus=NO_CPUS
-) -> tuple[float, float]:
-    """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait).
-    Against ddsperf (cyclonedds) as ddsperf computes its own: the median over the
-    one-second windows of each window's p50 and p99; otherwise over all samples."""
+    driver: str,
+    size: int,
+    seconds: float,
+    run: str,
+    extra: list[str],
+    cpus=NO_CPUS,
+    node_pin: str | None = None,
+) -> dict[str, tuple[float, float]]:
+    """p50 and p99 of psbench's measured round trips, in us (driver defaults, notify wait;
+    cyclonedds as ddsperf runs: DDSPERF_LIKE), computed two ways from the same run:
+    "samples", over all measured round trips (nearest rank, as the bare probes compute
+    theirs), and for cyclonedds also "per_second", as ddsperf computes its own: the median
+    over the one-second windows of each window's p50 and p99."""
     with tempfile.TemporaryDirectory(prefix="psbench-truth-") as out:
         node_pair(
             driver,
@@ -392,21 +432,31 @@ def psbench_rtt(
             ("pong", "ping"),
             seconds,
             cpus,
+            node_pin,
         )
         samples = read_samples(Path(out) / "ping.samples")
+        # Each process's whole CPU time and voluntary context switches (start-up included).
+        usage = {
+            role: json.loads((Path(out) / f"{role}.json").read_text())["usage"]["process"]
+            for role in ("ping", "pong")
+        }
     rtt_ns = samples.latency_ns.astype(np.int64)
-    if driver == "cyclonedds":
-        sent_ns = samples.records["intended_ns"].astype(np.int64)
-        windows = [dc.window_percentiles_us(rtt_ns, sent_ns, q) for q in (50, 99)]
-        if not windows[0]:
-            raise RuntimeError(f"psbench {driver} recorded less than one second of samples")
-        return float(np.median(windows[0])), float(np.median(windows[1]))
     if len(rtt_ns) == 0:
         raise RuntimeError(f"psbench {driver} recorded no samples")
     rtt = rtt_ns / 1000.0
-    return float(np.percentile(rtt, 50, method="inverted_cdf")), float(
-        np.percentile(rtt, 99, method="inverted_cdf")
-    )
+    got = {
+        "samples": (
+            float(np.percentile(rtt, 50, method="inverted_cdf")),
+            float(np.percentile(rtt, 99, method="inverted_cdf")),
+        )
+    }
+    got["usage"], got["round_trips"] = usage, len(rtt_ns)  # measured, after the warm-up
+    if driver == "cyclonedds":
+        sent_ns = samples.records["intended_ns"].astype(np.int64)
+        windows = [dc.window_percentiles_us(rtt_ns, sent_ns, q) for q in (50, 99)]
+        if windows[0]:  # else less than one second of samples: no per-second figure
+            got["per_second"] = (float(np.median(windows[0])), float(np.median(windows[1])))
+    return got
 
 
 def psbench_tput(
@@ -553,7 +603,31 @@ def main() -> int:
     ap.add_argument(
         "--sizes", default="64,16384", help="comma-separated message sizes in bytes (>= 32)"
     )
-    ap.add_argument("--rounds", type=positive(int), default=5)
+    ap.add_argument(
+        "--rounds",
+        type=positive(int),
+        default=5,
+        help="rounds (with --until-decided: at least this many) (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--until-decided",
+        action="store_true",
+        help="after --rounds, go on with rounds of each driver and size whose verdict is "
+        "still undecided (ping-pong: its p50 rows) until every one is decided, or "
+        "--max-rounds or --max-minutes is reached",
+    )
+    ap.add_argument(
+        "--max-rounds",
+        type=positive(int),
+        default=40,
+        help="with --until-decided: at most this many rounds (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--max-minutes",
+        type=positive(float),
+        default=45.0,
+        help="with --until-decided: no new round after this long (default: %(default)s)",
+    )
     ap.add_argument(
         "--seconds", type=positive(float), default=3.0, help="measuring time of each run"
     )
@@ -563,6 +637,15 @@ def main() -> int:
         help="PING_CPU,PONG_CPU: every process of both tools pinned there with taskset "
         "(the pinging one, the echoing one; for throughput the publishing one, "
         "the subscribing one), or 'none' (default: %(default)s)",
+    )
+    ap.add_argument(
+        "--fifo",
+        type=int,
+        metavar="PRIO",
+        help="every process of both tools, and the broker or RouDi they share, under "
+        "SCHED_FIFO PRIO (chrt -f; every thread): on a machine busy with other work, that "
+        "work waits for the measured processes instead of delaying them (default: the "
+        "normal policy)",
     )
     ap.add_argument(
         "--what",
@@ -584,6 +667,12 @@ def main() -> int:
     if cpus[0] is not None and not shutil.which("taskset"):
         ap.error("--cpus needs taskset (Debian package util-linux); or use --cpus none")
     args.cpus = cpus
+    if args.fifo is not None:
+        if not 1 <= args.fifo <= 99:
+            ap.error("--fifo: a SCHED_FIFO priority is 1 to 99")
+        if not shutil.which("chrt"):
+            ap.error("--fifo needs chrt (Debian package util-linux)")
+        dc.SCHED[:] = ["chrt", "-f", str(args.fifo)]
     drivers = [d for d in args.drivers.split(",") if d]
     unknown = [d for d in drivers if d not in INSTRUMENTS]
     if unknown or not drivers:
@@ -601,8 +690,13 @@ def main() -> int:
         ap.error(f"--sizes: give comma-separated integers, got {args.sizes!r}")
     if not sizes or any(s < 32 or s > 65000 for s in sizes):
         ap.error("--sizes: each size must be between 32 (the psbench header) and 65000 bytes")
-    if args.seconds > 60 or args.rounds > 100:
-        ap.error("--seconds is at most 60 and --rounds at most 100 (bounded run time)")
+    if args.seconds > 60 or args.rounds > 100 or args.max_rounds > 200:
+        ap.error(
+            "--seconds is at most 60, --rounds at most 100 and --max-rounds at most 200 "
+            "(bounded run time)"
+        )
+    if args.until_decided and args.max_rounds < args.rounds:
+        ap.error("--max-rounds is less than --rounds")
     if not paths.node_path().exists():
         print("psbench is not built: run 'make build' (or set PSBENCH_BUILD)", file=sys.stderr)
         return 2
@@ -617,16 +711,17 @@ def main() -> int:
         drivers = [d for d in drivers if d in TPUT_INSTRUMENTS]
     runnable, probes = [], {}
     for d in drivers:
-        tool = INSTRUMENTS[d]
+        tools = INSTRUMENTS[d]
         lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
-        if tool.endswith("_probe"):
+        missing = [t for t in tools if not t.endswith("_probe") and not shutil.which(t)]
+        if any(t.endswith("_probe") for t in tools):
             binary, why = build_probe(d)
             if binary is None:
                 print(f"skipped {d}: {why}", flush=True)
                 continue
             probes[d] = binary
-        if not tool.endswith("_probe") and not shutil.which(tool):
-            print(f"skipped {d}: {tool} is not installed", flush=True)
+        if missing:
+            print(f"skipped {d}: {', '.join(missing)} is not installed", flush=True)
         elif not lib.exists():
             print(f"skipped {d}: driver not built ({lib})", flush=True)
         else:
@@ -645,17 +740,27 @@ def main() -> int:
         for d in runnable:
             lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
             used = pool.ensure(describe(paths.node_path(), lib), None, Path(logs))
+            if dc.SCHED:  # --fifo: the broker both tools go through too (every thread)
+                for service in used:
+                    if service.proc is not None:
+                        subprocess.run(
+                            ["chrt", "-a", "-f", "-p", dc.SCHED[-1], str(service.proc.pid)],
+                            check=True,
+                            capture_output=True,
+                        )
             options = broker_options(used)
             if options:
                 brokers[d] = options[0].partition("=")[2]
                 extra[d] = [a for o in options for a in ("--option", o)]
+        load_before = os.getloadavg()
         failed = measure(args, sizes, runnable, Setup(probes, extra, brokers, tag), rows)
+        args.load = (load_before, os.getloadavg())
     if failed:
         print(f"{failed} round(s) failed (above) and are not in the tables", flush=True)
     if "rtt" in args.what:
-        print_table(rows["rtt"], args.cpus)
+        print_table(rows["rtt"], args.cpus, args.load)
     if rows["throughput"]:
-        print_tput_table(rows["throughput"], args.cpus)
+        print_tput_table(rows["throughput"], args.cpus, args.load)
     return 0
 
 
@@ -678,30 +783,77 @@ def in_order(r: int, run_psbench, run_instrument) -> tuple:
     return run_psbench(), inst
 
 
+def round_label(args, r: int) -> str:
+    cap = args.max_rounds if args.until_decided else args.rounds
+    return f"round {r + 1}/{cap}{' (at most)' if args.until_decided else ''}"
+
+
+def undecided(rows, what: str, d: str, size: int) -> bool:
+    """Whether a driver and size still has an undecided verdict: for the ping-pong its p50
+    rows (one per instrument; p99 rows are printed with their verdict but hold nothing up),
+    for the maximum throughput its row."""
+    if what == "rtt":
+        keys = [(d, tool, size) for tool in INSTRUMENTS[d]]
+        series = [[(p[0][0], p[1][0]) for p in rows["rtt"].get(k, [])] for k in keys]
+    else:
+        series = [[(p[0][0], p[1][0]) for p in rows["throughput"].get((d, size), [])]]
+    for pairs in series:
+        if not pairs:
+            return True
+        _, lo, hi = bootstrap_ratio([a for a, _ in pairs], [b for _, b in pairs])
+        if verdict(lo, hi, len(pairs)) == "undecided":
+            return True
+    return False
+
+
 def measure(args, sizes, runnable, setup: Setup, rows) -> int:
-    """Rounds over drivers and sizes, psbench and instrument in alternating order; the
+    """Rounds over drivers and sizes, psbench and instruments in rotated order; the
     ping-pong, then the maximum throughput where an instrument exists. A round in which
     either tool fails is printed with the reason and left out of the table (both tools'
-    figures of that round: the pairs stay paired); the others go on. Returns how many
-    were left out."""
+    figures of that round: the pairs stay paired); the others go on. With --until-decided,
+    after --rounds the rounds go on for the driver, size and kind of run whose verdict is
+    still undecided, until none is, --max-rounds rounds are done, or --max-minutes have
+    passed (a round is not cut short). Returns how many rounds were left out."""
     failed = 0
-    for r in range(args.rounds):
-        for d in runnable:
-            for i, size in enumerate(sizes):
-                domain = 201 + (r * len(sizes) + i) % 30  # ddsperf's; psbench's own are 1-200
-                for what, one_round in (("rtt", rtt_round), ("throughput", tput_round)):
-                    if what not in args.what or (
-                        what == "throughput" and d not in TPUT_INSTRUMENTS
-                    ):
-                        continue
-                    try:
-                        one_round(args, r, d, size, domain, setup, rows[what])
-                    except RuntimeError as exc:
-                        failed += 1
-                        print(f"round {r + 1}/{args.rounds} {d} {size} B {what}: left out, "
-                              f"{exc}", flush=True)  # fmt: skip
-                    finally:
-                        remove_probe_leftovers(f"truth{setup.tag}")
+    began = time.monotonic()
+    r = 0
+    while True:
+        if r >= args.rounds and not args.until_decided:
+            break
+        todo = [
+            (what, d, i, size)
+            for d in runnable
+            for i, size in enumerate(sizes)
+            for what in ("rtt", "throughput")
+            if what in args.what and (what == "rtt" or d in TPUT_INSTRUMENTS)
+            and (r < args.rounds or undecided(rows, what, d, size))
+        ]  # fmt: skip
+        if not todo:
+            print(f"until-decided: every verdict decided after {r} round(s)", flush=True)
+            break
+        if r >= args.max_rounds or time.monotonic() - began >= 60 * args.max_minutes:
+            limit = f"{r} rounds" if r >= args.max_rounds else f"{args.max_minutes:g} minutes"
+            left = ", ".join(sorted({f"{d} {size} B {what}" for what, d, _, size in todo}))
+            busy = os.getloadavg()[0] > (os.cpu_count() or 1)
+            hint = (
+                f" (the machine is busy: 1-min load average {os.getloadavg()[0]:.1f}; "
+                "--fifo 80 keeps other work from delaying the measured processes)"
+                if busy and not dc.SCHED
+                else ""
+            )
+            print(f"until-decided: stopped at {limit}; still undecided: {left}{hint}", flush=True)
+            break
+        for what, d, i, size in todo:
+            domain = 201 + (r * len(sizes) + i) % 30  # ddsperf's; psbench's own are 1-200
+            one_round = rtt_round if what == "rtt" else tput_round
+            try:
+                one_round(args, r, d, size, domain, setup, rows[what])
+            except RuntimeError as exc:
+                failed += 1
+                print(f"{round_label(args, r)} {d} {size} B {what}: left out, {exc}", flush=True)
+            finally:
+                remove_probe_leftovers(f"truth{setup.tag}")
+        r += 1
     return failed
 
 
@@ -717,41 +869,62 @@ def remove_probe_leftovers(tag: str, shm: Path = Path("/dev/shm")) -> list[str]:
     return [p.name for p in found]
 
 
+def rotated(names: list[str], r: int) -> list[str]:
+    """The order of the tools in round r: each round starts one tool later, so that every
+    tool runs first, second, ... alike (two tools: psbench first in even rounds)."""
+    k = r % len(names)
+    return names[k:] + names[:k]
+
+
 def rtt_round(args, r, d, size, domain, setup: Setup, rows) -> None:
-    def instrument():
-        if d in setup.probes:
+    """One round of the ping-pong: psbench once and each of the driver's instruments, in
+    rotated order; each instrument's row gets the pair (psbench's figures computed as that
+    instrument computes its own, the instrument's)."""
+
+    def instrument(tool: str):
+        if tool.endswith("_probe"):
             return probe_rtt(
-                INSTRUMENTS[d],
+                tool,
                 setup.probes[d],
                 probe_args(
-                    d, setup.brokers.get(d, ""), f"truth{setup.tag}r{r}s{size}", size, args.seconds
+                    d,
+                    setup.brokers.get(d, ""),
+                    f"truth{setup.tag}r{r}s{size}",
+                    size,
+                    args.seconds,
+                    domain,
                 ),
                 args.seconds,
                 args.cpus,
             )[:2]
-        if d == "udp":
+        if tool == "sockperf":
             return sockperf_rtt(size, args.seconds, args.cpus)
         return ddsperf_rtt(size, args.seconds, domain, args.cpus)
 
-    got = in_order(
-        r,
-        lambda: psbench_rtt(
+    def psbench():
+        return psbench_rtt(
             d,
             size,
             args.seconds,
             f"truth{setup.tag}{d}r{r}s{size}",
             setup.extra.get(d, []),
             args.cpus,
-        ),
-        instrument,
-    )
-    rows.setdefault((d, size), []).append(got)
-    print(
-        f"round {r + 1}/{args.rounds} {d} {size} B: psbench p50/p99 "
-        f"{got[0][0]:.2f}/{got[0][1]:.2f} us, {INSTRUMENTS[d]} "
-        f"{got[1][0]:.2f}/{got[1][1]:.2f} us",
-        flush=True,
-    )
+        )
+
+    tools = INSTRUMENTS[d]
+    got = {}
+    for name in rotated(["psbench", *tools], r):
+        got[name] = psbench() if name == "psbench" else instrument(name)
+    parts = []
+    for tool in tools:
+        ps = got["psbench"].get("per_second" if tool == "ddsperf" else "samples")
+        if ps is None:
+            raise RuntimeError(f"psbench {d} recorded less than one second of samples")
+        rows.setdefault((d, tool, size), []).append((ps, got[tool]))
+        parts.append(
+            f"psbench p50/p99 {ps[0]:.2f}/{ps[1]:.2f} us, {tool} {got[tool][0]:.2f}/{got[tool][1]:.2f} us"
+        )
+    print(f"{round_label(args, r)} {d} {size} B: {'; '.join(parts)}", flush=True)
 
 
 def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
@@ -782,16 +955,17 @@ def tput_round(args, r, d, size, domain, setup: Setup, rows) -> None:
     )
     rows.setdefault((d, size), []).append(got)
     print(
-        f"round {r + 1}/{args.rounds} {d} {size} B throughput: psbench {got[0][0]:,.0f} msg/s "
+        f"{round_label(args, r)} {d} {size} B throughput: psbench {got[0][0]:,.0f} msg/s "
         f"({got[0][1]} received), {TPUT_INSTRUMENTS[d]} {got[1][0]:,.0f} msg/s ({got[1][1]} received)",
         flush=True,
     )
 
 
 def placement(cpus, sender: str, receiver: str) -> str:
-    return (
+    where = (
         "unpinned" if cpus[0] is None else f"{sender} on CPU {cpus[0]}, {receiver} on CPU {cpus[1]}"
     )
+    return where + (f", SCHED_FIFO {dc.SCHED[-1]}" if dc.SCHED else "")
 
 
 def ratio_cells(ps: list[float], inst: list[float]) -> str:
@@ -800,32 +974,39 @@ def ratio_cells(ps: list[float], inst: list[float]) -> str:
     return f"{ratio:>6.3f} {f'[{lo:.3f}, {hi:.3f}]':>17}  {verdict(lo, hi, len(inst))}"
 
 
-def print_table(rows, cpus) -> None:
+def load_note(load) -> str:
+    """The machine's 1-minute load average before and after the rounds (not controlled)."""
+    if not load:
+        return "machine load not controlled"
+    return f"1-min load average {load[0][0]:.2f} before, {load[1][0]:.2f} after (not controlled)"
+
+
+def print_table(rows, cpus, load=None) -> None:
     print()
     print(
         f"RTT, closed-loop ping-pong, psbench/instrument (medians over rounds, 95% bootstrap "
-        f"interval), {placement(cpus, 'pinging processes', 'echoing ones')}; machine load not controlled"
+        f"interval), {placement(cpus, 'pinging processes', 'echoing ones')}; {load_note(load)}"
     )
-    header = f"{'driver':<11} {'instrument':<12} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
+    header = f"{'driver':<11} {'instrument':<16} {'size B':>7} {'rounds':>6} {'metric':<6} {'psbench us':>10} {'instr us':>9} {'ratio':>6} {'interval':>17}  verdict"
     print(header)
     print("-" * len(header))
-    for (d, size), pairs in rows.items():
+    for (d, tool, size), pairs in rows.items():
         for k, metric in enumerate(("p50", "p99")):
             ps = [p[0][k] for p in pairs]
             inst = [p[1][k] for p in pairs]
             print(
-                f"{d:<11} {INSTRUMENTS[d]:<12} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
+                f"{d:<11} {tool:<16} {size:>7} {len(pairs):>6} {metric:<6} {np.median(ps):>10.2f} "
                 f"{np.median(inst):>9.2f} {ratio_cells(ps, inst)}"
             )
 
 
-def print_tput_table(rows, cpus) -> None:
+def print_tput_table(rows, cpus, load=None) -> None:
     """The maximum throughput, messages/s on the subscriber's clock, and the messages each
     tool's subscribers received over all rounds."""
     print()
     print(
         f"maximum throughput, messages/s, psbench/instrument (medians over rounds, 95% bootstrap "
-        f"interval), {placement(cpus, 'publishers', 'subscribers')}; machine load not controlled"
+        f"interval), {placement(cpus, 'publishers', 'subscribers')}; {load_note(load)}"
     )
     header = (
         f"{'driver':<11} {'instrument':<14} {'size B':>7} {'rounds':>6} {'psbench msg/s':>13} "

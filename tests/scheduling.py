@@ -35,7 +35,7 @@ from psbench.base import manifests
 
 HOST_GROUP = "host"
 # Fixtures that run real sweeps and are shared by many tests (scope session or module).
-SHARED_SWEEPS = ("report_sweep", "sweeps", "shared_brokers")
+SHARED_SWEEPS = ("report_sweep", "sweeps", "history_sweep", "shared_brokers")
 
 
 def host_wide_drivers() -> dict[str, set[str] | None]:

@@ -165,3 +165,14 @@ def test_a_driver_not_built_from_source_is_refused(setup, tmp_path):
     assert run("nosuch").returncode == 2
     proc = subprocess.run([str(SCRIPT), "udp"], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "is not built from source" in proc.stderr
+
+
+def test_a_built_tree_needs_neither_its_repository_nor_the_network_again(setup, tmp_path):
+    run, upstream, commits, prefix = setup
+    assert run("srcmw", CORE_SRC=str(upstream)).returncode == 0
+    upstream.rename(tmp_path / "gone")  # no local copy, and the url leads nowhere
+    again = run("srcmw")
+    assert again.returncode == 0, again.stderr
+    assert "cloning" not in again.stdout
+    record = json.loads((prefix / "psbench-sdk.json").read_text())
+    assert record["trees"][0]["origin"] == f"CORE_SRC={upstream}"  # as first built

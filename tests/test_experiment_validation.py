@@ -6,6 +6,7 @@ import os
 import pytest
 
 from conftest import REPO
+from driver_checks import only_versions_not_built
 from experiment_files import run_experiment, write
 from psbench.base import paths
 
@@ -250,5 +251,7 @@ def test_output_directory_in_use_is_refused(driver_libs, results, tmp_path):
 def test_shipped_experiments_are_valid(driver_libs, results):
     for path in sorted((REPO / "experiments").glob("*.yaml")):
         proc = run_experiment(path, results, "--dry-run")
+        if only_versions_not_built(proc):
+            continue  # experiments/upgrade.yaml where the versions were not built
         assert proc.returncode == 0, f"{path}: {proc.stderr}"
         assert proc.stderr == "", proc.stderr  # no notes either

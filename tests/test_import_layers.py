@@ -1,12 +1,12 @@
 """python/psbench is layered (docs/architecture.md): base < results < run < report <
-reproduce < cli. A module imports only from its own layer or the ones below, at module
+history < reproduce < cli. A module imports only from its own layer or the ones below, at module
 level and inside functions alike, and no group of modules imports itself in a circle."""
 
 import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "psbench"
-LAYERS = ["base", "hosts", "results", "run", "report", "reproduce", "cli"]
+LAYERS = ["base", "hosts", "results", "run", "report", "history", "reproduce", "cli"]
 
 
 def module_name(path: Path) -> str:

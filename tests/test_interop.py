@@ -206,8 +206,8 @@ def test_a_matching_pair_is_seen_whole_on_the_wire(both_dds, node, tmp_path):
 def test_interop_matrix_of_two_vendors(results):
     # 64 B: 64 KiB across vendors is test_ping_with_a_driver_per_role_delivers_every_sample's.
     proc = run_cli(
-        ["interop", "--sizes", "64", "--reliability", "best_effort,reliable", "--count", "50",
-         "--results", str(results)],
+        ["interop", "--drivers", "cyclonedds,fastdds", "--sizes", "64", "--reliability",
+         "best_effort,reliable", "--count", "50", "--results", str(results)],
         results,
         timeout=600,
     )  # fmt: skip
@@ -232,8 +232,9 @@ def test_interop_says_where_vendors_part_on_their_own_shared_memory(results):
     # Each vendor's shared memory is its own: over it the two never discover each other,
     # while each with itself works. The failed cells are rerun with the wire watched.
     proc = run_cli(
-        ["interop", "--transport", "shm", "--sizes", "64", "--reliability", "reliable",
-         "--count", "20", "--match-timeout", "4", "--results", str(results)],
+        ["interop", "--drivers", "cyclonedds,fastdds", "--transport", "shm", "--sizes", "64",
+         "--reliability", "reliable", "--count", "20", "--match-timeout", "4", "--results",
+         str(results)],
         results,
         timeout=600,
     )  # fmt: skip

@@ -69,30 +69,51 @@ def test_the_terminal_shows_the_intervals_and_what_is_too_small(driver_libs, res
 def test_the_report_gives_each_configurations_intervals_from_its_samples(
     driver_libs, results, tmp_path
 ):
-    # Two repetitions of 500: the report's intervals are the pooled samples' order
-    # statistics at the exact reference's ranks, at the level --alpha asks for.
-    for _ in range(2):
-        proc = run_cli(["ping", "--driver", "udp", "--count", "500", "--quiet"], results)
-        assert proc.returncode == 0, proc.stderr
-    pooled = np.sort(
-        np.concatenate(
-            [read_samples(path).latency_ns / 2.0 for path in sorted(results.glob("*/ping.samples"))]
-        )
-    )
-    assert pooled.size == 1000
-    for alpha, confidence in (("0.05", Fraction(95, 100)), ("0.01", Fraction(99, 100))):
-        out = tmp_path / f"report-{alpha}"
+    # One run of 1000, then a second: the report's intervals are, for the one run, its
+    # order statistics at the dependence-aware ranks (the exact reference's when it
+    # shows no dependence); for the two, the run-level interval of the pooled
+    # percentile; both at the level --alpha asks for.
+    from scipy.stats import t
+
+    from psbench.results.dependence import quantile_interval
+
+    def report(folder, alpha, name):
+        out = tmp_path / name
         proc = run_cli(
-            ["report", str(results), "-o", str(out), "--alpha", alpha, "--no-plots"], results
+            ["report", str(folder), "-o", str(out), "--alpha", alpha, "--no-plots"], results
         )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         (row,) = json.loads((out / "intervals.json").read_text())["rows"]
-        assert row["n"] == 1000
+        return row, (out / "intervals.md").read_text()
+
+    for _ in range(2):
+        proc = run_cli(["ping", "--driver", "udp", "--count", "1000", "--quiet"], results)
+        assert proc.returncode == 0, proc.stderr
+    folders = sorted(p for p in results.iterdir() if (p / "run.json").exists())
+    first = read_samples(folders[0] / "ping.samples").latency_ns / 2.0
+    both = [read_samples(f / "ping.samples").latency_ns / 2.0 for f in folders]
+    pooled = np.sort(np.concatenate(both))
+    for alpha, confidence in (("0.05", Fraction(95, 100)), ("0.01", Fraction(99, 100))):
+        row, text = report(folders[0], alpha, f"one-{alpha}")
+        assert row["n"] == 1000 and row["runs"] == 1 and row["covers"] == "within one run"
         for label, q in (("p50", Fraction(50)), ("p99", Fraction(99))):
-            low, high = exact_ranks(q, 1000, confidence)
-            assert (row[f"{label}_low_ns"], row[f"{label}_high_ns"]) == (
-                pooled[low - 1],
-                pooled[high - 1],
-            ), (alpha, label)
-        assert row["p99.9_low_ns"] is None and row["p99.9_high_ns"] is None
-        assert "n too small" in (out / "intervals.md").read_text()
+            found = quantile_interval(float(q), first, float(confidence))
+            if found.tau == 1.0:
+                assert found.ranks == exact_ranks(q, 1000, confidence)
+            ordered = np.sort(first)
+            expected = (
+                (None, None)
+                if found.ranks is None
+                else (ordered[found.ranks[0] - 1], ordered[found.ranks[1] - 1])
+            )
+            assert (row[f"{label}_low_ns"], row[f"{label}_high_ns"]) == expected, (alpha, label)
+        assert row["p99.9_low_ns"] is None and "n too small" in text
+        row, _ = report(results, alpha, f"two-{alpha}")
+        assert row["n"] == 2000 and row["runs"] == 2 and row["covers"] == "between 2 runs"
+        for label, q in (("p50", 50), ("p99", 99)):
+            value = pooled[-(-q * 2000 // 100) - 1]
+            logs = np.log([np.sort(r)[-(-q * r.size // 100) - 1] for r in both])
+            half = t.isf((1 - float(confidence)) / 2, 1) * np.std(logs, ddof=1) / np.sqrt(2)
+            assert row[f"{label}_ns"] == value
+            assert row[f"{label}_low_ns"] == pytest.approx(value * np.exp(-half))
+            assert row[f"{label}_high_ns"] == pytest.approx(value * np.exp(half))

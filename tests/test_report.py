@@ -4,6 +4,7 @@ out, the same report twice, and errors that name the fix."""
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -125,9 +126,11 @@ def test_significance_between_configurations_differing_in_one_setting(report_swe
         ("size", "64 B", "4 KiB", "ping shm"),
         ("size", "64 B", "4 KiB", "pubsub shm rate=2000"),
     }
-    # the seed papers' t-test table: t, df and p beside what is compared
+    # the seed papers' t-test table: t, df and p beside what is compared, labelled as
+    # taking the samples as independent; the CI says what it covers
     header = (out / "significance.md").read_text().splitlines()[2]
-    assert [c.strip() for c in header.strip("|").split("|")][11:14] == ["t", "df", "p (t)"]
+    cells = [c.strip() for c in header.strip("|").split("|")]
+    assert cells[11:16] == ["CI covers", "verdict", "t (indep.)", "df", "p (t, indep.)"]
     by_label = {c["label"]: c for c in doc["configurations"]}
     entries = [e for e in index_lines(report_sweep) if e["status"] == "ok"]
     assert len(doc["comparisons"]) == len(rows)
@@ -148,7 +151,12 @@ def test_significance_between_configurations_differing_in_one_setting(report_swe
         assert float(row["welch_df"]) == pytest.approx(expected.df)
         mw = sps.mannwhitneyu(pooled[0], pooled[1], method="asymptotic")
         assert float(row["mann_whitney_u"]) == pytest.approx(mw.statistic)
-        assert row["verdict"] in ("within noise", "significant, B slower", "significant, B faster")
+        assert re.fullmatch(
+            r"(within noise|significant, B (slower|faster)|no interval)"
+            r"( \(one run only\))?(; (A|B|A and B) changed level)?",
+            row["verdict"],
+        ), row["verdict"]
+        assert row["covers"] in ("within one run (no repetitions)", "between runs (2 and 2)")
         assert float(row["median_ratio_low"]) <= float(row["median_ratio_high"])
 
 

@@ -263,6 +263,12 @@ def _ijraset():
     return ijraset
 
 
+def _claims():
+    from psbench.reproduce import ijraset_claims
+
+    return ijraset_claims
+
+
 def _published() -> dict:
     return yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
 
@@ -291,7 +297,7 @@ def test_verdicts_take_the_papers_figures_from_the_published_file():
 
 
 def test_min_range_agrees_and_differs():
-    check = _ijraset()._min_range_verdict
+    check = _claims()._min_range_verdict
     assert check([250.0, 900.0], 200, 930) == "agrees"
     assert check([73.0, 128.0], 200, 930) == "differs"
     assert check([150.0, 300.0], 200, 930) == "partly (1 of 2 within)"
@@ -299,7 +305,7 @@ def test_min_range_agrees_and_differs():
 
 
 def test_throughput_agrees_and_differs_when_the_paper_is_consistent():
-    check = _ijraset()._throughput_verdict
+    check = _claims()._throughput_verdict
     # 300 Mbit/s at 8,192 B needs 4,578 samples/s: within the stated rate.
     assert check(300, 8192, SETUP, 290.0, fraction=0.9) == "agrees"
     assert check(300, 8192, SETUP, 100.0, fraction=0.9) == "differs"
@@ -308,7 +314,7 @@ def test_throughput_agrees_and_differs_when_the_paper_is_consistent():
 
 
 def test_throughput_the_paper_cannot_reach_is_inconsistent_in_the_paper_whatever_ours():
-    check = _ijraset()._throughput_verdict
+    check = _claims()._throughput_verdict
     for ours in (None, 0.0, 2000.0):
         verdict = check(600, 1024, SETUP, ours)
         assert verdict == (
@@ -319,7 +325,7 @@ def test_throughput_the_paper_cannot_reach_is_inconsistent_in_the_paper_whatever
 
 
 def test_offered_rate_agrees_and_differs():
-    check = _ijraset()._offered_rate_verdict
+    check = _claims()._offered_rate_verdict
     assert check([5480.0, 5500.0], SETUP) == "same method"
     assert check([4000.0, 5500.0], SETUP) == "differs"
     assert check([], SETUP) == "not measured"
@@ -341,7 +347,7 @@ def _run(driver: str, size: int, relays: int, latency_us=(), mbit=None, sent=550
 
 
 def _verdicts(configs: list, published: dict, where: str | None = None) -> dict:
-    return {row[0]: row[4] for row in _ijraset()._claim_rows(configs, published, where)}
+    return {row[0]: row[4] for row in _claims()._claim_rows(configs, published, where)}
 
 
 def _consistent(published: dict) -> dict:

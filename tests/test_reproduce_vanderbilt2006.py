@@ -267,7 +267,7 @@ def _points(kbps: dict) -> dict:
 
 
 def _verdict(kind: str, claim: dict, kbps: dict) -> str:
-    from psbench.reproduce import vanderbilt2006 as module
+    from psbench.reproduce import vanderbilt2006_claims as module
 
     check = {
         "multicast_above": module._check_multicast_above,
@@ -319,7 +319,7 @@ def test_levels_off_less_agrees_and_differs():
 
 
 def test_a_claim_no_driver_can_test_says_why_whatever_the_data():
-    from psbench.reproduce import vanderbilt2006 as module
+    from psbench.reproduce import vanderbilt2006_claims as module
 
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     untestable = [c for c in published["claims"] if c["kind"] == "not_testable"]

@@ -87,6 +87,7 @@ PROBE_SERVICES = {
     "zeromq": None,
     "fastdds": None,
     "zenoh": None,  # peer mode: pong listens on the endpoint, ping connects
+    "cyclonedds": None,
 }
 
 
@@ -98,7 +99,7 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
     binary, why = truth.build_probe(driver)
     if binary is None:
         pytest.skip(why)
-    assert binary.name == truth.INSTRUMENTS[driver]
+    assert binary.name in truth.INSTRUMENTS[driver]
     with ServicePool(largest_message=1024) as pool:
         # As the node describes the driver: its manifest names the service.
         used = pool.ensure({"name": driver, "capabilities": {}}, None, tmp_path)
@@ -117,9 +118,9 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
                 [str(binary), "ping", *args], capture_output=True, text=True, timeout=60
             )
             assert ping.returncode == 0, ping.stderr
-            # Known answers: one line "p50 p99 n" of the measured round trips, and pong
-            # ends by itself (exit 0) on ping's end marker.
-            p50, p99, n = ping.stdout.split()
+            # Known answers: a first line "p50 p99 n" of the measured round trips, and
+            # pong ends by itself (exit 0) on ping's end marker.
+            p50, p99, n = ping.stdout.splitlines()[0].split()
             assert int(n) >= 1
             assert 0 < float(p50) <= float(p99)
             assert pong.wait(timeout=20) == 0, pong.stderr.read()
@@ -155,8 +156,8 @@ def test_driver_with_a_new_probe_runs_one_round(driver):
         pytest.skip(res.stdout.strip())
     rows = [line.split() for line in res.stdout.splitlines() if line.startswith(f"{driver} ")]
     assert [(r[1], r[2], r[3], r[4]) for r in rows] == [
-        (truth.INSTRUMENTS[driver], "64", "1", "p50"),
-        (truth.INSTRUMENTS[driver], "64", "1", "p99"),
+        (truth.INSTRUMENTS[driver][0], "64", "1", "p50"),
+        (truth.INSTRUMENTS[driver][0], "64", "1", "p99"),
     ]
     assert all(" ".join(r[10:]) == "undecided" for r in rows)  # one round never decides
     assert "maximum throughput" not in res.stdout  # --what rtt: the ping-pong only
@@ -241,3 +242,28 @@ def test_a_failed_iceoryx2_probes_shared_memory_is_removed_and_nothing_else(tmp_
         (tmp_path / name).write_text("")
     assert sorted(truth.remove_probe_leftovers("truth7885", tmp_path)) == sorted(ours)
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(others)
+
+
+@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
+@pytest.mark.skipif(
+    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+)
+def test_cyclonedds_round_gives_a_ddsperf_row_and_a_probe_row_and_until_decided_stops_at_its_cap():
+    if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
+        pytest.skip("the cyclonedds driver is not built")
+    res = run(
+        *("--drivers", "cyclonedds", "--what", "rtt", "--sizes", "64", "--seconds", "1.5"),
+        *("--rounds", "1", "--until-decided", "--max-rounds", "1"),
+        timeout=240,
+    )
+    assert res.returncode == 0, res.stderr
+    # Known answers: one round cannot decide, and the cap of one round stops it there.
+    assert "until-decided: stopped at 1 rounds; still undecided: cyclonedds 64 B rtt" in res.stdout
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith("cyclonedds ")]
+    assert [(r[1], r[2], r[3], r[4]) for r in rows] == [
+        ("ddsperf", "64", "1", "p50"),
+        ("ddsperf", "64", "1", "p99"),
+        ("cyclonedds_probe", "64", "1", "p50"),
+        ("cyclonedds_probe", "64", "1", "p99"),
+    ]
+    assert all(" ".join(r[10:]) == "undecided" for r in rows)

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 
 from conftest import REPO, run_cli
+from driver_checks import only_versions_not_built
 from experiment_files import run_experiment, write
 
 # (driver, setting lines of a run, the setting's line in the file, words of the refusal)
@@ -117,7 +118,9 @@ def _node_args(settings: str) -> list[str]:
 def test_shipped_experiments_validate_through_the_node(driver_libs, results):
     # Every experiment and seed study the repository ships passes the node's own check.
     for path in sorted((REPO / "experiments").rglob("*.yaml")):
-        if path.name.endswith(".published.yaml"):
+        if path.name.endswith((".published.yaml", ".layout.yaml")):  # data, not experiments
             continue
         proc = run_cli(["run", str(path), "--dry-run"], results, timeout=60)
+        if only_versions_not_built(proc):
+            continue  # experiments/upgrade.yaml where the versions were not built
         assert proc.returncode == 0, (path, proc.stderr)

@@ -11,7 +11,9 @@
 #include <string>
 
 extern "C" {
+#if PSBENCH_CYCLONEDDS_ICEORYX
 #include <iceoryx_binding_c/config.h>
+#endif
 }
 
 #include "psbench/sdk.hpp"
@@ -101,6 +103,15 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
 // Cyclone 0.10.2 puts an endpoint on iceoryx only under conditions it does not report
 // as errors (it quietly uses the network instead); refuse what would not go over shm.
 inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const Settings &s) {
+#if !PSBENCH_CYCLONEDDS_ICEORYX
+  (void)cfg, (void)s;
+  refuse.add(
+      "transport",
+      "transport shm is Cyclone 0.10's iceoryx shared memory; Cyclone " PSBENCH_CYCLONEDDS_VERSION
+      " has none (its PSMX plugins replaced it): use udp or multicast, or cyclonedds "
+      "(0.10.2) for shm");
+  return;
+#else
   if (cfg.qos.history == PSB_KEEP_ALL)
     refuse.add("history",
                "transport shm cannot keep_all: Cyclone 0.10.2 carries only keep_last "
@@ -131,6 +142,7 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
   }
   if (!psb::sdk::process_running("iox-roudi"))  // without it Cyclone would wait for it
     refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
+#endif
 }
 
 }  // namespace detail

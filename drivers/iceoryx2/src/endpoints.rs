@@ -10,7 +10,7 @@ use iceoryx2::port::update_connections::UpdateConnections;
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 use iceoryx2::sample_mut_uninit::SampleMutUninit;
-use psbench_driver::{Error, Listener, ListenerThread, Reader, Writer};
+use psbench_driver::{take_waiting, Error, Listener, ListenerThread, Polling, Reader, Writer};
 
 use crate::ports::{self, Pub, Sleeper, Sub, Svc, Topic, Waker};
 use crate::settings::Settings;
@@ -73,8 +73,10 @@ impl Writer for Wr {
         let _ = self.publisher.update_connections();
         Some(self.topic.dynamic_config().number_of_subscribers() as u32)
     }
+}
 
-    const HAS_LOAN: bool = true;
+/// Zero-copy send: the table has loan and write_loan.
+impl psbench_driver::Loan for Wr {
     fn loan(&mut self, len: usize) -> Result<*mut u8, Error> {
         self.loaned = None; // an earlier loan never written goes back first
         let mut sample = self
@@ -171,7 +173,8 @@ impl Drop for Rd {
     }
 }
 
-impl Reader for Rd {
+/// iceoryx2 looks (receive) and waits (a listener's sleeper): take() is take_waiting().
+impl Polling for Rd {
     fn try_take(&mut self) -> Result<Option<&[u8]>, Error> {
         self.held = None;
         let Some(subscriber) = &self.subscriber else {
@@ -201,10 +204,11 @@ impl Reader for Rd {
             Err(e) => Err(Error::new(format!("waiting for a sample failed: {e:?}"))),
         }
     }
+}
 
-    const HAS_RELEASE: bool = true;
-    fn release(&mut self) {
-        self.held = None;
+impl Reader for Rd {
+    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error> {
+        take_waiting(self, timeout_ns)
     }
 
     /// The publishers this reader's subscriber is connected to. iceoryx2 connects a
@@ -219,6 +223,12 @@ impl Reader for Rd {
             }
             None => Some(self.connected.load(Ordering::Acquire)),
         }
+    }
+}
+
+impl psbench_driver::Release for Rd {
+    fn release(&mut self) {
+        self.held = None;
     }
 }
 

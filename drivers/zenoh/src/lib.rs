@@ -162,13 +162,14 @@ impl psbench_driver::Reader for Reader {
         self.0.take(timeout_ns).map_err(Error::new)
     }
 
-    const HAS_RELEASE: bool = true;
-    fn release(&mut self) {
-        self.0.release();
-    }
-
     fn matched(&self) -> Option<u32> {
         Some(self.0.matched())
+    }
+}
+
+impl psbench_driver::Release for Reader {
+    fn release(&mut self) {
+        self.0.release();
     }
 }
 

@@ -90,6 +90,8 @@ class Manifest:
     # test here: criterion -> Claim (psbench criteria: "documented, not verified").
     claims: dict = field(default_factory=dict)
     source: "SourceSpec | None" = None  # build = "from-source": what it is built from
+    # Other versions psbench builds beside the default one ([[versions]]): NAME@VERSION.
+    versions: tuple["VersionSpec", ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,17 @@ class SourceSpec:
     system: str  # installed into ~/.cache/psbench/<system>-<version>
     version: str
     build_minutes: int | None = None  # measured from nothing on 2 cores
+
+
+@dataclass(frozen=True)
+class VersionSpec:
+    """A version of the middleware built beside the default (docs/versions.md): from its
+    source trees (scripts/build-source --version), the driver then built against it; or
+    its service (a broker) from a go module, the driver's library unchanged."""
+
+    version: str
+    build_minutes: int | None = None
+    service: str | None = None  # a version of the driver's service (its broker), not its library
 
 
 @dataclass(frozen=True)
@@ -139,8 +152,19 @@ _TOP = {
     "monitor": dict,
     "claims": dict,
     "source": dict,
+    "versions": _TABLES,
 }
 _SOURCE = {"system": str, "version": str, "build_minutes": int, "trees": _TABLES}
+_VERSION = {
+    "version": str,
+    "system": str,
+    "build_minutes": int,
+    "trees": _TABLES,
+    "service": str,
+    "go": str,
+}
+# NAME@VERSION names a version of drivers/NAME (docs/versions.md).
+VERSION_MARK = "@"
 _SECURITY = {"modes": list, "documents": str}
 _MONITOR = {
     "argv": list,
@@ -276,9 +300,20 @@ def _claims(tables: dict, path: Path) -> dict:
     return found
 
 
-@cache
+def base_name(name: str) -> str:
+    """The driver folder of a name: NAME of NAME@VERSION."""
+    return name.partition(VERSION_MARK)[0]
+
+
 def load(name: str) -> Manifest:
-    """The manifest of drivers/<name>/ (a driver without one is a UserError)."""
+    """The manifest of drivers/<name>/ (NAME@VERSION: of NAME; a driver without one is a
+    UserError)."""
+    return _load(base_name(name))
+
+
+@cache
+def _load(name: str) -> Manifest:
+    """load(), once per driver folder (load.cache_clear() forgets them)."""
     path = DRIVERS_DIR / name / "manifest.toml"
     try:
         data = tomllib.loads(path.read_text())
@@ -362,7 +397,27 @@ def load(name: str) -> Manifest:
         monitor=_monitor(data.get("monitor"), path),
         claims=_claims(data.get("claims", {}), path),
         source=source,
+        versions=_versions(data.get("versions", []), path),
     )
+
+
+def _versions(tables: list, path: Path) -> tuple[VersionSpec, ...]:
+    found = []
+    for index, table in enumerate(tables):
+        where = f"versions[{index}]."
+        _fields(table, _VERSION, where, path)
+        if not table.get("version") or not (table.get("trees") or table.get("go")):
+            raise UserError(f"{path}: {where}version: give the version and its source trees, "
+                            f"or the go module of its service (docs/versions.md)", 2)  # fmt: skip
+        if table.get("go") and not table.get("service"):
+            raise UserError(f"{path}: {where}service: a version built with go is a service's: "
+                            f"name it", 2)  # fmt: skip
+        if VERSION_MARK in table["version"] or table["version"] in (v.version for v in found):
+            raise UserError(f"{path}: {where}version: {table['version']!r} is not a new version "
+                            f"name", 2)  # fmt: skip
+        found.append(VersionSpec(table["version"], table.get("build_minutes"),
+                                 table.get("service")))  # fmt: skip
+    return tuple(found)
 
 
 def _source(data: dict, path: Path) -> SourceSpec | None:
@@ -405,6 +460,9 @@ def _security(table: dict, services: list[ServiceSpec], path: Path) -> dict:
 def driver_names() -> list[str]:
     """Every driver folder (one with a CMakeLists.txt) under drivers/."""
     return sorted(p.parent.name for p in DRIVERS_DIR.glob("*/CMakeLists.txt"))
+
+
+load.cache_clear = _load.cache_clear  # type: ignore[attr-defined]  # tests swap folders
 
 
 def baseline_drivers() -> tuple[str, ...]:

@@ -140,7 +140,8 @@ def _fraction(allow_zero: bool, example: str):
 noise_fraction = _fraction(True, "0.05 = changes under 5% are noise")
 probability = _fraction(False, "e.g. 0.05 or 0.95")
 
-# Fewer resamples put a bootstrap interval's ends on the few most extreme values.
+# --resamples (report, compare) is still checked as it was, so that a command line that
+# was refused before is refused now; its value no longer changes anything.
 MIN_RESAMPLES = 100
 
 

@@ -47,6 +47,12 @@ def driver_libraries() -> dict[str, Path]:
     return found
 
 
+def source_cache() -> Path:
+    """Where middlewares built from source live (scripts/build-source's
+    PSBENCH_SOURCE_CACHE, else ~/.cache/psbench)."""
+    return _from_env("PSBENCH_SOURCE_CACHE", Path.home() / ".cache" / "psbench")
+
+
 def results_dir(override: str | None = None) -> Path:
     """--results DIR, else $PSBENCH_RESULTS, else results/ under the repo."""
     if override:

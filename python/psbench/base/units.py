@@ -1,10 +1,26 @@
 """How numbers, sizes and settings are written for people, the same in every table,
 line and page psbench prints."""
 
+from decimal import ROUND_HALF_UP, Decimal, localcontext
 
-def micros(ns) -> str:
-    """ns -> µs with two decimals; None (too few samples) -> '-'."""
-    return "-" if ns is None else f"{ns / 1000:.2f}"
+
+def decimal_text(value, places: int, shift: int = 0, grouping: bool = False) -> str:
+    """value / 10**shift with `places` decimals, rounded from its exact decimal value,
+    halves away from zero (up, for a latency): 60,355.0 ns -> "60.36" µs, where
+    f"{60355.0 / 1000:.2f}" gives "60.35" (60.355 has no exact binary double; the
+    nearest is below it). One rule for every figure psbench prints."""
+    with localcontext() as context:
+        context.prec = 80  # a double's exact decimal has at most 767 digits; 80 hold
+        # every one psbench prints (latencies below 10**20 ns) without rounding twice
+        exact = Decimal(value).scaleb(-shift)
+        text = exact.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{text:,}" if grouping else str(text)
+
+
+def micros(ns, places: int = 2, grouping: bool = False) -> str:
+    """ns -> µs with two decimals (decimal_text's rounding); None (too few samples) ->
+    '-'."""
+    return "-" if ns is None else decimal_text(ns, places, 3, grouping)
 
 
 def bytes_text(size) -> str:

@@ -52,22 +52,23 @@ def add_parsers(subparsers) -> None:
         type=probability,
         default=DEFAULT_CONFIDENCE,
         metavar="FRACTION",
-        help=f"of the bootstrap intervals (default {DEFAULT_CONFIDENCE:g})",
+        help=f"of the confidence intervals (default {DEFAULT_CONFIDENCE:g})",
     )
     parser.add_argument(
         "--resamples",
         type=resamples,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+        help="accepted for older command lines; changes nothing (the intervals are "
+        "computed, not resampled: docs/methodology.md, section 11)",
     )
     parser.add_argument(
         "--seed",
         type=non_negative_int,
         default=DEFAULT_SEED,
         metavar="N",
-        help=f"of the bootstrap (default {DEFAULT_SEED}); same inputs and "
-        f"seed give the same output",
+        help="accepted for older command lines; changes nothing (nothing is drawn at "
+        "random: the same inputs give the same output)",
     )
     parser.add_argument("--markdown", metavar="FILE", help="write the tables as Markdown too")
     parser.add_argument("--json", metavar="FILE", help="write the tables as JSON too")

@@ -54,9 +54,13 @@ def _row(info: drivers.DriverInfo) -> list:
         return [info.name, f"error: {info.error}"] + [""] * (len(COLUMNS) - 2)
     caps = info.describe.get("capabilities") or {}
     join = lambda key: ",".join(caps.get(key) or []) or "-"  # noqa: E731
+    built = info.describe.get("build") or {}
+    version = info.describe.get("version")
+    if built.get("service_executables"):  # another version of its broker, same library
+        version = f"{version}; {', '.join(built['service_executables'])} {built['version']}"
     return [
         info.name,
-        info.describe.get("version"),
+        version,
         join("reliability"),
         join("durability"),
         join("history"),

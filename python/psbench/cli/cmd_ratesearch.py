@@ -9,7 +9,7 @@ from pathlib import Path
 from psbench.base import paths, table
 from psbench.base.errors import UserError
 from psbench.base.options import add_measure_arguments, add_search_arguments
-from psbench.base.units import percent_text, rate_text
+from psbench.base.units import micros, percent_text, rate_text
 from psbench.cli.cmd_measure import spec_from_args
 from psbench.cli.commands import help_of
 from psbench.results import rundir
@@ -83,7 +83,7 @@ def curve_table(result: ratesearch.SearchResult, publishers: int = 1) -> str:
             s.status,
             rate_text(s.achieved_rate_hz),
             percent_text(s.loss_percent),
-            "-" if s.p99_ns is None else f"{s.p99_ns / 1e3:.2f}",
+            micros(s.p99_ns),
             f"{s.runs_passed}/{s.runs}",
             _verdict(s, result.criteria),
         ]

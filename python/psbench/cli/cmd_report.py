@@ -46,13 +46,15 @@ def add_parsers(subparsers) -> None:
         type=resamples,
         default=DEFAULT_RESAMPLES,
         metavar="N",
-        help=f"bootstrap resamples (default {DEFAULT_RESAMPLES})",
+        help="accepted for older command lines; changes nothing (the intervals are "
+        "computed, not resampled: docs/methodology.md, section 11)",
     )
     parser.add_argument(
         "--seed",
         type=non_negative_int,
         default=DEFAULT_SEED,
-        help=f"bootstrap seed (default {DEFAULT_SEED}): the same seed gives the same report",
+        help="accepted for older command lines; changes nothing (nothing is drawn at "
+        "random: the same data give the same report)",
     )
     parser.add_argument(
         "--no-plots", action="store_true", help="tables only (faster; the HTML page has no plots)"

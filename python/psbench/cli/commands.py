@@ -40,6 +40,12 @@ COMMANDS = {
         "psbench.cli.cmd_compare",
         "compare two result sets: is B slower than A? (exit code 1 if so; docs/compare.md)",
     ),
+    "history": (
+        "psbench.cli.cmd_history",
+        "results over time: `history add` result sets to one database, `history list` "
+        "them, `history trend` per configuration with the changes called real (exit 1 on a "
+        "regression with --fail-on-regression; docs/history.md)",
+    ),
     "interop": (
         "psbench.cli.cmd_interop",
         "the interoperability matrix of drivers of one wire protocol (DDS vendors over "

@@ -1,13 +1,12 @@
 """Is the candidate B slower than the reference A? Configuration by configuration (equal
 settings = equal Config.key): the ratio B/A of the median and of p99 over all samples of
-the ok repetitions, each with a seeded bootstrap confidence interval, and a verdict that
-calls a change only when the whole interval lies outside the noise band 1 +- threshold
-(docs/compare.md)."""
+the ok repetitions, each with a confidence interval that counts what the samples are
+worth (psbench.results.significance: a run's serial dependence, or with repetitions the
+spread between runs), and a verdict that calls a change only when the whole interval
+lies outside the noise band 1 +- threshold (docs/compare.md)."""
 
 from collections import Counter
 from dataclasses import dataclass
-
-import numpy as np
 
 from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, build_configs, labels
@@ -21,7 +20,6 @@ from psbench.results.significance import (
     mann_whitney,
     outside_noise,
     ratio_ci,
-    seed_for,
 )
 from psbench.results.stats import PERCENTILES
 
@@ -53,6 +51,7 @@ class Change:
     p50_b: float
     p50: RatioCI
     p99: RatioCI | None  # None: fewer than P99_MIN_SAMPLES on a side
+    covers: str  # what the intervals' spread comes from (significance.covers_text)
     mann_whitney_p: float
     p50_verdict: str
     p99_verdict: str | None
@@ -118,32 +117,20 @@ def status_text(config: Config) -> str:
     return ", ".join(f"{count} {status}" for status, count in statuses.items())
 
 
-def _verdict(ci: RatioCI, threshold: float) -> str:
+def _verdict(ci: RatioCI | None, threshold: float) -> str | None:
+    """slower, faster or no change; None without an interval (too few samples)."""
+    if ci is None or ci.low is None:
+        return None
     return VERDICTS[outside_noise(ci, threshold)]
 
 
-def _interval(
-    a: list[np.ndarray], b: list[np.ndarray], statistic: str, key: str, settings: Settings
-) -> RatioCI:
-    # One generator per configuration and statistic: the interval does not depend on
-    # what else is compared, and the same inputs give the same output.
-    return ratio_ci(
-        a,
-        b,
-        statistic,
-        settings.resamples,
-        settings.confidence,
-        rng=seed_for(f"{key} {statistic}", settings.seed),
-    )
-
-
 def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Change:
-    # With repetitions, the intervals resample whole runs too (significance.bootstrap).
+    # With repetitions the run is the unit (significance.estimate).
     samples_a, samples_b = a.pooled_ns, b.pooled_ns
-    p50 = _interval(a.rep_samples, b.rep_samples, "p50", a.key, settings)
+    p50 = ratio_ci(a.rep_samples, b.rep_samples, "p50", settings.confidence)
     p99 = None
     if min(samples_a.size, samples_b.size) >= P99_MIN_SAMPLES:
-        p99 = _interval(a.rep_samples, b.rep_samples, "p99", a.key, settings)
+        p99 = ratio_ci(a.rep_samples, b.rep_samples, "p99", settings.confidence)
     return Change(
         label=label,
         metric=a.metric,
@@ -153,9 +140,10 @@ def compare_config(a: Config, b: Config, label: str, settings: Settings) -> Chan
         p50_b=percentile(samples_b, 50),
         p50=p50,
         p99=p99,
+        covers=p50.covers,
         mann_whitney_p=mann_whitney(samples_a, samples_b).p,
-        p50_verdict=_verdict(p50, settings.threshold),
-        p99_verdict=_verdict(p99, settings.threshold) if p99 else None,
+        p50_verdict=_verdict(p50, settings.threshold) or "no change",
+        p99_verdict=_verdict(p99, settings.threshold),
         warnings=tuple(
             [f"{label}, A: {w}" for w in a.warnings] + [f"{label}, B: {w}" for w in b.warnings]
         ),
@@ -233,7 +221,8 @@ def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
         Column("low", "p99_low", "ratio"),
         Column("high", "p99_high", "ratio"),
         Column("p99 verdict", "p99_verdict"),
-        Column("MW p", "mann_whitney_p", "p"),
+        Column("covers", "covers"),
+        Column("MW p (indep.)", "mann_whitney_p", "p"),
     ]
     rows = [
         [
@@ -247,6 +236,7 @@ def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
             c.p50_verdict,
             *_ratio_cells(c.p99),
             c.p99_verdict or "-",
+            c.covers,
             c.mann_whitney_p,
         ]
         for c in comparison.changes
@@ -254,13 +244,24 @@ def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
     low, high = 1 - settings.threshold, 1 + settings.threshold
     notes = [
         f"B/A over all samples of the ok repetitions; low-high: "
-        f"{percent_text(settings.confidence)} bootstrap interval ({settings.resamples} "
-        f"resamples, seed {settings.seed})",
+        f"{percent_text(settings.confidence)} confidence interval: a side measured once "
+        f"from its order statistics, widened by the serial dependence of its samples; a "
+        f"side with repetitions from how its runs' own statistics differ (the run is the "
+        f"unit); covers says which",
+        "within one run: the verdict covers the sampling within the runs measured, not "
+        "how a second run would differ; repeat the runs (repetitions: 3) to have that",
         f"verdict: slower if the whole interval is above {high:g}, faster if below "
-        f"{low:g}, otherwise no change; MW p: Mann-Whitney U, two-sided",
+        f"{low:g}, otherwise no change; MW p: Mann-Whitney U, two-sided, which takes "
+        f"the samples as independent (they are not: its p is too small), for "
+        f"information only",
     ]
-    if any(c.p99 is None for c in comparison.changes):
-        notes.append(f"p99 '-': fewer than {P99_MIN_SAMPLES} samples on a side")
+    if any(c.p99 is None or c.p99.low is None for c in comparison.changes):
+        notes.append(
+            f"p99 '-': fewer than {P99_MIN_SAMPLES} samples on a side, or too few for an "
+            f"interval of p99 (one run: 368 independent samples at 95%)"
+        )
+    if any(c.p50.low is None for c in comparison.changes):
+        notes.append("p50 without an interval: too few samples; counted as no change")
     notes.extend(w for c in comparison.changes for w in c.warnings)
     return Table("compare", f"B = {name_b} against A = {name_a} (reference)", columns, rows, notes)
 

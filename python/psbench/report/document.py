@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base.errors import UserError
-from psbench.base.units import size_text
+from psbench.base.units import micros, size_text
 from psbench.report import formats
 from psbench.report.conditions import environment_warnings
 from psbench.report.report_tables import (
@@ -87,7 +87,7 @@ def _lowest_lines(configs: list[Config]) -> list[str]:
         best = min(members, key=lambda c: c.stats["p50"])
         lines.append(
             f"lowest {metric} p50 at {size_text(size)} ({placement}-process): "
-            f"{best.label}, {best.stats['p50'] / 1000:.2f} µs"
+            f"{best.label}, {micros(best.stats['p50'])} µs"
         )
     return lines
 
@@ -100,9 +100,7 @@ def build_report(results: ResultSet, settings: Settings) -> Report:
             f"({_status_line(results, configs)}); nothing to report",
             1,
         )
-    pairs = one_setting_pairs(
-        configs, settings.alpha, settings.noise, settings.resamples, settings.seed
-    )
+    pairs = one_setting_pairs(configs, settings.alpha, settings.noise)
     optional = [
         under_load_table(configs),
         subscribers_table(configs),
@@ -178,6 +176,9 @@ def _json_document(report: Report) -> dict:
                 "runs": [r.number for r in c.runs],
                 "stats_ns": c.stats,
                 "per_repetition_ns": c.per_rep,
+                # repetition (1-based, as a string) -> its stationarity check, for
+                # those whose level changed during the run
+                "level_changed": {str(k): found for k, found in c.drift.items()},
                 "counts": c.counts,
                 "rate": c.rate,
                 "echo_ns": c.echo,
@@ -196,6 +197,7 @@ def _json_document(report: Report) -> dict:
                 "where": p.where,
                 "verdict": p.result.verdict,
                 "direction": p.result.direction,
+                "covers": p.result.median.covers,
             }
             for p in report.pairs
         ],

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from psbench.base.units import micros
 from psbench.report.plots import Plot
 from psbench.results.configs import Config
 
@@ -18,7 +19,7 @@ def _quote(text: str) -> str:
 
 
 def _us(ns) -> str:
-    return "-" if ns is None else f"{ns / 1000:,.0f}"
+    return micros(ns, 0, grouping=True)
 
 
 def dot_source(graph: dict) -> str:

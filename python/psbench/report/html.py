@@ -78,6 +78,12 @@ def render_html(
         _section("environment", _environment(env)),
         _section("experiment", _experiment(experiment_text)),
     ]
+    return document(title, _nav(), body)
+
+
+def document(title: str, nav: str, body: list[str]) -> str:
+    """A whole page around its nav and body: the style and the policy (other pages of
+    psbench are made with it too)."""
     return "\n".join(
         [
             "<!DOCTYPE html>",
@@ -90,7 +96,7 @@ def render_html(
             f"<style>{STYLE}</style>",
             "</head>",
             "<body>",
-            _nav(),
+            nav,
             *body,
             "</body>",
             "</html>",
@@ -165,6 +171,11 @@ def _plots(plots: list, notes: list[str]) -> str:
         parts.append("<h3>Notes</h3>")
         parts.append(_list(notes, "notes"))
     return "\n".join(parts)
+
+
+def figure_html(plot) -> str:
+    """One plot as the report page shows it (other pages reuse it)."""
+    return _figure(plot)
 
 
 def _figure(plot) -> str:

@@ -8,12 +8,38 @@ from dataclasses import dataclass
 from psbench.report.conditions import clock_corrections
 from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, label_keys, label_of, setting_text
+from psbench.results.dependence import drift_text
 from psbench.results.describe import LATENCY_KEYS
 from psbench.results.load import ResultSet, Search
-from psbench.results.significance import Bootstrap, Comparison, bootstrap, compare_samples, seed_for
+from psbench.results.significance import (
+    Comparison,
+    Estimate,
+    compare_samples,
+    estimate,
+    interval_of,
+)
 from psbench.results.stats import INTERVAL_PERCENTILES, nearest_rank, percentile_intervals
 
 _LATENCY_NAMES = {"stdev": "stdev", "jitter": "jitter"}
+
+
+def drift_notes(configs: list[Config]) -> list[str]:
+    """One line per configuration of a table whose level changed during a run (the
+    stationarity check, Config.drift): every table that lists it says so."""
+    return [
+        f"LEVEL CHANGED: {c.label}: "
+        + "; ".join(
+            ("" if len(c.ok_runs) == 1 else f"repetition {k} ") + drift_text(found)
+            for k, found in c.drift.items()
+        )
+        for c in configs
+        if c.drift
+    ]
+
+
+def one_level(config: Config) -> bool:
+    """No ok run of the configuration changed level (its stationarity check)."""
+    return not config.drift
 
 
 def summary_table(configs: list[Config]) -> Table:
@@ -24,9 +50,11 @@ def summary_table(configs: list[Config]) -> Table:
         Column("n", "n", "count"),
     ]
     columns += [Column(f"{_LATENCY_NAMES.get(k, k)} µs", f"{k}_ns", "us") for k in LATENCY_KEYS]
+    columns.append(Column("one level", "one_level", "yes_no"))
     rows = [
         [c.label, c.metric, len(c.ok_runs), c.stats.get("n") or 0]
         + [c.stats.get(k) for k in LATENCY_KEYS]
+        + [one_level(c)]
         for c in configs
         if c.ok_runs
     ]
@@ -57,6 +85,11 @@ def summary_table(configs: list[Config]) -> Table:
         "samples for that percentile (p99.9 needs 1000, p99.99 10000)",
         "writes copy the message into the middleware unless the label says loan "
         "(its zero-copy write)",
+        "one level: no run of the configuration changed level during the run (the "
+        "medians of its tenths compared by a test at level 0.1% that "
+        "counts the samples' serial dependence, a change of more than 5% of the "
+        "median; docs/analysis.md)",
+        *drift_notes(configs),
     ]
     return Table("summary", "Latency per configuration", columns, rows, notes)
 
@@ -123,6 +156,7 @@ def delivery_table(configs: list[Config]) -> Table:
             "results without the node's throughput counts: samples/s from the "
             "recorded samples ((samples - 1) / their span), no pub sent/s"
         )
+    notes += drift_notes(configs)
     return Table("delivery", "Delivery, repetitions and rate", columns, rows, notes)
 
 
@@ -169,6 +203,7 @@ def under_load_table(configs: list[Config]) -> Table | None:
         "send, so a publisher running late shows in one-way, not here; statistics are "
         "medians of the repetitions",
     ]
+    notes += drift_notes(measured)
     return Table("under-load", "Latency under load (echoed samples, RTT/2)", columns, rows, notes)
 
 
@@ -206,7 +241,8 @@ def subscribers_table(configs: list[Config]) -> Table | None:
     notes = [
         "one-way latency of each subscriber's own samples; p50 and p99 are medians "
         "of the repetitions, n, received and lost their totals; samples/s on that "
-        "subscriber's clock (median of the repetitions)"
+        "subscriber's clock (median of the repetitions)",
+        *drift_notes(measured),
     ]
     return Table(
         "subscribers", "Per subscriber (runs with several subscribers)", columns, rows, notes
@@ -339,6 +375,8 @@ def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
         "(largest - smallest) / median of the floor's repetitions' p50"
     ]
     notes += _floor_warnings(measured, noise)
+    floors = {c.baseline["label"] for c in measured}
+    notes += drift_notes(measured + [c for c in configs if c.label in floors])
     if not rows:
         notes.insert(
             0,
@@ -390,21 +428,16 @@ def _differs_in_one(a: Config, b: Config) -> str | None:
     return differing[0] if len(differing) == 1 else None
 
 
-def one_setting_pairs(
-    configs: list[Config], alpha: float, threshold: float, resamples: int, seed: int
-) -> list[Pair]:
+def one_setting_pairs(configs: list[Config], alpha: float, threshold: float) -> list[Pair]:
     """Every two configurations that differ in exactly one setting and measure the same
     metric, the earlier one as A."""
     measured = [c for c in configs if c.ok_runs]
-    medians: dict[str, Bootstrap] = {}
+    medians: dict[str, Estimate] = {}
 
-    def median_of(config: Config) -> Bootstrap:
-        # Once per configuration, seeded by its settings: the same interval whatever
-        # else the report holds.
+    def median_of(config: Config) -> Estimate:
+        # Once per configuration: one side's estimate serves all its comparisons.
         if config.key not in medians:
-            medians[config.key] = bootstrap(
-                config.rep_samples, "p50", resamples, seed_for(config.key, seed)
-            )
+            medians[config.key] = estimate(config.rep_samples, "p50", 1 - alpha)
         return medians[config.key]
 
     pairs = []
@@ -442,17 +475,23 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
         Column("B/A p50", "median_ratio", "ratio"),
         Column("CI low", "median_ratio_low", "ratio"),
         Column("CI high", "median_ratio_high", "ratio"),
-        Column("t", "welch_t", "stat"),
-        Column("df", "welch_df", "stat"),
-        Column("p (t)", "welch_p", "p"),
-        Column("U", "mann_whitney_u", "stat"),
-        Column("p (U)", "mann_whitney_p", "p"),
+        Column("CI covers", "covers"),
         Column("verdict", "verdict"),
+        Column("t (indep.)", "welch_t", "stat"),
+        Column("df", "welch_df", "stat"),
+        Column("p (t, indep.)", "welch_p", "p"),
+        Column("U (indep.)", "mann_whitney_u", "stat"),
+        Column("p (U, indep.)", "mann_whitney_p", "p"),
     ]
     rows = []
     for pair in pairs:
         r = pair.result
         verdict = r.verdict + (f", {r.direction}" if r.direction else "")
+        if r.median.covers.startswith("within one run"):
+            verdict += " (one run only)"
+        changed = [side for side, c in (("A", pair.a), ("B", pair.b)) if c.drift]
+        if changed:
+            verdict += f"; {' and '.join(changed)} changed level"
         rows.append(
             [
                 pair.setting,
@@ -466,29 +505,39 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
                 r.median.ratio,
                 r.median.low,
                 r.median.high,
+                r.median.covers,
+                verdict,
                 r.welch.t,
                 r.welch.df,
                 r.welch.p,
                 r.mann_whitney.u,
                 r.mann_whitney.p,
-                verdict,
             ]
         )
     notes = [
-        f"configurations that differ in one setting; every figure from the samples "
-        f"of all repetitions together: p50 A and p50 B are their medians (nearest "
-        f"rank), B/A p50 their ratio (it may differ from the summary table, whose "
-        f"p50 is the median of the repetitions' p50s). t, df, p (t): Welch's t-test "
-        f"of the means (as in the seed papers); U, p (U): Mann-Whitney; CI: "
-        f"{1 - alpha:.0%} bootstrap interval of B/A p50 (the level follows alpha; "
-        f"with repetitions, whole runs are resampled too)",
-        f"significant = p (U) < {alpha:g} and the whole CI outside "
-        f"{1 - threshold:.2f}..{1 + threshold:.2f} (the noise threshold); otherwise "
-        f"within noise. {len(pairs)} comparisons: at alpha {alpha:g} about "
-        f"{alpha * len(pairs):.1f} may be significant by chance",
+        f"configurations that differ in one setting: p50 A and p50 B are the medians of "
+        f"all samples of each side's repetitions together (nearest rank), B/A p50 their "
+        f"ratio (it may differ from the summary table, whose p50 is the median of the "
+        f"repetitions' p50s); CI: {1 - alpha:.0%} interval of B/A p50 (the level follows "
+        f"alpha) that counts what the samples are worth: a side with one run from its "
+        f"order statistics widened by the serial dependence of its samples, a side with "
+        f"repetitions from how its runs' medians differ (the run is the unit); CI covers "
+        f"says which",
+        "within one run / (one run only): with one run a side, the interval and the "
+        "verdict cover the sampling within that run only, not how a second run would differ (the "
+        "machine's state, placement, another process); measure repetitions to have that",
+        f"significant = the whole CI outside {1 - threshold:.2f}..{1 + threshold:.2f} "
+        f"(the noise threshold); otherwise within noise; no interval: too few samples. "
+        f"{len(pairs)} comparisons: at alpha {alpha:g} about {alpha * len(pairs):.1f} may "
+        f"be significant by chance",
+        "t, df, p (t): Welch's t-test of the means; U, p (U): Mann-Whitney; as in the "
+        "seed papers, both take every sample as independent, which consecutive "
+        "latencies are not, so their p-values are too small: shown for comparison "
+        "with the papers, they decide nothing",
     ]
     if not pairs:
         notes.insert(0, "no two configurations differ in exactly one setting")
+    notes += drift_notes(list({id(c): c for p in pairs for c in (p.a, p.b)}.values()))
     return Table(
         "significance",
         "Significance between configurations differing in one setting",
@@ -639,6 +688,7 @@ def resources_table(configs: list[Config]) -> Table | None:
                 f"their lifetime peak (not started by psbench, or the reset at the "
                 f"window's start was refused)"
             )
+    notes += drift_notes(measured)
     return Table("resources", "Resources per message (measurement window)", columns, rows, notes)
 
 
@@ -670,16 +720,20 @@ def startup_table(configs: list[Config]) -> Table | None:
         "first message: of any kind (handshake, warm-up) at ping or a subscriber; it "
         "includes the start barrier, which waits for every process to match",
     ]
+    notes += drift_notes(measured)
     return Table("startup", "Start-up: discovery and the first message", columns, rows, notes)
 
 
 def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
     """p50, p99 and p99.9 of every configuration's samples (all repetitions together),
-    each with its distribution-free interval at level 1 - alpha."""
+    each with its interval at level 1 - alpha: one run's from its order statistics,
+    widened by the serial dependence of its samples; with repetitions, from how the
+    runs' own percentiles differ (the run is the unit)."""
     columns = [
         Column("configuration", "configuration"),
         Column("metric", "metric"),
         Column("n", "n", "count"),
+        Column("runs", "runs", "count"),
     ]
     for label in INTERVAL_PERCENTILES:
         columns += [
@@ -687,26 +741,44 @@ def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
             Column("low", f"{label}_low_ns", "us", missing="n too small"),
             Column("high", f"{label}_high_ns", "us", missing="n too small"),
         ]
+    columns += [
+        Column("covers", "covers"),
+        Column("one level", "one_level", "yes_no"),
+    ]
     rows = []
     for c in configs:
         samples = c.pooled_ns
         if not samples.size:
             continue
-        found = percentile_intervals(samples, 1 - alpha)
-        row = [c.label, c.metric, int(samples.size)]
+        runs = len(c.rep_samples)
+        if runs == 1:
+            found = percentile_intervals(samples, 1 - alpha)
+        else:
+            found = {
+                label: interval_of(estimate(c.rep_samples, label, 1 - alpha), 1 - alpha)
+                for label in INTERVAL_PERCENTILES
+            }
+        row = [c.label, c.metric, int(samples.size), runs]
         for label in INTERVAL_PERCENTILES:
             q = float(label[1:])
             interval = found[label] or [None, None]
             row += [float(nearest_rank(samples, q)), *interval]
-        rows.append(row)
+        covers = "within one run" if runs == 1 else f"between {runs} runs"
+        rows.append(row + [covers, one_level(c)])
     notes = [
         f"every repetition's samples together (nearest rank; the summary table gives "
-        f"the median of the repetitions' values instead); low-high: "
-        f"{1 - alpha:.0%} distribution-free interval from order statistics (the level "
-        f"follows --alpha)",
-        "it covers the sampling within the runs, not how runs differ from each other "
-        "(see p50 spread in the delivery table); 'n too small': too few samples for "
-        "an interval at this level (at 95%, p99 needs 368 and p99.9 3,688)",
+        f"the median of the repetitions' values instead); low-high: {1 - alpha:.0%} "
+        f"interval (the level follows --alpha)",
+        "within one run: the order statistics whose ranks hold the percentile, "
+        "widened by the serial dependence of the run's samples (its samples count as "
+        "fewer independent ones: docs/methodology.md section 11); it covers the "
+        "sampling within that run only, not how a second run would differ",
+        "between k runs: the percentile x exp(-+ t(k - 1) s / sqrt(k)), s the standard "
+        "deviation of the log of each run's own percentile: the run is the unit, so it "
+        "holds how runs differ; 'n too small': too few samples for an interval at this "
+        "level (one run at 95%: p99 needs at least 368 independent samples, p99.9 "
+        "3,688; with repetitions each run needs 100 for p99, 1,000 for p99.9)",
+        *drift_notes(configs),
     ]
     return Table("intervals", "Percentiles with confidence intervals", columns, rows, notes)
 

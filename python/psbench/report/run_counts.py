@@ -3,6 +3,8 @@ receiver reconciled with its writers, each hop of a relay, how the senders kept 
 schedule, what a store could not keep, late echoes, impossible latencies, drains,
 injected faults and the middleware's own counters."""
 
+from psbench.base.units import micros
+
 COUNT_KEYS = (
     "sent",
     "received",
@@ -105,17 +107,17 @@ def stats_lines(name: str, stats: dict) -> list[str]:
         p99 = without.get("p99")
         lines.append(
             f"  {name} late: {late['count']:,} echoes came after --sample-timeout "
-            f"(the largest {late['max_ns'] / 1e3:,.2f} µs); they are in the "
+            f"(the largest {micros(late['max_ns'], grouping=True)} µs); they are in the "
             f"percentiles above"
-            + (f"; without them p99 = {p99 / 1e3:,.2f} µs" if p99 is not None else "")
+            + (f"; without them p99 = {micros(p99, grouping=True)} µs" if p99 is not None else "")
         )
     lateness = stats.get("sender_lateness") or {}
     if lateness.get("max"):
         lines.append(
             f"  {name} sender lateness (write start - due time): p50 "
-            f"{lateness['p50'] / 1e3:,.2f} µs, p99 "
-            + ("-" if lateness.get("p99") is None else f"{lateness['p99'] / 1e3:,.2f}")
-            + f" µs, max {lateness['max'] / 1e3:,.2f} µs"
+            f"{micros(lateness['p50'], grouping=True)} µs, p99 "
+            + ("-" if lateness.get("p99") is None else micros(lateness["p99"], grouping=True))
+            + f" µs, max {micros(lateness['max'], grouping=True)} µs"
         )
     if stats.get("nonpositive"):
         lines.append(

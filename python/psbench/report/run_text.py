@@ -6,6 +6,7 @@ from psbench.report import run_counts as rc
 from psbench.report.cpu_text import spinning_warning
 from psbench.report.graph_text import graph_lines
 from psbench.report.restart_text import restart_lines
+from psbench.results.dependence import drift_text
 from psbench.results.stats import INTERVAL_PERCENTILES, ONE_WAY_FROM, PERCENTILES
 from psbench.run import measure
 from psbench.run.measure import MeasureOutcome
@@ -128,7 +129,7 @@ def resources_text(found: dict) -> str:
         return f"not measured ({found.get('why') or 'no record'})"
 
     def us(value):
-        return "-" if value is None else f"{value / 1000:.1f}"
+        return micros(value, 1)
 
     def mib(value):
         return "-" if value is None else f"{value / 1024:.1f} MiB"
@@ -152,7 +153,7 @@ def _topic(summary: dict) -> str | None:
 
 
 def intervals_line(series: dict, name: str) -> str | None:
-    """`95% intervals of RTT (distribution-free, ...), µs: p50 49.81-50.30, ...`; "n too
+    """`95% intervals of RTT (order statistics, ...), µs: p50 49.81-50.30, ...`; "n too
     small" for a percentile the sample count cannot bound."""
     intervals = series.get("intervals")
     if not intervals or not series.get("n"):
@@ -166,9 +167,19 @@ def intervals_line(series: dict, name: str) -> str | None:
             else f"{label} {micros(bounds[0])}-{micros(bounds[1])}"
         )
     return (
-        f"{intervals['confidence']:.0%} intervals of {name} (distribution-free, order "
-        f"statistics), µs: " + ", ".join(parts)
+        f"{intervals['confidence']:.0%} intervals of {name} (order statistics, widened "
+        f"by the serial dependence of the samples; this run's sampling only), µs: "
+        + ", ".join(parts)
     )
+
+
+def drift_line(stats: dict) -> str | None:
+    """The warning for a run whose latency changed level during the run (its
+    stationarity check, stats.*.stationarity in run.json), or None."""
+    found = stats.get("stationarity")
+    if not found or not found.get("drifts"):
+        return None
+    return f"the latency {drift_text(found)}"
 
 
 def _too_few_note(series: dict) -> str | None:
@@ -368,6 +379,9 @@ def render(outcome: MeasureOutcome) -> str:
     for line in (interval, note):
         if line:
             lines.append(f"  {line}")
+    drift = drift_line(stats or {})
+    if drift:
+        lines.append(f"  warning:   {drift}")
     receivers = subs if spec.kind == "pubsub" else [main_role]
     for name in receivers:
         summary = outcome.summaries.get(name) or {}

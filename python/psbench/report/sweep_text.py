@@ -104,8 +104,11 @@ def _max_rate(entry: dict | None) -> str:
 
 
 def _latency(entry: dict | None, key: str) -> str:
+    """A latency figure of the run, marked * when the run's level changed."""
     latency = (entry or {}).get("latency") or {}
-    return micros(latency.get(key)) if latency else "-"
+    if not latency:
+        return "-"
+    return micros(latency.get(key)) + ("*" if latency.get("level_changed") else "")
 
 
 def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
@@ -162,6 +165,15 @@ def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
     }
     if not searched:
         lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds) if k in meaning))
+        if any(
+            ((result.entries.get(run.number) or {}).get("latency") or {}).get("level_changed")
+            for run in runs
+        ):
+            lines.append(
+                "* the run's latency changed level during the run (the medians of its "
+                "tenths differ): one p50 describes more than one level; psbench report "
+                "gives the tenths"
+            )
     bad = [
         (run, result.entries[run.number])
         for run in runs

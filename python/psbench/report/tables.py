@@ -4,10 +4,12 @@ is formatted for people (terminal, Markdown, LaTeX, HTML) by its column's format
 import math
 from dataclasses import dataclass, field
 
+from psbench.base.units import micros
+
 
 # Column formats: how a raw value reads in a table for people.
 def _us(value) -> str:
-    return f"{value / 1000:.2f}"
+    return micros(value)
 
 
 def _ratio(value) -> str:

@@ -11,32 +11,14 @@ repetitions; per architecture, the median over its middlewares (floors left out)
 from statistics import median
 
 from psbench.base import manifests
-from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, where_measured
+from psbench.reproduce.layout import Layout, folded
 from psbench.results.load import ResultSet
 
-CLASSES = {
-    "peer-to-peer": "decentralized",
-    "per-host daemon": "federated",
-    "router": "federated",
-    "broker": "centralized",
-    "floor": "floor",
-}
-ORDER = ("floor", "decentralized", "federated", "centralized")
-FAN_OUT = 8
-# The figures of a middleware, in the tables' order: (key, column title).
-FIGURES = (
-    ("latency_64", "64 B RTT/2 p50 µs"),
-    ("latency_64_p99", "p99 µs"),
-    ("latency_16k", "16 KiB RTT/2 p50 µs"),
-    ("latency_16k_p99", "p99 µs"),
-    ("throughput", "max samples/s (64 B)"),
-    ("fan_out_1", "1 sub one-way p50 µs"),
-    ("fan_out_8", f"{FAN_OUT} subs p50 µs"),
-    ("cpu_per_rtt", "CPU µs per round trip (64 B)"),
-    ("service_share", "of it brokers/daemons"),
-    ("first_message", "first message ms"),
-)
+LAYOUT = Layout("architectures")  # classes, figures, tables: architectures.layout.yaml
+CLASSES = LAYOUT.data["classes"]  # a manifest's architecture -> its class
+ORDER = tuple(LAYOUT.order)
+FAN_OUT = LAYOUT.data["fan_out"]
 
 
 def architecture(driver: str, transport: str | None) -> str:
@@ -122,34 +104,18 @@ def _cell(value, figure: str):
     return round(value, 2 if value < 100 else 1)
 
 
-def _per_middleware(ours: dict, where: str) -> Table:
-    rows = []
+def _figures(figures: dict) -> dict:
+    """A middleware's or a class's figures as the tables show them, by figure key."""
+    return {f: _cell(value, f) for f, value in figures.items() if f != "members"}
+
+
+def _per_middleware(ours: dict, where: str):
     ranked = sorted(ours, key=lambda k: (ORDER.index(architecture(*k)) if architecture(*k)
                                          in ORDER else len(ORDER), k))  # fmt: skip
-    for driver, transport in ranked:
-        figures = ours[(driver, transport)]
-        rows.append([architecture(driver, transport), driver, transport or "default"]
-                    + [_cell(figures.get(f), f) for f, _ in FIGURES])  # fmt: skip
-    columns = [Column("architecture", "architecture"), Column("middleware", "driver"),
-               Column("transport", "transport")] + [Column(t, f) for f, t in FIGURES]  # fmt: skip
-    return Table(
-        "architectures-per-middleware",
-        "Every middleware on the same workloads",
-        columns,
-        rows,
-        [
-            f"Measured {where}; best effort, notify wait, one role per core, each "
-            "driver's defaults otherwise (experiments/seeds/architectures.yaml).",
-            "RTT/2: half the ping-pong round trip. Throughput: what the subscriber "
-            f"received back to back, on its own clock. Fan-out: one-way latency at 1,000 Hz "
-            f"to 1 and to {FAN_OUT} subscribers (all together); on 2 cores {FAN_OUT} "
-            "subscribers share the CPUs (run.json cpu_sharing).",
-            "CPU per round trip: every node and every broker or daemon psbench started "
-            "(their process trees), over the measured window; the share is the services'. "
-            "First message: the ping's time from opening the middleware to the first echo "
-            "(discovery_ns), with its broker already running.",
-        ],
-    )
+    rows = [{"architecture": architecture(driver, transport), "driver": driver,
+             "transport": transport or "default", **_figures(ours[(driver, transport)])}
+            for driver, transport in ranked]  # fmt: skip
+    return LAYOUT.table("per-middleware", rows, where=where, fan_out=FAN_OUT)
 
 
 def per_architecture(ours: dict) -> dict[str, dict]:
@@ -167,22 +133,10 @@ def per_architecture(ours: dict) -> dict[str, dict]:
     return result
 
 
-def _per_architecture_table(classes: dict) -> Table:
-    rows = [
-        [klass, classes[klass]["members"]] + [_cell(classes[klass].get(f), f) for f, _ in FIGURES]
-        for klass in ORDER
-        if klass in classes
-    ]
-    columns = [Column("architecture", "architecture"), Column("middlewares", "members")] + [
-        Column(t, f) for f, t in FIGURES
-    ]
-    return Table(
-        "architectures-per-class",
-        "Per architecture: the median over its middlewares",
-        columns,
-        rows,
-        ["Each cell is the median of the middlewares' own figures (the table above)."],
-    )
+def _per_architecture_table(classes: dict):
+    rows = [{"architecture": klass, **_figures(classes[klass]), "members": classes[klass]["members"]}
+            for klass in ORDER if klass in classes]  # fmt: skip
+    return LAYOUT.table("per-class", rows, fan_out=FAN_OUT)
 
 
 def _verdict(claim: dict, classes: dict) -> tuple[str, str]:
@@ -199,42 +153,19 @@ def _verdict(claim: dict, classes: dict) -> tuple[str, str]:
     return ours, "agrees" if holds else "differs"
 
 
-def _claims(classes: dict, published: dict) -> Table:
+def _claims(classes: dict, published: dict):
     rows = []
     for name, claim in (published.get("claims") or {}).items():
         ours, verdict = _verdict(claim, classes)
-        text = " ".join(str(claim.get("text", "")).split())
-        rows.append([name, claim.get("source"), text, claim.get("expect"), ours, verdict])
-    columns = [Column("claim", "id"), Column("source", "source"), Column("the paper says", "text"),
-               Column("read as", "expect"), Column("ours (class medians)", "ours"),
-               Column("verdict", "verdict")]  # fmt: skip
-    return Table(
-        "architectures-claims",
-        "The seed papers' statements on architectures against ours",
-        columns,
-        rows,
-        [
-            "The papers compared architectures in words; each statement is read as one "
-            "comparison of class medians (throughput: samples/s; latency: RTT/2 p50 µs).",
-            "Their federated DDS (OpenSplice, OpenDDS daemons) are not installable here: "
-            "psbench's federated middlewares stand in (the per-middleware table names them).",
-        ],
-    )
+        rows.append([name, claim.get("source"), folded(claim.get("text", "")), claim.get("expect"),
+                     ours, verdict])  # fmt: skip
+    return LAYOUT.table("claims", rows)
 
 
 def sections(results: ResultSet, published: dict) -> list[Section]:
     ours = measured(results)
     classes = per_architecture(ours)
+    tables = [_per_middleware(ours, where_measured(results)), _per_architecture_table(classes),
+              _claims(classes, published)]  # fmt: skip
     notes = [] if ours else ["no run of this result set ended ok: nothing to compare"]
-    return [
-        Section(
-            "The three architectures: decentralized, federated, centralized",
-            [
-                _per_middleware(ours, where_measured(results)),
-                _per_architecture_table(classes),
-                _claims(classes, published),
-            ],  # fmt: skip
-            [],
-            notes,
-        )
-    ]
+    return [LAYOUT.section("architectures", tables, notes=notes)]

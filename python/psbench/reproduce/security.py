@@ -6,7 +6,8 @@ DDS Security for the DDS implementations (authentication only; with access contr
 encrypted submessages, payloads, or both), mutual TLS for the brokers and for Zenoh (peer
 to peer and through its router). Per secured
 configuration: the round trip's median (RTT/2) as a ratio to the plain one with its 95%
-bootstrap interval (repetitions, then samples, resampled: results/significance.py), the
+interval (the repetitions the unit, or one run's dependence-aware interval:
+results/significance.py), the
 same for p99 where there are samples enough, the maximum throughput and the CPU per
 round trip (nodes and brokers) as ratios of medians over repetitions, and the discovery
 time the security handshake adds (the driver's open to every peer matched).
@@ -17,8 +18,8 @@ a commercial DDS, a statement the last table checks on what ran here."""
 import json
 from statistics import median
 
-from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, where_measured
+from psbench.reproduce.layout import Layout, folded
 from psbench.results import significance
 from psbench.results.configs import Config, build_configs
 from psbench.results.load import ResultSet
@@ -26,17 +27,9 @@ from psbench.results.load import ResultSet
 PLAIN = "none"
 P99_MIN_SAMPLES = 1000  # p99 of fewer is too close to the maximum to compare
 NOISE = 0.05  # a ratio whose interval lies within 1 +- this is "within noise"
-NAMES = {
-    "cyclonedds": "Cyclone DDS",
-    "fastdds": "Fast DDS",
-    "mqtt": "MQTT (Mosquitto)",
-    "nats": "NATS",
-    "rabbitmq": "RabbitMQ",
-    "kafka": "Kafka",
-    "redis": "Redis",
-    "zenoh": "Zenoh",
-}
-DDS = ("cyclonedds", "fastdds")
+LAYOUT = Layout("security")  # names, tables: security.layout.yaml
+NAMES = LAYOUT.names
+DDS = tuple(LAYOUT.data["dds"])
 
 
 def _mode(config: Config) -> str:
@@ -82,6 +75,8 @@ def _interval(a: Config, b: Config, statistic: str) -> tuple | None:
     if statistic == "p99" and min(a.pooled_ns.size, b.pooled_ns.size) < P99_MIN_SAMPLES:
         return None
     ci = significance.ratio_ci(a.rep_samples, b.rep_samples, statistic)
+    if ci.low is None:
+        return None
     return ci.ratio, ci.low, ci.high
 
 
@@ -122,37 +117,9 @@ def _round(value):
     return round(value, 2 if value < 100 else 1)
 
 
-def _latency_table(found, where: str) -> Table:
-    columns = [
-        Column("middleware", "driver"),
-        Column("transport", "transport"),
-        Column("security", "mode"),
-        Column("size B", "size"),
-        Column("plain p50 µs", "plain"),
-        Column("secured p50 µs", "secured"),
-        Column("p50 ratio", "ratio"),
-        Column("low", "low"),
-        Column("high", "high"),
-        Column("verdict", "verdict"),
-        Column("p99 ratio", "p99_ratio"),
-        Column("low", "p99_low"),
-        Column("high", "p99_high"),
-    ]
-    return Table(
-        "security-latency",
-        "What security costs the round trip (RTT/2, secured against plain)",
-        columns,
-        _latency_rows(found),
-        [
-            f"Measured {where}; each row a secured configuration against the same one "
-            "without security (experiments/seeds/security.yaml).",
-            "Ratio: secured / plain of the median (and p99) over all samples of the ok "
-            "repetitions; low-high: 95% bootstrap interval, repetitions then samples "
-            f"resampled. Verdict: costs more when the whole interval is above {1 + NOISE:g}, "
-            f"costs less below {1 - NOISE:g}, otherwise within noise. p99 needs "
-            f"{P99_MIN_SAMPLES:,} samples a side.",
-        ],
-    )
+def _latency_table(found, where: str):
+    return LAYOUT.table("latency", _latency_rows(found), where=where, above=1 + NOISE,
+                        below=1 - NOISE, p99_min=P99_MIN_SAMPLES)  # fmt: skip
 
 
 def _per_rep_median(config: Config, value_of) -> float | None:
@@ -194,39 +161,11 @@ def _rounded_ratio(a, b):
     return None if ratio is None else round(ratio, 3)
 
 
-def _costs_table(found) -> Table:
-    columns = [
-        Column("middleware", "driver"),
-        Column("transport", "transport"),
-        Column("security", "mode"),
-        Column("plain samples/s", "tput_plain"),
-        Column("secured samples/s", "tput_secured"),
-        Column("ratio", "tput_ratio"),
-        Column("plain CPU µs/RT", "cpu_plain"),
-        Column("secured CPU µs/RT", "cpu_secured"),
-        Column("ratio", "cpu_ratio"),
-        Column("plain discovery ms", "disc_plain"),
-        Column("secured discovery ms", "disc_secured"),
-        Column("added ms", "disc_added"),
-    ]
-    return Table(
-        "security-costs",
-        "What security costs in throughput, CPU and discovery",
-        columns,
-        _costs_rows(found),
-        [
-            "Throughput: 64 B back to back (rate 0), what the subscriber received per "
-            "second on its own clock; medians over repetitions.",
-            "CPU per round trip: 64 B ping-pong, every node and every broker psbench "
-            "started (their process trees) over the measured window; medians over "
-            "repetitions.",
-            "Discovery: the slowest node's time from opening the middleware to every peer "
-            "matched (the security handshake included); medians over repetitions.",
-        ],
-    )
+def _costs_table(found):
+    return LAYOUT.table("costs", _costs_rows(found))
 
 
-def _commercial_claim(configs: list[Config], published: dict) -> Table:
+def _commercial_claim(configs: list[Config], published: dict):
     rows = []
     for name, claim in (published.get("claims") or {}).items():
         secured = [
@@ -242,24 +181,8 @@ def _commercial_claim(configs: list[Config], published: dict) -> Table:
         else:
             ours = "-"
             verdict = not_testable(f"no DDS run with security {claim.get('mode')} ended ok here")
-        text = " ".join(str(claim.get("text", "")).split())
-        rows.append([name, claim.get("source"), text, ours, verdict])
-    return Table(
-        "security-claims",
-        "The seed papers on security against what ran here",
-        [
-            Column("claim", "id"),
-            Column("source", "source"),
-            Column("the paper says", "text"),
-            Column("ours", "ours"),
-            Column("verdict", "verdict"),
-        ],
-        rows,
-        [
-            "The paper measured no security; its statement is checked on which "
-            "implementations ran secured to the end here, not on figures."
-        ],
-    )
+        rows.append([name, claim.get("source"), folded(claim.get("text", "")), ours, verdict])
+    return LAYOUT.table("claims", rows)
 
 
 def sections(results: ResultSet, published: dict) -> list[Section]:
@@ -271,15 +194,6 @@ def sections(results: ResultSet, published: dict) -> list[Section]:
     )
     if failed:
         notes.append("secured configurations with no ok run: " + ", ".join(failed))
-    return [
-        Section(
-            "What security costs",
-            [
-                _latency_table(found, where_measured(results)),
-                _costs_table(found),
-                _commercial_claim(configs, published),
-            ],
-            [],
-            notes,
-        )
-    ]
+    tables = [_latency_table(found, where_measured(results)), _costs_table(found),
+              _commercial_claim(configs, published)]  # fmt: skip
+    return [LAYOUT.section("security", tables, notes=notes)]

@@ -12,8 +12,8 @@ output, docs/graphs.md), which includes that sampling."""
 
 import numpy as np
 
-from psbench.report.tables import Column, Table
 from psbench.reproduce.common import Section, not_testable, published_marker
+from psbench.reproduce.trento2013_claims import LAYOUT
 from psbench.results.graph_records import RecordFileError, read_stream
 from psbench.results.load import ResultSet
 
@@ -85,26 +85,14 @@ def measured(results: ResultSet) -> dict[tuple[int, str], dict]:
     return found
 
 
-def _table(ours: dict, published: dict, where: str) -> Table:
-    systems = published.get("systems") or {}
-    driver_of = {name: driver for driver, name in systems.items()}
-    columns = [
-        Column("mapping", "mapping", "count"),
-        Column("paper's protocol", "protocol"),
-        Column("paper max µs", "paper_max"),
-        Column("paper avg µs", "paper_avg"),
-        Column("paper stdev µs", "paper_stdev"),
-        Column("ours", "ours"),
-        Column("max µs", "max"),
-        Column("avg µs", "avg"),
-        Column("stdev µs", "stdev"),
-        Column("messages", "n", "count"),
-        Column("LOC->AVI reaction p50 µs", "chain_p50"),
-        Column("max µs", "chain_max"),
-    ]
+def _table(ours: dict, published: dict, where: str):
+    # The drivers in each protocol's role (published `systems`): a row for each.
+    drivers_of: dict[str, list] = {}
+    for driver, name in (published.get("systems") or {}).items():
+        drivers_of.setdefault(name, []).append(driver)
     rows = []
-    for row in (published.get("table_1") or {}).get("rows") or []:
-        driver = driver_of.get(row["protocol"])
+    printed = (published.get("table_1") or {}).get("rows") or []
+    for row, driver in ((r, d) for r in printed for d in drivers_of.get(r["protocol"]) or [None]):
         mine = ours.get((int(row["mapping"]), driver)) or {}
         cell = {k: None if mine.get(k) is None else round(mine[k], 1) for k in CELLS}.get
         rows.append([
@@ -112,22 +100,10 @@ def _table(ours: dict, published: dict, where: str) -> Table:
             f"{driver} ({'measured' if mine else 'not measured'})", cell("max"), cell("avg"),
             cell("stdev"), mine.get("n"), cell("chain_p50"), cell("chain_max"),
         ])  # fmt: skip
-    notes = [
-        published_marker(published),
-        "Paper: 8 processes on one or two pandaboards on 100 Mbit/s Ethernet; mapping 1 "
-        "all on board 1, mapping 2 AVI, HM, LTP on board 1 and the rest on board 2, "
-        "mapping 3 AVI alone on board 1. Its graph's edges and most periods are not in the "
-        "text: graphs/cwalker.yaml says which are the paper's and which psbench's.",
-        f"Ours: {where}; max / avg / stdev of every message AVI took (its write to its "
-        "arrival at AVI, every input together, all repetitions), the paper's figure as "
-        "psbench reads it; beside them, the end-to-end reaction from a LOC sample to AVI's "
-        "first output holding it (with AVI's 10 ms sampling).",
-    ]
-    return Table("trento2013-table1", "Table I: latency at the AVI of the cWalker (µs)",
-                 columns, rows, notes)  # fmt: skip
+    return LAYOUT.table("table1", rows, marker=published_marker(published), where=where)
 
 
-def _claims(ours: dict, published: dict) -> Table:
+def _claims(ours: dict, published: dict):
     """The two statements of Section IV on Table I, on our figures."""
     mappings = sorted({m for m, _ in ours})
     where = f"mapping{'s' if len(mappings) > 1 else ''} " + ", ".join(map(str, mappings))
@@ -157,25 +133,9 @@ def _claims(ours: dict, published: dict) -> Table:
             verdict = "differs"
         rows.append(["table1-only-zeromq-worst-below-10ms",
                      f"largest worst case µs over {where}: {text}", verdict])  # fmt: skip
-    texts = {
-        "table1-average-below-10ms": '"The average latencies of all middlewares stay below '
-        'the minimum period of the modules (10 ms)."',
-        "table1-only-zeromq-worst-below-10ms": '"the worst case latencies of all '
-        'middlewares except ZeroMQ are above the minimum period."',
-    }
-    columns = [Column("claim", "id"), Column("the paper says", "text"), Column("ours", "ours"),
-               Column("verdict", "verdict")]  # fmt: skip
-    return Table(
-        "trento2013-table1-claims",
-        "The paper's statements on Table I against ours",
-        columns,
-        [[claim, texts[claim], mine, verdict] for claim, mine, verdict in rows],
-        [
-            "Section IV, on Table I. Both compare with 10 ms, the smallest period; "
-            "psbench checks them on the message latency at AVI (see the table's notes).",
-            published_marker(published),
-        ],
-    )
+    texts = LAYOUT.text("table1_claims")
+    rows = [[claim, texts[claim], mine, verdict] for claim, mine, verdict in rows]
+    return LAYOUT.table("table1-claims", rows, marker=published_marker(published))
 
 
 def table_one_section(results: ResultSet, published: dict, where: str) -> Section:
@@ -184,9 +144,5 @@ def table_one_section(results: ResultSet, published: dict, where: str) -> Sectio
     if not ours:
         notes.append("no cWalker graph run ended ok here: the table shows the paper's "
                      "figures only (the experiment file's graph runs do this)")  # fmt: skip
-    return Section(
-        "Table I: the cWalker application (8 modules, three mappings)",
-        [_table(ours, published, where), _claims(ours, published)],
-        [],
-        notes,
-    )
+    return LAYOUT.section("table1", [_table(ours, published, where), _claims(ours, published)],
+                          notes=notes)  # fmt: skip

@@ -9,8 +9,9 @@ from functools import cached_property
 import numpy as np
 
 from psbench.base import manifests
-from psbench.base.units import hosts_text, size_text, sizes_text, value_text
+from psbench.base.units import hosts_text, micros, size_text, sizes_text, value_text
 from psbench.results import costs
+from psbench.results.dependence import drift_text, run_drift
 from psbench.results.describe import LATENCY_KEYS, STAT_KEYS, describe
 from psbench.results.load import ResultSet, RunData, RunSettings, natural_key
 
@@ -37,6 +38,9 @@ class Config(RunSettings):
     startup: dict = field(default_factory=dict)  # costs.startups
     warnings: list[str] = field(default_factory=list)
     baseline: dict | None = None
+    # ok repetitions (1-based) whose level changed during the run: number -> the
+    # stationarity check (psbench.results.dependence.stationarity)
+    drift: dict = field(default_factory=dict)
 
     @property
     def ok_runs(self) -> list[RunData]:
@@ -91,10 +95,16 @@ def _aggregate(config: Config, noise: float) -> None:
         }
         if len(p50s) > 1 and relative > noise:
             config.warnings.append(
-                f"repetitions disagree: p50 from {min(p50s) / 1000:.2f} to "
-                f"{max(p50s) / 1000:.2f} µs ({relative:.0%} of the median, more than the "
+                f"repetitions disagree: p50 from {micros(min(p50s))} to "
+                f"{micros(max(p50s))} µs ({relative:.0%} of the median, more than the "
                 f"{noise:.0%} noise threshold)"
             )
+    for number, run in enumerate(ok, start=1):
+        found = run_drift(run.latency_streams)
+        if found:
+            config.drift[number] = found
+            which = "" if len(ok) == 1 else f"repetition {number} "
+            config.warnings.append(which + drift_text(found))
     nonpositive = sum(int((r.latency_ns <= 0).sum()) for r in ok)
     if nonpositive:
         config.warnings.append(

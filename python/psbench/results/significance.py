@@ -1,29 +1,39 @@
-"""Is B different from A? Welch's t-test (t, df, p, as in the seed papers), the
-Mann-Whitney U test, and a seeded bootstrap confidence interval for the ratio B/A of a
-statistic (the median, or p99).
+"""Is B different from A? A confidence interval for the ratio B/A of a statistic (the
+median, or p99) that counts what the samples are worth, and the tests of the seed
+papers beside it.
 
-Latency distributions are skewed with long tails, so the t-test (about means) is given
-for comparison with the papers, and the verdict rests on the two others: a difference is
-called significant when Mann-Whitney's p is below alpha and the whole confidence interval
-of the ratio of medians lies outside the noise band 1 +- threshold. A difference the
-statistics resolve but smaller than the machine's noise is "within noise".
+The unit of the interval depends on what was measured:
+- a side measured in one run: the statistic's interval from the run's own order
+  statistics, widened by the serial dependence of its samples
+  (psbench.results.dependence.quantile_interval); its half-width over Student's t is the
+  standard error of the statistic (Woodruff), on the log scale;
+- a side with two or more repetitions: the run is the unit. The standard error of log
+  statistic is the standard deviation of the repetitions' own log statistics over
+  sqrt(k), with k - 1 degrees of freedom: it holds the sampling within each run and how
+  runs differ, which a resampling of samples cannot see.
+The interval of log(B/A) is +- t times the two standard errors together, with the
+Welch-Satterthwaite degrees of freedom; the ratio is that of the statistics of all
+samples together. A verdict is "significant" when the whole interval lies outside the
+noise band 1 +- threshold.
+
+Welch's t-test (t, df, p, as in the seed papers) and the Mann-Whitney U test are given
+for comparison with the papers. Both take the samples as independent, which consecutive
+latencies of a run are not (docs/methodology.md, section 11), so at 10,000 samples their
+p-values are far too small; the verdict does not use them.
 """
 
-import zlib
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from psbench.results.stats import nearest_rank
+from psbench.results.stats import PERCENTILES, nearest_rank
 
+# Kept for the command lines that give --resamples and --seed: the intervals are
+# computed, not resampled, and use neither.
 DEFAULT_RESAMPLES = 1000
 DEFAULT_SEED = 1
 DEFAULT_CONFIDENCE = 0.95
-# Larger samples (all repetitions together) are bootstrapped from this many of their
-# values, taken evenly from the sorted samples (deterministic, same distribution); the
-# interval gets slightly wider.
-BOOTSTRAP_MAX_N = 20000
-_CHUNK = 100
 
 
 @dataclass(frozen=True)
@@ -41,15 +51,17 @@ class MannWhitney:
 
 @dataclass(frozen=True)
 class RatioCI:
-    statistic: str  # "p50" or "p99"
+    statistic: str  # "p50", "p99" (a label of psbench.results.stats.PERCENTILES)
     ratio: float  # statistic(B) / statistic(A) on all samples
-    low: float
-    high: float
+    low: float | None  # None: no interval (too few samples, or a statistic <= 0)
+    high: float | None
     confidence: float
+    covers: str = ""  # what the interval's spread comes from (Estimate.covers)
 
 
 def welch(a: np.ndarray, b: np.ndarray) -> Welch:
-    """Welch's unequal-variance t-test of mean(a) - mean(b), two-sided."""
+    """Welch's unequal-variance t-test of mean(a) - mean(b), two-sided, the samples
+    taken as independent (the seed papers' test)."""
     from scipy import stats as sps  # here: importing scipy costs the CLI's start
 
     result = sps.ttest_ind(a, b, equal_var=False)
@@ -57,14 +69,16 @@ def welch(a: np.ndarray, b: np.ndarray) -> Welch:
 
 
 def mann_whitney(a: np.ndarray, b: np.ndarray) -> MannWhitney:
-    """U of a against b, two-sided, normal approximation with tie correction."""
+    """U of a against b, two-sided, normal approximation with tie correction, the
+    samples taken as independent."""
     from scipy import stats as sps
 
     result = sps.mannwhitneyu(a, b, alternative="two-sided", method="asymptotic")
     return MannWhitney(float(result.statistic), float(result.pvalue))
 
 
-_QUANTILES = {"p50": 50.0, "p99": 99.0}
+_QUANTILES = {label: q for label, q, _ in PERCENTILES}
+_NEEDED = {label: needed for label, _, needed in PERCENTILES}
 
 
 def _stat(values: np.ndarray, statistic: str, axis=None):
@@ -85,108 +99,112 @@ def pooled(samples: Samples) -> np.ndarray:
     return np.concatenate(_repetitions(samples))
 
 
-def _thin(values: np.ndarray, limit: int) -> np.ndarray:
-    if values.size <= limit:
-        return values
-    index = np.linspace(0, values.size - 1, limit).round().astype(np.int64)
-    return np.sort(values)[index]
-
-
-def _resampled_run(
-    values: np.ndarray, statistic: str, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    values = _thin(values, BOOTSTRAP_MAX_N)
-    out = np.empty(resamples)
-    for start in range(0, resamples, _CHUNK):
-        rows = min(_CHUNK, resamples - start)
-        picks = rng.integers(0, values.size, size=(rows, values.size))
-        out[start : start + rows] = _stat(values[picks], statistic, axis=1)
-    return out
-
-
-def _resampled_repetitions(
-    reps: list[np.ndarray], statistic: str, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    """Two levels: repetitions drawn with replacement, then samples within each drawn
-    repetition; the spread then includes how much runs differ from each other."""
-    # Thinned only past BOOTSTRAP_MAX_N samples in all, each repetition to its share of
-    # that bound, so that every repetition keeps its weight (an even split would give a
-    # short repetition as much say as a long one).
-    total = sum(r.size for r in reps)
-    if total > BOOTSTRAP_MAX_N:
-        reps = [_thin(r, max(round(r.size * BOOTSTRAP_MAX_N / total), 1)) for r in reps]
-    out = np.empty(resamples)
-    for i in range(resamples):
-        chosen = rng.integers(0, len(reps), size=len(reps))
-        drawn = [reps[c][rng.integers(0, reps[c].size, size=reps[c].size)] for c in chosen]
-        out[i] = _stat(np.concatenate(drawn), statistic)
-    return out
-
-
-def _resampled(
-    reps: list[np.ndarray], statistic: str, resamples: int, rng: np.random.Generator
-) -> np.ndarray:
-    if len(reps) == 1:
-        return _resampled_run(reps[0], statistic, resamples, rng)
-    return _resampled_repetitions(reps, statistic, resamples, rng)
-
-
-def seed_for(name: str, seed: int = DEFAULT_SEED) -> np.random.Generator:
-    """A generator that depends only on the seed and what is compared, so that a report
-    gives the same intervals whatever else it contains."""
-    return np.random.default_rng([seed, zlib.crc32(name.encode())])
-
-
 @dataclass(frozen=True)
-class Bootstrap:
+class Estimate:
+    """A statistic of one side and the uncertainty of its logarithm."""
+
     statistic: str
-    value: float  # the statistic of all samples
-    draws: np.ndarray  # the statistic of each resample
+    value: float  # the statistic of all samples together
+    se_log: float | None  # standard error of log(value); None: none could be had
+    df: float  # its degrees of freedom (inf: exact binomial ranks)
+    runs: int  # 1: the sampling within one run; k >= 2: between k runs
+
+    @property
+    def covers(self) -> str:
+        return "within one run" if self.runs == 1 else f"{self.runs} runs"
 
 
-def bootstrap(
-    samples: Samples,
-    statistic: str = "p50",
-    resamples: int = DEFAULT_RESAMPLES,
-    rng: np.random.Generator | None = None,
-) -> Bootstrap:
-    """The bootstrap distribution of a statistic of one side. A side given as one array
-    per repetition (two or more) is resampled on two levels, repetitions then samples, so
-    that it carries the run-to-run variation and not only the sampling noise of a run."""
-    rng = rng or np.random.default_rng(DEFAULT_SEED)
+def estimate(
+    samples: Samples, statistic: str = "p50", confidence: float = DEFAULT_CONFIDENCE
+) -> Estimate:
+    """The statistic of a side (one array, in the order the samples were taken, or one
+    array per repetition) and its standard error on the log scale: between the
+    repetitions when there are two or more, else from the run's dependence-aware order
+    statistics at `confidence` (psbench.results.dependence)."""
+    from scipy.stats import norm
+    from scipy.stats import t as student
+
+    from psbench.results.dependence import quantile_interval
+
     reps = _repetitions(samples)
-    return Bootstrap(
-        statistic,
-        float(_stat(pooled(reps), statistic)),
-        _resampled(reps, statistic, resamples, rng),
+    value = float(_stat(np.concatenate(reps), statistic))
+    if len(reps) >= 2:
+        per_run = np.array([float(_stat(r, statistic)) for r in reps])
+        if min(r.size for r in reps) < _NEEDED[statistic] or per_run.min() <= 0:
+            return Estimate(statistic, value, None, len(reps) - 1, len(reps))
+        se = float(np.std(np.log(per_run), ddof=1) / math.sqrt(len(reps)))
+        return Estimate(statistic, value, se, len(reps) - 1, len(reps))
+    run = reps[0]
+    found = quantile_interval(_QUANTILES[statistic], run, confidence)
+    if found.ranks is None or value <= 0:
+        return Estimate(statistic, value, None, found.df, 1)
+    low, high = np.partition(run, [found.ranks[0] - 1, found.ranks[1] - 1])[
+        [found.ranks[0] - 1, found.ranks[1] - 1]
+    ]
+    if low <= 0:
+        return Estimate(statistic, value, None, found.df, 1)
+    tail = (1 - confidence) / 2
+    spread = float(student.isf(tail, found.df)) if math.isfinite(found.df) else norm.isf(tail)
+    return Estimate(statistic, value, math.log(high / low) / (2 * spread), found.df, 1)
+
+
+def interval_of(found: Estimate, confidence: float) -> tuple[float, float] | None:
+    """value * exp(-+ t se): the interval of one side's statistic on the log scale."""
+    from scipy.stats import t as student
+
+    if found.se_log is None:
+        return None
+    half = float(student.isf((1 - confidence) / 2, found.df)) * found.se_log
+    return found.value * math.exp(-half), found.value * math.exp(half)
+
+
+def covers_text(a: Estimate, b: Estimate) -> str:
+    """What the interval of B/A covers, in the table's words."""
+    if a.runs == b.runs == 1:
+        return "within one run (no repetitions)"
+    if a.runs > 1 and b.runs > 1:
+        return f"between runs ({a.runs} and {b.runs})"
+    return f"A {a.covers}, B {b.covers}"
+
+
+def ratio_interval(a: Estimate, b: Estimate, confidence: float = DEFAULT_CONFIDENCE) -> RatioCI:
+    """Interval of statistic(B) / statistic(A): log ratio +- t sqrt(se_a^2 + se_b^2),
+    Welch-Satterthwaite degrees of freedom."""
+    from scipy.stats import t as student
+
+    ratio = b.value / a.value if a.value else math.nan
+    covers = covers_text(a, b)
+    if a.se_log is None or b.se_log is None or not ratio > 0:
+        return RatioCI(a.statistic, ratio, None, None, confidence, covers)
+    variance = a.se_log**2 + b.se_log**2
+    if variance == 0:
+        return RatioCI(a.statistic, ratio, ratio, ratio, confidence, covers)
+    # Welch-Satterthwaite; a side with exact ranks (df inf) adds nothing to the sum.
+    spread = sum(se**4 / df for se, df in ((a.se_log, a.df), (b.se_log, b.df)) if se)
+    df = variance**2 / spread if spread > 0 else math.inf
+    half = float(student.isf((1 - confidence) / 2, df)) * math.sqrt(variance)
+    return RatioCI(
+        a.statistic, ratio, ratio * math.exp(-half), ratio * math.exp(half), confidence, covers
     )
-
-
-def ratio_interval(a: Bootstrap, b: Bootstrap, confidence: float = DEFAULT_CONFIDENCE) -> RatioCI:
-    """Percentile interval of statistic(B) / statistic(A), the sides resampled
-    independently (so one side's bootstrap serves all its comparisons)."""
-    tail = (1 - confidence) / 2 * 100
-    low, high = np.percentile(b.draws / a.draws, [tail, 100 - tail])
-    return RatioCI(a.statistic, b.value / a.value, float(low), float(high), confidence)
 
 
 def ratio_ci(
     a: Samples,
     b: Samples,
     statistic: str = "p50",
-    resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
-    rng: np.random.Generator | None = None,
 ) -> RatioCI:
-    """Bootstrap interval of statistic(b) / statistic(a), both sides from one generator."""
-    rng = rng or np.random.default_rng(DEFAULT_SEED)
+    """Interval of statistic(b) / statistic(a)."""
     return ratio_interval(
-        bootstrap(a, statistic, resamples, rng), bootstrap(b, statistic, resamples, rng), confidence
+        estimate(a, statistic, confidence), estimate(b, statistic, confidence), confidence
     )
 
 
 def outside_noise(ci: RatioCI, threshold: float) -> int:
-    """+1 if the whole interval is above 1 + threshold, -1 if below 1 - threshold, else 0."""
+    """+1 if the whole interval is above 1 + threshold, -1 if below 1 - threshold, else 0
+    (no interval: 0)."""
+    if ci.low is None:
+        return 0
     if ci.low > 1 + threshold:
         return 1
     if ci.high < 1 - threshold:
@@ -199,39 +217,40 @@ class Comparison:
     n_a: int
     n_b: int
     p50_a: float  # the median of all samples of A's repetitions together
-    p50_b: float  # (the same definition as the ratio, its interval and the tests)
+    p50_b: float  # (the same definition as the ratio)
     welch: Welch
     mann_whitney: MannWhitney
     median: RatioCI
-    verdict: str  # "significant" or "within noise"
+    verdict: str  # "significant", "within noise" or "no interval"
     direction: str  # "B slower", "B faster" or ""
 
 
 def compare_samples(
     a: Samples,
     b: Samples,
-    median_a: Bootstrap,
-    median_b: Bootstrap,
+    median_a: Estimate,
+    median_b: Estimate,
     alpha: float = 0.05,
     threshold: float = 0.05,
 ) -> Comparison:
-    """a, b: one array, or one array per repetition; the tests take the repetitions'
-    samples together, the interval comes from each side's bootstrap of its median."""
-    # The interval at the same level as the test: a verdict at alpha reads a 1 - alpha
-    # interval.
+    """a, b: one array, or one array per repetition; the seed papers' tests take the
+    samples together, the interval comes from each side's estimate of its median (made
+    at the level 1 - alpha: a verdict at alpha reads a 1 - alpha interval)."""
     median = ratio_interval(median_a, median_b, confidence=1 - alpha)
     all_a, all_b = pooled(a), pooled(b)
-    mw = mann_whitney(all_a, all_b)
     side = outside_noise(median, threshold)
-    significant = mw.p < alpha and side != 0
+    if median.low is None:
+        verdict = "no interval"
+    else:
+        verdict = "significant" if side else "within noise"
     return Comparison(
         len(all_a),
         len(all_b),
         median_a.value,
         median_b.value,
         welch(all_a, all_b),
-        mw,
+        mann_whitney(all_a, all_b),
         median,
-        "significant" if significant else "within noise",
-        ("B slower" if side > 0 else "B faster") if significant else "",
+        verdict,
+        ("B slower" if side > 0 else "B faster") if side else "",
     )

@@ -12,7 +12,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from psbench.results import binomial
+from psbench.results.dependence import stationarity
+from psbench.results.ranks import index_at, nearest_rank, nearest_rank_index  # noqa: F401
 from psbench.results.samples import Samples
 
 # (label, percentile, fewest samples for which it is not just the maximum)
@@ -25,69 +26,45 @@ PERCENTILES = (
 )
 
 
-def nearest_rank_index(q, n: int) -> int:
-    """0-based index of the q-th percentile among n sorted values: ceil(q/100 * n) - 1,
-    at least 0. q as written in decimal (50, 99.9, "99.99"): a float is read by its
-    shortest decimal form, so 99.9 is exactly 999/10."""
-    return index_at(Fraction(str(q)) / 100, n)
-
-
-def index_at(p: Fraction, n: int) -> int:
-    """0-based nearest-rank index of the fraction p (0..1) among n: ceil(p n) - 1, >= 0."""
-    rank = -((-p.numerator * n) // p.denominator)
-    return max(rank, 1) - 1
-
-
-def nearest_rank(values, q, axis=None):
-    """The q-th percentile by nearest rank (a value of `values`); along `axis` of a 2-D
-    array, one per row or column. Partial sort only."""
-    values = np.asarray(values)
-    if axis is None:
-        values = values.ravel()
-        index = nearest_rank_index(q, values.size)
-        return np.partition(values, index)[index]
-    index = nearest_rank_index(q, values.shape[axis])
-    return np.take(np.partition(values, index, axis=axis), index, axis=axis)
-
-
-# Percentiles shown with a distribution-free confidence interval.
+# Percentiles shown with a confidence interval from order statistics.
 INTERVAL_PERCENTILES = ("p50", "p99", "p99.9")
 CONFIDENCE = 0.95
 
 
 def interval_ranks(q, n: int, confidence: float = CONFIDENCE) -> tuple[int, int] | None:
     """1-based ranks (l, u) of the order statistics that hold the q-th percentile with at
-    least `confidence`, whatever the distribution: with B ~ Binomial(n, q/100) the count
-    of samples below it, P(X(l) <= x_q <= X(u)) = P(l <= B <= u - 1); l is the largest
-    rank with P(B <= l - 1) <= alpha/2, u the smallest with P(B <= u - 1) >= 1 - alpha/2.
-    None when n is too small for such ranks to exist (u > n, or l < 1)."""
-    if n < 1:
-        return None
-    p = float(Fraction(str(q)) / 100)
-    tail = (1.0 - confidence) / 2.0
-    k = binomial.ppf(tail, n, p)  # smallest k with F(k) >= tail
-    lower = k + 1 if binomial.cdf(k, n, p) <= tail else k
-    upper = binomial.ppf(1.0 - tail, n, p) + 1
-    if lower < 1 or upper > n:
-        return None
-    return lower, upper
+    least `confidence` for n *independent* samples, whatever the distribution: with
+    B ~ Binomial(n, q/100) the count of samples below it, P(X(l) <= x_q <= X(u)) =
+    P(l <= B <= u - 1); l is the largest rank with P(B <= l - 1) <= alpha/2, u the
+    smallest with P(B <= u - 1) >= 1 - alpha/2. None when n is too small for such ranks
+    to exist (u > n, or l < 1). percentile_intervals uses these where a run shows no
+    serial dependence (psbench.results.dependence)."""
+    from psbench.results.dependence import independent_ranks
+
+    return independent_ranks(float(Fraction(str(q)) / 100), n, (1.0 - confidence) / 2.0)
 
 
 def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> dict:
     """label -> [low, high] (observed values) for INTERVAL_PERCENTILES, or None where n is
-    too small for a distribution-free interval."""
+    too small for an interval; `values` in the order they were taken (one run), whose
+    serial dependence widens the interval (psbench.results.dependence.quantile_interval);
+    "tau" holds each percentile's variance inflation (1: none found)."""
+    from psbench.results.dependence import quantile_interval
+
     values = np.asarray(values)
-    found = {}
+    found, inflation = {}, {}
     for label, q, _ in PERCENTILES:
         if label not in INTERVAL_PERCENTILES:
             continue
-        ranks = interval_ranks(q, values.size, confidence)
-        if ranks is None:
+        interval = quantile_interval(q, values, confidence)
+        inflation[label] = interval.tau
+        if interval.ranks is None:
             found[label] = None
             continue
-        low, high = np.partition(values, [ranks[0] - 1, ranks[1] - 1])[[ranks[0] - 1, ranks[1] - 1]]
+        low, high = (r - 1 for r in interval.ranks)
+        low, high = np.partition(values, [low, high])[[low, high]]
         found[label] = [float(low), float(high)]
-    return found
+    return {**found, "tau": inflation}
 
 
 def summarize_ns(values: np.ndarray) -> dict:
@@ -151,5 +128,8 @@ def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
             summarize_ns(on_time / 2.0) if samples.kind == "rtt" else summarize_ns(on_time)
         )
     result["nonpositive"] = int((latency <= 0).sum())
+    # Does the run keep one level from start to end (psbench.results.dependence)? Of
+    # the series the report gives: RTT/2 for a round trip.
+    result["stationarity"] = stationarity(latency / 2.0 if samples.kind == "rtt" else latency)
     result["sender_lateness"] = summarize_ns(samples.lateness_ns)
     return result

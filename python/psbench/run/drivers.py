@@ -49,13 +49,23 @@ class DriverInfo:
 
 def build_command(name: str) -> str:
     """The command that builds a driver of drivers/: `make build`, or for one built on
-    request or from source (its manifest's build) `make driver-NAME`."""
+    request or from source (its manifest's build) `make driver-NAME`; NAME@VERSION `make
+    driver-NAME VERSION=VERSION`."""
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if version:
+        return f"make driver-{base} VERSION={version}"
     return "make build" if manifests.load(name).build == "always" else f"make driver-{name}"
 
 
 def build_hint(name: str) -> str:
     """`COMMAND` builds it, and for a driver built from source what that takes."""
     hint = f"`{build_command(name)}` builds it"
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if version:
+        found = next(v for v in manifests.load(base).versions if v.version == version)
+        what = f"its {found.service} at version {version}" if found.service else name
+        minutes = f", about {found.build_minutes} min on 2 cores" if found.build_minutes else ""
+        return hint + f" ({what}{minutes}: docs/versions.md)"
     source = manifests.load(name).source
     if source is not None:
         minutes = f", about {source.build_minutes} min on 2 cores" if source.build_minutes else ""
@@ -88,7 +98,31 @@ def describe(node: Path, library: Path) -> dict:
         ) from None
     if not isinstance(value, dict):
         raise RuntimeError("--describe printed JSON that is not an object")
+    built = build_record(library)
+    if built is not None:
+        value["build"] = built
     return value
+
+
+def build_record(library: Path) -> dict | None:
+    """What a driver was built against, recorded with every run of it: build.json beside
+    a driver built against another version of its middleware (scripts/build-version), or
+    for a driver whose middleware psbench built from source, that build's record
+    (psbench-sdk.json: trees, commits, flags). None for a middleware from a registry."""
+    folder = Path(library).parent
+    try:
+        return json.loads((folder / "build.json").read_text())
+    except (OSError, json.JSONDecodeError):
+        pass
+    name = folder.name
+    if name not in manifests.driver_names() or manifests.load(name).source is None:
+        return None
+    source = manifests.load(name).source
+    sdk = paths.source_cache() / f"{source.system}-{source.version}" / "psbench-sdk.json"
+    try:
+        return {"origin": "source", "version": source.version, "sdk": json.loads(sdk.read_text())}
+    except (OSError, json.JSONDecodeError):
+        return None
 
 
 def running_programs() -> set[str]:
@@ -143,9 +177,11 @@ def discover() -> list[DriverInfo]:
         infos.append(info)
     built = {i.name for i in infos}
     for name in manifests.driver_names():
-        if name not in built:
-            infos.append(DriverInfo(name=name, library=None, build_command=build_command(name),
-                                    build_hint=build_hint(name)))  # fmt: skip
+        labels = [name, *(f"{name}@{v.version}" for v in manifests.load(name).versions)]
+        for label in labels:
+            if label not in built:
+                infos.append(DriverInfo(name=label, library=None, build_command=build_command(label),
+                                        build_hint=build_hint(label)))  # fmt: skip
     return infos
 
 
@@ -159,11 +195,26 @@ def find_driver(name: str) -> Path:
     libraries = paths.driver_libraries()
     if name in libraries:
         return libraries[name]
-    if name in manifests.driver_names():
-        raise UserError(f"argument --driver: driver {name!r} is not built; {build_hint(name)}")
+    raise UserError(f"argument --driver: {not_built(name, libraries)}")
+
+
+def not_built(name: str, libraries: dict[str, Path]) -> str:
+    """Why there is no library for driver NAME, and what to do: a version psbench does
+    not build, a driver or version declared but not built (with the command that builds
+    it), or a name psbench does not know."""
+    base, _, version = name.partition(manifests.VERSION_MARK)
+    if base in manifests.driver_names():
+        versions = [v.version for v in manifests.load(base).versions]
+        if version and version not in versions:
+            return (
+                f"{name}: psbench does not build version {version} of "
+                f"{base}; it builds {', '.join(versions) or 'no other version'} beside the "
+                f"default ({base}): docs/versions.md"
+            )
+        return f"driver {name!r} is not built; {build_hint(name)}"
     known = ", ".join(libraries) or "none"
-    raise UserError(
-        f"argument --driver: unknown driver {name!r}; built drivers: {known} "
+    return (
+        f"unknown driver {name!r}; built drivers: {known} "
         f"(found as {paths.build_dir()}/drivers/*/libpsbench-*.so; "
         f"`psbench drivers` lists them, `make build` builds them)"
     )

@@ -16,6 +16,7 @@ from psbench.hosts.ssh import SshNetwork
 from psbench.results import accounting as samples_accounting
 from psbench.results import restart_figures, rundir
 from psbench.results.clock_correction import correct
+from psbench.results.dependence import run_drift
 from psbench.results.late_join_settled import still_on_their_way
 from psbench.results.rates import span_mbit, span_rate
 from psbench.results.samples import SamplesFileError, read_samples
@@ -183,6 +184,8 @@ def _analyse(run_dir: Path, summaries: dict, clock: dict | None = None) -> tuple
                 "method": f"{method}, all subscribers together",
                 **summarize_ns(np.concatenate(one_way)),
             },
+            # each subscriber's own series checked (at DRIFT_ALPHA / subscribers each)
+            "stationarity": run_drift(one_way) or {"drifts": False, "receivers": len(one_way)},
         }
         clocks = [s["clock"] for s in stats.values() if "clock" in s]
         if clocks:  # the together figures are as uncertain as the least certain one

@@ -1,6 +1,8 @@
 """Interval lines inside a run: the node's `PROGRESS key=value ...` stdout lines (every
 second while ping or sub measures, docs/node.md) parsed and shown as one terminal line."""
 
+from psbench.base.units import micros
+
 PREFIX = "PROGRESS "
 INTEGER_KEYS = ("received", "kept", "p50_ns", "max_ns")
 FLOAT_KEYS = ("t_s", "rate_hz")
@@ -26,7 +28,7 @@ def parse(line: str) -> dict | None:
 
 
 def _micros(ns: int) -> str:
-    return f"{ns / 1000:,.1f} µs"
+    return f"{micros(ns, 1, grouping=True)} µs"
 
 
 def render(label: str, fields: dict) -> str:

@@ -9,6 +9,7 @@ emulated hosts at its host's address (docs/network.md); the node gets that addre
 the driver option `broker=ADDRESS:PORT`.
 """
 
+import dataclasses
 import getpass
 import os
 import shutil
@@ -224,7 +225,10 @@ class ServiceDefinition:
         return Launch(argv, port, prepare)
 
 
-def definition(name: str) -> ServiceDefinition | None:
-    """The service a driver's manifest declares under this name, or None."""
+def definition(name: str, executable: str | None = None) -> ServiceDefinition | None:
+    """The service a driver's manifest declares under this name, or None; executable:
+    another version's program instead of the manifest's (docs/versions.md)."""
     spec = manifests.service(name)
+    if spec is not None and executable is not None:
+        spec = dataclasses.replace(spec, executable=executable)
     return ServiceDefinition(spec) if spec else None

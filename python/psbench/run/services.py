@@ -60,20 +60,35 @@ def needed(describe: dict, transport: str | None, options: list[str] = ()) -> li
     ]
 
 
-def _instance(name: str, security: str | None, durable: bool) -> tuple[str, bool, bool]:
+def _instance(
+    name: str, security: str | None, durable: bool, describe: dict | None = None
+) -> tuple[str, bool, bool]:
     """(the key of the instance a run uses, it serves TLS, it keeps data): a broker serves
-    one security mode and is durable or not, so a run with another needs its own."""
+    one security mode and is durable or not, and runs of another version of it (a driver
+    NAME@VERSION of a service, docs/versions.md) have their own, so a run with another
+    needs its own."""
     broker = bool(definition(name)) and definition(name).broker
     tls = secured(security) and broker
     kept = durable and broker
-    return name + (f" ({security})" if tls else "") + (" (durable)" if kept else ""), tls, kept
+    own = version_executable(describe or {}, name)
+    version = f"@{(describe or {}).get('build', {}).get('version')}" if own else ""
+    key = name + version + (f" ({security})" if tls else "") + (" (durable)" if kept else "")
+    return key, tls, kept
+
+
+def version_executable(describe: dict, name: str) -> str | None:
+    """The executable of another version of the service, when the driver is built against
+    it (its build.json: service_executables), else None (the manifest's)."""
+    return ((describe.get("build") or {}).get("service_executables") or {}).get(name)
 
 
 def instance_keys(
     describe: dict, transport: str | None, options: list[str], security: str | None, durable: bool
 ) -> set[str]:
     """The keys of the service instances a run needs (ServicePool.ensure would use)."""
-    return {_instance(n, security, durable)[0] for n in needed(describe, transport, options)}
+    return {
+        _instance(n, security, durable, describe)[0] for n in needed(describe, transport, options)
+    }
 
 
 @dataclass
@@ -167,9 +182,10 @@ class ServicePool:
         a run with another gets one of its own."""
         used = []
         for name in needed(describe, transport, options):
-            key, tls, kept = _instance(name, security, durable)
+            key, tls, kept = _instance(name, security, durable, describe)
             if key not in self.services:
-                self.services[key] = self._start(name, log_dir, security if tls else None, kept)
+                self.services[key] = self._start(name, log_dir, security if tls else None, kept,
+                                                 version_executable(describe, name))  # fmt: skip
             used.append(self.services[key])
         return used
 
@@ -242,9 +258,14 @@ class ServicePool:
         return messages
 
     def _start(
-        self, name: str, log_dir: Path, security: str | None = None, durable: bool = False
+        self,
+        name: str,
+        log_dir: Path,
+        security: str | None = None,
+        durable: bool = False,
+        executable: str | None = None,
     ) -> RunningService:
-        declared = definition(name)
+        declared = definition(name, executable)
         if declared is None:
             raise UserError(
                 f"the driver needs service {name!r}, which no driver's manifest "

@@ -3,21 +3,22 @@
 //! through psb_error, formatting only then. The write and take entries cost a call through
 //! catch_unwind, which is free unless something panics.
 
-use std::any::{Any, TypeId};
+use std::any::TypeId;
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use crate::abi::*;
+use crate::caps::refuse_outside_caps;
 use crate::config::Config;
-use crate::error::{Error, ErrorKind};
+use crate::error::{panic_text, Error, ErrorKind};
 use crate::listener::{Listener, ListenerErrors};
-use crate::refusals::{refuse_outside_caps, Refusals};
-use crate::{Context, Driver, Reader, Writer};
+use crate::refusals::Refusals;
+use crate::{Context, Drain, Driver, Flush, Loan, Reader, Release, Writer};
 
-type W<D> = <<D as Driver>::Context as Context>::Writer;
-type R<D> = <<D as Driver>::Context as Context>::Reader;
+pub(crate) type W<D> = <<D as Driver>::Context as Context>::Writer;
+pub(crate) type R<D> = <<D as Driver>::Context as Context>::Reader;
 
 /// A context and its open endpoints, so that close() can destroy those a caller left open
 /// (readers first) before the context. No lock: driver.h has a context and its endpoints
@@ -40,17 +41,6 @@ struct OpenReader<D: Driver> {
     errors: Arc<ListenerErrors>,
     listening: bool,
     endpoint: R<D>,
-}
-
-/// What a panic's payload says.
-pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        format!("panic: {s}")
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        format!("panic: {s}")
-    } else {
-        "panic".to_string()
-    }
 }
 
 /// f(), with a panic turned into an Error.
@@ -326,11 +316,14 @@ unsafe extern "C" fn take<D: Driver>(
 
 // The SDK holds write_loan() to the ABI's rule (the last loan's sample, once, no longer
 // than loaned), so a driver's write_loan() sees only what its loan() handed out.
-unsafe extern "C" fn loan<D: Driver>(
+pub(crate) unsafe extern "C" fn loan<D: Driver>(
     w: *mut psb_writer,
     len: usize,
     err: *mut psb_error,
-) -> *mut c_void {
+) -> *mut c_void
+where
+    W<D>: Loan,
+{
     let w = &mut *w.cast::<OpenWriter<D>>();
     match guarded(|| w.endpoint.loan(len)) {
         Ok(p) => {
@@ -346,12 +339,15 @@ unsafe extern "C" fn loan<D: Driver>(
     }
 }
 
-unsafe extern "C" fn write_loan<D: Driver>(
+pub(crate) unsafe extern "C" fn write_loan<D: Driver>(
     w: *mut psb_writer,
     sample: *mut c_void,
     len: usize,
     err: *mut psb_error,
-) -> c_int {
+) -> c_int
+where
+    W<D>: Loan,
+{
     let w = &mut *w.cast::<OpenWriter<D>>();
     let result = guarded(|| {
         let sample = sample.cast::<u8>();
@@ -378,12 +374,18 @@ unsafe extern "C" fn write_loan<D: Driver>(
     }
 }
 
-unsafe extern "C" fn release<D: Driver>(r: *mut psb_reader) {
+pub(crate) unsafe extern "C" fn release<D: Driver>(r: *mut psb_reader)
+where
+    R<D>: Release,
+{
     let r = &mut *r.cast::<OpenReader<D>>();
     let _ = catch_unwind(AssertUnwindSafe(|| r.endpoint.release()));
 }
 
-unsafe extern "C" fn flush<D: Driver>(w: *mut psb_writer, err: *mut psb_error) -> c_int {
+pub(crate) unsafe extern "C" fn flush<D: Driver>(w: *mut psb_writer, err: *mut psb_error) -> c_int
+where
+    W<D>: Flush,
+{
     let w = &mut *w.cast::<OpenWriter<D>>();
     match guarded(|| w.endpoint.flush()) {
         Ok(()) => 0,
@@ -394,11 +396,14 @@ unsafe extern "C" fn flush<D: Driver>(w: *mut psb_writer, err: *mut psb_error) -
     }
 }
 
-unsafe extern "C" fn drain<D: Driver>(
+pub(crate) unsafe extern "C" fn drain<D: Driver>(
     w: *mut psb_writer,
     timeout_ns: i64,
     err: *mut psb_error,
-) -> c_int {
+) -> c_int
+where
+    W<D>: Drain,
+{
     let w = &mut *w.cast::<OpenWriter<D>>();
     match guarded(|| w.endpoint.drain(timeout_ns)) {
         Ok(true) => 1,
@@ -486,9 +491,25 @@ unsafe extern "C" fn version<D: Driver>() -> *const c_char {
     }) as *const c_char
 }
 
-fn make_table<D: Driver>() -> psb_driver {
+/// The optional entries of a driver's table: each None unless the driver's Writer or Reader
+/// implements its trait (Loan, Flush, Drain, Release), as found by driver_table!.
+#[derive(Clone, Copy, Default)]
+pub struct Entries {
+    pub loan: Option<(LoanEntry, WriteLoanEntry)>,
+    pub flush: Option<FlushEntry>,
+    pub drain: Option<DrainEntry>,
+    pub release: Option<ReleaseEntry>,
+}
+
+pub type LoanEntry = unsafe extern "C" fn(*mut psb_writer, usize, *mut psb_error) -> *mut c_void;
+pub type WriteLoanEntry =
+    unsafe extern "C" fn(*mut psb_writer, *mut c_void, usize, *mut psb_error) -> c_int;
+pub type FlushEntry = unsafe extern "C" fn(*mut psb_writer, *mut psb_error) -> c_int;
+pub type DrainEntry = unsafe extern "C" fn(*mut psb_writer, i64, *mut psb_error) -> c_int;
+pub type ReleaseEntry = unsafe extern "C" fn(*mut psb_reader);
+
+fn make_table<D: Driver>(optional: Entries) -> psb_driver {
     let caps = D::capabilities();
-    let (has_loan, has_flush, has_drain) = (W::<D>::HAS_LOAN, W::<D>::HAS_FLUSH, W::<D>::HAS_DRAIN);
     psb_driver {
         abi_version: PSB_ABI_VERSION,
         name: leak_text(D::NAME),
@@ -516,31 +537,23 @@ fn make_table<D: Driver>() -> psb_driver {
         matched_readers: Some(matched_readers::<D>),
         matched_writers: Some(matched_writers::<D>),
         write: Some(write::<D>),
-        loan: if has_loan { Some(loan::<D>) } else { None },
-        write_loan: if has_loan {
-            Some(write_loan::<D>)
-        } else {
-            None
-        },
+        loan: optional.loan.map(|(loan, _)| loan),
+        write_loan: optional.loan.map(|(_, write_loan)| write_loan),
         take: Some(take::<D>),
-        release: if R::<D>::HAS_RELEASE {
-            Some(release::<D>)
-        } else {
-            None
-        },
-        flush: if has_flush { Some(flush::<D>) } else { None },
-        drain: if has_drain { Some(drain::<D>) } else { None },
+        release: optional.release,
+        flush: optional.flush,
+        drain: optional.drain,
         writer_counters: Some(writer_counters::<D>),
         reader_counters: Some(reader_counters::<D>), // listener_errors at least
     }
 }
 
-/// The table for driver D, built on first use. export_driver! returns it from
-/// psb_driver_entry; a test may call it directly to look at several drivers in one program.
-pub fn driver_table<D: Driver>() -> &'static psb_driver {
+/// The table for driver D with its optional entries, built on first use. driver_table!
+/// calls it with the entries its Writer and Reader implement.
+pub fn table<D: Driver>(optional: Entries) -> &'static psb_driver {
     static TABLES: Mutex<Vec<(TypeId, usize)>> = Mutex::new(Vec::new());
     let p = per_type::<D>(&TABLES, || {
-        Box::into_raw(Box::new(make_table::<D>())) as usize
+        Box::into_raw(Box::new(make_table::<D>(optional))) as usize
     });
     // SAFETY: leaked above, never freed.
     unsafe { &*(p as *const psb_driver) }

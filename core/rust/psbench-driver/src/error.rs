@@ -1,6 +1,7 @@
 //! Failing: an Error is what every fallible call of a driver returns; the SDK reports it
 //! as "<driver name>: <message>" through psb_error and returns the ABI's failure value.
 
+use std::any::Any;
 use std::fmt;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +46,17 @@ impl Error {
     }
     pub fn message(&self) -> &str {
         &self.message
+    }
+}
+
+/// What a panic's payload says, as an error message: "panic: <message>".
+pub(crate) fn panic_text(payload: &(dyn Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        format!("panic: {s}")
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        format!("panic: {s}")
+    } else {
+        "panic".to_string()
     }
 }
 

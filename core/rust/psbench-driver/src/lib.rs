@@ -22,31 +22,39 @@
 //! check()). Every call returns Err(Error) to fail; the SDK writes "<NAME>: <message>" into
 //! psb_error. A panic becomes such an error (check(): a refusal of setting "driver"); no
 //! panic crosses the ABI. close() destroys the writers and readers a caller left open
-//! (readers first) before the Context. loan/write_loan, flush, drain and release are NULL in
-//! the table unless the driver sets HAS_LOAN, HAS_FLUSH, HAS_DRAIN, HAS_RELEASE; matched()
-//! defaults to None (the ABI's -1, as a NULL entry) and counters() to none.
+//! (readers first) before the Context. The optional members are traits of their own: a
+//! Writer that implements Loan, Flush or Drain, a Reader that implements Release, has those
+//! entries in the table, found at compile time (module `optional`); without them they are
+//! NULL. matched() defaults to None (the ABI's -1, as a NULL entry) and counters() to none.
+//!
+//! A Reader implements take(), or try_take() and wait() (trait Polling) and takes with
+//! take_waiting(): which, the compiler checks.
 //!
 //! Timed path: write() and take() are one call through catch_unwind (free unless a panic
 //! unwinds); a message is formatted only on failure. Treat EINTR and a timeout as "no
 //! sample" (Ok(None)): the node uses signals to stop runs.
 
+// Modules, each using only those above it: abi, error, refusals, config, caps, options,
+// ids, listener, then adapter (the trampolines) and optional (which finds their entries).
 pub mod abi;
 mod adapter;
+mod caps;
 mod config;
 mod error;
 mod ids;
 mod listener;
+#[doc(hidden)]
+pub mod optional; // for driver_table!
+mod options;
 mod refusals;
 
-pub use adapter::driver_table;
+pub use caps::{payload_in_range, refuse_outside_caps, Capabilities, HEADER_SIZE};
 pub use config::{Config, Qos};
 pub use error::{Error, ErrorKind};
 pub use ids::*;
 pub use listener::{Listener, ListenerThread};
-pub use refusals::{
-    parse_or_error, payload_in_range, refuse_outside_caps, Capabilities, Options, Refusal,
-    Refusals, HEADER_SIZE,
-};
+pub use options::{parse_or_error, Options};
+pub use refusals::{Refusal, Refusals};
 
 /// One middleware: its name, what it can do, and its Context type.
 pub trait Driver: 'static {
@@ -83,54 +91,17 @@ pub trait Writer {
     fn matched(&self) -> Option<u32> {
         None
     }
-    /// Zero-copy send: loan(len) returns a buffer of len bytes the node fills, write_loan()
-    /// sends it (the SDK passes only the last loan's sample, once, with len <= the loan's).
-    const HAS_LOAN: bool = false;
-    fn loan(&mut self, _len: usize) -> Result<*mut u8, Error> {
-        Err(Error::new("this driver has no loans"))
-    }
-    fn write_loan(&mut self, _sample: *mut u8, _len: usize) -> Result<(), Error> {
-        Err(Error::new("this driver has no loans"))
-    }
-    /// Ok(true): what this writer was given has left the process (and was acknowledged);
-    /// Ok(false) or Err(Error::timeout(..)): not within timeout_ns.
-    const HAS_DRAIN: bool = false;
-    fn drain(&mut self, _timeout_ns: i64) -> Result<bool, Error> {
-        Ok(true)
-    }
-    /// Send now what the writer holds back.
-    const HAS_FLUSH: bool = false;
-    fn flush(&mut self) -> Result<(), Error> {
-        Ok(())
-    }
     /// The middleware's own counts, each handed to put(name, value) once.
     fn counters(&self, _put: &mut dyn FnMut(&str, u64)) {}
 }
 
-/// Implement take(), or try_take() and wait(), from which the SDK makes take()
-/// (take_waiting: one wait strategy for all).
+/// A reader implements take(); one whose middleware can only look and wait implements
+/// Polling too and takes with take_waiting(self, timeout_ns) (one wait strategy for all).
+/// Both are checked at compile time, as the C++ SDK checks its Reader's take forms.
 pub trait Reader {
     /// A sample within timeout_ns (0: do not block; negative: no limit), valid until the
     /// next take() or release(); Ok(None): none (also on EINTR).
-    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error> {
-        take_waiting(self, timeout_ns)
-    }
-    /// A sample if one is there now; never blocks.
-    fn try_take(&mut self) -> Result<Option<&[u8]>, Error> {
-        Err(Error::new(
-            "the driver's Reader implements neither take() nor try_take() and wait()",
-        ))
-    }
-    /// Blocks in the middleware up to timeout_ns (negative: no limit); true: data may have
-    /// come.
-    fn wait(&mut self, _timeout_ns: i64) -> Result<bool, Error> {
-        Err(Error::new(
-            "the driver's Reader implements try_take() without wait()",
-        ))
-    }
-    /// Give back the sample of the last take() early.
-    const HAS_RELEASE: bool = false;
-    fn release(&mut self) {}
+    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error>;
     /// Matched writers; None: the middleware cannot tell.
     fn matched(&self) -> Option<u32> {
         None
@@ -138,10 +109,46 @@ pub trait Reader {
     fn counters(&self, _put: &mut dyn FnMut(&str, u64)) {}
 }
 
-/// The take() of a Reader with try_take() and wait(): try_take() at once; then, until one
-/// succeeds or timeout_ns has passed (negative: no limit), wait(time left, -1: no limit)
-/// and try_take() again. A wakeup without data waits again.
-pub fn take_waiting<R: Reader + ?Sized>(
+/// A reader that looks (try_take) and waits (wait) instead of taking with a timeout; its
+/// take() is take_waiting(self, timeout_ns).
+pub trait Polling {
+    /// A sample if one is there now; never blocks.
+    fn try_take(&mut self) -> Result<Option<&[u8]>, Error>;
+    /// Blocks in the middleware up to timeout_ns (negative: no limit); true: data may have
+    /// come.
+    fn wait(&mut self, timeout_ns: i64) -> Result<bool, Error>;
+}
+
+/// Optional: zero-copy send. loan(len) returns a buffer of len bytes the node fills,
+/// write_loan() sends it (the SDK passes only the last loan's sample, once, with len <= the
+/// loan's). Implemented: the table has loan and write_loan.
+pub trait Loan: Writer {
+    fn loan(&mut self, len: usize) -> Result<*mut u8, Error>;
+    fn write_loan(&mut self, sample: *mut u8, len: usize) -> Result<(), Error>;
+}
+
+/// Optional: Ok(true) when what this writer was given has left the process (and was
+/// acknowledged); Ok(false) or Err(Error::timeout(..)): not within timeout_ns.
+/// Implemented: the table has drain.
+pub trait Drain: Writer {
+    fn drain(&mut self, timeout_ns: i64) -> Result<bool, Error>;
+}
+
+/// Optional: send now what the writer holds back. Implemented: the table has flush.
+pub trait Flush: Writer {
+    fn flush(&mut self) -> Result<(), Error>;
+}
+
+/// Optional: give back the sample of the last take() early. Implemented: the table has
+/// release.
+pub trait Release: Reader {
+    fn release(&mut self);
+}
+
+/// The take() of a Polling reader: try_take() at once; then, until one succeeds or
+/// timeout_ns has passed (negative: no limit), wait(time left, -1: no limit) and
+/// try_take() again. A wakeup without data waits again.
+pub fn take_waiting<R: Polling + ?Sized>(
     reader: &mut R,
     timeout_ns: i64,
 ) -> Result<Option<&[u8]>, Error> {
@@ -175,6 +182,27 @@ pub fn take_waiting<R: Reader + ?Sized>(
     }
 }
 
+/// The table of driver type D (`&'static psb_driver`), built on first use, with the
+/// optional entries its Writer and Reader implement (module `optional`). export_driver!
+/// returns it; a test may use it to look at several drivers in one program.
+#[macro_export]
+macro_rules! driver_table {
+    ($driver:ty) => {{
+        #[allow(unused_imports)]
+        use $crate::optional::{
+            HasDrain as _, HasFlush as _, HasLoan as _, HasRelease as _, NoDrain as _,
+            NoFlush as _, NoLoan as _, NoRelease as _,
+        };
+        let probe = &$crate::optional::Probe::<$driver>::NEW;
+        $crate::optional::table::<$driver>($crate::optional::Entries {
+            loan: probe.loan_entries(),
+            flush: probe.flush_entry(),
+            drain: probe.drain_entry(),
+            release: probe.release_entry(),
+        })
+    }};
+}
+
 /// Defines the library's one exported function, psb_driver_entry(), for driver type D.
 /// Once per driver library (a staticlib that psbench_add_rust_driver links).
 #[macro_export]
@@ -183,7 +211,7 @@ macro_rules! export_driver {
         /// The driver table (psbench/driver.h).
         #[unsafe(no_mangle)]
         pub extern "C" fn psb_driver_entry() -> *const $crate::abi::psb_driver {
-            $crate::driver_table::<$driver>()
+            $crate::driver_table!($driver)
         }
     };
 }

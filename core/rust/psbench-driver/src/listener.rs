@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::error::{Error, ErrorKind};
+use crate::error::{panic_text, Error, ErrorKind};
 
 /// What a listener-mode reader's errors come to: their count and the first one's text on
 /// stderr. Kept by the SDK beside each reader.
@@ -116,10 +116,9 @@ impl ListenerThread {
                 move || match catch_unwind(AssertUnwindSafe(|| body(&flag))) {
                     Ok(Ok(())) => {}
                     Ok(Err(e)) => listener.error(format_args!("{e}; the listener stops")),
-                    Err(panic) => listener.error(format_args!(
-                        "{}; the listener stops",
-                        crate::adapter::panic_text(&*panic)
-                    )),
+                    Err(panic) => {
+                        listener.error(format_args!("{}; the listener stops", panic_text(&*panic)))
+                    }
                 },
             )
             .map_err(|e| Error::new(format!("cannot start the listener thread: {e}")))?;

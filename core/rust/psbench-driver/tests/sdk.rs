@@ -1,9 +1,11 @@
 //! The SDK through the table it exports, as the node sees it: refusals counted and
-//! prefixed, errors prefixed, a panic turned into an error, optional entries NULL, loans
+//! prefixed, errors prefixed, a panic turned into an error, optional entries NULL unless
+//! their trait is implemented (found at compile time, nothing to declare), loans
 //! held to the ABI's rule, take_waiting, listener delivery and its error count, close()
 //! destroying what was left open.
 use std::collections::VecDeque;
 use std::ffi::{c_char, c_void, CStr, CString};
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
@@ -136,7 +138,11 @@ impl Writer for Wr {
     fn matched(&self) -> Option<u32> {
         Some(1)
     }
-    const HAS_LOAN: bool = true;
+    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
+        put("written_somewhere", 7);
+    }
+}
+impl Loan for Wr {
     fn loan(&mut self, len: usize) -> Result<*mut u8, Error> {
         if len > self.buf.len() {
             fail!("a loan of {len} bytes is more than 1024");
@@ -147,9 +153,6 @@ impl Writer for Wr {
         let sample = self.buf[..len].to_vec();
         self.q.lock().unwrap().push_back(sample);
         Ok(())
-    }
-    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
-        put("written_somewhere", 7);
     }
 }
 
@@ -164,6 +167,11 @@ impl Drop for Rd {
     }
 }
 impl Reader for Rd {
+    fn take(&mut self, timeout_ns: i64) -> Result<Option<&[u8]>, Error> {
+        take_waiting(self, timeout_ns)
+    }
+}
+impl Polling for Rd {
     fn try_take(&mut self) -> Result<Option<&[u8]>, Error> {
         match self.q.lock().unwrap().pop_front() {
             Some(s) => {
@@ -184,15 +192,32 @@ impl Reader for Rd {
     }
 }
 
+/// The context of the small test drivers below: it makes default writers and readers.
+struct Made<W, R>(PhantomData<(W, R)>);
+impl<W: Writer + Default, R: Reader + Default> Context for Made<W, R> {
+    type Writer = W;
+    type Reader = R;
+    fn open(_: &Config) -> Result<Self, Error> {
+        Ok(Made(PhantomData))
+    }
+    fn create_writer(&mut self, _: &str) -> Result<W, Error> {
+        Ok(W::default())
+    }
+    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<R, Error> {
+        Ok(R::default())
+    }
+}
+
 /// A driver with nothing optional.
 struct Plain;
-struct PlainCtx;
+#[derive(Default)]
 struct PlainW;
+#[derive(Default)]
 struct PlainR;
 impl Driver for Plain {
     const NAME: &'static str = "plain";
     const DESCRIPTION: &'static str = "nothing optional";
-    type Context = PlainCtx;
+    type Context = Made<PlainW, PlainR>;
     fn version() -> String {
         panic!("no version")
     }
@@ -203,25 +228,73 @@ impl Driver for Plain {
         }
     }
 }
-impl Context for PlainCtx {
-    type Writer = PlainW;
-    type Reader = PlainR;
-    fn open(_: &Config) -> Result<Self, Error> {
-        Ok(PlainCtx)
-    }
-    fn create_writer(&mut self, _: &str) -> Result<PlainW, Error> {
-        Ok(PlainW)
-    }
-    fn create_reader(&mut self, _: &str, _: Option<Listener>) -> Result<PlainR, Error> {
-        Ok(PlainR)
-    }
-}
 impl Writer for PlainW {
     fn write(&mut self, _: &[u8]) -> Result<(), Error> {
         Ok(())
     }
 }
-impl Reader for PlainR {}
+impl Reader for PlainR {
+    fn take(&mut self, _: i64) -> Result<Option<&[u8]>, Error> {
+        Err(Error::new("plain readers have nothing"))
+    }
+}
+
+/// A driver whose Writer implements Drain and Flush and whose Reader implements Release,
+/// with nothing else declared: the table has those entries (issue 33: a drain() without a
+/// flag beside it used to be left out silently).
+struct Optional;
+#[derive(Default)]
+struct OptW {
+    drained: bool,
+}
+#[derive(Default)]
+struct OptR {
+    released: usize,
+}
+impl Driver for Optional {
+    const NAME: &'static str = "optional";
+    const DESCRIPTION: &'static str = "drain, flush and release, nothing declared";
+    type Context = Made<OptW, OptR>;
+    fn version() -> String {
+        "1".into()
+    }
+    fn capabilities() -> Capabilities {
+        Plain::capabilities()
+    }
+}
+impl Writer for OptW {
+    fn write(&mut self, _: &[u8]) -> Result<(), Error> {
+        self.drained = false;
+        Ok(())
+    }
+}
+impl Drain for OptW {
+    fn drain(&mut self, timeout_ns: i64) -> Result<bool, Error> {
+        if timeout_ns == 0 {
+            return Err(Error::timeout("not drained at once"));
+        }
+        self.drained = true;
+        Ok(true)
+    }
+}
+impl Flush for OptW {
+    fn flush(&mut self) -> Result<(), Error> {
+        fail!("nothing to flush")
+    }
+}
+impl Reader for OptR {
+    fn take(&mut self, _: i64) -> Result<Option<&[u8]>, Error> {
+        Ok(None)
+    }
+    fn counters(&self, put: &mut dyn FnMut(&str, u64)) {
+        put("released", self.released as u64);
+    }
+}
+impl Release for OptR {
+    fn release(&mut self) {
+        self.released += 1;
+    }
+}
 
 // ---- calling through the table --------------------------------------------------------
 
@@ -301,13 +374,26 @@ fn message(e: &psb_error) -> String {
         .to_string()
 }
 
+/// A context of driver t for run_id, best effort, notify wait (asserted open).
+unsafe fn opened_best_effort(t: &psb_driver, run_id: &str) -> *mut psb_context {
+    let qos = psb_qos {
+        reliability: PSB_BEST_EFFORT,
+        ..RELIABLE
+    };
+    let cfg = config(run_id, &[], qos, PSB_NOTIFY_WAIT);
+    let mut err = new_error();
+    let ctx = t.open.unwrap()(&cfg.raw, &mut err);
+    assert!(!ctx.is_null(), "{}", message(&err));
+    ctx
+}
+
 fn topic(name: &str) -> CString {
     CString::new(name).unwrap()
 }
 
 #[test]
 fn every_refusal_is_counted_and_prefixed() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let qos = psb_qos {
         reliability: PSB_BEST_EFFORT,
         durability: PSB_TRANSIENT_LOCAL,
@@ -365,7 +451,7 @@ fn every_refusal_is_counted_and_prefixed() {
 
 #[test]
 fn open_refuses_outside_the_caps_with_the_checks_reasons() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let qos = psb_qos {
         durability: PSB_TRANSIENT_LOCAL,
         ..RELIABLE
@@ -379,7 +465,7 @@ fn open_refuses_outside_the_caps_with_the_checks_reasons() {
 
 #[test]
 fn an_error_is_prefixed_and_a_panic_becomes_one() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let mut err = new_error();
     let cfg = config("r3", &[("fail", "open")], RELIABLE, PSB_NOTIFY_WAIT);
     assert!(unsafe { t.open.unwrap()(&cfg.raw, &mut err) }.is_null());
@@ -419,7 +505,7 @@ fn an_error_is_prefixed_and_a_panic_becomes_one() {
 
 #[test]
 fn optional_entries_are_null_unless_implemented() {
-    let plain = driver_table::<Plain>();
+    let plain = driver_table!(Plain);
     assert_eq!(plain.abi_version, PSB_ABI_VERSION);
     assert!(plain.loan.is_none() && plain.write_loan.is_none());
     assert!(plain.flush.is_none() && plain.drain.is_none() && plain.release.is_none());
@@ -427,7 +513,7 @@ fn optional_entries_are_null_unless_implemented() {
     assert_eq!(name.to_str().unwrap(), "plain");
     let version = unsafe { CStr::from_ptr(plain.version.unwrap()()) };
     assert_eq!(version.to_str().unwrap(), "unknown (version() failed)");
-    let test = driver_table::<Test>();
+    let test = driver_table!(Test);
     assert!(test.loan.is_some() && test.write_loan.is_some());
     assert!(test.flush.is_none() && test.drain.is_none());
     assert_eq!(
@@ -442,20 +528,10 @@ fn optional_entries_are_null_unless_implemented() {
         .map(|p| unsafe { CStr::from_ptr(p) }.to_str().unwrap())
         .collect();
     assert_eq!(keys, ["depth", "fail"]);
-    // A reader with neither take() nor try_take() fails with a message, not a crash.
+    // A reader's failure is the driver's message (a Reader without take() does not compile).
     unsafe {
-        let cfg = config(
-            "r4",
-            &[],
-            psb_qos {
-                reliability: PSB_BEST_EFFORT,
-                ..RELIABLE
-            },
-            PSB_NOTIFY_WAIT,
-        );
         let mut err = new_error();
-        let ctx = plain.open.unwrap()(&cfg.raw, &mut err);
-        assert!(!ctx.is_null(), "{}", message(&err));
+        let ctx = opened_best_effort(plain, "r4");
         let r = plain.create_reader.unwrap()(
             ctx,
             topic("psb_r4_a").as_ptr(),
@@ -465,7 +541,7 @@ fn optional_entries_are_null_unless_implemented() {
         );
         let (mut data, mut len) = (std::ptr::null(), 0usize);
         assert_eq!(plain.take.unwrap()(r, 0, &mut data, &mut len, &mut err), -1);
-        assert!(message(&err).starts_with("plain: the driver's Reader implements neither"));
+        assert_eq!(message(&err), "plain: plain readers have nothing");
         assert_eq!(plain.matched_writers.unwrap()(r), -1);
         plain.close.unwrap()(ctx);
     }
@@ -473,7 +549,7 @@ fn optional_entries_are_null_unless_implemented() {
 
 #[test]
 fn samples_and_loans_go_through_and_loans_keep_the_rule() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let cfg = config("r5", &[], RELIABLE, PSB_NOTIFY_WAIT);
     let mut err = new_error();
     unsafe {
@@ -546,7 +622,7 @@ fn samples_and_loans_go_through_and_loans_keep_the_rule() {
 
 #[test]
 fn a_listener_delivers_and_its_errors_are_counted() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let cfg = config("r6", &[], RELIABLE, PSB_NOTIFY_LISTENER);
     let got: Arc<Mutex<Vec<Vec<u8>>>> = Arc::default();
     unsafe extern "C" fn on_data(user: *mut c_void, data: *const c_void, len: usize) {
@@ -592,7 +668,7 @@ fn a_listener_delivers_and_its_errors_are_counted() {
 
 #[test]
 fn the_sdk_refuses_a_malformed_run_topics_list() {
-    let t = driver_table::<Test>();
+    let t = driver_table!(Test);
     let mut cfg = config("r7", &[], RELIABLE, PSB_NOTIFY_WAIT);
     let a = topic("psb_r7_a");
     let topics = [a.as_ptr(), a.as_ptr()];
@@ -604,4 +680,39 @@ fn the_sdk_refuses_a_malformed_run_topics_list() {
         found[0].1,
         "sdktest: run_topics[1] is listed twice: every topic of the run once, by name"
     );
+}
+
+#[test]
+fn an_implemented_optional_trait_is_in_the_table_with_nothing_declared() {
+    let t = driver_table!(Optional);
+    assert!(t.drain.is_some() && t.flush.is_some() && t.release.is_some());
+    assert!(t.loan.is_none() && t.write_loan.is_none());
+    let mut err = new_error();
+    unsafe {
+        let ctx = opened_best_effort(t, "r8");
+        let w = t.create_writer.unwrap()(ctx, topic("psb_r8_a").as_ptr(), &mut err);
+        assert_eq!(t.write.unwrap()(w, b"x".as_ptr().cast(), 1, &mut err), 0);
+        assert_eq!(t.drain.unwrap()(w, 1_000_000, &mut err), 1);
+        assert_eq!(t.drain.unwrap()(w, 0, &mut err), 0); // a timeout is the ABI's 0
+        assert_eq!(message(&err), "optional: not drained at once");
+        assert_eq!(t.flush.unwrap()(w, &mut err), -1);
+        assert_eq!(message(&err), "optional: nothing to flush");
+        let r = t.create_reader.unwrap()(
+            ctx,
+            topic("psb_r8_a").as_ptr(),
+            None,
+            std::ptr::null_mut(),
+            &mut err,
+        );
+        t.release.unwrap()(r);
+        t.release.unwrap()(r);
+        let mut counters: Vec<(String, u64)> = Vec::new();
+        unsafe extern "C" fn put(user: *mut c_void, name: *const c_char, value: u64) {
+            let out = &mut *(user as *mut Vec<(String, u64)>);
+            out.push((CStr::from_ptr(name).to_str().unwrap().into(), value));
+        }
+        t.reader_counters.unwrap()(r, Some(put), &mut counters as *mut _ as *mut c_void);
+        assert_eq!(counters, [("released".to_string(), 2)]);
+        t.close.unwrap()(ctx);
+    }
 }

@@ -124,10 +124,7 @@ class _Checker:
                     f"libpsbench-<name>.so or a driver name"
                 )
             else:
-                message = (
-                    f"unknown driver {name!r}; built drivers: "
-                    f"{', '.join(sorted(self.catalog.libraries)) or 'none'}"
-                )
+                message = drivers.not_built(name, self.catalog.libraries)
             self.problems.add(self.file, driver.line, driver.where, message)
             return False
         described = self.catalog.describe(library)

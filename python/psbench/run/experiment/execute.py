@@ -47,9 +47,14 @@ def main_series(kind: str) -> tuple[str, str]:
 
 
 def _latency(stats: dict | None, series: str) -> dict | None:
+    """The run's key latency figures for index.jsonl, and whether its level changed
+    during the run (its stationarity check; docs/analysis.md)."""
+    level = ((stats or {}).get("stationarity") or {}).get("drifts")
     stats = (stats or {}).get(series)
-    return (
-        {"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}} if stats else None
+    if not stats:
+        return None
+    return {"series": series, "unit": "ns", **{k: stats.get(k) for k in STAT_KEYS}} | (
+        {"level_changed": level} if level is not None else {}
     )
 
 

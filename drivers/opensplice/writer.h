@@ -1,0 +1,100 @@
+// A writer of the run's type. bytes: the sample's payload sequence points straight at the
+// node's message (_release = false), so the only copy on the send side is OpenSplice's own
+// (into the domain's database, on the process's heap).
+// complex: the sample is built once here; a write only sets its header.
+#pragma once
+
+#include "context.h"
+#include "samples.h"
+
+namespace psbospl {
+
+// How long a reliable writer's destruction waits for its readers to leave.
+constexpr std::chrono::seconds kReadersLeave{10};
+
+class Writer {
+ public:
+  // Throws psb::sdk::Error if the writer cannot be made.
+  Writer(Context &ctx, const char *topic)
+      : ctx_(ctx), topic_(topic), complex_(ctx.settings.complex) {
+    if (complex_ && !complex_sample_.build(ctx.settings.elements))
+      fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
+    auto q = allocated(DDS_DataWriterQos__alloc());
+    check_rc(DDS_Publisher_get_default_datawriter_qos(ctx.publisher, q.get()), "writer QoS");
+    apply_qos(*q, ctx.settings);
+    writer_ = checked(DDS_Publisher_create_datawriter(ctx.publisher, ctx.topic(topic), q.get(),
+                                                      nullptr, DDS_STATUS_MASK_NONE),
+                      "cannot create a writer");
+  }
+  // OpenSplice has no wait for remote acknowledgements (README, "Drain and close"): a
+  // reliable writer hands what the kernel still holds for DDSI2 over (its pending resends,
+  // at most 1 s). When its topic has no reader in this process (readers here have every
+  // sample once write() returns), it then waits for its readers, all in other processes,
+  // to leave, at most kReadersLeave: a psbench reader leaves once it has the end marker,
+  // the last thing written. Otherwise, or if they have not left, the context gives DDSI2
+  // its writer linger before it closes the domain.
+  // Federated (opensplice5): nothing of this, a sample is in the readers' caches in
+  // spliced's shared memory once write() returns.
+  ~Writer() {
+#ifndef PSBENCH_OSPL_FEDERATED
+    if (ctx_.settings.qos.reliability == PSB_RELIABLE) {
+      const DDS_Duration_t handover = {1, 0};
+      DDS_DataWriter_wait_for_acknowledgments(writer_, &handover);
+      if (!LocalReaders::instance().any(topic_)) {
+        const auto end = std::chrono::steady_clock::now() + kReadersLeave;
+        while (matched() > 0 && std::chrono::steady_clock::now() < end)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      if (matched() != 0) ctx_.linger = true;
+    }
+#endif
+    DDS_Publisher_delete_datawriter(ctx_.publisher, writer_);
+  }
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
+
+  void write(const void *data, size_t len) {
+    if (len < kHeaderSize)
+      fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
+    DDS_ReturnCode_t rc;
+    if (complex_) {
+      header_from_message(&complex_sample_.s.header, data);
+      rc = psbench_ComplexDataWriter_write(writer_, &complex_sample_.s, DDS_HANDLE_NIL);
+    } else {
+      header_from_message(&bytes_.header, data);
+      const auto n = static_cast<DDS_unsigned_long>(len - kHeaderSize);
+      bytes_.payload._buffer =
+          n ? const_cast<DDS_octet *>(static_cast<const DDS_octet *>(data) + kHeaderSize) : nullptr;
+      bytes_.payload._length = bytes_.payload._maximum = n;
+      bytes_.payload._release = false;
+      rc = psbench_BytesDataWriter_write(writer_, &bytes_, DDS_HANDLE_NIL);
+    }
+    if (rc != DDS_RETCODE_OK) failed(rc, len);
+  }
+
+  int matched() const {  // matched readers
+    DDS_PublicationMatchedStatus st{};
+    return DDS_DataWriter_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK
+               ? static_cast<int>(st.current_count)
+               : -1;
+  }
+
+ private:
+  [[noreturn, gnu::cold, gnu::noinline]] void failed(DDS_ReturnCode_t rc, size_t len) const {
+    if (rc == DDS_RETCODE_TIMEOUT)
+      fail(
+          "a reliable write of %zu bytes found no room in the writer's history "
+          "within %d s (the reader is not keeping up)",
+          len, kMaxBlockingTime.sec);
+    fail_rc("write", rc);
+  }
+
+  Context &ctx_;
+  const std::string topic_;
+  const bool complex_;
+  ComplexSample complex_sample_;
+  DDS_DataWriter writer_ = nullptr;
+  psbench_Bytes bytes_{};
+};
+
+}  // namespace psbospl

@@ -1,0 +1,174 @@
+"""The opensplice5 driver (OpenSplice Community Edition 5.5.1, built from source by `make
+driver-opensplice5`): OpenSplice's federated deployment, every process of a run joining
+the shared memory of the per-host daemon spliced that psbench starts for the run. A ping
+and a 1->3 pubsub, a late joiner's known answers, and spliced never outliving psbench:
+stopped, killed with psbench (SIGKILL), or killed itself, no process, key file
+(/tmp/spddskey_*) or System V segment of its domain remains. Every test skips when the
+driver is not built."""
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import cli_in_background, only_run, run_cli, wait_for_running
+from driver_checks import check_counts, load, require_built
+
+DRIVER = "opensplice5"
+
+
+@pytest.fixture(autouse=True)
+def built():
+    require_built(DRIVER)
+
+
+def run_ok(results, *args, timeout=120):
+    proc = run_cli([args[0], "--driver", DRIVER, *args[1:]], results, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    record = only_run(results)
+    assert record["status"] == "ok", record.get("message")
+    assert record["driver"]["version"].startswith("5.5.1OSS")
+    return proc, record
+
+
+def spliced_of(record: dict) -> dict:
+    (service,) = [s for s in record["services"] if s["name"] == "spliced"]
+    return service
+
+
+def key_files(port: int) -> list[Path]:
+    name = f"psbench_spliced_{port}".encode()
+    found = []
+    for path in Path("/tmp").glob("spddskey_*"):
+        try:
+            if path.read_bytes().split(b"\n", 1)[0].rstrip(b"\0") == name:
+                found.append(path)
+        except OSError:
+            continue
+    return found
+
+
+def segments_of(pid: int) -> list[int]:
+    """System V shared memory segments created by pid."""
+    lines = Path("/proc/sysvipc/shm").read_text().splitlines()[1:]
+    return [int(f[1]) for f in map(str.split, lines) if int(f[4]) == pid]
+
+
+def alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def what_remains(service: dict, spliced_pid: int) -> list[str]:
+    port = int(service["address"].rsplit(":", 1)[1])
+    left = [f"service {service['pid']}"] if alive(service["pid"]) else []
+    left += [f"spliced {spliced_pid}"] if alive(spliced_pid) else []
+    left += [str(p) for p in key_files(port)]
+    left += [f"segment {s}" for s in segments_of(spliced_pid)]
+    return left
+
+
+def spliced_pid(record: dict) -> int:
+    """spliced's pid, from the service's log (spliced-service names it first)."""
+    log = (record["_dir"] / "service-spliced.log").read_text()
+    return int(log.split("spliced-service: spliced ", 1)[1].split(",", 1)[0])
+
+
+def wait_gone(service: dict, pid: int, limit: float = 8.0) -> list[str]:
+    end = time.monotonic() + limit
+    while (left := what_remains(service, pid)) and time.monotonic() < end:
+        time.sleep(0.1)
+    return left
+
+
+def test_ping_over_spliceds_shared_memory(results):
+    _, record = run_ok(results, "ping", "--count", "500", "--reliability", "reliable")
+    ping = load(record["_dir"], "ping")
+    assert ping["config"]["transport"] == "shm"
+    check_counts(ping, 500)
+    service = spliced_of(record)
+    assert service["started_by_psbench"]
+    assert wait_gone(service, spliced_pid(record)) == []  # stopped with the run
+
+
+def test_pubsub_one_to_three_reliable_loses_nothing(results):
+    _, record = run_ok(
+        results, "pubsub", "--subscribers", "3", "--size", "4096", "--count", "2000",
+        "--rate", "2000", "--reliability", "reliable", "--history", "keep_all",
+        "--check-pattern",
+    )  # fmt: skip
+    subs = sorted(p.stem for p in record["_dir"].glob("sub*.json"))
+    assert len(subs) == 3, subs
+    for sub in subs:
+        check_counts(load(record["_dir"], sub), 2000)
+
+
+PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2.5",
+         "--inject", "delay=1000:3000000", "--reliability", "reliable"]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "qos,expected",
+    [
+        (["--durability", "transient_local", "--history", "keep_last:5"], (5, 995, 999)),
+        (["--durability", "transient_local", "--history", "keep_all"], (1000, 0, 999)),
+        (["--durability", "volatile", "--history", "keep_last:5"], (0, None, None)),
+    ],
+    ids=["tl-keep5", "tl-keep-all", "volatile"],
+)
+def test_a_late_joiner_gets_exactly_the_history_kept(results, qos, expected):
+    for attempt in range(3):  # a busy machine can start the late joiner outside the pause
+        folder = results / f"try{attempt}"
+        proc = run_cli(["pubsub", "--driver", DRIVER, *PAUSE, *qos], folder, timeout=120)
+        record = only_run(folder)
+        assert record["status"] == "ok", proc.stdout + proc.stderr
+        block = record["late_join"]["late-sub"]
+        if block["in_pause"] and not block["before_pause_after_join"]:
+            break
+    else:
+        pytest.fail(f"the pause never framed the late joiner's history in 3 runs: {block}")
+    late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
+    assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
+
+
+def test_sigkill_of_psbench_leaves_no_spliced_key_file_or_segment(results):
+    with cli_in_background(
+        ["ping", "--driver", DRIVER, "--count", "2000000", "--timeout", "120", "--quiet"], results
+    ) as proc:
+        record = wait_for_running(results, proc)
+        service = spliced_of(record)
+        pid = spliced_pid(record)
+        port = int(service["address"].rsplit(":", 1)[1])
+        assert alive(pid) and key_files(port) and segments_of(pid)  # the daemon's, running
+        time.sleep(0.5)  # into the measurement
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=10)
+    assert wait_gone(service, pid) == []
+
+
+def test_spliced_killed_itself_leaves_no_key_file_or_segment(results):
+    # spliced SIGKILLed (a crash): it cannot clean up; spliced-service's reaper does.
+    with cli_in_background(
+        ["ping", "--driver", DRIVER, "--count", "2000000", "--timeout", "60", "--quiet"], results
+    ) as proc:
+        record = wait_for_running(results, proc)
+        service = spliced_of(record)
+        pid = spliced_pid(record)
+        time.sleep(0.5)
+        os.killpg(service["pid"], signal.SIGKILL)  # the service's whole group, spliced in it
+        proc.communicate(timeout=90)
+    assert wait_gone(service, pid) == []
+
+
+def test_shm_needs_spliceds_address(node, driver_libs, tmp_path):
+    argv = [str(node), "--driver", str(driver_libs[DRIVER]), "--role", "ping", "--run-id", "x1",
+            "--out", str(tmp_path), "--check", "--json"]  # fmt: skip
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    refusals = {r["setting"]: r["message"] for r in json.loads(proc.stdout)["refusals"]}
+    assert "spliced daemon psbench starts" in refusals["option:broker"], refusals
