@@ -89,6 +89,11 @@ class Expect:
     # Notify modes whose broker-kill case is long (make test-long), with why.
     slow_kill: dict = field(default_factory=dict)
     restart: Restart = field(default_factory=Restart)
+    # Late joiners (tests/test_late_join.py): the cases make test runs ("tl-keep5",
+    # "tl-keep1", "tl-keep-all", "tl", "volatile"; the rest wait for make test-long), and
+    # for a driver with no history to set, how many samples transient_local keeps.
+    late_join: tuple[str, ...] = ()
+    late_join_kept: int | None = None
     # The xdist group every test that runs it joins (tests/scheduling.py): its runs may
     # not overlap (what one checks, another's run in flight would spoil).
     group: str | None = None
@@ -136,7 +141,19 @@ def broker_transport(name: str) -> list[str]:
 
 
 def broker_drivers() -> list[str]:
-    return [n for n in manifests.driver_names() if broker(n) is not None]
+    """Drivers whose runs go through their broker: the manifest's architecture is broker
+    or router, on the broker's transport (zenoh's router for transport client). A per-host
+    daemon with a port of its own (ORTE's manager, OpenSplice 5's spliced) carries no
+    messages; its driver's own tests say what it does."""
+    found = []
+    for name in manifests.driver_names():
+        spec, manifest = broker(name), manifests.load(name)
+        if spec is None:
+            continue
+        way = manifest.transport_architecture.get(spec.transport, manifest.architecture)
+        if way in ("broker", "router"):
+            found.append(name)
+    return found
 
 
 def cases(names, values=None, long=None) -> list:
@@ -181,7 +198,9 @@ def measured(driver: str, results: Path, kind: str, *args: str, broker: str | No
     assert record["driver"]["name"] == driver
     if broker:
         check_broker_used(driver, record, broker)
-    return record, {role: load(record["_dir"], role) for role in roles(kind)}
+    # A fan-out run has sub1, sub2, ... instead of sub.
+    made = [r for r in roles(kind) if (record["_dir"] / f"{r}.json").exists()]
+    return record, {role: load(record["_dir"], role) for role in made}
 
 
 PROGRESS = re.compile(r"^\s+(\S+)\s+\d+ s: ([\d,]+) received")

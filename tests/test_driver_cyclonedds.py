@@ -14,10 +14,12 @@ import pytest
 
 from conftest import LAUNCHER, REPO, cli_env, only_run, run_cli
 from driver_checks import check_accounted, load
+from driver_suite import Expect
 from psbench.results.samples import read_samples
 from roudi_helpers import iceoryx_shm_files, roudi_pids, stop_roudi, wait_for_no_roudi
 
 DRIVER = "cyclonedds"
+SUITE = Expect(late_join=("tl-keep5",))  # make test's late joiner (tests/test_late_join.py)
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 
 

@@ -22,6 +22,8 @@ KIB, MIB = 1 << 10, 1 << 20
 
 mqtt = driver_fixture(DRIVER)
 SUITE = Expect(
+    late_join=("tl",),
+    late_join_kept=1,  # the retained message
     no_broker=("mqtt: cannot connect to the broker at {address}: Connection refused",),
     refusals={
         "history keep_last": "(history keep_last:1 cannot be honoured: the broker queues "

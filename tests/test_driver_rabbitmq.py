@@ -15,7 +15,6 @@ the manifest, given to them as option broker)."""
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -28,6 +27,7 @@ from conftest import REPO, cli_in_background, live_processes, only_run, run_cli,
 from driver_checks import (
     check_all_arrived,
     driver_fixture,
+    listening,
     load,
     ping_case,
     pubsub_case,
@@ -190,21 +190,13 @@ def launcher_ports(service: dict) -> list[int]:
     return [int(service["address"].rsplit(":", 1)[1]), epmd, dist]
 
 
-def accepts(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
-
-
 def what_remains(service: dict, results: Path) -> list[str]:
     folder = Path(service["argv"][1]).parent
     ports = launcher_ports(service)
     left = [f"beam.smp {pid}" for pid in live_processes("beam.smp", str(results))]
     left += [f"epmd {pid}" for pid in live_processes("epmd", f"-port\0{ports[1]}")]
     left += [f"sh {pid}" for pid in live_processes("sh", str(folder))]
-    left += [f"port {p} accepts" for p in ports if accepts(p)]
+    left += [f"port {p} accepts" for p in ports if listening(f"127.0.0.1:{p}")]
     left += [str(folder / n) for n in ("data", ".erlang.cookie") if (folder / n).exists()]
     return left
 

@@ -1,5 +1,6 @@
-"""Every driver with a broker (its manifest: a service with `broker = true`; the suite:
-tests/driver_suite.py) in real runs through `./psbench`: a broker given by option
+"""Every driver whose runs go through a broker (its manifest: a service with `broker =
+true`, architecture broker or router; the suite: tests/driver_suite.py, broker_drivers)
+in real runs through `./psbench`: a broker given by option
 broker=ADDRESS:PORT is used and psbench starts none; nothing listening at the given
 address fails the run, naming the address (and the driver's own words for it); the
 broker psbench started, killed in the middle of a run in each notify mode the driver

@@ -1,7 +1,8 @@
 """Every driver refuses what it does not offer, in its own words, through `./psbench
 ping` (the suite: tests/driver_suite.py): each reliability, durability, history and
 transport its `--describe` leaves out, a loan where it has no zero-copy write, an option
-it does not know; with a broker (its manifest), an address that is not one, and
+it does not know, a message one byte over its largest; with a broker (its manifest),
+an address that is not one, and
 durability persistent without reliability reliable where it offers persistent. A node
 reports every refusal of a run at once, so a driver's refusals take one run (two where a
 dimension lacks two values): exit code 2, status refused, each message with the reason
@@ -15,6 +16,7 @@ import pytest
 from conftest import only_run, run_cli
 from driver_suite import broker, broker_gone, broker_transport, capabilities, cases, expect
 from psbench.base import manifests
+from psbench.base.options import NODE_SIZE_RANGE
 
 DIMENSIONS = {
     "reliability": ("best_effort", "reliable"),
@@ -49,6 +51,11 @@ def refusals(driver: str, caps: dict) -> list[list[tuple[str, list[str], str]]]:
     runs[0].append((f"transport {transport}", ["--transport", transport], message))
     if not caps["loan"]:
         runs[0].append(("loan", ["--loan"], f"{driver}: --loan is not supported"))
+    largest = caps["max_payload"]
+    if largest < NODE_SIZE_RANGE[1]:  # else the CLI refuses it, before any run
+        message = (f"{driver}: size {largest + 1} bytes is over this driver's largest message "
+                   f"of {largest} bytes")  # fmt: skip
+        runs[0].append(("size", ["--size", str(largest + 1)], message))
     message = (f"{driver}: option '{UNKNOWN_OPTION}' is not known; this driver takes "
                f"{'|'.join(caps['option_keys'])}")  # fmt: skip
     runs[0].append(("option", ["--option", f"{UNKNOWN_OPTION}=red"], message))
@@ -90,3 +97,7 @@ def test_what_a_driver_does_not_offer_is_refused_in_its_words(driver, run, resul
     while any(broker_gone(s) for s in started) and time.monotonic() < end:
         time.sleep(0.1)
     assert [broker_gone(s) for s in started] == [[]] * len(started)
+    if run == 0 and capabilities(driver)["max_payload"] == NODE_SIZE_RANGE[1]:
+        over = NODE_SIZE_RANGE[1] + 1
+        proc = run_cli(["ping", "--driver", driver, "--size", str(over)], results / "size")
+        assert proc.returncode == 2 and f"size {over} is out of range" in proc.stderr
