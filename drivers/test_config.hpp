@@ -1,5 +1,9 @@
-// For a driver's GoogleTest: a psb_config filled as the node fills it, and a bounded wait.
+// For a driver's GoogleTest: a psb_config filled as the node fills it, a bounded wait,
+// and a context with one writer and one reader that close with it.
 #pragma once
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <string>
@@ -7,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "driver_under_test.hpp"
 #include "psbench/driver.h"
 
 namespace psb_test {
@@ -24,6 +29,34 @@ const psb_config *filled(psb_config &c, const std::string &run_id, const std::st
   c.option_count = opts.size();
   return &c;
 }
+
+// A run id no other test process has: prefix, this process's id, a counter.
+inline std::string fresh_run_id(const char *prefix) {
+  static std::atomic<int> n{0};
+  return prefix + std::to_string(getpid()) + "x" + std::to_string(n++);
+}
+
+// A psb_config that owns its strings (run id, transport, options): get() points c at
+// them. Notify wait, reliable and volatile, history not set, unless the test says.
+struct OwnedConfig {
+  OwnedConfig(std::string run, std::string transport_name, uint64_t max_payload = 64,
+              uint32_t notify = PSB_NOTIFY_WAIT, uint32_t reliability = PSB_RELIABLE)
+      : run_id(std::move(run)), transport(std::move(transport_name)) {
+    c.notify = notify;
+    c.qos = psb_qos{reliability, PSB_VOLATILE, 0, 0};
+    c.max_payload = max_payload;
+  }
+  OwnedConfig &option(const std::string &k, const std::string &v) {
+    options.emplace_back(k, v);
+    return *this;
+  }
+  const psb_config *get() { return filled(c, run_id, transport, options, opts); }
+
+  std::string run_id, transport;
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<psb_option> opts;
+  psb_config c{};
+};
 
 // Whether cond() came true (asked every millisecond) within seconds.
 inline bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
@@ -57,6 +90,67 @@ class BrokerConfig {
   BrokerConfig &operator=(const BrokerConfig &) = delete;
 
   psb_config cfg{};
+};
+
+// Contexts, writers and readers of the driver under test made through it, destroyed with
+// it: readers, writers, then contexts.
+struct Owned {
+  Owned() = default;
+  Owned(const Owned &) = delete;
+  Owned &operator=(const Owned &) = delete;
+  ~Owned() {
+    const psb_driver &d = driver_under_test();
+    for (psb_reader *r : readers) d.destroy_reader(r);
+    for (psb_writer *w : writers) d.destroy_writer(w);
+    for (psb_context *c : contexts) d.close(c);
+  }
+  psb_context *open(const psb_config *cfg) {
+    psb_context *c = driver_under_test().open(cfg, &err);
+    if (c != nullptr) contexts.push_back(c);
+    return c;
+  }
+  psb_writer *writer(psb_context *ctx, const std::string &topic) {
+    psb_writer *w = driver_under_test().create_writer(ctx, topic.c_str(), &err);
+    if (w != nullptr) writers.push_back(w);
+    return w;
+  }
+  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr,
+                     void *user = nullptr) {
+    psb_reader *r = driver_under_test().create_reader(ctx, topic.c_str(), cb, user, &err);
+    if (r != nullptr) readers.push_back(r);
+    return r;
+  }
+  void drop_reader(psb_reader *r) {
+    driver_under_test().destroy_reader(r);
+    std::erase(readers, r);
+  }
+  void drop_writer(psb_writer *w) {
+    driver_under_test().destroy_writer(w);
+    std::erase(writers, w);
+  }
+
+  psb_error err{};
+  std::vector<psb_context *> contexts;
+  std::vector<psb_writer *> writers;
+  std::vector<psb_reader *> readers;
+};
+
+// A context of the driver under test (opened by the deriving test) with a writer and a
+// reader, each destroyed with it: the endpoints first, the context last.
+struct Endpoints {
+  Endpoints() = default;
+  Endpoints(const Endpoints &) = delete;
+  Endpoints &operator=(const Endpoints &) = delete;
+  ~Endpoints() {
+    const psb_driver &d = driver_under_test();
+    if (reader != nullptr) d.destroy_reader(reader);
+    if (writer != nullptr) d.destroy_writer(writer);
+    if (ctx != nullptr) d.close(ctx);
+  }
+  psb_error err{};
+  psb_context *ctx = nullptr;
+  psb_writer *writer = nullptr;
+  psb_reader *reader = nullptr;
 };
 
 }  // namespace psb_test

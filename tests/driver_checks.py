@@ -91,6 +91,18 @@ def require_built(name: str) -> None:
         pytest.skip(f"{name} is not built: {build_hint(name)}")
 
 
+def skip_unless_built(name: str):
+    """An autouse fixture for a test file of a driver built from source: each test skips
+    unless it is built (require_built). Assign it to a module name."""
+    import pytest
+
+    @pytest.fixture(autouse=True, name=f"{name}_built")
+    def built() -> None:
+        require_built(name)
+
+    return built
+
+
 def driver_fixture(name: str):
     """A module fixture (named after the driver) giving a driver's library, failing the
     test when a driver make test builds is missing."""

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, cli_in_background, processes_of_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, load, require_built
+from driver_checks import check_counts, check_samples_file, load, skip_unless_built
 from driver_suite import Expect, measured
 from test_cross_hosts_dds import COUNT, SIZE, net, node_argv, ping_across  # noqa: F401 (net: a fixture)
 
@@ -23,9 +23,7 @@ DRIVER = "opensplice"
 SUITE = Expect(late_join=("tl-keep5", "tl-keep1", "volatile"))
 
 
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
+built = skip_unless_built(DRIVER)
 
 
 def run_ok(results, *args) -> dict:

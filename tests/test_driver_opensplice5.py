@@ -13,10 +13,8 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
 from conftest import cli_in_background, wait_for_running
-from driver_checks import check_counts, load, require_built
+from driver_checks import check_counts, load, skip_unless_built
 from driver_suite import Expect, measured, measuring
 
 DRIVER = "opensplice5"
@@ -24,9 +22,7 @@ DRIVER = "opensplice5"
 SUITE = Expect(late_join=("tl-keep5", "tl-keep-all", "volatile"))
 
 
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
+built = skip_unless_built(DRIVER)
 
 
 def run_ok(results, *args) -> dict:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, listening, load, require_built
+from driver_checks import check_counts, listening, load, skip_unless_built
 from driver_suite import Expect
 from psbench.results.samples import read_samples
 
@@ -29,9 +29,7 @@ LAUNCHER = importlib.util.module_from_spec(importlib.util.spec_from_loader(_LOAD
 _LOADER.exec_module(LAUNCHER)  # the launcher's domain_of and manager_port
 
 
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
+built = skip_unless_built(DRIVER)
 
 
 def udp_bound(port: int) -> bool:

@@ -30,6 +30,7 @@
 #include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
+#include "test_stopped_reader.hpp"
 
 extern char **environ;
 
@@ -649,11 +650,12 @@ bool start_reader_child(psb_test::ChildReport &child, const Cfg &cfg) {
                       std::to_string(cfg.c.qos.history_depth)});
 }
 
-std::vector<uint8_t> end_message() {
-  auto m = message(~0ull, 64);
-  const uint32_t end = 4;
-  std::memcpy(&m[28], &end, 4);
-  return m;
+std::vector<uint8_t> end_message() { return psb_test::as_end_marker(message(~0ull, 64)); }
+
+// Writes the end marker on w's writer: the write's result (0: written).
+int write_end(Side &w) {
+  const auto end = end_message();
+  return fastdds().write(w.writer, end.data(), end.size(), &w.err);
 }
 
 // Starts a reader child, a writer on its topic, waits until both matched, then stops
@@ -705,16 +707,9 @@ TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   stop_a_matched_reader_child(cfg, child, w);
   if (HasFatalFailure()) return;
   write_n(w, kWritten);
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
-  EXPECT_EQ(fastdds().drain(w.writer, 20 * kSecond, &w.err), 1) << w.err.message;
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_EQ(got["last_seq"], kWritten - 1);
-  EXPECT_LT(got["received"], kWritten / 2);
-  std::printf("reliable keep_last:3 into a stopped reader: received %llu of %llu\n",
-              (unsigned long long)got["received"], (unsigned long long)kWritten + 1);
+  psb_test::expect_the_newest_after_keep_last(
+      child, kWritten, [&] { return write_end(w) == 0; },
+      [&] { return fastdds().drain(w.writer, 20 * kSecond, &w.err); });
 }
 
 // Best effort over UDP into a stopped reader: its socket buffer overflows and the
@@ -730,22 +725,9 @@ TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   if (HasFatalFailure()) return;
   constexpr uint64_t kWritten = 20000;
   write_n(w, kWritten);
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  for (int i = 0; i < 3; ++i) {  // best effort: the end marker itself may be dropped
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
-  }
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_LT(got["received"], kWritten);
+  auto got = psb_test::best_effort_report(child, kWritten, [&] { return write_end(w) == 0; });
   EXPECT_GT(got["sample_lost"], 0u);
   EXPECT_EQ(got["received"] + got["sample_lost"], kWritten);  // every gap counted once
-  std::printf(
-      "best effort into a stopped reader: received %llu, sample_lost %llu, "
-      "sample_rejected %llu of %llu\n",
-      (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
-      (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
 }
 
 int main(int argc, char **argv) {

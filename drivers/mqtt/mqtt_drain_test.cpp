@@ -77,17 +77,10 @@ TEST(MqttDrain, EveryQos1MessageReachesTheBrokerBeforeDrainReturns) {
       mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
   ASSERT_NE(r, nullptr) << err.message;
 
-  const int rc = psb_test::run_child_test("MqttDrainChild.DISABLED_PublishDrainAndEnd",
-                                          {{"PSB_CHILD_BROKER", broker.address()},
-                                           {"PSB_CHILD_TOPIC", "psb_mqttdrain_t"},
-                                           {"PSB_CHILD_COUNT", std::to_string(kCount)},
-                                           {"PSB_CHILD_DRAIN", "1"}},
-                                          90);
+  const int rc = psb_test::run_draining_writer("MqttDrainChild.DISABLED_PublishDrainAndEnd",
+                                               broker.address(), "psb_mqttdrain_t", kCount, 90);
   EXPECT_EQ(rc, 10) << "the writer's drain did not return 1";
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (got.count() < kCount && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(got.count(), kCount) << broker.log();
+  EXPECT_EQ(got.count_within(kCount, 60), kCount) << broker.log();
   mqtt().destroy_reader(r);
   mqtt().close(ctx);
 }

@@ -21,7 +21,10 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
+#include "test_config.hpp"
 #include "test_net.hpp"
+#include "test_received.hpp"
+#include "test_signal.hpp"
 
 namespace {
 
@@ -37,12 +40,22 @@ std::string fresh_run_id() {
   return "zmqt" + std::to_string(getpid()) + "n" + std::to_string(n++);
 }
 
-struct ZmqRun {
+// The strings a ZmqRun's config points to: a base, so they outlive its contexts.
+struct ZmqConfig {
+  std::string run_id, transport_name;
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<psb_option> option_table;
+  psb_config cfg{};
+};
+
+struct ZmqRun : ZmqConfig, psb_test::Owned {
   explicit ZmqRun(const char *transport, uint32_t notify = PSB_NOTIFY_WAIT,
                   std::vector<std::pair<std::string, std::string>> opts = {},
                   psb_qos qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0},
-                  std::string run = fresh_run_id())
-      : run_id(std::move(run)), transport_name(transport), options(std::move(opts)) {
+                  std::string run = fresh_run_id()) {
+    run_id = std::move(run);
+    transport_name = transport;
+    options = std::move(opts);
     for (auto &[k, v] : options) option_table.push_back(psb_option{k.c_str(), v.c_str()});
     cfg.run_id = run_id.c_str();
     cfg.transport = transport_name.c_str();
@@ -53,45 +66,8 @@ struct ZmqRun {
     cfg.option_count = option_table.size();
     cfg.intra_process = 1;  // every endpoint of these tests lives in this process
   }
-  psb_context *open() {
-    psb_context *ctx = zmq_driver().open(&cfg, &err);
-    if (ctx) contexts.push_back(ctx);
-    return ctx;
-  }
+  psb_context *open() { return Owned::open(&cfg); }
   std::string topic(const char *suffix) const { return "psb_" + run_id + "_" + suffix; }
-  ~ZmqRun() {
-    for (psb_reader *r : readers) zmq_driver().destroy_reader(r);
-    for (psb_writer *w : writers) zmq_driver().destroy_writer(w);
-    for (psb_context *c : contexts) zmq_driver().close(c);
-  }
-  psb_writer *writer(psb_context *ctx, const std::string &topic) {
-    psb_writer *w = zmq_driver().create_writer(ctx, topic.c_str(), &err);
-    if (w) writers.push_back(w);
-    return w;
-  }
-  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr,
-                     void *user = nullptr) {
-    psb_reader *r = zmq_driver().create_reader(ctx, topic.c_str(), cb, user, &err);
-    if (r) readers.push_back(r);
-    return r;
-  }
-  void drop_reader(psb_reader *r) {
-    zmq_driver().destroy_reader(r);
-    std::erase(readers, r);
-  }
-  void drop_writer(psb_writer *w) {
-    zmq_driver().destroy_writer(w);
-    std::erase(writers, w);
-  }
-
-  std::string run_id, transport_name;
-  std::vector<std::pair<std::string, std::string>> options;
-  std::vector<psb_option> option_table;
-  psb_config cfg{};
-  psb_error err{};
-  std::vector<psb_context *> contexts;
-  std::vector<psb_writer *> writers;
-  std::vector<psb_reader *> readers;
 };
 
 std::vector<uint8_t> message(size_t size, uint32_t seq) {
@@ -120,23 +96,7 @@ bool matched(psb_writer *writer, psb_reader *reader, int readers = 1) {
 
 // Takes one message within 5 s in the reader's notify mode; empty on none.
 std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
-  const auto end = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < end) {
-    const void *data = nullptr;
-    size_t len = 0;
-    psb_error err{};
-    int r =
-        zmq_driver().take(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000, &data, &len, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r < 0) return {};
-    if (r == 1) {
-      std::vector<uint8_t> got(static_cast<const uint8_t *>(data),
-                               static_cast<const uint8_t *>(data) + len);
-      zmq_driver().release(reader);
-      return got;
-    }
-  }
-  return {};
+  return psb_test::take_one(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000);
 }
 
 // Takes until the reader stays quiet for quiet_ms; returns the first 4 bytes (seq) of each.
@@ -395,33 +355,14 @@ TEST(ZeromqDriver, TakeReturnsNothingWhenNothingWasSent) {
   }
 }
 
-namespace {
-void on_sigusr1(int) {}
-}  // namespace
-
 TEST(ZeromqDriver, ASignalEndsAWaitWithNoSample) {
-  struct sigaction sa {};
-  sa.sa_handler = on_sigusr1;  // no SA_RESTART, as the node's handlers
-  struct sigaction old {};
-  sigaction(SIGUSR1, &sa, &old);
   ZmqRun run("tcp");
   psb_context *ctx = run.open();
   psb_reader *r = run.reader(ctx, run.topic("data"));
   ASSERT_NE(r, nullptr) << run.err.message;
-  const pthread_t self = pthread_self();
-  std::thread kicker([self] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    pthread_kill(self, SIGUSR1);
-  });
-  const void *data;
-  size_t len;
-  const auto start = Clock::now();
-  int got = zmq_driver().take(r, 20'000'000'000, &data, &len, &run.err);
-  const auto waited = Clock::now() - start;
-  kicker.join();
-  sigaction(SIGUSR1, &old, nullptr);
-  EXPECT_EQ(got, 0) << run.err.message;
-  EXPECT_LT(waited, std::chrono::seconds(15)) << "the signal did not end the 20 s wait";
+  const auto got = psb_test::interrupted_take(r, 20'000'000'000);
+  EXPECT_EQ(got.result, 0);
+  EXPECT_LT(got.took, std::chrono::seconds(15)) << "the signal did not end the 20 s wait";
 }
 
 TEST(ZeromqDriver, InprocWithoutAWriterInThisProcessSaysWhy) {
