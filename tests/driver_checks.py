@@ -149,6 +149,20 @@ def pubsub_case(measure, results: Path, *args: str, count: int, lossless: bool =
     return record, s
 
 
+def fan_out_case(run, results: Path, size: int, subscribers: int = 3, count: int = 2000) -> dict:
+    """A reliable keep_all 1 -> subscribers pubsub of count messages of size through
+    run(results, "pubsub", *args) (a driver's helper returning the record): each
+    subscriber got every one, intact. Returns the record."""
+    record = run(results, "pubsub", "--subscribers", str(subscribers), "--size", str(size),
+                 "--count", str(count), "--rate", "2000", "--reliability", "reliable",
+                 "--history", "keep_all", "--check-pattern")  # fmt: skip
+    subs = sorted(p.stem for p in run_dir(record).glob("sub*.json"))
+    assert len(subs) == subscribers, subs
+    for sub in subs:
+        check_counts(load(run_dir(record), sub), count)
+    return record
+
+
 def run_dir(record: dict) -> Path:
     return record["_dir"]
 

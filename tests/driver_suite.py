@@ -203,6 +203,19 @@ def measured(driver: str, results: Path, kind: str, *args: str, broker: str | No
     return record, {role: load(record["_dir"], role) for role in made}
 
 
+def ok_run(driver: str, version: str):
+    """A driver's run helper: run(results, kind, *args) makes one run through measured
+    that must end ok, by that version of the middleware (--describe's version starts
+    so), and returns its record."""
+
+    def run(results: Path, *args: str) -> dict:
+        record, _ = measured(driver, results, *args)
+        assert record["driver"]["version"].startswith(version), record["driver"]
+        return record
+
+    return run
+
+
 PROGRESS = re.compile(r"^\s+(\S+)\s+\d+ s: ([\d,]+) received")
 
 

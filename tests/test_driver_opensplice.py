@@ -14,22 +14,16 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, cli_in_background, processes_of_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, load, skip_unless_built
-from driver_suite import Expect, measured
+from driver_checks import check_counts, check_samples_file, fan_out_case, load, skip_unless_built
+from driver_suite import Expect, ok_run
 from test_cross_hosts_dds import COUNT, SIZE, net, node_argv, ping_across  # noqa: F401 (net: a fixture)
 
 DRIVER = "opensplice"
 # make test's late joiners (tests/test_late_join.py, from what --describe offers)
 SUITE = Expect(late_join=("tl-keep5", "tl-keep1", "volatile"))
 
-
 built = skip_unless_built(DRIVER)
-
-
-def run_ok(results, *args) -> dict:
-    record, _ = measured(DRIVER, results, *args)
-    assert record["driver"]["version"].startswith("6.9.210323OSS")
-    return record
+run_ok = ok_run(DRIVER, "6.9.210323OSS")
 
 
 def refused(results, *args) -> str:
@@ -68,15 +62,7 @@ def test_ping(results, type_args, size, reliability, notify, count):
 
 
 def test_pubsub_one_to_three_reliable_loses_nothing(results):
-    record = run_ok(
-        results, "pubsub", "--subscribers", "3", "--size", "1024", "--count", "2000",
-        "--rate", "2000", "--reliability", "reliable", "--history", "keep_all",
-        "--check-pattern",
-    )  # fmt: skip
-    subs = sorted(p.stem for p in record["_dir"].glob("sub*.json"))
-    assert len(subs) == 3, subs
-    for sub in subs:
-        check_counts(load(record["_dir"], sub), 2000)
+    record = fan_out_case(run_ok, results, size=1024)
     no_ospl_files_left(record["_dir"], record["run_id"])
 
 

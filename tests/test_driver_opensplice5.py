@@ -14,21 +14,15 @@ import time
 from pathlib import Path
 
 from conftest import cli_in_background, wait_for_running
-from driver_checks import check_counts, load, skip_unless_built
-from driver_suite import Expect, measured, measuring
+from driver_checks import check_counts, fan_out_case, load, skip_unless_built
+from driver_suite import Expect, measuring, ok_run
 
 DRIVER = "opensplice5"
 # make test's late joiners (tests/test_late_join.py, from what --describe offers)
 SUITE = Expect(late_join=("tl-keep5", "tl-keep-all", "volatile"))
 
-
 built = skip_unless_built(DRIVER)
-
-
-def run_ok(results, *args) -> dict:
-    record, _ = measured(DRIVER, results, *args)
-    assert record["driver"]["version"].startswith("5.5.1OSS")
-    return record
+run_ok = ok_run(DRIVER, "5.5.1OSS")
 
 
 def spliced_of(record: dict) -> dict:
@@ -94,15 +88,7 @@ def test_ping_over_spliceds_shared_memory(results):
 
 
 def test_pubsub_one_to_three_reliable_loses_nothing(results):
-    record = run_ok(
-        results, "pubsub", "--subscribers", "3", "--size", "4096", "--count", "2000",
-        "--rate", "2000", "--reliability", "reliable", "--history", "keep_all",
-        "--check-pattern",
-    )  # fmt: skip
-    subs = sorted(p.stem for p in record["_dir"].glob("sub*.json"))
-    assert len(subs) == 3, subs
-    for sub in subs:
-        check_counts(load(record["_dir"], sub), 2000)
+    fan_out_case(run_ok, results, size=4096)
 
 
 def test_sigkill_of_psbench_leaves_no_spliced_key_file_or_segment(results):

@@ -24,6 +24,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_across_hosts.hpp"
 #include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
@@ -486,21 +487,10 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
 // takes the configuration the driver makes of it and delivers over it; real crossings
 // (two emulated hosts) are in tests/test_cross_hosts_dds.py.
 TEST(CycloneddsDriver, AcrossHostsUdpAndMulticastUseTheInterfaceOfTheLocalAddress) {
-  const char *const peers[] = {"127.0.0.1", nullptr};
   for (const char *transport : {"udp", "multicast"}) {
     Cfg cfg;
     cfg.transport = transport;
-    cfg.c.local_address = "127.0.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_EQ(refusal(cfg), "accepted") << transport;
-    Side w(cfg), r(cfg);
-    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
-    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
-    ASSERT_TRUE(w.add_writer("hosts") && r.add_reader("hosts")) << w.err.message << r.err.message;
-    ASSERT_TRUE(wait_matched(w, r)) << transport;
-    const auto m = message(64, 3);
-    ASSERT_EQ(drv().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-    EXPECT_EQ(take_one(r.reader), m) << transport;
+    psb_test::expect_delivery_across_hosts_on_loopback(cfg);
   }
 }
 

@@ -27,6 +27,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_across_hosts.hpp"
 #include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
@@ -437,22 +438,10 @@ TEST(FastddsDriver, VendorConfigurationRunsWithTransportConfig) {
 // participants of one process goes by Fast DDS's intraprocess delivery whatever the
 // transport); real crossings (two emulated hosts) are in tests/test_cross_hosts_dds.py.
 TEST(FastddsDriver, AcrossHostsTransportsOpenOnTheInterfaceOfTheLocalAddress) {
-  const char *const peers[] = {"127.0.0.1", nullptr};
   for (const char *transport : {"builtin", "udp", "multicast"}) {
     Cfg cfg;
     cfg.transport = transport;
-    cfg.c.local_address = "127.0.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_EQ(refusal(cfg), "(accepted)") << transport;
-    Side w(cfg), r(cfg);
-    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
-    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
-    const std::string topic = "psb_" + cfg.run_id + "_hosts";
-    ASSERT_TRUE(w.make_writer(topic.c_str()) && r.make_reader(topic.c_str()));
-    ASSERT_TRUE(matched(w, r)) << transport;
-    const auto m = message(5, 64);
-    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
+    psb_test::expect_delivery_across_hosts_on_loopback(cfg);
   }
 }
 
