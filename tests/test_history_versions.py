@@ -61,3 +61,26 @@ def test_two_versions_of_one_configuration_are_one_series():
     b = {"kind": "ping", "driver": "cyclonedds@11.0.1", "size": 64}
     assert series_key(a) == series_key(b)
     assert series_key(a) != series_key({**a, "size": 1024})
+
+
+def test_a_service_version_names_the_default_and_the_named_version_alike():
+    """nats' versions are nats-server's (its manifest): both the default and nats@2.15.2
+    are named by the server the run started, as it printed itself, so that 2.9.10 comes
+    before 2.15.2 and not the client library's name before a number."""
+    nats = {"name": "nats", "version": "cnats 3.4.1"}
+    default = {
+        "driver": nats,
+        "services": [{"name": "nats-server", "version": "nats-server: v2.9.10"}],
+    }
+    newer = {
+        "driver": nats,
+        "services": [{"name": "nats-server", "version": "nats-server: v2.15.2"}],
+    }
+    assert driver_identity(default, {"driver": "nats"}).version == "2.9.10"
+    assert driver_identity(newer, {"driver": "nats@2.15.2"}).version == "2.15.2"
+    # A driver whose versions are its library's keeps the library's own words.
+    mqtt = {
+        "driver": {"name": "mqtt", "version": "libmosquitto 2.0.11"},
+        "services": [{"name": "mosquitto", "version": "mosquitto 2.0.11"}],
+    }
+    assert driver_identity(mqtt, {"driver": "mqtt"}).version == "libmosquitto 2.0.11"

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from psbench.base import manifests
 from psbench.base.errors import UserError
 from psbench.history.database import (
     ConfigRow,
@@ -362,6 +363,21 @@ class DriverIdentity:
     build: str | None  # JSON: its build flags
 
 
+def service_version(record: dict, driver: str) -> str | None:
+    """For a driver whose versions are versions of its service (a broker: the manifest's
+    [[versions]] name it), the version the run's service printed ("broker: v2.9.10" ->
+    "2.9.10"): the default and NAME@VERSION are then named alike, by the part that
+    differs between them."""
+    if driver not in manifests.driver_names():
+        return None
+    services = {v.service for v in manifests.load(driver).versions if v.service}
+    for service in record.get("services") or []:
+        if isinstance(service, dict) and service.get("name") in services and service.get("version"):
+            printed = str(service["version"]).removeprefix(f"{service['name']}:").strip()
+            return printed.removeprefix("v")
+    return None
+
+
 def driver_identity(record: dict, params: dict) -> DriverIdentity:
     """The middleware a run measured: run.json's driver block (the driver's --describe:
     name, version, and for drivers built from source its sdk block), a driver_version or
@@ -373,6 +389,7 @@ def driver_identity(record: dict, params: dict) -> DriverIdentity:
         record.get("driver_version")
         or block.get("driver_version")
         or block.get("label")
+        or service_version(record, setting.split("@")[0])
         or named
         or block.get("version")
     )
