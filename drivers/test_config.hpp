@@ -3,6 +3,7 @@
 #pragma once
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -92,18 +93,26 @@ class BrokerConfig {
   psb_config cfg{};
 };
 
+// Closes what a test made of the driver under test in the safe order: readers, writers,
+// then contexts (null ones skipped).
+template <class Readers, class Writers, class Contexts>
+void close_all(const Readers &readers, const Writers &writers, const Contexts &contexts) {
+  const psb_driver &d = driver_under_test();
+  for (psb_reader *r : readers)
+    if (r != nullptr) d.destroy_reader(r);
+  for (psb_writer *w : writers)
+    if (w != nullptr) d.destroy_writer(w);
+  for (psb_context *c : contexts)
+    if (c != nullptr) d.close(c);
+}
+
 // Contexts, writers and readers of the driver under test made through it, destroyed with
 // it: readers, writers, then contexts.
 struct Owned {
   Owned() = default;
   Owned(const Owned &) = delete;
   Owned &operator=(const Owned &) = delete;
-  ~Owned() {
-    const psb_driver &d = driver_under_test();
-    for (psb_reader *r : readers) d.destroy_reader(r);
-    for (psb_writer *w : writers) d.destroy_writer(w);
-    for (psb_context *c : contexts) d.close(c);
-  }
+  ~Owned() { close_all(readers, writers, contexts); }
   psb_context *open(const psb_config *cfg) {
     psb_context *c = driver_under_test().open(cfg, &err);
     if (c != nullptr) contexts.push_back(c);
@@ -141,12 +150,7 @@ struct Endpoints {
   Endpoints() = default;
   Endpoints(const Endpoints &) = delete;
   Endpoints &operator=(const Endpoints &) = delete;
-  ~Endpoints() {
-    const psb_driver &d = driver_under_test();
-    if (reader != nullptr) d.destroy_reader(reader);
-    if (writer != nullptr) d.destroy_writer(writer);
-    if (ctx != nullptr) d.close(ctx);
-  }
+  ~Endpoints() { close_all(std::array{reader}, std::array{writer}, std::array{ctx}); }
   psb_error err{};
   psb_context *ctx = nullptr;
   psb_writer *writer = nullptr;

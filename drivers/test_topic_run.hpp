@@ -2,6 +2,7 @@
 // (psb_config.run_topics, ABI 8): its config, its context, and the endpoints made in it,
 // destroyed readers first, the context last.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -9,6 +10,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_config.hpp"
 
 namespace psb_test {
 
@@ -30,12 +32,7 @@ struct TopicRun {
   }
   TopicRun(const TopicRun &) = delete;
   TopicRun &operator=(const TopicRun &) = delete;
-  ~TopicRun() {
-    const psb_driver &d = driver_under_test();
-    for (psb_reader *r : readers) d.destroy_reader(r);
-    for (psb_writer *w : writers) d.destroy_writer(w);
-    if (ctx != nullptr) d.close(ctx);
-  }
+  ~TopicRun() { close_all(readers, writers, std::array{ctx}); }
   psb_reader *reader(const std::string &topic) {
     psb_reader *r = driver_under_test().create_reader(ctx, topic.c_str(), nullptr, nullptr, &err);
     if (r != nullptr) readers.push_back(r);
