@@ -94,6 +94,10 @@ class Expect:
     # for a driver with no history to set, how many samples transient_local keeps.
     late_join: tuple[str, ...] = ()
     late_join_kept: int | None = None
+    # Why the suite's late joiner (the publisher's pause, then its burst) cannot show what
+    # transient_local keeps for this driver, where its own test shows it: its
+    # transient_local cases skip, saying so.
+    late_join_unframed: str | None = None
     # The xdist group every test that runs it joins (tests/scheduling.py): its runs may
     # not overlap (what one checks, another's run in flight would spoil).
     group: str | None = None
