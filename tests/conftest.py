@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from psbench.base import manifests, paths  # noqa: E402
+from run_json_valid import Checker  # noqa: E402
 from scheduling import group_tests  # noqa: E402
 
 LAUNCHER = REPO / "psbench"
@@ -218,6 +219,28 @@ def shared_brokers(tmp_path_factory):
 
     with ServicePool() as pool:
         yield SharedBrokers(pool, tmp_path_factory.mktemp("shared-brokers"))
+
+
+RUN_JSON = Checker()
+
+
+@pytest.fixture(autouse=True)
+def run_json_valid(request, tmp_path):
+    """Every run.json this test made matches run.json's schema (tests/run_json_valid.py)."""
+    yield
+    by_hand = request.node.get_closest_marker("run_json_by_hand") is not None
+    refused = RUN_JSON.test_folder(tmp_path, by_hand)
+    if refused:
+        pytest.fail("run.json refused by docs/run.schema.json:\n" + "\n".join(refused))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixtures_run_json_valid(tmp_path_factory):
+    """The same for the run.json files the module's fixtures made (a sweep run once)."""
+    yield
+    refused = RUN_JSON.fixture_folders(tmp_path_factory.getbasetemp())
+    if refused:
+        pytest.fail("run.json refused by docs/run.schema.json:\n" + "\n".join(refused))
 
 
 # One real sweep for the report tests: tests/report-sweep.yaml.

@@ -5,6 +5,7 @@ env.json and from each node's own record of how it ran (its summary's "realtime"
 from psbench.hosts.clock import FLAG_SHARE
 from psbench.report.cpu_text import spinning_warning
 from psbench.results.configs import Config
+from psbench.results.run_record import block
 
 # 1-minute load per online CPU above which the machine was busy before the first run.
 BUSY_LOAD_PER_CPU = 0.5
@@ -33,7 +34,7 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
     unpinned = [
         c
         for c in measured
-        if any((rt.get("cpu") is None or rt.get("cpu") < 0) for rt in _roles_realtime(c))
+        if any((rt.get("cpu") is None or rt["cpu"] < 0) for rt in _roles_realtime(c))
     ]
     if unpinned:
         warnings.append(
@@ -67,14 +68,14 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
             )
     spinning = [c for c in measured if any(_spinning(run) for run in c.ok_runs)]
     if spinning:
-        shared = [_spinning(run) for c in spinning for run in c.ok_runs if _spinning(run)]
+        shared = [s for c in spinning for run in c.ok_runs if (s := _spinning(run)) is not None]
         worst = max(shared, key=lambda sharing: sharing["spinning_per_cpu"])
         warnings.append(f"{_names(spinning, len(measured))}: {spinning_warning(worst)}")
     return warnings + clock_warnings(measured)
 
 
 def _spinning(run) -> dict | None:
-    sharing = run.run_record.get("cpu_sharing") or {}
+    sharing = block(run.run_record, "cpu_sharing")
     return sharing if sharing.get("spinning_per_cpu") else None
 
 
@@ -83,7 +84,7 @@ def clock_corrections(config: Config) -> list[dict]:
     return [
         s["clock"]
         for run in config.ok_runs
-        for s in (run.run_record.get("stats") or {}).values()
+        for s in block(run.run_record, "stats").values()
         if isinstance(s, dict) and s.get("clock")
     ]
 
