@@ -36,6 +36,11 @@ order rotated from round to round:
               the driver's defaults: peer mode over TCP on 127.0.0.1 (pong listens, ping
               connects), multicast scouting and shared memory off, best effort with
               congestion control Drop (psbench's default), a FIFO channel's recv_timeout
+  opendds     bench/probes/opendds: bare OpenDDS 3.12 DCPS ping-pong against the OpenDDS
+              that make driver-opendds built, the driver's defaults: RTPS discovery and an
+              rtps_udp instance on 127.0.0.1 (8 MiB buffers), best effort, volatile,
+              keep_last 1, a zero-copy take copied into a buffer, a take tried before a
+              WaitSet on a read condition; a DDS domain of its own (201-230)
 The probes are small CMake (or Cargo) projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -140,6 +145,7 @@ INSTRUMENTS = {
     "kafka": ("kafka_probe",),
     "iceoryx2": ("iceoryx2_probe",),
     "zenoh": ("zenoh_probe",),
+    "opendds": ("opendds_probe",),
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -171,7 +177,10 @@ def build_probe(name: str) -> tuple[Path | None, str]:
     for step in (*configure, ["cmake", "--build", str(out)]):
         res = subprocess.run(step, capture_output=True, text=True, timeout=300)
         if res.returncode != 0:
-            lines = [ln for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+            lines = [ln.strip() for ln in (res.stderr + res.stdout).splitlines() if ln.strip()]
+            # The probe's own message (its CMakeLists says what is missing and the command
+            # that builds it) rather than CMake's closing "See also ..." line.
+            lines = [ln for ln in lines if f"{name}_probe:" in ln] or lines
             return None, f"probe build failed: {lines[-1] if lines else step}"
     if not binary.exists():
         return None, f"probe build made no {binary.name}"
@@ -291,10 +300,15 @@ def probe_args(
     driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 231
 ) -> list[str]:
     """The command line of a driver's bare probe after its role (see each probe.cpp).
-    domain: cyclonedds's DDS domain (psbench's own are 1-200)."""
+    domain: cyclonedds's and opendds's DDS domain (psbench's own are 1-200)."""
     if driver == "cyclonedds":  # the driver's path, on the XML the driver compiles in
         return [
             *("--config", str(dc.UDP_XML), "--domain", str(domain), "--topic", tag),
+            *("--size", str(size), "--seconds", str(seconds)),
+        ]
+    if driver == "opendds":  # the driver's defaults, in a domain of the probe's own
+        return [
+            *("--domain", str(domain), "--topic", tag),
             *("--size", str(size), "--seconds", str(seconds)),
         ]
     if driver == "zeromq":  # PORT_A PORT_B: ping's XPUB and pong's XPUB bind them

@@ -88,6 +88,7 @@ PROBE_SERVICES = {
     "fastdds": None,
     "zenoh": None,  # peer mode: pong listens on the endpoint, ping connects
     "cyclonedds": None,
+    "opendds": None,  # built from source: skipped, with the command, where it is not
 }
 
 
@@ -128,7 +129,7 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
             truth.dc.stop(pong)
 
 
-@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh"])
+@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh", "opendds"])
 @pytest.mark.skipif(
     not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
 )
@@ -267,3 +268,16 @@ def test_cyclonedds_round_gives_a_ddsperf_row_and_a_probe_row_and_until_decided_
         ("cyclonedds_probe", "64", "1", "p99"),
     ]
     assert all(" ".join(r[10:]) == "undecided" for r in rows)
+
+
+def test_the_opendds_probe_without_opendds_built_says_what_builds_it(tmp_path, monkeypatch):
+    # OpenDDS is in no registry: where make driver-opendds has not built it, the probe is
+    # skipped (bench/truth, the tests above) with its own reason and the command.
+    monkeypatch.setenv("PSBENCH_SOURCE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(truth, "PROBES_BUILD", tmp_path / "probes")
+    binary, why = truth.build_probe("opendds")
+    assert binary is None
+    assert why == (
+        "probe build failed: opendds_probe: OpenDDS is not built from source yet: "
+        "make driver-opendds"
+    )

@@ -42,6 +42,7 @@ struct Dut {
   std::string skip;                 // why this driver cannot run here; empty: it can
   std::vector<std::string> option;  // key, value pairs for every config
   bool brokered = false;            // its default transport goes through a broker
+  std::string transport;            // the driver's first, or PSBENCH_TRANSPORT_<NAME>
 };
 
 std::vector<std::string> split(const std::string &s, char sep) {
@@ -79,7 +80,22 @@ Dut load(const std::string &name) {
     d.skip = path + " has no " PSB_DRIVER_ENTRY_SYMBOL;
     return d;
   }
-  const char *transport = d.t->caps.transports ? d.t->caps.transports[0] : "";
+  d.transport = d.t->caps.transports ? d.t->caps.transports[0] : "";
+  // PSBENCH_TRANSPORT_<NAME>: the suite on another transport of the driver (one whose
+  // service tests/test_conformance_services.py starts); its first by default.
+  std::string transport_var = "PSBENCH_TRANSPORT_" + name;
+  for (char &c : transport_var) c = char(std::toupper(uint8_t(c)));
+  if (const char *chosen = std::getenv(transport_var.c_str())) {
+    bool offered = false;
+    for (const char *const *t = d.t->caps.transports; t != nullptr && *t != nullptr; ++t)
+      offered = offered || std::string(*t) == chosen;
+    if (!offered) {
+      d.skip = transport_var + "=" + chosen + ": not a transport of this driver";
+      return d;
+    }
+    d.transport = chosen;
+  }
+  const std::string &transport = d.transport;
   const std::string manifest =
       std::string(PSBENCH_SOURCE_DIR) + "/drivers/" + name + "/manifest.toml";
   for (const psb_conformance::ManifestService &svc : psb_conformance::manifest_services(manifest)) {
@@ -124,7 +140,7 @@ struct Cfg {
     for (size_t i = 0; i + 1 < d.option.size(); i += 2)
       options.push_back({d.option[i].c_str(), d.option[i + 1].c_str()});
     c.run_id = run_id.c_str();
-    c.transport = k.transports[0];
+    c.transport = d.transport.c_str();
     c.notify = notify;
     c.qos.reliability = (k.reliability & PSB_RELIABLE) ? PSB_RELIABLE : PSB_BEST_EFFORT;
     c.qos.durability = (k.durability & PSB_VOLATILE) ? PSB_VOLATILE : PSB_TRANSIENT_LOCAL;
