@@ -36,6 +36,11 @@ order rotated from round to round:
               the driver's defaults: peer mode over TCP on 127.0.0.1 (pong listens, ping
               connects), multicast scouting and shared memory off, best effort with
               congestion control Drop (psbench's default), a FIFO channel's recv_timeout
+  opensplice  bench/probes/opensplice: bare OpenSplice CE 6.9 C-API ping-pong, the driver's
+              defaults: idl/psbench.idl through idlpp, the single-process deployment on
+              the driver's XML (DDSI2 unicast on 127.0.0.1), best effort, volatile, keep_last
+              1, take into a preallocated buffer, a take tried before a waitset on a read
+              condition; its own domain (201-230) per round, 1000 unmeasured round trips
 The probes are small CMake (or Cargo) projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -140,6 +145,7 @@ INSTRUMENTS = {
     "kafka": ("kafka_probe",),
     "iceoryx2": ("iceoryx2_probe",),
     "zenoh": ("zenoh_probe",),
+    "opensplice": ("opensplice_probe",),
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -288,10 +294,11 @@ def probe_tput(
 
 
 def probe_args(
-    driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 231
+    driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 230
 ) -> list[str]:
     """The command line of a driver's bare probe after its role (see each probe.cpp).
-    domain: cyclonedds's DDS domain (psbench's own are 1-200)."""
+    domain: cyclonedds's and opensplice's DDS domain (psbench's own are 1-200; OpenSplice's
+    ids stop at 230)."""
     if driver == "cyclonedds":  # the driver's path, on the XML the driver compiles in
         return [
             *("--config", str(dc.UDP_XML), "--domain", str(domain), "--topic", tag),
@@ -303,6 +310,11 @@ def probe_args(
         return [tag, str(size), str(seconds)]
     if driver == "zenoh":  # pong listens on the endpoint, ping connects to it
         return [tag, str(size), str(seconds), f"tcp/127.0.0.1:{free_tcp_port()}"]
+    if driver == "opensplice":  # the driver's defaults; the round's domain (201-230)
+        return [
+            *("--domain", str(domain), "--topic", tag),
+            *("--size", str(size), "--seconds", str(seconds)),
+        ]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
         return [
             "--best-effort",

@@ -88,6 +88,7 @@ PROBE_SERVICES = {
     "fastdds": None,
     "zenoh": None,  # peer mode: pong listens on the endpoint, ping connects
     "cyclonedds": None,
+    "opensplice": None,  # built from source: skipped (the probe's build says so) without it
 }
 
 
@@ -128,7 +129,7 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
             truth.dc.stop(pong)
 
 
-@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh"])
+@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh", "opensplice"])
 @pytest.mark.skipif(
     not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
 )
