@@ -26,8 +26,11 @@ from reproduce_runs import (
 )
 
 STUDY = "trento2013"
-MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")
-NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+MIDDLEWARES = ("zeromq", "cyclonedds", "orte", "fastdds")
+NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "orte": "ORTE", "fastdds": "Fast DDS"}
+# The paper's system of each driver; Fast DDS stands in for ORTE (drivers/orte is ORTE).
+SYSTEMS = {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "orte": "ORTE", "fastdds": "ORTE"}
+PAPER_SYSTEM = {**SYSTEMS, "fastdds": "ORTE (stand-in)"}
 SECTIONS = [
     "Figure 3 (and 4): latency against the number of subscribers",
     "Figure 5: latency against message size",
@@ -49,16 +52,16 @@ def floor_built() -> bool:
 def test_full_file_validates_and_is_the_papers_method(node, results):
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "40 runs" in proc.stdout
+    assert "51 runs" in proc.stdout
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
     every = [r.params for r in plan.expansion.runs]
     runs = [p for p in every if p["kind"] == "pubsub"]
-    assert len(runs) == 37
+    assert len(runs) == 47
     # Table I: the cWalker graph, mapping 1 (one board), each protocol as in Figures 3-5.
     graphs = [p for p in every if p["kind"] == "graph"]
     assert {(p["driver"], p["transport"], p["mapping"], p["graph"]) for p in graphs} == {
         (d, t, "mapping1", "graphs/cwalker.yaml")
-        for d, t in (("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"))
+        for d, t in (("zeromq", "tcp"), ("cyclonedds", "udp"), ("orte", "udp"), ("fastdds", "udp"))
     }
     assert {(p["fifo"], p["notify"], p["duration"]) for p in graphs} == {(99, "listener", 60)}
     # Every run: one-way, SCHED_FIFO at the maximum priority, listener callbacks.
@@ -67,6 +70,7 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     assert {(p["driver"], p["transport"]) for p in runs} == {
         ("zeromq", "tcp"),
         ("cyclonedds", "udp"),
+        ("orte", "udp"),
         ("fastdds", "udp"),
         ("udp", "loopback"),
     }
@@ -166,10 +170,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
             assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
     # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
     systems = {r["middleware"]: r["paper_system"] for r in figure3}
-    assert {k: v for k, v in systems.items()} == {
-        NAMES[d]: {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[d]
-        for d in built()
-    }
+    assert {k: v for k, v in systems.items()} == {NAMES[d]: PAPER_SYSTEM[d] for d in built()}
 
 
 @pytest.mark.long
@@ -216,8 +217,8 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
         count = int.from_bytes(raw[16:24], "little")
         records = np.frombuffer(raw, dtype=np.int64, offset=64).reshape(count, 4)
         taken = (records[:, 2] - records[:, 1]) / 1000.0  # arrival - send, µs
-        protocol = {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[driver]
-        (row,) = [r for r in table["rows"] if r["mapping"] == 1 and r["protocol"] == protocol]
+        (row,) = [r for r in table["rows"] if r["mapping"] == 1 and r["protocol"] == SYSTEMS[driver]
+                  and r["ours"].startswith(f"{driver} (")]  # fmt: skip
         assert row["n"] == count > 0
         assert row["max"] == round(taken.max(), 1) and row["avg"] == round(taken.mean(), 1)
     claims = paper_table(paper, "trento2013-table1-claims")["rows"]
@@ -341,6 +342,25 @@ def test_higher_average_agrees_and_differs():
     assert check(claim, lower)[1] == "differs"
     assert check(claim, mixed)[1] == "partly (not at every count)"
     assert check(claim, {"fastdds": higher["fastdds"]})[1] == "not measured"
+
+
+def test_a_statement_about_orte_is_checked_on_orte_where_measured_else_on_its_stand_in():
+    checks = _trento()._checks
+    claim = {"kind": "higher_average", "system": "fastdds", "than": "zeromq"}
+    # ORTE measured: its own averages decide (above ZeroMQ's), not the stand-in's (below).
+    both = _sweep({"orte": {1: 300, 2: 400}, "fastdds": {1: 50, 2: 60}, "zeromq": {1: 100, 2: 100}})
+    ours, verdict = checks(both, {}, None)["higher_average"](claim)
+    assert verdict == "agrees" and ours.startswith("average µs, ORTE against ZeroMQ")
+    # Without ORTE, the stand-in's averages decide.
+    stand_in = {d: v for d, v in both.items() if d != "orte"}
+    ours, verdict = checks(stand_in, {}, None)["higher_average"](claim)
+    assert verdict == "differs" and ours.startswith("average µs, Fast DDS against ZeroMQ")
+    # "the other middlewares": the stand-in is not one of them once ORTE was measured.
+    scales = {"kind": "scales_best", "system": "zeromq"}
+    flat_stand_in = {**both, "zeromq": _sweep({"zeromq": {1: 100, 2: 110}})["zeromq"],
+                     "fastdds": _sweep({"fastdds": {1: 100, 2: 100}})["fastdds"]}  # fmt: skip
+    ours, verdict = checks(flat_stand_in, {}, None)["scales_best"](scales)
+    assert verdict == "agrees" and "Fast DDS" not in ours
 
 
 def test_size_flat_agrees_and_differs():
