@@ -156,18 +156,19 @@ class Endpoints {
     ::setenv("OSPL_INFOFILE", "<stderr>", 0);
     ::setenv("OSPL_ERRORFILE", "<stderr>", 0);
     DDS_DomainParticipantFactory factory = DDS_DomainParticipantFactory_get_instance();
-    participant_ = checked(DDS_DomainParticipantFactory_create_participant(
-                               factory, a.domain, DDS_PARTICIPANT_QOS_DEFAULT, nullptr,
-                               DDS_STATUS_MASK_NONE),
-                           "participant");
+    participant_ =
+        checked(DDS_DomainParticipantFactory_create_participant(
+                    factory, a.domain, DDS_PARTICIPANT_QOS_DEFAULT, nullptr, DDS_STATUS_MASK_NONE),
+                "participant");
     ::unlink(xml_.c_str());  // read when the process joined the domain
-    publisher_ = checked(DDS_DomainParticipant_create_publisher(
-                             participant_, DDS_PUBLISHER_QOS_DEFAULT, nullptr, DDS_STATUS_MASK_NONE),
-                         "publisher");
-    subscriber_ = checked(
-        DDS_DomainParticipant_create_subscriber(participant_, DDS_SUBSCRIBER_QOS_DEFAULT, nullptr,
-                                                DDS_STATUS_MASK_NONE),
-        "subscriber");
+    publisher_ =
+        checked(DDS_DomainParticipant_create_publisher(participant_, DDS_PUBLISHER_QOS_DEFAULT,
+                                                       nullptr, DDS_STATUS_MASK_NONE),
+                "publisher");
+    subscriber_ =
+        checked(DDS_DomainParticipant_create_subscriber(participant_, DDS_SUBSCRIBER_QOS_DEFAULT,
+                                                        nullptr, DDS_STATUS_MASK_NONE),
+                "subscriber");
     DDS_TypeSupport ts = psbench_BytesTypeSupport__alloc();
     char *type = psbench_BytesTypeSupport_get_type_name(ts);
     check(psbench_BytesTypeSupport_register_type(ts, participant_, type), "register type");
@@ -200,10 +201,10 @@ class Endpoints {
         DDS_Subscriber_create_datareader(subscriber_, tin, rq, nullptr, DDS_STATUS_MASK_NONE),
         "reader");
     DDS_free(rq);
-    condition_ = checked(DDS_DataReader_create_readcondition(reader_, DDS_ANY_SAMPLE_STATE,
-                                                             DDS_ANY_VIEW_STATE,
-                                                             DDS_ANY_INSTANCE_STATE),
-                         "read condition");
+    condition_ =
+        checked(DDS_DataReader_create_readcondition(reader_, DDS_ANY_SAMPLE_STATE,
+                                                    DDS_ANY_VIEW_STATE, DDS_ANY_INSTANCE_STATE),
+                "read condition");
     waitset_ = checked(DDS_WaitSet__alloc(), "waitset");
     triggered_ = checked(DDS_ConditionSeq__alloc(), "condition sequence");
     check(DDS_WaitSet_attach_condition(waitset_, condition_), "attach");
