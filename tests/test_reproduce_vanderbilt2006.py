@@ -60,9 +60,9 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     pings = [p for p in runs if p["kind"] == "ping"]
     pubs = [p for p in runs if p["kind"] == "pubsub"]
     # 100 primer and 10,000 stats samples, a 32-byte ack for the paper's 4-byte one.
-    assert {(p["warmup"], p["count"], p["reply_size"], p["driver"], p["transport"]) for p in pings} == {
-        (100, 10000, 32, d, "shm" if d == "opensplice5" else "udp") for d in PAPER
-    }
+    assert {
+        (p["warmup"], p["count"], p["reply_size"], p["driver"], p["transport"]) for p in pings
+    } == {(100, 10000, 32, d, "shm" if d == "opensplice5" else "udp") for d in PAPER}
     lengths = [2**k for k in range(2, 15)]  # the paper's 4 to 16,384
     powers = [length + 32 for length in lengths]  # after psbench's 32-byte header
     for driver in MIDDLEWARES:
@@ -94,7 +94,9 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     # and listener/waitset runs through its daemon's shared memory.
     mine = [p for p in runs if p["driver"] == "opensplice5"]
     assert {p["transport"] for p in mine} == {"shm"}
-    assert sorted(p["size"] for p in mine if p["kind"] == "ping" and "options.type" not in p) == powers
+    assert (
+        sorted(p["size"] for p in mine if p["kind"] == "ping" and "options.type" not in p) == powers
+    )
     fan = [p for p in mine if p["kind"] == "pubsub" and p["notify"] == "listener"]
     assert sorted({p["subscribers"] for p in fan}) == [4, 8, 12] and len(fan) == 3 * len(powers)
     wait = [p for p in mine if p["kind"] == "pubsub" and p["notify"] == "wait"]
