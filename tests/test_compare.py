@@ -30,7 +30,7 @@ def sweeps(tmp_path_factory, driver_libs):
     folder = tmp_path_factory.mktemp("compare")
     made = {}
 
-    def sweep(name, drivers="[udp, shm]", sizes="[64, 1KiB]", count=500):
+    def sweep(name, drivers="[udp, shm]", sizes="[64, 1KiB]", count=2000):
         if name not in made:
             path = write(
                 folder, EXPERIMENT.format(drivers=drivers, sizes=sizes, count=count), f"{name}.yaml"
@@ -87,11 +87,11 @@ def test_a_against_itself_is_no_change_and_deterministic(sweeps, tmp_path):
     for row in rows:
         assert row["p50_ratio"] == row["p99_ratio"] == 1.0
         assert row["p50_verdict"] == "no change"
-        # p99 of 500 serially dependent samples may have no interval: '-', never a change
+        # p99 of 2,000 serially dependent samples may have no interval: '-', never a change
         assert row["p99_verdict"] in ("no change", "-")
         assert row["p50_low"] <= 1.0 <= row["p50_high"]
         assert row["covers"] == "within one run (no repetitions)"
-        assert row["n_a"] == row["n_b"] == 500
+        assert row["n_a"] == row["n_b"] == 2000
     assert verdict_line(proc) == "0 slower, 0 faster, 4 no change; regression beyond 5% (p50): no"
     assert compare(a, a).stdout == proc.stdout
 
@@ -113,11 +113,16 @@ def test_two_real_sweeps_verdicts_agree_with_exit_code(sweeps, tmp_path):
 
 
 def steady(store, tmp_path):
-    """A copy of a real sweep with latencies 100 µs + (the real ones mod 1 µs): a real
-    median can sit between two modes (12 µs wake-ups and 50 µs ones, on a loaded VM), and
-    then even a doubling has an interval that reaches 1; this one cannot (and its
-    serial dependence is mostly gone)."""
-    return rewritten(store, tmp_path, "steady", lambda ns: 100_000 + ns % 1000)
+    """A copy of a real sweep with latencies 100 µs + (the real ones mod 1 µs), in a
+    shuffled order: a real median can sit between two modes (12 µs wake-ups and 50 µs
+    ones, on a loaded VM), and then even a doubling has an interval that reaches 1; this
+    one cannot. The shuffle removes the serial dependence a loaded machine puts in the
+    order (with it, a run's samples may be worth too few for any interval of p99)."""
+
+    def shuffled(ns):
+        return 100_000 + np.random.default_rng(1).permutation(ns) % 1000
+
+    return rewritten(store, tmp_path, "steady", shuffled)
 
 
 def test_doubled_latency_is_slower_everywhere(sweeps, tmp_path):
@@ -128,8 +133,7 @@ def test_doubled_latency_is_slower_everywhere(sweeps, tmp_path):
     for row in rows_of(record):
         assert row["p50_verdict"] == "slower"
         assert row["p50_ratio"] == row["p99_ratio"] == pytest.approx(2.0)
-        # p99 of 500 samples is the 6th largest (rank 495): its interval may be too wide
-        # to call.
+        # p99 of 2,000 samples is the 21st largest: its interval may be too wide to call.
         assert row["p99_verdict"] in ("slower", "no change")
     assert verdict_line(proc) == "4 slower, 0 faster, 0 no change; regression beyond 5% (p50): yes"
 
@@ -146,7 +150,8 @@ def test_halved_latency_is_faster_and_passes(sweeps, tmp_path):
 def test_fail_on_chooses_the_statistic(sweeps, tmp_path):
     """Only the slowest 5% of each run made slower: the median is the same, p99 is far
     above anything A had (past twice its maximum). On the steady copy (no serial
-    dependence left) 500 samples are enough for an interval of p99."""
+    dependence left) 2,000 samples are enough for an interval of p99 (368 independent
+    ones would be)."""
     a = steady(sweeps("a"), tmp_path)
 
     def tail_slower(ns):
@@ -265,7 +270,7 @@ def test_markdown_and_json_files(sweeps, tmp_path):
     assert proc.returncode in (0, 1), proc.stderr
     text = md.read_text()
     for config in CONFIGS:
-        assert f"| {config} | RTT/2 | 500 | 500 |" in text
+        assert f"| {config} | RTT/2 | 2,000 | 2,000 |" in text
     assert verdict_line(proc) in text
     record = json.loads(js.read_text())
     assert record["format"] == "psbench-compare/1"

@@ -364,9 +364,10 @@ class DriverIdentity:
 
 
 def service_version(record: dict, driver: str) -> str | None:
-    """For a driver whose versions are versions of its service (nats: nats-server), the
-    version the run's service printed ("nats-server: v2.9.10" -> "2.9.10"): the default
-    and NAME@VERSION are then named alike, by the part that differs between them."""
+    """For a driver whose versions are versions of its service (a broker: the manifest's
+    [[versions]] name it), the version the run's service printed ("broker: v2.9.10" ->
+    "2.9.10"): the default and NAME@VERSION are then named alike, by the part that
+    differs between them."""
     if driver not in manifests.driver_names():
         return None
     services = {v.service for v in manifests.load(driver).versions if v.service}

@@ -4,8 +4,9 @@ the traffic, are the driver's manifest's (`[monitor] argv`, `expect`, `timeout_s
 {broker}, {host} and {port} are the address of the broker psbench started, {service_dir}
 its folder; {build} in argv[0], the build directory, for a tool the build makes; a
 leading ~ of argv[0] or `name` is the home folder; `env`, `options` and `stop_signal`:
-docs/criteria.md). Yes: its output showed `expect` while the run went on; no: it ran and
-did not. A driver that declares no tool, or whose tool is not installed, is not testable
+docs/criteria.md). Yes: its output showed `expect` by the end of the run or within the
+tool's timeout_s of its start (a tool that reads the run's records from their beginning
+may see them after); no: it ran that long and did not. A driver that declares no tool, or whose tool is not installed, is not testable
 here."""
 
 import contextlib
@@ -175,8 +176,14 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
                 status, message, run_dir = outcome.status, outcome.message, str(outcome.run_dir)
             except UserError as exc:
                 status, message, run_dir = "refused", str(exc), None
-            # Output still on its way is given a moment, within the tool's timeout.
-            time.sleep(min(1.0, max(0.0, monitor.timeout_s - (time.monotonic() - started))))
+            # Output still on its way (a tool slow to start on a loaded machine, one that
+            # reads the run's records from their beginning) is waited for, within the
+            # tool's timeout; a tool that prints what it gathered when interrupted
+            # (stop_signal INT) is given a second.
+            until = started + monitor.timeout_s
+            if stop == signal.SIGINT:
+                until = min(until, time.monotonic() + 1.0)
+            _await_output(log, monitor.expect, until)
         finally:
             deadline.cancel()
             _stop(proc, stop)
@@ -185,6 +192,16 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
     verdict = judge(driver, tool, monitor.expect, output, status, message, run_dir, experiment)
     verdict.figures["log"] = str(log)
     return verdict
+
+
+def _await_output(log: Path, expect: str, until: float) -> None:
+    """Returns once the tool's output shows `expect`, or at `until` (monotonic)."""
+    pattern = re.compile(expect, re.M)
+    while time.monotonic() < until:
+        with open(log, "rb") as written:
+            if pattern.search(written.read(OUTPUT_LIMIT).decode(errors="replace")):
+                return
+        time.sleep(0.2)
 
 
 def assess(ctx: Context) -> dict[str, Verdict]:
