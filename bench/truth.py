@@ -41,6 +41,11 @@ order rotated from round to round:
               the driver's XML (DDSI2 unicast on 127.0.0.1), best effort, volatile, keep_last
               1, take into a preallocated buffer, a take tried before a waitset on a read
               condition; its own domain (201-230) per round, 1000 unmeasured round trips
+  orte        bench/probes/orte: bare ORTE 0.3.4 ping-pong through the one ortemanager of
+              both tools, the driver's defaults: an application on a loopback address of
+              its own, one registered type (a CDR length, then the bytes), best-effort
+              IMMEDIATE subscriptions whose callback queues a copy, taken with a wait on
+              the queue; 1000 unmeasured round trips
 The probes are small CMake (or Cargo) projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -146,6 +151,7 @@ INSTRUMENTS = {
     "iceoryx2": ("iceoryx2_probe",),
     "zenoh": ("zenoh_probe",),
     "opensplice": ("opensplice_probe",),
+    "orte": ("orte_probe",),
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -323,6 +329,7 @@ def probe_args(
             *probe_tput_args(driver, "", tag, size, seconds),
         ]
     # rabbitmq: the broker's HOST:PORT, the exchanges' prefix (as mqtt's and redis's).
+    # orte: the ortemanager's 127.0.0.1:PORT (its domain follows from the port), as mqtt.
     # kafka: BROKER TAG SIZE SECONDS, as mqtt and redis (TAG names its two topics)
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 
