@@ -148,7 +148,9 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
         for row in rows:
             label = f"pubsub-{driver}-100B-{transport}-subscribers={row['subscribers']}"
             values = _samples_of(root / runs[label]["run_dir"])
-            assert row["n"] == values.size == 300 * row["subscribers"]
+            # Best effort: every sample sent is received or counted lost (ORTE, whose
+            # publication queue holds one issue, loses a few on a loaded machine).
+            assert row["n"] == values.size and values.size + row["lost"] == 300 * row["subscribers"]
             assert row["mean_ns"] == pytest.approx(values.mean())
             assert row["max_ns"] == values.max()
         sizes = [r for r in figure5 if r["middleware"] == NAMES[driver]]
