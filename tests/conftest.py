@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from psbench.base import manifests, paths  # noqa: E402
+from run_json_valid import Checker  # noqa: E402
 from scheduling import group_tests  # noqa: E402
 
 LAUNCHER = REPO / "psbench"
@@ -182,6 +183,28 @@ def nothing_left_behind(results):
     if results.exists():
         for record in run_records(results):
             assert_nothing_left(record["run_id"])
+
+
+RUN_JSON = Checker()
+
+
+@pytest.fixture(autouse=True)
+def run_json_valid(request, tmp_path):
+    """Every run.json this test made matches run.json's schema (tests/run_json_valid.py)."""
+    yield
+    by_hand = request.node.get_closest_marker("run_json_by_hand") is not None
+    refused = RUN_JSON.test_folder(tmp_path, by_hand)
+    if refused:
+        pytest.fail("run.json refused by docs/run.schema.json:\n" + "\n".join(refused))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fixtures_run_json_valid(tmp_path_factory):
+    """The same for the run.json files the module's fixtures made (a sweep run once)."""
+    yield
+    refused = RUN_JSON.fixture_folders(tmp_path_factory.getbasetemp())
+    if refused:
+        pytest.fail("run.json refused by docs/run.schema.json:\n" + "\n".join(refused))
 
 
 # One real sweep for the report tests: tests/report-sweep.yaml.

@@ -204,6 +204,7 @@ def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path
         assert [c["learnt_from"] for c in series["changes"]["p50"]] == [6, 6]
 
 
+@pytest.mark.run_json_by_hand  # a run.json with driver_version, as some sets have
 def test_trend_against_version_tests_one_version_against_the_other(thirds, tmp_path):
     """Two versions of each middleware: 1.0 (two sets, said in the driver block) and 2.0
     (one set, SLOWER times slower, said as run.json's driver_version)."""

@@ -145,6 +145,7 @@ DAMAGES = {
 
 
 @pytest.mark.parametrize("name", DAMAGES)
+@pytest.mark.run_json_by_hand  # run.json cut short or of a future format
 def test_a_damaged_set_is_refused_with_the_reason_and_nothing_is_lost(
     name, sweep, tmp_path, db_with_one_set
 ):

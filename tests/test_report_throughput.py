@@ -2,7 +2,8 @@
 values of the tables computed from synthetic node outputs whose rates and percentiles are
 known (tests/analysis_data.py), the fallback to the samples for results written before
 the node counted throughput, the plots written, the same report twice, and one real run
-of the current node through the CLI."""
+of the current node through the CLI. The synthetic runs' run.json holds only what the
+readers need, as older psbench wrote it: those tests are marked run_json_by_hand."""
 
 import csv
 import json
@@ -63,6 +64,7 @@ def rows_of(report, name) -> list[dict]:
 # Loading ------------------------------------------------------------------------------
 
 
+@pytest.mark.run_json_by_hand
 def test_throughput_comes_from_the_node_blocks_not_the_capped_samples(tmp_path):
     run = load_results(fanout_run(tmp_path / "run")).runs[0]
     subs = {s.name: s for s in fanout_subs()}
@@ -88,6 +90,7 @@ def test_throughput_comes_from_the_node_blocks_not_the_capped_samples(tmp_path):
     assert got["offered_rate_hz"] == 1000.0
 
 
+@pytest.mark.run_json_by_hand
 def test_latency_under_load_is_kept_apart_from_the_one_way_series(tmp_path):
     run = load_results(fanout_run(tmp_path / "run")).runs[0]
     assert list(run.echo_by_publisher) == ["pub"]
@@ -99,6 +102,7 @@ def test_latency_under_load_is_kept_apart_from_the_one_way_series(tmp_path):
     assert run.latency_ns.min() >= 50_000
 
 
+@pytest.mark.run_json_by_hand
 def test_older_results_fall_back_to_the_samples(tmp_path):
     run = load_results(fanout_run(tmp_path / "run", blocks=False)).runs[0]
     got = run.throughput
@@ -116,6 +120,7 @@ def test_older_results_fall_back_to_the_samples(tmp_path):
     assert got["achieved_rate_hz"] is None and got["offered_rate_hz"] == 1000.0
 
 
+@pytest.mark.run_json_by_hand
 def test_several_topics_and_publishers_load_in_natural_order(tmp_path):
     subs = [
         Sub("t2-sub-10", 300, 100.0, 40_000, topic="data2"),
@@ -147,6 +152,7 @@ def test_several_topics_and_publishers_load_in_natural_order(tmp_path):
 # Tables -------------------------------------------------------------------------------
 
 
+@pytest.mark.run_json_by_hand
 def test_delivery_table_has_offered_achieved_and_received_rates(tmp_path):
     report = report_of(fanout_run(tmp_path / "run"))
     (row,) = rows_of(report, "delivery")
@@ -162,6 +168,7 @@ def test_delivery_table_has_offered_achieved_and_received_rates(tmp_path):
     assert not any("without the node's throughput" in n for n in report.table("delivery").notes)
 
 
+@pytest.mark.run_json_by_hand
 def test_latency_under_load_table(tmp_path):
     report = report_of(fanout_run(tmp_path / "run"))
     (row,) = rows_of(report, "under-load")
@@ -180,6 +187,7 @@ def test_latency_under_load_table(tmp_path):
     assert row["one_way_p50_ns"] == report.configs[0].stats["p50"] != row["p50_ns"]
 
 
+@pytest.mark.run_json_by_hand
 def test_per_subscriber_table_for_fan_out(tmp_path):
     report = report_of(fanout_run(tmp_path / "run"))
     rows = rows_of(report, "subscribers")
@@ -193,6 +201,7 @@ def test_per_subscriber_table_for_fan_out(tmp_path):
         assert row["samples_per_s"] == pytest.approx((sub.received - 1) / sub.span_s)
 
 
+@pytest.mark.run_json_by_hand
 def test_one_subscriber_without_echo_adds_no_table(tmp_path):
     folder = write_run(
         tmp_path / "run", pubsub_spec(), [Sub("sub", 3000, 1000.0, 50_000)], PUB, SIZE
@@ -249,6 +258,7 @@ def search_folder(root):
     return root
 
 
+@pytest.mark.run_json_by_hand
 def test_search_table_and_plots(tmp_path):
     folder = search_folder(tmp_path / "search")
     report = report_of(folder)
@@ -283,6 +293,7 @@ def test_search_table_and_plots(tmp_path):
     assert 'id="plot-rate-search"' in html and 'id="table-search"' in html
 
 
+@pytest.mark.run_json_by_hand
 def test_a_folder_of_searches_reads_every_search_and_its_steps(tmp_path):
     search_folder(tmp_path / "all" / "shm")
     search_folder(tmp_path / "all" / "udp")
@@ -291,6 +302,7 @@ def test_a_folder_of_searches_reads_every_search_and_its_steps(tmp_path):
     assert len(results.runs) == 10
 
 
+@pytest.mark.run_json_by_hand
 def test_an_unknown_search_format_is_named(tmp_path):
     folder = search_folder(tmp_path / "search")
     (folder / "search.json").write_text(json.dumps({"format": "psbench-search/9"}))
@@ -301,6 +313,7 @@ def test_an_unknown_search_format_is_named(tmp_path):
 # Plots and determinism ----------------------------------------------------------------
 
 
+@pytest.mark.run_json_by_hand
 def test_throughput_over_time_is_drawn_and_reports_are_identical(tmp_path):
     root = tmp_path / "results"
     fanout_run(root / "fanout")
@@ -321,6 +334,7 @@ def test_throughput_over_time_is_drawn_and_reports_are_identical(tmp_path):
         assert (outs[0] / name).read_bytes() == (outs[1] / name).read_bytes(), name
 
 
+@pytest.mark.run_json_by_hand
 def test_short_runs_leave_throughput_over_time_out_with_a_note(tmp_path):
     folder = write_run(
         tmp_path / "run", pubsub_spec(count=1500), [Sub("sub", 1500, 1000.0, 50_000)], PUB, SIZE
@@ -365,6 +379,7 @@ def test_a_real_pubsub_run_reports_its_throughput(driver_libs, results):
     assert "throughput-over-time" in {p["name"] for p in doc["plots"]}, doc["notes"]
 
 
+@pytest.mark.run_json_by_hand
 def test_a_real_echo_run_of_the_node_gives_latency_under_load(node, driver_libs, tmp_path):
     """The node's own --echo-every output (sub and pub started directly, no barrier:
     the pub waits for its reader to match), reported: RTT/2 of pub.samples in its own
@@ -441,6 +456,7 @@ def test_a_real_echo_run_of_the_node_gives_latency_under_load(node, driver_libs,
     assert row["p50_ns"] == nearest_rank(rtt.latency_ns / 2.0, 50)
 
 
+@pytest.mark.run_json_by_hand
 def test_a_search_with_several_publishers_says_its_rate_is_each_ones(tmp_path):
     folder = search_folder(tmp_path / "search")
     record = json.loads((folder / "search.json").read_text())

@@ -29,21 +29,20 @@ from psbench.report.compare import status_text
 from psbench.results.configs import Config, build_configs
 from psbench.results.describe import describe
 from psbench.results.load import SEARCH_FILE, ResultSet, RunData, load_results
+from psbench.results.run_record import RUN_FORMAT, UNENDED, block
 from psbench.results.samples import HEADER, HEADER_SIZE, MAGIC, SamplesFileError, read_samples
 from psbench.results.stats import nearest_rank, percentile_intervals
 from psbench.results.store import INDEX_FILE, INDEX_FORMAT
 
-# What run/measure.py (RUN_FORMAT) and run/criteria/battery.py (RECORD, FORMAT) write, named here
-# so that `history add` does not import the machinery of a run (half a second);
-# tests/test_history_refused.py holds them equal.
-RUN_FORMAT = "psbench-run/1"
+# What run/criteria/battery.py (RECORD, FORMAT) writes, named here so that `history add`
+# does not import the machinery of a run (half a second); tests/test_history_refused.py
+# holds them equal. run.json's format and statuses are its definition's (run_record).
 CRITERIA_FILE = "criteria.json"
 CRITERIA_FORMAT = "psbench-criteria/1"
 SUMMARY_FORMAT = "psbench-node-summary/1"
 EXPANDED_FILE = "experiment.expanded.json"
 # Written into a set after it was measured (reports): not part of what identifies it.
 LATER_FOLDERS = ("report",)
-UNENDED = ("starting", "running")
 
 
 class Refused(Exception):
@@ -106,8 +105,8 @@ def find_sets(text: str) -> list[Path]:
 def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -382,19 +381,19 @@ def driver_identity(record: dict, params: dict) -> DriverIdentity:
     """The middleware a run measured: run.json's driver block (the driver's --describe:
     name, version, and for drivers built from source its sdk block), a driver_version or
     label where the record has one, or the version a NAME@VERSION driver setting names."""
-    block = record.get("driver") if isinstance(record.get("driver"), dict) else {}
+    described = block(record, "driver")
     setting = str(params.get("driver") or "")
     named = setting.split("@", 1)[1] if "@" in setting else None
     version = (
         record.get("driver_version")
-        or block.get("driver_version")
-        or block.get("label")
+        or described.get("driver_version")
+        or described.get("label")
         or service_version(record, setting.split("@")[0])
         or named
-        or block.get("version")
+        or described.get("version")
     )
-    built = block.get("build") if isinstance(block.get("build"), dict) else {}
-    sdk = block.get("sdk") or built.get("sdk")  # describe's build: drivers.build_record
+    built = described.get("build") if isinstance(described.get("build"), dict) else {}
+    sdk = described.get("sdk") or built.get("sdk")  # describe's build: drivers.build_record
     sdk = sdk if isinstance(sdk, dict) else None
     origin = build = None
     if built.get("module"):  # a service built with go (docs/versions.md)
@@ -412,7 +411,7 @@ def driver_identity(record: dict, params: dict) -> DriverIdentity:
         )
         build = json_text(sdk.get("flags")) if sdk.get("flags") else None
     return DriverIdentity(
-        block.get("name") or setting.split("@")[0] or None, version, origin, build
+        described.get("name") or setting.split("@")[0] or None, version, origin, build
     )
 
 
@@ -426,10 +425,10 @@ def series_key(params: dict) -> str:
 
 
 def _resource(run: RunData, key: str) -> float | None:
-    block = run.run_record.get("resources") or {}
-    if not block.get("measured"):
+    resources = block(run.run_record, "resources")
+    if not resources.get("measured"):
         return None
-    return (block.get("all") or {}).get(key)
+    return (resources.get("all") or {}).get(key)
 
 
 def _run_row(root: Path, run: RunData) -> RunRow:
@@ -512,7 +511,7 @@ def load_set(root: Path, kind: str) -> ResultSet:
                 run.number = len(runs) + 1
                 run.label = folder.relative_to(root).as_posix()
                 runs.append(run)
-        env = runs[0].run_record.get("env") or {} if runs else {}
+        env = block(runs[0].run_record if runs else None, "env")
         return ResultSet(root, "criteria", root.name, runs, env, None)
     except UserError as exc:
         raise Refused(str(exc)) from None

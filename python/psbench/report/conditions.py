@@ -5,6 +5,7 @@ env.json and from each node's own record of how it ran (its summary's "realtime"
 from psbench.hosts.clock import FLAG_SHARE
 from psbench.report.cpu_text import spinning_warning
 from psbench.results.configs import Config
+from psbench.results.run_record import block
 
 # 1-minute load per online CPU above which the machine was busy before the first run.
 BUSY_LOAD_PER_CPU = 0.5
@@ -74,7 +75,7 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
 
 
 def _spinning(run) -> dict | None:
-    sharing = run.run_record.get("cpu_sharing") or {}
+    sharing = block(run.run_record, "cpu_sharing")
     return sharing if sharing.get("spinning_per_cpu") else None
 
 
@@ -83,7 +84,7 @@ def clock_corrections(config: Config) -> list[dict]:
     return [
         s["clock"]
         for run in config.ok_runs
-        for s in (run.run_record.get("stats") or {}).values()
+        for s in block(run.run_record, "stats").values()
         if isinstance(s, dict) and s.get("clock")
     ]
 

@@ -11,6 +11,7 @@ from psbench.results.configs import Config, label_keys, label_of, setting_text
 from psbench.results.dependence import drift_text
 from psbench.results.describe import LATENCY_KEYS
 from psbench.results.load import ResultSet, Search
+from psbench.results.run_record import block
 from psbench.results.significance import (
     Comparison,
     Estimate,
@@ -791,7 +792,7 @@ def network_table(configs: list[Config]) -> Table | None:
     for c in configs:
         pairs: dict[tuple, list[dict]] = {}
         for run in c.ok_runs:
-            network = run.run_record.get("network") or {}
+            network = block(run.run_record, "network")
             for pair in network.get("calibration") or []:
                 if "rtt_us" in pair:
                     pairs.setdefault(tuple(pair["hosts"]), []).append(pair)

@@ -14,6 +14,7 @@ from psbench.base import manifests
 from psbench.reproduce.common import Section, not_testable, where_measured
 from psbench.reproduce.layout import Layout, folded
 from psbench.results.load import ResultSet
+from psbench.results.run_record import block
 
 LAYOUT = Layout("architectures")  # classes, figures, tables: architectures.layout.yaml
 CLASSES = LAYOUT.data["classes"]  # a manifest's architecture -> its class
@@ -36,9 +37,9 @@ def _us(ns) -> float | None:
 
 
 def _ping_figures(run) -> dict:
-    stats = (run.run_record.get("stats") or {}).get("ping") or {}
+    stats = block(run.run_record, "stats").get("ping") or {}
     half = stats.get("rtt_half") or {}
-    resources = run.run_record.get("resources") or {}
+    resources = block(run.run_record, "resources")
     every = (resources.get("all") or {}).get("cpu_ns_per_message")
     services = (resources.get("services") or {}).get("cpu_ns_per_message")
     timing = (run.summaries.get("ping") or {}).get("timing") or {}
@@ -53,7 +54,7 @@ def _ping_figures(run) -> dict:
 
 
 def _one_way_p50(run) -> float | None:
-    stats = run.run_record.get("stats") or {}
+    stats = block(run.run_record, "stats")
     key = "all_subs" if "all_subs" in stats else "sub"
     return _us(((stats.get(key) or {}).get("one_way") or {}).get("p50"))
 

@@ -39,6 +39,7 @@ from psbench.report.plots import (
 from psbench.report.tables import FORMATS, Column, Table
 from psbench.reproduce import common
 from psbench.reproduce.common import Section, not_testable
+from psbench.results.run_record import driver_version
 
 WHOLE_FIELD = re.compile(r"^\{([^{}:!]+)\}$")
 
@@ -329,7 +330,7 @@ def run_rows(results, name, left_out: str) -> tuple[list[list], list[str]]:
     note for each that did not end ok ("run N (LABEL) is STATUS, left out LEFT_OUT: ...")."""
     rows, notes = [], []
     for run in results.runs:
-        version = ((run.run_record or {}).get("driver") or {}).get("version")
+        version = driver_version(run.run_record)
         rows.append([run.number, run.label, name(run.driver), version, run.status])
         if run.status != "ok":
             notes.append(

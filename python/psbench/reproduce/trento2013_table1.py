@@ -16,6 +16,7 @@ from psbench.reproduce.common import Section, not_testable, published_marker
 from psbench.reproduce.trento2013_claims import LAYOUT
 from psbench.results.graph_records import RecordFileError, read_stream
 from psbench.results.load import ResultSet
+from psbench.results.run_record import block
 
 SINK = "AVI"
 CHAIN = "pose_to_avi"  # graphs/cwalker.yaml: LOC -> AVI
@@ -34,7 +35,7 @@ def _runs(results: ResultSet) -> dict[tuple[int, str], list]:
     run stands for one configuration per path in a result set)."""
     found: dict[tuple[int, str], dict] = {}
     for run in results.runs:
-        graph = run.run_record.get("graph") or {}
+        graph = block(run.run_record, "graph")
         if run.kind != "graph" or run.status != "ok" or graph.get("graph") != "cwalker":
             continue
         number = int(str(graph["mapping"]).removeprefix("mapping") or 0)

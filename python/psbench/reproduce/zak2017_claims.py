@@ -9,6 +9,7 @@ import numpy as np
 
 from psbench.reproduce.layout import Layout
 from psbench.results.load import ResultSet
+from psbench.results.run_record import driver_version
 from psbench.results.significance import welch
 
 LAYOUT = Layout("zak2017")  # roles, tables, figure 4: zak2017.layout.yaml
@@ -38,7 +39,7 @@ def _samples(results: ResultSet) -> tuple[dict, dict]:
             continue
         key = (run.driver, run.params.get("reliability") or "best_effort", run.size)
         parts.setdefault(key, []).append(run.latency_ns)
-        version = (run.run_record.get("driver") or {}).get("version")
+        version = driver_version(run.run_record)
         if version:
             versions.setdefault(run.driver, version)
     return ({key: np.concatenate(values) for key, values in parts.items()}, versions)

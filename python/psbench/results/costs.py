@@ -5,6 +5,7 @@ start (their summaries' timing). Medians across the ok repetitions, like the lat
 import numpy as np
 
 from psbench.results.load import RunData
+from psbench.results.run_record import block
 
 RESOURCE_SCOPES = ("nodes", "services", "all")
 RESOURCE_KEYS = ("cpu_ns_per_message", "utilisation", "switches_per_message", "peak_rss_kb")
@@ -21,7 +22,7 @@ def resources(runs: list[RunData]) -> dict:
     """scope -> key -> median over the repetitions whose window was measured; "reps" how
     many were; "per" what one message is; "unmeasured" the processes left out and why;
     "threads_ended" threads that ended inside a window (their time there is missing)."""
-    blocks = [r.run_record.get("resources") or {} for r in runs]
+    blocks = [block(r.run_record, "resources") for r in runs]
     measured = [b for b in blocks if b.get("measured")]
     if not measured:
         return {}

@@ -17,6 +17,7 @@ from psbench.base.errors import UserError
 from psbench.results import graph_runs
 from psbench.results.clock_correction import correct
 from psbench.results.rates import run_throughput
+from psbench.results.run_record import block
 from psbench.results.samples import Samples, SamplesFileError, read_samples
 from psbench.results.store import EXPERIMENT_FILE, INDEX_FILE, Store
 
@@ -85,7 +86,7 @@ class RunData(RunSettings):
                 found[data.get("name") or data["role"]] = data
         # What each subscriber lost, reconciled with what its writers sent (run.json
         # accounting): its own summary knows it only when every end marker arrived.
-        for name, reconciled in (self.run_record.get("accounting") or {}).items():
+        for name, reconciled in block(self.run_record, "accounting").items():
             if name in found and reconciled.get("published") is not None:
                 counts = dict(found[name].get("counts") or {})
                 counts.update(sent=reconciled["published"], lost=reconciled["lost"])
@@ -424,8 +425,8 @@ def resolved(params: dict, run_record: dict) -> dict:
     single run's run.json has them (`loan: auto` becomes the loan the run used; a history
     chosen for a reliable back-to-back run is the one it used), so that a sweep's
     configuration and the same `psbench ping` are one configuration."""
-    spec = run_record.get("spec") or {}
-    chosen = {key: spec.get(key) for key in (run_record.get("auto") or {}) if key in spec}
+    spec = block(run_record, "spec")
+    chosen = {key: spec.get(key) for key in block(run_record, "auto") if key in spec}
     if params.get("loan") == "auto" and "loan" in spec:
         chosen["loan"] = spec["loan"]
     return {**params, **chosen} if chosen else params
@@ -526,7 +527,7 @@ def _load_results(path: Path | str) -> ResultSet:
         return _sweep(root)
     if (root / "run.json").is_file():
         run = _single(root, 1)
-        return ResultSet(root, "run", root.name, [run], run.run_record.get("env") or {}, None)
+        return ResultSet(root, "run", root.name, [run], block(run.run_record, "env"), None)
     run_dirs = _run_folders(root)
     sweeps = sweeps_inside(root)
     if not run_dirs and sweeps:
@@ -546,7 +547,7 @@ def _load_results(path: Path | str) -> ResultSet:
         "folder",
         root.name,
         runs,
-        runs[0].run_record.get("env") or {},
+        block(runs[0].run_record, "env"),
         None,
         load_searches(root),
     )

@@ -19,6 +19,7 @@ from psbench.results.clock_correction import correct
 from psbench.results.dependence import run_drift
 from psbench.results.late_join_settled import still_on_their_way
 from psbench.results.rates import span_mbit, span_rate
+from psbench.results.run_record import RUN_FORMAT
 from psbench.results.samples import SamplesFileError, read_samples
 from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import (
@@ -44,7 +45,6 @@ from psbench.run.services import (
 )
 from psbench.run.spec import MeasureSpec, cpu_of, cpu_sharing, node_argv
 
-RUN_FORMAT = "psbench-run/1"
 DEFAULT_MATCH_TIMEOUT_S = 30.0  # the node's default --match-timeout (docs/node.md)
 DEFAULT_IDLE_TIMEOUT_S = 5.0  # the node's default --idle-timeout
 DEFAULT_DRAIN_TIMEOUT_S = 10.0  # the node's default --drain-timeout
@@ -467,10 +467,62 @@ def run(
 
 def _run(spec, parent, env, cli_argv, services, on_progress, network) -> MeasureOutcome:
     node = paths.require_node()
-    # What the driver says of itself is recorded beside the results it produced; with a
-    # driver per role, what each says (the measuring role's is `driver`).
+    spec, described, clocks_before = _prepare(spec, node, network)
+    run_id = rundir.new_run_id()
+    run_dir = rundir.create(parent, run_dir_name(spec, run_id))
+    progress = on_progress is not None
+    faulty = {}
+    if security.secured(spec.security):
+        documents = {manifests.load(d["name"]).security_documents for d in described.values()}
+        faulty = security.session().prepare_nodes(
+            spec, run_id, next(iter(documents - {None}), None)
+        )
+    commands = _commands(node, spec, run_id, run_dir, progress, network)
+    record = _first_record(spec, run_id, cli_argv, node, described, commands, network, env)
+    run_json = run_dir / "run.json"
+    rundir.write_json(run_json, record)
+
+    def on_started(procs):
+        record["status"] = "running"
+        record["processes"] = [p.to_json() for p in procs]
+        rundir.write_json(run_json, record)
+
+    used = []
+    try:
+        if services is not None:
+            used = _start_services(spec, described, services, run_dir, record)
+            if broker_options(used):
+                # The node learns where the broker psbench started listens.
+                with_broker = replace(spec, options=spec.options + broker_options(used))
+                commands = _commands(node, with_broker, run_id, run_dir, progress, network)
+                record["processes"] = _planned(commands)
+            rundir.write_json(run_json, record)
+        measured = _measure(spec, run_id, run_dir, commands, described, services, used, network,
+                            record, on_started, on_progress, clocks_before)  # fmt: skip
+    except BaseException as exc:
+        # The processes are stopped by now; record why we did not get further.
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        record.update(
+            status="interrupted" if interrupted else "error",
+            message="interrupted" if interrupted else f"{type(exc).__name__}: {exc}",
+            finished_utc=rundir.utc_now(),
+        )
+        rundir.write_json(run_json, record)
+        raise
+    outcome = _verdict(spec, run_id, run_dir, measured, record, faulty, services, used)
+    _final_record(record, spec, outcome, measured, network)
+    rundir.write_json(run_json, record)
+    return outcome
+
+
+def _prepare(spec: MeasureSpec, node: Path, network):
+    """What the drivers say of themselves (recorded beside the results they produced;
+    with a driver per role, what each says: the measuring role's is `driver`), the run
+    refused if they cannot make it, and the settings psbench chooses (spec.auto).
+    Real machines: the node and the drivers deployed there, their clocks read."""
     described = {library: drivers.describe(node, Path(library)) for library in spec.libraries()}
     driver = described[str(spec.driver_path)]
+    clocks_before = None
     if isinstance(network, SshNetwork):
         _check_cpus(spec, network)
         network.deploy([node, *map(Path, spec.libraries())])
@@ -488,16 +540,13 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         driver, spec.transport, spec.options
     ):
         raise UserError(f"restart_broker: {NO_BROKER_TO_RESTART}", 2)
-    run_id = rundir.new_run_id()
-    run_dir = rundir.create(parent, run_dir_name(spec, run_id))
-    progress = on_progress is not None
-    faulty = {}
-    if security.secured(spec.security):
-        documents = {manifests.load(d["name"]).security_documents for d in described.values()}
-        faulty = security.session().prepare_nodes(
-            spec, run_id, next(iter(documents - {None}), None)
-        )
-    commands = _commands(node, spec, run_id, run_dir, progress, network)
+    return spec, described, clocks_before
+
+
+def _first_record(spec, run_id, cli_argv, node, described, commands, network, env) -> dict:
+    """run.json as written when the run folder is made (status starting): the run as
+    planned (results/run_record.py, the fields present always)."""
+    driver = described[str(spec.driver_path)]
     links = network.describe() if network is not None else None
     if isinstance(network, EmulatedNetwork):  # real machines: not calibrated yet
         with_broker = bool(broker_placeholder(driver, spec.transport, spec.options))
@@ -529,86 +578,87 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         record["role_drivers"] = {
             role: described[str(library)] for role, library in spec.role_drivers.items()
         }
-    run_json = run_dir / "run.json"
-    rundir.write_json(run_json, record)
+    return record
 
-    def on_started(procs):
-        record["status"] = "running"
-        record["processes"] = [p.to_json() for p in procs]
-        rundir.write_json(run_json, record)
 
-    used = []
-    try:
-        if services is not None:
-            used = [
-                service
-                for d in described.values()
-                for service in services.ensure(
-                    d,
-                    spec.transport,
-                    run_dir,
-                    spec.options,
-                    spec.security,
-                    durable=spec.durability == "persistent",
-                )
-            ]
-            record["services"] = [s.to_json() for s in used]
-            # Also those the run does not use (a sweep stops them once no later run needs
-            # them): what shared the machine with it.
-            record["services_alive"] = services.alive()
-            if broker_options(used):
-                # The node learns where the broker psbench started listens.
-                commands = _commands(
-                    node,
-                    replace(spec, options=spec.options + broker_options(used)),
-                    run_id,
-                    run_dir,
-                    progress,
-                    network,
-                )
-                record["processes"] = _planned(commands)
-            rundir.write_json(run_json, record)
-        cleanups = [
-            c for d in described.values() if (c := manifests.cleanup_command(d.get("name", "")))
-        ]
-        datagrams_before = udp_datagrams_sent()
-        links_before = network.traffic() if isinstance(network, EmulatedNetwork) else None
-        sampler = _Sampler(used)
-        restarter = _restarter(spec, services, used)
-        sent_to = []  # the machines this run's credentials were copied to
-        try:
-            if security.secured(spec.security) and isinstance(network, SshNetwork):
-                _send_credentials(spec, run_id, network, sent_to)
-            result = _launch(run_id, run_dir, commands, spec, on_started, cleanups,
-                             on_progress, sampler, restarter, network)  # fmt: skip
-        finally:
-            if sent_to:  # fetched and removed by now, unless the run broke off first
-                record["remote_files_left"] = network.remove_run(run_id, sent_to) or None
-            if restarter is not None:
-                record["restart"] = restarter.finish()
-                record["services"] = [s.to_json() for s in used]  # its new pid
-        datagrams_after = udp_datagrams_sent()
-        if links_before is not None:
-            record["network"]["traffic"] = link_traffic(links_before, network.traffic())
-        if isinstance(network, SshNetwork):
-            record["clock"] = clock_record(spec, clocks_before, *read_after(network))
-        stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
-        if spec.kind == "graph" and result.status != "refused":
-            record["graph"], unread = graph_figures(
-                graph_of(spec), spec.mapping, run_dir, result.summaries,
-                record.get("clock"), spec.place,
-            )  # fmt: skip
-            problems += unread
-    except BaseException as exc:
-        # The processes are stopped by now; record why we did not get further.
-        interrupted = isinstance(exc, KeyboardInterrupt)
-        record.update(
-            status="interrupted" if interrupted else "error",
-            message="interrupted" if interrupted else f"{type(exc).__name__}: {exc}",
-            finished_utc=rundir.utc_now(),
+def _start_services(spec, described, services, run_dir, record) -> list:
+    """The services the drivers need, started (or reused) from the pool; recorded with
+    those alive beside them."""
+    used = [
+        service
+        for d in described.values()
+        for service in services.ensure(
+            d,
+            spec.transport,
+            run_dir,
+            spec.options,
+            spec.security,
+            durable=spec.durability == "persistent",
         )
-        rundir.write_json(run_json, record)
-        raise
+    ]
+    record["services"] = [s.to_json() for s in used]
+    # Also those the run does not use (a sweep stops them once no later run needs
+    # them): what shared the machine with it.
+    record["services_alive"] = services.alive()
+    return used
+
+
+@dataclass
+class _Measured:
+    """What the node processes left, read: their outcome, the statistics of their
+    samples and the problems found, the resources sampler, the UDP counters around."""
+
+    result: runner.RunResult
+    stats: dict
+    problems: list[str]
+    sampler: "_Sampler"
+    datagrams: tuple
+
+
+def _measure(spec, run_id, run_dir, commands, described, services, used, network, record,
+             on_started, on_progress, clocks_before) -> _Measured:  # fmt: skip
+    """The node processes launched and ended (a broker restarted meanwhile if asked),
+    the network's and clocks' figures recorded, the samples read."""
+    cleanups = [
+        c for d in described.values() if (c := manifests.cleanup_command(d.get("name", "")))
+    ]
+    datagrams_before = udp_datagrams_sent()
+    links_before = network.traffic() if isinstance(network, EmulatedNetwork) else None
+    sampler = _Sampler(used)
+    restarter = _restarter(spec, services, used)
+    sent_to = []  # the machines this run's credentials were copied to
+    try:
+        if security.secured(spec.security) and isinstance(network, SshNetwork):
+            _send_credentials(spec, run_id, network, sent_to)
+        result = _launch(run_id, run_dir, commands, spec, on_started, cleanups,
+                         on_progress, sampler, restarter, network)  # fmt: skip
+    finally:
+        if sent_to:  # fetched and removed by now, unless the run broke off first
+            record["remote_files_left"] = network.remove_run(run_id, sent_to) or None
+        if restarter is not None:
+            record["restart"] = restarter.finish()
+            record["services"] = [s.to_json() for s in used]  # its new pid
+    datagrams_after = udp_datagrams_sent()
+    if links_before is not None:
+        record["network"]["traffic"] = link_traffic(links_before, network.traffic())
+    if isinstance(network, SshNetwork):
+        record["clock"] = clock_record(spec, clocks_before, *read_after(network))
+    stats, problems = _analyse(run_dir, result.summaries, record.get("clock"))
+    if spec.kind == "graph" and result.status != "refused":
+        record["graph"], unread = graph_figures(
+            graph_of(spec), spec.mapping, run_dir, result.summaries,
+            record.get("clock"), spec.place,
+        )  # fmt: skip
+        problems += unread
+    return _Measured(result, stats, problems, sampler, (datagrams_before, datagrams_after))
+
+
+def _verdict(spec, run_id, run_dir, measured: _Measured, record, faulty, services,
+             used) -> MeasureOutcome:  # fmt: skip
+    """The run's status and message from the nodes' own and every check of the results:
+    samples that disagree, counts that do not add up, a security fault that was not
+    refused, a broker restart that failed, a service that died."""
+    result, problems = measured.result, measured.problems
     status, message = result.status, result.message
     accounting = samples_accounting.reconcile(result.summaries) if spec.kind == "pubsub" else {}
     late_joiners = _settled(
@@ -634,33 +684,6 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         # Whatever the nodes made of it, a run whose broker died is not a measurement.
         status = "failed"
         message = "; ".join(died + ([message] if message else []))
-    record.update(
-        status=status,
-        message=message,
-        finished_utc=rundir.utc_now(),
-        processes=[p.to_json() for p in result.processes],
-        exit_codes=result.exit_codes,
-        summary_errors=result.summary_errors,
-        leftovers_removed=result.leftovers_removed,
-        cleanup=result.cleanup,
-        problems=problems,
-        stats=stats,
-        accounting=accounting,
-        late_join=late_joiners or None,
-        # The kernel's counters are per network namespace: this one's say nothing of hosts'.
-        udp_datagrams=None
-        if network is not None
-        else datagrams_per_sample(datagrams_before, datagrams_after, result.summaries),
-        throughput=(throughput(result.summaries, accounting) if spec.kind == "pubsub" else None),
-        resources=sampler.result(*resources.window_messages(spec.kind, result.summaries))
-        if not isinstance(network, SshNetwork)
-        else {
-            "measured": False,
-            "why": "the nodes ran on real machines; psbench reads the resources of its "
-            "own machine's processes only",
-        },
-    )
-    rundir.write_json(run_json, record)
     return MeasureOutcome(
         spec=spec,
         run_id=run_id,
@@ -668,18 +691,51 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
         status=status,
         message=message,
         summaries=result.summaries,
-        stats=stats,
+        stats=measured.stats,
         problems=problems,
         cpu_sharing=record["cpu_sharing"],
-        throughput=record["throughput"],
         accounting=accounting,
-        udp_datagrams=record["udp_datagrams"],
-        resources=record["resources"],
         network=record["network"],
         graph=record.get("graph"),
         restart=record.get("restart"),
         late_join=late_joiners,
     )
+
+
+def _final_record(record: dict, spec: MeasureSpec, outcome: MeasureOutcome,
+                  measured: _Measured, network) -> None:  # fmt: skip
+    """run.json's fields written at the end (results/run_record.py AT_END), and the
+    outcome's copies of those it carries."""
+    result, summaries = measured.result, outcome.summaries
+    record.update(
+        status=outcome.status,
+        message=outcome.message,
+        finished_utc=rundir.utc_now(),
+        processes=[p.to_json() for p in result.processes],
+        exit_codes=result.exit_codes,
+        summary_errors=result.summary_errors,
+        leftovers_removed=result.leftovers_removed,
+        cleanup=result.cleanup,
+        problems=outcome.problems,
+        stats=outcome.stats,
+        accounting=outcome.accounting,
+        late_join=outcome.late_join or None,
+        # The kernel's counters are per network namespace: this one's say nothing of hosts'.
+        udp_datagrams=None
+        if network is not None
+        else datagrams_per_sample(*measured.datagrams, summaries),
+        throughput=(throughput(summaries, outcome.accounting) if spec.kind == "pubsub" else None),
+        resources=measured.sampler.result(*resources.window_messages(spec.kind, summaries))
+        if not isinstance(network, SshNetwork)
+        else {
+            "measured": False,
+            "why": "the nodes ran on real machines; psbench reads the resources of its "
+            "own machine's processes only",
+        },
+    )
+    outcome.throughput = record["throughput"]
+    outcome.udp_datagrams = record["udp_datagrams"]
+    outcome.resources = record["resources"]
 
 
 def link_traffic(before: dict, after: dict) -> dict:
