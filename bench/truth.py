@@ -41,6 +41,16 @@ order rotated from round to round:
               rtps_udp instance on 127.0.0.1 (8 MiB buffers), best effort, volatile,
               keep_last 1, a zero-copy take copied into a buffer, a take tried before a
               WaitSet on a read condition; a DDS domain of its own (201-230)
+  opensplice  bench/probes/opensplice: bare OpenSplice CE 6.9 C-API ping-pong, the driver's
+              defaults: idl/psbench.idl through idlpp, the single-process deployment on
+              the driver's XML (DDSI2 unicast on 127.0.0.1), best effort, volatile, keep_last
+              1, take into a preallocated buffer, a take tried before a waitset on a read
+              condition; its own domain (201-230) per round, 1000 unmeasured round trips
+  orte        bench/probes/orte: bare ORTE 0.3.4 ping-pong through the one ortemanager of
+              both tools, the driver's defaults: an application on a loopback address of
+              its own, one registered type (a CDR length, then the bytes), best-effort
+              IMMEDIATE subscriptions whose callback queues a copy, taken with a wait on
+              the queue; 1000 unmeasured round trips
 The probes are small CMake (or Cargo) projects under bench/probes/, built on request into
 build/probes/<driver> (a driver whose probe cannot be built is skipped, with the reason).
 nats-server, mosquitto, redis-server and iox-roudi are psbench's own services
@@ -146,6 +156,8 @@ INSTRUMENTS = {
     "iceoryx2": ("iceoryx2_probe",),
     "zenoh": ("zenoh_probe",),
     "opendds": ("opendds_probe",),
+    "opensplice": ("opensplice_probe",),
+    "orte": ("orte_probe",),
 }
 # Maximum throughput: the instruments that have a publish/subscribe mode.
 TPUT_INSTRUMENTS = {
@@ -297,10 +309,11 @@ def probe_tput(
 
 
 def probe_args(
-    driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 231
+    driver: str, broker: str, tag: str, size: int, seconds: float, domain: int = 230
 ) -> list[str]:
     """The command line of a driver's bare probe after its role (see each probe.cpp).
-    domain: cyclonedds's and opendds's DDS domain (psbench's own are 1-200)."""
+    domain: cyclonedds's, opendds's and opensplice's DDS domain (psbench's own are 1-200;
+    OpenSplice's ids stop at 230)."""
     if driver == "cyclonedds":  # the driver's path, on the XML the driver compiles in
         return [
             *("--config", str(dc.UDP_XML), "--domain", str(domain), "--topic", tag),
@@ -317,6 +330,11 @@ def probe_args(
         return [tag, str(size), str(seconds)]
     if driver == "zenoh":  # pong listens on the endpoint, ping connects to it
         return [tag, str(size), str(seconds), f"tcp/127.0.0.1:{free_tcp_port()}"]
+    if driver == "opensplice":  # the driver's defaults; the round's domain (201-230)
+        return [
+            *("--domain", str(domain), "--topic", tag),
+            *("--size", str(size), "--seconds", str(seconds)),
+        ]
     if driver == "fastdds":  # the driver's defaults; a domain of the probe's own per run
         return [
             "--best-effort",
@@ -325,6 +343,7 @@ def probe_args(
             *probe_tput_args(driver, "", tag, size, seconds),
         ]
     # rabbitmq: the broker's HOST:PORT, the exchanges' prefix (as mqtt's and redis's).
+    # orte: the ortemanager's 127.0.0.1:PORT (its domain follows from the port), as mqtt.
     # kafka: BROKER TAG SIZE SECONDS, as mqtt and redis (TAG names its two topics)
     return [f"nats://{broker}" if driver == "nats" else broker, tag, str(size), str(seconds)]
 

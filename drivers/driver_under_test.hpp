@@ -8,6 +8,8 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "psbench/driver.h"
 
@@ -39,6 +41,20 @@ inline int check(const psb_driver &d, const psb_config *cfg, psb_error *err) {
                       reason);
       },
       err);
+}
+
+// Every (setting, reason) check() reports, in its order.
+inline std::vector<std::pair<std::string, std::string>> refusals(const psb_driver &d,
+                                                                 const psb_config &cfg) {
+  std::vector<std::pair<std::string, std::string>> got;
+  d.check(
+      &cfg,
+      [](void *user, const char *setting, const char *reason) {
+        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
+                                                                                            reason);
+      },
+      &got);
+  return got;
 }
 
 // What writer_counters() or reader_counters() hands over (empty when the driver has none).

@@ -68,6 +68,19 @@ inline int run_child_test(const std::string &test_name,
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// A writer in a process of its own (the DISABLED_ child test `name` of this binary):
+// publishes count messages to topic through the broker, drains, and ends at once
+// without closing anything. Its exit code, 10 when its drain returned 1.
+inline int run_draining_writer(const std::string &name, const std::string &broker,
+                               const std::string &topic, uint64_t count, int timeout_s) {
+  return run_child_test(name,
+                        {{"PSB_CHILD_BROKER", broker},
+                         {"PSB_CHILD_TOPIC", topic},
+                         {"PSB_CHILD_COUNT", std::to_string(count)},
+                         {"PSB_CHILD_DRAIN", "1"}},
+                        timeout_s);
+}
+
 // Stops a process (a broker, a server) with SIGSTOP and returns once every one of its
 // threads is stopped (kill() only posts the signal; a thread running on another core
 // may go on for a moment). false if that did not happen within 5 s.

@@ -185,6 +185,42 @@ def nothing_left_behind(results):
             assert_nothing_left(record["run_id"])
 
 
+class SharedBrokers:
+    """Brokers the tests' own process starts with psbench's ServicePool (as a run would,
+    from the driver's manifest), one per driver, for the runs that are not about a
+    broker's life: a run given one with --option broker=ADDRESS:PORT starts none."""
+
+    def __init__(self, pool, folder: Path):
+        self.pool, self.folder = pool, folder
+
+    def service(self, driver: str):
+        from psbench.run import drivers
+
+        if driver not in paths.driver_libraries():
+            pytest.fail(f"the {driver} driver is not built: run `make build`")
+        describe = drivers.describe(paths.node_path(), paths.driver_libraries()[driver])
+        spec = next(s for s in manifests.load(driver).services if s.broker)
+        [service] = [
+            s
+            for s in self.pool.ensure(describe, spec.transport, self.folder)
+            if s.definition.name == spec.name
+        ]
+        return service
+
+    def address(self, driver: str) -> str:
+        return self.service(driver).address
+
+
+@pytest.fixture(scope="session")
+def shared_brokers(tmp_path_factory):
+    """SharedBrokers for the session: the tests using it join one xdist group
+    (tests/scheduling.py), so each broker starts once and is stopped at the end."""
+    from psbench.run.services import ServicePool
+
+    with ServicePool() as pool:
+        yield SharedBrokers(pool, tmp_path_factory.mktemp("shared-brokers"))
+
+
 RUN_JSON = Checker()
 
 

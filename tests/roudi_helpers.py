@@ -2,6 +2,7 @@
 shm): its processes, its shared memory, and a bounded wait for one that is stopping."""
 
 import getpass
+import signal
 import time
 from pathlib import Path
 
@@ -30,3 +31,20 @@ def wait_for_no_roudi(seconds: float = 10) -> bool:
     while roudi_pids() and time.monotonic() < end:
         time.sleep(0.1)
     return not roudi_pids()
+
+
+def stop_roudi(proc) -> None:
+    """Stops a RouDi this test started with SIGTERM (SIGKILL if it does not end within
+    20 s); it must end cleanly, with no process and none of its shared memory left."""
+    proc.send_signal(signal.SIGTERM)
+    try:
+        proc.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        if proc.stdout is not None and not proc.stdout.closed:
+            proc.stdout.close()
+    assert proc.returncode == 0, f"iox-roudi ended with {proc.returncode}"
+    assert proc.pid not in roudi_pids(), "iox-roudi remains"
+    assert iceoryx_shm_files() == [], "iox-roudi left its shared memory in /dev/shm"

@@ -12,13 +12,18 @@ one of those transports or the daemon (a fixture that starts it).
 
 A sweep that a session or module fixture runs once for many tests (the report tests'
 report_sweep, compare's sweeps) would run once per worker; the tests using it join a group
-of their own, so it runs once.
+of their own, so it runs once. So do the tests that share the brokers the test process
+starts (shared_brokers: a Kafka JVM or a RabbitMQ Erlang VM starts once, not per worker).
 
 A test runs such a driver when the driver's name is in its id (a parameter), its module's
 name (tests/test_driver_<name>.py), its fixtures' names, its own source or a module-level
 value its code refers to (an experiment held in a constant); a test parametrized by driver
 runs only the drivers its parameters name. A test that runs one without naming it anywhere
 (every driver of an experiment file) says so with @pytest.mark.host_wide.
+
+A driver whose runs may not overlap each other (what one run checks, another's in flight
+would spoil) names a group in its SUITE (tests/driver_suite.py): a test parametrized by
+that driver joins it.
 """
 
 import inspect
@@ -30,7 +35,7 @@ from psbench.base import manifests
 
 HOST_GROUP = "host"
 # Fixtures that run real sweeps and are shared by many tests (scope session or module).
-SHARED_SWEEPS = ("report_sweep", "sweeps", "history_sweep")
+SHARED_SWEEPS = ("report_sweep", "sweeps", "history_sweep", "shared_brokers")
 
 
 def host_wide_drivers() -> dict[str, set[str] | None]:
@@ -97,11 +102,24 @@ def runs_host_wide(item, drivers: dict[str, set[str] | None]) -> bool:
     )
 
 
+def driver_group(item) -> str | None:
+    """The group a driver named by the test's parameters declares (SUITE.group)."""
+    from driver_suite import expect
+
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    names = manifests.driver_names()
+    groups = [expect(v).group for v in params.values() if isinstance(v, str) and v in names]
+    return next((g for g in groups if g), None)
+
+
 def group_tests(items) -> None:
     drivers = host_wide_drivers()
     for item in items:
         if runs_host_wide(item, drivers):
             item.add_marker(pytest.mark.xdist_group(HOST_GROUP))
+            continue
+        if group := driver_group(item):
+            item.add_marker(pytest.mark.xdist_group(group))
             continue
         shared = [name for name in SHARED_SWEEPS if name in item.fixturenames]
         if shared:

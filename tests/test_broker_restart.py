@@ -105,7 +105,8 @@ def test_a_restart_needs_a_broker_psbench_starts_and_a_long_enough_run(driver_li
     assert "restart_broker: psbench restarts the one broker it starts for the run" in proc.stderr
     proc = run_cli(["pubsub", "--driver", "udp", "--duration", "3", "--restart-broker", "2:1"],
                    results)  # fmt: skip
-    assert proc.returncode == 2 and "needs a duration longer than AT + DOWN" in proc.stderr
+    assert proc.returncode == 2
+    assert "--restart-broker 2:1 needs a --duration longer than AT + DOWN" in proc.stderr
     proc = run_cli(["pubsub", "--driver", "udp", "--restart-broker", "soon"], results)
     assert proc.returncode == 2 and "give AT:DOWN in seconds, e.g. 2:1" in proc.stderr
     assert not list(results.rglob("run.json"))

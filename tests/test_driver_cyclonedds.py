@@ -6,7 +6,6 @@ and files checked. A fresh network namespace shows which transport carried the d
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -14,10 +13,13 @@ import time
 import pytest
 
 from conftest import LAUNCHER, REPO, cli_env, only_run, run_cli
+from driver_checks import check_accounted, load
+from driver_suite import Expect
 from psbench.results.samples import read_samples
-from roudi_helpers import iceoryx_shm_files, roudi_pids, wait_for_no_roudi
+from roudi_helpers import iceoryx_shm_files, roudi_pids, stop_roudi, wait_for_no_roudi
 
 DRIVER = "cyclonedds"
+SUITE = Expect(late_join=("tl-keep5",))  # make test's late joiner (tests/test_late_join.py)
 UDP_XML = REPO / "drivers" / "cyclonedds" / "transports" / "udp.xml"
 
 
@@ -62,22 +64,8 @@ def roudi():
         assert ready, "iox-roudi did not become ready: " + "".join(output[-5:])
         yield proc
     finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=20)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-            if not proc.stdout.closed:
-                proc.stdout.close()
-    assert proc.returncode == 0, f"iox-roudi ended with {proc.returncode}"
+        stop_roudi(proc)
     assert roudi_pids() == [], "an iox-roudi process remains"
-    assert iceoryx_shm_files() == [], "iox-roudi left its shared memory in /dev/shm"
-
-
-def load(run_dir, role):
-    return json.loads((run_dir / f"{role}.json").read_text())
 
 
 def run_ok(results, *args):
@@ -98,14 +86,6 @@ def run_ok(results, *args):
     return record, summaries, samples
 
 
-def assert_accounted(counts, sent, reliable):
-    assert counts["sent"] == sent
-    assert counts["samples"] + counts["lost"] + counts["late"] + counts["corrupted"] == sent
-    assert counts["corrupted"] == counts["duplicated"] == 0
-    if reliable:
-        assert counts["lost"] == 0 and counts["samples"] == sent
-
-
 # Every value of every dimension at least once: type, reliability, small and large
 # sizes, notify mode, transport (udp, multicast, config here; shm below).
 PING_RUNS = [
@@ -122,26 +102,12 @@ PING_RUNS = [
 def test_ping(cyclonedds, results, transport, type_args, size, reliability, notify, count):
     pattern = [] if type_args else ["--check-pattern"]
     _, s, samples = run_ok(
-        results,
-        "ping",
-        "--transport",
-        transport,
-        *type_args,
-        "--size",
-        str(size),
-        "--reliability",
-        reliability,
-        "--notify",
-        notify,
-        "--count",
-        str(count),
-        "--warmup",
-        "20",
-        *pattern,
-    )
+        results, "ping", "--transport", transport, *type_args, "--size", str(size), "--reliability",
+        reliability, "--notify", notify, "--count", str(count), "--warmup", "20", *pattern,
+    )  # fmt: skip
     ping = s["ping"]
     assert ping["config"]["transport"] == transport and ping["config"]["notify"] == notify
-    assert_accounted(ping["counts"], count, reliability == "reliable")
+    check_accounted(ping, count, lossless=reliability == "reliable")
     assert s["pong"]["counts"]["write_errors"] == 0
     assert len(samples) > 0
 
@@ -151,40 +117,20 @@ def test_write_batch_still_answers_every_ping(cyclonedds, results):
     # flushes after every ping and echo, so a closed loop sees every echo in time
     # (unflushed, each ping would wait out the sample timeout and count as lost).
     _, s, samples = run_ok(
-        results,
-        "ping",
-        "--option",
-        "write_batch=true",
-        "--count",
-        "300",
-        "--warmup",
-        "10",
-        "--sample-timeout",
-        "0.5",
-        "--check-pattern",
-    )
+        results, "ping", "--option", "write_batch=true", "--count", "300", "--warmup", "10",
+        "--sample-timeout", "0.5", "--check-pattern",
+    )  # fmt: skip
     assert s["ping"]["config"]["options"] == {"write_batch": "true"}
-    assert_accounted(s["ping"]["counts"], 300, reliable=True)
+    check_accounted(s["ping"], 300, lossless=True)
     assert len(samples) == 300
 
 
 def test_write_batch_back_to_back_delivers_everything(cyclonedds, results):
     _, s, samples = run_ok(
-        results,
-        "pubsub",
-        "--option",
-        "write_batch=true",
-        "--rate",
-        "0",
-        "--count",
-        "20000",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--check-pattern",
-    )
-    assert_accounted(s["sub"]["counts"], 20000, reliable=True)
+        results, "pubsub", "--option", "write_batch=true", "--rate", "0", "--count", "20000",
+        "--reliability", "reliable", "--history", "keep_all", "--check-pattern",
+    )  # fmt: skip
+    check_accounted(s["sub"], 20000, lossless=True)
     assert s["pub"]["counts"]["write_errors"] == 0
 
 
@@ -192,106 +138,51 @@ def test_write_batch_back_to_back_delivers_everything(cyclonedds, results):
 @pytest.mark.long
 def test_pubsub_four_mib_reliable_loses_nothing(cyclonedds, results):
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--size",
-        str(4 << 20),
-        "--count",
-        "30",
-        "--rate",
-        "0",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--check-pattern",
-    )
-    assert_accounted(s["sub"]["counts"], 30, reliable=True)
+        results, "pubsub", "--size", str(4 << 20), "--count", "30", "--rate", "0", "--reliability",
+        "reliable", "--history", "keep_all", "--check-pattern",
+    )  # fmt: skip
+    check_accounted(s["sub"], 30, lossless=True)
 
 
 def test_pubsub_best_effort_listener(cyclonedds, results):
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--size",
-        "256",
-        "--count",
-        "500",
-        "--rate",
-        "2000",
-        "--notify",
-        "listener",
-        "--check-pattern",
-    )
-    assert_accounted(s["sub"]["counts"], 500, reliable=False)
+        results, "pubsub", "--size", "256", "--count", "500", "--rate", "2000", "--notify",
+        "listener", "--check-pattern",
+    )  # fmt: skip
+    check_accounted(s["sub"], 500, lossless=False)
 
 
 def test_pubsub_transient_local_keep_last(cyclonedds, results):
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--option",
-        "type=complex",
-        "--option",
-        "elements=4",
-        "--size",
-        "32",
-        "--count",
-        "300",
-        "--rate",
-        "0",
-        "--reliability",
-        "reliable",
-        "--durability",
-        "transient_local",
-        "--history",
-        "keep_last:8",
-    )
+        results, "pubsub", "--option", "type=complex", "--option", "elements=4", "--size", "32",
+        "--count", "300", "--rate", "0", "--reliability", "reliable", "--durability",
+        "transient_local", "--history", "keep_last:8",
+    )  # fmt: skip
     sub = s["sub"]
     assert sub["config"]["durability"] == "transient_local"
-    assert_accounted(sub["counts"], 300, reliable=False)  # keep_last may drop when outrun
+    check_accounted(sub, 300, lossless=False)  # keep_last may drop when outrun
 
 
 def test_intra_process_ping_listener(cyclonedds, results):
     record, s, _ = run_ok(
-        results,
-        "ping",
-        "--placement",
-        "intra",
-        "--notify",
-        "listener",
-        "--reliability",
-        "reliable",
-        "--count",
-        "500",
-        "--warmup",
-        "20",
-        "--check-pattern",
-    )
+        results, "ping", "--placement", "intra", "--notify", "listener", "--reliability",
+        "reliable", "--count", "500", "--warmup", "20", "--check-pattern",
+    )  # fmt: skip
     assert len(record["processes"]) == 1
-    assert_accounted(s["ping"]["counts"], 500, reliable=True)
+    check_accounted(s["ping"], 500, lossless=True)
 
 
 @pytest.mark.parametrize("how", ["file", "inline"])
 def test_vendor_configuration_runs_as_transport_config(cyclonedds, results, how):
     uri = f"file://{UDP_XML}" if how == "file" else UDP_XML.read_text()
     _, s, _ = run_ok(
-        results,
-        "ping",
-        "--transport",
-        "config",
-        "--option",
-        f"cyclonedds_uri={uri}",
-        "--count",
-        "300",
-        "--warmup",
-        "20",
-        "--check-pattern",
-    )
+        results, "ping", "--transport", "config", "--option", f"cyclonedds_uri={uri}", "--count",
+        "300", "--warmup", "20", "--check-pattern",
+    )  # fmt: skip
     ping = s["ping"]
     assert ping["config"]["transport"] == "config"
     assert ping["config"]["options"]["cyclonedds_uri"] == uri
-    assert_accounted(ping["counts"], 300, reliable=False)
+    check_accounted(ping, 300, lossless=False)
 
 
 # --- shm: Cyclone's iceoryx path
@@ -402,28 +293,13 @@ def test_shm(cyclonedds, roudi, results, kind, type_args, size, reliability, not
     count = 300 if size < (1 << 20) else 40
     warmup = ["--warmup", "20"] if kind == "ping" else []
     _, s, _ = run_ok(
-        results,
-        kind,
-        "--transport",
-        "shm",
-        *type_args,
-        "--size",
-        str(size),
-        "--reliability",
-        reliability,
-        "--notify",
-        notify,
-        "--count",
-        str(count),
-        *warmup,
-        *extra,
-    )
+        results, kind, "--transport", "shm", *type_args, "--size", str(size), "--reliability",
+        reliability, "--notify", notify, "--count", str(count), *warmup, *extra,
+    )  # fmt: skip
     measuring = s["ping" if kind == "ping" else "sub"]
     assert measuring["config"]["transport"] == "shm"
     # pubsub: a reliable keep_last reader may be outrun (iceoryx drops the oldest).
-    assert_accounted(
-        measuring["counts"], count, reliable=reliability == "reliable" and kind == "ping"
-    )
+    check_accounted(measuring, count, lossless=reliability == "reliable" and kind == "ping")
 
 
 # --- which transport carried the data: a fresh network namespace has only our traffic
@@ -450,12 +326,8 @@ def run_in_fresh_netns(results, args):
         pytest.skip("needs root and unshare(1) for a private network namespace")
     proc = subprocess.run(
         ["unshare", "-n", sys.executable, "-c", NETNS_HELPER, str(LAUNCHER), *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=cli_env(results),
-        timeout=120,
-    )
+        capture_output=True, text=True, cwd=REPO, env=cli_env(results), timeout=120,
+    )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["returncode"] == 0, out["stderr"]

@@ -3,22 +3,27 @@ types, both reliabilities, both durabilities, small and large messages, every no
 mode and every transport, with counts, integrity and files checked. While runs are in
 flight, the nodes' sockets and shared-memory mappings show which transport they use."""
 
-import json
 import os
 import re
 import secrets
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import REPO, cli_in_background, live_processes, only_run, run_cli
+from driver_checks import (
+    check_accounted,
+    check_samples_file,
+    load,
+    nodes_seen_running,
+    ping_case,
+    pubsub_case,
+)
 from psbench.base import manifests
-from psbench.results.samples import read_samples
 
 DRIVER = "fastdds"
 MIB = 1 << 20
@@ -50,10 +55,6 @@ def fastdds(driver_libs):
     return driver_libs[DRIVER]
 
 
-def load(run_dir: Path, role: str) -> dict:
-    return json.loads((run_dir / f"{role}.json").read_text())
-
-
 def measured(results: Path, kind: str, *args: str):
     """One inter-process run through the CLI; returns the run record and its summaries."""
     proc = run_cli([kind, "--driver", DRIVER, *args], results)
@@ -71,173 +72,57 @@ def measured(results: Path, kind: str, *args: str):
     return record, {role: load(run_dir, role) for role in roles}
 
 
-def check_counts(summary: dict, sent: int, lossless: bool):
-    counts = summary["counts"]
-    assert counts["sent"] == sent
-    assert counts["samples"] + counts["lost"] + counts["late"] + counts["corrupted"] == sent
-    assert counts["corrupted"] == counts["duplicated"] == 0
-    if lossless:
-        assert counts["lost"] == counts["late"] == 0, counts
-    assert summary["error"] is None
-
-
-def check_samples_file(run_dir: Path, summary: dict, kind: str):
-    samples = read_samples(run_dir / summary["samples_file"])
-    assert samples.kind == kind == summary["sample_kind"]
-    assert len(samples) == summary["counts"]["samples"] > 0
-    assert (samples.latency_ns > 0).all()
-
-
 # Every transport, notify mode, reliability and type at least once, small and large.
 # Each notify mode at 32 B, 1 KiB and up to 1 MiB on the default transport is the
 # conformance suite's (DeliversInEveryNotifyMode, DeliversSamplesIntactAndInOrder, run by ctest);
-# these cases are what is this driver's own: transports, loans, larger messages.
+# these cases are what is this driver's own: transports, loans, larger messages. Each
+# case: its arguments, size, count.
+# fmt: off
 PING_CASES = {
-    "udp-listener-reliable-1MiB": (
-        [
-            "--transport",
-            "udp",
-            "--notify",
-            "listener",
-            "--reliability",
-            "reliable",
-            "--check-pattern",
-        ],
-        MIB,
-        30,
-    ),
-    "udp-poll-best_effort-4MiB": (
-        [
-            "--transport",
-            "udp",
-            "--notify",
-            "poll",
-            "--reliability",
-            "best_effort",
-            "--check-pattern",
-        ],
-        4 * MIB,
-        20,
-    ),
-    "multicast-poll-best_effort-64B": (
-        ["--transport", "multicast", "--notify", "poll", "--check-pattern"],
-        64,
-        300,
-    ),
-    "multicast-wait-reliable-1MiB": (
-        ["--transport", "multicast", "--reliability", "reliable", "--check-pattern"],
-        MIB,
-        20,
-    ),
-    "shm-listener-best_effort-1MiB": (
-        ["--transport", "shm", "--notify", "listener", "--check-pattern"],
-        MIB,
-        30,
-    ),
-    "shm-wait-reliable-4MiB": (
-        [
-            "--transport",
-            "shm",
-            "--reliability",
-            "reliable",
-            "--history",
-            "keep_last:2",
-            "--check-pattern",
-        ],
-        4 * MIB,
-        20,
-    ),
-    "builtin-poll-reliable-4MiB": (
-        [
-            "--transport",
-            "builtin",
-            "--notify",
-            "poll",
-            "--reliability",
-            "reliable",
-            "--check-pattern",
-        ],
-        4 * MIB,
-        20,
-    ),
-    "complex-udp-wait-best_effort": (["--transport", "udp", "--option", "type=complex"], 32, 300),
-    "complex-shm-listener-reliable-1000": (
-        [
-            "--transport",
-            "shm",
-            "--notify",
-            "listener",
-            "--reliability",
-            "reliable",
-            "--option",
-            "type=complex",
-            "--option",
-            "elements=1000",
-        ],
-        32,
-        100,
-    ),
+    "udp-listener-reliable-1MiB":
+        ("--transport udp --notify listener --reliability reliable", MIB, 30),
+    "udp-poll-best_effort-4MiB":
+        ("--transport udp --notify poll --reliability best_effort", 4 * MIB, 20),
+    "multicast-poll-best_effort-64B": ("--transport multicast --notify poll", 64, 300),
+    "multicast-wait-reliable-1MiB": ("--transport multicast --reliability reliable", MIB, 20),
+    "shm-listener-best_effort-1MiB": ("--transport shm --notify listener", MIB, 30),
+    "shm-wait-reliable-4MiB":
+        ("--transport shm --reliability reliable --history keep_last:2", 4 * MIB, 20),
+    "builtin-poll-reliable-4MiB":
+        ("--transport builtin --notify poll --reliability reliable", 4 * MIB, 20),
 }
+# Complex types: no pattern to check.
+COMPLEX_CASES = {
+    "complex-udp-wait-best_effort": ("--transport udp --option type=complex", 32, 300),
+    "complex-shm-listener-reliable-1000": (
+        "--transport shm --notify listener --reliability reliable --option type=complex "
+        "--option elements=1000", 32, 100),
+}
+# fmt: on
 
 
-@pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
+@pytest.mark.parametrize("case", [*PING_CASES, *COMPLEX_CASES])
 def test_ping(fastdds, results, case):
-    args, size, count = PING_CASES[case]
-    record, s = measured(
-        results, "ping", *args, "--size", str(size), "--count", str(count), "--warmup", "10"
-    )
-    ping = s["ping"]
-    assert ping["config"]["size"] == size
-    assert ping["config"]["transport"] == args[args.index("--transport") + 1]
-    assert ping["ended_by"] == "count"
-    check_counts(ping, count, lossless="reliable" in args)
-    check_samples_file(record["_dir"], ping, "rtt")
-    # pong echoed every ping it got, handshakes and warm-up included
-    assert s["pong"]["counts"]["received"] >= ping["counts"]["samples"]
+    args, size, count = PING_CASES.get(case) or COMPLEX_CASES[case]
+    args = args.split() + (["--check-pattern"] if case in PING_CASES else [])
+    _, s = ping_case(measured, results, *args, size=size, count=count, lossless="reliable" in args)
+    assert s["ping"]["config"]["transport"] == args[args.index("--transport") + 1]
 
 
 def test_complex_elements_are_recorded(fastdds, results):
     _, s = measured(
-        results,
-        "ping",
-        "--option",
-        "type=complex",
-        "--option",
-        "elements=3",
-        "--size",
-        "32",
-        "--count",
-        "50",
-        "--warmup",
-        "5",
-    )
+        results, "ping", "--option", "type=complex", "--option", "elements=3", "--size", "32",
+        "--count", "50", "--warmup", "5",
+    )  # fmt: skip
     assert s["ping"]["config"]["options"] == {"type": "complex", "elements": "3"}
-    check_counts(s["ping"], 50, lossless=False)
+    check_accounted(s["ping"], 50, lossless=False)
 
 
 def test_reliable_keep_all_pubsub_back_to_back_loses_nothing(fastdds, results):
-    record, s = measured(
-        results,
-        "pubsub",
-        "--transport",
-        "udp",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--size",
-        "4096",
-        "--count",
-        "2000",
-        "--rate",
-        "0",
-        "--check-pattern",
-    )
-    sub = s["sub"]
-    assert sub["config"]["history"] == "keep_all"
-    check_counts(sub, 2000, lossless=True)
-    assert sub["counts"]["samples"] == 2000 and sub["ended_by"] in ("count", "end_marker")
-    check_samples_file(record["_dir"], sub, "one_way")
+    _, s = pubsub_case(measured, results, "--transport", "udp", "--reliability", "reliable",
+                       "--history", "keep_all", "--size", "4096", "--rate", "0",
+                       "--check-pattern", count=2000)  # fmt: skip
+    assert s["sub"]["config"]["history"] == "keep_all"
 
 
 def test_transient_local_pubsub_over_shm(fastdds, results):
@@ -247,30 +132,12 @@ def test_transient_local_pubsub_over_shm(fastdds, results):
     # has matched the writer, and keep_last lets the writer drop what was not yet
     # repaired by then.
     record, s = measured(
-        results,
-        "pubsub",
-        "--transport",
-        "shm",
-        "--reliability",
-        "reliable",
-        "--durability",
-        "transient_local",
-        "--history",
-        "keep_last:600",
-        "--notify",
-        "poll",
-        "--size",
-        "2048",
-        "--count",
-        "500",
-        "--warmup",
-        "200",
-        "--rate",
-        "2000",
-        "--check-pattern",
-    )
+        results, "pubsub", "--transport", "shm", "--reliability", "reliable", "--durability",
+        "transient_local", "--history", "keep_last:600", "--notify", "poll", "--size", "2048",
+        "--count", "500", "--warmup", "200", "--rate", "2000", "--check-pattern",
+    )  # fmt: skip
     assert s["sub"]["config"]["durability"] == "transient_local"
-    check_counts(s["sub"], 500, lossless=True)
+    check_accounted(s["sub"], 500, lossless=True)
     check_samples_file(record["_dir"], s["sub"], "one_way")
 
 
@@ -278,72 +145,33 @@ def test_best_effort_pubsub_with_listener(fastdds, results):
     # Warm-up first: a writer sees the reader matched before the reader has matched
     # the writer, and best-effort samples sent in between are dropped by the reader.
     record, s = measured(
-        results,
-        "pubsub",
-        "--transport",
-        "builtin",
-        "--notify",
-        "listener",
-        "--size",
-        "256",
-        "--count",
-        "500",
-        "--warmup",
-        "200",
-        "--rate",
-        "2000",
-        "--check-pattern",
-    )
-    check_counts(s["sub"], 500, lossless=False)
+        results, "pubsub", "--transport", "builtin", "--notify", "listener", "--size", "256",
+        "--count", "500", "--warmup", "200", "--rate", "2000", "--check-pattern",
+    )  # fmt: skip
+    check_accounted(s["sub"], 500, lossless=False)
     check_samples_file(record["_dir"], s["sub"], "one_way")
 
 
 def test_complex_pubsub_reliable_over_multicast(fastdds, results):
     _, s = measured(
-        results,
-        "pubsub",
-        "--transport",
-        "multicast",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--option",
-        "type=complex",
-        "--size",
-        "32",
-        "--count",
-        "500",
-        "--rate",
-        "0",
-    )
-    check_counts(s["sub"], 500, lossless=True)
+        results, "pubsub", "--transport", "multicast", "--reliability", "reliable", "--history",
+        "keep_all", "--option", "type=complex", "--size", "32", "--count", "500", "--rate", "0",
+    )  # fmt: skip
+    check_accounted(s["sub"], 500, lossless=True)
 
 
 def test_vendor_xml_runs_as_transport_config(fastdds, results, tmp_path):
     profile = tmp_path / "loopback_udp.xml"
     profile.write_text(UDP_ONLY_PROFILE)
     record, s = measured(
-        results,
-        "ping",
-        "--transport",
-        "config",
-        "--option",
-        f"profiles_file={profile}",
-        "--option",
-        "participant_profile=loopback_udp_only",
-        "--size",
-        "512",
-        "--count",
-        "200",
-        "--warmup",
-        "10",
-        "--check-pattern",
-    )
+        results, "ping", "--transport", "config", "--option", f"profiles_file={profile}",
+        "--option", "participant_profile=loopback_udp_only", "--size", "512", "--count", "200",
+        "--warmup", "10", "--check-pattern",
+    )  # fmt: skip
     ping = s["ping"]
     assert ping["config"]["transport"] == "config"
     assert ping["config"]["options"]["profiles_file"] == str(profile)
-    check_counts(ping, 200, lossless=False)
+    check_accounted(ping, 200, lossless=False)
 
 
 @pytest.mark.parametrize(
@@ -410,43 +238,16 @@ EXPECTED_TRANSPORT = {
 
 @pytest.mark.parametrize("transport", EXPECTED_TRANSPORT)
 def test_transport_is_the_one_asked_for(fastdds, results, transport):
-    outcome = {}
-    runner = threading.Thread(
-        target=lambda: outcome.update(
-            proc=run_cli(
-                [
-                    "ping",
-                    "--driver",
-                    DRIVER,
-                    "--transport",
-                    transport,
-                    "--duration",
-                    "2",
-                    "--warmup",
-                    "10",
-                    "--size",
-                    "256",
-                ],
-                results,
-            )
-        )
-    )
-    runner.start()
-    seen = {}
-    end = time.monotonic() + 30
-    while runner.is_alive() and time.monotonic() < end and len(seen) < 2:
-        for pid in nodes_writing_to(results):
-            try:
-                addresses, shm = inspect(pid)
-            except OSError:
-                continue
-            if addresses or shm:
-                time.sleep(0.5)  # endpoints and their receive channels are up by now
-                seen[pid] = inspect(pid)
-        time.sleep(0.05)
-    runner.join()
-    assert outcome["proc"].returncode == 0, outcome["proc"].stderr
-    assert len(seen) == 2, "did not catch both nodes while they ran"
+    # Caught once it has a UDP socket or maps shared memory, then half a second more: its
+    # endpoints and their receive channels are up by then.
+    seen = nodes_seen_running(
+        ["ping", "--driver", DRIVER, "--transport", transport, "--duration", "2",
+         "--warmup", "10", "--size", "256"],
+        results,
+        inspect,
+        ready=lambda seen: bool(seen[0] or seen[1]),
+        settle_s=0.5,
+    )  # fmt: skip
     allowed, needs_udp, maps_shm = EXPECTED_TRANSPORT[transport]
     for pid, (addresses, shm) in seen.items():
         assert addresses <= allowed, f"node {pid} bound UDP sockets on {addresses}"

@@ -12,7 +12,6 @@ RouDi absent, or a RouDi of their own, skip then."""
 import getpass
 import json
 import shutil
-import signal
 import socket
 import subprocess
 import time
@@ -24,7 +23,7 @@ import pytest
 from conftest import cli_in_background, only_run, run_cli
 from psbench.results.samples import read_samples
 from psbench.run import services
-from roudi_helpers import iceoryx_shm_files, roudi_pids, wait_for_no_roudi
+from roudi_helpers import iceoryx_shm_files, roudi_pids, stop_roudi, wait_for_no_roudi
 
 DRIVER = "iceoryx"
 MIB = 1 << 20
@@ -120,16 +119,10 @@ def own_roudi(tmp_dir: Path, config: str):
             time.sleep(0.02)
         yield proc
     finally:
-        proc.send_signal(signal.SIGTERM)
         try:
-            proc.wait(timeout=20)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
-    assert proc.returncode == 0, f"iox-roudi ended with {proc.returncode}: {log.read_text()}"
-    assert proc.pid not in roudi_pids(), "iox-roudi remains"
-    assert iceoryx_shm_files() == [], "iox-roudi left its shared memory in /dev/shm"
+            stop_roudi(proc)
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {log.read_text()}") from None
 
 
 @pytest.fixture(scope="module")
@@ -283,17 +276,9 @@ PING_RUNS = {
 def test_ping(iceoryx, roudi, results, name):
     args, size, count = PING_RUNS[name]
     record, s, samples = run_ok(
-        results,
-        "ping",
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "20",
+        results, "ping", *args, "--size", str(size), "--count", str(count), "--warmup", "20",
         "--check-pattern",
-    )
+    )  # fmt: skip
     ping = s["ping"]
     assert ping["config"]["size"] == size
     assert ping["config"]["notify"] == args[args.index("--notify") + 1]
@@ -309,85 +294,37 @@ def test_reliable_pubsub_back_to_back_loses_nothing(iceoryx, roudi, results):
     # keep_all: a writer that waits for room in the queue, so no sample may be lost.
     # (reliable keep_last:N keeps the newest N, as in DDS: a slow reader loses samples.)
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--notify",
-        "wait",
-        "--size",
-        "4096",
-        "--count",
-        "5000",
-        "--rate",
-        "0",
-        "--check-pattern",
-    )
+        results, "pubsub", "--reliability", "reliable", "--history", "keep_all", "--notify", "wait",
+        "--size", "4096", "--count", "5000", "--rate", "0", "--check-pattern",
+    )  # fmt: skip
     assert_all_in(s["sub"]["counts"], 5000)
     assert s["pub"]["counts"]["write_errors"] == 0
 
 
 def test_reliable_keep_all_pubsub_intra_poll_loses_nothing(iceoryx, roudi, results):
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--notify",
-        "poll",
-        "--placement",
-        "intra",
-        "--size",
-        "64",
-        "--count",
-        "20000",
-        "--rate",
-        "0",
+        results, "pubsub", "--reliability", "reliable", "--history", "keep_all", "--notify", "poll",
+        "--placement", "intra", "--size", "64", "--count", "20000", "--rate", "0",
         "--check-pattern",
-    )
+    )  # fmt: skip
     assert s["sub"]["config"]["history"] == "keep_all"
     assert_all_in(s["sub"]["counts"], 20000)
 
 
 def test_best_effort_pubsub_listener_loaned(iceoryx, roudi, results):
     _, s, samples = run_ok(
-        results,
-        "pubsub",
-        "--notify",
-        "listener",
-        "--loan",
-        "--size",
-        "256",
-        "--count",
-        "2000",
-        "--rate",
-        "5000",
-        "--check-pattern",
-    )
+        results, "pubsub", "--notify", "listener", "--loan", "--size", "256", "--count", "2000",
+        "--rate", "5000", "--check-pattern",
+    )  # fmt: skip
     assert_accounted(s["sub"]["counts"], 2000)
     assert len(samples) > 0
 
 
 def test_four_mib_pubsub_reliable(iceoryx, roudi, results):
     _, s, _ = run_ok(
-        results,
-        "pubsub",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--size",
-        str(4 * MIB),
-        "--count",
-        "40",
-        "--rate",
-        "0",
-        "--check-pattern",
-    )
+        results, "pubsub", "--reliability", "reliable", "--history", "keep_all", "--size",
+        str(4 * MIB), "--count", "40", "--rate", "0", "--check-pattern",
+    )  # fmt: skip
     assert_all_in(s["sub"]["counts"], 40)
 
 

@@ -6,7 +6,6 @@ settings OpenSplice cannot honour refused with the reason, nothing of a run left
 also when psbench is killed, and a ping across two emulated hosts. Every test skips when
 the driver is not built."""
 
-import json
 import os
 import signal
 import time
@@ -14,26 +13,17 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, cli_in_background, only_run, processes_of_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, load, require_built
+from conftest import REPO, cli_in_background, processes_of_run, run_cli, wait_for_running
+from driver_checks import check_counts, check_samples_file, fan_out_case, load, skip_unless_built
+from driver_suite import Expect, ok_run
 from test_cross_hosts_dds import COUNT, SIZE, net, node_argv, ping_across  # noqa: F401 (net: a fixture)
 
 DRIVER = "opensplice"
+# make test's late joiners (tests/test_late_join.py, from what --describe offers)
+SUITE = Expect(late_join=("tl-keep5", "tl-keep1", "volatile"))
 
-
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
-
-
-def run_ok(results, *args, timeout=120):
-    proc = run_cli([args[0], "--driver", DRIVER, *args[1:]], results, timeout=timeout)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = only_run(results)
-    assert record["status"] == "ok", record.get("message")
-    assert record["driver"]["name"] == DRIVER
-    assert record["driver"]["version"].startswith("6.9.210323OSS")
-    return proc, record
+built = skip_unless_built(DRIVER)
+run_ok = ok_run(DRIVER, "6.9.210323OSS")
 
 
 def refused(results, *args) -> str:
@@ -60,7 +50,7 @@ PINGS = [
 
 @pytest.mark.parametrize("type_args,size,reliability,notify,count", PINGS)
 def test_ping(results, type_args, size, reliability, notify, count):
-    _, record = run_ok(
+    record = run_ok(
         results, "ping", *type_args, "--size", str(size), "--count", str(count),
         "--reliability", reliability, "--notify", notify, "--check-pattern",
     )  # fmt: skip
@@ -72,20 +62,12 @@ def test_ping(results, type_args, size, reliability, notify, count):
 
 
 def test_pubsub_one_to_three_reliable_loses_nothing(results):
-    _, record = run_ok(
-        results, "pubsub", "--subscribers", "3", "--size", "1024", "--count", "2000",
-        "--rate", "2000", "--reliability", "reliable", "--history", "keep_all",
-        "--check-pattern",
-    )  # fmt: skip
-    subs = sorted(p.stem for p in record["_dir"].glob("sub*.json"))
-    assert len(subs) == 3, subs
-    for sub in subs:
-        check_counts(load(record["_dir"], sub), 2000)
+    record = fan_out_case(run_ok, results, size=1024)
     no_ospl_files_left(record["_dir"], record["run_id"])
 
 
 def test_pubsub_four_mib_reliable_back_to_back_loses_nothing(results):
-    _, record = run_ok(
+    record = run_ok(
         results, "pubsub", "--size", str(4 << 20), "--count", "30", "--warmup", "10", "--rate", "0",
         "--reliability", "reliable", "--history", "keep_all", "--check-pattern",
     )  # fmt: skip
@@ -93,7 +75,7 @@ def test_pubsub_four_mib_reliable_back_to_back_loses_nothing(results):
 
 
 def test_intra_process_ping_listener(results):
-    _, record = run_ok(
+    record = run_ok(
         results, "ping", "--placement", "intra", "--notify", "listener", "--count", "300",
     )  # fmt: skip
     check_counts(load(record["_dir"], "ping"), 300)
@@ -110,7 +92,7 @@ def test_vendor_configuration_runs_as_transport_config(results, tmp_path):
         '<Discovery><Peers><Peer Address="127.0.0.1"/></Peers></Discovery>'
         "</DDSI2Service></OpenSplice>"
     )
-    _, record = run_ok(
+    record = run_ok(
         results, "ping", "--transport", "config", "--option", f"ospl_uri=file://{xml}",
         "--count", "300",
     )  # fmt: skip
@@ -119,64 +101,26 @@ def test_vendor_configuration_runs_as_transport_config(results, tmp_path):
     check_counts(ping, 300)
 
 
-# The late joiner's known answers (tests/test_late_join.py frames them): the publisher
-# pauses 3 s before seq 1000 and a late subscriber joins 2.5 s in, so what was written
-# before it joined is exactly seq 0-999.
-PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2.5",
-         "--inject", "delay=1000:3000000", "--reliability", "reliable"]  # fmt: skip
-HISTORY = [
-    (["--durability", "transient_local", "--history", "keep_last:5"], (5, 995, 999)),
-    (["--durability", "transient_local", "--history", "keep_last:1"], (1, 999, 999)),
-    (["--durability", "volatile", "--history", "keep_last:5"], (0, None, None)),
-]
+# Each: its arguments, the setting refused, the words of its reason.
+# fmt: off
+REFUSED = {
+    "tl-best-effort": ("--durability transient_local --reliability best_effort", "durability",
+                       "needs --reliability reliable"),
+    "tl-keep-all": ("--durability transient_local --reliability reliable --history keep_all",
+                    "history", "use --history keep_last:N"),
+    "shm": ("--transport shm", "transport", "not in OpenSplice Community Edition"),
+    "uri-without-config": ("--option ospl_uri=file:///nonexistent.xml", "ospl_uri",
+                           "--transport config"),
+    "config-without-uri": ("--transport config", "ospl_uri", "is missing"),
+}
+# fmt: on
 
 
-@pytest.mark.parametrize("qos,expected", HISTORY, ids=["tl-keep5", "tl-keep1", "volatile"])
-def test_a_late_joiner_gets_exactly_the_history_kept(results, qos, expected):
-    for attempt in range(3):  # a busy machine can start the late joiner outside the pause
-        folder = results / f"try{attempt}"
-        proc = run_cli(["pubsub", "--driver", DRIVER, *PAUSE, *qos], folder, timeout=120)
-        record = only_run(folder)
-        assert record["status"] == "ok", proc.stdout + proc.stderr
-        block = record["late_join"]["late-sub"]
-        if block["in_pause"] and not block["before_pause_after_join"]:
-            break
-    else:
-        pytest.fail(f"the pause never framed the late joiner's history in 3 runs: {block}")
-    late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
-    assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
-    assert late["first_live_seq"] is not None and late["first_live_seq"] >= 1000
-
-
-@pytest.mark.parametrize(
-    "args,setting,words",
-    [
-        (
-            ["--durability", "transient_local", "--reliability", "best_effort"],
-            "durability",
-            "needs --reliability reliable",
-        ),
-        (
-            [
-                "--durability",
-                "transient_local",
-                "--reliability",
-                "reliable",
-                "--history",
-                "keep_all",
-            ],
-            "history",
-            "use --history keep_last:N",
-        ),
-        (["--transport", "shm"], "transport", "not in OpenSplice Community Edition"),
-        (["--option", "ospl_uri=file:///nonexistent.xml"], "ospl_uri", "--transport config"),
-        (["--transport", "config"], "ospl_uri", "is missing"),
-    ],
-    ids=["tl-best-effort", "tl-keep-all", "shm", "uri-without-config", "config-without-uri"],
-)
-def test_what_opensplice_cannot_honour_is_refused_with_why(results, args, setting, words):
-    err = refused(results, "ping", "--count", "10", *args)
-    assert "opensplice: " in err and words in err, err
+@pytest.mark.parametrize("case", REFUSED)
+def test_what_opensplice_cannot_honour_is_refused_with_why(results, case):
+    args, setting, words = REFUSED[case]
+    err = refused(results, "ping", "--count", "10", *args.split())
+    assert "opensplice: " in err and setting in err and words in err, err
 
 
 def test_sigkill_of_psbench_leaves_nothing_of_the_run(results):

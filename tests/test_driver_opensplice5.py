@@ -13,26 +13,16 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
-
-from conftest import cli_in_background, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, load, require_built
+from conftest import cli_in_background, wait_for_running
+from driver_checks import check_counts, fan_out_case, load, skip_unless_built
+from driver_suite import Expect, measuring, ok_run
 
 DRIVER = "opensplice5"
+# make test's late joiners (tests/test_late_join.py, from what --describe offers)
+SUITE = Expect(late_join=("tl-keep5", "tl-keep-all", "volatile"))
 
-
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
-
-
-def run_ok(results, *args, timeout=120):
-    proc = run_cli([args[0], "--driver", DRIVER, *args[1:]], results, timeout=timeout)
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = only_run(results)
-    assert record["status"] == "ok", record.get("message")
-    assert record["driver"]["version"].startswith("5.5.1OSS")
-    return proc, record
+built = skip_unless_built(DRIVER)
+run_ok = ok_run(DRIVER, "5.5.1OSS")
 
 
 def spliced_of(record: dict) -> dict:
@@ -88,7 +78,7 @@ def wait_gone(service: dict, pid: int, limit: float = 8.0) -> list[str]:
 
 
 def test_ping_over_spliceds_shared_memory(results):
-    _, record = run_ok(results, "ping", "--count", "500", "--reliability", "reliable")
+    record = run_ok(results, "ping", "--count", "500", "--reliability", "reliable")
     ping = load(record["_dir"], "ping")
     assert ping["config"]["transport"] == "shm"
     check_counts(ping, 500)
@@ -98,43 +88,7 @@ def test_ping_over_spliceds_shared_memory(results):
 
 
 def test_pubsub_one_to_three_reliable_loses_nothing(results):
-    _, record = run_ok(
-        results, "pubsub", "--subscribers", "3", "--size", "4096", "--count", "2000",
-        "--rate", "2000", "--reliability", "reliable", "--history", "keep_all",
-        "--check-pattern",
-    )  # fmt: skip
-    subs = sorted(p.stem for p in record["_dir"].glob("sub*.json"))
-    assert len(subs) == 3, subs
-    for sub in subs:
-        check_counts(load(record["_dir"], sub), 2000)
-
-
-PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2.5",
-         "--inject", "delay=1000:3000000", "--reliability", "reliable"]  # fmt: skip
-
-
-@pytest.mark.parametrize(
-    "qos,expected",
-    [
-        (["--durability", "transient_local", "--history", "keep_last:5"], (5, 995, 999)),
-        (["--durability", "transient_local", "--history", "keep_all"], (1000, 0, 999)),
-        (["--durability", "volatile", "--history", "keep_last:5"], (0, None, None)),
-    ],
-    ids=["tl-keep5", "tl-keep-all", "volatile"],
-)
-def test_a_late_joiner_gets_exactly_the_history_kept(results, qos, expected):
-    for attempt in range(3):  # a busy machine can start the late joiner outside the pause
-        folder = results / f"try{attempt}"
-        proc = run_cli(["pubsub", "--driver", DRIVER, *PAUSE, *qos], folder, timeout=120)
-        record = only_run(folder)
-        assert record["status"] == "ok", proc.stdout + proc.stderr
-        block = record["late_join"]["late-sub"]
-        if block["in_pause"] and not block["before_pause_after_join"]:
-            break
-    else:
-        pytest.fail(f"the pause never framed the late joiner's history in 3 runs: {block}")
-    late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
-    assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
+    fan_out_case(run_ok, results, size=4096)
 
 
 def test_sigkill_of_psbench_leaves_no_spliced_key_file_or_segment(results):
@@ -155,14 +109,19 @@ def test_sigkill_of_psbench_leaves_no_spliced_key_file_or_segment(results):
 def test_spliced_killed_itself_leaves_no_key_file_or_segment(results):
     # spliced SIGKILLed (a crash): it cannot clean up; spliced-service's reaper does.
     with cli_in_background(
-        ["ping", "--driver", DRIVER, "--count", "2000000", "--timeout", "60", "--quiet"], results
+        ["ping", "--driver", DRIVER, "--count", "2000000", "--timeout", "60"], results
     ) as proc:
+        measuring(proc)  # the nodes joined spliced's domain and measure
         record = wait_for_running(results, proc)
         service = spliced_of(record)
         pid = spliced_pid(record)
-        time.sleep(0.5)
         os.killpg(service["pid"], signal.SIGKILL)  # the service's whole group, spliced in it
-        proc.communicate(timeout=90)
+        # The nodes would wait out the run's timeout: the run is stopped as a user stops it.
+        end = time.monotonic() + 10
+        while alive(pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=60)
     assert wait_gone(service, pid) == []
 
 

@@ -8,17 +8,19 @@ command that builds it, where ORTE is not built."""
 import importlib.machinery
 import importlib.util
 import signal
-import socket
 import time
 from pathlib import Path
 
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, load, require_built
+from driver_checks import check_counts, listening, load, skip_unless_built
+from driver_suite import Expect
 from psbench.results.samples import read_samples
 
 DRIVER = "orte"
+# The driver suite's words for orte: its manager runs on this host (tests/driver_suite.py).
+SUITE = Expect(broker_syntax="127.0.0.1:PORT")
 FOLDER = Path(__file__).resolve().parent.parent / "drivers" / DRIVER
 _LOADER = importlib.machinery.SourceFileLoader(
     "ortemanager_service", str(FOLDER / "ortemanager-service")
@@ -27,9 +29,7 @@ LAUNCHER = importlib.util.module_from_spec(importlib.util.spec_from_loader(_LOAD
 _LOADER.exec_module(LAUNCHER)  # the launcher's domain_of and manager_port
 
 
-@pytest.fixture(autouse=True)
-def built():
-    require_built(DRIVER)
+built = skip_unless_built(DRIVER)
 
 
 def udp_bound(port: int) -> bool:
@@ -37,11 +37,7 @@ def udp_bound(port: int) -> bool:
 
 
 def tcp_listening(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-            return True
-    except OSError:
-        return False
+    return listening(f"127.0.0.1:{port}")
 
 
 def manager_of(record: dict) -> tuple[int, int]:

@@ -1,30 +1,40 @@
 """The zenoh driver in real two-process runs through `./psbench ping|pubsub`: peer mode
 (the run's own endpoints on 127.0.0.1), shared memory, and client mode through the zenohd
-router psbench starts for those runs only (and stops: no process, no listening port, also
-when psbench is killed); a stalled reader (SIGSTOP) under reliable and best effort with
-the counts each must give; a router killed mid-run; refusals with their messages."""
+router psbench starts for those runs only (and stops: no process, no listening port); a
+stalled reader (SIGSTOP) under reliable and best effort with the counts each must give;
+its own refusals; two peer runs at once. What every broker driver gets (a router given
+by option, none at the given address, the router killed mid-run, psbench killed, the
+refusals of what --describe leaves out) is the driver suite's (tests/driver_suite.py),
+with what zenoh says declared in SUITE."""
 
 import fcntl
 import os
 import signal
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, load
-from test_services_outlive import listening, what_remains
+from driver_checks import check_counts, driver_fixture, load, ping_case
+from driver_suite import Expect
+from test_services_outlive import listening
 
 DRIVER = "zenoh"
 ROUTER = "zenohd"
 
 
-@pytest.fixture(scope="module")
-def zenoh(driver_libs):
-    if DRIVER not in driver_libs:
-        pytest.fail(f"the {DRIVER} driver is not built: run `make build`")
-    return driver_libs[DRIVER]
+zenoh = driver_fixture(DRIVER)
+SUITE = Expect(
+    broker_syntax="ADDRESS:PORT",
+    # With what zenoh logged about it (a debug line of its transport, nowhere else).
+    broker_gone=(
+        "the connection to zenohd closed during the run",
+        "(zenoh: RX task failed: Read error on TCP link 127.0.0.1:",
+    ),
+    group="zenoh",  # see pytestmark below
+)
 
 
 def routers_of(results: Path) -> list[int]:
@@ -57,7 +67,7 @@ def orphaned_segments() -> list[str]:
     return orphans
 
 
-def measured(results: Path, kind: str, transport: str, *args: str):
+def measured_on(transport: str, results: Path, kind: str, *args: str):
     """One run through the CLI on a transport; the run record and the summaries by role.
     A client run went through a zenohd psbench started and stopped; other runs had none."""
     proc = run_cli([kind, "--driver", DRIVER, "--transport", transport, *args], results)
@@ -115,23 +125,8 @@ PING_CASES = {
 @pytest.mark.parametrize("case", PING_CASES, ids=list(PING_CASES))
 def test_ping(zenoh, results, case):
     transport, args, size, count = PING_CASES[case]
-    record, s = measured(
-        results,
-        "ping",
-        transport,
-        *args,
-        "--size",
-        str(size),
-        "--count",
-        str(count),
-        "--warmup",
-        "10",
-    )
-    ping = s["ping"]
-    assert ping["ended_by"] == "count"
-    check_counts(ping, count)
-    check_samples_file(record["_dir"], ping, "rtt")
-    assert s["pong"]["counts"]["received"] >= count
+    measure = partial(measured_on, transport)
+    _, s = ping_case(measure, results, *args, size=size, count=count)
     # Each node opened a transport to the other (peer) or to the router (client); only
     # transport shm negotiated shared memory on it.
     for role in ("ping", "pong"):
@@ -190,95 +185,13 @@ def test_a_stalled_reader_makes_a_best_effort_writer_drop(zenoh, results):
     assert counts["corrupted"] == counts["duplicated"] == 0, counts
 
 
-def test_sigkill_of_psbench_leaves_no_router_behind(zenoh, results):
-    with cli_in_background(
-        [
-            "ping",
-            "--driver",
-            DRIVER,
-            "--transport",
-            "client",
-            "--count",
-            "2000000",
-            "--timeout",
-            "120",
-            "--quiet",
-        ],
+def test_its_own_refusal(zenoh, results):
+    proc = run_cli(
+        ["ping", "--driver", DRIVER, "--count", "10", "--option", "broker=127.0.0.1:7447"],
         results,
-    ) as proc:
-        record = wait_for_running(results, proc)
-        [service] = record["services"]
-        assert service["name"] == ROUTER and service["started_by_psbench"]
-        assert listening(service["address"])
-        time.sleep(0.5)  # into the measurement
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=10)
-    end = time.monotonic() + 5
-    while what_remains(record, [service]) and time.monotonic() < end:
-        time.sleep(0.1)
-    assert what_remains(record, [service]) == []
-    assert routers_of(results) == []
-
-
-def test_router_killed_mid_run_fails_the_run_saying_so(zenoh, results):
-    with cli_in_background(
-        [
-            "ping",
-            "--driver",
-            DRIVER,
-            "--transport",
-            "client",
-            "--duration",
-            "60",
-            "--warmup",
-            "10",
-            "--rate",
-            "500",
-        ],
-        results,
-    ) as proc:
-        record = wait_for_running(results, proc)
-        [service] = record["services"]
-        time.sleep(1.5)  # measuring by now
-        os.kill(service["pid"], signal.SIGKILL)
-        out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 1, out + err
-    record = only_run(results)
-    assert record["status"] != "ok"
-    stderr = "".join((record["_dir"] / f"{r}.stderr").read_text() for r in ("ping", "pong"))
-    assert "the connection to zenohd closed during the run" in stderr, stderr
-    # With what zenoh logged about it (a debug line of its transport, nowhere else).
-    assert "(zenoh: RX task failed: Read error on TCP link 127.0.0.1:" in stderr, stderr
-    assert routers_of(results) == []
-
-
-@pytest.mark.parametrize(
-    "args,message",
-    [
-        (
-            ["--durability", "transient_local"],
-            "zenoh: durability 'transient_local' is not supported; this driver supports volatile",
-        ),
-        (
-            ["--transport", "udp"],
-            "zenoh: transport 'udp' is not supported; this driver supports peer",
-        ),
-        (["--loan"], "zenoh: --loan is not supported"),
-        (
-            ["--option", "broker=127.0.0.1:7447"],
-            "zenoh: option broker applies to transport client only",
-        ),
-        (
-            ["--transport", "client", "--option", "broker=nowhere"],
-            "zenoh: option broker='nowhere' is not ADDRESS:PORT",
-        ),
-        (["--option", "colour=red"], "zenoh: option 'colour' is not known"),
-    ],
-)
-def test_refused_settings_say_why(zenoh, results, args, message):
-    proc = run_cli(["ping", "--driver", DRIVER, "--count", "10", *args], results)
+    )
     assert proc.returncode == 2, proc.stderr
-    assert message in proc.stderr
+    assert "zenoh: option broker applies to transport client only" in proc.stderr
     assert routers_of(results) == []
 
 

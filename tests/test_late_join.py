@@ -6,60 +6,78 @@ expected history is known. At 1 kHz after 1,000 warm-up messages, seq 999 is wri
 about 2 s after the start and seq 1000 about 5 s: the late joiner starts at 2.5 s, in the
 middle of the pause (at 2 s it raced seq 999 and once got 995-998 as history and 999 as
 live, CI 2026-11-25): keep_last:5 with transient_local gives seq 995-999, MQTT's
-retained message the last one, volatile nothing."""
+retained message the last one, volatile nothing. Every driver whose --describe offers
+transient_local gets a case for each history it offers and one under volatile (the driver
+suite, tests/driver_suite.py); make test runs those its SUITE.late_join names, make
+test-long the rest, and a combination the node refuses is skipped with its reason."""
 
 import json
 
 import pytest
 
 from conftest import only_run, run_cli
+from driver_suite import capabilities, cases, expect
+from psbench.base import manifests
 from psbench.results.samples import read_samples
 
-PAUSE = [
-    "--rate",
-    "1000",
-    "--duration",
-    "6",
-    "--late-join",
-    "2.5",
-    "--inject",
-    "delay=1000:3000000",
-    "--reliability",
-    "reliable",
-]
+PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2.5",
+         "--inject", "delay=1000:3000000", "--reliability", "reliable"]  # fmt: skip
 KEEP_5 = ["--durability", "transient_local", "--history", "keep_last:5"]
+WRITTEN = 1000  # seq 0-999 before the pause
 
-CASES = [
-    ("cyclonedds", KEEP_5, (5, 995, 999)),
-    ("fastdds", KEEP_5, (5, 995, 999)),
-    ("iceoryx", KEEP_5, (5, 995, 999)),
-    ("mqtt", ["--durability", "transient_local"], (1, 999, 999)),
-    ("cyclonedds", ["--durability", "volatile"], (0, None, None)),
-    ("mqtt", ["--durability", "volatile"], (0, None, None)),
-]
-# Each case is a 6 s run; make test keeps one per way of keeping history (DDS's
-# keep_last, MQTT's retained message), make test-long the rest.
-SHORT_CASES = (0, 3)
+
+def late_join_cases(name: str, caps: dict) -> list[str]:
+    """What a driver offering transient_local gets (its --describe): a late joiner's
+    history for each history it offers, and none under volatile."""
+    if "transient_local" not in caps["durability"]:
+        return []
+    history = caps["history"]
+    found = ["tl-keep5", "tl-keep1"] if "keep_last" in history else []
+    found += ["tl-keep-all"] if "keep_all" in history else []
+    return (found or ["tl"]) + ["volatile"]
+
+
+def qos_of(case: str, caps: dict) -> list[str]:
+    depth = ["--history", "keep_last:5"] if "keep_last" in caps["history"] else []
+    return {
+        "tl-keep5": KEEP_5,
+        "tl-keep1": ["--durability", "transient_local", "--history", "keep_last:1"],
+        "tl-keep-all": ["--durability", "transient_local", "--history", "keep_all"],
+        "tl": ["--durability", "transient_local"],
+        "volatile": ["--durability", "volatile", *depth],  # a depth keeps nothing for it
+    }[case]
+
+
+def kept(driver: str, case: str) -> tuple:
+    """(history, its first seq, its last seq): the last N of seq 0-999 written before the
+    late joiner joined, every one under keep_all, none under volatile; with no history to
+    set, what the driver's SUITE says transient_local keeps."""
+    n = {"tl-keep5": 5, "tl-keep1": 1, "tl-keep-all": WRITTEN, "volatile": 0}.get(case)
+    if n is None:
+        n = expect(driver).late_join_kept
+        assert n is not None, f"{driver}: declare SUITE.late_join_kept (what transient_local keeps)"
+    return (n, WRITTEN - n, WRITTEN - 1) if n else (0, None, None)
+
+
+def long_case(driver: str, case: str) -> str | None:
+    # Each case is a 6 s run: make test runs those the driver's SUITE names.
+    return None if case in expect(driver).late_join else "make test runs SUITE.late_join"
 
 
 @pytest.mark.parametrize(
-    "driver,qos,expected",
-    [
-        c if i in SHORT_CASES else pytest.param(*c, marks=pytest.mark.long)
-        for i, c in enumerate(CASES)
-    ],
-    ids=[f"{d}-{'-'.join(q[1::2])}" for d, q, _ in CASES],
+    "driver,case", cases(manifests.driver_names(), late_join_cases, long=long_case)
 )
-def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(
-    driver_libs, results, driver, qos, expected
-):
-    if driver not in driver_libs:
-        pytest.skip(f"{driver} is not built")
+def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(results, driver, case):
+    unframed = expect(driver).late_join_unframed
+    if unframed and case != "volatile":
+        pytest.skip(f"{driver}: {unframed}")
+    qos = qos_of(case, capabilities(driver))
+    expected = kept(driver, case)
     proc, record = _framed_run(driver, qos, results)
     late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
     assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
     # After the pause it receives live; the run's own subscriber is not affected.
-    assert late["first_live_seq"] is not None and late["first_live_seq"] >= 1000
+    assert late["first_live_seq"] is not None and late["first_live_seq"] >= WRITTEN
     assert record["late_join"]["late-sub"]["history"] == expected[0]
     assert "joined 2.5 s after the start (in the publisher's pause)" in proc.stdout
     # The run's own subscriber is accounted for as always (keep_last may lose samples in
@@ -77,6 +95,8 @@ def _framed_run(driver, qos, results):
         folder = results / f"try{attempt}"
         proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], folder, timeout=120)
         record = only_run(folder)
+        if record["status"] == "refused":  # a combination the driver does not offer
+            pytest.skip(record["message"])
         assert record["status"] == "ok", proc.stdout + proc.stderr
         block = record["late_join"]["late-sub"]
         if block["in_pause"] and not block["before_pause_after_join"]:

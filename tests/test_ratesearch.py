@@ -270,7 +270,10 @@ def test_ctrl_c_keeps_the_completed_steps(driver_libs, tmp_path):
         (["--max-p99", "5"], "argument --max-p99: '5' is not a duration"),
         (["--precision", "1.5"], "argument --precision: is a fraction below 1"),
         (["--start-rate", "0"], "argument --start-rate: must be a finite number, greater than 0"),
-        (["--max-rate", "100"], "argument --max-rate: 100 Hz is below --start-rate 1000 Hz"),
+        (
+            ["--max-rate", "100"],
+            "--max-rate 100 Hz is below --start-rate 1000 Hz; give a higher --max-rate",
+        ),
         (["--rate", "100"], "unrecognized arguments: --rate"),
         (["--confirm", "0"], "argument --confirm: must be a finite whole number, greater than 0"),
     ],

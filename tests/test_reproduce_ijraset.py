@@ -26,7 +26,10 @@ from reproduce_runs import (
 
 STUDY = "ijraset"
 DDS = ("cyclonedds", "fastdds")
-NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "opensplice": "OpenSplice"}
+# The paper's system (published `systems` key) of each DDS driver: opensplice is
+# OpenSplice itself, built from source; Cyclone DDS stands in for it.
+PAPER_KEY = {"opensplice": "opensplice", "cyclonedds": "opensplice", "fastdds": "fastrtps"}
 LABEL_SIZE = {32: "32B", 1024: "1KiB", 4096: "4KiB", 8192: "8KiB"}  # as run labels print sizes
 SECTIONS = [
     "Latency: minimum and median against payload (Figures 3, 4)",
@@ -39,6 +42,11 @@ SECTIONS = [
 def built() -> list[str]:
     libs = paths.driver_libraries()
     return [d for d in DDS if d in libs]
+
+
+def measured_dds() -> list[str]:
+    """The DDS drivers the quick file ran here: OpenSplice too where it is built."""
+    return built() + (["opensplice"] if "opensplice" in paths.driver_libraries() else [])
 
 
 # The relay role ----------------------------------------------------------------------
@@ -121,9 +129,12 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     assert proc.returncode == 0, proc.stdout + proc.stderr
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs]
-    assert len(runs) == 54
+    assert len(runs) == 72
     sizes = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
-    for driver in ("cyclonedds", "fastdds", "zeromq"):
+    transports = {(p["driver"], p["transport"]) for p in runs}
+    assert transports == {("opensplice", "standalone"), ("cyclonedds", "udp"),
+                          ("fastdds", "udp"), ("zeromq", "tcp")}  # fmt: skip
+    for driver in ("opensplice", "cyclonedds", "fastdds", "zeromq"):
         mine = [p for p in runs if p["driver"] == driver]
         latency = [p for p in mine if p.get("relays") == 1]
         throughput = [p for p in mine if p.get("relays") == 0]
@@ -141,7 +152,8 @@ def test_published_figures_name_their_sources():
     for block in ("latency_min_us", "throughput_mbit_s", "criteria"):
         assert published[block]["source"]
         assert set(published[block]["values"]) == set(published["systems"])
-    assert {v["driver"] for v in published["systems"].values()} == {"cyclonedds", "fastdds", None}
+    drivers = [v["driver"] for v in published["systems"].values()]
+    assert drivers == [["opensplice", "cyclonedds"], "fastdds", None, None, None]
     for claim in published["claims"]:
         assert claim["source"] and claim["text"] and claim["id"], claim
 
@@ -188,27 +200,34 @@ def test_latency_and_throughput_are_the_runs_own(quick):
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
     runs = runs_by_label(root)
     latency = paper_table(paper, "ijraset-latency")["rows"]
-    for driver in DDS:
+    for driver in measured_dds():
         rows = [r for r in latency if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
+        transport = "standalone" if driver == "opensplice" else "udp"
         for row in rows:
-            run_dir = root / runs[f"{driver}-{LABEL_SIZE[row['size']]}-100Hz-relays=1"]["run_dir"]
+            label = f"{driver}-{LABEL_SIZE[row['size']]}-100Hz-{transport}-relays=1"
+            run_dir = root / runs[label]["run_dir"]
             values = read_samples(run_dir / "sub.samples").latency_ns.astype(np.float64)
             assert row["n"] == values.size > 0
             assert row["min_ns"] == values.min()
             assert row["median_ns"] == pytest.approx(np.median(values))
             assert row["min_half_ns"] == pytest.approx(values.min() / 2)
-        key = "opensplice" if driver == "cyclonedds" else "fastrtps"
-        paper_min = published["latency_min_us"]["values"][key]
+        stand_in = " (stand-in)" if driver == "cyclonedds" else ""
+        assert {r["paper_system"] for r in rows} == {
+            published["systems"][PAPER_KEY[driver]]["name"] + stand_in
+        }
+        paper_min = published["latency_min_us"]["values"][PAPER_KEY[driver]]
         assert rows[0]["paper_min_ns"] == paper_min[32] * 1000
         assert rows[1]["paper_min_ns"] is None
         assert rows[2]["paper_min_ns"] == paper_min[8192] * 1000
     throughput = paper_table(paper, "ijraset-throughput")["rows"]
-    for driver in DDS:
+    for driver in measured_dds():
         rows = [r for r in throughput if r["middleware"] == NAMES[driver]]
         assert [r["size"] for r in rows] == [32, 1024, 8192]
+        transport = "standalone" if driver == "opensplice" else "udp"
         for row in rows:
-            run_dir = root / runs[f"{driver}-{LABEL_SIZE[row['size']]}-5500Hz-relays=0"]["run_dir"]
+            label = f"{driver}-{LABEL_SIZE[row['size']]}-5500Hz-{transport}-relays=0"
+            run_dir = root / runs[label]["run_dir"]
             tp = json.loads((run_dir / "run.json").read_text())["throughput"]
             assert row["offered_rate_hz"] == 5500
             assert row["samples_per_s"] == pytest.approx(tp["aggregate_samples_per_s"])

@@ -4,6 +4,7 @@ claim judged on what ran; end to end, the quick file on every built driver that 
 security, each row's medians those of its runs' samples files. Timings never asserted."""
 
 import json
+import math
 from types import SimpleNamespace
 
 import numpy as np
@@ -93,15 +94,15 @@ def test_every_secured_configuration_is_against_its_own_plain_runs(quick):
             and line["params"]["security"] == mode and line["params"]["size"] == size
         ]  # fmt: skip
         samples = read_samples(root / line["run_dir"] / "ping.samples")
-        return float(np.median(samples.latency_ns / 2000.0))
+        ordered = np.sort(samples.latency_ns)  # the median by nearest rank, as tables take it
+        return float(ordered[math.ceil(ordered.size / 2) - 1]) / 2000.0
 
     for row in rows:
         driver = names[row["driver"]]
-        # Rounded to 2 decimals (1 above 100 µs); the median of 300 round trips against
-        # the table's nearest rank: within a few percent.
+        # Rounded to 2 decimals (1 above 100 µs).
         where = (driver, row["transport"])
-        assert row["plain"] == pytest.approx(p50_us(*where, "none", row["size"]), rel=0.03)
-        assert row["secured"] == pytest.approx(p50_us(*where, row["mode"], row["size"]), rel=0.03)
+        assert row["plain"] == pytest.approx(p50_us(*where, "none", row["size"]), abs=0.051)
+        assert row["secured"] == pytest.approx(p50_us(*where, row["mode"], row["size"]), abs=0.051)
         assert row["low"] <= row["ratio"] <= row["high"]
     # Every secured run really ran secured: its record says so, with the CA's fingerprint.
     for line in lines:

@@ -26,8 +26,16 @@ from reproduce_runs import (
 )
 
 STUDY = "trento2013"
-MIDDLEWARES = ("zeromq", "cyclonedds", "fastdds")
-NAMES = {"zeromq": "ZeroMQ", "cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
+MIDDLEWARES = ("zeromq", "opendds", "cyclonedds", "orte", "fastdds")
+NAMES = {"zeromq": "ZeroMQ", "opendds": "OpenDDS", "cyclonedds": "Cyclone DDS", "orte": "ORTE",
+         "fastdds": "Fast DDS"}  # fmt: skip
+TRANSPORT = {"zeromq": "tcp", "opendds": "rtps"}  # the others: udp
+# The paper's system of each driver: drivers/orte and drivers/opendds are the paper's own;
+# Fast DDS stands in for ORTE, Cyclone DDS for OpenDDS.
+SYSTEMS = {"zeromq": "ZeroMQ", "opendds": "OpenDDS", "cyclonedds": "OpenDDS", "orte": "ORTE",
+           "fastdds": "ORTE"}  # fmt: skip
+REAL = ("opendds", "orte")  # the paper's own systems, built from source
+PAPER_SYSTEM = {**SYSTEMS, "fastdds": "ORTE (stand-in)", "cyclonedds": "OpenDDS (stand-in)"}
 SECTIONS = [
     "Figure 3 (and 4): latency against the number of subscribers",
     "Figure 5: latency against message size",
@@ -49,16 +57,22 @@ def floor_built() -> bool:
 def test_full_file_validates_and_is_the_papers_method(node, results):
     proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert "40 runs" in proc.stdout
+    assert "62 runs" in proc.stdout
     plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
     every = [r.params for r in plan.expansion.runs]
     runs = [p for p in every if p["kind"] == "pubsub"]
-    assert len(runs) == 37
+    assert len(runs) == 57
     # Table I: the cWalker graph, mapping 1 (one board), each protocol as in Figures 3-5.
     graphs = [p for p in every if p["kind"] == "graph"]
     assert {(p["driver"], p["transport"], p["mapping"], p["graph"]) for p in graphs} == {
         (d, t, "mapping1", "graphs/cwalker.yaml")
-        for d, t in (("zeromq", "tcp"), ("cyclonedds", "udp"), ("fastdds", "udp"))
+        for d, t in (
+            ("zeromq", "tcp"),
+            ("opendds", "rtps"),
+            ("cyclonedds", "udp"),
+            ("orte", "udp"),
+            ("fastdds", "udp"),
+        )  # fmt: skip
     }
     assert {(p["fifo"], p["notify"], p["duration"]) for p in graphs} == {(99, "listener", 60)}
     # Every run: one-way, SCHED_FIFO at the maximum priority, listener callbacks.
@@ -66,7 +80,9 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
     # ZeroMQ over TCP, the RTPS implementations over UDP; raw UDP, the floor, at each size.
     assert {(p["driver"], p["transport"]) for p in runs} == {
         ("zeromq", "tcp"),
+        ("opendds", "rtps"),
         ("cyclonedds", "udp"),
+        ("orte", "udp"),
         ("fastdds", "udp"),
         ("udp", "loopback"),
     }
@@ -84,6 +100,21 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
         assert sorted(p.get("subscribers", 1) for p in mine if p["size"] == 100) == [1, 2, 3, 4]
         assert max(p["size"] for p in mine) == 1000
         assert all(p["size"] == 100 for p in mine if p.get("subscribers", 1) > 1)
+
+
+def test_a_papers_system_not_built_here_is_set_aside_saying_what_builds_it():
+    # ORTE and OpenDDS are built from source: where one is not, its runs are set aside
+    # (the study runs on the stand-ins) with the command that builds it.
+    plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
+    libs = paths.driver_libraries()
+    skipped = {run.get("driver"): why for run, why in plan.skipped}
+    from psbench.base import manifests
+
+    for driver in (d for d in ("orte", "opendds") if d in manifests.driver_names()):
+        if driver in libs:
+            assert driver not in skipped
+        else:
+            assert f"`make driver-{driver}` builds it" in skipped[driver], skipped[driver]
 
 
 def test_published_figures_name_their_sources():
@@ -138,13 +169,15 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
     figure3 = paper_table(paper, "trento2013-figure3")["rows"]
     figure5 = paper_table(paper, "trento2013-figure5")["rows"]
     for driver in built():
-        transport = "tcp" if driver == "zeromq" else "udp"
+        transport = TRANSPORT.get(driver, "udp")
         rows = [r for r in figure3 if r["middleware"] == NAMES[driver]]
         assert [r["subscribers"] for r in rows] == [1, 2, 3, 4]
         for row in rows:
             label = f"pubsub-{driver}-100B-{transport}-subscribers={row['subscribers']}"
             values = _samples_of(root / runs[label]["run_dir"])
-            assert row["n"] == values.size == 300 * row["subscribers"]
+            # Best effort: every sample sent is received or counted lost (ORTE, whose
+            # publication queue holds one issue, loses a few on a loaded machine).
+            assert row["n"] == values.size and values.size + row["lost"] == 300 * row["subscribers"]
             assert row["mean_ns"] == pytest.approx(values.mean())
             assert row["max_ns"] == values.max()
         sizes = [r for r in figure5 if r["middleware"] == NAMES[driver]]
@@ -166,10 +199,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
             assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
     # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
     systems = {r["middleware"]: r["paper_system"] for r in figure3}
-    assert {k: v for k, v in systems.items()} == {
-        NAMES[d]: {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[d]
-        for d in built()
-    }
+    assert {k: v for k, v in systems.items()} == {NAMES[d]: PAPER_SYSTEM[d] for d in built()}
 
 
 @pytest.mark.long
@@ -202,12 +232,18 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
     root, paper = ok_paper(quick)
     table = paper_table(paper, "trento2013-table1")
     published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
-    assert [(r["mapping"], r["protocol"]) for r in table["rows"]] == [
-        (r["mapping"], r["protocol"]) for r in published["table_1"]["rows"]
+    # A row per printed row and driver of its protocol (the real system, then its stand-in).
+    drivers_of = {}
+    for driver, system in published["systems"].items():
+        drivers_of.setdefault(system, []).append(driver)
+    assert [(r["mapping"], r["protocol"], r["ours"].split(" ")[0]) for r in table["rows"]] == [
+        (r["mapping"], r["protocol"], d)
+        for r in published["table_1"]["rows"]
+        for d in drivers_of[r["protocol"]]
     ]
     runs = runs_by_label(root)
     for driver in built():
-        transport = "tcp" if driver == "zeromq" else "udp"
+        transport = TRANSPORT.get(driver, "udp")
         (line,) = [
             v for k, v in runs.items() if k.startswith(f"graph-{driver}-") and transport in k
         ]
@@ -216,8 +252,8 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
         count = int.from_bytes(raw[16:24], "little")
         records = np.frombuffer(raw, dtype=np.int64, offset=64).reshape(count, 4)
         taken = (records[:, 2] - records[:, 1]) / 1000.0  # arrival - send, µs
-        protocol = {"zeromq": "ZeroMQ", "cyclonedds": "OpenDDS", "fastdds": "ORTE"}[driver]
-        (row,) = [r for r in table["rows"] if r["mapping"] == 1 and r["protocol"] == protocol]
+        (row,) = [r for r in table["rows"] if r["mapping"] == 1 and r["protocol"] == SYSTEMS[driver]
+                  and r["ours"].startswith(f"{driver} (")]  # fmt: skip
         assert row["n"] == count > 0
         assert row["max"] == round(taken.max(), 1) and row["avg"] == round(taken.mean(), 1)
     claims = paper_table(paper, "trento2013-table1-claims")["rows"]
@@ -343,6 +379,25 @@ def test_higher_average_agrees_and_differs():
     assert check(claim, {"fastdds": higher["fastdds"]})[1] == "not measured"
 
 
+def test_a_statement_about_orte_is_checked_on_orte_where_measured_else_on_its_stand_in():
+    checks = _trento()._checks
+    claim = {"kind": "higher_average", "system": "fastdds", "than": "zeromq"}
+    # ORTE measured: its own averages decide (above ZeroMQ's), not the stand-in's (below).
+    both = _sweep({"orte": {1: 300, 2: 400}, "fastdds": {1: 50, 2: 60}, "zeromq": {1: 100, 2: 100}})
+    ours, verdict = checks(both, {}, None)["higher_average"](claim)
+    assert verdict == "agrees" and ours.startswith("average µs, ORTE against ZeroMQ")
+    # Without ORTE, the stand-in's averages decide.
+    stand_in = {d: v for d, v in both.items() if d != "orte"}
+    ours, verdict = checks(stand_in, {}, None)["higher_average"](claim)
+    assert verdict == "differs" and ours.startswith("average µs, Fast DDS against ZeroMQ")
+    # "the other middlewares": the stand-in is not one of them once ORTE was measured.
+    scales = {"kind": "scales_best", "system": "zeromq"}
+    flat_stand_in = {**both, "zeromq": _sweep({"zeromq": {1: 100, 2: 110}})["zeromq"],
+                     "fastdds": _sweep({"fastdds": {1: 100, 2: 100}})["fastdds"]}  # fmt: skip
+    ours, verdict = checks(flat_stand_in, {}, None)["scales_best"](scales)
+    assert verdict == "agrees" and "Fast DDS" not in ours
+
+
 def test_size_flat_agrees_and_differs():
     check = _trento()._check_size_flat
     claim = {"factor": 2, "systems": ["zeromq", "cyclonedds"]}
@@ -387,7 +442,8 @@ def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
 
 
 def _matrix_points(name: str, kind: str = "pubsub") -> list[dict]:
-    runs = prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs
+    """Every run of the file of that kind, its drivers built here or not."""
+    runs = prepare(SEEDS / f"{name}.yaml", f"{name}.yaml", skip_unbuilt=True).expansion.runs
     return [r.params for r in runs if r.params["kind"] == kind]
 
 
@@ -397,7 +453,9 @@ def _point(p: dict) -> tuple:
 
 @pytest.mark.parametrize("variant", ["", "-quick"])
 def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(variant):
-    loopback = _matrix_points(f"{STUDY}{variant}")
+    # ORTE's and OpenDDS's own runs are the loopback file's only (ORTE's manager stays on
+    # one host; the network variant keeps its stand-ins).
+    loopback = [p for p in _matrix_points(f"{STUDY}{variant}") if p["driver"] not in REAL]
     network = _matrix_points(f"{STUDY}-network{variant}")
     # The paper's runs, one for one; only where they run changes.
     assert sorted(map(_point, network)) == sorted(map(_point, loopback))

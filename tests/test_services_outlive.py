@@ -1,11 +1,12 @@
 """A service psbench started never outlives it, even when psbench is killed with SIGKILL
 mid-run and the service dropped its privileges (mosquitto), which clears the kernel's
 parent-death signal: within 5 s no node process, service process, listening port,
-/dev/shm segment or temporary file of the run remains (issue 16)."""
+/dev/shm segment, temporary file of the run or data its manifest names as leftovers
+(a broker's data directory) remains (issue 16). Every driver whose runs need a service
+(a broker needed on one transport only: on that transport)."""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -14,32 +15,26 @@ from pathlib import Path
 import pytest
 
 from conftest import cli_in_background, processes_of_run, shm_files_of_run, wait_for_running
+from driver_checks import alive, listening
 from psbench.base import manifests
 
-# Every driver whose every run needs a service of its manifest (a broker, RouDi).
+# Every driver whose every run needs a service of its manifest (a broker, RouDi), and
+# each with a broker for one transport, with that transport.
 SERVICE_DRIVERS = tuple(
     n
     for n in manifests.driver_names()
-    if any(s.transport is None for s in manifests.load(n).services)
+    if any(s.transport is None or s.broker for s in manifests.load(n).services)
 )
+
+
+def transport_of(driver: str) -> list[str]:
+    services = manifests.load(driver).services
+    if any(s.transport is None for s in services):
+        return []
+    return ["--transport", next(s.transport for s in services if s.broker)]
+
+
 LIMIT_S = 5.0
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"
-
-
-def listening(address: str) -> bool:
-    host, port = address.rsplit(":", 1)
-    try:
-        with socket.create_connection((host, int(port)), timeout=0.2):
-            return True
-    except OSError:
-        return False
 
 
 def what_remains(record: dict, services: list[dict]) -> list[str]:
@@ -51,6 +46,14 @@ def what_remains(record: dict, services: list[dict]) -> list[str]:
         for s in services
         if s["address"] and listening(s["address"])
     ]
+    for s in services:
+        if not s.get("log"):
+            continue
+        spec = manifests.service(s["name"])
+        folder = Path(s["log"]).with_suffix("")  # service-NAME.log -> service-NAME/
+        for pattern in spec.leftovers if spec else ():
+            if pattern.startswith("{folder}/") and (folder / pattern[9:]).exists():
+                left.append(str(folder / pattern[9:]))
     left += shm_files_of_run(run_id)
     left += [str(p) for p in Path("/tmp").glob(f"*psbench*{run_id}*")]
     return left
@@ -61,8 +64,10 @@ def test_sigkill_of_psbench_leaves_no_service_behind(driver_libs, results, drive
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
     with cli_in_background(
-        ["ping", "--driver", driver, "--count", "2000000", "--timeout", "120", "--quiet"], results
-    ) as proc:
+        ["ping", "--driver", driver, *transport_of(driver), "--count", "2000000",
+         "--timeout", "120", "--quiet"],
+        results,
+    ) as proc:  # fmt: skip
         record = wait_for_running(results, proc)
         services = [s for s in record.get("services") or [] if s["started_by_psbench"]]
         if driver != "iceoryx":  # a RouDi someone else runs is used and left alone

@@ -233,11 +233,11 @@ def test_an_echo_run_records_latency_under_load_in_pub_samples(driver_libs, resu
         (["--max-samples", "-1"], "argument --max-samples: must be a finite whole number"),
         (
             ["--publishers", "2", "--placement", "intra"],
-            "argument --publishers: several publishers are separate processes; use --placement inter",
+            "--publishers > 1: several publishers are separate processes; use --placement inter",
         ),
         (
             ["--topics", "2", "--placement", "intra"],
-            "argument --topics: several topics are run by separate processes; use --placement inter",
+            "--topics > 1: several topics are run by separate processes; use --placement inter",
         ),
     ],
 )

@@ -89,6 +89,8 @@ PROBE_SERVICES = {
     "zenoh": None,  # peer mode: pong listens on the endpoint, ping connects
     "cyclonedds": None,
     "opendds": None,  # built from source: skipped, with the command, where it is not
+    "opensplice": None,  # built from source: skipped (the probe's build says so) without it
+    "orte": None,  # built from source, as opensplice; its manager is the driver's service
 }
 
 
@@ -129,7 +131,9 @@ def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_
             truth.dc.stop(pong)
 
 
-@pytest.mark.parametrize("driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh", "opendds"])
+@pytest.mark.parametrize(
+    "driver", ["mqtt", "redis", "iceoryx", "fastdds", "zenoh", "opendds", "opensplice", "orte"]
+)
 @pytest.mark.skipif(
     not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
 )

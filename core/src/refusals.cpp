@@ -1,6 +1,7 @@
 #include "refusals.hpp"
 
 #include "json_writer.hpp"
+#include "psbench/sdk_refusals.hpp"
 
 namespace psb {
 namespace {
@@ -9,12 +10,6 @@ std::string joined(const std::vector<std::string> &v) {
   std::string out;
   for (auto &s : v) out += (out.empty() ? "" : "|") + s;
   return out.empty() ? "(none)" : out;
-}
-
-std::string unsupported(const char *driver, const std::string &setting, const std::string &wanted,
-                        const std::vector<std::string> &supported) {
-  return std::string(driver) + ": " + setting + " '" + wanted +
-         "' is not supported; this driver supports " + joined(supported);
 }
 
 // Every refusal of the driver's check(), each message starting with the driver's name.
@@ -44,25 +39,12 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
   auto add = [&](std::string setting, std::string message) {
     found.push_back({std::move(setting), std::move(message)});
   };
-  auto in_set = [&](const char *setting, const char *wanted, uint32_t bit, uint32_t set,
-                    const std::vector<std::string> &supported) {
-    if (!(set & bit)) add(setting, unsupported(t.name, setting, wanted, supported));
-  };
-  in_set("reliability", reliability_name(node.reliability), node.reliability, caps.reliability,
-         reliability_names(caps.reliability));
-  in_set("durability", durability_name(node.durability), node.durability, caps.durability,
-         durability_names(caps.durability));
-  if (node.history)
-    in_set("history", history_name(node.history), node.history, caps.history,
-           history_names(caps.history));
-  in_set("notify", notify_name(node.notify), node.notify, caps.notify, notify_names(caps.notify));
-  auto transports = string_list(caps.transports);
-  bool transport_ok = false;
-  for (auto &tr : transports) transport_ok |= (tr == cfg.transport);
-  if (!transport_ok) add("transport", unsupported(t.name, "transport", cfg.transport, transports));
-  if (!node.address.empty() && !caps.crosses_hosts)
-    add("hosts", std::string(t.name) +
-                     ": a run across hosts is not supported; this driver runs on one host");
+  // QoS, notify, transport and hosts outside the capabilities: the rule every C++ driver's
+  // SDK applies in check() too, so that it is worded in one place (psbench/sdk_refusals.hpp).
+  psb::sdk::Refusals outside;
+  psb::sdk::refuse_outside_caps(caps, cfg, outside);
+  for (const psb::sdk::Refusal &r : outside.all())
+    add(r.setting, std::string(t.name) + ": " + r.reason);
   if (node.size > caps.max_payload)
     add("size", std::string(t.name) + ": size " + std::to_string(node.size) +
                     " bytes is over this driver's largest message of " +

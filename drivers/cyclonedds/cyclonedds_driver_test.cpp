@@ -24,8 +24,11 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_across_hosts.hpp"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
+#include "test_stopped_reader.hpp"
 
 extern char **environ;
 
@@ -35,36 +38,13 @@ const char *const g_self = "/proc/self/exe";  // this binary, for the echo child
 
 const psb_driver &drv() { return psb_test::driver_under_test(); }
 
-std::string new_run_id() {
-  static int n = 0;
-  return "cyct" + std::to_string(getpid()) + "x" + std::to_string(n++);
-}
-
-// A psb_config that owns its strings.
-struct Cfg {
-  std::string run_id = new_run_id();
-  std::string transport = "udp";
-  std::vector<std::pair<std::string, std::string>> options;
-  std::vector<psb_option> opts;
-  psb_config c{};
-
-  explicit Cfg(uint32_t notify = PSB_NOTIFY_WAIT, uint64_t max_payload = 64) {
-    c.notify = notify;
-    c.qos = psb_qos{PSB_RELIABLE, PSB_VOLATILE, 0, 0};
-    c.max_payload = max_payload;
-  }
+// A psb_config that owns its strings: udp, reliable, 64 B unless the test says.
+struct Cfg : psb_test::OwnedConfig {
+  explicit Cfg(uint32_t notify = PSB_NOTIFY_WAIT, uint64_t max_payload = 64)
+      : OwnedConfig(psb_test::fresh_run_id("cyct"), "udp", max_payload, notify) {}
   Cfg &option(const std::string &k, const std::string &v) {
-    options.emplace_back(k, v);
+    OwnedConfig::option(k, v);
     return *this;
-  }
-  const psb_config *get() {
-    opts.clear();
-    for (auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
-    c.run_id = run_id.c_str();
-    c.transport = transport.c_str();
-    c.options = opts.empty() ? nullptr : opts.data();
-    c.option_count = opts.size();
-    return &c;
   }
 };
 
@@ -507,53 +487,24 @@ TEST(CycloneddsDriver, RefusesWhatItCannotHonourWithTheDocumentedMessage) {
 // takes the configuration the driver makes of it and delivers over it; real crossings
 // (two emulated hosts) are in tests/test_cross_hosts_dds.py.
 TEST(CycloneddsDriver, AcrossHostsUdpAndMulticastUseTheInterfaceOfTheLocalAddress) {
-  const char *const peers[] = {"127.0.0.1", nullptr};
   for (const char *transport : {"udp", "multicast"}) {
     Cfg cfg;
     cfg.transport = transport;
-    cfg.c.local_address = "127.0.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_EQ(refusal(cfg), "accepted") << transport;
-    Side w(cfg), r(cfg);
-    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
-    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
-    ASSERT_TRUE(w.add_writer("hosts") && r.add_reader("hosts")) << w.err.message << r.err.message;
-    ASSERT_TRUE(wait_matched(w, r)) << transport;
-    const auto m = message(64, 3);
-    ASSERT_EQ(drv().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-    EXPECT_EQ(take_one(r.reader), m) << transport;
+    psb_test::expect_delivery_across_hosts_on_loopback(cfg);
   }
 }
 
-TEST(CycloneddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
+// Across hosts, a vendor configuration is the user's: accepted, its XML chooses the
+// interface (shm and malformed addresses: the conformance suite's
+// AcrossHostsShmAndMalformedAddressesAreRefused).
+TEST(CycloneddsDriver, AcrossHostsAVendorConfigurationIsAccepted) {
   const char *const peers[] = {"198.18.0.2", nullptr};
-  const char *const bad_peers[] = {"198.18.0.2\"/><x", nullptr};
-  {
-    Cfg cfg;
-    cfg.transport = "shm";
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts; across hosts use "
-                                "--transport udp, multicast or config"),
-              std::string::npos)
-        << refusal(cfg);
-  }
-  {
-    Cfg cfg;
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = bad_peers;
-    EXPECT_NE(refusal(cfg).find("local_address and peer_addresses must be IPv4 addresses"),
-              std::string::npos)
-        << refusal(cfg);
-  }
-  {  // a vendor configuration is the user's: accepted, its XML chooses the interface
-    Cfg cfg;
-    cfg.transport = "config";
-    cfg.option("cyclonedds_uri", "<CycloneDDS/>");
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_EQ(refusal(cfg), "accepted");
-  }
+  Cfg cfg;
+  cfg.transport = "config";
+  cfg.option("cyclonedds_uri", "<CycloneDDS/>");
+  cfg.c.local_address = "198.18.0.1";
+  cfg.c.peer_addresses = peers;
+  EXPECT_EQ(refusal(cfg), "accepted");
 }
 
 TEST(CycloneddsDriver, VendorConfigurationIsUsedAsGiven) {
@@ -640,11 +591,12 @@ void write_n(Side &w, uint64_t n) {
   }
 }
 
-std::vector<uint8_t> end_message() {
-  auto m = message(64, ~0ull);
-  const uint32_t end = 4;
-  std::memcpy(m.data() + 28, &end, sizeof end);
-  return m;
+std::vector<uint8_t> end_message() { return psb_test::as_end_marker(message(64, ~0ull)); }
+
+// Writes the end marker on w's writer: the write's result (0: written).
+int write_end(Side &w) {
+  const auto end = end_message();
+  return drv().write(w.writer, end.data(), end.size(), &w.err);
 }
 
 // Starts the child, a writer on its topic, waits until both matched, then sends one
@@ -706,16 +658,9 @@ TEST(CycloneddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
   write_n(w, kWritten);
   EXPECT_EQ(drv().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
-  EXPECT_EQ(drv().drain(w.writer, 20'000'000'000, &w.err), 1) << w.err.message;
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_EQ(got["last_seq"], kWritten - 1);
-  EXPECT_LT(got["received"], kWritten / 2);
-  std::printf("reliable keep_last:3 into a stopped reader: received %llu of %llu\n",
-              (unsigned long long)got["received"], (unsigned long long)kWritten + 1);
+  psb_test::expect_the_newest_after_keep_last(
+      child, kWritten, [&] { return write_end(w) == 0; },
+      [&] { return drv().drain(w.writer, 20'000'000'000, &w.err); });
 }
 
 TEST(CycloneddsDriver, DrainOfAWriterWithoutRemoteReadersReturnsDrainedAtOnce) {
@@ -744,24 +689,11 @@ TEST(CycloneddsDriver, CountersOfABestEffortReaderThatMissedSamples) {
   ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
   constexpr uint64_t kWritten = 20000;
   write_n(w, kWritten);
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  for (int i = 0; i < 3; ++i) {  // best effort: the end marker itself may be dropped
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_EQ(drv().write(w.writer, end.data(), end.size(), &w.err), 0);
-  }
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_LT(got["received"], kWritten);  // start_pair's one more
+  auto got = psb_test::best_effort_report(child, kWritten, [&] { return write_end(w) == 0; });
   EXPECT_EQ(got.count("sample_lost"), 1u);
   EXPECT_EQ(got.count("sample_rejected"), 1u);
   EXPECT_EQ(got["sample_lost"], 0u);
   EXPECT_EQ(got["sample_rejected"], 0u);
-  std::printf(
-      "best effort into a stopped reader: received %llu, sample_lost %llu, "
-      "sample_rejected %llu of %llu\n",
-      (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
-      (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
   EXPECT_TRUE(counters_of(w.writer).empty());  // nothing a writer counts means undelivered
 }
 

@@ -1,6 +1,6 @@
 // A driver context (one per role): a DomainParticipant with one Publisher, one
-// Subscriber and the registered psbench type, plus the topics and endpoints made
-// in it, so that close() can still tear down what the caller did not destroy.
+// Subscriber and the registered psbench type, plus the topics made in it. The SDK keeps
+// the endpoints and destroys those the caller left open before the context.
 #ifndef PSBENCH_FASTDDS_CONTEXT_H
 #define PSBENCH_FASTDDS_CONTEXT_H
 
@@ -10,15 +10,11 @@
 #include <fastdds/dds/topic/Topic.hpp>
 #include <fastdds/dds/topic/TypeSupport.hpp>
 #include <map>
-#include <set>
 #include <string>
 
 #include "settings.h"
 
 namespace psbfastdds {
-
-class Writer;
-class Reader;
 
 class Context {
  public:
@@ -38,11 +34,6 @@ class Context {
   eprosima::fastdds::dds::Topic *acquire_topic(const char *name);
   void release_topic(eprosima::fastdds::dds::Topic *topic);
 
-  void add(Writer *w) { writers_.insert(w); }
-  void add(Reader *r) { readers_.insert(r); }
-  void remove(Writer *w) { writers_.erase(w); }
-  void remove(Reader *r) { readers_.erase(r); }
-
  private:
   void tear_down() noexcept;
 
@@ -52,8 +43,6 @@ class Context {
   eprosima::fastdds::dds::Subscriber *subscriber_ = nullptr;
   eprosima::fastdds::dds::TypeSupport type_;
   std::map<std::string, std::pair<eprosima::fastdds::dds::Topic *, int>> topics_;
-  std::set<Writer *> writers_;
-  std::set<Reader *> readers_;
 };
 
 }  // namespace psbfastdds

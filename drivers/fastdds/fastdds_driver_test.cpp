@@ -27,8 +27,11 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_across_hosts.hpp"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
+#include "test_stopped_reader.hpp"
 
 extern char **environ;
 
@@ -58,15 +61,7 @@ struct Cfg {
     c.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
     c.max_payload = 64;
   }
-  const psb_config *get() {
-    opts.clear();
-    for (const auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
-    c.run_id = run_id.c_str();
-    c.transport = transport.c_str();
-    c.options = opts.empty() ? nullptr : opts.data();
-    c.option_count = opts.size();
-    return &c;
-  }
+  const psb_config *get() { return psb_test::filled(c, run_id, transport, options, opts); }
 };
 
 // The node's header (docs/node.md), then a payload derived from seq.
@@ -89,14 +84,7 @@ uint64_t seq_of(const void *data) {
   return seq;
 }
 
-bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using psb_test::wait_until;
 
 // One context (a participant) with at most one writer and one reader, closed in order.
 struct Side {
@@ -450,45 +438,10 @@ TEST(FastddsDriver, VendorConfigurationRunsWithTransportConfig) {
 // participants of one process goes by Fast DDS's intraprocess delivery whatever the
 // transport); real crossings (two emulated hosts) are in tests/test_cross_hosts_dds.py.
 TEST(FastddsDriver, AcrossHostsTransportsOpenOnTheInterfaceOfTheLocalAddress) {
-  const char *const peers[] = {"127.0.0.1", nullptr};
   for (const char *transport : {"builtin", "udp", "multicast"}) {
     Cfg cfg;
     cfg.transport = transport;
-    cfg.c.local_address = "127.0.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_EQ(refusal(cfg), "(accepted)") << transport;
-    Side w(cfg), r(cfg);
-    ASSERT_NE(w.ctx, nullptr) << transport << ": " << w.err.message;
-    ASSERT_NE(r.ctx, nullptr) << transport << ": " << r.err.message;
-    const std::string topic = "psb_" + cfg.run_id + "_hosts";
-    ASSERT_TRUE(w.make_writer(topic.c_str()) && r.make_reader(topic.c_str()));
-    ASSERT_TRUE(matched(w, r)) << transport;
-    const auto m = message(5, 64);
-    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
-  }
-}
-
-TEST(FastddsDriver, AcrossHostsShmAndMalformedAddressesAreRefused) {
-  const char *const peers[] = {"198.18.0.2", nullptr};
-  const char *const bad_peers[] = {"host-b", nullptr};
-  {
-    Cfg cfg;
-    cfg.transport = "shm";
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = peers;
-    EXPECT_NE(refusal(cfg).find("transport shm does not cross hosts; across hosts use "
-                                "--transport builtin, udp, multicast or config"),
-              std::string::npos)
-        << refusal(cfg);
-  }
-  {
-    Cfg cfg;
-    cfg.c.local_address = "198.18.0.1";
-    cfg.c.peer_addresses = bad_peers;
-    EXPECT_NE(refusal(cfg).find("local_address and peer_addresses must be IPv4 addresses"),
-              std::string::npos)
-        << refusal(cfg);
+    psb_test::expect_delivery_across_hosts_on_loopback(cfg);
   }
 }
 
@@ -686,11 +639,12 @@ bool start_reader_child(psb_test::ChildReport &child, const Cfg &cfg) {
                       std::to_string(cfg.c.qos.history_depth)});
 }
 
-std::vector<uint8_t> end_message() {
-  auto m = message(~0ull, 64);
-  const uint32_t end = 4;
-  std::memcpy(&m[28], &end, 4);
-  return m;
+std::vector<uint8_t> end_message() { return psb_test::as_end_marker(message(~0ull, 64)); }
+
+// Writes the end marker on w's writer: the write's result (0: written).
+int write_end(Side &w) {
+  const auto end = end_message();
+  return fastdds().write(w.writer, end.data(), end.size(), &w.err);
 }
 
 // Starts a reader child, a writer on its topic, waits until both matched, then stops
@@ -742,16 +696,9 @@ TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   stop_a_matched_reader_child(cfg, child, w);
   if (HasFatalFailure()) return;
   write_n(w, kWritten);
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
-  EXPECT_EQ(fastdds().drain(w.writer, 20 * kSecond, &w.err), 1) << w.err.message;
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_EQ(got["last_seq"], kWritten - 1);
-  EXPECT_LT(got["received"], kWritten / 2);
-  std::printf("reliable keep_last:3 into a stopped reader: received %llu of %llu\n",
-              (unsigned long long)got["received"], (unsigned long long)kWritten + 1);
+  psb_test::expect_the_newest_after_keep_last(
+      child, kWritten, [&] { return write_end(w) == 0; },
+      [&] { return fastdds().drain(w.writer, 20 * kSecond, &w.err); });
 }
 
 // Best effort over UDP into a stopped reader: its socket buffer overflows and the
@@ -767,22 +714,9 @@ TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   if (HasFatalFailure()) return;
   constexpr uint64_t kWritten = 20000;
   write_n(w, kWritten);
-  ASSERT_EQ(kill(child.pid, SIGCONT), 0);
-  const auto end = end_message();
-  for (int i = 0; i < 3; ++i) {  // best effort: the end marker itself may be dropped
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
-  }
-  auto got = child.finish();
-  EXPECT_EQ(got["exit"], 0u);
-  EXPECT_LT(got["received"], kWritten);
+  auto got = psb_test::best_effort_report(child, kWritten, [&] { return write_end(w) == 0; });
   EXPECT_GT(got["sample_lost"], 0u);
   EXPECT_EQ(got["received"] + got["sample_lost"], kWritten);  // every gap counted once
-  std::printf(
-      "best effort into a stopped reader: received %llu, sample_lost %llu, "
-      "sample_rejected %llu of %llu\n",
-      (unsigned long long)got["received"], (unsigned long long)got["sample_lost"],
-      (unsigned long long)got["sample_rejected"], (unsigned long long)kWritten);
 }
 
 int main(int argc, char **argv) {

@@ -45,7 +45,6 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
         on_data ? StatusMask::data_available() : StatusMask::none());
     if (reader_ == nullptr)
       fail("cannot create a DataReader on '%s' (Fast DDS's message is above)", topic);
-    ctx.add(this);
   } catch (const psb::sdk::Error &) {
     tear_down();
     throw;
@@ -58,7 +57,6 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
 Reader::~Reader() { tear_down(); }
 
 void Reader::tear_down() noexcept {
-  ctx_.remove(this);
   if (reader_ != nullptr) {
     // Stop callbacks before the reader and the node's callback target go away.
     stopping_.store(true);

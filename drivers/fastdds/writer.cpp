@@ -24,7 +24,6 @@ Writer::Writer(Context &ctx, const char *topic) : ctx_(ctx) {
     writer_ = ctx.publisher()->create_datawriter(topic_, writer_qos(s, base));
     if (writer_ == nullptr)
       fail("cannot create a DataWriter on '%s' (Fast DDS's message is above)", topic);
-    ctx.add(this);
   } catch (const psb::sdk::Error &) {
     tear_down();
     throw;
@@ -37,7 +36,6 @@ Writer::Writer(Context &ctx, const char *topic) : ctx_(ctx) {
 Writer::~Writer() { tear_down(); }
 
 void Writer::tear_down() noexcept {
-  ctx_.remove(this);
   if (writer_ != nullptr) {
     // A reliable writer deleted with samples in flight loses them (the end marker
     // too): give matched readers time to acknowledge, as a DDS application should.

@@ -41,6 +41,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
+#include "test_config.hpp"
 
 extern char **environ;
 
@@ -107,25 +108,11 @@ size = 65536
 count = 4
 )";
 
-std::string new_run_id() {
-  static int n = 0;
-  return "ioxt" + std::to_string(getpid()) + "x" + std::to_string(n++);
-}
-
-// A psb_config that owns its strings.
-struct Cfg {
-  std::string run_id = new_run_id();
-  std::string transport = "shm";
-  std::vector<std::pair<std::string, std::string>> options;
-  std::vector<psb_option> opts;
-  psb_config c{};
-
+// A psb_config that owns its strings: shm, 64 B unless the test says.
+struct Cfg : psb_test::OwnedConfig {
   explicit Cfg(uint32_t notify = PSB_NOTIFY_WAIT, uint64_t max_payload = 64,
-               uint32_t reliability = PSB_RELIABLE) {
-    c.notify = notify;
-    c.qos = psb_qos{reliability, PSB_VOLATILE, 0, 0};
-    c.max_payload = max_payload;
-  }
+               uint32_t reliability = PSB_RELIABLE)
+      : OwnedConfig(psb_test::fresh_run_id("ioxt"), "shm", max_payload, notify, reliability) {}
   Cfg &keep_last(uint32_t n) {
     c.qos.history = PSB_KEEP_LAST;
     c.qos.history_depth = n;
@@ -140,47 +127,16 @@ struct Cfg {
     c.qos.durability = PSB_TRANSIENT_LOCAL;
     return *this;
   }
-  const psb_config *get() {
-    opts.clear();
-    for (auto &[k, v] : options) opts.push_back({k.c_str(), v.c_str()});
-    c.run_id = run_id.c_str();
-    c.transport = transport.c_str();
-    c.options = opts.empty() ? nullptr : opts.data();
-    c.option_count = opts.size();
-    return &c;
-  }
 };
 
-// One context, destroyed with everything it holds.
-struct Side {
-  psb_context *ctx = nullptr;
-  std::vector<psb_writer *> writers;
-  std::vector<psb_reader *> readers;
-  psb_error err{};
+// One context, destroyed with everything it holds (Owned).
+struct Side : psb_test::Owned {
+  psb_context *ctx;
 
-  explicit Side(Cfg &cfg) { ctx = drv().open(cfg.get(), &err); }
-  ~Side() {
-    for (psb_reader *r : readers) drv().destroy_reader(r);
-    for (psb_writer *w : writers) drv().destroy_writer(w);
-    if (ctx) drv().close(ctx);
-  }
-  psb_writer *writer(const std::string &topic) {
-    psb_writer *w = drv().create_writer(ctx, topic.c_str(), &err);
-    if (w) writers.push_back(w);
-    return w;
-  }
+  explicit Side(Cfg &cfg) : ctx(open(cfg.get())) {}
+  psb_writer *writer(const std::string &topic) { return Owned::writer(ctx, topic); }
   psb_reader *reader(const std::string &topic, psb_on_data cb = nullptr, void *user = nullptr) {
-    psb_reader *r = drv().create_reader(ctx, topic.c_str(), cb, user, &err);
-    if (r) readers.push_back(r);
-    return r;
-  }
-  void drop_reader(psb_reader *r) {
-    drv().destroy_reader(r);
-    std::erase(readers, r);
-  }
-  void drop_writer(psb_writer *w) {
-    drv().destroy_writer(w);
-    std::erase(writers, w);
+    return Owned::reader(ctx, topic, cb, user);
   }
 };
 
@@ -188,14 +144,7 @@ std::string topic_of(const Cfg &cfg, const char *suffix) {
   return "psb_" + cfg.run_id + "_" + suffix;
 }
 
-bool wait_until(const std::function<bool()> &cond, int seconds = 20) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-  while (!cond()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  return true;
-}
+using psb_test::wait_until;
 
 // Message i of len bytes: the sequence number in the first 8 bytes, then bytes derived
 // from it.

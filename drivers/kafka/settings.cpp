@@ -8,19 +8,6 @@
 namespace psbkafka {
 namespace {
 
-// HOST:PORT or [IPv6]:PORT; librdkafka takes it as it is (bootstrap.servers).
-bool broker_address_ok(const std::string &b) {
-  const size_t colon = b.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == b.size()) return false;
-  const std::string port = b.substr(colon + 1);
-  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos) return false;
-  const long p = std::stol(port);
-  const std::string host = b.substr(0, colon);
-  const bool bracketed = host.front() == '[' && host.back() == ']' && host.size() > 2;
-  return p >= 1 && p <= 65535 && (bracketed || host.find(':') == std::string::npos) &&
-         host.find(',') == std::string::npos;
-}
-
 void parse_qos(const psb_qos &q, psb::sdk::Refusals &refuse, Settings &s) {
   s.acks_all = q.reliability == PSB_RELIABLE;
   s.persistent = q.durability == PSB_PERSISTENT;
@@ -56,11 +43,13 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (const char *broker = options.required("broker", "HOST:PORT",
                                             "psbench sets it when it starts the Kafka broker, "
                                             "or give the address of your own broker")) {
-    if (broker_address_ok(broker))
-      s.broker = broker;
-    else
+    // librdkafka takes it as it is (bootstrap.servers), where a comma would start another.
+    psb::sdk::BrokerAddress b;
+    if (psb::sdk::broker_address(broker, 9092, refuse, b) && b.host.find(',') == std::string::npos)
+      s.broker = b.text;
+    else if (!refuse.has("option:broker"))
       refuse.add("option:broker",
-                 "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:9092, or [::1]:9092)",
+                 "option broker='%s' is not HOST:PORT: one broker, no comma (e.g. 127.0.0.1:9092)",
                  broker);
   }
   s.profile = options.choice("profile", {"latency", "throughput"}, 0) == 1 ? Profile::throughput

@@ -41,12 +41,6 @@ void sleep_briefly() { std::this_thread::sleep_for(std::chrono::microseconds(200
 
 }  // namespace
 
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
 Connection::Connection(const Settings &s) : s_(s) {
   std::call_once(g_lib_once, [] { mosquitto_lib_init(); });  // never cleaned up: other
                                                              // contexts may still use it

@@ -30,6 +30,7 @@
 #include <thread>
 #include <vector>
 
+#include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
 namespace psbmqtt {
@@ -37,7 +38,7 @@ namespace psbmqtt {
 class Reader;
 class Writer;
 
-int64_t now_ns();
+using psb::sdk::now_ns;
 
 class Connection {
  public:

@@ -17,6 +17,7 @@
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
 #include "test_broker.hpp"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -29,20 +30,9 @@ constexpr int64_t kS = 1'000'000'000;
 const psb_driver &mqtt() { return psb_test::driver_under_test(); }
 
 // A psb_config for one broker and the strings it points to.
-struct Cfg {
+struct Cfg : psb_test::BrokerConfig {
   Cfg(const std::string &broker, uint32_t notify, uint32_t reliability)
-      : broker_(broker), option_{"broker", broker_.c_str()} {
-    cfg.run_id = "mqttdrain";
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{reliability, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 4u << 20;
-    cfg.options = &option_;
-    cfg.option_count = 1;
-  }
-  std::string broker_;
-  psb_option option_;
-  psb_config cfg{};
+      : BrokerConfig(broker, "mqttdrain", notify, reliability, 4u << 20) {}
 };
 
 }  // namespace
@@ -87,17 +77,10 @@ TEST(MqttDrain, EveryQos1MessageReachesTheBrokerBeforeDrainReturns) {
       mqtt().create_reader(ctx, "psb_mqttdrain_t", psb_test::DistinctSeqs::on_data, &got, &err);
   ASSERT_NE(r, nullptr) << err.message;
 
-  const int rc = psb_test::run_child_test("MqttDrainChild.DISABLED_PublishDrainAndEnd",
-                                          {{"PSB_CHILD_BROKER", broker.address()},
-                                           {"PSB_CHILD_TOPIC", "psb_mqttdrain_t"},
-                                           {"PSB_CHILD_COUNT", std::to_string(kCount)},
-                                           {"PSB_CHILD_DRAIN", "1"}},
-                                          90);
+  const int rc = psb_test::run_draining_writer("MqttDrainChild.DISABLED_PublishDrainAndEnd",
+                                               broker.address(), "psb_mqttdrain_t", kCount, 90);
   EXPECT_EQ(rc, 10) << "the writer's drain did not return 1";
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (got.count() < kCount && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(got.count(), kCount) << broker.log();
+  EXPECT_EQ(got.count_within(kCount, 60), kCount) << broker.log();
   mqtt().destroy_reader(r);
   mqtt().close(ctx);
 }

@@ -22,6 +22,7 @@
 #include "driver_under_test.hpp"
 #include "psbench/driver.h"
 #include "test_broker.hpp"
+#include "test_signal.hpp"
 
 namespace {
 
@@ -788,38 +789,14 @@ TEST(MqttDriver, AWriterAloneLearnsThatTheBrokerDied) {
 
 // --- signals -----------------------------------------------------------------------
 
-namespace {
-void on_usr1(int) {}
-}  // namespace
-
 // A signal during a wait ends it with "no sample" (the node stops runs with signals).
 TEST(MqttDriver, ASignalEndsAWaitWithNoSample) {
-  struct sigaction sa {};
-  sa.sa_handler = on_usr1;  // no SA_RESTART, as the node
-  struct sigaction old {};
-  sigaction(SIGUSR1, &sa, &old);
   Broker broker;
   Ctx c(Config(broker.address(), PSB_NOTIFY_WAIT));
   psb_reader *r = c.reader("psb_mqtttest_sig");
   ASSERT_NE(r, nullptr);
-  std::atomic<bool> done{false};
-  int result = 99;
-  auto start = std::chrono::steady_clock::now();
-  std::thread taker([&] {
-    const void *data;
-    size_t len;
-    psb_error err{};
-    result = mqtt().take(r, 60'000 * kMs, &data, &len, &err);
-    done = true;
-  });
-  // Again and again: a signal that lands between two select() calls interrupts nothing.
-  while (!done) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    if (!done) pthread_kill(taker.native_handle(), SIGUSR1);
-  }
-  taker.join();
-  sigaction(SIGUSR1, &old, nullptr);
-  EXPECT_EQ(result, 0);
+  const auto got = psb_test::interrupted_take(r, 60'000 * kMs);
+  EXPECT_EQ(got.result, 0);
   // Not a timing measurement: only that the 60 s wait did not run its course.
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_LT(got.took, std::chrono::seconds(30));
 }

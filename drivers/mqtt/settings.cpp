@@ -1,23 +1,11 @@
 #include "settings.h"
 
-#include <cerrno>
-#include <cstdlib>
 #include <cstring>
 
 #include "psbench/sdk.hpp"
 
 namespace psbmqtt {
 namespace {
-
-bool parse_int(const char *text, long lo, long hi, long *out) {
-  if (text == nullptr || *text == '\0') return false;
-  char *end = nullptr;
-  errno = 0;
-  long v = std::strtol(text, &end, 10);
-  if (errno != 0 || *end != '\0' || v < lo || v > hi) return false;
-  *out = v;
-  return true;
-}
 
 // HOST:PORT, with [IPv6]:PORT accepted.
 void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
@@ -75,24 +63,17 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                                             "psbench sets it when it starts mosquitto, or give "
                                             "the address of your own broker"))
     parse_broker(broker, refuse, &s);
-  long v = 0;
-  if (const char *ka = options.find("keepalive")) {
-    if (!parse_int(ka, 0, 65535, &v) || (v != 0 && v < 5))
-      refuse.add("option:keepalive", "option keepalive='%s': use 0 (off) or 5 to 65535 seconds",
-                 ka);
-    else
-      s.keepalive_s = int(v);
-  }
+  const char *keepalive_use = "0 (off) or 5 to 65535 seconds";
+  const auto keepalive = options.number("keepalive", s.keepalive_s, 0, 65535, keepalive_use);
+  if (keepalive > 0 && keepalive < 5)  // libmosquitto refuses 1 to 4
+    refuse.add("option:keepalive", "option keepalive='%s': use %s", options.find("keepalive"),
+               keepalive_use);
+  else
+    s.keepalive_s = int(keepalive);
   s.tcp_nodelay = options.flag("tcp_nodelay", true);
-  if (const char *mi = options.find("max_inflight")) {
-    if (!parse_int(mi, 0, 65535, &v))
-      refuse.add("option:max_inflight",
-                 "option max_inflight='%s': use 1 to 65535 QoS 1 messages awaiting their PUBACK, "
-                 "or 0 for libmosquitto's largest (65535)",
-                 mi);
-    else
-      s.max_inflight = int(v);
-  }
+  s.max_inflight = int(options.number("max_inflight", s.max_inflight, 0, 65535,
+                                      "1 to 65535 QoS 1 messages awaiting their PUBACK, or 0 "
+                                      "for libmosquitto's largest (65535)"));
   s.tls = psb::sdk::tls_options(options, refuse);
   parse_qos(cfg, refuse, &s);
   return s;

@@ -23,6 +23,8 @@
 #include <string>
 #include <thread>
 
+#include "test_net.hpp"
+
 namespace psb_test {
 
 // A port of 127.0.0.1 that nothing listens on now.
@@ -37,17 +39,6 @@ inline int free_port() {
     throw std::runtime_error("cannot find a free port");
   close(fd);
   return ntohs(a.sin_port);
-}
-
-inline bool accepts_connections(int port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
 }
 
 // The manifest's durable_config, {folder} replaced (the text between its triple quotes).
@@ -126,7 +117,7 @@ class Broker {
       _exit(127);
     }
     auto end = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    while (!accepts_connections(port_)) {
+    while (!accepts_tcp(unsigned(port_))) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
         pid_ = -1;

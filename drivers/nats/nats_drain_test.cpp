@@ -18,6 +18,7 @@
 
 #include "driver_under_test.hpp"
 #include "nats_server.h"
+#include "test_config.hpp"
 #include "test_process.hpp"
 #include "test_received.hpp"
 
@@ -29,31 +30,13 @@ constexpr int64_t kS = 1'000'000'000;
 
 const psb_driver &drv() { return psb_test::driver_under_test(); }
 
-// One context on one server; endpoints are closed with it.
-struct Conn {
+// One context on one server; endpoints are closed with it (Endpoints).
+struct Conn : psb_test::BrokerConfig, psb_test::Endpoints {
   Conn(const std::string &broker, uint32_t notify, const char *send_asap = "true")
-      : broker_(broker), options_{{"broker", broker_.c_str()}, {"send_asap", send_asap}} {
-    cfg.run_id = "natsdrain";
-    cfg.transport = "tcp";
-    cfg.notify = notify;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 1u << 20;
-    cfg.options = options_;
-    cfg.option_count = 2;
+      : BrokerConfig(broker, "natsdrain", notify, PSB_BEST_EFFORT, 1u << 20,
+                     {{"send_asap", send_asap}}) {
     ctx = drv().open(&cfg, &err);
   }
-  ~Conn() {
-    if (reader) drv().destroy_reader(reader);
-    if (writer) drv().destroy_writer(writer);
-    if (ctx) drv().close(ctx);
-  }
-  std::string broker_;
-  psb_option options_[2];
-  psb_config cfg{};
-  psb_error err{};
-  psb_context *ctx = nullptr;
-  psb_writer *writer = nullptr;
-  psb_reader *reader = nullptr;
 };
 
 // What the driver's writer_counters() or reader_counters() hands over.
@@ -97,17 +80,10 @@ TEST(NatsDrain, EveryMessageReachesTheServerBeforeDrainReturns) {
   sub.reader = drv().create_reader(sub.ctx, "psb_natsdrain_t", psb_test::DistinctSeqs::on_data,
                                    &got, &sub.err);
   ASSERT_NE(sub.reader, nullptr) << sub.err.message;
-  const int rc = psb_test::run_child_test("NatsDrainChild.DISABLED_PublishDrainAndEnd",
-                                          {{"PSB_CHILD_BROKER", server.address()},
-                                           {"PSB_CHILD_TOPIC", "psb_natsdrain_t"},
-                                           {"PSB_CHILD_COUNT", std::to_string(kCount)},
-                                           {"PSB_CHILD_DRAIN", "1"}},
-                                          60);
+  const int rc = psb_test::run_draining_writer("NatsDrainChild.DISABLED_PublishDrainAndEnd",
+                                               server.address(), "psb_natsdrain_t", kCount, 60);
   EXPECT_EQ(rc, 10) << "the writer's drain did not return 1";
-  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (got.count() < kCount && std::chrono::steady_clock::now() < end)
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  EXPECT_EQ(got.count(), kCount);
+  EXPECT_EQ(got.count_within(kCount, 30), kCount);
 }
 
 // A stopped server sends no PONG: drain returns 0 within its timeout, then 1 once the

@@ -22,6 +22,7 @@
 
 #include "driver_under_test.hpp"
 #include "nats_server.h"
+#include "test_received.hpp"
 
 namespace {
 
@@ -88,25 +89,7 @@ std::vector<uint8_t> message(size_t size, uint32_t seed) {
   return m;
 }
 
-// Takes one message within 5 s (wait: timeout_ns per take; poll: 0 in a spin).
-std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
-  const void *data;
-  size_t len;
-  psb_error err{};
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (std::chrono::steady_clock::now() < end) {
-    int r = drv().take(reader, timeout_ns, &data, &len, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r < 0) return {};
-    if (r == 1) {
-      std::vector<uint8_t> got(static_cast<const uint8_t *>(data),
-                               static_cast<const uint8_t *>(data) + len);
-      drv().release(reader);
-      return got;
-    }
-  }
-  return {};
-}
+using psb_test::take_one;  // within 5 s (wait: timeout_ns per take; poll: 0 in a spin)
 
 bool contains(const char *text, const char *part) { return std::strstr(text, part) != nullptr; }
 

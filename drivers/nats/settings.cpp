@@ -31,40 +31,19 @@ void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
         "messages when full and are not a keep_last/keep_all history; leave --history unset");
 }
 
-bool parse_port(const char *text, int *port) {
-  if (*text == '\0' || std::strlen(text) > 5) return false;
-  long v = 0;
-  for (const char *p = text; *p; ++p) {
-    if (*p < '0' || *p > '9') return false;
-    v = v * 10 + (*p - '0');
+// HOST:PORT or [IPv6]:PORT (the SDK's broker_address), HOST without what a NATS URL
+// would read otherwise.
+void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
+  psb::sdk::BrokerAddress b;
+  if (!psb::sdk::broker_address(text, 4222, refuse, b)) return;
+  if (b.host.find_first_of(" \t/@[]") != std::string::npos) {
+    refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)", text);
+    return;
   }
-  if (v < 1 || v > 65535) return false;
-  *port = int(v);
-  return true;
-}
-
-// HOST:PORT, HOST a name or an IPv4 address, or [IPv6]:PORT.
-bool parse_broker(const char *text, Settings *s) {
-  std::string t(text);
-  std::string host;
-  size_t colon;
-  if (!t.empty() && t[0] == '[') {
-    size_t close = t.find(']');
-    if (close == std::string::npos || close + 1 >= t.size() || t[close + 1] != ':') return false;
-    host = t.substr(1, close - 1);
-    colon = close + 1;
-  } else {
-    colon = t.rfind(':');
-    if (colon == std::string::npos) return false;
-    host = t.substr(0, colon);
-    if (host.find(':') != std::string::npos) return false;  // IPv6 needs brackets
-  }
-  if (host.empty() || host.find_first_of(" \t/@[]") != std::string::npos) return false;
-  if (!parse_port(t.c_str() + colon + 1, &s->port)) return false;
-  s->host = host;
-  s->address = t;
-  s->url = "nats://" + t;
-  return true;
+  s->host = b.host;
+  s->port = b.port;
+  s->address = b.text;
+  s->url = "nats://" + b.text;
 }
 
 }  // namespace
@@ -79,9 +58,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   const char *broker = options.required("broker", "HOST:PORT",
                                         "psbench sets it when it starts nats-server, or give "
                                         "the address of your own nats-server");
-  if (broker != nullptr && !parse_broker(broker, &s))
-    refuse.add("option:broker", "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:4222)",
-               broker);
+  if (broker != nullptr) parse_broker(broker, refuse, &s);
   s.send_asap = options.flag("send_asap", true);
   s.tls = psb::sdk::tls_options(options, refuse);
   if (s.tls.on) s.url = "tls://" + s.address;

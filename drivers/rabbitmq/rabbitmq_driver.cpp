@@ -24,7 +24,7 @@
 
 #include "connection.h"
 #include "psbench/sdk.hpp"
-#include "retry_pacer.h"
+#include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
 namespace psbrabbitmq {
@@ -161,10 +161,10 @@ class Rabbitmq::Writer {
   // what it had not confirmed is published again and awaited.
   bool drain(int64_t timeout_ns) {
     if (!reliable_) return true;
-    const int64_t deadline = RetryPacer::now_ns() + timeout_ns;
+    const int64_t deadline = psb::sdk::now_ns() + timeout_ns;
     for (;;) {
       if (conn_ && floor_ >= published_) break;
-      const int64_t left = deadline - RetryPacer::now_ns();
+      const int64_t left = deadline - psb::sdk::now_ns();
       if (left <= 0) throw psb::sdk::Timeout(undrained());
       if (!conn_) {
         pacer_.sleep_until_due(left);
@@ -386,8 +386,8 @@ class Rabbitmq::Writer {
   uint64_t confirmed_before_ = 0;  // confirmed on the connections lost so far
   uint64_t republished_ = 0;       // published again on a new connection
   uint64_t reconnections_ = 0;
-  RetryPacer pacer_;
-  std::string last_failure_;  // of the last connection attempt
+  psb::sdk::RetryPacer pacer_;  // persistent: at most one connection attempt per 100 ms
+  std::string last_failure_;    // of the last connection attempt
 };
 
 class Rabbitmq::Reader {
@@ -454,10 +454,8 @@ class Rabbitmq::Reader {
       if (!conn_) return false;
     }
     if (conn_->buffered()) return true;
-    pollfd p{conn_->fd(), POLLIN, 0};
-    const timespec ts{timeout_ns / 1'000'000'000, timeout_ns % 1'000'000'000};
-    const int n = ppoll(&p, 1, &ts, nullptr);
-    if (n < 0 && errno != EINTR) fail("poll: %s", std::strerror(errno));
+    const int n = psb::sdk::wait_readable(conn_->fd(), -1, timeout_ns);
+    if (n < 0) fail("poll: %s", std::strerror(errno));
     return n > 0;
   }
 
@@ -610,7 +608,7 @@ class Rabbitmq::Reader {
   uint64_t delivery_tag_ = 0;        // of the last delivery taken
   uint64_t unacked_ = 0;             // taken, not acknowledged yet (reliable)
   uint64_t reconnections_ = 0;       // persistent
-  RetryPacer pacer_;
+  psb::sdk::RetryPacer pacer_;       // persistent: at most one connection attempt per 100 ms
   psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
 };
 

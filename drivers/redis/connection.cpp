@@ -1,11 +1,8 @@
 #include "connection.h"
 
-#include <poll.h>
 #include <sys/socket.h>
 
 #include <cerrno>
-#include <cstdarg>
-#include <cstdio>
 #include <cstring>
 
 #include "psbench/sdk.hpp"
@@ -13,15 +10,6 @@
 namespace psbredis {
 
 using psb::sdk::fail;
-
-std::string format(const char *fmt, ...) {
-  char text[sizeof(psb_error::message)];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(text, sizeof text, fmt, ap);
-  va_end(ap);
-  return text;
-}
 
 redisContext *connect_server(const Settings &s, const char *what) {
   const timeval tv{kIoTimeoutS, 0};
@@ -80,34 +68,6 @@ int send_with_payload(int fd, char *header, size_t prefix_len, const void *data,
   return send_all(fd, iov, 3);
 }
 
-int send_all(int fd, struct iovec *iov, int iovcnt) {
-  // SO_SNDTIMEO bounds one sendmsg(); a server that takes a little now and then must
-  // not stretch the whole write past the same bound.
-  const int64_t give_up = now_ns() + int64_t(kIoTimeoutS) * 1000000000;
-  while (iovcnt > 0) {
-    msghdr msg{};
-    msg.msg_iov = iov;
-    msg.msg_iovlen = static_cast<size_t>(iovcnt);
-    ssize_t n = sendmsg(fd, &msg, MSG_NOSIGNAL);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno == EWOULDBLOCK ? EAGAIN : errno;
-    }
-    auto left = static_cast<size_t>(n);
-    while (iovcnt > 0 && left >= iov->iov_len) {
-      left -= iov->iov_len;
-      ++iov;
-      --iovcnt;
-    }
-    if (iovcnt > 0) {
-      iov->iov_base = static_cast<char *>(iov->iov_base) + left;
-      iov->iov_len -= left;
-      if (now_ns() >= give_up) return EAGAIN;
-    }
-  }
-  return 0;
-}
-
 redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
                     const char **argv, const size_t *argvlen) {
   char *cmd = nullptr;
@@ -130,27 +90,6 @@ redisReply *command(redisContext *c, const Settings &s, const char *what, int ar
          c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
   }
   return static_cast<redisReply *>(reply);
-}
-
-int wait_readable(int fd, int stop_fd, int64_t timeout_ns) {
-  pollfd fds[2] = {{fd, POLLIN, 0}, {stop_fd, POLLIN, 0}};
-  timespec ts{}, *tsp = nullptr;
-  if (timeout_ns >= 0) {
-    ts.tv_sec = static_cast<time_t>(timeout_ns / 1000000000);
-    ts.tv_nsec = static_cast<long>(timeout_ns % 1000000000);
-    tsp = &ts;
-  }
-  const int n = ppoll(fds, stop_fd >= 0 ? 2 : 1, tsp, nullptr);
-  if (n < 0) return errno == EINTR ? 0 : -1;
-  if (n == 0) return 0;
-  if (stop_fd >= 0 && fds[1].revents != 0) return 2;
-  return 1;  // POLLIN, or POLLHUP/POLLERR: the read that follows says which
-}
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace psbredis

@@ -10,9 +10,14 @@
 #include <string>
 
 #include "hiredis_c.h"
+#include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
 namespace psbredis {
+
+using psb::sdk::format;
+using psb::sdk::now_ns;
+using psb::sdk::wait_readable;
 
 // A blocking hiredis context on settings' broker: TCP_NODELAY (hiredis sets it),
 // connect, reply and send timeouts of kIoTimeoutS, the reader's buffer never given back
@@ -31,12 +36,10 @@ redisContext *try_connect(const Settings &s, int timeout_ms, std::string *why);
 redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
                     const char **argv, const size_t *argvlen);
 
-// printf into a string of at most a psb_error's length (a message kept for later).
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-// Writes all of iov (advancing it) with MSG_NOSIGNAL, retrying after signals. 0 = sent,
-// otherwise the errno (EAGAIN: kIoTimeoutS passed before all of it was taken).
-int send_all(int fd, struct iovec *iov, int iovcnt);
+// psb::sdk::send_all within kIoTimeoutS. 0 = sent, otherwise the errno (EAGAIN: timed out).
+inline int send_all(int fd, iovec *iov, int iovcnt) {
+  return psb::sdk::send_all(fd, iov, iovcnt, now_ns() + int64_t(kIoTimeoutS) * 1'000'000'000);
+}
 
 // The lines of a server's replies, read byte by byte off the socket: each without its
 // "\r\n", NUL-terminated, at most 255 bytes kept (a longer one is cut).
@@ -67,13 +70,6 @@ class ReplyLines {
 // argument's "$" (prefix_len bytes) with room after it for "<len>\r\n"; the length is
 // written there, then header, message and "\r\n" go out in one send_all. Its result.
 int send_with_payload(int fd, char *header, size_t prefix_len, const void *data, size_t len);
-
-// Waits until fd is readable, or stop_fd (if >= 0) is, or timeout_ns passes (negative:
-// no limit). 1 = fd readable (or hung up), 0 = timeout or a signal, 2 = stop_fd, -1 =
-// error (errno).
-int wait_readable(int fd, int stop_fd, int64_t timeout_ns);
-
-int64_t now_ns();
 
 }  // namespace psbredis
 

@@ -1,8 +1,6 @@
 #include "reader.h"
 
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -75,33 +73,24 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
     rbuf_.assign(kReadChunk, '\0');
 
     if (on_data_) {
-      stop_fd_ = eventfd(0, EFD_CLOEXEC);
-      if (stop_fd_ < 0) fail("eventfd for the listener: %s", std::strerror(errno));
-      thread_ = std::thread([this] { listen(); });
+      stop_.emplace();
+      listener_.start(on_data_, [this] { listen(); });
     }
   } catch (...) {
     tear_down();
     throw;
   }
-  ctx.link(this);
 }
 
 Reader::~Reader() { tear_down(); }
 
 void Reader::tear_down() {
-  if (ctx != nullptr) ctx->unlink(this);
-  if (thread_.joinable()) {
-    stop_.store(true, std::memory_order_release);
-    const uint64_t one = 1;
-    (void)!::write(stop_fd_, &one, sizeof one);  // ends a wait at once
-    thread_.join();
-  }
+  if (stop_) stop_->signal();  // ends a wait at once
+  listener_.stop();
   if (held_ != nullptr) freeReplyObject(held_);
   held_ = nullptr;
   if (c_ != nullptr) redisFree(c_);  // closing the connection ends the subscription
   c_ = nullptr;
-  if (stop_fd_ >= 0) close(stop_fd_);
-  stop_fd_ = -1;
 }
 
 bool Reader::read_some() {
@@ -156,7 +145,7 @@ bool Reader::next(int64_t timeout_ns, redisReply **out) {
       left = end - now_ns();
       if (left <= 0) return false;
     }
-    const int w = wait_readable(fd_, stop_fd_, left);
+    const int w = wait_readable(fd_, stop_ ? stop_->fd() : -1, left);
     if (w == 0 || w == 2) return false;  // timeout, a signal (EINTR), or a stop request
     if (w < 0) fail("waiting on the subscriber of %s: %s", channel_.c_str(), std::strerror(errno));
     read_some();
@@ -186,7 +175,7 @@ void Reader::release() {
 
 void Reader::listen() {
   try {
-    while (!stop_.load(std::memory_order_acquire)) {
+    while (!listener_.stopping()) {
       redisReply *r = nullptr;
       if (next(-1, &r)) {
         on_data_(r->element[2]->str, r->element[2]->len);

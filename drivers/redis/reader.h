@@ -5,21 +5,20 @@
 #ifndef PSBENCH_REDIS_READER_H
 #define PSBENCH_REDIS_READER_H
 
-#include <atomic>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "context.h"
+#include "connection.h"
 #include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-class Reader final : public Endpoint {
+class Reader final {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
-  ~Reader() override;
+  ~Reader();
 
   bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
@@ -46,9 +45,8 @@ class Reader final : public Endpoint {
   bool read_first_ = false;  // the last read filled rbuf_: more is probably waiting
   redisReply *held_ = nullptr;
   psb::sdk::Listener on_data_;
-  int stop_fd_ = -1;  // eventfd that ends the listener's wait
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::optional<psb::sdk::StopFd> stop_;  // listener mode: ends the listener's wait
+  psb::sdk::ListenerThread listener_;
 };
 
 }  // namespace psbredis

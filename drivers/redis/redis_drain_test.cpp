@@ -11,6 +11,7 @@
 
 #include "driver_under_test.hpp"
 #include "redis_server.hpp"
+#include "test_config.hpp"
 #include "test_process.hpp"
 
 namespace {
@@ -21,16 +22,9 @@ constexpr int64_t kS = 1'000'000'000;
 const psb_driver &redis() { return psb_test::driver_under_test(); }
 
 // One writer on its own context, closed at the end.
-struct Publisher {
+struct Publisher : psb_test::BrokerConfig {
   explicit Publisher(const std::string &broker)
-      : broker_(broker), option_{"broker", broker_.c_str()} {
-    cfg.run_id = "redisdrain";
-    cfg.transport = "tcp";
-    cfg.notify = PSB_NOTIFY_WAIT;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 1u << 20;
-    cfg.options = &option_;
-    cfg.option_count = 1;
+      : BrokerConfig(broker, "redisdrain", PSB_NOTIFY_WAIT, PSB_BEST_EFFORT, 1u << 20) {
     ctx = redis().open(&cfg, &err);
     if (ctx != nullptr) writer = redis().create_writer(ctx, "psb_redisdrain_t", &err);
   }
@@ -38,9 +32,6 @@ struct Publisher {
     if (writer) redis().destroy_writer(writer);
     if (ctx) redis().close(ctx);
   }
-  std::string broker_;
-  psb_option option_;
-  psb_config cfg{};
   psb_error err{};
   psb_context *ctx = nullptr;
   psb_writer *writer = nullptr;

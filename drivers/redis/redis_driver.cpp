@@ -9,7 +9,6 @@
 #include <mutex>
 
 #include "connection.h"
-#include "context.h"
 #include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
@@ -155,10 +154,10 @@ struct Redis {
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
-  // Holds no connection: every writer and every reader has its own (context.h).
+  // Holds no connection: every writer and every reader has its own (settings.h).
   struct Context : psbredis::Context {
     explicit Context(const psb_config &cfg)
-        : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {}
+        : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings))} {}
   };
   // write() does not wait for PUBLISH's (XADD's) reply: drain waits until every one came.
   using Writer = TopicWriter;

@@ -19,6 +19,8 @@
 #include "driver_under_test.hpp"
 #include "redis_server.hpp"
 #include "redis_test_endpoints.hpp"
+#include "test_received.hpp"
+#include "test_signal.hpp"
 
 namespace {
 
@@ -56,17 +58,7 @@ std::vector<uint8_t> message(size_t size, uint8_t seed) {
 
 // Takes one message within 5 s (in the given notify mode); empty if none came.
 std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
-  const void *data;
-  size_t len;
-  psb_error err{};
-  const auto end = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < end) {
-    int r = redis().take(reader, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0, &data, &len, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r < 0) break;
-    if (r == 1) return std::vector<uint8_t>((const uint8_t *)data, (const uint8_t *)data + len);
-  }
-  return {};
+  return psb_test::take_one(reader, notify == PSB_NOTIFY_WAIT ? 100'000'000 : 0);
 }
 
 redisReply *query(redisContext *c, const char *cmd) {
@@ -218,10 +210,7 @@ TEST(RedisDriver, TakeReturnsNothingWhenNothingWasPublished) {
   ASSERT_NE(e.ctx, nullptr) << e.err.message;
   e.reader = redis().create_reader(e.ctx, "psb_redistest_b", nullptr, nullptr, &e.err);
   ASSERT_NE(e.reader, nullptr) << e.err.message;
-  const void *data;
-  size_t len;
-  EXPECT_EQ(redis().take(e.reader, 20'000'000, &data, &len, &e.err), 0);
-  EXPECT_EQ(redis().take(e.reader, 0, &data, &len, &e.err), 0);
+  psb_test::expect_nothing_to_take(e.reader, 20'000'000);
 }
 
 TEST(RedisDriver, TheSubscriptionIsActiveWhenCreateReaderReturns) {
@@ -432,33 +421,14 @@ TEST(RedisDriver, EchoFromAListenerCallback) {
   EXPECT_EQ(pong.failures.load(), 0);
 }
 
-namespace {
-void on_usr1(int) {}
-}  // namespace
-
 TEST(RedisDriver, AnInterruptedWaitReturnsNoSample) {
-  struct sigaction sa {};
-  sa.sa_handler = on_usr1;  // no SA_RESTART, as in the node
-  struct sigaction old {};
-  sigaction(SIGUSR1, &sa, &old);
   Config c(shared_server().address());
   Endpoints e(c);
   e.reader = redis().create_reader(e.ctx, "psb_redistest_intr", nullptr, nullptr, &e.err);
   ASSERT_NE(e.reader, nullptr);
-  const pthread_t self = pthread_self();
-  std::thread interrupter([self] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    pthread_kill(self, SIGUSR1);
-  });
-  const void *data;
-  size_t len;
-  const auto start = Clock::now();
-  const int r = redis().take(e.reader, 60'000'000'000, &data, &len, &e.err);
-  const auto waited = Clock::now() - start;
-  interrupter.join();
-  sigaction(SIGUSR1, &old, nullptr);
-  EXPECT_EQ(r, 0);
-  EXPECT_LT(waited, std::chrono::seconds(30)) << "the signal did not end the 60 s wait";
+  const auto got = psb_test::interrupted_take(e.reader, 60'000'000'000);
+  EXPECT_EQ(got.result, 0);
+  EXPECT_LT(got.took, std::chrono::seconds(30)) << "the signal did not end the 60 s wait";
 }
 
 TEST(RedisDriver, AKilledServerFailsWritesAndTakesInsteadOfHanging) {

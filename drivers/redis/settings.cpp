@@ -1,46 +1,11 @@
 #include "settings.h"
 
-#include <cctype>
 #include <cstring>
 
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-namespace {
-
-// "HOST:PORT" or "[IPv6]:PORT", port 1..65535.
-void parse_broker(const char *value, psb::sdk::Refusals &refuse, std::string *host, int *port) {
-  const std::string v = value ? value : "";
-  std::string h, p;
-  if (!v.empty() && v[0] == '[') {
-    const size_t close = v.find(']');
-    if (close != std::string::npos && close + 1 < v.size() && v[close + 1] == ':') {
-      h = v.substr(1, close - 1);
-      p = v.substr(close + 2);
-    }
-  } else if (const size_t colon = v.rfind(':'); colon != std::string::npos) {
-    h = v.substr(0, colon);
-    p = v.substr(colon + 1);
-    if (h.find(':') != std::string::npos) h.clear();  // a bare IPv6 address: ambiguous
-  }
-  long n = 0;
-  bool digits = !p.empty() && p.size() <= 5;
-  for (char c : p) {
-    digits = digits && std::isdigit(static_cast<unsigned char>(c));
-    if (digits) n = n * 10 + (c - '0');
-  }
-  if (h.empty() || !digits || n < 1 || n > 65535) {
-    refuse.add("option:broker",
-               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:6379, or [::1]:6379; "
-               "port 1 to 65535)",
-               v.c_str());
-    return;
-  }
-  *host = h;
-  *port = static_cast<int>(n);
-}
-
-}  // namespace
+namespace {}  // namespace
 
 std::string Settings::address() const {
   return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
@@ -97,7 +62,10 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (const char *broker = options.required("broker", "HOST:PORT",
                                             "psbench sets it when it starts redis-server, or "
                                             "give the address of your own redis-server"))
-    parse_broker(broker, refuse, &s.host, &s.port);
+    if (psb::sdk::BrokerAddress b; psb::sdk::broker_address(broker, 6379, refuse, b)) {
+      s.host = b.host;
+      s.port = b.port;
+    }
   // hiredis 0.14.1 (Debian 12) has no TLS: no SSL context, no redisInitiateSSL (hiredis_ssl
   // arrived in hiredis 1.0), so a TLS redis-server cannot be reached (README.md, "Security").
   if (const char *mode = options.find("security"); mode != nullptr && std::strcmp(mode, "none"))

@@ -45,6 +45,14 @@ struct Settings : psb::sdk::RunSettings {
   uint64_t stream_bound() const;
 };
 
+// A context (one per role) holds only the settings, and no connection: every writer has
+// its own publishing connection and every reader its own subscribing one (a connection in
+// subscribed mode cannot PUBLISH). The SDK keeps the endpoints and destroys those the
+// caller left open before the context.
+struct Context {
+  Settings settings;
+};
+
 // Validates cfg, recording every refusal (check() and open(), which throws them).
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 

@@ -1,9 +1,6 @@
 #include "stream_reader.h"
 
-#include <poll.h>
-#include <sys/eventfd.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -98,37 +95,26 @@ StreamReader::StreamReader(Context &ctx, const char *topic, psb::sdk::Listener l
   if (!error.empty()) throw psb::sdk::Error(error);
 
   try {
-    if (on_data_) {
-      stop_fd_ = eventfd(0, EFD_CLOEXEC);
-      if (stop_fd_ < 0) fail("eventfd for the listener: %s", std::strerror(errno));
-    }
+    if (on_data_) stop_.emplace();
     if (!reconnect())
       fail("cannot read %s from redis-server at %s: %s", key_.c_str(), s.address().c_str(),
            down_why_.c_str());
     reconnects_ = 0;  // the first connection
-    if (on_data_) thread_ = std::thread([this] { listen(); });
+    if (on_data_) listener_.start(on_data_, [this] { listen(); });
   } catch (...) {
     tear_down();
     throw;
   }
-  ctx.link(this);
 }
 
 StreamReader::~StreamReader() { tear_down(); }
 
 void StreamReader::tear_down() {
-  if (ctx != nullptr) ctx->unlink(this);
-  if (thread_.joinable()) {
-    stop_.store(true, std::memory_order_release);
-    const uint64_t one = 1;
-    (void)!::write(stop_fd_, &one, sizeof one);
-    thread_.join();
-  }
+  if (stop_) stop_->signal();  // ends a wait at once
+  listener_.stop();
   free_batch();
   if (c_ != nullptr) redisFree(c_);
   c_ = nullptr;
-  if (stop_fd_ >= 0) close(stop_fd_);
-  stop_fd_ = -1;
 }
 
 void StreamReader::free_batch() {
@@ -143,7 +129,7 @@ void StreamReader::drop(std::string why) {
   fd_ = -1;
   read_first_ = false;
   down_why_ = std::move(why);
-  next_attempt_ns_ = now_ns();  // the first attempt may follow at once
+  pacer_.lost();  // the first attempt may follow at once
 }
 
 void StreamReader::make_room() {
@@ -157,9 +143,8 @@ void StreamReader::make_room() {
 }
 
 bool StreamReader::reconnect() {
-  const int64_t now = now_ns();
-  if (now < next_attempt_ns_) return false;
-  next_attempt_ns_ = now + kRetryNs;
+  if (!pacer_.due()) return false;
+  pacer_.attempted();
   redisContext *c = try_connect(settings_, kReconnectTimeoutMs, &down_why_);
   if (c == nullptr) return false;
   const char *argv[3] = {"CLIENT", "SETNAME", name_.c_str()};
@@ -250,15 +235,6 @@ void StreamReader::accept(redisReply *r) {
   send_xread();  // the server blocks on the next one while this batch is handed out
 }
 
-bool StreamReader::pause_until(int64_t until_ns) {
-  const int64_t left = until_ns - now_ns();
-  if (left <= 0) return true;
-  timespec ts{static_cast<time_t>(left / 1000000000), static_cast<long>(left % 1000000000)};
-  pollfd fd{stop_fd_, POLLIN, 0};
-  const int n = ppoll(stop_fd_ >= 0 ? &fd : nullptr, stop_fd_ >= 0 ? 1 : 0, &ts, nullptr);
-  return n == 0;  // timed out; > 0: stop requested, < 0: a signal
-}
-
 bool StreamReader::next(int64_t timeout_ns, const void *&data, size_t &len) {
   const bool forever = timeout_ns < 0;
   const int64_t end = timeout_ns > 0 ? now_ns() + timeout_ns : now_ns();
@@ -274,9 +250,9 @@ bool StreamReader::next(int64_t timeout_ns, const void *&data, size_t &len) {
       free_batch();
     }
     if (c_ == nullptr && !reconnect()) {
-      if (forever ? stop_.load(std::memory_order_acquire) : now_ns() >= end) return false;
-      const int64_t until = forever || next_attempt_ns_ < end ? next_attempt_ns_ : end;
-      if (!pause_until(until)) return false;
+      if (forever ? listener_.stopping() : now_ns() >= end) return false;
+      const int64_t until = forever || pacer_.next_ns() < end ? pacer_.next_ns() : end;
+      if (!psb::sdk::pause_until(until, stop_ ? stop_->fd() : -1)) return false;
       continue;
     }
     if (c_ == nullptr) continue;  // dropped while sending XREAD
@@ -298,7 +274,7 @@ bool StreamReader::next(int64_t timeout_ns, const void *&data, size_t &len) {
       left = end - now_ns();
       if (left <= 0) return false;
     }
-    const int w = wait_readable(fd_, stop_fd_, left);
+    const int w = wait_readable(fd_, stop_ ? stop_->fd() : -1, left);
     if (w == 0 || w == 2) return false;  // timeout, a signal, or a stop request
     if (w < 0) fail("waiting on the stream reader of %s: %s", key_.c_str(), std::strerror(errno));
     read_some();
@@ -318,7 +294,7 @@ void StreamReader::counters(psb::sdk::CounterSink put) const { put("reconnects",
 
 void StreamReader::listen() {
   try {
-    while (!stop_.load(std::memory_order_acquire)) {
+    while (!listener_.stopping()) {
       const void *data;
       size_t len;
       if (next(-1, data, len)) {

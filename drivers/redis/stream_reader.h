@@ -8,21 +8,20 @@
 #ifndef PSBENCH_REDIS_STREAM_READER_H
 #define PSBENCH_REDIS_STREAM_READER_H
 
-#include <atomic>
+#include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "context.h"
+#include "connection.h"
 #include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-class StreamReader final : public Endpoint {
+class StreamReader final {
  public:
   StreamReader(Context &ctx, const char *topic, psb::sdk::Listener listener);
-  ~StreamReader() override;
+  ~StreamReader();
 
   bool take(int64_t timeout_ns, const void *&data, size_t &len);
   void release();
@@ -46,8 +45,6 @@ class StreamReader final : public Endpoint {
   bool read_some();            // true = bytes fed to hiredis; false = none (or dropped)
   void accept(redisReply *r);  // an XREAD reply: a batch, nil, or an error
   void make_room();
-  // Sleeps until until_ns (stop_fd_ ends it). false = stopped or interrupted.
-  bool pause_until(int64_t until_ns);
   void free_batch();
   void listen();
   void tear_down();
@@ -66,12 +63,11 @@ class StreamReader final : public Endpoint {
   std::vector<char> rbuf_;
   bool read_first_ = false;
   uint64_t reconnects_ = 0;
-  int64_t next_attempt_ns_ = 0;
+  psb::sdk::RetryPacer pacer_{kRetryNs};
   std::string down_why_;
   psb::sdk::Listener on_data_;
-  int stop_fd_ = -1;
-  std::atomic<bool> stop_{false};
-  std::thread thread_;
+  std::optional<psb::sdk::StopFd> stop_;  // listener mode: ends the listener's wait
+  psb::sdk::ListenerThread listener_;
 };
 
 }  // namespace psbredis

@@ -33,11 +33,9 @@ StreamWriter::StreamWriter(Context &ctx, const char *topic) {
   slots_ = slots_ < 1 ? 1 : slots_ > kWindow ? kWindow : slots_;
   ring_.assign(slots_ * slot_size_, '\0');  // touched now: no page fault while writing
   lens_.assign(slots_, 0);
-  ctx.link(this);
 }
 
 StreamWriter::~StreamWriter() {
-  if (ctx != nullptr) ctx->unlink(this);
   if (c_ != nullptr) {
     try {
       drain(2'000'000'000);  // a close with unread replies would send a reset
@@ -55,7 +53,7 @@ void StreamWriter::drop(std::string why) {
   lines_.clear();
   bulk_next_ = false;
   down_why_ = std::move(why);
-  next_attempt_ns_ = now_ns();  // the first attempt may follow at once
+  pacer_.lost();  // the first attempt may follow at once
 }
 
 bool StreamWriter::send_slot(uint64_t i) {
@@ -74,9 +72,8 @@ bool StreamWriter::send_slot(uint64_t i) {
 }
 
 bool StreamWriter::reconnect() {
-  const int64_t now = now_ns();
-  if (now < next_attempt_ns_) return false;
-  next_attempt_ns_ = now + kRetryNs;
+  if (!pacer_.due()) return false;
+  pacer_.attempted();
   redisContext *c = try_connect(settings_, kReconnectTimeoutMs, &down_why_);
   if (c == nullptr) return false;
   // A server that has just started answers LOADING until it has read its data.
@@ -221,7 +218,7 @@ bool StreamWriter::drain(int64_t timeout_ns) {
                  c_ != nullptr ? "connected" : down_why_.c_str()));
     if (c_ == nullptr) {
       if (!reconnect()) {
-        const int64_t next = next_attempt_ns_ - now_ns();
+        const int64_t next = pacer_.next_ns() - now_ns();
         timespec ts{0, static_cast<long>(next < left ? (next > 0 ? next : 0) : left)};
         nanosleep(&ts, nullptr);
       }

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "connection.h"
-#include "context.h"
 #include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
@@ -24,10 +23,10 @@ constexpr uint64_t kWindow = 128;
 constexpr uint64_t kRingBytes = 16u << 20;
 constexpr int64_t kWindowWaitNs = 1'000'000'000;
 
-class StreamWriter final : public Endpoint {
+class StreamWriter final {
  public:
   StreamWriter(Context &ctx, const char *topic);
-  ~StreamWriter() override;
+  ~StreamWriter();
 
   // Timed path: a copy into the ring, no allocation, no lock, no formatting unless it
   // fails (or reconnects).
@@ -77,7 +76,7 @@ class StreamWriter final : public Endpoint {
   uint64_t pending_ = 0;  // messages in the ring: unanswered (sent or not)
   uint64_t sent_ = 0;     // of them, sent on this connection
   uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0, reconnects_ = 0;
-  int64_t next_attempt_ns_ = 0;
+  psb::sdk::RetryPacer pacer_{kRetryNs};
   std::string down_why_;    // why the server is unreachable (set by drop and reconnect)
   std::string refusal_;     // the server's first refusal not reported yet
   ReplyLines lines_;        // the replies read so far

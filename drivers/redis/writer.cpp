@@ -25,13 +25,11 @@ Writer::Writer(Context &ctx, const char *topic) {
     tear_down();
     throw;
   }
-  ctx.link(this);
 }
 
 Writer::~Writer() { tear_down(); }
 
 void Writer::tear_down() {
-  if (ctx != nullptr) ctx->unlink(this);
   if (c_ != nullptr) {
     // Every PUBLISH answered means the server has taken every message from this
     // socket; closing with unread replies would send a reset instead of a FIN.

@@ -8,15 +8,14 @@
 #include <vector>
 
 #include "connection.h"
-#include "context.h"
 #include "hiredis_c.h"
 
 namespace psbredis {
 
-class Writer final : public Endpoint {
+class Writer final {
  public:
   Writer(Context &ctx, const char *topic);
-  ~Writer() override;
+  ~Writer();
 
   // Timed path: no allocation, no lock, no formatting unless it fails.
   void write(const void *data, size_t len);

@@ -15,7 +15,6 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
   if (bool(listener) != (s.notify == PSB_NOTIFY_LISTENER))
     fail("on_data must be given exactly in listener mode");
   const std::string name = segment_name(s.run_id, topic);
-  is_reader = true;
   reliable_ = s.qos.reliability == PSB_RELIABLE;
   wakeup_ = s.wakeup;
   on_data_ = listener;
@@ -45,13 +44,11 @@ Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
       throw;
     }
   }
-  ctx.link(this);
 }
 
 Reader::~Reader() { tear_down(); }
 
 void Reader::tear_down() {
-  if (ctx != nullptr) ctx->unlink(this);
   if (thread_.joinable()) {
     stop_.store(true, std::memory_order_seq_cst);
     // The thread may be between its stop check and its futex_wait, where one

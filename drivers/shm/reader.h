@@ -18,13 +18,13 @@
 #include <cstdint>
 #include <thread>
 
-#include "context.h"
 #include "psbench/sdk.hpp"
 #include "ring.h"
+#include "settings.h"
 
 namespace psbshm {
 
-class Reader : public Endpoint {
+class Reader {
  public:
   // A listener starts the listener thread. Throws psb::sdk::Error on failure.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);

@@ -24,6 +24,12 @@ struct Settings : psb::sdk::RunSettings {
   bool use_loan = false;
 };
 
+// A context (one per role) holds only the settings: the SDK keeps its endpoints and
+// destroys those the caller left open before the context.
+struct Context {
+  Settings settings;
+};
+
 // Validates cfg, recording every refusal (check() and open(), which throws them).
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 

@@ -6,7 +6,6 @@
 
 #include <cstdio>
 
-#include "context.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
@@ -37,17 +36,8 @@ struct Shm {
 
   struct Context : psbshm::Context {
     explicit Context(const psb_config &cfg)
-        : psbshm::Context{(version(), psb::sdk::parse_or_throw(cfg, parse_settings)), nullptr} {
+        : psbshm::Context{(version(), psb::sdk::parse_or_throw(cfg, parse_settings))} {
     }  // version: never on the timed path
-    ~Context() {
-      while (endpoints != nullptr) {  // endpoints the caller left behind
-        Endpoint *e = endpoints;
-        if (e->is_reader)
-          delete static_cast<Reader *>(e);
-        else
-          delete static_cast<Writer *>(e);
-      }
-    }
   };
   // loan()/write_loan(): write straight into the slot. matched(): the ring's one peer.
   // No flush(): every write goes out at once.

@@ -35,13 +35,11 @@ Writer::Writer(Context &ctx, const char *topic) {
   head_ = h->head.load(std::memory_order_acquire);
   idx_ = head_ % ring_.count;
   tail_cache_ = h->tail.load(std::memory_order_acquire);
-  ctx.link(this);
 }
 
 Writer::~Writer() { tear_down(); }
 
 void Writer::tear_down() {
-  if (ctx != nullptr) ctx->unlink(this);
   if (attached_)
     seg_.hdr->writers.fetch_sub(1, std::memory_order_acq_rel);
   else

@@ -15,14 +15,14 @@
 #include <cstdint>
 #include <memory>
 
-#include "context.h"
 #include "ring.h"
+#include "settings.h"
 
 namespace psbshm {
 
 constexpr int64_t kReliableBlockNs = 10'000'000'000;  // then write() fails
 
-class Writer : public Endpoint {
+class Writer {
  public:
   // Throws psb::sdk::Error if the segment cannot be opened or has a writer
   // already.

@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
+#include "test_config.hpp"
+#include "test_received.hpp"
 
 extern "C" {
 #include "udp_reassembly.h"
@@ -24,7 +26,12 @@ namespace {
 
 const psb_driver &udp() { return psb_test::driver_under_test(); }
 
-struct UdpRun {
+struct UdpConfig {
+  psb_config cfg{};
+};
+
+// The config is a base before Endpoints: it outlives the context Endpoints closes.
+struct UdpRun : UdpConfig, psb_test::Endpoints {
   explicit UdpRun(uint32_t notify, uint64_t max_payload = 4u << 20) {
     cfg.run_id = "udptest";
     cfg.transport = "loopback";
@@ -33,16 +40,6 @@ struct UdpRun {
     cfg.max_payload = max_payload;
     ctx = udp().open(&cfg, &err);
   }
-  ~UdpRun() {
-    if (reader) udp().destroy_reader(reader);
-    if (writer) udp().destroy_writer(writer);
-    if (ctx) udp().close(ctx);
-  }
-  psb_config cfg{};
-  psb_error err{};
-  psb_context *ctx = nullptr;
-  psb_writer *writer = nullptr;
-  psb_reader *reader = nullptr;
 };
 
 std::vector<uint8_t> message(size_t size, uint8_t seed) {
@@ -53,16 +50,7 @@ std::vector<uint8_t> message(size_t size, uint8_t seed) {
 
 // Takes one message, waiting up to 2 s; empty on none.
 std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
-  const void *data;
-  size_t len;
-  psb_error err{};
-  auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  while (std::chrono::steady_clock::now() < end) {
-    int r = udp().take(reader, timeout_ns, &data, &len, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r == 1) return std::vector<uint8_t>((const uint8_t *)data, (const uint8_t *)data + len);
-  }
-  return {};
+  return psb_test::take_one(reader, timeout_ns, 2);
 }
 
 }  // namespace
@@ -89,10 +77,7 @@ TEST(UdpDriver, TakeReturnsNothingWhenNothingWasSent) {
   UdpRun run(PSB_NOTIFY_WAIT);
   run.reader = udp().create_reader(run.ctx, "psb_udptest_b", nullptr, nullptr, &run.err);
   ASSERT_NE(run.reader, nullptr) << run.err.message;
-  const void *data;
-  size_t len;
-  EXPECT_EQ(udp().take(run.reader, 10'000'000, &data, &len, &run.err), 0);
-  EXPECT_EQ(udp().take(run.reader, 0, &data, &len, &run.err), 0);
+  psb_test::expect_nothing_to_take(run.reader, 10'000'000);
 }
 
 TEST(UdpDriver, ListenerGetsEveryMessageAndStopsOnDestroy) {
@@ -341,17 +326,8 @@ TEST(UdpFaultInjection, BadFaultOptionsAreRefused) {
 
 namespace {
 
-// Every (setting, reason) check() reports.
 std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
-  std::vector<std::pair<std::string, std::string>> got;
-  udp().check(
-      &cfg,
-      [](void *user, const char *setting, const char *reason) {
-        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
-                                                                                            reason);
-      },
-      &got);
-  return got;
+  return psb_test::refusals(udp(), cfg);
 }
 
 // A topic of its own per test process, so parallel runs of this test never share a port.

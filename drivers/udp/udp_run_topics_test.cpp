@@ -10,6 +10,7 @@
 
 #include "driver_under_test.hpp"
 #include "psbench/sdk.hpp"
+#include "test_topic_run.hpp"
 
 namespace {
 
@@ -26,44 +27,12 @@ std::pair<std::string, std::string> colliding_topics(const std::string &run_id) 
   }
 }
 
-struct TopicRun {
+// Its context opened at once; the topics listed when there are any.
+struct TopicRun : psb_test::TopicRun {
   TopicRun(const std::string &id, const std::vector<std::string> &listed)
-      : run_id(id), names(listed) {
-    for (const std::string &n : names) pointers.push_back(n.c_str());
-    cfg.run_id = run_id.c_str();
-    cfg.transport = "loopback";
-    cfg.notify = PSB_NOTIFY_WAIT;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 64;
-    cfg.readers = cfg.writers = 1;
-    cfg.run_topics = pointers.empty() ? nullptr : pointers.data();
-    cfg.run_topic_count = uint32_t(pointers.size());
+      : psb_test::TopicRun(id, listed, true, "loopback") {
     ctx = udp().open(&cfg, &err);
   }
-  ~TopicRun() {
-    for (psb_reader *r : readers) udp().destroy_reader(r);
-    for (psb_writer *w : writers) udp().destroy_writer(w);
-    if (ctx != nullptr) udp().close(ctx);
-  }
-  psb_reader *reader(const std::string &topic) {
-    psb_reader *r = udp().create_reader(ctx, topic.c_str(), nullptr, nullptr, &err);
-    if (r != nullptr) readers.push_back(r);
-    return r;
-  }
-  psb_writer *writer(const std::string &topic) {
-    psb_writer *w = udp().create_writer(ctx, topic.c_str(), &err);
-    if (w != nullptr) writers.push_back(w);
-    return w;
-  }
-
-  std::string run_id;
-  std::vector<std::string> names;
-  std::vector<const char *> pointers;
-  psb_config cfg{};
-  psb_error err{};
-  psb_context *ctx = nullptr;
-  std::vector<psb_reader *> readers;
-  std::vector<psb_writer *> writers;
 };
 
 // The first byte of the message r takes within 2 s, or -1.

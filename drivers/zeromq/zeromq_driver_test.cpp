@@ -21,8 +21,14 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
+#include "test_config.hpp"
+#include "test_net.hpp"
+#include "test_received.hpp"
+#include "test_signal.hpp"
 
 namespace {
+
+using psb_test::accepts_tcp;
 
 using Clock = std::chrono::steady_clock;
 
@@ -34,12 +40,22 @@ std::string fresh_run_id() {
   return "zmqt" + std::to_string(getpid()) + "n" + std::to_string(n++);
 }
 
-struct ZmqRun {
+// The strings a ZmqRun's config points to: a base, so they outlive its contexts.
+struct ZmqConfig {
+  std::string run_id, transport_name;
+  std::vector<std::pair<std::string, std::string>> options;
+  std::vector<psb_option> option_table;
+  psb_config cfg{};
+};
+
+struct ZmqRun : ZmqConfig, psb_test::Owned {
   explicit ZmqRun(const char *transport, uint32_t notify = PSB_NOTIFY_WAIT,
                   std::vector<std::pair<std::string, std::string>> opts = {},
                   psb_qos qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0},
-                  std::string run = fresh_run_id())
-      : run_id(std::move(run)), transport_name(transport), options(std::move(opts)) {
+                  std::string run = fresh_run_id()) {
+    run_id = std::move(run);
+    transport_name = transport;
+    options = std::move(opts);
     for (auto &[k, v] : options) option_table.push_back(psb_option{k.c_str(), v.c_str()});
     cfg.run_id = run_id.c_str();
     cfg.transport = transport_name.c_str();
@@ -50,45 +66,8 @@ struct ZmqRun {
     cfg.option_count = option_table.size();
     cfg.intra_process = 1;  // every endpoint of these tests lives in this process
   }
-  psb_context *open() {
-    psb_context *ctx = zmq_driver().open(&cfg, &err);
-    if (ctx) contexts.push_back(ctx);
-    return ctx;
-  }
+  psb_context *open() { return Owned::open(&cfg); }
   std::string topic(const char *suffix) const { return "psb_" + run_id + "_" + suffix; }
-  ~ZmqRun() {
-    for (psb_reader *r : readers) zmq_driver().destroy_reader(r);
-    for (psb_writer *w : writers) zmq_driver().destroy_writer(w);
-    for (psb_context *c : contexts) zmq_driver().close(c);
-  }
-  psb_writer *writer(psb_context *ctx, const std::string &topic) {
-    psb_writer *w = zmq_driver().create_writer(ctx, topic.c_str(), &err);
-    if (w) writers.push_back(w);
-    return w;
-  }
-  psb_reader *reader(psb_context *ctx, const std::string &topic, psb_on_data cb = nullptr,
-                     void *user = nullptr) {
-    psb_reader *r = zmq_driver().create_reader(ctx, topic.c_str(), cb, user, &err);
-    if (r) readers.push_back(r);
-    return r;
-  }
-  void drop_reader(psb_reader *r) {
-    zmq_driver().destroy_reader(r);
-    std::erase(readers, r);
-  }
-  void drop_writer(psb_writer *w) {
-    zmq_driver().destroy_writer(w);
-    std::erase(writers, w);
-  }
-
-  std::string run_id, transport_name;
-  std::vector<std::pair<std::string, std::string>> options;
-  std::vector<psb_option> option_table;
-  psb_config cfg{};
-  psb_error err{};
-  std::vector<psb_context *> contexts;
-  std::vector<psb_writer *> writers;
-  std::vector<psb_reader *> readers;
 };
 
 std::vector<uint8_t> message(size_t size, uint32_t seq) {
@@ -117,23 +96,7 @@ bool matched(psb_writer *writer, psb_reader *reader, int readers = 1) {
 
 // Takes one message within 5 s in the reader's notify mode; empty on none.
 std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
-  const auto end = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < end) {
-    const void *data = nullptr;
-    size_t len = 0;
-    psb_error err{};
-    int r =
-        zmq_driver().take(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000, &data, &len, &err);
-    EXPECT_GE(r, 0) << err.message;
-    if (r < 0) return {};
-    if (r == 1) {
-      std::vector<uint8_t> got(static_cast<const uint8_t *>(data),
-                               static_cast<const uint8_t *>(data) + len);
-      zmq_driver().release(reader);
-      return got;
-    }
-  }
-  return {};
+  return psb_test::take_one(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000);
 }
 
 // Takes until the reader stays quiet for quiet_ms; returns the first 4 bytes (seq) of each.
@@ -158,17 +121,6 @@ uint32_t fnv1a(const std::string &s) {
   uint32_t h = 2166136261u;
   for (unsigned char c : s) h = (h ^ c) * 16777619u;
   return h;
-}
-
-bool accepts_tcp(unsigned port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
 }
 
 std::string check_message(ZmqRun &run) {
@@ -403,33 +355,14 @@ TEST(ZeromqDriver, TakeReturnsNothingWhenNothingWasSent) {
   }
 }
 
-namespace {
-void on_sigusr1(int) {}
-}  // namespace
-
 TEST(ZeromqDriver, ASignalEndsAWaitWithNoSample) {
-  struct sigaction sa {};
-  sa.sa_handler = on_sigusr1;  // no SA_RESTART, as the node's handlers
-  struct sigaction old {};
-  sigaction(SIGUSR1, &sa, &old);
   ZmqRun run("tcp");
   psb_context *ctx = run.open();
   psb_reader *r = run.reader(ctx, run.topic("data"));
   ASSERT_NE(r, nullptr) << run.err.message;
-  const pthread_t self = pthread_self();
-  std::thread kicker([self] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    pthread_kill(self, SIGUSR1);
-  });
-  const void *data;
-  size_t len;
-  const auto start = Clock::now();
-  int got = zmq_driver().take(r, 20'000'000'000, &data, &len, &run.err);
-  const auto waited = Clock::now() - start;
-  kicker.join();
-  sigaction(SIGUSR1, &old, nullptr);
-  EXPECT_EQ(got, 0) << run.err.message;
-  EXPECT_LT(waited, std::chrono::seconds(15)) << "the signal did not end the 20 s wait";
+  const auto got = psb_test::interrupted_take(r, 20'000'000'000);
+  EXPECT_EQ(got.result, 0);
+  EXPECT_LT(got.took, std::chrono::seconds(15)) << "the signal did not end the 20 s wait";
 }
 
 TEST(ZeromqDriver, InprocWithoutAWriterInThisProcessSaysWhy) {
@@ -666,28 +599,8 @@ TEST(ZeromqDriver, WhatIsQueuedWhenTheWriterClosesStillArrives) {
 
 namespace {
 
-// A settings collector: every (setting, reason) check() reports.
 std::vector<std::pair<std::string, std::string>> refusals_of(const psb_config &cfg) {
-  std::vector<std::pair<std::string, std::string>> got;
-  zmq_driver().check(
-      &cfg,
-      [](void *user, const char *setting, const char *reason) {
-        static_cast<std::vector<std::pair<std::string, std::string>> *>(user)->emplace_back(setting,
-                                                                                            reason);
-      },
-      &got);
-  return got;
-}
-
-bool accepts_tcp_at(const char *address, unsigned port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  inet_pton(AF_INET, address, &a.sin_addr);
-  bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
+  return psb_test::refusals(zmq_driver(), cfg);
 }
 
 }  // namespace
@@ -740,8 +653,8 @@ TEST(ZeromqHosts, TcpBindsTheLocalAddressAndConnectsToEveryPeer) {
   EXPECT_EQ(zmq_driver().matched_writers(reader), 1);
   // Bound on the local address only. ping, pong, data: slots 0, 1, 2 of the run's block.
   const unsigned port = 20000 + 8 * (fnv1a(run_id) % 1536) + 2;
-  EXPECT_TRUE(accepts_tcp_at("127.0.0.7", port));
-  EXPECT_FALSE(accepts_tcp_at("127.0.0.1", port));
+  EXPECT_TRUE(accepts_tcp(port, "127.0.0.7"));
+  EXPECT_FALSE(accepts_tcp(port, "127.0.0.1"));
   auto sent = message(1000, 42);
   ASSERT_EQ(zmq_driver().write(writer, sent.data(), sent.size(), &w_run.err), 0);
   EXPECT_EQ(take_one(reader, PSB_NOTIFY_WAIT), sent);

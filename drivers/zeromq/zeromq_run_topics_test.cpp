@@ -17,62 +17,39 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
+#include "test_net.hpp"
 #include "test_process.hpp"
+#include "test_topic_run.hpp"
 
 namespace {
+
+using psb_test::accepts_tcp;
 
 const psb_driver &zmq() { return psb_test::driver_under_test(); }
 
 constexpr unsigned kTopics = 24;
 
-// One process's view of a run: its config, with the run's topics listed or not.
-struct TopicRun {
-  TopicRun(std::string id, bool listed) : run_id(std::move(id)) {
-    for (unsigned i = 0; i < kTopics; ++i) names.push_back(topic(i));
-    for (const std::string &n : names) pointers.push_back(n.c_str());
-    cfg.run_id = run_id.c_str();
-    cfg.transport = "tcp";
-    cfg.notify = PSB_NOTIFY_WAIT;
-    cfg.qos = psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0};
-    cfg.max_payload = 64;
-    cfg.readers = cfg.writers = 1;
-    if (listed) {
-      cfg.run_topics = pointers.data();
-      cfg.run_topic_count = kTopics;
-    }
-  }
-  ~TopicRun() {
-    for (psb_reader *r : readers) zmq().destroy_reader(r);
-    for (psb_writer *w : writers) zmq().destroy_writer(w);
-    if (ctx != nullptr) zmq().close(ctx);
-  }
-  std::string topic(unsigned i) const { return "psb_" + run_id + "_t" + std::to_string(i); }
+std::string topic_of(const std::string &run_id, unsigned i) {
+  return "psb_" + run_id + "_t" + std::to_string(i);
+}
 
-  std::string run_id;
+std::vector<std::string> topics_of(const std::string &run_id) {
   std::vector<std::string> names;
-  std::vector<const char *> pointers;
-  psb_config cfg{};
-  psb_error err{};
-  psb_context *ctx = nullptr;
-  std::vector<psb_writer *> writers;
-  std::vector<psb_reader *> readers;
+  for (unsigned i = 0; i < kTopics; ++i) names.push_back(topic_of(run_id, i));
+  return names;
+}
+
+// One process's view of a run of kTopics topics over tcp, listed or not.
+struct TopicRun : psb_test::TopicRun {
+  TopicRun(const std::string &id, bool listed)
+      : psb_test::TopicRun(id, topics_of(id), listed, "tcp") {}
+  std::string topic(unsigned i) const { return topic_of(run_id, i); }
 };
 
 uint32_t fnv1a(const std::string &s) {
   uint32_t h = 2166136261u;
   for (unsigned char c : s) h = (h ^ c) * 16777619u;
   return h;
-}
-
-bool accepts_tcp(unsigned port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(uint16_t(port));
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  const bool ok = connect(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) == 0;
-  close(fd);
-  return ok;
 }
 
 bool eventually(const std::function<bool()> &pred) {

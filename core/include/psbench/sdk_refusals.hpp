@@ -337,10 +337,16 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
     refusals.add("history", "history keep_last needs a depth of at least 1 (keep_last:N)");
   in_set("notify", cfg.notify, caps.notify,
          {{PSB_NOTIFY_LISTENER, "listener"}, {PSB_NOTIFY_WAIT, "wait"}, {PSB_NOTIFY_POLL, "poll"}});
-  if (cfg.local_address != nullptr && !caps.crosses_hosts && !refusals.has("hosts"))
-    refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   const char *const none[] = {nullptr};
   const char *const *transports = caps.transports != nullptr ? caps.transports : none;
+  if (cfg.transport != nullptr && std::strcmp(cfg.transport, "default") != 0 &&
+      index_in(cfg.transport, transports) < 0 && !refusals.has("transport")) {
+    const std::string supported = listed(transports, "|");
+    refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
+                 cfg.transport, supported.empty() ? "(none)" : supported.c_str());
+  }
+  if (cfg.local_address != nullptr && !caps.crosses_hosts && !refusals.has("hosts"))
+    refusals.add("hosts", "a run across hosts is not supported; this driver runs on one host");
   if (cfg.local_address != nullptr && caps.crosses_hosts && host_transports != nullptr &&
       !refusals.has("hosts")) {
     const char *chosen = cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0
@@ -350,12 +356,6 @@ inline void refuse_outside_caps(const psb_capabilities &caps, const psb_config &
       refusals.add("hosts", "transport %s does not cross hosts; across hosts use --transport %s",
                    chosen, listed(host_transports, " or ").c_str());
   }
-  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "default") == 0 ||
-      index_in(cfg.transport, transports) >= 0 || refusals.has("transport"))
-    return;
-  const std::string supported = listed(transports, "|");
-  refusals.add("transport", "transport '%s' is not supported; this driver supports %s",
-               cfg.transport, supported.empty() ? "(none)" : supported.c_str());
 }
 
 // A view over cfg.options (valid while cfg is). The node has already refused any key not
@@ -513,17 +513,18 @@ struct BrokerAddress {
   int port = 0;
 };
 
-// Parses option broker's value; on a malformed one, refuses option:broker with an example
-// on the middleware's usual port and returns false (out untouched).
+// Parses option broker's value (the port: 1 to 5 digits, 1 to 65535); on a malformed one,
+// refuses option:broker with an example on the middleware's usual port and returns false
+// (out untouched). redis, mqtt, rabbitmq and nats read their broker with it.
 inline bool broker_address(const char *text, int example_port, Refusals &refuse,
                            BrokerAddress &out) {
   const std::string b(text ? text : "");
   const size_t colon = b.rfind(':');
-  char *end = nullptr;
-  errno = 0;
-  const long port = colon == std::string::npos ? 0 : std::strtol(b.c_str() + colon + 1, &end, 10);
-  bool ok = colon != std::string::npos && colon > 0 && errno == 0 && end != nullptr &&
-            end != b.c_str() + colon + 1 && *end == '\0' && port >= 1 && port <= 65535;
+  const std::string digits = colon == std::string::npos ? "" : b.substr(colon + 1);
+  const bool numeric = !digits.empty() && digits.size() <= 5 &&
+                       digits.find_first_not_of("0123456789") == std::string::npos;
+  const long port = numeric ? std::stol(digits) : 0;
+  bool ok = numeric && colon > 0 && port >= 1 && port <= 65535;
   std::string host = ok ? b.substr(0, colon) : std::string();
   if (ok && host.front() == '[') {
     ok = host.size() > 2 && host.back() == ']';
@@ -533,8 +534,9 @@ inline bool broker_address(const char *text, int example_port, Refusals &refuse,
   }
   if (!ok) {
     refuse.add("option:broker",
-               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:%d, or [::1]:%d)", b.c_str(),
-               example_port, example_port);
+               "option broker='%s' is not HOST:PORT (e.g. 127.0.0.1:%d, or [::1]:%d; port 1 to "
+               "65535)",
+               b.c_str(), example_port, example_port);
     return false;
   }
   out = BrokerAddress{b, host, int(port)};

@@ -41,6 +41,7 @@ struct Dut {
   const psb_driver *t = nullptr;
   std::string skip;                 // why this driver cannot run here; empty: it can
   std::vector<std::string> option;  // key, value pairs for every config
+  bool brokered = false;            // its default transport goes through a broker
   std::string transport;            // the driver's first, or PSBENCH_TRANSPORT_<NAME>
 };
 
@@ -100,6 +101,7 @@ Dut load(const std::string &name) {
   for (const psb_conformance::ManifestService &svc : psb_conformance::manifest_services(manifest)) {
     if (!svc.transport.empty() && svc.transport != transport) continue;  // another transport's
     if (svc.broker) {
+      d.brokered = true;
       std::string var = "PSBENCH_BROKER_" + name;
       for (char &c : var) c = char(std::toupper(uint8_t(c)));
       if (const char *addr = std::getenv(var.c_str())) {
@@ -522,6 +524,50 @@ TEST_P(Conformance, ADriverOnOneHostRefusesARunAcrossHosts) {
   psb_context *ctx = d->t->open(&cfg.c, &err);
   EXPECT_EQ(ctx, nullptr) << "open() accepted a run across hosts";
   if (ctx != nullptr) d->t->close(ctx);
+}
+
+// A driver that crosses hosts refuses, as setting "hosts", a run across hosts on transport
+// shm, naming the transports that cross (every other one it has); one whose peers meet
+// without a broker, an address that is not dotted IPv4 (addresses go into its sockets and
+// vendor XML; a broker's clients use the broker's address alone).
+TEST_P(Conformance, AcrossHostsShmAndMalformedAddressesAreRefused) {
+  if (!d->t->caps.crosses_hosts) GTEST_SKIP() << d->name << " stays on one host";
+  const char *const peers[] = {"198.18.0.2", nullptr};
+  auto across = [&](const char *const *to, const char *transport) {
+    Cfg cfg(*d, default_notify(*d), 1024);
+    cfg.c.intra_process = 0;
+    cfg.c.local_address = "198.18.0.1";
+    cfg.c.peer_addresses = to;
+    if (transport != nullptr) cfg.c.transport = transport;
+    return refusals(*d, cfg);
+  };
+  auto says = [](const Refused &got, const std::string &words) {
+    for (const auto &[s, m] : got)
+      if (s == "hosts" && m.find(words) != std::string::npos) return true;
+    return false;
+  };
+  for (const char *bad : {"host-b", "198.18.0.2\"/><x"}) {
+    if (d->brokered) break;
+    const char *const bad_peers[] = {bad, nullptr};
+    const Refused got = across(bad_peers, nullptr);
+    EXPECT_TRUE(says(got, "local_address and peer_addresses must be IPv4 addresses"))
+        << listed(got);
+    EXPECT_TRUE(says(got, std::string("('") + bad + "' is not)")) << listed(got);
+    expect_named(*d, got);
+  }
+  std::vector<std::string> others;
+  bool shm = false;
+  for (const char *const *t = d->t->caps.transports; t != nullptr && *t != nullptr; ++t)
+    std::string(*t) == "shm" ? void(shm = true) : others.push_back(*t);
+  if (!shm) return;
+  std::string cross;
+  for (size_t i = 0; i < others.size(); ++i)
+    cross += (i == 0 ? "" : i + 1 == others.size() ? " or " : ", ") + others[i];
+  const Refused got = across(peers, "shm");
+  EXPECT_TRUE(
+      says(got, "transport shm does not cross hosts; across hosts use --transport " + cross))
+      << listed(got);
+  expect_named(*d, got);
 }
 
 TEST_P(Conformance, CheckRefusesQosOutsideItsCapabilities) {

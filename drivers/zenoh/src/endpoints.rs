@@ -149,6 +149,9 @@ pub fn contiguous<'a>(sample: &'a Sample, scratch: &'a mut Vec<u8>) -> &'a [u8] 
     }
 }
 
+/// What a listener reader calls with each sample's bytes, on zenoh's receiving thread.
+pub type OnData = Box<dyn Fn(&[u8]) + Send + Sync>;
+
 impl Reader {
     /// listener: called on zenoh's receiving thread with each sample's bytes (notify
     /// listener only).
@@ -157,7 +160,7 @@ impl Reader {
         s: &Settings,
         topic: &str,
         router_lost: Arc<AtomicBool>,
-        listener: Option<Box<dyn Fn(&[u8]) + Send + Sync>>,
+        listener: Option<OnData>,
     ) -> Result<Self, String> {
         let declare = || session.declare_subscriber(topic.to_string());
         let fail = |e| format!("cannot declare a subscriber on {topic}: {e}");

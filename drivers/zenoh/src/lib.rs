@@ -122,9 +122,8 @@ impl psbench_driver::Context for Context {
     }
 
     fn create_reader(&mut self, topic: &str, listener: Option<Listener>) -> Result<Reader, Error> {
-        let on_data = listener.map(|l| {
-            Box::new(move |data: &[u8]| l.deliver(data)) as Box<dyn Fn(&[u8]) + Send + Sync>
-        });
+        let on_data =
+            listener.map(|l| Box::new(move |data: &[u8]| l.deliver(data)) as endpoints::OnData);
         endpoints::Reader::new(
             &self.session,
             &self.settings,

@@ -315,6 +315,38 @@ def load(name: str) -> Manifest:
 def _load(name: str) -> Manifest:
     """load(), once per driver folder (load.cache_clear() forgets them)."""
     path = DRIVERS_DIR / name / "manifest.toml"
+    data = _read(path)
+    _check_kinds(data, path)
+    source = _source(data, path)
+    packages = data.get("packages", {})
+    _fields(packages, _PACKAGES, "packages.", path)
+    services = _services(data.get("services", []), path)
+    security = _security(data.get("security", {}), services, path)
+    return Manifest(
+        name=name,
+        path=path,
+        architecture=data["architecture"],
+        baseline=data.get("baseline", False),
+        debian=tuple(packages.get("debian", [])),
+        pypi=tuple(packages.get("pypi", [])),
+        cargo=tuple(packages.get("cargo", [])),
+        services=tuple(services),
+        cleanup=tuple(data.get("cleanup", [])),
+        wire=data.get("wire"),
+        wire_vendor=data.get("wire_vendor"),
+        build=data.get("build", "always"),
+        transport_architecture=dict(data.get("transport_architecture", {})),
+        security_modes=tuple(security.get("modes", [])),
+        security_documents=security.get("documents"),
+        monitor=_monitor(data.get("monitor"), path),
+        claims=_claims(data.get("claims", {}), path),
+        source=source,
+        versions=_versions(data.get("versions", []), path),
+    )
+
+
+def _read(path: Path) -> dict:
+    """The manifest's TOML, its top-level keys checked."""
     try:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
@@ -326,6 +358,11 @@ def _load(name: str) -> Manifest:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise UserError(f"{path}: cannot be read: {exc}", 2) from None
     _fields(data, _TOP, "", path)
+    return data
+
+
+def _check_kinds(data: dict, path: Path) -> None:
+    """architecture, transport_architecture and build name known kinds."""
     if data.get("architecture") not in ARCHITECTURES:
         raise UserError(f"{path}: architecture: give one of {', '.join(ARCHITECTURES)}", 2)
     for transport, kind in data.get("transport_architecture", {}).items():
@@ -337,11 +374,12 @@ def _load(name: str) -> Manifest:
             )
     if data.get("build", "always") not in BUILDS:
         raise UserError(f"{path}: build: give one of {', '.join(BUILDS)}", 2)
-    source = _source(data, path)
-    packages = data.get("packages", {})
-    _fields(packages, _PACKAGES, "packages.", path)
+
+
+def _services(tables: list, path: Path) -> list[ServiceSpec]:
+    """The [[services]] the driver needs: its own, or another driver's (from =)."""
     services = []
-    for index, table in enumerate(data.get("services", [])):
+    for index, table in enumerate(tables):
         table = _service(table, index, path)
         if "from" in table:  # declared by another driver: that one's, this transport
             owner = next((s for s in load(table["from"]).services if s.name == table["name"]), None)
@@ -377,28 +415,7 @@ def _load(name: str) -> Manifest:
                 durable_config=table.get("durable_config"),
             )
         )
-    security = _security(data.get("security", {}), services, path)
-    return Manifest(
-        name=name,
-        path=path,
-        architecture=data["architecture"],
-        baseline=data.get("baseline", False),
-        debian=tuple(packages.get("debian", [])),
-        pypi=tuple(packages.get("pypi", [])),
-        cargo=tuple(packages.get("cargo", [])),
-        services=tuple(services),
-        cleanup=tuple(data.get("cleanup", [])),
-        wire=data.get("wire"),
-        wire_vendor=data.get("wire_vendor"),
-        build=data.get("build", "always"),
-        transport_architecture=dict(data.get("transport_architecture", {})),
-        security_modes=tuple(security.get("modes", [])),
-        security_documents=security.get("documents"),
-        monitor=_monitor(data.get("monitor"), path),
-        claims=_claims(data.get("claims", {}), path),
-        source=source,
-        versions=_versions(data.get("versions", []), path),
-    )
+    return services
 
 
 def _versions(tables: list, path: Path) -> tuple[VersionSpec, ...]:

@@ -8,7 +8,7 @@ into booleans), duplicate keys are an error instead of the last one silently win
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import yaml
 
@@ -163,68 +163,65 @@ def _flow_nesting_past(text: str, limit: int) -> int | None:
 def load(path: Path, display: str, kind: FileKind = EXPERIMENT) -> tuple[bytes, Node]:
     """The file's bytes and its content; raises LoadError. display names the file in
     messages (as the user gave it)."""
+    data, text = _read_text(path, display, kind)
+    tree = _parse(text, display, kind)
+    if not tree.is_mapping:
+        _refuse(
+            display,
+            tree.line,
+            f"the file must be a mapping of keys ({kind.keys}); see {kind.example}",
+        )
+    return data, tree
+
+
+def _refuse(display: str, line: int, message: str) -> NoReturn:
+    raise LoadError([Problem(display, line, "", message)])
+
+
+def _read_text(path: Path, display: str, kind: FileKind) -> tuple[bytes, str]:
+    """The file's bytes and its text: readable, UTF-8, no NUL, not nested past
+    MAX_DEPTH."""
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise LoadError(
-            [
-                Problem(
-                    display,
-                    0,
-                    "",
-                    f"cannot read the {kind.noun} file: "
-                    f"{exc.strerror}; give the path of a YAML file, e.g. "
-                    f"{kind.example}",
-                )
-            ]
-        ) from None
+        _refuse(
+            display,
+            0,
+            f"cannot read the {kind.noun} file: {exc.strerror}; give the path of a YAML "
+            f"file, e.g. {kind.example}",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise LoadError(
-            [
-                Problem(
-                    display,
-                    1 + data[: exc.start].count(b"\n"),
-                    "",
-                    "not UTF-8 text; save the file as UTF-8",
-                )
-            ]
-        ) from None
+        _refuse(
+            display, 1 + data[: exc.start].count(b"\n"), "not UTF-8 text; save the file as UTF-8"
+        )
     if "\0" in text:
-        raise LoadError(
-            [
-                Problem(
-                    display,
-                    1 + text[: text.index("\0")].count("\n"),
-                    "",
-                    f"contains a NUL byte: not a text file; give a YAML {kind.noun} file",
-                )
-            ]
+        _refuse(
+            display,
+            1 + text[: text.index("\0")].count("\n"),
+            f"contains a NUL byte: not a text file; give a YAML {kind.noun} file",
         )
     deep = _flow_nesting_past(text, MAX_DEPTH)
     if deep is not None:  # PyYAML's reader recurses per level: refuse before it does
-        raise LoadError(
-            [
-                Problem(
-                    display,
-                    deep,
-                    "",
-                    f"values nested more than {MAX_DEPTH} "
-                    f"deep; {kind.a} needs a few levels (see "
-                    f"{kind.example})",
-                )
-            ]
+        _refuse(
+            display,
+            deep,
+            f"values nested more than {MAX_DEPTH} deep; {kind.a} needs a few levels (see "
+            f"{kind.example})",
         )
+    return data, text
+
+
+def _parse(text: str, display: str, kind: FileKind) -> Node:
+    """The YAML text as Nodes; every problem with its line."""
     problems = ProblemList()
     loader = None
     try:
         loader = yaml.SafeLoader(text)  # reads the text: may refuse a character
         root = loader.get_single_node()
         if root is None:
-            raise LoadError(
-                [Problem(display, 1, "", f"the file is empty; start from {kind.example}")]
-            )
+            _refuse(display, 1, f"the file is empty; start from {kind.example}")
         tree = _convert(loader, root, problems, display, kind=kind)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -241,8 +238,7 @@ def load(path: Path, display: str, kind: FileKind = EXPERIMENT) -> tuple[bytes, 
                     display,
                     1,
                     "",
-                    "values nested too deep to read; an "
-                    f"{kind.a} needs a few levels (see "
+                    f"values nested too deep to read; {kind.a} needs a few levels (see "
                     f"{kind.example})",
                 )
             ]
@@ -252,15 +248,4 @@ def load(path: Path, display: str, kind: FileKind = EXPERIMENT) -> tuple[bytes, 
             loader.dispose()
     if problems:
         raise LoadError(problems.items)
-    if not tree.is_mapping:
-        raise LoadError(
-            [
-                Problem(
-                    display,
-                    tree.line,
-                    "",
-                    f"the file must be a mapping of keys ({kind.keys}); see {kind.example}",
-                )
-            ]
-        )
-    return data, tree
+    return tree

@@ -5,11 +5,12 @@ process per module, placed by one of its mappings (docs/graphs.md)."""
 
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from psbench.base.errors import UserError
-from psbench.base.options import add_measure_arguments
 from psbench.base.problems import ExperimentError
 from psbench.base.units import micros
+from psbench.cli import run_options
 from psbench.cli.commands import help_of
 from psbench.run.graph.load import load_graph
 from psbench.run.graph.model import Graph
@@ -29,7 +30,7 @@ def add_parsers(subparsers) -> None:
     check.add_argument("graphs", nargs="+", metavar="GRAPH.yaml", help="graph files")
     check.set_defaults(handler=check_command)
     run = commands.add_parser("run", help=RUN_HELP, description=RUN_HELP)
-    add_measure_arguments(run, "graph")
+    run_options.add_run_arguments(run, "graph")
     run.add_argument("--quiet", action="store_true", help="no interval lines while it measures")
     run.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
     run.set_defaults(handler=run_command, kind="graph")
@@ -88,8 +89,9 @@ def check_command(args) -> int:
 def graph_spec(args):
     """The run the arguments describe; the graph read and checked, its mapping chosen."""
     from psbench.cli import cmd_measure
-    from psbench.run import drivers
+    from psbench.run import drivers, run_rules
     from psbench.run.graph.plans import placed, reliability_of
+    from psbench.run.parameters import cli_term
     from psbench.run.spec import MeasureSpec
 
     try:
@@ -118,33 +120,21 @@ def graph_spec(args):
         if module not in graph.modules:
             raise UserError(f"argument --cpu: {module!r} is not a module of the graph")
         cpus[module] = cpu
-    return MeasureSpec(
+    values = run_options.spec_values(args, "graph")
+    values["duration"] = None if args.count else args.duration  # its default: --count unset
+    late = run_rules.timeout_problem(SimpleNamespace(**values), cli_term)
+    if late is not None:
+        raise UserError(late.message)
+    values.update(
         kind="graph",
-        driver=args.driver,
         driver_path=drivers.find_driver(args.driver),
-        size=args.size,  # None: each topic its own
-        count=args.count,
-        duration=None if args.count else args.duration,
-        warmup=args.warmup,
-        notify=args.notify,
         reliability=reliability,
-        durability=args.durability,
-        history=args.history,
-        transport=args.transport,
-        options=args.option,
         cpus=cpus,
-        fifo=args.fifo,
-        pin=args.pin,
-        mlockall=args.mlockall,
-        dma_latency=args.dma_latency,
-        timeout=args.timeout,
-        match_timeout=args.match_timeout,
-        max_samples=args.max_samples,
         hosts=hosts,
         place=place,
-        graph=args.graph,
         mapping=mapping_name,
     )
+    return MeasureSpec(**values)
 
 
 def run_command(args) -> int:

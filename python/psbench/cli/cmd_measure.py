@@ -5,21 +5,17 @@ import json
 import os
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 from psbench.base import paths
 from psbench.base.errors import UserError
-from psbench.base.options import add_measure_arguments
+from psbench.cli import run_options
 from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
 from psbench.hosts.links import parse_hosts, real_hosts
-from psbench.run import drivers, placement, progress_lines, role_drivers
-from psbench.run.spec import (
-    ROLES,
-    MeasureSpec,
-    late_join_problem,
-    relay_problem,
-    restart_problem,
-)
+from psbench.run import drivers, placement, progress_lines, role_drivers, run_rules
+from psbench.run.parameters import cli_term
+from psbench.run.spec import MeasureSpec
 
 # CLI exit code per run status; refused and timeout mirror the node's exit codes.
 EXIT_CODES = {
@@ -38,7 +34,7 @@ HELP = {kind: help_of(kind) for kind in ("ping", "pubsub")}
 def add_parsers(subparsers) -> None:
     for kind in ("ping", "pubsub"):
         parser = subparsers.add_parser(kind, help=HELP[kind], description=HELP[kind])
-        add_measure_arguments(parser, kind)
+        run_options.add_run_arguments(parser, kind)
         parser.add_argument(
             "--quiet",
             action="store_true",
@@ -59,12 +55,10 @@ def _cpus(kind: str, assignments: list[tuple[str, int]], real: bool) -> dict[str
     (theirs are checked when they are reached)."""
     allowed = os.sched_getaffinity(0)
     cpus = {}
-    roles = ROLES[kind] + (("relay",) if kind == "pubsub" else ())  # relay: --relays 1
     for role, cpu in assignments:
-        if role not in roles:
-            raise UserError(
-                f"argument --cpu: unknown role {role!r} for {kind}; use one of {', '.join(roles)}"
-            )
+        unknown = run_rules.unknown_cpu_role(kind, role)
+        if unknown is not None:
+            raise UserError(f"argument --cpu: {unknown}")
         if cpu not in allowed and not real:
             raise UserError(
                 f"argument --cpu: CPU {cpu} is not available here; "
@@ -82,30 +76,8 @@ def _pin_problem(args: argparse.Namespace) -> str | None:
     return None
 
 
-def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
-    ssh.use_config(getattr(args, "ssh_config", None))  # for hosts reached over SSH
-    inventory.use(getattr(args, "inventory", None))  # --hosts INVENTORY
-    if _pin_problem(args):
-        raise UserError(f"argument --pin: {_pin_problem(args)}")
-    if args.duration is not None and args.duration >= args.timeout:
-        raise UserError(
-            f"argument --timeout: {args.timeout:g} s would end a "
-            f"{args.duration:g} s run early; give --timeout more than --duration"
-        )
-    subscribers = getattr(args, "subscribers", 1)
-    publishers = getattr(args, "publishers", None) or 1
-    topics = getattr(args, "topics", None) or 1
-    if args.placement == "intra":
-        for flag, value, what in (
-            ("--subscribers", subscribers, "subscribers are"),
-            ("--publishers", publishers, "publishers are"),
-            ("--topics", topics, "topics are run by"),
-        ):
-            if value > 1:
-                raise UserError(
-                    f"argument {flag}: several {what} separate processes; use --placement inter"
-                )
-    hosts = _hosts(args.host_declarations)
+def _driver(args: argparse.Namespace) -> dict:
+    """driver, driver_path and role_drivers: --driver NAME, a .so, or ROLE=NAME,..."""
     try:
         driver, library, per_role = role_drivers.resolve(
             args.kind,
@@ -119,66 +91,34 @@ def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
         )
     except ValueError as exc:
         raise UserError(f"argument --driver: {exc}") from None
-    spec = MeasureSpec(
+    return {"driver": driver, "driver_path": Path(library), "role_drivers": per_role}
+
+
+def spec_from_args(args: argparse.Namespace) -> MeasureSpec:
+    ssh.use_config(getattr(args, "ssh_config", None))  # for hosts reached over SSH
+    inventory.use(getattr(args, "inventory", None))  # --hosts INVENTORY
+    if _pin_problem(args):
+        raise UserError(f"argument --pin: {_pin_problem(args)}")
+    values = run_options.spec_values(args, args.kind)
+    for key in ("publishers", "topics"):  # unset: one
+        values[key] = values.get(key) or 1
+    settings = SimpleNamespace(kind=args.kind, **values)
+    for rule in (run_rules.timeout_problem, *run_rules.PROCESS_RULES):
+        problem = rule(settings, cli_term)
+        if problem is not None:
+            raise UserError(problem.message)
+    hosts = _hosts(values["hosts"])
+    values.update(
         kind=args.kind,
-        driver=driver,
-        driver_path=Path(library),
-        role_drivers=per_role,
-        size=args.size,
-        count=args.count,
-        duration=args.duration,
-        warmup=args.warmup,
-        rate=getattr(args, "rate", None),
-        placement=args.placement,
-        notify=args.notify,
-        reliability=args.reliability,
-        durability=args.durability,
-        history=args.history,
-        transport=args.transport,
-        options=args.option,
-        cpus=_cpus(args.kind, args.cpu, real_hosts(hosts)),
-        pin=args.pin,
-        fifo=args.fifo,
-        mlockall=args.mlockall,
-        dma_latency=args.dma_latency,
-        check_pattern=args.check_pattern,
-        loan=args.loan,
-        spin_send=args.spin_send,
-        timeout=args.timeout,
-        match_timeout=args.match_timeout,
-        sample_timeout=getattr(args, "sample_timeout", None),
-        idle_timeout=getattr(args, "idle_timeout", None),
-        subscribers=subscribers,
-        publishers=publishers,
-        topics=topics,
-        echo_every=getattr(args, "echo_every", None),
-        reply_size=getattr(args, "reply_size", None),
-        max_samples=args.max_samples,
-        latency_from=getattr(args, "latency_from", None),
-        relays=getattr(args, "relays", None),
-        send_wait=args.send_wait,
-        send_spin_us=args.send_spin_us,
-        drain_timeout=getattr(args, "drain_timeout", None),
-        inject=getattr(args, "inject", None) or [],
-        security=getattr(args, "security", None),
-        security_fault=getattr(args, "security_fault", None),
-        late_join=getattr(args, "late_join", None),
-        restart_broker=getattr(args, "restart_broker", None),
+        cpus=_cpus(args.kind, values["cpus"], real_hosts(hosts)),
         hosts=hosts,
-        place=_place(args.role_hosts),
+        place=_place(values["place"]),
+        **_driver(args),
     )
+    spec = MeasureSpec(**values)
     problem = placement.problem(spec)
     if problem is not None:
         raise UserError(f"argument --place: {problem[1]}" if problem[0] == "place" else problem[1])
-    problem = relay_problem(spec)
-    if problem is not None:
-        raise UserError(f"argument --relays: {problem[1]}")
-    problem = late_join_problem(spec)
-    if problem is not None:
-        raise UserError(f"argument --late-join: {problem[1]}")
-    problem = restart_problem(spec)
-    if problem is not None:
-        raise UserError(f"argument --restart-broker: {problem[1]}")
     return spec
 
 

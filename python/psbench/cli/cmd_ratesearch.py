@@ -8,12 +8,13 @@ from pathlib import Path
 
 from psbench.base import paths, table
 from psbench.base.errors import UserError
-from psbench.base.options import add_measure_arguments, add_search_arguments
 from psbench.base.units import micros, percent_text, rate_text
+from psbench.cli import run_options
 from psbench.cli.cmd_measure import spec_from_args
 from psbench.cli.commands import help_of
 from psbench.results import rundir
-from psbench.run import envinfo, ratesearch, services
+from psbench.run import envinfo, ratesearch, run_rules, services
+from psbench.run.parameters import cli_term
 from psbench.run.progress import Progress
 
 HELP = help_of("ratesearch")
@@ -21,8 +22,8 @@ HELP = help_of("ratesearch")
 
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
-    add_measure_arguments(parser, "pubsub", rate=False)
-    add_search_arguments(parser)
+    run_options.add_run_arguments(parser, "pubsub", leave_out=("rate",))
+    run_options.add_search_arguments(parser)
     parser.add_argument(
         "-o",
         "--output",
@@ -34,11 +35,9 @@ def add_parsers(subparsers) -> None:
 
 
 def criteria_from_args(args) -> ratesearch.Criteria:
-    if args.max_rate is not None and args.max_rate < args.start_rate:
-        raise UserError(
-            f"argument --max-rate: {args.max_rate:g} Hz is below --start-rate "
-            f"{args.start_rate:g} Hz; give a higher --max-rate"
-        )
+    problem = run_rules.search_bounds_problem(args.start_rate, args.max_rate, cli_term)
+    if problem is not None:
+        raise UserError(problem)
     return ratesearch.Criteria(
         max_loss_percent=args.max_loss,
         max_p99_ns=args.max_p99,
@@ -183,19 +182,7 @@ def run_command(args: argparse.Namespace) -> int:
             note=f"bracket [{rate_text(result.lo)}, {rate_text(result.hi)}]",
         )
 
-    per = (
-        f"; rates are each of the {publishers} publishers' (all together offer {publishers} x rate)"
-        if publishers > 1
-        else ""
-    )
-    print(
-        f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
-        f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
-        f" (at most {most} runs); a rate is sustainable once it passed "
-        f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}",
-        file=sys.stderr,
-        flush=True,
-    )
+    print(_plan_line(spec, criteria, folder), file=sys.stderr, flush=True)
     try:
         with services.ServicePool(largest_message=spec.size) as pool:
             result = ratesearch.run_search(
@@ -218,6 +205,29 @@ def run_command(args: argparse.Namespace) -> int:
         result = None
     finally:
         progress.close()
+    return _finish(result, folder, publishers)
+
+
+def _plan_line(spec, criteria: ratesearch.Criteria, folder: Path) -> str:
+    """What the search will do, at most, and where it writes."""
+    publishers = spec.publishers or 1
+    most = criteria.max_steps * criteria.confirm
+    per = (
+        f"; rates are each of the {publishers} publishers' (all together offer {publishers} x rate)"
+        if publishers > 1
+        else ""
+    )
+    return (
+        f"ratesearch {spec.driver} {spec.size} B: at most {criteria.max_steps} steps "
+        f"(rates), each at most {criteria.confirm} run{'s' if criteria.confirm > 1 else ''}"
+        f" (at most {most} runs); a rate is sustainable once it passed "
+        f"{criteria.confirm} of {criteria.confirm}{per}; into {folder}"
+    )
+
+
+def _finish(result: ratesearch.SearchResult | None, folder: Path, publishers: int) -> int:
+    """The curve and the result (what was found, or that it was interrupted); the exit
+    code: 0 with a sustainable rate, 1 without, 130 interrupted."""
     if result is None:
         print(
             f"psbench ratesearch: interrupted; completed steps are in {folder / 'search.json'}",

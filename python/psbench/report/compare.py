@@ -6,7 +6,7 @@ spread between runs), and a verdict that calls a change only when the whole inte
 lies outside the noise band 1 +- threshold (docs/compare.md)."""
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from psbench.report.tables import Column, Table
 from psbench.results.configs import Config, build_configs, labels
@@ -56,8 +56,9 @@ class Change:
     p50_verdict: str
     p99_verdict: str | None
     warnings: tuple[str, ...]  # e.g. repetitions of a side that disagree
-    resources_a: dict = None  # Config.resources of each side ({} if not measured)
-    resources_b: dict = None
+    # Config.resources of each side ({} if not measured).
+    resources_a: dict = field(default_factory=dict)
+    resources_b: dict = field(default_factory=dict)
 
     def verdict(self, fail_on: str) -> str | None:
         """The verdict that --fail-on looks at; None = p99 asked for but not resolved."""

@@ -34,7 +34,7 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
     unpinned = [
         c
         for c in measured
-        if any((rt.get("cpu") is None or rt.get("cpu") < 0) for rt in _roles_realtime(c))
+        if any((rt.get("cpu") is None or rt["cpu"] < 0) for rt in _roles_realtime(c))
     ]
     if unpinned:
         warnings.append(
@@ -68,7 +68,7 @@ def environment_warnings(env: dict, configs: list[Config]) -> list[str]:
             )
     spinning = [c for c in measured if any(_spinning(run) for run in c.ok_runs)]
     if spinning:
-        shared = [_spinning(run) for c in spinning for run in c.ok_runs if _spinning(run)]
+        shared = [s for c in spinning for run in c.ok_runs if (s := _spinning(run)) is not None]
         worst = max(shared, key=lambda sharing: sharing["spinning_per_cpu"])
         warnings.append(f"{_names(spinning, len(measured))}: {spinning_warning(worst)}")
     return warnings + clock_warnings(measured)

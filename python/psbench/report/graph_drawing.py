@@ -10,6 +10,7 @@ from pathlib import Path
 from psbench.base.units import micros
 from psbench.report.plots import Plot
 from psbench.results.configs import Config
+from psbench.results.load import RunData
 
 DOT_TIMEOUT_S = 30.0
 
@@ -48,7 +49,7 @@ def _render(source: str, target: Path, fmt: str) -> None:
 def write_graph_drawings(configs: list[Config], out_dir: Path) -> tuple[list[Plot], list[str]]:
     """One drawing per graph run shown (the first ok run of each graph, mapping and
     driver), and a note when none can be drawn."""
-    runs = {}
+    runs: dict[tuple[str, str, str], tuple[RunData, dict]] = {}
     for config in configs:
         for run in config.ok_runs:
             graph = run.run_record.get("graph")
@@ -60,7 +61,7 @@ def write_graph_drawings(configs: list[Config], out_dir: Path) -> tuple[list[Plo
         return [], []
     if shutil.which("dot") is None:
         return [], ["no graph drawing: Graphviz's dot is not installed (make setup installs it)"]
-    plots = []
+    plots: list[Plot] = []
     for (name, mapping, driver), (run, graph) in runs.items():
         stem = f"graph-{name}-{mapping}-{driver}"
         png, svg = out_dir / f"{stem}.png", out_dir / f"{stem}.svg"

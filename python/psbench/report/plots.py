@@ -9,11 +9,13 @@ sizes and resolution, a constant SVG hash salt, no dates in the files.
 """
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
 import numpy as np
+from cycler import cycler
 from matplotlib import ticker
 from matplotlib.figure import Figure
 
@@ -28,7 +30,7 @@ STYLE = {
     "legend.fontsize": 7,
     "axes.grid": True,
     "grid.alpha": 0.3,
-    "axes.prop_cycle": matplotlib.cycler(color=matplotlib.colormaps["tab10"].colors),
+    "axes.prop_cycle": cycler(color=matplotlib.color_sequences["tab10"]),
 }
 DPI = 110
 PANEL_INCHES = (4.3, 2.7)  # the axes of one plot
@@ -65,7 +67,7 @@ class Drawing:
 
 
 def write_plots(
-    configs: list[Config], out_dir: Path, searches: list[Search] = ()
+    configs: list[Config], out_dir: Path, searches: Sequence[Search] = ()
 ) -> tuple[list[Plot], list[str]]:
     """Writes every plot the configurations (and rate searches) allow into out_dir (PNG
     and SVG of each); returns them, and a note for each plot left out saying why."""
@@ -73,7 +75,8 @@ def write_plots(
     if not usable:
         return [], ["no plots: no configuration has an ok run with samples"]
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots, notes = [], []
+    plots: list[Plot] = []
+    notes: list[str] = []
     with matplotlib.rc_context(STYLE):
         for draw in (
             latency_vs_size,
@@ -241,7 +244,7 @@ def latency_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
             p99 = [_us(c.stats.get("p99")) for c in members]
             ax.plot(sizes, p50, marker="o", color=colour, label=label)
             ax.fill_between(sizes, p50, p99, color=colour, alpha=0.18, linewidth=0)
-        _size_axis(ax, [c.size for s in series for c in s])
+        _size_axis(ax, [c.size for s in series for c in s if c.size is not None])
         ax.set_yscale("log")
         _log_axis(ax.yaxis)
         ax.set_ylabel(f"{metric} latency (µs)")
@@ -444,7 +447,7 @@ def throughput_vs_size(configs: list[Config]) -> tuple[list[Drawing], list[str]]
         for ax, key in ((rate_ax, "samples_per_s"), (bits_ax, "mbit_per_s")):
             values = [np.nan if c.rate.get(key) is None else c.rate[key] for c in members]
             ax.plot(sizes, values, marker="o", color=f"C{index % 10}", label=label)
-    all_sizes = [c.size for s in series for c in s]
+    all_sizes = [c.size for s in series for c in s if c.size is not None]
     for ax, unit in ((rate_ax, "samples/s"), (bits_ax, "Mbit/s")):
         _size_axis(ax, all_sizes)
         ax.set_yscale("log")
@@ -657,6 +660,59 @@ def rate_searches(searches: list[Search]) -> tuple[list[Drawing], list[str]]:
     return drawings, notes
 
 
+def _draw_steps(ax, points: list[tuple[float, float, bool, int]]) -> None:
+    """The steps (rate, value, passed, number) joined in rate order, marked passed or
+    failed, each labelled with its number."""
+    if points:
+        ax.plot(
+            [p[0] for p in points], [p[1] for p in points], color="0.6", linewidth=0.8, zorder=1
+        )
+    for passed, marker, colour, name in (
+        (True, "o", "C2", "passed"),
+        (False, "X", "C3", "failed"),
+    ):
+        chosen = [p for p in points if p[2] == passed]
+        ax.scatter(
+            [p[0] for p in chosen],
+            [p[1] for p in chosen],
+            marker=marker,
+            color=colour,
+            label=name,
+            zorder=3,
+        )
+    for rate, value, _, number in points:
+        ax.annotate(
+            str(number),
+            (rate, value),
+            textcoords="offset points",
+            xytext=(3, 3),
+            fontsize=6,
+            color="0.3",
+        )
+
+
+def _draw_rate_axis(ax, search: Search) -> None:
+    """The offered rate, log scale, with the highest rate found sustainable."""
+    best = search.data.get("max_sustainable_rate_hz")
+    if best:
+        ax.axvline(
+            best,
+            color="C2",
+            linestyle=":",
+            linewidth=1.0,
+            label=f"max sustainable {best:,.0f}/s" + (" per pub" if search.publishers > 1 else ""),
+        )
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis)
+    ax.set_xlabel(
+        "offered rate (samples/s)"
+        if search.publishers == 1
+        else f"offered rate per publisher (samples/s; {search.publishers} "
+        f"publishers offer {search.publishers}x)"
+    )
+    ax.legend(loc="upper left")
+
+
 def _search_drawing(
     search: Search, steps: list[tuple[int, dict]], index: int, count: int
 ) -> Drawing:
@@ -672,53 +728,10 @@ def _search_drawing(
             for number, s in ordered
             if isinstance(s.get(key), (int, float))
         ]
-        if points:
-            ax.plot(
-                [p[0] for p in points], [p[1] for p in points], color="0.6", linewidth=0.8, zorder=1
-            )
-        for passed, marker, colour, name in (
-            (True, "o", "C2", "passed"),
-            (False, "X", "C3", "failed"),
-        ):
-            chosen = [p for p in points if p[2] == passed]
-            ax.scatter(
-                [p[0] for p in chosen],
-                [p[1] for p in chosen],
-                marker=marker,
-                color=colour,
-                label=name,
-                zorder=3,
-            )
-        for rate, value, _, number in points:
-            ax.annotate(
-                str(number),
-                (rate, value),
-                textcoords="offset points",
-                xytext=(3, 3),
-                fontsize=6,
-                color="0.3",
-            )
+        _draw_steps(ax, points)
         if bound is not None:
             ax.axhline(bound * scale, color="C3", linestyle="--", linewidth=0.9, label="bound")
-        best = search.data.get("max_sustainable_rate_hz")
-        if best:
-            ax.axvline(
-                best,
-                color="C2",
-                linestyle=":",
-                linewidth=1.0,
-                label=f"max sustainable {best:,.0f}/s"
-                + (" per pub" if search.publishers > 1 else ""),
-            )
-        ax.set_xscale("log")
-        _log_axis(ax.xaxis)
-        ax.set_xlabel(
-            "offered rate (samples/s)"
-            if search.publishers == 1
-            else f"offered rate per publisher (samples/s; {search.publishers} "
-            f"publishers offer {search.publishers}x)"
-        )
-        ax.legend(loc="upper left")
+        _draw_rate_axis(ax, search)
     p99_ax.set_yscale("log")
     _log_axis(p99_ax.yaxis)
     p99_ax.set_ylabel("p99 one-way latency (µs)")

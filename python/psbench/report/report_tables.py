@@ -265,75 +265,8 @@ def search_table(searches: list[Search]) -> Table | None:
     if not searches:
         return None
     several = any(search.publishers > 1 for search in searches)
-    columns = [
-        Column("search", "search"),
-        Column("step", "step", "count"),
-        Column("offered /s per pub" if several else "offered /s", "rate_hz", "offered"),
-    ]
-    if several:
-        columns += [
-            Column("pubs", "publishers", "count"),
-            Column("all pubs /s", "aggregate_rate_hz", "offered"),
-        ]
-    columns += [
-        Column("achieved /s", "achieved_rate_hz", "rate"),
-        Column("loss %", "loss_percent", "percent_value"),
-        Column("p99 µs", "p99_ns", "us"),
-        Column("status", "status"),
-        Column("runs passed", "runs_passed"),
-        Column("passed", "passed", "yes_no"),
-        Column("why", "why"),
-        Column("folder", "run_dir"),
-    ]
-    rows, notes = [], []
-    for search in searches:
-        pubs = search.publishers
-        for number, step in enumerate(search.steps, start=1):
-            rate = step.get("rate_hz")
-            rows.append(
-                [search.name, number, rate]
-                + (
-                    [pubs, rate * pubs if isinstance(rate, (int, float)) else None]
-                    if several
-                    else []
-                )
-                + [
-                    step.get("achieved_rate_hz"),
-                    step.get("loss_percent"),
-                    step.get("p99_ns"),
-                    step.get("status"),
-                    _runs_passed(step),
-                    step.get("passed"),
-                    step.get("why"),
-                    step.get("run_dir"),
-                ]
-            )
-        criteria = search.criteria
-        best = search.data.get("max_sustainable_rate_hz")
-        bounds = []
-        if criteria.get("max_loss_percent") is not None:
-            bounds.append(f"loss <= {criteria['max_loss_percent']:g} %")
-        if criteria.get("max_p99_ns") is not None:
-            bounds.append(f"p99 <= {criteria['max_p99_ns'] / 1000:g} µs")
-        if (criteria.get("confirm") or 1) > 1:
-            bounds.append(f"{criteria['confirm']} of {criteria['confirm']} runs passed")
-        bracket = search.data.get("bracket") or []
-        notes.append(
-            f"{search.name}: maximum sustainable rate "
-            + (
-                f"{best:,.0f}/s"
-                + (f" per publisher ({best * pubs:,.0f}/s from all {pubs})" if pubs > 1 else "")
-                if best
-                else "none found (no step passed)"
-            )
-            + (f" where {' and '.join(bounds)}" if bounds else "")
-            + (
-                f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
-                if len(bracket) == 2 and None not in bracket
-                else ""
-            )
-            + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by") else "")
-        )
+    rows = [row for search in searches for row in _search_rows(search, several)]
+    notes = [_search_found(search) for search in searches]
     notes.append(
         "steps in the order they ran; achieved = the slowest publisher's sent "
         "rate, loss and p99 (one-way) of the step's first run as the search "
@@ -345,7 +278,85 @@ def search_table(searches: list[Search]) -> Table | None:
             "offered /s per pub is each publisher's rate; all pubs /s = pubs x "
             "that, what the subscribers were offered in all"
         )
-    return Table("search", "Rate search", columns, rows, notes)
+    return Table("search", "Rate search", _search_columns(several), rows, notes)
+
+
+def _search_columns(several: bool) -> list[Column]:
+    """several: some search had several publishers (their count and total offered)."""
+    columns = [
+        Column("search", "search"),
+        Column("step", "step", "count"),
+        Column("offered /s per pub" if several else "offered /s", "rate_hz", "offered"),
+    ]
+    if several:
+        columns += [
+            Column("pubs", "publishers", "count"),
+            Column("all pubs /s", "aggregate_rate_hz", "offered"),
+        ]
+    return columns + [
+        Column("achieved /s", "achieved_rate_hz", "rate"),
+        Column("loss %", "loss_percent", "percent_value"),
+        Column("p99 µs", "p99_ns", "us"),
+        Column("status", "status"),
+        Column("runs passed", "runs_passed"),
+        Column("passed", "passed", "yes_no"),
+        Column("why", "why"),
+        Column("folder", "run_dir"),
+    ]
+
+
+def _search_rows(search: Search, several: bool) -> list[list]:
+    """A row per step of one search, in the order they ran."""
+    pubs = search.publishers
+    rows = []
+    for number, step in enumerate(search.steps, start=1):
+        rate = step.get("rate_hz")
+        rows.append(
+            [search.name, number, rate]
+            + ([pubs, rate * pubs if isinstance(rate, (int, float)) else None] if several else [])
+            + [
+                step.get("achieved_rate_hz"),
+                step.get("loss_percent"),
+                step.get("p99_ns"),
+                step.get("status"),
+                _runs_passed(step),
+                step.get("passed"),
+                step.get("why"),
+                step.get("run_dir"),
+            ]
+        )
+    return rows
+
+
+def _search_found(search: Search) -> str:
+    """What one search found: its maximum sustainable rate, under which criteria, its
+    bracket and what ended it."""
+    criteria, pubs = search.criteria, search.publishers
+    best = search.data.get("max_sustainable_rate_hz")
+    bounds = []
+    if criteria.get("max_loss_percent") is not None:
+        bounds.append(f"loss <= {criteria['max_loss_percent']:g} %")
+    if criteria.get("max_p99_ns") is not None:
+        bounds.append(f"p99 <= {criteria['max_p99_ns'] / 1000:g} µs")
+    if (criteria.get("confirm") or 1) > 1:
+        bounds.append(f"{criteria['confirm']} of {criteria['confirm']} runs passed")
+    bracket = search.data.get("bracket") or []
+    return (
+        f"{search.name}: maximum sustainable rate "
+        + (
+            f"{best:,.0f}/s"
+            + (f" per publisher ({best * pubs:,.0f}/s from all {pubs})" if pubs > 1 else "")
+            if best
+            else "none found (no step passed)"
+        )
+        + (f" where {' and '.join(bounds)}" if bounds else "")
+        + (
+            f"; bracket {bracket[0]:,.0f}..{bracket[1]:,.0f}/s"
+            if len(bracket) == 2 and None not in bracket
+            else ""
+        )
+        + (f"; ended by {search.data['ended_by']}" if search.data.get("ended_by") else "")
+    )
 
 
 def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
@@ -361,11 +372,11 @@ def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
     rows = [
         [
             c.label,
-            c.baseline["label"],
-            c.baseline["p50_ratio"],
-            c.baseline["p99_ratio"],
-            c.baseline["floor_reps"],
-            c.baseline["floor_spread"],
+            _floor(c)["label"],
+            _floor(c)["p50_ratio"],
+            _floor(c)["p99_ratio"],
+            _floor(c)["floor_reps"],
+            _floor(c)["floor_spread"],
         ]
         for c in measured
     ]
@@ -376,7 +387,7 @@ def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
         "(largest - smallest) / median of the floor's repetitions' p50"
     ]
     notes += _floor_warnings(measured, noise)
-    floors = {c.baseline["label"] for c in measured}
+    floors = {_floor(c)["label"] for c in measured}
     notes += drift_notes(measured + [c for c in configs if c.label in floors])
     if not rows:
         notes.insert(
@@ -387,15 +398,22 @@ def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
     return Table("baseline", "Ratio to the baseline floor", columns, rows, notes)
 
 
+def _floor(config: Config) -> dict:
+    """The baseline block of a configuration measured against a floor."""
+    if config.baseline is None:
+        raise ValueError(f"{config.label} has no floor")
+    return config.baseline
+
+
 def _floor_warnings(measured: list[Config], noise: float) -> list[str]:
     """One line per floor that cannot carry its ratios: measured once (its spread is
     unknown), or repetitions further apart than the noise threshold."""
-    once = sorted({c.baseline["label"] for c in measured if c.baseline["floor_reps"] <= 1})
+    once = sorted({_floor(c)["label"] for c in measured if _floor(c)["floor_reps"] <= 1})
     unstable = sorted(
         {
-            (c.baseline["label"], c.baseline["floor_spread"])
+            (_floor(c)["label"], _floor(c)["floor_spread"])
             for c in measured
-            if c.baseline["floor_spread"] is not None and c.baseline["floor_spread"] > noise
+            if _floor(c)["floor_spread"] is not None and _floor(c)["floor_spread"] > noise
         }
     )
     notes = []
@@ -484,37 +502,7 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
         Column("U (indep.)", "mann_whitney_u", "stat"),
         Column("p (U, indep.)", "mann_whitney_p", "p"),
     ]
-    rows = []
-    for pair in pairs:
-        r = pair.result
-        verdict = r.verdict + (f", {r.direction}" if r.direction else "")
-        if r.median.covers.startswith("within one run"):
-            verdict += " (one run only)"
-        changed = [side for side, c in (("A", pair.a), ("B", pair.b)) if c.drift]
-        if changed:
-            verdict += f"; {' and '.join(changed)} changed level"
-        rows.append(
-            [
-                pair.setting,
-                setting_text(pair.setting, pair.a.params.get(pair.setting)),
-                setting_text(pair.setting, pair.b.params.get(pair.setting)),
-                pair.where,
-                r.n_a,
-                r.n_b,
-                r.p50_a,
-                r.p50_b,
-                r.median.ratio,
-                r.median.low,
-                r.median.high,
-                r.median.covers,
-                verdict,
-                r.welch.t,
-                r.welch.df,
-                r.welch.p,
-                r.mann_whitney.u,
-                r.mann_whitney.p,
-            ]
-        )
+    rows = [_significance_row(pair) for pair in pairs]
     notes = [
         f"configurations that differ in one setting: p50 A and p50 B are the medians of "
         f"all samples of each side's repetitions together (nearest rank), B/A p50 their "
@@ -546,6 +534,39 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
         rows,
         notes,
     )
+
+
+def _significance_row(pair: Pair) -> list:
+    """One comparison: the two settings, their medians and ratio with its interval, the
+    verdict (and whether it rests on one run, or on a run whose level changed), the
+    papers' tests."""
+    r = pair.result
+    verdict = r.verdict + (f", {r.direction}" if r.direction else "")
+    if r.median.covers.startswith("within one run"):
+        verdict += " (one run only)"
+    changed = [side for side, c in (("A", pair.a), ("B", pair.b)) if c.drift]
+    if changed:
+        verdict += f"; {' and '.join(changed)} changed level"
+    return [
+        pair.setting,
+        setting_text(pair.setting, pair.a.params.get(pair.setting)),
+        setting_text(pair.setting, pair.b.params.get(pair.setting)),
+        pair.where,
+        r.n_a,
+        r.n_b,
+        r.p50_a,
+        r.p50_b,
+        r.median.ratio,
+        r.median.low,
+        r.median.high,
+        r.median.covers,
+        verdict,
+        r.welch.t,
+        r.welch.df,
+        r.welch.p,
+        r.mann_whitney.u,
+        r.mann_whitney.p,
+    ]
 
 
 def not_ok_table(results: ResultSet) -> Table:

@@ -34,7 +34,7 @@ def _config_line(summary: dict, sender: dict | None = None) -> str:
     mode = {
         "closed_loop": "back to back" if summary.get("role") == "sub" else "closed loop",
         "open_loop": "open loop",
-    }.get(cfg.get("mode"), cfg.get("mode"))
+    }.get(str(cfg.get("mode")), cfg.get("mode"))
     parts = [
         mode,
         f"rate {rate:g} Hz" if rate else None,
@@ -83,7 +83,7 @@ def _discovery(summaries: dict) -> str | None:
         }
         if not found:
             continue
-        slowest = max(found, key=found.get)
+        slowest = max(found, key=lambda name: found[name])
         if len(found) == 1:
             return f"{found[slowest] / 1e6:.2f} ms ({slowest})"
         topics = {_topic(summaries[name]) for name in found} - {None}
@@ -321,16 +321,33 @@ def loss_hint(outcome: MeasureOutcome) -> str | None:
 
 
 def render(outcome: MeasureOutcome) -> str:
-    spec = outcome.spec
-    if spec.kind == "graph":
+    """What `psbench ping|pubsub` prints of a run: its settings, its latency, what each
+    receiver and publisher counted, and what the run as a whole says."""
+    if outcome.spec.kind == "graph":
         return render_graph(outcome)
+    lines = _header_lines(outcome)
+    lines += _latency_lines(outcome)
+    lines += _receiver_lines(outcome)
+    lines += _publisher_lines(outcome)
+    lines += _run_lines(outcome)
+    lines.append(f"  results:   {outcome.run_dir}")
+    return "\n".join(lines)
+
+
+def _main_role(outcome: MeasureOutcome) -> str:
+    """The role whose summary describes the run: ping, or the first subscriber."""
+    subs = outcome.subscriber_names
+    return "ping" if outcome.spec.kind == "ping" else (subs[0] if subs else "sub")
+
+
+def _header_lines(outcome: MeasureOutcome) -> list[str]:
+    """The status line, the settings as the node took them, what psbench chose."""
+    spec = outcome.spec
     placement = "inter-process" if spec.placement == "inter" else "intra-process"
     # An acknowledgement (--reply-size) is not an echo: both sizes are named.
     size = sizes_text(spec.size, spec.reply_size)
     lines = [f"{spec.kind} {spec.driver} {size}, {placement}: {outcome.status}"]
-    subs = outcome.subscriber_names
-    main_role = "ping" if spec.kind == "ping" else (subs[0] if subs else "sub")
-    summary = outcome.summaries.get(main_role)
+    summary = outcome.summaries.get(_main_role(outcome))
     if summary:
         pubs = outcome.publisher_names
         sender = outcome.summaries.get(pubs[0]) if pubs else None
@@ -339,10 +356,18 @@ def render(outcome: MeasureOutcome) -> str:
         lines.append(f"  chosen:    {key} {why}")
     if outcome.summaries:
         lines.append(f"  realtime:  {_realtime_line(outcome.summaries)}")
+    return lines
+
+
+def _latency_lines(outcome: MeasureOutcome) -> list[str]:
+    """The latency table (round trip, or one way per subscriber), what it measures, its
+    intervals and what could make it unsound."""
+    spec, subs = outcome.spec, outcome.subscriber_names
     stats = outcome.stats.get(outcome.receiver_key)
+    lines = []
     if stats and "rtt" in stats:
         lines.append(latency_table([("RTT", stats["rtt"]), ("RTT/2", stats["rtt_half"])]))
-        if spec.reply_size and spec.reply_size < spec.size:
+        if spec.reply_size and spec.size and spec.reply_size < spec.size:
             lines.append(
                 f"  RTT is {spec.size} B out and a {spec.reply_size} B reply back; "
                 f"RTT/2 is half of that round trip, not the one-way latency of "
@@ -382,7 +407,14 @@ def render(outcome: MeasureOutcome) -> str:
     drift = drift_line(stats or {})
     if drift:
         lines.append(f"  warning:   {drift}")
-    receivers = subs if spec.kind == "pubsub" else [main_role]
+    return lines
+
+
+def _receiver_lines(outcome: MeasureOutcome) -> list[str]:
+    """What each receiving process (the subscribers, or ping) and each relay counted."""
+    spec = outcome.spec
+    lines = []
+    receivers = outcome.subscriber_names if spec.kind == "pubsub" else [_main_role(outcome)]
     for name in receivers:
         summary = outcome.summaries.get(name) or {}
         if summary.get("counts"):
@@ -407,7 +439,13 @@ def render(outcome: MeasureOutcome) -> str:
             lines.extend(rc.relay_lines(name, summary))
             if name in outcome.accounting:
                 lines.extend(rc.accounting_lines(name, outcome.accounting[name]))
-    for name in outcome.publisher_names if spec.kind == "pubsub" else []:
+    return lines
+
+
+def _publisher_lines(outcome: MeasureOutcome) -> list[str]:
+    """What each publisher sent, the echoes it got back, how it kept its schedule."""
+    lines = []
+    for name in outcome.publisher_names if outcome.spec.kind == "pubsub" else []:
         summary = outcome.summaries[name]
         if summary.get("counts"):
             lines.append(
@@ -423,6 +461,14 @@ def render(outcome: MeasureOutcome) -> str:
         lines.extend(rc.schedule_lines(name, summary))
         lines.extend(rc.writer_extra_lines(name, summary))
         lines.extend(rc.counter_lines(name, summary))
+    return lines
+
+
+def _run_lines(outcome: MeasureOutcome) -> list[str]:
+    """What the run as a whole says: the late joiners, the broker restart, warnings,
+    throughput, CPU sharing, discovery, resources, the network and its problems."""
+    spec = outcome.spec
+    lines = []
     for name, block in outcome.late_join.items():
         lines.extend(rc.late_join_lines(name, block, spec.late_join))
     if outcome.status != "refused":
@@ -450,8 +496,7 @@ def render(outcome: MeasureOutcome) -> str:
     lines.extend(network_lines(outcome.network, spec.hosts))
     for problem in outcome.problems:
         lines.append(f"  problem:   {problem}")
-    lines.append(f"  results:   {outcome.run_dir}")
-    return "\n".join(lines)
+    return lines
 
 
 def render_graph(outcome: MeasureOutcome) -> str:

@@ -14,7 +14,7 @@ MESSAGE_LINES = 4
 
 def common_settings(runs: list[Run]) -> tuple[list[str], dict]:
     """Keys whose value differs between runs, and the common values of the others."""
-    keys = []
+    keys: list[str] = []
     for run in runs:
         keys.extend(k for k in run.params if k not in keys)
     values = {k: {json.dumps(r.params.get(k), sort_keys=True) for r in runs} for k in keys}
@@ -112,89 +112,110 @@ def _latency(entry: dict | None, key: str) -> str:
 
 
 def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
+    """What `psbench run` prints at the end: a row per run, what its figures mean, the
+    runs that were not ok and why, the tally."""
     runs = plan.selected
-    rows = []
     searched = plan.criteria is not None
-    for run in runs:
-        entry = result.entries.get(run.number)
-        counts = (entry or {}).get("counts") or {}
-        status = entry["status"] if entry else "not run"
-        if run.number in result.earlier:
-            status += " (earlier)"
-        row = [
-            run.number,
-            run.label,
-            run.get("driver"),
-            run.get("kind"),
-            size_text(run.get("size")),
-            status,
-        ]
-        if searched:
-            found = (entry or {}).get("search") or {}
-            bracket = found.get("bracket") or [None, None]
-            row += [
-                _max_rate(entry),
-                "-" if bracket[1] is None else f"{bracket[1]:,.0f}",
-                found.get("steps", "-"),
-                found.get("ended_by") or "-",
-            ]
-        else:
-            row += [
-                _latency(entry, "p50"),
-                _latency(entry, "p99"),
-                counts.get("samples", "-"),
-                counts.get("lost", "-"),
-            ]
-        rows.append(row)
     headers = ["#", "run", "driver", "kind", "size", "status"] + (
         ["max rate Hz", "lowest fail Hz", "steps", "ended by"]
         if searched
         else ["p50 µs", "p99 µs", "samples", "lost"]
     )
-    lines = [table.render(headers, rows)]
+    lines = [table.render(headers, [_summary_row(run, result, searched) for run in runs])]
+    lines += _legend_lines(plan, result)
+    lines += _not_ok_lines(runs, result, root)
+    lines.append("")
+    lines.append(f"{len(runs)} runs: {_tally(runs, result)}")
+    lines.append(f"results: {root} (index.jsonl; one folder per run under runs/)")
+    return "\n".join(lines)
+
+
+def _summary_row(run, result: SweepResult, searched: bool) -> list:
+    """A run's row: what it is, its status, and what its search found or its latency."""
+    entry = result.entries.get(run.number)
+    counts = (entry or {}).get("counts") or {}
+    status = entry["status"] if entry else "not run"
+    if run.number in result.earlier:
+        status += " (earlier)"
+    row = [
+        run.number,
+        run.label,
+        run.get("driver"),
+        run.get("kind"),
+        size_text(run.get("size")),
+        status,
+    ]
     if searched:
-        lines.append(
+        found = (entry or {}).get("search") or {}
+        bracket = found.get("bracket") or [None, None]
+        return row + [
+            _max_rate(entry),
+            "-" if bracket[1] is None else f"{bracket[1]:,.0f}",
+            found.get("steps", "-"),
+            found.get("ended_by") or "-",
+        ]
+    return row + [
+        _latency(entry, "p50"),
+        _latency(entry, "p99"),
+        counts.get("samples", "-"),
+        counts.get("lost", "-"),
+    ]
+
+
+def _legend_lines(plan: Plan, result: SweepResult) -> list[str]:
+    """What the table's figures are: the search's criteria, or which latency each kind
+    shows and what a * means."""
+    if plan.criteria is not None:
+        return [
             "each run is a rate search: "
             + search_text(plan.criteria)
             + "; search.json in each run's folder"
-        )
+        ]
+    runs = plan.selected
     kinds = {run.get("kind") for run in runs}
     meaning = {
         "ping": "RTT/2 for ping (one-way estimate, half the round trip)",
         "pubsub": "one-way for pubsub (receive time - intended send time)",
     }
-    if not searched:
-        lines.append("latency: " + "; ".join(meaning[k] for k in sorted(kinds) if k in meaning))
-        if any(
-            ((result.entries.get(run.number) or {}).get("latency") or {}).get("level_changed")
-            for run in runs
-        ):
-            lines.append(
-                "* the run's latency changed level during the run (the medians of its "
-                "tenths differ): one p50 describes more than one level; psbench report "
-                "gives the tenths"
-            )
+    lines = ["latency: " + "; ".join(meaning[k] for k in sorted(kinds) if k in meaning)]
+    if any(
+        ((result.entries.get(run.number) or {}).get("latency") or {}).get("level_changed")
+        for run in runs
+    ):
+        lines.append(
+            "* the run's latency changed level during the run (the medians of its "
+            "tenths differ): one p50 describes more than one level; psbench report "
+            "gives the tenths"
+        )
+    return lines
+
+
+def _not_ok_lines(runs, result: SweepResult, root) -> list[str]:
+    """Each run that was not ok: its status, the first lines of its message, its folder."""
     bad = [
         (run, result.entries[run.number])
         for run in runs
         if run.number in result.entries and result.entries[run.number]["status"] != "ok"
     ]
-    if bad:
-        lines.append("")
-        lines.append("runs not ok:")
-        for run, entry in bad:
-            message = (entry.get("message") or "no message").strip().splitlines()
-            more = (
-                f" (+{len(message) - MESSAGE_LINES} lines)" if len(message) > MESSAGE_LINES else ""
-            )
-            lines.append(
-                f"  {run.number} {run.label}: {entry['status']}: "
-                + "\n      ".join(message[:MESSAGE_LINES])
-                + more
-            )
-            if entry.get("run_dir"):
-                lines.append(f"      {root / entry['run_dir']}")
-    counts = {}
+    if not bad:
+        return []
+    lines = ["", "runs not ok:"]
+    for run, entry in bad:
+        message = (entry.get("message") or "no message").strip().splitlines()
+        more = f" (+{len(message) - MESSAGE_LINES} lines)" if len(message) > MESSAGE_LINES else ""
+        lines.append(
+            f"  {run.number} {run.label}: {entry['status']}: "
+            + "\n      ".join(message[:MESSAGE_LINES])
+            + more
+        )
+        if entry.get("run_dir"):
+            lines.append(f"      {root / entry['run_dir']}")
+    return lines
+
+
+def _tally(runs, result: SweepResult) -> str:
+    """How many runs ended how: 3 ok, 1 failed, 2 not run (1 done earlier, kept)."""
+    counts: dict[str, int] = {}
     for entry in result.entries.values():
         counts[entry["status"]] = counts.get(entry["status"], 0) + 1
     not_run = len(runs) - len(result.entries)
@@ -203,7 +224,4 @@ def sweep_summary(plan: Plan, result: SweepResult, root) -> str:
         tally += f", {not_run} not run"
     if result.earlier:
         tally += f" ({len(result.earlier)} done earlier, kept)"
-    lines.append("")
-    lines.append(f"{len(runs)} runs: {tally}")
-    lines.append(f"results: {root} (index.jsonl; one folder per run under runs/)")
-    return "\n".join(lines)
+    return tally

@@ -2,7 +2,9 @@
 is formatted for people (terminal, Markdown, LaTeX, HTML) by its column's format."""
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from psbench.base.units import micros
 
@@ -49,7 +51,7 @@ def _yes_no(value) -> str:
     return "yes" if value else "no"
 
 
-FORMATS = {
+FORMATS: dict[str, Callable[[Any], str]] = {
     "us": _us,
     "ratio": _ratio,
     "count": _count,

@@ -31,6 +31,7 @@ from psbench.reproduce.ijraset_claims import (
     LAYOUT,
     _bps_text,
     _claim_rows,
+    _drivers,
     _link_bps,
     _name,
     _paper_key,
@@ -185,9 +186,8 @@ def _criteria_section(configs: list[Config], published: dict, marker: str) -> Se
     printed = []
     for key, value in (criteria.get("values") or {}).items():
         system = (published.get("systems") or {}).get(key) or {}
-        stand_in = (
-            _name(system["driver"]) if system.get("driver") else "none (cannot be installed here)"
-        )
+        here = [_name(d) + (" (stand-in)" if LAYOUT.stands_in(d) else "") for d in _drivers(system)]
+        stand_in = ", ".join(here) or "none (cannot be installed here)"
         latency = "; ".join(f"{v} us for {s} bytes" for s, v in (lat.get(key) or {}).items())
         printed.append({**value, "system": system.get("name", key), "stand_in": stand_in,
                         "latency": latency, "throughput": (tput.get(key) or {}).get("text")})  # fmt: skip

@@ -23,9 +23,12 @@ def _drivers(system: dict) -> list[str]:
 
 
 def _stand_ins(published: dict) -> dict[str, str]:
-    """driver -> the paper's system it stands for (published `systems`)."""
+    """driver -> the paper's system it is or stands for (published `systems`), with
+    "(stand-in)" after a stand-in's where the paper's own system is a driver too (the
+    layout's `real`)."""
     systems = (published.get("systems") or {}).values()
-    return {d: v["name"] for v in systems for d in _drivers(v)}
+    return {d: v["name"] + (" (stand-in)" if LAYOUT.stands_in(d) else "")
+            for v in systems for d in _drivers(v)}  # fmt: skip
 
 
 def _paper_key(driver: str, published: dict) -> str | None:

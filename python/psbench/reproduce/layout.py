@@ -3,7 +3,8 @@ beside its experiment and its published figures, rendered here for every study a
 
 The layout file holds what a study shows and how: the names its tables give each driver
 and their order (`names`, `order`), the drivers that play each of the paper's roles
-(`roles`, or the study's own key: `stand_ins`, `floors`), every table (its file name,
+(`roles`, or the study's own key: `stand_ins`, `floors`), the paper's own systems built
+here and the driver that stands in for each where they are not (`real`), every table (its file name,
 title, columns, notes, and its `rows` where they are data too), every figure (name,
 title, caption, axes, panels) and every section (title, notes). Texts are templates: `{where}`, `{marker}` and the
 like are filled from what the study module passes (str.format). The study module keeps
@@ -125,6 +126,22 @@ class Layout:
     def role(self, role: str) -> list[str]:
         """The drivers that play one of the paper's roles (`roles`), in order."""
         return list((self.data.get("roles") or {}).get(role) or [])
+
+    # The paper's own systems where they are built here (`real`: the driver of a paper's
+    # system -> the driver that stands in for it on a machine without that build).
+
+    @cached_property
+    def real(self) -> dict[str, str]:
+        return self.data.get("real") or {}
+
+    def stands_in(self, driver: str) -> bool:
+        """Whether the driver stands in for a paper's system another driver is."""
+        return driver in self.real.values()
+
+    def judged(self, driver: str, measured) -> str:
+        """The driver a statement about `driver`'s paper system is checked on: the real
+        system's where it was measured (in `measured`), else `driver` itself."""
+        return next((r for r, s in self.real.items() if s == driver and r in measured), driver)
 
     def text(self, key: str, **context):
         """A text (or a list or dict of them) from `texts`, filled from context."""

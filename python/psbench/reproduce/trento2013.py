@@ -35,9 +35,13 @@ FIFO_MAX = 99
 
 
 def _paper_system(driver: str, published: dict) -> str:
-    """The paper's system a driver stands for (published `systems`), or floor."""
+    """The paper's system a driver is or stands in for (published `systems`; "(stand-in)"
+    after a stand-in's, the layout's `real`), or floor."""
     floor = (LAYOUT.data.get("floors") or {}).get(driver)
-    return (published.get("systems") or {}).get(driver) or floor or "-"
+    system = (published.get("systems") or {}).get(driver)
+    if system and LAYOUT.stands_in(driver):
+        return f"{system} (stand-in)"
+    return system or floor or "-"
 
 
 # The measured figures ---------------------------------------------------------------
@@ -114,7 +118,13 @@ def _runs_section(results: ResultSet, published: dict) -> Section:
                                      message=run.message or "no message"))  # fmt: skip
     measured = {r.driver for r in results.runs if r.status == "ok"}
     for driver, system in (published.get("systems") or {}).items():
-        if driver not in measured:
+        stand_in = LAYOUT.real.get(driver)
+        if driver in measured:
+            continue
+        if stand_in in measured:  # the paper's own system is not built (or failed) here
+            notes.append(LAYOUT.text("real_not_measured", name=_name(driver),
+                                     stand_in=_name(stand_in), driver=driver))  # fmt: skip
+        elif not LAYOUT.stands_in(driver) or LAYOUT.judged(driver, measured) == driver:
             notes.append(LAYOUT.text("no_counterpart", name=_name(driver), system=system))
     table = LAYOUT.table("runs", rows, fifo=FIFO_MAX)
     return LAYOUT.section("runs", [table], notes=notes or [LAYOUT.text("all_fifo", fifo=FIFO_MAX)])

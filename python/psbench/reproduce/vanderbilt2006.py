@@ -26,15 +26,20 @@ from psbench.reproduce.vanderbilt2006_claims import LAYOUT, _claims_table, _kbps
 from psbench.results.configs import Config, build_configs
 from psbench.results.load import ResultSet
 
-CAST = {"udp": "unicast", "multicast": "multicast"}
+CAST = {"udp": "unicast", "multicast": "multicast", "shm": "shared memory (daemon)"}
 _rank = LAYOUT.rank
 
 
 def _paper_system(driver: str, published: dict, transport: str = "") -> str:
     """The paper's system a driver stands for; over unicast the slides compare DDS1 with
-    DDS3 (DDS2 had no unicast), hence systems_unicast."""
+    DDS3 (DDS2 had no unicast), hence systems_unicast. "(stand-in)" after a system whose
+    own driver is in the layout's `real` (DDS2: opensplice5)."""
     systems = published.get("systems_unicast" if transport == "udp" else "systems") or {}
-    return systems.get(driver) or "-"
+    system = systems.get(driver) or "-"
+    real = [r for r, s in LAYOUT.real.items() if s == driver]
+    if real and any(systems.get(r) == system for r in real):
+        return f"{system} (stand-in)"
+    return system
 
 
 def _usable(configs: list[Config], kind: str) -> list[Config]:

@@ -147,9 +147,13 @@ class _Study(Samples):
                                  paper_name=PAPER_NAMES[ROLE[d]]),
                      self._reliable_increase(d), self._published_increase(ROLE[d]),
                      _us_to_ns(stated.get(ROLE[d]))] for d in (FASTDDS, *OTHERS)]  # fmt: skip
-        ratio = [[LAYOUT.text("ratio", reliability=RELIABILITIES[r]), self._ratio(r),
+        judged = self._judged_other()
+        other = LAYOUT.name(judged) + (
+            f" (standing in for {PAPER_NAMES['other']})" if judged in STAND_INS else ""
+        )
+        ratio = [[LAYOUT.text("ratio", reliability=RELIABILITIES[r], name=other), self._ratio(r),
                   self._published_ratio(r), figure4.get("faster_factor")] for r in RELIABILITIES]  # fmt: skip
-        faster = [[LAYOUT.text("faster", reliability=RELIABILITIES[r], alpha=ALPHA),
+        faster = [[LAYOUT.text("faster", reliability=RELIABILITIES[r], alpha=ALPHA, name=other),
                    self._faster_count(r), self._published_faster_count(r),
                    self._published_every_size(r)] for r in RELIABILITIES]  # fmt: skip
         sizes = ", ".join(str(s) for s in self._counted())

@@ -102,6 +102,15 @@ class Samples:
     def _counted(self) -> list[int]:
         return [s for s in self.sizes if s >= HEADER]
 
+    def _judged_other(self) -> str:
+        """The driver the claims about OpenDDS are checked on: the first of its role with
+        samples here (OpenDDS itself where it ran, else the driver standing in for it)."""
+        for driver in OTHERS:
+            if any(self.mean(driver, r, s) is not None
+                   for r in ("best_effort", "reliable") for s in self._counted()):  # fmt: skip
+                return driver
+        return OTHERS[0]
+
     def _reliable_increase(self, driver: str) -> float | None:
         """Mean over sizes of (reliable mean - best effort mean), ns."""
         steps = [(self.mean(driver, "best_effort", s), self.mean(driver, "reliable", s))
@@ -116,7 +125,8 @@ class Samples:
 
     def _ratio(self, reliability: str, other: str | None = None) -> float | None:
         """Median over sizes of mean(other) / mean(Fast DDS)."""
-        pairs = [(self.mean(FASTDDS, reliability, s), self.mean(other or OTHERS[0], reliability, s))
+        other = other or self._judged_other()
+        pairs = [(self.mean(FASTDDS, reliability, s), self.mean(other, reliability, s))
                  for s in self._counted()]  # fmt: skip
         ratios = [b / a for a, b in pairs if a and b is not None]
         return float(np.median(ratios)) if ratios else None
@@ -133,7 +143,7 @@ class Samples:
         tested = faster = 0
         for size in self._counted():
             a = self.values(FASTDDS, reliability, size)
-            b = self.values(other or OTHERS[0], reliability, size)
+            b = self.values(other or self._judged_other(), reliability, size)
             if a is None or b is None or a.size < 2 or b.size < 2:
                 continue
             tested += 1

@@ -88,7 +88,8 @@ def _origin_published(summaries: dict, sources: list[str], writers: dict) -> int
         return None
     if not all(summaries[w].get("role") == "relay" for w in sources):
         sent = [(summaries[w].get("counts") or {}).get("sent") for w in sources]
-        return sum(sent) if all(s is not None for s in sent) else None
+        known = [s for s in sent if s is not None]
+        return sum(known) if len(known) == len(sent) else None
     upstream = sorted({u for r in sources for u in writers.get(_topic_read(summaries[r]), [])})
     return _origin_published(summaries, upstream, writers)
 
@@ -116,12 +117,13 @@ def reconcile(summaries: dict) -> dict:
             else 1
         )
         sent = [(summaries[w].get("counts") or {}).get("sent") for w in sources]
+        counted = [s for s in sent if s is not None]
         known = (
             bool(sources)
-            and all(s is not None for s in sent)
+            and len(counted) == len(sent)
             and (expected is None or len(sources) == expected)
         )
-        published = sum(sent) if known else None
+        published = sum(counted) if known else None
         received, corrupted = _distinct(summary), counts.get("corrupted") or 0
         complete = _saw_the_end(summary) or _outlasted(summary, [summaries[w] for w in sources])
         missing = None if published is None else published - received - corrupted

@@ -28,7 +28,7 @@ def correct(samples: Samples, clock: dict | None, name: str) -> tuple[Samples, d
     """The samples of receiver `name` with each record's clock offset taken out, and
     what was done (None when its writers share its host, or no clock block applies)."""
     receiver = ((clock or {}).get("receivers") or {}).get(name)
-    if samples.kind != "one_way" or not receiver:
+    if clock is None or samples.kind != "one_way" or not receiver:
         return samples, None
     writers = {int(k): _between(clock, receiver, h) for k, h in receiver["writers"].items()}
     if all(b.receiver is None for b in writers.values()):
@@ -37,7 +37,7 @@ def correct(samples: Samples, clock: dict | None, name: str) -> tuple[Samples, d
     removed = np.zeros(len(records), dtype=np.float64)
     for writer_id, between in writers.items():
         mine = records["writer"] == writer_id
-        if between.receiver is None or not mine.any():
+        if between.receiver is None or between.writer is None or not mine.any():
             continue
         # The send time on this machine's clock: the writer's clock less its offset.
         local = records["send_ns"][mine] - between.writer.before.offset_ns

@@ -128,13 +128,15 @@ def _echo(runs: list[RunData]) -> dict:
     if not echoed:
         return {}
     per_rep = [describe(r.echo_latency_ns) for r in echoed]
-    result = {key: _median([s[key] for s in per_rep]) for key in ("p50", "p99", "max")}
+    result: dict[str, object] = {
+        key: _median([s[key] for s in per_rep]) for key in ("p50", "p99", "max")
+    }
     result["n"] = sum(s["n"] for s in per_rep)
     result["reps"] = len(echoed)
     everies = sorted({r.echo_every for r in echoed if r.echo_every})
     result["every"] = everies[0] if len(everies) == 1 else None
     for key in ("expected", "received", "lost"):
-        values = [r.echo_counts.get(key) for r in echoed if r.echo_counts]
+        values = [r.echo_counts[key] for r in echoed if r.echo_counts]
         result[key] = sum(values) if values else None
     return result
 
@@ -167,7 +169,7 @@ def _per_subscriber(runs: list[RunData]) -> dict:
 
 def varying_keys(configs: list[Config]) -> list[str]:
     """Settings whose value differs between configurations, in first-seen order."""
-    keys = []
+    keys: list[str] = []
     for config in configs:
         keys.extend(k for k in config.params if k not in keys)
     return [

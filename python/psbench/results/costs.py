@@ -26,7 +26,7 @@ def resources(runs: list[RunData]) -> dict:
     measured = [b for b in blocks if b.get("measured")]
     if not measured:
         return {}
-    found = {
+    found: dict[str, object] = {
         scope: {
             key: median_present([(b.get(scope) or {}).get(key) for b in measured])
             for key in RESOURCE_KEYS

@@ -111,7 +111,8 @@ def long_run(x, centred_over: int | None = None) -> LongRun:
 def _squeeze(found: LongRun, ndim: int) -> LongRun:
     if ndim > 1:
         return found
-    return LongRun(float(found.tau[0]), int(found.window[0]), float(found.df[0]))
+    tau, window, df = (np.asarray(v) for v in (found.tau, found.window, found.df))
+    return LongRun(float(tau[0]), int(window[0]), float(df[0]))
 
 
 def independent_ranks(p: float, n: int, tail: float) -> tuple[int, int] | None:
@@ -191,10 +192,11 @@ def quantile_interval(q, values, confidence: float) -> QuantileInterval:
     index = nearest_rank_index(q, n)
     at = np.partition(values, index)[index]
     found = long_run((values <= at).astype(np.float64))
-    if not found.tau > 1.0:
+    tau, df = float(found.tau), float(found.df)  # one series: floats
+    if not tau > 1.0:
         return QuantileInterval(independent_ranks(p, n, tail), 1.0, math.inf)
-    tail_t = special.normal_sf(special.t_isf(tail, found.df))
-    return QuantileInterval(_scaled_ranks(p, n, found.tau, tail_t), found.tau, found.df)
+    tail_t = special.normal_sf(special.t_isf(tail, df))
+    return QuantileInterval(_scaled_ranks(p, n, tau, tail_t), tau, df)
 
 
 # The stationarity check: the run in this many consecutive parts, at this level, and
@@ -226,11 +228,11 @@ def stationarity(values, alpha: float = DRIFT_ALPHA) -> dict | None:
     sizes = np.array([s.size for s in parts], dtype=np.float64)
     centred = below - np.repeat(shares, sizes.astype(int))
     found = long_run(centred, centred_over=n // PARTS)
-    lrv = found.tau * float(centred.var())
+    lrv = float(found.tau) * float(centred.var())  # one series: floats
     share = float(below.mean())
     statistic = float(np.sum(sizes * (shares - share) ** 2))
     if lrv > 0:
-        p = special.f_sf(statistic / lrv / (PARTS - 1), PARTS - 1, found.df)
+        p = special.f_sf(statistic / lrv / (PARTS - 1), PARTS - 1, float(found.df))
     else:  # every part entirely below or above its median: constant within parts
         p = 0.0 if statistic > 0 else 1.0
     medians = [float(nearest_rank(s, 50)) for s in parts]

@@ -27,7 +27,7 @@ def describe(latency_ns: np.ndarray, streams: list[np.ndarray] | None = None) ->
     sample with the previous one at the same receiver, not with another receiver's."""
     values = np.asarray(latency_ns, dtype=np.float64)
     n = int(values.size)
-    result = {key: None for key in STAT_KEYS}
+    result: dict[str, float | int | None] = dict.fromkeys(STAT_KEYS)
     result["n"] = n
     if n == 0:
         return result
@@ -36,8 +36,8 @@ def describe(latency_ns: np.ndarray, streams: list[np.ndarray] | None = None) ->
     result["mean"] = float(values.mean())
     if n >= 2:
         result["stdev"] = float(values.std(ddof=1))
-        diffs = [np.diff(np.asarray(x, dtype=np.float64)) for x in (streams or [values])]
-        diffs = np.concatenate(diffs) if diffs else np.empty(0)
+        each = [np.diff(np.asarray(x, dtype=np.float64)) for x in (streams or [values])]
+        diffs = np.concatenate(each) if each else np.empty(0)
         result["jitter"] = float(np.abs(diffs).mean()) if diffs.size else None
     for label, q, needed in PERCENTILES:
         if n >= needed:

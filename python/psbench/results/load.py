@@ -71,7 +71,7 @@ class RunData(RunSettings):
     def summaries(self) -> dict[str, dict]:
         """name -> the node's summary (<name>.json): the role, or sub-1 ... sub-N when
         the run had several subscribers."""
-        found = {}
+        found: dict[str, dict] = {}
         if self.run_dir is None:
             return found
         for path in sorted(self.run_dir.glob("*.json")):
@@ -358,7 +358,7 @@ def _sweep(root: Path) -> ResultSet:
     for entry in Store(root).entries():
         if isinstance(entry.get("run"), int):
             latest[entry["run"]] = entry  # a resumed sweep: the last attempt counts
-    runs = []
+    runs: list[RunData] = []
     for number in sorted(latest):
         entry = latest[number]
         run_dir = root / entry["run_dir"] if entry.get("run_dir") else None
@@ -397,7 +397,7 @@ def _search_steps(entry: dict, search_dir: Path | None, first: int) -> list[RunD
     if search_dir is None or not (search_dir / SEARCH_FILE).is_file():
         return []
     steps = _read_json(search_dir / SEARCH_FILE).get("steps") or []
-    runs = []
+    runs: list[RunData] = []
     for step in steps:
         run_dir = search_dir / step["run_dir"] if step.get("run_dir") else None
         if run_dir is None or not (run_dir / "run.json").is_file():
@@ -497,9 +497,11 @@ def sweeps_inside(path: Path | str) -> list[Path]:
 def with_graph_paths(runs: list[RunData]) -> list[RunData]:
     """A graph run stands for one run per path of interest (its `path` setting), each
     with that path's reaction latency as its series; the others as they are."""
-    found = []
+    found: list[RunData] = []
     for run in runs:
-        paths = graph_runs.paths_of(run.run_record) if run.kind == "graph" else []
+        paths: list[str | None] = []
+        if run.kind == "graph":
+            paths.extend(graph_runs.paths_of(run.run_record))
         for path in paths or [None]:
             if path is None:
                 found.append(replace(run, number=len(found) + 1))

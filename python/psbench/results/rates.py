@@ -156,6 +156,7 @@ def run_throughput(
             )
     pubs = {name: publisher_rate(s) for name, s in publishers.items()}
     offered_each = [p["offered_rate_hz"] for p in pubs.values()]
+    offered: float | None
     if pubs and all(o is not None for o in offered_each):
         offered = 0.0 if any(o == 0 for o in offered_each) else float(sum(offered_each))
     else:

@@ -32,10 +32,10 @@ def missing_ranges(seqs: np.ndarray, published: int | None) -> list[tuple[int, i
 
 def figures(samples: Samples, latency_from: str, restart: dict, published: int | None) -> dict:
     """The receiver's side of a restart: counts by phase, missing ranges, recovery."""
-    killed, ready = restart.get("killed_ns"), restart.get("ready_ns")
+    killed, ready = restart["killed_ns"], restart["ready_ns"]
     arrival = samples.arrival_ns(latency_from)
     seqs = samples.records["seq"]
-    found = {
+    found: dict[str, object] = {
         "received_before_kill": int(np.count_nonzero(arrival < killed)),
         "received_while_down": int(np.count_nonzero((arrival >= killed) & (arrival < ready))),
         "received_after_ready": int(np.count_nonzero(arrival >= ready)),

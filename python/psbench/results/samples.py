@@ -35,7 +35,7 @@ class SamplesFileError(Exception):
 
 @dataclass
 class Samples:
-    path: Path
+    path: Path | None  # the file; several receivers' merged: their run's folder (load.py)
     kind: str  # "rtt" or "one_way"
     start_ns: int
     records: np.ndarray  # RECORD_DTYPE, in arrival order
@@ -102,7 +102,7 @@ def read_samples(path: Path | str) -> Samples:
 
 def _upgrade_v1(old: np.ndarray) -> np.ndarray:
     records = np.zeros(len(old), dtype=RECORD_DTYPE)
-    for name in RECORD_DTYPE_V1.names:
+    for name in RECORD_DTYPE_V1.names or ():  # a structured dtype: its field names
         records[name] = old[name]
     records["send_ns"] = old["intended_ns"]
     return records

@@ -203,7 +203,7 @@ def ratio_ci(
 def outside_noise(ci: RatioCI, threshold: float) -> int:
     """+1 if the whole interval is above 1 + threshold, -1 if below 1 - threshold, else 0
     (no interval: 0)."""
-    if ci.low is None:
+    if ci.low is None or ci.high is None:
         return 0
     if ci.low > 1 + threshold:
         return 1

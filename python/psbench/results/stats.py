@@ -52,7 +52,8 @@ def percentile_intervals(values: np.ndarray, confidence: float = CONFIDENCE) -> 
     from psbench.results.dependence import quantile_interval
 
     values = np.asarray(values)
-    found, inflation = {}, {}
+    found: dict[str, list[float] | None] = {}
+    inflation: dict[str, float] = {}
     for label, q, _ in PERCENTILES:
         if label not in INTERVAL_PERCENTILES:
             continue
@@ -81,7 +82,7 @@ def summarize_ns(values: np.ndarray) -> dict:
             "stdev": None,
             **{label: None for label, _, _ in PERCENTILES},
         }
-    result = {"n": count, "min": float(values.min())}
+    result: dict[str, object] = {"n": count, "min": float(values.min())}
     for label, q, needed in PERCENTILES:
         result[label] = float(nearest_rank(values, q)) if count >= needed else None
     result["max"] = float(values.max())
@@ -106,6 +107,7 @@ def latency_stats(samples: Samples, latency_from: str = "intended") -> dict:
     there are any), latencies <= 0 (clock trouble, counted, never dropped) and how late
     the sender's writes began against its schedule."""
     latency = samples.latency_ns
+    result: dict[str, object]
     if samples.kind == "rtt":
         result = {
             "unit": "ns",

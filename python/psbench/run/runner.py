@@ -365,6 +365,44 @@ def _classify(procs, summaries, summary_errors, deadline_message, interrupted):
     return "ok", None
 
 
+def _start_now(procs, selector, run_dir: Path, on_started) -> None:
+    """Starts the processes that start at once, each watched for its stdout lines."""
+    for proc in procs:
+        with signals_held():
+            _start(proc, run_dir)
+        selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
+    if on_started:
+        on_started(procs)
+
+
+def _release(procs, selector, barrier: bool, ready_by: float) -> bool:
+    """With the barrier: waits for every READY, then sends GO; False when one never
+    became ready (nobody may measure)."""
+    if not barrier:
+        return True
+    _wait_ready(procs, selector, ready_by)
+    if not all(p.ready for p in procs):
+        return False
+    _send_go(procs)
+    return True
+
+
+def _tear_down(procs, selector, run_id: str, cleanup_commands, on_stopped):
+    """Every process stopped, what they left removed, the drivers' cleanup run, the
+    files of real machines fetched: (leftovers removed, cleanup outcome, fetch
+    problems). Signals wait until it is done."""
+    with signals_deferred():
+        _stop(procs)
+        selector.close()
+        leftovers = remove_leftovers(run_id)
+        outcomes = [run_cleanup_command(argv) for argv in cleanup_commands]
+        # One driver's outcome as it is; a driver per role: each one's.
+        cleanup = outcomes[0] if len(outcomes) == 1 else outcomes or None
+        fetched = on_stopped() if on_stopped is not None else []
+        keeper.instance().run_done(run_id)
+    return leftovers, cleanup, fetched
+
+
 def launch(
     run_id: str,
     run_dir: Path,
@@ -413,21 +451,11 @@ def launch(
     started = time.monotonic()
     keeper.instance().run_started(run_id)  # cleans up after the run if psbench is killed
     try:
-        for proc in now_procs:
-            with signals_held():
-                _start(proc, run_dir)
-            selector.register(proc.popen.stdout, selectors.EVENT_READ, proc)
-        if on_started:
-            on_started(now_procs)
-        released = True
-        if barrier:
-            _wait_ready(now_procs, selector, started + min(start_timeout, run_timeout))
-            released = all(p.ready for p in now_procs)
-            if released:
-                _send_go(now_procs)
-        go_at = time.monotonic()
+        _start_now(now_procs, selector, run_dir, on_started)
+        ready_by = started + min(start_timeout, run_timeout)
         # Without GO nobody can measure: one ended before READY, stop the rest now.
-        if released:
+        if _release(now_procs, selector, barrier, ready_by):
+            go_at = time.monotonic()
             _wait_exit(
                 procs,
                 selector,
@@ -442,15 +470,9 @@ def launch(
     except KeyboardInterrupt:
         interrupted = True
     finally:
-        with signals_deferred():
-            _stop(procs)
-            selector.close()
-            leftovers = remove_leftovers(run_id)
-            outcomes = [run_cleanup_command(argv) for argv in cleanup_commands]
-            # One driver's outcome as it is; a driver per role: each one's.
-            cleanup = outcomes[0] if len(outcomes) == 1 else outcomes or None
-            fetched = on_stopped() if on_stopped is not None else []
-            keeper.instance().run_done(run_id)
+        leftovers, cleanup, fetched = _tear_down(
+            procs, selector, run_id, cleanup_commands, on_stopped
+        )
     _save_stdout(procs, run_dir)
     names = [name for proc in procs for name in proc.output_names]
     summaries, summary_errors = _read_summaries(run_dir, names)

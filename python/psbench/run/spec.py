@@ -4,7 +4,6 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from psbench.base.options import restart_times
 from psbench.run import placement
 from psbench.run.graph.plans import graph_of, graph_plans, largest_message
 from psbench.run.node_plan import NodePlan
@@ -22,71 +21,6 @@ def process_names(role: str, count: int) -> list[str]:
     """One subscriber keeps the plain role name (its files stay sub.json, sub.samples,
     as before fan-out); several are sub-1 ... sub-N."""
     return [role] if count == 1 else [f"{role}-{i}" for i in range(1, count + 1)]
-
-
-def relay_problem(spec) -> tuple[str, str] | None:
-    """Why a relay run (relays: 1) cannot be run as asked: (the setting to blame, the
-    message), or None. The relay forwards one topic from one writer to one reader."""
-    if not getattr(spec, "relays", None):
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "relays", "relays: 1 is a pubsub setting (pub -> relay -> sub)"
-    for key in ("subscribers", "publishers", "topics"):
-        if (getattr(spec, key, None) or 1) > 1:
-            return key, (
-                f"{key} > 1 with relays: 1: the relay forwards one topic from one "
-                f"publisher to one subscriber"
-            )
-    if getattr(spec, "placement", "inter") == "intra":
-        return "placement", "relays: 1 runs three processes; use placement: inter"
-    if getattr(spec, "echo_every", None):
-        return "echo_every", (
-            "echo_every with relays: 1: the relay already carries every "
-            "sample back to the recording sub"
-        )
-    return None
-
-
-def late_join_problem(spec) -> tuple[str, str] | None:
-    """Why a late joiner (late_join: S) cannot be run as asked, or None: one more
-    subscriber, started S seconds after the start while publishing goes on, so the
-    publishing must last longer than S."""
-    late = getattr(spec, "late_join", None)
-    if late is None:
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "late_join", "late_join is a pubsub setting (one more subscriber, late)"
-    if getattr(spec, "placement", "inter") == "intra":
-        return "placement", "late_join starts one more process; use placement: inter"
-    for key in ("topics", "relays"):
-        if (getattr(spec, key, None) or 0) > (1 if key == "topics" else 0):
-            return key, f"late_join with {key}: the late joiner reads one plain topic"
-    duration = getattr(spec, "duration", None)
-    if duration is None or late >= duration:
-        return "late_join", (
-            f"late_join {late:g} s needs a duration longer than it, so "
-            f"that it joins while publishing goes on (e.g. duration: "
-            f"{late + 2:g})"
-        )
-    return None
-
-
-def restart_problem(spec) -> tuple[str, str] | None:
-    """Why a broker restart (restart_broker: AT:DOWN) cannot be run as asked, or None:
-    a pubsub run whose publishing goes on past the restart."""
-    text = getattr(spec, "restart_broker", None)
-    if text is None:
-        return None
-    if getattr(spec, "kind", "pubsub") != "pubsub":
-        return "restart_broker", "restart_broker is a pubsub setting"
-    at, down = restart_times(text)
-    duration = getattr(spec, "duration", None)
-    if duration is None or duration <= at + down:
-        return "restart_broker", (
-            f"restart_broker {text} needs a duration longer than AT + DOWN, so that "
-            f"publishing goes on after the broker is back (e.g. duration: {at + down + 4:g})"
-        )
-    return None
 
 
 def inter_plans(
@@ -330,14 +264,13 @@ def node_argv(
     """The argv list for one node process. Settings left at None are not passed, so the
     node's own defaults (docs/node.md) apply and the summary records them. security_dir:
     where its credentials are, when not in this psbench's own folder (a real machine)."""
-    roles = plan.roles
     # A late joiner starts after GO: it takes no part in the barrier.
     argv = [
         str(node),
         "--driver",
         spec.driver_of(plan),
         "--role",
-        ",".join(roles),
+        ",".join(plan.roles),
         "--out",
         str(out_dir),
         "--run-id",
@@ -350,6 +283,25 @@ def node_argv(
         "--timeout",
         _seconds(spec.timeout),
     ]
+    argv += _process_args(spec, plan)
+    argv += _traffic_args(spec, plan.roles)
+    argv += _middleware_args(spec, plan, run_id, security_dir)
+    argv += _scheduling_args(spec, plan)
+    for flag, value in (
+        ("--match-timeout", spec.match_timeout),
+        ("--sample-timeout", spec.sample_timeout),
+        ("--idle-timeout", spec.idle_timeout),
+    ):
+        if value is not None:
+            argv += [flag, _seconds(value)]
+    return argv
+
+
+def _process_args(spec: MeasureSpec, plan: NodePlan) -> list[str]:
+    """The process's place among the run's: its name, how many readers and writers it
+    waits for, its writer id, its topic, the echo it answers."""
+    roles = plan.roles
+    argv = []
     if plan.start_after is not None:
         argv.append("--late-join")
     if len(roles) == 1 and plan.name != roles[0] and roles != ["module"]:
@@ -369,20 +321,26 @@ def node_argv(
         argv += ["--run-topics", ",".join(topics)]
     if plan.echo and spec.echo_every is not None:
         argv += ["--echo-every", str(spec.echo_every)]
+    return argv
+
+
+def _traffic_args(spec: MeasureSpec, roles: list[str]) -> list[str]:
+    """What is sent and recorded: how much, how fast, how the sender waits, what the
+    publisher does at the end or to itself (test faults)."""
+    argv = []
     if spec.reply_size is not None:
         argv += ["--reply-size", str(spec.reply_size)]
     if spec.latency_from is not None and "sub" in roles:
         argv += ["--latency-from", spec.latency_from]
-    if spec.count is not None:
-        argv += ["--count", str(spec.count)]
-    if spec.duration is not None:
-        argv += ["--duration", _seconds(spec.duration)]
-    if spec.warmup is not None:
-        argv += ["--warmup", str(spec.warmup)]
-    if spec.rate is not None:
-        argv += ["--rate", _seconds(spec.rate)]
-    if spec.max_samples is not None:
-        argv += ["--max-samples", str(spec.max_samples)]
+    for flag, value, text in (
+        ("--count", spec.count, str),
+        ("--duration", spec.duration, _seconds),
+        ("--warmup", spec.warmup, str),
+        ("--rate", spec.rate, _seconds),
+        ("--max-samples", spec.max_samples, str),
+    ):
+        if value is not None:
+            argv += [flag, text(value)]
     if spec.send_wait is not None:
         argv += ["--send-wait", spec.send_wait]
     if spec.send_spin_us is not None:
@@ -392,6 +350,14 @@ def node_argv(
             argv += ["--drain-timeout", _seconds(spec.drain_timeout)]
         for fault in spec.inject:
             argv += ["--inject", fault]
+    return argv
+
+
+def _middleware_args(
+    spec: MeasureSpec, plan: NodePlan, run_id: str, security_dir: str | None
+) -> list[str]:
+    """What the driver is given: QoS, transport, its options, the run's security."""
+    argv = []
     for flag, value in (
         ("--notify", spec.notify),
         ("--reliability", spec.reliability),
@@ -406,9 +372,15 @@ def node_argv(
     if secured(spec.security):
         folder = security_dir or session().node_dir(run_id, plan.name)
         argv += ["--option", f"security={spec.security}", "--option", f"security_dir={folder}"]
-    argv += list(plan.extra)
+    return argv
+
+
+def _scheduling_args(spec: MeasureSpec, plan: NodePlan) -> list[str]:
+    """Where and how the process runs: a module's own arguments, its host, CPUs,
+    priority and pinning, memory, and the node's switches."""
+    argv = list(plan.extra)
     argv += placement.node_args(spec, plan)
-    for role in roles:
+    for role in plan.roles:
         cpu = cpu_of(spec, plan.name, role)
         if cpu is not None:
             argv += ["--cpu", f"{role}={cpu}"]
@@ -425,11 +397,4 @@ def node_argv(
     ):
         if on:
             argv.append(flag)
-    for flag, value in (
-        ("--match-timeout", spec.match_timeout),
-        ("--sample-timeout", spec.sample_timeout),
-        ("--idle-timeout", spec.idle_timeout),
-    ):
-        if value is not None:
-            argv += [flag, _seconds(value)]
     return argv

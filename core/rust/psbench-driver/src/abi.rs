@@ -12,6 +12,7 @@ pub const PSB_BEST_EFFORT: u32 = 1 << 0;
 pub const PSB_RELIABLE: u32 = 1 << 1;
 pub const PSB_VOLATILE: u32 = 1 << 0;
 pub const PSB_TRANSIENT_LOCAL: u32 = 1 << 1;
+pub const PSB_PERSISTENT: u32 = 1 << 2;
 pub const PSB_KEEP_LAST: u32 = 1 << 0;
 pub const PSB_KEEP_ALL: u32 = 1 << 1;
 pub const PSB_NOTIFY_LISTENER: u32 = 1 << 0;

@@ -160,6 +160,8 @@ unsafe extern "C" fn close<D: Driver>(ctx: *mut psb_context) {
         let boxed = Box::from_raw(ctx.cast::<CtxBox<D>>());
         // Readers first, newest first; the context after every endpoint.
         for r in boxed.readers.iter().rev() {
+            // Explicit as rustc's dangerous_implicit_autorefs asks; clippy would drop it.
+            #[allow(clippy::needless_borrow)]
             (&(**r).errors).closing.store(true, Ordering::Relaxed);
             drop(Box::from_raw(*r));
         }
@@ -200,7 +202,7 @@ unsafe extern "C" fn destroy_writer<D: Driver>(w: *mut psb_writer) {
     }
     let w = w.cast::<OpenWriter<D>>();
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        (&mut (*(*w).owner).writers).retain(|x| *x != w);
+        (*(*w).owner).writers.retain(|x| *x != w);
         drop(Box::from_raw(w));
     }));
 }
@@ -238,9 +240,11 @@ unsafe extern "C" fn destroy_reader<D: Driver>(r: *mut psb_reader) {
         return;
     }
     let r = r.cast::<OpenReader<D>>();
+    // Explicit as rustc's dangerous_implicit_autorefs asks; clippy would drop it.
+    #[allow(clippy::needless_borrow)]
     (&(*r).errors).closing.store(true, Ordering::Relaxed);
     let _ = catch_unwind(AssertUnwindSafe(|| {
-        (&mut (*(*r).owner).readers).retain(|x| *x != r);
+        (*(*r).owner).readers.retain(|x| *x != r);
         drop(Box::from_raw(r));
     }));
 }

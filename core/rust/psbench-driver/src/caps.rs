@@ -113,6 +113,7 @@ pub fn refuse_outside_caps(caps: &Capabilities, cfg: &Config, refusals: &Refusal
         &[
             (PSB_VOLATILE, "volatile"),
             (PSB_TRANSIENT_LOCAL, "transient_local"),
+            (PSB_PERSISTENT, "persistent"),
         ],
     );
     if q.history != 0 {
@@ -139,13 +140,28 @@ pub fn refuse_outside_caps(caps: &Capabilities, cfg: &Config, refusals: &Refusal
             (PSB_NOTIFY_POLL, "poll"),
         ],
     );
+    let default = cfg.transport == "default";
+    if !default && !caps.transports.contains(&cfg.transport.as_str()) && !refusals.has("transport")
+    {
+        let supported = if caps.transports.is_empty() {
+            "(none)".to_string()
+        } else {
+            caps.transports.join("|")
+        };
+        refusals.add(
+            "transport",
+            format!(
+                "transport '{}' is not supported; this driver supports {supported}",
+                cfg.transport
+            ),
+        );
+    }
     if cfg.local_address.is_some() && !caps.crosses_hosts && !refusals.has("hosts") {
         refusals.add(
             "hosts",
             "a run across hosts is not supported; this driver runs on one host",
         );
     }
-    let default = cfg.transport == "default";
     if cfg.local_address.is_some()
         && caps.crosses_hosts
         && !caps.host_transports.is_empty()
@@ -166,19 +182,4 @@ pub fn refuse_outside_caps(caps: &Capabilities, cfg: &Config, refusals: &Refusal
             );
         }
     }
-    if default || caps.transports.contains(&cfg.transport.as_str()) || refusals.has("transport") {
-        return;
-    }
-    let supported = if caps.transports.is_empty() {
-        "(none)".to_string()
-    } else {
-        caps.transports.join("|")
-    };
-    refusals.add(
-        "transport",
-        format!(
-            "transport '{}' is not supported; this driver supports {supported}",
-            cfg.transport
-        ),
-    );
 }

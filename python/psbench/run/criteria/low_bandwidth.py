@@ -165,6 +165,9 @@ def _figures(m: dict, goodput: dict | None) -> dict:
     }  # fmt: skip
 
 
+CONFINED = "the driver does not run across hosts (its capabilities: crosses_hosts false)"
+
+
 def judge(driver: str, status: str, message: str | None, measured: dict | None,
           goodput: dict | None = None, run_dir: str | None = None,
           experiment: str | None = None) -> Verdict:  # fmt: skip
@@ -233,6 +236,10 @@ def assess(ctx: Context) -> dict[str, Verdict]:
         if unprivileged is not None:
             found[driver] = judge(driver, "unprivileged", unprivileged, None,
                                   experiment=experiment)  # fmt: skip
+        elif caps.get("crosses_hosts") is False:
+            # Said by the driver itself: nothing to start on a host it cannot reach (its
+            # service would be started there first and fail, which is no verdict).
+            found[driver] = judge(driver, "refused", CONFINED, None, experiment=experiment)
         else:
             settings = (reliability, history, duration, goodput_s)
             found[driver] = _measure(ctx, driver, settings, experiment)

@@ -11,14 +11,14 @@ from types import SimpleNamespace
 
 from psbench.base import manifests, paths
 from psbench.base.problems import ExperimentError, ProblemList
-from psbench.run import drivers, placement, role_drivers
-from psbench.run import spec as spec_module
+from psbench.run import drivers, placement, role_drivers, run_rules
 from psbench.run.experiment import node_check
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign
 from psbench.run.graph.load import load_graph
 from psbench.run.graph.plans import reliability_of
+from psbench.run.parameters import file_term
 from psbench.run.security import session as security
 from psbench.run.service_definitions import definition
 from psbench.run.services import broker_placeholder, needed
@@ -108,7 +108,7 @@ class _Checker:
         for name in dict.fromkeys(mapping.values() if mapping else [driver.value]):
             if not self._driver(run, name):
                 return
-        self._fan_out(run)
+        self._processes(run)
         if run.get("kind") == "graph":
             self._graph(run)
 
@@ -174,46 +174,22 @@ class _Checker:
             if module not in graph.modules:
                 self.refuse(run, cpus, f"{module!r} is not a module of {where.value}")
 
-    def _fan_out(self, run: Run) -> None:
-        """Several subscribers, publishers or topics are several processes: not one
-        intra-process node. A relay (relays: 1) forwards one topic from one publisher
-        to one subscriber, in three processes; a late joiner joins while publishing goes
-        on."""
-        # Each setting that adds processes has its own rules (spec.py): the first broken
-        # one is blamed on the setting it names, else on the setting itself.
-        for key, problem_of in (
-            ("late_join", spec_module.late_join_problem),
-            ("restart_broker", spec_module.restart_problem),
-            ("relays", spec_module.relay_problem),
-        ):
-            setting = run.settings.get(key)
-            if setting is None or not setting.value:
+    def _processes(self, run: Run) -> None:
+        """The run's processes fit together (run_rules.PROCESS_RULES: several
+        subscribers, publishers or topics, a relay, a late joiner, a broker restart):
+        the first broken rule, blamed on the setting it names."""
+        values = {k: assign.value for k, assign in run.settings.items()}
+        for rule in run_rules.PROCESS_RULES:
+            problem = rule(SimpleNamespace(**values), file_term)
+            if problem is None:
                 continue
-            values = {k: assign.value for k, assign in run.settings.items()}
-            problem = problem_of(SimpleNamespace(**values))
-            if problem is not None:
-                blamed, message = problem
-                blame = run.settings.get(blamed) or setting
-                self.problems.add(self.file, blame.line, blame.where, message)
-                return
-        placement = run.settings.get("placement")
-        if placement is None or placement.value != "intra":
+            blame = run.settings.get(problem.blamed) or run.settings["driver"]
+            message = problem.message
+            if problem.exclude:
+                pairs = ", ".join(f"{key}: {_flow(values[key])}" for key in problem.exclude)
+                message += f", or leave these runs out: exclude: [{{{pairs}}}]"
+            self.problems.add(self.file, blame.line, blame.where, message)
             return
-        for key, what in (
-            ("subscribers", "subscribers are"),
-            ("publishers", "publishers are"),
-            ("topics", "topics are run by"),
-        ):
-            assign = run.settings.get(key)
-            if assign is not None and (assign.value or 1) > 1:
-                self.problems.add(
-                    self.file,
-                    assign.line,
-                    assign.where,
-                    f"{key} > 1: several {what} separate processes; use "
-                    f"placement: inter, or leave these runs out: exclude: "
-                    f"[{{placement: intra, {key}: {assign.value}}}]",
-                )
 
     def _services(self, run: Run, name: str, caps: dict) -> None:
         """The daemons and brokers the run needs are installed (psbench starts them)."""

@@ -14,15 +14,17 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 
 import yaml
 
 from psbench.base import manifests
 from psbench.base.problems import ProblemList
 from psbench.base.units import hosts_text
+from psbench.run import run_rules
 from psbench.run.experiment.params import PARAMS, BadValue, is_param_key
 from psbench.run.experiment.schema import Assign, Experiment
-from psbench.run.spec import ROLES
+from psbench.run.parameters import file_term
 
 DEFAULT_WHERE = "(psbench default)"
 LABEL_MAX = 80
@@ -163,27 +165,15 @@ class _Expander:
         cpus = settings.get("cpus")
         if cpus is not None and isinstance(cpus.value, dict) and kind != "graph":
             for role in cpus.value:  # a graph's are its modules: checked with the graph
-                if role not in ROLES[kind]:
-                    self.problem(
-                        cpus.line,
-                        cpus.where,
-                        f"unknown role {role!r} for {kind}; use {', '.join(ROLES[kind])}",
-                    )
-        duration, timeout = settings.get("duration"), settings.get("timeout")
-        if (
-            duration
-            and timeout
-            and duration.value is not None
-            and timeout.value is not None
-            and duration.value >= timeout.value
-        ):
-            at = timeout if timeout.line else duration
-            self.problem(
-                at.line,
-                at.where,
-                f"timeout {timeout.value:g} s would end a "
-                f"{duration.value:g} s run early; give timeout more than duration",
-            )
+                unknown = run_rules.unknown_cpu_role(kind, role)
+                if unknown is not None:
+                    self.problem(cpus.line, cpus.where, unknown)
+        values = {k: a.value for k, a in settings.items()}
+        late = run_rules.timeout_problem(SimpleNamespace(**values), file_term)
+        if late is not None:
+            timeout = settings["timeout"]
+            at = timeout if timeout.line else settings["duration"]
+            self.problem(at.line, at.where, late.message)
 
     def _check_search_run(self, kind: str, settings: dict) -> None:
         """With `search`, every run is a rate search: pubsub, its rate left to the

@@ -1,9 +1,10 @@
-"""The parameters of one run and the values each takes.
+"""The keys of an experiment file's runs and the values each takes.
 
-A run's parameters are the options of `psbench ping` and `psbench pubsub`. Each value is
-checked by the type function and choices of the command line's own parser (built by
-options.add_measure_arguments), so a value is valid in a file exactly when it is valid as
-an argument, and the message is the same.
+They are the run parameters of run/parameters.py, the table the command line's options
+are built from too: a value is read by the same type function and choices as the
+option's, so a value is valid in a file exactly when it is valid as an argument, and the
+message is the same. Where a file writes a mapping (options, cpus, hosts, place) it is
+read here.
 """
 
 import argparse
@@ -11,35 +12,22 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
-from psbench.base import options as cli_options
 from psbench.base.errors import UserError
 from psbench.hosts import links
-from psbench.run.spec import ROLES, MeasureSpec
+from psbench.run import parameters
+from psbench.run.spec import MeasureSpec
 
-KINDS = tuple(ROLES)  # ping, pubsub
-# Parser destinations that are not parameters here, or that take another shape:
-# `option` is the mapping `options`, `cpu` the mapping `cpus`.
-SKIPPED_DESTS = {
-    "help",
-    "results",
-    "option",
-    "cpu",
-    "inject",
-    "security_fault",
-    "host_declarations",
-    "role_hosts",
-    "ssh_config",
-    "inventory",
-}
-# MeasureSpec fields that are not parameters: derived from others, or chosen by
-# psbench at run time (auto), or a test hook of the command line only (inject).
+KINDS = parameters.KINDS
+# MeasureSpec fields that are not keys of a file: derived from others (driver_path,
+# role_drivers from driver), chosen by psbench at run time (auto), or a test hook of the
+# command line only (inject, security_fault).
 DERIVED_FIELDS = {
     "driver_path",
     "role_drivers",
     "auto",
     "inject",
     "security_fault",
-}  # role_drivers: from driver
+}
 
 
 class BadValue(ValueError):
@@ -65,9 +53,15 @@ def _shown(value) -> str:
     return repr(value)
 
 
-def _scalar_parser(action: argparse.Action) -> Callable[[object], object]:
-    """The action's type and choices, applied to a YAML scalar."""
-    if action.nargs == 0:  # a flag (store_true)
+def _scalar_parser(
+    parse: Callable[[str], object] | None,
+    choices: tuple[str, ...] | None = None,
+    expected: str | None = None,
+    shape: str = "value",
+) -> Callable[[object], object]:
+    """An option's type function and choices, applied to a YAML scalar; expected: what
+    a value looks like (the option's metavar), shape: Param.shape."""
+    if shape == "flag":
 
         def parse_flag(value):
             if not isinstance(value, bool):
@@ -76,31 +70,25 @@ def _scalar_parser(action: argparse.Action) -> Callable[[object], object]:
 
         return parse_flag
 
-    def parse(value):
-        if isinstance(value, bool) and action.nargs == "?" and action.const is True:
+    def parse_scalar(value):
+        if isinstance(value, bool) and shape == "optional":
             return value  # a flag with an optional value (loan: true | false | auto)
         if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-            expected = action.metavar or "|".join(action.choices or ()) or "one value"
+            wanted = expected or "|".join(choices or ()) or "one value"
             hint = "; lists belong in the matrix" if isinstance(value, list) else ""
-            raise BadValue(f"expected {expected}, got {_shown(value)}{hint}")
+            raise BadValue(f"expected {wanted}, got {_shown(value)}{hint}")
         text = str(value)
         result = text
-        if action.type is not None:
+        if parse is not None:
             try:
-                result = action.type(text)
+                result = parse(text)
             except argparse.ArgumentTypeError as exc:
                 raise BadValue(str(exc)) from None
-        if action.choices is not None and result not in action.choices:
-            raise BadValue(f"{text!r} is not one of {', '.join(action.choices)}")
+        if choices is not None and result not in choices:
+            raise BadValue(f"{text!r} is not one of {', '.join(choices)}")
         return result
 
-    return parse
-
-
-def _kind(value):
-    if value not in KINDS:
-        raise BadValue(f"{_shown(value)} is not one of {', '.join(KINDS)}")
-    return value
+    return parse_scalar
 
 
 def parse_cpus(value):
@@ -149,58 +137,27 @@ def parse_place(value):
     return place
 
 
+# The keys a file writes as a mapping, and how each is read (options: passed through
+# untouched, key by key, by schema.py).
+MAPPINGS = {"options": None, "cpus": parse_cpus, "hosts": parse_hosts, "place": parse_place}
+
+
 def _build() -> dict[str, Param]:
-    actions = {}
-    for kind in KINDS:
-        parser = argparse.ArgumentParser(add_help=False)
-        cli_options.add_measure_arguments(parser, kind)
-        actions[kind] = {a.dest: a for a in parser._actions if a.dest not in SKIPPED_DESTS}
     found = {
-        "kind": Param(
-            "kind",
-            KINDS,
-            dict.fromkeys(KINDS),
-            _kind,
-            "ping (round trip), pubsub (one way) or graph (an application graph)",
+        row.name: Param(
+            row.name,
+            row.kinds,
+            {kind: row.default_for(kind) for kind in row.kinds},
+            MAPPINGS[row.name]
+            if row.name in MAPPINGS
+            else _scalar_parser(row.parse, row.choices, row.metavar_for(row.kinds[0]), row.shape),
+            row.file_help or row.help_for(row.kinds[0]),
         )
+        for row in parameters.TABLE
+        if row.file
     }
-    for kind in KINDS:
-        for dest, action in actions[kind].items():
-            if dest in found:
-                continue
-            kinds = tuple(k for k in KINDS if dest in actions[k])
-            found[dest] = Param(
-                dest,
-                kinds,
-                {k: actions[k][dest].default for k in kinds},
-                _scalar_parser(action),
-                action.help or "",
-            )
-    spec_fields = [f.name for f in fields(MeasureSpec)]
-    found["options"] = Param(
-        "options",
-        KINDS,
-        dict.fromkeys(KINDS),
-        None,
-        "driver options KEY: VALUE, passed through untouched",
-    )
-    found["cpus"] = Param(
-        "cpus", KINDS, dict.fromkeys(KINDS), parse_cpus, "ROLE: CPU pinning, or none"
-    )
-    found["hosts"] = Param(
-        "hosts",
-        KINDS,
-        dict.fromkeys(KINDS),
-        parse_hosts,
-        "hosts HOST: {rate, delay, jitter, loss, mtu} (emulated), or HOST: {ssh: TARGET, "
-        "address: ADDRESS} (a real machine; docs/network.md)",
-    )
-    placed = tuple(k for k in KINDS if k != "graph")  # a graph's mapping places its modules
-    found["place"] = Param(
-        "place", placed, dict.fromkeys(placed), parse_place, "ROLE: HOST, or ROLE: [HOST, ...]"
-    )
     # In MeasureSpec's order, so that files, tables and docs list them the same way.
-    order = {name: i for i, name in enumerate(spec_fields)}
+    order = {f.name: i for i, f in enumerate(fields(MeasureSpec))}
     return dict(sorted(found.items(), key=lambda item: order.get(item[0], len(order))))
 
 
@@ -223,26 +180,9 @@ class SearchParam:
     help_example: str
 
 
-SEARCH_EXAMPLES = {
-    "max_loss": "0.1",
-    "max_p99": "1ms",
-    "start_rate": "1000",
-    "max_rate": "100000",
-    "precision": "0.05",
-    "max_steps": "12",
-    "confirm": "3",
+SEARCH_PARAMS: dict[str, SearchParam] = {
+    c.name: SearchParam(
+        c.name, c.default, _scalar_parser(c.parse, expected=c.metavar), c.help, c.example
+    )
+    for c in parameters.SEARCH
 }
-
-
-def _build_search() -> dict[str, SearchParam]:
-    parser = argparse.ArgumentParser(add_help=False)
-    cli_options.add_search_arguments(parser)
-    return {
-        a.dest: SearchParam(
-            a.dest, a.default, _scalar_parser(a), a.help or "", SEARCH_EXAMPLES[a.dest]
-        )
-        for a in parser._actions
-    }
-
-
-SEARCH_PARAMS: dict[str, SearchParam] = _build_search()

@@ -7,6 +7,7 @@ from pathlib import Path
 from psbench.base.errors import UserError
 from psbench.base.problems import ExperimentError, ProblemList
 from psbench.base.yaml_file import LoadError, load
+from psbench.run import drivers
 from psbench.run.experiment import expand as expand_module
 from psbench.run.experiment.check import DriverCatalog, check_runs
 from psbench.run.experiment.expand import Expansion, FilterError, Run
@@ -94,9 +95,9 @@ def prepare(
     if skip_unbuilt:
         for run in list(chosen):
             if catalog.resolve(run.get("driver"), run.get("kind")) is None:
-                plan.skipped.append(
-                    (run, f"driver {run.get('driver')!r} is not built; run `make build`")
-                )
+                # What builds it: `make driver-NAME` (a source build says what it takes).
+                why = drivers.not_built(str(run.get("driver")), catalog.libraries)
+                plan.skipped.append((run, why))
                 chosen.remove(run)
     expansion.selected = chosen
     check_runs(chosen, display, problems, catalog)

@@ -12,6 +12,8 @@ from psbench.base.problems import ProblemList
 from psbench.base.yaml_file import Node
 from psbench.run import role_drivers
 from psbench.run.experiment.params import PARAMS, SEARCH_PARAMS, BadValue
+from psbench.run.parameters import file_term
+from psbench.run.run_rules import search_bounds_problem
 
 TOP_KEYS = (
     "name",
@@ -319,12 +321,9 @@ def _search(reader: _Reader, node: Node) -> dict[str, Assign]:
             reader.problem(value.line, where, str(exc))
     start, top = found.get("start_rate"), found.get("max_rate")
     start_value = start.value if start else SEARCH_PARAMS["start_rate"].default
-    if top is not None and top.value < start_value:
-        reader.problem(
-            top.line,
-            top.where,
-            f"{top.value:g} Hz is below start_rate {start_value:g} Hz; give a higher max_rate",
-        )
+    problem = search_bounds_problem(start_value, top.value if top else None, file_term)
+    if problem is not None:
+        reader.problem(top.line, top.where, problem)
     return found
 
 
