@@ -25,6 +25,7 @@ from psbench.results.stats import latency_stats, summarize_ns
 from psbench.run import (
     drivers,
     keeper,
+    node_check,
     placement,
     remote_services,
     resources,
@@ -489,7 +490,12 @@ def _run(spec, parent, env, cli_argv, services, on_progress, network) -> Measure
 
     used = []
     try:
-        if services is not None:
+        refused = services is not None and _refused_anyway(spec, described, run_id, network)
+        if refused:
+            # The node refuses it before it would connect: it says why, no broker started.
+            commands = _commands(node, refused, run_id, run_dir, progress, network)
+            record["processes"] = _planned(commands)
+        elif services is not None:
             used = _start_services(spec, described, services, run_dir, record)
             if broker_options(used):
                 # The node learns where the broker psbench started listens.
@@ -579,6 +585,22 @@ def _first_record(spec, run_id, cli_argv, node, described, commands, network, en
             role: described[str(library)] for role, library in spec.role_drivers.items()
         }
     return record
+
+
+def _refused_anyway(spec, described, run_id, network) -> MeasureSpec | None:
+    """The run as the node would get it (a placeholder for its broker's address) if the
+    node refuses it so: a refused run then costs the node's milliseconds, not the start of
+    the services it would need (RabbitMQ's, Kafka's: seconds). Local runs of one driver,
+    whose services are started here."""
+    if network is not None or len(described) != 1:
+        return None
+    driver = described[str(spec.driver_path)]
+    if not needed(driver, spec.transport, spec.options):
+        return None
+    as_run = replace(
+        spec, options=spec.options + broker_placeholder(driver, spec.transport, spec.options)
+    )
+    return as_run if node_check.refuses(as_run, run_id) else None
 
 
 def _start_services(spec, described, services, run_dir, record) -> list:

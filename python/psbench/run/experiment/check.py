@@ -11,8 +11,7 @@ from types import SimpleNamespace
 
 from psbench.base import manifests, paths
 from psbench.base.problems import ExperimentError, ProblemList
-from psbench.run import drivers, placement, role_drivers, run_rules
-from psbench.run.experiment import node_check
+from psbench.run import drivers, node_check, placement, role_drivers, run_rules
 from psbench.run.experiment.expand import Run
 from psbench.run.experiment.run_spec import to_spec
 from psbench.run.experiment.schema import Assign

@@ -17,13 +17,18 @@ CHECK_TIMEOUT_S = 60.0
 CHECK_RUN_ID, CHECK_OUT = "check", Path("/nonexistent")
 
 
-def requests_of(spec: MeasureSpec) -> list[tuple[str, ...]]:
+def requests_of(spec: MeasureSpec, run_id: str = CHECK_RUN_ID) -> list[tuple[str, ...]]:
     """The node's arguments (without its path) for each process of the run."""
     node = paths.node_path()
     return [
-        tuple(node_argv(node, spec, plan, CHECK_RUN_ID, CHECK_OUT, "none")[1:])
+        tuple(node_argv(node, spec, plan, run_id, CHECK_OUT, "none")[1:])
         for plan in spec.processes()
     ]
+
+
+def refuses(spec: MeasureSpec, run_id: str = CHECK_RUN_ID) -> bool:
+    """Whether the node refuses a process of the run as spec makes it."""
+    return any(refusals(requests_of(spec, run_id)).values())
 
 
 def refusals(requests: list[tuple[str, ...]]) -> dict[tuple[str, ...], list[dict]]:
