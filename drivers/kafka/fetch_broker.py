@@ -1,25 +1,11 @@
-"""Fetches the Kafka broker psbench starts for the kafka driver: the jars of
-org.apache.kafka:kafka_2.13 at the version pom.xml names, and everything they need at run
-time, copied by Maven (~/.m2 is its repository) into $HOME/.cache/psbench/kafka/VERSION/
-libs, outside the checkout, with a launcher beside them:
-
-  kafka-java [JVM OPTIONS] MAIN_CLASS [ARGS]   java with the broker's classpath and log
-                                               configuration (log4j2.properties)
-  kafka-java --version                         the version the jars say they are
-
-  kafka-console-consumer [OPTIONS]             Kafka's console consumer (kafka-tools, at
-                                               the same version, with its dependencies, in
-                                               tools/; tools-pom.xml), which psbench
-                                               criteria runs beside the broker (monitoring)
-
-manifest.toml starts the broker and formats its storage through the launcher. Then one
-training start of the broker (on 127.0.0.1, in a temporary folder, stopped once it has
-started) leaves a class-data-sharing archive of the classes it loaded (kafka.jsa, JDK
-dynamic AppCDS), which the launcher hands every later JVM: they map those classes instead
-of loading and verifying them from the jars, and start faster. Once the folder is
-complete (its file `complete`), and tools/ is there, a later call only rewrites the
-launchers and the log configurations: no Maven, no network. The build runs this once
-(CMake target kafka-broker, with a stamp file). Usage: fetch_broker.py [CACHE_DIR]"""
+"""Fetches the Kafka broker psbench starts for the kafka driver (README.md, "The broker:
+jars from Maven Central"): Maven copies the jars of pom.xml (and tools-pom.xml: the
+console consumer psbench criteria runs) into $HOME/.cache/psbench/kafka/VERSION, outside
+the checkout, and the launchers kafka-java and kafka-console-consumer are written beside
+them; one training start of the broker leaves kafka.jsa, a class-data-sharing archive every
+later JVM maps (a faster start). Once the folder is complete (its file `complete`), a
+later call only rewrites the launchers and the log configurations: no Maven, no network.
+The build runs it once (CMake target kafka-broker). Usage: fetch_broker.py [CACHE_DIR]"""
 
 import os
 import re
@@ -43,10 +29,6 @@ def pom_property(name: str) -> str:
     if not found:
         sys.exit(f"{HERE / 'pom.xml'}: no <{name}>")
     return found.group(1).strip()
-
-
-def pom_version() -> str:
-    return pom_property("kafka.version")
 
 
 def copy_jars(libs: Path, pom: str = "pom.xml", main_jar: str = "kafka_2.13-*.jar") -> None:
@@ -184,28 +166,26 @@ def write_launcher(home: Path, version: str) -> None:
                  CONSOLE_CONSUMER.format(script=script, pom=HERE / "tools-pom.xml", home=home))  # fmt: skip
 
 
+def timed(step, done: str) -> None:
+    started = time.monotonic()
+    step()
+    print(f"kafka: {done} in {time.monotonic() - started:.1f} s")
+
+
 def main() -> None:
     cache = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "psbench"
-    home = cache / "kafka" / pom_version()
+    home = cache / "kafka" / pom_property("kafka.version")
     home.mkdir(parents=True, exist_ok=True)
     complete = home / "complete"
     if not complete.exists():
-        started = time.monotonic()
-        copy_jars(home / "libs")
-        print(f"kafka: fetched the broker's jars into {home / 'libs'} in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: copy_jars(home / "libs"), f"fetched the broker's jars into {home / 'libs'}")
     if not (home / "tools").is_dir():  # copy_jars renames it into place once complete
-        started = time.monotonic()
-        copy_jars(home / "tools", "tools-pom.xml", "kafka-tools-*.jar")
-        print(f"kafka: fetched the console consumer's jars into {home / 'tools'} in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: copy_jars(home / "tools", "tools-pom.xml", "kafka-tools-*.jar"),
+              f"fetched the console consumer's jars into {home / 'tools'}")  # fmt: skip
     version = jar_version(home / "libs")
     write_launcher(home, version)
     if not (home / "kafka.jsa").exists():
-        started = time.monotonic()
-        make_archive(home)
-        print(f"kafka: class-data-sharing archive of a broker start in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: make_archive(home), "class-data-sharing archive of a broker start")
     complete.write_text(version + "\n")
 
 
