@@ -10,7 +10,6 @@ The build runs it once (CMake target kafka-broker). Usage: fetch_broker.py [CACH
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -87,48 +86,31 @@ exec java -Xmx256m -XX:-UsePerfData -XX:TieredStopAtLevel=1 \\
   org.apache.kafka.tools.consumer.ConsoleConsumer "$@"
 """
 
-TRAINING_CONFIG = """process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:{controller}
-listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}
-controller.listener.names=CONTROLLER
-log.dirs={folder}/data
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-"""
 TRAINING_TIMEOUT_S = 180
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def make_archive(home: Path) -> None:
-    """One broker start with -XX:ArchiveClassesAtExit; kafka.jsa once it has stopped.
-    Without it (a failure here) everything works, only slower to start."""
-    launcher = str(home / "kafka-java")
+    """One start of the broker as psbench starts it for a run (the manifest's service, by
+    psbench's own service definitions: its configuration, storage format and JVM options),
+    with -XX:ArchiveClassesAtExit; kafka.jsa once it has stopped. Without it (a failure
+    here) everything works, only slower to start."""
+    sys.path.insert(0, str(HERE.parents[1] / "python"))
+    from psbench.run.service_definitions import definition
+
     partial = home / "kafka.jsa.partial"
     partial.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="psbench-kafka-training-") as folder:
-        config = Path(folder) / "server.properties"
-        config.write_text(TRAINING_CONFIG.format(port=free_port(), controller=free_port(),
-                                                 folder=folder))  # fmt: skip
-        formatted = subprocess.run(
-            [launcher, "-XX:-UsePerfData", "kafka.tools.StorageTool", "format", "--config",
-             str(config), "--cluster-id", "cHNiZW5jaC1rYWZrYS0wMQ"],
-            capture_output=True, stdin=subprocess.DEVNULL, timeout=TRAINING_TIMEOUT_S,
-        )  # fmt: skip
+        service = definition("kafka", executable=str(home / "kafka-java"))
+        launch = service.launch(Path(folder), largest_message=1 << 20)
+        formatted = subprocess.run(launch.prepare, capture_output=True, stdin=subprocess.DEVNULL,
+                                   timeout=TRAINING_TIMEOUT_S)  # fmt: skip
         if formatted.returncode != 0:
             print(f"kafka: no start archive (format failed: {formatted.stdout[-300:]!r})")
             return
         log = Path(folder) / "broker.log"
         with log.open("w") as out:
             broker = subprocess.Popen(
-                [launcher, "-Xmx512m", "-XX:-UsePerfData", f"-XX:ArchiveClassesAtExit={partial}",
-                 "kafka.Kafka", str(config)],
+                [launch.argv[0], f"-XX:ArchiveClassesAtExit={partial}", *launch.argv[1:]],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         try:
