@@ -1,30 +1,15 @@
-"""Fetches the Kafka broker psbench starts for the kafka driver: the jars of
-org.apache.kafka:kafka_2.13 at the version pom.xml names, and everything they need at run
-time, copied by Maven (~/.m2 is its repository) into $HOME/.cache/psbench/kafka/VERSION/
-libs, outside the checkout, with a launcher beside them:
-
-  kafka-java [JVM OPTIONS] MAIN_CLASS [ARGS]   java with the broker's classpath and log
-                                               configuration (log4j2.properties)
-  kafka-java --version                         the version the jars say they are
-
-  kafka-console-consumer [OPTIONS]             Kafka's console consumer (kafka-tools, at
-                                               the same version, with its dependencies, in
-                                               tools/; tools-pom.xml), which psbench
-                                               criteria runs beside the broker (monitoring)
-
-manifest.toml starts the broker and formats its storage through the launcher. Then one
-training start of the broker (on 127.0.0.1, in a temporary folder, stopped once it has
-started) leaves a class-data-sharing archive of the classes it loaded (kafka.jsa, JDK
-dynamic AppCDS), which the launcher hands every later JVM: they map those classes instead
-of loading and verifying them from the jars, and start faster. Once the folder is
-complete (its file `complete`), and tools/ is there, a later call only rewrites the
-launchers and the log configurations: no Maven, no network. The build runs this once
-(CMake target kafka-broker, with a stamp file). Usage: fetch_broker.py [CACHE_DIR]"""
+"""Fetches the Kafka broker psbench starts for the kafka driver (README.md, "The broker:
+jars from Maven Central"): Maven copies the jars of pom.xml (and tools-pom.xml: the
+console consumer psbench criteria runs) into $HOME/.cache/psbench/kafka/VERSION, outside
+the checkout, and the launchers kafka-java and kafka-console-consumer are written beside
+them; one training start of the broker leaves kafka.jsa, a class-data-sharing archive every
+later JVM maps (a faster start). Once the folder is complete (its file `complete`), a
+later call only rewrites the launchers and the log configurations: no Maven, no network.
+The build runs it once (CMake target kafka-broker). Usage: fetch_broker.py [CACHE_DIR]"""
 
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
@@ -43,10 +28,6 @@ def pom_property(name: str) -> str:
     if not found:
         sys.exit(f"{HERE / 'pom.xml'}: no <{name}>")
     return found.group(1).strip()
-
-
-def pom_version() -> str:
-    return pom_property("kafka.version")
 
 
 def copy_jars(libs: Path, pom: str = "pom.xml", main_jar: str = "kafka_2.13-*.jar") -> None:
@@ -105,48 +86,31 @@ exec java -Xmx256m -XX:-UsePerfData -XX:TieredStopAtLevel=1 \\
   org.apache.kafka.tools.consumer.ConsoleConsumer "$@"
 """
 
-TRAINING_CONFIG = """process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:{controller}
-listeners=PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{controller}
-controller.listener.names=CONTROLLER
-log.dirs={folder}/data
-offsets.topic.replication.factor=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
-"""
 TRAINING_TIMEOUT_S = 180
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def make_archive(home: Path) -> None:
-    """One broker start with -XX:ArchiveClassesAtExit; kafka.jsa once it has stopped.
-    Without it (a failure here) everything works, only slower to start."""
-    launcher = str(home / "kafka-java")
+    """One start of the broker as psbench starts it for a run (the manifest's service, by
+    psbench's own service definitions: its configuration, storage format and JVM options),
+    with -XX:ArchiveClassesAtExit; kafka.jsa once it has stopped. Without it (a failure
+    here) everything works, only slower to start."""
+    sys.path.insert(0, str(HERE.parents[1] / "python"))
+    from psbench.run.service_definitions import definition
+
     partial = home / "kafka.jsa.partial"
     partial.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="psbench-kafka-training-") as folder:
-        config = Path(folder) / "server.properties"
-        config.write_text(TRAINING_CONFIG.format(port=free_port(), controller=free_port(),
-                                                 folder=folder))  # fmt: skip
-        formatted = subprocess.run(
-            [launcher, "-XX:-UsePerfData", "kafka.tools.StorageTool", "format", "--config",
-             str(config), "--cluster-id", "cHNiZW5jaC1rYWZrYS0wMQ"],
-            capture_output=True, stdin=subprocess.DEVNULL, timeout=TRAINING_TIMEOUT_S,
-        )  # fmt: skip
+        service = definition("kafka", executable=str(home / "kafka-java"))
+        launch = service.launch(Path(folder), largest_message=1 << 20)
+        formatted = subprocess.run(launch.prepare, capture_output=True, stdin=subprocess.DEVNULL,
+                                   timeout=TRAINING_TIMEOUT_S)  # fmt: skip
         if formatted.returncode != 0:
             print(f"kafka: no start archive (format failed: {formatted.stdout[-300:]!r})")
             return
         log = Path(folder) / "broker.log"
         with log.open("w") as out:
             broker = subprocess.Popen(
-                [launcher, "-Xmx512m", "-XX:-UsePerfData", f"-XX:ArchiveClassesAtExit={partial}",
-                 "kafka.Kafka", str(config)],
+                [launch.argv[0], f"-XX:ArchiveClassesAtExit={partial}", *launch.argv[1:]],
                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
             )  # fmt: skip
         try:
@@ -184,28 +148,26 @@ def write_launcher(home: Path, version: str) -> None:
                  CONSOLE_CONSUMER.format(script=script, pom=HERE / "tools-pom.xml", home=home))  # fmt: skip
 
 
+def timed(step, done: str) -> None:
+    started = time.monotonic()
+    step()
+    print(f"kafka: {done} in {time.monotonic() - started:.1f} s")
+
+
 def main() -> None:
     cache = Path(sys.argv[1]) if len(sys.argv) > 1 else Path.home() / ".cache" / "psbench"
-    home = cache / "kafka" / pom_version()
+    home = cache / "kafka" / pom_property("kafka.version")
     home.mkdir(parents=True, exist_ok=True)
     complete = home / "complete"
     if not complete.exists():
-        started = time.monotonic()
-        copy_jars(home / "libs")
-        print(f"kafka: fetched the broker's jars into {home / 'libs'} in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: copy_jars(home / "libs"), f"fetched the broker's jars into {home / 'libs'}")
     if not (home / "tools").is_dir():  # copy_jars renames it into place once complete
-        started = time.monotonic()
-        copy_jars(home / "tools", "tools-pom.xml", "kafka-tools-*.jar")
-        print(f"kafka: fetched the console consumer's jars into {home / 'tools'} in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: copy_jars(home / "tools", "tools-pom.xml", "kafka-tools-*.jar"),
+              f"fetched the console consumer's jars into {home / 'tools'}")  # fmt: skip
     version = jar_version(home / "libs")
     write_launcher(home, version)
     if not (home / "kafka.jsa").exists():
-        started = time.monotonic()
-        make_archive(home)
-        print(f"kafka: class-data-sharing archive of a broker start in "
-              f"{time.monotonic() - started:.1f} s")  # fmt: skip
+        timed(lambda: make_archive(home), "class-data-sharing archive of a broker start")
     complete.write_text(version + "\n")
 
 

@@ -2,7 +2,8 @@
 //
 // A writer is a producer of its own on partition 0 of the topic; a reader is a consumer
 // of its own, assigned partition 0 at the log's end as it was when create_reader asked
-// (no consumer group: nothing to join, no rebalance). Topics are created by the driver:
+// (no consumer group: nothing to join, no rebalance). Topics keep psbench's names
+// (psb_<run>_<suffix> is a valid Kafka name as it is) and are created by the driver:
 // 1 partition, replication 1, max.message.bytes for the run's largest message. Reliable
 // is acks=all with the idempotent producer, best effort acks=0. Durability persistent
 // rides out a restart of the broker (its log is on disk): librdkafka reconnects by
@@ -14,12 +15,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <memory>
 #include <string>
 #include <thread>
 
 #include "client.h"
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
 namespace psbkafka {
@@ -40,7 +41,7 @@ constexpr int kWatermarkTimeoutMs = 5000;
 constexpr auto kWatermarkRetryFor = std::chrono::seconds(15);
 // destroy_writer: what it still waits for delivery when the node did not drain.
 constexpr int kCloseFlushMs = 5000;
-constexpr int kListenerPollMs = 100;
+constexpr int64_t kListenerPollNs = 100'000'000;
 
 struct Kafka {
   static constexpr const char *name = "kafka";
@@ -51,36 +52,30 @@ struct Kafka {
       "unless option profile=throughput (linger.ms=5, batches); durability persistent "
       "rides out a broker restart (the log is on disk, librdkafka reconnects)";
   static std::string version() { return std::string("librdkafka ") + rd_kafka_version_str(); }
-  static psb_capabilities capabilities();
+  static constexpr const char *transports[] = {"tcp", nullptr};
+  static constexpr const char *option_keys[] = {"broker", "profile", "security", "security_dir",
+                                                nullptr};
+  static constexpr psb_capabilities capabilities = {
+      .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // acks=0, acks=all
+      .durability = PSB_VOLATILE | PSB_PERSISTENT,    // check() says why not more
+      .history = 0,                                   // no depth to set (check())
+      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+      .transports = transports,
+      .option_keys = option_keys,
+      .max_payload = kMaxPayload,
+      .readers_per_topic = 0,  // no limit: each reader is a consumer of its own
+      .writers_per_topic = 0,  // no limit
+      .crosses_hosts = 1};     // to option broker, wherever it is
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
-  class Context;
+  // The run's settings; each endpoint has its own librdkafka client.
+  struct Context {
+    explicit Context(const psb_config &cfg)
+        : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+    const Settings settings;
+  };
   class Writer;
   class Reader;
-};
-
-psb_capabilities Kafka::capabilities() {
-  static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "profile", "security", "security_dir",
-                                            nullptr};
-  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // acks=0, acks=all
-          .durability = PSB_VOLATILE | PSB_PERSISTENT,    // check() says why not more
-          .history = 0,                                   // no depth to set (check())
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
-          .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit: each reader is a consumer of its own
-          .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // to option broker, wherever it is
-}
-
-// The run's settings; each endpoint has its own librdkafka client.
-class Kafka::Context {
- public:
-  explicit Context(const psb_config &cfg)
-      : settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
-  const Settings settings;
 };
 
 class Kafka::Writer {
@@ -88,7 +83,7 @@ class Kafka::Writer {
   Writer(Context &ctx, const char *topic)
       : client_(RD_KAFKA_PRODUCER, ctx.settings, producer_properties(ctx.settings), on_delivery,
                 this),
-        topic_(kafka_topic(topic)),
+        topic_(topic),
         persistent_(ctx.settings.persistent) {
     client_.ensure_topic(topic_.c_str(), ctx.settings);
     rkt_ = rd_kafka_topic_new(client_.handle(), topic_.c_str(), nullptr);
@@ -101,8 +96,7 @@ class Kafka::Writer {
     // What was not drained: a bounded wait while the broker is there, else dropped.
     if (client_.lost() || rd_kafka_flush(rk, kCloseFlushMs) != RD_KAFKA_RESP_ERR_NO_ERROR)
       rd_kafka_purge(rk, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT);
-    rd_kafka_topic_destroy(rkt_);
-  }
+  }  // then rkt_, then the client
 
   // Timed path: librdkafka copies the payload into a message it allocates (F_COPY) and
   // queues it for its broker thread; poll(0) then serves the delivery reports and error
@@ -112,11 +106,10 @@ class Kafka::Writer {
   // kPersistentMessageTimeoutMs is counted in delivery_failed.
   void write(const void *data, size_t len) {
     if (client_.lost()) client_.fail_lost();
-    rd_kafka_t *rk = client_.handle();
     if (rd_kafka_produce(rkt_, 0, RD_KAFKA_MSG_F_COPY, const_cast<void *>(data), len, nullptr, 0,
                          nullptr) != 0)
       produce_when_room(data, len);
-    rd_kafka_poll(rk, 0);
+    rd_kafka_poll(client_.handle(), 0);
   }
 
   // rd_kafka_flush: every message produced so far delivered (acks=all: acknowledged by
@@ -125,12 +118,10 @@ class Kafka::Writer {
     const int timeout_ms = timeout_ns <= 0 ? 0 : psb::sdk::ms_rounded_up(timeout_ns);
     const rd_kafka_resp_err_t e = rd_kafka_flush(client_.handle(), timeout_ms);
     if (client_.lost()) client_.fail_lost();
-    if (e == RD_KAFKA_RESP_ERR__TIMED_OUT) {
-      char text[sizeof(psb_error::message)];
-      std::snprintf(text, sizeof text, "drain: %d messages to %s not delivered within %d ms",
-                    rd_kafka_outq_len(client_.handle()), topic_.c_str(), timeout_ms);
-      throw psb::sdk::Timeout(text);
-    }
+    if (e == RD_KAFKA_RESP_ERR__TIMED_OUT)
+      throw psb::sdk::Timeout(
+          psb::sdk::format("drain: %d messages to %s not delivered within %d ms",
+                           rd_kafka_outq_len(client_.handle()), topic_.c_str(), timeout_ms));
     if (failed_.load() != 0)
       fail("drain: %llu messages to %s were not delivered (first: %s)",
            (unsigned long long)failed_.load(), topic_.c_str(), first_failure_);
@@ -145,7 +136,7 @@ class Kafka::Writer {
   }
 
  private:
-  static std::vector<std::pair<const char *, std::string>> producer_properties(const Settings &s) {
+  static Client::Properties producer_properties(const Settings &s) {
     const bool batch = s.profile == Profile::throughput;
     return {
         {"acks", s.acks_all ? "all" : "0"},
@@ -203,7 +194,7 @@ class Kafka::Writer {
   Client client_;
   std::string topic_;
   const bool persistent_;
-  rd_kafka_topic_t *rkt_ = nullptr;
+  Owned<rd_kafka_topic_t *, rd_kafka_topic_destroy> rkt_;
   std::atomic<uint64_t> failed_{0};
   char first_failure_[200] = {};
 };
@@ -212,27 +203,16 @@ class Kafka::Reader {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : client_(RD_KAFKA_CONSUMER, ctx.settings, consumer_properties(ctx.settings)),
-        topic_(kafka_topic(topic)),
+        topic_(topic),
         persistent_(ctx.settings.persistent) {
     client_.ensure_topic(topic_.c_str(), ctx.settings);
     assign_at_end();
     if (listener)
-      thread_.start(listener, [this, listener] {
-        while (!thread_.stopping()) {
-          rd_kafka_message_t *m = rd_kafka_consumer_poll(client_.handle(), kListenerPollMs);
-          if (m == nullptr) {
-            if (client_.lost()) client_.fail_lost();
-            continue;
-          }
-          const std::unique_ptr<rd_kafka_message_t, void (*)(rd_kafka_message_t *)> owned(
-              m, rd_kafka_message_destroy);
-          if (m->err) {
-            if (rides_out(m)) continue;
-            fail_message(m);
-          }
-          client_.mark_up();
-          listener(m->payload, m->len);
-        }
+      thread_.start(listener, [this, listener] {  // take() is the thread's alone then
+        const void *data;
+        size_t len;
+        while (!thread_.stopping())
+          if (take(kListenerPollNs, data, len)) listener(data, len);
       });
   }
 
@@ -278,7 +258,7 @@ class Kafka::Reader {
   }
 
  private:
-  static std::vector<std::pair<const char *, std::string>> consumer_properties(const Settings &s) {
+  static Client::Properties consumer_properties(const Settings &s) {
     return {
         // assign() needs a group id in librdkafka; nothing joins the group (no
         // subscribe) and nothing is committed.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
 namespace psbnats {
@@ -38,40 +39,26 @@ constexpr uint64_t kMaxPayload = 4u << 20;  // the node's own largest --size
 
 // ---- the cnats library: opened by the first context, closed by the last --------------
 
-std::mutex g_lib_mu;
-int g_lib_users = 0;
-
-// One context's use of the library. The last one gone: cnats's own threads (timers,
-// async callbacks, garbage collector, finished delivery threads) end before the
-// destructor returns.
-class LibraryUse {
- public:
-  LibraryUse() {
-    std::lock_guard lock(g_lib_mu);
-    if (g_lib_users == 0) {
-      natsStatus s = nats_Open(-1);
-      if (s != NATS_OK) fail("cannot initialize the cnats library: %s", natsStatus_GetText(s));
-    }
-    ++g_lib_users;
+// When the last context goes, cnats's own threads (timers, async callbacks, garbage
+// collector, finished delivery threads) end before its destructor returns.
+struct Library {
+  Library() {
+    natsStatus s = nats_Open(-1);
+    if (s != NATS_OK) fail("cannot initialize the cnats library: %s", natsStatus_GetText(s));
   }
-  LibraryUse(const LibraryUse &) = delete;
-  LibraryUse &operator=(const LibraryUse &) = delete;
-  ~LibraryUse() {
-    if (kept_) return;
-    std::lock_guard lock(g_lib_mu);
-    if (--g_lib_users == 0) {
-      natsStatus s = nats_CloseAndWait(kLibraryCloseTimeoutMs);
-      if (s != NATS_OK)
-        std::fprintf(stderr, "nats: cnats did not shut down within %lld ms: %s\n",
-                     (long long)kLibraryCloseTimeoutMs, natsStatus_GetText(s));
-    }
+  ~Library() {
+    natsStatus s = nats_CloseAndWait(kLibraryCloseTimeoutMs);
+    if (s != NATS_OK)
+      std::fprintf(stderr, "nats: cnats did not shut down within %lld ms: %s\n",
+                   (long long)kLibraryCloseTimeoutMs, natsStatus_GetText(s));
   }
-  // Leaves the library open for good (a cnats thread may still run).
-  void keep() { kept_ = true; }
-
- private:
-  bool kept_ = false;
 };
+
+// One context's use of the library.
+psb::sdk::PerProcess<int, Library>::Lease use_library() {
+  static auto &library = *new psb::sdk::PerProcess<int, Library>;  // outlives every Lease
+  return library.acquire(0, [] { return std::make_unique<Library>(); });
+}
 
 // ---- objects ---------------------------------------------------------------------------
 
@@ -116,15 +103,12 @@ const char *last_error_text() {
 
 // The message for a failed cnats call (without the driver's name).
 std::string status_message(const char *what, const std::string &address, natsStatus s) {
-  char text[sizeof(psb_error::message)];
   if (s == NATS_CONNECTION_CLOSED)
-    std::snprintf(text, sizeof text,
-                  "%s: the connection to nats-server at %s is closed (the server ended or "
-                  "closed this client; the driver does not reconnect)",
-                  what, address.c_str());
-  else
-    std::snprintf(text, sizeof text, "%s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
-  return text;
+    return psb::sdk::format(
+        "%s: the connection to nats-server at %s is closed (the server ended or closed this "
+        "client; the driver does not reconnect)",
+        what, address.c_str());
+  return psb::sdk::format("%s: %s (%s)", what, natsStatus_GetText(s), last_error_text());
 }
 
 [[noreturn, gnu::cold, gnu::noinline]] void fail_status(const char *what,
@@ -271,7 +255,7 @@ class Nats::Context {
       // library in place rather than free memory a cnats thread will touch.
       std::fprintf(stderr, "nats: cnats did not report the connection closed; leaving it\n");
       (void)link_.release();
-      library_.keep();
+      (void)new decltype(library_)(std::move(library_));  // the library stays open for good
       return;
     }
     for (natsSubscription *sub : retired) natsSubscription_Destroy(sub);
@@ -288,7 +272,8 @@ class Nats::Context {
   std::vector<natsSubscription *> retired;
 
  private:
-  LibraryUse library_;  // before link_ and the connection, after them when leaving
+  // Before link_ and the connection, after them when leaving.
+  psb::sdk::PerProcess<int, Library>::Lease library_ = use_library();
   std::unique_ptr<Link> link_;
 };
 
@@ -321,14 +306,11 @@ class Nats::Writer {
     const int64_t timeout_ms = timeout_ns <= 0 ? 1 : psb::sdk::ms_rounded_up(timeout_ns);
     natsStatus s = natsConnection_FlushTimeout(ctx_.nc, timeout_ms);
     if (s == NATS_OK) return true;
-    if (s == NATS_TIMEOUT) {
-      char text[sizeof(psb_error::message)];
-      std::snprintf(text, sizeof text,
-                    "drain: nats-server at %s did not confirm the messages published to %s "
-                    "within %lld ms (no PONG)",
-                    ctx_.settings.address.c_str(), subject_.c_str(), (long long)timeout_ms);
-      throw psb::sdk::Timeout(text);
-    }
+    if (s == NATS_TIMEOUT)
+      throw psb::sdk::Timeout(psb::sdk::format(
+          "drain: nats-server at %s did not confirm the messages published to %s within %lld ms "
+          "(no PONG)",
+          ctx_.settings.address.c_str(), subject_.c_str(), (long long)timeout_ms));
     fail_status("drain", ctx_.settings.address, s);
   }
 

@@ -20,8 +20,7 @@ constexpr int kReconnectMs = 10;       // retry a writer not bound yet every 10 
 
 class Reader : public Endpoint {
  public:
-  // A listener given: listener mode (a thread of the driver's calls it). Throws
-  // psb::sdk::Error if refused.
+  // A listener given: listener mode (a thread of the driver's calls it).
   Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
       : Endpoint(ctx, topic, /*writer=*/false),
         connect_to_(endpoints_to_connect(ctx.settings, topic_)),
@@ -31,13 +30,12 @@ class Reader : public Endpoint {
     socket_ = zmq_socket(ctx.zctx, ZMQ_SUB);
     if (socket_ == nullptr) fail_zmq("zmq_socket(SUB)");
     set_int_option(socket_, ZMQ_LINGER, 0, "ZMQ_LINGER");
-    if (s.conflate) {
-      // keep_last:1: the SUB's queue holds the newest message only. ZMQ_CONFLATE also
-      // conflates the subscriptions the SUB sends, so it sends exactly one.
+    // keep_last:1: the SUB's queue holds the newest message only. ZMQ_CONFLATE also
+    // conflates the subscriptions the SUB sends, so it sends exactly one.
+    if (s.conflate)
       set_int_option(socket_, ZMQ_CONFLATE, 1, "ZMQ_CONFLATE");
-    } else {
+    else
       set_int_option(socket_, ZMQ_RCVHWM, s.rcvhwm, "ZMQ_RCVHWM");
-    }
     // "" first: the SUB sends its subscriptions in this order (trie order, "" at the
     // root), so when the writer sees the marker, delivery to this reader is already on.
     if (zmq_setsockopt(socket_, ZMQ_SUBSCRIBE, "", 0) != 0 ||
@@ -49,8 +47,7 @@ class Reader : public Endpoint {
       set_int_option(socket_, ZMQ_RECONNECT_IVL, kReconnectMs, "ZMQ_RECONNECT_IVL");
       start_monitor();
     }
-    // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds
-    // (inproc).
+    // Asynchronous: a writer not bound yet is retried (tcp, ipc) or met when it binds (inproc).
     for (const std::string &e : connect_to_)
       if (zmq_connect(socket_, e.c_str()) != 0)
         fail("cannot connect to %s for topic %s: %s", e.c_str(), topic_.c_str(),
@@ -96,13 +93,9 @@ class Reader : public Endpoint {
   }
 
   bool take(int64_t timeout_ns, const void *&data, size_t &len) {
-    int flags = ZMQ_DONTWAIT;
-    if (timeout_ns > 0) {
-      flags = 0;
-      // ZMQ_RCVTIMEO has millisecond steps: round up. Set only when it changes.
-      const int want = psb::sdk::ms_rounded_up(timeout_ns);
-      if (want != receive_timeout_ms_) set_receive_timeout_ms(want);
-    }
+    // ZMQ_RCVTIMEO has millisecond steps: round up.
+    if (timeout_ns > 0) set_receive_timeout_ms(psb::sdk::ms_rounded_up(timeout_ns));
+    const int flags = timeout_ns > 0 ? 0 : ZMQ_DONTWAIT;
     // Receiving into msg_ frees the previous sample first.
     if (zmq_msg_recv(&msg_, socket_, flags) >= 0) {
       data = zmq_msg_data(&msg_);
@@ -124,18 +117,19 @@ class Reader : public Endpoint {
     // A name never used before in this process: a closed monitor's inproc endpoint is
     // unregistered asynchronously, so a reader's address could still be taken.
     static std::atomic<unsigned long> monitors{0};
-    char name[96];
-    std::snprintf(name, sizeof name, "inproc://psbench-zeromq-monitor-%lu", monitors.fetch_add(1));
-    if (zmq_socket_monitor(socket_, name, ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) !=
-        0)
+    const std::string name =
+        "inproc://psbench-zeromq-monitor-" + std::to_string(monitors.fetch_add(1));
+    if (zmq_socket_monitor(socket_, name.c_str(),
+                           ZMQ_EVENT_HANDSHAKE_SUCCEEDED | ZMQ_EVENT_DISCONNECTED) != 0)
       fail_zmq("zmq_socket_monitor");
     monitor_ = zmq_socket(ctx_.zctx, ZMQ_PAIR);
     if (monitor_ == nullptr) fail_zmq("socket monitor");
     set_int_option(monitor_, ZMQ_LINGER, 0, "ZMQ_LINGER");
-    if (zmq_connect(monitor_, name) != 0) fail_zmq("socket monitor");
+    if (zmq_connect(monitor_, name.c_str()) != 0) fail_zmq("socket monitor");
   }
 
-  void set_receive_timeout_ms(int ms) {
+  void set_receive_timeout_ms(int ms) {  // set only when it changes
+    if (ms == receive_timeout_ms_) return;
     set_int_option(socket_, ZMQ_RCVTIMEO, ms, "ZMQ_RCVTIMEO");
     receive_timeout_ms_ = ms;
   }
@@ -147,14 +141,13 @@ class Reader : public Endpoint {
   void listen() {
     bool hinted = false;
     while (!listener_.stopping()) {
-      if (zmq_msg_recv(&msg_, socket_, 0) >= 0) {
+      if (zmq_msg_recv(&msg_, socket_, 0) >= 0)
         on_data_(zmq_msg_data(&msg_), zmq_msg_size(&msg_));
-      } else if (!timed_out()) {
-        on_data_.error("listener on %s stopped: %s", endpoint_.c_str(), zmq_strerror(zmq_errno()));
-        break;
-      } else {
+      else if (timed_out())
         hint_if_alone(hinted);
-      }
+      else
+        return on_data_.error("listener on %s stopped: %s", endpoint_.c_str(),
+                              zmq_strerror(zmq_errno()));
     }
   }
 

@@ -2,7 +2,6 @@
 // and the addresses derived from it: where the writer of a topic binds and its readers
 // connect.
 #pragma once
-#include <arpa/inet.h>
 #include <sys/un.h>
 
 #include <algorithm>
@@ -22,8 +21,7 @@ inline constexpr const char *kTransportNames[] = {"tcp", "ipc", "inproc", nullpt
 
 constexpr uint64_t kMaxPayload = 4u << 20;  // 4 MiB; libzmq itself has no limit
 constexpr int kDefaultHwm = 1000;           // ZeroMQ's own default for both directions
-// tcp ports: port_base + kPortsPerRun * (FNV-1a(run id) % kRunBlocks) + slot(topic); a run
-// that lists more than 8 topics has a block of several times kPortsPerRun (tcp_port).
+// tcp ports: a block of kPortsPerRun (or several: ports_per_run) per run (tcp_port).
 constexpr unsigned kPortsPerRun = 8;
 constexpr unsigned kRunBlocks = 1536;
 constexpr unsigned kPortSpan = kPortsPerRun * kRunBlocks;  // 12288
@@ -31,8 +29,6 @@ constexpr unsigned kPortSpan = kPortsPerRun * kRunBlocks;  // 12288
 // outgoing connection ever holds one of these ports, and a connect to a port nobody
 // listens on cannot meet itself (TCP self-connect needs an ephemeral port).
 constexpr unsigned kDefaultPortBase = 20000;
-// Where ipc:// socket files live: <dir>/psbench-zeromq-<run id>/<topic>.
-constexpr const char *kIpcParent = "/tmp";
 
 // run_id, and across hosts local_address and peer_addresses (tcp only), from RunSettings.
 struct Settings : psb::sdk::RunSettings {
@@ -46,9 +42,8 @@ struct Settings : psb::sdk::RunSettings {
 // or with run_topics (ABI 8) 8 x ceil(topics / 8): a slot for each topic of the run, the
 // same in every process, which computes it from the same list.
 inline unsigned ports_per_run(const Settings &s) {
-  const size_t topics = s.run_topics.size();
-  if (topics == 0) return kPortsPerRun;
-  return unsigned((topics + kPortsPerRun - 1) / kPortsPerRun * kPortsPerRun);
+  const size_t blocks = (s.run_topics.size() + kPortsPerRun - 1) / kPortsPerRun;
+  return unsigned(std::max<size_t>(blocks, 1) * kPortsPerRun);
 }
 
 // tcp only: the port of a topic, port_base + block size x (FNV-1a(run id) % blocks) + slot.
@@ -78,9 +73,10 @@ inline unsigned tcp_port(const Settings &s, const std::string &topic) {
   return s.port_base + block * per_run + slot;
 }
 
-// ipc only: the run's private directory and a topic's socket file in it.
+// ipc only: the run's private directory and a topic's socket file in it,
+// /tmp/psbench-zeromq-<run id>/<topic>.
 inline std::string ipc_directory(const std::string &run_id) {
-  return std::string(kIpcParent) + "/psbench-zeromq-" + run_id;
+  return "/tmp/psbench-zeromq-" + run_id;
 }
 
 inline std::string ipc_path(const Settings &s, const std::string &topic) {
@@ -91,15 +87,9 @@ inline std::string ipc_path(const Settings &s, const std::string &topic) {
 // "tcp://<local address>:20417"), "ipc:///tmp/psbench-zeromq-R/psb_R_ping",
 // "inproc://psb_R_ping".
 inline std::string endpoint_for(const Settings &s, const std::string &topic) {
-  switch (s.transport) {
-    case Transport::tcp:
-      return "tcp://" + s.address() + ":" + std::to_string(tcp_port(s, topic));
-    case Transport::ipc:
-      return "ipc://" + ipc_path(s, topic);
-    case Transport::inproc:
-      return "inproc://" + topic;
-  }
-  return {};
+  if (s.transport == Transport::tcp)
+    return "tcp://" + s.address() + ":" + std::to_string(tcp_port(s, topic));
+  return s.transport == Transport::ipc ? "ipc://" + ipc_path(s, topic) : "inproc://" + topic;
 }
 
 // The endpoints a reader connects to: the one the writer binds on this host, or across
@@ -112,8 +102,6 @@ inline std::vector<std::string> endpoints_to_connect(const Settings &s, const st
     all.push_back("tcp://" + peer + ":" + std::to_string(tcp_port(s, topic)));
   return all;
 }
-
-namespace detail {
 
 // The longest topic suffix check() makes room for in an ipc path ("ping", "pong" and
 // "data" are what the node uses).
@@ -148,8 +136,6 @@ inline void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Setting
   }
 }
 
-}  // namespace detail
-
 // Records every refusal (check() and open(), which throws them).
 inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
@@ -163,10 +149,9 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   // Across hosts tcp connects to the peers. Not IPv4, or ipc and inproc: refused by the SDK
   // (RunSettings::keep, host_transports).
   if (s.transport == Transport::tcp) s.need_peers(refuse, "transport tcp across hosts connects to");
-  detail::parse_qos(cfg, refuse, s);
+  parse_qos(cfg, refuse, s);
 
   const psb::sdk::Options options(cfg, refuse);
-  // sndhwm, rcvhwm: a number of messages.
   const std::string hwm_hint = "a number of messages from 0 to " + std::to_string(INT_MAX) +
                                " (0 = no limit, ZeroMQ's default is " +
                                std::to_string(kDefaultHwm) + ")";
@@ -194,8 +179,8 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   if (s.transport == Transport::ipc) {
     // The socket file's path must fit sockaddr_un.sun_path with its terminating NUL: the
     // longest of the run's topics when it lists them, else room for the node's suffixes.
-    size_t topic = std::strlen("psb__") + s.run_id.size() + detail::kIpcSuffixRoom;
-    if (!s.run_topics.empty()) topic = 0;
+    size_t topic =
+        s.run_topics.empty() ? std::strlen("psb__") + s.run_id.size() + kIpcSuffixRoom : 0;
     for (const std::string &t : s.run_topics) topic = std::max(topic, t.size());
     size_t longest = ipc_directory(s.run_id).size() + 1 + topic;
     if (longest >= sizeof(sockaddr_un{}.sun_path))

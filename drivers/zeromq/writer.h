@@ -20,7 +20,6 @@ constexpr int kWriterLingerMs = 10000;
 
 class Writer : public Endpoint {
  public:
-  // Throws psb::sdk::Error if refused.
   Writer(Context &ctx, const char *topic)
       : Endpoint(ctx, topic, /*writer=*/true),
         // The subscription each of this topic's readers sends (see Reader): its topic
@@ -95,22 +94,20 @@ class Writer : public Endpoint {
  private:
   void bind() {
     const Settings &s = ctx_.settings;
+    const bool ipc = s.transport == Transport::ipc;
+    const std::string dir = ipc_directory(s.run_id);
     for (int attempt = 0;; ++attempt) {
-      if (s.transport == Transport::ipc) {
-        const std::string dir = ipc_directory(s.run_id);
-        if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-          fail("cannot create %s for ipc sockets: %s", dir.c_str(), std::strerror(errno));
-      }
+      if (ipc && mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+        fail("cannot create %s for ipc sockets: %s", dir.c_str(), std::strerror(errno));
       if (zmq_bind(socket_, endpoint_.c_str()) == 0) {
-        if (s.transport == Transport::ipc) ipc_file_ = ipc_path(s, topic_);
+        if (ipc) ipc_file_ = ipc_path(s, topic_);
         return;
       }
       const int e = zmq_errno();
       // Another process of the run may have removed the (then empty) directory between
       // our mkdir and bind: make it again.
-      if (s.transport == Transport::ipc && e == ENOENT && attempt < 3) continue;
-      // The run's directory goes when empty (this writer may have made it).
-      if (s.transport == Transport::ipc) rmdir(ipc_directory(s.run_id).c_str());
+      if (ipc && e == ENOENT && attempt < 3) continue;
+      if (ipc) rmdir(dir.c_str());  // the run's, when empty (this writer may have made it)
       if (e == EADDRINUSE && s.transport == Transport::tcp)
         fail(
             "cannot bind %s for topic %s: port %u is in use (another run or program "

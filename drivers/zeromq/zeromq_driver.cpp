@@ -1,7 +1,5 @@
 // zeromq: ZeroMQ PUB/SUB through libzmq's C API. A writer is an XPUB socket that binds
-// the topic's endpoint, a reader a SUB socket that connects to it; no broker. Context,
-// Writer and Reader are in zmq_context.h, writer.h and reader.h; the C ABI table comes
-// from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
+// the topic's endpoint, a reader a SUB socket that connects to it; no broker.
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"

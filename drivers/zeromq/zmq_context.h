@@ -65,7 +65,6 @@ struct InprocProcess {
 
 class Context {
  public:
-  // Throws psb::sdk::Error when cfg is refused or no zmq context can be made.
   explicit Context(const psb_config &cfg)
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
         own(settings.transport == Transport::inproc ? nullptr : std::make_unique<ZmqContext>()),
@@ -94,8 +93,6 @@ class Endpoint {
   virtual ~Endpoint() {
     if (inproc_ && writer_) inproc_->writers.fetch_sub(1);
   }
-  Endpoint(const Endpoint &) = delete;
-  Endpoint &operator=(const Endpoint &) = delete;
 
  protected:
   // inproc: enters this endpoint, now set up, in its topic's registry.
