@@ -1,13 +1,17 @@
 #include "connection.h"
 
+#include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509_vfy.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <string>
 
 #include "psbench/sdk.hpp"
-#include "tls_socket.h"
+#include "psbench/sdk_connection.hpp"
 
 namespace psbrabbitmq {
 namespace {
@@ -37,40 +41,84 @@ std::string reply_text(const amqp_method_t &method) {
   return text;
 }
 
+// Why opening the TLS socket failed: rabbitmq-c's status and OpenSSL's reasons (its
+// error queue on this thread), e.g. "certificate verify failed".
+std::string tls_failure(int status) {
+  std::string text = amqp_error_string2(status);
+  if (status == AMQP_STATUS_SSL_PEER_VERIFY_FAILED)
+    text +=
+        " (the broker's certificate does not chain to ca.pem, has expired, or does not "
+        "name the broker's address)";
+  char reason[256];
+  for (unsigned long e = ERR_get_error(); e != 0; e = ERR_get_error()) {
+    ERR_error_string_n(e, reason, sizeof reason);
+    text += std::string(text.empty() ? "" : "; ") + reason;
+  }
+  return text;
+}
+
+// Whether a status is a TLS one (AMQP_STATUS_SSL_*), not a socket's or the protocol's.
+bool tls_status(int status) {
+  return status <= AMQP_STATUS_SSL_ERROR && status > AMQP_STATUS_SSL_ERROR - 0x100;
+}
+
+// The TLS socket of a connection with option security=tls (mutual TLS, README.md): it
+// verifies the broker (chain to ca.pem, its address in the certificate's SAN) and presents
+// cert.pem + key.pem; throws psb::sdk::Error naming the file it could not load.
+amqp_socket_t *tls_socket(amqp_connection_state_t conn, const Settings &settings) {
+  psb::sdk::require_files(settings.tls);
+  ERR_clear_error();
+  amqp_socket_t *socket = amqp_ssl_socket_new(conn);
+  if (socket == nullptr)
+    psb::sdk::fail("security=tls: cannot make a TLS socket: %s",
+                   tls_failure(AMQP_STATUS_SSL_ERROR).c_str());
+  if (amqp_ssl_socket_set_cacert(socket, settings.tls.ca.c_str()) != AMQP_STATUS_OK)
+    psb::sdk::fail("security=tls: cannot load the CA certificate %s: %s", settings.tls.ca.c_str(),
+                   tls_failure(AMQP_STATUS_SSL_ERROR).c_str());
+  if (amqp_ssl_socket_set_key(socket, settings.tls.cert.c_str(), settings.tls.key.c_str()) !=
+      AMQP_STATUS_OK)
+    psb::sdk::fail("security=tls: cannot load the client certificate %s and key %s: %s",
+                   settings.tls.cert.c_str(), settings.tls.key.c_str(),
+                   tls_failure(AMQP_STATUS_SSL_ERROR).c_str());
+  // rabbitmq-c's own host check reads DNS names and the CN only, never an IP address SAN
+  // (the broker's certificate names its address as one): OpenSSL checks the address
+  // during the chain's verification instead, which then fails the handshake itself.
+  amqp_ssl_socket_set_verify_peer(socket, 1);
+  amqp_ssl_socket_set_verify_hostname(socket, 0);
+  auto *ctx = static_cast<SSL_CTX *>(amqp_ssl_socket_get_context(socket));
+  X509_VERIFY_PARAM *param = ctx ? SSL_CTX_get0_param(ctx) : nullptr;
+  const char *host = settings.broker.host.c_str();
+  if (param == nullptr || (X509_VERIFY_PARAM_set1_ip_asc(param, host) != 1 &&
+                           X509_VERIFY_PARAM_set1_host(param, host, 0) != 1))
+    psb::sdk::fail("security=tls: cannot make OpenSSL check the broker's name %s", host);
+  return socket;
+}
+
 }  // namespace
 
 Connection::Connection(const Settings &settings, const char *role, Patience patience)
-    : settings_(settings) {
-  conn_ = amqp_new_connection();
+    : settings_(settings), conn_(amqp_new_connection()) {
   if (conn_ == nullptr) psb::sdk::fail("out of memory for a connection");
-  amqp_socket_t *socket = nullptr;  // owned by the connection
-  try {
-    socket = settings.tls.on ? tls_socket(conn_, settings) : amqp_tcp_socket_new(conn_);
-  } catch (...) {
-    amqp_destroy_connection(conn_);
-    throw;
-  }
-  if (socket == nullptr) {
-    amqp_destroy_connection(conn_);
-    psb::sdk::fail("out of memory for a socket");
-  }
+  // Owned by the connection.
+  amqp_socket_t *socket =
+      settings.tls.on ? tls_socket(conn_, settings) : amqp_tcp_socket_new(conn_);
+  if (socket == nullptr) psb::sdk::fail("out of memory for a socket");
   const bool again = patience == Patience::again;
   const timeval rpc_timeout{again ? kAgainTimeoutS : kRpcTimeoutS, 0};
   amqp_set_rpc_timeout(conn_, &rpc_timeout);
   amqp_set_handshake_timeout(conn_, &rpc_timeout);
   const timeval connect_timeout{again ? kAgainTimeoutS : kConnectTimeoutS, 0};
-  const int s =
-      amqp_socket_open_noblock(socket, settings.host.c_str(), settings.port, &connect_timeout);
+  const int s = amqp_socket_open_noblock(socket, settings.broker.host.c_str(), settings.broker.port,
+                                         &connect_timeout);
   if (s != AMQP_STATUS_OK) {
     const std::string why = settings.tls.on ? tls_failure(s) : amqp_error_string2(s);
-    amqp_destroy_connection(conn_);
     if (tls_status(s))
       psb::sdk::fail("cannot connect the %s to the broker at %s with TLS: %s", role,
-                     settings.address.c_str(), why.c_str());
+                     settings.broker.text.c_str(), why.c_str());
     psb::sdk::fail(
         "cannot connect the %s to the broker at %s%s: %s; is it running there? psbench starts "
         "one itself unless you give option broker",
-        role, settings.address.c_str(), settings.tls.on ? " with TLS" : "", why.c_str());
+        role, settings.broker.text.c_str(), settings.tls.on ? " with TLS" : "", why.c_str());
   }
   // One body frame holds the run's largest message when the broker allows it (psbench's
   // brokers do: broker_launch.py); otherwise the broker's frame_max is used.
@@ -84,7 +132,6 @@ Connection::Connection(const Settings &settings, const char *role, Patience pati
     try {
       check_rpc("log in");
     } catch (const psb::sdk::Error &e) {
-      amqp_destroy_connection(conn_);
       if (!settings.tls.on) throw;
       // TLS 1.3: the broker checks the client's certificate after the client's side of
       // the handshake is done, and refuses it by closing the connection; rabbitmq-c then
@@ -96,14 +143,8 @@ Connection::Connection(const Settings &settings, const char *role, Patience pati
           e.what());
     }
   }
-  frame_max_ = amqp_get_frame_max(conn_);
   amqp_channel_open(conn_, kChannel);
-  try {
-    check_rpc("open a channel");
-  } catch (...) {
-    amqp_destroy_connection(conn_);
-    throw;
-  }
+  check_rpc("open a channel");
   channel_open_ = true;
 }
 
@@ -113,7 +154,6 @@ Connection::~Connection() {
     if (channel_open_) amqp_channel_close(conn_, kChannel, AMQP_REPLY_SUCCESS);
     amqp_connection_close(conn_, AMQP_REPLY_SUCCESS);
   }
-  amqp_destroy_connection(conn_);  // closes the socket
 }
 
 void Connection::check_rpc(const char *what) {
@@ -125,11 +165,11 @@ void Connection::check_rpc(const char *what) {
       fail_status(what, r.library_error);
     case AMQP_RESPONSE_SERVER_EXCEPTION:
       lost_ = true;  // the broker closed the channel or the connection: nothing to close
-      psb::sdk::fail("%s at the broker %s: %s", what, settings_.address.c_str(),
+      psb::sdk::fail("%s at the broker %s: %s", what, settings_.broker.text.c_str(),
                      reply_text(r.reply).c_str());
     default:
       lost_ = true;
-      psb::sdk::fail("%s at the broker %s: no reply", what, settings_.address.c_str());
+      psb::sdk::fail("%s at the broker %s: no reply", what, settings_.broker.text.c_str());
   }
 }
 
@@ -137,16 +177,14 @@ void Connection::fail_status(const char *what, int status) {
   lost_ = true;
   if (status == AMQP_STATUS_CONNECTION_CLOSED || status == AMQP_STATUS_SOCKET_ERROR ||
       status == AMQP_STATUS_SOCKET_CLOSED) {
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "%s: the connection to the broker at %s is gone (%s: the broker ended or "
-                  "closed it; %s)",
-                  what, settings_.address.c_str(), amqp_error_string2(status),
-                  settings_.persistent ? "reconnecting (durability persistent)"
-                                       : "the driver reconnects with durability persistent only");
-    throw BrokerGone(text);
+    throw BrokerGone(psb::sdk::format(
+        "%s: the connection to the broker at %s is gone (%s: the broker ended or closed it; %s)",
+        what, settings_.broker.text.c_str(), amqp_error_string2(status),
+        settings_.persistent ? "reconnecting (durability persistent)"
+                             : "the driver reconnects with durability persistent only"));
   }
-  psb::sdk::fail("%s: %s (broker %s)", what, amqp_error_string2(status), settings_.address.c_str());
+  psb::sdk::fail("%s: %s (broker %s)", what, amqp_error_string2(status),
+                 settings_.broker.text.c_str());
 }
 
 void Connection::fail_closed(const amqp_frame_t &frame) {
@@ -154,9 +192,9 @@ void Connection::fail_closed(const amqp_frame_t &frame) {
   const amqp_method_t &m = frame.payload.method;
   if (m.id == AMQP_CONNECTION_CLOSE_METHOD &&
       static_cast<const amqp_connection_close_t *>(m.decoded)->reply_code == AMQP_CONNECTION_FORCED)
-    throw BrokerGone(reply_text(m) + " (broker " + settings_.address + ")");
+    throw BrokerGone(reply_text(m) + " (broker " + settings_.broker.text + ")");
   psb::sdk::fail("%s (broker %s)", reply_text(frame.payload.method).c_str(),
-                 settings_.address.c_str());
+                 settings_.broker.text.c_str());
 }
 
 }  // namespace psbrabbitmq

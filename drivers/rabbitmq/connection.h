@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/sdk_refusals.hpp"
+#include "psbench/sdk.hpp"
 #include "settings.h"
 
 namespace psbrabbitmq {
@@ -35,13 +35,11 @@ class Connection {
   // and a frame size that holds the run's largest message (or the broker's largest), and
   // opens the channel. Throws psb::sdk::Error naming the broker and what failed.
   Connection(const Settings &settings, const char *role, Patience patience = Patience::first);
-  ~Connection();  // closes the channel and the connection (bounded); frees everything
+  ~Connection();  // closes the channel and the connection (bounded)
   Connection(const Connection &) = delete;
   Connection &operator=(const Connection &) = delete;
 
   amqp_connection_state_t state() const { return conn_; }
-  const Settings &settings() const { return settings_; }
-  int frame_max() const { return frame_max_; }
   bool lost() const { return lost_; }  // a call failed: the connection is of no more use
 
   // The reply of the RPC just made (amqp_exchange_declare() etc.): throws its error.
@@ -69,8 +67,8 @@ class Connection {
 
  private:
   const Settings &settings_;
-  amqp_connection_state_t conn_ = nullptr;
-  int frame_max_ = 0;
+  // Destroyed last (closing the socket), also when the constructor throws.
+  psb::sdk::Owned<amqp_connection_state_t, amqp_destroy_connection> conn_;
   bool channel_open_ = false;
   bool lost_ = false;
 };

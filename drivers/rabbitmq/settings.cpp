@@ -7,6 +7,7 @@
 #include <random>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_broker.hpp"
 
 namespace psbrabbitmq {
 namespace {
@@ -37,15 +38,6 @@ void check_qos(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "(the default: the queue keeps every message until its reader takes it)");
 }
 
-// HOST:PORT, with [IPv6]:PORT accepted.
-void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
-  psb::sdk::BrokerAddress broker;
-  if (!psb::sdk::broker_address(text, 5672, refuse, broker)) return;
-  s->address = broker.text;
-  s->host = broker.host;
-  s->port = broker.port;
-}
-
 }  // namespace
 
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
@@ -53,7 +45,6 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   s.run_id = psb::sdk::run_id(cfg, refuse, "it names the exchanges");
   s.reliable = cfg.qos.reliability == PSB_RELIABLE;
   s.persistent = cfg.qos.durability == PSB_PERSISTENT;
-  s.notify = cfg.notify;
   s.max_payload = cfg.max_payload;
   psb::sdk::payload_in_range(cfg, refuse, 0, kMaxPayload);
   if (cfg.transport != nullptr && std::strcmp(cfg.transport, "default") != 0 &&
@@ -63,10 +54,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                cfg.transport);
   check_qos(cfg, refuse);
   const psb::sdk::Options options(cfg, refuse);
-  if (const char *broker = options.required("broker", "HOST:PORT",
-                                            "psbench sets it when it starts rabbitmq-server, or "
-                                            "give the address of your own broker"))
-    parse_broker(broker, refuse, &s);
+  psb::sdk::broker_option(options, refuse, 5672, "rabbitmq-server", "broker", s.broker);
   if (!options.given_but("prefetch", !s.reliable,
                          "applies to reliability reliable only (best effort's consumers do not "
                          "acknowledge, so no prefetch count limits them)"))

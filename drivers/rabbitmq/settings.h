@@ -14,15 +14,12 @@ constexpr uint64_t kMaxPayload = 4u << 20;  // the node's own largest --size
 constexpr int kDefaultPrefetch = 256;       // RabbitMQ's advice: 100 to 300
 
 struct Settings {
-  std::string host;  // as given in broker=HOST:PORT ([v6] brackets removed)
-  int port = 0;
-  std::string address;  // HOST:PORT as given, for messages
+  psb::sdk::BrokerAddress broker;  // option broker: text as given, host, port
   std::string run_id;
   bool reliable = false;
   // durability persistent: durable exchanges and queues, persistent messages, and
   // endpoints that reconnect when the broker goes away (README.md, "Durability persistent")
   bool persistent = false;
-  int notify = PSB_NOTIFY_WAIT;
   uint64_t max_payload = 0;         // the run's largest message
   int prefetch = kDefaultPrefetch;  // reliable: unacknowledged deliveries per reader
   psb::sdk::Security tls;           // options security=tls, security_dir: mutual TLS
