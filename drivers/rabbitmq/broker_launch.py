@@ -1,27 +1,26 @@
 """The launcher of a RabbitMQ broker for psbench's runs (manifest.toml): a POSIX sh script
 that psbench writes into the service's folder and runs there.
 
-Usage: broker_launch.py LARGEST_MESSAGE PORT ADDRESS prints the script of a plaintext run
-(the manifest's config_script). broker_launch.py --tls-template prints the manifest's
-tls_config: the same script as a template of psbench's service values, whose only
-listener is AMQPS with mutual TLS (tests/test_security_tls.py checks the two agree). Both
-are one template (TEMPLATE, of psbench's fields {address}, {port}, {largest_message} and
-the TLS files'), which a plaintext run's fills in here. They differ in how the ports of
-the broker's epmd and Erlang distribution are chosen: a plaintext run's here (its script
-may run on a real host over SSH, which need not have python3), a TLS run's when it starts
-(by python3: a TLS run's broker runs on this machine, never on a real host).
+Usage: broker_launch.py LARGEST_MESSAGE PORT ADDRESS prints a plaintext run's script (the
+manifest's config_script); broker_launch.py --tls-template prints the manifest's
+tls_config, whose only listener is AMQPS with mutual TLS (tests/test_security_tls.py checks
+the two agree). Both are TEMPLATE, of psbench's fields ({address}, {port},
+{largest_message}, the TLS files'), which a plaintext run's fills in here with the ports of
+the broker's epmd and Erlang distribution, chosen here (its script may run on a real host
+over SSH, without python3); a TLS run's broker runs on this machine, and its script
+chooses them with python3 when it starts.
 
 Everything of the broker is in the folder the script runs from: its configuration, node
 name (psbench-PORT@localhost), Erlang cookie, HOME, database and message store (data/),
 logs and expanded plugins; nothing of Debian's system broker (/etc/rabbitmq,
-/var/lib/rabbitmq) is read or written. The database and message store (data/) are removed
-when the broker ends, and when the script starts, except for runs with durability
-persistent: psbench appends the manifest's durable_config, the line DURABLE_MARKER, to the
-script, and the script then keeps data/ from one start to the next (psbench restarting a
-broker it killed finds its durable queues and persistent messages again). Erlang's
-distribution needs an epmd, and one that erl starts itself daemonises and outlives the
-broker; so the script runs an epmd of the broker's own, in the foreground, in the process
-group psbench stops, on a private port, and stops it once the broker has ended.
+/var/lib/rabbitmq) is read or written. data/ is removed when the broker ends, and when the
+script starts, except for runs with durability persistent: psbench appends the manifest's
+durable_config, the line DURABLE_MARKER, and the script then keeps data/ from one start to
+the next (a broker psbench killed and restarts finds its durable queues and persistent
+messages again). Erlang's distribution needs an epmd, and one that erl starts itself
+daemonises and outlives the broker; so the script runs an epmd of the broker's own, in the
+foreground, in the process group psbench stops, on a private port, and stops it once the
+broker has ended.
 """
 
 import errno

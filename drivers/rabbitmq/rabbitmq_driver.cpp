@@ -11,13 +11,10 @@
 // connect again when the broker goes away (README.md, "Durability persistent"). The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <amqp.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
