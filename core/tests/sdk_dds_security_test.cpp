@@ -56,8 +56,8 @@ TEST(SdkDdsSecurity, RequiresTheSignedDocumentsBesideTheKeys) {
     psb::sdk::require_dds_security_files(sec);
     ADD_FAILURE() << "permissions.p7s is missing";
   } catch (const psb::sdk::Error &e) {
-    EXPECT_EQ(std::string(e.what()),
-              "security=encrypt: " + std::string(dir) + "/permissions.p7s is missing or unreadable");
+    EXPECT_EQ(std::string(e.what()), "security=encrypt: " + std::string(dir) +
+                                         "/permissions.p7s is missing or unreadable");
   }
   std::ofstream(std::string(dir) + "/permissions.p7s") << "x";
   EXPECT_NO_THROW(psb::sdk::require_dds_security_files(sec));

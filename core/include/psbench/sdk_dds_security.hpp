@@ -17,10 +17,10 @@ namespace psb::sdk {
 // does. The files are not opened here: an experiment's check passes a folder psbench makes
 // only for the run.
 inline Security dds_security_options(const Options &options, Refusals &refuse) {
-  return security_options(
-      options, refuse, {"auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage"},
-      "the DDS Security modes are auth, access, encrypt, encrypt-payload and "
-      "encrypt-submessage");
+  return security_options(options, refuse,
+                          {"auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage"},
+                          "the DDS Security modes are auth, access, encrypt, encrypt-payload and "
+                          "encrypt-submessage");
 }
 
 // When making the participant: fails naming the first of DIR's files (ca.pem, cert.pem,
