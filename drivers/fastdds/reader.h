@@ -22,9 +22,7 @@
 
 namespace psbfastdds {
 
-class Reader : eprosima::fastdds::dds::DataReaderListener {
-  using ReturnCode_t = eprosima::fastrtps::types::ReturnCode_t;
-
+class Reader : fdds::DataReaderListener {
  public:
   // Throws psb::sdk::Error if the reader cannot be made.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener on_data)
@@ -81,17 +79,17 @@ class Reader : eprosima::fastdds::dds::DataReaderListener {
   }
 
   int matched() const {  // matched writers
-    eprosima::fastdds::dds::SubscriptionMatchedStatus status;
+    fdds::SubscriptionMatchedStatus status;
     if (reader_->get_subscription_matched_status(status) != ReturnCode_t::RETCODE_OK) return -1;
     return status.current_count;
   }
 
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
   void counters(psb::sdk::CounterSink put) const {
-    eprosima::fastdds::dds::SampleLostStatus lost;
+    fdds::SampleLostStatus lost;
     if (reader_->get_sample_lost_status(lost) == ReturnCode_t::RETCODE_OK)
       put("sample_lost", uint64_t(lost.total_count));
-    eprosima::fastdds::dds::SampleRejectedStatus rejected;
+    fdds::SampleRejectedStatus rejected;
     if (reader_->get_sample_rejected_status(rejected) == ReturnCode_t::RETCODE_OK)
       put("sample_rejected", uint64_t(rejected.total_count));
   }
@@ -101,7 +99,7 @@ class Reader : eprosima::fastdds::dds::DataReaderListener {
     if (reader_ != nullptr) {
       // Stop callbacks before the reader and the node's callback target go away.
       stopping_.store(true);
-      reader_->set_listener(nullptr, eprosima::fastdds::dds::StatusMask::none());
+      reader_->set_listener(nullptr, fdds::StatusMask::none());
       while (in_callback_.load() != 0) std::this_thread::yield();
       ctx_.subscriber()->delete_datareader(reader_);
       reader_ = nullptr;
@@ -111,7 +109,7 @@ class Reader : eprosima::fastdds::dds::DataReaderListener {
   }
 
   // Listener mode, on Fast DDS's receive thread.
-  void on_data_available(eprosima::fastdds::dds::DataReader *) override {
+  void on_data_available(fdds::DataReader *) override {
     in_callback_.fetch_add(1);
     if (!stopping_.load())  // the SDK hands over all there is, counting errors
       on_data_.drain([this](const void *&data, size_t &len) { return try_take(data, len); });
@@ -119,10 +117,10 @@ class Reader : eprosima::fastdds::dds::DataReaderListener {
   }
 
   Context &ctx_;
-  eprosima::fastdds::dds::Topic *topic_ = nullptr;
-  eprosima::fastdds::dds::DataReader *reader_ = nullptr;
+  fdds::Topic *topic_ = nullptr;
+  fdds::DataReader *reader_ = nullptr;
   std::unique_ptr<Sample> sample_;
-  eprosima::fastdds::dds::SampleInfo info_;
+  fdds::SampleInfo info_;
   std::unique_ptr<uint8_t[]> buffer_;
   size_t capacity_ = 0;
 

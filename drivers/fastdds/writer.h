@@ -14,12 +14,10 @@
 namespace psbfastdds {
 
 class Writer {
-  using ReturnCode_t = eprosima::fastrtps::types::ReturnCode_t;
-
  public:
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic) : ctx_(ctx) {
-    using eprosima::fastdds::dds::DataWriterQos;
+    using fdds::DataWriterQos;
     try {
       sample_ = make_sample(ctx.settings());
       topic_ = ctx.acquire_topic(topic);
@@ -52,7 +50,7 @@ class Writer {
   }
 
   int matched() const {  // matched readers
-    eprosima::fastdds::dds::PublicationMatchedStatus status;
+    fdds::PublicationMatchedStatus status;
     if (writer_->get_publication_matched_status(status) != ReturnCode_t::RETCODE_OK) return -1;
     return status.current_count;
   }
@@ -90,8 +88,8 @@ class Writer {
   }
 
   Context &ctx_;
-  eprosima::fastdds::dds::Topic *topic_ = nullptr;
-  eprosima::fastdds::dds::DataWriter *writer_ = nullptr;
+  fdds::Topic *topic_ = nullptr;
+  fdds::DataWriter *writer_ = nullptr;
   std::unique_ptr<Sample> sample_;
 };
 
