@@ -52,16 +52,12 @@ struct FastDds {
 };
 
 psb_capabilities FastDds::capabilities() {
-  static const char *const transports[] = {"builtin", "udp", "multicast", "shm", "config", nullptr};
-  static const char *const option_keys[] = {
-      "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
-      "security", "security_dir", nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
           .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
+          .transports = kTransports,
+          .option_keys = kOptionKeys,
           .max_payload = kMaxPayload,
           .readers_per_topic = 0,  // no limit
           .writers_per_topic = 0,  // no limit

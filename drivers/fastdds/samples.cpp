@@ -122,17 +122,9 @@ class ComplexSample final : public Sample {
 
 }  // namespace
 
-std::unique_ptr<Sample> make_bytes_sample(uint64_t max_payload) {
-  return std::make_unique<BytesSample>(max_payload);
-}
-
-std::unique_ptr<Sample> make_complex_sample(uint32_t elements) {
-  return std::make_unique<ComplexSample>(elements);
-}
-
 std::unique_ptr<Sample> make_sample(const Settings &s) {
-  if (s.type == DataType::complex) return make_complex_sample(s.elements);
-  return make_bytes_sample(s.max_payload);
+  if (s.type == DataType::complex) return std::make_unique<ComplexSample>(s.elements);
+  return std::make_unique<BytesSample>(s.max_payload);
 }
 
 }  // namespace psbfastdds

@@ -25,14 +25,10 @@ class Sample {
   virtual size_t store(uint8_t *out, size_t capacity) const = 0;
 };
 
-// bytes: header fields + payload octets. The payload vector is reserved to hold
-// max_payload - 32 bytes.
-std::unique_ptr<Sample> make_bytes_sample(uint64_t max_payload);
-
-// complex: header fields + `elements` Outer of 4 Inner each. A writer's sample is
-// built in full once; a reader's is shaped alike so deserializing reuses its memory.
-std::unique_ptr<Sample> make_complex_sample(uint32_t elements);
-
+// The sample of s's type. bytes: header fields + payload octets, the payload vector
+// reserved to hold max_payload - 32 bytes. complex: header fields + `elements` Outer of 4
+// Inner each; a writer's sample is built in full once, a reader's is shaped alike so
+// deserializing reuses its memory.
 std::unique_ptr<Sample> make_sample(const Settings &s);
 
 }  // namespace psbfastdds

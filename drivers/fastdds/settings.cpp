@@ -1,13 +1,10 @@
 // Validation of a psb_config against what the fastdds driver can honour.
 #include "settings.h"
 
-#include <arpa/inet.h>
-
 #include <cerrno>
-#include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <iterator>
+#include <string>
 
 #include "psbench/sdk.hpp"
 
@@ -19,40 +16,29 @@ constexpr uint32_t kMaxElements = 32768;  // ~3.9 MB serialized, within kMaxPayl
 // DDS vendor's access control parser reads; python/psbench/run/security/dds_documents.py).
 constexpr uint32_t kMaxSecureDomainId = 230;
 
-bool parse_uint(const char *text, uint64_t max, uint64_t *out) {
-  if (*text < '0' || *text > '9') return false;
+// Option key as a whole number in [min, max] into out; anything else refused. Not
+// Options::number: the messages name the valid range as "elements=N with 1 <= N <= M", as
+// they always have.
+void parse_number(const psb::sdk::Options &options, psb::sdk::Refusals &refuse, const char *key,
+                  uint32_t min, uint32_t max, uint32_t &out) {
+  const char *value = options.find(key);
+  if (value == nullptr) return;
   errno = 0;
   char *end = nullptr;
-  unsigned long long v = std::strtoull(text, &end, 10);
-  if (errno != 0 || *end != '\0' || v > max) return false;
-  *out = v;
-  return true;
+  const unsigned long long n = *value >= '0' && *value <= '9' ? std::strtoull(value, &end, 10) : 0;
+  if (end != nullptr && errno == 0 && *end == '\0' && n >= min && n <= max)
+    out = static_cast<uint32_t>(n);
+  else
+    refuse.add(std::string("option:") + key, "option %s='%s' is not valid; %s=N with %u <= N <= %u",
+               key, value, key, min, max);
 }
 
-bool parse_transport(const char *name, Transport *out) {
-  static const Transport all[] = {Transport::builtin, Transport::udp, Transport::multicast,
-                                  Transport::shm, Transport::config};
-  for (Transport t : all) {
-    if (name != nullptr && std::strcmp(name, transport_name(t)) == 0) {
-      *out = t;
-      return true;
-    }
-  }
-  return false;
-}
-
-// Not Options::number: the messages name the valid range as "elements=N with 1 <= N <= M",
-// as they always have.
 void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &s) {
   // The node refuses keys outside caps.option_keys itself; this says so to any caller
   // that goes straight to the ABI.
-  static const char *const known[] = {
-      "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
-      "security", "security_dir", nullptr};
   const psb::sdk::Options options(cfg, refuse);
-  options.refuse_unknown(known);
-  s.security = parse_security(options, refuse);
-  uint64_t n = 0;
+  options.refuse_unknown(kOptionKeys);
+  s.security = psb::sdk::dds_security_options(options, refuse);
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
       s.type = DataType::bytes;
@@ -62,23 +48,9 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
       refuse.add("option:type",
                  "option type='%s' is not valid; valid values: bytes (default), complex", value);
   }
-  if (const char *value = options.find("elements")) {
-    if (!parse_uint(value, kMaxElements, &n) || n == 0)
-      refuse.add("option:elements",
-                 "option elements='%s' is not valid; elements=N with 1 <= N <= %u", value,
-                 kMaxElements);
-    else
-      s.elements = static_cast<uint32_t>(n);
-  }
+  parse_number(options, refuse, "elements", 1, kMaxElements, s.elements);
   s.domain_id = psb::sdk::id_in_range(cfg.run_id ? cfg.run_id : "", 1, 200);
-  if (const char *value = options.find("domain_id")) {
-    if (!parse_uint(value, kMaxDomainId, &n))
-      refuse.add("option:domain_id",
-                 "option domain_id='%s' is not valid; domain_id=N with 0 <= N <= %u", value,
-                 kMaxDomainId);
-    else
-      s.domain_id = static_cast<uint32_t>(n);
-  }
+  parse_number(options, refuse, "domain_id", 0, kMaxDomainId, s.domain_id);
   if (const char *value = options.find("profiles_file")) {
     if (*value == '\0')
       refuse.add("option:profiles_file",
@@ -133,26 +105,15 @@ void check_qos(const Settings &s, psb::sdk::Refusals &refuse) {
 
 }  // namespace
 
-const char *transport_name(Transport t) {
-  switch (t) {
-    case Transport::builtin:
-      return "builtin";
-    case Transport::udp:
-      return "udp";
-    case Transport::multicast:
-      return "multicast";
-    case Transport::shm:
-      return "shm";
-    case Transport::config:
-      return "config";
-  }
-  return "?";
-}
-
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.keep(cfg, refuse, "it selects the DDS domain");
-  if (!parse_transport(cfg.transport, &s.transport))
+  int t = 0;
+  while (kTransports[t] != nullptr &&
+         (cfg.transport == nullptr || std::strcmp(cfg.transport, kTransports[t]) != 0))
+    ++t;
+  s.transport = Transport(kTransports[t] != nullptr ? t : 0);
+  if (kTransports[t] == nullptr)
     refuse.add("transport",
                "transport '%s' is not supported; supported: builtin, udp, multicast, shm, config",
                cfg.transport ? cfg.transport : "(null)");

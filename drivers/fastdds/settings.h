@@ -6,19 +6,25 @@
 #include <cstdint>
 #include <string>
 
+#include "psbench/sdk_dds_security.hpp"
 #include "psbench/sdk_refusals.hpp"
-#include "security.h"
 
 namespace psbfastdds {
 
+using psb::sdk::kHeaderSize;               // the node's message header
 constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
-constexpr uint64_t kHeaderSize = 32;       // the node's message header
 constexpr uint32_t kDefaultElements = 16;  // complex: Outer elements per sample
 constexpr uint32_t kInnersPerOuter = 4;
 constexpr uint32_t kMaxDomainId = 232;  // Fast DDS's UDP port formula ends here
 
 enum class DataType { bytes, complex };
+// In the order of kTransports, psbench's names for them.
 enum class Transport { builtin, udp, multicast, shm, config };
+inline constexpr const char *kTransports[] = {"builtin", "udp",    "multicast",
+                                              "shm",     "config", nullptr};
+inline constexpr const char *kOptionKeys[] = {
+    "type",     "elements",     "domain_id", "profiles_file", "participant_profile",
+    "security", "security_dir", nullptr};
 
 struct Settings : psb::sdk::RunSettings {
   Transport transport = Transport::builtin;
@@ -27,14 +33,14 @@ struct Settings : psb::sdk::RunSettings {
   uint32_t domain_id = 0;
   std::string profiles_file;        // vendor XML, transport config only
   std::string participant_profile;  // a profile in profiles_file, or empty
-  SecuritySettings security;        // options security and security_dir (security.h)
+  psb::sdk::Security security;      // options security and security_dir: DDS Security
 };
 
 // Validates cfg, recording every refusal (check() and open(), which throws them). The
 // default domain id of a run is 1 + FNV-1a(run_id) % 200 (psb::sdk::id_in_range).
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse);
 
-const char *transport_name(Transport t);
+inline const char *transport_name(Transport t) { return kTransports[int(t)]; }
 
 }  // namespace psbfastdds
 

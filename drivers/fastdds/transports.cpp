@@ -28,17 +28,10 @@ using eprosima::fastrtps::rtps::Locator_t;
 using psb::sdk::fail;
 using ReturnCode = eprosima::fastrtps::types::ReturnCode_t;
 
-constexpr const char *kLoopback = "127.0.0.1";
 constexpr const char *kDataGroup = "239.255.0.2";    // discovery uses 239.255.0.1
 constexpr uint32_t kShmDefaultSegment = 512 * 1024;  // Fast DDS 2.9's default
 constexpr uint32_t kUdpMinBuffer = 1024 * 1024;
 constexpr uint32_t kInitialPeersRange = 32;
-
-// The address every UDP socket is on: 127.0.0.1, or across hosts this host's address on
-// the run's network (local_address), so that the interface that has it carries the run.
-std::string interface_address(const Settings &s) {
-  return s.local_address.empty() ? kLoopback : s.local_address;
-}
 
 // A receive buffer that can hold a burst of fragments of the run's largest message (the
 // kernel caps it at net.core.rmem_max).
@@ -56,10 +49,11 @@ uint32_t udp_send_buffer_size(const Settings &s) {
   return 2 * s.max_payload > kUdpMinBuffer ? static_cast<uint32_t>(2 * s.max_payload) : 0;
 }
 
-// A UDPv4 transport on the interface of interface_address() only.
+// A UDPv4 transport on one interface only: that of 127.0.0.1, or across hosts that of
+// this host's address on the run's network (local_address), so that it carries the run.
 std::shared_ptr<UDPv4TransportDescriptor> confined_udp(const Settings &s) {
   auto udp = std::make_shared<UDPv4TransportDescriptor>();
-  udp->interfaceWhiteList.emplace_back(interface_address(s));
+  udp->interfaceWhiteList.emplace_back(s.address());
   udp->sendBufferSize = udp_send_buffer_size(s);
   udp->receiveBufferSize = static_cast<uint32_t>(udp_buffer_size(s));
   return udp;
@@ -101,7 +95,7 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
       // peer; ids count up per process, so leave room beyond Fast DDS's 4.
       udp->maxInitialPeersRange = kInitialPeersRange;
       transport.user_transports.push_back(udp);
-      const Locator_t own = udp_locator(interface_address(s));
+      const Locator_t own = udp_locator(s.address());
       builtin.metatrafficUnicastLocatorList.push_back(own);
       // This host (other processes of the run here) and, across hosts, every other host.
       builtin.initialPeersList.push_back(own);
@@ -121,6 +115,26 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
       break;
   }
   return qos;
+}
+
+// OMG DDS Security onto Fast DDS's builtin plugins: the participant's dds.sec.* properties
+// (nothing with mode none).
+void apply_security(const psb::sdk::Security &sec, DomainParticipantQos &qos) {
+  if (!sec.on) return;
+  psb::sdk::require_dds_security_files(sec);
+  const std::string file = "file://" + sec.dir + "/";  // file:///abs/path
+  auto &p = qos.properties().properties();
+  const std::string auth = "dds.sec.auth.builtin.PKI-DH.";
+  const std::string access = "dds.sec.access.builtin.Access-Permissions.";
+  p.emplace_back("dds.sec.auth.plugin", "builtin.PKI-DH");
+  p.emplace_back(auth + "identity_ca", file + "ca.pem");
+  p.emplace_back(auth + "identity_certificate", file + "cert.pem");
+  p.emplace_back(auth + "private_key", file + "key.pem");
+  p.emplace_back("dds.sec.access.plugin", "builtin.Access-Permissions");
+  p.emplace_back(access + "permissions_ca", file + "ca.pem");
+  p.emplace_back(access + "governance", file + "governance.p7s");
+  p.emplace_back(access + "permissions", file + "permissions.p7s");
+  p.emplace_back("dds.sec.crypto.plugin", "builtin.AES-GCM-GMAC");
 }
 
 // The kernel caps SO_RCVBUF at net.core.rmem_max and doubles what it grants.

@@ -76,13 +76,13 @@ void Connection::connect() {
   if (s_.tls.on) set_up_tls();
 
   errno = 0;
-  int rc = mosquitto_connect(mosq_, s_.host.c_str(), s_.port, s_.keepalive_s);
+  int rc = mosquitto_connect(mosq_, s_.broker.host.c_str(), s_.broker.port, s_.keepalive_s);
   if (rc != MOSQ_ERR_SUCCESS) {
     const int connect_errno = errno;
     char buf[128];
     std::lock_guard<std::mutex> lock(log_mu_);
     if (!connect_error_.empty())  // the TLS handshake failed: OpenSSL's reason
-      psb::sdk::fail("cannot connect to the broker at %s with TLS: %s (%s)", s_.broker.c_str(),
+      psb::sdk::fail("cannot connect to the broker at %s with TLS: %s (%s)", s_.broker.text.c_str(),
                      describe(rc, connect_errno, buf, sizeof buf), connect_error_.c_str());
     // No OpenSSL reason was logged: a protocol error, or the socket's EPROTO (OpenSSL's
     // "unexpected eof": the broker closed the handshake; seen on a busy machine).
@@ -93,18 +93,18 @@ void Connection::connect() {
           "cannot connect to the broker at %s with TLS: %s (the handshake ended without "
           "OpenSSL's reason: under TLS 1.3 a broker that refuses this client's certificate "
           "may close the connection before its alert is read)",
-          s_.broker.c_str(), describe(rc, connect_errno, buf, sizeof buf));
+          s_.broker.text.c_str(), describe(rc, connect_errno, buf, sizeof buf));
     psb::sdk::fail(
         "cannot connect to the broker at %s%s: %s (is a broker listening there? "
         "psbench starts mosquitto itself and sets option broker)",
-        s_.broker.c_str(), s_.tls.on ? " with TLS" : "",
+        s_.broker.text.c_str(), s_.tls.on ? " with TLS" : "",
         describe(rc, connect_errno, buf, sizeof buf));
   }
   wait_for([this] { return connack_.load(std::memory_order_acquire); }, kConnectTimeoutNs,
            "CONNACK");
   mosquitto_log_callback_set(mosq_, nullptr);
   if (connack_rc_.load() != 0)
-    psb::sdk::fail("the broker at %s refused the connection: %s", s_.broker.c_str(),
+    psb::sdk::fail("the broker at %s refused the connection: %s", s_.broker.text.c_str(),
                    mosquitto_connack_string(connack_rc_.load()));
   if (s_.notify == PSB_NOTIFY_LISTENER && s_.persistent) {
     // Our own network thread, not libmosquitto's: its thread ends for good when a TLS
@@ -237,7 +237,7 @@ void Connection::wait_for(const std::function<bool()> &done, int64_t timeout_ns,
   while (!done()) {
     if (lost()) throw_lost();
     if (now_ns() >= deadline)
-      psb::sdk::fail("no %s from the broker at %s within %lld s", what, s_.broker.c_str(),
+      psb::sdk::fail("no %s from the broker at %s within %lld s", what, s_.broker.text.c_str(),
                      (long long)(timeout_ns / 1'000'000'000));
     if (loop_started_) {
       sleep_briefly();
@@ -266,13 +266,13 @@ void Connection::throw_lost() const {
     std::lock_guard<std::mutex> lock(log_mu_);
     if (!connect_error_.empty()) detail += "; " + connect_error_;
   }
-  psb::sdk::fail("lost the connection to the broker at %s%s (%s)", s_.broker.c_str(),
+  psb::sdk::fail("lost the connection to the broker at %s%s (%s)", s_.broker.text.c_str(),
                  s_.tls.on && !connack_.load() ? " (TLS) before its CONNACK" : "", detail.c_str());
 }
 
 void Connection::fail(const char *what, int rc, int errno_value) const {
   char buf[128];
-  psb::sdk::fail("%s through the broker at %s failed: %s", what, s_.broker.c_str(),
+  psb::sdk::fail("%s through the broker at %s failed: %s", what, s_.broker.text.c_str(),
                  describe(rc, errno_value, buf, sizeof buf));
 }
 
@@ -287,12 +287,12 @@ void Connection::subscribe(const std::string &topic, int qos) {
   const int granted = suback_granted_.load(std::memory_order_relaxed);
   if (granted < 0 || granted > 2)
     psb::sdk::fail("the broker at %s refused the subscription to %s (SUBACK code 0x%x)",
-                   s_.broker.c_str(), topic.c_str(), unsigned(granted));
+                   s_.broker.text.c_str(), topic.c_str(), unsigned(granted));
   if (granted < qos)
     psb::sdk::fail(
         "the broker at %s granted QoS %d on %s, below the QoS %d that "
         "reliability reliable needs",
-        s_.broker.c_str(), granted, topic.c_str(), qos);
+        s_.broker.text.c_str(), granted, topic.c_str(), qos);
 }
 
 void Connection::unsubscribe(const std::string &topic) {
@@ -362,7 +362,7 @@ void Connection::flush(int64_t timeout_ns) {
       char text[sizeof(psb_error::message)];
       std::snprintf(text, sizeof text,
                     "messages still unsent or unacknowledged by the broker at %s after %lld ms",
-                    s_.broker.c_str(), (long long)(timeout_ns / 1'000'000));
+                    s_.broker.text.c_str(), (long long)(timeout_ns / 1'000'000));
       throw psb::sdk::Timeout(text);
     }
     if (loop_started_) {

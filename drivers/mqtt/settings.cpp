@@ -3,18 +3,10 @@
 #include <cstring>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_broker.hpp"
 
 namespace psbmqtt {
 namespace {
-
-// HOST:PORT, with [IPv6]:PORT accepted.
-void parse_broker(const char *text, psb::sdk::Refusals &refuse, Settings *s) {
-  psb::sdk::BrokerAddress broker;
-  if (!psb::sdk::broker_address(text, 1883, refuse, broker)) return;
-  s->broker = broker.text;
-  s->host = broker.host;
-  s->port = broker.port;
-}
 
 void parse_qos(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings *s) {
   const psb_qos &q = cfg.qos;
@@ -59,10 +51,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                cfg.transport ? cfg.transport : "");
   if (cfg.use_loan) refuse.add("loan", "loans are not offered (libmosquitto copies every payload)");
   const psb::sdk::Options options(cfg, refuse);
-  if (const char *broker = options.required("broker", "HOST:PORT",
-                                            "psbench sets it when it starts mosquitto, or give "
-                                            "the address of your own broker"))
-    parse_broker(broker, refuse, &s);
+  psb::sdk::broker_option(options, refuse, 1883, "mosquitto", "broker", s.broker);
   const char *keepalive_use = "0 (off) or 5 to 65535 seconds";
   const auto keepalive = options.number("keepalive", s.keepalive_s, 0, 65535, keepalive_use);
   if (keepalive > 0 && keepalive < 5)  // libmosquitto refuses 1 to 4

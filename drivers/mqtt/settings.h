@@ -16,14 +16,12 @@ constexpr uint64_t kMaxPayload = 4194304;
 
 struct Settings {
   std::string run_id;
-  std::string broker;  // option broker as given, for messages
-  std::string host;    // brackets of an IPv6 literal removed
-  int port = 0;
-  int keepalive_s = 60;     // option keepalive; 0 = off
-  bool tcp_nodelay = true;  // option tcp_nodelay
-  int max_inflight = -1;    // option max_inflight (QoS 1); -1: libmosquitto's default (20)
-  int qos = 0;              // best_effort -> 0, reliable -> 1
-  bool retain = false;      // transient_local -> every message published retained
+  psb::sdk::BrokerAddress broker;  // option broker: text as given, host, port
+  int keepalive_s = 60;            // option keepalive; 0 = off
+  bool tcp_nodelay = true;         // option tcp_nodelay
+  int max_inflight = -1;           // option max_inflight (QoS 1); -1: libmosquitto's default (20)
+  int qos = 0;                     // best_effort -> 0, reliable -> 1
+  bool retain = false;             // transient_local -> every message published retained
   // durability persistent: a session that outlives the connection (clean session off),
   // QoS 1, and a connection that reconnects by itself when the broker goes away.
   bool persistent = false;

@@ -62,7 +62,7 @@ class Writer {
       psb::sdk::fail(
           "the broker at %s is away and %llu messages wait for it in libmosquitto's queue; "
           "this one is not queued",
-          conn_->settings().broker.c_str(), (unsigned long long)conn_->unfinished());
+          conn_->settings().broker.text.c_str(), (unsigned long long)conn_->unfinished());
     if (len > max_payload_)
       psb::sdk::fail("a %zu-byte message is over this run's max_payload of %zu bytes", len,
                      max_payload_);

@@ -11,13 +11,10 @@
 // connect again when the broker goes away (README.md, "Durability persistent"). The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <amqp.h>
-#include <poll.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <optional>
 #include <string>
 #include <vector>
@@ -105,13 +102,46 @@ void declare_exchange(Connection &c, const std::string &exchange, bool durable) 
   c.check_rpc("declare the exchange");
 }
 
-class Rabbitmq::Writer {
+// What a writer and a reader share: the run's settings, the topic's exchange, their own
+// connection and, durability persistent, the reconnections to a broker that went away.
+class Endpoint {
+ protected:
+  Endpoint(const Settings &settings, const char *topic)
+      : settings_(settings),
+        exchange_(exchange_of(settings.run_id, topic)),
+        reliable_(settings.reliable),
+        persistent_(settings.persistent) {}
+
+  // One connection attempt, connect(Patience::again), when one is due (persistent only: a
+  // volatile endpoint keeps its lost connection, whose calls fail); whether it connected.
+  template <class Connect>
+  [[gnu::cold, gnu::noinline]] bool reconnect(Connect &&connect) {
+    if (!persistent_ || !pacer_.due()) return false;
+    pacer_.attempted();
+    try {
+      connect(Patience::again);
+    } catch (const psb::sdk::Error &e) {
+      last_failure_ = e.what();  // not back yet (refused, or not answering within 1 s)
+      return false;
+    }
+    ++reconnections_;
+    return true;
+  }
+
+  const Settings &settings_;
+  std::optional<Connection> conn_;  // empty: the broker went away (persistent only)
+  const std::string exchange_;
+  const bool reliable_;
+  const bool persistent_;
+  uint64_t reconnections_ = 0;
+  psb::sdk::RetryPacer pacer_;  // persistent: at most one connection attempt per 100 ms
+  std::string last_failure_;    // of the last connection attempt
+};
+
+class Rabbitmq::Writer : Endpoint {
  public:
   Writer(Context &ctx, const char *topic)
-      : settings_(ctx.settings),
-        exchange_(exchange_of(ctx.settings.run_id, topic)),
-        reliable_(ctx.settings.reliable),
-        persistent_(ctx.settings.persistent),
+      : Endpoint(ctx.settings, topic),
         window_(persistent_ ? std::clamp<uint64_t>(
                                   kKeptBytes / std::max<uint64_t>(ctx.settings.max_payload, 1),
                                   kMinKeptWindow, kConfirmWindow)
@@ -279,17 +309,8 @@ class Rabbitmq::Writer {
   }
 
   // One connection attempt when one is due; whether the writer is connected.
-  [[gnu::cold]] bool try_reconnect() {
-    if (!pacer_.due()) return false;
-    pacer_.attempted();
-    try {
-      connect(Patience::again);
-    } catch (const psb::sdk::Error &e) {
-      last_failure_ = e.what();
-      return false;
-    }
-    ++reconnections_;
-    return true;
+  bool try_reconnect() {
+    return reconnect([this](Patience p) { connect(p); });
   }
 
   [[gnu::cold, gnu::noinline]] void reconnect_for_write() {
@@ -297,24 +318,20 @@ class Rabbitmq::Writer {
     fail(
         "publish: the broker at %s is gone; the writer connects again (one attempt per "
         "100 ms)%s%s",
-        settings_.address.c_str(),
+        settings_.broker.text.c_str(),
         last_failure_.empty() ? "" : "; the last: ", last_failure_.c_str());
   }
 
   std::string undrained() const {
-    char text[sizeof(psb_error::message)];
     if (!conn_)
-      std::snprintf(text, sizeof text,
-                    "drain: the broker at %s went away and did not come back within the "
-                    "timeout (%s)",
-                    settings_.address.c_str(), exchange_.c_str());
-    else
-      std::snprintf(text, sizeof text,
-                    "drain: the broker at %s confirmed %llu of the %llu messages published to "
-                    "%s within the timeout",
-                    settings_.address.c_str(), (unsigned long long)floor_,
-                    (unsigned long long)published_, exchange_.c_str());
-    return text;
+      return psb::sdk::format(
+          "drain: the broker at %s went away and did not come back within the timeout (%s)",
+          settings_.broker.text.c_str(), exchange_.c_str());
+    return psb::sdk::format(
+        "drain: the broker at %s confirmed %llu of the %llu messages published to %s within "
+        "the timeout",
+        settings_.broker.text.c_str(), (unsigned long long)floor_, (unsigned long long)published_,
+        exchange_.c_str());
   }
 
   // The window is full: reads confirms until half of it is free again.
@@ -324,8 +341,8 @@ class Rabbitmq::Writer {
         fail(
             "publish: the broker at %s confirmed none of the %llu unconfirmed messages of %s "
             "within %lld s",
-            settings_.address.c_str(), (unsigned long long)(published_ - floor_), exchange_.c_str(),
-            (long long)kConfirmWait.tv_sec);
+            settings_.broker.text.c_str(), (unsigned long long)(published_ - floor_),
+            exchange_.c_str(), (long long)kConfirmWait.tv_sec);
   }
 
   // Reads the frames the broker sent, waiting up to tv for the first; whether there was one.
@@ -366,12 +383,7 @@ class Rabbitmq::Writer {
     }
   }
 
-  const Settings &settings_;
-  std::optional<Connection> conn_;  // empty: the broker went away (persistent only)
-  const std::string exchange_;
   const amqp_bytes_t exchange_bytes_ = bytes_of(exchange_);
-  const bool reliable_;
-  const bool persistent_;
   amqp_basic_properties_t props_{};
   uint64_t published_ = 0;  // delivery tags 1..published_ went out on this connection
   uint64_t floor_ = 0;      // every tag up to here is confirmed
@@ -385,18 +397,12 @@ class Rabbitmq::Writer {
   uint64_t base_ = 0;              // slot(tag) = (base_ + tag) % window_
   uint64_t confirmed_before_ = 0;  // confirmed on the connections lost so far
   uint64_t republished_ = 0;       // published again on a new connection
-  uint64_t reconnections_ = 0;
-  psb::sdk::RetryPacer pacer_;  // persistent: at most one connection attempt per 100 ms
-  std::string last_failure_;    // of the last connection attempt
 };
 
-class Rabbitmq::Reader {
+class Rabbitmq::Reader : Endpoint {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : settings_(ctx.settings),
-        exchange_(exchange_of(ctx.settings.run_id, topic)),
-        reliable_(ctx.settings.reliable),
-        persistent_(ctx.settings.persistent),
+      : Endpoint(ctx.settings, topic),
         ack_every_(uint64_t(ctx.settings.prefetch + 3) / 4),
         body_(ctx.settings.max_payload + 1) {
     if (persistent_) queue_ = durable_queue_of(ctx.settings.run_id, topic);
@@ -519,18 +525,9 @@ class Rabbitmq::Reader {
     unacked_ = 0;
   }
 
-  // One connection attempt when one is due (persistent only; a volatile reader keeps its
-  // lost connection, whose calls fail); whether the reader is connected.
-  [[gnu::cold, gnu::noinline]] bool try_resubscribe() {
-    if (!persistent_ || !pacer_.due()) return false;
-    pacer_.attempted();
-    try {
-      subscribe(Patience::again);
-    } catch (const psb::sdk::Error &) {
-      return false;  // not back yet (refused, or not answering within 1 s)
-    }
-    ++reconnections_;
-    return true;
+  // One connection attempt when one is due; whether the reader is connected.
+  bool try_resubscribe() {
+    return reconnect([this](Patience p) { subscribe(p); });
   }
 
   void ack_or_lose() {
@@ -596,19 +593,12 @@ class Rabbitmq::Reader {
     unacked_ = 0;
   }
 
-  const Settings &settings_;
-  std::optional<Connection> conn_;  // empty: the broker went away (persistent only)
-  const std::string exchange_;
-  const bool reliable_;
-  const bool persistent_;
   const uint64_t ack_every_;
   std::string queue_;
   std::vector<unsigned char> body_;  // max_payload + 1: a body split over several frames
   bool held_ = false;                // a sample is handed out
   uint64_t delivery_tag_ = 0;        // of the last delivery taken
   uint64_t unacked_ = 0;             // taken, not acknowledged yet (reliable)
-  uint64_t reconnections_ = 0;       // persistent
-  psb::sdk::RetryPacer pacer_;       // persistent: at most one connection attempt per 100 ms
   psb::sdk::ListenerThread thread_;  // listener only; last, so that it starts after the rest
 };
 
