@@ -8,7 +8,6 @@
 
 #include "context.h"
 #include "psbench/sdk.hpp"
-#include "samples.h"
 
 namespace psbcyc {
 

@@ -3,7 +3,6 @@
 #pragma once
 
 #include "context.h"
-#include "samples.h"
 
 namespace psbcyc {
 

@@ -6,17 +6,13 @@ namespace psbfastdds {
 SecuritySettings parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse) {
   // The folder is judged here, its files when the participant is created (apply_security):
   // an experiment's check passes a folder psbench makes only for the run.
-  return psb::sdk::security_options(
-      options, refuse, {"auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage"},
-      "the DDS Security modes are auth, access, encrypt, encrypt-payload and "
-      "encrypt-submessage");
+  return psb::sdk::dds::security_options(options, refuse);
 }
 
 void apply_security(const SecuritySettings &sec,
                     eprosima::fastdds::dds::DomainParticipantQos &qos) {
   if (!sec.on) return;
-  psb::sdk::require_files(sec,
-                          {"ca.pem", "cert.pem", "key.pem", "governance.p7s", "permissions.p7s"});
+  psb::sdk::dds::require_security_files(sec);
   const std::string file = "file://" + sec.dir + "/";  // file:///abs/path
   auto &p = qos.properties().properties();
   const std::string auth = "dds.sec.auth.builtin.PKI-DH.";

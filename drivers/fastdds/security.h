@@ -10,7 +10,7 @@
 #include <fastdds/dds/domain/qos/DomainParticipantQos.hpp>
 #include <string>
 
-#include "psbench/sdk_security.hpp"
+#include "psbench/sdk_dds.hpp"
 
 namespace psbfastdds {
 
