@@ -154,15 +154,16 @@ impl Polling for Rd {
     }
 
     fn wait(&mut self, timeout_ns: i64) -> Result<bool, Error> {
+        let timeout = Duration::from_nanos(timeout_ns.max(0) as u64);
         let Some(sleeper) = &self.sleeper else {
             // poll mode, asked to wait: a short sleep, then look again
-            std::thread::sleep(Duration::from_micros(20).min(duration(timeout_ns)));
+            std::thread::sleep(Duration::from_micros(20).min(timeout));
             return Ok(true);
         };
         let woken = if timeout_ns < 0 {
             sleeper.blocking_wait(|_| {})
         } else {
-            sleeper.timed_wait(|_| {}, duration(timeout_ns))
+            sleeper.timed_wait(|_| {}, timeout)
         };
         match woken {
             Ok(n) => Ok(n > 0),
@@ -196,10 +197,6 @@ impl psbench_driver::Release for Rd {
     fn release(&mut self) {
         self.held = None;
     }
-}
-
-fn duration(ns: i64) -> Duration {
-    Duration::from_nanos(ns.max(0) as u64)
 }
 
 /// Listener mode: a thread with a node, subscriber and event listener of its own (iceoryx2's
@@ -250,11 +247,10 @@ fn deliver_on_a_thread(
         }
         Ok(())
     })?;
-    match ready_rx.recv() {
-        Ok(Ok(())) => Ok(thread),
-        Ok(Err(e)) => Err(e),
-        Err(_) => Err(err!(
+    let ended = |_| {
+        Err(err!(
             "the listener thread ended before its subscriber was made"
-        )),
-    }
+        ))
+    };
+    ready_rx.recv().unwrap_or_else(ended).map(|()| thread)
 }

@@ -53,12 +53,10 @@ impl Context for Ctx {
     type Reader = Rd;
     fn open(cfg: &Config) -> Result<Self, Error> {
         let settings = parse_or_error(cfg, parse)?;
-        let node = ports::node(&settings.namespace)?;
-        let _files = ports::RunFiles(settings.namespace.clone());
         Ok(Ctx {
+            node: ports::node(&settings.namespace)?,
+            _files: ports::RunFiles(settings.namespace.clone()),
             settings,
-            node,
-            _files,
         })
     }
     fn create_writer(&mut self, topic: &str) -> Result<Wr, Error> {
