@@ -1,7 +1,5 @@
 //! iceoryx2's node, services and ports for one run: every name carries the run id, so
 //! runs never cross-talk and psbench can remove what a killed node leaves.
-use std::path::PathBuf;
-
 use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
@@ -29,10 +27,6 @@ pub type Sleeper = EventListener<Svc>;
 /// socket's path (root, prefix, a 39-digit id, ".event") must fit in 108 bytes.
 pub fn run_stem(run_id: &str) -> String {
     format!("psbench_iox2_{run_id}")
-}
-
-fn run_dir(run_id: &str, what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("{}_{what}", run_stem(run_id)))
 }
 
 fn semantic<T: SemanticString<N>, const N: usize>(what: &str, text: &str) -> Result<T, Error> {
@@ -109,32 +103,25 @@ pub fn publisher(service: &Topic, s: &Settings) -> Result<Pub, Error> {
                 }
             })
     };
-    builder
-        .create()
-        .map_err(|e| err!("cannot create a publisher: {e:?}"))
+    made("a publisher", builder.create())
 }
 
 pub fn subscriber(service: &Topic, s: &Settings) -> Result<Sub, Error> {
-    service
-        .subscriber_builder()
-        .buffer_size(s.buffer)
-        .history_request(s.history)
-        .create()
-        .map_err(|e| err!("cannot create a subscriber: {e:?}"))
+    let builder = service.subscriber_builder().buffer_size(s.buffer);
+    made("a subscriber", builder.history_request(s.history).create())
 }
 
 pub fn notifier(service: &Wake) -> Result<Waker, Error> {
-    service
-        .notifier_builder()
-        .create()
-        .map_err(|e| err!("cannot create a notifier: {e:?}"))
+    made("a notifier", service.notifier_builder().create())
 }
 
 pub fn listener(service: &Wake) -> Result<Sleeper, Error> {
-    service
-        .listener_builder()
-        .create()
-        .map_err(|e| err!("cannot create a listener: {e:?}"))
+    made("a listener", service.listener_builder().create())
+}
+
+/// A port iceoryx2 made, or why not: "cannot create WHAT: ...".
+fn made<T>(what: &str, port: Result<T, impl std::fmt::Debug>) -> Result<T, Error> {
+    port.map_err(|e| err!("cannot create {what}: {e:?}"))
 }
 
 /// The run's files of a context (run id or namespace): dropped after its node, once no
@@ -145,12 +132,13 @@ pub struct RunFiles(pub String);
 
 impl Drop for RunFiles {
     fn drop(&mut self) {
-        let run_id = &self.0;
-        let nodes = std::fs::read_dir(run_dir(run_id, "nodes")).map_or(0, |d| d.count());
+        let stem = run_stem(&self.0);
+        let run_dir = |what| std::env::temp_dir().join(format!("{stem}_{what}"));
+        let nodes = std::fs::read_dir(run_dir("nodes")).map_or(0, |d| d.count());
         if nodes > 0 {
             return;
         }
-        let prefix = format!("{}_", run_stem(run_id));
+        let prefix = format!("{stem}_");
         for e in std::fs::read_dir("/dev/shm")
             .into_iter()
             .flatten()
@@ -163,7 +151,7 @@ impl Drop for RunFiles {
             }
         }
         for what in ["nodes", "services"] {
-            let _ = std::fs::remove_dir(run_dir(run_id, what)); // only an empty one goes
+            let _ = std::fs::remove_dir(run_dir(what)); // only an empty one goes
         }
     }
 }
