@@ -1,16 +1,13 @@
 // A reader of the run's type in one of the node's notify modes (README, "Notify
-// modes"). The node gets one contiguous buffer, allocated here once (max_payload bytes):
-// bytes deserialize straight into it (the payload sequence points into it, _release =
-// false), complex samples deserialize into a sample kept across takes (Cyclone reuses
-// its sequences and strings) and only the header goes into the buffer.
+// modes"). The node gets one contiguous buffer (samples::ReceiveBuffer): bytes
+// deserialize straight into it, complex samples into a sample kept across takes (Cyclone
+// reuses its sequences and strings) and only the header goes into the buffer.
 #pragma once
 
 #include <memory>
-#include <vector>
 
 #include "context.h"
 #include "psbench/sdk.hpp"
-#include "samples.h"
 
 namespace psbcyc {
 
@@ -18,12 +15,7 @@ class Reader {
  public:
   // Throws psb::sdk::Error if the reader cannot be made.
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : complex_(ctx.settings.complex),
-        elements_(ctx.settings.elements),
-        payload_capacity_(ctx.settings.max_payload - kHeaderSize),
-        // One byte more than a message may carry: a sequence Cyclone had to cut to fit
-        // shows as one that fills the buffer. Zeroed: touched now, not on the first take.
-        buffer_(ctx.settings.complex ? kHeaderSize : ctx.settings.max_payload + 1),
+      : buffer_(ctx.settings.complex, ctx.settings.elements, ctx.settings.max_payload),
         listener_(listener) {
     const Settings &s = ctx.settings;
     topic_ = create_topic(ctx, topic);
@@ -74,36 +66,14 @@ class Reader {
   // true = a sample is in buffer_ (data, length in len), false = none now; throws on an
   // error (psb::sdk::BadSample for a sample not of this run).
   bool take_now(dds_entity_t reader, const void *&data, size_t &len) {
-    void *sample = &complex_sample_.s;
-    if (!complex_) {
-      // Deserialize the payload into the buffer, after room for the header.
-      bytes_.payload._buffer = buffer_.data() + kHeaderSize;
-      bytes_.payload._maximum = static_cast<uint32_t>(payload_capacity_ + 1);
-      bytes_.payload._length = 0;
-      bytes_.payload._release = false;
-      sample = &bytes_;
-    }
+    void *sample = buffer_.next();
     dds_sample_info_t info;
     do {  // skipping what carries no data (e.g. "no writers left" on the instance)
       const dds_return_t n = dds_take(reader, &sample, &info, 1, 1);
       if (n < 0) fail_dds("take", n);
       if (n == 0) return false;
     } while (!info.valid_data);
-    data = buffer_.data();
-    if (complex_) {
-      check_complex_shape(&complex_sample_.s, elements_);
-      header_to_message(buffer_.data(), &complex_sample_.s.header);
-      len = kHeaderSize;
-      return true;
-    }
-    if (bytes_.payload._buffer != buffer_.data() + kHeaderSize ||
-        bytes_.payload._length > payload_capacity_)
-      psb::sdk::bad_sample(
-          "received a message larger than this run's %zu bytes; "
-          "do both sides use the same --size?",
-          payload_capacity_ + kHeaderSize);
-    header_to_message(buffer_.data(), &bytes_.header);
-    len = kHeaderSize + bytes_.payload._length;
+    buffer_.taken(data, len);
     return true;
   }
 
@@ -116,12 +86,7 @@ class Reader {
         [&](const void *&data, size_t &len) { return r->take_now(reader, data, len); });
   }
 
-  const bool complex_;
-  const uint32_t elements_;
-  const size_t payload_capacity_;  // bytes after the header that a sample may carry
-  std::vector<uint8_t> buffer_;
-  psbench_Bytes bytes_{};
-  ComplexSample complex_sample_;
+  samples::ReceiveBuffer<psbench_Bytes, ComplexSample> buffer_;
   const psb::sdk::Listener listener_;
   // Deleted in reverse order (the waitset first, the topic last): deleting the reader
   // waits for a listener callback in progress.

@@ -13,8 +13,7 @@
 
 #include <string>
 
-#include "psbench/sdk.hpp"
-#include "psbench/sdk_dds_security.hpp"
+#include "psbench/sdk_dds.hpp"
 
 namespace psbcyc {
 
@@ -52,7 +51,7 @@ inline std::string security_plugin_folder() {
 // an experiment's check passes a folder psbench makes only for the run.
 inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse,
                                        bool shm) {
-  SecuritySettings sec = psb::sdk::dds_security_options(options, refuse);
+  SecuritySettings sec = psb::sdk::dds::security_options(options, refuse);
   if (!sec.on) return sec;
   const char *mode = sec.mode.c_str();
   // The folder goes into XML attributes and a comma-separated configuration list.
@@ -79,7 +78,7 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
 // it into the domain's configuration, a comma-separated list); empty with mode none.
 inline std::string security_config(const SecuritySettings &sec) {
   if (!sec.on) return {};
-  psb::sdk::require_dds_security_files(sec);
+  psb::sdk::dds::require_security_files(sec);
   const std::string lib = detail::security_plugin_folder() + "/lib";
   const std::string file = "file:" + sec.dir + "/";
   auto library = [&](const char *name, const char *init, const char *fini) {

@@ -4,7 +4,6 @@
 // formatted only when something has failed.
 #pragma once
 
-#include <arpa/inet.h>
 #include <dds/dds.h>
 
 #include <cstdint>
@@ -76,10 +75,8 @@ namespace detail {
 inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Options &options,
                                     psb::sdk::Refusals &refuse, Settings &s) {
   s.transport = Transport(psb::sdk::transport_index(cfg, kTransportNames));
-  const char *uri = options.find("cyclonedds_uri");
-  options.given_but("cyclonedds_uri", s.transport != Transport::config,
-                    "is a vendor configuration; it needs --transport config (psbench then records "
-                    "transport 'config' instead of claiming one it did not choose)");
+  const char *uri =
+      psb::sdk::dds::vendor_config(options, "cyclonedds_uri", s.transport == Transport::config);
   if (s.transport == Transport::config) {
     if (uri == nullptr || *uri == '\0')
       refuse.add("option:cyclonedds_uri",
@@ -95,8 +92,7 @@ inline void parse_transport_options(const psb_config &cfg, const psb::sdk::Optio
         "option:write_batch",
         "option write_batch does not apply to transport config (psbench does not "
         "edit your configuration); write <Internal><WriteBatch>true</WriteBatch></Internal> in it");
-  s.domain_id = uint32_t(
-      options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
+  s.domain_id = psb::sdk::dds::domain_id(options, s.run_id, kMaxDomainId);
   s.security = parse_security(options, refuse, s.transport == Transport::shm);
 }
 

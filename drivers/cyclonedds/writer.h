@@ -1,10 +1,8 @@
-// A writer of the run's type. bytes: the sample's payload sequence points straight at
-// the node's message (_release = false), so the only copy on the send side is Cyclone's
-// serialization. complex: the sample is built once here; a write only sets its header.
+// A writer of the run's type (samples::SendSample: a bytes sample points straight at the
+// node's message, so the only copy on the send side is Cyclone's serialization).
 #pragma once
 
 #include "context.h"
-#include "samples.h"
 
 namespace psbcyc {
 
@@ -13,31 +11,15 @@ class Writer {
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic)
       : ctx_(ctx),
-        complex_(ctx.settings.complex),
+        sample_(ctx.settings.complex, ctx.settings.elements),
         topic_(create_topic(ctx, topic)),
         writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos.get(), nullptr),
                         "cannot create a writer")) {
-    if (complex_ && !build_complex(&complex_sample_.s, ctx.settings.elements))
-      fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
     require_shm(ctx, writer_, "writer");
   }
 
   void write(const void *data, size_t len) {
-    if (len < kHeaderSize)
-      fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
-    dds_return_t rc;
-    if (complex_) {
-      header_from_message(&complex_sample_.s.header, data);
-      rc = dds_write(writer_, &complex_sample_.s);
-    } else {
-      header_from_message(&bytes_.header, data);
-      const uint32_t n = static_cast<uint32_t>(len - kHeaderSize);
-      bytes_.payload._buffer =
-          n ? const_cast<uint8_t *>(static_cast<const uint8_t *>(data) + kHeaderSize) : nullptr;
-      bytes_.payload._length = bytes_.payload._maximum = n;
-      bytes_.payload._release = false;
-      rc = dds_write(writer_, &bytes_);
-    }
+    const dds_return_t rc = dds_write(writer_, sample_.load(data, len));
     if (rc != DDS_RETCODE_OK) failed(rc, len);
   }
 
@@ -81,10 +63,8 @@ class Writer {
   }
 
   const Context &ctx_;
-  const bool complex_;
-  ComplexSample complex_sample_;
+  samples::SendSample<psbench_Bytes, ComplexSample> sample_;
   const Entity topic_, writer_;  // deleted writer first
-  psbench_Bytes bytes_{};
 };
 
 }  // namespace psbcyc

@@ -38,7 +38,7 @@ void parse_options(const psb_config &cfg, psb::sdk::Refusals &refuse, Settings &
   // that goes straight to the ABI.
   const psb::sdk::Options options(cfg, refuse);
   options.refuse_unknown(kOptionKeys);
-  s.security = psb::sdk::dds_security_options(options, refuse);
+  s.security = psb::sdk::dds::security_options(options, refuse);
   if (const char *value = options.find("type")) {
     if (std::strcmp(value, "bytes") == 0)
       s.type = DataType::bytes;

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "psbench/sdk_dds_security.hpp"
+#include "psbench/sdk_dds.hpp"
 #include "psbench/sdk_refusals.hpp"
 
 namespace psbfastdds {

@@ -121,7 +121,7 @@ DomainParticipantQos psbench_participant_qos(const Settings &s) {
 // (nothing with mode none).
 void apply_security(const psb::sdk::Security &sec, DomainParticipantQos &qos) {
   if (!sec.on) return;
-  psb::sdk::require_dds_security_files(sec);
+  psb::sdk::dds::require_security_files(sec);
   const std::string file = "file://" + sec.dir + "/";  // file:///abs/path
   auto &p = qos.properties().properties();
   const std::string auth = "dds.sec.auth.builtin.PKI-DH.";

@@ -15,13 +15,8 @@ import tempfile
 import time
 from pathlib import Path
 
-STEM = re.compile(r"^psbench_iox2_([A-Za-z0-9]+)")
+RUN = re.compile(r"psbench_iox2_([A-Za-z0-9]+)")
 YOUNG_S = 2.0
-
-
-def run_of(name: str) -> str | None:
-    m = STEM.match(name)
-    return m.group(1) if m else None
 
 
 def runs_in_use() -> set[str]:
@@ -35,32 +30,28 @@ def runs_in_use() -> set[str]:
         except OSError:
             targets = []
         try:
-            targets += (proc / "maps").read_text().split("\n")
+            targets.append((proc / "maps").read_text())
         except OSError:
             pass
-        for t in targets:
-            for m in re.finditer(r"psbench_iox2_([A-Za-z0-9]+)", t):
-                used.add(m.group(1))
+        used.update(m.group(1) for t in targets for m in RUN.finditer(t))
     return used
 
 
 def main() -> int:
     shm = Path(sys.argv[1]) if len(sys.argv) > 1 else Path("/dev/shm")
     tmp = Path(sys.argv[2]) if len(sys.argv) > 2 else Path(tempfile.gettempdir())
-    found = [p for folder in (shm, tmp) if folder.is_dir() for p in folder.iterdir()]
-    found = [p for p in found if run_of(p.name) is not None]
+    found = [p for d in (shm, tmp) if d.is_dir() for p in d.iterdir() if RUN.match(p.name)]
     if not found:
         return 0
-    used = runs_in_use()
-    now, status = time.time(), 0
+    used, now, status = runs_in_use(), time.time(), 0
     for path in found:  # a run whose root directory is young may be starting: leave it
         try:
             if path.is_dir() and now - path.stat().st_mtime < YOUNG_S:
-                used.add(run_of(path.name))
+                used.add(RUN.match(path.name).group(1))
         except OSError:
             pass
     for path in found:
-        if run_of(path.name) in used:
+        if RUN.match(path.name).group(1) in used:
             continue
         try:
             if path.is_dir() and not path.is_symlink():

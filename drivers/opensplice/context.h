@@ -99,12 +99,8 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
 #else
   const uint32_t id = s.transport == Transport::config ? DDS_DOMAIN_ID_DEFAULT : s.domain_id;
 #endif
-  domain = domains.acquire(id, [&] { return std::make_unique<Domain>(s); });
-  if (domain->config != Domain::configuration(s))
-    fail(
-        "domain %u is already open in this process with another configuration; give each "
-        "configuration its own domain_id=N",
-        id);
+  domain = psb::sdk::dds::join_domain(domains, id, Domain::configuration(s),
+                                      [&] { return std::make_unique<Domain>(s); });
   const std::lock_guard<std::mutex> lock(environment);
   // Changed only when it differs: OpenSplice's threads of a domain already open may read
   // the environment meanwhile (the contexts of one run share one domain and one value).

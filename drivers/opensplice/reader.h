@@ -1,13 +1,10 @@
 // A reader of the run's type in one of the node's notify modes (README, "Notify modes").
 // take copies straight into memory of the reader's (no loan): the sample sequence's one
 // element is the reader's own sample, and a bytes sample's payload sequence points into
-// one contiguous buffer, allocated here once (max_payload + 1 bytes), after room for the
-// header, so OpenSplice's copy-out writes the payload where the node reads it. complex:
-// the sample is kept across takes (OpenSplice reuses its sequences and strings) and only
-// the header goes into the buffer.
+// one contiguous buffer (samples::ReceiveBuffer), so OpenSplice's copy-out writes the
+// payload where the node reads it. complex: the sample is kept across takes (OpenSplice
+// reuses its sequences and strings) and only the header goes into the buffer.
 #pragma once
-
-#include <vector>
 
 #include "context.h"
 #include "psbench/sdk.hpp"
@@ -21,12 +18,7 @@ class Reader {
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : ctx_(ctx),
         local_(topic),
-        complex_(ctx.settings.complex),
-        elements_(ctx.settings.elements),
-        payload_capacity_(ctx.settings.max_payload - kHeaderSize),
-        // One byte more than a message may carry: a sequence OpenSplice had to place
-        // elsewhere shows as one that does not fit. Zeroed: touched now, not on the first take.
-        buffer_(ctx.settings.complex ? kHeaderSize : ctx.settings.max_payload + 1),
+        buffer_(ctx.settings.complex, ctx.settings.elements, ctx.settings.max_payload),
         listener_(listener) {
     auto q = allocated(DDS_DataReaderQos__alloc());
     check_rc(DDS_Subscriber_get_default_datareader_qos(ctx.subscriber, q.get()), "reader QoS");
@@ -97,46 +89,31 @@ class Reader {
     DDS_ReturnCode_t rc;
     do {  // skipping what carries no data (e.g. "no writers left" on the instance)
       DDS_SampleInfoSeq infos = {1, 0, &info_, true};  // the reader's own: never freed
-      if (complex_) {
-        DDS_sequence_psbench_Complex samples = {1, 0, &complex_sample_.s, true};
-        rc = psbench_ComplexDataReader_take(reader_, &samples, &infos, 1, DDS_ANY_SAMPLE_STATE,
+      if (buffer_.complex()) {
+        DDS_sequence_psbench_Complex taken = {1, 0, buffer_.complex_sample(), true};
+        rc = psbench_ComplexDataReader_take(reader_, &taken, &infos, 1, DDS_ANY_SAMPLE_STATE,
                                             DDS_ANY_VIEW_STATE, DDS_ANY_INSTANCE_STATE);
       } else {
-        bytes_.payload._buffer = buffer_.data() + kHeaderSize;
-        bytes_.payload._maximum = static_cast<DDS_unsigned_long>(payload_capacity_ + 1);
-        bytes_.payload._length = 0;
-        bytes_.payload._release = false;
-        DDS_sequence_psbench_Bytes samples = {1, 0, &bytes_, true};
-        rc = psbench_BytesDataReader_take(reader_, &samples, &infos, 1, DDS_ANY_SAMPLE_STATE,
+        DDS_sequence_psbench_Bytes taken = {1, 0, buffer_.bytes(), true};
+        rc = psbench_BytesDataReader_take(reader_, &taken, &infos, 1, DDS_ANY_SAMPLE_STATE,
                                           DDS_ANY_VIEW_STATE, DDS_ANY_INSTANCE_STATE);
       }
       if (rc == DDS_RETCODE_NO_DATA) return false;
       if (rc != DDS_RETCODE_OK) fail_rc("take", rc);
     } while (!info_.valid_data);
-    data = buffer_.data();
-    if (complex_) {
-      check_complex_shape(&complex_sample_.s, elements_);
-      header_to_message(buffer_.data(), &complex_sample_.s.header);
-      len = kHeaderSize;
-      return true;
-    }
-    if (bytes_.payload._buffer != buffer_.data() + kHeaderSize) {
+    if (!buffer_.complex() && !buffer_.in_place()) {
       // OpenSplice allocated a buffer of its own: the sample did not fit.
-      const DDS_unsigned_long got = bytes_.payload._length;
-      if (bytes_.payload._release) DDS_free(bytes_.payload._buffer);
-      bytes_.payload._buffer = nullptr;
+      psbench_Bytes &bytes = buffer_.sample();
+      const DDS_unsigned_long got = bytes.payload._length;
+      if (bytes.payload._release) DDS_free(bytes.payload._buffer);
+      bytes.payload._buffer = nullptr;
       psb::sdk::bad_sample(
           "received a message of %lu bytes, larger than this run's %zu bytes; do both sides "
           "use the same --size?",
-          static_cast<unsigned long>(got + kHeaderSize), payload_capacity_ + kHeaderSize);
+          static_cast<unsigned long>(got + psb::sdk::kHeaderSize),
+          buffer_.capacity() + psb::sdk::kHeaderSize);
     }
-    if (bytes_.payload._length > payload_capacity_)
-      psb::sdk::bad_sample(
-          "received a message larger than this run's %zu bytes; do both sides "
-          "use the same --size?",
-          payload_capacity_ + kHeaderSize);
-    header_to_message(buffer_.data(), &bytes_.header);
-    len = kHeaderSize + bytes_.payload._length;
+    buffer_.taken(data, len);
     return true;
   }
 
@@ -164,12 +141,7 @@ class Reader {
 
   Context &ctx_;
   const LocalReaders::Registration local_;  // counted among this process's readers
-  const bool complex_;
-  const uint32_t elements_;
-  const size_t payload_capacity_;  // bytes after the header that a sample may carry
-  std::vector<DDS_octet> buffer_;
-  psbench_Bytes bytes_{};
-  ComplexSample complex_sample_;
+  samples::ReceiveBuffer<psbench_Bytes, ComplexSample> buffer_;
   DDS_SampleInfo info_{};
   const psb::sdk::Listener listener_;
   DDS_DataReaderListener dds_listener_{};

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_dds.hpp"
 
 namespace psbospl {
 
@@ -93,8 +94,7 @@ inline std::string domain_xml(const Settings &s) {
 // Option domain_id; transport shm refused, with why; the QoS DDSI2 6.9 cannot honour.
 inline void parse_deployment(const psb::sdk::Options &options, psb::sdk::Refusals &refuse,
                              Settings &s) {
-  s.domain_id = uint32_t(
-      options.number("domain_id", psb::sdk::id_in_range(s.run_id, 1, 200), 0, kMaxDomainId));
+  s.domain_id = psb::sdk::dds::domain_id(options, s.run_id, kMaxDomainId);
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
     refuse.add("durability",
                "durability transient_local needs --reliability reliable: OpenSplice's DDSI2 hands "
@@ -116,9 +116,7 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   const psb::sdk::Options options(cfg, refuse);
   s.read(cfg, refuse, kMaxElements);
   s.transport = Transport(psb::sdk::transport_index(cfg, kTransportNames));
-  options.given_but("ospl_uri", s.transport != Transport::config,
-                    "is a vendor configuration; it needs --transport config (psbench then records "
-                    "transport 'config' instead of claiming one it did not choose)");
+  psb::sdk::dds::vendor_config(options, "ospl_uri", s.transport == Transport::config);
   if (s.transport == Transport::config) {
     const char *uri = options.required(
         "ospl_uri", "URI", "transport config takes what OSPL_URI would hold: file://PATH");

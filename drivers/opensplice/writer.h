@@ -1,7 +1,6 @@
-// A writer of the run's type. bytes: the sample's payload sequence points straight at the
-// node's message (_release = false), so the only copy on the send side is OpenSplice's own
-// (into the domain's database, on the process's heap).
-// complex: the sample is built once here; a write only sets its header.
+// A writer of the run's type (samples::SendSample: a bytes sample points straight at the
+// node's message, so the only copy on the send side is OpenSplice's own, into the domain's
+// database on the process's heap).
 #pragma once
 
 #include "context.h"
@@ -16,9 +15,7 @@ class Writer {
  public:
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic)
-      : ctx_(ctx), topic_(topic), complex_(ctx.settings.complex) {
-    if (complex_ && !complex_sample_.build(ctx.settings.elements))
-      fail("out of memory for a complex sample of %u elements", ctx.settings.elements);
+      : ctx_(ctx), topic_(topic), sample_(ctx.settings.complex, ctx.settings.elements) {
     auto q = allocated(DDS_DataWriterQos__alloc());
     check_rc(DDS_Publisher_get_default_datawriter_qos(ctx.publisher, q.get()), "writer QoS");
     apply_qos(*q, ctx.settings);
@@ -54,21 +51,12 @@ class Writer {
   Writer &operator=(const Writer &) = delete;
 
   void write(const void *data, size_t len) {
-    if (len < kHeaderSize)
-      fail("a message of %zu bytes is shorter than the %zu-byte header", len, kHeaderSize);
-    DDS_ReturnCode_t rc;
-    if (complex_) {
-      header_from_message(&complex_sample_.s.header, data);
-      rc = psbench_ComplexDataWriter_write(writer_, &complex_sample_.s, DDS_HANDLE_NIL);
-    } else {
-      header_from_message(&bytes_.header, data);
-      const auto n = static_cast<DDS_unsigned_long>(len - kHeaderSize);
-      bytes_.payload._buffer =
-          n ? const_cast<DDS_octet *>(static_cast<const DDS_octet *>(data) + kHeaderSize) : nullptr;
-      bytes_.payload._length = bytes_.payload._maximum = n;
-      bytes_.payload._release = false;
-      rc = psbench_BytesDataWriter_write(writer_, &bytes_, DDS_HANDLE_NIL);
-    }
+    void *sample = sample_.load(data, len);
+    const DDS_ReturnCode_t rc =
+        sample_.complex() ? psbench_ComplexDataWriter_write(
+                                writer_, static_cast<psbench_Complex *>(sample), DDS_HANDLE_NIL)
+                          : psbench_BytesDataWriter_write(
+                                writer_, static_cast<psbench_Bytes *>(sample), DDS_HANDLE_NIL);
     if (rc != DDS_RETCODE_OK) failed(rc, len);
   }
 
@@ -91,10 +79,8 @@ class Writer {
 
   Context &ctx_;
   const std::string topic_;
-  const bool complex_;
-  ComplexSample complex_sample_;
+  samples::SendSample<psbench_Bytes, ComplexSample> sample_;
   DDS_DataWriter writer_ = nullptr;
-  psbench_Bytes bytes_{};
 };
 
 }  // namespace psbospl

@@ -21,7 +21,8 @@ impl Driver for Iceoryx2 {
         "Eclipse iceoryx2: zero-copy publish-subscribe in shared memory, no daemon";
     type Context = Ctx;
     fn version() -> String {
-        env!("ICEORYX2_VERSION").to_string()
+        // iceoryx2 stamps it into its shared memory; the crate itself exports none.
+        iceoryx2_bb_elementary::package_version::PackageVersion::get().to_string()
     }
     fn capabilities() -> Capabilities {
         Capabilities {
@@ -40,10 +41,11 @@ impl Driver for Iceoryx2 {
     }
 }
 
-/// One iceoryx2 node per context.
+/// One iceoryx2 node per context; its run's files go after it (fields drop in order).
 pub struct Ctx {
     settings: Settings,
-    node: Option<iceoryx2::prelude::Node<Svc>>,
+    node: iceoryx2::prelude::Node<Svc>,
+    _files: ports::RunFiles,
 }
 
 impl Context for Ctx {
@@ -51,29 +53,17 @@ impl Context for Ctx {
     type Reader = Rd;
     fn open(cfg: &Config) -> Result<Self, Error> {
         let settings = parse_or_error(cfg, parse)?;
-        let node = ports::node(&settings.namespace)?;
         Ok(Ctx {
+            node: ports::node(&settings.namespace)?,
+            _files: ports::RunFiles(settings.namespace.clone()),
             settings,
-            node: Some(node),
         })
     }
     fn create_writer(&mut self, topic: &str) -> Result<Wr, Error> {
-        Wr::new(self.node.as_ref().expect("open"), &self.settings, topic)
+        Wr::new(&self.node, &self.settings, topic)
     }
     fn create_reader(&mut self, topic: &str, listener: Option<Listener>) -> Result<Rd, Error> {
-        Rd::new(
-            self.node.as_ref().expect("open"),
-            &self.settings,
-            topic,
-            listener,
-        )
-    }
-}
-
-impl Drop for Ctx {
-    fn drop(&mut self) {
-        self.node = None; // its files go first
-        ports::remove_run_files_if_unused(&self.settings.namespace);
+        Rd::new(&self.node, &self.settings, topic, listener)
     }
 }
 

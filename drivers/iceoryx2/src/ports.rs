@@ -1,7 +1,5 @@
 //! iceoryx2's node, services and ports for one run: every name carries the run id, so
 //! runs never cross-talk and psbench can remove what a killed node leaves.
-use std::path::PathBuf;
-
 use iceoryx2::port::listener::Listener as EventListener;
 use iceoryx2::port::notifier::Notifier;
 use iceoryx2::port::publisher::Publisher;
@@ -10,7 +8,7 @@ use iceoryx2::port::{BackpressureAction, BackpressureInfo};
 use iceoryx2::prelude::*;
 use iceoryx2::service::port_factory::event::PortFactory as EventService;
 use iceoryx2::service::port_factory::publish_subscribe::PortFactory as PubSubService;
-use psbench_driver::Error;
+use psbench_driver::{err, Error};
 
 use crate::settings::{Settings, RELIABLE_WAIT};
 
@@ -31,46 +29,29 @@ pub fn run_stem(run_id: &str) -> String {
     format!("psbench_iox2_{run_id}")
 }
 
-fn run_dir(run_id: &str, what: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("{}_{what}", run_stem(run_id)))
-}
-
 fn semantic<T: SemanticString<N>, const N: usize>(what: &str, text: &str) -> Result<T, Error> {
-    T::new(text.as_bytes())
-        .map_err(|e| Error::new(format!("{what} '{text}' is not valid for iceoryx2 ({e:?})")))
+    T::new(text.as_bytes()).map_err(|e| err!("{what} '{text}' is not valid for iceoryx2 ({e:?})"))
 }
 
 /// A node of its own configuration: this run's root directory and shm prefix, no signal
 /// handlers (the node's own handle SIGINT and SIGTERM), iceoryx2's log at warnings.
 pub fn node(run_id: &str) -> Result<Node<Svc>, Error> {
     set_log_level(LogLevel::Warn);
-    let mut config = Config::default();
-    config.global.prefix = semantic("shm prefix", &format!("{}_", run_stem(run_id)))?;
+    let (mut config, stem) = (Config::default(), run_stem(run_id));
+    config.global.prefix = semantic("shm prefix", &format!("{stem}_"))?;
     let root = format!("{}/", std::env::temp_dir().display());
     config.global.set_root_path(&semantic("root path", &root)?);
-    config.global.node.directory =
-        semantic("node directory", &format!("{}_nodes", run_stem(run_id)))?;
-    config.global.service.directory = semantic(
-        "service directory",
-        &format!("{}_services", run_stem(run_id)),
-    )?;
+    config.global.node.directory = semantic("node directory", &format!("{stem}_nodes"))?;
+    config.global.service.directory = semantic("service directory", &format!("{stem}_services"))?;
     NodeBuilder::new()
         .config(&config)
         .signal_handling_mode(SignalHandlingMode::Disabled)
         .create::<Svc>()
-        .map_err(|e| {
-            Error::new(format!(
-                "cannot create an iceoryx2 node under {root}: {e:?}"
-            ))
-        })
+        .map_err(|e| err!("cannot create an iceoryx2 node under {root}: {e:?}"))
 }
 
 fn service_name(topic: &str) -> Result<ServiceName, Error> {
-    ServiceName::new(topic).map_err(|e| {
-        Error::new(format!(
-            "topic '{topic}' is no iceoryx2 service name ({e:?})"
-        ))
-    })
+    ServiceName::new(topic).map_err(|e| err!("topic '{topic}' is no iceoryx2 service name ({e:?})"))
 }
 
 /// The topic's publish-subscribe service, created by whichever endpoint comes first with
@@ -86,7 +67,7 @@ pub fn topic(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Topic, Error
         // A node per process: iceoryx2's default (20) stops a fan-out of 50 subscribers.
         .max_nodes(s.max_subscribers + s.max_publishers)
         .open_or_create()
-        .map_err(|e| Error::new(format!("cannot open or create service '{topic}': {e:?}")))
+        .map_err(|e| err!("cannot open or create service '{topic}': {e:?}"))
 }
 
 /// The topic's event service: writers notify it after each sample, wait and listener
@@ -98,11 +79,7 @@ pub fn wake(node: &Node<Svc>, s: &Settings, topic: &str) -> Result<Wake, Error> 
         .max_notifiers(s.max_publishers)
         .max_nodes(s.max_subscribers + s.max_publishers)
         .open_or_create()
-        .map_err(|e| {
-            Error::new(format!(
-                "cannot open or create event service '{topic}': {e:?}"
-            ))
-        })
+        .map_err(|e| err!("cannot open or create event service '{topic}': {e:?}"))
 }
 
 /// A publisher of slices up to the run's largest message. Safe overflow: a full subscriber
@@ -126,55 +103,55 @@ pub fn publisher(service: &Topic, s: &Settings) -> Result<Pub, Error> {
                 }
             })
     };
-    builder
-        .create()
-        .map_err(|e| Error::new(format!("cannot create a publisher: {e:?}")))
+    made("a publisher", builder.create())
 }
 
 pub fn subscriber(service: &Topic, s: &Settings) -> Result<Sub, Error> {
-    service
-        .subscriber_builder()
-        .buffer_size(s.buffer)
-        .history_request(s.history)
-        .create()
-        .map_err(|e| Error::new(format!("cannot create a subscriber: {e:?}")))
+    let builder = service.subscriber_builder().buffer_size(s.buffer);
+    made("a subscriber", builder.history_request(s.history).create())
 }
 
 pub fn notifier(service: &Wake) -> Result<Waker, Error> {
-    service
-        .notifier_builder()
-        .create()
-        .map_err(|e| Error::new(format!("cannot create a notifier: {e:?}")))
+    made("a notifier", service.notifier_builder().create())
 }
 
 pub fn listener(service: &Wake) -> Result<Sleeper, Error> {
-    service
-        .listener_builder()
-        .create()
-        .map_err(|e| Error::new(format!("cannot create a listener: {e:?}")))
+    made("a listener", service.listener_builder().create())
 }
 
-/// Once no node of the run is left on this host (its node directory empty): removes the
-/// run's global management segment, which iceoryx2 keeps for later nodes, and its empty
+/// A port iceoryx2 made, or why not: "cannot create WHAT: ...".
+fn made<T>(what: &str, port: Result<T, impl std::fmt::Debug>) -> Result<T, Error> {
+    port.map_err(|e| err!("cannot create {what}: {e:?}"))
+}
+
+/// The run's files of a context (run id or namespace): dropped after its node, once no
+/// node of the run is left on this host (its node directory empty), it removes the run's
+/// global management segment, which iceoryx2 keeps for later nodes, and its empty
 /// directories (iceoryx2 removes its files, not its directories).
-pub fn remove_run_files_if_unused(run_id: &str) {
-    let nodes = std::fs::read_dir(run_dir(run_id, "nodes"))
-        .map(|d| d.count())
-        .unwrap_or(0);
-    if nodes > 0 {
-        return;
-    }
-    let prefix = format!("{}_", run_stem(run_id));
-    if let Ok(shm) = std::fs::read_dir("/dev/shm") {
-        for e in shm.flatten() {
+pub struct RunFiles(pub String);
+
+impl Drop for RunFiles {
+    fn drop(&mut self) {
+        let stem = run_stem(&self.0);
+        let run_dir = |what| std::env::temp_dir().join(format!("{stem}_{what}"));
+        let nodes = std::fs::read_dir(run_dir("nodes")).map_or(0, |d| d.count());
+        if nodes > 0 {
+            return;
+        }
+        let prefix = format!("{stem}_");
+        for e in std::fs::read_dir("/dev/shm")
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
             let name = e.file_name();
             let name = name.to_string_lossy();
             if name.starts_with(&prefix) && name.ends_with(".global_mgmt") {
                 let _ = std::fs::remove_file(e.path());
             }
         }
-    }
-    for what in ["nodes", "services"] {
-        let _ = std::fs::remove_dir(run_dir(run_id, what)); // only an empty one goes
+        for what in ["nodes", "services"] {
+            let _ = std::fs::remove_dir(run_dir(what)); // only an empty one goes
+        }
     }
 }

@@ -27,7 +27,8 @@ pub struct Settings {
     /// What names the run's shared memory and files (psbench_iox2_<namespace>_...): the
     /// run id, or option namespace=NAME, which a tool can know before the run starts.
     pub namespace: String,
-    pub notify: u32,
+    /// Notify wait and listener: readers sleep on an iceoryx2 event that writers notify.
+    pub events: bool,
     /// Subscriber buffer (keep_last N: N).
     pub buffer: usize,
     /// Samples a publisher keeps for late readers (transient_local keep_last N: N).
@@ -35,13 +36,6 @@ pub struct Settings {
     pub max_payload: usize,
     pub max_subscribers: usize,
     pub max_publishers: usize,
-}
-
-impl Settings {
-    /// wait and listener readers sleep on an iceoryx2 event that writers notify.
-    pub fn events(&self) -> bool {
-        self.notify != PSB_NOTIFY_POLL
-    }
 }
 
 pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
@@ -76,13 +70,11 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
     let q = &cfg.qos;
     let reliable = q.reliability == PSB_RELIABLE;
     let depth = (q.history == PSB_KEEP_LAST).then_some(q.history_depth);
-    if let Some(n) = depth {
-        if n > MAX_DEPTH {
-            refusals.add(
-                "history",
-                format!("history keep_last:{n} is deeper than supported: keep_last:1 to keep_last:{MAX_DEPTH}"),
-            );
-        }
+    if let Some(n) = depth.filter(|n| *n > MAX_DEPTH) {
+        refusals.add(
+            "history",
+            format!("history keep_last:{n} is deeper than supported: keep_last:1 to keep_last:{MAX_DEPTH}"),
+        );
     }
     if q.history == PSB_KEEP_ALL && !reliable {
         refusals.add(
@@ -108,7 +100,7 @@ pub fn parse(cfg: &Config, refusals: &Refusals) -> Settings {
     Settings {
         safe_overflow: !reliable || depth.is_some(),
         namespace,
-        notify: cfg.notify,
+        events: cfg.notify != PSB_NOTIFY_POLL,
         buffer,
         history: if transient { buffer } else { 0 },
         max_payload: cfg.max_payload.clamp(1, MAX_PAYLOAD) as usize,

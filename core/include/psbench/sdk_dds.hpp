@@ -1,0 +1,67 @@
+// What the DDS drivers share beside their samples (psbench/sdk_c_samples.hpp): OMG DDS
+// Security from psbench's credentials (cyclonedds, fastdds), option domain_id and a vendor
+// configuration for transport config (cyclonedds, opensplice), and a domain that a
+// process's contexts share, refused with another configuration (cyclonedds, opensplice).
+#ifndef PSBENCH_SDK_DDS_HPP
+#define PSBENCH_SDK_DDS_HPP
+
+#include <cstdint>
+#include <string>
+
+#include "psbench/sdk.hpp"
+#include "psbench/sdk_security.hpp"
+
+namespace psb::sdk::dds {
+
+// Options security=MODE and security_dir=DIR (security_options), MODE one of the DDS
+// Security modes of psbench's governance documents (docs/security.md). The folder is
+// judged here, its files when the participant is created (require_security_files): an
+// experiment's check passes a folder psbench makes only for the run.
+inline Security security_options(const Options &options, Refusals &refuse) {
+  return sdk::security_options(
+      options, refuse, {"auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage"},
+      "the DDS Security modes are auth, access, encrypt, encrypt-payload and "
+      "encrypt-submessage");
+}
+
+// Fails naming the first of the files the builtin plugins read that is missing from DIR:
+// the CA, this node's certificate and key, the signed governance and permissions.
+inline void require_security_files(const Security &sec) {
+  require_files(sec, {"ca.pem", "cert.pem", "key.pem", "governance.p7s", "permissions.p7s"});
+}
+
+// Option domain_id, 0 to max; by default one of 1 to 200 from the run id (the same in
+// every process of a run, most likely another for another run).
+inline uint32_t domain_id(const Options &options, const std::string &run_id, uint32_t max) {
+  return uint32_t(options.number("domain_id", id_in_range(run_id, 1, 200), 0, max));
+}
+
+// Option key, the user's own vendor configuration: refused unless config (transport
+// config: psbench then records transport 'config' instead of claiming one it did not
+// choose). Its value with config, if given; nullptr otherwise.
+inline const char *vendor_config(const Options &options, const char *key, bool config) {
+  options.given_but(key, !config,
+                    "is a vendor configuration; it needs --transport config (psbench then records "
+                    "transport 'config' instead of claiming one it did not choose)");
+  return config ? options.find(key) : nullptr;
+}
+
+// This process's domain `id` in domains, made by make() when the process has none; a
+// Domain keeps the configuration it was made with (its member `config`), and another one
+// for the same id fails: a process has one domain per id.
+template <class Domain, class Make>
+typename PerProcess<uint32_t, Domain>::Lease join_domain(PerProcess<uint32_t, Domain> &domains,
+                                                         uint32_t id, const std::string &config,
+                                                         Make make) {
+  auto domain = domains.acquire(id, make);
+  if (domain->config != config)
+    fail(
+        "domain %u is already open in this process with another configuration; give each "
+        "configuration its own domain_id=N",
+        id);
+  return domain;
+}
+
+}  // namespace psb::sdk::dds
+
+#endif  // PSBENCH_SDK_DDS_HPP
