@@ -589,17 +589,17 @@ def _first_record(spec, run_id, cli_argv, node, described, commands, network, en
 
 def _refused_anyway(spec, described, run_id, network) -> MeasureSpec | None:
     """The run as the node would get it (a placeholder for its broker's address) if the
-    node refuses it so: a refused run then costs the node's milliseconds, not the start of
-    the services it would need (RabbitMQ's, Kafka's: seconds). Local runs of one driver,
-    whose services are started here."""
+    node refuses it so: a refused run then costs the node's milliseconds, not a broker's
+    start (RabbitMQ's, Kafka's: seconds). Local runs of one driver whose broker psbench
+    starts; not a daemon's (iox-roudi...): a driver may refuse a run while its daemon is
+    not up, which the run would start."""
     if network is not None or len(described) != 1:
         return None
     driver = described[str(spec.driver_path)]
-    if not needed(driver, spec.transport, spec.options):
+    placeholder = broker_placeholder(driver, spec.transport, spec.options)
+    if not placeholder:
         return None
-    as_run = replace(
-        spec, options=spec.options + broker_placeholder(driver, spec.transport, spec.options)
-    )
+    as_run = replace(spec, options=spec.options + placeholder)
     return as_run if node_check.refuses(as_run, run_id) else None
 
 
