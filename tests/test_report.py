@@ -91,10 +91,12 @@ def test_statistics_agree_with_the_raw_samples(report_sweep, report):
         # Best-effort runs may lose some; what arrived plus what was lost is what was sent.
         assert stats["n"] == sum(len(v) for v in per_rep)
         assert stats["n"] + config["counts"]["lost"] == 1000
-        for key, q in (("p50", 50), ("p90", 90), ("p99", 99)):
-            assert stats[key] == pytest.approx(np.median([nearest_rank(v, q) for v in per_rep])), (
-                key
-            )
+        # A repetition too short for a percentile has none (docs/analysis.md: p99 needs 100
+        # samples; a loaded machine's best-effort repetition can lose that many), and the
+        # median is of those that have one.
+        for key, q, needed in (("p50", 50, 2), ("p90", 90, 10), ("p99", 99, 100)):
+            values = [nearest_rank(v, q) for v in per_rep if len(v) >= needed]
+            assert stats[key] == (pytest.approx(np.median(values)) if values else None), key
         assert stats["min"] == pytest.approx(np.median([v.min() for v in per_rep]))
         assert stats["stdev"] == pytest.approx(np.median([v.std(ddof=1) for v in per_rep]))
         assert config["counts"]["lost"] == sum(e["counts"]["lost"] for e in mine)

@@ -590,8 +590,8 @@ def _first_record(spec, run_id, cli_argv, node, described, commands, network, en
 def _refused_anyway(spec, described, run_id, network) -> MeasureSpec | None:
     """The run as the node would get it (a placeholder for its broker's address) if the
     node refuses it so: a refused run then costs the node's milliseconds, not a broker's
-    start (RabbitMQ's, Kafka's: seconds). Local runs of one driver whose broker psbench
-    starts; not a daemon's (iox-roudi...): a driver may refuse a run while its daemon is
+    start (seconds for a JVM's or an Erlang VM's). Local runs of one driver whose broker psbench
+    starts; not a daemon's: a driver may refuse a run while its (per-host) daemon is
     not up, which the run would start."""
     if network is not None or len(described) != 1:
         return None
