@@ -3,10 +3,6 @@
 
 #include <sys/statvfs.h>
 
-#include <cstdlib>
-#include <cstring>
-
-#include "psbench/sdk.hpp"
 #include "segment.h"
 
 namespace psbshm {
@@ -29,42 +25,21 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   const bool size_ok = psb::sdk::payload_in_range(cfg, refuse, 1, kMaxPayload);
   const psb::sdk::Options options(cfg, refuse);
   // The node refuses any other key itself; a caller of the ABI is told as well.
-  static const char *const known[] = {"wakeup", "slots", nullptr};
-  options.refuse_unknown(known);
-  uint32_t depth = kDefaultDepth;
-  if (const char *v = options.find("slots")) {
-    char *end = nullptr;
-    const unsigned long long n = std::strtoull(v, &end, 10);
-    if (end == v || *end != '\0' || n == 0 || n > kMaxSlotCount)
-      refuse.add("option:slots",
-                 "option slots='%s' is not valid; use a whole number from 1 to %llu", v,
-                 static_cast<unsigned long long>(kMaxSlotCount));
-    else
-      depth = uint32_t(n);
-  }
-  Wakeup wakeup = Wakeup::futex;
-  if (const char *v = options.find("wakeup")) {
-    if (std::strcmp(v, "spin") == 0)
-      wakeup = Wakeup::spin;
-    else if (std::strcmp(v, "futex") != 0)
-      refuse.add("option:wakeup",
-                 "option wakeup='%s' is not valid; valid values: futex (default), spin", v);
-  }
+  options.refuse_unknown(kOptionKeys);
+  s.depth = uint32_t(options.number("slots", kDefaultDepth, 1, kMaxSlotCount));
+  s.wakeup = Wakeup(options.choice("wakeup", {"futex", "spin"}));
+  s.use_loan = cfg.use_loan != 0;
   // A segment must fit in /dev/shm at all (free space is checked when it is
   // created, with posix_fallocate).
-  const SegmentParams p{cfg.max_payload, depth, cfg.qos.reliability};
-  const uint64_t size = size_ok ? segment_size(p) : 0;
+  const uint64_t size = size_ok ? segment_size({cfg.max_payload, s.depth, cfg.qos.reliability}) : 0;
   struct statvfs vfs;
   if (size_ok && (size == 0 || (statvfs("/dev/shm", &vfs) == 0 &&
                                 size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)))
     refuse.add(options.has("slots") ? "option:slots" : "size",
                "one topic needs %llu bytes (slots %u x slot %llu bytes), more than /dev/shm "
                "holds; lower option slots or size",
-               static_cast<unsigned long long>(size), depth,
+               static_cast<unsigned long long>(size), s.depth,
                static_cast<unsigned long long>(slot_stride(cfg.max_payload)));
-  s.depth = depth;
-  s.wakeup = wakeup;
-  s.use_loan = cfg.use_loan != 0;
   return s;
 }
 
