@@ -19,9 +19,9 @@
 #include <cstdint>
 #include <thread>
 
+#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
-#include "ring.h"
 #include "segment.h"
 #include "settings.h"
 
@@ -60,13 +60,10 @@ class Reader {
   bool take(int64_t timeout_ns, const void *&data, size_t &len) {
     if (on_data_) psb::sdk::fail("take() is not used in listener mode");
     if (held_) advance();
-    if (head_cache_ == tail_) {
-      head_cache_ = seg_.hdr->head.load(std::memory_order_acquire);
-      if (head_cache_ == tail_) {
-        if (timeout_ns == 0) return false;
-        const int64_t deadline = timeout_ns < 0 ? -1 : psb::sdk::now_ns() + timeout_ns;
-        if (!wait_for_data(deadline, false)) return false;
-      }
+    if (!ready()) {
+      if (timeout_ns == 0) return false;  // poll
+      if (!wait_for_data(timeout_ns < 0 ? -1 : psb::sdk::now_ns() + timeout_ns, false))
+        return false;
     }
     held_ = true;
     const uint64_t n = *seg_.slot_len(idx_);
@@ -91,9 +88,15 @@ class Reader {
     return s;
   }
 
+  // Whether a sample is at tail_; head is re-read only when the last one seen says not.
+  bool ready() {
+    return head_cache_ != tail_ ||
+           (head_cache_ = seg_.hdr->head.load(std::memory_order_acquire)) != tail_;
+  }
+
   // Frees the oldest slot.
   void advance() {
-    tail_ = ring_next(tail_, seg_.modulus);
+    tail_ = seg_.next(tail_);
     idx_ = seg_.next_index(idx_);
     held_ = false;
     if (reliable_)
@@ -132,10 +135,7 @@ class Reader {
 
   void listen() {
     while (!stop_.load(std::memory_order_acquire)) {
-      if (head_cache_ == tail_) {
-        head_cache_ = seg_.hdr->head.load(std::memory_order_acquire);
-        if (head_cache_ == tail_ && !wait_for_data(-1, true)) continue;  // stopping
-      }
+      if (!ready() && !wait_for_data(-1, true)) continue;  // stopping
       const uint64_t n = *seg_.slot_len(idx_);
       if (n <= seg_.slot_size)  // a corrupt length is skipped, never delivered
         on_data_(seg_.slot_data(idx_), static_cast<size_t>(n));

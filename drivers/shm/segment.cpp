@@ -13,9 +13,9 @@
 #include <cstring>
 #include <new>
 
+#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
-#include "ring.h"
 
 namespace psbshm {
 namespace {
@@ -44,16 +44,16 @@ std::string segment_name(const std::string &run_id, const char *topic) {
 
 uint64_t slot_stride(uint64_t slot_size) { return align_up(kSlotDataOffset + slot_size, 64); }
 
-uint64_t segment_size(const SegmentParams &p) {
-  if (p.slot_count == 0 || p.slot_size > (uint64_t{1} << 48)) return 0;
-  const uint64_t stride = slot_stride(p.slot_size);
-  if (p.slot_count > (UINT64_MAX - sizeof(SegmentHeader)) / stride) return 0;
-  return sizeof(SegmentHeader) + stride * p.slot_count;
+uint64_t segment_size(const Settings &s) {
+  if (s.depth == 0 || s.max_payload > (uint64_t{1} << 48)) return 0;
+  const uint64_t stride = slot_stride(s.max_payload);
+  if (s.depth > (UINT64_MAX - sizeof(SegmentHeader)) / stride) return 0;
+  return sizeof(SegmentHeader) + stride * s.depth;
 }
 
 Segment::Segment(const Settings &s, const char *topic, Side side)
     : name_(segment_name(s.run_id, topic)), side_(side) {
-  open({s.max_payload, s.depth, s.qos.reliability});
+  open(s);
   stride = hdr->slot_stride;
   slot_size = hdr->slot_size;
   count = hdr->slot_count;
@@ -77,13 +77,13 @@ Segment::~Segment() {
   shm_unlink(name());  // ENOENT: the peer unlinked it first
 }
 
-void Segment::open(const SegmentParams &p) {
+void Segment::open(const Settings &s) {
   const int64_t deadline = now_ns() + kAttachTimeoutNs;
   for (;;) {
     Fd fd = shm_open(name(), O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {  // we created it: we initialise it
       try {
-        return initialise(fd, p);
+        return initialise(fd, s);
       } catch (...) {
         shm_unlink(name());
         throw;
@@ -91,7 +91,7 @@ void Segment::open(const SegmentParams &p) {
     }
     if (errno != EEXIST) fail("cannot create shared memory %s: %s", name(), std::strerror(errno));
     fd = shm_open(name(), O_RDWR, 0);
-    if (fd >= 0) return attach(fd, p, deadline);
+    if (fd >= 0) return attach(fd, s, deadline);
     // Unlinked between our two shm_open calls: try to create it again.
     if (errno == ENOENT && now_ns() < deadline) continue;
     fail("cannot open shared memory %s: %s", name(), std::strerror(errno));
@@ -106,8 +106,8 @@ void Segment::map(int fd, size_t size) {
   map_size_ = size;
 }
 
-void Segment::initialise(int fd, const SegmentParams &p) {
-  const uint64_t size = segment_size(p);
+void Segment::initialise(int fd, const Settings &s) {
+  const uint64_t size = segment_size(s);
   if (ftruncate(fd, static_cast<off_t>(size)) != 0)
     fail("cannot size shared memory %s to %llu bytes: %s", name(),
          static_cast<unsigned long long>(size), std::strerror(errno));
@@ -118,21 +118,21 @@ void Segment::initialise(int fd, const SegmentParams &p) {
     fail(
         "cannot reserve %llu bytes in /dev/shm for %s (slots %u x slot %llu bytes): %s; enlarge "
         "/dev/shm or lower option slots or size",
-        static_cast<unsigned long long>(size), name(), p.slot_count,
-        static_cast<unsigned long long>(slot_stride(p.slot_size)), std::strerror(rc));
+        static_cast<unsigned long long>(size), name(), s.depth,
+        static_cast<unsigned long long>(slot_stride(s.max_payload)), std::strerror(rc));
   map(fd, size);
   auto *h = new (hdr) SegmentHeader();
   h->layout_version = kLayoutVersion;
-  h->slot_size = p.slot_size;
-  h->slot_stride = slot_stride(p.slot_size);
+  h->slot_size = s.max_payload;
+  h->slot_stride = slot_stride(s.max_payload);
   h->total_size = size;
-  h->slot_count = p.slot_count;
-  h->modulus = p.slot_count * (0x80000000u / p.slot_count);
-  h->reliability = p.reliability;
+  h->slot_count = s.depth;
+  h->modulus = s.depth * (0x80000000u / s.depth);
+  h->reliability = s.qos.reliability;
   h->magic.store(kMagic, std::memory_order_release);
 }
 
-void Segment::attach(int fd, const SegmentParams &p, int64_t deadline) {
+void Segment::attach(int fd, const Settings &s, int64_t deadline) {
   auto left = [deadline] { return std::max<int64_t>(deadline - now_ns(), 0); };
   struct stat st;
   // The initialiser sizes the file in one ftruncate, and sets magic last.
@@ -158,9 +158,9 @@ void Segment::attach(int fd, const SegmentParams &p, int64_t deadline) {
     uint64_t mine, theirs;
   };
   const Field fields[] = {{"layout version", kLayoutVersion, h->layout_version},
-                          {"max_payload", p.slot_size, h->slot_size},
-                          {"slots (option slots)", p.slot_count, h->slot_count},
-                          {"reliability", p.reliability, h->reliability},
+                          {"max_payload", s.max_payload, h->slot_size},
+                          {"slots (option slots)", s.depth, h->slot_count},
+                          {"reliability", s.qos.reliability, h->reliability},
                           {"segment size", size, h->total_size}};
   for (const Field &f : fields) {
     if (f.mine == f.theirs) continue;

@@ -46,15 +46,9 @@ struct alignas(64) SegmentHeader {
   std::atomic<uint32_t> writer_waiting;  // set by a writer before it sleeps
 };
 
-struct SegmentParams {
-  uint64_t slot_size;
-  uint32_t slot_count;
-  uint32_t reliability;
-};
-
 // Bytes between slots, and of the whole segment (0 if it would overflow).
 uint64_t slot_stride(uint64_t slot_size);
-uint64_t segment_size(const SegmentParams &p);
+uint64_t segment_size(const Settings &s);
 
 // One side of a topic's ring: the segment created or attached, with this side
 // counted in its header (one writer and one reader: a second is refused). The
@@ -78,6 +72,15 @@ class Segment {
   uint32_t count = 0;
   uint32_t modulus = 0;
 
+  // head (written by the writer) and tail (written by the reader) are 32-bit counters
+  // running in [0, modulus), where modulus is the largest multiple of count not above 2^31,
+  // so counter c always lives in slot c % count and each side can step its slot index
+  // alongside its counter (no division on the timed path). used = head - tail (mod
+  // modulus) is in [0, count]: equal counters mean empty, used == count means full.
+  uint32_t next(uint32_t c) const { return c + 1 == modulus ? 0 : c + 1; }
+  bool full(uint32_t head, uint32_t tail) const {
+    return (head >= tail ? head - tail : head + (modulus - tail)) >= count;
+  }
   uint32_t next_index(uint32_t idx) const { return idx + 1 == count ? 0 : idx + 1; }
   uint64_t *slot_len(uint32_t idx) const {
     return reinterpret_cast<uint64_t *>(slots + stride * idx);
@@ -86,9 +89,9 @@ class Segment {
   const char *name() const { return name_.c_str(); }
 
  private:
-  void open(const SegmentParams &p);
-  void initialise(int fd, const SegmentParams &p);
-  void attach(int fd, const SegmentParams &p, int64_t deadline);
+  void open(const Settings &s);
+  void initialise(int fd, const Settings &s);
+  void attach(int fd, const Settings &s, int64_t deadline);
   void map(int fd, size_t size);
 
   std::string name_;

@@ -16,9 +16,9 @@
 #include <cstdint>
 #include <memory>
 
+#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
-#include "ring.h"
 #include "segment.h"
 #include "settings.h"
 
@@ -71,7 +71,7 @@ class Writer {
   }
 
  private:
-  bool has_room() const { return ring_used(head_, tail_cache_, seg_.modulus) < seg_.count; }
+  bool has_room() const { return !seg_.full(head_, tail_cache_); }
 
   // true: a slot is free; false: the sample is dropped. Throws when a reliable wait fails.
   bool reserve() {
@@ -105,7 +105,7 @@ class Writer {
         continue;
       }
       sleep_on(&h->tail, &h->writer_waiting, std::min(deadline - now, kSleepSliceNs),
-               [&](uint32_t tail) { return ring_used(head_, tail, seg_.modulus) >= seg_.count; });
+               [&](uint32_t tail) { return seg_.full(head_, tail); });
     }
   }
 
@@ -116,7 +116,7 @@ class Writer {
 
   void publish(size_t len) {
     *seg_.slot_len(idx_) = len;
-    head_ = ring_next(head_, seg_.modulus);
+    head_ = seg_.next(head_);
     idx_ = seg_.next_index(idx_);
     // Release (as seq_cst) publishes the slot.
     store_and_wake(&seg_.hdr->head, head_, &seg_.hdr->reader_waiting);

@@ -1,15 +1,8 @@
-// How the two sides of a topic's ring meet: the counter arithmetic and the futex
-// waits and wake-ups. Header-only: this is the timed path, so nothing here
-// allocates, locks or formats.
-//
-// head (written by the writer) and tail (written by the reader) are 32-bit
-// counters running in [0, modulus), where modulus is the largest multiple of
-// slot_count not above 2^31, so counter c always lives in slot c % slot_count
-// and each side can step its slot index alongside its counter (no division on
-// the timed path). used = head - tail (mod modulus) is in [0, slot_count]:
-// equal counters mean empty, used == slot_count means full.
-#ifndef PSBENCH_SHM_RING_H
-#define PSBENCH_SHM_RING_H
+// How each side of a topic's ring waits for the other and wakes it: futex
+// waits and wake-ups, and spinning. Header-only: this is the timed path, so
+// nothing here allocates, locks or formats.
+#ifndef PSBENCH_SHM_FUTEX_H
+#define PSBENCH_SHM_FUTEX_H
 
 #include <linux/futex.h>
 #include <sys/syscall.h>
@@ -21,12 +14,6 @@
 #include <ctime>
 
 namespace psbshm {
-
-inline uint32_t ring_next(uint32_t c, uint32_t modulus) { return c + 1 == modulus ? 0 : c + 1; }
-
-inline uint32_t ring_used(uint32_t head, uint32_t tail, uint32_t modulus) {
-  return head >= tail ? head - tail : head + (modulus - tail);
-}
 
 static_assert(sizeof(std::atomic<uint32_t>) == sizeof(uint32_t),
               "futex words must be plain 32-bit integers");
