@@ -1,15 +1,7 @@
-// The reading end of a topic's ring, and the listener thread.
-//
-// take() returns a pointer into the slot (zero copy); the slot is given back
-// (tail advanced) by release() or the next take(). Waiting for data:
-//   poll:     take(timeout 0) returns at once.
-//   wait:     take(timeout > 0) sleeps on a futex on `head` after setting
-//             reader_waiting, which is the only case in which the writer makes
-//             a FUTEX_WAKE syscall; with wakeup=spin it spins on `head`.
-//   listener: a driver thread waits the same way and calls on_data for each
-//             sample; destroy stops it with a stop flag plus wake-ups.
-// A new reader starts at the current head: samples written before it attached
-// are skipped (volatile durability).
+// The reading end of a topic's ring, and the listener thread (README.md, "Notification"):
+// take() returns a pointer into the slot (zero copy), given back by release() or the next
+// take(); waits spin on `head` or sleep on it as a futex, and only a reader that announced
+// its sleep (reader_waiting) costs the writer a FUTEX_WAKE.
 #ifndef PSBENCH_SHM_READER_H
 #define PSBENCH_SHM_READER_H
 
@@ -30,10 +22,10 @@ namespace psbshm {
 class Reader {
  public:
   // A listener starts the listener thread. Throws psb::sdk::Error on failure.
-  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
-      : seg_(listening(ctx, listener), topic, Segment::kReader),
-        reliable_(ctx.qos.reliability == PSB_RELIABLE),
-        wakeup_(ctx.wakeup),
+  Reader(const Settings &s, const char *topic, psb::sdk::Listener listener)
+      : seg_(listening(s, listener), topic, Segment::kReader),
+        reliable_(s.qos.reliability == PSB_RELIABLE),
+        wakeup_(s.wakeup),
         on_data_(listener) {
     // Volatile: skip whatever was written before this reader existed.
     tail_ = seg_.hdr->head.load(std::memory_order_acquire);

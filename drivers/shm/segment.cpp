@@ -26,8 +26,6 @@ using psb::sdk::now_ns;
 constexpr int64_t kAttachTimeoutNs = 5'000'000'000;  // wait for the initialiser
 using Fd = psb::sdk::Owned<int, &close, -1>;
 
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
 // "/psbench-<run_id>-<topic>"; throws psb::sdk::Error if the name is not usable.
 std::string segment_name(const std::string &run_id, const char *topic) {
   if (topic == nullptr || *topic == '\0' || std::strchr(topic, '/') != nullptr)
@@ -42,31 +40,34 @@ std::string segment_name(const std::string &run_id, const char *topic) {
 
 }  // namespace
 
-uint64_t slot_stride(uint64_t slot_size) { return align_up(kSlotDataOffset + slot_size, 64); }
-
+// At most 2^20 slots of 4 MiB (the settings' limits): no overflow.
+uint64_t slot_stride(uint64_t slot_size) { return (kSlotDataOffset + slot_size + 63) / 64 * 64; }
 uint64_t segment_size(const Settings &s) {
-  if (s.depth == 0 || s.max_payload > (uint64_t{1} << 48)) return 0;
-  const uint64_t stride = slot_stride(s.max_payload);
-  if (s.depth > (UINT64_MAX - sizeof(SegmentHeader)) / stride) return 0;
-  return sizeof(SegmentHeader) + stride * s.depth;
+  return sizeof(SegmentHeader) + slot_stride(s.max_payload) * s.depth;
 }
 
 Segment::Segment(const Settings &s, const char *topic, Side side)
     : name_(segment_name(s.run_id, topic)), side_(side) {
-  open(s);
+  const int64_t deadline = now_ns() + kAttachTimeoutNs;
+  open(s, deadline);
+  try {  // mapped: a failure from here on unmaps it
+    check(s, deadline);
+    std::atomic<int32_t> &sides = side == kReader ? hdr->readers : hdr->writers;
+    if (sides.fetch_add(1, std::memory_order_acq_rel) != 0) {
+      sides.fetch_sub(1, std::memory_order_acq_rel);  // the other one's side keeps the name
+      fail(
+          "topic '%s' already has a %s; the shm driver is one writer, one reader per topic (or "
+          "a killed run with this run_id left %s in /dev/shm)",
+          topic, side == kReader ? "reader" : "writer", name());
+    }
+  } catch (...) {
+    munmap(hdr, map_size_);
+    throw;
+  }
   stride = hdr->slot_stride;
   slot_size = hdr->slot_size;
   count = hdr->slot_count;
   modulus = hdr->modulus;
-  std::atomic<int32_t> &sides = side == kReader ? hdr->readers : hdr->writers;
-  if (sides.fetch_add(1, std::memory_order_acq_rel) != 0) {
-    sides.fetch_sub(1, std::memory_order_acq_rel);
-    munmap(hdr, map_size_);  // the other one's side keeps the name
-    fail(
-        "topic '%s' already has a %s; the shm driver is one writer, one reader per topic (or "
-        "a killed run with this run_id left %s in /dev/shm)",
-        topic, side == kReader ? "reader" : "writer", name());
-  }
 }
 
 Segment::~Segment() {
@@ -77,8 +78,7 @@ Segment::~Segment() {
   shm_unlink(name());  // ENOENT: the peer unlinked it first
 }
 
-void Segment::open(const Settings &s) {
-  const int64_t deadline = now_ns() + kAttachTimeoutNs;
+void Segment::open(const Settings &s, int64_t deadline) {
   for (;;) {
     Fd fd = shm_open(name(), O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {  // we created it: we initialise it
@@ -91,7 +91,7 @@ void Segment::open(const Settings &s) {
     }
     if (errno != EEXIST) fail("cannot create shared memory %s: %s", name(), std::strerror(errno));
     fd = shm_open(name(), O_RDWR, 0);
-    if (fd >= 0) return attach(fd, s, deadline);
+    if (fd >= 0) return attach(fd, deadline);
     // Unlinked between our two shm_open calls: try to create it again.
     if (errno == ENOENT && now_ns() < deadline) continue;
     fail("cannot open shared memory %s: %s", name(), std::strerror(errno));
@@ -132,11 +132,10 @@ void Segment::initialise(int fd, const Settings &s) {
   h->magic.store(kMagic, std::memory_order_release);
 }
 
-void Segment::attach(int fd, const Settings &s, int64_t deadline) {
-  auto left = [deadline] { return std::max<int64_t>(deadline - now_ns(), 0); };
+// The initialiser sizes the file in one ftruncate, and sets magic last.
+void Segment::attach(int fd, int64_t deadline) {
   struct stat st;
-  // The initialiser sizes the file in one ftruncate, and sets magic last.
-  if (!psb::sdk::wait_until(left(), [&] {
+  if (!psb::sdk::wait_until(std::max<int64_t>(deadline - now_ns(), 0), [&] {
         if (fstat(fd, &st) != 0) fail("cannot stat %s: %s", name(), std::strerror(errno));
         return st.st_size > 0;
       }))
@@ -146,13 +145,14 @@ void Segment::attach(int fd, const Settings &s, int64_t deadline) {
   if (size < sizeof(SegmentHeader))
     fail("%s is %zu bytes, too small to be a psbench segment", name(), size);
   map(fd, size);
+}
+
+void Segment::check(const Settings &s, int64_t deadline) const {
   const SegmentHeader *h = hdr;
-  if (!psb::sdk::wait_until(left(),
-                            [h] { return h->magic.load(std::memory_order_acquire) == kMagic; })) {
-    munmap(hdr, size);
+  if (!psb::sdk::wait_until(std::max<int64_t>(deadline - now_ns(), 0),
+                            [h] { return h->magic.load(std::memory_order_acquire) == kMagic; }))
     fail("%s was created but not initialised within 5 s (left by a killed run? remove /dev/shm%s)",
          name(), name());
-  }
   struct Field {
     const char *what;
     uint64_t mine, theirs;
@@ -161,10 +161,9 @@ void Segment::attach(int fd, const Settings &s, int64_t deadline) {
                           {"max_payload", s.max_payload, h->slot_size},
                           {"slots (option slots)", s.depth, h->slot_count},
                           {"reliability", s.qos.reliability, h->reliability},
-                          {"segment size", size, h->total_size}};
+                          {"segment size", map_size_, h->total_size}};
   for (const Field &f : fields) {
     if (f.mine == f.theirs) continue;
-    munmap(hdr, size);
     auto text = [&](uint64_t v) {
       if (&f != &fields[3]) return std::to_string(v);
       return std::string(v == PSB_RELIABLE ? "reliable" : "best_effort");

@@ -89,10 +89,11 @@ class Segment {
   const char *name() const { return name_.c_str(); }
 
  private:
-  void open(const Settings &s);
+  void open(const Settings &s, int64_t deadline);  // creates and initialises, or attaches
   void initialise(int fd, const Settings &s);
-  void attach(int fd, const Settings &s, int64_t deadline);
+  void attach(int fd, int64_t deadline);
   void map(int fd, size_t size);
+  void check(const Settings &s, int64_t deadline) const;  // initialised, and as s says
 
   std::string name_;
   size_t map_size_ = 0;

@@ -14,7 +14,15 @@
 #include "writer.h"
 
 namespace psbshm {
+namespace {
 
+constexpr uint64_t kMaxPayload = 4194304;  // 4 MiB, header included
+// Ring slots when option slots is not given, and at most.
+constexpr uint32_t kDefaultDepth = 16;
+constexpr uint32_t kMaxSlotCount = 1u << 20;
+constexpr const char *kOptionKeys[] = {"wakeup", "slots", nullptr};
+
+// Validates cfg, recording every refusal (check() and open(), which throws them).
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.keep(cfg, refuse, "it names the shared memory segments", /*alnum=*/true);
@@ -41,8 +49,8 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   // created, with posix_fallocate).
   const uint64_t size = size_ok ? segment_size(s) : 0;
   struct statvfs vfs;
-  if (size_ok && (size == 0 || (statvfs("/dev/shm", &vfs) == 0 &&
-                                size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)))
+  if (size > 0 && statvfs("/dev/shm", &vfs) == 0 &&
+      size > static_cast<uint64_t>(vfs.f_blocks) * vfs.f_frsize)
     refuse.add(options.has("slots") ? "option:slots" : "size",
                "one topic needs %llu bytes (slots %u x slot %llu bytes), more than /dev/shm "
                "holds; lower option slots or size",
@@ -50,8 +58,6 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                static_cast<unsigned long long>(slot_stride(cfg.max_payload)));
   return s;
 }
-
-namespace {
 
 struct Shm {
   static constexpr const char *name = "shm";
@@ -77,7 +83,12 @@ struct Shm {
       .crosses_hosts = 0};     // one host only, for now
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
-  using Context = psbshm::Context;
+  // A context (one per role) holds only the settings: the SDK keeps its endpoints and
+  // destroys those the caller left open before the context.
+  struct Context : Settings {
+    explicit Context(const psb_config &cfg)
+        : Settings(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
+  };
   using Writer = psbshm::Writer;
   using Reader = psbshm::Reader;
 };

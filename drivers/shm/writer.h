@@ -1,13 +1,7 @@
-// The writing end of a topic's ring.
-//
-// Reliability, when the ring is full:
-//   best_effort: the new sample is dropped, write() returns 0 and the
-//                segment's drop counter goes up; the writer never waits.
-//   reliable:    the writer waits until the reader frees a slot: a short spin,
-//                then a futex sleep on `tail` (or only spinning with
-//                wakeup=spin). If no reader is attached the sample is dropped
-//                (volatile: there is nobody to deliver it to); if the reader
-//                frees nothing for kReliableBlockNs, write() fails.
+// The writing end of a topic's ring (README.md, "Reliability"). A full ring drops the new
+// sample under best_effort (the segment counts it); under reliable the writer waits for the
+// reader to free a slot, a short spin then futex sleeps on `tail`, drops the sample if no
+// reader is attached (volatile: nobody to deliver it to) and fails after kReliableBlockNs.
 #ifndef PSBENCH_SHM_WRITER_H
 #define PSBENCH_SHM_WRITER_H
 
@@ -33,11 +27,11 @@ constexpr int64_t kSleepSliceNs = 100'000'000;        // re-check the reader cou
 class Writer {
  public:
   // Throws psb::sdk::Error if the segment cannot be opened or has a writer already.
-  Writer(Context &ctx, const char *topic)
-      : scratch_(ctx.use_loan ? new unsigned char[ctx.max_payload] : nullptr),
-        seg_(ctx, topic, Segment::kWriter),
-        reliable_(ctx.qos.reliability == PSB_RELIABLE),
-        wakeup_(ctx.wakeup),
+  Writer(const Settings &s, const char *topic)
+      : scratch_(s.use_loan ? new unsigned char[s.max_payload] : nullptr),
+        seg_(s, topic, Segment::kWriter),
+        reliable_(s.qos.reliability == PSB_RELIABLE),
+        wakeup_(s.wakeup),
         head_(seg_.hdr->head.load(std::memory_order_acquire)),
         idx_(head_ % seg_.count),
         tail_cache_(seg_.hdr->tail.load(std::memory_order_acquire)) {}
