@@ -46,7 +46,7 @@ struct alignas(64) SegmentHeader {
   std::atomic<uint32_t> writer_waiting;  // set by a writer before it sleeps
 };
 
-// Bytes between slots, and of the whole segment (0 if it would overflow).
+// Bytes between slots, and of the whole segment.
 uint64_t slot_stride(uint64_t slot_size);
 uint64_t segment_size(const Settings &s);
 
