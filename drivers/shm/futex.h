@@ -1,5 +1,6 @@
-// Futex, spin and clock helpers for the shm driver. Header-only: these sit on
-// the timed path, so nothing here allocates, locks or formats.
+// How each side of a topic's ring waits for the other and wakes it: futex
+// waits and wake-ups, and spinning. Header-only: this is the timed path, so
+// nothing here allocates, locks or formats.
 #ifndef PSBENCH_SHM_FUTEX_H
 #define PSBENCH_SHM_FUTEX_H
 
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <climits>
 #include <cstdint>
 #include <ctime>
 
@@ -35,8 +37,34 @@ inline void futex_wait(std::atomic<uint32_t> *word, uint32_t expected, int64_t r
   syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAIT, expected, tsp, nullptr, 0);
 }
 
-inline void futex_wake(std::atomic<uint32_t> *word, int count) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, count, nullptr, nullptr, 0);
+inline void futex_wake(std::atomic<uint32_t> *word) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+// Each side sleeps on the other's counter (the reader on head, the writer on
+// tail) only after announcing it in a flag (reader_waiting, writer_waiting),
+// and the other side makes the FUTEX_WAKE syscall only when it finds that flag
+// set. Both sides store first and load second, all seq_cst, so one of the two
+// sees the other: no wake-up is lost, and none is made for a side that is busy.
+
+// Stores the counter the other side may sleep on, and wakes it if it announced that.
+inline void store_and_wake(std::atomic<uint32_t> *word, uint32_t value,
+                           std::atomic<uint32_t> *waiting) {
+  word->store(value, std::memory_order_seq_cst);
+  if (waiting->load(std::memory_order_seq_cst) != 0 &&
+      waiting->exchange(0, std::memory_order_seq_cst) != 0)
+    futex_wake(word);
+}
+
+// Announces the sleep, re-reads the other side's counter and sleeps on it (at most rel_ns,
+// < 0: no limit) only while stay(value) holds. The caller re-checks in every case.
+template <class Stay>
+inline void sleep_on(std::atomic<uint32_t> *word, std::atomic<uint32_t> *waiting, int64_t rel_ns,
+                     Stay &&stay) {
+  waiting->store(1, std::memory_order_seq_cst);
+  const uint32_t seen = word->load(std::memory_order_seq_cst);
+  if (stay(seen)) futex_wait(word, seen, rel_ns);
+  waiting->store(0, std::memory_order_relaxed);
 }
 
 inline void cpu_relax() {
@@ -47,12 +75,6 @@ inline void cpu_relax() {
 #else
   std::atomic_signal_fence(std::memory_order_seq_cst);
 #endif
-}
-
-inline int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 }  // namespace psbshm

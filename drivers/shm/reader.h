@@ -1,25 +1,20 @@
-// The reading end of a topic's ring, and the listener thread.
-//
-// take() returns a pointer into the slot (zero copy); the slot is given back
-// (tail advanced) by release() or the next take(). Waiting for data:
-//   poll:     take(timeout 0) returns at once.
-//   wait:     take(timeout > 0) sleeps on a futex on `head` after setting
-//             reader_waiting, which is the only case in which the writer makes
-//             a FUTEX_WAKE syscall; with wakeup=spin it spins on `head`.
-//   listener: a driver thread waits the same way and calls on_data for each
-//             sample; destroy stops it with a stop flag plus wake-ups.
-// A new reader starts at the current head: samples written before it attached
-// are skipped (volatile durability).
+// The reading end of a topic's ring, and the listener thread (README.md, "Notification"):
+// take() returns a pointer into the slot (zero copy), given back by release() or the next
+// take(); waits spin on `head` or sleep on it as a futex, and only a reader that announced
+// its sleep (reader_waiting) costs the writer a FUTEX_WAKE.
 #ifndef PSBENCH_SHM_READER_H
 #define PSBENCH_SHM_READER_H
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <thread>
 
+#include "futex.h"
 #include "psbench/sdk.hpp"
-#include "ring.h"
+#include "psbench/sdk_connection.hpp"
+#include "segment.h"
 #include "settings.h"
 
 namespace psbshm {
@@ -27,32 +22,129 @@ namespace psbshm {
 class Reader {
  public:
   // A listener starts the listener thread. Throws psb::sdk::Error on failure.
-  Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
-  ~Reader();
+  Reader(const Settings &s, const char *topic, psb::sdk::Listener listener)
+      : seg_(listening(s, listener), topic, Segment::kReader),
+        reliable_(s.qos.reliability == PSB_RELIABLE),
+        wakeup_(s.wakeup),
+        on_data_(listener) {
+    // Volatile: skip whatever was written before this reader existed.
+    tail_ = seg_.hdr->head.load(std::memory_order_acquire);
+    head_cache_ = tail_;
+    idx_ = tail_ % seg_.count;
+    store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
+    if (on_data_) thread_ = std::thread([this] { listen(); });
+  }
 
-  int matched() const;  // the ring's writer (0 or 1)
-  bool take(int64_t timeout_ns, const void *&data, size_t &len);
-  void release();
+  ~Reader() {
+    if (!thread_.joinable()) return;
+    stop_.store(true, std::memory_order_seq_cst);
+    // The thread may be between its stop check and its futex_wait, where one
+    // wake would be lost: keep waking until it has left.
+    while (!exited_.load(std::memory_order_acquire)) {
+      futex_wake(&seg_.hdr->head);
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+    thread_.join();
+  }
+
+  int matched() const { return seg_.hdr->writers.load(std::memory_order_acquire); }
+
+  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+    if (on_data_) psb::sdk::fail("take() is not used in listener mode");
+    if (held_) advance();
+    if (!ready()) {
+      if (timeout_ns == 0) return false;  // poll
+      if (!wait_for_data(timeout_ns < 0 ? -1 : psb::sdk::now_ns() + timeout_ns, false))
+        return false;
+    }
+    held_ = true;
+    const uint64_t n = *seg_.slot_len(idx_);
+    if (n > seg_.slot_size)
+      psb::sdk::fail("corrupt slot in %s: length %llu > max_payload %llu", seg_.name(),
+                     static_cast<unsigned long long>(n),
+                     static_cast<unsigned long long>(seg_.slot_size));
+    data = seg_.slot_data(idx_);
+    len = static_cast<size_t>(n);
+    return true;
+  }
+
+  void release() {
+    if (held_) advance();
+  }
 
  private:
-  void tear_down();
-  void advance();  // frees the oldest slot
+  // on_data is given exactly in listener mode (checked before the segment is opened).
+  static const Settings &listening(const Settings &s, const psb::sdk::Listener &listener) {
+    if (bool(listener) != (s.notify == PSB_NOTIFY_LISTENER))
+      psb::sdk::fail("on_data must be given exactly in listener mode");
+    return s;
+  }
+
+  // Whether a sample is at tail_; head is re-read only when the last one seen says not.
+  bool ready() {
+    return head_cache_ != tail_ ||
+           (head_cache_ = seg_.hdr->head.load(std::memory_order_acquire)) != tail_;
+  }
+
+  // Frees the oldest slot.
+  void advance() {
+    tail_ = seg_.next(tail_);
+    idx_ = seg_.next_index(idx_);
+    held_ = false;
+    if (reliable_)
+      store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
+    else  // a best_effort writer never sleeps on tail
+      seg_.hdr->tail.store(tail_, std::memory_order_release);
+  }
+
   // Waits until head != tail_; false on timeout (deadline_ns < 0: none) or,
   // in the listener, on stop.
-  bool wait_for_data(int64_t deadline_ns, bool listener);
-  void listen();
+  bool wait_for_data(int64_t deadline_ns, bool listener) {
+    SegmentHeader *h = seg_.hdr;
+    for (;;) {
+      if (listener && stop_.load(std::memory_order_acquire)) return false;
+      if (wakeup_ == Wakeup::spin) {
+        for (int i = 0; i < 64; ++i) {
+          cpu_relax();
+          head_cache_ = h->head.load(std::memory_order_acquire);
+          if (head_cache_ != tail_) return true;
+        }
+        if (deadline_ns >= 0 && psb::sdk::now_ns() >= deadline_ns) return false;
+        continue;
+      }
+      int64_t rel = -1;
+      if (deadline_ns >= 0) {
+        rel = deadline_ns - psb::sdk::now_ns();
+        if (rel <= 0) return false;
+      }
+      sleep_on(&h->head, &h->reader_waiting, rel, [&](uint32_t seen) {
+        return seen == tail_ && !(listener && stop_.load(std::memory_order_seq_cst));
+      });
+      head_cache_ = h->head.load(std::memory_order_acquire);
+      if (head_cache_ != tail_) return true;
+    }
+  }
 
-  Segment seg_;
-  RingView ring_;
-  bool attached_ = false;
-  bool reliable_ = false;
-  bool held_ = false;  // a taken sample occupies the slot at tail_
-  Wakeup wakeup_ = Wakeup::futex;
+  void listen() {
+    while (!stop_.load(std::memory_order_acquire)) {
+      if (!ready() && !wait_for_data(-1, true)) continue;  // stopping
+      const uint64_t n = *seg_.slot_len(idx_);
+      if (n <= seg_.slot_size)  // a corrupt length is skipped, never delivered
+        on_data_(seg_.slot_data(idx_), static_cast<size_t>(n));
+      advance();
+    }
+    exited_.store(true, std::memory_order_release);
+  }
+
+  Segment seg_;  // first: opened before, and closed after, everything below
+  const bool reliable_;
+  const Wakeup wakeup_;
+  bool held_ = false;        // a taken sample occupies the slot at tail_
   uint32_t tail_ = 0;        // our copy of hdr->tail (we are its only writer)
   uint32_t idx_ = 0;         // tail_ % count
   uint32_t head_cache_ = 0;  // last head seen; re-read only when looking empty
 
-  psb::sdk::Listener on_data_;
+  const psb::sdk::Listener on_data_;
   std::thread thread_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> exited_{false};

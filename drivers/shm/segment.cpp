@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -14,199 +15,164 @@
 
 #include "futex.h"
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_connection.hpp"
 
 namespace psbshm {
 namespace {
 
 using psb::sdk::fail;
+using psb::sdk::now_ns;
 
 constexpr int64_t kAttachTimeoutNs = 5'000'000'000;  // wait for the initialiser
-constexpr useconds_t kAttachPollUs = 100;
+using Fd = psb::sdk::Owned<int, &close, -1>;
 
-uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
-
-const char *reliability_name(uint32_t r) { return r == PSB_RELIABLE ? "reliable" : "best_effort"; }
-
-void initialise(int fd, const std::string &name, const SegmentParams &p, Segment *out) {
-  const uint64_t size = segment_size(p);
-  if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
-    fail("cannot size shared memory %s to %llu bytes: %s", name.c_str(),
-         static_cast<unsigned long long>(size), std::strerror(errno));
-  }
-  // Reserve the pages now: tmpfs would otherwise SIGBUS on first touch when
-  // /dev/shm is full. Filesystems without fallocate are left as they are.
-  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
-  if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL) {
-    fail(
-        "cannot reserve %llu bytes in /dev/shm for %s (slots "
-        "%u x slot %llu bytes): %s; enlarge /dev/shm or lower "
-        "option slots or size",
-        static_cast<unsigned long long>(size), name.c_str(), p.slot_count,
-        static_cast<unsigned long long>(slot_stride(p.slot_size)), std::strerror(rc));
-  }
-  void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) {
-    fail("cannot map %s (%llu bytes): %s", name.c_str(), static_cast<unsigned long long>(size),
-         std::strerror(errno));
-  }
-  auto *h = new (m) SegmentHeader();
-  h->layout_version = kLayoutVersion;
-  h->slot_size = p.slot_size;
-  h->slot_stride = slot_stride(p.slot_size);
-  h->total_size = size;
-  h->slot_count = p.slot_count;
-  h->modulus = p.slot_count * (0x80000000u / p.slot_count);
-  h->reliability = p.reliability;
-  h->magic.store(kMagic, std::memory_order_release);
-  out->hdr = h;
-  out->slots = static_cast<unsigned char *>(m) + sizeof(SegmentHeader);
-  out->map_size = size;
-}
-
-void attach(int fd, const std::string &name, const SegmentParams &p, int64_t deadline,
-            Segment *out) {
-  struct stat st;
-  for (;;) {  // the initialiser sizes the file in one ftruncate
-    if (fstat(fd, &st) != 0) {
-      fail("cannot stat %s: %s", name.c_str(), std::strerror(errno));
-    }
-    if (st.st_size > 0) break;
-    if (now_ns() > deadline) {
-      fail(
-          "%s exists but was never sized within 5 s (left by a "
-          "killed run? remove /dev/shm%s)",
-          name.c_str(), name.c_str());
-    }
-    usleep(kAttachPollUs);
-  }
-  const auto size = static_cast<size_t>(st.st_size);
-  if (size < sizeof(SegmentHeader)) {
-    fail("%s is %zu bytes, too small to be a psbench segment", name.c_str(), size);
-  }
-  void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-  if (m == MAP_FAILED) {
-    fail("cannot map %s (%zu bytes): %s", name.c_str(), size, std::strerror(errno));
-  }
-  auto *h = static_cast<SegmentHeader *>(m);
-  while (h->magic.load(std::memory_order_acquire) != kMagic) {
-    if (now_ns() > deadline) {
-      munmap(m, size);
-      fail(
-          "%s was created but not initialised within 5 s (left by a "
-          "killed run? remove /dev/shm%s)",
-          name.c_str(), name.c_str());
-    }
-    usleep(kAttachPollUs);
-  }
-  const char *what = nullptr;
-  char mine[64], theirs[64];
-  if (h->layout_version != kLayoutVersion) {
-    what = "layout version";
-    snprintf(mine, sizeof mine, "%u", kLayoutVersion);
-    snprintf(theirs, sizeof theirs, "%u", h->layout_version);
-  } else if (h->slot_size != p.slot_size) {
-    what = "max_payload";
-    snprintf(mine, sizeof mine, "%llu", static_cast<unsigned long long>(p.slot_size));
-    snprintf(theirs, sizeof theirs, "%llu", static_cast<unsigned long long>(h->slot_size));
-  } else if (h->slot_count != p.slot_count) {
-    what = "slots (option slots)";
-    snprintf(mine, sizeof mine, "%u", p.slot_count);
-    snprintf(theirs, sizeof theirs, "%u", h->slot_count);
-  } else if (h->reliability != p.reliability) {
-    what = "reliability";
-    snprintf(mine, sizeof mine, "%s", reliability_name(p.reliability));
-    snprintf(theirs, sizeof theirs, "%s", reliability_name(h->reliability));
-  } else if (h->total_size != size) {
-    what = "segment size";
-    snprintf(mine, sizeof mine, "%zu", size);
-    snprintf(theirs, sizeof theirs, "%llu", static_cast<unsigned long long>(h->total_size));
-  }
-  if (what != nullptr) {
-    munmap(m, size);
-    fail(
-        "%s mismatch on %s: this side uses %s, the segment was "
-        "created with %s; both sides of a topic must use the same "
-        "max_payload, slots and reliability",
-        what, name.c_str(), mine, theirs);
-  }
-  out->hdr = h;
-  out->slots = static_cast<unsigned char *>(m) + sizeof(SegmentHeader);
-  out->map_size = size;
+// "/psbench-<run_id>-<topic>"; throws psb::sdk::Error if the name is not usable.
+std::string segment_name(const std::string &run_id, const char *topic) {
+  if (topic == nullptr || *topic == '\0' || std::strchr(topic, '/') != nullptr)
+    fail("topic name '%s' is not usable (empty or contains '/')",
+         topic == nullptr ? "(null)" : topic);
+  const std::string n = "/psbench-" + run_id + "-" + topic;
+  if (n.size() - 1 > NAME_MAX)
+    fail("shared memory name for run '%s' topic '%s' is longer than %d characters", run_id.c_str(),
+         topic, NAME_MAX);
+  return n;
 }
 
 }  // namespace
 
-uint64_t slot_stride(uint64_t slot_size) { return align_up(kSlotDataOffset + slot_size, 64); }
-
-uint64_t segment_size(const SegmentParams &p) {
-  if (p.slot_count == 0 || p.slot_size > (uint64_t{1} << 48)) return 0;
-  const uint64_t stride = slot_stride(p.slot_size);
-  if (p.slot_count > (UINT64_MAX - sizeof(SegmentHeader)) / stride) return 0;
-  return sizeof(SegmentHeader) + stride * p.slot_count;
+// At most 2^20 slots of 4 MiB (the settings' limits): no overflow.
+uint64_t slot_stride(uint64_t slot_size) { return (kSlotDataOffset + slot_size + 63) / 64 * 64; }
+uint64_t segment_size(const Settings &s) {
+  return sizeof(SegmentHeader) + slot_stride(s.max_payload) * s.depth;
 }
 
-std::string segment_name(const std::string &run_id, const char *topic) {
-  if (topic == nullptr || *topic == '\0' || std::strchr(topic, '/') != nullptr) {
-    fail("topic name '%s' is not usable (empty or contains '/')",
-         topic == nullptr ? "(null)" : topic);
-  }
-  std::string n = kNamePrefix;
-  n += run_id;
-  n += '-';
-  n += topic;
-  if (n.size() - 1 > NAME_MAX) {
-    fail(
-        "shared memory name for run '%s' topic '%s' is longer than "
-        "%d characters",
-        run_id.c_str(), topic, NAME_MAX);
-  }
-  return n;
-}
-
-void segment_open(const std::string &name, const SegmentParams &p, Segment *out) {
+Segment::Segment(const Settings &s, const char *topic, Side side)
+    : name_(segment_name(s.run_id, topic)), side_(side) {
   const int64_t deadline = now_ns() + kAttachTimeoutNs;
+  open(s, deadline);
+  try {  // mapped: a failure from here on unmaps it
+    check(s, deadline);
+    std::atomic<int32_t> &sides = side == kReader ? hdr->readers : hdr->writers;
+    if (sides.fetch_add(1, std::memory_order_acq_rel) != 0) {
+      sides.fetch_sub(1, std::memory_order_acq_rel);  // the other one's side keeps the name
+      fail(
+          "topic '%s' already has a %s; the shm driver is one writer, one reader per topic (or "
+          "a killed run with this run_id left %s in /dev/shm)",
+          topic, side == kReader ? "reader" : "writer", name());
+    }
+  } catch (...) {
+    munmap(hdr, map_size_);
+    throw;
+  }
+  stride = hdr->slot_stride;
+  slot_size = hdr->slot_size;
+  count = hdr->slot_count;
+  modulus = hdr->modulus;
+}
+
+Segment::~Segment() {
+  (side_ == kReader ? hdr->readers : hdr->writers).fetch_sub(1, std::memory_order_seq_cst);
+  // A reliable writer waiting for room sees that nobody reads any more.
+  if (side_ == kReader) futex_wake(&hdr->tail);
+  munmap(hdr, map_size_);
+  shm_unlink(name());  // ENOENT: the peer unlinked it first
+}
+
+void Segment::open(const Settings &s, int64_t deadline) {
   for (;;) {
-    int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, 0600);
+    Fd fd = shm_open(name(), O_RDWR | O_CREAT | O_EXCL, 0600);
     if (fd >= 0) {  // we created it: we initialise it
       try {
-        initialise(fd, name, p, out);
+        return initialise(fd, s);
       } catch (...) {
-        close(fd);
-        shm_unlink(name.c_str());
+        shm_unlink(name());
         throw;
       }
-      close(fd);
-      out->name = name;
-      return;
     }
-    if (errno != EEXIST) {
-      fail("cannot create shared memory %s: %s", name.c_str(), std::strerror(errno));
-    }
-    fd = shm_open(name.c_str(), O_RDWR, 0);
-    if (fd < 0) {
-      // Unlinked between our two shm_open calls: try to create it again.
-      if (errno == ENOENT && now_ns() < deadline) continue;
-      fail("cannot open shared memory %s: %s", name.c_str(), std::strerror(errno));
-    }
-    try {
-      attach(fd, name, p, deadline, out);
-    } catch (...) {
-      close(fd);
-      throw;
-    }
-    close(fd);
-    out->name = name;
-    return;
+    if (errno != EEXIST) fail("cannot create shared memory %s: %s", name(), std::strerror(errno));
+    fd = shm_open(name(), O_RDWR, 0);
+    if (fd >= 0) return attach(fd, deadline);
+    // Unlinked between our two shm_open calls: try to create it again.
+    if (errno == ENOENT && now_ns() < deadline) continue;
+    fail("cannot open shared memory %s: %s", name(), std::strerror(errno));
   }
 }
 
-void segment_close(Segment *seg) {
-  if (seg->hdr != nullptr) munmap(seg->hdr, seg->map_size);
-  if (!seg->name.empty()) shm_unlink(seg->name.c_str());  // ENOENT: the peer unlinked it first
-  seg->hdr = nullptr;
-  seg->slots = nullptr;
-  seg->map_size = 0;
-  seg->name.clear();
+void Segment::map(int fd, size_t size) {
+  void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+  if (m == MAP_FAILED) fail("cannot map %s (%zu bytes): %s", name(), size, std::strerror(errno));
+  hdr = static_cast<SegmentHeader *>(m);
+  slots = static_cast<unsigned char *>(m) + sizeof(SegmentHeader);
+  map_size_ = size;
+}
+
+void Segment::initialise(int fd, const Settings &s) {
+  const uint64_t size = segment_size(s);
+  if (ftruncate(fd, static_cast<off_t>(size)) != 0)
+    fail("cannot size shared memory %s to %llu bytes: %s", name(),
+         static_cast<unsigned long long>(size), std::strerror(errno));
+  // Reserve the pages now: tmpfs would otherwise SIGBUS on first touch when
+  // /dev/shm is full. Filesystems without fallocate are left as they are.
+  const int rc = posix_fallocate(fd, 0, static_cast<off_t>(size));
+  if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
+    fail(
+        "cannot reserve %llu bytes in /dev/shm for %s (slots %u x slot %llu bytes): %s; enlarge "
+        "/dev/shm or lower option slots or size",
+        static_cast<unsigned long long>(size), name(), s.depth,
+        static_cast<unsigned long long>(slot_stride(s.max_payload)), std::strerror(rc));
+  map(fd, size);
+  auto *h = new (hdr) SegmentHeader();
+  h->layout_version = kLayoutVersion;
+  h->slot_size = s.max_payload;
+  h->slot_stride = slot_stride(s.max_payload);
+  h->total_size = size;
+  h->slot_count = s.depth;
+  h->modulus = s.depth * (0x80000000u / s.depth);
+  h->reliability = s.qos.reliability;
+  h->magic.store(kMagic, std::memory_order_release);
+}
+
+// The initialiser sizes the file in one ftruncate, and sets magic last.
+void Segment::attach(int fd, int64_t deadline) {
+  struct stat st;
+  if (!psb::sdk::wait_until(std::max<int64_t>(deadline - now_ns(), 0), [&] {
+        if (fstat(fd, &st) != 0) fail("cannot stat %s: %s", name(), std::strerror(errno));
+        return st.st_size > 0;
+      }))
+    fail("%s exists but was never sized within 5 s (left by a killed run? remove /dev/shm%s)",
+         name(), name());
+  const auto size = static_cast<size_t>(st.st_size);
+  if (size < sizeof(SegmentHeader))
+    fail("%s is %zu bytes, too small to be a psbench segment", name(), size);
+  map(fd, size);
+}
+
+void Segment::check(const Settings &s, int64_t deadline) const {
+  const SegmentHeader *h = hdr;
+  if (!psb::sdk::wait_until(std::max<int64_t>(deadline - now_ns(), 0),
+                            [h] { return h->magic.load(std::memory_order_acquire) == kMagic; }))
+    fail("%s was created but not initialised within 5 s (left by a killed run? remove /dev/shm%s)",
+         name(), name());
+  struct Field {
+    const char *what;
+    uint64_t mine, theirs;
+  };
+  const Field fields[] = {{"layout version", kLayoutVersion, h->layout_version},
+                          {"max_payload", s.max_payload, h->slot_size},
+                          {"slots (option slots)", s.depth, h->slot_count},
+                          {"reliability", s.qos.reliability, h->reliability},
+                          {"segment size", map_size_, h->total_size}};
+  for (const Field &f : fields) {
+    if (f.mine == f.theirs) continue;
+    auto text = [&](uint64_t v) {
+      if (&f != &fields[3]) return std::to_string(v);
+      return std::string(v == PSB_RELIABLE ? "reliable" : "best_effort");
+    };
+    fail(
+        "%s mismatch on %s: this side uses %s, the segment was created with %s; both sides of a "
+        "topic must use the same max_payload, slots and reliability",
+        f.what, name(), text(f.mine).c_str(), text(f.theirs).c_str());
+  }
 }
 
 }  // namespace psbshm

@@ -1,6 +1,6 @@
-// Layout of one topic's shared-memory segment and how it is created, attached
-// and removed. The segment "/psbench-<run_id>-<topic>" (a file in /dev/shm)
-// holds a header followed by slot_count slots:
+// Layout of one topic's shared-memory segment, and one side's hold on it. The
+// segment "/psbench-<run_id>-<topic>" (a file in /dev/shm) holds a header
+// followed by slot_count slots:
 //
 //   [SegmentHeader][slot 0][slot 1]...   slot = [u64 len][pad][data...]
 //
@@ -16,14 +16,13 @@
 #include <string>
 
 #include "psbench/driver.h"
+#include "settings.h"
 
 namespace psbshm {
 
 constexpr uint32_t kMagic = 0x314d5350u;  // "PSM1", set last by the initialiser
 constexpr uint32_t kLayoutVersion = 1;
 constexpr size_t kSlotDataOffset = 16;  // after the u64 length (+ pad)
-constexpr uint64_t kMaxSlotCount = 1u << 20;
-constexpr const char *kNamePrefix = "/psbench-";
 
 struct alignas(64) SegmentHeader {
   std::atomic<uint32_t> magic;  // kMagic once the fields below are valid
@@ -47,31 +46,59 @@ struct alignas(64) SegmentHeader {
   std::atomic<uint32_t> writer_waiting;  // set by a writer before it sleeps
 };
 
-struct SegmentParams {
-  uint64_t slot_size;
-  uint32_t slot_count;
-  uint32_t reliability;
-};
-
-// Bytes between slots, and of the whole segment (0 if it would overflow).
+// Bytes between slots, and of the whole segment.
 uint64_t slot_stride(uint64_t slot_size);
-uint64_t segment_size(const SegmentParams &p);
+uint64_t segment_size(const Settings &s);
 
-// "/psbench-<run_id>-<topic>"; throws psb::sdk::Error if the name is not usable.
-std::string segment_name(const std::string &run_id, const char *topic);
+// One side of a topic's ring: the segment created or attached, with this side
+// counted in its header (one writer and one reader: a second is refused). The
+// destructor uncounts it, unmaps and unlinks (ENOENT ignored: the peer may
+// have unlinked first).
+class Segment {
+ public:
+  enum Side { kWriter, kReader };
+  // Throws psb::sdk::Error (leaving nothing mapped) if the segment cannot be
+  // opened, does not match s, or has this side already.
+  Segment(const Settings &s, const char *topic, Side side);
+  ~Segment();
+  Segment(const Segment &) = delete;
+  Segment &operator=(const Segment &) = delete;
 
-struct Segment {
+  // The ring's geometry, copied out of the header once at attach.
   SegmentHeader *hdr = nullptr;
   unsigned char *slots = nullptr;  // first slot
-  size_t map_size = 0;
-  std::string name;
-};
+  uint64_t stride = 0;
+  uint64_t slot_size = 0;
+  uint32_t count = 0;
+  uint32_t modulus = 0;
 
-// Creates or attaches the segment and checks that its parameters match; throws
-// psb::sdk::Error (leaving *out unmapped) if it cannot.
-void segment_open(const std::string &name, const SegmentParams &p, Segment *out);
-// Unmaps and unlinks (ENOENT ignored: the peer may have unlinked first).
-void segment_close(Segment *seg);
+  // head (written by the writer) and tail (written by the reader) are 32-bit counters
+  // running in [0, modulus), where modulus is the largest multiple of count not above 2^31,
+  // so counter c always lives in slot c % count and each side can step its slot index
+  // alongside its counter (no division on the timed path). used = head - tail (mod
+  // modulus) is in [0, count]: equal counters mean empty, used == count means full.
+  uint32_t next(uint32_t c) const { return c + 1 == modulus ? 0 : c + 1; }
+  bool full(uint32_t head, uint32_t tail) const {
+    return (head >= tail ? head - tail : head + (modulus - tail)) >= count;
+  }
+  uint32_t next_index(uint32_t idx) const { return idx + 1 == count ? 0 : idx + 1; }
+  uint64_t *slot_len(uint32_t idx) const {
+    return reinterpret_cast<uint64_t *>(slots + stride * idx);
+  }
+  unsigned char *slot_data(uint32_t idx) const { return slots + stride * idx + kSlotDataOffset; }
+  const char *name() const { return name_.c_str(); }
+
+ private:
+  void open(const Settings &s, int64_t deadline);  // creates and initialises, or attaches
+  void initialise(int fd, const Settings &s);
+  void attach(int fd, int64_t deadline);
+  void map(int fd, size_t size);
+  void check(const Settings &s, int64_t deadline) const;  // initialised, and as s says
+
+  std::string name_;
+  size_t map_size_ = 0;
+  Side side_;
+};
 
 }  // namespace psbshm
 
