@@ -98,6 +98,9 @@ class Expect:
     # transient_local keeps for this driver, where its own test shows it: its
     # transient_local cases skip, saying so.
     late_join_unframed: str | None = None
+    # How long the publisher pauses (s) while the late joiner starts and associates: the
+    # suite's 3, or more for a middleware whose association takes longer (its why).
+    late_join_pause_s: float = 3
     # The xdist group every test that runs it joins (tests/scheduling.py): its runs may
     # not overlap (what one checks, another's run in flight would spoil).
     group: str | None = None

@@ -9,7 +9,9 @@ live, CI 2026-11-25): keep_last:5 with transient_local gives seq 995-999, MQTT's
 retained message the last one, volatile nothing. Every driver whose --describe offers
 transient_local gets a case for each history it offers and one under volatile (the driver
 suite, tests/driver_suite.py); make test runs those its SUITE.late_join names, make
-test-long the rest, and a combination the node refuses is skipped with its reason."""
+test-long the rest, and a combination the node refuses is skipped with its reason. A
+middleware slower to associate a late joiner declares a longer pause
+(SUITE.late_join_pause_s)."""
 
 import json
 
@@ -17,11 +19,10 @@ import pytest
 
 from conftest import only_run, run_cli
 from driver_suite import capabilities, cases, expect
+from late_join_runs import PAUSE, framed_run
 from psbench.base import manifests
 from psbench.results.samples import read_samples
 
-PAUSE = ["--rate", "1000", "--duration", "6", "--late-join", "2.5",
-         "--inject", "delay=1000:3000000", "--reliability", "reliable"]  # fmt: skip
 KEEP_5 = ["--durability", "transient_local", "--history", "keep_last:5"]
 WRITTEN = 1000  # seq 0-999 before the pause
 
@@ -73,7 +74,7 @@ def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(results, dr
         pytest.skip(f"{driver}: {unframed}")
     qos = qos_of(case, capabilities(driver))
     expected = kept(driver, case)
-    proc, record = _framed_run(driver, qos, results)
+    proc, record = framed_run(driver, qos, results)
     late = json.loads((record["_dir"] / "late-sub.json").read_text())["late_join"]
     assert (late["history"], late["history_first_seq"], late["history_last_seq"]) == expected
     # After the pause it receives live; the run's own subscriber is not affected.
@@ -85,23 +86,6 @@ def test_a_late_joiner_gets_exactly_the_history_its_durability_keeps(results, dr
     a = record["accounting"]["sub"]
     assert a["unaccounted"] == 0 and a["received"] + a["lost"] == a["published"]
     assert "late-sub" not in record["accounting"]
-
-
-def _framed_run(driver, qos, results):
-    """The run, made again (3 tries) while the pause did not frame the late joiner's
-    history: a busy machine can start it outside the pause, or a broker can still hold
-    samples written before it (run.json says which); the known answer needs neither."""
-    for attempt in range(3):
-        folder = results / f"try{attempt}"
-        proc = run_cli(["pubsub", "--driver", driver, *PAUSE, *qos], folder, timeout=120)
-        record = only_run(folder)
-        if record["status"] == "refused":  # a combination the driver does not offer
-            pytest.skip(record["message"])
-        assert record["status"] == "ok", proc.stdout + proc.stderr
-        block = record["late_join"]["late-sub"]
-        if block["in_pause"] and not block["before_pause_after_join"]:
-            return proc, record
-    pytest.fail(f"the pause never framed the late joiner's history in 3 runs: {block}")
 
 
 def test_late_join_is_refused_where_it_cannot_join_while_publishing(driver_libs, results):
