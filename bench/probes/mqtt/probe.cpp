@@ -27,6 +27,8 @@
 #include <string>
 #include <vector>
 
+#include "rtt.hpp"  // bench/probes/common
+
 using clk = std::chrono::steady_clock;
 constexpr int kWarmup = 1000;  // ping's unmeasured round trips, as psbench's ping
 
@@ -231,10 +233,7 @@ int main(int argc, char **argv) {
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     publish("", 0);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   mosquitto_disconnect(mosq);
   mosquitto_loop(mosq, 100, 1);

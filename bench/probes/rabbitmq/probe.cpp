@@ -8,13 +8,14 @@
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "rtt.hpp"  // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -128,14 +129,7 @@ int main(int argc, char** argv) {
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     publish(writer, out, "", 0);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    if (n == 0) {
-      rc = 1;
-    } else {
-      std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
-    }
+    if (!probe::print_rtt_line(rtt)) rc = 1;  // common/rtt.hpp
   }
   amqp_bytes_free(queue);
   for (amqp_connection_state_t c : {writer, reader}) {

@@ -9,7 +9,6 @@
 // Usage: redis_probe ping|pong HOST:PORT TOPIC SIZE SECONDS
 #include <hiredis/hiredis.h>
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +17,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "rtt.hpp"  // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -132,10 +133,7 @@ int main(int argc, char **argv) {
     }
     publish(pub, out, "", 0);
     read_reply(pub);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   redisFree(sub);
   redisFree(pub);
