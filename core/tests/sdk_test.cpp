@@ -24,25 +24,29 @@ namespace {
 using psb::sdk::Options;
 using psb::sdk::Refusals;
 
+// The test drivers' capabilities: reliable, volatile, wait, the one transport "mem",
+// messages up to max_payload bytes (header included).
+constexpr const char *kMemOnly[] = {"mem", nullptr};
+constexpr psb_capabilities mem_caps(uint64_t max_payload) {
+  return {.reliability = PSB_RELIABLE,
+          .durability = PSB_VOLATILE,
+          .history = 0,
+          .notify = PSB_NOTIFY_WAIT,
+          .transports = kMemOnly,
+          .option_keys = nullptr,
+          .max_payload = max_payload,
+          .readers_per_topic = 0,
+          .writers_per_topic = 0,
+          .crosses_hosts = 0};
+}
+
 // ---- a driver with every optional member; a topic or a payload says what to throw ------
 
 struct Full {
   static constexpr const char *name = "sdkt";
   static constexpr const char *description = "the SDK's test driver";
   static const char *version() { return "sdkt 1.0"; }
-  static psb_capabilities capabilities() {
-    static const char *const transports[] = {"mem", nullptr};
-    return {.reliability = PSB_RELIABLE,
-            .durability = PSB_VOLATILE,
-            .history = 0,
-            .notify = PSB_NOTIFY_WAIT,
-            .transports = transports,
-            .option_keys = nullptr,
-            .max_payload = 1024,
-            .readers_per_topic = 0,
-            .writers_per_topic = 0,
-            .crosses_hosts = 0};
-  }
+  static psb_capabilities capabilities() { return mem_caps(1024); }
   // Refuses another transport and a malformed option "depth", each on its own; option
   // "check" throws what it says after those.
   static void check(const psb_config &cfg, Refusals &refuse) {
@@ -133,19 +137,7 @@ struct Minimal {
   static constexpr const char *description = "required members only";
   static inline const char *current_version = "0";
   static const char *version() { return current_version; }  // the driver's own: not kept
-  static psb_capabilities capabilities() {
-    static const char *const transports[] = {"mem", nullptr};
-    return {.reliability = PSB_RELIABLE,
-            .durability = PSB_VOLATILE,
-            .history = 0,
-            .notify = PSB_NOTIFY_WAIT,
-            .transports = transports,
-            .option_keys = nullptr,
-            .max_payload = 0,
-            .readers_per_topic = 0,
-            .writers_per_topic = 0,
-            .crosses_hosts = 0};
-  }
+  static psb_capabilities capabilities() { return mem_caps(0); }
   struct Context {
     explicit Context(const psb_config &) {}
   };
@@ -249,12 +241,7 @@ struct Tracked {
   static constexpr const char *description = "logs what is destroyed";
   static inline int versions = 0;  // calls of version()
   static std::string version() { return "tracked " + std::to_string(++versions); }
-  static constexpr const char *transports[] = {"mem", nullptr};
-  static constexpr psb_capabilities capabilities = {  // data, not a function
-      .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
-      .notify = PSB_NOTIFY_WAIT,   .transports = transports,   .option_keys = nullptr,
-      .max_payload = 64,           .readers_per_topic = 0,     .writers_per_topic = 0,
-      .crosses_hosts = 0};
+  static constexpr psb_capabilities capabilities = mem_caps(64);  // data, not a function
   struct Context {
     explicit Context(const psb_config &) {}
     ~Context() { destroyed.push_back("context"); }
