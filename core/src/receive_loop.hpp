@@ -80,4 +80,22 @@ void listener_trampoline(void *self, const void *data, size_t len) {
   sink->signal.notify();
 }
 
+// The reader on `topic` that feeds `sink`: through its listener in listener mode, else
+// taken from by receive_loop.
+template <typename Sink>
+void create_sink_reader(const RoleEnv &env, Endpoints &ep, const std::string &topic, Sink &sink) {
+  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
+  ep.create_reader(topic, listener ? &listener_trampoline<Sink> : nullptr, &sink);
+}
+
+// pong and relay: opens the endpoints, the sink's writer on `out`, its reader on `in`.
+template <typename Sink>
+void open_forwarding(const RoleEnv &env, Endpoints &ep, const std::string &in,
+                     const std::string &out, Sink &sink) {
+  ep.open(env.cfg);
+  ep.create_writer(out);
+  sink.writer = ep.writer();
+  create_sink_reader(env, ep, in, sink);
+}
+
 }  // namespace psb

@@ -53,11 +53,7 @@ void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
   PongSink sink(env.driver, env.node, res);
   res.opened_ns = now_ns();
-  ep.open(env.cfg);
-  ep.create_writer(res.topics[1]);
-  sink.writer = ep.writer();
-  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
-  ep.create_reader(res.topics[0], listener ? &listener_trampoline<PongSink> : nullptr, &sink);
+  open_forwarding(env, ep, res.topics[0], res.topics[1], sink);
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "ping");
   if (res.counts.write_errors)
