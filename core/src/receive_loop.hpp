@@ -1,6 +1,7 @@
 // The receiving side of pong and sub: take messages in the chosen notify mode and hand
 // them to a sink until it is done, the peer goes quiet, or the run is stopped.
 #pragma once
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -87,6 +88,18 @@ void create_sink_reader(const RoleEnv &env, Endpoints &ep, const std::string &to
   const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
   ep.create_reader(topic, listener ? &listener_trampoline<Sink> : nullptr, &sink);
 }
+
+// What the sinks of pong and relay share: the writer they forward on, the end marker
+// that ends them (set by the sink that sees it), the first failed write's message.
+struct ForwardingSink {
+  bool done() const { return ended.load(std::memory_order_acquire); }
+  const char *done_reason() const { return "end_marker"; }
+
+  psb_writer *writer = nullptr;
+  std::atomic<bool> ended{false};
+  ArrivalSignal signal;
+  std::string first_error;
+};
 
 // pong and relay: opens the endpoints, the sink's writer on `out`, its reader on `in`.
 template <typename Sink>

@@ -8,7 +8,7 @@
 namespace psb {
 namespace {
 
-struct PongSink {
+struct PongSink : ForwardingSink {
   PongSink(const psb_driver &d, const NodeConfig &n, RoleResult &r)
       : driver(d), node(n), res(r), counts(r.counts) {}
 
@@ -34,17 +34,11 @@ struct PongSink {
     ++counts.received;
     counts.sent += ok;
   }
-  bool done() const { return ended.load(std::memory_order_acquire); }
-  const char *done_reason() const { return "end_marker"; }
 
   const psb_driver &driver;
   const NodeConfig &node;
   RoleResult &res;
   RoleCounts &counts;
-  psb_writer *writer = nullptr;
-  std::atomic<bool> ended{false};
-  ArrivalSignal signal;
-  std::string first_error;
 };
 
 }  // namespace

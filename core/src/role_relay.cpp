@@ -10,7 +10,7 @@
 namespace psb {
 namespace {
 
-struct RelaySink {
+struct RelaySink : ForwardingSink {
   RelaySink(const psb_driver &d, RoleCounts &c) : driver(d), counts(c) {}
 
   void on_message(const void *data, size_t len, int64_t) {
@@ -28,15 +28,9 @@ struct RelaySink {
     if (flags & kFlagWarmup) ++counts.warmup;
     if (flags & kFlagEnd) ended.store(true, std::memory_order_release);
   }
-  bool done() const { return ended.load(std::memory_order_acquire); }
-  const char *done_reason() const { return "end_marker"; }
 
   const psb_driver &driver;
   RoleCounts &counts;
-  psb_writer *writer = nullptr;
-  std::atomic<bool> ended{false};
-  ArrivalSignal signal;
-  std::string first_error;
 };
 
 }  // namespace
