@@ -43,4 +43,24 @@ void parse_round_args(int argc, char **argv, RoundArgs &a, Usage usage, More mor
   if (a.size < 32) usage("--size is at least 32 (the psbench header)");
 }
 
+// The command line of the probes whose one flag of their own is --reliable (reliable
+// instead of the driver's default best effort).
+struct ReliableArgs : RoundArgs {
+  bool reliable = false;
+};
+
+template <class Usage>
+ReliableArgs parse_reliable_args(int argc, char **argv, const char *topic, long domain,
+                                 Usage usage) {
+  ReliableArgs a;
+  a.topic = topic;
+  a.domain = domain;
+  parse_round_args(argc, argv, a, usage, [&a](const std::string &k, auto &) {
+    if (k != "--reliable") return false;
+    a.reliable = true;
+    return true;
+  });
+  return a;
+}
+
 }  // namespace probe

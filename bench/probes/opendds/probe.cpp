@@ -51,9 +51,7 @@ constexpr probe::Loop kLoop{"opendds_probe", /*usage=*/true};
 
 using namespace OpenDDS::DCPS;
 
-struct Args : probe::RoundArgs {
-  bool reliable = false;
-};
+using Args = probe::ReliableArgs;
 
 constexpr size_t kHeader = sizeof(psbench::MessageHeader);  // 32
 constexpr int kUnicastParticipants = 24;                    // the driver's
@@ -76,14 +74,7 @@ DDS::Duration_t duration(int64_t ns) {
 }
 
 Args parse(int argc, char **argv) {
-  Args a;
-  a.topic = "opendds_probe";
-  a.domain = 231;
-  probe::parse_round_args(argc, argv, a, usage, [&a](const std::string &k, auto &value) {
-    if (k != "--reliable") return false;
-    a.reliable = true;
-    return true;
-  });
+  Args a = probe::parse_reliable_args(argc, argv, "opendds_probe", 231, usage);
   if (a.domain < 0 || a.domain > 232) usage("--domain is 0 to 232 (RTPS's ports end at 65535)");
   return a;
 }

@@ -51,9 +51,7 @@ namespace {
 using probe::now_ns;
 constexpr probe::Loop kLoop{"opensplice_probe", /*usage=*/false};
 
-struct Args : probe::RoundArgs {
-  bool reliable = false;
-};
+using Args = probe::ReliableArgs;
 
 constexpr size_t kHeader = sizeof(psbench_MessageHeader);  // 32
 
@@ -78,14 +76,7 @@ void check(DDS_ReturnCode_t rc, const char *what) {
 }
 
 Args parse(int argc, char **argv) {
-  Args a;
-  a.topic = "opensplice_probe";
-  a.domain = 231;
-  probe::parse_round_args(argc, argv, a, usage, [&a](const std::string &k, auto &value) {
-    if (k != "--reliable") return false;
-    a.reliable = true;
-    return true;
-  });
+  Args a = probe::parse_reliable_args(argc, argv, "opensplice_probe", 231, usage);
   if (a.domain < 0 || a.domain > 230) usage("--domain: OpenSplice takes 0 to 230");
   return a;
 }
