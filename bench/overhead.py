@@ -18,6 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from ddsperf_compare import node_command  # bench/ is this script's folder: its sibling
+
 from psbench.base import paths
 from psbench.results.samples import read_samples
 
@@ -32,17 +34,7 @@ def free_udp_port() -> int:
 
 def psbench_median_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-overhead-") as out:
-        common = [
-            str(node),
-            "--driver",
-            str(driver),
-            "--out",
-            out,
-            "--run-id",
-            run,
-            "--size",
-            str(size),
-        ]
+        common = node_command(node, driver, out, run, size)
         pong = subprocess.Popen(common + ["--role", "pong"], stderr=subprocess.PIPE)
         try:
             ping = subprocess.run(
