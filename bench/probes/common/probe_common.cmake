@@ -37,3 +37,12 @@ function(probe_built_sdk var driver what)
   endif()
   set(${var} ${prefix} PARENT_SCOPE)
 endfunction()
+
+# find_package(PACKAGE), or the build fails with `missing`: what is not found and the
+# Debian packages that bring it (a macro: the package's variables and functions stay).
+macro(probe_find_package package missing)
+  find_package(${package} QUIET)
+  if(NOT ${package}_FOUND)
+    message(FATAL_ERROR "${PROJECT_NAME}: ${missing}")
+  endif()
+endmacro()
