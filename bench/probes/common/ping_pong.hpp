@@ -109,4 +109,12 @@ int run_ping(Endpoints &ep, const Loop &loop, double seconds, long warmup) {
   return 0;
 }
 
+// Runs the role a.role names ("ping" or "pong") on an Endpoints built from `a`, destroyed
+// before the exit status is returned.
+template <class Endpoints, class Args>
+int run_role(const Args &a, const Loop &loop) {
+  Endpoints ep(a);
+  return a.role == "ping" ? run_ping(ep, loop, a.seconds, a.warmup) : run_pong(ep, loop);
+}
+
 }  // namespace probe

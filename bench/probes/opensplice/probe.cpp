@@ -261,11 +261,5 @@ class Endpoints {
 
 int main(int argc, char **argv) {
   const Args a = parse(argc, argv);
-  int rc;
-  {
-    Endpoints ep(a);
-    rc = a.role == "ping" ? probe::run_ping(ep, kLoop, a.seconds, a.warmup)
-                          : probe::run_pong(ep, kLoop);
-  }
-  return rc;
+  return probe::run_role<Endpoints>(a, kLoop);
 }
