@@ -117,6 +117,16 @@ class PubSub : public ::testing::Test {
   int run(std::vector<std::string> args, const std::string &tag = "node") {
     return finish(start(args, out_ + "/" + tag + ".stderr", false));
   }
+  // A udp sub process on --barrier stdio, READY and told GO, with `extra` after base();
+  // its stderr in sub.stderr. Call through ASSERT_NO_FATAL_FAILURE.
+  void start_sub(const std::string &run_id, const std::vector<std::string> &extra, Proc &sub) {
+    std::vector<std::string> args = base("udp", "sub", run_id);
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--barrier", "stdio"});
+    sub = start(args, out_ + "/sub.stderr", true);
+    ASSERT_TRUE(ready(sub)) << err("sub");
+    go(sub);
+  }
   std::string json(const std::string &stem) { return slurp(out_ + "/" + stem + ".json"); }
   std::string err(const std::string &tag = "node") { return slurp(out_ + "/" + tag + ".stderr"); }
 
@@ -244,12 +254,8 @@ TEST_F(PubSub, EchoCountsAddUpThroughUdp) {
 // senders to one port).
 TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
   const std::string run_id = fresh_run_id();
-  Proc sub =
-      start(base("udp", "sub", run_id) + std::vector<std::string>{"--publishers", "2", "--count",
-                                                                  "2000", "--barrier", "stdio"},
-            out_ + "/sub.stderr", true);
-  ASSERT_TRUE(ready(sub)) << err("sub");
-  go(sub);
+  Proc sub;
+  ASSERT_NO_FATAL_FAILURE(start_sub(run_id, {"--publishers", "2", "--count", "2000"}, sub));
   std::vector<Proc> pubs;
   for (int k = 0; k < 2; ++k) {
     std::string name = "pub-" + std::to_string(k + 1);
@@ -282,12 +288,8 @@ TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
 // A writer id the sub does not expect is not one of its writers: corrupted, not lost.
 TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
   const std::string run_id = fresh_run_id();
-  Proc sub =
-      start(base("udp", "sub", run_id) + std::vector<std::string>{"--count", "200", "--barrier",
-                                                                  "stdio", "--idle-timeout", "1"},
-            out_ + "/sub.stderr", true);
-  ASSERT_TRUE(ready(sub)) << err("sub");
-  go(sub);
+  Proc sub;
+  ASSERT_NO_FATAL_FAILURE(start_sub(run_id, {"--count", "200", "--idle-timeout", "1"}, sub));
   EXPECT_EQ(run(base("udp", "pub", run_id) + std::vector<std::string>{"--publishers", "2",
                                                                       "--writer-id", "1", "--count",
                                                                       "200", "--rate", "10000"},
