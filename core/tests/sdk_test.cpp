@@ -1151,46 +1151,35 @@ TEST(SdkRefusals, RunSettingsRefuseAnAddressThatIsNotIPv4) {
   const char *const peers[] = {"198.18.0.2", "robot1", nullptr};
   run.cfg.local_address = "198.18.0.1";
   run.cfg.peer_addresses = peers;
-  Refusals refused;
   psb::sdk::RunSettings s;
-  s.keep(run.cfg, refused, "it names the topics");
+  auto keep = [&](Refusals &r) { s.keep(run.cfg, r, "it names the topics"); };
+  EXPECT_EQ(refusal_of(keep),
+            "hosts: local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 "
+            "('robot1' is not)");
   EXPECT_EQ(s.peer_addresses, (std::vector<std::string>{"198.18.0.2", "robot1"}));
-  ASSERT_EQ(refused.all().size(), 1u);
-  EXPECT_EQ(refused.all()[0].setting, "hosts");
-  EXPECT_EQ(refused.all()[0].reason,
-            "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 ('robot1' "
-            "is not)");
   const char *const good[] = {"198.18.0.2", nullptr};
   run.cfg.peer_addresses = good;
-  Refusals none;
-  s.keep(run.cfg, none, "it names the topics");
-  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(refusal_of(keep), "");
 }
 
 TEST(SdkRefusals, RunSettingsAddressAndNeedPeers) {
   TestRun run;
-  Refusals none;
   psb::sdk::RunSettings s;
-  s.keep(run.cfg, none, "it names the topics");
-  EXPECT_EQ(s.address(), "127.0.0.1");  // one host
-  s.need_peers(none, "transport tcp across hosts connects to");
-  EXPECT_TRUE(none.empty());
+  // What a tcp transport does: keep the run's settings, then need peers across hosts.
+  auto keep_and_need_peers = [&](Refusals &r) {
+    s.keep(run.cfg, r, "it names the topics");
+    s.need_peers(r, "transport tcp across hosts connects to");
+  };
+  EXPECT_EQ(refusal_of(keep_and_need_peers), "");
+  EXPECT_EQ(s.address(), "127.0.0.1");   // one host
   run.cfg.local_address = "198.18.0.1";  // across hosts, no peers
-  Refusals refused;
-  s.keep(run.cfg, refused, "it names the topics");
+  EXPECT_EQ(refusal_of(keep_and_need_peers),
+            "hosts: transport tcp across hosts connects to the run's other hosts, and none was "
+            "given: give each one's address with --peer ADDRESS");
   EXPECT_EQ(s.address(), "198.18.0.1");
-  s.need_peers(refused, "transport tcp across hosts connects to");
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_EQ(refused.all()[0].setting, "hosts");
-  EXPECT_EQ(refused.all()[0].reason,
-            "transport tcp across hosts connects to the run's other hosts, and none was given: "
-            "give each one's address with --peer ADDRESS");
   const char *const peers[] = {"198.18.0.2", nullptr};
   run.cfg.peer_addresses = peers;
-  Refusals with_peers;
-  s.keep(run.cfg, with_peers, "it names the topics");
-  s.need_peers(with_peers, "transport tcp across hosts connects to");
-  EXPECT_TRUE(with_peers.empty());
+  EXPECT_EQ(refusal_of(keep_and_need_peers), "");
 }
 
 TEST(SdkRefusals, SampleTypeReadsTypeAndElements) {
