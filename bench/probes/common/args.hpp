@@ -2,6 +2,8 @@
 // [--size S] [--seconds N] [--warmup N]", a probe's own flags handed to it.
 #pragma once
 #include <cstddef>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace probe {
@@ -13,6 +15,15 @@ struct RoundArgs {
   long domain = 0;
   long warmup = 1000;  // unmeasured round trips, as psbench's ping
 };
+
+// Exits 2 after "NAME: WHY" and the usage line: the shared flags, then the probe's own.
+[[noreturn]] inline void exit_usage(const char *name, const char *why, const char *own_flags) {
+  std::fprintf(stderr,
+               "%s: %s\nusage: %s ping|pong [--domain D] [--topic T] [--size S] [--seconds N] "
+               "[--warmup N] %s\n",
+               name, why, name, own_flags);
+  std::exit(2);
+}
 
 // Fills `a` from argv; `more(flag, value)` takes a flag the shared ones are not and says
 // whether it knew it (value() reads the flag's value); `usage(why)` does not return.

@@ -77,13 +77,10 @@ constexpr size_t kHeader = sizeof(psbench_MessageHeader);  // 32
   std::exit(1);
 }
 [[noreturn]] void usage(const char *why) {
-  std::fprintf(stderr,
-               "cyclonedds_probe: %s\nusage: cyclonedds_probe ping|pong [--config FILE] "
-               "[--domain D] [--topic T] [--size S] [--seconds N] [--warmup N] "
-               "[--take prealloc|reuse|loan|alloc|cdr] [--wait readcond|status|poll] "
-               "[--order try|wait] [--type bytes|ks] [--no-flush] [--best-effort]\n",
-               why);
-  std::exit(2);
+  probe::exit_usage(
+      "cyclonedds_probe", why,
+      "[--config FILE] [--take prealloc|reuse|loan|alloc|cdr] [--wait readcond|status|poll] "
+      "[--order try|wait] [--type bytes|ks] [--no-flush] [--best-effort]");
 }
 dds_entity_t checked(dds_entity_t rc, const char *what) {
   if (rc < 0) die(what, rc);

@@ -62,11 +62,7 @@ constexpr ACE_INT32 kSocketBuffer = 8 << 20;                // the driver's
   std::exit(1);
 }
 [[noreturn]] void usage(const char *why) {
-  std::fprintf(stderr,
-               "opendds_probe: %s\nusage: opendds_probe ping|pong [--domain D] [--topic T] "
-               "[--size S] [--seconds N] [--warmup N] [--reliable]\n",
-               why);
-  std::exit(2);
+  probe::exit_usage("opendds_probe", why, "[--reliable]");
 }
 
 DDS::Duration_t duration(int64_t ns) {

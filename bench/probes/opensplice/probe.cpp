@@ -60,11 +60,7 @@ constexpr size_t kHeader = sizeof(psbench_MessageHeader);  // 32
   std::exit(1);
 }
 [[noreturn]] void usage(const char *why) {
-  std::fprintf(stderr,
-               "opensplice_probe: %s\nusage: opensplice_probe ping|pong [--domain D] "
-               "[--topic T] [--size S] [--seconds N] [--warmup N] [--reliable]\n",
-               why);
-  std::exit(2);
+  probe::exit_usage("opensplice_probe", why, "[--reliable]");
 }
 template <class T>
 T *checked(T *handle, const char *what) {
