@@ -27,7 +27,8 @@
 #include <string>
 #include <vector>
 
-#include "rtt.hpp"  // bench/probes/common
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 constexpr int kWarmup = 1000;  // ping's unmeasured round trips, as psbench's ping
@@ -109,13 +110,13 @@ int main(int argc, char **argv) {
   const std::string role = argv[1];
   const bool ping = role == "ping";
   const std::string broker = argv[2], base = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) {
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) {
     std::fprintf(stderr, "mqtt_probe: broker '%s' is not HOST:PORT\n", argv[2]);
     return 2;
   }
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  const std::string &host = at.host;
+  const int port = at.port;
   // ping-pong: TOPIC/ping and TOPIC/pong; pub/sub: TOPIC/data, and TOPIC/ready back to pub.
   const bool pub = role == "pub", sub = role == "sub";
   const std::string out = base + (pub ? "/data" : sub ? "/ready" : ping ? "/ping" : "/pong");

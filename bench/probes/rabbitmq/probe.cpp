@@ -15,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "rtt.hpp"  // bench/probes/common
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -82,10 +83,10 @@ int main(int argc, char** argv) {
   }
   const bool ping = std::strcmp(argv[1], "ping") == 0;
   const std::string broker = argv[2], tag = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) die("broker", "not HOST:PORT");
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) die("broker", "not HOST:PORT");
+  const std::string& host = at.host;
+  const int port = at.port;
   const std::string out = tag + (ping ? ".ping" : ".pong"), in = tag + (ping ? ".pong" : ".ping");
   const size_t size = size_t(std::atol(argv[4]));
   const double seconds = std::strtod(argv[5], nullptr);

@@ -18,7 +18,8 @@
 #include <thread>
 #include <vector>
 
-#include "rtt.hpp"  // bench/probes/common
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -82,13 +83,13 @@ int main(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const bool ping = std::strcmp(argv[1], "ping") == 0;
   const std::string broker = argv[2], base = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) {
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) {
     std::fprintf(stderr, "redis_probe: server '%s' is not HOST:PORT\n", argv[2]);
     return 2;
   }
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  const std::string &host = at.host;
+  const int port = at.port;
   const std::string out = base + (ping ? ":ping" : ":pong"), in = base + (ping ? ":pong" : ":ping");
   const size_t size = std::strtoul(argv[4], nullptr, 10);
   const double seconds = std::strtod(argv[5], nullptr);
