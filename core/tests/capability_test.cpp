@@ -27,6 +27,17 @@ class Invocation {
         driver(node.driver_path),
         cfg(node, driver.table().caps) {}
 
+  // The node's refusal of this invocation (refuse_unsupported's message); "" when
+  // accepted.
+  std::string refused() {
+    try {
+      refuse_unsupported(driver, node, cfg.get());
+    } catch (const RefusedError &e) {
+      return e.what();
+    }
+    return "";
+  }
+
   NodeConfig node;
   LoadedDriver driver;
   DriverConfig cfg;
@@ -44,13 +55,7 @@ class Invocation {
 // The refusal message for a node invoked with args against udp (or another driver); ""
 // when accepted.
 std::string refusal(std::vector<const char *> args, const std::string &lib = kUdp) {
-  Invocation run(std::move(args), lib);
-  try {
-    refuse_unsupported(run.driver, run.node, run.cfg.get());
-  } catch (const RefusedError &e) {
-    return e.what();
-  }
-  return "";
+  return Invocation(std::move(args), lib).refused();
 }
 
 }  // namespace
@@ -116,14 +121,9 @@ TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
   // udp takes several senders on one port; shm has one writer per ring.
   EXPECT_EQ(refusal({"--publishers", "3"}), "");
   Invocation run({"--publishers", "2"}, kShm, "sub");
-  try {
-    refuse_unsupported(run.driver, run.node, run.cfg.get());
-    FAIL() << "shm accepted --publishers 2";
-  } catch (const RefusedError &e) {
-    std::string r = e.what();
-    EXPECT_NE(r.find("--publishers 2 is not supported"), std::string::npos) << r;
-    EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
-  }
+  const std::string r = run.refused();
+  EXPECT_NE(r.find("--publishers 2 is not supported"), std::string::npos) << r;
+  EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
   EXPECT_NE(describe_json(run.driver).find("\"writers_per_topic\": 1"), std::string::npos);
 }
 
@@ -139,16 +139,11 @@ TEST(Capabilities, EveryRefusalIsListedWithTheSettingItConcerns) {
   if (!listener_ok) expected.push_back("notify");
   expected.insert(expected.end(), {"transport", "option:colour"});
   EXPECT_EQ(settings, expected);
-  try {
-    refuse_unsupported(run.driver, run.node, run.cfg.get());
-    FAIL() << "accepted";
-  } catch (const RefusedError &e) {
-    // The run's refusal names every one of them.
-    std::string r = e.what();
-    EXPECT_NE(r.find("reliability 'reliable'"), std::string::npos) << r;
-    EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
-    EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
-  }
+  // The run's refusal names every one of them.
+  const std::string r = run.refused();
+  EXPECT_NE(r.find("reliability 'reliable'"), std::string::npos) << r;
+  EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
+  EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
 }
 
 TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
