@@ -155,6 +155,22 @@ def run_pair(
         return out, first_out.read()
 
 
+def psbench_ping_pong(common: list[str], seconds: float, cpus=(None, None)) -> None:
+    """psbench-node's pong, then its ping for `seconds`, each pinned to its CPU in cpus
+    (ping's, pong's; None: not pinned); common: node_command and the run's options. Both
+    must end by themselves; a failure ends the script with its reason."""
+    try:
+        run_pair(
+            "psbench ping",
+            pinned(common + ["--role", "pong"], cpus[1]),
+            pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
+            seconds,
+            first_ends=30,
+        )
+    except RuntimeError as e:
+        sys.exit(str(e))
+
+
 def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str, cpus) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-ddsperf-") as out:
         common = [
@@ -166,16 +182,7 @@ def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str
             "--transport",
             "udp",
         ]
-        try:
-            run_pair(
-                "psbench ping",
-                pinned(common + ["--role", "pong"], cpus[1]),
-                pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
-                seconds,
-                first_ends=30,
-            )
-        except RuntimeError as e:
-            sys.exit(str(e))
+        psbench_ping_pong(common, seconds, cpus)
         samples = read_samples(Path(out) / "ping.samples")
         medians = window_medians_us(
             samples.latency_ns.astype(np.int64), samples.records["intended_ns"].astype(np.int64)
