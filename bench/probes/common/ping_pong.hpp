@@ -21,6 +21,21 @@ constexpr int64_t kPongSliceNs = 50'000'000;       // psbench-node's receive sli
 constexpr int64_t kPingTimeoutNs = 1'000'000'000;  // psbench's --sample-timeout
 constexpr uint64_t kHandshakeSeq = 1ull << 30;     // seq of ping's first messages
 
+// The drivers' take (the logic of psbench's take_waiting, written again here): try first
+// (unless try_first is false), then wait for the time left and try again when the wait
+// says something came, until timeout_ns has passed. try_take() is true when it took a
+// message; wait(left_ns) is true when one may have come.
+template <class TryTake, class WaitFor>
+bool take_waiting(int64_t timeout_ns, bool try_first, TryTake try_take, WaitFor wait) {
+  if (try_first && try_take()) return true;
+  const int64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    const int64_t left = deadline - now_ns();
+    if (left <= 0) return false;
+    if (wait(left) && try_take()) return true;
+  }
+}
+
 // How a probe runs the loop: its name in messages, and whether it prints "usage" lines
 // (usage_span.hpp) after the result line (ping) or before echoing the end (pong).
 struct Loop {

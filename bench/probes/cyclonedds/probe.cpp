@@ -189,19 +189,14 @@ class Endpoints {
   // The driver's take: try, then wait for the time left and try again; false when
   // nothing came within timeout_ns. seq and payload length of the taken message.
   bool take(int64_t timeout_ns, uint64_t &seq, size_t &payload) {
-    if (a_.try_first && try_take(seq, payload)) return true;
-    const int64_t deadline = now_ns() + timeout_ns;
-    for (;;) {
-      const int64_t left = deadline - now_ns();
-      if (left <= 0) return false;
-      if (a_.wait == Wait::poll) {
-        if (try_take(seq, payload)) return true;
-        continue;
-      }
-      const dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, left);
-      if (rc < 0) die("waitset wait", rc);
-      if (rc > 0 && try_take(seq, payload)) return true;
-    }
+    return probe::take_waiting(
+        timeout_ns, a_.try_first, [&] { return try_take(seq, payload); },
+        [&](int64_t left) {
+          if (a_.wait == Wait::poll) return true;  // no waitset: try again at once
+          const dds_return_t rc = dds_waitset_wait(waitset_, nullptr, 0, left);
+          if (rc < 0) die("waitset wait", rc);
+          return rc > 0;
+        });
   }
 
   // Writes a message of `payload` bytes after the header: the one taken last (pong's

@@ -166,15 +166,13 @@ class Endpoints {
   // The driver's take: try, then wait for the time left and try again; false when
   // nothing came within timeout_ns. seq and payload length of the taken message.
   bool take(int64_t timeout_ns, uint64_t &seq, size_t &payload) {
-    if (try_take(seq, payload)) return true;
-    const int64_t deadline = now_ns() + timeout_ns;
-    for (;;) {
-      const int64_t left = deadline - now_ns();
-      if (left <= 0) return false;
-      const DDS::ReturnCode_t rc = waitset_->wait(active_, duration(left));
-      if (rc != DDS::RETCODE_OK && rc != DDS::RETCODE_TIMEOUT) die("WaitSet::wait failed");
-      if (rc == DDS::RETCODE_OK && try_take(seq, payload)) return true;
-    }
+    return probe::take_waiting(
+        timeout_ns, true, [&] { return try_take(seq, payload); },
+        [&](int64_t left) {
+          const DDS::ReturnCode_t rc = waitset_->wait(active_, duration(left));
+          if (rc != DDS::RETCODE_OK && rc != DDS::RETCODE_TIMEOUT) die("WaitSet::wait failed");
+          return rc == DDS::RETCODE_OK;
+        });
   }
 
   // Writes a message of `payload` bytes after the header: the one taken last (pong's

@@ -182,18 +182,16 @@ class Endpoints {
   // The driver's take: try, then wait for the time left and try again; false when
   // nothing came within timeout_ns. seq and payload length of the taken message.
   bool take(int64_t timeout_ns, uint64_t &seq, size_t &payload) {
-    if (try_take(seq, payload)) return true;
-    const int64_t deadline = now_ns() + timeout_ns;
-    for (;;) {
-      const int64_t left = deadline - now_ns();
-      if (left <= 0) return false;
-      const DDS_Duration_t t = {DDS_long(left / 1'000'000'000),
-                                DDS_unsigned_long(left % 1'000'000'000)};
-      const DDS_ReturnCode_t rc = DDS_WaitSet_wait(waitset_, triggered_, &t);
-      if (rc == DDS_RETCODE_TIMEOUT) continue;
-      check(rc, "waitset wait");
-      if (try_take(seq, payload)) return true;
-    }
+    return probe::take_waiting(
+        timeout_ns, true, [&] { return try_take(seq, payload); },
+        [&](int64_t left) {
+          const DDS_Duration_t t = {DDS_long(left / 1'000'000'000),
+                                    DDS_unsigned_long(left % 1'000'000'000)};
+          const DDS_ReturnCode_t rc = DDS_WaitSet_wait(waitset_, triggered_, &t);
+          if (rc == DDS_RETCODE_TIMEOUT) return false;
+          check(rc, "waitset wait");
+          return true;
+        });
   }
 
   // Writes a message of `payload` bytes after the header: the one taken last (pong's
