@@ -32,7 +32,6 @@ import argparse
 import os
 import re
 import shlex
-import signal
 import sys
 
 import ddsperf_compare as dc
@@ -64,7 +63,7 @@ USAGE = re.compile(
 def probe(binary, args: list[str], seconds: float, cpus) -> tuple:
     """The probe's (p50, p99, CPU us per round trip, voluntary context switches per round
     trip), its usage counted as psbench's (whole processes, over every round trip)."""
-    out, pong_out = truth.run_pair(
+    out, pong_out = dc.run_pair(
         "cyclonedds_probe",
         dc.pinned([str(binary), "pong", *args], cpus[1]),
         dc.pinned([str(binary), "ping", *args], cpus[0]),
@@ -83,8 +82,7 @@ def probe(binary, args: list[str], seconds: float, cpus) -> tuple:
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, dc.interrupted)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    dc.unwind_on_signals()
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -193,8 +191,6 @@ def main() -> int:
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit("interrupted: every process started was stopped")
+        dc.run_main(main)
     except RuntimeError as e:
         sys.exit(f"bench/cyclonedds_paths: {e}")

@@ -100,18 +100,81 @@ def pinned(argv: list[str], cpu: str | None) -> list[str]:
     return [*SCHED, *(["taskset", "-c", cpu] if cpu is not None else []), *argv]
 
 
+def run_pair(
+    name: str,
+    first: list[str],
+    second: list[str],
+    seconds: float,
+    first_ends: float = 0.0,
+    env: dict | None = None,
+) -> tuple[str, str]:
+    """Starts `first` (the side that waits: pong, sub), then runs `second` (ping, pub) to
+    its end (bounded); then gives `first` up to first_ends seconds to end by itself (0: it
+    is stopped at once); env: both's environment. Both stopped whatever happens. Returns
+    (second's stdout, first's stdout and stderr); RuntimeError when one that had to end by
+    itself failed."""
+    with tempfile.TemporaryFile("w+") as first_out:
+        a = subprocess.Popen(
+            first,
+            stdout=first_out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+            env=env,
+        )
+        b = None
+        try:
+            b = subprocess.Popen(
+                second,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+                env=env,
+            )
+            out, err = b.communicate(timeout=seconds + 60)
+            if b.returncode != 0:
+                raise RuntimeError(
+                    f"{name}: the driving side exited {b.returncode}: {err.strip()[-400:]}"
+                )
+            if first_ends and a.wait(timeout=first_ends) != 0:
+                first_out.seek(0)
+                raise RuntimeError(
+                    f"{name}: the waiting side exited {a.returncode}: "
+                    f"{first_out.read().strip()[-400:]}"
+                )
+        except subprocess.TimeoutExpired as e:
+            raise RuntimeError(
+                f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s"
+            ) from None
+        finally:
+            for proc in (b, a):
+                if proc is not None:
+                    stop(proc)
+        first_out.seek(0)
+        return out, first_out.read()
+
+
+def psbench_ping_pong(common: list[str], seconds: float, cpus=(None, None)) -> None:
+    """psbench-node's pong, then its ping for `seconds`, each pinned to its CPU in cpus
+    (ping's, pong's; None: not pinned); common: node_command and the run's options. Both
+    must end by themselves; a failure ends the script with its reason."""
+    try:
+        run_pair(
+            "psbench ping",
+            pinned(common + ["--role", "pong"], cpus[1]),
+            pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
+            seconds,
+            first_ends=30,
+        )
+    except RuntimeError as e:
+        sys.exit(str(e))
+
+
 def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str, cpus) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-ddsperf-") as out:
         common = [
-            str(node),
-            "--driver",
-            str(driver),
-            "--out",
-            out,
-            "--run-id",
-            run,
-            "--size",
-            str(size),
+            *node_command(node, driver, out, run, size),
             "--reliability",
             "reliable",
             "--notify",
@@ -119,29 +182,7 @@ def psbench_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str
             "--transport",
             "udp",
         ]
-        pong = subprocess.Popen(
-            pinned(common + ["--role", "pong"], cpus[1]),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        ping = None
-        try:
-            ping = subprocess.Popen(
-                pinned(common + ["--role", "ping", "--duration", str(seconds)], cpus[0]),
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-            _, err = ping.communicate(timeout=seconds + 60)
-            if ping.returncode != 0:
-                sys.exit(f"psbench ping failed: {err.strip()}")
-            pong.wait(timeout=30)
-        finally:
-            for proc in (ping, pong):
-                if proc is not None:
-                    stop(proc)
+        psbench_ping_pong(common, seconds, cpus)
         samples = read_samples(Path(out) / "ping.samples")
         medians = window_medians_us(
             samples.latency_ns.astype(np.int64), samples.records["intended_ns"].astype(np.int64)
@@ -162,30 +203,16 @@ def ddsperf_rtt_percentiles_us(size: int, seconds: float, domain: int, cpus) -> 
     # One second more for discovery and the dropped first second.
     duration = str(int(seconds + 1.999))
     base = ["ddsperf", "-i", str(domain)]
-    pong = subprocess.Popen(
-        pinned(base + ["-D", str(int(duration) + 3), "pong", "waitset"], cpus[1]),
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    ping = None
     try:
-        ping = subprocess.Popen(
+        out, _ = run_pair(
+            "ddsperf ping",
+            pinned(base + ["-D", str(int(duration) + 3), "pong", "waitset"], cpus[1]),
             pinned(base + ["-D", duration, "ping", "size", str(wire), "waitset"], cpus[0]),
+            seconds,
             env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
         )
-        out, _ = ping.communicate(timeout=seconds + 60)
-        if ping.returncode != 0:
-            sys.exit(f"ddsperf ping failed ({ping.returncode}): {out[-800:]}")
-    finally:
-        for proc in (ping, pong):
-            if proc is not None:
-                stop(proc)
+    except RuntimeError as e:
+        sys.exit(str(e))
     lines = [m for m in map(DDSPERF_LINE.match, out.splitlines()) if m]
     if any(int(m.group(2)) != wire for m in lines):
         sys.exit(f"ddsperf reported another size than {wire}: {out[-800:]}")
@@ -201,11 +228,29 @@ def interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
-def main() -> None:
-    # SIGTERM, and SIGINT even where a shell started us with it ignored, unwind through
-    # the finally blocks that stop every process started.
+def unwind_on_signals() -> None:
+    """SIGTERM, and SIGINT even where a shell started us with it ignored, unwind through
+    the finally blocks that stop every process started (then run_main says so)."""
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def run_main(main) -> None:
+    """A bench script's end: main's return value is the exit status; an interruption
+    (unwind_on_signals) says that every process started was stopped."""
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit("interrupted: every process started was stopped")
+
+
+def node_command(node: Path, driver: Path, out: str, run: str, size: int) -> list[str]:
+    """psbench-node's arguments that both roles of one run share."""
+    return [str(node), "--driver", str(driver), "--out", out, "--run-id", run, "--size", str(size)]
+
+
+def main() -> None:
+    unwind_on_signals()
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -290,7 +335,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    try:
-        main()
-    except KeyboardInterrupt:
-        sys.exit("interrupted: every process started was stopped")
+    run_main(main)

@@ -18,6 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from ddsperf_compare import (  # bench/ is this script's folder: its sibling
+    node_command,
+    psbench_ping_pong,
+)
+
 from psbench.base import paths
 from psbench.results.samples import read_samples
 
@@ -32,32 +37,8 @@ def free_udp_port() -> int:
 
 def psbench_median_rtt_us(node: Path, driver: Path, size: int, seconds: float, run: str) -> float:
     with tempfile.TemporaryDirectory(prefix="psbench-overhead-") as out:
-        common = [
-            str(node),
-            "--driver",
-            str(driver),
-            "--out",
-            out,
-            "--run-id",
-            run,
-            "--size",
-            str(size),
-        ]
-        pong = subprocess.Popen(common + ["--role", "pong"], stderr=subprocess.PIPE)
-        try:
-            ping = subprocess.run(
-                common + ["--role", "ping", "--duration", str(seconds)],
-                capture_output=True,
-                text=True,
-                timeout=seconds + 60,
-            )
-            if ping.returncode != 0:
-                sys.exit(f"psbench ping failed: {ping.stderr.strip()}")
-            pong.wait(timeout=30)
-        finally:
-            if pong.poll() is None:
-                pong.kill()
-                pong.wait()
+        common = node_command(node, driver, out, run, size)
+        psbench_ping_pong(common, seconds)
         samples = read_samples(Path(out) / "ping.samples")
         return statistics.median(samples.latency_ns.tolist()) / 1000.0
 

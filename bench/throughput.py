@@ -32,14 +32,18 @@ import json
 import os
 import re
 import shutil
-import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from ddsperf_compare import pinned, stop  # bench/ is this script's folder: its sibling
+from ddsperf_compare import (
+    pinned,
+    run_main,
+    stop,
+    unwind_on_signals,
+)  # bench/ is this script's folder: its sibling
 
 from psbench.base import paths, table
 
@@ -301,13 +305,8 @@ def versus_ddsperf(sizes, seconds, rounds, results, topic) -> None:
     )
 
 
-def interrupted(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    signal.signal(signal.SIGTERM, interrupted)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    unwind_on_signals()
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -341,7 +340,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit("interrupted: every process started was stopped")
+    run_main(main)

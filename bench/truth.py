@@ -120,7 +120,6 @@ import json
 import os
 import re
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -224,56 +223,13 @@ def free_tcp_port() -> int:
         return s.getsockname()[1]
 
 
-def run_pair(
-    name: str, first: list[str], second: list[str], seconds: float, first_ends: float = 0.0
-) -> tuple[str, str]:
-    """Starts `first` (the side that waits: pong, sub), then runs `second` (ping, pub) to
-    its end (bounded); then gives `first` up to first_ends seconds to end by itself (0: it
-    is stopped at once). Both stopped whatever happens. Returns (second's stdout, first's
-    stdout and stderr); RuntimeError when one that had to end by itself failed."""
-    with tempfile.TemporaryFile("w+") as first_out:
-        a = subprocess.Popen(
-            first, stdout=first_out, stderr=subprocess.STDOUT, text=True, start_new_session=True
-        )
-        b = None
-        try:
-            b = subprocess.Popen(
-                second,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-                start_new_session=True,
-            )
-            out, err = b.communicate(timeout=seconds + 60)
-            if b.returncode != 0:
-                raise RuntimeError(
-                    f"{name}: the driving side exited {b.returncode}: {err.strip()[-400:]}"
-                )
-            if first_ends and a.wait(timeout=first_ends) != 0:
-                first_out.seek(0)
-                raise RuntimeError(
-                    f"{name}: the waiting side exited {a.returncode}: "
-                    f"{first_out.read().strip()[-400:]}"
-                )
-        except subprocess.TimeoutExpired as e:
-            raise RuntimeError(
-                f"{name}: {' '.join(e.cmd[-4:])} did not end within {e.timeout:g} s"
-            ) from None
-        finally:
-            for proc in (b, a):
-                if proc is not None:
-                    dc.stop(proc)
-        first_out.seek(0)
-        return out, first_out.read()
-
-
 def probe_rtt(
     name: str, binary: Path, args: list[str], seconds: float, cpus=NO_CPUS
 ) -> tuple[float, float, int]:
     """A bare probe's own p50 and p99 of the round trip, in us, and its number of round
     trips: `binary pong ARGS` then `binary ping ARGS`, ping printing "p50 p99 n"; both
     stopped whatever happens. cpus: (ping's, pong's) CPU for taskset, or None each."""
-    out, _ = run_pair(
+    out, _ = dc.run_pair(
         name,
         dc.pinned([str(binary), "pong", *args], cpus[1]),
         dc.pinned([str(binary), "ping", *args], cpus[0]),
@@ -295,7 +251,7 @@ def probe_tput(
     messages it received: `binary sub ARGS` then `binary pub ARGS` (pub writing back to
     back; sub ending on pub's end marker, else after 5 s without a message).
     cpus: (pub's, sub's) CPU for taskset, or None each."""
-    _, out = run_pair(
+    _, out = dc.run_pair(
         name,
         dc.pinned([str(binary), "sub", *args], cpus[1]),
         dc.pinned([str(binary), "pub", *args], cpus[0]),
@@ -411,18 +367,7 @@ def node_pair(
     end by themselves. Pinned with taskset (every thread), or with node_pin ("role",
     "process") by the node's own --cpu ROLE=CPU --pin node_pin, as the psbench CLI pins."""
     lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
-    common = [
-        str(paths.node_path()),
-        "--driver",
-        str(lib),
-        "--out",
-        out,
-        "--run-id",
-        run,
-        "--size",
-        str(size),
-        *extra,
-    ]
+    common = [*dc.node_command(paths.node_path(), lib, out, run, size), *extra]
     timed = ["--duration", f"{seconds:g}"]
     # A sub is told the duration too, as the launcher does: it then ends on the pub's end
     # marker only (not after --count's default 10000) and sizes its store for a duration.
@@ -432,7 +377,7 @@ def node_pair(
         waiting += ["--cpu", f"{roles[0]}={cpus[1]}", "--pin", node_pin]
         driving += ["--cpu", f"{roles[1]}={cpus[0]}", "--pin", node_pin]
         cpus = NO_CPUS
-    run_pair(
+    dc.run_pair(
         f"psbench {driver} {'/'.join(roles)}",
         dc.pinned(waiting, cpus[1]),
         dc.pinned(driving, cpus[0]),
@@ -625,8 +570,7 @@ def positive(kind):
 
 
 def main() -> int:
-    signal.signal(signal.SIGTERM, dc.interrupted)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    dc.unwind_on_signals()
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -1058,8 +1002,6 @@ def print_tput_table(rows, cpus, load=None) -> None:
 
 if __name__ == "__main__":
     try:
-        sys.exit(main())
-    except KeyboardInterrupt:
-        sys.exit("interrupted: every process started was stopped")
+        dc.run_main(main)
     except (RuntimeError, UserError) as e:
         sys.exit(f"bench/truth: {e}")

@@ -32,6 +32,8 @@ class JsonWriter {
 
  private:
   void separate();
+  JsonWriter &open(char bracket);   // '{' or '['
+  JsonWriter &close(char bracket);  // '}' or ']'
   std::string out_;
   std::vector<bool> first_;  // per open container: no element written yet
   bool after_key_ = false;

@@ -1,6 +1,7 @@
 // The receiving side of pong and sub: take messages in the chosen notify mode and hand
 // them to a sink until it is done, the peer goes quiet, or the run is stopped.
 #pragma once
+#include <atomic>
 #include <stdexcept>
 #include <string>
 
@@ -78,6 +79,36 @@ void listener_trampoline(void *self, const void *data, size_t len) {
   auto *sink = static_cast<Sink *>(self);
   sink->on_message(data, len, t);
   sink->signal.notify();
+}
+
+// The reader on `topic` that feeds `sink`: through its listener in listener mode, else
+// taken from by receive_loop.
+template <typename Sink>
+void create_sink_reader(const RoleEnv &env, Endpoints &ep, const std::string &topic, Sink &sink) {
+  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
+  ep.create_reader(topic, listener ? &listener_trampoline<Sink> : nullptr, &sink);
+}
+
+// What the sinks of pong and relay share: the writer they forward on, the end marker
+// that ends them (set by the sink that sees it), the first failed write's message.
+struct ForwardingSink {
+  bool done() const { return ended.load(std::memory_order_acquire); }
+  const char *done_reason() const { return "end_marker"; }
+
+  psb_writer *writer = nullptr;
+  std::atomic<bool> ended{false};
+  ArrivalSignal signal;
+  std::string first_error;
+};
+
+// pong and relay: opens the endpoints, the sink's writer on `out`, its reader on `in`.
+template <typename Sink>
+void open_forwarding(const RoleEnv &env, Endpoints &ep, const std::string &in,
+                     const std::string &out, Sink &sink) {
+  ep.open(env.cfg);
+  ep.create_writer(out);
+  sink.writer = ep.writer();
+  create_sink_reader(env, ep, in, sink);
 }
 
 }  // namespace psb

@@ -50,20 +50,26 @@ std::vector<Refusal> capability_refusals(const LoadedDriver &driver, const NodeC
                     " bytes is over this driver's largest message of " +
                     std::to_string(caps.max_payload) + " bytes");
   const bool module = node.runs(Role::module);
+  // More readers or writers on a topic than the driver has: what asked for them (a
+  // module's --output or --input, else --subscribers or --publishers) and the limit.
+  auto per_topic = [&](const char *setting, const std::string &asked, uint32_t most,
+                       const char *endpoint) {
+    add(setting, std::string(t.name) + ": " + asked +
+                     " is not supported; this driver has at most " + std::to_string(most) + " " +
+                     endpoint + "(s) per topic");
+  };
   if (caps.readers_per_topic && node.topic_readers() > caps.readers_per_topic)
-    add("subscribers", std::string(t.name) + ": " +
-                           (module ? "an --output with " + std::to_string(node.topic_readers()) +
-                                         " readers (TOPIC:SIZE:READERS)"
-                                   : "--subscribers " + std::to_string(node.subscribers)) +
-                           " is not supported; this driver has at most " +
-                           std::to_string(caps.readers_per_topic) + " reader(s) per topic");
+    per_topic("subscribers",
+              module ? "an --output with " + std::to_string(node.topic_readers()) +
+                           " readers (TOPIC:SIZE:READERS)"
+                     : "--subscribers " + std::to_string(node.subscribers),
+              caps.readers_per_topic, "reader");
   if (caps.writers_per_topic && node.topic_writers() > caps.writers_per_topic)
-    add("publishers", std::string(t.name) + ": " +
-                          (module ? "an --input with " + std::to_string(node.topic_writers()) +
-                                        " writers (TOPIC:WRITERS)"
-                                  : "--publishers " + std::to_string(node.publishers)) +
-                          " is not supported; this driver has at most " +
-                          std::to_string(caps.writers_per_topic) + " writer(s) per topic");
+    per_topic("publishers",
+              module ? "an --input with " + std::to_string(node.topic_writers()) +
+                           " writers (TOPIC:WRITERS)"
+                     : "--publishers " + std::to_string(node.publishers),
+              caps.writers_per_topic, "writer");
   if (node.loan && !driver.loans())
     add("loan", std::string(t.name) + ": --loan is not supported (no zero-copy write)");
   auto keys = string_list(caps.option_keys);

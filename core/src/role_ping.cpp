@@ -242,8 +242,7 @@ void run_ping(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.opened_ns = t_open;
   ep.open(env.cfg);
   ep.create_writer(res.topics[0]);
-  bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
-  ep.create_reader(res.topics[1], listener ? &listener_trampoline<PingSink> : nullptr, &sink);
+  create_sink_reader(env, ep, res.topics[1], sink);
   const int64_t setup_ns = now_ns() - t_open;
   if (!arrive_ready(env, res)) return;
 

@@ -8,7 +8,7 @@
 namespace psb {
 namespace {
 
-struct PongSink {
+struct PongSink : ForwardingSink {
   PongSink(const psb_driver &d, const NodeConfig &n, RoleResult &r)
       : driver(d), node(n), res(r), counts(r.counts) {}
 
@@ -34,17 +34,11 @@ struct PongSink {
     ++counts.received;
     counts.sent += ok;
   }
-  bool done() const { return ended.load(std::memory_order_acquire); }
-  const char *done_reason() const { return "end_marker"; }
 
   const psb_driver &driver;
   const NodeConfig &node;
   RoleResult &res;
   RoleCounts &counts;
-  psb_writer *writer = nullptr;
-  std::atomic<bool> ended{false};
-  ArrivalSignal signal;
-  std::string first_error;
 };
 
 }  // namespace
@@ -53,11 +47,7 @@ void run_pong(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.topics = {topic_name(env.node, "ping"), topic_name(env.node, "pong")};
   PongSink sink(env.driver, env.node, res);
   res.opened_ns = now_ns();
-  ep.open(env.cfg);
-  ep.create_writer(res.topics[1]);
-  sink.writer = ep.writer();
-  const bool listener = env.node.notify == PSB_NOTIFY_LISTENER;
-  ep.create_reader(res.topics[0], listener ? &listener_trampoline<PongSink> : nullptr, &sink);
+  open_forwarding(env, ep, res.topics[0], res.topics[1], sink);
   if (!arrive_ready(env, res)) return;
   receive_loop(env, ep, sink, res, "ping");
   if (res.counts.write_errors)

@@ -82,7 +82,7 @@ class EchoReceiver {
       Endpoints ep(env_.driver);
       ep.open(env_.cfg);
       const bool listener = env_.node.notify == PSB_NOTIFY_LISTENER;
-      ep.create_reader(topic_, listener ? &listener_trampoline<EchoSink> : nullptr, &sink_);
+      create_sink_reader(env_, ep, topic_, sink_);
       wait_until_matched(env_, &Endpoints::matched_writers, ep, 1,
                          "echo writers (the sub given --echo-every)");
       set_state(kReady);

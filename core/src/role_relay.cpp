@@ -10,7 +10,7 @@
 namespace psb {
 namespace {
 
-struct RelaySink {
+struct RelaySink : ForwardingSink {
   RelaySink(const psb_driver &d, RoleCounts &c) : driver(d), counts(c) {}
 
   void on_message(const void *data, size_t len, int64_t) {
@@ -28,15 +28,9 @@ struct RelaySink {
     if (flags & kFlagWarmup) ++counts.warmup;
     if (flags & kFlagEnd) ended.store(true, std::memory_order_release);
   }
-  bool done() const { return ended.load(std::memory_order_acquire); }
-  const char *done_reason() const { return "end_marker"; }
 
   const psb_driver &driver;
   RoleCounts &counts;
-  psb_writer *writer = nullptr;
-  std::atomic<bool> ended{false};
-  ArrivalSignal signal;
-  std::string first_error;
 };
 
 }  // namespace
@@ -46,11 +40,7 @@ void run_relay(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
   res.topics = {topic_name(node, node.topic), topic_name(node, node.topic + "_relay")};
   RelaySink sink(env.driver, res.counts);
   const int64_t t_open = res.opened_ns = now_ns();
-  ep.open(env.cfg);
-  ep.create_writer(res.topics[1]);
-  sink.writer = ep.writer();
-  const bool listener = node.notify == PSB_NOTIFY_LISTENER;
-  ep.create_reader(res.topics[0], listener ? &listener_trampoline<RelaySink> : nullptr, &sink);
+  open_forwarding(env, ep, res.topics[0], res.topics[1], sink);
   // Both hops matched before the start: what pub sends in between would be lost.
   bool timed = wait_until_matched(env, &Endpoints::matched_readers, ep, int(node.subscribers),
                                   "relay readers (the sub given --topic <topic>_relay)");

@@ -137,9 +137,8 @@ void run_sub(const RoleEnv &env, RoleResult &res, Endpoints &ep) {
     ep.create_writer(res.topics[1]);
     sink.echo_writer = ep.writer();
   }
-  const bool listener = node.notify == PSB_NOTIFY_LISTENER;
   res.joined_ns = now_ns();
-  ep.create_reader(res.topics[0], listener ? &listener_trampoline<SubSink> : nullptr, &sink);
+  create_sink_reader(env, ep, res.topics[0], sink);
   // Matching is not symmetric: the writer may see this reader before this reader knows
   // the writer, and what is sent in between is lost. So the reader waits too.
   if (wait_until_matched(env, &Endpoints::matched_writers, ep, int(node.publishers),

@@ -17,21 +17,45 @@ const std::string kUdp = std::string(PSBENCH_DRIVER_DIR) + "/udp/libpsbench-udp.
 
 const std::string kShm = std::string(PSBENCH_DRIVER_DIR) + "/shm/libpsbench-shm.so";
 
+// A node invoked with args against udp (or another driver) in a role: its command line
+// parsed and its driver loaded and configured, as the node does before it checks.
+class Invocation {
+ public:
+  explicit Invocation(std::vector<const char *> args, const std::string &lib = kUdp,
+                      const char *role = "ping")
+      : node(parse(std::move(args), lib, role)),
+        driver(node.driver_path),
+        cfg(node, driver.table().caps) {}
+
+  // The node's refusal of this invocation (refuse_unsupported's message); "" when
+  // accepted.
+  std::string refused() {
+    try {
+      refuse_unsupported(driver, node, cfg.get());
+    } catch (const RefusedError &e) {
+      return e.what();
+    }
+    return "";
+  }
+
+  NodeConfig node;
+  LoadedDriver driver;
+  DriverConfig cfg;
+
+ private:
+  static NodeConfig parse(std::vector<const char *> args, const std::string &lib,
+                          const char *role) {
+    std::vector<const char *> argv = {"psbench-node", "--driver", lib.c_str(), "--role",
+                                      role,           "--out",    "/tmp/x"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return parse_args(int(argv.size()), argv.data());
+  }
+};
+
 // The refusal message for a node invoked with args against udp (or another driver); ""
 // when accepted.
 std::string refusal(std::vector<const char *> args, const std::string &lib = kUdp) {
-  std::vector<const char *> argv = {"psbench-node", "--driver", lib.c_str(), "--role",
-                                    "ping",         "--out",    "/tmp/x"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  NodeConfig node = parse_args(int(argv.size()), argv.data());
-  LoadedDriver driver(node.driver_path);
-  DriverConfig cfg(node, driver.table().caps);
-  try {
-    refuse_unsupported(driver, node, cfg.get());
-  } catch (const RefusedError &e) {
-    return e.what();
-  }
-  return "";
+  return Invocation(std::move(args), lib).refused();
 }
 
 }  // namespace
@@ -73,12 +97,7 @@ TEST(Capabilities, LoanIsRefusedWhenTheDriverHasNone) {
 }
 
 TEST(Capabilities, DefaultTransportResolvesToTheDriversFirst) {
-  std::vector<const char *> argv = {"psbench-node", "--driver", kUdp.c_str(), "--role",
-                                    "ping",         "--out",    "/tmp/x"};
-  NodeConfig node = parse_args(int(argv.size()), argv.data());
-  LoadedDriver driver(node.driver_path);
-  DriverConfig cfg(node, driver.table().caps);
-  EXPECT_EQ(cfg.transport(), "loopback");
+  EXPECT_EQ(Invocation({}).cfg.transport(), "loopback");
 }
 
 TEST(Capabilities, DescribeReportsTheDriver) {
@@ -101,62 +120,39 @@ TEST(Capabilities, ALibraryThatIsNotADriverIsRefused) {
 TEST(Capabilities, PublishersAboveWritersPerTopicAreRefused) {
   // udp takes several senders on one port; shm has one writer per ring.
   EXPECT_EQ(refusal({"--publishers", "3"}), "");
-  const std::string shm = std::string(PSBENCH_DRIVER_DIR) + "/shm/libpsbench-shm.so";
-  std::vector<const char *> argv = {"psbench-node", "--driver", shm.c_str(),    "--role", "sub",
-                                    "--out",        "/tmp/x",   "--publishers", "2"};
-  NodeConfig node = parse_args(int(argv.size()), argv.data());
-  LoadedDriver driver(node.driver_path);
-  DriverConfig cfg(node, driver.table().caps);
-  try {
-    refuse_unsupported(driver, node, cfg.get());
-    FAIL() << "shm accepted --publishers 2";
-  } catch (const RefusedError &e) {
-    std::string r = e.what();
-    EXPECT_NE(r.find("--publishers 2 is not supported"), std::string::npos) << r;
-    EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
-  }
-  EXPECT_NE(describe_json(driver).find("\"writers_per_topic\": 1"), std::string::npos);
+  Invocation run({"--publishers", "2"}, kShm, "sub");
+  const std::string r = run.refused();
+  EXPECT_NE(r.find("--publishers 2 is not supported"), std::string::npos) << r;
+  EXPECT_NE(r.find("at most 1 writer(s) per topic"), std::string::npos) << r;
+  EXPECT_NE(describe_json(run.driver).find("\"writers_per_topic\": 1"), std::string::npos);
 }
 
 TEST(Capabilities, EveryRefusalIsListedWithTheSettingItConcerns) {
   // Three settings udp cannot honour and one unknown option: all four, in one answer.
-  std::vector<const char *> argv = {"psbench-node",   "--driver", kUdp.c_str(), "--role",
-                                    "ping",           "--out",    "/tmp/x",     "--reliability",
-                                    "reliable",       "--notify", "listener",   "--transport",
-                                    "carrier_pigeon", "--option", "colour=blue"};
-  NodeConfig node = parse_args(int(argv.size()), argv.data());
-  LoadedDriver driver(node.driver_path);
-  DriverConfig cfg(node, driver.table().caps);
+  Invocation run({"--reliability", "reliable", "--notify", "listener", "--transport",
+                  "carrier_pigeon", "--option", "colour=blue"});
   std::vector<std::string> settings;
-  for (const Refusal &r : refusals(driver, node, cfg.get())) settings.push_back(r.setting);
-  const bool listener_ok = driver.table().caps.notify & PSB_NOTIFY_LISTENER;
+  for (const Refusal &r : refusals(run.driver, run.node, run.cfg.get()))
+    settings.push_back(r.setting);
+  const bool listener_ok = run.driver.table().caps.notify & PSB_NOTIFY_LISTENER;
   std::vector<std::string> expected = {"reliability"};
   if (!listener_ok) expected.push_back("notify");
   expected.insert(expected.end(), {"transport", "option:colour"});
   EXPECT_EQ(settings, expected);
-  try {
-    refuse_unsupported(driver, node, cfg.get());
-    FAIL() << "accepted";
-  } catch (const RefusedError &e) {
-    // The run's refusal names every one of them.
-    std::string r = e.what();
-    EXPECT_NE(r.find("reliability 'reliable'"), std::string::npos) << r;
-    EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
-    EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
-  }
+  // The run's refusal names every one of them.
+  const std::string r = run.refused();
+  EXPECT_NE(r.find("reliability 'reliable'"), std::string::npos) << r;
+  EXPECT_NE(r.find("transport 'carrier_pigeon'"), std::string::npos) << r;
+  EXPECT_NE(r.find("option 'colour'"), std::string::npos) << r;
 }
 
 TEST(Capabilities, EveryRefusalOfTheDriversCheckIsListedBesideTheNodesOwn) {
   // udp's check() refuses reliable (as the node does from its capabilities: its reason is
   // appended to the node's message), a port_base out of range and unicast without a peer:
   // each a refusal of its own setting, none hidden behind the first.
-  std::vector<const char *> argv = {
-      "psbench-node",  "--driver", kUdp.c_str(),  "--role",  "ping",     "--out",       "/tmp/x",
-      "--reliability", "reliable", "--transport", "unicast", "--option", "port_base=80"};
-  NodeConfig node = parse_args(int(argv.size()), argv.data());
-  LoadedDriver driver(node.driver_path);
-  DriverConfig cfg(node, driver.table().caps);
-  const std::vector<Refusal> found = refusals(driver, node, cfg.get());
+  Invocation run(
+      {"--reliability", "reliable", "--transport", "unicast", "--option", "port_base=80"});
+  const std::vector<Refusal> found = refusals(run.driver, run.node, run.cfg.get());
   std::vector<std::string> settings;
   for (const Refusal &r : found) settings.push_back(r.setting);
   EXPECT_EQ(settings, (std::vector<std::string>{"reliability", "option:port_base", "option:peer"}));

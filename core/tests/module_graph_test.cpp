@@ -35,6 +35,15 @@ std::map<uint64_t, OriginSet> by_activation(const std::vector<Origin> &origins) 
   return out;
 }
 
+void expect_edge(const std::string &writer_json, const std::string &reader_json,
+                 const std::string &topic);
+
+// The files of the two-sources graph, and each source's start_ns by activation number.
+struct FusionGraph {
+  ModuleFiles a, b, fusion, sink;
+  std::vector<std::map<uint64_t, int64_t>> starts;
+};
+
 class ModuleGraph : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -117,6 +126,40 @@ class ModuleGraph : public ::testing::Test {
     }
   }
 
+  // Two sources (a: every 10 ms, 60 times; b: every 25 ms, 24 times) into a fusion on
+  // `fusion_on` (its output f), f into a sink with `sink_on` (its --on and what follows),
+  // through drv and notify: every module ended well, the sources' records and each
+  // edge's counts checked.
+  FusionGraph run_fusion_graph(const std::string &drv, const std::string &notify,
+                               const std::string &fusion_on,
+                               const std::vector<std::string> &sink_on) {
+    std::vector<std::string> sink = {"--module-id", "3", "--input", "f:1", "--on"};
+    sink.insert(sink.end(), sink_on.begin(), sink_on.end());
+    auto codes = run_graph(drv, notify,
+                           {{"sink", sink},
+                            {"fusion",
+                             {"--module-id", "2", "--input", "a:1", "--input", "b:1", "--on",
+                              fusion_on, "--output", "f:160:1"}},
+                            {"srcA",
+                             {"--module-id", "0", "--source-index", "0", "--period", "10000000",
+                              "--count", "60", "--output", "a:112:1"}},
+                            {"srcB",
+                             {"--module-id", "1", "--source-index", "1", "--period", "25000000",
+                              "--count", "24", "--output", "b:112:1"}}});
+    for (auto [i, name] : {std::pair{0, "sink"}, {1, "fusion"}, {2, "srcA"}, {3, "srcB"}})
+      EXPECT_EQ(codes[size_t(i)], 0) << name << ": " << err(name);
+    FusionGraph g{read_module(out_, "srcA"),
+                  read_module(out_, "srcB"),
+                  read_module(out_, "fusion"),
+                  read_module(out_, "sink"),
+                  {}};
+    g.starts = {check_source(g.a, 0, kPeriodA, 60), check_source(g.b, 1, kPeriodB, 24)};
+    expect_edge(g.a.json, g.fusion.json, "a");
+    expect_edge(g.b.json, g.fusion.json, "b");
+    expect_edge(g.fusion.json, g.sink.json, "f");
+    return g;
+  }
+
   std::string run_, out_;
 };
 
@@ -179,27 +222,8 @@ void expect_edge(const std::string &writer_json, const std::string &reader_json,
 // udp, wait: two sources -> fusion on any input (two inputs: a receiver thread each) ->
 // a sink on its own 5 ms timer (one input: take() on the role thread).
 TEST_F(ModuleGraph, FusionOnAnyThenTimerSinkThroughUdp) {
-  auto codes = run_graph(
-      "udp", "wait",
-      {{"sink", {"--module-id", "3", "--input", "f:1", "--on", "timer", "--period", "5000000"}},
-       {"fusion",
-        {"--module-id", "2", "--input", "a:1", "--input", "b:1", "--on", "any", "--output",
-         "f:160:1"}},
-       {"srcA",
-        {"--module-id", "0", "--source-index", "0", "--period", "10000000", "--count", "60",
-         "--output", "a:112:1"}},
-       {"srcB",
-        {"--module-id", "1", "--source-index", "1", "--period", "25000000", "--count", "24",
-         "--output", "b:112:1"}}});
-  for (auto [i, name] : {std::pair{0, "sink"}, {1, "fusion"}, {2, "srcA"}, {3, "srcB"}})
-    EXPECT_EQ(codes[size_t(i)], 0) << name << ": " << err(name);
-  ModuleFiles a = read_module(out_, "srcA"), b = read_module(out_, "srcB");
-  ModuleFiles fusion = read_module(out_, "fusion"), sink = read_module(out_, "sink");
-  std::vector<std::map<uint64_t, int64_t>> starts = {check_source(a, 0, kPeriodA, 60),
-                                                     check_source(b, 1, kPeriodB, 24)};
-  expect_edge(a.json, fusion.json, "a");
-  expect_edge(b.json, fusion.json, "b");
-  expect_edge(fusion.json, sink.json, "f");
+  auto [a, b, fusion, sink, starts] =
+      run_fusion_graph("udp", "wait", "any", {"timer", "--period", "5000000"});
   for (auto *f : {&fusion, &sink})
     EXPECT_NE(f->json.find("\"ended_by\": \"end_marker\""), std::string::npos) << f->json;
 
@@ -237,26 +261,7 @@ TEST_F(ModuleGraph, FusionOnAnyThenTimerSinkThroughUdp) {
 // shm, listener: fusion on all inputs, sink on any; the sink's origins are exactly those
 // of the fusion activation whose message activated it.
 TEST_F(ModuleGraph, FusionOnAllThenSinkOnAnyThroughShm) {
-  auto codes = run_graph("shm", "listener",
-                         {{"sink", {"--module-id", "3", "--input", "f:1", "--on", "any"}},
-                          {"fusion",
-                           {"--module-id", "2", "--input", "a:1", "--input", "b:1", "--on", "all",
-                            "--output", "f:160:1"}},
-                          {"srcA",
-                           {"--module-id", "0", "--source-index", "0", "--period", "10000000",
-                            "--count", "60", "--output", "a:112:1"}},
-                          {"srcB",
-                           {"--module-id", "1", "--source-index", "1", "--period", "25000000",
-                            "--count", "24", "--output", "b:112:1"}}});
-  for (auto [i, name] : {std::pair{0, "sink"}, {1, "fusion"}, {2, "srcA"}, {3, "srcB"}})
-    EXPECT_EQ(codes[size_t(i)], 0) << name << ": " << err(name);
-  ModuleFiles a = read_module(out_, "srcA"), b = read_module(out_, "srcB");
-  ModuleFiles fusion = read_module(out_, "fusion"), sink = read_module(out_, "sink");
-  std::vector<std::map<uint64_t, int64_t>> starts = {check_source(a, 0, kPeriodA, 60),
-                                                     check_source(b, 1, kPeriodB, 24)};
-  expect_edge(a.json, fusion.json, "a");
-  expect_edge(b.json, fusion.json, "b");
-  expect_edge(fusion.json, sink.json, "f");
+  auto [a, b, fusion, sink, starts] = run_fusion_graph("shm", "listener", "all", {"any"});
 
   const std::vector<OriginSet> expected = expected_all(fusion.arrivals, starts);
   EXPECT_GE(expected.size(), 20u);  // about one per message of the slower source

@@ -1,97 +1,31 @@
 // pub/sub through the real node and the real udp and shm baseline drivers: throughput
 // counts add up, arrivals past the store are counted, echoes are timed, several
 // publishers feed one subscriber. Behaviour only, never timings.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
+
+#include "node_process.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
 const std::string kNode = PSBENCH_NODE;
-std::string driver(const std::string &name) {
-  return std::string(PSBENCH_DRIVER_DIR) + "/" + name + "/libpsbench-" + name + ".so";
-}
-
-std::string unique_run_id() {
-  static std::atomic<int> n{0};
-  return "gt" + std::to_string(getpid()) + "x" + std::to_string(n++);
-}
-
-// A node process; stdin/stdout are pipes when `piped` (for --barrier stdio), stderr goes
-// to <out>/<tag>.stderr.
-struct Node {
-  pid_t pid = -1;
-  int to_child = -1, from_child = -1;
-};
-
-Node spawn(const std::vector<std::string> &args, const std::string &stderr_path, bool piped) {
-  int in[2] = {-1, -1}, out[2] = {-1, -1};
-  if (piped && (pipe(in) != 0 || pipe(out) != 0)) return {};
-  Node n;
-  n.pid = fork();
-  if (n.pid == 0) {
-    if (piped) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      close(in[1]);
-      close(out[0]);
-    }
-    int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (err >= 0) dup2(err, 2);
-    std::vector<char *> argv;
-    for (auto &a : args) argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
-  if (piped) {
-    close(in[0]);
-    close(out[1]);
-    n.to_child = in[1];
-    n.from_child = out[0];
-  }
-  return n;
-}
-
-int wait_exit(const Node &n) {
-  int status = 0;
-  waitpid(n.pid, &status, 0);
-  if (n.to_child >= 0) close(n.to_child);
-  if (n.from_child >= 0) close(n.from_child);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-// Reads the child's stdout up to "READY\n"; false when it ended first.
-bool await_ready(const Node &n) {
-  std::string got;
-  char c;
-  while (read(n.from_child, &c, 1) == 1) {
-    got += c;
-    if (got.find("READY\n") != std::string::npos) return true;
-  }
-  return false;
-}
-
-void send_go(const Node &n) { (void)!write(n.to_child, "GO\n", 3); }
-
-std::string slurp(const std::string &path) {
-  std::ifstream f(path);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using psb_test::driver_path;
+using psb_test::finish;
+using psb_test::fresh_run_id;
+using psb_test::go;
+using psb_test::Proc;
+using psb_test::ready;
+using psb_test::slurp;
+using psb_test::start;
 
 // The number after "key": inside the object that follows "block": (the summary is
 // flat enough for this). -1 for null, -2 when absent.
@@ -153,7 +87,7 @@ Samples read_samples(const std::string &path) {
 class PubSub : public ::testing::Test {
  protected:
   void SetUp() override {
-    out_ = (fs::temp_directory_path() / ("psb-pubsub-" + unique_run_id())).string();
+    out_ = (fs::temp_directory_path() / ("psb-pubsub-" + fresh_run_id())).string();
     fs::create_directories(out_);
   }
   void TearDown() override {
@@ -162,14 +96,36 @@ class PubSub : public ::testing::Test {
 
   std::vector<std::string> base(const std::string &drv, const std::string &role,
                                 const std::string &run) {
-    return {kNode, "--driver",  driver(drv), "--role",          role, "--out",
-            out_,  "--run-id",  run,         "--match-timeout", "20", "--idle-timeout",
-            "3",   "--timeout", "120"};
+    return {kNode,
+            "--driver",
+            driver_path(drv),
+            "--role",
+            role,
+            "--out",
+            out_,
+            "--run-id",
+            run,
+            "--match-timeout",
+            "20",
+            "--idle-timeout",
+            "3",
+            "--timeout",
+            "120"};
   }
 
   // One node, roles as threads; returns its exit code.
   int run(std::vector<std::string> args, const std::string &tag = "node") {
-    return wait_exit(spawn(args, out_ + "/" + tag + ".stderr", false));
+    return finish(start(args, out_ + "/" + tag + ".stderr", false));
+  }
+  // A udp sub process on --barrier stdio, READY and told GO, with `extra` after base();
+  // its stderr in sub.stderr. Call through ASSERT_NO_FATAL_FAILURE.
+  void start_sub(const std::string &run_id, const std::vector<std::string> &extra, Proc &sub) {
+    std::vector<std::string> args = base("udp", "sub", run_id);
+    args.insert(args.end(), extra.begin(), extra.end());
+    args.insert(args.end(), {"--barrier", "stdio"});
+    sub = start(args, out_ + "/sub.stderr", true);
+    ASSERT_TRUE(ready(sub)) << err("sub");
+    go(sub);
   }
   std::string json(const std::string &stem) { return slurp(out_ + "/" + stem + ".json"); }
   std::string err(const std::string &tag = "node") { return slurp(out_ + "/" + tag + ".stderr"); }
@@ -203,7 +159,7 @@ void expect_counts_add_up(const std::string &pub, const std::string &sub, uint64
 }  // namespace
 
 TEST_F(PubSub, ThroughputCountsAddUpThroughUdp) {
-  ASSERT_EQ(run(base("udp", "pub,sub", unique_run_id()) +
+  ASSERT_EQ(run(base("udp", "pub,sub", fresh_run_id()) +
                 std::vector<std::string>{"--count", "3000", "--rate", "20000", "--size", "100"}),
             0)
       << err();
@@ -219,7 +175,7 @@ TEST_F(PubSub, ThroughputCountsAddUpThroughUdp) {
 
 TEST_F(PubSub, ThroughputCountsAddUpThroughShmReliableWithoutLoss) {
   for (const char *notify : {"listener", "wait", "poll"}) {
-    ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
+    ASSERT_EQ(run(base("shm", "pub,sub", fresh_run_id()) +
                   std::vector<std::string>{"--count", "5000", "--reliability", "reliable",
                                            "--notify", notify}),
               0)
@@ -234,7 +190,7 @@ TEST_F(PubSub, ThroughputCountsAddUpThroughShmReliableWithoutLoss) {
 
 TEST_F(PubSub, ArrivalsBeyondTheStoreAreReceivedNotLost) {
   // 300 messages into a store of 100: 200 counted, not stored, not lost.
-  ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
+  ASSERT_EQ(run(base("shm", "pub,sub", fresh_run_id()) +
                 std::vector<std::string>{"--duration", "0.3", "--rate", "1000", "--max-samples",
                                          "100", "--reliability", "reliable"}),
             0)
@@ -252,7 +208,7 @@ TEST_F(PubSub, ArrivalsBeyondTheStoreAreReceivedNotLost) {
 
 TEST_F(PubSub, EchoedSamplesAreTimedIntoPubSamples) {
   for (const char *notify : {"listener", "wait", "poll"}) {
-    ASSERT_EQ(run(base("shm", "pub,sub", unique_run_id()) +
+    ASSERT_EQ(run(base("shm", "pub,sub", fresh_run_id()) +
                   std::vector<std::string>{"--count", "2000", "--echo-every", "10", "--reliability",
                                            "reliable", "--notify", notify}),
               0)
@@ -282,7 +238,7 @@ TEST_F(PubSub, EchoedSamplesAreTimedIntoPubSamples) {
 
 TEST_F(PubSub, EchoCountsAddUpThroughUdp) {
   ASSERT_EQ(
-      run(base("udp", "pub,sub", unique_run_id()) +
+      run(base("udp", "pub,sub", fresh_run_id()) +
           std::vector<std::string>{"--count", "2000", "--rate", "10000", "--echo-every", "7"}),
       0)
       << err();
@@ -297,25 +253,21 @@ TEST_F(PubSub, EchoCountsAddUpThroughUdp) {
 // Two publisher processes into one subscriber process (inter-process, udp: several
 // senders to one port).
 TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
-  const std::string run_id = unique_run_id();
-  Node sub =
-      spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--publishers", "2", "--count",
-                                                                  "2000", "--barrier", "stdio"},
-            out_ + "/sub.stderr", true);
-  ASSERT_TRUE(await_ready(sub)) << err("sub");
-  send_go(sub);
-  std::vector<Node> pubs;
+  const std::string run_id = fresh_run_id();
+  Proc sub;
+  ASSERT_NO_FATAL_FAILURE(start_sub(run_id, {"--publishers", "2", "--count", "2000"}, sub));
+  std::vector<Proc> pubs;
   for (int k = 0; k < 2; ++k) {
     std::string name = "pub-" + std::to_string(k + 1);
-    pubs.push_back(spawn(
+    pubs.push_back(start(
         base("udp", "pub", run_id) + std::vector<std::string>{"--name", name, "--publishers", "2",
                                                               "--writer-id", std::to_string(k),
                                                               "--count", "2000", "--rate", "10000"},
         out_ + "/" + name + ".stderr", false));
   }
   for (int k = 0; k < 2; ++k)
-    EXPECT_EQ(wait_exit(pubs[size_t(k)]), 0) << err("pub-" + std::to_string(k + 1));
-  ASSERT_EQ(wait_exit(sub), 0) << err("sub");
+    EXPECT_EQ(finish(pubs[size_t(k)]), 0) << err("pub-" + std::to_string(k + 1));
+  ASSERT_EQ(finish(sub), 0) << err("sub");
   std::string s = json("sub");
   EXPECT_EQ(num(s, "counts", "sent"), 4000) << s;  // the sum of both end markers (or counts)
   EXPECT_EQ(num(s, "counts", "corrupted"), 0);
@@ -335,20 +287,16 @@ TEST_F(PubSub, TwoPublishersIntoOneSubscriberThroughUdp) {
 
 // A writer id the sub does not expect is not one of its writers: corrupted, not lost.
 TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
-  const std::string run_id = unique_run_id();
-  Node sub =
-      spawn(base("udp", "sub", run_id) + std::vector<std::string>{"--count", "200", "--barrier",
-                                                                  "stdio", "--idle-timeout", "1"},
-            out_ + "/sub.stderr", true);
-  ASSERT_TRUE(await_ready(sub)) << err("sub");
-  send_go(sub);
+  const std::string run_id = fresh_run_id();
+  Proc sub;
+  ASSERT_NO_FATAL_FAILURE(start_sub(run_id, {"--count", "200", "--idle-timeout", "1"}, sub));
   EXPECT_EQ(run(base("udp", "pub", run_id) + std::vector<std::string>{"--publishers", "2",
                                                                       "--writer-id", "1", "--count",
                                                                       "200", "--rate", "10000"},
                 "pub"),
             0)
       << err("pub");
-  wait_exit(sub);
+  finish(sub);
   std::string s = json("sub");
   EXPECT_EQ(num(s, "counts", "samples"), 0) << s;
   EXPECT_EQ(num(s, "counts", "corrupted"), num(s, "counts", "received"));
@@ -358,8 +306,8 @@ TEST_F(PubSub, AWriterIdOutsideTheRunIsCorrupted) {
 
 // shm has one writer per ring: the node refuses a second publisher before anything runs.
 TEST_F(PubSub, ShmRefusesASecondPublisherUpFront) {
-  EXPECT_EQ(
-      run(base("shm", "sub", unique_run_id()) + std::vector<std::string>{"--publishers", "2"}), 2);
+  EXPECT_EQ(run(base("shm", "sub", fresh_run_id()) + std::vector<std::string>{"--publishers", "2"}),
+            2);
   EXPECT_NE(err().find("--publishers 2 is not supported"), std::string::npos) << err();
   EXPECT_FALSE(fs::exists(out_ + "/sub.json"));
 }

@@ -24,25 +24,29 @@ namespace {
 using psb::sdk::Options;
 using psb::sdk::Refusals;
 
+// The test drivers' capabilities: reliable, volatile, wait, the one transport "mem",
+// messages up to max_payload bytes (header included).
+constexpr const char *kMemOnly[] = {"mem", nullptr};
+constexpr psb_capabilities mem_caps(uint64_t max_payload) {
+  return {.reliability = PSB_RELIABLE,
+          .durability = PSB_VOLATILE,
+          .history = 0,
+          .notify = PSB_NOTIFY_WAIT,
+          .transports = kMemOnly,
+          .option_keys = nullptr,
+          .max_payload = max_payload,
+          .readers_per_topic = 0,
+          .writers_per_topic = 0,
+          .crosses_hosts = 0};
+}
+
 // ---- a driver with every optional member; a topic or a payload says what to throw ------
 
 struct Full {
   static constexpr const char *name = "sdkt";
   static constexpr const char *description = "the SDK's test driver";
   static const char *version() { return "sdkt 1.0"; }
-  static psb_capabilities capabilities() {
-    static const char *const transports[] = {"mem", nullptr};
-    return {.reliability = PSB_RELIABLE,
-            .durability = PSB_VOLATILE,
-            .history = 0,
-            .notify = PSB_NOTIFY_WAIT,
-            .transports = transports,
-            .option_keys = nullptr,
-            .max_payload = 1024,
-            .readers_per_topic = 0,
-            .writers_per_topic = 0,
-            .crosses_hosts = 0};
-  }
+  static psb_capabilities capabilities() { return mem_caps(1024); }
   // Refuses another transport and a malformed option "depth", each on its own; option
   // "check" throws what it says after those.
   static void check(const psb_config &cfg, Refusals &refuse) {
@@ -133,19 +137,7 @@ struct Minimal {
   static constexpr const char *description = "required members only";
   static inline const char *current_version = "0";
   static const char *version() { return current_version; }  // the driver's own: not kept
-  static psb_capabilities capabilities() {
-    static const char *const transports[] = {"mem", nullptr};
-    return {.reliability = PSB_RELIABLE,
-            .durability = PSB_VOLATILE,
-            .history = 0,
-            .notify = PSB_NOTIFY_WAIT,
-            .transports = transports,
-            .option_keys = nullptr,
-            .max_payload = 0,
-            .readers_per_topic = 0,
-            .writers_per_topic = 0,
-            .crosses_hosts = 0};
-  }
+  static psb_capabilities capabilities() { return mem_caps(0); }
   struct Context {
     explicit Context(const psb_config &) {}
   };
@@ -249,12 +241,7 @@ struct Tracked {
   static constexpr const char *description = "logs what is destroyed";
   static inline int versions = 0;  // calls of version()
   static std::string version() { return "tracked " + std::to_string(++versions); }
-  static constexpr const char *transports[] = {"mem", nullptr};
-  static constexpr psb_capabilities capabilities = {  // data, not a function
-      .reliability = PSB_RELIABLE, .durability = PSB_VOLATILE, .history = 0,
-      .notify = PSB_NOTIFY_WAIT,   .transports = transports,   .option_keys = nullptr,
-      .max_payload = 64,           .readers_per_topic = 0,     .writers_per_topic = 0,
-      .crosses_hosts = 0};
+  static constexpr psb_capabilities capabilities = mem_caps(64);  // data, not a function
   struct Context {
     explicit Context(const psb_config &) {}
     ~Context() { destroyed.push_back("context"); }
@@ -1164,46 +1151,35 @@ TEST(SdkRefusals, RunSettingsRefuseAnAddressThatIsNotIPv4) {
   const char *const peers[] = {"198.18.0.2", "robot1", nullptr};
   run.cfg.local_address = "198.18.0.1";
   run.cfg.peer_addresses = peers;
-  Refusals refused;
   psb::sdk::RunSettings s;
-  s.keep(run.cfg, refused, "it names the topics");
+  auto keep = [&](Refusals &r) { s.keep(run.cfg, r, "it names the topics"); };
+  EXPECT_EQ(refusal_of(keep),
+            "hosts: local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 "
+            "('robot1' is not)");
   EXPECT_EQ(s.peer_addresses, (std::vector<std::string>{"198.18.0.2", "robot1"}));
-  ASSERT_EQ(refused.all().size(), 1u);
-  EXPECT_EQ(refused.all()[0].setting, "hosts");
-  EXPECT_EQ(refused.all()[0].reason,
-            "local_address and peer_addresses must be IPv4 addresses, e.g. 198.18.0.2 ('robot1' "
-            "is not)");
   const char *const good[] = {"198.18.0.2", nullptr};
   run.cfg.peer_addresses = good;
-  Refusals none;
-  s.keep(run.cfg, none, "it names the topics");
-  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(refusal_of(keep), "");
 }
 
 TEST(SdkRefusals, RunSettingsAddressAndNeedPeers) {
   TestRun run;
-  Refusals none;
   psb::sdk::RunSettings s;
-  s.keep(run.cfg, none, "it names the topics");
-  EXPECT_EQ(s.address(), "127.0.0.1");  // one host
-  s.need_peers(none, "transport tcp across hosts connects to");
-  EXPECT_TRUE(none.empty());
+  // What a tcp transport does: keep the run's settings, then need peers across hosts.
+  auto keep_and_need_peers = [&](Refusals &r) {
+    s.keep(run.cfg, r, "it names the topics");
+    s.need_peers(r, "transport tcp across hosts connects to");
+  };
+  EXPECT_EQ(refusal_of(keep_and_need_peers), "");
+  EXPECT_EQ(s.address(), "127.0.0.1");   // one host
   run.cfg.local_address = "198.18.0.1";  // across hosts, no peers
-  Refusals refused;
-  s.keep(run.cfg, refused, "it names the topics");
+  EXPECT_EQ(refusal_of(keep_and_need_peers),
+            "hosts: transport tcp across hosts connects to the run's other hosts, and none was "
+            "given: give each one's address with --peer ADDRESS");
   EXPECT_EQ(s.address(), "198.18.0.1");
-  s.need_peers(refused, "transport tcp across hosts connects to");
-  ASSERT_EQ(refused.size(), 1u);
-  EXPECT_EQ(refused.all()[0].setting, "hosts");
-  EXPECT_EQ(refused.all()[0].reason,
-            "transport tcp across hosts connects to the run's other hosts, and none was given: "
-            "give each one's address with --peer ADDRESS");
   const char *const peers[] = {"198.18.0.2", nullptr};
   run.cfg.peer_addresses = peers;
-  Refusals with_peers;
-  s.keep(run.cfg, with_peers, "it names the topics");
-  s.need_peers(with_peers, "transport tcp across hosts connects to");
-  EXPECT_TRUE(with_peers.empty());
+  EXPECT_EQ(refusal_of(keep_and_need_peers), "");
 }
 
 TEST(SdkRefusals, SampleTypeReadsTypeAndElements) {

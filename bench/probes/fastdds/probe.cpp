@@ -47,6 +47,7 @@
 #include <vector>
 
 #include "psbenchPubSubTypes.h"
+#include "rtt.hpp"  // bench/probes/common
 
 using namespace eprosima::fastdds::dds;
 using eprosima::fastdds::rtps::FlowControllerDescriptor;
@@ -405,10 +406,7 @@ int run_pingpong(const Args &a) {
   }
   s.payload().clear();
   for (int i = 0; i < 3; ++i) w->write(&s);  // best effort: the end marker three times
-  std::sort(rtt.begin(), rtt.end());
-  const size_t n = rtt.size();
-  auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-  std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+  probe::print_rtt_line(rtt);                // common/rtt.hpp
   std::fflush(stdout);
   std::this_thread::sleep_for(100ms);  // the end marker leaves before the participant goes
   return 0;

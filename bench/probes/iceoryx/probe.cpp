@@ -11,7 +11,6 @@
 // Usage: iceoryx_probe ping|pong TAG SIZE SECONDS   (RouDi must be running)
 #include <unistd.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -25,6 +24,7 @@
 #include "iceoryx_posh/popo/untyped_subscriber.hpp"
 #include "iceoryx_posh/popo/wait_set.hpp"
 #include "iceoryx_posh/runtime/posh_runtime.hpp"
+#include "rtt.hpp"  // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -146,10 +146,7 @@ int main(int argc, char **argv) {
         sub.release(in);
       }
       write(pub, "", 1);
-      std::sort(rtt.begin(), rtt.end());
-      const size_t n = rtt.size();
-      auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-      std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+      probe::print_rtt_line(rtt);  // common/rtt.hpp
       std::fflush(stdout);
     }
     ws.detachState(sub, iox::popo::SubscriberState::HAS_DATA);

@@ -8,7 +8,6 @@
 // Usage: kafka_probe ping|pong BROKER TAG SIZE SECONDS
 #include <librdkafka/rdkafka.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +15,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "rtt.hpp"  // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -139,10 +140,7 @@ int main(int argc, char** argv) {
     }
     send("", 0);
     rd_kafka_flush(prod, 5000);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   rd_kafka_flush(prod, 5000);
   rd_kafka_topic_destroy(rkt);

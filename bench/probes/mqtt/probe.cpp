@@ -27,6 +27,9 @@
 #include <string>
 #include <vector>
 
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
+
 using clk = std::chrono::steady_clock;
 constexpr int kWarmup = 1000;  // ping's unmeasured round trips, as psbench's ping
 
@@ -107,13 +110,13 @@ int main(int argc, char **argv) {
   const std::string role = argv[1];
   const bool ping = role == "ping";
   const std::string broker = argv[2], base = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) {
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) {
     std::fprintf(stderr, "mqtt_probe: broker '%s' is not HOST:PORT\n", argv[2]);
     return 2;
   }
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  const std::string &host = at.host;
+  const int port = at.port;
   // ping-pong: TOPIC/ping and TOPIC/pong; pub/sub: TOPIC/data, and TOPIC/ready back to pub.
   const bool pub = role == "pub", sub = role == "sub";
   const std::string out = base + (pub ? "/data" : sub ? "/ready" : ping ? "/ping" : "/pong");
@@ -231,10 +234,7 @@ int main(int argc, char **argv) {
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     publish("", 0);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   mosquitto_disconnect(mosq);
   mosquitto_loop(mosq, 100, 1);

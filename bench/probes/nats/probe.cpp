@@ -13,13 +13,14 @@
 // first arrival) on its own clock.
 #include <nats/nats.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "rtt.hpp"  // bench/probes/common
 
 static void check(natsStatus s, const char* what) {
   if (s != NATS_OK) {
@@ -159,10 +160,7 @@ int main(int argc, char** argv) {
     }
     check(natsConnection_Publish(nc, out.c_str(), "", 0), "publish");
     natsConnection_Flush(nc);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   natsSubscription_Destroy(sub);
   natsConnection_Destroy(nc);

@@ -24,10 +24,8 @@
 // which echoes it.
 //   orte_probe pong|ping 127.0.0.1:PORT TAG SIZE SECONDS
 #include <orte.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -40,27 +38,23 @@
 #include <string>
 #include <vector>
 
+#include "ping_pong.hpp"  // bench/probes/common
+
 namespace {
+
+using probe::now_ns;
+constexpr probe::Loop kLoop{"orte_probe", /*usage=*/false};
 
 constexpr const char *kType = "psbench";
 constexpr unsigned kUserBytesPerPacket = 0xff00;
 constexpr unsigned kMetaBytesPerPacket = 0xffc0;
 constexpr int kPersistenceS = 86400;
 constexpr size_t kHeader = 32;
-constexpr int64_t kPongSliceNs = 50'000'000;       // psbench-node's receive slice
-constexpr int64_t kPingTimeoutNs = 1'000'000'000;  // psbench's --sample-timeout
-constexpr uint64_t kHandshakeSeq = 1ull << 30;     // seq of ping's first messages
 constexpr long kWarmup = 1000;
 
 [[noreturn]] void die(const char *what) {
   std::fprintf(stderr, "orte_probe: %s\n", what);
   std::exit(1);
-}
-
-int64_t now_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
 // What is written: the caller's bytes during ORTEPublicationSend.
@@ -185,58 +179,32 @@ uint64_t seq_of(const std::vector<unsigned char> &m) {
   return seq;
 }
 
-int run_pong(Endpoints &ep) {
-  std::vector<unsigned char> got;
-  int64_t last = now_ns();
-  for (;;) {
-    if (!ep.take(kPongSliceNs, got)) {
-      if (now_ns() - last > 600'000'000'000) die("pong: no message for 10 minutes");
-      continue;
-    }
-    last = now_ns();
-    ep.write(got.data(), got.size());
-    if (got.size() <= kHeader) return 0;  // the end, echoed
-  }
-}
+// The endpoints as the shared loop takes and writes (common/ping_pong.hpp): psbench's
+// messages of SIZE bytes, seq first, then the send time.
+class Messages {
+ public:
+  Messages(Endpoints &ep, size_t size) : ep_(ep), message_(size, 'x') {}
 
-int run_ping(Endpoints &ep, size_t size, double seconds) {
-  std::vector<unsigned char> message(size, 'x'), got;
-  auto round_trip = [&](uint64_t seq, int64_t timeout_ns, size_t len) {
-    std::memcpy(message.data(), &seq, sizeof seq);
-    const int64_t sent = now_ns();
-    std::memcpy(message.data() + 8, &sent, sizeof sent);
-    ep.write(message.data(), len);
-    const int64_t deadline = now_ns() + timeout_ns;
-    for (int64_t left = timeout_ns; left > 0; left = deadline - now_ns()) {
-      if (!ep.take(left, got)) return false;
-      if (seq_of(got) == seq) return true;  // an older echo is skipped
-    }
-    return false;
-  };
-  int64_t wait_ns = 10'000'000;  // until pong answers: 10 ms doubling to 1 s, 20 s at most
-  const int64_t give_up = now_ns() + 20'000'000'000;
-  for (uint64_t i = 0; !round_trip(kHandshakeSeq + i, wait_ns, size);
-       ++i, wait_ns = std::min<int64_t>(2 * wait_ns, 1'000'000'000))
-    if (now_ns() > give_up) die("ping: no echo from pong within 20 s");
-  for (long i = 0; i < kWarmup; ++i)
-    if (!round_trip(2 * kHandshakeSeq + uint64_t(i), kPingTimeoutNs, size))
-      die("ping: a warm-up echo did not come within 1 s");
-  std::vector<int64_t> rtt;
-  rtt.reserve(size_t(seconds * 100'000) + 16);  // touched before measuring
-  std::fill_n(rtt.data(), rtt.capacity(), 0);
-  const int64_t end = now_ns() + int64_t(seconds * 1e9);
-  for (uint64_t seq = 0; now_ns() < end; ++seq) {
-    const int64_t t0 = now_ns();
-    if (!round_trip(seq, kPingTimeoutNs, size)) die("ping: no echo within 1 s");
-    rtt.push_back(now_ns() - t0);
+  bool take(int64_t timeout_ns, uint64_t &seq, size_t &payload) {
+    if (!ep_.take(timeout_ns, got_)) return false;
+    seq = seq_of(got_);
+    payload = got_.size() > kHeader ? got_.size() - kHeader : 0;
+    return true;
   }
-  round_trip(0, 20'000'000, kHeader);  // the end, echoed: waited for up to 20 ms
-  std::sort(rtt.begin(), rtt.end());
-  const size_t n = rtt.size();
-  auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-  std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
-  return 0;
-}
+  void write(uint64_t seq, size_t payload, bool echo) {
+    if (echo) return ep_.write(got_.data(), got_.size());  // the same bytes
+    std::memcpy(message_.data(), &seq, sizeof seq);
+    const int64_t sent = now_ns();
+    std::memcpy(message_.data() + 8, &sent, sizeof sent);
+    ep_.write(message_.data(), kHeader + payload);
+  }
+  void done_with_echo() {}  // the take copied it out already
+  size_t payload_size() const { return message_.size() - kHeader; }
+
+ private:
+  Endpoints &ep_;
+  std::vector<unsigned char> message_, got_;
+};
 
 }  // namespace
 
@@ -257,7 +225,9 @@ int main(int argc, char **argv) {
   int rc;
   {
     Endpoints ep(int(port), argv[3], ping);
-    rc = ping ? run_ping(ep, size, std::strtod(argv[5], nullptr)) : run_pong(ep);
+    Messages messages(ep, size);
+    rc = ping ? probe::run_ping(messages, kLoop, std::strtod(argv[5], nullptr), kWarmup)
+              : probe::run_pong(messages, kLoop);
   }
   return rc;
 }

@@ -8,13 +8,15 @@
 #include <amqp.h>
 #include <amqp_tcp_socket.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -81,10 +83,10 @@ int main(int argc, char** argv) {
   }
   const bool ping = std::strcmp(argv[1], "ping") == 0;
   const std::string broker = argv[2], tag = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) die("broker", "not HOST:PORT");
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) die("broker", "not HOST:PORT");
+  const std::string& host = at.host;
+  const int port = at.port;
   const std::string out = tag + (ping ? ".ping" : ".pong"), in = tag + (ping ? ".pong" : ".ping");
   const size_t size = size_t(std::atol(argv[4]));
   const double seconds = std::strtod(argv[5], nullptr);
@@ -128,14 +130,7 @@ int main(int argc, char** argv) {
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     publish(writer, out, "", 0);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    if (n == 0) {
-      rc = 1;
-    } else {
-      std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
-    }
+    if (!probe::print_rtt_line(rtt)) rc = 1;  // common/rtt.hpp
   }
   amqp_bytes_free(queue);
   for (amqp_connection_state_t c : {writer, reader}) {

@@ -9,7 +9,6 @@
 // Usage: redis_probe ping|pong HOST:PORT TOPIC SIZE SECONDS
 #include <hiredis/hiredis.h>
 
-#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -18,6 +17,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "host_port.hpp"  // bench/probes/common
+#include "rtt.hpp"        // bench/probes/common
 
 using clk = std::chrono::steady_clock;
 
@@ -81,13 +83,13 @@ int main(int argc, char **argv) {
   std::signal(SIGPIPE, SIG_IGN);
   const bool ping = std::strcmp(argv[1], "ping") == 0;
   const std::string broker = argv[2], base = argv[3];
-  const size_t colon = broker.rfind(':');
-  if (colon == std::string::npos) {
+  probe::HostPort at;
+  if (!probe::split_host_port(broker, at)) {
     std::fprintf(stderr, "redis_probe: server '%s' is not HOST:PORT\n", argv[2]);
     return 2;
   }
-  const std::string host = broker.substr(0, colon);
-  const int port = std::atoi(broker.c_str() + colon + 1);
+  const std::string &host = at.host;
+  const int port = at.port;
   const std::string out = base + (ping ? ":ping" : ":pong"), in = base + (ping ? ":pong" : ":ping");
   const size_t size = std::strtoul(argv[4], nullptr, 10);
   const double seconds = std::strtod(argv[5], nullptr);
@@ -132,10 +134,7 @@ int main(int argc, char **argv) {
     }
     publish(pub, out, "", 0);
     read_reply(pub);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) { return std::max<size_t>(1, (pct * n + 99) / 100) - 1; };
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   redisFree(sub);
   redisFree(pub);

@@ -13,7 +13,6 @@
 // clock. Usage: zeromq_probe sub|pub PORT SIZE SECONDS (sub first)
 #include <zmq.h>
 
-#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -22,6 +21,8 @@
 #include <ctime>
 #include <string>
 #include <vector>
+
+#include "rtt.hpp"  // bench/probes/common
 
 static void die(const char* what) {
   std::fprintf(stderr, "zeromq_probe: %s: %s\n", what, zmq_strerror(zmq_errno()));
@@ -142,12 +143,7 @@ int main(int argc, char** argv) {
       rtt.push_back(std::chrono::duration_cast<std::chrono::nanoseconds>(clk::now() - t0).count());
     }
     zmq_send(out, "", 0, 0);
-    std::sort(rtt.begin(), rtt.end());
-    const size_t n = rtt.size();
-    auto rank = [n](size_t pct) {
-      return std::max<size_t>(1, (pct * n + 99) / 100) - 1;
-    };  // nearest rank
-    std::printf("%.3f %.3f %zu\n", rtt[rank(50)] / 1000.0, rtt[rank(99)] / 1000.0, n);
+    probe::print_rtt_line(rtt);  // common/rtt.hpp
   }
   zmq_msg_close(&m);
   zmq_close(in);

@@ -20,6 +20,9 @@ use iceoryx2::port::subscriber::Subscriber;
 use iceoryx2::prelude::*;
 use iceoryx2::sample::Sample;
 
+#[path = "../../common/rtt.rs"] // the probes' shared result line
+mod rtt;
+
 type Svc = ipc::Service;
 
 fn die(what: impl std::fmt::Display) -> ! {
@@ -196,14 +199,7 @@ fn main() {
                 drop(echo);
             }
             side.write(b"e");
-            rtt.sort_unstable();
-            let n = rtt.len();
-            let rank = |pct: usize| ((pct * n).div_ceil(100)).max(1) - 1;
-            println!(
-                "{:.3} {:.3} {n}",
-                rtt[rank(50)] as f64 / 1000.0,
-                rtt[rank(99)] as f64 / 1000.0
-            );
+            rtt::print_rtt_line(&mut rtt);
         }
     }
     // iceoryx2 removes its files with the last node, but not its global management segment

@@ -12,6 +12,9 @@ use zenoh::handlers::FifoChannel;
 use zenoh::qos::{CongestionControl, Reliability};
 use zenoh::{Config, Wait};
 
+#[path = "../../common/rtt.rs"] // the probes' shared result line
+mod rtt;
+
 fn fail(what: &str, e: impl std::fmt::Display) -> ! {
     eprintln!("zenoh_probe: {what}: {e}");
     exit(1)
@@ -110,12 +113,5 @@ fn main() {
     }
     put(&[]);
     std::thread::sleep(Duration::from_millis(100)); // the end marker leaves before close
-    rtt.sort_unstable();
-    let n = rtt.len();
-    let rank = |pct: usize| ((pct * n).div_ceil(100)).max(1) - 1;
-    println!(
-        "{:.3} {:.3} {n}",
-        rtt[rank(50)] as f64 / 1e3,
-        rtt[rank(99)] as f64 / 1e3
-    );
+    rtt::print_rtt_line(&mut rtt);
 }
