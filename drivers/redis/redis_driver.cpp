@@ -1,6 +1,6 @@
 // redis: Redis pub/sub (best_effort) or Redis Streams (reliable) through hiredis. This
 // file names the driver and its capabilities and reaches the server once per context;
-// Writer and Reader (pub/sub), StreamWriter and StreamReader (streams) do the work. The C ABI
+// Writer (pub/sub), StreamWriter (streams) and Reader (either) do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
 #include <cstdio>
@@ -13,7 +13,6 @@
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
-#include "stream_reader.h"
 #include "stream_writer.h"
 #include "writer.h"
 
@@ -51,32 +50,16 @@ std::string server_version(const redisReply *info) {
 // Reaches the server once per context: a clear error at open() if it is not there,
 // and its version, recorded without ever failing a run for it.
 const Settings &probe_server(const Settings &s) {
-  redisContext *c = connect_server(s, "probe");
-  try {
-    const char *ping[1] = {"PING"};
-    const size_t ping_len[1] = {4};
-    redisReply *r = command(c, s, "probe", 1, ping, ping_len);
-    if (r->type == REDIS_REPLY_ERROR) {
-      const std::string m =
-          format("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
-      freeReplyObject(r);
-      throw psb::sdk::Error(m);
-    }
-    freeReplyObject(r);
-  } catch (...) {
-    redisFree(c);
-    throw;
-  }
+  const Link c = connect_server(s, "probe");
+  if (const Reply r = command(c.get(), s, "probe", {"PING"}); r->type == REDIS_REPLY_ERROR)
+    psb::sdk::fail("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
   if (!g_server_known.load(std::memory_order_acquire)) {
-    const char *info[2] = {"INFO", "server"};
-    const size_t info_len[2] = {4, 6};
-    redisReply *i = nullptr;
+    Reply i;
     try {
-      i = command(c, s, "probe", 2, info, info_len);
+      i = command(c.get(), s, "probe", {"INFO", "server"});
     } catch (const std::exception &) {
     }
-    const std::string v = server_version(i);
-    if (i != nullptr) freeReplyObject(i);
+    const std::string v = server_version(i.get());
     std::lock_guard lock(g_server_mu);
     if (!v.empty() && !g_server_known.load(std::memory_order_relaxed)) {
       std::snprintf(g_with_server, sizeof g_with_server, "%s; server redis %s", CLIENT_VERSION,
@@ -84,7 +67,6 @@ const Settings &probe_server(const Settings &s) {
       g_server_known.store(true, std::memory_order_release);
     }
   }
-  redisFree(c);
   return s;
 }
 
@@ -117,32 +99,6 @@ class TopicWriter {
   std::unique_ptr<StreamWriter> stream_;
 };
 
-class TopicReader {
- public:
-  TopicReader(psbredis::Context &ctx, const char *topic, psb::sdk::Listener listener) {
-    if (ctx.settings.streams)
-      stream_ = std::make_unique<StreamReader>(ctx, topic, listener);
-    else
-      pubsub_ = std::make_unique<Reader>(ctx, topic, listener);
-  }
-  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
-    return pubsub_ ? pubsub_->take(timeout_ns, data, len) : stream_->take(timeout_ns, data, len);
-  }
-  void release() {
-    if (pubsub_)
-      pubsub_->release();
-    else
-      stream_->release();
-  }
-  void counters(psb::sdk::CounterSink put) const {
-    if (stream_) stream_->counters(put);  // pub/sub: none
-  }
-
- private:
-  std::unique_ptr<Reader> pubsub_;
-  std::unique_ptr<StreamReader> stream_;
-};
-
 struct Redis {
   static constexpr const char *name = "redis";
   static constexpr const char *description =
@@ -161,7 +117,7 @@ struct Redis {
   };
   // write() does not wait for PUBLISH's (XADD's) reply: drain waits until every one came.
   using Writer = TopicWriter;
-  using Reader = TopicReader;
+  using Reader = psbredis::Reader;
 };
 
 psb_capabilities Redis::capabilities() {

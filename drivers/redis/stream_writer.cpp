@@ -8,26 +8,13 @@
 #include "connection.h"
 
 namespace psbredis {
-namespace {
-
-std::string bulk(const std::string &s) {
-  return "$" + std::to_string(s.size()) + "\r\n" + s + "\r\n";
-}
-
-}  // namespace
-
-StreamWriter::StreamWriter(Context &ctx, const char *topic) {
-  settings_ = ctx.settings;
-  key_ = settings_.stream(topic);
-  reader_name_ = settings_.reader_name(topic);
-  c_ = connect_server(settings_, "stream writer");
-  fd_ = c_->fd;
-  const std::string prefix = "*8\r\n" + bulk("XADD") + bulk(key_) + bulk("MAXLEN") + bulk("~") +
-                             bulk(std::to_string(settings_.stream_bound())) + bulk("*") +
-                             bulk("d") + "$";
-  prefix_len_ = prefix.size();
-  header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
-  std::memcpy(header_.data(), prefix.data(), prefix.size());
+StreamWriter::StreamWriter(Context &ctx, const char *topic)
+    : settings_(ctx.settings),
+      c_(connect_server(settings_, "stream writer")),
+      fd_(c_->fd),
+      key_(settings_.stream(topic)),
+      reader_name_(settings_.reader_name(topic)),
+      xadd_{"XADD", key_, "MAXLEN", "~", std::to_string(settings_.stream_bound()), "*", "d"} {
   slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
   slots_ = kRingBytes / slot_size_;
   slots_ = slots_ < 1 ? 1 : slots_ > kWindow ? kWindow : slots_;
@@ -42,12 +29,10 @@ StreamWriter::~StreamWriter() {
     } catch (const std::exception &) {
     }
   }
-  if (c_ != nullptr) redisFree(c_);
 }
 
 void StreamWriter::drop(std::string why) {
-  if (c_ != nullptr) redisFree(c_);
-  c_ = nullptr;
+  c_.reset();
   fd_ = -1;
   sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
   lines_.clear();
@@ -59,8 +44,7 @@ void StreamWriter::drop(std::string why) {
 bool StreamWriter::send_slot(uint64_t i) {
   const uint64_t slot = (head_ + i) % slots_;
   const size_t len = lens_[slot];
-  const int e =
-      send_with_payload(fd_, header_.data(), prefix_len_, ring_.data() + slot * slot_size_, len);
+  const int e = xadd_.send(fd_, ring_.data() + slot * slot_size_, len);
   if (e != 0) {
     // Part of the command may be out: the connection cannot be resumed.
     drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
@@ -74,28 +58,12 @@ bool StreamWriter::send_slot(uint64_t i) {
 bool StreamWriter::reconnect() {
   if (!pacer_.due()) return false;
   pacer_.attempted();
-  redisContext *c = try_connect(settings_, kReconnectTimeoutMs, &down_why_);
+  // A server that has just started answers LOADING to EXISTS until it has read its data.
+  Link c =
+      try_connect(settings_, "stream writer", kReconnectTimeoutMs, &down_why_, {"EXISTS", key_});
   if (c == nullptr) return false;
-  // A server that has just started answers LOADING until it has read its data.
-  const char *argv[2] = {"EXISTS", key_.c_str()};
-  const size_t argvlen[2] = {6, key_.size()};
-  redisReply *r = nullptr;
-  try {
-    r = command(c, settings_, "stream writer", 2, argv, argvlen);
-  } catch (const std::exception &e) {
-    down_why_ = e.what();
-    redisFree(c);
-    return false;
-  }
-  const bool ready = r->type != REDIS_REPLY_ERROR;
-  if (!ready) down_why_ = r->str;
-  freeReplyObject(r);
-  if (!ready) {
-    redisFree(c);
-    return false;
-  }
-  c_ = c;
-  fd_ = c->fd;
+  c_ = std::move(c);
+  fd_ = c_->fd;
   ++reconnects_;
   // Everything unanswered, oldest first: the server may have kept some of it (then the
   // reader gets it twice), the rest it never had.
@@ -237,11 +205,9 @@ int StreamWriter::matched() {
     return -1;
   }
   if (c_ == nullptr) return -1;
-  const char *argv[2] = {"CLIENT", "LIST"};
-  const size_t argvlen[2] = {6, 4};
-  redisReply *r = nullptr;
+  Reply r;
   try {
-    r = command(c_, settings_, "stream writer", 2, argv, argvlen);
+    r = command(c_.get(), settings_, "stream writer", {"CLIENT", "LIST"});
   } catch (const std::exception &e) {
     drop(e.what());
     return -1;
@@ -255,7 +221,6 @@ int StreamWriter::matched() {
          p += needle.size())
       ++count;
   }
-  freeReplyObject(r);
   return count;
 }
 

@@ -26,6 +26,8 @@ constexpr int64_t kWindowWaitNs = 1'000'000'000;
 class StreamWriter final {
  public:
   StreamWriter(Context &ctx, const char *topic);
+  StreamWriter(const StreamWriter &) = delete;
+  StreamWriter &operator=(const StreamWriter &) = delete;
   ~StreamWriter();
 
   // Timed path: a copy into the ring, no allocation, no lock, no formatting unless it
@@ -42,8 +44,6 @@ class StreamWriter final {
   // server had kept the first one), xadd_refused, reconnects, and xadd_unsent (in the
   // ring, unanswered, when it is asked: at the end, lost).
   void counters(psb::sdk::CounterSink put) const;
-
-  uint64_t window() const { return slots_; }
 
  private:
   // One connection attempt if none was made in the last kRetryNs: connect, EXISTS on the
@@ -62,13 +62,10 @@ class StreamWriter final {
   void await_window();
 
   Settings settings_;
-  redisContext *c_ = nullptr;
+  Link c_;
   int fd_ = -1;
   std::string key_, reader_name_;
-  // "*8\r\n$4\r\nXADD\r\n$<n>\r\n<key>\r\n$6\r\nMAXLEN\r\n$1\r\n~\r\n$<n>\r\n<bound>\r\n
-  //  $1\r\n*\r\n$1\r\nd\r\n$" then room for the length and CRLF.
-  std::vector<char> header_;
-  size_t prefix_len_ = 0;
+  Command xadd_;            // XADD <key> MAXLEN ~ <bound> * d <message>
   std::vector<char> ring_;  // slots_ slots of slot_size_ bytes
   std::vector<size_t> lens_;
   uint64_t slots_ = 1, slot_size_ = 0;

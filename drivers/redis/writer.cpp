@@ -10,37 +10,21 @@
 
 namespace psbredis {
 
-Writer::Writer(Context &ctx, const char *topic) {
-  settings_ = ctx.settings;
-  channel_ = ctx.settings.channel(topic);
-  c_ = connect_server(settings_, "publisher");
-  try {
-    fd_ = c_->fd;
-    const std::string prefix =
-        "*3\r\n$7\r\nPUBLISH\r\n$" + std::to_string(channel_.size()) + "\r\n" + channel_ + "\r\n$";
-    prefix_len_ = prefix.size();
-    header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
-    std::memcpy(header_.data(), prefix.data(), prefix.size());
-  } catch (...) {
-    tear_down();
-    throw;
-  }
-}
+Writer::Writer(Context &ctx, const char *topic)
+    : settings_(ctx.settings),
+      c_(connect_server(settings_, "publisher")),
+      fd_(c_->fd),
+      channel_(settings_.channel(topic)),
+      publish_{"PUBLISH", channel_} {}
 
-Writer::~Writer() { tear_down(); }
-
-void Writer::tear_down() {
-  if (c_ != nullptr) {
-    // Every PUBLISH answered means the server has taken every message from this
-    // socket; closing with unread replies would send a reset instead of a FIN.
-    if (!broken_) {
-      try {
-        await_replies(2'000'000'000);
-      } catch (const std::exception &) {
-      }
+Writer::~Writer() {
+  // Every PUBLISH answered means the server has taken every message from this
+  // socket; closing with unread replies would send a reset instead of a FIN.
+  if (!broken_) {
+    try {
+      await_replies(2'000'000'000);
+    } catch (const std::exception &) {
     }
-    redisFree(c_);
-    c_ = nullptr;
   }
 }
 
@@ -64,9 +48,7 @@ void Writer::consume(const char *p, size_t n, std::string &refusal) {
                  "PUBLISH replies awaited)",
                  channel_.c_str(), line, static_cast<unsigned long long>(pending_)));
     --pending_;
-    if (line[0] == ':') {
-      last_receivers_ = std::strtoll(line + 1, nullptr, 10);
-    } else if (!refused) {
+    if (line[0] == '-' && !refused) {
       refused = true;
       refusal = format("redis-server refused a PUBLISH to %s: %s", channel_.c_str(), line + 1);
     }
@@ -124,7 +106,7 @@ void Writer::write(const void *data, size_t len) {
                    static_cast<unsigned long long>(kMaxPayload));
   // The replies of earlier PUBLISH: a closed connection or a refusal shows here.
   read_replies();
-  const int e = send_with_payload(fd_, header_.data(), prefix_len_, data, len);
+  const int e = publish_.send(fd_, data, len);
   if (e != 0) {
     // Part of the command may be out: the stream cannot be resumed.
     if (e == EAGAIN)
@@ -150,11 +132,9 @@ int Writer::matched() {
     }
     return -1;
   }
-  const char *argv[3] = {"PUBSUB", "NUMSUB", channel_.c_str()};
-  const size_t argvlen[3] = {6, 6, channel_.size()};
-  redisReply *r = nullptr;
+  Reply r;
   try {
-    r = command(c_, settings_, "publisher", 3, argv, argvlen);
+    r = command(c_.get(), settings_, "publisher", {"PUBSUB", "NUMSUB", channel_});
   } catch (const std::exception &e) {
     broken_ = true;
     broken_message_ = e.what();
@@ -168,7 +148,6 @@ int Writer::matched() {
     broken_ = true;
     broken_message_ = format("PUBSUB NUMSUB %s: %s", channel_.c_str(), r->str);
   }
-  freeReplyObject(r);
   return count;
 }
 

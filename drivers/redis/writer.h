@@ -15,6 +15,8 @@ namespace psbredis {
 class Writer final {
  public:
   Writer(Context &ctx, const char *topic);
+  Writer(const Writer &) = delete;
+  Writer &operator=(const Writer &) = delete;
   ~Writer();
 
   // Timed path: no allocation, no lock, no formatting unless it fails.
@@ -27,10 +29,6 @@ class Writer final {
   // broken connection or a refused PUBLISH. (No flush(): every write is on the socket
   // when write() returns.)
   bool drain(int64_t timeout_ns);
-
-  const std::string &channel() const { return channel_; }
-  uint64_t pending_replies() const { return pending_; }
-  long long last_receivers() const { return last_receivers_; }
 
  private:
   // Reads the PUBLISH replies that have arrived, without blocking: throws
@@ -46,18 +44,14 @@ class Writer final {
   // Marks the connection broken with that message and throws it.
   [[noreturn, gnu::cold]] void break_with(std::string message);
   [[noreturn, gnu::cold]] void fail_broken() const;  // throws the broken connection's message
-  void tear_down();
 
   Settings settings_;
-  redisContext *c_ = nullptr;
+  Link c_;
   int fd_ = -1;
   std::string channel_;
-  // "*3\r\n$7\r\nPUBLISH\r\n$<n>\r\n<channel>\r\n$" then room for the length and CRLF.
-  std::vector<char> header_;
-  size_t prefix_len_ = 0;
+  Command publish_;       // PUBLISH <channel> <message>
   uint64_t pending_ = 0;  // PUBLISH sent whose reply is not read yet
-  long long last_receivers_ = -1;
-  ReplyLines lines_;  // the replies read so far
+  ReplyLines lines_;      // the replies read so far
   char rbuf_[4096] = {};
   bool broken_ = false;
   std::string broken_message_;  // why, without the driver's name
