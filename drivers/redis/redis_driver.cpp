@@ -1,11 +1,10 @@
 // redis: Redis pub/sub (best_effort) or Redis Streams (reliable) through hiredis. This
 // file names the driver and its capabilities and reaches the server once per context;
-// Writer (pub/sub), StreamWriter (streams) and Reader (either) do the work. The C ABI
+// Writer and Reader, each for pub/sub or streams, do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <memory>
 #include <mutex>
 
 #include "connection.h"
@@ -13,7 +12,6 @@
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
-#include "stream_writer.h"
 #include "writer.h"
 
 namespace psbredis {
@@ -70,35 +68,6 @@ const Settings &probe_server(const Settings &s) {
   return s;
 }
 
-// The endpoint a run's reliability asks for: pub/sub (best_effort, as it always was) or
-// a stream (reliable). One branch per call on the timed path.
-class TopicWriter {
- public:
-  TopicWriter(psbredis::Context &ctx, const char *topic) {
-    if (ctx.settings.streams)
-      stream_ = std::make_unique<StreamWriter>(ctx, topic);
-    else
-      pubsub_ = std::make_unique<Writer>(ctx, topic);
-  }
-  void write(const void *data, size_t len) {
-    if (pubsub_)
-      pubsub_->write(data, len);
-    else
-      stream_->write(data, len);
-  }
-  int matched() { return pubsub_ ? pubsub_->matched() : stream_->matched(); }
-  bool drain(int64_t timeout_ns) {
-    return pubsub_ ? pubsub_->drain(timeout_ns) : stream_->drain(timeout_ns);
-  }
-  void counters(psb::sdk::CounterSink put) const {
-    if (stream_) stream_->counters(put);  // pub/sub: none
-  }
-
- private:
-  std::unique_ptr<Writer> pubsub_;
-  std::unique_ptr<StreamWriter> stream_;
-};
-
 struct Redis {
   static constexpr const char *name = "redis";
   static constexpr const char *description =
@@ -116,7 +85,7 @@ struct Redis {
         : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings))} {}
   };
   // write() does not wait for PUBLISH's (XADD's) reply: drain waits until every one came.
-  using Writer = TopicWriter;
+  using Writer = psbredis::Writer;
   using Reader = psbredis::Reader;
 };
 
