@@ -57,19 +57,12 @@ Command::Command(std::initializer_list<std::string> fixed) {
 }
 
 int Command::send(int fd, const void *last, size_t len) {
-  char digits[24];
-  size_t nd = 0;
-  size_t v = len;
-  do {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
   char *h = header_.data() + prefix_len_;
-  for (size_t i = 0; i < nd; ++i) h[i] = digits[nd - 1 - i];
-  h[nd] = '\r';
-  h[nd + 1] = '\n';
+  char *end = std::to_chars(h, h + 20, len).ptr;  // a size_t has at most 20 digits
+  *end++ = '\r';
+  *end++ = '\n';
   static const char crlf[2] = {'\r', '\n'};
-  iovec iov[3] = {{header_.data(), prefix_len_ + nd + 2},
+  iovec iov[3] = {{header_.data(), static_cast<size_t>(end - header_.data())},
                   {const_cast<void *>(last), len},
                   {const_cast<char *>(crlf), 2}};
   return send_all(fd, iov, 3);
@@ -104,6 +97,26 @@ Reply command(redisContext *c, const Settings &s, const char *what,
          c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
   }
   return Reply(static_cast<redisReply *>(reply));
+}
+
+bool Endpoint::connect_again(std::initializer_list<std::string_view> first_command,
+                             const char *refused_as) {
+  if (!pacer_.due()) return false;
+  pacer_.attempted();
+  Link c =
+      try_connect(settings_, role_, kReconnectTimeoutMs, &down_why_, first_command, refused_as);
+  if (c == nullptr) return false;
+  c_ = std::move(c);
+  fd_ = c_->fd;
+  ++reconnects_;
+  return true;
+}
+
+void Endpoint::lose(std::string why) {
+  c_.reset();
+  fd_ = -1;
+  down_why_ = std::move(why);
+  pacer_.lost();  // the first attempt may follow at once
 }
 
 }  // namespace psbredis

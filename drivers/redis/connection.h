@@ -5,6 +5,7 @@
 
 #include <sys/uio.h>
 
+#include <charconv>
 #include <cstdint>
 #include <ctime>
 #include <initializer_list>
@@ -13,7 +14,14 @@
 #include <string_view>
 #include <vector>
 
-#include "hiredis_c.h"
+// hiredis 0.14's sds.h declares its functions without extern "C" (hiredis.h includes it
+// outside its own extern "C" block): included first here, with C linkage, so that
+// sdsMakeRoomFor and friends link. Include this header instead of <hiredis.h>.
+extern "C" {
+#include <sds.h>
+}
+#include <hiredis.h>
+
 #include "psbench/sdk_connection.hpp"
 #include "settings.h"
 
@@ -101,6 +109,40 @@ class Command {
  private:
   std::vector<char> header_;  // "*<argc>\r\n", the fixed arguments, "$", room for "<len>\r\n"
   size_t prefix_len_ = 0;
+};
+
+// What a reader and a writer both hold: the run's settings, the topic's name, their own
+// connection and, for streams, what reconnecting to a server that went away takes (one
+// attempt at most every kRetryNs: hiredis does not reconnect).
+class Endpoint {
+ protected:
+  Endpoint(const Settings &s, const char *topic, const char *pubsub_role, const char *stream_role)
+      : settings_(s),
+        streams_(s.streams),
+        name_(s.channel(topic)),
+        reader_name_(s.reader_name(topic)),
+        role_(s.streams ? stream_role : pubsub_role) {}
+  // Streams: one connection attempt if none was made in the last kRetryNs: connect, then
+  // first_command (refused by a server that is not ready, e.g. loading its data: the
+  // attempt failed). true = connected.
+  bool connect_again(std::initializer_list<std::string_view> first_command,
+                     const char *refused_as = "");
+  // Streams: the connection is gone (why, for messages); the next attempt may follow at once.
+  void lose(std::string why);
+  const char *role() const { return role_; }  // names the connection in messages
+
+  const Settings settings_;
+  const bool streams_;
+  const std::string name_;         // the channel (pub/sub) or the stream's key
+  const std::string reader_name_;  // streams: the connection name of the topic's readers
+  Link c_;
+  int fd_ = -1;
+  uint64_t reconnects_ = 0;
+  psb::sdk::RetryPacer pacer_{kRetryNs};
+  std::string down_why_;  // streams: why the server is unreachable
+
+ private:
+  const char *role_;
 };
 
 }  // namespace psbredis

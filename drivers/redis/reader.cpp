@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -60,15 +61,10 @@ bool transient(const char *error) {
 
 }  // namespace
 
-Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener) {
-  const Settings &s = ctx.settings;
-  if (bool(listener) != (s.notify == PSB_NOTIFY_LISTENER))
+Reader::Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
+    : Endpoint(ctx.settings, topic, "subscriber", "stream reader"), on_data_(listener) {
+  if (bool(listener) != (settings_.notify == PSB_NOTIFY_LISTENER))
     fail("on_data must be given exactly in listener mode");
-  settings_ = s;
-  streams_ = s.streams;
-  name_ = streams_ ? s.stream(topic) : s.channel(topic);
-  client_name_ = s.reader_name(topic);
-  on_data_ = listener;
   rbuf_.assign(kReadChunk, '\0');
   try {
     if (streams_)
@@ -109,9 +105,7 @@ void Reader::subscribe() {
 
 void Reader::join_stream() {
   const size_t size = settings_.max_payload > 0 ? settings_.max_payload : 1;
-  count_ = kBatchBytes / size < 1           ? 1
-           : kBatchBytes / size > kMaxCount ? kMaxCount
-                                            : kBatchBytes / size;
+  count_ = std::clamp<size_t>(kBatchBytes / size, 1, kMaxCount);
   xread_.emplace(std::initializer_list<std::string>{"XREAD", "COUNT", std::to_string(count_),
                                                     "BLOCK", "0", "STREAMS", name_});
   // Where it joins: the stream's last entry (none yet: 0-0); it reads what comes after.
@@ -135,11 +129,8 @@ void Reader::join_stream() {
 }
 
 void Reader::drop(std::string why) {
-  c_.reset();
-  fd_ = -1;
+  lose(std::move(why));
   read_first_ = false;
-  down_why_ = std::move(why);
-  pacer_.lost();  // the first attempt may follow at once
 }
 
 void Reader::make_room() {
@@ -156,15 +147,8 @@ void Reader::make_room() {
 }
 
 bool Reader::reconnect() {
-  if (!pacer_.due()) return false;
-  pacer_.attempted();
-  Link c = try_connect(settings_, "stream reader", kReconnectTimeoutMs, &down_why_,
-                       {"CLIENT", "SETNAME", client_name_}, "CLIENT SETNAME: ");
-  if (c == nullptr) return false;
-  c_ = std::move(c);
-  fd_ = c_->fd;
+  if (!connect_again({"CLIENT", "SETNAME", reader_name_}, "CLIENT SETNAME: ")) return false;
   make_room();
-  ++reconnects_;
   return send_xread();
 }
 
@@ -234,10 +218,10 @@ bool Reader::next(int64_t timeout_ns, const void *&data, size_t &len) {
   const int64_t end = timeout_ns > 0 ? now_ns() + timeout_ns : now_ns();
   for (;;) {
     if (batch_ != nullptr) {
-      const redisReply *entries = streams_ ? batch_->element[0]->element[1] : nullptr;
-      if (index_ < (streams_ ? entries->elements : 1)) {
+      if (index_ < batch_size()) {
         const redisReply *value =
-            streams_ ? entries->element[index_]->element[1]->element[1] : batch_->element[2];
+            streams_ ? batch_->element[0]->element[1]->element[index_]->element[1]->element[1]
+                     : batch_->element[2];
         ++index_;
         data = value->str;
         len = value->len;
@@ -288,8 +272,7 @@ bool Reader::take(int64_t timeout_ns, const void *&data, size_t &len) {
 }
 
 void Reader::release() {
-  if (batch_ != nullptr && index_ >= (streams_ ? batch_->element[0]->element[1]->elements : 1))
-    batch_.reset();
+  if (batch_ != nullptr && index_ >= batch_size()) batch_.reset();
 }
 
 void Reader::counters(psb::sdk::CounterSink put) const {

@@ -20,12 +20,11 @@
 #include <vector>
 
 #include "connection.h"
-#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-class Reader final {
+class Reader final : Endpoint {
  public:
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener);
   ~Reader();
@@ -55,14 +54,9 @@ class Reader final {
   void make_room();
   void listen();
   void tear_down();
-  const char *role() const { return streams_ ? "stream reader" : "subscriber"; }
+  // Messages in batch_: pub/sub's one, or the XREAD reply's entries.
+  size_t batch_size() const { return streams_ ? batch_->element[0]->element[1]->elements : 1; }
 
-  Settings settings_;
-  bool streams_ = false;
-  Link c_;
-  int fd_ = -1;
-  std::string name_;         // the channel (pub/sub) or the stream's key
-  std::string client_name_;  // streams: CLIENT SETNAME's
   std::vector<char> rbuf_;   // socket -> here -> hiredis's reader buffer
   bool read_first_ = false;  // the last read filled rbuf_: more is probably waiting
   Reply batch_;              // pub/sub's message, or the XREAD reply being handed out
@@ -72,9 +66,6 @@ class Reader final {
   std::optional<Command> xread_;
   char last_id_[48] = "0-0";
   size_t last_id_len_ = 3;
-  uint64_t reconnects_ = 0;
-  psb::sdk::RetryPacer pacer_{kRetryNs};
-  std::string down_why_;
   psb::sdk::Listener on_data_;
   std::optional<psb::sdk::StopFd> stop_;  // listener mode: ends the listener's wait
   psb::sdk::ListenerThread listener_;

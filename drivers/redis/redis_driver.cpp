@@ -3,12 +3,10 @@
 // Writer and Reader, each for pub/sub or streams, do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
-#include <cstdio>
 #include <cstring>
 #include <mutex>
 
 #include "connection.h"
-#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
@@ -26,13 +24,8 @@ namespace {
 // Once a context in this process has reached the server: the client's version and the
 // server's (INFO server -> redis_version), e.g. for the node's summary. --describe
 // connects nowhere and gets the client's alone.
-std::atomic<bool> g_server_known{false};
-char g_with_server[160];
-std::mutex g_server_mu;
-
-const char *redis_version() {
-  return g_server_known.load(std::memory_order_acquire) ? g_with_server : CLIENT_VERSION;
-}
+constexpr const char *kClientVersion = CLIENT_VERSION;
+std::atomic<const char *> g_version{kClientVersion};
 
 // "redis_version:7.0.15\r\n" inside INFO server's text; empty if not there.
 std::string server_version(const redisReply *info) {
@@ -51,19 +44,18 @@ const Settings &probe_server(const Settings &s) {
   const Link c = connect_server(s, "probe");
   if (const Reply r = command(c.get(), s, "probe", {"PING"}); r->type == REDIS_REPLY_ERROR)
     psb::sdk::fail("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
-  if (!g_server_known.load(std::memory_order_acquire)) {
+  if (g_version.load(std::memory_order_acquire) == kClientVersion) {
     Reply i;
     try {
       i = command(c.get(), s, "probe", {"INFO", "server"});
     } catch (const std::exception &) {
     }
-    const std::string v = server_version(i.get());
-    std::lock_guard lock(g_server_mu);
-    if (!v.empty() && !g_server_known.load(std::memory_order_relaxed)) {
-      std::snprintf(g_with_server, sizeof g_with_server, "%s; server redis %s", CLIENT_VERSION,
-                    v.c_str());
-      g_server_known.store(true, std::memory_order_release);
-    }
+    static std::once_flag once;  // the first server's version; the text is never freed
+    if (const std::string v = server_version(i.get()); !v.empty())
+      std::call_once(once, [&v] {
+        static const std::string text = CLIENT_VERSION "; server redis " + v;
+        g_version.store(text.c_str(), std::memory_order_release);
+      });
   }
   return s;
 }
@@ -75,7 +67,7 @@ struct Redis {
       "(fire-and-forget, volatile, no history); reliable is Redis Streams (XADD, XREAD "
       "from the last id read, reconnecting), durability persistent in the server's "
       "append-only file";
-  static const char *version() { return redis_version(); }
+  static const char *version() { return g_version.load(std::memory_order_acquire); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 

@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -21,17 +22,13 @@ Command command_for(const Settings &s, const std::string &name) {
 }  // namespace
 
 Writer::Writer(Context &ctx, const char *topic)
-    : settings_(ctx.settings),
-      streams_(settings_.streams),
-      c_(connect_server(settings_, role())),
-      fd_(c_->fd),
-      name_(streams_ ? settings_.stream(topic) : settings_.channel(topic)),
-      reader_name_(settings_.reader_name(topic)),
+    : Endpoint(ctx.settings, topic, "publisher", "stream writer"),
       command_(command_for(settings_, name_)) {
+  c_ = connect_server(settings_, role());
+  fd_ = c_->fd;
   if (!streams_) return;
   slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
-  slots_ = kRingBytes / slot_size_;
-  slots_ = slots_ < 1 ? 1 : slots_ > kWindow ? kWindow : slots_;
+  slots_ = std::clamp<uint64_t>(kRingBytes / slot_size_, 1, kWindow);
   ring_.assign(slots_ * slot_size_, '\0');  // touched now: no page fault while writing
   lens_.assign(slots_, 0);
 }
@@ -53,13 +50,10 @@ void Writer::break_with(std::string message) {
 }
 
 void Writer::drop(std::string why) {
-  c_.reset();
-  fd_ = -1;
+  lose(std::move(why));
   sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
   lines_.clear();
   bulk_next_ = false;
-  down_why_ = std::move(why);
-  pacer_.lost();  // the first attempt may follow at once
 }
 
 bool Writer::send(const void *data, size_t len) {
@@ -88,15 +82,8 @@ bool Writer::send_slot(uint64_t i) {
 }
 
 bool Writer::reconnect() {
-  if (!pacer_.due()) return false;
-  pacer_.attempted();
   // A server that has just started answers LOADING to EXISTS until it has read its data.
-  Link c =
-      try_connect(settings_, "stream writer", kReconnectTimeoutMs, &down_why_, {"EXISTS", name_});
-  if (c == nullptr) return false;
-  c_ = std::move(c);
-  fd_ = c_->fd;
-  ++reconnects_;
+  if (!connect_again({"EXISTS", name_})) return false;
   // Everything unanswered, oldest first: the server may have kept some of it (then the
   // reader gets it twice), the rest it never had.
   while (c_ != nullptr && sent_ < pending_) {

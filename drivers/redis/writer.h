@@ -19,7 +19,6 @@
 #include <vector>
 
 #include "connection.h"
-#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
@@ -29,7 +28,7 @@ constexpr uint64_t kWindow = 128;
 constexpr uint64_t kRingBytes = 16u << 20;
 constexpr int64_t kWindowWaitNs = 1'000'000'000;
 
-class Writer final {
+class Writer final : Endpoint {
  public:
   Writer(Context &ctx, const char *topic);
   Writer(const Writer &) = delete;
@@ -73,24 +72,15 @@ class Writer final {
   void throw_refusal(const char *then);
   // Streams: waits while the ring is full and connected, up to kWindowWaitNs; throws then.
   void await_window();
-  const char *role() const { return streams_ ? "stream writer" : "publisher"; }
 
-  Settings settings_;
-  bool streams_;
-  Link c_;
-  int fd_ = -1;
-  std::string name_;         // the channel (pub/sub) or the stream's key
-  std::string reader_name_;  // streams: CLIENT SETNAME of the topic's readers
-  Command command_;          // PUBLISH <channel>, or XADD <key> MAXLEN ~ <bound> * d
-  std::vector<char> ring_;   // streams: slots_ slots of slot_size_ bytes
+  Command command_;         // PUBLISH <channel>, or XADD <key> MAXLEN ~ <bound> * d
+  std::vector<char> ring_;  // streams: slots_ slots of slot_size_ bytes
   std::vector<size_t> lens_;
   uint64_t slots_ = 1, slot_size_ = kMaxPayload;
   uint64_t head_ = 0;     // the oldest unanswered message's slot
   uint64_t pending_ = 0;  // messages unanswered (streams: in the ring, sent or not)
   uint64_t sent_ = 0;     // of them, sent on this connection
-  uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0, reconnects_ = 0;
-  psb::sdk::RetryPacer pacer_{kRetryNs};
-  std::string down_why_;        // streams: why the server is unreachable (drop, reconnect)
+  uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0;
   std::string broken_message_;  // pub/sub: why the connection broke, without the driver's name
   std::string refusal_;         // the server's first refusal not reported yet
   ReplyLines lines_;            // the replies read so far
