@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "psbench/sdk.hpp"
 
@@ -72,6 +73,7 @@ Reply command(redisContext *c, const Settings &s, const char *what,
               std::initializer_list<std::string_view> args) {
   const char *argv[8];
   size_t argvlen[8];
+  if (args.size() > std::size(argv)) fail("%zu arguments to a command: at most 8", args.size());
   int argc = 0;
   for (std::string_view a : args) {
     argv[argc] = a.data();

@@ -122,6 +122,11 @@ class Endpoint {
         name_(s.channel(topic)),
         reader_name_(s.reader_name(topic)),
         role_(s.streams ? stream_role : pubsub_role) {}
+  // A connection that must be made: throws psb::sdk::Error if the server cannot be reached.
+  void connect() {
+    c_ = connect_server(settings_, role_);
+    fd_ = c_->fd;
+  }
   // Streams: one connection attempt if none was made in the last kRetryNs: connect, then
   // first_command (refused by a server that is not ready, e.g. loading its data: the
   // attempt failed). true = connected.

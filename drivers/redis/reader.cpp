@@ -91,8 +91,7 @@ void Reader::tear_down() {
 }
 
 void Reader::subscribe() {
-  c_ = connect_server(settings_, "subscriber");
-  fd_ = c_->fd;
+  connect();
   // SUBSCRIBE and its confirmation: once the server has answered, every later PUBLISH
   // on the channel reaches this connection. Messages that follow the confirmation in
   // the same read stay in hiredis's buffer, where next() looks first.

@@ -5,7 +5,6 @@
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-namespace {}  // namespace
 
 std::string Settings::address() const {
   return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)

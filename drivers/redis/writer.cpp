@@ -24,8 +24,7 @@ Command command_for(const Settings &s, const std::string &name) {
 Writer::Writer(Context &ctx, const char *topic)
     : Endpoint(ctx.settings, topic, "publisher", "stream writer"),
       command_(command_for(settings_, name_)) {
-  c_ = connect_server(settings_, role());
-  fd_ = c_->fd;
+  connect();
   if (!streams_) return;
   slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
   slots_ = std::clamp<uint64_t>(kRingBytes / slot_size_, 1, kWindow);

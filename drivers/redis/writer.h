@@ -31,8 +31,6 @@ constexpr int64_t kWindowWaitNs = 1'000'000'000;
 class Writer final : Endpoint {
  public:
   Writer(Context &ctx, const char *topic);
-  Writer(const Writer &) = delete;
-  Writer &operator=(const Writer &) = delete;
   ~Writer();
 
   // Timed path: no allocation, no lock, no formatting unless it fails (or reconnects);
