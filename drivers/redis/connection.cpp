@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "psbench/sdk.hpp"
 
@@ -11,65 +12,73 @@ namespace psbredis {
 
 using psb::sdk::fail;
 
-redisContext *connect_server(const Settings &s, const char *what) {
-  const timeval tv{kIoTimeoutS, 0};
-  redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
-  if (c == nullptr) fail("out of memory for a hiredis context");
-  if (c->err != 0) {
-    const std::string m = format(
-        "cannot connect the %s to redis-server at %s: %s (psbench starts "
-        "redis-server and sets option broker; with your own server, is it running there?)",
-        what, s.address().c_str(), c->errstr);
-    redisFree(c);
-    throw psb::sdk::Error(m);
-  }
-  // hiredis bounds connect() only; replies and sends get the same bound here.
-  if (redisSetTimeout(c, tv) != REDIS_OK) {
-    const std::string m = format("%s socket timeouts: %s", what, c->errstr);
-    redisFree(c);
-    throw psb::sdk::Error(m);
-  }
-  c->reader->maxbuf = 0;  // keep the read buffer: no free + malloc between messages
-  return c;
-}
-
-redisContext *try_connect(const Settings &s, int timeout_ms, std::string *why) {
+Link try_connect(const Settings &s, const char *what, int timeout_ms, std::string *why,
+                 std::initializer_list<std::string_view> first_command, const char *refused_as) {
   const timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  redisContext *c = redisConnectWithTimeout(s.host.c_str(), s.port, tv);
+  Link c(redisConnectWithTimeout(s.host.c_str(), s.port, tv));
   if (c == nullptr) {
     *why = "out of memory for a hiredis context";
     return nullptr;
   }
-  if (c->err != 0 || redisSetTimeout(c, tv) != REDIS_OK) {
+  // hiredis bounds connect() only; replies and sends get the same bound here.
+  if (c->err != 0 || redisSetTimeout(c.get(), tv) != REDIS_OK) {
     *why = c->errstr;
-    redisFree(c);
     return nullptr;
   }
-  c->reader->maxbuf = 0;
+  c->reader->maxbuf = 0;  // keep the read buffer: no free + malloc between messages
+  if (first_command.size() == 0) return c;
+  try {
+    const Reply r = command(c.get(), s, what, first_command);
+    if (r->type != REDIS_REPLY_ERROR) return c;
+    *why = std::string(refused_as) + r->str;
+  } catch (const std::exception &e) {
+    *why = e.what();
+  }
+  return nullptr;
+}
+
+Link connect_server(const Settings &s, const char *what) {
+  std::string why;
+  Link c = try_connect(s, what, kIoTimeoutS * 1000, &why);
+  if (c == nullptr)
+    fail(
+        "cannot connect the %s to redis-server at %s: %s (psbench starts "
+        "redis-server and sets option broker; with your own server, is it running there?)",
+        what, s.address().c_str(), why.c_str());
   return c;
 }
 
-int send_with_payload(int fd, char *header, size_t prefix_len, const void *data, size_t len) {
-  char digits[24];
-  size_t nd = 0;
-  size_t v = len;
-  do {
-    digits[nd++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  char *h = header + prefix_len;
-  for (size_t i = 0; i < nd; ++i) h[i] = digits[nd - 1 - i];
-  h[nd] = '\r';
-  h[nd + 1] = '\n';
+Command::Command(std::initializer_list<std::string> fixed) {
+  std::string prefix = "*" + std::to_string(fixed.size() + 1) + "\r\n";
+  for (const std::string &a : fixed) prefix += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+  prefix += "$";
+  prefix_len_ = prefix.size();
+  header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
+  std::memcpy(header_.data(), prefix.data(), prefix.size());
+}
+
+int Command::send(int fd, const void *last, size_t len) {
+  char *h = header_.data() + prefix_len_;
+  char *end = std::to_chars(h, h + 20, len).ptr;  // a size_t has at most 20 digits
+  *end++ = '\r';
+  *end++ = '\n';
   static const char crlf[2] = {'\r', '\n'};
-  iovec iov[3] = {{header, prefix_len + nd + 2},
-                  {const_cast<void *>(data), len},
+  iovec iov[3] = {{header_.data(), static_cast<size_t>(end - header_.data())},
+                  {const_cast<void *>(last), len},
                   {const_cast<char *>(crlf), 2}};
   return send_all(fd, iov, 3);
 }
 
-redisReply *command(redisContext *c, const Settings &s, const char *what, int argc,
-                    const char **argv, const size_t *argvlen) {
+Reply command(redisContext *c, const Settings &s, const char *what,
+              std::initializer_list<std::string_view> args) {
+  const char *argv[8];
+  size_t argvlen[8];
+  if (args.size() > std::size(argv)) fail("%zu arguments to a command: at most 8", args.size());
+  int argc = 0;
+  for (std::string_view a : args) {
+    argv[argc] = a.data();
+    argvlen[argc++] = a.size();
+  }
   char *cmd = nullptr;
   const int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
   if (len < 0) fail("out of memory formatting %s", argv[0]);
@@ -89,7 +98,27 @@ redisReply *command(redisContext *c, const Settings &s, const char *what, int ar
          s.address().c_str(),
          c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
   }
-  return static_cast<redisReply *>(reply);
+  return Reply(static_cast<redisReply *>(reply));
+}
+
+bool Endpoint::connect_again(std::initializer_list<std::string_view> first_command,
+                             const char *refused_as) {
+  if (!pacer_.due()) return false;
+  pacer_.attempted();
+  Link c =
+      try_connect(settings_, role_, kReconnectTimeoutMs, &down_why_, first_command, refused_as);
+  if (c == nullptr) return false;
+  c_ = std::move(c);
+  fd_ = c_->fd;
+  ++reconnects_;
+  return true;
+}
+
+void Endpoint::lose(std::string why) {
+  c_.reset();
+  fd_ = -1;
+  down_why_ = std::move(why);
+  pacer_.lost();  // the first attempt may follow at once
 }
 
 }  // namespace psbredis

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
-#include "redis_server.hpp"
+#include "redis_test_server.hpp"
 #include "test_config.hpp"
 #include "test_process.hpp"
 

@@ -1,20 +1,15 @@
 // redis: Redis pub/sub (best_effort) or Redis Streams (reliable) through hiredis. This
 // file names the driver and its capabilities and reaches the server once per context;
-// Writer and Reader (pub/sub), StreamWriter and StreamReader (streams) do the work. The C ABI
+// Writer and Reader, each for pub/sub or streams, do the work. The C ABI
 // table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <atomic>
-#include <cstdio>
 #include <cstring>
-#include <memory>
 #include <mutex>
 
 #include "connection.h"
-#include "hiredis_c.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
 #include "settings.h"
-#include "stream_reader.h"
-#include "stream_writer.h"
 #include "writer.h"
 
 namespace psbredis {
@@ -29,13 +24,8 @@ namespace {
 // Once a context in this process has reached the server: the client's version and the
 // server's (INFO server -> redis_version), e.g. for the node's summary. --describe
 // connects nowhere and gets the client's alone.
-std::atomic<bool> g_server_known{false};
-char g_with_server[160];
-std::mutex g_server_mu;
-
-const char *redis_version() {
-  return g_server_known.load(std::memory_order_acquire) ? g_with_server : CLIENT_VERSION;
-}
+constexpr const char *kClientVersion = CLIENT_VERSION;
+std::atomic<const char *> g_version{kClientVersion};
 
 // "redis_version:7.0.15\r\n" inside INFO server's text; empty if not there.
 std::string server_version(const redisReply *info) {
@@ -51,97 +41,24 @@ std::string server_version(const redisReply *info) {
 // Reaches the server once per context: a clear error at open() if it is not there,
 // and its version, recorded without ever failing a run for it.
 const Settings &probe_server(const Settings &s) {
-  redisContext *c = connect_server(s, "probe");
-  try {
-    const char *ping[1] = {"PING"};
-    const size_t ping_len[1] = {4};
-    redisReply *r = command(c, s, "probe", 1, ping, ping_len);
-    if (r->type == REDIS_REPLY_ERROR) {
-      const std::string m =
-          format("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
-      freeReplyObject(r);
-      throw psb::sdk::Error(m);
-    }
-    freeReplyObject(r);
-  } catch (...) {
-    redisFree(c);
-    throw;
-  }
-  if (!g_server_known.load(std::memory_order_acquire)) {
-    const char *info[2] = {"INFO", "server"};
-    const size_t info_len[2] = {4, 6};
-    redisReply *i = nullptr;
+  const Link c = connect_server(s, "probe");
+  if (const Reply r = command(c.get(), s, "probe", {"PING"}); r->type == REDIS_REPLY_ERROR)
+    psb::sdk::fail("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
+  if (g_version.load(std::memory_order_acquire) == kClientVersion) {
+    Reply i;
     try {
-      i = command(c, s, "probe", 2, info, info_len);
+      i = command(c.get(), s, "probe", {"INFO", "server"});
     } catch (const std::exception &) {
     }
-    const std::string v = server_version(i);
-    if (i != nullptr) freeReplyObject(i);
-    std::lock_guard lock(g_server_mu);
-    if (!v.empty() && !g_server_known.load(std::memory_order_relaxed)) {
-      std::snprintf(g_with_server, sizeof g_with_server, "%s; server redis %s", CLIENT_VERSION,
-                    v.c_str());
-      g_server_known.store(true, std::memory_order_release);
-    }
+    static std::once_flag once;  // the first server's version; the text is never freed
+    if (const std::string v = server_version(i.get()); !v.empty())
+      std::call_once(once, [&v] {
+        static const std::string text = CLIENT_VERSION "; server redis " + v;
+        g_version.store(text.c_str(), std::memory_order_release);
+      });
   }
-  redisFree(c);
   return s;
 }
-
-// The endpoint a run's reliability asks for: pub/sub (best_effort, as it always was) or
-// a stream (reliable). One branch per call on the timed path.
-class TopicWriter {
- public:
-  TopicWriter(psbredis::Context &ctx, const char *topic) {
-    if (ctx.settings.streams)
-      stream_ = std::make_unique<StreamWriter>(ctx, topic);
-    else
-      pubsub_ = std::make_unique<Writer>(ctx, topic);
-  }
-  void write(const void *data, size_t len) {
-    if (pubsub_)
-      pubsub_->write(data, len);
-    else
-      stream_->write(data, len);
-  }
-  int matched() { return pubsub_ ? pubsub_->matched() : stream_->matched(); }
-  bool drain(int64_t timeout_ns) {
-    return pubsub_ ? pubsub_->drain(timeout_ns) : stream_->drain(timeout_ns);
-  }
-  void counters(psb::sdk::CounterSink put) const {
-    if (stream_) stream_->counters(put);  // pub/sub: none
-  }
-
- private:
-  std::unique_ptr<Writer> pubsub_;
-  std::unique_ptr<StreamWriter> stream_;
-};
-
-class TopicReader {
- public:
-  TopicReader(psbredis::Context &ctx, const char *topic, psb::sdk::Listener listener) {
-    if (ctx.settings.streams)
-      stream_ = std::make_unique<StreamReader>(ctx, topic, listener);
-    else
-      pubsub_ = std::make_unique<Reader>(ctx, topic, listener);
-  }
-  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
-    return pubsub_ ? pubsub_->take(timeout_ns, data, len) : stream_->take(timeout_ns, data, len);
-  }
-  void release() {
-    if (pubsub_)
-      pubsub_->release();
-    else
-      stream_->release();
-  }
-  void counters(psb::sdk::CounterSink put) const {
-    if (stream_) stream_->counters(put);  // pub/sub: none
-  }
-
- private:
-  std::unique_ptr<Reader> pubsub_;
-  std::unique_ptr<StreamReader> stream_;
-};
 
 struct Redis {
   static constexpr const char *name = "redis";
@@ -150,7 +67,7 @@ struct Redis {
       "(fire-and-forget, volatile, no history); reliable is Redis Streams (XADD, XREAD "
       "from the last id read, reconnecting), durability persistent in the server's "
       "append-only file";
-  static const char *version() { return redis_version(); }
+  static const char *version() { return g_version.load(std::memory_order_acquire); }
   static psb_capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
@@ -160,8 +77,8 @@ struct Redis {
         : psbredis::Context{probe_server(psb::sdk::parse_or_throw(cfg, parse_settings))} {}
   };
   // write() does not wait for PUBLISH's (XADD's) reply: drain waits until every one came.
-  using Writer = TopicWriter;
-  using Reader = TopicReader;
+  using Writer = psbredis::Writer;
+  using Reader = psbredis::Reader;
 };
 
 psb_capabilities Redis::capabilities() {

@@ -1,5 +1,5 @@
 // The redis driver through its ABI table, against a real redis-server the test starts
-// itself (redis_server.hpp), and looked at from outside with a plain hiredis client.
+// itself (redis_test_server.hpp), and looked at from outside with a plain hiredis client.
 #include <gtest/gtest.h>
 #include <hiredis.h>
 #include <psbench/driver.h>
@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
-#include "redis_server.hpp"
 #include "redis_test_endpoints.hpp"
+#include "redis_test_server.hpp"
 #include "test_received.hpp"
 #include "test_signal.hpp"
 

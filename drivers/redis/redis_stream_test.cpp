@@ -1,5 +1,5 @@
 // reliability reliable (Redis Streams) through the driver's ABI table, against real
-// redis-servers the test starts (redis_server.hpp), durable ones (the manifest's
+// redis-servers the test starts (redis_test_server.hpp), durable ones (the manifest's
 // durable_config) killed with SIGKILL mid-stream and started again on the same port and
 // data. Every message carries its index, so what arrives is checked against a known answer.
 #include <gtest/gtest.h>
@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "driver_under_test.hpp"
-#include "redis_server.hpp"
 #include "redis_test_endpoints.hpp"
+#include "redis_test_server.hpp"
 
 namespace {
 

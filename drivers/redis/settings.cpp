@@ -5,7 +5,6 @@
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-namespace {}  // namespace
 
 std::string Settings::address() const {
   return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
@@ -30,7 +29,7 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
     refuse.add("transport", "transport '%s' is not supported; this driver supports tcp",
                cfg.transport ? cfg.transport : "(none)");
-  // reliable: Redis Streams (stream_writer.h, stream_reader.h); best_effort: pub/sub.
+  // reliable: Redis Streams (writer.h, reader.h); best_effort: pub/sub.
   s.streams = cfg.qos.reliability == PSB_RELIABLE;
   if (cfg.qos.durability == PSB_PERSISTENT && cfg.qos.reliability != PSB_RELIABLE)
     refuse.add("reliability",

@@ -19,7 +19,7 @@ constexpr uint64_t kMaxPayload = 4194304;
 // makes the call fail after this long instead of hanging.
 constexpr int kIoTimeoutS = 10;
 
-// reliability reliable (stream_writer.h, stream_reader.h): a down server is tried again
+// reliability reliable (writer.h, reader.h: streams): a down server is tried again
 // at most this often, and a connect or a reconnect's first command waits at most this long.
 constexpr int64_t kRetryNs = 100'000'000;
 constexpr int kReconnectTimeoutMs = 1000;
@@ -32,11 +32,9 @@ struct Settings : psb::sdk::RunSettings {
 
   // "HOST:PORT" as given, for messages.
   std::string address() const;
-  // The pub/sub channel of a topic: psbench:<run id>:<topic>.
+  // The pub/sub channel of a topic, and its stream key (reliability reliable):
+  // psbench:<run id>:<topic> (keys and pub/sub channels are separate namespaces in Redis).
   std::string channel(const char *topic) const;
-  // The stream key of a topic (reliability reliable): psbench:<run id>:<topic> too (keys
-  // and pub/sub channels are separate namespaces in Redis).
-  std::string stream(const char *topic) const { return channel(topic); }
   // The connection name of a topic's stream readers (CLIENT SETNAME), which the writer
   // counts for matched_readers: psbench-reader:<run id>:<topic>.
   std::string reader_name(const char *topic) const;

@@ -1,5 +1,16 @@
-// A publisher: its own connection, on which write() sends PUBLISH <channel> <message>
-// as RESP bytes it builds itself and does not wait for the reply.
+// A writer: its own connection, on which write() sends the message as RESP bytes it builds
+// itself (Command) and does not wait for the reply; the replies are read later, without
+// blocking, by the next write(), drain() or matched().
+//
+// best_effort, pub/sub: PUBLISH <channel> <message>. A broken connection fails this
+// write and every call after it.
+//
+// reliable, streams (durability volatile or persistent): XADD <key> MAXLEN ~ <bound> * d
+// <message>. A copy of every message not answered yet stays in a ring of window() slots:
+// when the server goes away, write() goes on queueing into it, reconnects (one attempt at
+// most every kRetryNs: hiredis does not reconnect) and sends again everything not answered,
+// oldest first. A write that finds the ring full fails (after waiting up to kWindowWaitNs
+// while connected).
 #ifndef PSBENCH_REDIS_WRITER_H
 #define PSBENCH_REDIS_WRITER_H
 
@@ -8,59 +19,71 @@
 #include <vector>
 
 #include "connection.h"
-#include "hiredis_c.h"
+#include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-class Writer final {
+// Streams' ring: at most kWindow messages, and at most about kRingBytes of them (at least one).
+constexpr uint64_t kWindow = 128;
+constexpr uint64_t kRingBytes = 16u << 20;
+constexpr int64_t kWindowWaitNs = 1'000'000'000;
+
+class Writer final : Endpoint {
  public:
   Writer(Context &ctx, const char *topic);
   ~Writer();
 
-  // Timed path: no allocation, no lock, no formatting unless it fails.
+  // Timed path: no allocation, no lock, no formatting unless it fails (or reconnects);
+  // streams: a copy into the ring.
   void write(const void *data, size_t len);
-  // PUBSUB NUMSUB <channel>: the subscriber connections of the channel; -1 on error
-  // (the error then fails the next write).
+  // Pub/sub: PUBSUB NUMSUB <channel>, the subscriber connections of the channel; -1 on
+  // error (the error then fails the next write). Streams: the connections named as this
+  // topic's stream readers (CLIENT LIST); -1 while the server is unreachable.
   int matched();
-  // ABI drain: every PUBLISH sent is answered, so redis-server has handed each message
-  // to the subscribers' connections. true; psb::sdk::Timeout on timeout, Error on a
-  // broken connection or a refused PUBLISH. (No flush(): every write is on the socket
-  // when write() returns.)
+  // ABI drain: every PUBLISH (XADD) sent is answered, so redis-server has handed each
+  // message to the subscribers' connections (the entry is in the stream, and with
+  // appendfsync always in the append-only file); streams reconnect meanwhile if need be.
+  // true; psb::sdk::Timeout on timeout, Error on a broken pub/sub connection or a refused
+  // command. (No flush(): every write is on the socket, or in the ring, when write() returns.)
   bool drain(int64_t timeout_ns);
-
-  const std::string &channel() const { return channel_; }
-  uint64_t pending_replies() const { return pending_; }
-  long long last_receivers() const { return last_receivers_; }
+  // Streams: xadd_acknowledged, xadd_resent (sent again after a reconnect: a duplicate when
+  // the server had kept the first one), xadd_refused, reconnects, and xadd_unsent (in the
+  // ring, unanswered, when it is asked: at the end, lost). Pub/sub: none.
+  void counters(psb::sdk::CounterSink put) const;
 
  private:
-  // Reads the PUBLISH replies that have arrived, without blocking: throws
-  // psb::sdk::Error if the connection ended or the server refused a PUBLISH.
-  void read_replies();
-  // Reads until every PUBLISH sent has its reply: throws psb::sdk::Timeout when
-  // timeout_ns passed first, Error when the connection ended or the server refused a
-  // PUBLISH.
-  void await_replies(int64_t timeout_ns);
-  // Counts the replies in p; the server's first refusal of a PUBLISH among them goes
-  // into `refusal`. Throws the broken connection's message on an unexpected reply.
-  void consume(const char *p, size_t n, std::string &refusal);
-  // Marks the connection broken with that message and throws it.
+  // Streams: one connection attempt if none was made in the last kRetryNs: connect, EXISTS
+  // on the key (refused while the server loads its data), then the ring sent again. true =
+  // connected.
+  bool reconnect();
+  void drop(std::string why);  // streams: the connection is gone, reconnect later
+  // Pub/sub: marks the connection broken with that message and throws it.
   [[noreturn, gnu::cold]] void break_with(std::string message);
-  [[noreturn, gnu::cold]] void fail_broken() const;  // throws the broken connection's message
-  void tear_down();
+  // Sends a message (streams: the ring's message i, 0 = the oldest unanswered). false: dropped.
+  bool send(const void *data, size_t len);
+  bool send_slot(uint64_t i);
+  // Reads the replies that have arrived without blocking: a pub/sub connection that ended
+  // throws, a stream's is dropped. A refusal is kept in refusal_.
+  void read_replies();
+  void consume(const char *p, size_t n);
+  void answered();  // the oldest unanswered message got its reply
+  void throw_refusal(const char *then);
+  // Streams: waits while the ring is full and connected, up to kWindowWaitNs; throws then.
+  void await_window();
 
-  Settings settings_;
-  redisContext *c_ = nullptr;
-  int fd_ = -1;
-  std::string channel_;
-  // "*3\r\n$7\r\nPUBLISH\r\n$<n>\r\n<channel>\r\n$" then room for the length and CRLF.
-  std::vector<char> header_;
-  size_t prefix_len_ = 0;
-  uint64_t pending_ = 0;  // PUBLISH sent whose reply is not read yet
-  long long last_receivers_ = -1;
-  ReplyLines lines_;  // the replies read so far
+  Command command_;         // PUBLISH <channel>, or XADD <key> MAXLEN ~ <bound> * d
+  std::vector<char> ring_;  // streams: slots_ slots of slot_size_ bytes
+  std::vector<size_t> lens_;
+  uint64_t slots_ = 1, slot_size_ = kMaxPayload;
+  uint64_t head_ = 0;     // the oldest unanswered message's slot
+  uint64_t pending_ = 0;  // messages unanswered (streams: in the ring, sent or not)
+  uint64_t sent_ = 0;     // of them, sent on this connection
+  uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0;
+  std::string broken_message_;  // pub/sub: why the connection broke, without the driver's name
+  std::string refusal_;         // the server's first refusal not reported yet
+  ReplyLines lines_;            // the replies read so far
+  bool bulk_next_ = false;      // the next line is a bulk string's content (the entry's id)
   char rbuf_[4096] = {};
-  bool broken_ = false;
-  std::string broken_message_;  // why, without the driver's name
 };
 
 }  // namespace psbredis
