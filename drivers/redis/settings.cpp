@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_broker.hpp"
 
 namespace psbredis {
 
@@ -58,13 +59,11 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                static_cast<unsigned long long>(kMaxPayload));
   if (cfg.use_loan) refuse.add("loan", "--loan is not supported (no zero-copy write)");
   const psb::sdk::Options options(cfg, refuse);
-  if (const char *broker = options.required("broker", "HOST:PORT",
-                                            "psbench sets it when it starts redis-server, or "
-                                            "give the address of your own redis-server"))
-    if (psb::sdk::BrokerAddress b; psb::sdk::broker_address(broker, 6379, refuse, b)) {
-      s.host = b.host;
-      s.port = b.port;
-    }
+  if (psb::sdk::BrokerAddress b;
+      psb::sdk::broker_option(options, refuse, 6379, "redis-server", "redis-server", b)) {
+    s.host = b.host;
+    s.port = b.port;
+  }
   // hiredis 0.14.1 (Debian 12) has no TLS: no SSL context, no redisInitiateSSL (hiredis_ssl
   // arrived in hiredis 1.0), so a TLS redis-server cannot be reached (README.md, "Security").
   if (const char *mode = options.find("security"); mode != nullptr && std::strcmp(mode, "none"))
