@@ -5,8 +5,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+import yaml
+
 from conftest import LAUNCHER, REPO, cli_env
 from experiment_files import index_lines
+from psbench.base import paths
 
 SEEDS = REPO / "experiments" / "seeds"
 
@@ -25,6 +29,33 @@ def reproduce_quick(study: str, folder: Path, timeout: float = 900, network: boo
         env=cli_env(folder / "results"),
     )
     return proc, root
+
+
+def built_of(drivers) -> list[str]:
+    """Those of drivers that are built here, in their order."""
+    libs = paths.driver_libraries()
+    return [d for d in drivers if d in libs]
+
+
+def published_of(study: str) -> dict:
+    """The study's published figures (experiments/seeds/STUDY.published.yaml)."""
+    return yaml.safe_load((SEEDS / f"{study}.published.yaml").read_text())
+
+
+def check_claims_sourced(published: dict, key: str = "kind") -> None:
+    """Every published claim names its source, its text and its key."""
+    for claim in published["claims"]:
+        assert claim["source"] and claim["text"] and claim[key], claim
+
+
+def reproduce_quick_once(study, tmp_path_factory, can_run: bool, why_not: str, timeout: float):
+    """The module-scoped quick run of a study: fails without the node, skips (why_not)
+    unless can_run."""
+    if not paths.node_path().is_file():
+        pytest.fail("build/core/psbench-node is missing: run `make build`")
+    if not can_run:
+        pytest.skip(why_not)
+    return reproduce_quick(study, tmp_path_factory.mktemp(study), timeout=timeout)
 
 
 def runs_by_label(root: Path) -> dict[str, dict]:
