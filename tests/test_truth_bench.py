@@ -178,13 +178,24 @@ def tput_rows(stdout: str) -> list[list[str]]:
     return [line.split() for line in lines[title + 3 :] if line.strip()]
 
 
-@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
-@pytest.mark.skipif(
-    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
-)
-def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
+def needs_ddsperf_and_node(test):
+    """Skips a cyclonedds round's test without ddsperf on PATH or without the node."""
+    test = pytest.mark.skipif(
+        not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+    )(test)
+    return pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")(
+        test
+    )
+
+
+def require_cyclonedds_driver() -> None:
     if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
         pytest.skip("the cyclonedds driver is not built")
+
+
+@needs_ddsperf_and_node
+def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
+    require_cyclonedds_driver()
     res = run(
         "--drivers",
         "cyclonedds",
@@ -249,13 +260,9 @@ def test_a_failed_iceoryx2_probes_shared_memory_is_removed_and_nothing_else(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(others)
 
 
-@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
-@pytest.mark.skipif(
-    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
-)
+@needs_ddsperf_and_node
 def test_cyclonedds_round_gives_a_ddsperf_row_and_a_probe_row_and_until_decided_stops_at_its_cap():
-    if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
-        pytest.skip("the cyclonedds driver is not built")
+    require_cyclonedds_driver()
     res = run(
         *("--drivers", "cyclonedds", "--what", "rtt", "--sizes", "64", "--seconds", "1.5"),
         *("--rounds", "1", "--until-decided", "--max-rounds", "1"),
