@@ -48,14 +48,20 @@ def check_claims_sourced(published: dict, key: str = "kind") -> None:
         assert claim["source"] and claim["text"] and claim[key], claim
 
 
-def reproduce_quick_once(study, tmp_path_factory, can_run: bool, why_not: str, timeout: float):
-    """The module-scoped quick run of a study: fails without the node, skips (why_not)
-    unless can_run."""
-    if not paths.node_path().is_file():
-        pytest.fail("build/core/psbench-node is missing: run `make build`")
-    if not can_run:
-        pytest.skip(why_not)
-    return reproduce_quick(study, tmp_path_factory.mktemp(study), timeout=timeout)
+def quick_run_fixture(study: str, can_run, why_not: str, timeout: float):
+    """A module fixture named quick: one `psbench reproduce STUDY --quick` for a file's
+    tests, (completed process, sweep root). It fails without the node and skips (why_not)
+    unless can_run() says the drivers it needs are built."""
+
+    @pytest.fixture(scope="module", name="quick")
+    def quick_run(tmp_path_factory):
+        if not paths.node_path().is_file():
+            pytest.fail("build/core/psbench-node is missing: run `make build`")
+        if not can_run():
+            pytest.skip(why_not)
+        return reproduce_quick(study, tmp_path_factory.mktemp(study), timeout=timeout)
+
+    return quick_run
 
 
 def runs_by_label(root: Path) -> dict[str, dict]:

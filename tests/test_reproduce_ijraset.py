@@ -22,8 +22,8 @@ from reproduce_runs import (
     ok_paper,
     paper_table,
     published_of,
+    quick_run_fixture,
     reproduce_quick,
-    reproduce_quick_once,
     runs_by_label,
 )
 
@@ -159,17 +159,13 @@ def test_published_figures_name_their_sources():
     check_claims_sourced(published, "id")
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce ijraset --quick` for the tests below."""
-    can_run = built() == list(DDS)
-    return reproduce_quick_once(
-        STUDY,
-        tmp_path_factory,
-        can_run,
-        "the quick file runs cyclonedds and fastdds: build both",
-        timeout=900,
-    )
+# One `psbench reproduce ijraset --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY,
+    lambda: built() == list(DDS),
+    "the quick file runs cyclonedds and fastdds: build both",
+    timeout=900,
+)
 
 
 @pytest.mark.long

@@ -23,8 +23,8 @@ from reproduce_runs import (
     ok_paper,
     paper_table,
     published_of,
+    quick_run_fixture,
     reproduce_quick,
-    reproduce_quick_once,
     runs_by_label,
 )
 
@@ -126,17 +126,10 @@ def test_published_figures_name_their_sources():
     check_claims_sourced(published)
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce trento2013 --quick` for the tests below."""
-    can_run = bool(built())
-    return reproduce_quick_once(
-        STUDY,
-        tmp_path_factory,
-        can_run,
-        "none of zeromq, cyclonedds, fastdds is built here",
-        timeout=600,
-    )
+# One `psbench reproduce trento2013 --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY, lambda: bool(built()), "none of zeromq, cyclonedds, fastdds is built here", timeout=600
+)
 
 
 def _samples_of(run_dir) -> np.ndarray:

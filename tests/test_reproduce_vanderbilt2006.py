@@ -22,7 +22,7 @@ from reproduce_runs import (
     ok_paper,
     paper_table,
     published_of,
-    reproduce_quick_once,
+    quick_run_fixture,
 )
 
 STUDY = "vanderbilt2006"
@@ -133,17 +133,10 @@ def test_published_file_holds_what_the_slides_print():
     check_claims_sourced(published)
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce vanderbilt2006 --quick` for the tests below."""
-    can_run = bool(built())
-    return reproduce_quick_once(
-        STUDY,
-        tmp_path_factory,
-        can_run,
-        "neither cyclonedds nor fastdds is built here",
-        timeout=900,
-    )
+# One `psbench reproduce vanderbilt2006 --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY, lambda: bool(built()), "neither cyclonedds nor fastdds is built here", timeout=900
+)
 
 
 @pytest.mark.long
