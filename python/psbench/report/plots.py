@@ -492,6 +492,20 @@ def _p50_p99_lines(ax, xs, members, colour: str, label: str) -> None:
     )
 
 
+def _panels_along(configs: list[Config], key: str, keep=None) -> list:
+    """(metric, series) for each metric with series of 2 or more configurations that
+    differ only in key (of those keep accepts, with keep)."""
+    panels = []
+    for metric, group in _by_metric(configs).items():
+        series = series_along(group, key)
+        if keep is not None:
+            series = [[c for c in s if keep(c)] for s in series]
+        series = [s for s in series if len(s) >= 2]
+        if series:
+            panels.append((metric, series))
+    return panels
+
+
 def _series_panels(panels: list, leave_out: str) -> tuple[Figure, list]:
     """A figure of one panel per (metric, series) of panels, with room for a legend of
     the series' names (their labels without leave_out); (figure, [(ax, metric, series,
@@ -519,11 +533,7 @@ def _finish_latency_panel(ax, metric: str, against: str) -> None:
 def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     if "subscribers" not in varying_keys(configs):
         return [], ["latency against subscriber count: no run varies subscribers"]
-    panels = []
-    for metric, group in _by_metric(configs).items():
-        series = [s for s in series_along(group, "subscribers") if len(s) >= 2]
-        if series:
-            panels.append((metric, series))
+    panels = _panels_along(configs, "subscribers")
     if not panels:
         return [], [
             "latency against subscriber count: no series of configurations "
@@ -618,12 +628,7 @@ def _offered(config: Config) -> float | None:
 def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     if "rate" not in varying_keys(configs):
         return [], ["latency against offered rate: no run varies rate"]
-    panels = []
-    for metric, group in _by_metric(configs).items():
-        series = [[c for c in s if _offered(c)] for s in series_along(group, "rate")]
-        series = [s for s in series if len(s) >= 2]
-        if series:
-            panels.append((metric, series))
+    panels = _panels_along(configs, "rate", keep=_offered)
     if not panels:
         return [], [
             "latency against offered rate: no series of configurations differing "
