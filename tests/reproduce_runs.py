@@ -94,3 +94,10 @@ def check_paper_written(proc, root: Path, study: str, sections: list[str]) -> di
         assert f"## {title}" in text
         assert f"== {study}: {title} ==" in proc.stdout
     return paper
+
+
+def check_paper_tables_written(root: Path, names) -> None:
+    """Each of the paper's tables named is in report/paper in every format."""
+    for name in names:
+        for suffix in ("md", "csv", "json", "tex"):
+            assert (root / "report" / "paper" / f"{name}.{suffix}").is_file(), (name, suffix)
