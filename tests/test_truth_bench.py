@@ -94,14 +94,21 @@ PROBE_SERVICES = {
 }
 
 
-@pytest.mark.parametrize("driver", list(PROBE_SERVICES))
-def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_path):
+def built_probe(driver: str):
+    """The driver's probe, built; skips when its service is not installed or the probe
+    cannot be built here (saying why)."""
     service = PROBE_SERVICES[driver]
     if service and find_executable(service) is None:
         pytest.skip(f"{service} is not installed")
     binary, why = truth.build_probe(driver)
     if binary is None:
         pytest.skip(why)
+    return binary
+
+
+@pytest.mark.parametrize("driver", list(PROBE_SERVICES))
+def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_path):
+    binary = built_probe(driver)
     assert binary.name in truth.INSTRUMENTS[driver]
     with ServicePool(largest_message=1024) as pool:
         # As the node describes the driver: its manifest names the service.
@@ -228,12 +235,7 @@ def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
 
 @pytest.mark.parametrize("driver", [d for d in truth.TPUT_INSTRUMENTS if d != "cyclonedds"])
 def test_probe_pub_sub_reports_its_rate_and_count(driver, tmp_path):
-    service = PROBE_SERVICES[driver]
-    if service and find_executable(service) is None:
-        pytest.skip(f"{service} is not installed")
-    binary, why = truth.build_probe(driver)
-    if binary is None:
-        pytest.skip(why)
+    binary = built_probe(driver)
     with ServicePool(largest_message=1024) as pool:
         # As the node describes the driver: its manifest names the service.
         used = pool.ensure({"name": driver, "capabilities": {}}, None, tmp_path)
