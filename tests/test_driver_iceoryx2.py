@@ -128,6 +128,14 @@ def matched_reader_and_writer(t, run: str, qos: tuple) -> tuple:
     return ctx, r, w, err
 
 
+def close_and_check_nothing_left(t, ctx, reader, writer, run: str) -> None:
+    """Destroys the reader and the writer, closes the context: nothing of run is left."""
+    t.destroy_reader(reader)
+    t.destroy_writer(writer)
+    t.close(ctx)
+    assert leftovers(run) == []
+
+
 def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
     """keep_last:5, a reader that does not take while 50 are written: it then takes
     exactly samples 45..49 (iceoryx2's safe overflow drops the oldest)."""
@@ -141,10 +149,7 @@ def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
     assert abi.take_all(t, r) == [b"%08d" % s for s in range(45, 50)]
     assert t.write(w, b"%08d" % 50, 8, C.byref(err)) == 0
     assert abi.take_all(t, r) == [b"%08d" % 50]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
@@ -166,10 +171,7 @@ def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
     assert abi.take_all(t, r) == [b"0007", b"0008", b"0009"]
     assert t.write(w, b"0010", 4, C.byref(err)) == 0, err.message
     assert abi.take_all(t, r) == [b"0010"]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 @pytest.mark.parametrize(
@@ -262,10 +264,7 @@ def test_a_stalled_reliable_reader_keeps_every_sample_until_its_buffer_is_full(l
     assert time.monotonic() - started >= 9.5
     assert err.message.decode().startswith("iceoryx2: send failed"), err.message
     assert abi.take_all(t, r) == [b"0000", b"0001"]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 def test_a_node_killed_mid_run_leaves_nothing(lib, results):
