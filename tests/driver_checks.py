@@ -129,6 +129,35 @@ def driver_fixture(name: str):
     return library
 
 
+def drivers_fixture(name: str, drivers: list[str]):
+    """A module fixture (named name) giving driver_libs, failing the test when any of
+    drivers (ones make test builds) is missing."""
+    import pytest
+
+    @pytest.fixture(scope="module", name=name)
+    def libraries(driver_libs) -> dict:
+        missing = [d for d in drivers if d not in driver_libs]
+        if missing:
+            pytest.fail(f"drivers {missing} are not built: run `make build`")
+        return driver_libs
+
+    return libraries
+
+
+def check_bad_credentials_failed(proc, results: Path, fault: str, cause: str) -> dict:
+    """A run given bad credentials (--security-fault fault) failed for that fault, its
+    error naming cause, and did not report the credentials as accepted; its record."""
+    from conftest import only_run
+
+    assert proc.returncode != 0
+    record = only_run(results)
+    assert record["status"] == "failed", record.get("message")
+    assert record["security"]["fault"] == fault
+    assert cause in proc.stderr, proc.stderr
+    assert "were not refused" not in proc.stderr
+    return record
+
+
 def ping_case(measure, results: Path, *args: str, size: int, count: int, warmup: int = 10,
               lossless: bool = True):  # fmt: skip
     """A closed-loop ping of count messages of size through measure(results, "ping",

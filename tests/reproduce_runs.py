@@ -5,8 +5,12 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+import yaml
+
 from conftest import LAUNCHER, REPO, cli_env
 from experiment_files import index_lines
+from psbench.base import paths
 
 SEEDS = REPO / "experiments" / "seeds"
 
@@ -25,6 +29,39 @@ def reproduce_quick(study: str, folder: Path, timeout: float = 900, network: boo
         env=cli_env(folder / "results"),
     )
     return proc, root
+
+
+def built_of(drivers) -> list[str]:
+    """Those of drivers that are built here, in their order."""
+    libs = paths.driver_libraries()
+    return [d for d in drivers if d in libs]
+
+
+def published_of(study: str) -> dict:
+    """The study's published figures (experiments/seeds/STUDY.published.yaml)."""
+    return yaml.safe_load((SEEDS / f"{study}.published.yaml").read_text())
+
+
+def check_claims_sourced(published: dict, key: str = "kind") -> None:
+    """Every published claim names its source, its text and its key."""
+    for claim in published["claims"]:
+        assert claim["source"] and claim["text"] and claim[key], claim
+
+
+def quick_run_fixture(study: str, can_run, why_not: str, timeout: float):
+    """A module fixture named quick: one `psbench reproduce STUDY --quick` for a file's
+    tests, (completed process, sweep root). It fails without the node and skips (why_not)
+    unless can_run() says the drivers it needs are built."""
+
+    @pytest.fixture(scope="module", name="quick")
+    def quick_run(tmp_path_factory):
+        if not paths.node_path().is_file():
+            pytest.fail("build/core/psbench-node is missing: run `make build`")
+        if not can_run():
+            pytest.skip(why_not)
+        return reproduce_quick(study, tmp_path_factory.mktemp(study), timeout=timeout)
+
+    return quick_run
 
 
 def runs_by_label(root: Path) -> dict[str, dict]:
@@ -57,3 +94,10 @@ def check_paper_written(proc, root: Path, study: str, sections: list[str]) -> di
         assert f"## {title}" in text
         assert f"== {study}: {title} ==" in proc.stdout
     return paper
+
+
+def check_paper_tables_written(root: Path, names) -> None:
+    """Each of the paper's tables named is in report/paper in every format."""
+    for name in names:
+        for suffix in ("md", "csv", "json", "tex"):
+            assert (root / "report" / "paper" / f"{name}.{suffix}").is_file(), (name, suffix)

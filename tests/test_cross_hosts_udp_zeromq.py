@@ -63,6 +63,17 @@ def on_host(net: EmulatedNetwork, host: str, *others: str) -> list[str]:
     return args
 
 
+def start_sub(net: EmulatedNetwork, host: str, lib, run_id: str, transport: str, folder: Path,
+              *args: str, stdin=None) -> subprocess.Popen:  # fmt: skip
+    """A sub node in host (its files in folder/host), told of every other host; its
+    output piped."""
+    others = [h for h in net.hosts if h != host]
+    argv = node_argv(lib, run_id, transport, "sub", folder / host, *args,
+                     *on_host(net, host, *others))  # fmt: skip
+    return subprocess.Popen(net.argv(host, argv), stdin=stdin, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
 def summary(out: Path, name: str) -> dict:
     return json.loads((out / f"{name}.json").read_text())
 
@@ -140,13 +151,8 @@ def test_udp_multicast_fans_out_to_subscribers_in_two_hosts(libs, tmp_path):
         subs = {}
         try:
             for host in ("b", "c"):
-                others = [h for h in hosts if h != host]
-                subs[host] = subprocess.Popen(
-                    net.argv(host, node_argv(libs["udp"], run_id, "multicast", "sub",
-                                             tmp_path / host, *sub_args, *on_host(net, host, *others))),
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    text=True,
-                )  # fmt: skip
+                subs[host] = start_sub(net, host, libs["udp"], run_id, "multicast", tmp_path,
+                                       *sub_args, stdin=subprocess.PIPE)  # fmt: skip
             for host, proc in subs.items():  # each has joined the group
                 line = proc.stdout.readline().strip()
                 assert line == "READY", (host, line, proc.stderr.read() if not line else "")
@@ -192,12 +198,7 @@ def test_zeromq_tcp_pub_waits_for_subscribers_in_two_hosts(libs, tmp_path):
         subs = {}
         try:
             for host in ("b", "c"):
-                others = [h for h in hosts if h != host]
-                subs[host] = subprocess.Popen(
-                    net.argv(host, node_argv(libs["zeromq"], run_id, "tcp", "sub", tmp_path / host,
-                                             *common, *on_host(net, host, *others))),
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                )  # fmt: skip
+                subs[host] = start_sub(net, host, libs["zeromq"], run_id, "tcp", tmp_path, *common)
             pub = subprocess.run(
                 net.argv("a", node_argv(libs["zeromq"], run_id, "tcp", "pub", tmp_path / "a",
                                         *common, "--subscribers", "2", "--rate", "2000",

@@ -115,27 +115,41 @@ def test_fifty_subscriber_processes_each_get_every_sample(lib, results):
         assert summary(record, f"sub-{i}")["counts"]["samples"] == 200, i
 
 
-def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
-    """keep_last:5, a reader that does not take while 50 are written: it then takes
-    exactly samples 45..49 (iceoryx2's safe overflow drops the oldest)."""
-    t = abi.load(lib)
-    run = f"stall{os.getpid()}"
-    cfg = abi.config(run, qos=(abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_LAST, 5))
+def matched_reader_and_writer(t, run: str, qos: tuple) -> tuple:
+    """A context for run with qos, and on its data topic a reader then a writer, matched
+    to each other; (context, reader, writer, the error to pass on)."""
+    cfg = abi.config(run, qos=qos)
     err = abi.Error()
     ctx = abi.ok(t.open(C.byref(cfg), C.byref(err)), err)
     topic = f"psb_{run}_data".encode()
     r = abi.ok(t.create_reader(ctx, topic, None, None, C.byref(err)), err)
     w = abi.ok(t.create_writer(ctx, topic, C.byref(err)), err)
     assert t.matched_readers(w) == 1 and t.matched_writers(r) == 1
+    return ctx, r, w, err
+
+
+def close_and_check_nothing_left(t, ctx, reader, writer, run: str) -> None:
+    """Destroys the reader and the writer, closes the context: nothing of run is left."""
+    t.destroy_reader(reader)
+    t.destroy_writer(writer)
+    t.close(ctx)
+    assert leftovers(run) == []
+
+
+def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
+    """keep_last:5, a reader that does not take while 50 are written: it then takes
+    exactly samples 45..49 (iceoryx2's safe overflow drops the oldest)."""
+    t = abi.load(lib)
+    run = f"stall{os.getpid()}"
+    ctx, r, w, err = matched_reader_and_writer(
+        t, run, (abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_LAST, 5)
+    )
     for seq in range(50):
         assert t.write(w, b"%08d" % seq, 8, C.byref(err)) == 0, err.message
     assert abi.take_all(t, r) == [b"%08d" % s for s in range(45, 50)]
     assert t.write(w, b"%08d" % 50, 8, C.byref(err)) == 0
     assert abi.take_all(t, r) == [b"%08d" % 50]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
@@ -157,10 +171,7 @@ def test_a_late_reader_gets_exactly_the_transient_local_history(lib):
     assert abi.take_all(t, r) == [b"0007", b"0008", b"0009"]
     assert t.write(w, b"0010", 4, C.byref(err)) == 0, err.message
     assert abi.take_all(t, r) == [b"0010"]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 @pytest.mark.parametrize(
@@ -243,13 +254,9 @@ def test_a_stalled_reliable_reader_keeps_every_sample_until_its_buffer_is_full(l
     exactly 0 and 1."""
     t = abi.load(lib)
     run = f"rstall{os.getpid()}"
-    cfg = abi.config(run, qos=(abi.PSB_RELIABLE, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0))
-    err = abi.Error()
-    ctx = abi.ok(t.open(C.byref(cfg), C.byref(err)), err)
-    topic = f"psb_{run}_data".encode()
-    r = abi.ok(t.create_reader(ctx, topic, None, None, C.byref(err)), err)
-    w = abi.ok(t.create_writer(ctx, topic, C.byref(err)), err)
-    assert t.matched_readers(w) == 1 and t.matched_writers(r) == 1
+    ctx, r, w, err = matched_reader_and_writer(
+        t, run, (abi.PSB_RELIABLE, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0)
+    )
     for seq in range(2):
         assert t.write(w, b"%04d" % seq, 4, C.byref(err)) == 0, err.message
     started = time.monotonic()
@@ -257,10 +264,7 @@ def test_a_stalled_reliable_reader_keeps_every_sample_until_its_buffer_is_full(l
     assert time.monotonic() - started >= 9.5
     assert err.message.decode().startswith("iceoryx2: send failed"), err.message
     assert abi.take_all(t, r) == [b"0000", b"0001"]
-    t.destroy_reader(r)
-    t.destroy_writer(w)
-    t.close(ctx)
-    assert leftovers(run) == []
+    close_and_check_nothing_left(t, ctx, r, w, run)
 
 
 def test_a_node_killed_mid_run_leaves_nothing(lib, results):

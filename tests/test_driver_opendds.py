@@ -107,29 +107,19 @@ def test_ping(results, case):
     assert s["pong"]["counts"]["received"] >= count
 
 
+def one_to_three_keep_all(results, transport: str, reliability: str, count: int) -> dict:
+    """A pub/sub of count 1 KiB samples at count/s to three subscribers, keep_all, the
+    payload checked; its record."""
+    argv = ["--transport", transport, "--subscribers", "3", "--reliability", reliability]
+    argv += ["--history", "keep_all", "--size", "1024", "--count", str(count)]
+    argv += ["--rate", str(count), "--check-pattern"]
+    return measured(results, "pubsub", *argv, processes=4)
+
+
 @pytest.mark.parametrize("transport", ["rtps", "inforepo"])
 def test_pubsub_one_to_three(results, transport):
     # Reliable keep_all: every one of the three subscribers gets every sample.
-    record = measured(
-        results,
-        "pubsub",
-        "--transport",
-        transport,
-        "--subscribers",
-        "3",
-        "--reliability",
-        "reliable",
-        "--history",
-        "keep_all",
-        "--size",
-        "1024",
-        "--count",
-        "2000",
-        "--rate",
-        "2000",
-        "--check-pattern",
-        processes=4,
-    )
+    record = one_to_three_keep_all(results, transport, "reliable", 2000)
     subs = [p for p in os.listdir(record["_dir"]) if p.startswith("sub") and p.endswith(".json")]
     assert len(subs) == 3, subs
     for name in subs:
@@ -141,26 +131,7 @@ def test_pubsub_one_to_three(results, transport):
 def test_best_effort_pubsub_one_to_three_accounts_for_every_sample(results, transport):
     # Best effort may drop on a busy machine: each subscriber's samples and losses add
     # up to what was written, intact (no sample twice, none corrupted).
-    record = measured(
-        results,
-        "pubsub",
-        "--transport",
-        transport,
-        "--subscribers",
-        "3",
-        "--reliability",
-        "best_effort",
-        "--history",
-        "keep_all",
-        "--size",
-        "1024",
-        "--count",
-        "1000",
-        "--rate",
-        "1000",
-        "--check-pattern",
-        processes=4,
-    )
+    record = one_to_three_keep_all(results, transport, "best_effort", 1000)
     for name in ("sub-1", "sub-2", "sub-3"):
         counts = load(record["_dir"], name)["counts"]
         assert counts["samples"] + counts["lost"] + counts["late"] == 1000, counts

@@ -9,7 +9,6 @@ import os
 
 import numpy as np
 import pytest
-import yaml
 
 from conftest import run_cli
 from psbench.base import paths
@@ -17,9 +16,14 @@ from psbench.results.samples import read_samples
 from psbench.run.experiment import prepare
 from reproduce_runs import (
     SEEDS,
+    built_of,
+    check_claims_sourced,
+    check_paper_tables_written,
     check_paper_written,
     ok_paper,
     paper_table,
+    published_of,
+    quick_run_fixture,
     reproduce_quick,
     runs_by_label,
 )
@@ -40,8 +44,7 @@ SECTIONS = [
 
 
 def built() -> list[str]:
-    libs = paths.driver_libraries()
-    return [d for d in DDS if d in libs]
+    return built_of(DDS)
 
 
 def measured_dds() -> list[str]:
@@ -147,42 +150,38 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
 
 
 def test_published_figures_name_their_sources():
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     assert published["hardware"] and published["versions"] and published["source"]
     for block in ("latency_min_us", "throughput_mbit_s", "criteria"):
         assert published[block]["source"]
         assert set(published[block]["values"]) == set(published["systems"])
     drivers = [v["driver"] for v in published["systems"].values()]
     assert drivers == [["opensplice", "cyclonedds"], "fastdds", None, None, None]
-    for claim in published["claims"]:
-        assert claim["source"] and claim["text"] and claim["id"], claim
+    check_claims_sourced(published, "id")
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce ijraset --quick` for the tests below."""
-    if not paths.node_path().is_file():
-        pytest.fail("build/core/psbench-node is missing: run `make build`")
-    if built() != list(DDS):
-        pytest.skip("the quick file runs cyclonedds and fastdds: build both")
-    return reproduce_quick(STUDY, tmp_path_factory.mktemp("ijraset"), timeout=900)
+# One `psbench reproduce ijraset --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY,
+    lambda: built() == list(DDS),
+    "the quick file runs cyclonedds and fastdds: build both",
+    timeout=900,
+)
 
 
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     proc, root = quick
     check_paper_written(proc, root, STUDY, SECTIONS)
-    report = root / "report"
-    for name in (
-        "ijraset-latency",
-        "ijraset-throughput",
-        "ijraset-throughput-published",
-        "ijraset-criteria",
-        "ijraset-criteria-published",
-        "ijraset-claims",
-    ):
-        for suffix in ("md", "csv", "json", "tex"):
-            assert (report / "paper" / f"{name}.{suffix}").is_file()
+    tables = (
+        "latency",
+        "throughput",
+        "throughput-published",
+        "criteria",
+        "criteria-published",
+        "claims",
+    )
+    check_paper_tables_written(root, [f"{STUDY}-{t}" for t in tables])
     # Every run went through three processes (latency) or two (throughput).
     for label, line in runs_by_label(root).items():
         assert line["status"] == "ok", line
@@ -197,7 +196,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 @pytest.mark.long
 def test_latency_and_throughput_are_the_runs_own(quick):
     root, paper = ok_paper(quick)
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     runs = runs_by_label(root)
     latency = paper_table(paper, "ijraset-latency")["rows"]
     for driver in measured_dds():
@@ -259,9 +258,7 @@ def test_criteria_table_names_each_cells_source(quick):
     ]
     assert [r["low_bandwidth"] for r in published["rows"]] == ["yes", "yes", "yes", "No", "No"]
     claims = paper_table(paper, "ijraset-claims")
-    assert [r["id"] for r in claims["rows"]] == [
-        c["id"] for c in yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())["claims"]
-    ]
+    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published_of(STUDY)["claims"]]
     verdicts = {r["id"]: r for r in claims["rows"]}
     # The per-size throughput of the paper needs more samples/s than it says it sent.
     # The paper's own figures exceed what its stated rate allows (5,500/s x 1,024 B x 8 =
@@ -289,7 +286,7 @@ def _claims():
 
 
 def _published() -> dict:
-    return yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    return published_of(STUDY)
 
 
 SETUP = {"rate_per_s": [5000, 6000], "max_payload_bytes": 8192}  # at most 393 Mbit/s

@@ -10,7 +10,6 @@ import subprocess
 
 import numpy as np
 import pytest
-import yaml
 
 from conftest import LAUNCHER, REPO, cli_env, run_cli
 from psbench.base import paths
@@ -18,9 +17,14 @@ from psbench.results.samples import read_samples
 from psbench.run.experiment import prepare
 from reproduce_runs import (
     SEEDS,
+    built_of,
+    check_claims_sourced,
+    check_paper_tables_written,
     check_paper_written,
     ok_paper,
     paper_table,
+    published_of,
+    quick_run_fixture,
     reproduce_quick,
     runs_by_label,
 )
@@ -46,8 +50,7 @@ SECTIONS = [
 
 
 def built() -> list[str]:
-    libs = paths.driver_libraries()
-    return [d for d in MIDDLEWARES if d in libs]
+    return built_of(MIDDLEWARES)
 
 
 def floor_built() -> bool:
@@ -118,21 +121,16 @@ def test_a_papers_system_not_built_here_is_set_aside_saying_what_builds_it():
 
 
 def test_published_figures_name_their_sources():
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     assert published["hardware"] and published["versions"] and published["source"]
     assert set(published["systems"]) == set(MIDDLEWARES)
-    for claim in published["claims"]:
-        assert claim["source"] and claim["text"] and claim["kind"], claim
+    check_claims_sourced(published)
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce trento2013 --quick` for the tests below."""
-    if not paths.node_path().is_file():
-        pytest.fail("build/core/psbench-node is missing: run `make build`")
-    if not built():
-        pytest.skip("none of zeromq, cyclonedds, fastdds is built here")
-    return reproduce_quick(STUDY, tmp_path_factory.mktemp("trento"), timeout=600)
+# One `psbench reproduce trento2013 --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY, lambda: bool(built()), "none of zeromq, cyclonedds, fastdds is built here", timeout=600
+)
 
 
 def _samples_of(run_dir) -> np.ndarray:
@@ -150,16 +148,8 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     for name in ("trento2013-figure3-plot", "trento2013-figure5-plot"):
         for suffix in ("png", "svg"):
             assert (report / "paper" / f"{name}.{suffix}").stat().st_size > 0
-    for name in (
-        "trento2013-figure3",
-        "trento2013-figure5",
-        "trento2013-claims",
-        "trento2013-table1",
-        "trento2013-table1-claims",
-        "trento2013-runs",
-    ):
-        for suffix in ("md", "csv", "json", "tex"):
-            assert (report / "paper" / f"{name}.{suffix}").is_file()
+    tables = ("figure3", "figure5", "claims", "table1", "table1-claims", "runs")
+    check_paper_tables_written(root, [f"{STUDY}-{t}" for t in tables])
 
 
 @pytest.mark.long
@@ -205,7 +195,7 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
 @pytest.mark.long
 def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     root, paper = ok_paper(quick)
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     claims = paper_table(paper, "trento2013-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
     kinds = {c["id"]: c["kind"] for c in published["claims"]}
@@ -231,7 +221,7 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
 def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
     root, paper = ok_paper(quick)
     table = paper_table(paper, "trento2013-table1")
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     # A row per printed row and driver of its protocol (the real system, then its stand-in).
     drivers_of = {}
     for driver, system in published["systems"].items():
@@ -492,7 +482,7 @@ ACROSS = "between emulated hosts a(100mbit)+b(100mbit), the publisher on a, the 
 
 def test_across_hosts_a_one_node_statement_is_not_testable_and_two_boards_ones_are_checked():
     module = _trento()
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 12000}})
     by_size = _sweep({"zeromq": {32: 100, 1000: 120}, "fastdds": {32: 200, 1000: 220}})
     here = {r[0]: r for r in module._claims_table(by_subs, by_size, published).rows}
@@ -518,7 +508,7 @@ def test_across_hosts_a_one_node_statement_is_not_testable_and_two_boards_ones_a
 
 def test_across_hosts_the_paper_setups_drop_their_remarks_on_the_loopback_run():
     module = _trento()
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     here = module._claims_table({}, {}, published).rows
     across = module._claims_table({}, {}, published, ACROSS).rows
     assert [r[3] for r in across] == [

@@ -8,14 +8,23 @@ import json
 
 import numpy as np
 import pytest
-import yaml
 
 from conftest import run_cli
 from experiment_files import index_lines
 from psbench.base import paths
 from psbench.results.samples import read_samples
 from psbench.run.experiment import prepare
-from reproduce_runs import SEEDS, check_paper_written, ok_paper, paper_table, reproduce_quick
+from reproduce_runs import (
+    SEEDS,
+    built_of,
+    check_claims_sourced,
+    check_paper_tables_written,
+    check_paper_written,
+    ok_paper,
+    paper_table,
+    published_of,
+    quick_run_fixture,
+)
 
 STUDY = "vanderbilt2006"
 MIDDLEWARES = ("cyclonedds", "fastdds")
@@ -44,8 +53,7 @@ TABLES = [
 
 
 def built() -> list[str]:
-    libs = paths.driver_libraries()
-    return [d for d in MIDDLEWARES if d in libs]
+    return built_of(MIDDLEWARES)
 
 
 def test_full_file_validates_and_is_the_papers_method(node, results):
@@ -112,7 +120,7 @@ def test_quick_file_keeps_the_method():
 
 
 def test_published_file_holds_what_the_slides_print():
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     assert published["hardware"] and published["versions"] and published["source"]
     assert published["systems"] == PAPER
     assert published["systems_unicast"] == {"cyclonedds": "DDS1", "fastdds": "DDS3"}
@@ -123,18 +131,13 @@ def test_published_file_holds_what_the_slides_print():
         4,
     )
     assert method["subscribers"] == [4, 8, 12]
-    for claim in published["claims"]:
-        assert claim["source"] and claim["text"] and claim["kind"], claim
+    check_claims_sourced(published)
 
 
-@pytest.fixture(scope="module")
-def quick(tmp_path_factory):
-    """One `psbench reproduce vanderbilt2006 --quick` for the tests below."""
-    if not paths.node_path().is_file():
-        pytest.fail("build/core/psbench-node is missing: run `make build`")
-    if not built():
-        pytest.skip("neither cyclonedds nor fastdds is built here")
-    return reproduce_quick(STUDY, tmp_path_factory.mktemp("vanderbilt"), timeout=900)
+# One `psbench reproduce vanderbilt2006 --quick` for the tests below.
+quick = quick_run_fixture(
+    STUDY, lambda: bool(built()), "neither cyclonedds nor fastdds is built here", timeout=900
+)
 
 
 @pytest.mark.long
@@ -145,9 +148,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
     for suffix in ("png", "svg"):
         for plot in ("latency", "throughput"):
             assert (report / "paper" / f"vanderbilt2006-{plot}-plot.{suffix}").stat().st_size > 0
-    for name in TABLES:
-        for suffix in ("md", "csv", "json", "tex"):
-            assert (report / "paper" / f"{name}.{suffix}").is_file()
+    check_paper_tables_written(root, TABLES)
 
 
 @pytest.mark.long
@@ -248,7 +249,7 @@ def test_throughput_is_the_subscribers_own_count(quick):
 @pytest.mark.long
 def test_every_statement_is_checked(quick):
     root, paper = ok_paper(quick)
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     claims = paper_table(paper, "vanderbilt2006-claims")
     assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
     for row, claim in zip(claims["rows"], published["claims"]):
@@ -338,7 +339,7 @@ def test_levels_off_less_agrees_and_differs():
 def test_a_claim_no_driver_can_test_says_why_whatever_the_data():
     from psbench.reproduce import vanderbilt2006_claims as module
 
-    published = yaml.safe_load((SEEDS / f"{STUDY}.published.yaml").read_text())
+    published = published_of(STUDY)
     untestable = [c for c in published["claims"] if c["kind"] == "not_testable"]
     assert untestable and all(c["reason"] for c in untestable)
     for kbps in ({}, {("cyclonedds", "multicast", 4, 1024): 200}):

@@ -13,6 +13,7 @@ import subprocess
 
 import pytest
 
+from driver_checks import drivers_fixture
 from lo_capture import captured, udp_datagram
 from psbench.run.security import credentials, dds_documents
 from wire_pattern import plain_pattern
@@ -48,12 +49,7 @@ def _rtps_to(domain: int):
     return keep
 
 
-@pytest.fixture(scope="module")
-def dds_libs(driver_libs):
-    missing = [d for d in DRIVERS if d not in driver_libs]
-    if missing:
-        pytest.fail(f"drivers {missing} are not built: run `make build`")
-    return driver_libs
+dds_libs = drivers_fixture("dds_libs", DRIVERS)
 
 
 def _secured_ping_pong(node, lib, tmp_path, mode: str, domain: int) -> None:

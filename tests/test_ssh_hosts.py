@@ -176,6 +176,14 @@ def ran_over_ssh(args: list[str], machines: Path, tmp_path: Path, driver: str):
         shutil.rmtree(cache_of(driver), ignore_errors=True)
 
 
+@contextmanager
+def ran_ok_over_ssh(args: list[str], machines: Path, tmp_path: Path, driver: str):
+    """ran_over_ssh, which must have succeeded: (completed process, its one run's record)."""
+    with ran_over_ssh(args, machines, tmp_path, driver) as done:
+        assert done.returncode == 0, done.stdout + done.stderr
+        yield done, only_record(tmp_path / "results")
+
+
 @needs_root
 @needs_sshd
 @pytest.mark.parametrize(
@@ -303,15 +311,13 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
         "paths: {across: {from: sensor, to: sink}}\n"
         "mappings: {apart: {hosts: {a: [sensor], b: [sink]}}}\n"
     )
-    with ran_over_ssh(
+    with ran_ok_over_ssh(
         ["graph", "run", "--graph", str(graph), "--driver", "udp", "--transport", "unicast",
          "--host", "a:ssh=a", "--host", "b:ssh=b", "--count", "100"],
         machines,
         tmp_path,
         "udp",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
+    ) as (done, record):  # fmt: skip
         path = record["graph"]["paths"]["across"]
         assert (path["published"], path["reached"]) == (100, 100)
         clock = path["clock"]
@@ -485,15 +491,13 @@ def brokers_of(token: str) -> list[int]:
 def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
         pytest.skip("the mqtt driver is not built")
-    with ran_over_ssh(
+    with ran_ok_over_ssh(
         ["ping", "--driver", "mqtt", "--host", "a:ssh=a", "--host", "b:ssh=b",
          "--place", "ping=a", "--place", "pong=a", "--place", "broker=b", "--count", "200"],
         machines,
         tmp_path,
         "mqtt",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
+    ) as (done, record):  # fmt: skip
         assert record["status"] == "ok" and record["stats"]["ping"]["rtt"]["n"] == 200
         (service,) = record["services"]
         assert service["name"] == "mosquitto" and service["host"] == "b"
@@ -703,15 +707,13 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
 def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
     # On one real machine; the publisher's window lines (WINDOW begin, answered
     # SAMPLED) cross ssh too.
-    with ran_over_ssh(
+    with ran_ok_over_ssh(
         ["pubsub", "--driver", "udp", "--transport", "unicast", "--host", "a:ssh=a",
          "--place", "pub=a", "--place", "sub=a", "--count", "200", "--rate", "1000"],
         machines,
         tmp_path,
         "udp",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
+    ) as (done, record):  # fmt: skip
         assert record["status"] == "ok"
         assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
         assert "clock" not in record["stats"]["sub"]  # one machine, one clock
@@ -721,14 +723,12 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
 @needs_root
 @needs_sshd
 def test_one_way_between_machines_with_different_clocks_is_corrected(machines, tmp_path):
-    with ran_over_ssh(
+    with ran_ok_over_ssh(
         [*PUBSUB_A_TO_B, "--rate", "1000"],
         machines,
         tmp_path,
         "udp",
-    ) as done:  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
-        record = only_record(tmp_path / "results")
+    ) as (done, record):  # fmt: skip
         assert record["status"] == "ok" and record["accounting"]["sub"]["received"] == 200
         clock = record["clock"]
         assert clock["reference"] == "a" and clock["receivers"]["sub"] == {

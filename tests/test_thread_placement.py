@@ -29,28 +29,19 @@ def threads_of(results, name):
     return summary, role, others
 
 
-@pytest.mark.parametrize("driver", ["cyclonedds", "fastdds", "nats"])
-def test_role_pins_the_role_thread_only(driver_libs, results, driver):
+def ping_on_cpus_0_and_1(driver_libs, results, driver: str, *args: str) -> None:
+    """A 300-round-trip ping with ping's role on CPU 0, pong's on CPU 1 (and args), which
+    must succeed; skips an unbuilt driver."""
     if driver not in driver_libs:
         pytest.skip(f"{driver} is not built")
-    proc = run_cli(
-        [
-            "ping",
-            "--driver",
-            driver,
-            "--count",
-            "300",
-            "--cpu",
-            "ping=0",
-            "--cpu",
-            "pong=1",
-            "--fifo",
-            "10",
-            "--quiet",
-        ],
-        results,
-    )
+    argv = ["ping", "--driver", driver, "--count", "300", "--cpu", "ping=0", "--cpu", "pong=1"]
+    proc = run_cli([*argv, *args, "--quiet"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("driver", ["cyclonedds", "fastdds", "nats"])
+def test_role_pins_the_role_thread_only(driver_libs, results, driver):
+    ping_on_cpus_0_and_1(driver_libs, results, driver, "--fifo", "10")
     everywhere = cpu_list(os.sched_getaffinity(0))
     summary, role, others = threads_of(results, "ping")
     assert summary["realtime"]["pin"] == "role"
@@ -62,26 +53,7 @@ def test_role_pins_the_role_thread_only(driver_libs, results, driver):
 
 @pytest.mark.parametrize("driver", ["cyclonedds", "fastdds"])
 def test_process_confines_every_thread_to_the_roles_cpus(driver_libs, results, driver):
-    if driver not in driver_libs:
-        pytest.skip(f"{driver} is not built")
-    proc = run_cli(
-        [
-            "ping",
-            "--driver",
-            driver,
-            "--count",
-            "300",
-            "--cpu",
-            "ping=0",
-            "--cpu",
-            "pong=1",
-            "--pin",
-            "process",
-            "--quiet",
-        ],
-        results,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    ping_on_cpus_0_and_1(driver_libs, results, driver, "--pin", "process")
     for name, cpu in (("ping", "0"), ("pong", "1")):
         summary, role, others = threads_of(results, name)
         assert summary["realtime"]["pin"] == "process"

@@ -94,14 +94,21 @@ PROBE_SERVICES = {
 }
 
 
-@pytest.mark.parametrize("driver", list(PROBE_SERVICES))
-def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_path):
+def built_probe(driver: str):
+    """The driver's probe, built; skips when its service is not installed or the probe
+    cannot be built here (saying why)."""
     service = PROBE_SERVICES[driver]
     if service and find_executable(service) is None:
         pytest.skip(f"{service} is not installed")
     binary, why = truth.build_probe(driver)
     if binary is None:
         pytest.skip(why)
+    return binary
+
+
+@pytest.mark.parametrize("driver", list(PROBE_SERVICES))
+def test_probe_builds_and_a_short_ping_pong_reports_its_round_trips(driver, tmp_path):
+    binary = built_probe(driver)
     assert binary.name in truth.INSTRUMENTS[driver]
     with ServicePool(largest_message=1024) as pool:
         # As the node describes the driver: its manifest names the service.
@@ -178,13 +185,24 @@ def tput_rows(stdout: str) -> list[list[str]]:
     return [line.split() for line in lines[title + 3 :] if line.strip()]
 
 
-@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
-@pytest.mark.skipif(
-    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
-)
-def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
+def needs_ddsperf_and_node(test):
+    """Skips a cyclonedds round's test without ddsperf on PATH or without the node."""
+    test = pytest.mark.skipif(
+        not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
+    )(test)
+    return pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")(
+        test
+    )
+
+
+def require_cyclonedds_driver() -> None:
     if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
         pytest.skip("the cyclonedds driver is not built")
+
+
+@needs_ddsperf_and_node
+def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
+    require_cyclonedds_driver()
     res = run(
         "--drivers",
         "cyclonedds",
@@ -217,12 +235,7 @@ def test_cyclonedds_throughput_round_gives_a_row_with_rates_and_counts():
 
 @pytest.mark.parametrize("driver", [d for d in truth.TPUT_INSTRUMENTS if d != "cyclonedds"])
 def test_probe_pub_sub_reports_its_rate_and_count(driver, tmp_path):
-    service = PROBE_SERVICES[driver]
-    if service and find_executable(service) is None:
-        pytest.skip(f"{service} is not installed")
-    binary, why = truth.build_probe(driver)
-    if binary is None:
-        pytest.skip(why)
+    binary = built_probe(driver)
     with ServicePool(largest_message=1024) as pool:
         # As the node describes the driver: its manifest names the service.
         used = pool.ensure({"name": driver, "capabilities": {}}, None, tmp_path)
@@ -249,13 +262,9 @@ def test_a_failed_iceoryx2_probes_shared_memory_is_removed_and_nothing_else(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(others)
 
 
-@pytest.mark.skipif(shutil.which("ddsperf") is None, reason="ddsperf is not installed")
-@pytest.mark.skipif(
-    not paths.node_path().exists(), reason="psbench is not built (make build or PSBENCH_BUILD)"
-)
+@needs_ddsperf_and_node
 def test_cyclonedds_round_gives_a_ddsperf_row_and_a_probe_row_and_until_decided_stops_at_its_cap():
-    if not (paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so").exists():
-        pytest.skip("the cyclonedds driver is not built")
+    require_cyclonedds_driver()
     res = run(
         *("--drivers", "cyclonedds", "--what", "rtt", "--sizes", "64", "--seconds", "1.5"),
         *("--rounds", "1", "--until-decided", "--max-rounds", "1"),

@@ -6,7 +6,8 @@ import json
 from pathlib import Path
 
 from psbench.base.errors import UserError
-from psbench.base.options import noise_fraction, non_negative_int, probability, resamples
+from psbench.base.options import noise_fraction, non_negative_int, probability
+from psbench.cli.cmd_report import add_resamples_argument
 from psbench.cli.commands import help_of
 from psbench.report import formats
 from psbench.report.compare import (
@@ -19,7 +20,7 @@ from psbench.report.compare import (
     tables,
 )
 from psbench.results.load import load_results
-from psbench.results.significance import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from psbench.results.significance import DEFAULT_CONFIDENCE, DEFAULT_SEED
 
 HELP = help_of("compare")
 JSON_FORMAT = "psbench-compare/1"
@@ -54,14 +55,7 @@ def add_parsers(subparsers) -> None:
         metavar="FRACTION",
         help=f"of the confidence intervals (default {DEFAULT_CONFIDENCE:g})",
     )
-    parser.add_argument(
-        "--resamples",
-        type=resamples,
-        default=DEFAULT_RESAMPLES,
-        metavar="N",
-        help="accepted for older command lines; changes nothing (the intervals are "
-        "computed, not resampled: docs/methodology.md, section 11)",
-    )
+    add_resamples_argument(parser)
     parser.add_argument(
         "--seed",
         type=non_negative_int,

@@ -12,6 +12,18 @@ from psbench.results.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
 HELP = help_of("report")
 
 
+def add_resamples_argument(parser) -> None:
+    """--resamples, kept so that older command lines (report, compare) still parse."""
+    parser.add_argument(
+        "--resamples",
+        type=resamples,
+        default=DEFAULT_RESAMPLES,
+        metavar="N",
+        help="accepted for older command lines; changes nothing (the intervals are "
+        "computed, not resampled: docs/methodology.md, section 11)",
+    )
+
+
 def add_parsers(subparsers) -> None:
     parser = subparsers.add_parser("report", help=HELP, description=HELP)
     parser.add_argument(
@@ -41,14 +53,7 @@ def add_parsers(subparsers) -> None:
         default=0.05,
         help="significance level of the tests (default 0.05)",
     )
-    parser.add_argument(
-        "--resamples",
-        type=resamples,
-        default=DEFAULT_RESAMPLES,
-        metavar="N",
-        help="accepted for older command lines; changes nothing (the intervals are "
-        "computed, not resampled: docs/methodology.md, section 11)",
-    )
+    add_resamples_argument(parser)
     parser.add_argument(
         "--seed",
         type=non_negative_int,

@@ -13,17 +13,15 @@ from pathlib import Path
 from psbench import reproduce
 from psbench.base import paths
 from psbench.base.errors import UserError
-from psbench.cli.cmd_run import exit_code, expanded_record, print_problems
+from psbench.cli.cmd_run import execute_announced, exit_code, expanded_record, print_problems
 from psbench.cli.commands import help_of
 from psbench.report.document import Settings, build_report, write_report
-from psbench.report.sweep_text import plan_listing, sweep_summary
+from psbench.report.sweep_text import plan_listing
 from psbench.reproduce import common
 from psbench.results.load import load_results
 from psbench.results.store import Store, default_dir
 from psbench.run import envinfo
 from psbench.run.experiment import ExperimentError, prepare
-from psbench.run.experiment.execute import execute
-from psbench.run.progress import Progress
 
 HELP = help_of("reproduce")
 
@@ -162,20 +160,8 @@ def run_command(args) -> int:
         raise UserError(f"{display}: none of its drivers is built here; run `make build`", 1)
     env = envinfo.collect()
     store = _store(args, plan, env, display)
-    print(
-        f"{args.name}: {plan.experiment.name}: {len(plan.selected)} runs into {store.root}",
-        file=sys.stderr,
-        flush=True,
-    )
-    result = execute(
-        plan,
-        store,
-        env,
-        ["psbench", *sys.argv[1:]],
-        Progress(len(plan.selected)),
-        resume=args.resume,
-    )
-    print(sweep_summary(plan, result, store.root))
+    heading = f"{args.name}: {plan.experiment.name}"
+    result = execute_announced(plan, store, env, heading, args.resume)
     if result.interrupted:
         print(
             f"psbench reproduce: interrupted; completed runs are kept (continue with: "

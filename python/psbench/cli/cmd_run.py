@@ -112,12 +112,7 @@ def expanded_record(plan: Plan) -> dict:
         "selected": [run.number for run in plan.selected],
         "runs": [
             {
-                "run": run.number,
-                "rep": run.rep,
-                "label": run.label,
-                "identity": run.identity,
-                "source": run.source,
-                "params": run.params,
+                **run.listing(),
                 "spec": plan.specs[run.number].to_json() if run.number in plan.specs else None,
             }
             for run in plan.runs
@@ -136,6 +131,17 @@ def open_store(args, plan: Plan, env: dict) -> Store:
         else default_dir(paths.results_dir(), plan.experiment.name)
     )
     return Store.create(root, plan.source, expanded_record(plan), env)
+
+
+def execute_announced(plan: Plan, store: Store, env: dict, heading: str, resume: bool):
+    """Runs the plan's selected runs into store, saying first on stderr how many and
+    where (after heading), and after them the sweep's summary on stdout; the result."""
+    print(f"{heading}: {len(plan.selected)} runs into {store.root}", file=sys.stderr, flush=True)
+    result = execute(
+        plan, store, env, ["psbench", *sys.argv[1:]], Progress(len(plan.selected)), resume=resume
+    )
+    print(sweep_summary(plan, result, store.root))
+    return result
 
 
 def exit_code(result) -> int:
@@ -181,20 +187,7 @@ def run_command(args) -> int:
         return 0
     env = envinfo.collect()
     store = open_store(args, plan, env)
-    print(
-        f"{plan.experiment.name}: {len(plan.selected)} runs into {store.root}",
-        file=sys.stderr,
-        flush=True,
-    )
-    result = execute(
-        plan,
-        store,
-        env,
-        ["psbench", *sys.argv[1:]],
-        Progress(len(plan.selected)),
-        resume=args.resume,
-    )
-    print(sweep_summary(plan, result, store.root))
+    result = execute_announced(plan, store, env, plan.experiment.name, args.resume)
     if result.interrupted:
         print(
             "psbench run: interrupted; completed runs are kept in the index "

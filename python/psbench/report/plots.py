@@ -492,37 +492,61 @@ def _p50_p99_lines(ax, xs, members, colour: str, label: str) -> None:
     )
 
 
-def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
-    if "subscribers" not in varying_keys(configs):
-        return [], ["latency against subscriber count: no run varies subscribers"]
+def _panels_along(configs: list[Config], key: str, keep=None) -> list:
+    """(metric, series) for each metric with series of 2 or more configurations that
+    differ only in key (of those keep accepts, with keep)."""
     panels = []
     for metric, group in _by_metric(configs).items():
-        series = [s for s in series_along(group, "subscribers") if len(s) >= 2]
+        series = series_along(group, key)
+        if keep is not None:
+            series = [[c for c in s if keep(c)] for s in series]
+        series = [s for s in series if len(s) >= 2]
         if series:
             panels.append((metric, series))
-    if not panels:
-        return [], [
-            "latency against subscriber count: no series of configurations "
-            "differing only in subscribers has 2 or more counts"
-        ]
-    names_of = [labels([s[0] for s in series], leave_out="subscribers") for _, series in panels]
+    return panels
+
+
+def _series_panels(panels: list, leave_out: str) -> tuple[Figure, list]:
+    """A figure of one panel per (metric, series) of panels, with room for a legend of
+    the series' names (their labels without leave_out); (figure, [(ax, metric, series,
+    names)]) in the panels' order."""
+    names_of = [labels([s[0] for s in series], leave_out=leave_out) for _, series in panels]
     figure, axes = _panels(
         len(panels),
         PANEL_INCHES,
         len(panels),
         _legend_inches([n for names in names_of for n in names]),
     )
-    for ax, (metric, series), names in zip(axes, panels, names_of):
+    placed = [(ax, m, series, names) for ax, (m, series), names in zip(axes, panels, names_of)]
+    return figure, placed
+
+
+def _finish_latency_panel(ax, metric: str, against: str) -> None:
+    """A latency panel's log y axis, its labels and its legend beside it."""
+    ax.set_yscale("log")
+    _log_axis(ax.yaxis)
+    ax.set_ylabel(f"{metric} latency (µs)")
+    ax.set_title(f"{metric} latency against {against}")
+    _legend_beside(ax)
+
+
+def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
+    if "subscribers" not in varying_keys(configs):
+        return [], ["latency against subscriber count: no run varies subscribers"]
+    panels = _panels_along(configs, "subscribers")
+    if not panels:
+        return [], [
+            "latency against subscriber count: no series of configurations "
+            "differing only in subscribers has 2 or more counts"
+        ]
+    figure, placed = _series_panels(panels, "subscribers")
+    for ax, metric, series, names in placed:
         for index, (label, members) in enumerate(zip(names, series)):
             counts = [implied_setting(c.params, "subscribers") for c in members]
             _p50_p99_lines(ax, counts, members, f"C{index % 10}", label)
         ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
         ax.set_xlabel("subscribers")
-        ax.set_yscale("log")
-        _log_axis(ax.yaxis)
-        ax.set_ylabel(f"{metric} latency (µs)")
-        ax.set_title(f"{metric} latency against subscriber count")
-        _legend_beside(ax)
+        _finish_latency_panel(ax, metric, "subscriber count")
     caption = (
         "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
         "series of configurations that differ only in the number of subscribers; "
@@ -604,35 +628,20 @@ def _offered(config: Config) -> float | None:
 def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     if "rate" not in varying_keys(configs):
         return [], ["latency against offered rate: no run varies rate"]
-    panels = []
-    for metric, group in _by_metric(configs).items():
-        series = [[c for c in s if _offered(c)] for s in series_along(group, "rate")]
-        series = [s for s in series if len(s) >= 2]
-        if series:
-            panels.append((metric, series))
+    panels = _panels_along(configs, "rate", keep=_offered)
     if not panels:
         return [], [
             "latency against offered rate: no series of configurations differing "
             "only in rate has 2 or more rates above 0"
         ]
-    names_of = [labels([s[0] for s in series], leave_out="rate") for _, series in panels]
-    figure, axes = _panels(
-        len(panels),
-        PANEL_INCHES,
-        len(panels),
-        _legend_inches([n for names in names_of for n in names]),
-    )
-    for ax, (metric, series), names in zip(axes, panels, names_of):
+    figure, placed = _series_panels(panels, "rate")
+    for ax, metric, series, names in placed:
         for index, (label, members) in enumerate(zip(names, series)):
             _p50_p99_lines(ax, [_offered(c) for c in members], members, f"C{index % 10}", label)
         ax.set_xscale("log")
         _log_axis(ax.xaxis)
         ax.set_xlabel("offered rate (samples/s per publisher)")
-        ax.set_yscale("log")
-        _log_axis(ax.yaxis)
-        ax.set_ylabel(f"{metric} latency (µs)")
-        ax.set_title(f"{metric} latency against offered rate")
-        _legend_beside(ax)
+        _finish_latency_panel(ax, metric, "offered rate")
     caption = (
         "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
         "series of configurations that differ only in the publish rate (rate 0, "

@@ -199,12 +199,7 @@ def _search_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[st
     except Exception as exc:  # psbench could not run it (a service that cannot start...)
         status, message = "error", f"{type(exc).__name__}: {exc}"
     return {
-        "run": run.number,
-        "rep": run.rep,
-        "label": run.label,
-        "identity": run.identity,
-        "source": run.source,
-        "params": run.params,
+        **run.listing(),
         "status": status,
         "message": message,
         "run_dir": str(folder.relative_to(store.root)),
@@ -237,12 +232,7 @@ def _run_one(run: Run, plan: Plan, store: Store, env: dict, cli_argv: list[str],
     except Exception as exc:  # psbench could not run it (a service that cannot start...)
         status, message, run_dir = "error", f"{type(exc).__name__}: {exc}", _newest_dir(parent)
     return {
-        "run": run.number,
-        "rep": run.rep,
-        "label": run.label,
-        "identity": run.identity,
-        "source": run.source,
-        "params": run.params,
+        **run.listing(),
         "status": status,
         "message": message,
         "run_dir": str(run_dir.relative_to(store.root)) if run_dir else None,

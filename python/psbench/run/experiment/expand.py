@@ -47,6 +47,17 @@ class Run:
         """The same parameters and repetition give the same identity (for --resume)."""
         return run_identity(self.params, self.rep)
 
+    def listing(self) -> dict:
+        """What names the run in the sweep's index and the expanded plan, in that order."""
+        return {
+            "run": self.number,
+            "rep": self.rep,
+            "label": self.label,
+            "identity": self.identity,
+            "source": self.source,
+            "params": self.params,
+        }
+
     def get(self, key: str, default=None):
         assign = self.settings.get(key)
         return default if assign is None or assign.value is None else assign.value
