@@ -109,6 +109,19 @@ def wait_for_running(results: Path, proc, limit: float = 60) -> dict:
     pytest.fail("the run never reached status 'running'")
 
 
+def stall_sub_for(results: Path, proc, seconds: float, settle_s: float) -> None:
+    """SIGSTOP the run's sub node settle_s after the run reaches 'running' (its
+    measurement under way), SIGCONT it `seconds` later."""
+    record = wait_for_running(results, proc)
+    [sub] = [p for p in record["processes"] if "sub" in p["roles"]]
+    time.sleep(settle_s)
+    os.kill(sub["pid"], signal.SIGSTOP)
+    try:
+        time.sleep(seconds)
+    finally:
+        os.kill(sub["pid"], signal.SIGCONT)
+
+
 def only_run(results: Path) -> dict:
     records = run_records(results)
     assert len(records) == 1, f"expected one run under {results}, found {len(records)}"

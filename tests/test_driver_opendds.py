@@ -13,7 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from conftest import (
+    cli_in_background,
+    live_processes,
+    only_run,
+    run_cli,
+    stall_sub_for,
+    wait_for_running,
+)
 from driver_checks import check_counts, check_samples_file, load, require_built
 from driver_suite import Expect
 from late_join_runs import framed_run
@@ -173,24 +180,12 @@ def test_a_best_effort_late_joiner_gets_the_history_too(results):
     assert late["first_live_seq"] is not None and late["first_live_seq"] >= 1000
 
 
-def stall_sub_for(results: Path, proc, seconds: float) -> None:
-    """SIGSTOP the run's sub node once it is measuring, SIGCONT it `seconds` later."""
-    record = wait_for_running(results, proc)
-    [sub] = [p for p in record["processes"] if "sub" in p["roles"]]
-    time.sleep(1.5)  # the measurement is under way
-    os.kill(sub["pid"], signal.SIGSTOP)
-    try:
-        time.sleep(seconds)
-    finally:
-        os.kill(sub["pid"], signal.SIGCONT)
-
-
 STALL = ["--size", "1024", "--rate", "2000", "--count", "8000", "--warmup", "500"]
 
 
 def stalled_run(results: Path, *qos: str) -> dict:
     with cli_in_background(["pubsub", "--driver", DRIVER, *qos, *STALL], results) as proc:
-        stall_sub_for(results, proc, 1.5)
+        stall_sub_for(results, proc, 1.5, settle_s=1.5)
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     return load(only_run(results)["_dir"], "sub")

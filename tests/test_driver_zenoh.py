@@ -9,14 +9,19 @@ with what zenoh says declared in SUITE."""
 
 import fcntl
 import os
-import signal
 import time
 from functools import partial
 from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from conftest import (
+    cli_in_background,
+    live_processes,
+    only_run,
+    run_cli,
+    stall_sub_for,
+)
 from driver_checks import check_counts, driver_fixture, load, ping_case
 from driver_suite import Expect
 from test_services_outlive import listening
@@ -144,22 +149,6 @@ def test_ping(zenoh, results, case):
         assert (writer["shm_transports_opened"] >= 1) == (transport == "shm"), writer
 
 
-def stall_sub_for(results: Path, proc, seconds: float) -> None:
-    """SIGSTOP the run's sub node once it is measuring, SIGCONT it `seconds` later."""
-    record = wait_for_running(results, proc)
-    [sub] = [p for p in record["processes"] if "sub" in p["roles"]]
-    end = time.monotonic() + 30
-    while not list(results.rglob("sub.stderr")) or not (Path(f"/proc/{sub['pid']}").exists()):
-        assert time.monotonic() < end and proc.poll() is None, "the run did not start"
-        time.sleep(0.05)
-    time.sleep(1.0)  # the measurement is under way
-    os.kill(sub["pid"], signal.SIGSTOP)
-    try:
-        time.sleep(seconds)
-    finally:
-        os.kill(sub["pid"], signal.SIGCONT)
-
-
 # 16 KiB at 4000/s for 4 s: the 2 s stall holds back 128 MB, more than loopback TCP's
 # buffers and zenoh's queues take, so the writer meets a full queue.
 STALL = ["--size", "16384", "--rate", "4000", "--count", "16000", "--warmup", "0"]
@@ -169,7 +158,7 @@ def stalled_run(results: Path, reliability: str):
     with cli_in_background(
         ["pubsub", "--driver", DRIVER, "--reliability", reliability, *STALL], results
     ) as proc:
-        stall_sub_for(results, proc, 2.0)
+        stall_sub_for(results, proc, 2.0, settle_s=1.0)
         out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, out + err
     record = only_run(results)
