@@ -16,8 +16,10 @@ string(REGEX REPLACE "static c_type (type[0-9]+) = NULL;"
 string(REGEX REPLACE "if \\((type[0-9]+) == NULL\\) {"
        "if (\\1 == NULL || \\1_base != base || \\1_closed != psbench_ospl_domains_closed) { \\1_base = base; \\1_closed = psbench_ospl_domains_closed;"
        text "${text}")
-string(REGEX MATCHALL "_closed = psbench_ospl_domains_closed;" fixed "${text}")
-string(REGEX MATCHALL "static c_type type[0-9]+ = NULL;" caches "${text}")
+# Counted without their ';', a list separator: each match is then one list element.
+cmake_policy(SET CMP0007 NEW)
+string(REGEX MATCHALL "_closed = psbench_ospl_domains_closed" fixed "${text}")
+string(REGEX MATCHALL "static c_type type[0-9]+ = NULL" caches "${text}")
 list(LENGTH fixed n_fixed)
 list(LENGTH caches n_caches)
 if(NOT n_fixed EQUAL n_caches)
