@@ -63,7 +63,7 @@ METRICS = {
     "cpu": Metric("cpu", "CPU per message", "µs", "cpu_ns_per_message", True, 1000.0),
 }
 FAIL_ON = (*METRICS, "any")
-VERDICTS = ("regression", "improvement", "no change", "noise unknown", "not compared")
+VERDICTS = ("regression", "improvement", "no change", "undecided", "noise unknown", "not compared")
 
 
 @dataclass(frozen=True)
@@ -371,6 +371,14 @@ class Judge:
             return change, False
         ci, significant = self._test(metric, tuple(reference), i, samples, threshold)
         change.low, change.high = ci.low, ci.high
+        if ci.low is None:
+            # A ratio beyond the band with no interval around it is not "no change".
+            change.verdict = "undecided"
+            change.note = (
+                "no interval at this confidence: too few independent samples (serially "
+                "dependent ones count as fewer); give the sets more repetitions or samples"
+            )
+            return change, False
         if significant:
             worse = (ci.ratio > 1) == metric.higher_is_worse
             change.verdict = "regression" if worse else "improvement"
