@@ -596,10 +596,9 @@ def _refused_anyway(spec, described, run_id, network) -> MeasureSpec | None:
     if network is not None or len(described) != 1:
         return None
     driver = described[str(spec.driver_path)]
-    placeholder = broker_placeholder(driver, spec.transport, spec.options)
-    if not placeholder:
+    if not broker_placeholder(driver, spec.transport, spec.options):
         return None
-    as_run = replace(spec, options=spec.options + placeholder)
+    as_run = node_check.as_run(spec, driver)
     return as_run if node_check.refuses(as_run, run_id) else None
 
 

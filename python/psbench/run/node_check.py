@@ -6,15 +6,24 @@ once."""
 
 import json
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from psbench.base import paths
 from psbench.base.errors import UserError
+from psbench.run.services import broker_placeholder
 from psbench.run.spec import MeasureSpec, node_argv
 
 CHECK_TIMEOUT_S = 60.0
 # Placeholders in the argument lists: a check opens nothing and writes nothing.
 CHECK_RUN_ID, CHECK_OUT = "check", Path("/nonexistent")
+
+
+def as_run(spec: MeasureSpec, describe: dict) -> MeasureSpec:
+    """spec as the node will get it: with the address of the broker psbench starts for it
+    (a placeholder here, which a check never connects to)."""
+    placeholder = broker_placeholder(describe, spec.transport, spec.options)
+    return replace(spec, options=spec.options + placeholder) if placeholder else spec
 
 
 def requests_of(spec: MeasureSpec, run_id: str = CHECK_RUN_ID) -> list[tuple[str, ...]]:

@@ -5,7 +5,6 @@ and the driver's check()) comes from the node itself (node_check), pointing at t
 of the value that produces it. There is no second copy of those rules here.
 """
 
-from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -20,7 +19,7 @@ from psbench.run.graph.plans import reliability_of
 from psbench.run.parameters import file_term
 from psbench.run.security import session as security
 from psbench.run.service_definitions import definition
-from psbench.run.services import broker_placeholder, needed
+from psbench.run.services import needed
 
 
 class DriverCatalog:
@@ -251,12 +250,8 @@ class _Checker:
                     f"(no hosts)",
                 )
                 continue
-            # As the run will be: with the address of the broker psbench starts for it.
-            placeholder = broker_placeholder(
-                self.catalog.describe(library), spec.transport, spec.options
-            )
             requests[run.number] = node_check.requests_of(
-                replace(spec, options=spec.options + placeholder)
+                node_check.as_run(spec, self.catalog.describe(library))
             )
         answers = node_check.refusals([args for each in requests.values() for args in each])
         for run in runs:
