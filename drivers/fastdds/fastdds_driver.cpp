@@ -31,7 +31,7 @@ struct FastDds {
     return std::string(FASTRTPS_VERSION_STR) + " (headers; loaded " +
            psb::sdk::library_file(symbol, "unknown") + "), Fast CDR " + FASTCDR_VERSION_STR;
   }
-  static psb_capabilities capabilities();
+  static psb::sdk::Capabilities capabilities();
   // On the interface of --address (transports.cpp); config as the user wrote it.
   static constexpr const char *host_transports[] = {"builtin", "udp", "multicast", "config",
                                                     nullptr};
@@ -51,17 +51,14 @@ struct FastDds {
   using Reader = psbfastdds::Reader;
 };
 
-psb_capabilities FastDds::capabilities() {
+psb::sdk::Capabilities FastDds::capabilities() {
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
           .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = kTransports,
           .option_keys = kOptionKeys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
-          .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // on host_transports
+          .crosses_hosts = 1};  // on host_transports
 }
 
 }  // namespace

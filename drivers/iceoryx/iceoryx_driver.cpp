@@ -17,15 +17,13 @@ struct Iceoryx {
       "untyped publisher/subscriber";
   static std::string version() { return library_version(); }
   static constexpr const char *transports[] = {"shm", nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
       .history = PSB_KEEP_LAST | PSB_KEEP_ALL,  // keep_all with reliable only (check)
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = transports,
       .option_keys = kOptionKeys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
       // iceoryx 2.0 lets several publishers offer one service, but its
       // service discovery lists the service once however many offer it, so a
       // subscriber cannot tell when all M are connected: one writer per topic.

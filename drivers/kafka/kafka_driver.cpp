@@ -55,16 +55,14 @@ struct Kafka {
   static constexpr const char *transports[] = {"tcp", nullptr};
   static constexpr const char *option_keys[] = {"broker", "profile", "security", "security_dir",
                                                 nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,  // acks=0, acks=all
       .durability = PSB_VOLATILE | PSB_PERSISTENT,    // check() says why not more
       .history = 0,                                   // no depth to set (check())
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = transports,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
       .readers_per_topic = 0,  // no limit: each reader is a consumer of its own
-      .writers_per_topic = 0,  // no limit
       .crosses_hosts = 1};     // to option broker, wherever it is
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 

@@ -61,13 +61,12 @@ struct Minimal {
     }();
     return text.c_str();
   }
-  static psb_capabilities capabilities() {
+  static psb::sdk::Capabilities capabilities() {
     static const char *const transports[] = {"loopback", nullptr};
     static const char *const option_keys[] = {nullptr};  // no options
     return {.reliability = PSB_BEST_EFFORT,
             .durability = PSB_VOLATILE,
             .history = 0,  // the socket buffer decides; no history to ask for
-            .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
             .transports = transports,
             .option_keys = option_keys,
             .max_payload = kMaxPayload,

@@ -30,7 +30,7 @@ struct Mqtt {
     }();
     return text;
   }
-  static psb_capabilities capabilities();
+  static psb::sdk::Capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // One client connection per context.
@@ -45,7 +45,7 @@ struct Mqtt {
   using Reader = psbmqtt::Reader;
 };
 
-psb_capabilities Mqtt::capabilities() {
+psb::sdk::Capabilities Mqtt::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
   static const char *const option_keys[] = {
       "broker", "keepalive", "tcp_nodelay", "max_inflight", "security", "security_dir", nullptr};
@@ -56,13 +56,10 @@ psb_capabilities Mqtt::capabilities() {
                                                // saves it (manifest durable_config), QoS 1 only
           .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL | PSB_PERSISTENT,
           .history = 0,  // no reader history to set (check() says why)
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
-          .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // to option broker, wherever it is
+          .crosses_hosts = 1};  // to option broker, wherever it is
 }
 
 }  // namespace

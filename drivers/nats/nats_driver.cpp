@@ -185,7 +185,7 @@ struct Nats {
     static const std::string text = std::string("cnats ") + nats_GetVersion();
     return text.c_str();
   }
-  static psb_capabilities capabilities();
+  static psb::sdk::Capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   class Context;
@@ -193,19 +193,16 @@ struct Nats {
   class Reader;
 };
 
-psb_capabilities Nats::capabilities() {
+psb::sdk::Capabilities Nats::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
   static const char *const option_keys[] = {"broker", "send_asap", "security", "security_dir",
                                             nullptr};
   return {.reliability = PSB_BEST_EFFORT,  // reliable would need JetStream
           .durability = PSB_VOLATILE,      // so would transient_local
           .history = 0,                    // no history to ask for (see README)
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,  // and at most the server's max_payload
-          .readers_per_topic = 0,      // no limit
-          .writers_per_topic = 0,      // no limit
           .crosses_hosts = 1};         // to option broker, wherever it is
 }
 

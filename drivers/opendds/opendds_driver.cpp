@@ -26,17 +26,14 @@ struct OpenDds {
   }
   static constexpr const char *option_keys[] = {"type",   "elements",       "domain_id",
                                                 "broker", "opendds_config", nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
       .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
-      .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 0};     // psbench's configurations keep to 127.0.0.1
+      .crosses_hosts = 0};  // psbench's configurations keep to 127.0.0.1
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   using Context = psbodds::Context;

@@ -47,16 +47,13 @@ struct OpenSplice {
            "; built from source at " + std::string(PSBENCH_OSPL_COMMIT).substr(0, 12) +
            "; " PSBENCH_OSPL_FLAGS ")";
   }
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
       .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
-      .writers_per_topic = 0,  // no limit
       .crosses_hosts = kCrossesHosts};
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 

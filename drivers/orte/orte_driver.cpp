@@ -202,19 +202,16 @@ struct Orte {
     return text + " (built from source: " PSBENCH_ORTE_TAG " " +
            std::string(PSBENCH_ORTE_COMMIT).substr(0, 12) + "; " PSBENCH_ORTE_FLAGS ")";
   }
-  static psb_capabilities capabilities() {
+  static psb::sdk::Capabilities capabilities() {
     static const char *const transports[] = {"udp", nullptr};
     static const char *const option_keys[] = {"broker", "send_queue", "critical_level", nullptr};
     return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
             .durability = PSB_VOLATILE,
             .history = 0,  // the publication's queue decides (send_queue)
-            .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
             .transports = transports,
             .option_keys = option_keys,
             .max_payload = kMaxPayload,
-            .readers_per_topic = 0,
-            .writers_per_topic = 1,  // a subscription takes one publication's issues
-            .crosses_hosts = 0};
+            .writers_per_topic = 1};  // a subscription takes one publication's issues
   }
   static void check(const psb_config &cfg, psb::sdk::Refusals &refuse) {
     parse_settings(cfg, refuse);

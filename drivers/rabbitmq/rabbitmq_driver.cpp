@@ -59,7 +59,7 @@ struct Rabbitmq {
       "messages, reconnection); reliable = publisher confirms and acknowledging consumers, "
       "best effort = no-ack consumers";
   static std::string version() { return std::string("rabbitmq-c ") + amqp_version(); }
-  static psb_capabilities capabilities();
+  static psb::sdk::Capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   class Context;
@@ -67,19 +67,16 @@ struct Rabbitmq {
   class Reader;
 };
 
-psb_capabilities Rabbitmq::capabilities() {
+psb::sdk::Capabilities Rabbitmq::capabilities() {
   static const char *const transports[] = {"tcp", nullptr};
   static const char *const option_keys[] = {"broker", "prefetch", "security", "security_dir",
                                             nullptr};
   return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
           .durability = PSB_VOLATILE | PSB_PERSISTENT,  // persistent: reliable only
           .history = PSB_KEEP_ALL,  // the queue keeps every message; keep_last: see check()
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
           .transports = transports,
           .option_keys = option_keys,
           .max_payload = kMaxPayload,
-          .readers_per_topic = 0,
-          .writers_per_topic = 0,
           .crosses_hosts = 1};  // to option broker, wherever it is
 }
 

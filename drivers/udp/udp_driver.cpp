@@ -278,11 +278,10 @@ struct Udp {
   }
   static constexpr const char *option_keys[] = {"port_base", "peer",        "bind",
                                                 "fault",     "fault_after", nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT,
       .durability = PSB_VOLATILE,
       .history = 0,  // the kernel socket buffer decides; no history QoS to ask for
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = 4u << 20,

@@ -17,15 +17,13 @@ struct Zeromq {
   // The version of the libzmq actually loaded, e.g. "4.3.4".
   static std::string version() { return psb::sdk::dotted_version(&zmq_version); }
   static constexpr const char *option_keys[] = {"sndhwm", "rcvhwm", "port_base", nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT,  // PUB drops at the high-water mark
       .durability = PSB_VOLATILE,      // nothing kept for late joiners
       .history = PSB_KEEP_LAST,        // keep_last:1 only (ZMQ_CONFLATE); check() says
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,
       .writers_per_topic = 1,  // the writer binds the topic's endpoint; a SUB connects to one
       .crosses_hosts = 1};     // on host_transports
   // Binds --address, connects to every --peer.

@@ -19,7 +19,7 @@
 //     static constexpr const char *description = "...";
 //     static std::string version();  // the middleware's version, kept by the SDK; a const
 //                                    // char * one is called each time (the driver's own)
-//     static psb_capabilities capabilities();   // or a static constexpr psb_capabilities
+//     static psb::sdk::Capabilities capabilities();  // or static constexpr data
 //     static constexpr const char *host_transports[] = {"udp", nullptr};
 //                     // optional, with caps.crosses_hosts: the transports that cross
 //                     // hosts (the SDK refuses the others across hosts, setting "hosts")
@@ -93,6 +93,35 @@
 static_assert(PSB_ABI_VERSION == 8u, "psbench/sdk.hpp is written for driver ABI version 8");
 
 namespace psb::sdk {
+
+// ---- capabilities -----------------------------------------------------------------------
+
+// Every notify mode: a Reader's take() serves wait and poll (poll: timeout 0), a
+// ListenerThread the listener.
+inline constexpr uint32_t kNotifyAll = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL;
+
+// A driver's capabilities: psb_capabilities (a C struct, without defaults) with defaults
+// for what the initializer leaves out: every notify mode, and 0 for the rest (no history
+// to ask for, no limit of readers or writers per topic, one host only).
+struct Capabilities {
+  uint32_t reliability = 0;
+  uint32_t durability = 0;
+  uint32_t history = 0;
+  uint32_t notify = kNotifyAll;
+  const char *const *transports = nullptr;
+  const char *const *option_keys = nullptr;
+  uint64_t max_payload = 0;
+  uint32_t readers_per_topic = 0;
+  uint32_t writers_per_topic = 0;
+  uint32_t crosses_hosts = 0;
+  constexpr operator psb_capabilities() const {
+    return {reliability,       durability,   history,     notify,
+            transports,        option_keys,  max_payload, readers_per_topic,
+            writers_per_topic, crosses_hosts};
+  }
+};
+static_assert(sizeof(Capabilities) == sizeof(psb_capabilities),
+              "psb::sdk::Capabilities mirrors psb_capabilities: give it the new field too");
 
 // ---- hashing and ids derived from the run id ------------------------------------------
 
