@@ -88,6 +88,15 @@ TEST(SdkDds, TheDomainIdComesFromTheRunIdUnlessGiven) {
   EXPECT_EQ(settings_of(r), std::vector<std::string>{"option:domain_id"});
 }
 
+// The DDS standard's numbering: RETCODE_OK 0, OUT_OF_RESOURCES 5, ILLEGAL_OPERATION 12.
+TEST(SdkDds, ReturnCodesAreNamedAsTheStandardNumbersThem) {
+  EXPECT_STREQ(psb::sdk::dds::return_code_name(0), "OK");
+  EXPECT_STREQ(psb::sdk::dds::return_code_name(5), "OUT_OF_RESOURCES");
+  EXPECT_STREQ(psb::sdk::dds::return_code_name(12), "ILLEGAL_OPERATION");
+  EXPECT_STREQ(psb::sdk::dds::return_code_name(13), "unknown");
+  EXPECT_STREQ(psb::sdk::dds::return_code_name(-1), "unknown");
+}
+
 TEST(SdkDds, AVendorConfigurationNeedsTransportConfig) {
   Config c(Pairs{{"vendor_uri", "file:///x.xml"}});
   Refusals r;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <thread>
 
+#include "psbench/sdk_dds.hpp"
+
 namespace psbodds {
 
 using OpenDDS::DCPS::DEFAULT_STATUS_MASK;
@@ -36,23 +38,6 @@ void apply_qos(const psb_qos &q, Qos &qos) {
     qos.history.kind = DDS::KEEP_LAST_HISTORY_QOS;
     qos.history.depth = CORBA::Long(q.history_depth);
   }
-}
-
-const char *return_code(DDS::ReturnCode_t rc) {
-  static const char *const names[] = {"OK",
-                                      "ERROR",
-                                      "UNSUPPORTED",
-                                      "BAD_PARAMETER",
-                                      "PRECONDITION_NOT_MET",
-                                      "OUT_OF_RESOURCES",
-                                      "NOT_ENABLED",
-                                      "IMMUTABLE_POLICY",
-                                      "INCONSISTENT_POLICY",
-                                      "ALREADY_DELETED",
-                                      "TIMEOUT",
-                                      "NO_DATA",
-                                      "ILLEGAL_OPERATION"};
-  return rc >= 0 && size_t(rc) < std::size(names) ? names[rc] : "unknown return code";
 }
 
 // Listener mode: on_data_available hands the reader's samples to the node.
@@ -140,14 +125,14 @@ void Writer::failed(DDS::ReturnCode_t rc, size_t len) const {
         "a reliable write of %zu bytes found no room in the writer's history within %d s "
         "(the reader is not keeping up)",
         len, int(kMaxBlockingTime.sec));
-  fail("DataWriter::write of %zu bytes failed: %s", len, return_code(rc));
+  fail("DataWriter::write of %zu bytes failed: %s", len, psb::sdk::dds::return_code_name(rc));
 }
 
 bool Writer::drain(int64_t timeout_ns) {
   const DDS::ReturnCode_t rc = writer_->wait_for_acknowledgments(duration(timeout_ns));
   if (rc == DDS::RETCODE_OK) return true;
   if (rc == DDS::RETCODE_TIMEOUT) return false;
-  fail("wait_for_acknowledgments failed: %s", return_code(rc));
+  fail("wait_for_acknowledgments failed: %s", psb::sdk::dds::return_code_name(rc));
 }
 
 int Writer::matched() const {
@@ -225,7 +210,8 @@ bool Reader::take_bytes(const void *&data, size_t &len) {
     const DDS::ReturnCode_t rc = bytes_reader_->take(bytes_, infos_, 1, DDS::ANY_SAMPLE_STATE,
                                                      DDS::ANY_VIEW_STATE, DDS::ANY_INSTANCE_STATE);
     if (rc == DDS::RETCODE_NO_DATA) return false;
-    if (rc != DDS::RETCODE_OK) fail("DataReader::take failed: %s", return_code(rc));
+    if (rc != DDS::RETCODE_OK)
+      fail("DataReader::take failed: %s", psb::sdk::dds::return_code_name(rc));
     const bool valid = infos_[0].valid_data;
     size_t n = 0;
     if (valid) {
@@ -256,7 +242,8 @@ bool Reader::take_complex(const void *&data, size_t &len) {
         complex_reader_->take(complex_samples_, infos_, 1, DDS::ANY_SAMPLE_STATE,
                               DDS::ANY_VIEW_STATE, DDS::ANY_INSTANCE_STATE);
     if (rc == DDS::RETCODE_NO_DATA) return false;
-    if (rc != DDS::RETCODE_OK) fail("DataReader::take failed: %s", return_code(rc));
+    if (rc != DDS::RETCODE_OK)
+      fail("DataReader::take failed: %s", psb::sdk::dds::return_code_name(rc));
     const bool valid = infos_[0].valid_data;
     char problem[160] = "";
     if (valid) {
@@ -286,7 +273,7 @@ bool Reader::wait(int64_t timeout_ns) {
   if (CORBA::is_nil(waitset_.in())) return true;  // poll: the node never waits
   const DDS::ReturnCode_t rc = waitset_->wait(active_, duration(timeout_ns));
   if (rc == DDS::RETCODE_TIMEOUT) return false;
-  if (rc != DDS::RETCODE_OK) fail("WaitSet::wait failed: %s", return_code(rc));
+  if (rc != DDS::RETCODE_OK) fail("WaitSet::wait failed: %s", psb::sdk::dds::return_code_name(rc));
   return true;
 }
 

@@ -23,26 +23,9 @@
 
 namespace psbospl {
 
-inline const char *retcode_name(DDS_ReturnCode_t rc) {
-  static const char *const names[] = {"OK",
-                                      "ERROR",
-                                      "UNSUPPORTED",
-                                      "BAD_PARAMETER",
-                                      "PRECONDITION_NOT_MET",
-                                      "OUT_OF_RESOURCES",
-                                      "NOT_ENABLED",
-                                      "IMMUTABLE_POLICY",
-                                      "INCONSISTENT_POLICY",
-                                      "ALREADY_DELETED",
-                                      "TIMEOUT",
-                                      "NO_DATA",
-                                      "ILLEGAL_OPERATION"};
-  return rc >= 0 && rc < DDS_ReturnCode_t(sizeof names / sizeof *names) ? names[rc] : "unknown";
-}
-
 // Throws "<what>: <OpenSplice's return code>" (the SDK puts "opensplice: " before it).
 [[noreturn, gnu::cold, gnu::noinline]] inline void fail_rc(const char *what, DDS_ReturnCode_t rc) {
-  fail("%s: DDS_RETCODE_%s", what, retcode_name(rc));
+  fail("%s: DDS_RETCODE_%s", what, psb::sdk::dds::return_code_name(rc));
 }
 inline void check_rc(DDS_ReturnCode_t rc, const char *what) {
   if (rc != DDS_RETCODE_OK) fail_rc(what, rc);

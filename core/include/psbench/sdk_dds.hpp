@@ -1,11 +1,13 @@
 // What the DDS drivers share beside their samples (psbench/sdk_c_samples.hpp): OMG DDS
 // Security from psbench's credentials (cyclonedds, fastdds), option domain_id and a vendor
-// configuration for transport config (cyclonedds, opensplice), and a domain that a
-// process's contexts share, refused with another configuration (cyclonedds, opensplice).
+// configuration for transport config (cyclonedds, opensplice), a domain that a process's
+// contexts share, refused with another configuration (cyclonedds, opensplice), and the
+// names of the standard's return codes (opendds, opensplice).
 #ifndef PSBENCH_SDK_DDS_HPP
 #define PSBENCH_SDK_DDS_HPP
 
 #include <cstdint>
+#include <iterator>
 #include <string>
 
 #include "psbench/sdk.hpp"
@@ -44,6 +46,25 @@ inline const char *vendor_config(const Options &options, const char *key, bool c
                     "is a vendor configuration; it needs --transport config (psbench then records "
                     "transport 'config' instead of claiming one it did not choose)");
   return config ? options.find(key) : nullptr;
+}
+
+// The name of a DDS ReturnCode_t in the standard's numbering (0 OK to 12
+// ILLEGAL_OPERATION), for an error message; "unknown" for any other value.
+inline const char *return_code_name(long rc) {
+  static const char *const names[] = {"OK",
+                                      "ERROR",
+                                      "UNSUPPORTED",
+                                      "BAD_PARAMETER",
+                                      "PRECONDITION_NOT_MET",
+                                      "OUT_OF_RESOURCES",
+                                      "NOT_ENABLED",
+                                      "IMMUTABLE_POLICY",
+                                      "INCONSISTENT_POLICY",
+                                      "ALREADY_DELETED",
+                                      "TIMEOUT",
+                                      "NO_DATA",
+                                      "ILLEGAL_OPERATION"};
+  return rc >= 0 && size_t(rc) < std::size(names) ? names[rc] : "unknown";
 }
 
 // This process's domain `id` in domains, made by make() when the process has none; a
