@@ -269,6 +269,28 @@ TEST(Sdk, CapabilitiesMayBeData) {
   EXPECT_EQ(d.caps.max_payload, 64u);
 }
 
+// psb::sdk::Capabilities: what the initializer leaves out is every notify mode, or 0.
+struct Defaulted : Tracked {
+  static constexpr psb::sdk::Capabilities capabilities = {.reliability = PSB_RELIABLE,
+                                                          .transports = kMemOnly,
+                                                          .max_payload = 64,
+                                                          .writers_per_topic = 1};
+};
+
+TEST(Sdk, CapabilitiesLeftOutAreEveryNotifyModeOrZero) {
+  const psb_capabilities &caps = psb::sdk::driver_table<Defaulted>()->caps;
+  EXPECT_EQ(caps.reliability, uint32_t(PSB_RELIABLE));
+  EXPECT_EQ(caps.durability, 0u);
+  EXPECT_EQ(caps.history, 0u);
+  EXPECT_EQ(caps.notify, uint32_t(PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL));
+  EXPECT_STREQ(caps.transports[0], "mem");
+  EXPECT_EQ(caps.option_keys, nullptr);
+  EXPECT_EQ(caps.max_payload, 64u);
+  EXPECT_EQ(caps.readers_per_topic, 0u);
+  EXPECT_EQ(caps.writers_per_topic, 1u);
+  EXPECT_EQ(caps.crosses_hosts, 0u);
+}
+
 TEST(Sdk, VersionIsAskedOnceByOpenAtTheLatest) {
   const psb_driver &d = *psb::sdk::driver_table<Tracked>();
   TestRun run;
@@ -1182,40 +1204,34 @@ TEST(SdkRefusals, RunSettingsAddressAndNeedPeers) {
   EXPECT_EQ(refusal_of(keep_and_need_peers), "");
 }
 
+// SampleType read from options and a max_payload (at most 100 elements), and what it
+// refused ("" when nothing).
+struct ReadSampleType {
+  ReadSampleType(KV options, uint64_t max_payload) {
+    TestRun run(std::move(options));
+    run.cfg.max_payload = max_payload;
+    refusal = refusal_of([&](Refusals &r) { type.read(run.cfg, r, 100); });
+  }
+  psb::sdk::SampleType type;
+  std::string refusal;
+};
+
 TEST(SdkRefusals, SampleTypeReadsTypeAndElements) {
   EXPECT_EQ(psb::sdk::kHeaderSize, 32u);
-  {
-    TestRun run;  // neither given: bytes
-    run.cfg.max_payload = 1024;
-    Refusals none;
-    psb::sdk::SampleType t;
-    t.read(run.cfg, none, 100);
-    EXPECT_TRUE(none.empty());
-    EXPECT_FALSE(t.complex);
-    EXPECT_EQ(t.elements, 16u);
-  }
-  {
-    TestRun run(KV{{"type", "complex"}, {"elements", "40"}});
-    run.cfg.max_payload = 32;
-    Refusals none;
-    psb::sdk::SampleType t;
-    t.read(run.cfg, none, 100);
-    EXPECT_TRUE(none.empty());
-    EXPECT_TRUE(t.complex);
-    EXPECT_EQ(t.elements, 40u);
-  }
-  TestRun bytes(KV{{"elements", "8"}});
-  bytes.cfg.max_payload = 64;
-  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(bytes.cfg, r, 100); }),
+  const ReadSampleType neither(KV{}, 1024);  // bytes
+  EXPECT_EQ(neither.refusal, "");
+  EXPECT_FALSE(neither.type.complex);
+  EXPECT_EQ(neither.type.elements, 16u);
+  const ReadSampleType complex(KV{{"type", "complex"}, {"elements", "40"}}, 32);
+  EXPECT_EQ(complex.refusal, "");
+  EXPECT_TRUE(complex.type.complex);
+  EXPECT_EQ(complex.type.elements, 40u);
+  EXPECT_EQ(ReadSampleType(KV{{"elements", "8"}}, 64).refusal,
             "option:elements: option elements applies to type=complex only; add --option "
             "type=complex");
-  TestRun sized(KV{{"type", "complex"}});
-  sized.cfg.max_payload = 64;
-  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(sized.cfg, r, 100); }),
+  EXPECT_EQ(ReadSampleType(KV{{"type", "complex"}}, 64).refusal,
             "size: type complex is sized by option elements=N; use --size 32");
-  TestRun many(KV{{"type", "complex"}, {"elements", "101"}});
-  many.cfg.max_payload = 32;
-  EXPECT_EQ(refusal_of([&](Refusals &r) { psb::sdk::SampleType().read(many.cfg, r, 100); }),
+  EXPECT_EQ(ReadSampleType(KV{{"type", "complex"}, {"elements", "101"}}, 32).refusal,
             "option:elements: option elements='101': use a whole number from 1 to 100");
 }
 
