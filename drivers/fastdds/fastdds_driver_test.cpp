@@ -127,6 +127,29 @@ std::vector<uint8_t> take_one(psb_reader *reader, int64_t timeout_ns) {
   return {};
 }
 
+// Writes messages 0 to n-1 of 64 bytes.
+void write_n(Side &w, uint64_t n) {
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto m = message(i, 64);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+  }
+}
+
+// A writer's and a reader's context on cfg, matched on topic: each of count messages of
+// size bytes arrives intact (what: the case, for a failure's message).
+void expect_round_trips(Cfg &cfg, const char *topic, size_t size, uint64_t count,
+                        const std::string &what) {
+  Side w(cfg), r(cfg);
+  ASSERT_TRUE(w.ctx && r.ctx) << what << ": " << w.err.message;
+  ASSERT_TRUE(w.make_writer(topic) && r.make_reader(topic)) << what << ": " << w.err.message;
+  ASSERT_TRUE(matched(w, r)) << what;
+  for (uint64_t i = 0; i < count; ++i) {
+    const auto m = message(i, size);
+    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
+    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << what;
+  }
+}
+
 std::string refusal(Cfg &cfg) {
   psb_error err{};
   if (psb_test::check(fastdds(), cfg.get(), &err) == 0) return "(accepted)";
@@ -264,15 +287,7 @@ TEST(FastddsDriver, ComplexRoundTripRebuildsTheHeader) {
     Cfg cfg;
     cfg.c.max_payload = 32;
     cfg.options = {{"type", "complex"}, {"elements", elements}};
-    Side w(cfg), r(cfg);
-    ASSERT_TRUE(w.ctx && r.ctx) << w.err.message;
-    ASSERT_TRUE(w.make_writer("psb_t_complex") && r.make_reader("psb_t_complex"));
-    ASSERT_TRUE(matched(w, r));
-    for (uint64_t i = 0; i < 3; ++i) {
-      const auto m = message(i, 32);
-      ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-      EXPECT_TRUE(take_one(r.reader, kSecond) == m) << "elements=" << elements;
-    }
+    expect_round_trips(cfg, "psb_t_complex", 32, 3, std::string("elements=") + elements);
   }
 }
 
@@ -318,10 +333,7 @@ TEST(FastddsDriver, TransientLocalLateJoinerGetsTheLastSamples) {
     cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 5};
     Side w(cfg);
     ASSERT_TRUE(w.make_writer("psb_t_late")) << w.err.message;
-    for (uint64_t i = 0; i < 12; ++i) {
-      const auto m = message(i, 64);
-      ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
-    }
+    ASSERT_NO_FATAL_FAILURE(write_n(w, 12));
     Side r(cfg);
     ASSERT_TRUE(r.make_reader("psb_t_late")) << r.err.message;
     std::vector<uint64_t> seqs;
@@ -358,10 +370,7 @@ TEST(FastddsDriver, DeepKeepLastAboveTheDefaultResourceLimits) {
   cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 1000};  // default limit 400
   Side w(cfg);
   ASSERT_TRUE(w.make_writer("psb_t_deep")) << w.err.message;
-  for (uint64_t i = 0; i < 1000; ++i) {
-    const auto m = message(i, 64);
-    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
-  }
+  ASSERT_NO_FATAL_FAILURE(write_n(w, 1000));
   Side r(cfg);
   ASSERT_TRUE(r.make_reader("psb_t_deep")) << r.err.message;
   for (uint64_t i = 0; i < 1000; ++i) ASSERT_EQ(seq_of(take_one(r.reader, kSecond).data()), i);
@@ -373,18 +382,9 @@ INSTANTIATE_TEST_SUITE_P(Each, FastddsTransport,
                          testing::Values("builtin", "udp", "multicast", "shm"));
 
 TEST_P(FastddsTransport, OpensAndDelivers) {
-  {
-    const char *transport = GetParam();
-    Cfg cfg;
-    cfg.transport = transport;
-    Side w(cfg), r(cfg);
-    ASSERT_TRUE(w.ctx && r.ctx) << transport << ": " << w.err.message;
-    ASSERT_TRUE(w.make_writer("psb_t_transport") && r.make_reader("psb_t_transport"));
-    ASSERT_TRUE(matched(w, r)) << transport;
-    const auto m = message(3, 64);
-    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
-    EXPECT_TRUE(take_one(r.reader, kSecond) == m) << transport;
-  }
+  Cfg cfg;
+  cfg.transport = GetParam();
+  expect_round_trips(cfg, "psb_t_transport", 64, 1, cfg.transport);
 }
 
 namespace {
@@ -423,13 +423,7 @@ TEST(FastddsDriver, VendorConfigurationRunsWithTransportConfig) {
   cfg.transport = "config";
   cfg.options = {{"profiles_file", path}, {"participant_profile", "psb_test_udp_only"}};
   ASSERT_EQ(refusal(cfg), "(accepted)");
-  Side w(cfg), r(cfg);
-  ASSERT_TRUE(w.ctx && r.ctx) << w.err.message;
-  ASSERT_TRUE(w.make_writer("psb_t_config") && r.make_reader("psb_t_config"));
-  ASSERT_TRUE(matched(w, r));
-  const auto m = message(4, 64);
-  ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
-  EXPECT_TRUE(take_one(r.reader, kSecond) == m);
+  expect_round_trips(cfg, "psb_t_config", 64, 1, "config");
 }
 
 // ABI 6: across hosts (local_address set), builtin, udp and multicast put UDP on the
@@ -512,13 +506,6 @@ std::map<std::string, uint64_t> counters_of(Endpoint *endpoint) {
 uint64_t next_seq(psb_reader *reader) {
   const auto m = take_one(reader, kSecond);
   return m.size() >= 8 ? seq_of(m.data()) : ~0ull;
-}
-
-void write_n(Side &w, uint64_t n) {
-  for (uint64_t i = 0; i < n; ++i) {
-    const auto m = message(i, 64);
-    ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
-  }
 }
 
 }  // namespace

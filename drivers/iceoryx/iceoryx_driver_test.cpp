@@ -34,9 +34,11 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <initializer_list>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "driver_under_test.hpp"
@@ -58,55 +60,21 @@ Phase g_phase = Phase::external;
 // check()'s and open()'s answers before any RouDi ran, or "(roudi was running)".
 std::string g_check_without_roudi, g_open_without_roudi;
 
-// RouDi configurations (iceoryx 2.0 TOML; size = chunk payload bytes).
-const char *const kNormalConfig = R"([general]
-version = 1
+// A RouDi configuration (iceoryx 2.0 TOML): one segment, a mempool of `count` chunks of
+// `size` payload bytes for each {size, count}.
+std::string roudi_config(std::initializer_list<std::pair<int, int>> mempools) {
+  std::string toml = "[general]\nversion = 1\n\n[[segment]]\n";
+  for (const auto &[size, count] : mempools)
+    toml += "\n[[segment.mempool]]\nsize = " + std::to_string(size) +
+            "\ncount = " + std::to_string(count) + "\n";
+  return toml;
+}
 
-[[segment]]
-
-[[segment.mempool]]
-size = 128
-count = 2000
-
-[[segment.mempool]]
-size = 1024
-count = 500
-
-[[segment.mempool]]
-size = 16384
-count = 300
-
-[[segment.mempool]]
-size = 131072
-count = 20
-
-[[segment.mempool]]
-size = 1048576
-count = 16
-
-[[segment.mempool]]
-size = 4194304
-count = 16
-)";
+const std::string kNormalConfig = roudi_config(
+    {{128, 2000}, {1024, 500}, {16384, 300}, {131072, 20}, {1048576, 16}, {4194304, 16}});
 
 constexpr int kSmallPoolChunks = 8;  // 16 KiB chunks in the small configuration
-const char *const kSmallConfig = R"([general]
-version = 1
-
-[[segment]]
-
-[[segment.mempool]]
-size = 128
-count = 200
-
-[[segment.mempool]]
-size = 16384
-count = 8
-
-[[segment.mempool]]
-size = 65536
-count = 4
-)";
+const std::string kSmallConfig = roudi_config({{128, 200}, {16384, kSmallPoolChunks}, {65536, 4}});
 
 // A psb_config that owns its strings: shm, 64 B unless the test says.
 struct Cfg : psb_test::OwnedConfig {
@@ -191,6 +159,26 @@ int64_t take_seq(psb_reader *r, size_t want_len, int64_t timeout_ns = 10'000 * k
     }
     if (got < 0 || std::chrono::steady_clock::now() > end) return -2;
   }
+}
+
+// A reliable writer sends n messages of size bytes while a reader thread takes them,
+// pausing pause_ms every pause_every: the writer waits for it, so every one arrives, in
+// order.
+void expect_a_slow_reader_gets_every_message(psb_writer *w, psb_reader *r, uint64_t n, size_t size,
+                                             uint64_t pause_every, int pause_ms) {
+  std::vector<int64_t> seen;
+  std::thread reader([&] {
+    for (uint64_t i = 0; i < n; ++i) {
+      if (i % pause_every == 0) std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      int64_t s = take_seq(r, size);
+      if (s < 0) break;
+      seen.push_back(s);
+    }
+  });
+  for (uint64_t i = 0; i < n; ++i) write_msg(w, i, size);
+  reader.join();
+  ASSERT_EQ(seen.size(), n);
+  for (uint64_t i = 0; i < n; ++i) EXPECT_EQ(seen[i], int64_t(i));
 }
 
 // Every sample of a listener, copied out of the callback.
@@ -519,20 +507,7 @@ TEST_F(IceoryxDriver, ReliableWriterWaitsForASlowReaderAndLosesNothing) {
   psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r);
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  constexpr uint64_t kN = 1500;
-  std::vector<int64_t> seen;
-  std::thread reader([&] {
-    for (uint64_t i = 0; i < kN; ++i) {
-      if (i % 10 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      int64_t s = take_seq(r, 256);
-      if (s < 0) break;
-      seen.push_back(s);
-    }
-  });
-  for (uint64_t i = 0; i < kN; ++i) write_msg(w, i, 256);
-  reader.join();
-  ASSERT_EQ(seen.size(), kN);
-  for (uint64_t i = 0; i < kN; ++i) EXPECT_EQ(seen[i], int64_t(i));
+  expect_a_slow_reader_gets_every_message(w, r, 1500, 256, 10, 2);
 }
 
 TEST_F(IceoryxDriver, ReliableKeepAllLosesNothingEither) {
@@ -814,20 +789,7 @@ TEST_F(SmallRouDi, ReliableWriterWaitsForAFreeChunk) {
   psb_reader *r = b.reader(topic_of(cfg, "data"));
   ASSERT_TRUE(w && r) << a.err.message << b.err.message;
   ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  constexpr uint64_t kN = 100;
-  std::vector<int64_t> seen;
-  std::thread reader([&] {
-    for (uint64_t i = 0; i < kN; ++i) {
-      if (i % 5 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      int64_t s = take_seq(r, 16384);
-      if (s < 0) break;
-      seen.push_back(s);
-    }
-  });
-  for (uint64_t i = 0; i < kN; ++i) write_msg(w, i, 16384);
-  reader.join();
-  ASSERT_EQ(seen.size(), kN);
-  for (uint64_t i = 0; i < kN; ++i) EXPECT_EQ(seen[i], int64_t(i));
+  expect_a_slow_reader_gets_every_message(w, r, 100, 16384, 5, 5);
 }
 
 // --- main: RouDi for the tests
@@ -1034,7 +996,8 @@ int main(int argc, char **argv) {
 
   const Plan plan = plan_phases();
   int rc = 0;
-  if (plan.normal || !plan.small) rc |= run_phase(Phase::normal, kNormalConfig, plan.normal_filter);
-  if (plan.small) rc |= run_phase(Phase::small, kSmallConfig, plan.small_filter);
+  if (plan.normal || !plan.small)
+    rc |= run_phase(Phase::normal, kNormalConfig.c_str(), plan.normal_filter);
+  if (plan.small) rc |= run_phase(Phase::small, kSmallConfig.c_str(), plan.small_filter);
   return rc;
 }

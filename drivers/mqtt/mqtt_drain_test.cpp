@@ -35,6 +35,13 @@ struct Cfg : psb_test::BrokerConfig {
       : BrokerConfig(broker, "mqttdrain", notify, reliability, 4u << 20) {}
 };
 
+// A context on c with a writer of topic; false when either fails (err says why).
+bool open_writer(Cfg &c, const char *topic, psb_context *&ctx, psb_writer *&w, psb_error &err) {
+  ctx = mqtt().open(&c.cfg, &err);
+  w = ctx ? mqtt().create_writer(ctx, topic, &err) : nullptr;
+  return w != nullptr;
+}
+
 }  // namespace
 
 // Run only by the tests below, in a process of its own: publishes PSB_CHILD_COUNT
@@ -44,10 +51,10 @@ struct Cfg : psb_test::BrokerConfig {
 TEST(MqttDrainChild, DISABLED_PublishDrainAndEnd) {
   Cfg c(psb_test::env_or_empty("PSB_CHILD_BROKER"), PSB_NOTIFY_WAIT, PSB_RELIABLE);
   psb_error err{};
-  psb_context *ctx = mqtt().open(&c.cfg, &err);
-  ASSERT_NE(ctx, nullptr) << err.message;
-  psb_writer *w = mqtt().create_writer(ctx, psb_test::env_or_empty("PSB_CHILD_TOPIC"), &err);
-  ASSERT_NE(w, nullptr) << err.message;
+  psb_context *ctx;
+  psb_writer *w;
+  ASSERT_TRUE(open_writer(c, psb_test::env_or_empty("PSB_CHILD_TOPIC"), ctx, w, err))
+      << err.message;
   const uint32_t n = uint32_t(std::strtoul(psb_test::env_or_empty("PSB_CHILD_COUNT"), nullptr, 10));
   std::vector<uint8_t> m(64, 0x5a);
   for (uint32_t i = 0; i < n; ++i) {
@@ -94,10 +101,9 @@ TEST(MqttDrain, DrainTimesOutWhileTheBrokerIsStoppedAndSucceedsAfterwards) {
     Broker broker;
     Cfg c(broker.address(), PSB_NOTIFY_WAIT, rel);
     psb_error err{};
-    psb_context *ctx = mqtt().open(&c.cfg, &err);
-    ASSERT_NE(ctx, nullptr) << err.message;
-    psb_writer *w = mqtt().create_writer(ctx, "psb_mqttdrain_s", &err);
-    ASSERT_NE(w, nullptr) << err.message;
+    psb_context *ctx;
+    psb_writer *w;
+    ASSERT_TRUE(open_writer(c, "psb_mqttdrain_s", ctx, w, err)) << err.message;
     {
       psb_test::ResumeAtExit resume{broker.pid()};
       ASSERT_TRUE(psb_test::stop_process(broker.pid()));
@@ -121,10 +127,9 @@ TEST(MqttDrain, DrainFailsWhenTheBrokerDied) {
   Broker broker;
   Cfg c(broker.address(), PSB_NOTIFY_WAIT, PSB_RELIABLE);
   psb_error err{};
-  psb_context *ctx = mqtt().open(&c.cfg, &err);
-  ASSERT_NE(ctx, nullptr) << err.message;
-  psb_writer *w = mqtt().create_writer(ctx, "psb_mqttdrain_d", &err);
-  ASSERT_NE(w, nullptr) << err.message;
+  psb_context *ctx;
+  psb_writer *w;
+  ASSERT_TRUE(open_writer(c, "psb_mqttdrain_d", ctx, w, err)) << err.message;
   // Stopped first, so the PUBACK cannot come before the broker is gone.
   ASSERT_TRUE(psb_test::stop_process(broker.pid()));
   std::vector<uint8_t> m(64, 1);

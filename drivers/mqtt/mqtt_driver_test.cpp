@@ -718,6 +718,19 @@ TEST(MqttDriver, CloseDestroysEndpointsLeftOpen) {
 
 // --- a broker that dies -----------------------------------------------------------
 
+// Writes m until write() stops succeeding, for up to 5 s (the client learns that the
+// broker died on a later call); what the last write() returned, its error in err.
+namespace {
+int write_until_it_fails(psb_writer *w, const Bytes &m, psb_error &err) {
+  int wrote = 0;
+  for (int i = 0; i < 500 && wrote == 0; ++i) {
+    wrote = mqtt().write(w, m.data(), m.size(), &err);
+    if (wrote == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return wrote;
+}
+}  // namespace
+
 // take() and write() return -1 naming the broker, in every mode; nothing hangs (the
 // test's own timeout would say so), and close() still returns.
 TEST(MqttDriver, ABrokerThatDiesFailsWriteAndTakeWithItsAddress) {
@@ -752,12 +765,7 @@ TEST(MqttDriver, ABrokerThatDiesFailsWriteAndTakeWithItsAddress) {
             << err.message;
       }
       psb_error err{};
-      int wrote = 0;
-      for (int i = 0; i < 500 && wrote == 0; ++i) {
-        wrote = mqtt().write(w, m.data(), m.size(), &err);
-        if (wrote == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      }
-      ASSERT_EQ(wrote, -1);
+      ASSERT_EQ(write_until_it_fails(w, m, err), -1);
       EXPECT_TRUE(contains(err.message, expected)) << err.message;
       // Later calls keep failing the same way.
       EXPECT_EQ(mqtt().write(w, m.data(), m.size(), &err), -1);
@@ -777,12 +785,7 @@ TEST(MqttDriver, AWriterAloneLearnsThatTheBrokerDied) {
     ASSERT_EQ(mqtt().write(w, m.data(), m.size(), &c.err), 0);
     broker.kill_now();
     psb_error err{};
-    int wrote = 0;
-    for (int i = 0; i < 500 && wrote == 0; ++i) {
-      wrote = mqtt().write(w, m.data(), m.size(), &err);
-      if (wrote == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    ASSERT_EQ(wrote, -1);
+    ASSERT_EQ(write_until_it_fails(w, m, err), -1);
     EXPECT_TRUE(contains(err.message, "broker at " + broker.address())) << err.message;
   }
 }

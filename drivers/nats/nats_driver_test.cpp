@@ -67,6 +67,13 @@ struct Ctx {
     ctx = drv().open(&cfg, &err);
     return ctx != nullptr;
   }
+  // Opens the context with a reader and a writer of topic in it.
+  bool open_with_both(const char *topic) {
+    if (!open()) return false;
+    reader = drv().create_reader(ctx, topic, nullptr, nullptr, &err);
+    writer = drv().create_writer(ctx, topic, &err);
+    return reader && writer;
+  }
   ~Ctx() {
     if (reader) drv().destroy_reader(reader);
     if (writer) drv().destroy_writer(writer);
@@ -232,10 +239,7 @@ TEST(NatsDriver, WaitAndPollDeliverExactBytesUpToFourMiB) {
 
 TEST(NatsDriver, ReaderAndWriterOfOneContextMeet) {
   Ctx c(PSB_NOTIFY_WAIT, server().address());
-  ASSERT_TRUE(c.open()) << c.err.message;
-  c.reader = drv().create_reader(c.ctx, "psb_natstest_self", nullptr, nullptr, &c.err);
-  c.writer = drv().create_writer(c.ctx, "psb_natstest_self", &c.err);
-  ASSERT_TRUE(c.reader && c.writer) << c.err.message;
+  ASSERT_TRUE(c.open_with_both("psb_natstest_self")) << c.err.message;
   for (uint32_t i = 0; i < 100; ++i) {
     auto m = message(64 + i, i);
     ASSERT_EQ(drv().write(c.writer, m.data(), m.size(), &c.err), 0) << c.err.message;
@@ -338,10 +342,7 @@ TEST(NatsDriver, SubscriptionIsInForceWhenCreateReaderReturns) {
 
 TEST(NatsDriver, MatchedCountsAreUnknown) {
   Ctx c(PSB_NOTIFY_WAIT, server().address());
-  ASSERT_TRUE(c.open()) << c.err.message;
-  c.reader = drv().create_reader(c.ctx, "psb_natstest_match", nullptr, nullptr, &c.err);
-  c.writer = drv().create_writer(c.ctx, "psb_natstest_match", &c.err);
-  ASSERT_TRUE(c.reader && c.writer) << c.err.message;
+  ASSERT_TRUE(c.open_with_both("psb_natstest_match")) << c.err.message;
   EXPECT_EQ(drv().matched_readers(c.writer), -1);
   EXPECT_EQ(drv().matched_writers(c.reader), -1);
 }
@@ -386,10 +387,7 @@ TEST(NatsDriver, MessagesOverTheServersMaxPayloadAreRefusedAtCreateWriter) {
     EXPECT_TRUE(contains(c.err.message, small.address().c_str())) << c.err.message;
   }
   Ctx c(PSB_NOTIFY_WAIT, small.address(), kMiB);  // exactly the limit fits
-  ASSERT_TRUE(c.open()) << c.err.message;
-  c.reader = drv().create_reader(c.ctx, "psb_natstest_big", nullptr, nullptr, &c.err);
-  c.writer = drv().create_writer(c.ctx, "psb_natstest_big", &c.err);
-  ASSERT_TRUE(c.reader && c.writer) << c.err.message;
+  ASSERT_TRUE(c.open_with_both("psb_natstest_big")) << c.err.message;
   auto m = message(kMiB, 3);
   ASSERT_EQ(drv().write(c.writer, m.data(), m.size(), &c.err), 0) << c.err.message;
   EXPECT_TRUE(take_one(c.reader, 100'000'000) == m);
@@ -397,10 +395,7 @@ TEST(NatsDriver, MessagesOverTheServersMaxPayloadAreRefusedAtCreateWriter) {
 
 TEST(NatsDriver, SampleStaysValidUntilReleaseOrTheNextTake) {
   Ctx c(PSB_NOTIFY_WAIT, server().address());
-  ASSERT_TRUE(c.open()) << c.err.message;
-  c.reader = drv().create_reader(c.ctx, "psb_natstest_hold", nullptr, nullptr, &c.err);
-  c.writer = drv().create_writer(c.ctx, "psb_natstest_hold", &c.err);
-  ASSERT_TRUE(c.reader && c.writer) << c.err.message;
+  ASSERT_TRUE(c.open_with_both("psb_natstest_hold")) << c.err.message;
   auto first = message(4096, 1), second = message(4096, 2);
   ASSERT_EQ(drv().write(c.writer, first.data(), first.size(), &c.err), 0);
   const void *data;
@@ -422,10 +417,7 @@ TEST(NatsDriver, SampleStaysValidUntilReleaseOrTheNextTake) {
 TEST(NatsDriver, SendAsapOffStillDeliversEverything) {
   // send_asap=false: cnats's flusher thread writes, after gathering for up to 1 ms.
   Ctx c(PSB_NOTIFY_WAIT, server().address(), 4 * kMiB, "natstest", {{"send_asap", "false"}});
-  ASSERT_TRUE(c.open()) << c.err.message;
-  c.reader = drv().create_reader(c.ctx, "psb_natstest_batch", nullptr, nullptr, &c.err);
-  c.writer = drv().create_writer(c.ctx, "psb_natstest_batch", &c.err);
-  ASSERT_TRUE(c.reader && c.writer) << c.err.message;
+  ASSERT_TRUE(c.open_with_both("psb_natstest_batch")) << c.err.message;
   for (uint32_t i = 0; i < 200; ++i) {
     auto m = message(100, i);
     ASSERT_EQ(drv().write(c.writer, m.data(), m.size(), &c.err), 0) << c.err.message;

@@ -106,20 +106,27 @@ TEST(OpenspliceDriver, DescribesItsBuild) {
   EXPECT_NE(version.find("-fcommon"), std::string::npos) << version;
 }
 
-TEST(OpenspliceDriver, KeepLastNKeepsTheNewestNForAReaderThatDoesNotTake) {
-  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3});
-  Side s(cfg);
-  ASSERT_TRUE(s.ctx && s.add_reader() && s.add_writer() && s.matched()) << s.err.message;
-  for (uint64_t seq = 0; seq < 10; ++seq) ASSERT_TRUE(s.write(seq)) << s.err.message;
-  EXPECT_EQ(s.take_all(), range(7, 9));
-}
+// A reader that does not take while `written` samples go out keeps what its history says:
+// keep_last 3 the newest 3, keep_all every sample.
+struct HistoryCase {
+  const char *name;
+  psb_qos qos;
+  uint64_t written, first_kept;
+};
+class OpenspliceHistory : public testing::TestWithParam<HistoryCase> {};
+INSTANTIATE_TEST_SUITE_P(
+    Each, OpenspliceHistory,
+    testing::Values(HistoryCase{"KeepLast3", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3}, 10, 7},
+                    HistoryCase{"KeepAll", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0}, 500, 0}),
+    [](const auto &info) { return std::string(info.param.name); });
 
-TEST(OpenspliceDriver, KeepAllKeepsEverySample) {
-  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
+TEST_P(OpenspliceHistory, KeepsWhatItsHistorySaysForAReaderThatDoesNotTake) {
+  Cfg cfg(GetParam().qos);
   Side s(cfg);
   ASSERT_TRUE(s.ctx && s.add_reader() && s.add_writer() && s.matched()) << s.err.message;
-  for (uint64_t seq = 0; seq < 500; ++seq) ASSERT_TRUE(s.write(seq)) << s.err.message;
-  EXPECT_EQ(s.take_all(), range(0, 499));
+  for (uint64_t seq = 0; seq < GetParam().written; ++seq)
+    ASSERT_TRUE(s.write(seq)) << s.err.message;
+  EXPECT_EQ(s.take_all(), range(GetParam().first_kept, GetParam().written - 1));
 }
 
 TEST(OpenspliceDriver, ALateJoinerGetsTheTransientLocalHistory) {

@@ -94,6 +94,14 @@ bool matched(psb_writer *writer, psb_reader *reader, int readers = 1) {
   });
 }
 
+// A writer and a reader of topic suffix in two contexts of run (as ping and pong), matched.
+bool open_matched(ZmqRun &run, const char *suffix, psb_writer *&w, psb_reader *&r) {
+  psb_context *ctx_w = run.open(), *ctx_r = run.open();
+  w = run.writer(ctx_w, run.topic(suffix));
+  r = run.reader(ctx_r, run.topic(suffix));
+  return w && r && matched(w, r);
+}
+
 // Takes one message within 5 s in the reader's notify mode; empty on none.
 std::vector<uint8_t> take_one(psb_reader *reader, uint32_t notify) {
   return psb_test::take_one(reader, notify == PSB_NOTIFY_POLL ? 0 : 50'000'000);
@@ -234,11 +242,9 @@ TEST_P(EveryTransport, WhatIsSentBeforeTheSubscriptionArrivesIsLostAfterItNothin
   // The slow joiner: a PUB delivers only to subscriptions it has received. Once
   // matched_readers() counts the reader, every message reaches it.
   ZmqRun run(GetParam());
-  psb_context *ctx_w = run.open(), *ctx_r = run.open();
-  psb_writer *w = run.writer(ctx_w, run.topic("data"));
-  psb_reader *r = run.reader(ctx_r, run.topic("data"));
-  ASSERT_TRUE(w && r) << run.err.message;
-  ASSERT_TRUE(matched(w, r));
+  psb_writer *w;
+  psb_reader *r;
+  ASSERT_TRUE(open_matched(run, "data", w, r)) << run.err.message;
   for (uint32_t i = 0; i < 500; ++i) {
     auto m = message(64, i);
     ASSERT_EQ(zmq_driver().write(w, m.data(), m.size(), &run.err), 0);
@@ -252,11 +258,9 @@ TEST_P(EveryTransport, AFullQueueDropsSilentlyAtTheHighWaterMark) {
   // Nobody takes while 400 messages of 64 KiB (25 MiB) go out through queues of 4
   // messages a side: the writer never fails, the reader gets fewer, in order.
   ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {{"sndhwm", "4"}, {"rcvhwm", "4"}});
-  psb_context *ctx_w = run.open(), *ctx_r = run.open();
-  psb_writer *w = run.writer(ctx_w, run.topic("data"));
-  psb_reader *r = run.reader(ctx_r, run.topic("data"));
-  ASSERT_TRUE(w && r) << run.err.message;
-  ASSERT_TRUE(matched(w, r));
+  psb_writer *w;
+  psb_reader *r;
+  ASSERT_TRUE(open_matched(run, "data", w, r)) << run.err.message;
   const uint32_t sent = 400;
   for (uint32_t i = 0; i < sent; ++i) {
     auto m = message(65536, i);
@@ -271,12 +275,9 @@ TEST_P(EveryTransport, AFullQueueDropsSilentlyAtTheHighWaterMark) {
 TEST_P(EveryTransport, KeepLastOneKeepsTheNewestOnly) {
   ZmqRun run(GetParam(), PSB_NOTIFY_WAIT, {},
              psb_qos{PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
-  psb_context *ctx_w = run.open(), *ctx_r = run.open();
-  ASSERT_TRUE(ctx_w && ctx_r) << run.err.message;
-  psb_writer *w = run.writer(ctx_w, run.topic("data"));
-  psb_reader *r = run.reader(ctx_r, run.topic("data"));
-  ASSERT_TRUE(w && r) << run.err.message;
-  ASSERT_TRUE(matched(w, r));
+  psb_writer *w;
+  psb_reader *r;
+  ASSERT_TRUE(open_matched(run, "data", w, r)) << run.err.message;
   for (uint32_t i = 1; i <= 50; ++i) {
     auto m = message(1000, i);
     ASSERT_EQ(zmq_driver().write(w, m.data(), m.size(), &run.err), 0);
