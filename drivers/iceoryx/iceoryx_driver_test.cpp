@@ -114,6 +114,21 @@ std::string topic_of(const Cfg &cfg, const char *suffix) {
 
 using psb_test::wait_until;
 
+// A writer (context a) and a reader (context b, with cb if given) of cfg's topic "data";
+// ok once both exist and the writer counts the reader (within 10 s).
+struct MatchedPair {
+  explicit MatchedPair(Cfg &cfg, psb_on_data cb = nullptr, void *user = nullptr) : a(cfg), b(cfg) {
+    if (a.ctx == nullptr || b.ctx == nullptr) return;
+    w = a.writer(topic_of(cfg, "data"));
+    r = b.reader(topic_of(cfg, "data"), cb, user);
+    ok = w && r && wait_until([&] { return drv().matched_readers(w) == 1; });
+  }
+  Side a, b;
+  psb_writer *w = nullptr;
+  psb_reader *r = nullptr;
+  bool ok = false;
+};
+
 // Message i of len bytes: the sequence number in the first 8 bytes, then bytes derived
 // from it.
 std::vector<unsigned char> message(uint64_t seq, size_t len) {
@@ -501,28 +516,20 @@ TEST_F(IceoryxDriver, ReliableWriterWaitsForASlowReaderAndLosesNothing) {
   // keep_all: the writer waits whenever the queue (256) is full.
   Cfg cfg(PSB_NOTIFY_WAIT, 256, PSB_RELIABLE);
   cfg.keep_all();
-  Side a(cfg), b(cfg);
-  ASSERT_TRUE(a.ctx && b.ctx);
-  psb_writer *w = a.writer(topic_of(cfg, "data"));
-  psb_reader *r = b.reader(topic_of(cfg, "data"));
-  ASSERT_TRUE(w && r);
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  expect_a_slow_reader_gets_every_message(w, r, 1500, 256, 10, 2);
+  MatchedPair p(cfg);
+  ASSERT_TRUE(p.ok) << p.a.err.message << p.b.err.message;
+  expect_a_slow_reader_gets_every_message(p.w, p.r, 1500, 256, 10, 2);
 }
 
 TEST_F(IceoryxDriver, ReliableKeepAllLosesNothingEither) {
   Cfg cfg(PSB_NOTIFY_LISTENER, 128, PSB_RELIABLE);
   cfg.keep_all();
-  Side a(cfg), b(cfg);
-  ASSERT_TRUE(a.ctx && b.ctx);
   Collected got;
   got.want_len = 128;
-  psb_writer *w = a.writer(topic_of(cfg, "data"));
-  psb_reader *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
-  ASSERT_TRUE(w && r);
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
+  MatchedPair p(cfg, &Collected::on_data, &got);
+  ASSERT_TRUE(p.ok) << p.a.err.message << p.b.err.message;
   constexpr uint64_t kN = 5000;  // far more than the queue's 256
-  for (uint64_t i = 0; i < kN; ++i) write_msg(w, i, 128);
+  for (uint64_t i = 0; i < kN; ++i) write_msg(p.w, i, 128);
   ASSERT_TRUE(wait_until([&] { return got.count() == kN; })) << got.count();
   EXPECT_EQ(got.bad.load(), 0);
   std::lock_guard<std::mutex> g(got.mu);
@@ -537,21 +544,17 @@ TEST_F(IceoryxDriver, ReliableKeepAllLosesNothingEither) {
 TEST_F(IceoryxDriver, ReliableKeepLastGivesAStalledReaderTheNewestN) {
   Cfg cfg(PSB_NOTIFY_WAIT, 64, PSB_RELIABLE);
   cfg.keep_last(3);
-  Side a(cfg), b(cfg);
-  ASSERT_TRUE(a.ctx && b.ctx);
-  psb_writer *w = a.writer(topic_of(cfg, "data"));
-  psb_reader *r = b.reader(topic_of(cfg, "data"));
-  ASSERT_TRUE(w && r);
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
+  MatchedPair p(cfg);
+  ASSERT_TRUE(p.ok) << p.a.err.message << p.b.err.message;
   constexpr uint64_t kN = 1000;
   std::atomic<uint64_t> written{0};
   std::thread writer([&] {
-    for (uint64_t i = 0; i < kN; ++i, ++written) write_msg(w, i, 64);
+    for (uint64_t i = 0; i < kN; ++i, ++written) write_msg(p.w, i, 64);
   });
   const bool never_waited = wait_until([&] { return written.load() == kN; }, 10);
   const uint64_t written_alone = written.load();
   std::vector<int64_t> seen;
-  for (int64_t s; (s = take_seq(r, 64, 300 * kMs)) >= 0;)
+  for (int64_t s; (s = take_seq(p.r, 64, 300 * kMs)) >= 0;)
     seen.push_back(s);  // frees a waiting writer
   writer.join();
   EXPECT_TRUE(never_waited) << written_alone << " of " << kN << " written before the reader took";
@@ -620,25 +623,22 @@ TEST_F(IceoryxDriver, VolatileLateJoinerGetsNothingOld) {
 
 TEST_F(IceoryxDriver, ListenerStopsOnDestroy) {
   Cfg cfg(PSB_NOTIFY_LISTENER, 64, PSB_BEST_EFFORT);
-  Side a(cfg), b(cfg);
   Collected got;
   got.want_len = 64;
-  psb_writer *w = a.writer(topic_of(cfg, "data"));
-  psb_reader *r = b.reader(topic_of(cfg, "data"), &Collected::on_data, &got);
-  ASSERT_TRUE(w && r);
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  for (uint64_t i = 0; i < 100; ++i) write_msg(w, i, 64);
+  MatchedPair p(cfg, &Collected::on_data, &got);
+  ASSERT_TRUE(p.ok) << p.a.err.message << p.b.err.message;
+  for (uint64_t i = 0; i < 100; ++i) write_msg(p.w, i, 64);
   ASSERT_TRUE(wait_until([&] { return got.count() == 100; }));
   // take() belongs to the other modes.
   const void *data;
   size_t len;
   psb_error err{};
-  EXPECT_EQ(drv().take(r, 0, &data, &len, &err), -1);
+  EXPECT_EQ(drv().take(p.r, 0, &data, &len, &err), -1);
   EXPECT_NE(std::string(err.message).find("take() is not used in listener mode"),
             std::string::npos);
-  b.drop_reader(r);
-  EXPECT_TRUE(wait_until([&] { return drv().matched_readers(w) == 0; }));
-  for (uint64_t i = 100; i < 110; ++i) write_msg(w, i, 64);
+  p.b.drop_reader(p.r);
+  EXPECT_TRUE(wait_until([&] { return drv().matched_readers(p.w) == 0; }));
+  for (uint64_t i = 100; i < 110; ++i) write_msg(p.w, i, 64);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
   EXPECT_EQ(got.count(), 100u);
 }
@@ -784,12 +784,9 @@ TEST_F(SmallRouDi, ReliableWriterWaitsForAFreeChunk) {
   // not for queue room, and still loses nothing.
   Cfg cfg(PSB_NOTIFY_WAIT, 16384, PSB_RELIABLE);
   cfg.keep_last(16);
-  Side a(cfg), b(cfg);
-  psb_writer *w = a.writer(topic_of(cfg, "data"));
-  psb_reader *r = b.reader(topic_of(cfg, "data"));
-  ASSERT_TRUE(w && r) << a.err.message << b.err.message;
-  ASSERT_TRUE(wait_until([&] { return drv().matched_readers(w) == 1; }));
-  expect_a_slow_reader_gets_every_message(w, r, 100, 16384, 5, 5);
+  MatchedPair p(cfg);
+  ASSERT_TRUE(p.ok) << p.a.err.message << p.b.err.message;
+  expect_a_slow_reader_gets_every_message(p.w, p.r, 100, 16384, 5, 5);
 }
 
 // --- main: RouDi for the tests
