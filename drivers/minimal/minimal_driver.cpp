@@ -53,13 +53,10 @@ struct Minimal {
   static constexpr const char *description =
       "minimal model driver: kernel UDP over 127.0.0.1, one datagram per message, "
       "one port per topic derived from the run id";
-  static const char *version() {
-    static const std::string text = [] {
-      utsname u{};
-      uname(&u);
-      return std::string("linux ") + u.release;
-    }();
-    return text.c_str();
+  static std::string version() {  // kept by the SDK: asked once
+    utsname u{};
+    uname(&u);
+    return std::string("linux ") + u.release;
   }
   static psb::sdk::Capabilities capabilities() {
     static const char *const transports[] = {"loopback", nullptr};

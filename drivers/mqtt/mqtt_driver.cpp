@@ -3,8 +3,6 @@
 // The C ABI table comes from psbench/sdk.hpp (PSB_SDK_DRIVER at the end).
 #include <mosquitto.h>
 
-#include <cstdio>
-
 #include "connection.h"
 #include "psbench/sdk.hpp"
 #include "reader.h"
@@ -20,15 +18,8 @@ struct Mqtt {
       "MQTT 3.1.1 through a Mosquitto broker (libmosquitto client): QoS 0/1, "
       "retained messages as transient_local, persistent sessions as persistent";
   // Asked of the library that is loaded, not of the header it was built against.
-  static const char *version() {
-    static const char *const text = [] {
-      static char buf[64];
-      int major = 0, minor = 0, revision = 0;
-      mosquitto_lib_version(&major, &minor, &revision);
-      std::snprintf(buf, sizeof buf, "libmosquitto %d.%d.%d", major, minor, revision);
-      return buf;
-    }();
-    return text;
+  static std::string version() {
+    return "libmosquitto " + psb::sdk::dotted_version(&mosquitto_lib_version);
   }
   static psb::sdk::Capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
@@ -36,8 +27,7 @@ struct Mqtt {
   // One client connection per context.
   struct Context : Connection {
     explicit Context(const psb_config &cfg)
-        : Connection((version(), psb::sdk::parse_or_throw(cfg, parse_settings))) {
-    }  // version: never on the timed path
+        : Connection(psb::sdk::parse_or_throw(cfg, parse_settings)) {}
   };
   // MQTT does not tell a client who else publishes or subscribes (matched: -1). The
   // client queues what the broker has not taken (or, at QoS 1, acknowledged) yet: drain.

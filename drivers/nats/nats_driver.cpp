@@ -181,10 +181,7 @@ struct Nats {
   static constexpr const char *description =
       "core NATS (no JetStream) through cnats and a nats-server over TCP: best effort, "
       "volatile, subjects psbench.<run>.<topic>";
-  static const char *version() {
-    static const std::string text = std::string("cnats ") + nats_GetVersion();
-    return text.c_str();
-  }
+  static std::string version() { return std::string("cnats ") + nats_GetVersion(); }
   static psb::sdk::Capabilities capabilities();
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
