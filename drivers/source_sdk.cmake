@@ -3,19 +3,17 @@
 # (what was built from which trees, with which flags). Included by those drivers'
 # CMakeLists after drivers/psbench_driver.cmake.
 
-# psbench_read_sdk(VAR DRIVER): reads psbench-sdk.json into VAR_FOUND and, when found,
-# VAR_VERSION, VAR_TAG and VAR_COMMIT (of the first tree), VAR_TREES (" NAME TAG COMMIT12"
-# for each tree) and VAR_FLAGS ("KEY: VALUE; KEY: VALUE", keys in order), each escaped to
-# go between the quotes of a C string literal; CMake configures again when the file
-# changes. Not found (VAR_FOUND false): says so, with the make target that builds it. The
-# top level adds a from-source driver only once it is built; this covers a direct
-# add_subdirectory.
+# psbench_read_sdk(VAR DRIVER): reads psbench-sdk.json into VAR_VERSION, VAR_TAG and
+# VAR_COMMIT (of the first tree), VAR_TREES (" NAME TAG COMMIT12" for each tree) and
+# VAR_FLAGS ("KEY: VALUE; KEY: VALUE", keys in order), each escaped to go between the
+# quotes of a C string literal; CMake configures again when the file changes. The top
+# level adds a from-source driver only once its SDK is built; a direct add_subdirectory
+# without it fails, naming the make target that builds it.
 function(psbench_read_sdk var driver)
   set(file ${PSB_SDK_PREFIX}/psbench-sdk.json)
   if(NOT EXISTS ${file})
-    message(STATUS "psbench: ${driver} is not built from source yet: make driver-${driver}")
-    set(${var}_FOUND FALSE PARENT_SCOPE)
-    return()
+    message(FATAL_ERROR "psbench: ${driver} is not built from source yet (no ${file}): "
+                        "make driver-${driver}")
   endif()
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${file})
   file(READ ${file} json)
@@ -43,7 +41,6 @@ function(psbench_read_sdk var driver)
     endforeach()
   endif()
   string(REGEX REPLACE "; $" "" flags "${flags}")
-  set(${var}_FOUND TRUE PARENT_SCOPE)
   foreach(field version tag commit trees flags)
     string(REPLACE "\\" "\\\\" text "${${field}}")
     string(REPLACE "\"" "\\\"" text "${text}")
