@@ -61,6 +61,10 @@ struct Cfg {
     c.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
     c.max_payload = 64;
   }
+  Cfg(const char *over, psb_qos qos) : Cfg() {
+    transport = over;
+    c.qos = qos;
+  }
   const psb_config *get() { return psb_test::filled(c, run_id, transport, options, opts); }
 };
 
@@ -634,14 +638,17 @@ int write_end(Side &w) {
   return fastdds().write(w.writer, end.data(), end.size(), &w.err);
 }
 
-// Starts a reader child, a writer on its topic, waits until both matched, then stops
-// the child (SIGSTOP): a reader that takes and acknowledges nothing from now on.
-void stop_a_matched_reader_child(Cfg &cfg, psb_test::ChildReport &child, Side &w) {
+// Starts a reader child, a writer on its topic, waits until both matched, stops the
+// child (SIGSTOP: a reader that takes and acknowledges nothing from now on), then writes
+// messages 0 to n-1.
+void write_n_to_a_stopped_reader_child(Cfg &cfg, psb_test::ChildReport &child, Side &w,
+                                       uint64_t n) {
   ASSERT_TRUE(start_reader_child(child, cfg));
   ASSERT_TRUE(w.make_writer(kChildTopic)) << w.err.message;
   ASSERT_EQ(child.line(), "matched");
   ASSERT_TRUE(wait_until([&] { return fastdds().matched_readers(w.writer) >= 1; }));
   ASSERT_EQ(kill(child.pid, SIGSTOP), 0);
+  write_n(w, n);
 }
 
 }  // namespace
@@ -649,19 +656,15 @@ void stop_a_matched_reader_child(Cfg &cfg, psb_test::ChildReport &child, Side &w
 // A reader in a stopped process acknowledges nothing: drain times out (0) while it is
 // stopped and returns drained (1) once it runs again; it then has every sample.
 TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
-  Cfg cfg;
-  cfg.transport = "udp";
-  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  Cfg cfg("udp", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
   psb_test::ChildReport child;
   Side w(cfg);
-  stop_a_matched_reader_child(cfg, child, w);
+  write_n_to_a_stopped_reader_child(cfg, child, w, 200);
   if (HasFatalFailure()) return;
-  write_n(w, 200);
   EXPECT_EQ(fastdds().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
   ASSERT_EQ(kill(child.pid, SIGCONT), 0);
   EXPECT_EQ(fastdds().drain(w.writer, 20 * kSecond, &w.err), 1) << w.err.message;
-  const auto end = end_message();
-  ASSERT_EQ(fastdds().write(w.writer, end.data(), end.size(), &w.err), 0);
+  ASSERT_EQ(write_end(w), 0);
   auto got = child.finish();
   EXPECT_EQ(got["exit"], 0u);
   EXPECT_EQ(got["received"], 200u);
@@ -675,14 +678,11 @@ TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
 // the last.
 TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   constexpr uint64_t kWritten = 20'000;
-  Cfg cfg;
-  cfg.transport = "udp";
-  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3};
+  Cfg cfg("udp", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3});
   psb_test::ChildReport child;
   Side w(cfg);
-  stop_a_matched_reader_child(cfg, child, w);
+  write_n_to_a_stopped_reader_child(cfg, child, w, kWritten);
   if (HasFatalFailure()) return;
-  write_n(w, kWritten);
   psb_test::expect_the_newest_after_keep_last(
       child, kWritten, [&] { return write_end(w) == 0; },
       [&] { return fastdds().drain(w.writer, 20 * kSecond, &w.err); });
@@ -692,15 +692,12 @@ TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
 // kernel drops the rest. Fast DDS's best-effort reader sees the gaps in the sequence
 // numbers when it runs again and counts them in SAMPLE_LOST.
 TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
-  Cfg cfg;
-  cfg.transport = "udp";
-  cfg.c.qos = {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  constexpr uint64_t kWritten = 20000;
+  Cfg cfg("udp", {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0});
   psb_test::ChildReport child;
   Side w(cfg);
-  stop_a_matched_reader_child(cfg, child, w);
+  write_n_to_a_stopped_reader_child(cfg, child, w, kWritten);
   if (HasFatalFailure()) return;
-  constexpr uint64_t kWritten = 20000;
-  write_n(w, kWritten);
   auto got = psb_test::best_effort_report(child, kWritten, [&] { return write_end(w) == 0; });
   EXPECT_GT(got["sample_lost"], 0u);
   EXPECT_EQ(got["received"] + got["sample_lost"], kWritten);  // every gap counted once
