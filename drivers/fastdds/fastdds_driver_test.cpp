@@ -61,9 +61,9 @@ struct Cfg {
     c.qos = {PSB_RELIABLE, PSB_VOLATILE, 0, 0};
     c.max_payload = 64;
   }
-  Cfg(const char *over, psb_qos qos) : Cfg() {
-    transport = over;
+  explicit Cfg(psb_qos qos, const char *over = "builtin") : Cfg() {
     c.qos = qos;
+    transport = over;
   }
   const psb_config *get() { return psb_test::filled(c, run_id, transport, options, opts); }
 };
@@ -114,6 +114,11 @@ bool matched(const Side &w, const Side &r) {
   return wait_until([&] {
     return fastdds().matched_readers(w.writer) >= 1 && fastdds().matched_writers(r.reader) >= 1;
   });
+}
+
+// w's writer and r's reader of topic, matched.
+bool make_matched(Side &w, Side &r, const char *topic) {
+  return w.make_writer(topic) && r.make_reader(topic) && matched(w, r);
 }
 
 // Takes one message within 10 s (wait or poll); empty on none.
@@ -207,8 +212,7 @@ TEST(FastddsDriver, PollDeliversEveryReliableMessageInOrder) {
   cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
   cfg.c.max_payload = 2000;
   Side w(cfg), r(cfg);
-  ASSERT_TRUE(w.make_writer("psb_t_poll") && r.make_reader("psb_t_poll"));
-  ASSERT_TRUE(matched(w, r));
+  ASSERT_TRUE(make_matched(w, r, "psb_t_poll")) << w.err.message << r.err.message;
   for (uint64_t i = 0; i < 200; ++i) {
     const auto m = message(i, 32 + i * 9);
     ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0) << w.err.message;
@@ -302,8 +306,7 @@ TEST(FastddsDriver, ComplexReaderRefusesASampleOfAnotherShape) {
   wcfg.options = {{"type", "complex"}, {"elements", "8"}};
   rcfg.options = {{"type", "complex"}, {"elements", "16"}};
   Side w(wcfg), r(rcfg);
-  ASSERT_TRUE(w.make_writer("psb_t_shape") && r.make_reader("psb_t_shape"));
-  ASSERT_TRUE(matched(w, r));
+  ASSERT_TRUE(make_matched(w, r, "psb_t_shape")) << w.err.message << r.err.message;
   const auto m = message(1, 32);
   ASSERT_EQ(fastdds().write(w.writer, m.data(), m.size(), &w.err), 0);
   const void *data;
@@ -333,8 +336,7 @@ TEST(FastddsDriver, ComplexWriterTakesTheHeaderOnly) {
 // A transient_local late joiner gets the writer's last N samples of keep_last:N.
 TEST(FastddsDriver, TransientLocalLateJoinerGetsTheLastSamples) {
   {
-    Cfg cfg;
-    cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 5};
+    Cfg cfg({PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 5});
     Side w(cfg);
     ASSERT_TRUE(w.make_writer("psb_t_late")) << w.err.message;
     ASSERT_NO_FATAL_FAILURE(write_n(w, 12));
@@ -355,8 +357,7 @@ TEST(FastddsDriver, TransientLocalLateJoinerGetsTheLastSamples) {
 }
 
 TEST(FastddsDriver, VolatileReaderGetsNothingWrittenBefore) {
-  Cfg cfg;
-  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 5};
+  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 5});
   Side w(cfg);
   ASSERT_TRUE(w.make_writer("psb_t_volatile"));
   const auto m = message(1, 64);
@@ -370,8 +371,7 @@ TEST(FastddsDriver, VolatileReaderGetsNothingWrittenBefore) {
 }
 
 TEST(FastddsDriver, DeepKeepLastAboveTheDefaultResourceLimits) {
-  Cfg cfg;
-  cfg.c.qos = {PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 1000};  // default limit 400
+  Cfg cfg({PSB_RELIABLE, PSB_TRANSIENT_LOCAL, PSB_KEEP_LAST, 1000});  // default limit 400
   Side w(cfg);
   ASSERT_TRUE(w.make_writer("psb_t_deep")) << w.err.message;
   ASSERT_NO_FATAL_FAILURE(write_n(w, 1000));
@@ -523,11 +523,9 @@ uint64_t next_seq(psb_reader *reader) {
 // more arrives, and the writer never drains (docs/dds.md); psbench's inter-process runs repair
 // the same rejections (see the reader-child tests below).
 TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
-  Cfg cfg;
-  cfg.c.qos = {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
   Side w(cfg), r(cfg);
-  ASSERT_TRUE(w.make_writer("psb_t_drain") && r.make_reader("psb_t_drain"));
-  ASSERT_TRUE(matched(w, r));
+  ASSERT_TRUE(make_matched(w, r, "psb_t_drain")) << w.err.message << r.err.message;
   write_n(w, 5450);
   EXPECT_EQ(fastdds().drain(w.writer, 1'000'000, &w.err), 0) << w.err.message;
   for (uint64_t i = 0; i < 5000; ++i) ASSERT_EQ(next_seq(r.reader), i);
@@ -548,8 +546,7 @@ TEST(FastddsDriver, IntraProcessReliableReaderNeverGetsWhatItRejected) {
 
 TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {
   for (uint32_t rel : {PSB_RELIABLE, PSB_BEST_EFFORT}) {
-    Cfg cfg;
-    cfg.c.qos = {rel, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+    Cfg cfg({rel, PSB_VOLATILE, PSB_KEEP_ALL, 0});
     Side w(cfg);
     ASSERT_TRUE(w.make_writer("psb_t_drain_alone")) << w.err.message;
     write_n(w, 10);
@@ -561,11 +558,9 @@ TEST(FastddsDriver, DrainOfAWriterWithoutReadersReturnsDrainedAtOnce) {
 // (max_samples) of 5600 and Fast DDS 2.9.1 drops the other 600 without counting them,
 // neither as rejected nor as lost (across processes it counts them, see below).
 TEST(FastddsDriver, IntraProcessBestEffortDropsWhatDoesNotFitUncounted) {
-  Cfg cfg;
-  cfg.c.qos = {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0};
+  Cfg cfg({PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0});
   Side w(cfg), r(cfg);
-  ASSERT_TRUE(w.make_writer("psb_t_rejected") && r.make_reader("psb_t_rejected"));
-  ASSERT_TRUE(matched(w, r));
+  ASSERT_TRUE(make_matched(w, r, "psb_t_rejected")) << w.err.message << r.err.message;
   write_n(w, 5600);
   EXPECT_EQ(fastdds().drain(w.writer, 5 * kSecond, &w.err), 1) << w.err.message;
   const auto c = counters_of(r.reader);
@@ -583,11 +578,9 @@ TEST(FastddsDriver, IntraProcessBestEffortDropsWhatDoesNotFitUncounted) {
 // Best effort, keep_last 1, nothing taken while 1000 are written: 999 are overwritten
 // in the reader's history, which DDS does not count as lost or rejected.
 TEST(FastddsDriver, CountersDoNotCountSamplesAKeepLastHistoryReplaced) {
-  Cfg cfg;
-  cfg.c.qos = {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1};
+  Cfg cfg({PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_LAST, 1});
   Side w(cfg), r(cfg);
-  ASSERT_TRUE(w.make_writer("psb_t_overwrite") && r.make_reader("psb_t_overwrite"));
-  ASSERT_TRUE(matched(w, r));
+  ASSERT_TRUE(make_matched(w, r, "psb_t_overwrite")) << w.err.message << r.err.message;
   write_n(w, 1000);
   EXPECT_EQ(next_seq(r.reader), 999u);
   const auto c = counters_of(r.reader);
@@ -656,7 +649,7 @@ void write_n_to_a_stopped_reader_child(Cfg &cfg, psb_test::ChildReport &child, S
 // A reader in a stopped process acknowledges nothing: drain times out (0) while it is
 // stopped and returns drained (1) once it runs again; it then has every sample.
 TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
-  Cfg cfg("udp", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
+  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0}, "udp");
   psb_test::ChildReport child;
   Side w(cfg);
   write_n_to_a_stopped_reader_child(cfg, child, w, 200);
@@ -678,7 +671,7 @@ TEST(FastddsDriver, DrainTimesOutWhileTheReaderIsStoppedAndDrainsWhenItRuns) {
 // the last.
 TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
   constexpr uint64_t kWritten = 20'000;
-  Cfg cfg("udp", {PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3});
+  Cfg cfg({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 3}, "udp");
   psb_test::ChildReport child;
   Side w(cfg);
   write_n_to_a_stopped_reader_child(cfg, child, w, kWritten);
@@ -693,7 +686,7 @@ TEST(FastddsDriver, ReliableKeepLastGivesAStoppedReaderTheNewest) {
 // numbers when it runs again and counts them in SAMPLE_LOST.
 TEST(FastddsDriver, CountersReportWhatABestEffortReaderMissed) {
   constexpr uint64_t kWritten = 20000;
-  Cfg cfg("udp", {PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0});
+  Cfg cfg({PSB_BEST_EFFORT, PSB_VOLATILE, PSB_KEEP_ALL, 0}, "udp");
   psb_test::ChildReport child;
   Side w(cfg);
   write_n_to_a_stopped_reader_child(cfg, child, w, kWritten);
