@@ -46,8 +46,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <initializer_list>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "args.hpp"       // bench/probes/common
@@ -87,6 +89,15 @@ dds_entity_t checked(dds_entity_t rc, const char *what) {
   return rc;
 }
 
+// The value named by `given` among choices; usage(why) when it names none.
+template <class T>
+T choose(const std::string &given, std::initializer_list<std::pair<const char *, T>> choices,
+         const char *why) {
+  for (const auto &[name, value] : choices)
+    if (given == name) return value;
+  usage(why);
+}
+
 Args parse(int argc, char **argv) {
   Args a;
   a.topic = "cyclonedds_probe";
@@ -98,37 +109,21 @@ Args parse(int argc, char **argv) {
     } else if (k == "--best-effort") {
       a.reliable = false;
     } else if (k == "--take") {
-      const std::string v = value();
-      if (v == "prealloc")
-        a.take = Take::prealloc;
-      else if (v == "reuse")
-        a.take = Take::reuse;
-      else if (v == "loan")
-        a.take = Take::loan;
-      else if (v == "alloc")
-        a.take = Take::alloc;
-      else if (v == "cdr")
-        a.take = Take::cdr;
-      else
-        usage("--take: prealloc, reuse, loan, alloc or cdr");
+      a.take = choose<Take>(value(),
+                            {{"prealloc", Take::prealloc},
+                             {"reuse", Take::reuse},
+                             {"loan", Take::loan},
+                             {"alloc", Take::alloc},
+                             {"cdr", Take::cdr}},
+                            "--take: prealloc, reuse, loan, alloc or cdr");
     } else if (k == "--wait") {
-      const std::string v = value();
-      if (v == "readcond")
-        a.wait = Wait::readcond;
-      else if (v == "status")
-        a.wait = Wait::status;
-      else if (v == "poll")
-        a.wait = Wait::poll;
-      else
-        usage("--wait: readcond, status or poll");
+      a.wait = choose<Wait>(
+          value(), {{"readcond", Wait::readcond}, {"status", Wait::status}, {"poll", Wait::poll}},
+          "--wait: readcond, status or poll");
     } else if (k == "--order") {
-      const std::string v = value();
-      if (v != "try" && v != "wait") usage("--order: try or wait");
-      a.try_first = v == "try";
+      a.try_first = choose<bool>(value(), {{"try", true}, {"wait", false}}, "--order: try or wait");
     } else if (k == "--type") {
-      const std::string v = value();
-      if (v != "bytes" && v != "ks") usage("--type: bytes or ks");
-      a.keyed = v == "ks";
+      a.keyed = choose<bool>(value(), {{"bytes", false}, {"ks", true}}, "--type: bytes or ks");
     } else {
       return false;
     }
