@@ -13,30 +13,40 @@
 namespace psb {
 namespace {
 
+// A value's name on the command line and in the summary: one table serves both ways.
+template <class T>
 struct Named {
   const char *name;
-  uint32_t bit;
+  T value;
 };
-constexpr Named kReliability[] = {{"best_effort", PSB_BEST_EFFORT}, {"reliable", PSB_RELIABLE}};
-constexpr Named kDurability[] = {{"volatile", PSB_VOLATILE},
-                                 {"transient_local", PSB_TRANSIENT_LOCAL},
-                                 {"persistent", PSB_PERSISTENT}};
-constexpr Named kHistory[] = {{"keep_last", PSB_KEEP_LAST}, {"keep_all", PSB_KEEP_ALL}};
-constexpr Named kNotify[] = {
+constexpr Named<uint32_t> kReliability[] = {{"best_effort", PSB_BEST_EFFORT},
+                                            {"reliable", PSB_RELIABLE}};
+constexpr Named<uint32_t> kDurability[] = {{"volatile", PSB_VOLATILE},
+                                           {"transient_local", PSB_TRANSIENT_LOCAL},
+                                           {"persistent", PSB_PERSISTENT}};
+constexpr Named<uint32_t> kHistory[] = {{"keep_last", PSB_KEEP_LAST}, {"keep_all", PSB_KEEP_ALL}};
+constexpr Named<uint32_t> kNotify[] = {
     {"listener", PSB_NOTIFY_LISTENER}, {"wait", PSB_NOTIFY_WAIT}, {"poll", PSB_NOTIFY_POLL}};
+constexpr Named<Role> kRoles[] = {{"ping", Role::ping},   {"pong", Role::pong},
+                                  {"pub", Role::pub},     {"sub", Role::sub},
+                                  {"relay", Role::relay}, {"module", Role::module}};
+constexpr Named<SendWait> kSendWait[] = {
+    {"hybrid", SendWait::hybrid}, {"sleep", SendWait::sleep}, {"spin", SendWait::spin}};
+constexpr Named<PinMode> kPinMode[] = {
+    {"role", PinMode::role}, {"process", PinMode::process}, {"none", PinMode::none}};
 
-template <size_t N>
-const char *name_of(const Named (&table)[N], uint32_t bit) {
+template <class T, size_t N>
+const char *name_of(const Named<T> (&table)[N], T value) {
   for (auto &n : table)
-    if (n.bit == bit) return n.name;
+    if (n.value == value) return n.name;
   return "?";
 }
 
-template <size_t N>
-uint32_t parse_named(const Named (&table)[N], std::string_view arg, std::string_view value) {
+template <class T, size_t N>
+T parse_named(const Named<T> (&table)[N], std::string_view arg, std::string_view value) {
   std::string choices;
   for (auto &n : table) {
-    if (value == n.name) return n.bit;
+    if (value == n.name) return n.value;
     choices += choices.empty() ? "" : "|";
     choices += n.name;
   }
@@ -75,15 +85,7 @@ double parse_seconds(std::string_view arg, std::string_view v) {
   return out;
 }
 
-Role parse_role(std::string_view v) {
-  if (v == "ping") return Role::ping;
-  if (v == "pong") return Role::pong;
-  if (v == "pub") return Role::pub;
-  if (v == "sub") return Role::sub;
-  if (v == "relay") return Role::relay;
-  if (v == "module") return Role::module;
-  throw UsageError("--role: '" + std::string(v) + "' is not one of ping|pong|pub|sub|relay|module");
-}
+Role parse_role(std::string_view v) { return parse_named(kRoles, "--role", v); }
 
 std::vector<Role> parse_roles(std::string_view v) {
   std::vector<Role> roles;
@@ -98,13 +100,6 @@ std::vector<Role> parse_roles(std::string_view v) {
     for (size_t j = i + 1; j < roles.size(); ++j)
       if (roles[i] == roles[j]) throw UsageError("--role: a role is listed twice");
   return roles;
-}
-
-SendWait parse_send_wait(std::string_view v) {
-  if (v == "sleep") return SendWait::sleep;
-  if (v == "spin") return SendWait::spin;
-  if (v == "hybrid") return SendWait::hybrid;
-  throw UsageError("--send-wait: '" + std::string(v) + "' is not one of hybrid|sleep|spin");
 }
 
 // drop=SEQ, dup=SEQ, reorder=SEQ or delay=SEQ:MICROSECONDS.
@@ -369,7 +364,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
     else if (arg == "--spin-send")
       c.send_wait = SendWait::spin;
     else if (arg == "--send-wait")
-      c.send_wait = parse_send_wait(value());
+      c.send_wait = parse_named(kSendWait, arg, value());
     else if (arg == "--send-spin-us")
       c.send_spin_ns = int64_t(parse_seconds(arg, value()) * 1e3);
     else if (arg == "--drain-timeout")
@@ -441,15 +436,7 @@ NodeConfig parse_args(int argc, const char *const *argv) {
         throw UsageError("--cpu: '" + std::string(v) + "' is not ROLE=CPU");
       c.cpu[parse_role(v.substr(0, eq))] = int(parse_u64(arg, v.substr(eq + 1)));
     } else if (arg == "--pin") {
-      std::string_view v = value();
-      if (v == "role")
-        c.pin = PinMode::role;
-      else if (v == "process")
-        c.pin = PinMode::process;
-      else if (v == "none")
-        c.pin = PinMode::none;
-      else
-        throw UsageError("--pin: '" + std::string(v) + "' is not one of role|process|none");
+      c.pin = parse_named(kPinMode, arg, value());
     } else if (arg == "--fifo")
       c.fifo_priority = int(parse_u64(arg, value()));
     else if (arg == "--mlockall")
@@ -533,49 +520,12 @@ const char *usage_text() {
          "options are described in docs/node.md";
 }
 
-const char *role_name(Role r) {
-  switch (r) {
-    case Role::ping:
-      return "ping";
-    case Role::pong:
-      return "pong";
-    case Role::pub:
-      return "pub";
-    case Role::sub:
-      return "sub";
-    case Role::relay:
-      return "relay";
-    case Role::module:
-      return "module";
-  }
-  return "?";
-}
+const char *role_name(Role r) { return name_of(kRoles, r); }
 const char *reliability_name(uint32_t bit) { return name_of(kReliability, bit); }
 const char *durability_name(uint32_t bit) { return name_of(kDurability, bit); }
 const char *history_name(uint32_t bit) { return bit ? name_of(kHistory, bit) : "driver_default"; }
 const char *notify_name(uint32_t bit) { return name_of(kNotify, bit); }
-const char *pin_mode_name(PinMode p) {
-  switch (p) {
-    case PinMode::role:
-      return "role";
-    case PinMode::process:
-      return "process";
-    case PinMode::none:
-      return "none";
-  }
-  return "?";
-}
-
-const char *send_wait_name(SendWait w) {
-  switch (w) {
-    case SendWait::sleep:
-      return "sleep";
-    case SendWait::spin:
-      return "spin";
-    case SendWait::hybrid:
-      return "hybrid";
-  }
-  return "?";
-}
+const char *pin_mode_name(PinMode p) { return name_of(kPinMode, p); }
+const char *send_wait_name(SendWait w) { return name_of(kSendWait, w); }
 
 }  // namespace psb
