@@ -10,15 +10,11 @@
 #include <random>
 #include <string_view>
 
+#include "named.hpp"
+
 namespace psb {
 namespace {
 
-// A value's name on the command line and in the summary: one table serves both ways.
-template <class T>
-struct Named {
-  const char *name;
-  T value;
-};
 constexpr Named<uint32_t> kReliability[] = {{"best_effort", PSB_BEST_EFFORT},
                                             {"reliable", PSB_RELIABLE}};
 constexpr Named<uint32_t> kDurability[] = {{"volatile", PSB_VOLATILE},
@@ -34,24 +30,6 @@ constexpr Named<SendWait> kSendWait[] = {
     {"hybrid", SendWait::hybrid}, {"sleep", SendWait::sleep}, {"spin", SendWait::spin}};
 constexpr Named<PinMode> kPinMode[] = {
     {"role", PinMode::role}, {"process", PinMode::process}, {"none", PinMode::none}};
-
-template <class T, size_t N>
-const char *name_of(const Named<T> (&table)[N], T value) {
-  for (auto &n : table)
-    if (n.value == value) return n.name;
-  return "?";
-}
-
-template <class T, size_t N>
-T parse_named(const Named<T> (&table)[N], std::string_view arg, std::string_view value) {
-  std::string choices;
-  for (auto &n : table) {
-    if (value == n.name) return n.value;
-    choices += choices.empty() ? "" : "|";
-    choices += n.name;
-  }
-  throw UsageError(std::string(arg) + ": '" + std::string(value) + "' is not one of " + choices);
-}
 
 uint64_t parse_u64(std::string_view arg, std::string_view v) {
   uint64_t out = 0;

@@ -6,9 +6,13 @@
 
 #include "config.hpp"
 #include "graph_message.hpp"
+#include "named.hpp"
 
 namespace psb {
 namespace {
+
+constexpr Named<Trigger> kTriggers[] = {
+    {"timer", Trigger::timer}, {"any", Trigger::any}, {"all", Trigger::all}};
 
 uint64_t whole(std::string_view arg, std::string_view v, const char *what) {
   uint64_t out = 0;
@@ -79,14 +83,7 @@ void parse_module_value(std::string_view arg, std::string_view v, ModuleArgs &m)
   } else if (arg == "--period") {
     m.period_ns = int64_t(whole(arg, v, " of nanoseconds (0: activated by its inputs)"));
   } else if (arg == "--on") {
-    if (v == "timer")
-      m.on = Trigger::timer;
-    else if (v == "any")
-      m.on = Trigger::any;
-    else if (v == "all")
-      m.on = Trigger::all;
-    else
-      throw UsageError("--on: '" + std::string(v) + "' is not one of timer|any|all");
+    m.on = parse_named(kTriggers, arg, v);
   } else if (arg == "--work") {
     m.work_ns = int64_t(whole(arg, v, " of nanoseconds"));
   } else if (arg == "--work-max") {
@@ -114,17 +111,7 @@ void parse_module_value(std::string_view arg, std::string_view v, ModuleArgs &m)
   }
 }
 
-const char *trigger_name(Trigger t) {
-  switch (t) {
-    case Trigger::timer:
-      return "timer";
-    case Trigger::any:
-      return "any";
-    case Trigger::all:
-      return "all";
-  }
-  return "?";
-}
+const char *trigger_name(Trigger t) { return name_of(kTriggers, t); }
 
 namespace {
 
