@@ -102,7 +102,8 @@ class ReplyLines {
 // after the fixed part and sends both in one send_all: no allocation on the timed path.
 class Command {
  public:
-  explicit Command(std::initializer_list<std::string> fixed);
+  Command(std::initializer_list<std::string_view> fixed) : Command(fixed.begin(), fixed.size()) {}
+  Command(const std::string_view *fixed, size_t n);
   // send_all's result: 0 = sent, otherwise the errno (EAGAIN: timed out).
   int send(int fd, const void *last, size_t len);
 
@@ -134,6 +135,12 @@ class Endpoint {
                      const char *refused_as = "");
   // Streams: the connection is gone (why, for messages); the next attempt may follow at once.
   void lose(std::string why);
+  // Pub/sub: marks the connection broken with that message and throws it.
+  [[noreturn, gnu::cold]] void break_with(std::string message);
+  // The bytes that have arrived, without blocking: their count, 0 when none has. A connection
+  // that ended or failed: pub/sub's breaks (closed_by: what may have closed it), a stream's is
+  // lost (0).
+  size_t receive(char *buf, size_t size, const char *closed_by);
   const char *role() const { return role_; }  // names the connection in messages
 
   const Settings settings_;
@@ -144,7 +151,8 @@ class Endpoint {
   int fd_ = -1;
   uint64_t reconnects_ = 0;
   psb::sdk::RetryPacer pacer_{kRetryNs};
-  std::string down_why_;  // streams: why the server is unreachable
+  std::string down_why_;        // streams: why the server is unreachable
+  std::string broken_message_;  // pub/sub: why the connection broke, without the driver's name
 
  private:
   const char *role_;

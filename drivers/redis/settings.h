@@ -25,13 +25,12 @@ constexpr int64_t kRetryNs = 100'000'000;
 constexpr int kReconnectTimeoutMs = 1000;
 
 struct Settings : psb::sdk::RunSettings {
-  std::string host;  // from option broker=HOST:PORT
-  int port = 0;
+  psb::sdk::BrokerAddress broker;  // option broker=HOST:PORT
   // reliability reliable (volatile or persistent): Redis Streams instead of pub/sub.
   bool streams = false;
 
   // "HOST:PORT" as given, for messages.
-  std::string address() const;
+  const char *server() const { return broker.text.c_str(); }
   // The pub/sub channel of a topic, and its stream key (reliability reliable):
   // psbench:<run id>:<topic> (keys and pub/sub channels are separate namespaces in Redis).
   std::string channel(const char *topic) const;
