@@ -3,14 +3,13 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <span>
 
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-
-using psb::sdk::fail;
 
 Link try_connect(const Settings &s, const char *what, int timeout_ms, std::string *why,
                  std::initializer_list<std::string_view> first_command, const char *refused_as) {
@@ -67,7 +66,7 @@ int Command::send(int fd, const void *last, size_t len) {
   iovec iov[3] = {{header_.data(), static_cast<size_t>(end - header_.data())},
                   {const_cast<void *>(last), len},
                   {const_cast<char *>(crlf), 2}};
-  return send_all(fd, iov, 3);
+  return psb::sdk::send_all(fd, iov, 3, now_ns() + int64_t(kIoTimeoutS) * 1'000'000'000);
 }
 
 Reply command(redisContext *c, const Settings &s, const char *what,

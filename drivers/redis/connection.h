@@ -3,11 +3,7 @@
 #ifndef PSBENCH_REDIS_CONNECTION_H
 #define PSBENCH_REDIS_CONNECTION_H
 
-#include <sys/uio.h>
-
-#include <charconv>
 #include <cstdint>
-#include <ctime>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -27,6 +23,7 @@ extern "C" {
 
 namespace psbredis {
 
+using psb::sdk::fail;
 using psb::sdk::format;
 using psb::sdk::now_ns;
 using psb::sdk::wait_readable;
@@ -66,11 +63,6 @@ inline const char *error_or(const redisReply *r, const char *otherwise) {
   return r->type == REDIS_REPLY_ERROR ? r->str : otherwise;
 }
 
-// psb::sdk::send_all within kIoTimeoutS. 0 = sent, otherwise the errno (EAGAIN: timed out).
-inline int send_all(int fd, iovec *iov, int iovcnt) {
-  return psb::sdk::send_all(fd, iov, iovcnt, now_ns() + int64_t(kIoTimeoutS) * 1'000'000'000);
-}
-
 // The lines of a server's replies, read byte by byte off the socket: each without its
 // "\r\n", NUL-terminated, at most 255 bytes kept (a longer one is cut).
 class ReplyLines {
@@ -104,7 +96,8 @@ class Command {
  public:
   Command(std::initializer_list<std::string_view> fixed) : Command(fixed.begin(), fixed.size()) {}
   Command(const std::string_view *fixed, size_t n);
-  // send_all's result: 0 = sent, otherwise the errno (EAGAIN: timed out).
+  // psb::sdk::send_all's result within kIoTimeoutS: 0 = sent, otherwise the errno (EAGAIN:
+  // timed out).
   int send(int fd, const void *last, size_t len);
 
  private:

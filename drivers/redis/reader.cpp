@@ -9,8 +9,6 @@
 namespace psbredis {
 namespace {
 
-using psb::sdk::fail;
-
 // Bytes taken from the socket per recv(): a 4 MiB message arrives in 16 reads or fewer.
 constexpr size_t kReadChunk = 256 * 1024;
 // RESP around a message: "*3\r\n$7\r\nmessage\r\n$<n>\r\n<channel>\r\n$<n>\r\n...\r\n".

@@ -65,7 +65,22 @@ struct Redis {
       "from the last id read, reconnecting), durability persistent in the server's "
       "append-only file";
   static const char *version() { return g_version.load(std::memory_order_acquire); }
-  static psb_capabilities capabilities();
+  static constexpr const char *transports[] = {"tcp", nullptr};
+  static constexpr const char *option_keys[] = {"broker", "security", "security_dir", nullptr};
+  // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
+  // reliable: streams, the server keeps the entries (persistent: in its append-only file).
+  // check() refuses best_effort with persistent.
+  static constexpr psb_capabilities capabilities = {
+      .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+      .durability = PSB_VOLATILE | PSB_PERSISTENT,
+      .history = 0,  // no history to ask for
+      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+      .transports = transports,
+      .option_keys = option_keys,
+      .max_payload = kMaxPayload,
+      .readers_per_topic = 0,  // no limit
+      .writers_per_topic = 0,  // no limit
+      .crosses_hosts = 1};     // to option broker, wherever it is
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // Holds no connection: every writer and every reader has its own (settings.h).
@@ -77,24 +92,6 @@ struct Redis {
   using Writer = psbredis::Writer;
   using Reader = psbredis::Reader;
 };
-
-psb_capabilities Redis::capabilities() {
-  static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "security", "security_dir", nullptr};
-  // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
-  // reliable: streams, the server keeps the entries (persistent: in its append-only file).
-  // check() refuses best_effort with persistent.
-  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
-          .durability = PSB_VOLATILE | PSB_PERSISTENT,
-          .history = 0,  // no history to ask for
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
-          .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
-          .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // to option broker, wherever it is
-}
 
 }  // namespace
 }  // namespace psbredis

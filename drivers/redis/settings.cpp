@@ -6,12 +6,6 @@
 
 namespace psbredis {
 
-std::string Settings::channel(const char *topic) const { return "psbench:" + run_id + ":" + topic; }
-
-std::string Settings::reader_name(const char *topic) const {
-  return "psbench-reader:" + run_id + ":" + topic;
-}
-
 uint64_t Settings::stream_bound() const {
   const uint64_t size = max_payload > 0 ? max_payload : 1;
   const uint64_t n = (uint64_t(256) << 20) / size;

@@ -8,20 +8,12 @@
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-namespace {
-
-using psb::sdk::fail;
-
-Command command_for(const Settings &s, const std::string &name) {
-  if (!s.streams) return Command{"PUBLISH", name};
-  return Command{"XADD", name, "MAXLEN", "~", std::to_string(s.stream_bound()), "*", "d"};
-}
-
-}  // namespace
 
 Writer::Writer(Context &ctx, const char *topic)
     : Endpoint(ctx.settings, topic, "publisher", "stream writer"),
-      command_(command_for(settings_, name_)) {
+      command_(streams_ ? Command{"XADD", name_, "MAXLEN", "~",
+                                  std::to_string(settings_.stream_bound()), "*", "d"}
+                        : Command{"PUBLISH", name_}) {
   connect();
   if (!streams_) return;
   slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
