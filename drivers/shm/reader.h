@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <thread>
 
-#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
 #include "segment.h"
@@ -31,7 +30,8 @@ class Reader {
     tail_ = seg_.hdr->head.load(std::memory_order_acquire);
     head_cache_ = tail_;
     idx_ = tail_ % seg_.count;
-    store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
+    seg_.hdr->tail.store(tail_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->tail, &seg_.hdr->writer_waiting, kShared);
     if (on_data_) thread_ = std::thread([this] { listen(); });
   }
 
@@ -41,7 +41,7 @@ class Reader {
     // The thread may be between its stop check and its futex_wait, where one
     // wake would be lost: keep waking until it has left.
     while (!exited_.load(std::memory_order_acquire)) {
-      futex_wake(&seg_.hdr->head);
+      psb::sdk::futex_wake_all(&seg_.hdr->head, kShared);
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     thread_.join();
@@ -91,10 +91,10 @@ class Reader {
     tail_ = seg_.next(tail_);
     idx_ = seg_.next_index(idx_);
     held_ = false;
-    if (reliable_)
-      store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
-    else  // a best_effort writer never sleeps on tail
-      seg_.hdr->tail.store(tail_, std::memory_order_release);
+    if (!reliable_)  // a best_effort writer never sleeps on tail
+      return seg_.hdr->tail.store(tail_, std::memory_order_release);
+    seg_.hdr->tail.store(tail_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->tail, &seg_.hdr->writer_waiting, kShared);
   }
 
   // Waits until head != tail_; false on timeout (deadline_ns < 0: none) or,
@@ -105,7 +105,7 @@ class Reader {
       if (listener && stop_.load(std::memory_order_acquire)) return false;
       if (wakeup_ == Wakeup::spin) {
         for (int i = 0; i < 64; ++i) {
-          cpu_relax();
+          psb::sdk::cpu_relax();
           head_cache_ = h->head.load(std::memory_order_acquire);
           if (head_cache_ != tail_) return true;
         }
@@ -117,9 +117,12 @@ class Reader {
         rel = deadline_ns - psb::sdk::now_ns();
         if (rel <= 0) return false;
       }
-      sleep_on(&h->head, &h->reader_waiting, rel, [&](uint32_t seen) {
-        return seen == tail_ && !(listener && stop_.load(std::memory_order_seq_cst));
-      });
+      psb::sdk::sleep_on(
+          &h->head, &h->reader_waiting, rel,
+          [&](uint32_t seen) {
+            return seen == tail_ && !(listener && stop_.load(std::memory_order_seq_cst));
+          },
+          kShared);
       head_cache_ = h->head.load(std::memory_order_acquire);
       if (head_cache_ != tail_) return true;
     }

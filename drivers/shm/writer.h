@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
 #include "segment.h"
@@ -79,7 +78,7 @@ class Writer {
   bool wait_for_room() {
     SegmentHeader *h = seg_.hdr;
     for (int i = 0; i < kSpinBeforeSleep; ++i) {
-      cpu_relax();
+      psb::sdk::cpu_relax();
       tail_cache_ = h->tail.load(std::memory_order_acquire);
       if (has_room()) return true;
     }
@@ -95,11 +94,12 @@ class Writer {
             "still taking?",
             static_cast<long long>(kReliableBlockNs / 1000000000), seg_.name());
       if (wakeup_ == Wakeup::spin) {
-        for (int i = 0; i < 64; ++i) cpu_relax();
+        for (int i = 0; i < 64; ++i) psb::sdk::cpu_relax();
         continue;
       }
-      sleep_on(&h->tail, &h->writer_waiting, std::min(deadline - now, kSleepSliceNs),
-               [&](uint32_t tail) { return seg_.full(head_, tail); });
+      psb::sdk::sleep_on(
+          &h->tail, &h->writer_waiting, std::min(deadline - now, kSleepSliceNs),
+          [&](uint32_t tail) { return seg_.full(head_, tail); }, kShared);
     }
   }
 
@@ -113,7 +113,8 @@ class Writer {
     head_ = seg_.next(head_);
     idx_ = seg_.next_index(idx_);
     // Release (as seq_cst) publishes the slot.
-    store_and_wake(&seg_.hdr->head, head_, &seg_.hdr->reader_waiting);
+    seg_.hdr->head.store(head_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->head, &seg_.hdr->reader_waiting, kShared);
   }
 
   std::unique_ptr<unsigned char[]> scratch_;  // loan target for dropped samples
