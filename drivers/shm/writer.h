@@ -38,19 +38,13 @@ class Writer {
   int matched() const { return seg_.hdr->readers.load(std::memory_order_acquire); }
 
   void write(const void *data, size_t len) {
-    if (len > seg_.slot_size)
-      psb::sdk::fail("message of %zu bytes exceeds max_payload %llu", len,
-                     static_cast<unsigned long long>(seg_.slot_size));
-    if (!reserve()) return;  // dropped
+    if (!reserve(len, "message")) return;  // dropped
     __builtin_memcpy(seg_.slot_data(idx_), data, len);
     publish(len);
   }
 
   void *loan(size_t len) {
-    if (len > seg_.slot_size)
-      psb::sdk::fail("loan of %zu bytes exceeds max_payload %llu", len,
-                     static_cast<unsigned long long>(seg_.slot_size));
-    if (reserve()) return seg_.slot_data(idx_);
+    if (reserve(len, "loan")) return seg_.slot_data(idx_);
     // Dropped: hand out scratch memory, which write_loan discards.
     if (!scratch_)
       psb::sdk::fail("ring of %s is full and loans were not enabled (use_loan) at open",
@@ -66,8 +60,12 @@ class Writer {
  private:
   bool has_room() const { return !seg_.full(head_, tail_cache_); }
 
-  // true: a slot is free; false: the sample is dropped. Throws when a reliable wait fails.
-  bool reserve() {
+  // A slot for len bytes (what: "message" or "loan"). true: one is free; false: the sample
+  // is dropped. Throws when len is too long or a reliable wait fails.
+  bool reserve(size_t len, const char *what) {
+    if (len > seg_.slot_size)
+      psb::sdk::fail("%s of %zu bytes exceeds max_payload %llu", what, len,
+                     static_cast<unsigned long long>(seg_.slot_size));
     if (has_room()) return true;
     tail_cache_ = seg_.hdr->tail.load(std::memory_order_acquire);
     if (has_room()) return true;
