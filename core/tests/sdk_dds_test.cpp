@@ -136,4 +136,29 @@ TEST(SdkDds, ADomainIsSharedWithItsConfigurationAndRefusedWithAnother) {
   EXPECT_EQ(made, 2);
 }
 
+// A type of its own: the process's registry of it starts empty.
+struct OwnDomain {
+  OwnDomain(uint32_t id, std::string c) : id(id), config(std::move(c)) {}
+  const uint32_t id;
+  const std::string config;
+};
+
+TEST(SdkDds, TheProcessRegistryMakesADomainFromItsIdAndConfigurationAndLetsItGoWithItsLastUser) {
+  {
+    auto a = psb::sdk::dds::join_domain<OwnDomain>(9, "A");
+    auto b = psb::sdk::dds::join_domain<OwnDomain>(9, "A");
+    EXPECT_EQ(&*a, &*b);
+    EXPECT_EQ(a->id, 9u);
+    EXPECT_EQ(a->config, "A");
+    EXPECT_THROW(psb::sdk::dds::join_domain<OwnDomain>(9, "B"), psb::sdk::Error);
+  }
+  int made = 0;
+  auto again = psb::sdk::dds::join_domain<OwnDomain>(9, "B", [&] {
+    ++made;
+    return std::make_unique<OwnDomain>(9, "B");
+  });
+  EXPECT_EQ(made, 1);  // "B" is not refused: the "A" domain went with its last lease
+  EXPECT_EQ(again->config, "B");
+}
+
 }  // namespace

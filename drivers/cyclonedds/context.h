@@ -11,7 +11,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <utility>
 
@@ -110,15 +109,6 @@ struct Domain {
   dds_entity_t handle;
   const std::string config;
 };
-using DomainLease = psb::sdk::PerProcess<uint32_t, Domain>::Lease;
-
-// This process's domain `id`, created with `config` if it has none yet (another
-// configuration for it is refused: psb::sdk::dds::join_domain).
-inline DomainLease join_domain(uint32_t id, const std::string &config) {
-  static auto &domains = *new psb::sdk::PerProcess<uint32_t, Domain>;  // kept past exit
-  return psb::sdk::dds::join_domain(domains, id, config,
-                                    [&] { return std::make_unique<Domain>(id, config); });
-}
 
 // How long a reliable write may block for room in the writer's history (Cyclone's
 // default is 100 ms, too short for a 4 MiB sample on a busy machine).
@@ -151,28 +141,30 @@ inline dds_qos_t *endpoint_qos(const Settings &s) {
 
 class Context {
  public:
-  // Validates cfg and joins the run's domain; throws psb::sdk::Error if refused.
+  // Validates cfg and joins the run's domain (psb::sdk::dds::join_domain: one per id in the
+  // process, another configuration refused); throws psb::sdk::Error if refused.
   explicit Context(const psb_config &cfg)
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
-        domain(join_domain(settings.domain_id, domain_config(settings))),
+        domain(psb::sdk::dds::join_domain<Domain>(settings.domain_id, domain_config(settings))),
         participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
                             settings.security.on
                                 ? "cannot create a participant with DDS Security (Cyclone printed "
                                   "the cause on stderr: certificate, governance or permissions)"
                                 : "cannot create a participant")),
-        qos(endpoint_qos(settings), &dds_delete_qos),
-        descriptor(settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc) {}
+        qos(endpoint_qos(settings)) {}
 
   const Settings settings;
-  const DomainLease domain;  // shared with this process's contexts of the same domain id
-  const Entity participant;  // deleted before the domain lease lets go
-  const std::unique_ptr<dds_qos_t, void (*)(dds_qos_t *)> qos;  // for every reader and writer
-  const dds_topic_descriptor_t *const descriptor;               // psbench_Bytes or psbench_Complex
+  const psb::sdk::dds::DomainLease<Domain> domain;  // shared per domain id in the process
+  const Entity participant;                         // deleted before the domain lease lets go
+  const psb::sdk::Owned<dds_qos_t *, &dds_delete_qos> qos;  // for every reader and writer
 };
 
-// A topic of the run's type in the context's participant; throws on error.
+// A topic of the run's type (psbench_Bytes or psbench_Complex) in the context's
+// participant; throws on error.
 inline dds_entity_t create_topic(const Context &ctx, const char *name) {
-  return checked(dds_create_topic(ctx.participant, ctx.descriptor, name, nullptr, nullptr),
+  const dds_topic_descriptor_t *type =
+      ctx.settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc;
+  return checked(dds_create_topic(ctx.participant, type, name, nullptr, nullptr),
                  "cannot create topic");
 }
 

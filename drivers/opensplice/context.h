@@ -85,13 +85,12 @@ struct Domain {
     return "file://" + file;
   }
 };
-using DomainLease = psb::sdk::PerProcess<uint32_t, Domain>::Lease;
+using DomainLease = psb::sdk::dds::DomainLease<Domain>;
 
 // Creates a participant of domain s.domain_id (the user's configuration's own id for
 // transport config), joining the domain with this context's configuration when the
 // process has not yet: OpenSplice takes it from OSPL_URI at that moment.
 inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
-  static auto &domains = *new psb::sdk::PerProcess<uint32_t, Domain>;  // kept past exit
   static std::mutex environment;
 #ifdef PSBENCH_OSPL_FEDERATED
   // OpenSplice 5 names a domain by its configuration's URI: one per daemon port here.
@@ -99,8 +98,8 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
 #else
   const uint32_t id = s.transport == Transport::config ? DDS_DOMAIN_ID_DEFAULT : s.domain_id;
 #endif
-  domain = psb::sdk::dds::join_domain(domains, id, Domain::configuration(s),
-                                      [&] { return std::make_unique<Domain>(s); });
+  domain = psb::sdk::dds::join_domain<Domain>(id, Domain::configuration(s),
+                                              [&] { return std::make_unique<Domain>(s); });
   const std::lock_guard<std::mutex> lock(environment);
   // Changed only when it differs: OpenSplice's threads of a domain already open may read
   // the environment meanwhile (the contexts of one run share one domain and one value).

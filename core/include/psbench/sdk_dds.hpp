@@ -6,6 +6,7 @@
 #define PSBENCH_SDK_DDS_HPP
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "psbench/sdk.hpp"
@@ -60,6 +61,21 @@ typename PerProcess<uint32_t, Domain>::Lease join_domain(PerProcess<uint32_t, Do
         "configuration its own domain_id=N",
         id);
   return domain;
+}
+
+// The same in the process's own registry of such domains, one per Domain type (kept past
+// exit, for a Lease let go after static destruction), made by make(), or as Domain(id,
+// config) without one. A Lease of the registry's: DomainLease<Domain>.
+template <class Domain>
+using DomainLease = typename PerProcess<uint32_t, Domain>::Lease;
+template <class Domain, class Make>
+DomainLease<Domain> join_domain(uint32_t id, const std::string &config, Make make) {
+  static auto &domains = *new PerProcess<uint32_t, Domain>;
+  return join_domain(domains, id, config, make);
+}
+template <class Domain>
+DomainLease<Domain> join_domain(uint32_t id, const std::string &config) {
+  return join_domain<Domain>(id, config, [&] { return std::make_unique<Domain>(id, config); });
 }
 
 }  // namespace psb::sdk::dds
