@@ -48,9 +48,9 @@ inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "co
 struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   Transport transport = Transport::udp;
   uint32_t domain_id = 0;
-  std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
-  bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
-  SecuritySettings security;  // options security and security_dir (security.h)
+  std::string vendor_config;    // option cyclonedds_uri, untouched (transport config)
+  bool write_batch = false;     // option write_batch: Cyclone's WriteBatch
+  psb::sdk::Security security;  // options security and security_dir (security.h)
 };
 
 // The largest samples whose serialized form (CDR) fits the largest chunk of the mempools
