@@ -105,6 +105,18 @@ TEST(SdkDds, AVendorConfigurationNeedsTransportConfig) {
   EXPECT_TRUE(none.empty());
 }
 
+TEST(SdkDds, TransientLocalNeedsReliableWithTheVendorsReason) {
+  Refusals r;
+  psb::sdk::dds::transient_local_needs_reliable({PSB_RELIABLE, PSB_TRANSIENT_LOCAL, 0, 0}, r, "x");
+  psb::sdk::dds::transient_local_needs_reliable({PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0}, r, "x");
+  EXPECT_TRUE(r.empty());
+  psb::sdk::dds::transient_local_needs_reliable({PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, 0, 0}, r,
+                                                "the vendor's reason");
+  ASSERT_EQ(settings_of(r), std::vector<std::string>{"durability"});
+  EXPECT_EQ(r.all()[0].reason,
+            "durability transient_local needs --reliability reliable: the vendor's reason");
+}
+
 struct Domain {
   explicit Domain(std::string c) : config(std::move(c)) {}
   const std::string config;

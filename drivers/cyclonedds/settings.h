@@ -141,12 +141,10 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   const psb::sdk::Options options(cfg, refuse);
   s.read(cfg, refuse, kMaxElements);
   detail::parse_transport_options(cfg, options, refuse, s);
-  if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
-    refuse.add(
-        "durability",
-        "durability transient_local needs --reliability reliable: Cyclone hands a late "
-        "joiner its history through the reliable protocol only, so a best-effort reader in another "
-        "process would get none");
+  psb::sdk::dds::transient_local_needs_reliable(
+      s.qos, refuse,
+      "Cyclone hands a late joiner its history through the reliable protocol only, so a "
+      "best-effort reader in another process would get none");
   if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
   return s;
 }

@@ -37,6 +37,13 @@ inline uint32_t domain_id(const Options &options, const std::string &run_id, uin
   return uint32_t(options.number("domain_id", id_in_range(run_id, 1, 200), 0, max));
 }
 
+// Refuses durability transient_local without reliability reliable, `why` being the
+// vendor's reason: "durability transient_local needs --reliability reliable: WHY".
+inline void transient_local_needs_reliable(const psb_qos &q, Refusals &refuse, const char *why) {
+  if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE)
+    refuse.add("durability", "durability transient_local needs --reliability reliable: %s", why);
+}
+
 // Option key, the user's own vendor configuration: refused unless config (transport
 // config: psbench then records transport 'config' instead of claiming one it did not
 // choose). Its value with config, if given; nullptr otherwise.
