@@ -105,6 +105,18 @@ TEST(SdkDds, AVendorConfigurationNeedsTransportConfig) {
   EXPECT_TRUE(none.empty());
 }
 
+TEST(SdkDds, AHistoryIsSetOnlyWhenTheRunGivesOneAndKeepAllHasDepthOne) {
+  EXPECT_FALSE(psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, 0, 0}));
+  const auto all = psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->keep_all);
+  EXPECT_EQ(all->depth, 1);
+  const auto last = psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 40});
+  ASSERT_TRUE(last);
+  EXPECT_FALSE(last->keep_all);
+  EXPECT_EQ(last->depth, 40);
+}
+
 TEST(SdkDds, TransientLocalNeedsReliableWithTheVendorsReason) {
   Refusals r;
   psb::sdk::dds::transient_local_needs_reliable({PSB_RELIABLE, PSB_TRANSIENT_LOCAL, 0, 0}, r, "x");

@@ -120,16 +120,13 @@ inline dds_qos_t *endpoint_qos(const Settings &s) {
   const bool transient_local = s.qos.durability == PSB_TRANSIENT_LOCAL;
   dds_qset_durability(q,
                       transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
-  // history 0: not set, Cyclone's default (keep_last 1) stays.
-  if (s.qos.history != 0) {
-    const bool keep_all = s.qos.history == PSB_KEEP_ALL;
-    const dds_history_kind_t kind = keep_all ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST;
-    const int32_t depth = keep_all ? 1 : static_cast<int32_t>(s.qos.history_depth);
-    dds_qset_history(q, kind, depth);
+  if (const auto h = psb::sdk::dds::history(s.qos)) {  // else Cyclone's default, keep_last 1
+    const dds_history_kind_t kind = h->keep_all ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST;
+    dds_qset_history(q, kind, h->depth);
     // Cyclone keeps durability_service.history (default keep_last 1) for late
     // joiners, not history: make them the same so keep_last:N gives a late joiner N.
     if (transient_local)
-      dds_qset_durability_service(q, 0, kind, depth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED,
+      dds_qset_durability_service(q, 0, kind, h->depth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED,
                                   DDS_LENGTH_UNLIMITED);
   }
   return q;

@@ -191,10 +191,9 @@ void apply_qos(Qos &q, const Settings &s) {
   q.reliability.max_blocking_time = kMaxBlockingTime;
   q.durability.kind = s.qos.durability == PSB_TRANSIENT_LOCAL ? DDS_TRANSIENT_LOCAL_DURABILITY_QOS
                                                               : DDS_VOLATILE_DURABILITY_QOS;
-  if (s.qos.history != 0) {  // 0: not set, OpenSplice's default (keep_last 1) stays
-    q.history.kind =
-        s.qos.history == PSB_KEEP_ALL ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
-    q.history.depth = s.qos.history == PSB_KEEP_ALL ? 1 : DDS_long(s.qos.history_depth);
+  if (const auto h = psb::sdk::dds::history(s.qos)) {  // else OpenSplice's, keep_last 1
+    q.history.kind = h->keep_all ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
+    q.history.depth = h->depth;
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "psbench/sdk.hpp"
@@ -35,6 +36,19 @@ inline void require_security_files(const Security &sec) {
 // every process of a run, most likely another for another run).
 inline uint32_t domain_id(const Options &options, const std::string &run_id, uint32_t max) {
   return uint32_t(options.number("domain_id", id_in_range(run_id, 1, 200), 0, max));
+}
+
+// psbench's history as a DDS HistoryQosPolicy takes it, when the run sets one (history 0:
+// none, the vendor's default, keep_last 1, stays): keep_all (depth 1, which DDS ignores
+// then) or keep_last with depth N.
+struct History {
+  bool keep_all = false;
+  int32_t depth = 1;
+};
+inline std::optional<History> history(const psb_qos &q) {
+  if (q.history == 0) return std::nullopt;
+  if (q.history == PSB_KEEP_ALL) return History{true, 1};
+  return History{false, int32_t(q.history_depth)};
 }
 
 // Refuses durability transient_local without reliability reliable, `why` being the
