@@ -1,5 +1,6 @@
 // What the DDS drivers share beside their samples (psbench/sdk_c_samples.hpp): OMG DDS
-// Security from psbench's credentials (cyclonedds, fastdds), option domain_id and a vendor
+// Security from psbench's credentials (cyclonedds, fastdds), option domain_id, the run's
+// history in DDS terms, the refusal of a best-effort transient_local run and a vendor
 // configuration for transport config (cyclonedds, opensplice), and a domain that a
 // process's contexts share, refused with another configuration (cyclonedds, opensplice).
 #ifndef PSBENCH_SDK_DDS_HPP
