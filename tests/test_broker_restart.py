@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from psbench.run.services import NOT_STARTED_AGAIN
 from test_services_outlive import LIMIT_S, what_remains
 
 # 200 Hz for 8 s; the broker killed 2 s into the measurement and back 1 s later.
@@ -39,7 +40,8 @@ def test_a_restart_is_made_as_asked_and_its_broker_is_gone_after(driver_libs, re
     assert service["restarts"] == 1
     log = (record["_dir"] / "service-nats-server.log").read_text()
     assert log.count("Listening for client connections on " + service["address"]) == 2
-    assert "psbench: killed (SIGKILL), started again after 1 s" in log
+    assert "psbench: killed (SIGKILL), down for 1 s" in log
+    assert "psbench: started again after 1 s" in log
     # Its reader did not survive the broker: nothing came after, and the run says so.
     sub = restart["receivers"]["sub"]
     assert sub["received_after_ready"] == 0 and sub["recovery_s"] is None
@@ -63,6 +65,10 @@ def test_ctrl_c_while_the_broker_is_down_leaves_nothing(driver_libs, results):
     record = only_run(results)
     assert record["status"] == "interrupted"
     assert live_processes("nats-server", str(results)) == []
+    # Interrupted while it was down, it was not started again behind psbench's back.
+    log = (record["_dir"] / "service-nats-server.log").read_text()
+    assert NOT_STARTED_AGAIN in log and "started again after" not in log
+    assert log.count("Listening for client connections") == 1
 
 
 def test_sigkill_of_psbench_after_the_restart_leaves_no_broker(driver_libs, results):

@@ -2,6 +2,8 @@
 default CPU pinning of runs."""
 
 import os
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -105,6 +107,35 @@ def test_a_broker_is_started_on_loopback_and_stopped(name, tmp_path):
         again = pool.ensure(needing(name), None, tmp_path)  # reused, not restarted
         assert again[0] is broker
     assert broker.proc.poll() is not None and listening_pids(broker.port) == set()
+
+
+def test_a_pool_stopping_while_its_broker_is_down_does_not_start_it_again(tmp_path):
+    """A Ctrl-C during a broker restart's down time: stop_all ends the down time, and the
+    restart's thread starts nothing that would outlive psbench (the fault: a down time of
+    60 s, stopped after the kill)."""
+    errors = []
+
+    def restart(pool, broker):
+        try:
+            pool.restart(broker, 60.0)
+        except UserError as exc:
+            errors.append(str(exc))
+
+    with services.ServicePool() as pool:
+        [broker] = pool.ensure(needing("redis-server"), None, tmp_path)
+        old = broker.proc
+        thread = threading.Thread(target=restart, args=(pool, broker))
+        thread.start()
+        for _ in range(200):  # until it is killed: at most 10 s
+            if old.poll() is not None and "down for 60 s" in broker.log.read_text():
+                break
+            time.sleep(0.05)
+        assert old.poll() is not None
+    thread.join(30)
+    assert not thread.is_alive() and broker.proc is old and broker.restarts == 0
+    assert errors == [f"redis-server: {services.NOT_STARTED_AGAIN}"]
+    assert services.NOT_STARTED_AGAIN in broker.log.read_text()
+    assert listening_pids(broker.port) == set()
 
 
 def test_a_broker_that_dies_is_reported_with_its_log_and_replaced(tmp_path):

@@ -9,7 +9,7 @@
 #include <cstdio>
 
 #include "clock.hpp"
-#include "futex.hpp"
+#include "psbench/sdk_futex.hpp"
 
 namespace psb {
 namespace {
@@ -43,7 +43,7 @@ void ProgressReporter::start() {
 
 void ProgressReporter::stop() {
   stop_.store(1, std::memory_order_release);
-  futex_wake_all(&stop_);  // at once: a run's end must not wait for the next interval
+  sdk::futex_wake_all(&stop_);  // at once: a run's end must not wait for the next interval
   if (thread_.joinable()) thread_.join();
 }
 
@@ -55,7 +55,7 @@ void ProgressReporter::loop() {
     while (now_ns() < next) {
       if (stop_.load(std::memory_order_acquire)) return;
       const int64_t left = next - now_ns();
-      if (left > 0) futex_wait(&stop_, 0, left);
+      if (left > 0) sdk::futex_wait(&stop_, 0, left);
     }
     const int64_t t = now_ns();
     report(double(t - start_ns_) / 1e9, double(t - last) / 1e9);

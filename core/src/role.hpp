@@ -11,7 +11,7 @@
 
 #include "clock.hpp"
 #include "config.hpp"
-#include "futex.hpp"
+#include "psbench/sdk_futex.hpp"
 #include "sample_store.hpp"
 #include "schedule.hpp"
 #include "thread_facts.hpp"
@@ -19,6 +19,9 @@
 #include "usage.hpp"
 
 namespace psb {
+
+using sdk::futex_wait;  // the node's futex waits are the SDK's (psbench/sdk_futex.hpp)
+using sdk::futex_wake_all;
 
 class StartGate;
 struct ModuleResult;
@@ -174,20 +177,18 @@ inline int write_now(const psb_driver &d, psb_writer *writer, const void *data, 
 class ArrivalSignal {
  public:
   void notify() {
-    arrivals_.fetch_add(1, std::memory_order_release);
-    if (waiting_.load(std::memory_order_acquire)) futex_wake_all(&arrivals_);
+    arrivals_.fetch_add(1, std::memory_order_seq_cst);
+    sdk::wake_if_waiting(&arrivals_, &waiting_);
   }
   uint32_t current() const { return arrivals_.load(std::memory_order_acquire); }
   // Sleeps until the count moves past seen or timeout_ns passes.
   void wait(uint32_t seen, int64_t timeout_ns) {
-    waiting_.store(true, std::memory_order_seq_cst);
-    if (arrivals_.load(std::memory_order_seq_cst) == seen) futex_wait(&arrivals_, seen, timeout_ns);
-    waiting_.store(false, std::memory_order_relaxed);
+    sdk::sleep_on(&arrivals_, &waiting_, timeout_ns, [seen](uint32_t now) { return now == seen; });
   }
 
  private:
   std::atomic<uint32_t> arrivals_{0};
-  std::atomic<bool> waiting_{false};
+  std::atomic<uint32_t> waiting_{0};  // 1: wait() announced its sleep (sdk::sleep_on)
 };
 
 // Setup done: wait at the start gate. False = another role failed, do not measure.

@@ -114,6 +114,30 @@ TEST(SdkDds, AVendorConfigurationNeedsTransportConfig) {
   EXPECT_TRUE(none.empty());
 }
 
+TEST(SdkDds, AHistoryIsSetOnlyWhenTheRunGivesOneAndKeepAllHasDepthOne) {
+  EXPECT_FALSE(psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, 0, 0}));
+  const auto all = psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_ALL, 0});
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->keep_all);
+  EXPECT_EQ(all->depth, 1);
+  const auto last = psb::sdk::dds::history({PSB_RELIABLE, PSB_VOLATILE, PSB_KEEP_LAST, 40});
+  ASSERT_TRUE(last);
+  EXPECT_FALSE(last->keep_all);
+  EXPECT_EQ(last->depth, 40);
+}
+
+TEST(SdkDds, TransientLocalNeedsReliableWithTheVendorsReason) {
+  Refusals r;
+  psb::sdk::dds::transient_local_needs_reliable({PSB_RELIABLE, PSB_TRANSIENT_LOCAL, 0, 0}, r, "x");
+  psb::sdk::dds::transient_local_needs_reliable({PSB_BEST_EFFORT, PSB_VOLATILE, 0, 0}, r, "x");
+  EXPECT_TRUE(r.empty());
+  psb::sdk::dds::transient_local_needs_reliable({PSB_BEST_EFFORT, PSB_TRANSIENT_LOCAL, 0, 0}, r,
+                                                "the vendor's reason");
+  ASSERT_EQ(settings_of(r), std::vector<std::string>{"durability"});
+  EXPECT_EQ(r.all()[0].reason,
+            "durability transient_local needs --reliability reliable: the vendor's reason");
+}
+
 struct Domain {
   explicit Domain(std::string c) : config(std::move(c)) {}
   const std::string config;
@@ -143,6 +167,31 @@ TEST(SdkDds, ADomainIsSharedWithItsConfigurationAndRefusedWithAnother) {
   EXPECT_EQ(domains.users(5), 2);
   auto other = psb::sdk::dds::join_domain(domains, 6, "B", make("B"));
   EXPECT_EQ(made, 2);
+}
+
+// A type of its own: the process's registry of it starts empty.
+struct OwnDomain {
+  OwnDomain(uint32_t id, std::string c) : id(id), config(std::move(c)) {}
+  const uint32_t id;
+  const std::string config;
+};
+
+TEST(SdkDds, TheProcessRegistryMakesADomainFromItsIdAndConfigurationAndLetsItGoWithItsLastUser) {
+  {
+    auto a = psb::sdk::dds::join_domain<OwnDomain>(9, "A");
+    auto b = psb::sdk::dds::join_domain<OwnDomain>(9, "A");
+    EXPECT_EQ(&*a, &*b);
+    EXPECT_EQ(a->id, 9u);
+    EXPECT_EQ(a->config, "A");
+    EXPECT_THROW(psb::sdk::dds::join_domain<OwnDomain>(9, "B"), psb::sdk::Error);
+  }
+  int made = 0;
+  auto again = psb::sdk::dds::join_domain<OwnDomain>(9, "B", [&] {
+    ++made;
+    return std::make_unique<OwnDomain>(9, "B");
+  });
+  EXPECT_EQ(made, 1);  // "B" is not refused: the "A" domain went with its last lease
+  EXPECT_EQ(again->config, "B");
 }
 
 }  // namespace

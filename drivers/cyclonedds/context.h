@@ -10,8 +10,6 @@
 #include <dds/ddsc/dds_loan_api.h>
 
 #include <cstdint>
-#include <cstring>
-#include <memory>
 #include <string>
 #include <utility>
 
@@ -29,13 +27,10 @@ struct ComplexSample {
   psbench_Complex s{};
   ~ComplexSample() { dds_sample_free(&s, &psbench_Complex_desc, DDS_FREE_CONTENTS); }
 
-  // Fills it with `elements` outers (allocates); false if out of memory.
+  // Fills it with `elements` outers (allocates with dds_alloc, which zeroes what it gives,
+  // in 0.10.2 as in 11: outers not reached are freed as empty); false if out of memory.
   bool build(uint32_t elements) {
-    auto outers = [](uint32_t n) {
-      psbench_Outer *o = dds_sequence_psbench_Outer_allocbuf(n);
-      if (o != nullptr) std::memset(o, 0, n * sizeof(psbench_Outer));
-      return o;
-    };
+    auto outers = [](uint32_t n) { return dds_sequence_psbench_Outer_allocbuf(n); };
     auto inners = [](uint32_t n) { return dds_sequence_psbench_Inner_allocbuf(n); };
     auto text = [](size_t n) { return static_cast<char *>(dds_alloc(n + 1)); };
     return samples::build_complex(&s, elements, outers, inners, text);
@@ -110,15 +105,6 @@ struct Domain {
   dds_entity_t handle;
   const std::string config;
 };
-using DomainLease = psb::sdk::PerProcess<uint32_t, Domain>::Lease;
-
-// This process's domain `id`, created with `config` if it has none yet (another
-// configuration for it is refused: psb::sdk::dds::join_domain).
-inline DomainLease join_domain(uint32_t id, const std::string &config) {
-  static auto &domains = *new psb::sdk::PerProcess<uint32_t, Domain>;  // kept past exit
-  return psb::sdk::dds::join_domain(domains, id, config,
-                                    [&] { return std::make_unique<Domain>(id, config); });
-}
 
 // How long a reliable write may block for room in the writer's history (Cyclone's
 // default is 100 ms, too short for a 4 MiB sample on a busy machine).
@@ -134,16 +120,13 @@ inline dds_qos_t *endpoint_qos(const Settings &s) {
   const bool transient_local = s.qos.durability == PSB_TRANSIENT_LOCAL;
   dds_qset_durability(q,
                       transient_local ? DDS_DURABILITY_TRANSIENT_LOCAL : DDS_DURABILITY_VOLATILE);
-  // history 0: not set, Cyclone's default (keep_last 1) stays.
-  if (s.qos.history != 0) {
-    const bool keep_all = s.qos.history == PSB_KEEP_ALL;
-    const dds_history_kind_t kind = keep_all ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST;
-    const int32_t depth = keep_all ? 1 : static_cast<int32_t>(s.qos.history_depth);
-    dds_qset_history(q, kind, depth);
+  if (const auto h = psb::sdk::dds::history(s.qos)) {  // else Cyclone's default, keep_last 1
+    const dds_history_kind_t kind = h->keep_all ? DDS_HISTORY_KEEP_ALL : DDS_HISTORY_KEEP_LAST;
+    dds_qset_history(q, kind, h->depth);
     // Cyclone keeps durability_service.history (default keep_last 1) for late
     // joiners, not history: make them the same so keep_last:N gives a late joiner N.
     if (transient_local)
-      dds_qset_durability_service(q, 0, kind, depth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED,
+      dds_qset_durability_service(q, 0, kind, h->depth, DDS_LENGTH_UNLIMITED, DDS_LENGTH_UNLIMITED,
                                   DDS_LENGTH_UNLIMITED);
   }
   return q;
@@ -151,28 +134,30 @@ inline dds_qos_t *endpoint_qos(const Settings &s) {
 
 class Context {
  public:
-  // Validates cfg and joins the run's domain; throws psb::sdk::Error if refused.
+  // Validates cfg and joins the run's domain (psb::sdk::dds::join_domain: one per id in the
+  // process, another configuration refused); throws psb::sdk::Error if refused.
   explicit Context(const psb_config &cfg)
       : settings(psb::sdk::parse_or_throw(cfg, parse_settings)),
-        domain(join_domain(settings.domain_id, domain_config(settings))),
+        domain(psb::sdk::dds::join_domain<Domain>(settings.domain_id, domain_config(settings))),
         participant(checked(dds_create_participant(settings.domain_id, nullptr, nullptr),
                             settings.security.on
                                 ? "cannot create a participant with DDS Security (Cyclone printed "
                                   "the cause on stderr: certificate, governance or permissions)"
                                 : "cannot create a participant")),
-        qos(endpoint_qos(settings), &dds_delete_qos),
-        descriptor(settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc) {}
+        qos(endpoint_qos(settings)) {}
 
   const Settings settings;
-  const DomainLease domain;  // shared with this process's contexts of the same domain id
-  const Entity participant;  // deleted before the domain lease lets go
-  const std::unique_ptr<dds_qos_t, void (*)(dds_qos_t *)> qos;  // for every reader and writer
-  const dds_topic_descriptor_t *const descriptor;               // psbench_Bytes or psbench_Complex
+  const psb::sdk::dds::DomainLease<Domain> domain;  // shared per domain id in the process
+  const Entity participant;                         // deleted before the domain lease lets go
+  const psb::sdk::Owned<dds_qos_t *, &dds_delete_qos> qos;  // for every reader and writer
 };
 
-// A topic of the run's type in the context's participant; throws on error.
+// A topic of the run's type (psbench_Bytes or psbench_Complex) in the context's
+// participant; throws on error.
 inline dds_entity_t create_topic(const Context &ctx, const char *name) {
-  return checked(dds_create_topic(ctx.participant, ctx.descriptor, name, nullptr, nullptr),
+  const dds_topic_descriptor_t *type =
+      ctx.settings.complex ? &psbench_Complex_desc : &psbench_Bytes_desc;
+  return checked(dds_create_topic(ctx.participant, type, name, nullptr, nullptr),
                  "cannot create topic");
 }
 

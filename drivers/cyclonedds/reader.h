@@ -4,10 +4,8 @@
 // reuses its sequences and strings) and only the header goes into the buffer.
 #pragma once
 
-#include <memory>
-
 #include "context.h"
-#include "psbench/sdk.hpp"
+#include "psbench/sdk_dds_status.hpp"
 
 namespace psbcyc {
 
@@ -17,16 +15,15 @@ class Reader {
   Reader(Context &ctx, const char *topic, psb::sdk::Listener listener)
       : buffer_(ctx.settings.complex, ctx.settings.elements, ctx.settings.max_payload),
         listener_(listener) {
-    const Settings &s = ctx.settings;
     topic_ = create_topic(ctx, topic);
     // Cyclone copies the listener into the reader: ours goes at the end of the scope.
-    const std::unique_ptr<dds_listener_t, void (*)(dds_listener_t *)> dds_listener(
-        listener_ ? dds_create_listener(this) : nullptr, &dds_delete_listener);
-    if (dds_listener) dds_lset_data_available(dds_listener.get(), &Reader::on_data_available);
-    reader_ = checked(dds_create_reader(ctx.participant, topic_, ctx.qos.get(), dds_listener.get()),
+    const psb::sdk::Owned<dds_listener_t *, &dds_delete_listener> dds_listener =
+        listener_ ? dds_create_listener(this) : nullptr;
+    if (dds_listener != nullptr) dds_lset_data_available(dds_listener, &Reader::on_data_available);
+    reader_ = checked(dds_create_reader(ctx.participant, topic_, ctx.qos, dds_listener),
                       "cannot create a reader");
     require_shm(ctx, reader_, "reader");
-    if (s.notify == PSB_NOTIFY_WAIT) {
+    if (ctx.settings.notify == PSB_NOTIFY_WAIT) {
       const char *what = "cannot set up the reader's waitset";
       waitset_ = checked(dds_create_waitset(ctx.participant), what);
       condition_ = checked(dds_create_readcondition(reader_, DDS_ANY_STATE), what);
@@ -39,27 +36,18 @@ class Reader {
   // node never waits then): tried again at once.
   bool wait(int64_t timeout_ns) {
     if (waitset_ == 0) return true;
-    const dds_return_t rc =
-        dds_waitset_wait(waitset_, nullptr, 0, timeout_ns < 0 ? DDS_INFINITY : timeout_ns);
-    if (rc < 0) fail_dds("waiting for data", rc);
-    return rc > 0;
+    const dds_duration_t timeout = timeout_ns < 0 ? DDS_INFINITY : timeout_ns;
+    return checked(dds_waitset_wait(waitset_, nullptr, 0, timeout), "waiting for data") > 0;
   }
 
   int matched() const {  // matched writers
-    dds_subscription_matched_status_t st;
-    return dds_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK
-               ? static_cast<int>(st.current_count)
-               : -1;
+    return psb::sdk::dds::matched(reader_, &dds_get_subscription_matched_status);
   }
 
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
   void counters(psb::sdk::CounterSink put) const {
-    dds_sample_lost_status_t lost{};
-    if (dds_get_sample_lost_status(reader_, &lost) == DDS_RETCODE_OK)
-      put("sample_lost", uint64_t(lost.total_count));
-    dds_sample_rejected_status_t rejected{};
-    if (dds_get_sample_rejected_status(reader_, &rejected) == DDS_RETCODE_OK)
-      put("sample_rejected", uint64_t(rejected.total_count));
+    psb::sdk::dds::put_sample_statuses(put, reader_, &dds_get_sample_lost_status,
+                                       &dds_get_sample_rejected_status);
   }
 
  private:
@@ -69,9 +57,7 @@ class Reader {
     void *sample = buffer_.next();
     dds_sample_info_t info;
     do {  // skipping what carries no data (e.g. "no writers left" on the instance)
-      const dds_return_t n = dds_take(reader, &sample, &info, 1, 1);
-      if (n < 0) fail_dds("take", n);
-      if (n == 0) return false;
+      if (checked(dds_take(reader, &sample, &info, 1, 1), "take") == 0) return false;
     } while (!info.valid_data);
     buffer_.taken(data, len);
     return true;

@@ -21,8 +21,6 @@ namespace psbcyc {
 inline constexpr const char *kSecurityPlugins[] = {"dds_security_auth", "dds_security_ac",
                                                    "dds_security_crypto", nullptr};
 
-using SecuritySettings = psb::sdk::Security;
-
 namespace detail {
 
 // The folder the plugins are in, or an empty string when they are not all there. Cyclone
@@ -49,9 +47,9 @@ inline std::string security_plugin_folder() {
 // Reads options security and security_dir, recording every refusal ("option:security").
 // The folder is judged here, its files when the participant is created (security_config):
 // an experiment's check passes a folder psbench makes only for the run.
-inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sdk::Refusals &refuse,
-                                       bool shm) {
-  SecuritySettings sec = psb::sdk::dds::security_options(options, refuse);
+inline psb::sdk::Security parse_security(const psb::sdk::Options &options,
+                                         psb::sdk::Refusals &refuse, bool shm) {
+  psb::sdk::Security sec = psb::sdk::dds::security_options(options, refuse);
   if (!sec.on) return sec;
   const char *mode = sec.mode.c_str();
   // The folder goes into XML attributes and a comma-separated configuration list.
@@ -76,7 +74,7 @@ inline SecuritySettings parse_security(const psb::sdk::Options &options, psb::sd
 
 // The configuration fragment that turns on DDS Security with sec's files (Cyclone merges
 // it into the domain's configuration, a comma-separated list); empty with mode none.
-inline std::string security_config(const SecuritySettings &sec) {
+inline std::string security_config(const psb::sdk::Security &sec) {
   if (!sec.on) return {};
   psb::sdk::dds::require_security_files(sec);
   const std::string lib = detail::security_plugin_folder() + "/lib";

@@ -48,27 +48,19 @@ inline constexpr const char *kTransportNames[] = {"udp", "multicast", "shm", "co
 struct Settings : psb::sdk::RunSettings, psb::sdk::SampleType {
   Transport transport = Transport::udp;
   uint32_t domain_id = 0;
-  std::string vendor_config;  // option cyclonedds_uri, untouched (transport config)
-  bool write_batch = false;   // option write_batch: Cyclone's WriteBatch
-  SecuritySettings security;  // options security and security_dir (security.h)
+  std::string vendor_config;    // option cyclonedds_uri, untouched (transport config)
+  bool write_batch = false;     // option write_batch: Cyclone's WriteBatch
+  psb::sdk::Security security;  // options security and security_dir (security.h)
 };
 
-// The largest serialized sample (CDR, 4-byte encapsulation header included) that fits
-// the largest chunk of the mempools iox-roudi sets up without a configuration file
-// (4 MiB of payload), after Cyclone's own header in the same chunk. Asking iceoryx for
-// a larger chunk aborts the process, so check() refuses such runs. Found by experiment
-// with iceoryx 2.0.3 and Cyclone 0.10.2: the largest bytes message that passes is
-// 4194236 bytes (see README).
-constexpr uint64_t kShmMaxCdrSize = 4194236 + 8;
-
-// The serialized size of the run's largest sample: bytes, a message of N bytes is
-// encapsulation 4 + header 32 + sequence length 4 + N - 32; complex, encapsulation 4 +
-// header 32 + sequence length 4 + per Outer (length 4 + sequence length 4 + 4 Inner of
-// string length 4 + 17 characters with NUL + 3 padding + index 4).
-inline uint64_t cdr_size(const Settings &s) {
-  if (!s.complex) return s.max_payload + 8;
-  return 40 + uint64_t{120} * s.elements;
-}
+// The largest samples whose serialized form (CDR) fits the largest chunk of the mempools
+// iox-roudi sets up without a configuration file (4 MiB of payload), after Cyclone's own
+// header in the same chunk. Asking iceoryx for a larger chunk aborts the process, so
+// check() refuses such runs. Found by experiment with iceoryx 2.0.3 and Cyclone 0.10.2
+// (see README): a bytes message of N bytes takes N + 8 bytes of CDR, a complex sample of
+// N elements 40 + 120 N (4 Inner of 16-character strings per Outer), 4194244 at most.
+constexpr uint64_t kShmMaxMessage = 4194236;  // bytes, header included
+constexpr uint32_t kShmMaxElements = 34951;   // complex
 
 namespace detail {
 
@@ -123,19 +115,17 @@ inline void check_shm(const psb_config &cfg, psb::sdk::Refusals &refuse, const S
                "publisher history); use --history keep_last:N with N <= %llu",
                static_cast<unsigned long long>(max_history),
                static_cast<unsigned long long>(max_history));
-  if (cdr_size(s) > kShmMaxCdrSize) {
-    if (!s.complex)
-      refuse.add(
-          "size",
-          "transport shm carries messages up to %llu bytes (the largest chunk of "
-          "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
-          static_cast<unsigned long long>(kShmMaxCdrSize - 8));
-    else
-      refuse.add("option:elements",
-                 "transport shm carries complex samples up to %llu elements (the largest "
-                 "chunk of iox-roudi's default mempools is 4 MiB); use a smaller elements=N",
-                 static_cast<unsigned long long>((kShmMaxCdrSize - 40) / 120));
-  }
+  if (!s.complex && s.max_payload > kShmMaxMessage)
+    refuse.add(
+        "size",
+        "transport shm carries messages up to %llu bytes (the largest chunk of "
+        "iox-roudi's default mempools is 4 MiB, less Cyclone's headers); use a smaller --size",
+        static_cast<unsigned long long>(kShmMaxMessage));
+  if (s.complex && s.elements > kShmMaxElements)
+    refuse.add("option:elements",
+               "transport shm carries complex samples up to %u elements (the largest "
+               "chunk of iox-roudi's default mempools is 4 MiB); use a smaller elements=N",
+               kShmMaxElements);
   if (!psb::sdk::process_running("iox-roudi"))  // without it Cyclone would wait for it
     refuse.add("transport", "transport shm needs iceoryx's RouDi daemon: start iox-roudi first");
 #endif
@@ -151,12 +141,10 @@ inline Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse
   const psb::sdk::Options options(cfg, refuse);
   s.read(cfg, refuse, kMaxElements);
   detail::parse_transport_options(cfg, options, refuse, s);
-  if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
-    refuse.add(
-        "durability",
-        "durability transient_local needs --reliability reliable: Cyclone hands a late "
-        "joiner its history through the reliable protocol only, so a best-effort reader in another "
-        "process would get none");
+  psb::sdk::dds::transient_local_needs_reliable(
+      s.qos, refuse,
+      "Cyclone hands a late joiner its history through the reliable protocol only, so a "
+      "best-effort reader in another process would get none");
   if (s.transport == Transport::shm && size_ok) detail::check_shm(cfg, refuse, s);
   return s;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "context.h"
+#include "psbench/sdk_dds_status.hpp"
 
 namespace psbcyc {
 
@@ -13,7 +14,7 @@ class Writer {
       : ctx_(ctx),
         sample_(ctx.settings.complex, ctx.settings.elements),
         topic_(create_topic(ctx, topic)),
-        writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos.get(), nullptr),
+        writer_(checked(dds_create_writer(ctx.participant, topic_, ctx.qos, nullptr),
                         "cannot create a writer")) {
     require_shm(ctx, writer_, "writer");
   }
@@ -41,10 +42,7 @@ class Writer {
   }
 
   int matched() const {  // matched readers
-    dds_publication_matched_status_t st;
-    return dds_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK
-               ? static_cast<int>(st.current_count)
-               : -1;
+    return psb::sdk::dds::matched(writer_, &dds_get_publication_matched_status);
   }
 
  private:

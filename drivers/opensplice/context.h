@@ -68,13 +68,12 @@ struct Domain {
     return "file://" + file;
   }
 };
-using DomainLease = psb::sdk::PerProcess<uint32_t, Domain>::Lease;
+using DomainLease = psb::sdk::dds::DomainLease<Domain>;
 
 // Creates a participant of domain s.domain_id (the user's configuration's own id for
 // transport config), joining the domain with this context's configuration when the
 // process has not yet: OpenSplice takes it from OSPL_URI at that moment.
 inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
-  static auto &domains = *new psb::sdk::PerProcess<uint32_t, Domain>;  // kept past exit
   static std::mutex environment;
 #ifdef PSBENCH_OSPL_FEDERATED
   // OpenSplice 5 names a domain by its configuration's URI: one per daemon port here.
@@ -82,8 +81,8 @@ inline DDS_DomainParticipant join(const Settings &s, DomainLease &domain) {
 #else
   const uint32_t id = s.transport == Transport::config ? DDS_DOMAIN_ID_DEFAULT : s.domain_id;
 #endif
-  domain = psb::sdk::dds::join_domain(domains, id, Domain::configuration(s),
-                                      [&] { return std::make_unique<Domain>(s); });
+  domain = psb::sdk::dds::join_domain<Domain>(id, Domain::configuration(s),
+                                              [&] { return std::make_unique<Domain>(s); });
   const std::lock_guard<std::mutex> lock(environment);
   // Changed only when it differs: OpenSplice's threads of a domain already open may read
   // the environment meanwhile (the contexts of one run share one domain and one value).
@@ -175,10 +174,9 @@ void apply_qos(Qos &q, const Settings &s) {
   q.reliability.max_blocking_time = kMaxBlockingTime;
   q.durability.kind = s.qos.durability == PSB_TRANSIENT_LOCAL ? DDS_TRANSIENT_LOCAL_DURABILITY_QOS
                                                               : DDS_VOLATILE_DURABILITY_QOS;
-  if (s.qos.history != 0) {  // 0: not set, OpenSplice's default (keep_last 1) stays
-    q.history.kind =
-        s.qos.history == PSB_KEEP_ALL ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
-    q.history.depth = s.qos.history == PSB_KEEP_ALL ? 1 : DDS_long(s.qos.history_depth);
+  if (const auto h = psb::sdk::dds::history(s.qos)) {  // else OpenSplice's, keep_last 1
+    q.history.kind = h->keep_all ? DDS_KEEP_ALL_HISTORY_QOS : DDS_KEEP_LAST_HISTORY_QOS;
+    q.history.depth = h->depth;
   }
 }
 

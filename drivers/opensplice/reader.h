@@ -8,6 +8,7 @@
 
 #include "context.h"
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_dds_status.hpp"
 #include "samples.h"
 
 namespace psbospl {
@@ -66,20 +67,13 @@ class Reader {
   }
 
   int matched() const {  // matched writers
-    DDS_SubscriptionMatchedStatus st{};
-    return DDS_DataReader_get_subscription_matched_status(reader_, &st) == DDS_RETCODE_OK
-               ? static_cast<int>(st.current_count)
-               : -1;
+    return psb::sdk::dds::matched(reader_, &DDS_DataReader_get_subscription_matched_status);
   }
 
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
   void counters(psb::sdk::CounterSink put) const {
-    DDS_SampleLostStatus lost{};
-    if (DDS_DataReader_get_sample_lost_status(reader_, &lost) == DDS_RETCODE_OK)
-      put("sample_lost", uint64_t(lost.total_count));
-    DDS_SampleRejectedStatus rejected{};
-    if (DDS_DataReader_get_sample_rejected_status(reader_, &rejected) == DDS_RETCODE_OK)
-      put("sample_rejected", uint64_t(rejected.total_count));
+    psb::sdk::dds::put_sample_statuses(put, reader_, &DDS_DataReader_get_sample_lost_status,
+                                       &DDS_DataReader_get_sample_rejected_status);
   }
 
  private:

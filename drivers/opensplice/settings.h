@@ -95,10 +95,10 @@ inline std::string domain_xml(const Settings &s) {
 inline void parse_deployment(const psb::sdk::Options &options, psb::sdk::Refusals &refuse,
                              Settings &s) {
   s.domain_id = psb::sdk::dds::domain_id(options, s.run_id, kMaxDomainId);
-  if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.reliability != PSB_RELIABLE)
-    refuse.add("durability",
-               "durability transient_local needs --reliability reliable: OpenSplice's DDSI2 hands "
-               "a late joiner in another process its history through the reliable protocol only");
+  psb::sdk::dds::transient_local_needs_reliable(
+      s.qos, refuse,
+      "OpenSplice's DDSI2 hands a late joiner in another process its history through the "
+      "reliable protocol only");
   if (s.qos.durability == PSB_TRANSIENT_LOCAL && s.qos.history == PSB_KEEP_ALL)
     refuse.add("history",
                "durability transient_local with history keep_all stalls in OpenSplice 6.9's DDSI2 "

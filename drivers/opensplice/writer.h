@@ -4,6 +4,7 @@
 #pragma once
 
 #include "context.h"
+#include "psbench/sdk_dds_status.hpp"
 #include "samples.h"
 
 namespace psbospl {
@@ -61,10 +62,7 @@ class Writer {
   }
 
   int matched() const {  // matched readers
-    DDS_PublicationMatchedStatus st{};
-    return DDS_DataWriter_get_publication_matched_status(writer_, &st) == DDS_RETCODE_OK
-               ? static_cast<int>(st.current_count)
-               : -1;
+    return psb::sdk::dds::matched(writer_, &DDS_DataWriter_get_publication_matched_status);
   }
 
  private:

@@ -3,19 +3,18 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
-#include <iterator>
+#include <span>
 
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
 
-using psb::sdk::fail;
-
 Link try_connect(const Settings &s, const char *what, int timeout_ms, std::string *why,
                  std::initializer_list<std::string_view> first_command, const char *refused_as) {
   const timeval tv{timeout_ms / 1000, (timeout_ms % 1000) * 1000};
-  Link c(redisConnectWithTimeout(s.host.c_str(), s.port, tv));
+  Link c(redisConnectWithTimeout(s.broker.host.c_str(), s.broker.port, tv));
   if (c == nullptr) {
     *why = "out of memory for a hiredis context";
     return nullptr;
@@ -44,13 +43,14 @@ Link connect_server(const Settings &s, const char *what) {
     fail(
         "cannot connect the %s to redis-server at %s: %s (psbench starts "
         "redis-server and sets option broker; with your own server, is it running there?)",
-        what, s.address().c_str(), why.c_str());
+        what, s.server(), why.c_str());
   return c;
 }
 
-Command::Command(std::initializer_list<std::string> fixed) {
-  std::string prefix = "*" + std::to_string(fixed.size() + 1) + "\r\n";
-  for (const std::string &a : fixed) prefix += "$" + std::to_string(a.size()) + "\r\n" + a + "\r\n";
+Command::Command(const std::string_view *fixed, size_t n) {
+  std::string prefix = "*" + std::to_string(n + 1) + "\r\n";
+  for (const std::string_view a : std::span(fixed, n))
+    prefix += "$" + std::to_string(a.size()) + "\r\n" + std::string(a) + "\r\n";
   prefix += "$";
   prefix_len_ = prefix.size();
   header_.assign(prefix.size() + 24, '\0');  // + up to 20 digits and CRLF
@@ -66,36 +66,23 @@ int Command::send(int fd, const void *last, size_t len) {
   iovec iov[3] = {{header_.data(), static_cast<size_t>(end - header_.data())},
                   {const_cast<void *>(last), len},
                   {const_cast<char *>(crlf), 2}};
-  return send_all(fd, iov, 3);
+  return psb::sdk::send_all(fd, iov, 3, now_ns() + int64_t(kIoTimeoutS) * 1'000'000'000);
 }
 
 Reply command(redisContext *c, const Settings &s, const char *what,
               std::initializer_list<std::string_view> args) {
-  const char *argv[8];
-  size_t argvlen[8];
-  if (args.size() > std::size(argv)) fail("%zu arguments to a command: at most 8", args.size());
-  int argc = 0;
-  for (std::string_view a : args) {
-    argv[argc] = a.data();
-    argvlen[argc++] = a.size();
-  }
-  char *cmd = nullptr;
-  const int len = redisFormatCommandArgv(&cmd, argc, argv, argvlen);
-  if (len < 0) fail("out of memory formatting %s", argv[0]);
-  iovec iov{cmd, static_cast<size_t>(len)};
-  const int e = send_all(c->fd, &iov, 1);
-  redisFreeCommand(cmd);
+  const std::string name(args.begin()[0]), last(args.end()[-1]);
+  const int e = Command(args.begin(), args.size() - 1).send(c->fd, last.data(), last.size());
   if (e != 0)
-    fail("sending %s on the %s connection to %s: %s", argv[0], what, s.address().c_str(),
+    fail("sending %s on the %s connection to %s: %s", name.c_str(), what, s.server(),
          e == EAGAIN ? "the server reads nothing (timed out)" : std::strerror(e));
   void *reply = nullptr;
   if (redisGetReply(c, &reply) != REDIS_OK || reply == nullptr) {
     const bool timed_out = c->err == REDIS_ERR_IO && (errno == EAGAIN || errno == EWOULDBLOCK);
     if (timed_out)
-      fail("no reply to %s on the %s connection to %s within %d s", argv[0], what,
-           s.address().c_str(), kIoTimeoutS);
-    fail("reading the reply to %s on the %s connection to %s: %s", argv[0], what,
-         s.address().c_str(),
+      fail("no reply to %s on the %s connection to %s within %d s", name.c_str(), what, s.server(),
+           kIoTimeoutS);
+    fail("reading the reply to %s on the %s connection to %s: %s", name.c_str(), what, s.server(),
          c->err == REDIS_ERR_EOF ? "the server closed the connection" : c->errstr);
   }
   return Reply(static_cast<redisReply *>(reply));
@@ -119,6 +106,27 @@ void Endpoint::lose(std::string why) {
   fd_ = -1;
   down_why_ = std::move(why);
   pacer_.lost();  // the first attempt may follow at once
+}
+
+void Endpoint::break_with(std::string message) {
+  broken_message_ = std::move(message);
+  throw psb::sdk::Error(broken_message_);
+}
+
+size_t Endpoint::receive(char *buf, size_t size, const char *closed_by) {
+  ssize_t n;
+  while ((n = recv(fd_, buf, size, MSG_DONTWAIT)) < 0 && errno == EINTR) {
+  }
+  if (n > 0) return static_cast<size_t>(n);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+  if (!streams_ && n == 0)
+    break_with(format("redis-server at %s closed the %s connection of %s (%s)", settings_.server(),
+                      role_, name_.c_str(), closed_by));
+  if (!streams_)
+    break_with(format("%s connection of %s to %s: %s", role_, name_.c_str(), settings_.server(),
+                      std::strerror(errno)));
+  lose(n == 0 ? "it closed the connection (stopped or killed?)" : std::strerror(errno));
+  return 0;
 }
 
 }  // namespace psbredis

@@ -3,11 +3,7 @@
 #ifndef PSBENCH_REDIS_CONNECTION_H
 #define PSBENCH_REDIS_CONNECTION_H
 
-#include <sys/uio.h>
-
-#include <charconv>
 #include <cstdint>
-#include <ctime>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -27,6 +23,7 @@ extern "C" {
 
 namespace psbredis {
 
+using psb::sdk::fail;
 using psb::sdk::format;
 using psb::sdk::now_ns;
 using psb::sdk::wait_readable;
@@ -66,11 +63,6 @@ inline const char *error_or(const redisReply *r, const char *otherwise) {
   return r->type == REDIS_REPLY_ERROR ? r->str : otherwise;
 }
 
-// psb::sdk::send_all within kIoTimeoutS. 0 = sent, otherwise the errno (EAGAIN: timed out).
-inline int send_all(int fd, iovec *iov, int iovcnt) {
-  return psb::sdk::send_all(fd, iov, iovcnt, now_ns() + int64_t(kIoTimeoutS) * 1'000'000'000);
-}
-
 // The lines of a server's replies, read byte by byte off the socket: each without its
 // "\r\n", NUL-terminated, at most 255 bytes kept (a longer one is cut).
 class ReplyLines {
@@ -102,8 +94,10 @@ class ReplyLines {
 // after the fixed part and sends both in one send_all: no allocation on the timed path.
 class Command {
  public:
-  explicit Command(std::initializer_list<std::string> fixed);
-  // send_all's result: 0 = sent, otherwise the errno (EAGAIN: timed out).
+  Command(std::initializer_list<std::string_view> fixed) : Command(fixed.begin(), fixed.size()) {}
+  Command(const std::string_view *fixed, size_t n);
+  // psb::sdk::send_all's result within kIoTimeoutS: 0 = sent, otherwise the errno (EAGAIN:
+  // timed out).
   int send(int fd, const void *last, size_t len);
 
  private:
@@ -134,6 +128,12 @@ class Endpoint {
                      const char *refused_as = "");
   // Streams: the connection is gone (why, for messages); the next attempt may follow at once.
   void lose(std::string why);
+  // Pub/sub: marks the connection broken with that message and throws it.
+  [[noreturn, gnu::cold]] void break_with(std::string message);
+  // The bytes that have arrived, without blocking: their count, 0 when none has. A connection
+  // that ended or failed: pub/sub's breaks (closed_by: what may have closed it), a stream's is
+  // lost (0).
+  size_t receive(char *buf, size_t size, const char *closed_by);
   const char *role() const { return role_; }  // names the connection in messages
 
   const Settings settings_;
@@ -144,7 +144,8 @@ class Endpoint {
   int fd_ = -1;
   uint64_t reconnects_ = 0;
   psb::sdk::RetryPacer pacer_{kRetryNs};
-  std::string down_why_;  // streams: why the server is unreachable
+  std::string down_why_;        // streams: why the server is unreachable
+  std::string broken_message_;  // pub/sub: why the connection broke, without the driver's name
 
  private:
   const char *role_;

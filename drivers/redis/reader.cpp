@@ -1,7 +1,5 @@
 #include "reader.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -10,8 +8,6 @@
 
 namespace psbredis {
 namespace {
-
-using psb::sdk::fail;
 
 // Bytes taken from the socket per recv(): a 4 MiB message arrives in 16 reads or fewer.
 constexpr size_t kReadChunk = 256 * 1024;
@@ -25,15 +21,10 @@ constexpr size_t kMaxCount = 64;
 
 bool is_string(const redisReply *r) { return r != nullptr && r->type == REDIS_REPLY_STRING; }
 
-bool is_message(const redisReply *r) {
+// A pub/sub push of three elements, the first naming its kind ("message", "subscribe").
+bool is_push(const redisReply *r, std::string_view kind) {
   return r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_string(r->element[0]) &&
-         r->element[0]->len == 7 && std::memcmp(r->element[0]->str, "message", 7) == 0 &&
-         is_string(r->element[2]);
-}
-
-bool confirms_subscription(const redisReply *r) {
-  return r->type == REDIS_REPLY_ARRAY && r->elements == 3 && is_string(r->element[0]) &&
-         r->element[0]->len == 9 && std::memcmp(r->element[0]->str, "subscribe", 9) == 0;
+         std::string_view(r->element[0]->str, r->element[0]->len) == kind;
 }
 
 // [key, [[id, [field, value, ...]], ...]]: the entries, or nullptr when malformed.
@@ -96,7 +87,7 @@ void Reader::subscribe() {
   // on the channel reaches this connection. Messages that follow the confirmation in
   // the same read stay in hiredis's buffer, where next() looks first.
   const Reply r = command(c_.get(), settings_, "subscriber", {"SUBSCRIBE", name_});
-  if (!confirms_subscription(r.get()))
+  if (!is_push(r.get(), "subscribe"))
     fail("SUBSCRIBE %s was not confirmed: %s", name_.c_str(),
          error_or(r.get(), "unexpected reply"));
   make_room();
@@ -105,8 +96,8 @@ void Reader::subscribe() {
 void Reader::join_stream() {
   const size_t size = settings_.max_payload > 0 ? settings_.max_payload : 1;
   count_ = std::clamp<size_t>(kBatchBytes / size, 1, kMaxCount);
-  xread_.emplace(std::initializer_list<std::string>{"XREAD", "COUNT", std::to_string(count_),
-                                                    "BLOCK", "0", "STREAMS", name_});
+  xread_.emplace(std::initializer_list<std::string_view>{"XREAD", "COUNT", std::to_string(count_),
+                                                         "BLOCK", "0", "STREAMS", name_});
   // Where it joins: the stream's last entry (none yet: 0-0); it reads what comes after.
   {
     const Link probe = connect_server(settings_, "stream reader");
@@ -122,14 +113,9 @@ void Reader::join_stream() {
     }
   }
   if (!reconnect())
-    fail("cannot read %s from redis-server at %s: %s", name_.c_str(), settings_.address().c_str(),
+    fail("cannot read %s from redis-server at %s: %s", name_.c_str(), settings_.server(),
          down_why_.c_str());
   reconnects_ = 0;  // the first connection
-}
-
-void Reader::drop(std::string why) {
-  lose(std::move(why));
-  read_first_ = false;
 }
 
 void Reader::make_room() {
@@ -147,6 +133,7 @@ void Reader::make_room() {
 
 bool Reader::reconnect() {
   if (!connect_again({"CLIENT", "SETNAME", reader_name_}, "CLIENT SETNAME: ")) return false;
+  read_first_ = false;
   make_room();
   return send_xread();
 }
@@ -154,36 +141,23 @@ bool Reader::reconnect() {
 bool Reader::send_xread() {
   const int e = xread_->send(fd_, last_id_, last_id_len_);
   if (e == 0) return true;
-  drop(e == EAGAIN ? std::string("it took no XREAD (timed out)") : std::string(std::strerror(e)));
+  lose(e == EAGAIN ? std::string("it took no XREAD (timed out)") : std::string(std::strerror(e)));
   return false;
 }
 
 bool Reader::read_some() {
-  const ssize_t n = recv(fd_, rbuf_.data(), rbuf_.size(), MSG_DONTWAIT);
-  if (n > 0) {
-    read_first_ = static_cast<size_t>(n) == rbuf_.size();
-    if (redisReaderFeed(c_->reader, rbuf_.data(), static_cast<size_t>(n)) != REDIS_OK)
-      fail("%s of %s: %s", role(), name_.c_str(), c_->reader->errstr);
-    return true;
-  }
-  read_first_ = false;
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-  if (!streams_ && n == 0)
-    fail(
-        "redis-server at %s closed the subscriber connection of %s (stopped or "
-        "killed, or it dropped a subscriber over its client-output-buffer-limit pubsub)",
-        settings_.address().c_str(), name_.c_str());
-  if (!streams_)
-    fail("subscriber connection of %s to %s: %s", name_.c_str(), settings_.address().c_str(),
-         std::strerror(errno));
-  drop(n == 0 ? std::string("it closed the connection (stopped or killed?)")
-              : std::string(std::strerror(errno)));
-  return false;
+  const size_t n = receive(rbuf_.data(), rbuf_.size(),
+                           "stopped or killed, or it dropped a subscriber over its "
+                           "client-output-buffer-limit pubsub");
+  read_first_ = n == rbuf_.size();
+  if (n > 0 && redisReaderFeed(c_->reader, rbuf_.data(), n) != REDIS_OK)
+    fail("%s of %s: %s", role(), name_.c_str(), c_->reader->errstr);
+  return n > 0;
 }
 
 void Reader::accept(Reply r) {
   if (!streams_) {
-    if (is_message(r.get())) {
+    if (is_push(r.get(), "message") && is_string(r->element[2])) {
       batch_ = std::move(r);
       index_ = 0;
     } else if (r->type == REDIS_REPLY_ERROR) {
@@ -193,7 +167,7 @@ void Reader::accept(Reply r) {
   }
   if (r->type == REDIS_REPLY_ERROR) {
     if (!transient(r->str)) fail("XREAD %s: redis-server says: %s", name_.c_str(), r->str);
-    drop(r->str);
+    lose(r->str);
     return;
   }
   if (r->type == REDIS_REPLY_NIL) {  // BLOCK ended without an entry: read again
@@ -241,7 +215,7 @@ bool Reader::next(int64_t timeout_ns, const void *&data, size_t &len) {
       if (!streams_)
         fail("protocol error on the subscriber connection of %s: %s", name_.c_str(),
              c_->reader->errstr);
-      drop(format("protocol error: %s", c_->reader->errstr));
+      lose(format("protocol error: %s", c_->reader->errstr));
       continue;
     }
     if (got != nullptr) {
@@ -278,18 +252,14 @@ void Reader::counters(psb::sdk::CounterSink put) const {
   if (streams_) put("reconnects", reconnects_);
 }
 
-void Reader::listen() {
-  try {
-    while (!listener_.stopping()) {
-      const void *data;
-      size_t len;
-      if (next(-1, data, len)) {
-        on_data_(data, len);
-        release();
-      }
+void Reader::listen() {  // what it throws ends it, reported by the ListenerThread
+  while (!listener_.stopping()) {
+    const void *data;
+    size_t len;
+    if (next(-1, data, len)) {
+      on_data_(data, len);
+      release();
     }
-  } catch (const std::exception &e) {
-    on_data_.error("%s; the listener of %s stops", e.what(), name_.c_str());
   }
 }
 

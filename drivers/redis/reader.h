@@ -47,10 +47,9 @@ class Reader final : Endpoint {
   // Streams: one connection attempt if none was made in the last kRetryNs: connect,
   // CLIENT SETNAME, room in hiredis's buffer, XREAD sent. true = connected.
   bool reconnect();
-  void drop(std::string why);  // streams: the connection is gone, reconnect later
-  bool send_xread();           // false: the connection was dropped
-  bool read_some();            // true = bytes fed to hiredis; false = none (or dropped)
-  void accept(Reply r);        // a reply: pub/sub's message, or XREAD's batch, nil or error
+  bool send_xread();     // false: the connection was dropped
+  bool read_some();      // true = bytes fed to hiredis; false = none (or dropped)
+  void accept(Reply r);  // a reply: pub/sub's message, or XREAD's batch, nil or error
   void make_room();
   void listen();
   void tear_down();

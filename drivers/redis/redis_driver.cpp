@@ -15,17 +15,14 @@
 namespace psbredis {
 namespace {
 
-#define PSB_STR2(x) #x
-#define PSB_STR(x) PSB_STR2(x)
-// hiredis 0.14 has no call that reports its version: this is the headers' version.
-#define CLIENT_VERSION \
-  PSB_STR(HIREDIS_MAJOR) "." PSB_STR(HIREDIS_MINOR) "." PSB_STR(HIREDIS_PATCH) " (hiredis header)"
-
-// Once a context in this process has reached the server: the client's version and the
-// server's (INFO server -> redis_version), e.g. for the node's summary. --describe
-// connects nowhere and gets the client's alone.
-constexpr const char *kClientVersion = CLIENT_VERSION;
-std::atomic<const char *> g_version{kClientVersion};
+// hiredis 0.14 has no call that reports its version: this is the headers' version. Once a
+// context in this process has reached the server: the client's version and the server's
+// (INFO server -> redis_version), e.g. for the node's summary. --describe connects nowhere
+// and gets the client's alone.
+const std::string kClientVersion = std::to_string(HIREDIS_MAJOR) + "." +
+                                   std::to_string(HIREDIS_MINOR) + "." +
+                                   std::to_string(HIREDIS_PATCH) + " (hiredis header)";
+std::atomic<const char *> g_version{kClientVersion.c_str()};
 
 // "redis_version:7.0.15\r\n" inside INFO server's text; empty if not there.
 std::string server_version(const redisReply *info) {
@@ -43,8 +40,8 @@ std::string server_version(const redisReply *info) {
 const Settings &probe_server(const Settings &s) {
   const Link c = connect_server(s, "probe");
   if (const Reply r = command(c.get(), s, "probe", {"PING"}); r->type == REDIS_REPLY_ERROR)
-    psb::sdk::fail("redis-server at %s refuses commands: %s", s.address().c_str(), r->str);
-  if (g_version.load(std::memory_order_acquire) == kClientVersion) {
+    psb::sdk::fail("redis-server at %s refuses commands: %s", s.server(), r->str);
+  if (g_version.load(std::memory_order_acquire) == kClientVersion.c_str()) {
     Reply i;
     try {
       i = command(c.get(), s, "probe", {"INFO", "server"});
@@ -53,7 +50,7 @@ const Settings &probe_server(const Settings &s) {
     static std::once_flag once;  // the first server's version; the text is never freed
     if (const std::string v = server_version(i.get()); !v.empty())
       std::call_once(once, [&v] {
-        static const std::string text = CLIENT_VERSION "; server redis " + v;
+        static const std::string text = kClientVersion + "; server redis " + v;
         g_version.store(text.c_str(), std::memory_order_release);
       });
   }
@@ -68,7 +65,22 @@ struct Redis {
       "from the last id read, reconnecting), durability persistent in the server's "
       "append-only file";
   static const char *version() { return g_version.load(std::memory_order_acquire); }
-  static psb_capabilities capabilities();
+  static constexpr const char *transports[] = {"tcp", nullptr};
+  static constexpr const char *option_keys[] = {"broker", "security", "security_dir", nullptr};
+  // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
+  // reliable: streams, the server keeps the entries (persistent: in its append-only file).
+  // check() refuses best_effort with persistent.
+  static constexpr psb_capabilities capabilities = {
+      .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
+      .durability = PSB_VOLATILE | PSB_PERSISTENT,
+      .history = 0,  // no history to ask for
+      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
+      .transports = transports,
+      .option_keys = option_keys,
+      .max_payload = kMaxPayload,
+      .readers_per_topic = 0,  // no limit
+      .writers_per_topic = 0,  // no limit
+      .crosses_hosts = 1};     // to option broker, wherever it is
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // Holds no connection: every writer and every reader has its own (settings.h).
@@ -80,24 +92,6 @@ struct Redis {
   using Writer = psbredis::Writer;
   using Reader = psbredis::Reader;
 };
-
-psb_capabilities Redis::capabilities() {
-  static const char *const transports[] = {"tcp", nullptr};
-  static const char *const option_keys[] = {"broker", "security", "security_dir", nullptr};
-  // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
-  // reliable: streams, the server keeps the entries (persistent: in its append-only file).
-  // check() refuses best_effort with persistent.
-  return {.reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
-          .durability = PSB_VOLATILE | PSB_PERSISTENT,
-          .history = 0,  // no history to ask for
-          .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
-          .transports = transports,
-          .option_keys = option_keys,
-          .max_payload = kMaxPayload,
-          .readers_per_topic = 0,  // no limit
-          .writers_per_topic = 0,  // no limit
-          .crosses_hosts = 1};     // to option broker, wherever it is
-}
 
 }  // namespace
 }  // namespace psbredis

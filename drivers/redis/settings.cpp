@@ -1,22 +1,10 @@
 #include "settings.h"
 
-#include <cstring>
-
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_broker.hpp"
+#include "psbench/sdk_security.hpp"
 
 namespace psbredis {
-
-std::string Settings::address() const {
-  return host.find(':') != std::string::npos ? "[" + host + "]:" + std::to_string(port)
-                                             : host + ":" + std::to_string(port);
-}
-
-std::string Settings::channel(const char *topic) const { return "psbench:" + run_id + ":" + topic; }
-
-std::string Settings::reader_name(const char *topic) const {
-  return "psbench-reader:" + run_id + ":" + topic;
-}
 
 uint64_t Settings::stream_bound() const {
   const uint64_t size = max_payload > 0 ? max_payload : 1;
@@ -27,9 +15,6 @@ uint64_t Settings::stream_bound() const {
 Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
   Settings s;
   s.keep(cfg, refuse, "channel names are made from it");
-  if (cfg.transport == nullptr || std::strcmp(cfg.transport, "tcp") != 0)
-    refuse.add("transport", "transport '%s' is not supported; this driver supports tcp",
-               cfg.transport ? cfg.transport : "(none)");
   // reliable: Redis Streams (writer.h, reader.h); best_effort: pub/sub.
   s.streams = cfg.qos.reliability == PSB_RELIABLE;
   if (cfg.qos.durability == PSB_PERSISTENT && cfg.qos.reliability != PSB_RELIABLE)
@@ -50,28 +35,19 @@ Settings parse_settings(const psb_config &cfg, psb::sdk::Refusals &refuse) {
                "server forwards each message once to the subscribers of the moment (its only "
                "queue is the per-client output buffer). Leave --history unset",
                cfg.qos.history == PSB_KEEP_ALL ? "keep_all" : "keep_last");
-  if (cfg.notify != PSB_NOTIFY_LISTENER && cfg.notify != PSB_NOTIFY_WAIT &&
-      cfg.notify != PSB_NOTIFY_POLL)
-    refuse.add("notify", "notify mode %u is not one of listener, wait, poll", cfg.notify);
   if (cfg.max_payload > kMaxPayload)
     refuse.add("size", "size %llu bytes is over this driver's largest message of %llu bytes",
                static_cast<unsigned long long>(cfg.max_payload),
                static_cast<unsigned long long>(kMaxPayload));
   if (cfg.use_loan) refuse.add("loan", "--loan is not supported (no zero-copy write)");
   const psb::sdk::Options options(cfg, refuse);
-  if (psb::sdk::BrokerAddress b;
-      psb::sdk::broker_option(options, refuse, 6379, "redis-server", "redis-server", b)) {
-    s.host = b.host;
-    s.port = b.port;
-  }
+  psb::sdk::broker_option(options, refuse, 6379, "redis-server", "redis-server", s.broker);
   // hiredis 0.14.1 (Debian 12) has no TLS: no SSL context, no redisInitiateSSL (hiredis_ssl
   // arrived in hiredis 1.0), so a TLS redis-server cannot be reached (README.md, "Security").
-  if (const char *mode = options.find("security"); mode != nullptr && std::strcmp(mode, "none"))
-    refuse.add("option:security",
-               "security=%s: not offered; hiredis 0.14.1 (Debian 12's libhiredis) has no TLS "
-               "support (it came with hiredis 1.0's hiredis_ssl), so this driver speaks plain "
-               "TCP only; run without --security",
-               mode);
+  psb::sdk::security_options(options, refuse, {},
+                             "hiredis 0.14.1 (Debian 12's libhiredis) has no TLS support (it came "
+                             "with hiredis 1.0's hiredis_ssl), so this driver speaks plain TCP "
+                             "only; run without --security");
   return s;
 }
 

@@ -25,19 +25,20 @@ constexpr int64_t kRetryNs = 100'000'000;
 constexpr int kReconnectTimeoutMs = 1000;
 
 struct Settings : psb::sdk::RunSettings {
-  std::string host;  // from option broker=HOST:PORT
-  int port = 0;
+  psb::sdk::BrokerAddress broker;  // option broker=HOST:PORT
   // reliability reliable (volatile or persistent): Redis Streams instead of pub/sub.
   bool streams = false;
 
   // "HOST:PORT" as given, for messages.
-  std::string address() const;
+  const char *server() const { return broker.text.c_str(); }
   // The pub/sub channel of a topic, and its stream key (reliability reliable):
   // psbench:<run id>:<topic> (keys and pub/sub channels are separate namespaces in Redis).
-  std::string channel(const char *topic) const;
+  std::string channel(const char *topic) const { return "psbench:" + run_id + ":" + topic; }
   // The connection name of a topic's stream readers (CLIENT SETNAME), which the writer
   // counts for matched_readers: psbench-reader:<run id>:<topic>.
-  std::string reader_name(const char *topic) const;
+  std::string reader_name(const char *topic) const {
+    return "psbench-reader:" + run_id + ":" + topic;
+  }
   // MAXLEN ~ of the topic streams: about 256 MiB of messages of the run's size, between
   // 64 and 100000 entries (README.md, "Durability persistent: Redis Streams").
   uint64_t stream_bound() const;

@@ -1,7 +1,5 @@
 #include "writer.h"
 
-#include <sys/socket.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -10,20 +8,12 @@
 #include "psbench/sdk.hpp"
 
 namespace psbredis {
-namespace {
-
-using psb::sdk::fail;
-
-Command command_for(const Settings &s, const std::string &name) {
-  if (!s.streams) return Command{"PUBLISH", name};
-  return Command{"XADD", name, "MAXLEN", "~", std::to_string(s.stream_bound()), "*", "d"};
-}
-
-}  // namespace
 
 Writer::Writer(Context &ctx, const char *topic)
     : Endpoint(ctx.settings, topic, "publisher", "stream writer"),
-      command_(command_for(settings_, name_)) {
+      command_(streams_ ? Command{"XADD", name_, "MAXLEN", "~",
+                                  std::to_string(settings_.stream_bound()), "*", "d"}
+                        : Command{"PUBLISH", name_}) {
   connect();
   if (!streams_) return;
   slot_size_ = settings_.max_payload > 0 ? settings_.max_payload : kMaxPayload;
@@ -43,18 +33,6 @@ Writer::~Writer() {
   }
 }
 
-void Writer::break_with(std::string message) {
-  broken_message_ = std::move(message);
-  throw psb::sdk::Error(broken_message_);
-}
-
-void Writer::drop(std::string why) {
-  lose(std::move(why));
-  sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
-  lines_.clear();
-  bulk_next_ = false;
-}
-
 bool Writer::send(const void *data, size_t len) {
   const int e = command_.send(fd_, data, len);
   if (e == 0) {
@@ -66,11 +44,11 @@ bool Writer::send(const void *data, size_t len) {
     break_with(
         format("PUBLISH to %s: redis-server at %s did not take the message within %d "
                "s (stopped?); the publisher connection is given up",
-               name_.c_str(), settings_.address().c_str(), kIoTimeoutS));
+               name_.c_str(), settings_.server(), kIoTimeoutS));
   if (!streams_)
     break_with(format("PUBLISH to %s: the connection to redis-server at %s broke: %s",
-                      name_.c_str(), settings_.address().c_str(), std::strerror(e)));
-  drop(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
+                      name_.c_str(), settings_.server(), std::strerror(e)));
+  lose(e == EAGAIN ? format("it did not take the message within %d s", kIoTimeoutS)
                    : std::string(std::strerror(e)));
   return false;
 }
@@ -83,6 +61,9 @@ bool Writer::send_slot(uint64_t i) {
 bool Writer::reconnect() {
   // A server that has just started answers LOADING to EXISTS until it has read its data.
   if (!connect_again({"EXISTS", name_})) return false;
+  sent_ = 0;  // what was sent and not answered stays in the ring, to be sent again
+  lines_.clear();
+  bulk_next_ = false;
   // Everything unanswered, oldest first: the server may have kept some of it (then the
   // reader gets it twice), the rest it never had.
   while (c_ != nullptr && sent_ < pending_) {
@@ -121,7 +102,7 @@ void Writer::consume(const char *p, size_t n) {
           format("unexpected reply on the publisher connection of %s: '%s' (%llu "
                  "PUBLISH replies awaited)",
                  name_.c_str(), line, static_cast<unsigned long long>(pending_)));
-    drop(format("unexpected reply '%s' (%llu XADD replies awaited)", line,
+    lose(format("unexpected reply '%s' (%llu XADD replies awaited)", line,
                 static_cast<unsigned long long>(sent_)));
     return;
   }
@@ -135,23 +116,9 @@ void Writer::answered() {
 
 void Writer::read_replies() {
   while (c_ != nullptr) {
-    const ssize_t n = recv(fd_, rbuf_, sizeof rbuf_, MSG_DONTWAIT);
-    if (n > 0) {
-      consume(rbuf_, static_cast<size_t>(n));
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
-    if (!streams_ && n == 0)
-      break_with(
-          format("redis-server at %s closed the publisher connection of %s (stopped or "
-                 "killed?)",
-                 settings_.address().c_str(), name_.c_str()));
-    if (!streams_)
-      break_with(format("publisher connection of %s to %s: %s", name_.c_str(),
-                        settings_.address().c_str(), std::strerror(errno)));
-    drop(n == 0 ? std::string("it closed the connection (stopped or killed?)")
-                : std::string(std::strerror(errno)));
+    const size_t n = receive(rbuf_, sizeof rbuf_, "stopped or killed?");
+    if (n == 0) return;
+    consume(rbuf_, n);
   }
 }
 
@@ -192,7 +159,7 @@ void Writer::await_window() {
       fail(
           "redis-server at %s did not answer %llu XADD to %s within %lld ms (the writer "
           "keeps at most %llu unanswered); this write was not sent",
-          settings_.address().c_str(), static_cast<unsigned long long>(pending_), name_.c_str(),
+          settings_.server(), static_cast<unsigned long long>(pending_), name_.c_str(),
           static_cast<long long>(kWindowWaitNs / 1000000), static_cast<unsigned long long>(slots_));
     if (wait_readable(fd_, -1, left) < 0)
       fail("waiting for XADD replies: %s", std::strerror(errno));
@@ -203,7 +170,7 @@ void Writer::await_window() {
         "XADD to %s: redis-server at %s is unreachable (%s) and the writer's %llu unanswered "
         "messages wait for it; this write was not accepted (it reconnects at most every %lld "
         "ms)",
-        name_.c_str(), settings_.address().c_str(), down_why_.c_str(),
+        name_.c_str(), settings_.server(), down_why_.c_str(),
         static_cast<unsigned long long>(pending_), static_cast<long long>(kRetryNs / 1000000));
 }
 
@@ -218,13 +185,13 @@ bool Writer::drain(int64_t timeout_ns) {
     if (left <= 0 && !streams_)
       throw psb::sdk::Timeout(
           format("redis-server at %s did not answer %llu PUBLISH to %s within %lld ms",
-                 settings_.address().c_str(), static_cast<unsigned long long>(pending_),
-                 name_.c_str(), static_cast<long long>(timeout_ns / 1000000)));
+                 settings_.server(), static_cast<unsigned long long>(pending_), name_.c_str(),
+                 static_cast<long long>(timeout_ns / 1000000)));
     if (left <= 0)
       throw psb::sdk::Timeout(
           format("%llu XADD to %s not answered within %lld ms (redis-server at %s: %s)",
                  static_cast<unsigned long long>(pending_), name_.c_str(),
-                 static_cast<long long>(timeout_ns / 1000000), settings_.address().c_str(),
+                 static_cast<long long>(timeout_ns / 1000000), settings_.server(),
                  c_ != nullptr ? "connected" : down_why_.c_str()));
     if (c_ == nullptr) {  // streams only: a pub/sub connection breaks instead
       if (!reconnect()) pacer_.sleep_until_due(left);
@@ -237,20 +204,17 @@ bool Writer::drain(int64_t timeout_ns) {
 
 int Writer::matched() {
   if (streams_ ? c_ == nullptr && !reconnect() : !broken_message_.empty()) return -1;
+  Reply r;
+  bool drained = false;
   try {
     drain(int64_t(kIoTimeoutS) * 1000000000);  // replies come in order: the earlier ones first
-  } catch (const std::exception &e) {
-    if (!streams_ && broken_message_.empty()) broken_message_ = e.what();
-    return -1;
-  }
-  if (c_ == nullptr) return -1;
-  Reply r;
-  try {
+    drained = true;
+    if (c_ == nullptr) return -1;
     r = streams_ ? command(c_.get(), settings_, role(), {"CLIENT", "LIST"})
                  : command(c_.get(), settings_, role(), {"PUBSUB", "NUMSUB", name_});
   } catch (const std::exception &e) {
-    if (streams_) drop(e.what());
-    if (!streams_) broken_message_ = e.what();
+    if (streams_ && drained) lose(e.what());  // the command's connection failed
+    if (!streams_ && broken_message_.empty()) broken_message_ = e.what();
     return -1;
   }
   int count = -1;

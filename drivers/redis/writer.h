@@ -56,9 +56,6 @@ class Writer final : Endpoint {
   // on the key (refused while the server loads its data), then the ring sent again. true =
   // connected.
   bool reconnect();
-  void drop(std::string why);  // streams: the connection is gone, reconnect later
-  // Pub/sub: marks the connection broken with that message and throws it.
-  [[noreturn, gnu::cold]] void break_with(std::string message);
   // Sends a message (streams: the ring's message i, 0 = the oldest unanswered). false: dropped.
   bool send(const void *data, size_t len);
   bool send_slot(uint64_t i);
@@ -79,10 +76,9 @@ class Writer final : Endpoint {
   uint64_t pending_ = 0;  // messages unanswered (streams: in the ring, sent or not)
   uint64_t sent_ = 0;     // of them, sent on this connection
   uint64_t acknowledged_ = 0, resent_ = 0, refused_ = 0;
-  std::string broken_message_;  // pub/sub: why the connection broke, without the driver's name
-  std::string refusal_;         // the server's first refusal not reported yet
-  ReplyLines lines_;            // the replies read so far
-  bool bulk_next_ = false;      // the next line is a bulk string's content (the entry's id)
+  std::string refusal_;     // the server's first refusal not reported yet
+  ReplyLines lines_;        // the replies read so far
+  bool bulk_next_ = false;  // the next line is a bulk string's content (the entry's id)
   char rbuf_[4096] = {};
 };
 

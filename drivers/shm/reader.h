@@ -11,7 +11,6 @@
 #include <cstdint>
 #include <thread>
 
-#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
 #include "segment.h"
@@ -31,7 +30,8 @@ class Reader {
     tail_ = seg_.hdr->head.load(std::memory_order_acquire);
     head_cache_ = tail_;
     idx_ = tail_ % seg_.count;
-    store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
+    seg_.hdr->tail.store(tail_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->tail, &seg_.hdr->writer_waiting, kShared);
     if (on_data_) thread_ = std::thread([this] { listen(); });
   }
 
@@ -41,7 +41,7 @@ class Reader {
     // The thread may be between its stop check and its futex_wait, where one
     // wake would be lost: keep waking until it has left.
     while (!exited_.load(std::memory_order_acquire)) {
-      futex_wake(&seg_.hdr->head);
+      psb::sdk::futex_wake_all(&seg_.hdr->head, kShared);
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
     thread_.join();
@@ -49,14 +49,11 @@ class Reader {
 
   int matched() const { return seg_.hdr->writers.load(std::memory_order_acquire); }
 
-  bool take(int64_t timeout_ns, const void *&data, size_t &len) {
+  // The SDK's take() tries, then waits (psb::sdk::take_waiting).
+  bool try_take(const void *&data, size_t &len) {
     if (on_data_) psb::sdk::fail("take() is not used in listener mode");
-    if (held_) advance();
-    if (!ready()) {
-      if (timeout_ns == 0) return false;  // poll
-      if (!wait_for_data(timeout_ns < 0 ? -1 : psb::sdk::now_ns() + timeout_ns, false))
-        return false;
-    }
+    release();
+    if (!ready()) return false;
     held_ = true;
     const uint64_t n = *seg_.slot_len(idx_);
     if (n > seg_.slot_size)
@@ -66,6 +63,34 @@ class Reader {
     data = seg_.slot_data(idx_);
     len = static_cast<size_t>(n);
     return true;
+  }
+
+  // Waits until head != tail_; false on timeout (timeout_ns < 0: none) or when the
+  // listener stops (stop_ is set only then).
+  bool wait(int64_t timeout_ns) {
+    const int64_t deadline_ns = timeout_ns < 0 ? -1 : psb::sdk::now_ns() + timeout_ns;
+    SegmentHeader *h = seg_.hdr;
+    for (;;) {
+      if (stop_.load(std::memory_order_acquire)) return false;
+      if (wakeup_ == Wakeup::spin) {
+        for (int i = 0; i < 64; ++i) {
+          psb::sdk::cpu_relax();
+          if (ready()) return true;
+        }
+        if (deadline_ns >= 0 && psb::sdk::now_ns() >= deadline_ns) return false;
+        continue;
+      }
+      int64_t rel = -1;
+      if (deadline_ns >= 0) {
+        rel = deadline_ns - psb::sdk::now_ns();
+        if (rel <= 0) return false;
+      }
+      psb::sdk::sleep_on(
+          &h->head, &h->reader_waiting, rel,
+          [&](uint32_t seen) { return seen == tail_ && !stop_.load(std::memory_order_seq_cst); },
+          kShared);
+      if (ready()) return true;
+    }
   }
 
   void release() {
@@ -91,43 +116,15 @@ class Reader {
     tail_ = seg_.next(tail_);
     idx_ = seg_.next_index(idx_);
     held_ = false;
-    if (reliable_)
-      store_and_wake(&seg_.hdr->tail, tail_, &seg_.hdr->writer_waiting);
-    else  // a best_effort writer never sleeps on tail
-      seg_.hdr->tail.store(tail_, std::memory_order_release);
-  }
-
-  // Waits until head != tail_; false on timeout (deadline_ns < 0: none) or,
-  // in the listener, on stop.
-  bool wait_for_data(int64_t deadline_ns, bool listener) {
-    SegmentHeader *h = seg_.hdr;
-    for (;;) {
-      if (listener && stop_.load(std::memory_order_acquire)) return false;
-      if (wakeup_ == Wakeup::spin) {
-        for (int i = 0; i < 64; ++i) {
-          cpu_relax();
-          head_cache_ = h->head.load(std::memory_order_acquire);
-          if (head_cache_ != tail_) return true;
-        }
-        if (deadline_ns >= 0 && psb::sdk::now_ns() >= deadline_ns) return false;
-        continue;
-      }
-      int64_t rel = -1;
-      if (deadline_ns >= 0) {
-        rel = deadline_ns - psb::sdk::now_ns();
-        if (rel <= 0) return false;
-      }
-      sleep_on(&h->head, &h->reader_waiting, rel, [&](uint32_t seen) {
-        return seen == tail_ && !(listener && stop_.load(std::memory_order_seq_cst));
-      });
-      head_cache_ = h->head.load(std::memory_order_acquire);
-      if (head_cache_ != tail_) return true;
-    }
+    if (!reliable_)  // a best_effort writer never sleeps on tail
+      return seg_.hdr->tail.store(tail_, std::memory_order_release);
+    seg_.hdr->tail.store(tail_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->tail, &seg_.hdr->writer_waiting, kShared);
   }
 
   void listen() {
     while (!stop_.load(std::memory_order_acquire)) {
-      if (!ready() && !wait_for_data(-1, true)) continue;  // stopping
+      if (!ready() && !wait(-1)) continue;  // stopping
       const uint64_t n = *seg_.slot_len(idx_);
       if (n <= seg_.slot_size)  // a corrupt length is skipped, never delivered
         on_data_(seg_.slot_data(idx_), static_cast<size_t>(n));

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <new>
 
-#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
 
@@ -73,7 +72,7 @@ Segment::Segment(const Settings &s, const char *topic, Side side)
 Segment::~Segment() {
   (side_ == kReader ? hdr->readers : hdr->writers).fetch_sub(1, std::memory_order_seq_cst);
   // A reliable writer waiting for room sees that nobody reads any more.
-  if (side_ == kReader) futex_wake(&hdr->tail);
+  if (side_ == kReader) psb::sdk::futex_wake_all(&hdr->tail, kShared);
   munmap(hdr, map_size_);
   shm_unlink(name());  // ENOENT: the peer unlinked it first
 }

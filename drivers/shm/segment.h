@@ -16,6 +16,7 @@
 #include <string>
 
 #include "psbench/driver.h"
+#include "psbench/sdk_futex.hpp"
 #include "settings.h"
 
 namespace psbshm {
@@ -23,6 +24,8 @@ namespace psbshm {
 constexpr uint32_t kMagic = 0x314d5350u;  // "PSM1", set last by the initialiser
 constexpr uint32_t kLayoutVersion = 1;
 constexpr size_t kSlotDataOffset = 16;  // after the u64 length (+ pad)
+// The futex words live in a MAP_SHARED segment that several processes map.
+constexpr auto kShared = psb::sdk::FutexScope::shared;
 
 struct alignas(64) SegmentHeader {
   std::atomic<uint32_t> magic;  // kMagic once the fields below are valid

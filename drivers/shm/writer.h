@@ -10,7 +10,6 @@
 #include <cstdint>
 #include <memory>
 
-#include "futex.h"
 #include "psbench/sdk.hpp"
 #include "psbench/sdk_connection.hpp"
 #include "segment.h"
@@ -39,19 +38,13 @@ class Writer {
   int matched() const { return seg_.hdr->readers.load(std::memory_order_acquire); }
 
   void write(const void *data, size_t len) {
-    if (len > seg_.slot_size)
-      psb::sdk::fail("message of %zu bytes exceeds max_payload %llu", len,
-                     static_cast<unsigned long long>(seg_.slot_size));
-    if (!reserve()) return;  // dropped
+    if (!reserve(len, "message")) return;  // dropped
     __builtin_memcpy(seg_.slot_data(idx_), data, len);
     publish(len);
   }
 
   void *loan(size_t len) {
-    if (len > seg_.slot_size)
-      psb::sdk::fail("loan of %zu bytes exceeds max_payload %llu", len,
-                     static_cast<unsigned long long>(seg_.slot_size));
-    if (reserve()) return seg_.slot_data(idx_);
+    if (reserve(len, "loan")) return seg_.slot_data(idx_);
     // Dropped: hand out scratch memory, which write_loan discards.
     if (!scratch_)
       psb::sdk::fail("ring of %s is full and loans were not enabled (use_loan) at open",
@@ -67,8 +60,12 @@ class Writer {
  private:
   bool has_room() const { return !seg_.full(head_, tail_cache_); }
 
-  // true: a slot is free; false: the sample is dropped. Throws when a reliable wait fails.
-  bool reserve() {
+  // A slot for len bytes (what: "message" or "loan"). true: one is free; false: the sample
+  // is dropped. Throws when len is too long or a reliable wait fails.
+  bool reserve(size_t len, const char *what) {
+    if (len > seg_.slot_size)
+      psb::sdk::fail("%s of %zu bytes exceeds max_payload %llu", what, len,
+                     static_cast<unsigned long long>(seg_.slot_size));
     if (has_room()) return true;
     tail_cache_ = seg_.hdr->tail.load(std::memory_order_acquire);
     if (has_room()) return true;
@@ -79,7 +76,7 @@ class Writer {
   bool wait_for_room() {
     SegmentHeader *h = seg_.hdr;
     for (int i = 0; i < kSpinBeforeSleep; ++i) {
-      cpu_relax();
+      psb::sdk::cpu_relax();
       tail_cache_ = h->tail.load(std::memory_order_acquire);
       if (has_room()) return true;
     }
@@ -95,11 +92,12 @@ class Writer {
             "still taking?",
             static_cast<long long>(kReliableBlockNs / 1000000000), seg_.name());
       if (wakeup_ == Wakeup::spin) {
-        for (int i = 0; i < 64; ++i) cpu_relax();
+        for (int i = 0; i < 64; ++i) psb::sdk::cpu_relax();
         continue;
       }
-      sleep_on(&h->tail, &h->writer_waiting, std::min(deadline - now, kSleepSliceNs),
-               [&](uint32_t tail) { return seg_.full(head_, tail); });
+      psb::sdk::sleep_on(
+          &h->tail, &h->writer_waiting, std::min(deadline - now, kSleepSliceNs),
+          [&](uint32_t tail) { return seg_.full(head_, tail); }, kShared);
     }
   }
 
@@ -113,7 +111,8 @@ class Writer {
     head_ = seg_.next(head_);
     idx_ = seg_.next_index(idx_);
     // Release (as seq_cst) publishes the slot.
-    store_and_wake(&seg_.hdr->head, head_, &seg_.hdr->reader_waiting);
+    seg_.hdr->head.store(head_, std::memory_order_seq_cst);
+    psb::sdk::wake_if_waiting(&seg_.hdr->head, &seg_.hdr->reader_waiting, kShared);
   }
 
   std::unique_ptr<unsigned char[]> scratch_;  // loan target for dropped samples

@@ -87,6 +87,7 @@
 #include <utility>
 
 #include "psbench/driver.h"
+#include "psbench/sdk_futex.hpp"
 #include "psbench/sdk_refusals.hpp"
 
 // The SDK fills every member of psb_driver; a new ABI version must be taught here first.
@@ -191,9 +192,7 @@ bool wait_until(int64_t timeout_ns, Ready &&ready) {
     if (ready()) return true;
     if (Clock::now() >= deadline) return false;
     if (i < 64) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      cpu_relax();
     } else if (i < 1024) {
       sched_yield();
     } else {

@@ -1,5 +1,6 @@
 // What the DDS drivers share beside their samples (psbench/sdk_c_samples.hpp): OMG DDS
-// Security from psbench's credentials (cyclonedds, fastdds), option domain_id and a vendor
+// Security from psbench's credentials (cyclonedds, fastdds), option domain_id, the run's
+// history in DDS terms, the refusal of a best-effort transient_local run and a vendor
 // configuration for transport config (cyclonedds, opensplice), a domain that a process's
 // contexts share, refused with another configuration (cyclonedds, opensplice), and the
 // names of the standard's return codes (opendds, opensplice).
@@ -8,6 +9,8 @@
 
 #include <cstdint>
 #include <iterator>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "psbench/sdk.hpp"
@@ -36,6 +39,26 @@ inline void require_security_files(const Security &sec) {
 // every process of a run, most likely another for another run).
 inline uint32_t domain_id(const Options &options, const std::string &run_id, uint32_t max) {
   return uint32_t(options.number("domain_id", id_in_range(run_id, 1, 200), 0, max));
+}
+
+// psbench's history as a DDS HistoryQosPolicy takes it, when the run sets one (history 0:
+// none, the vendor's default, keep_last 1, stays): keep_all (depth 1, which DDS ignores
+// then) or keep_last with depth N.
+struct History {
+  bool keep_all = false;
+  int32_t depth = 1;
+};
+inline std::optional<History> history(const psb_qos &q) {
+  if (q.history == 0) return std::nullopt;
+  if (q.history == PSB_KEEP_ALL) return History{true, 1};
+  return History{false, int32_t(q.history_depth)};
+}
+
+// Refuses durability transient_local without reliability reliable, `why` being the
+// vendor's reason: "durability transient_local needs --reliability reliable: WHY".
+inline void transient_local_needs_reliable(const psb_qos &q, Refusals &refuse, const char *why) {
+  if (q.durability == PSB_TRANSIENT_LOCAL && q.reliability != PSB_RELIABLE)
+    refuse.add("durability", "durability transient_local needs --reliability reliable: %s", why);
 }
 
 // Option key, the user's own vendor configuration: refused unless config (transport
@@ -81,6 +104,21 @@ typename PerProcess<uint32_t, Domain>::Lease join_domain(PerProcess<uint32_t, Do
         "configuration its own domain_id=N",
         id);
   return domain;
+}
+
+// The same in the process's own registry of such domains, one per Domain type (kept past
+// exit, for a Lease let go after static destruction), made by make(), or as Domain(id,
+// config) without one. A Lease of the registry's: DomainLease<Domain>.
+template <class Domain>
+using DomainLease = typename PerProcess<uint32_t, Domain>::Lease;
+template <class Domain, class Make>
+DomainLease<Domain> join_domain(uint32_t id, const std::string &config, Make make) {
+  static auto &domains = *new PerProcess<uint32_t, Domain>;
+  return join_domain(domains, id, config, make);
+}
+template <class Domain>
+DomainLease<Domain> join_domain(uint32_t id, const std::string &config) {
+  return join_domain<Domain>(id, config, [&] { return std::make_unique<Domain>(id, config); });
 }
 
 }  // namespace psb::sdk::dds

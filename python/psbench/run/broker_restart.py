@@ -39,6 +39,7 @@ class BrokerRestart:
         self.stamps: dict[str, int] = {}
         self.error: str | None = None
         self._cancel = threading.Event()
+        self._abandon = threading.Event()  # the run was interrupted: none started again
         self._thread: threading.Thread | None = None
 
     def on_window(self, edge: str, *_):
@@ -51,12 +52,17 @@ class BrokerRestart:
         if self._cancel.wait(self.at_s):
             return  # the run ended first
         try:
-            self.pool.restart(self.service, self.down_s, self._stamp)
+            self.pool.restart(self.service, self.down_s, self._stamp, self._abandon)
         except Exception as exc:  # recorded: the run is then not a measurement
             self.error = str(exc)
 
     def _stamp(self, event: str) -> None:
         self.stamps[event] = time.monotonic_ns()
+
+    def abandon(self) -> None:
+        """The run was interrupted: a broker still down stays down, and finish() does not
+        wait out its down time."""
+        self._abandon.set()
 
     def finish(self) -> dict:
         self._cancel.set()

@@ -648,6 +648,7 @@ def _measure(spec, run_id, run_dir, commands, described, services, used, network
     sampler = _Sampler(used)
     restarter = _restarter(spec, services, used)
     sent_to = []  # the machines this run's credentials were copied to
+    result = None
     try:
         if security.secured(spec.security) and isinstance(network, SshNetwork):
             _send_credentials(spec, run_id, network, sent_to)
@@ -657,6 +658,8 @@ def _measure(spec, run_id, run_dir, commands, described, services, used, network
         if sent_to:  # fetched and removed by now, unless the run broke off first
             record["remote_files_left"] = network.remove_run(run_id, sent_to) or None
         if restarter is not None:
+            if result is not None and result.status == "interrupted":
+                restarter.abandon()  # Ctrl-C: nothing started behind its back
             record["restart"] = restarter.finish()
             record["services"] = [s.to_json() for s in used]  # its new pid
     datagrams_after = udp_datagrams_sent()

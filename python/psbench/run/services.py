@@ -16,6 +16,7 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,7 @@ PREPARE_TIMEOUT_S = 60.0  # a service's prepare command (e.g. formatting its sto
 STOP_TIMEOUT_S = 20.0
 FOREIGN_WAIT_S = 10.0  # for someone else's per-host daemon to serve or to end
 LOG_TAIL_LINES = 5
+NOT_STARTED_AGAIN = "the run or psbench stopped while it was down: not started again"
 DEFAULT_LARGEST_MESSAGE = 4 << 20
 
 
@@ -160,6 +162,11 @@ class ServicePool:
     # A run's own pool (on hosts) within a sweep's: what the sweep's keeps running is
     # alive during the run too.
     outer: "ServicePool | None" = None
+    # A broker restart (restart()) runs in a thread of its own: once the pool is stopping
+    # it must not start the broker again, and stop_all must see the one it started.
+    _stopping: threading.Event = field(default_factory=threading.Event, repr=False)
+    _starting: threading.Lock = field(default_factory=threading.Lock, repr=False)
+    _down: set = field(default_factory=set, repr=False)  # each restart's cancel event
 
     def __enter__(self) -> "ServicePool":
         return self
@@ -207,11 +214,13 @@ class ServicePool:
             if s.proc is None or s.proc.poll() is None
         ] + (self.outer.alive() if self.outer is not None else [])
 
-    def restart(self, service: RunningService, down_s: float, on_event=None) -> None:
+    def restart(self, service: RunningService, down_s: float, on_event=None, cancel=None) -> None:
         """Kills the service (SIGKILL: a crash, nothing saved on the way out), keeps it
         down for down_s, then starts it again on the same port, configuration and data,
         and waits until it serves. on_event(name): "killed", "started", "ready", each
-        as it happens (the caller stamps them)."""
+        as it happens (the caller stamps them). cancel (a threading.Event) set, or the
+        pool stopping, during the down time ends it: the broker is not started again (a
+        UserError says so), so nothing is started behind an interrupted run's back."""
         if service.proc is None or service.remote:
             raise UserError(f"{service.definition.name}: psbench restarts only a broker it "
                             f"started on this machine or its emulated hosts", 2)  # fmt: skip
@@ -221,24 +230,38 @@ class ServicePool:
         except ProcessLookupError:
             pass
         old.wait()
+        _log_line(service.log, f"killed (SIGKILL), down for {down_s:g} s")
         if on_event is not None:
             on_event("killed")
         keeper.instance().release_service(old.pid)
-        time.sleep(down_s)
-        with service.log.open("a") as out:
-            out.write(f"--- psbench: killed (SIGKILL), started again after {down_s:g} s ---\n")
+        cancel = cancel or threading.Event()
+        self._down.add(cancel)
+        try:
+            if self._stopping.is_set() or cancel.wait(down_s):
+                self._not_started_again(service)
+        finally:
+            self._down.discard(cancel)
+        with self._starting, service.log.open("a") as out:
+            if self._stopping.is_set() or cancel.is_set():  # as the down time ended
+                self._not_started_again(service)
+            out.write(f"--- psbench: started again after {down_s:g} s ---\n")
             out.flush()
             # Started from the restart's thread, which ends before the broker should.
             service.proc = subprocess.Popen(
                 service.argv, **_spawned_into(out, service.folder, parent_death=False)
             )
-        service.restarts += 1
-        keeper.instance().watch_service(service.proc.pid, service.leftovers)
+            service.restarts += 1
+            keeper.instance().watch_service(service.proc.pid, service.leftovers)
         if on_event is not None:
             on_event("started")
         _wait_ready(service)
         if on_event is not None:
             on_event("ready")
+
+    @staticmethod
+    def _not_started_again(service: RunningService):
+        _log_line(service.log, NOT_STARTED_AGAIN)
+        raise UserError(f"{service.definition.name}: {NOT_STARTED_AGAIN}")
 
     def casualties(self, used: list[RunningService]) -> list[str]:
         """Services of psbench's that died during the run, each as a message with its
@@ -333,7 +356,12 @@ class ServicePool:
         return service
 
     def stop_all(self) -> None:
-        with signals_deferred():  # a second Ctrl-C must not leave a service running
+        self._stopping.set()
+        for cancel in list(self._down):
+            cancel.set()
+        # A second Ctrl-C must not leave a service running; a restart's thread has either
+        # started its broker by now (stopped here) or will not.
+        with signals_deferred(), self._starting:
             for service in reversed(list(self.services.values())):
                 stop(service)
             self.services.clear()
@@ -361,6 +389,12 @@ def broker_ready_timeout(name: str) -> float:
     if declared is None or not declared.broker:
         return 0.0
     return float(declared.spec.ready_timeout_s or READY_TIMEOUT_S)
+
+
+def _log_line(log: Path, text: str) -> None:
+    """A line of psbench's own in a service's log, between the service's lines."""
+    with log.open("a") as out:
+        out.write(f"--- psbench: {text} ---\n")
 
 
 def _rounded(seconds: float | None) -> float | None:
