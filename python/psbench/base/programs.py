@@ -1,0 +1,13 @@
+"""Short external programs whose output psbench reads (ip, openssl, a driver's
+--describe, a service's version): one way to run them, so that none of them can wait
+on psbench's own stdin or print into its output."""
+
+import subprocess
+
+
+def output(argv: list[str], timeout: float) -> subprocess.CompletedProcess:
+    """Runs argv to its end with no stdin, its stdout and stderr kept as text. Raises
+    as subprocess.run does: OSError (e.g. not installed), TimeoutExpired past timeout."""
+    return subprocess.run(
+        argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL
+    )
