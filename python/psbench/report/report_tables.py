@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass
 
 from psbench.report.conditions import clock_corrections
-from psbench.report.tables import Column, Table
+from psbench.report.tables import Column, Table, sides
 from psbench.results.configs import Config, label_keys, label_of, setting_text
 from psbench.results.dependence import drift_text
 from psbench.results.describe import LATENCY_KEYS
@@ -487,10 +487,8 @@ def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Tab
         Column("A", "a"),
         Column("B", "b"),
         Column("at", "at"),
-        Column("n A", "n_a", "count"),
-        Column("n B", "n_b", "count"),
-        Column("p50 A µs", "p50_a_ns", "us"),
-        Column("p50 B µs", "p50_b_ns", "us"),
+        *sides("n {}", "n_{}", "count"),
+        *sides("p50 {} µs", "p50_{}_ns", "us"),
         Column("B/A p50", "median_ratio", "ratio"),
         Column("CI low", "median_ratio_low", "ratio"),
         Column("CI high", "median_ratio_high", "ratio"),

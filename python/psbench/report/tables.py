@@ -74,6 +74,12 @@ class Column:
     missing: str = "-"  # what a cell without a value reads, for people
 
 
+def sides(name: str, key: str, format: str = "text") -> list[Column]:
+    """One figure's two columns in a comparison, the reference A then B: name and key
+    with {} where the side goes ("p50 {} µs", "p50_{}_ns")."""
+    return [Column(name.format(side), key.format(side.lower()), format) for side in "AB"]
+
+
 @dataclass
 class Table:
     name: str  # file stem: summary, significance, ...
