@@ -17,6 +17,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
+from psbench.base import programs
 from psbench.base.errors import UserError
 
 ROUNDS = 64
@@ -80,14 +81,7 @@ def read_clock(argv: list[str], what: str, rounds: int = ROUNDS) -> Reading:
         middle = (t0 + t3) // 2
         return Reading(far - middle, (t3 - t0 + 1) // 2, middle, rounds)
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        programs.finish(proc, 5)
 
 
 @dataclass
