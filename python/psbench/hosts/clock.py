@@ -15,7 +15,7 @@ import os
 import select
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from psbench.base import programs
 from psbench.base.errors import UserError
@@ -39,12 +39,7 @@ class Reading:
     rounds: int
 
     def to_json(self) -> dict:
-        return {
-            "offset_ns": self.offset_ns,
-            "uncertainty_ns": self.uncertainty_ns,
-            "at_ns": self.at_ns,
-            "rounds": self.rounds,
-        }
+        return asdict(self)
 
 
 def _line(proc, deadline: float, what: str) -> bytes:
