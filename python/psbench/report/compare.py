@@ -219,12 +219,12 @@ def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
     settings = comparison.settings
     columns = [
         Column("configuration", "config"),
-        Column("metric", "metric"),
+        Column("metric"),
         *sides("n {}", "n_{}", "count"),
         *sides("p50 {} µs", "p50_{}_ns", "us"),
         *_ratio_columns("p50"),
         *_ratio_columns("p99"),
-        Column("covers", "covers"),
+        Column("covers"),
         Column("MW p (indep.)", "mann_whitney_p", "p"),
     ]
     rows = [
@@ -277,7 +277,7 @@ def resources_table(comparison: Comparison) -> Table | None:
         return None
     columns = [
         Column("configuration", "config"),
-        Column("per", "per"),
+        Column("per"),
         *sides("CPU µs {}", "cpu_ns_per_message_{}", "us"),
         Column("CPU B/A", "cpu_ratio", "ratio"),
         *sides("services µs {}", "services_cpu_ns_per_message_{}", "us"),
@@ -315,7 +315,7 @@ def resources_table(comparison: Comparison) -> Table | None:
 def unpaired_table(name: str, title: str, items: list[Unpaired]) -> Table:
     columns = [
         Column("configuration", "config"),
-        Column("metric", "metric"),
+        Column("metric"),
         *sides("{} runs", "status_{}"),
     ]
     return Table(
