@@ -244,6 +244,36 @@ def run_main(main) -> None:
         sys.exit("interrupted: every process started was stopped")
 
 
+def alternating_rounds(rounds: int, sizes: list[int], other: str, measure,
+                       size_note=lambda size: "") -> dict[int, dict[str, list[float]]]:  # fmt: skip
+    """results[size][tool]: each round measures psbench and the other tool at every
+    size with measure(tool, round, size's index, size), one right after the other in an
+    order swapped each round (what drifts falls on both alike); a line per round and size."""
+    results = {size: {"psbench": [], other: []} for size in sizes}
+    for r in range(rounds):
+        for i, size in enumerate(sizes):
+            for tool in ["psbench", other] if r % 2 == 0 else [other, "psbench"]:
+                results[size][tool].append(measure(tool, r, i, size))
+            print(
+                f"round {r + 1}/{rounds} size {size:>6} B{size_note(size)}: "
+                f"psbench {results[size]['psbench'][-1]:8.2f} us  "
+                f"{other} {results[size][other][-1]:8.2f} us",
+                flush=True,
+            )
+    return results
+
+
+def built(driver: str, tool: str, package: str) -> tuple[Path, Path]:
+    """The node and driver's library, once both are built and the tool they are
+    compared with is installed; otherwise exits saying what to run."""
+    if not shutil.which(tool):
+        sys.exit(f"{tool} is not installed: run 'make setup' (Debian package {package})")
+    node, library = paths.node_path(), paths.driver_library(driver)
+    if not node.exists() or not library.exists():
+        sys.exit(f"psbench or its {driver} driver is not built: run 'make build'")
+    return node, library
+
+
 def node_command(node: Path, driver: Path, out: str, run: str, size: int) -> list[str]:
     """psbench-node's arguments that both roles of one run share."""
     return [str(node), "--driver", str(driver), "--out", out, "--run-id", run, "--size", str(size)]
@@ -274,12 +304,7 @@ def main() -> None:
         sys.exit("--cpus: give PING_CPU,PONG_CPU (e.g. 0,1) or none")
     if cpus[0] is not None and not shutil.which("taskset"):
         sys.exit("--cpus needs taskset (Debian package util-linux); or use --cpus none")
-    if not shutil.which("ddsperf"):
-        sys.exit("ddsperf is not installed: run 'make setup' (Debian package cyclonedds-tools)")
-    node = paths.node_path()
-    driver = paths.build_dir() / "drivers" / "cyclonedds" / "libpsbench-cyclonedds.so"
-    if not node.exists() or not driver.exists():
-        sys.exit("psbench or its cyclonedds driver is not built: run 'make build'")
+    node, driver = built("cyclonedds", "ddsperf", "cyclonedds-tools")
     if any(size < 32 for size in args.sizes):
         sys.exit("--sizes: a psbench message holds at least its 32-byte header")
 
@@ -293,28 +318,16 @@ def main() -> None:
         f"{placement}, {args.seconds:g} s per run; RTT medians in us",
         flush=True,
     )
-    results = {size: {"psbench": [], "ddsperf": []} for size in args.sizes}
     tag = os.getpid() % 10000
-    for r in range(args.rounds):
-        for i, size in enumerate(args.sizes):
-            order = ["psbench", "ddsperf"] if r % 2 == 0 else ["ddsperf", "psbench"]
-            for tool in order:
-                if tool == "psbench":
-                    v = psbench_rtt_us(
-                        node, driver, size, args.seconds, f"ddsc{tag}r{r}s{size}", cpus
-                    )
-                else:
-                    # Domain ids 201-230, unused by psbench's own (1-200).
-                    v = ddsperf_rtt_us(
-                        size, args.seconds, 201 + (r * len(args.sizes) + i) % 30, cpus
-                    )
-                results[size][tool].append(v)
-            print(
-                f"round {r + 1}/{args.rounds} size {size:>6} B (ddsperf size {size + CDR_EXTRA}): "
-                f"psbench {results[size]['psbench'][-1]:8.2f} us  "
-                f"ddsperf {results[size]['ddsperf'][-1]:8.2f} us",
-                flush=True,
-            )
+
+    def measure(tool: str, r: int, i: int, size: int) -> float:
+        if tool == "psbench":
+            return psbench_rtt_us(node, driver, size, args.seconds, f"ddsc{tag}r{r}s{size}", cpus)
+        # Domain ids 201-230, unused by psbench's own (1-200).
+        return ddsperf_rtt_us(size, args.seconds, 201 + (r * len(args.sizes) + i) % 30, cpus)
+
+    results = alternating_rounds(args.rounds, args.sizes, "ddsperf", measure,
+                                 lambda size: f" (ddsperf size {size + CDR_EXTRA})")  # fmt: skip
 
     print()
     # ratio: of the two medians; paired: the median of each round's own ratio (the two

@@ -20,31 +20,9 @@ import statistics
 import subprocess
 import sys
 
-from psbench.hosts import udp_receiver
+from psbench.hosts import udp_receiver, udp_sender
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape
-
-SENDER = """
-import json, socket, sys, time
-host, count, size, gap, ping = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5] == "ping"
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 32, 16 << 20)
-s.connect((host, 9100))
-s.settimeout(2)
-rtts = []
-for i in range(count):
-    t = time.monotonic()
-    s.send(bytes(size))
-    if ping:
-        try:
-            s.recv(65536)
-            rtts.append(time.monotonic() - t)
-        except TimeoutError:
-            pass
-    elif gap:
-        time.sleep(gap)
-print(json.dumps({"rtts": rtts}))
-"""
 
 
 def exchange(shape_b: LinkShape, count, size=64, gap=0.0, ping=False):
@@ -70,13 +48,14 @@ def exchange(shape_b: LinkShape, count, size=64, gap=0.0, ping=False):
                 "a",
                 [
                     sys.executable,
-                    "-c",
-                    SENDER,
+                    str(udp_sender.SCRIPT),
                     "198.18.0.2",
+                    "9100",
                     str(count),
                     str(size),
                     str(gap),
                     "ping" if ping else "send",
+                    str(16 << 20),  # offering more than the link: not held back by its socket
                 ],
             ),
             capture_output=True,

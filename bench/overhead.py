@@ -9,7 +9,6 @@ Goal: psbench no more than 5% above sockperf.
 
 import argparse
 import re
-import shutil
 import socket
 import statistics
 import subprocess
@@ -19,11 +18,12 @@ import time
 from pathlib import Path
 
 from ddsperf_compare import (  # bench/ is this script's folder: its sibling
+    alternating_rounds,
+    built,
     node_command,
     psbench_ping_pong,
 )
 
-from psbench.base import paths
 from psbench.results.samples import read_samples
 
 SOCKPERF_P50 = re.compile(r"percentile 50\.000 =\s+([0-9.]+)")
@@ -76,12 +76,7 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=2.0, help="length of each run")
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 16384])
     args = ap.parse_args()
-    if not shutil.which("sockperf"):
-        sys.exit("sockperf is not installed: run 'make setup' (Debian package sockperf)")
-    node = paths.node_path()
-    driver = paths.build_dir() / "drivers" / "udp" / "libpsbench-udp.so"
-    if not node.exists() or not driver.exists():
-        sys.exit("psbench is not built: run 'make build'")
+    node, driver = built("udp", "sockperf", "sockperf")
 
     port = free_udp_port()
     server = subprocess.Popen(
@@ -91,24 +86,13 @@ def main() -> None:
     )
     try:
         time.sleep(0.5)
-        results = {size: {"psbench": [], "sockperf": []} for size in args.sizes}
-        for r in range(args.rounds):
-            for size in args.sizes:
-                order = ["psbench", "sockperf"] if r % 2 == 0 else ["sockperf", "psbench"]
-                for tool in order:
-                    if tool == "psbench":
-                        v = psbench_median_rtt_us(
-                            node, driver, size, args.seconds, f"ovh{r}s{size}"
-                        )
-                    else:
-                        v = sockperf_median_rtt_us(port, size, args.seconds)
-                    results[size][tool].append(v)
-                print(
-                    f"round {r + 1}/{args.rounds} size {size:>6} B: "
-                    f"psbench {results[size]['psbench'][-1]:8.2f} us  "
-                    f"sockperf {results[size]['sockperf'][-1]:8.2f} us",
-                    flush=True,
-                )
+
+        def measure(tool: str, r: int, _index: int, size: int) -> float:
+            if tool == "psbench":
+                return psbench_median_rtt_us(node, driver, size, args.seconds, f"ovh{r}s{size}")
+            return sockperf_median_rtt_us(port, size, args.seconds)
+
+        results = alternating_rounds(args.rounds, args.sizes, "sockperf", measure)
     finally:
         server.terminate()
         server.wait()

@@ -366,7 +366,7 @@ def node_pair(
     as two processes pinned to cpus (driving's, waiting's), writing into out; both must
     end by themselves. Pinned with taskset (every thread), or with node_pin ("role",
     "process") by the node's own --cpu ROLE=CPU --pin node_pin, as the psbench CLI pins."""
-    lib = paths.build_dir() / "drivers" / driver / f"libpsbench-{driver}.so"
+    lib = paths.driver_library(driver)
     common = [*dc.node_command(paths.node_path(), lib, out, run, size), *extra]
     timed = ["--duration", f"{seconds:g}"]
     # A sub is told the duration too, as the launcher does: it then ends on the pub's end
@@ -689,7 +689,7 @@ def main() -> int:
     runnable, probes = [], {}
     for d in drivers:
         tools = INSTRUMENTS[d]
-        lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
+        lib = paths.driver_library(d)
         missing = [t for t in tools if not t.endswith("_probe") and not shutil.which(t)]
         if any(t.endswith("_probe") for t in tools):
             binary, why = build_probe(d)
@@ -715,7 +715,7 @@ def main() -> int:
         ServicePool(largest_message=max(sizes)) as pool,
     ):
         for d in runnable:
-            lib = paths.build_dir() / "drivers" / d / f"libpsbench-{d}.so"
+            lib = paths.driver_library(d)
             used = pool.ensure(describe(paths.node_path(), lib), None, Path(logs))
             if dc.SCHED:  # --fifo: the broker both tools go through too (every thread)
                 for service in used:

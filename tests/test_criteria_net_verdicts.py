@@ -7,6 +7,7 @@ from types import SimpleNamespace
 from psbench.report import criteria_tables
 from psbench.reproduce import ijraset_criteria
 from psbench.run.criteria import discovery, low_bandwidth
+from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import Verdict
 
 # Discovery --------------------------------------------------------------------------
@@ -152,21 +153,18 @@ def test_low_bandwidth_no_when_it_never_matched():
 
 
 def test_low_bandwidth_of_a_driver_confined_to_one_host_is_not_applicable_without_a_run(
-    monkeypatch,
+    monkeypatch, tmp_path
 ):
     # A driver whose capabilities say it does not cross hosts (ORTE, OpenSplice 5's
     # daemon): nothing is started on the emulated hosts, where its service would only
     # fail to start (no verdict); one that crosses them is measured.
-    from types import SimpleNamespace
-
     monkeypatch.setattr(low_bandwidth.emulated, "require_privileges", lambda: None)
     measured = []
     monkeypatch.setattr(low_bandwidth, "_measure", lambda ctx, d, *_: measured.append(d) or
                         low_bandwidth.judge(d, "error", "stub", None))  # fmt: skip
     caps = {"confined": {"crosses_hosts": False}, "crossing": {"crosses_hosts": True}}
-    ctx = SimpleNamespace(quick=True, drivers=list(caps), measuring=lambda d: None,
-                          say=lambda text: None,
-                          describes={d: {"capabilities": c} for d, c in caps.items()})  # fmt: skip
+    ctx = Context(list(caps), {}, {d: {"capabilities": c} for d, c in caps.items()}, tmp_path,
+                  {}, ["psbench", "criteria"], quick=True)  # fmt: skip
     found = low_bandwidth.assess(ctx)
     assert found["confined"].verdict == "not applicable"
     assert "crosses_hosts false" in found["confined"].evidence

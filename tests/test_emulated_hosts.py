@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from psbench.base.errors import UserError
-from psbench.hosts import emulated, netns, udp_receiver
+from psbench.hosts import emulated, netns, udp_receiver, udp_sender
 from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape, parse_shape
@@ -23,30 +23,6 @@ from psbench.hosts.links import LinkShape, parse_shape
 REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
-
-
-# Sends COUNT datagrams of SIZE bytes to ADDRESS:PORT, GAP s apart; with --ping, one at a
-# time, each waiting (up to 2 s) for its echo, and prints the round trips in s.
-SENDER = """
-import json, socket, sys, time
-address, port, count, size, gap, ping = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6] == "ping"
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.connect((address, port))
-s.settimeout(2)
-rtts = []
-for i in range(count):
-    t = time.monotonic()
-    s.send(i.to_bytes(4, "big") * (size // 4))
-    if ping:
-        try:
-            s.recv(65536)
-            rtts.append(time.monotonic() - t)
-        except TimeoutError:
-            pass
-    elif gap:
-        time.sleep(gap)
-print(json.dumps({"rtts": rtts}), flush=True)
-"""
 
 
 def start_receiver(net, host, port, quiet=1.0, echo=False):
@@ -61,7 +37,7 @@ def start_receiver(net, host, port, quiet=1.0, echo=False):
 
 def send(net, host, to, port, count, size=64, gap=0.0, ping=False):
     out = subprocess.run(
-        net.argv(host, [sys.executable, "-c", SENDER, net.hosts[to].address, str(port),
+        net.argv(host, [sys.executable, str(udp_sender.SCRIPT), net.hosts[to].address, str(port),
                         str(count), str(size), str(gap), "ping" if ping else "send"]),
         capture_output=True, text=True, timeout=120, check=True,
     )  # fmt: skip

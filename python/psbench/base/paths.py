@@ -38,6 +38,11 @@ def require_node() -> Path:
     return node
 
 
+def driver_library(name: str) -> Path:
+    """Where the build puts driver name's library (built or not)."""
+    return build_dir() / "drivers" / name / f"libpsbench-{name}.so"
+
+
 def driver_libraries() -> dict[str, Path]:
     """Every built driver, by name: build/drivers/*/libpsbench-<name>.so."""
     found = {}

@@ -8,7 +8,6 @@ from pathlib import Path
 from psbench.base.errors import UserError
 from psbench.base.options import noise_fraction, non_negative_int, probability
 from psbench.cli.cmd_report import add_resamples_argument
-from psbench.cli.commands import help_of
 from psbench.report import formats
 from psbench.report.compare import (
     DEFAULT_THRESHOLD,
@@ -22,12 +21,11 @@ from psbench.report.compare import (
 from psbench.results.load import load_results
 from psbench.results.significance import DEFAULT_CONFIDENCE, DEFAULT_SEED
 
-HELP = help_of("compare")
 JSON_FORMAT = "psbench-compare/1"
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("compare", help=HELP, description=HELP)
+    parser = subparsers.add_parser("compare")
     parser.add_argument(
         "dir_a",
         metavar="DIR_A",

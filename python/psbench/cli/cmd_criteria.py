@@ -10,13 +10,10 @@ from pathlib import Path
 
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
-from psbench.cli.commands import help_of
-
-HELP = help_of("criteria")
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("criteria", help=HELP, description=__doc__)
+    parser = subparsers.add_parser("criteria", description=__doc__)
     parser.add_argument(
         "--drivers", metavar="A,B", help="these drivers only (default: every built one but "
         "the baselines)")  # fmt: skip

@@ -15,7 +15,6 @@ from psbench.base.errors import UserError
 from psbench.base.options import positive_float, positive_int
 from psbench.base.units import size_text, value_text
 from psbench.cli.cmd_run import expanded_record, print_problems
-from psbench.cli.commands import help_of
 from psbench.report import formats
 from psbench.report.document import Settings, build_report, write_report
 from psbench.report.sweep_text import common_settings
@@ -31,7 +30,7 @@ QUICKSTART = "experiments/quickstart.yaml"
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("demo", help=help_of("demo"), description=help_of("demo"))
+    parser = subparsers.add_parser("demo")
     parser.add_argument(
         "--count", type=positive_int, help="measured samples per run (default: the file's, 10000)"
     )

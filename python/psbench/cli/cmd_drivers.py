@@ -3,7 +3,6 @@
 import json
 
 from psbench.base import table
-from psbench.cli.commands import help_of
 from psbench.run import drivers
 from psbench.run.service_definitions import definition
 
@@ -23,9 +22,7 @@ COLUMNS = [
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser(
-        "drivers", help=help_of("drivers"), description=help_of("drivers")
-    )
+    parser = subparsers.add_parser("drivers")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_command)
 

@@ -3,12 +3,11 @@
 import json
 
 from psbench.base import table
-from psbench.cli.commands import help_of
 from psbench.run import envinfo
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("env", help=help_of("env"), description=help_of("env"))
+    parser = subparsers.add_parser("env")
     parser.add_argument("--json", action="store_true", help="print JSON")
     parser.set_defaults(handler=run_command)
 

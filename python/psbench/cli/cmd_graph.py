@@ -11,11 +11,10 @@ from psbench.base.errors import UserError
 from psbench.base.problems import ExperimentError
 from psbench.base.units import micros
 from psbench.cli import run_options
-from psbench.cli.commands import help_of
+from psbench.cli.commands import subcommands
 from psbench.run.graph.load import load_graph
 from psbench.run.graph.model import Graph
 
-HELP = help_of("graph")
 CHECK_HELP = "validate graph files and say what each describes; exit 2 on a problem"
 RUN_HELP = (
     "run a graph: one process per module, placed by a mapping; per path reaction latency, "
@@ -24,22 +23,14 @@ RUN_HELP = (
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("graph", help=HELP, description=HELP)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    check = commands.add_parser("check", help=CHECK_HELP, description=CHECK_HELP)
+    parser = subparsers.add_parser("graph")
+    check, run = subcommands(parser, {"check": CHECK_HELP, "run": RUN_HELP})
     check.add_argument("graphs", nargs="+", metavar="GRAPH.yaml", help="graph files")
     check.set_defaults(handler=check_command)
-    run = commands.add_parser("run", help=RUN_HELP, description=RUN_HELP)
     run_options.add_run_arguments(run, "graph")
     run.add_argument("--quiet", action="store_true", help="no interval lines while it measures")
     run.add_argument("--json", action="store_true", help="the summary as JSON on stdout")
     run.set_defaults(handler=run_command, kind="graph")
-    parser.set_defaults(handler=lambda args: _usage(parser))
-
-
-def _usage(parser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _period(module) -> str:

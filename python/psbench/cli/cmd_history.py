@@ -13,7 +13,7 @@ from pathlib import Path
 from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import noise_fraction, positive_int, probability
-from psbench.cli.commands import help_of
+from psbench.cli.commands import subcommands
 from psbench.history import page, tables
 from psbench.history.database import Database
 from psbench.history.ingest import Refused, content_hash, find_sets, read_set, starts
@@ -32,7 +32,6 @@ from psbench.history.trend import (
 from psbench.report import formats
 from psbench.results.store import INDEX_FILE
 
-HELP = help_of("history")
 ADD_HELP = (
     "add result sets (a sweep, a run, a rate search, a criteria battery, or a folder "
     "holding them such as results/) to the history database; a set already there is "
@@ -72,17 +71,16 @@ def _date(text: str) -> str:
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("history", help=HELP, description=HELP)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    add = commands.add_parser("add", help=ADD_HELP, description=ADD_HELP)
+    parser = subparsers.add_parser("history")
+    add, listing, trend = subcommands(
+        parser, {"add": ADD_HELP, "list": LIST_HELP, "trend": TREND_HELP}
+    )
     add.add_argument("dirs", nargs="+", metavar="DIR", help="result sets, or folders of them")
     _db_argument(add)
     add.set_defaults(handler=add_command)
-    listing = commands.add_parser("list", help=LIST_HELP, description=LIST_HELP)
     _db_argument(listing)
     listing.add_argument("--json", action="store_true", help="the sets as JSON on stdout")
     listing.set_defaults(handler=list_command)
-    trend = commands.add_parser("trend", help=TREND_HELP, description=TREND_HELP)
     _db_argument(trend)
     trend.add_argument(
         "--by", choices=AXES, default="date", help="the x axis (default date: one point per set)"
@@ -140,12 +138,6 @@ def add_parsers(subparsers) -> None:
     )
     trend.add_argument("--no-plots", action="store_true", help="tables and page, no figures")
     trend.set_defaults(handler=trend_command)
-    parser.set_defaults(handler=lambda args: _usage(parser))
-
-
-def _usage(parser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _db_path(args) -> Path:

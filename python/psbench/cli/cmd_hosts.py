@@ -10,11 +10,10 @@ from pathlib import Path
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_ssh_config_argument, host_declaration
-from psbench.cli.commands import help_of
+from psbench.cli.commands import subcommands
 from psbench.hosts import inventory, ssh
 from psbench.hosts.links import is_real, parse_hosts
 
-HELP = help_of("hosts")
 CHECK_HELP = (
     "per real machine (hosts with ssh:): reachable, architecture, OS, CPUs, clock "
     "sync, the node's and drivers' libraries, the drivers' packages; exit 1 when one "
@@ -23,9 +22,8 @@ CHECK_HELP = (
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("hosts", help=HELP, description=HELP)
-    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
-    check = commands.add_parser("check", help=CHECK_HELP, description=CHECK_HELP)
+    parser = subparsers.add_parser("hosts")
+    (check,) = subcommands(parser, {"check": CHECK_HELP})
     check.add_argument(
         "experiment",
         nargs="?",
@@ -51,12 +49,6 @@ def add_parsers(subparsers) -> None:
     )
     add_ssh_config_argument(check)
     check.set_defaults(handler=check_command)
-    parser.set_defaults(handler=lambda args: _usage(parser))
-
-
-def _usage(parser) -> int:
-    parser.print_help(sys.stderr)
-    return 2
 
 
 def _from_experiment(path: str) -> tuple[dict[str, dict], list[str]]:

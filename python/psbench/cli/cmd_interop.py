@@ -8,13 +8,10 @@ import sys
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.base.options import message_size
-from psbench.cli.commands import help_of
-
-HELP = help_of("interop")
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("interop", help=HELP, description=__doc__)
+    parser = subparsers.add_parser("interop", description=__doc__)
     parser.add_argument(
         "--wire", default="rtps", help="the wire protocol (manifests' `wire`; default rtps)"
     )

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.cli import run_options
-from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
 from psbench.hosts.links import parse_hosts, real_hosts
 from psbench.run import drivers, placement, progress_lines, role_drivers, run_rules
@@ -28,12 +27,10 @@ EXIT_CODES = {
     "interrupted": 130,
 }
 
-HELP = {kind: help_of(kind) for kind in ("ping", "pubsub")}
-
 
 def add_parsers(subparsers) -> None:
     for kind in ("ping", "pubsub"):
-        parser = subparsers.add_parser(kind, help=HELP[kind], description=HELP[kind])
+        parser = subparsers.add_parser(kind)
         run_options.add_run_arguments(parser, kind)
         parser.add_argument(
             "--quiet",

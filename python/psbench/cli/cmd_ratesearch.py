@@ -11,17 +11,14 @@ from psbench.base.errors import UserError
 from psbench.base.units import micros, percent_text, rate_text
 from psbench.cli import run_options
 from psbench.cli.cmd_measure import spec_from_args
-from psbench.cli.commands import help_of
 from psbench.results import rundir
 from psbench.run import envinfo, ratesearch, run_rules, services
 from psbench.run.parameters import cli_term
 from psbench.run.progress import Progress
 
-HELP = help_of("ratesearch")
-
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("ratesearch", help=HELP, description=HELP)
+    parser = subparsers.add_parser("ratesearch")
     run_options.add_run_arguments(parser, "pubsub", leave_out=("rate",))
     run_options.add_search_arguments(parser)
     parser.add_argument(

@@ -4,12 +4,9 @@ raw samples of a results folder (docs/analysis.md)."""
 from pathlib import Path
 
 from psbench.base.options import noise_fraction, non_negative_int, probability, resamples
-from psbench.cli.commands import help_of
 from psbench.report.document import Settings, build_report, terminal_text, write_report
 from psbench.results.load import load_results, sweeps_inside
 from psbench.results.significance import DEFAULT_RESAMPLES, DEFAULT_SEED
-
-HELP = help_of("report")
 
 
 def add_resamples_argument(parser) -> None:
@@ -25,7 +22,7 @@ def add_resamples_argument(parser) -> None:
 
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("report", help=HELP, description=HELP)
+    parser = subparsers.add_parser("report")
     parser.add_argument(
         "results",
         metavar="DIR",

@@ -14,7 +14,6 @@ from psbench import reproduce
 from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.cli.cmd_run import execute_announced, exit_code, expanded_record, print_problems
-from psbench.cli.commands import help_of
 from psbench.report.document import Settings, build_report, write_report
 from psbench.report.sweep_text import plan_listing
 from psbench.reproduce import common
@@ -23,11 +22,9 @@ from psbench.results.store import Store, default_dir
 from psbench.run import envinfo
 from psbench.run.experiment import ExperimentError, prepare
 
-HELP = help_of("reproduce")
-
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("reproduce", help=HELP, description=HELP)
+    parser = subparsers.add_parser("reproduce")
     parser.add_argument(
         "name", metavar="NAME", nargs="?", help="the study, e.g. zak2017 (--list lists them)"
     )

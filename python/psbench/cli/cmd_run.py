@@ -10,7 +10,6 @@ from pathlib import Path
 from psbench.base import paths
 from psbench.base.errors import UserError
 from psbench.base.options import add_ssh_config_argument, key_value, positive_int
-from psbench.cli.commands import help_of
 from psbench.hosts import inventory, ssh
 from psbench.report.sweep_text import plan_listing, sweep_summary
 from psbench.results.store import Store, default_dir
@@ -20,11 +19,9 @@ from psbench.run.experiment.execute import execute
 from psbench.run.experiment.expand import DEFAULT_MAX_RUNS
 from psbench.run.progress import Progress
 
-HELP = help_of("run")
-
 
 def add_parsers(subparsers) -> None:
-    parser = subparsers.add_parser("run", help=HELP, description=HELP)
+    parser = subparsers.add_parser("run")
     parser.add_argument(
         "experiment",
         metavar="EXPERIMENT.yaml",

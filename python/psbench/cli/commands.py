@@ -2,6 +2,8 @@
 so that `psbench --help` and a light command start fast (cli.py imports the module of
 the command being run, and only that one)."""
 
+import sys
+
 COMMANDS = {
     "drivers": ("psbench.cli.cmd_drivers", "list the built drivers and their capabilities"),
     "env": (
@@ -73,5 +75,15 @@ COMMANDS = {
 }
 
 
-def help_of(name: str) -> str:
-    return COMMANDS[name][1]
+def subcommands(parser, helps: dict[str, str]) -> list:
+    """A command's own commands (graph check, history add, ...): their parsers in helps'
+    order, each listed and described by its help. The command alone prints its help and
+    exits 2."""
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND")
+    parser.set_defaults(handler=lambda args: _usage(parser))
+    return [commands.add_parser(name, help=text, description=text) for name, text in helps.items()]
+
+
+def _usage(parser) -> int:
+    parser.print_help(sys.stderr)
+    return 2

@@ -21,18 +21,18 @@ def _versions(configs) -> str | None:
 
 def sets_table(sets, configs_by_set: dict[int, list]) -> Table:
     columns = [
-        Column("set", "set", "count"),
+        Column("set", format="count"),
         Column("started (UTC)", "started_utc"),
-        Column("name", "name"),
-        Column("kind", "kind"),
-        Column("machine", "machine"),
+        Column("name"),
+        Column("kind"),
+        Column("machine"),
         Column("middleware versions", "versions"),
-        Column("psbench", "psbench"),
-        Column("configs", "configs", "count"),
-        Column("runs", "runs", "count"),
+        Column("psbench"),
+        Column("configs", format="count"),
+        Column("runs", format="count"),
         Column("ok", "ok_runs", "count"),
-        Column("formats", "formats"),
-        Column("path", "path"),
+        Column("formats"),
+        Column("path"),
     ]
     rows = []
     for s in sets:
@@ -67,7 +67,7 @@ def _change_text(change: Change | None) -> str | None:
 
 
 def last_changes_table(series: list[Series], axis: str) -> Table:
-    columns = [Column("series", "series"), Column("points", "points", "count")]
+    columns = [Column("series"), Column("points", format="count")]
     columns.append(Column(f"last {axis}", "last"))
     for name, metric in METRICS.items():
         columns.append(Column(f"{metric.title} ({metric.unit})", f"{name}_value", "stat"))
@@ -98,17 +98,17 @@ def reference_text(one: Series, c: Change) -> str:
 
 def marked_table(series: list[Series]) -> Table:
     columns = [
-        Column("series", "series"),
-        Column("metric", "metric"),
+        Column("series"),
+        Column("metric"),
         Column("against", "reference"),
-        Column("at", "at"),
-        Column("verdict", "verdict"),
-        Column("ratio", "ratio", "ratio"),
-        Column("low", "low", "ratio"),
-        Column("high", "high", "ratio"),
+        Column("at"),
+        Column("verdict"),
+        Column("ratio", format="ratio"),
+        Column("low", format="ratio"),
+        Column("high", format="ratio"),
         Column("noise band", "threshold", "percent"),
         Column("learnt from runs", "learnt_from", "count"),
-        Column("test", "test"),
+        Column("test"),
     ]
     rows = []
     for one in series:

@@ -15,8 +15,9 @@ import os
 import select
 import subprocess
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
+from psbench.base import programs
 from psbench.base.errors import UserError
 
 ROUNDS = 64
@@ -38,12 +39,7 @@ class Reading:
     rounds: int
 
     def to_json(self) -> dict:
-        return {
-            "offset_ns": self.offset_ns,
-            "uncertainty_ns": self.uncertainty_ns,
-            "at_ns": self.at_ns,
-            "rounds": self.rounds,
-        }
+        return asdict(self)
 
 
 def _line(proc, deadline: float, what: str) -> bytes:
@@ -80,14 +76,7 @@ def read_clock(argv: list[str], what: str, rounds: int = ROUNDS) -> Reading:
         middle = (t0 + t3) // 2
         return Reading(far - middle, (t3 - t0 + 1) // 2, middle, rounds)
     finally:
-        proc.stdin.close()
-        try:
-            proc.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        programs.finish(proc, 5)
 
 
 @dataclass

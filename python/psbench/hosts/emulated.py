@@ -21,7 +21,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench.base import paths
+from psbench.base import paths, programs
 from psbench.base.errors import UserError
 from psbench.hosts import netns
 from psbench.hosts.links import LinkShape
@@ -98,11 +98,7 @@ class EmulatedNetwork:
             for helper in host.helpers:
                 helper.terminate()
             for helper in host.helpers:
-                try:
-                    helper.communicate(timeout=5)
-                except subprocess.TimeoutExpired:
-                    helper.kill()
-                    helper.communicate()
+                programs.finish(helper, 5)
             host.helpers.clear()
         for name in reversed(self._made):
             netns.delete(name)

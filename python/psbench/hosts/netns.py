@@ -8,6 +8,7 @@ import signal
 import subprocess
 import threading
 
+from psbench.base import programs
 from psbench.base.errors import UserError
 
 COMMAND_TIMEOUT_S = 30.0
@@ -17,13 +18,7 @@ def run(argv: list[str]) -> str:
     """Runs one command; its stdout. A failure is a UserError with the command and what
     it printed (a missing capability says so here)."""
     try:
-        out = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=COMMAND_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
+        out = programs.output(argv, COMMAND_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UserError(f"{' '.join(argv)}: {exc}", 1) from None
     if out.returncode != 0:

@@ -8,7 +8,7 @@ lies outside the noise band 1 +- threshold (docs/compare.md)."""
 from collections import Counter
 from dataclasses import dataclass, field
 
-from psbench.report.tables import Column, Table
+from psbench.report.tables import Column, Table, sides
 from psbench.results.configs import Config, build_configs, labels
 from psbench.results.describe import percentile
 from psbench.results.load import ResultSet
@@ -205,24 +205,26 @@ def _ratio_cells(ci: RatioCI | None) -> list:
     return [ci.ratio, ci.low, ci.high] if ci else [None, None, None]
 
 
+def _ratio_columns(stat: str) -> list[Column]:
+    """_ratio_cells' columns, and the verdict's beside them."""
+    return [
+        Column(f"{stat} B/A", f"{stat}_ratio", "ratio"),
+        Column("low", f"{stat}_low", "ratio"),
+        Column("high", f"{stat}_high", "ratio"),
+        Column(f"{stat} verdict", f"{stat}_verdict"),
+    ]
+
+
 def changes_table(comparison: Comparison, name_a: str, name_b: str) -> Table:
     settings = comparison.settings
     columns = [
         Column("configuration", "config"),
-        Column("metric", "metric"),
-        Column("n A", "n_a", "count"),
-        Column("n B", "n_b", "count"),
-        Column("p50 A µs", "p50_a_ns", "us"),
-        Column("p50 B µs", "p50_b_ns", "us"),
-        Column("p50 B/A", "p50_ratio", "ratio"),
-        Column("low", "p50_low", "ratio"),
-        Column("high", "p50_high", "ratio"),
-        Column("p50 verdict", "p50_verdict"),
-        Column("p99 B/A", "p99_ratio", "ratio"),
-        Column("low", "p99_low", "ratio"),
-        Column("high", "p99_high", "ratio"),
-        Column("p99 verdict", "p99_verdict"),
-        Column("covers", "covers"),
+        Column("metric"),
+        *sides("n {}", "n_{}", "count"),
+        *sides("p50 {} µs", "p50_{}_ns", "us"),
+        *_ratio_columns("p50"),
+        *_ratio_columns("p99"),
+        Column("covers"),
         Column("MW p (indep.)", "mann_whitney_p", "p"),
     ]
     rows = [
@@ -275,14 +277,11 @@ def resources_table(comparison: Comparison) -> Table | None:
         return None
     columns = [
         Column("configuration", "config"),
-        Column("per", "per"),
-        Column("CPU µs A", "cpu_ns_per_message_a", "us"),
-        Column("CPU µs B", "cpu_ns_per_message_b", "us"),
+        Column("per"),
+        *sides("CPU µs {}", "cpu_ns_per_message_{}", "us"),
         Column("CPU B/A", "cpu_ratio", "ratio"),
-        Column("services µs A", "services_cpu_ns_per_message_a", "us"),
-        Column("services µs B", "services_cpu_ns_per_message_b", "us"),
-        Column("peak RSS MiB A", "peak_rss_mib_a", "rate"),
-        Column("peak RSS MiB B", "peak_rss_mib_b", "rate"),
+        *sides("services µs {}", "services_cpu_ns_per_message_{}", "us"),
+        *sides("peak RSS MiB {}", "peak_rss_mib_{}", "rate"),
     ]
     rows = []
     for c in both:
@@ -316,9 +315,8 @@ def resources_table(comparison: Comparison) -> Table | None:
 def unpaired_table(name: str, title: str, items: list[Unpaired]) -> Table:
     columns = [
         Column("configuration", "config"),
-        Column("metric", "metric"),
-        Column("A runs", "status_a"),
-        Column("B runs", "status_b"),
+        Column("metric"),
+        *sides("{} runs", "status_{}"),
     ]
     return Table(
         name,

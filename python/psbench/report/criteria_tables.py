@@ -36,7 +36,7 @@ def _cell(verdict) -> str:
 def matrix(record: dict, verdicts: list, with_sources: bool = False) -> Table:
     criteria = record.get("criteria") or []
     by_cell = {(v.driver, v.criterion): v for v in verdicts}
-    columns = [Column("driver", "driver")] + [Column(c["title"], c["name"]) for c in criteria]
+    columns = [Column("driver")] + [Column(c["title"], c["name"]) for c in criteria]
     rows = []
     for driver in record.get("drivers") or []:
         row = [driver]
@@ -59,14 +59,14 @@ def matrix(record: dict, verdicts: list, with_sources: bool = False) -> Table:
 
 def evidence(record: dict, verdicts: list, root: Path) -> Table:
     columns = [
-        Column("driver", "driver"),
-        Column("criterion", "criterion"),
-        Column("verdict", "verdict"),
-        Column("evidence", "evidence"),
-        Column("experiment", "experiment"),
-        Column("figures", "figures"),
+        Column("driver"),
+        Column("criterion"),
+        Column("verdict"),
+        Column("evidence"),
+        Column("experiment"),
+        Column("figures"),
         Column("run directory", "run_dir"),
-        Column("source", "source"),
+        Column("source"),
     ]
     order = {c["name"]: i for i, c in enumerate(record.get("criteria") or [])}
     drivers = {d: i for i, d in enumerate(record.get("drivers") or [])}

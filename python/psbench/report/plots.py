@@ -530,31 +530,42 @@ def _finish_latency_panel(ax, metric: str, against: str) -> None:
     _legend_beside(ax)
 
 
-def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
-    if "subscribers" not in varying_keys(configs):
-        return [], ["latency against subscriber count: no run varies subscribers"]
-    panels = _panels_along(configs, "subscribers")
+def _latency_along(configs: list[Config], setting: str, against: str, points: str, x_of,
+                   x_axis, caption: str, keep=None) -> tuple[list[Drawing], list[str]]:  # fmt: skip
+    """p50 and p99 latency against one setting, a line per series of configurations
+    that differ only in it: x_of(config) its x, x_axis(ax) the axis's scale and label;
+    points: what a series needs 2 or more of."""
+    if setting not in varying_keys(configs):
+        return [], [f"latency against {against}: no run varies {setting}"]
+    panels = _panels_along(configs, setting, keep=keep)
     if not panels:
         return [], [
-            "latency against subscriber count: no series of configurations "
-            "differing only in subscribers has 2 or more counts"
+            f"latency against {against}: no series of configurations differing only in "
+            f"{setting} has 2 or more {points}"
         ]
-    figure, placed = _series_panels(panels, "subscribers")
+    figure, placed = _series_panels(panels, setting)
     for ax, metric, series, names in placed:
         for index, (label, members) in enumerate(zip(names, series)):
-            counts = [implied_setting(c.params, "subscribers") for c in members]
-            _p50_p99_lines(ax, counts, members, f"C{index % 10}", label)
-        ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-        ax.set_xlabel("subscribers")
-        _finish_latency_panel(ax, metric, "subscriber count")
+            _p50_p99_lines(ax, [x_of(c) for c in members], members, f"C{index % 10}", label)
+        x_axis(ax)
+        _finish_latency_panel(ax, metric, against)
+    return [Drawing(f"latency-vs-{setting}", f"Latency against {against}", caption, figure)], []
+
+
+def _count_axis(ax) -> None:
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    ax.set_xlabel("subscribers")
+
+
+def latency_vs_subscribers(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
     caption = (
         "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
         "series of configurations that differ only in the number of subscribers; "
         "the slope is the cost of one more subscriber."
     )
-    return [
-        Drawing("latency-vs-subscribers", "Latency against subscriber count", caption, figure)
-    ], []
+    return _latency_along(configs, "subscribers", "subscriber count", "counts",
+                          lambda c: implied_setting(c.params, "subscribers"), _count_axis,
+                          caption)  # fmt: skip
 
 
 # Throughput over time ----------------------------------------------------------------
@@ -625,30 +636,21 @@ def _offered(config: Config) -> float | None:
     return float(rate) if isinstance(rate, (int, float)) and rate > 0 else None
 
 
+def _rate_axis(ax) -> None:
+    ax.set_xscale("log")
+    _log_axis(ax.xaxis)
+    ax.set_xlabel("offered rate (samples/s per publisher)")
+
+
 def latency_vs_rate(configs: list[Config]) -> tuple[list[Drawing], list[str]]:
-    if "rate" not in varying_keys(configs):
-        return [], ["latency against offered rate: no run varies rate"]
-    panels = _panels_along(configs, "rate", keep=_offered)
-    if not panels:
-        return [], [
-            "latency against offered rate: no series of configurations differing "
-            "only in rate has 2 or more rates above 0"
-        ]
-    figure, placed = _series_panels(panels, "rate")
-    for ax, metric, series, names in placed:
-        for index, (label, members) in enumerate(zip(names, series)):
-            _p50_p99_lines(ax, [_offered(c) for c in members], members, f"C{index % 10}", label)
-        ax.set_xscale("log")
-        _log_axis(ax.xaxis)
-        ax.set_xlabel("offered rate (samples/s per publisher)")
-        _finish_latency_panel(ax, metric, "offered rate")
     caption = (
         "p50 (solid) and p99 (dashed) latency, medians across repetitions, of each "
         "series of configurations that differ only in the publish rate (rate 0, "
         "as fast as possible, has no place on this axis). Both axes are "
         "logarithmic; where p99 turns upward the middleware starts to queue."
     )
-    return [Drawing("latency-vs-rate", "Latency against offered rate", caption, figure)], []
+    return _latency_along(configs, "rate", "offered rate", "rates above 0", _offered,
+                          _rate_axis, caption, keep=_offered)  # fmt: skip
 
 
 # Rate search -------------------------------------------------------------------------

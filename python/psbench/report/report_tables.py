@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass
 
 from psbench.report.conditions import clock_corrections
-from psbench.report.tables import Column, Table
+from psbench.report.tables import Column, Table, sides
 from psbench.results.configs import Config, label_keys, label_of, setting_text
 from psbench.results.dependence import drift_text
 from psbench.results.describe import LATENCY_KEYS
@@ -45,10 +45,10 @@ def one_level(config: Config) -> bool:
 
 def summary_table(configs: list[Config]) -> Table:
     columns = [
-        Column("configuration", "configuration"),
-        Column("metric", "metric"),
-        Column("reps", "reps", "count"),
-        Column("n", "n", "count"),
+        Column("configuration"),
+        Column("metric"),
+        Column("reps", format="count"),
+        Column("n", format="count"),
     ]
     columns += [Column(f"{_LATENCY_NAMES.get(k, k)} µs", f"{k}_ns", "us") for k in LATENCY_KEYS]
     columns.append(Column("one level", "one_level", "yes_no"))
@@ -97,17 +97,17 @@ def summary_table(configs: list[Config]) -> Table:
 
 def delivery_table(configs: list[Config]) -> Table:
     columns = [
-        Column("configuration", "configuration"),
-        Column("reps", "reps", "count"),
+        Column("configuration"),
+        Column("reps", format="count"),
         Column("p50 spread", "p50_spread", "percent"),
-        Column("sent", "sent", "count"),
+        Column("sent", format="count"),
         Column("received", "samples", "count"),
-        Column("lost", "lost", "count"),
+        Column("lost", format="count"),
         Column("lost %", "lost_fraction", "percent"),
-        Column("duplicated", "duplicated", "count"),
-        Column("reordered", "reordered", "count"),
-        Column("late", "late", "count"),
-        Column("corrupted", "corrupted", "count"),
+        Column("duplicated", format="count"),
+        Column("reordered", format="count"),
+        Column("late", format="count"),
+        Column("corrupted", format="count"),
         Column("offered /s", "offered_rate_hz", "offered"),
         Column("pub sent/s", "achieved_rate_hz", "rate"),
         Column("samples/s", "samples_per_s", "rate"),
@@ -167,13 +167,13 @@ def under_load_table(configs: list[Config]) -> Table | None:
     if not measured:
         return None
     columns = [
-        Column("configuration", "configuration"),
-        Column("reps", "reps", "count"),
+        Column("configuration"),
+        Column("reps", format="count"),
         Column("every N", "every", "count"),
-        Column("expected", "expected", "count"),
+        Column("expected", format="count"),
         Column("echoed", "received", "count"),
-        Column("lost", "lost", "count"),
-        Column("n", "n", "count"),
+        Column("lost", format="count"),
+        Column("n", format="count"),
         Column("p50 µs", "p50_ns", "us"),
         Column("p99 µs", "p99_ns", "us"),
         Column("max µs", "max_ns", "us"),
@@ -214,14 +214,14 @@ def subscribers_table(configs: list[Config]) -> Table | None:
     if not measured:
         return None
     columns = [
-        Column("configuration", "configuration"),
-        Column("subscriber", "subscriber"),
-        Column("reps", "reps", "count"),
-        Column("n", "n", "count"),
+        Column("configuration"),
+        Column("subscriber"),
+        Column("reps", format="count"),
+        Column("n", format="count"),
         Column("p50 µs", "p50_ns", "us"),
         Column("p99 µs", "p99_ns", "us"),
-        Column("received", "received", "count"),
-        Column("lost", "lost", "count"),
+        Column("received", format="count"),
+        Column("lost", format="count"),
         Column("samples/s", "samples_per_s", "rate"),
     ]
     rows = [
@@ -284,8 +284,8 @@ def search_table(searches: list[Search]) -> Table | None:
 def _search_columns(several: bool) -> list[Column]:
     """several: some search had several publishers (their count and total offered)."""
     columns = [
-        Column("search", "search"),
-        Column("step", "step", "count"),
+        Column("search"),
+        Column("step", format="count"),
         Column("offered /s per pub" if several else "offered /s", "rate_hz", "offered"),
     ]
     if several:
@@ -297,10 +297,10 @@ def _search_columns(several: bool) -> list[Column]:
         Column("achieved /s", "achieved_rate_hz", "rate"),
         Column("loss %", "loss_percent", "percent_value"),
         Column("p99 µs", "p99_ns", "us"),
-        Column("status", "status"),
+        Column("status"),
         Column("runs passed", "runs_passed"),
-        Column("passed", "passed", "yes_no"),
-        Column("why", "why"),
+        Column("passed", format="yes_no"),
+        Column("why"),
         Column("folder", "run_dir"),
     ]
 
@@ -361,8 +361,8 @@ def _search_found(search: Search) -> str:
 
 def baseline_table(configs: list[Config], noise: float = 0.05) -> Table:
     columns = [
-        Column("configuration", "configuration"),
-        Column("floor", "floor"),
+        Column("configuration"),
+        Column("floor"),
         Column("p50 ratio", "p50_ratio", "ratio"),
         Column("p99 ratio", "p99_ratio", "ratio"),
         Column("floor reps", "floor_reps", "count"),
@@ -483,19 +483,17 @@ def one_setting_pairs(configs: list[Config], alpha: float, threshold: float) -> 
 
 def significance_table(pairs: list[Pair], alpha: float, threshold: float) -> Table:
     columns = [
-        Column("setting", "setting"),
+        Column("setting"),
         Column("A", "a"),
         Column("B", "b"),
-        Column("at", "at"),
-        Column("n A", "n_a", "count"),
-        Column("n B", "n_b", "count"),
-        Column("p50 A µs", "p50_a_ns", "us"),
-        Column("p50 B µs", "p50_b_ns", "us"),
+        Column("at"),
+        *sides("n {}", "n_{}", "count"),
+        *sides("p50 {} µs", "p50_{}_ns", "us"),
         Column("B/A p50", "median_ratio", "ratio"),
         Column("CI low", "median_ratio_low", "ratio"),
         Column("CI high", "median_ratio_high", "ratio"),
         Column("CI covers", "covers"),
-        Column("verdict", "verdict"),
+        Column("verdict"),
         Column("t (indep.)", "welch_t", "stat"),
         Column("df", "welch_df", "stat"),
         Column("p (t, indep.)", "welch_p", "p"),
@@ -571,10 +569,10 @@ def _significance_row(pair: Pair) -> list:
 
 def not_ok_table(results: ResultSet) -> Table:
     columns = [
-        Column("run", "run", "count"),
-        Column("label", "label"),
-        Column("status", "status"),
-        Column("message", "message"),
+        Column("run", format="count"),
+        Column("label"),
+        Column("status"),
+        Column("message"),
         Column("folder", "run_dir"),
     ]
     rows = []
@@ -600,14 +598,14 @@ def threads_table(results: ResultSet) -> Table | None:
     measurement ended: where the middleware's threads ran beside the role's, and what
     they cost. None when no run recorded threads (results from before they were)."""
     columns = [
-        Column("run", "run"),
-        Column("process", "process"),
+        Column("run"),
+        Column("process"),
         Column("thread", "name"),
-        Column("tid", "tid", "count"),
+        Column("tid", format="count"),
         Column("role thread", "role_thread", "yes_no"),
         Column("CPUs", "cpus"),
-        Column("policy", "policy"),
-        Column("priority", "priority", "count"),
+        Column("policy"),
+        Column("priority", format="count"),
         Column("CPU ms", "cpu_time_ms", "rate"),
         Column("voluntary switches", "voluntary_switches", "count"),
         Column("involuntary switches", "involuntary_switches", "count"),
@@ -651,9 +649,9 @@ def resources_table(configs: list[Config]) -> Table | None:
     if not measured:
         return None
     columns = [
-        Column("configuration", "configuration"),
-        Column("reps", "reps", "count"),
-        Column("per", "per"),
+        Column("configuration"),
+        Column("reps", format="count"),
+        Column("per"),
         Column("CPU µs (nodes)", "nodes_cpu_ns_per_message", "us"),
         Column("CPU µs (services)", "services_cpu_ns_per_message", "us"),
         Column("CPU µs (all)", "all_cpu_ns_per_message", "us"),
@@ -661,7 +659,7 @@ def resources_table(configs: list[Config]) -> Table | None:
         Column("switches (all)", "all_switches_per_message", "stat"),
         Column("peak RSS MiB (nodes)", "nodes_peak_rss_mib", "rate"),
         Column("peak RSS MiB (services)", "services_peak_rss_mib", "rate"),
-        Column("services", "services"),
+        Column("services"),
     ]
     rows = []
     for c in measured:
@@ -720,8 +718,8 @@ def startup_table(configs: list[Config]) -> Table | None:
     if not measured:
         return None
     columns = [
-        Column("configuration", "configuration"),
-        Column("reps", "reps", "count"),
+        Column("configuration"),
+        Column("reps", format="count"),
         Column("open to matched ms", "open_to_matched_ms", "stat"),
         Column("start to matched ms", "start_to_matched_ms", "stat"),
         Column("start to first message ms", "start_to_first_message_ms", "stat"),
@@ -752,10 +750,10 @@ def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
     widened by the serial dependence of its samples; with repetitions, from how the
     runs' own percentiles differ (the run is the unit)."""
     columns = [
-        Column("configuration", "configuration"),
-        Column("metric", "metric"),
-        Column("n", "n", "count"),
-        Column("runs", "runs", "count"),
+        Column("configuration"),
+        Column("metric"),
+        Column("n", format="count"),
+        Column("runs", format="count"),
     ]
     for label in INTERVAL_PERCENTILES:
         columns += [
@@ -764,7 +762,7 @@ def intervals_table(configs: list[Config], alpha: float = 0.05) -> Table:
             Column("high", f"{label}_high_ns", "us", missing="n too small"),
         ]
     columns += [
-        Column("covers", "covers"),
+        Column("covers"),
         Column("one level", "one_level", "yes_no"),
     ]
     rows = []
@@ -827,9 +825,9 @@ def network_table(configs: list[Config]) -> Table | None:
     if not rows:
         return None
     columns = [
-        Column("configuration", "configuration"),
-        Column("link", "link"),
-        Column("reps", "reps", "count"),
+        Column("configuration"),
+        Column("link"),
+        Column("reps", format="count"),
         Column("configured RTT µs", "configured_rtt_ns", "us"),
         Column("measured RTT µs", "measured_rtt_ns", "us"),
         Column("emulation adds µs", "added_ns", "us"),

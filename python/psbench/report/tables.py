@@ -2,6 +2,7 @@
 is formatted for people (terminal, Markdown, LaTeX, HTML) by its column's format."""
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -69,9 +70,23 @@ FORMATS: dict[str, Callable[[Any], str]] = {
 @dataclass
 class Column:
     name: str  # header for people, e.g. "p50 µs"
-    key: str  # machine name (CSV header, JSON key), e.g. "p50_ns"
+    # Machine name (CSV header, JSON key), e.g. "p50_ns"; left out, the name, where
+    # that is one already (e.g. "metric").
+    key: str = ""
     format: str = "text"
     missing: str = "-"  # what a cell without a value reads, for people
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            if not re.fullmatch(r"[a-z][a-z0-9_]*", self.name):
+                raise ValueError(f"column {self.name!r}: give its key, a machine name")
+            self.key = self.name
+
+
+def sides(name: str, key: str, format: str = "text") -> list[Column]:
+    """One figure's two columns in a comparison, the reference A then B: name and key
+    with {} where the side goes ("p50 {} µs", "p50_{}_ns")."""
+    return [Column(name.format(side), key.format(side.lower()), format) for side in "AB"]
 
 
 @dataclass

@@ -88,8 +88,8 @@ def table(published: dict, verdicts: list, drivers: list[str]) -> Table | None:
         "criteria-ijraset",
         "IJRASET Table 1 beside our verdicts",
         [Column("paper's system", "system"), Column("driver here", "driver"),
-         Column("criterion", "criterion"), Column("paper (Table 1)", "paper"),
-         Column("ours", "ours"), Column("agreement", "agreement"), Column("scope", "scope")],
+         Column("criterion"), Column("paper (Table 1)", "paper"),
+         Column("ours"), Column("agreement"), Column("scope")],
         rows,
         [
             "the paper's cells as printed (experiments/seeds/ijraset.published.yaml); a "

@@ -7,7 +7,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench.base import manifests, paths
+from psbench.base import manifests, paths, programs
 from psbench.base.errors import UserError
 from psbench.run.service_definitions import definition, find_executable
 
@@ -78,13 +78,7 @@ def describe(node: Path, library: Path) -> dict:
     """Runs `psbench-node --driver LIB --describe` and returns its JSON object."""
     argv = [str(node), "--driver", str(library), "--describe"]
     try:
-        proc = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=DESCRIBE_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
+        proc = programs.output(argv, DESCRIBE_TIMEOUT_S)
     except subprocess.TimeoutExpired:
         raise RuntimeError(f"`{' '.join(argv)}` did not finish in {DESCRIBE_TIMEOUT_S} s") from None
     if proc.returncode != 0:

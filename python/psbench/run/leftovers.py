@@ -7,7 +7,7 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from psbench.base import paths
+from psbench.base import paths, programs
 
 
 def remove_leftovers(run_id: str) -> list[str]:
@@ -49,13 +49,7 @@ def run_cleanup_command(argv: list[str] | None) -> dict | None:
     if not argv:
         return None
     try:
-        proc = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=CLEANUP_TIMEOUT_S,
-        )
+        proc = programs.output(argv, CLEANUP_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return {"argv": argv, "exit_code": None, "error": str(exc)}
     return {

@@ -14,12 +14,11 @@ import getpass
 import os
 import shutil
 import socket
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from psbench.base import manifests, paths
+from psbench.base import manifests, paths, programs
 from psbench.base.errors import UserError
 
 ADDRESS_OPTION = "broker"
@@ -140,13 +139,7 @@ class ServiceDefinition:
             argv += [str(port), address]
         if second_port is not None:
             argv += [str(second_port)]
-        out = subprocess.run(
-            argv,
-            capture_output=True,
-            text=True,
-            timeout=CONFIG_SCRIPT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
-        )
+        out = programs.output(argv, CONFIG_SCRIPT_TIMEOUT_S)
         if out.returncode != 0:
             raise UserError(
                 f"{script}: could not write {self.name}'s configuration: "

@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from psbench.base import manifests
+from psbench.base import manifests, programs
 from psbench.base.errors import UserError
 from psbench.base.signals import die_with_parent, signals_deferred
 from psbench.hosts import netns
@@ -466,13 +466,7 @@ def _version(definition: ServiceDefinition) -> str | None:
     if not definition.version_argv:
         return None
     try:
-        out = subprocess.run(
-            list(definition.version_argv),
-            capture_output=True,
-            text=True,
-            timeout=10,
-            stdin=subprocess.DEVNULL,
-        )
+        out = programs.output(list(definition.version_argv), 10)
     except (OSError, subprocess.TimeoutExpired):
         return None
     lines = (out.stdout + out.stderr).strip().splitlines()

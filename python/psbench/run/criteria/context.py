@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from psbench.base import manifests
+from psbench.run import measure
 
 
 @dataclass
@@ -46,3 +47,26 @@ class Context:
     def say(self, line: str) -> None:
         """A progress line on stderr, like other long commands."""
         print(line, file=sys.stderr, flush=True)
+
+    def progress(self, criterion: str, driver: str, text: str) -> None:
+        """A progress line of one driver's assessment: "[criteria NAME n/N] driver" + text."""
+        number = self.drivers.index(driver) + 1
+        self.say(f"[criteria {criterion} {number}/{len(self.drivers)}] {driver}{text}")
+
+    def each_driver(self, criterion: str, assess_one) -> dict:
+        """{driver: assess_one(driver)} for every driver in turn, each after stopping the
+        services its runs do not use, with a progress line of its verdict."""
+        found = {}
+        for driver in self.drivers:
+            self.measuring(driver)
+            found[driver] = assess_one(driver)
+            self.progress(criterion, driver, f": {found[driver].verdict}")
+        return found
+
+    def run(self, criterion: str, spec, folder: Path | None = None) -> measure.MeasureOutcome:
+        """One run of a criterion's experiment, its files under out/<criterion>/ (or
+        folder). Raises UserError where psbench refuses the spec for the driver."""
+        outcome = measure.run(spec, folder or self.folder(criterion), self.env, self.cli_argv,
+                              self.pool)  # fmt: skip
+        self.stop_if_interrupted(outcome.status)
+        return outcome

@@ -177,29 +177,25 @@ def judge(driver: str, asked, levels: list[dict], experiment: str | None = None)
 
 def assess(ctx: Context) -> dict[str, Verdict]:
     asked = QUICK_LEVELS if ctx.quick else LEVELS
-    found = {}
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
-        caps = ctx.describes[driver].get("capabilities") or {}
-        # Reliable where offered: a subscriber left with nothing then did not match.
-        reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"
-        levels = []
-        for subscribers in asked:
-            spec = spec_for(driver, ctx.libraries[driver], subscribers, reliability)
-            try:
-                outcome = measure.run(spec, ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)
-            except UserError as exc:  # a setting psbench itself refuses for this driver
-                levels.append({"subscribers": subscribers, "status": "refused",
-                               "message": str(exc)})  # fmt: skip
-                break
-            ctx.stop_if_interrupted(outcome.status)
-            levels.append(level_of(subscribers, outcome))
-            ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver} {subscribers} "
-                    f"subscriber(s): {outcome.status}, all matched after "
-                    f"{_ms(levels[-1]['all_matched_ns'])}")  # fmt: skip
-            if not _worked(levels[-1]):
-                break  # as many as the machine allows: no higher level after a failure
-        found[driver] = judge(driver, asked, levels, experiment_text(asked, reliability))
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+    return ctx.each_driver(NAME, lambda driver: _climb(ctx, driver, asked))
+
+
+def _climb(ctx: Context, driver: str, asked) -> Verdict:
+    caps = ctx.describes[driver].get("capabilities") or {}
+    # Reliable where offered: a subscriber left with nothing then did not match.
+    reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"
+    levels = []
+    for subscribers in asked:
+        spec = spec_for(driver, ctx.libraries[driver], subscribers, reliability)
+        try:
+            outcome = ctx.run(NAME, spec)
+        except UserError as exc:  # a setting psbench itself refuses for this driver
+            levels.append({"subscribers": subscribers, "status": "refused",
+                           "message": str(exc)})  # fmt: skip
+            break
+        levels.append(level_of(subscribers, outcome))
+        ctx.progress(NAME, driver, f" {subscribers} subscriber(s): {outcome.status}, all "
+                     f"matched after {_ms(levels[-1]['all_matched_ns'])}")  # fmt: skip
+        if not _worked(levels[-1]):
+            break  # as many as the machine allows: no higher level after a failure
+    return judge(driver, asked, levels, experiment_text(asked, reliability))

@@ -7,7 +7,7 @@ it. The verdict is the licences found; evidence names each package and the file 
 import subprocess
 from pathlib import Path
 
-from psbench.base import manifests
+from psbench.base import manifests, programs
 from psbench.run.criteria import package_licences as read
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import NOT_TESTABLE, Verdict
@@ -21,10 +21,8 @@ def needed_libraries(library: Path) -> dict[str, Path]:
     """soname -> path of the libraries a shared library links directly (its NEEDED
     entries, resolved as the loader would: ldd)."""
     try:
-        dynamic = subprocess.run(["readelf", "-d", str(library)], capture_output=True,
-                                 text=True, timeout=20, stdin=subprocess.DEVNULL).stdout  # fmt: skip
-        resolved = subprocess.run(["ldd", str(library)], capture_output=True, text=True,
-                                  timeout=20, stdin=subprocess.DEVNULL).stdout  # fmt: skip
+        dynamic = programs.output(["readelf", "-d", str(library)], 20).stdout
+        resolved = programs.output(["ldd", str(library)], 20).stdout
     except (OSError, subprocess.TimeoutExpired):
         return {}
     names = [line.split("[", 1)[1].split("]", 1)[0] for line in dynamic.splitlines()

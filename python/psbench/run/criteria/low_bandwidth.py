@@ -12,7 +12,6 @@ transports refuse them, a per-host daemon): not applicable, with the refusal quo
 
 from psbench.base.errors import UserError
 from psbench.hosts import emulated
-from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import (
     NO,
@@ -222,9 +221,8 @@ def assess(ctx: Context) -> dict[str, Verdict]:
         unprivileged = None
     except UserError as exc:
         unprivileged = str(exc)
-    found = {}
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
+
+    def assess_one(driver: str) -> Verdict:
         caps = ctx.describes[driver].get("capabilities") or {}
         # Reliable where offered: the repairs it costs on a lossy link are the point. It
         # keeps every sample for repair only with keep_all: keep_last:1 (a common
@@ -234,44 +232,37 @@ def assess(ctx: Context) -> dict[str, Verdict]:
         reliability = "reliable" if reliable else "best_effort"
         experiment = experiment_text(reliability, history, duration, goodput_s)
         if unprivileged is not None:
-            found[driver] = judge(driver, "unprivileged", unprivileged, None,
-                                  experiment=experiment)  # fmt: skip
-        elif caps.get("crosses_hosts") is False:
+            return judge(driver, "unprivileged", unprivileged, None, experiment=experiment)
+        if caps.get("crosses_hosts") is False:
             # Said by the driver itself: nothing to start on a host it cannot reach (its
             # service would be started there first and fail, which is no verdict).
-            found[driver] = judge(driver, "refused", CONFINED, None, experiment=experiment)
-        else:
-            settings = (reliability, history, duration, goodput_s)
-            found[driver] = _measure(ctx, driver, settings, experiment)
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+            return judge(driver, "refused", CONFINED, None, experiment=experiment)
+        settings = (reliability, history, duration, goodput_s)
+        return _measure(ctx, driver, settings, experiment)
+
+    return ctx.each_driver(NAME, assess_one)
 
 
 def _measure(ctx: Context, driver: str, settings: tuple, experiment: str) -> Verdict:
     reliability, history, duration, goodput_s = settings
-    library, folder = ctx.libraries[driver], ctx.folder(NAME)
+    library = ctx.libraries[driver]
     try:
-        outcome = measure.run(spec_for(driver, library, reliability, history, duration, RATE_HZ,
-                                       MATCH_TIMEOUT_S + duration + 30.0),
-                              folder, ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
+        outcome = ctx.run(NAME, spec_for(driver, library, reliability, history, duration,
+                                         RATE_HZ, MATCH_TIMEOUT_S + duration + 30.0))  # fmt: skip
     except UserError as exc:
         # psbench refuses it across hosts (a per-host daemon), or could not set it up
         # there (a service that failed to start on its host): no verdict of the driver's.
         refused = "host" in str(exc)
         return judge(driver, "refused" if refused else "error", str(exc), None,
                      experiment=experiment)  # fmt: skip
-    ctx.stop_if_interrupted(outcome.status)
     measured = measured_of(outcome)
     goodput = None
     if measured["matched"]:
         # Closed loop queues far more than the link carries, in the sender, the broker
         # or the kernel: the nodes' own timeout cuts the run (each writes what it got,
         # before the launcher's grace after the publisher's end would kill the sub).
-        fast = measure.run(spec_for(driver, library, reliability, history, goodput_s, 0.0,
-                                    goodput_s + GOODPUT_CUT_S),
-                           folder, ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
-        ctx.stop_if_interrupted(fast.status)
+        fast = ctx.run(NAME, spec_for(driver, library, reliability, history, goodput_s, 0.0,
+                                      goodput_s + GOODPUT_CUT_S))  # fmt: skip
         goodput = goodput_of(fast)
     return judge(driver, outcome.status, outcome.message, measured, goodput,
                  str(outcome.run_dir), experiment)  # fmt: skip

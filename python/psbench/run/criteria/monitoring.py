@@ -22,7 +22,6 @@ from pathlib import Path
 from psbench.base import manifests, paths
 from psbench.base.errors import UserError
 from psbench.base.signals import die_with_parent
-from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import NO, NOT_TESTABLE, YES, Verdict
 from psbench.run.service_definitions import find_executable
@@ -171,8 +170,7 @@ def _watch(ctx: Context, driver: str, folder: Path) -> Verdict:
         try:
             time.sleep(SETTLE_S)
             try:
-                outcome = measure.run(spec, folder, ctx.env, ctx.cli_argv, ctx.pool)
-                ctx.stop_if_interrupted(outcome.status)
+                outcome = ctx.run(NAME, spec, folder)
                 status, message, run_dir = outcome.status, outcome.message, str(outcome.run_dir)
             except UserError as exc:
                 status, message, run_dir = "refused", str(exc), None
@@ -205,14 +203,11 @@ def _await_output(log: Path, expect: str, until: float) -> None:
 
 
 def assess(ctx: Context) -> dict[str, Verdict]:
-    found = {}
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
+
+    def assess_one(driver: str) -> Verdict:
         if manifests.load(driver).monitor is None:
-            found[driver] = _not_testable(driver, "no standard monitoring tool is declared "
-                                          "or installed for it here")  # fmt: skip
-        else:
-            found[driver] = _watch(ctx, driver, ctx.folder(NAME))
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+            return _not_testable(driver, "no standard monitoring tool is declared or "
+                                 "installed for it here")  # fmt: skip
+        return _watch(ctx, driver, ctx.folder(NAME))
+
+    return ctx.each_driver(NAME, assess_one)

@@ -9,6 +9,8 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+from psbench.base import programs
+
 DEBIAN_DOC = Path("/usr/share/doc")
 CARGO_REGISTRY = Path.home() / ".cargo" / "registry" / "src"
 MAVEN_REPOSITORY = Path.home() / ".m2" / "repository"
@@ -46,8 +48,7 @@ def owner_package(path: Path) -> str | None:
     candidates += [c.replace("/lib/", "/usr/lib/", 1) for c in candidates if c.startswith("/lib/")]
     for candidate in dict.fromkeys(candidates):
         try:
-            proc = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True,
-                                  timeout=20, stdin=subprocess.DEVNULL)  # fmt: skip
+            proc = programs.output(["dpkg", "-S", candidate], 20)
         except (OSError, subprocess.TimeoutExpired):
             return None
         if proc.returncode == 0 and ":" in proc.stdout:

@@ -10,7 +10,6 @@ with the refusal quoted."""
 
 from psbench.base import manifests
 from psbench.base.errors import UserError
-from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import (
     NO,
@@ -108,9 +107,8 @@ def judge(
 
 
 def assess(ctx: Context) -> dict[str, Verdict]:
-    found = {}
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
+
+    def assess_one(driver: str) -> Verdict:
         caps = ctx.describes[driver].get("capabilities") or {}
         settable = "keep_last" in (caps.get("history") or [])
         # Reliable where it is offered (no sample of the history lost on the way), so
@@ -118,21 +116,20 @@ def assess(ctx: Context) -> dict[str, Verdict]:
         reliability = "reliable" if "reliable" in (caps.get("reliability") or []) else "best_effort"
         spec = spec_for(driver, ctx.libraries[driver], settable, reliability)
         for _ in range(TRIES):
-            found[driver] = _try(ctx, driver, spec, settable, reliability)
-            if not found[driver].evidence.startswith(MISSED_PAUSE):
+            found = _try(ctx, driver, spec, settable, reliability)
+            if not found.evidence.startswith(MISSED_PAUSE):
                 break
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+        return found
+
+    return ctx.each_driver(NAME, assess_one)
 
 
 def _try(ctx: Context, driver: str, spec: MeasureSpec, settable: bool, reliability: str):
     experiment = experiment_text(settable, reliability)
     try:
-        outcome = measure.run(spec, ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)
+        outcome = ctx.run(NAME, spec)
     except UserError as exc:  # a setting psbench itself refuses for this driver
         return judge(driver, "refused", str(exc), None, None, experiment=experiment)
-    ctx.stop_if_interrupted(outcome.status)
     late = outcome.late_join.get(LATE_JOINER)
     return judge(
         driver,

@@ -13,7 +13,6 @@ is not applicable, with its manifest's documented claim ([claims.restart]) besid
 
 from psbench.base import manifests
 from psbench.base.errors import UserError
-from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import (
     NO,
@@ -102,28 +101,23 @@ def judge(
 
 
 def assess(ctx: Context) -> dict[str, Verdict]:
-    found = {}
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
+
+    def assess_one(driver: str) -> Verdict:
         manifest = manifests.load(driver)
         claim = manifest.claims.get(NAME)
         if manifest.architecture != "broker":
-            found[driver] = judge(driver, "no broker", f"its architecture is "
-                                  f"{manifest.architecture}", None, claim)  # fmt: skip
-        else:
-            found[driver] = _measured(ctx, driver, claim)
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+            return judge(driver, "no broker", f"its architecture is {manifest.architecture}",
+                         None, claim)  # fmt: skip
+        return _measured(ctx, driver, claim)
+
+    return ctx.each_driver(NAME, assess_one)
 
 
 def _measured(ctx: Context, driver: str, claim) -> Verdict:
     experiment = experiment_text(ctx.quick)
     try:
-        outcome = measure.run(spec_for(driver, ctx.libraries[driver], ctx.quick),
-                              ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
+        outcome = ctx.run(NAME, spec_for(driver, ctx.libraries[driver], ctx.quick))
     except UserError as exc:  # a setting psbench itself refuses for this driver
         return judge(driver, "refused", str(exc), None, claim, experiment=experiment)
-    ctx.stop_if_interrupted(outcome.status)
     return judge(driver, outcome.status, outcome.message, outcome.restart, claim,
                  str(outcome.run_dir), experiment)  # fmt: skip

@@ -11,7 +11,6 @@ per-host daemon's cannot cross hosts at all (not applicable)."""
 
 from psbench.base import manifests
 from psbench.base.errors import UserError
-from psbench.run import measure
 from psbench.run.criteria.context import Context
 from psbench.run.criteria.verdict import (
     NO,
@@ -101,42 +100,35 @@ def _received(outcome) -> int | None:
 
 
 def assess(ctx: Context) -> dict[str, Verdict]:
-    found = {}
     count = QUICK_COUNT if ctx.quick else COUNT
-    for number, driver in enumerate(ctx.drivers, 1):
-        ctx.measuring(driver)
+
+    def assess_one(driver: str) -> Verdict:
         transport, why_not = way_through(driver)
         claim = manifests.load(driver).claims.get(NAME)
         experiment = (f"ping --count {count} --host a:networks=left --host b:networks=right "
                       f"--host r:networks=left+right --place ping=a --place pong=b "
                       f"--place broker=r" + (f" --transport {transport}" if transport else ""))  # fmt: skip
         if why_not is not None:
-            found[driver] = judge(driver, None, count, why_not=why_not, claim=claim)
-        else:
-            found[driver] = _routed(ctx, driver, transport, count, claim, experiment)
-        ctx.say(f"[criteria {NAME} {number}/{len(ctx.drivers)}] {driver}: "
-                f"{found[driver].verdict}")  # fmt: skip
-    return found
+            return judge(driver, None, count, why_not=why_not, claim=claim)
+        return _routed(ctx, driver, transport, count, claim, experiment)
+
+    return ctx.each_driver(NAME, assess_one)
 
 
 def _routed(ctx: Context, driver, transport, count, claim, experiment) -> Verdict:
     library = ctx.libraries[driver]
     try:
-        outcome = measure.run(_spec(driver, library, transport, count, HOSTS, PLACE),
-                              ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
+        outcome = ctx.run(NAME, _spec(driver, library, transport, count, HOSTS, PLACE))
     except UserError as exc:  # no privileges for namespaces, a setting refused
         return judge(driver, None, count, why_not=f"not run: {exc}", claim=claim,
                      experiment=experiment)  # fmt: skip
-    ctx.stop_if_interrupted(outcome.status)
     routed = (outcome.status, _received(outcome), outcome.message)
     control = None
     if transport is not None:  # the same driver without its router, a to b directly
         hosts = {h: HOSTS[h] for h in ("a", "b")}
         place = {"ping": "a", "pong": "b"}
-        checked = measure.run(_spec(driver, library, None, count, hosts, place,
-                                    match_timeout=CONTROL_MATCH_TIMEOUT_S),
-                              ctx.folder(NAME), ctx.env, ctx.cli_argv, ctx.pool)  # fmt: skip
-        ctx.stop_if_interrupted(checked.status)
+        checked = ctx.run(NAME, _spec(driver, library, None, count, hosts, place,
+                                      match_timeout=CONTROL_MATCH_TIMEOUT_S))  # fmt: skip
         control = (checked.status, _received(checked))
     return judge(driver, routed, count, control, claim=claim, run_dir=str(outcome.run_dir),
                  experiment=experiment)  # fmt: skip

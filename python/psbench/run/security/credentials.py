@@ -4,10 +4,10 @@ middleware psbench drives reads. Subjects are /C=XX/O=psbench/CN=<name>."""
 
 import base64
 import hashlib
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from psbench.base import programs
 from psbench.base.errors import UserError
 
 OPENSSL_TIMEOUT_S = 30.0
@@ -20,13 +20,7 @@ def subject(name: str) -> str:
 
 def _openssl(*args: str) -> None:
     try:
-        done = subprocess.run(
-            ["openssl", *args],
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=OPENSSL_TIMEOUT_S,
-        )
+        done = programs.output(["openssl", *args], OPENSSL_TIMEOUT_S)
     except FileNotFoundError:
         raise UserError("openssl is not installed (make setup installs it)", 2) from None
     if done.returncode != 0:
@@ -111,12 +105,8 @@ def issue(
 def verify(ca_cert: Path, cert: Path) -> str | None:
     """None when cert verifies against ca_cert, else openssl's reason (an independent
     judge of credentials psbench made: a run that failed is explained by it)."""
-    done = subprocess.run(
-        ["openssl", "verify", "-CAfile", str(ca_cert), str(cert)],
-        capture_output=True,
-        text=True,
-        stdin=subprocess.DEVNULL,
-        timeout=OPENSSL_TIMEOUT_S,
+    done = programs.output(
+        ["openssl", "verify", "-CAfile", str(ca_cert), str(cert)], OPENSSL_TIMEOUT_S
     )
     if done.returncode == 0:
         return None

@@ -21,10 +21,10 @@ plugins refuse a participant without an allow rule on its domain, before any top
 deny fault applies from mode access on: auth checks nothing against the permissions."""
 
 import datetime
-import subprocess
 from pathlib import Path
 from xml.sax.saxutils import escape
 
+from psbench.base import programs
 from psbench.base.errors import UserError
 
 MODES = ("auth", "access", "encrypt", "encrypt-payload", "encrypt-submessage")
@@ -140,9 +140,7 @@ def sign(xml_file: Path, ca) -> Path:
     out = xml_file.with_suffix(".p7s")
     argv = ["openssl", "smime", "-sign", "-text", "-in", str(xml_file), "-out", str(out)]
     argv += ["-signer", str(ca.cert), "-inkey", str(ca.key)]
-    proc = subprocess.run(
-        argv, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=OPENSSL_TIMEOUT_S
-    )
+    proc = programs.output(argv, OPENSSL_TIMEOUT_S)
     if proc.returncode != 0:
         tail = proc.stderr.strip().splitlines()[-1:] or ["no message"]
         raise UserError(f"openssl smime -sign {xml_file.name} failed: {tail[0]}")
