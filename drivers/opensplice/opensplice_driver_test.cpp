@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -113,6 +114,7 @@ struct HistoryCase {
   psb_qos qos;
   uint64_t written, first_kept;
 };
+void PrintTo(const HistoryCase &c, std::ostream *os) { *os << c.name; }
 class OpenspliceHistory : public testing::TestWithParam<HistoryCase> {};
 INSTANTIATE_TEST_SUITE_P(
     Each, OpenspliceHistory,
