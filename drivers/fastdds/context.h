@@ -23,6 +23,22 @@ namespace psbfastdds {
 namespace fdds = eprosima::fastdds::dds;
 using ReturnCode_t = eprosima::fastrtps::types::ReturnCode_t;
 
+// Runs build, a constructor's body; when it throws, tear_down first frees what it made (no
+// destructor runs for a constructor that threw). Fast DDS's own exceptions become
+// "<what> failed: <its message>", as before the SDK.
+template <class Build, class TearDown>
+void build_or_tear_down(const char *what, Build &&build, TearDown &&tear_down) {
+  try {
+    build();
+  } catch (const psb::sdk::Error &) {
+    tear_down();
+    throw;
+  } catch (const std::exception &e) {
+    tear_down();
+    psb::sdk::fail("%s failed: %s", what, e.what());
+  }
+}
+
 class Context {
  public:
   // Validates cfg and creates the participant; throws psb::sdk::Error if refused.
@@ -30,27 +46,24 @@ class Context {
       : settings_(psb::sdk::parse_or_throw(cfg, parse_settings)) {
     using namespace fdds;
     const Settings &s = settings_;
-    try {
-      participant_ = create_participant(s);
-      if (s.type == DataType::complex)
-        type_ = TypeSupport(new psbench::ComplexPubSubType());
-      else
-        type_ = TypeSupport(new psbench::BytesPubSubType());
-      if (type_.register_type(participant_) != ReturnCode_t::RETCODE_OK)
-        psb::sdk::fail("cannot register type %s", type_.get_type_name().c_str());
-      publisher_ = participant_->create_publisher(
-          s.transport == Transport::config ? PUBLISHER_QOS_DEFAULT : PublisherQos());
-      subscriber_ = participant_->create_subscriber(
-          s.transport == Transport::config ? SUBSCRIBER_QOS_DEFAULT : SubscriberQos());
-      if (publisher_ == nullptr || subscriber_ == nullptr)
-        psb::sdk::fail("cannot create a Publisher and a Subscriber");
-    } catch (const psb::sdk::Error &) {
-      tear_down();
-      throw;
-    } catch (const std::exception &e) {
-      tear_down();
-      psb::sdk::fail("open failed: %s", e.what());  // as before the SDK
-    }
+    build_or_tear_down(
+        "open",
+        [&] {
+          participant_ = create_participant(s);
+          if (s.type == DataType::complex)
+            type_ = TypeSupport(new psbench::ComplexPubSubType());
+          else
+            type_ = TypeSupport(new psbench::BytesPubSubType());
+          if (type_.register_type(participant_) != ReturnCode_t::RETCODE_OK)
+            psb::sdk::fail("cannot register type %s", type_.get_type_name().c_str());
+          publisher_ = participant_->create_publisher(
+              s.transport == Transport::config ? PUBLISHER_QOS_DEFAULT : PublisherQos());
+          subscriber_ = participant_->create_subscriber(
+              s.transport == Transport::config ? SUBSCRIBER_QOS_DEFAULT : SubscriberQos());
+          if (publisher_ == nullptr || subscriber_ == nullptr)
+            psb::sdk::fail("cannot create a Publisher and a Subscriber");
+        },
+        [&] { tear_down(); });
   }
   ~Context() { tear_down(); }
   Context(const Context &) = delete;

@@ -31,26 +31,24 @@ class Reader : fdds::DataReaderListener {
     const Settings &s = ctx.settings();
     if (bool(on_data) != (s.notify == PSB_NOTIFY_LISTENER))
       psb::sdk::fail("a listener callback is given exactly with notify listener");
-    try {
-      sample_ = make_sample(s);
-      capacity_ = s.max_payload;
-      buffer_.reset(new uint8_t[capacity_]);
-      topic_ = ctx.acquire_topic(topic);
-      const DataReaderQos base = s.transport == Transport::config
-                                     ? ctx.subscriber()->get_default_datareader_qos()
-                                     : DataReaderQos();
-      reader_ = ctx.subscriber()->create_datareader(
-          topic_, reader_qos(s, base), on_data ? this : nullptr,
-          on_data ? StatusMask::data_available() : StatusMask::none());
-      if (reader_ == nullptr)
-        psb::sdk::fail("cannot create a DataReader on '%s' (Fast DDS's message is above)", topic);
-    } catch (const psb::sdk::Error &) {
-      tear_down();
-      throw;
-    } catch (const std::exception &e) {
-      tear_down();
-      psb::sdk::fail("create_reader failed: %s", e.what());  // as before the SDK
-    }
+    build_or_tear_down(
+        "create_reader",
+        [&] {
+          sample_ = make_sample(s);
+          capacity_ = s.max_payload;
+          buffer_.reset(new uint8_t[capacity_]);
+          topic_ = ctx.acquire_topic(topic);
+          const DataReaderQos base = s.transport == Transport::config
+                                         ? ctx.subscriber()->get_default_datareader_qos()
+                                         : DataReaderQos();
+          reader_ = ctx.subscriber()->create_datareader(
+              topic_, reader_qos(s, base), on_data ? this : nullptr,
+              on_data ? StatusMask::data_available() : StatusMask::none());
+          if (reader_ == nullptr)
+            psb::sdk::fail("cannot create a DataReader on '%s' (Fast DDS's message is above)",
+                           topic);
+        },
+        [&] { tear_down(); });
   }
   ~Reader() override { tear_down(); }
   Reader(const Reader &) = delete;

@@ -18,23 +18,21 @@ class Writer {
   // Throws psb::sdk::Error if the writer cannot be made.
   Writer(Context &ctx, const char *topic) : ctx_(ctx) {
     using fdds::DataWriterQos;
-    try {
-      sample_ = make_sample(ctx.settings());
-      topic_ = ctx.acquire_topic(topic);
-      const Settings &s = ctx.settings();
-      const DataWriterQos base = s.transport == Transport::config
-                                     ? ctx.publisher()->get_default_datawriter_qos()
-                                     : DataWriterQos();
-      writer_ = ctx.publisher()->create_datawriter(topic_, writer_qos(s, base));
-      if (writer_ == nullptr)
-        psb::sdk::fail("cannot create a DataWriter on '%s' (Fast DDS's message is above)", topic);
-    } catch (const psb::sdk::Error &) {
-      tear_down();
-      throw;
-    } catch (const std::exception &e) {
-      tear_down();
-      psb::sdk::fail("create_writer failed: %s", e.what());  // as before the SDK
-    }
+    build_or_tear_down(
+        "create_writer",
+        [&] {
+          sample_ = make_sample(ctx.settings());
+          topic_ = ctx.acquire_topic(topic);
+          const Settings &s = ctx.settings();
+          const DataWriterQos base = s.transport == Transport::config
+                                         ? ctx.publisher()->get_default_datawriter_qos()
+                                         : DataWriterQos();
+          writer_ = ctx.publisher()->create_datawriter(topic_, writer_qos(s, base));
+          if (writer_ == nullptr)
+            psb::sdk::fail("cannot create a DataWriter on '%s' (Fast DDS's message is above)",
+                           topic);
+        },
+        [&] { tear_down(); });
   }
   ~Writer() { tear_down(); }
   Writer(const Writer &) = delete;
