@@ -18,6 +18,7 @@
 #include "context.h"
 #include "endpoint_qos.h"
 #include "psbench/sdk.hpp"
+#include "psbench/sdk_dds_status.hpp"
 #include "samples.h"
 
 namespace psbfastdds {
@@ -84,12 +85,8 @@ class Reader : fdds::DataReaderListener {
 
   // ABI counters: the reader's SAMPLE_LOST and SAMPLE_REJECTED statuses (total counts).
   void counters(psb::sdk::CounterSink put) const {
-    fdds::SampleLostStatus lost;
-    if (reader_->get_sample_lost_status(lost) == ReturnCode_t::RETCODE_OK)
-      put("sample_lost", uint64_t(lost.total_count));
-    fdds::SampleRejectedStatus rejected;
-    if (reader_->get_sample_rejected_status(rejected) == ReturnCode_t::RETCODE_OK)
-      put("sample_rejected", uint64_t(rejected.total_count));
+    psb::sdk::dds::put_sample_statuses<fdds::SampleLostStatus, fdds::SampleRejectedStatus>(
+        put, *reader_);
   }
 
  private:

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "psbench/sdk_dds.hpp"
+#include "psbench/sdk_dds_status.hpp"
 
 namespace psbodds {
 
@@ -291,12 +292,8 @@ int Reader::matched() const {
 }
 
 void Reader::counters(psb::sdk::CounterSink put) const {
-  DDS::SampleLostStatus lost;
-  if (reader_->get_sample_lost_status(lost) == DDS::RETCODE_OK)
-    put("sample_lost", uint64_t(lost.total_count));
-  DDS::SampleRejectedStatus rejected;
-  if (reader_->get_sample_rejected_status(rejected) == DDS::RETCODE_OK)
-    put("sample_rejected", uint64_t(rejected.total_count));
+  psb::sdk::dds::put_sample_statuses<DDS::SampleLostStatus, DDS::SampleRejectedStatus>(put,
+                                                                                       *reader_);
 }
 
 }  // namespace psbodds

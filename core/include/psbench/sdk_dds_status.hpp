@@ -2,7 +2,8 @@
 // DDS C API (cyclonedds, opensplice), whose get_<status>_status(entity, &status) calls
 // return a DDS return code: matched() for Writer::matched() and Reader::matched() (the
 // publication's or subscription's matched status), put_sample_statuses() for a Reader's
-// counters() (its sample lost and sample rejected statuses).
+// counters() (its sample lost and sample rejected statuses); and put_sample_statuses() for
+// a DataReader of a DDS C++ API (fastdds, opendds), reader.get_<status>_status(status).
 #ifndef PSBENCH_SDK_DDS_STATUS_HPP
 #define PSBENCH_SDK_DDS_STATUS_HPP
 
@@ -36,6 +37,18 @@ void put_sample_statuses(CounterSink put, std::type_identity_t<Entity> reader,
   if (status_ok(get_lost(reader, &lost))) put("sample_lost", uint64_t(lost.total_count));
   Rejected rejected{};
   if (status_ok(get_rejected(reader, &rejected)))
+    put("sample_rejected", uint64_t(rejected.total_count));
+}
+
+// The same counters from a DataReader of a DDS C++ API, classic (OpenDDS) or modern (Fast
+// DDS) alike: Lost and Rejected are its SampleLostStatus and SampleRejectedStatus.
+template <class Lost, class Rejected, class DataReader>
+void put_sample_statuses(CounterSink put, DataReader &reader) {
+  Lost lost{};
+  if (status_ok(reader.get_sample_lost_status(lost)))
+    put("sample_lost", uint64_t(lost.total_count));
+  Rejected rejected{};
+  if (status_ok(reader.get_sample_rejected_status(rejected)))
     put("sample_rejected", uint64_t(rejected.total_count));
 }
 
