@@ -23,17 +23,14 @@ struct Cyclone {
   static constexpr const char *option_keys[] = {"type",           "elements",    "domain_id",
                                                 "cyclonedds_uri", "write_batch", "security",
                                                 "security_dir",   nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_TRANSIENT_LOCAL,
       .history = PSB_KEEP_LAST | PSB_KEEP_ALL,
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = kTransportNames,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
-      .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 1};     // on host_transports
+      .crosses_hosts = 1};  // on host_transports
   // On the interface of --address (context.h, across_hosts); config as the user wrote it.
   static constexpr const char *host_transports[] = {"udp", "multicast", "config", nullptr};
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }

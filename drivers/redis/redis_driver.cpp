@@ -70,17 +70,14 @@ struct Redis {
   // best_effort: pub/sub, no acknowledgement, no retransmission, volatile only;
   // reliable: streams, the server keeps the entries (persistent: in its append-only file).
   // check() refuses best_effort with persistent.
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE | PSB_PERSISTENT,
       .history = 0,  // no history to ask for
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = transports,
       .option_keys = option_keys,
       .max_payload = kMaxPayload,
-      .readers_per_topic = 0,  // no limit
-      .writers_per_topic = 0,  // no limit
-      .crosses_hosts = 1};     // to option broker, wherever it is
+      .crosses_hosts = 1};  // to option broker, wherever it is
   static void check(const psb_config &cfg, psb::sdk::Refusals &r) { parse_settings(cfg, r); }
 
   // Holds no connection: every writer and every reader has its own (settings.h).

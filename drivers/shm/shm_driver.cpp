@@ -70,11 +70,10 @@ struct Shm {
     return std::string("posix-shm (linux ") + u.release + ")";
   }
   static constexpr const char *transports[] = {"shm", nullptr};
-  static constexpr psb_capabilities capabilities = {
+  static constexpr psb::sdk::Capabilities capabilities = {
       .reliability = PSB_BEST_EFFORT | PSB_RELIABLE,
       .durability = PSB_VOLATILE,
       .history = 0,  // no history setting: the ring size is option slots (check() says why)
-      .notify = PSB_NOTIFY_LISTENER | PSB_NOTIFY_WAIT | PSB_NOTIFY_POLL,
       .transports = transports,
       .option_keys = kOptionKeys,
       .max_payload = kMaxPayload,

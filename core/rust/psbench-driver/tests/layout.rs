@@ -109,7 +109,11 @@ fn rust_layout() -> Vec<String> {
 }
 
 fn c_layout() -> Vec<String> {
-    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Where cargo runs the test from, not where it was compiled: the target directory is
+    // shared by every checkout (~/.cache/psbench), and a binary built in another one is
+    // reused as fresh, with that checkout's path compiled in.
+    let dir = std::env::var("CARGO_MANIFEST_DIR").unwrap_or(env!("CARGO_MANIFEST_DIR").into());
+    let here = Path::new(&dir);
     let include = here.join("../../include");
     let out = std::env::temp_dir().join(format!("psbench-driver-layout-{}", std::process::id()));
     let target = format!("{}-unknown-linux-gnu", std::env::consts::ARCH);
