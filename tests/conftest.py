@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from psbench.base import manifests, paths  # noqa: E402
+from psbench.base.errors import UserError  # noqa: E402
 from run_json_valid import Checker  # noqa: E402
 from scheduling import group_tests  # noqa: E402
 
@@ -188,6 +189,17 @@ def mw_drivers_dir(drivers_dir):
     (drivers_dir / "mw").mkdir()
     (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
     return drivers_dir
+
+
+def refused_manifest(drivers_dir: Path, text: str) -> str:
+    """Writes text as mw's manifest, which psbench must refuse: exit 2, and a message that
+    starts with the file's path. Returns the message."""
+    path = drivers_dir / "mw" / "manifest.toml"
+    path.write_text(text)
+    with pytest.raises(UserError) as refused:
+        manifests.load("mw")
+    assert str(refused.value).startswith(str(path)) and refused.value.exit_code == 2
+    return str(refused.value)
 
 
 @pytest.fixture(autouse=True)
