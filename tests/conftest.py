@@ -63,6 +63,12 @@ def cli_env(results: Path, **extra) -> dict:
     return env
 
 
+def python_env() -> dict:
+    """This environment with psbench's python/ on the import path: for a child Python
+    that imports psbench."""
+    return dict(os.environ, PYTHONPATH=str(REPO / "python"))
+
+
 @contextmanager
 def cli_in_background(args: list[str], results: Path, **extra_env):
     """The CLI as a user runs it (through the launcher), in its own process group; if
