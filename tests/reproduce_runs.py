@@ -1,5 +1,6 @@
 """What the seed-study tests share: one `psbench reproduce NAME --quick` run, the sweep's
-runs, and the paper's tables as `paper.json` holds them."""
+runs, the paper's tables as `paper.json` holds them, and Study, which says a study's name,
+drivers and sections once for all of these."""
 
 import json
 import subprocess
