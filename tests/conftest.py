@@ -17,6 +17,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "python"))
 
 from psbench.base import manifests, paths  # noqa: E402
+from psbench.base.errors import UserError  # noqa: E402
 from run_json_valid import Checker  # noqa: E402
 from scheduling import group_tests  # noqa: E402
 
@@ -60,6 +61,12 @@ def cli_env(results: Path, **extra) -> dict:
     env = dict(os.environ, PSBENCH_RESULTS=str(results))
     env.update(extra)
     return env
+
+
+def python_env() -> dict:
+    """This environment with psbench's python/ on the import path: for a child Python
+    that imports psbench."""
+    return dict(os.environ, PYTHONPATH=str(REPO / "python"))
 
 
 @contextmanager
@@ -188,6 +195,17 @@ def mw_drivers_dir(drivers_dir):
     (drivers_dir / "mw").mkdir()
     (drivers_dir / "mw" / "CMakeLists.txt").write_text("")
     return drivers_dir
+
+
+def refused_manifest(drivers_dir: Path, text: str) -> str:
+    """Writes text as mw's manifest, which psbench must refuse: exit 2, and a message that
+    starts with the file's path. Returns the message."""
+    path = drivers_dir / "mw" / "manifest.toml"
+    path.write_text(text)
+    with pytest.raises(UserError) as refused:
+        manifests.load("mw")
+    assert str(refused.value).startswith(str(path)) and refused.value.exit_code == 2
+    return str(refused.value)
 
 
 @pytest.fixture(autouse=True)

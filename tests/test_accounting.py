@@ -19,6 +19,11 @@ def pubsub(results, driver, *extra):
     return run_cli(["pubsub", "--driver", driver, "--match-timeout", "10", *extra], results)
 
 
+def shm_reliable(results, count: int, rate: str, *extra):
+    """count messages over shm, reliable (keep_all), at rate (0: back to back)."""
+    return pubsub(results, "shm", "--count", str(count), "--rate", rate, *RELIABLE, *extra)
+
+
 def summary(record, name) -> dict:
     return json.loads((record["_dir"] / f"{name}.json").read_text())
 
@@ -30,16 +35,8 @@ def inject(*faults) -> list[str]:
 # shm reliable keep_all loses nothing by itself, so each count below is the fault's.
 @pytest.mark.parametrize("rate", ["0", "5000"])
 def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
-    proc = pubsub(
-        results,
-        "shm",
-        "--count",
-        "3000",
-        "--rate",
-        rate,
-        *RELIABLE,
-        *inject("drop=5", "drop=2999", "dup=10", "dup=11", "reorder=100", "delay=200:2000"),
-    )
+    faults = ("drop=5", "drop=2999", "dup=10", "dup=11", "reorder=100", "delay=200:2000")
+    proc = shm_reliable(results, 3000, rate, *inject(*faults))
     record = only_run(results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sub, pub = summary(record, "sub"), summary(record, "pub")
@@ -68,18 +65,7 @@ def test_injected_faults_are_counted_exactly(driver_libs, results, rate):
 def test_a_subscriber_that_stops_early_leaves_samples_unaccounted_not_lost(driver_libs, results):
     # The publisher pauses 3 s after message 100; the subscriber's idle timeout is 1 s,
     # so it stops with 100 samples while the publisher goes on to send 1000.
-    proc = pubsub(
-        results,
-        "shm",
-        "--count",
-        "1000",
-        "--rate",
-        "0",
-        *RELIABLE,
-        "--idle-timeout",
-        "1",
-        *inject("delay=100:3000000"),
-    )
+    proc = shm_reliable(results, 1000, "0", "--idle-timeout", "1", *inject("delay=100:3000000"))
     record = only_run(results)
     assert proc.returncode == 1
     assert record["status"] == "incomplete"
@@ -96,18 +82,8 @@ def test_a_subscriber_that_stops_early_leaves_samples_unaccounted_not_lost(drive
 def test_the_store_keeps_what_arrived_not_what_fits_under_a_sequence_number(driver_libs, results):
     # Messages 0-499 never arrive; a store indexed by sequence number with room for
     # 1000 would keep only 500-999. The store keeps the first 1000 arrivals.
-    proc = pubsub(
-        results,
-        "shm",
-        "--count",
-        "3000",
-        "--rate",
-        "0",
-        *RELIABLE,
-        "--max-samples",
-        "1000",
-        *inject(*(f"drop={s}" for s in range(500))),
-    )
+    drops = inject(*(f"drop={s}" for s in range(500)))
+    proc = shm_reliable(results, 3000, "0", "--max-samples", "1000", *drops)
     record = only_run(results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     sub = summary(record, "sub")

@@ -2,19 +2,18 @@
 modules they use; numerical and plotting libraries wait for the commands that compute.
 Checked by the modules the interpreter reports importing (-X importtime), never by time."""
 
-import os
 import subprocess
 import sys
 
 import pytest
 
-from conftest import REPO
+from conftest import REPO, python_env
 
 HEAVY = ("numpy", "scipy", "matplotlib", "yaml", "hypothesis")
 
 
 def imported(*args: str) -> set[str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env = python_env()
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "psbench", *args],
         capture_output=True,

@@ -39,18 +39,3 @@ def test_a_word_near_nothing_gets_no_guess(results):
     proc = run_cli(["ping", "--driver", "udp", "--zzzzzz"], results)
     assert proc.returncode == 2 and "did you mean" not in proc.stderr
     assert "unrecognized arguments: --zzzzzz" in proc.stderr
-
-
-@pytest.mark.parametrize(
-    "argv,words",
-    [
-        (["ping", "--driver", "udp", "--size", "10"], "size 10 is out of range"),
-        (["ping", "--driver", "udp", "--size", "5M"], "use 32 (header only) to 4194304 bytes"),
-        (["ping", "--driver", "udp", "--pin", "none", "--cpu", "ping=0"], "--pin none"),
-        (["ping", "--driver", "udp", "--count", "1e20"], "--count"),
-    ],
-)
-def test_argument_checks_refuse_before_a_results_folder_exists(results, argv, words):
-    proc = run_cli(argv, results)
-    assert proc.returncode == 2 and words in proc.stderr, proc.stderr
-    assert not results.exists()

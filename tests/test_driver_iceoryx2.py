@@ -128,6 +128,18 @@ def matched_reader_and_writer(t, run: str, qos: tuple) -> tuple:
     return ctx, r, w, err
 
 
+def stalled_reader(lib, name: str, qos: tuple, written: int, digits: int) -> tuple:
+    """A reader and a writer of run NAME<pid> matched with qos, and samples 0..written-1
+    (their numbers, so many digits) written while the reader takes none; (functions,
+    run, context, reader, writer, the error to pass on)."""
+    t = abi.load(lib)
+    run = f"{name}{os.getpid()}"
+    ctx, r, w, err = matched_reader_and_writer(t, run, qos)
+    for seq in range(written):
+        assert t.write(w, b"%0*d" % (digits, seq), digits, C.byref(err)) == 0, err.message
+    return t, run, ctx, r, w, err
+
+
 def close_and_check_nothing_left(t, ctx, reader, writer, run: str) -> None:
     """Destroys the reader and the writer, closes the context: nothing of run is left."""
     t.destroy_reader(reader)
@@ -139,13 +151,8 @@ def close_and_check_nothing_left(t, ctx, reader, writer, run: str) -> None:
 def test_a_stalled_reader_keeps_exactly_the_newest_n(lib):
     """keep_last:5, a reader that does not take while 50 are written: it then takes
     exactly samples 45..49 (iceoryx2's safe overflow drops the oldest)."""
-    t = abi.load(lib)
-    run = f"stall{os.getpid()}"
-    ctx, r, w, err = matched_reader_and_writer(
-        t, run, (abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_LAST, 5)
-    )
-    for seq in range(50):
-        assert t.write(w, b"%08d" % seq, 8, C.byref(err)) == 0, err.message
+    qos = (abi.PSB_BEST_EFFORT, abi.PSB_VOLATILE, abi.PSB_KEEP_LAST, 5)
+    t, run, ctx, r, w, err = stalled_reader(lib, "stall", qos, written=50, digits=8)
     assert abi.take_all(t, r) == [b"%08d" % s for s in range(45, 50)]
     assert t.write(w, b"%08d" % 50, 8, C.byref(err)) == 0
     assert abi.take_all(t, r) == [b"%08d" % 50]
@@ -252,13 +259,8 @@ def test_a_stalled_reliable_reader_keeps_every_sample_until_its_buffer_is_full(l
     """reliable keep_all: a reader that does not take holds 2 (its buffer); the third
     write waits RELIABLE_WAIT (10 s) and then fails, saying so; the reader then takes
     exactly 0 and 1."""
-    t = abi.load(lib)
-    run = f"rstall{os.getpid()}"
-    ctx, r, w, err = matched_reader_and_writer(
-        t, run, (abi.PSB_RELIABLE, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0)
-    )
-    for seq in range(2):
-        assert t.write(w, b"%04d" % seq, 4, C.byref(err)) == 0, err.message
+    qos = (abi.PSB_RELIABLE, abi.PSB_VOLATILE, abi.PSB_KEEP_ALL, 0)
+    t, run, ctx, r, w, err = stalled_reader(lib, "rstall", qos, written=2, digits=4)
     started = time.monotonic()
     assert t.write(w, b"0002", 4, C.byref(err)) == -1
     assert time.monotonic() - started >= 9.5

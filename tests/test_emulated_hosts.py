@@ -14,13 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from conftest import python_env
 from psbench.base.errors import UserError
 from psbench.hosts import emulated, netns, udp_receiver, udp_sender
 from psbench.hosts.calibrate import calibrate
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape, parse_shape
-
-REPO = Path(__file__).resolve().parents[1]
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
 
@@ -142,7 +141,7 @@ def test_the_keeper_removes_the_namespaces_of_a_killed_psbench():
         "print(net.tag, flush=True)\n"
         "time.sleep(60)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env = python_env()
     proc = subprocess.Popen(
         [sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env
     )
@@ -259,7 +258,7 @@ def test_without_the_capabilities_it_is_refused_saying_what_is_missing():
         "except UserError as e:\n"
         "    print(e.exit_code, e)\n"
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env = python_env()
     out = subprocess.run(
         ["setpriv", "--inh-caps=-net_admin,-sys_admin", "--bounding-set=-net_admin,-sys_admin",
          sys.executable, "-c", code],

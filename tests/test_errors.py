@@ -61,12 +61,16 @@ def test_size_over_the_nodes_maximum_is_refused_before_a_run_folder(driver_libs,
         (["pubsub", "--driver", "udp", "--rate", "-5"], "--rate"),
         (["pubsub", "--driver", "udp", "--duration", "5", "--timeout", "5"], "--timeout"),
         (["ping", "--size", "64"], "--driver"),
+        (["ping", "--driver", "udp", "--size", "10"], "size 10 is out of range"),
+        (["ping", "--driver", "udp", "--size", "5M"], "use 32 (header only) to 4194304 bytes"),
+        (["ping", "--driver", "udp", "--pin", "none", "--cpu", "ping=0"], "--pin none"),
+        (["ping", "--driver", "udp", "--count", "1e20"], "--count"),
     ],
 )
-def test_bad_argument_is_named(driver_libs, results, args, named):
+def test_bad_argument_is_named_before_a_results_folder_exists(driver_libs, results, args, named):
     proc = run_cli(args, results)
     assert_user_error(proc, named)
-    assert not results.exists() or not list(results.rglob("run.json"))
+    assert not results.exists()
 
 
 def test_unknown_driver_lists_built_ones(driver_libs, results):

@@ -20,6 +20,15 @@ def the_store(results):
     return found[0]
 
 
+def filtered_run(results, tmp_path, selection: str):
+    """The sweep, written and run with --filter selection, which must end ok: (its file,
+    the finished process, its store)."""
+    path = write(tmp_path, SWEEP)
+    proc = run_experiment(path, results, "--filter", selection)
+    assert proc.returncode == 0, proc.stderr
+    return path, proc, the_store(results)
+
+
 def test_dry_run_lists_the_runs_and_runs_nothing(driver_libs, results, tmp_path):
     path = write(tmp_path, SWEEP)
     proc = run_experiment(path, results, "--dry-run")
@@ -59,10 +68,7 @@ def check_store(store, path, numbers):
 
 
 def test_sweep_filter_and_resume(driver_libs, results, tmp_path):
-    path = write(tmp_path, SWEEP)
-    first = run_experiment(path, results, "--filter", "driver=udp")
-    assert first.returncode == 0, first.stderr
-    store = the_store(results)
+    path, first, store = filtered_run(results, tmp_path, "driver=udp")
     check_store(store, path, [1, 2])
     assert "[2/2] udp-256B: ok" in first.stderr  # one plain progress line per run
     assert "2 runs: 2 ok" in first.stdout
@@ -123,10 +129,7 @@ def index_lines_tolerant(store):
 
 
 def test_resume_refuses_a_changed_file(driver_libs, results, tmp_path):
-    path = write(tmp_path, SWEEP)
-    first = run_experiment(path, results, "--filter", "run=1")
-    assert first.returncode == 0, first.stderr
-    store = the_store(results)
+    path, _, store = filtered_run(results, tmp_path, "run=1")
     path.write_text(path.read_text().replace("count: 200", "count: 300"))
     proc = run_experiment(path, results, "-o", str(store), "--resume")
     assert proc.returncode == 2

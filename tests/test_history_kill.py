@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from conftest import REPO, cli_in_background, run_cli
+from conftest import REPO, cli_in_background, python_env, run_cli
 from history_sets import run_sweep, split
 
 # psbench's CLI with the set's insertion stopped inside its transaction: what a kill at
@@ -86,7 +86,7 @@ def test_killed_inside_a_sets_transaction(parts, tmp_path):
         stderr=subprocess.PIPE,
         text=True,
         cwd=REPO,
-        env=dict(os.environ, PYTHONPATH=str(REPO / "python")),
+        env=python_env(),
         start_new_session=True,
     )
     try:

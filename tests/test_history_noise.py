@@ -25,6 +25,11 @@ def point(x: str, *p50_us: float, version: str = "1.0", set_id: int = 1) -> Poin
     return Point(x, [{"set_id": set_id, "driver_version": version}], runs)
 
 
+def nights(*sets: tuple[float, ...]) -> list[Point]:
+    """A point a night from 2026-01-01, each a set of its own (set_id: the night)."""
+    return [point(f"2026-01-{n:02d}", *p50_us, set_id=n) for n, p50_us in enumerate(sets, 1)]
+
+
 def judged(*points: Point, **settings) -> Series:
     series = Series("s", {"driver": "udp"}, "vm", list(points), label="udp 64 B")
     judge = Judge(series, Settings(**settings))
@@ -43,11 +48,7 @@ def test_relative_range_is_max_minus_min_over_the_median():
 
 
 def test_repetitions_within_their_own_spread_are_no_change():
-    series = judged(
-        point("2026-01-01", 10, 11, 12, set_id=1),
-        point("2026-01-02", 11.5, 10.5, 12, set_id=2),
-        point("2026-01-03", 12, 10, 11, set_id=3),
-    )
+    series = judged(*nights((10, 11, 12), (11.5, 10.5, 12), (12, 10, 11)))
     assert verdicts(series) == ["no change", "no change"]
     first, second = series.changes["p50"]
     assert first.threshold == pytest.approx(2 / 11)  # the widest spread seen: 10..12
@@ -62,11 +63,7 @@ def test_repetitions_within_their_own_spread_are_no_change():
 
 
 def test_a_step_beyond_the_learnt_noise_is_a_regression_and_starts_a_new_regime():
-    series = judged(
-        point("2026-01-01", 10, 11, 12, set_id=1),
-        point("2026-01-02", 30, 33, 36, set_id=2),
-        point("2026-01-03", 31, 34, 35, set_id=3),
-    )
+    series = judged(*nights((10, 11, 12), (30, 33, 36), (31, 34, 35)))
     assert verdicts(series) == ["regression", "no change"]
     step = series.changes["p50"][0]
     assert step.ratio == pytest.approx(3.0)
@@ -94,12 +91,7 @@ def test_an_improvement_is_not_a_regression():
 def test_without_enough_runs_the_noise_is_unknown_and_nothing_is_called():
     """Single runs: the first comparisons have nothing to learn the noise from; the runs
     add up (2, then 3) until a verdict can be made."""
-    series = judged(
-        point("2026-01-01", 10, set_id=1),
-        point("2026-01-02", 10.2, set_id=2),
-        point("2026-01-03", 9.9, set_id=3),
-        point("2026-01-04", 40, set_id=4),
-    )
+    series = judged(*nights((10,), (10.2,), (9.9,), (40,)))
     assert verdicts(series) == ["noise unknown", "noise unknown", "regression"]
     assert "1 run of the unchanged configuration before" in series.changes["p50"][0].note
     assert "fewer than 3" in series.changes["p50"][0].note
@@ -115,22 +107,12 @@ def test_the_runs_before_a_change_must_be_enough_whatever_the_new_point_has():
 
 
 def test_min_runs_and_threshold_are_settings():
-    points = [point("2026-01-01", 10, set_id=1), point("2026-01-02", 10.8, set_id=2)]
-    assert verdicts(judged(*points)) == ["noise unknown"]
-    series = judged(
-        point("2026-01-01", 10, 10.1, set_id=1),
-        point("2026-01-02", 11.2, 11.3, set_id=2),
-        min_runs=2,
-    )
+    assert verdicts(judged(*nights((10,), (10.8,)))) == ["noise unknown"]
+    series = judged(*nights((10, 10.1), (11.2, 11.3)), min_runs=2)
     # x1.119 with runs 1% apart: its interval (two runs a side, t with 2 degrees of
     # freedom) [1.088, 1.152] lies beyond 5% but not beyond 10%.
     assert verdicts(series) == ["regression"]
-    series = judged(
-        point("2026-01-01", 10, 10.1, set_id=1),
-        point("2026-01-02", 11.2, 11.3, set_id=2),
-        min_runs=2,
-        threshold=0.1,
-    )
+    series = judged(*nights((10, 10.1), (11.2, 11.3)), min_runs=2, threshold=0.1)
     assert verdicts(series) == ["no change"]
 
 
@@ -142,11 +124,7 @@ def test_a_metric_not_measured_is_not_compared():
 
 def test_the_gate_reads_the_last_change_of_each_series_only():
     """A regression that was followed by a recovery no longer fails the gate."""
-    series = judged(
-        point("2026-01-01", 10, 11, 12, set_id=1),
-        point("2026-01-02", 30, 33, 36, set_id=2),
-        point("2026-01-03", 10, 11, 12, set_id=3),
-    )
+    series = judged(*nights((10, 11, 12), (30, 33, 36), (10, 11, 12)))
     assert verdicts(series) == ["regression", "improvement"]
     assert regressions([series], "p50") == []
     assert [c.metric for _, c in regressions([series], "any")] == []

@@ -9,6 +9,7 @@ import re
 import shutil
 import socket
 import sqlite3
+from functools import partial
 
 import pytest
 
@@ -95,11 +96,10 @@ def rewritten_samples(copy):
     path.write_bytes(bytes(data[:HEADER_SIZE]) + records.tobytes())
 
 
-def future_format(copy):
+def first_record_says(copy, **fields):
+    """The first run's run.json rewritten with fields."""
     path = run_records(copy)[0]
-    record = json.loads(path.read_text())
-    record["format"] = "psbench-run/9"
-    path.write_text(json.dumps(record))
+    path.write_text(json.dumps(json.loads(path.read_text()) | fields))
 
 
 def future_samples(copy):
@@ -107,13 +107,6 @@ def future_samples(copy):
     data = bytearray(path.read_bytes())
     data[8:12] = (9).to_bytes(4, "little")  # the header's version
     path.write_bytes(bytes(data))
-
-
-def still_running(copy):
-    path = run_records(copy)[0]
-    record = json.loads(path.read_text())
-    record["status"] = "running"
-    path.write_text(json.dumps(record))
 
 
 def missing_run_json(copy):
@@ -135,12 +128,18 @@ DAMAGES = {
         r"ping\.samples: 199 records, but ping\.json says counts\.samples = 200",
     ),
     "samples rewritten": (rewritten_samples, r"ping\.samples: its median is .* but run\.json"),
-    "a newer format": (future_format, r"format 'psbench-run/9'; this psbench reads"),
+    "a newer format": (
+        partial(first_record_says, format="psbench-run/9"),
+        r"format 'psbench-run/9'; this psbench reads",
+    ),
     "a newer samples file": (
         future_samples,
         r"ping\.samples: format version 9, this reader knows 1, 2",
     ),
-    "a run not ended": (still_running, r"status 'running': the run has not ended"),
+    "a run not ended": (
+        partial(first_record_says, status="running"),
+        r"status 'running': the run has not ended",
+    ),
 }
 
 

@@ -133,25 +133,23 @@ def assert_all_accounted(counts, sent):
     assert counts["corrupted"] == counts["duplicated"] == 0
 
 
+def intact_ping(results, driver: str, size: int, count: int, warmup: int, *extra):
+    """ping_run with every echo's pattern checked: each of count sent is accounted for,
+    none corrupted."""
+    record, ping, samples = ping_run(
+        results, "--driver", driver, "--size", str(size), "--count", str(count),
+        "--warmup", str(warmup), "--check-pattern", *extra,
+    )  # fmt: skip
+    assert ping["config"]["size"] == size
+    assert_all_accounted(ping["counts"], count)
+    return record, ping, samples
+
+
 @pytest.mark.parametrize("driver", ["udp", "shm"])
 @pytest.mark.parametrize("notify", ["listener", "poll"])
 def test_ping_in_each_notify_mode(driver_libs, results, driver, notify):
-    record, ping, _ = ping_run(
-        results,
-        "--driver",
-        driver,
-        "--notify",
-        notify,
-        "--size",
-        "1024",
-        "--count",
-        "500",
-        "--warmup",
-        "50",
-        "--check-pattern",
-    )
+    record, ping, _ = intact_ping(results, driver, 1024, 500, 50, "--notify", notify)
     assert ping["config"]["notify"] == notify
-    assert_all_accounted(ping["counts"], 500)
     # The pong ends on the end marker in every notify mode; the ping sends it again when
     # its echo is not back within 1 then 5 ms (a loaded machine), three times at most.
     assert load(record["_dir"], "pong")["ended_by"] == "end_marker"
@@ -162,20 +160,7 @@ def test_ping_in_each_notify_mode(driver_libs, results, driver, notify):
     "driver,size", [("udp", 32), ("udp", 1 << 20), ("udp", 4 << 20), ("shm", 32), ("shm", 4 << 20)]
 )
 def test_header_only_to_four_mib_arrive_intact(driver_libs, results, driver, size):
-    _, ping, samples = ping_run(
-        results,
-        "--driver",
-        driver,
-        "--size",
-        str(size),
-        "--count",
-        "40",
-        "--warmup",
-        "5",
-        "--check-pattern",
-    )
-    assert ping["config"]["size"] == size
-    assert_all_accounted(ping["counts"], 40)
+    _, _, samples = intact_ping(results, driver, size, 40, 5)
     assert len(samples) > 0
 
 

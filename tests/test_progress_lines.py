@@ -15,6 +15,20 @@ from psbench.results.samples import read_samples
 from psbench.run import progress_lines
 
 
+def udp_node_lines(node, driver_libs, roles: str, tmp_path, *args) -> list[dict]:
+    """The node with roles over udp, run to its end (which must be clean) with its files
+    in tmp_path: the progress lines it printed."""
+    proc = subprocess.run(
+        [str(node), "--driver", str(driver_libs["udp"]), "--role", roles,
+         "--out", str(tmp_path), *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return progress_of(proc.stdout)
+
+
 def progress_of(stdout: str) -> list[dict]:
     return [f for f in map(progress_lines.parse, stdout.splitlines()) if f is not None]
 
@@ -30,33 +44,12 @@ def nearest_rank_p50(values: np.ndarray) -> int:
 def test_each_line_describes_exactly_the_records_of_its_interval(
     node, driver_libs, tmp_path, roles, rate
 ):
-    proc = subprocess.run(
-        [
-            str(node),
-            "--driver",
-            str(driver_libs["udp"]),
-            "--role",
-            roles,
-            "--run-id",
-            f"prog{abs(hash((roles, rate))) % 10**6}",
-            "--out",
-            str(tmp_path),
-            "--duration",
-            "2.5",
-            "--rate",
-            rate,
-            "--progress",
-            "0.5",
-            "--max-samples",
-            "5000000",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = progress_of(proc.stdout)
-    assert lines, proc.stdout
+    lines = udp_node_lines(
+        node, driver_libs, roles, tmp_path,
+        "--run-id", f"prog{abs(hash((roles, rate))) % 10**6}", "--duration", "2.5",
+        "--rate", rate, "--progress", "0.5", "--max-samples", "5000000",
+    )  # fmt: skip
+    assert lines
     role = roles.split(",")[0] if roles.startswith("ping") else "sub"
     summary = json.loads((tmp_path / f"{role}.json").read_text())
     samples = read_samples(tmp_path / summary["samples_file"])
@@ -80,26 +73,10 @@ def progress_lines_max_values() -> int:
 
 
 def test_a_node_without_progress_prints_none(node, driver_libs, tmp_path):
-    proc = subprocess.run(
-        [
-            str(node),
-            "--driver",
-            str(driver_libs["udp"]),
-            "--role",
-            "ping,pong",
-            "--out",
-            str(tmp_path),
-            "--duration",
-            "1.2",
-            "--rate",
-            "1000",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    lines = udp_node_lines(
+        node, driver_libs, "ping,pong", tmp_path, "--duration", "1.2", "--rate", "1000"
     )
-    assert proc.returncode == 0, proc.stderr
-    assert progress_of(proc.stdout) == []
+    assert lines == []
 
 
 def test_the_cli_shows_a_line_a_second_and_keeps_them_out_of_the_results(driver_libs, results):

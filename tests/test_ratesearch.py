@@ -31,6 +31,18 @@ def system(capacity: float, p99_ns: float = 1000.0, status: str = "ok"):
     return measure
 
 
+def luckier_first(first_capacity: float, rerun_capacity: float):
+    """A simulated system whose first run of a rate holds up to first_capacity Hz, and
+    every rerun of it only up to rerun_capacity."""
+    runs: dict[float, int] = {}
+
+    def measure(rate: float) -> Observation:
+        runs[rate] = runs.get(rate, 0) + 1
+        return system(first_capacity if runs[rate] == 1 else rerun_capacity)(rate)
+
+    return measure
+
+
 def assert_monotone(result: SearchResult) -> None:
     """Every passing rate lies below every failing one, lo and hi are the highest pass
     and the lowest fail, no rate is tried twice as a step, and a search that ended on its
@@ -339,13 +351,9 @@ def test_every_passing_step_of_the_bisection_is_confirmed():
 def test_a_doubling_step_that_fails_its_rerun_sends_the_search_below_it():
     # Up to 5 kHz passes a rate's first run, only up to 3 kHz the later ones: 4 kHz is
     # the doubling step below the first failure (8 kHz) and fails its rerun.
-    runs = {}
-
-    def first_run_lucky(rate):
-        runs[rate] = runs.get(rate, 0) + 1
-        return system(5000 if runs[rate] == 1 else 3000)(rate)
-
-    result = search(Criteria(start_rate_hz=1000, confirm=3, max_steps=30), first_run_lucky)
+    result = search(
+        Criteria(start_rate_hz=1000, confirm=3, max_steps=30), luckier_first(5000, 3000)
+    )
     assert_monotone(result)
     assert [s.rate_hz for s in result.steps][:4] == [1000, 2000, 4000, 8000]
     four = result.steps[2]
@@ -356,13 +364,7 @@ def test_a_doubling_step_that_fails_its_rerun_sends_the_search_below_it():
 
 def test_a_rate_that_passes_only_its_first_run_is_never_reported():
     # Every rate passes its first run and fails every rerun: nothing is sustainable.
-    runs = {}
-
-    def first_only(rate):
-        runs[rate] = runs.get(rate, 0) + 1
-        return system(1e9 if runs[rate] == 1 else 0)(rate)
-
-    result = search(Criteria(start_rate_hz=1000, confirm=2, max_steps=10), first_only)
+    result = search(Criteria(start_rate_hz=1000, confirm=2, max_steps=10), luckier_first(1e9, 0))
     assert result.max_sustainable_rate_hz is None and result.lo is None
     assert all(not s.passed and s.runs == 2 for s in result.steps)
     assert result.to_json()["max_sustainable_rate_hz"] is None

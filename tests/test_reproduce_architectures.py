@@ -52,8 +52,7 @@ def _file_drivers() -> set[str]:
 @pytest.mark.long
 @pytest.mark.host_wide
 def test_every_built_middleware_is_measured_in_its_class(quick):
-    proc, root = quick
-    paper = check_paper_written(proc, root, STUDY, SECTIONS)
+    root, paper = check_paper_written(quick, STUDY, SECTIONS)
     table = paper_table(paper, "architectures-per-middleware")["rows"]
     built = _file_drivers() & set(paths.driver_libraries())
     assert {r["driver"] for r in table} == built
@@ -79,8 +78,7 @@ def test_every_built_middleware_is_measured_in_its_class(quick):
 @pytest.mark.long
 @pytest.mark.host_wide
 def test_latency_cells_are_their_runs_samples(quick):
-    proc, root = quick
-    paper = check_paper_written(proc, root, STUDY, SECTIONS)
+    root, paper = check_paper_written(quick, STUDY, SECTIONS)
     table = paper_table(paper, "architectures-per-middleware")["rows"]
     rows = {(r["driver"], r["transport"]): r for r in table}
     for line in runs_by_label(root).values():
@@ -102,8 +100,7 @@ def test_latency_cells_are_their_runs_samples(quick):
 @pytest.mark.long
 @pytest.mark.host_wide
 def test_a_brokers_work_is_in_the_cost_of_a_round_trip(quick):
-    proc, root = quick
-    check_paper_written(proc, root, STUDY, SECTIONS)
+    root, _ = check_paper_written(quick, STUDY, SECTIONS)
     for label, line in runs_by_label(root).items():
         driver = line["params"]["driver"]
         if line["params"]["kind"] != "ping" or line["status"] != "ok":

@@ -13,22 +13,8 @@ import pytest
 from conftest import run_cli
 from psbench.base import paths
 from psbench.results.samples import read_samples
-from psbench.run.experiment import prepare
-from reproduce_runs import (
-    SEEDS,
-    built_of,
-    check_claims_sourced,
-    check_paper_tables_written,
-    check_paper_written,
-    ok_paper,
-    paper_table,
-    published_of,
-    quick_run_fixture,
-    reproduce_quick,
-    runs_by_label,
-)
+from reproduce_runs import Study, ok_paper, reproduce_quick, runs_by_label
 
-STUDY = "ijraset"
 DDS = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS", "opensplice": "OpenSplice"}
 # The paper's system (published `systems` key) of each DDS driver: opensplice is
@@ -41,15 +27,25 @@ SECTIONS = [
     "The criteria table (Table 1)",
     "The paper's statements",
 ]
-
-
-def built() -> list[str]:
-    return built_of(DDS)
+STUDY = Study("ijraset", DDS, SECTIONS)
 
 
 def measured_dds() -> list[str]:
     """The DDS drivers the quick file ran here: OpenSplice too where it is built."""
-    return built() + (["opensplice"] if "opensplice" in paths.driver_libraries() else [])
+    return STUDY.built() + (["opensplice"] if "opensplice" in paths.driver_libraries() else [])
+
+
+def _payload_rows(rows: list[dict], driver: str) -> list[dict]:
+    """driver's rows of one of the paper's tables, a row a payload: 32 B, 1 KiB, 8 KiB."""
+    mine = [r for r in rows if r["middleware"] == NAMES[driver]]
+    assert [r["size"] for r in mine] == [32, 1024, 8192]
+    return mine
+
+
+def _label(driver: str, row: dict, rate: str, relays: int) -> str:
+    """The label of the quick file's run behind a row of driver at rate, with relays."""
+    transport = "standalone" if driver == "opensplice" else "udp"
+    return f"{driver}-{LABEL_SIZE[row['size']]}-{rate}-{transport}-relays={relays}"
 
 
 # The relay role ----------------------------------------------------------------------
@@ -128,9 +124,9 @@ def test_relay_settings_that_cannot_work_are_refused(results):
 
 
 def test_full_file_validates_and_is_the_papers_method(node, results):
-    proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
+    proc = run_cli(["reproduce", STUDY.name, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
+    plan = STUDY.plan(skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs]
     assert len(runs) == 72
     sizes = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192]
@@ -150,20 +146,17 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
 
 
 def test_published_figures_name_their_sources():
-    published = published_of(STUDY)
-    assert published["hardware"] and published["versions"] and published["source"]
+    published = STUDY.published_sourced("id")
     for block in ("latency_min_us", "throughput_mbit_s", "criteria"):
         assert published[block]["source"]
         assert set(published[block]["values"]) == set(published["systems"])
     drivers = [v["driver"] for v in published["systems"].values()]
     assert drivers == [["opensplice", "cyclonedds"], "fastdds", None, None, None]
-    check_claims_sourced(published, "id")
 
 
 # One `psbench reproduce ijraset --quick` for the tests below.
-quick = quick_run_fixture(
-    STUDY,
-    lambda: built() == list(DDS),
+quick = STUDY.quick_fixture(
+    lambda: STUDY.built() == list(DDS),
     "the quick file runs cyclonedds and fastdds: build both",
     timeout=900,
 )
@@ -171,8 +164,6 @@ quick = quick_run_fixture(
 
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
-    proc, root = quick
-    check_paper_written(proc, root, STUDY, SECTIONS)
     tables = (
         "latency",
         "throughput",
@@ -181,7 +172,7 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
         "criteria-published",
         "claims",
     )
-    check_paper_tables_written(root, [f"{STUDY}-{t}" for t in tables])
+    root, _ = STUDY.check_written(quick, tables)
     # Every run went through three processes (latency) or two (throughput).
     for label, line in runs_by_label(root).items():
         assert line["status"] == "ok", line
@@ -196,16 +187,13 @@ def test_quick_runs_end_to_end_with_the_papers_sections(quick):
 @pytest.mark.long
 def test_latency_and_throughput_are_the_runs_own(quick):
     root, paper = ok_paper(quick)
-    published = published_of(STUDY)
+    published = STUDY.published()
     runs = runs_by_label(root)
-    latency = paper_table(paper, "ijraset-latency")["rows"]
+    latency = STUDY.table(paper, "latency")["rows"]
     for driver in measured_dds():
-        rows = [r for r in latency if r["middleware"] == NAMES[driver]]
-        assert [r["size"] for r in rows] == [32, 1024, 8192]
-        transport = "standalone" if driver == "opensplice" else "udp"
+        rows = _payload_rows(latency, driver)
         for row in rows:
-            label = f"{driver}-{LABEL_SIZE[row['size']]}-100Hz-{transport}-relays=1"
-            run_dir = root / runs[label]["run_dir"]
+            run_dir = root / runs[_label(driver, row, "100Hz", relays=1)]["run_dir"]
             values = read_samples(run_dir / "sub.samples").latency_ns.astype(np.float64)
             assert row["n"] == values.size > 0
             assert row["min_ns"] == values.min()
@@ -219,14 +207,10 @@ def test_latency_and_throughput_are_the_runs_own(quick):
         assert rows[0]["paper_min_ns"] == paper_min[32] * 1000
         assert rows[1]["paper_min_ns"] is None
         assert rows[2]["paper_min_ns"] == paper_min[8192] * 1000
-    throughput = paper_table(paper, "ijraset-throughput")["rows"]
+    throughput = STUDY.table(paper, "throughput")["rows"]
     for driver in measured_dds():
-        rows = [r for r in throughput if r["middleware"] == NAMES[driver]]
-        assert [r["size"] for r in rows] == [32, 1024, 8192]
-        transport = "standalone" if driver == "opensplice" else "udp"
-        for row in rows:
-            label = f"{driver}-{LABEL_SIZE[row['size']]}-5500Hz-{transport}-relays=0"
-            run_dir = root / runs[label]["run_dir"]
+        for row in _payload_rows(throughput, driver):
+            run_dir = root / runs[_label(driver, row, "5500Hz", relays=0)]["run_dir"]
             tp = json.loads((run_dir / "run.json").read_text())["throughput"]
             assert row["offered_rate_hz"] == 5500
             assert row["samples_per_s"] == pytest.approx(tp["aggregate_samples_per_s"])
@@ -236,7 +220,7 @@ def test_latency_and_throughput_are_the_runs_own(quick):
 @pytest.mark.long
 def test_criteria_table_names_each_cells_source(quick):
     root, paper = ok_paper(quick)
-    criteria = paper_table(paper, "ijraset-criteria")
+    criteria = STUDY.table(paper, "criteria")
     described = json.loads(run_cli(["drivers", "--json"], root.parent).stdout)
     drivers = {d["name"]: d["describe"] for d in described if d["describe"]}
     rows = {r["middleware"]: r for r in criteria["rows"]}
@@ -248,7 +232,7 @@ def test_criteria_table_names_each_cells_source(quick):
         assert "capability" in row["sources"]
         assert "B" in row["latency"] and "Mbit/s" in row["throughput"]
     assert "raw UDP" not in rows and "shared memory" not in rows
-    published = paper_table(paper, "ijraset-criteria-published")
+    published = STUDY.table(paper, "criteria-published")
     assert [r["system"] for r in published["rows"]] == [
         "Vortex OpenSplice",
         "eProsima Fast RTPS",
@@ -257,8 +241,7 @@ def test_criteria_table_names_each_cells_source(quick):
         "OpenDDS",
     ]
     assert [r["low_bandwidth"] for r in published["rows"]] == ["yes", "yes", "yes", "No", "No"]
-    claims = paper_table(paper, "ijraset-claims")
-    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published_of(STUDY)["claims"]]
+    claims = STUDY.claims(paper)
     verdicts = {r["id"]: r for r in claims["rows"]}
     # The per-size throughput of the paper needs more samples/s than it says it sent.
     # The paper's own figures exceed what its stated rate allows (5,500/s x 1,024 B x 8 =
@@ -286,7 +269,7 @@ def _claims():
 
 
 def _published() -> dict:
-    return published_of(STUDY)
+    return STUDY.published()
 
 
 SETUP = {"rate_per_s": [5000, 6000], "max_payload_bytes": 8192}  # at most 393 Mbit/s
@@ -437,10 +420,10 @@ def _on(config, hosts: dict, **extra):
 
 
 @pytest.mark.parametrize(
-    "name, count, largest", [("ijraset-network", 90, 8192), ("ijraset-network-quick", 20, 4096)]
+    "variant, count, largest", [("-network", 90, 8192), ("-network-quick", 20, 4096)]
 )
-def test_network_files_put_p2_behind_a_slow_lossy_link(name, count, largest):
-    runs = [r.params for r in prepare(SEEDS / f"{name}.yaml", f"{name}.yaml").runs]
+def test_network_files_put_p2_behind_a_slow_lossy_link(variant, count, largest):
+    runs = [r.params for r in STUDY.plan(variant).runs]
     assert len(runs) == count
     links = {(r["hosts"]["b"]["rate"], r["hosts"]["b"]["loss"]) for r in runs}
     assert links == {("256kbit", "1%"), ("1mbit", "1%")}
@@ -464,7 +447,7 @@ def test_network_files_put_p2_behind_a_slow_lossy_link(name, count, largest):
 
 def test_network_variant_is_what_reproduce_network_runs(node, results):
     for extra, runs in (([], "90 runs"), (["--quick"], "20 runs")):
-        proc = run_cli(["reproduce", STUDY, "--network", "--dry-run", *extra], results)
+        proc = run_cli(["reproduce", STUDY.name, "--network", "--dry-run", *extra], results)
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert runs in proc.stdout and "a+b(256kbit,1%)" in proc.stdout
 
@@ -537,9 +520,11 @@ def network_quick(tmp_path_factory):
     """One `psbench reproduce ijraset --network --quick` (root: emulated hosts)."""
     if os.geteuid() != 0:
         pytest.skip("emulated hosts need root (CI is)")
-    if built() != list(DDS):
+    if STUDY.built() != list(DDS):
         pytest.skip("the quick file runs cyclonedds and fastdds: build both")
-    return reproduce_quick(STUDY, tmp_path_factory.mktemp("ijraset-network"), 900, network=True)
+    return reproduce_quick(
+        STUDY.name, tmp_path_factory.mktemp("ijraset-network"), 900, network=True
+    )
 
 
 NETWORKS = {"a-b-256kbit-1": "a+b(256kbit,1%)", "a-b-1mbit-1": "a+b(1mbit,1%)"}
@@ -554,7 +539,7 @@ def test_over_a_network_each_link_gets_its_own_sections(network_quick):
         assert f"The paper's statements [{label}]" in titles
     runs = runs_by_label(root)
     for slug, label in NETWORKS.items():
-        rows = paper_table(paper, f"ijraset-low-bandwidth-{slug}")["rows"]
+        rows = STUDY.table(paper, f"low-bandwidth-{slug}")["rows"]
         rate = label.split("(")[1].split(",")[0]
         assert {r["link"] for r in rows} == {"256 kbit/s" if rate == "256kbit" else "1 Mbit/s"}
         # Each echo row is that link's run: its samples, not the other link's.
@@ -570,9 +555,7 @@ def test_over_a_network_each_link_gets_its_own_sections(network_quick):
             assert len(mine) == 1, (row, list(runs))
             values = read_samples(root / mine[0]["run_dir"] / "sub.samples").latency_ns
             assert row["echo_n"] == values.size and row["echo_min_ns"] == values.min()
-        claims = {
-            r["id"]: r["verdict"] for r in paper_table(paper, f"ijraset-claims-{slug}")["rows"]
-        }
+        claims = {r["id"]: r["verdict"] for r in STUDY.table(paper, f"claims-{slug}")["rows"]}
         assert claims["min-range"].startswith("not testable: the paper's figure is for 1 Gbit/s")
         assert claims["bandwidth"].startswith("inconsistent in the paper:")
 

@@ -71,8 +71,7 @@ def quick(tmp_path_factory):
 @pytest.mark.long
 @pytest.mark.host_wide
 def test_every_secured_configuration_is_against_its_own_plain_runs(quick):
-    proc, root = quick
-    paper = check_paper_written(proc, root, STUDY, SECTIONS)
+    root, paper = check_paper_written(quick, STUDY, SECTIONS)
     rows = paper_table(paper, "security-latency")["rows"]
     lines = runs_by_label(root).values()
     built = set(paths.driver_libraries())

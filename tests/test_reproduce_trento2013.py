@@ -14,22 +14,8 @@ import pytest
 from conftest import LAUNCHER, REPO, cli_env, run_cli
 from psbench.base import paths
 from psbench.results.samples import read_samples
-from psbench.run.experiment import prepare
-from reproduce_runs import (
-    SEEDS,
-    built_of,
-    check_claims_sourced,
-    check_paper_tables_written,
-    check_paper_written,
-    ok_paper,
-    paper_table,
-    published_of,
-    quick_run_fixture,
-    reproduce_quick,
-    runs_by_label,
-)
+from reproduce_runs import Study, ok_paper, reproduce_quick, runs_by_label
 
-STUDY = "trento2013"
 MIDDLEWARES = ("zeromq", "opendds", "cyclonedds", "orte", "fastdds")
 NAMES = {"zeromq": "ZeroMQ", "opendds": "OpenDDS", "cyclonedds": "Cyclone DDS", "orte": "ORTE",
          "fastdds": "Fast DDS"}  # fmt: skip
@@ -47,10 +33,7 @@ SECTIONS = [
     "Table I: the cWalker application (8 modules, three mappings)",
     "Runs and their real-time scheduling",
 ]
-
-
-def built() -> list[str]:
-    return built_of(MIDDLEWARES)
+STUDY = Study("trento2013", MIDDLEWARES, SECTIONS)
 
 
 def floor_built() -> bool:
@@ -58,10 +41,10 @@ def floor_built() -> bool:
 
 
 def test_full_file_validates_and_is_the_papers_method(node, results):
-    proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
+    proc = run_cli(["reproduce", STUDY.name, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "62 runs" in proc.stdout
-    plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
+    plan = STUDY.plan(skip_unbuilt=True)
     every = [r.params for r in plan.expansion.runs]
     runs = [p for p in every if p["kind"] == "pubsub"]
     assert len(runs) == 57
@@ -108,7 +91,7 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
 def test_a_papers_system_not_built_here_is_set_aside_saying_what_builds_it():
     # ORTE and OpenDDS are built from source: where one is not, its runs are set aside
     # (the study runs on the stand-ins) with the command that builds it.
-    plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
+    plan = STUDY.plan("-quick", skip_unbuilt=True)
     libs = paths.driver_libraries()
     skipped = {run.get("driver"): why for run, why in plan.skipped}
     from psbench.base import manifests
@@ -121,15 +104,12 @@ def test_a_papers_system_not_built_here_is_set_aside_saying_what_builds_it():
 
 
 def test_published_figures_name_their_sources():
-    published = published_of(STUDY)
-    assert published["hardware"] and published["versions"] and published["source"]
-    assert set(published["systems"]) == set(MIDDLEWARES)
-    check_claims_sourced(published)
+    assert set(STUDY.published_sourced()["systems"]) == set(MIDDLEWARES)
 
 
 # One `psbench reproduce trento2013 --quick` for the tests below.
-quick = quick_run_fixture(
-    STUDY, lambda: bool(built()), "none of zeromq, cyclonedds, fastdds is built here", timeout=600
+quick = STUDY.quick_fixture(
+    lambda: bool(STUDY.built()), "none of zeromq, cyclonedds, fastdds is built here", timeout=600
 )
 
 
@@ -142,23 +122,20 @@ def _samples_of(run_dir) -> np.ndarray:
 
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
-    proc, root = quick
-    check_paper_written(proc, root, STUDY, SECTIONS)
-    report = root / "report"
+    tables = ("figure3", "figure5", "claims", "table1", "table1-claims", "runs")
+    root, _ = STUDY.check_written(quick, tables)
     for name in ("trento2013-figure3-plot", "trento2013-figure5-plot"):
         for suffix in ("png", "svg"):
-            assert (report / "paper" / f"{name}.{suffix}").stat().st_size > 0
-    tables = ("figure3", "figure5", "claims", "table1", "table1-claims", "runs")
-    check_paper_tables_written(root, [f"{STUDY}-{t}" for t in tables])
+            assert (root / "report" / "paper" / f"{name}.{suffix}").stat().st_size > 0
 
 
 @pytest.mark.long
 def test_figures_are_the_runs_own_average_and_worst_case(quick):
     root, paper = ok_paper(quick)
     runs = runs_by_label(root)
-    figure3 = paper_table(paper, "trento2013-figure3")["rows"]
-    figure5 = paper_table(paper, "trento2013-figure5")["rows"]
-    for driver in built():
+    figure3 = STUDY.table(paper, "figure3")["rows"]
+    figure5 = STUDY.table(paper, "figure5")["rows"]
+    for driver in STUDY.built():
         transport = TRANSPORT.get(driver, "udp")
         rows = [r for r in figure3 if r["middleware"] == NAMES[driver]]
         assert [r["subscribers"] for r in rows] == [1, 2, 3, 4]
@@ -189,16 +166,14 @@ def test_figures_are_the_runs_own_average_and_worst_case(quick):
             assert row["max_ns"] == _samples_of(root / runs[label]["run_dir"]).max()
     # The paper's systems beside ours (the floor has one subscriber only: not in Figure 3).
     systems = {r["middleware"]: r["paper_system"] for r in figure3}
-    assert {k: v for k, v in systems.items()} == {NAMES[d]: PAPER_SYSTEM[d] for d in built()}
+    assert {k: v for k, v in systems.items()} == {NAMES[d]: PAPER_SYSTEM[d] for d in STUDY.built()}
 
 
 @pytest.mark.long
 def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
     root, paper = ok_paper(quick)
-    published = published_of(STUDY)
-    claims = paper_table(paper, "trento2013-claims")
-    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
-    kinds = {c["id"]: c["kind"] for c in published["claims"]}
+    claims = STUDY.claims(paper)
+    kinds = {c["id"]: c["kind"] for c in STUDY.published()["claims"]}
     for row in claims["rows"]:
         if kinds[row["id"]] == "not_testable":
             assert row["verdict"].startswith("not testable: ") and row["ours"] == "-"
@@ -206,9 +181,9 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
         assert row["verdict"].split(" ")[0] in ("agrees", "differs", "partly", "within"), row
         assert "µs" in row["ours"] or "x" in row["ours"]
     assert any("other hardware" in note for note in claims["notes"])
-    table = paper_table(paper, "trento2013-runs")
+    table = STUDY.table(paper, "runs")
     # Each graph run once (it stands for one configuration per path elsewhere).
-    assert len(table["rows"]) == 7 * len(built()) + (3 if floor_built() else 0)
+    assert len(table["rows"]) == 7 * len(STUDY.built()) + (3 if floor_built() else 0)
     for row in table["rows"]:
         assert row["status"] == "ok"
         at_max, of = row["fifo_max"].split(" of ")
@@ -220,8 +195,8 @@ def test_every_statement_is_checked_and_every_process_ran_at_fifo_99(quick):
 @pytest.mark.long
 def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
     root, paper = ok_paper(quick)
-    table = paper_table(paper, "trento2013-table1")
-    published = published_of(STUDY)
+    table = STUDY.table(paper, "table1")
+    published = STUDY.published()
     # A row per printed row and driver of its protocol (the real system, then its stand-in).
     drivers_of = {}
     for driver, system in published["systems"].items():
@@ -232,7 +207,7 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
         for d in drivers_of[r["protocol"]]
     ]
     runs = runs_by_label(root)
-    for driver in built():
+    for driver in STUDY.built():
         transport = TRANSPORT.get(driver, "udp")
         (line,) = [
             v for k, v in runs.items() if k.startswith(f"graph-{driver}-") and transport in k
@@ -246,7 +221,7 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
                   and r["ours"].startswith(f"{driver} (")]  # fmt: skip
         assert row["n"] == count > 0
         assert row["max"] == round(taken.max(), 1) and row["avg"] == round(taken.mean(), 1)
-    claims = paper_table(paper, "trento2013-table1-claims")["rows"]
+    claims = STUDY.table(paper, "table1-claims")["rows"]
     assert [r["id"] for r in claims] == [
         "table1-average-below-10ms",
         "table1-only-zeromq-worst-below-10ms",
@@ -260,7 +235,7 @@ def test_table_one_is_the_messages_avi_took_and_its_claims_are_judged(quick):
     reason="needs root and setpriv to take CAP_SYS_NICE away",
 )
 def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
-    if "zeromq" not in built():
+    if "zeromq" not in STUDY.built():
         pytest.skip("zeromq is not built")
     store = results / "nofifo"
     # Without CAP_SYS_NICE, SCHED_FIFO 99 cannot be set: the run must fail, not run at
@@ -272,7 +247,7 @@ def test_a_priority_that_cannot_be_set_fails_the_run(node, results):
             "--bounding-set=-sys_nice",
             str(LAUNCHER),
             "run",
-            str(SEEDS / f"{STUDY}-quick.yaml"),
+            str(STUDY.file("-quick")),
             "--filter",
             "run=1",
             "-o",
@@ -431,9 +406,9 @@ def test_claims_table_dispatches_every_kind_and_says_why_not_testable():
 # Over a network (--network) ------------------------------------------------------------
 
 
-def _matrix_points(name: str, kind: str = "pubsub") -> list[dict]:
-    """Every run of the file of that kind, its drivers built here or not."""
-    runs = prepare(SEEDS / f"{name}.yaml", f"{name}.yaml", skip_unbuilt=True).expansion.runs
+def _matrix_points(variant: str, kind: str = "pubsub") -> list[dict]:
+    """Every run of the study's file variant of that kind, its drivers built here or not."""
+    runs = STUDY.plan(variant, skip_unbuilt=True).expansion.runs
     return [r.params for r in runs if r.params["kind"] == kind]
 
 
@@ -445,8 +420,8 @@ def _point(p: dict) -> tuple:
 def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(variant):
     # ORTE's and OpenDDS's own runs are the loopback file's only (ORTE's manager stays on
     # one host; the network variant keeps its stand-ins).
-    loopback = [p for p in _matrix_points(f"{STUDY}{variant}") if p["driver"] not in REAL]
-    network = _matrix_points(f"{STUDY}-network{variant}")
+    loopback = [p for p in _matrix_points(variant) if p["driver"] not in REAL]
+    network = _matrix_points(f"-network{variant}")
     # The paper's runs, one for one; only where they run changes.
     assert sorted(map(_point, network)) == sorted(map(_point, loopback))
     for p in network:
@@ -461,7 +436,7 @@ def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(varian
         ("udp", "unicast"),
     }
     # Table I: the paper's three mappings on the two boards, each protocol.
-    graphs = _matrix_points(f"{STUDY}-network{variant}", "graph")
+    graphs = _matrix_points(f"-network{variant}", "graph")
     assert sorted((p["mapping"], p["driver"]) for p in graphs) == sorted(
         (f"mapping{m}", d) for m in (1, 2, 3) for d in ("zeromq", "cyclonedds", "fastdds")
     )
@@ -471,9 +446,9 @@ def test_network_files_put_the_publisher_and_its_subscribers_on_two_hosts(varian
 
 def test_network_variant_is_what_reproduce_network_runs(node, results):
     for extra, runs in (([], "46 runs"), (["--quick"], "30 runs")):
-        proc = run_cli(["reproduce", STUDY, "--network", "--dry-run", *extra], results)
+        proc = run_cli(["reproduce", STUDY.name, "--network", "--dry-run", *extra], results)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        assert f"{STUDY}-network{'-quick' if extra else ''} " in proc.stdout
+        assert f"{STUDY.name}-network{'-quick' if extra else ''} " in proc.stdout
         assert runs in proc.stdout and "hosts a(100mbit)+b(100mbit)" in proc.stdout
 
 
@@ -482,7 +457,7 @@ ACROSS = "between emulated hosts a(100mbit)+b(100mbit), the publisher on a, the 
 
 def test_across_hosts_a_one_node_statement_is_not_testable_and_two_boards_ones_are_checked():
     module = _trento()
-    published = published_of(STUDY)
+    published = STUDY.published()
     by_subs = _sweep({"zeromq": {1: 100, 4: 110}, "fastdds": {1: 2000, 4: 12000}})
     by_size = _sweep({"zeromq": {32: 100, 1000: 120}, "fastdds": {32: 200, 1000: 220}})
     here = {r[0]: r for r in module._claims_table(by_subs, by_size, published).rows}
@@ -508,7 +483,7 @@ def test_across_hosts_a_one_node_statement_is_not_testable_and_two_boards_ones_a
 
 def test_across_hosts_the_paper_setups_drop_their_remarks_on_the_loopback_run():
     module = _trento()
-    published = published_of(STUDY)
+    published = STUDY.published()
     here = module._claims_table({}, {}, published).rows
     across = module._claims_table({}, {}, published, ACROSS).rows
     assert [r[3] for r in across] == [
@@ -527,16 +502,16 @@ def network_quick(tmp_path_factory):
     """One `psbench reproduce trento2013 --network --quick` (root: emulated hosts)."""
     if os.geteuid() != 0:
         pytest.skip("emulated hosts need root (CI is)")
-    if not built():
+    if not STUDY.built():
         pytest.skip("none of zeromq, cyclonedds, fastdds is built here")
-    return reproduce_quick(STUDY, tmp_path_factory.mktemp("trento-network"), 600, network=True)
+    return reproduce_quick(STUDY.name, tmp_path_factory.mktemp("trento-network"), 600, network=True)
 
 
 @pytest.mark.long
 def test_over_a_network_the_sections_say_where_and_every_subscriber_ran_on_b(network_quick):
     root, paper = ok_paper(network_quick)
     assert [s["title"] for s in paper["sections"]] == SECTIONS  # one network: no split
-    figure3 = paper_table(paper, "trento2013-figure3")
+    figure3 = STUDY.table(paper, "figure3")
     assert any("between emulated hosts a(100mbit)+b(100mbit)" in n for n in figure3["notes"])
     notes = paper["sections"][0]["notes"]
     assert any("the publisher on a, the subscribers on b" in n for n in notes)
@@ -556,6 +531,6 @@ def test_over_a_network_the_sections_say_where_and_every_subscriber_ran_on_b(net
             argv = process["argv"]
             host = "b" if process["roles"] == ["sub"] else "a"
             assert argv[argv.index("--address") + 1] == hosts[host]["address"], process["name"]
-    claims = {r["id"]: r["verdict"] for r in paper_table(paper, "trento2013-claims")["rows"]}
+    claims = {r["id"]: r["verdict"] for r in STUDY.table(paper, "claims")["rows"]}
     assert claims["x86-worst-below-1ms"].startswith("not testable: the paper measured it on one")
     assert claims["figure5-size-scales-well"] in ("agrees", "differs")

@@ -13,20 +13,8 @@ from conftest import run_cli
 from experiment_files import index_lines
 from psbench.base import paths
 from psbench.results.samples import read_samples
-from psbench.run.experiment import prepare
-from reproduce_runs import (
-    SEEDS,
-    built_of,
-    check_claims_sourced,
-    check_paper_tables_written,
-    check_paper_written,
-    ok_paper,
-    paper_table,
-    published_of,
-    quick_run_fixture,
-)
+from reproduce_runs import Study, ok_paper
 
-STUDY = "vanderbilt2006"
 MIDDLEWARES = ("cyclonedds", "fastdds")
 NAMES = {"cyclonedds": "Cyclone DDS", "fastdds": "Fast DDS"}
 PAPER = {"cyclonedds": "DDS1", "fastdds": "DDS2", "opensplice5": "DDS2"}
@@ -42,27 +30,24 @@ SECTIONS = [
     "Runs and versions",
 ]
 TABLES = [
-    "vanderbilt2006-method",
-    "vanderbilt2006-latency-bytes",
-    "vanderbilt2006-latency-complex",
-    "vanderbilt2006-throughput",
-    "vanderbilt2006-listener-waitset",
-    "vanderbilt2006-claims",
-    "vanderbilt2006-runs",
+    "method",
+    "latency-bytes",
+    "latency-complex",
+    "throughput",
+    "listener-waitset",
+    "claims",
+    "runs",
 ]
-
-
-def built() -> list[str]:
-    return built_of(MIDDLEWARES)
+STUDY = Study("vanderbilt2006", MIDDLEWARES, SECTIONS)
 
 
 def test_full_file_validates_and_is_the_papers_method(node, results):
-    if len(built()) < len(MIDDLEWARES):
+    if len(STUDY.built()) < len(MIDDLEWARES):
         pytest.skip("the full file names Cyclone DDS and Fast DDS; not both are built")
-    proc = run_cli(["reproduce", STUDY, "--dry-run"], results)
+    proc = run_cli(["reproduce", STUDY.name, "--dry-run"], results)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "312 runs" in proc.stdout
-    plan = prepare(SEEDS / f"{STUDY}.yaml", f"{STUDY}.yaml", skip_unbuilt=True)
+    plan = STUDY.plan(skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs]
     assert len(runs) == 312
     pings = [p for p in runs if p["kind"] == "ping"]
@@ -112,7 +97,7 @@ def test_full_file_validates_and_is_the_papers_method(node, results):
 
 
 def test_quick_file_keeps_the_method():
-    plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
+    plan = STUDY.plan("-quick", skip_unbuilt=True)
     runs = [r.params for r in plan.expansion.runs]  # every run, the skipped ones too
     assert {p["kind"] for p in runs} <= {"ping", "pubsub"}
     assert all(p["reply_size"] == 32 for p in runs if p["kind"] == "ping")
@@ -120,8 +105,7 @@ def test_quick_file_keeps_the_method():
 
 
 def test_published_file_holds_what_the_slides_print():
-    published = published_of(STUDY)
-    assert published["hardware"] and published["versions"] and published["source"]
+    published = STUDY.published_sourced()
     assert published["systems"] == PAPER
     assert published["systems_unicast"] == {"cyclonedds": "DDS1", "fastdds": "DDS3"}
     method = published["method"]
@@ -131,33 +115,30 @@ def test_published_file_holds_what_the_slides_print():
         4,
     )
     assert method["subscribers"] == [4, 8, 12]
-    check_claims_sourced(published)
 
 
 # One `psbench reproduce vanderbilt2006 --quick` for the tests below.
-quick = quick_run_fixture(
-    STUDY, lambda: bool(built()), "neither cyclonedds nor fastdds is built here", timeout=900
+quick = STUDY.quick_fixture(
+    lambda: bool(STUDY.built()), "neither cyclonedds nor fastdds is built here", timeout=900
 )
 
 
 @pytest.mark.long
 def test_quick_runs_end_to_end_with_the_papers_sections(quick):
-    proc, root = quick
-    check_paper_written(proc, root, STUDY, SECTIONS)
+    root, _ = STUDY.check_written(quick, TABLES)
     report = root / "report"
     for suffix in ("png", "svg"):
         for plot in ("latency", "throughput"):
             assert (report / "paper" / f"vanderbilt2006-{plot}-plot.{suffix}").stat().st_size > 0
-    check_paper_tables_written(root, TABLES)
 
 
 @pytest.mark.long
 def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
     root, paper = ok_paper(quick)
     runs = index_lines(root)
-    simple = paper_table(paper, "vanderbilt2006-latency-bytes")["rows"]
-    complex_ = paper_table(paper, "vanderbilt2006-latency-complex")["rows"]
-    for driver in built():
+    simple = STUDY.table(paper, "latency-bytes")["rows"]
+    complex_ = STUDY.table(paper, "latency-complex")["rows"]
+    for driver in STUDY.built():
         rows = [r for r in simple if r["middleware"] == NAMES[driver]]
         assert [r["sequence"] for r in rows] == [4, 1024, 16384]
         assert {r["paper_system"] for r in rows} == {PAPER_COLUMN[driver]}
@@ -190,14 +171,14 @@ def test_latency_is_the_runs_own_round_trip_with_a_32_byte_ack(quick):
 @pytest.mark.long
 def test_throughput_is_the_subscribers_own_count(quick):
     root, paper = ok_paper(quick)
-    rows = paper_table(paper, "vanderbilt2006-throughput")["rows"]
+    rows = STUDY.table(paper, "throughput")["rows"]
     cast = {"unicast": "udp", "multicast": "multicast"}
     lines = [
         ln
         for ln in index_lines(root)
         if ln["params"]["kind"] == "pubsub" and ln["params"]["notify"] == "listener"
     ]
-    for driver in built():
+    for driver in STUDY.built():
         mine = [r for r in rows if r["middleware"] == NAMES[driver]]
         assert sorted({(r["cast"], r["subscribers"]) for r in mine}) == [
             ("multicast", 4),
@@ -233,10 +214,10 @@ def test_throughput_is_the_subscribers_own_count(quick):
                 continue
             assert row["kb_per_s_total"] == pytest.approx(total, rel=0.01)
             assert row["kb_per_s_per_subscriber"] == pytest.approx(total / len(subs), rel=0.01)
-    waitset = paper_table(paper, "vanderbilt2006-listener-waitset")["rows"]
+    waitset = STUDY.table(paper, "listener-waitset")["rows"]
     waitset = [r for r in waitset if r["middleware"] in {NAMES[d] for d in MIDDLEWARES}]
     assert sorted((r["middleware"], r["sequence"]) for r in waitset) == sorted(
-        (NAMES[d], s) for d in built() for s in (1024, 16384)
+        (NAMES[d], s) for d in STUDY.built() for s in (1024, 16384)
     )
     assert {r["cast"] for r in waitset} == {"multicast"}
     for row in waitset:
@@ -249,20 +230,18 @@ def test_throughput_is_the_subscribers_own_count(quick):
 @pytest.mark.long
 def test_every_statement_is_checked(quick):
     root, paper = ok_paper(quick)
-    published = published_of(STUDY)
-    claims = paper_table(paper, "vanderbilt2006-claims")
-    assert [r["id"] for r in claims["rows"]] == [c["id"] for c in published["claims"]]
-    for row, claim in zip(claims["rows"], published["claims"]):
+    claims = STUDY.claims(paper)
+    for row, claim in zip(claims["rows"], STUDY.published()["claims"]):
         if claim["kind"] == "not_testable":
             assert row["verdict"] == "not testable: " + claim["reason"]
-        elif set(claim.get("systems") or MIDDLEWARES) & set(built()):
+        elif set(claim.get("systems") or MIDDLEWARES) & set(STUDY.built()):
             assert row["verdict"] in ("agrees", "differs", "partly"), row
     assert any("other hardware" in note for note in claims["notes"])
-    runs = paper_table(paper, "vanderbilt2006-runs")["rows"]
+    runs = STUDY.table(paper, "runs")["rows"]
     # One row per run of the quick file whose driver is built: the stand-ins' 19 each and,
     # where `make driver-opensplice5` was run, DDS2's own system's.
     libs = paths.driver_libraries()
-    plan = prepare(SEEDS / f"{STUDY}-quick.yaml", f"{STUDY}-quick.yaml", skip_unbuilt=True)
+    plan = STUDY.plan("-quick", skip_unbuilt=True)
     assert len(runs) == sum(r.params["driver"] in libs for r in plan.expansion.runs)
     assert all(r["status"] == "ok" for r in runs)
 
@@ -310,36 +289,38 @@ def test_multicast_above_agrees_and_differs():
     assert _verdict("multicast_above", claim, starved) == "agrees"
 
 
-def test_gap_grows_agrees_and_differs():
-    claim = {"fewer": 4, "more": 8}
-    grows = {
-        ("cyclonedds", "udp", 4, 1024): 100,
-        ("cyclonedds", "multicast", 4, 1024): 150,
-        ("cyclonedds", "udp", 8, 1024): 50,
-        ("cyclonedds", "multicast", 8, 1024): 150,
-    }
-    shrinks = {**grows, ("cyclonedds", "multicast", 8, 1024): 60}
-    assert _verdict("gap_grows", claim, grows) == "agrees"
-    assert _verdict("gap_grows", claim, shrinks) == "differs"
+GROWS = {
+    ("cyclonedds", "udp", 4, 1024): 100,
+    ("cyclonedds", "multicast", 4, 1024): 150,
+    ("cyclonedds", "udp", 8, 1024): 50,
+    ("cyclonedds", "multicast", 8, 1024): 150,
+}
+LESS = {
+    ("cyclonedds", "udp", 4, 4096): 100,
+    ("cyclonedds", "udp", 4, 16384): 110,
+    ("cyclonedds", "multicast", 4, 4096): 100,
+    ("cyclonedds", "multicast", 4, 16384): 300,
+}
 
 
-def test_levels_off_less_agrees_and_differs():
-    claim = {"subscribers": [4]}
-    less = {
-        ("cyclonedds", "udp", 4, 4096): 100,
-        ("cyclonedds", "udp", 4, 16384): 110,
-        ("cyclonedds", "multicast", 4, 4096): 100,
-        ("cyclonedds", "multicast", 4, 16384): 300,
-    }
-    more = {**less, ("cyclonedds", "multicast", 4, 16384): 100}
-    assert _verdict("levels_off_less", claim, less) == "agrees"
-    assert _verdict("levels_off_less", claim, more) == "differs"
+@pytest.mark.parametrize(
+    "kind, claim, agreeing, differing",
+    [
+        pytest.param("gap_grows", {"fewer": 4, "more": 8}, GROWS,
+                     {**GROWS, ("cyclonedds", "multicast", 8, 1024): 60}, id="gap_grows"),
+        pytest.param("levels_off_less", {"subscribers": [4]}, LESS,
+                     {**LESS, ("cyclonedds", "multicast", 4, 16384): 100}, id="levels_off_less"),
+    ],
+)  # fmt: skip
+def test_a_check_agrees_and_differs(kind, claim, agreeing, differing):
+    assert _verdict(kind, claim, agreeing) == "agrees"
+    assert _verdict(kind, claim, differing) == "differs"
 
 
 def test_a_claim_no_driver_can_test_says_why_whatever_the_data():
     from psbench.reproduce import vanderbilt2006_claims as module
 
-    published = published_of(STUDY)
+    published = STUDY.published()
     untestable = [c for c in published["claims"] if c["kind"] == "not_testable"]
     assert untestable and all(c["reason"] for c in untestable)
     for kbps in ({}, {("cyclonedds", "multicast", 4, 1024): 200}):

@@ -191,30 +191,19 @@ def test_report_and_compare_show_resources_and_start_up(driver_libs, results, tm
     assert "Resources per message" in proc.stdout, proc.stdout
 
 
+def node_argv(node, lib, out, run_id: str, *args: str) -> list[str]:
+    """A node's command line, its roles to add: driver lib, files in out, run run_id."""
+    return [str(node), "--driver", str(lib), "--out", str(out), "--run-id", run_id, *args]
+
+
 def test_start_up_times_carry_a_known_delay(node, driver_libs, tmp_path):
     # The sub starts alone; the pub 1 s later: the sub cannot match, nor get a first
     # message, before that second has passed, and its open-to-matched holds the wait.
     if "cyclonedds" not in driver_libs:
         pytest.skip("cyclonedds is not built")
-    common = [
-        str(node),
-        "--driver",
-        str(driver_libs["cyclonedds"]),
-        "--out",
-        str(tmp_path),
-        "--run-id",
-        "startup1",
-        "--count",
-        "200",
-        "--warmup",
-        "10",
-        "--rate",
-        "1000",
-        "--reliability",
-        "reliable",
-        "--timeout",
-        "30",
-    ]
+    common = node_argv(node, driver_libs["cyclonedds"], tmp_path, "startup1", "--count", "200",
+                       "--warmup", "10", "--rate", "1000", "--reliability", "reliable",
+                       "--timeout", "30")  # fmt: skip
     sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.DEVNULL)
     try:
         time.sleep(1.0)
@@ -289,24 +278,8 @@ def test_a_sender_measures_only_once_the_reading_is_done(node, driver_libs, tmp_
     # Injected: the orchestrator takes 1 s to read /proc before it answers SAMPLED. The
     # pub must neither measure during that second nor make up for it afterwards: its
     # open-loop schedule starts when the answer comes (known answer: no message behind).
-    common = [
-        str(node),
-        "--driver",
-        str(driver_libs["udp"]),
-        "--out",
-        str(tmp_path),
-        "--run-id",
-        "window1",
-        "--rate",
-        "100",
-        "--count",
-        "100",
-        "--warmup",
-        "10",
-        "--window-lines",
-        "--timeout",
-        "30",
-    ]
+    common = node_argv(node, driver_libs["udp"], tmp_path, "window1", "--rate", "100", "--count",
+                       "100", "--warmup", "10", "--window-lines", "--timeout", "30")  # fmt: skip
     sub = subprocess.Popen(common + ["--role", "sub"], stdout=subprocess.PIPE, text=True)
     pub = subprocess.Popen(
         common + ["--role", "pub"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True

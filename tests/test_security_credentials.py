@@ -2,7 +2,6 @@
 itself, never by psbench's own code; where they live and that nothing outlives psbench,
 however it ends; and which requests for security are refused before anything starts."""
 
-import os
 import signal
 import subprocess
 import sys
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import REPO, run_cli
+from conftest import python_env, run_cli
 from psbench.run.security import credentials
 from psbench.run.security.session import Session, problem
 from psbench.run.spec import MeasureSpec
@@ -112,7 +111,7 @@ def test_the_credentials_folder_outlives_psbench_in_no_case(tmp_path, how):
         "print(s.root, flush=True)\n"
         "sys.stdin.readline()\n"  # until the test has seen the folder
     )
-    env = dict(os.environ, PYTHONPATH=str(REPO / "python"))
+    env = python_env()
     proc = subprocess.Popen(
         [sys.executable, "-c", code],
         stdin=subprocess.PIPE,

@@ -27,12 +27,6 @@ from psbench.hosts import netns, ssh
 from psbench.hosts.emulated import EmulatedNetwork
 from psbench.hosts.links import LinkShape
 
-ROOT = os.geteuid() == 0
-needs_root = pytest.mark.skipif(not ROOT, reason="emulated hosts and sshd need root (CI is)")
-needs_sshd = pytest.mark.skipif(
-    not Path("/usr/sbin/sshd").exists() or shutil.which("socat") is None,
-    reason="needs openssh-server and socat (scripts/debian-packages.txt; make setup)",
-)
 HOSTS = ("a", "b")
 # One worker runs them all: their "machines" share this one's ~/.cache/psbench, which
 # the tests empty to see a first run copy.
@@ -62,6 +56,11 @@ def _listening(namespace: str, address: str, port: int) -> bool:
 def machines(tmp_path_factory):
     """Two emulated hosts with an sshd each; yields the ssh config file. Every sshd is
     killed and the namespaces removed, whatever happens."""
+    # Every test on these machines is skipped here, for want of either.
+    if os.geteuid() != 0:
+        pytest.skip("emulated hosts and sshd need root (CI is)")
+    if not Path("/usr/sbin/sshd").exists() or shutil.which("socat") is None:
+        pytest.skip("needs openssh-server and socat (scripts/debian-packages.txt; make setup)")
     tmp = tmp_path_factory.mktemp("ssh")
     keygen = ["ssh-keygen", "-q", "-t", "ed25519", "-N", ""]
     subprocess.run([*keygen, "-f", str(tmp / "id"), "-C", "psbench-test"], check=True, timeout=30)
@@ -167,25 +166,24 @@ def cache_of(driver: str) -> Path:
 
 
 @contextmanager
-def ran_over_ssh(args: list[str], machines: Path, tmp_path: Path, driver: str):
+def ran_over_ssh(args: list[str], machines: Path, tmp_path: Path):
     """psbench with the test's ssh config; what it copied to the "machines" (this
-    machine's cache, shared by both) is removed afterwards, whatever the test found."""
+    machine's cache, shared by both) for the driver args name is removed afterwards,
+    whatever the test found."""
     try:
         yield psbench([*args, "--ssh-config", str(machines)], tmp_path)
     finally:
-        shutil.rmtree(cache_of(driver), ignore_errors=True)
+        shutil.rmtree(cache_of(args[args.index("--driver") + 1]), ignore_errors=True)
 
 
 @contextmanager
-def ran_ok_over_ssh(args: list[str], machines: Path, tmp_path: Path, driver: str):
+def ran_ok_over_ssh(args: list[str], machines: Path, tmp_path: Path):
     """ran_over_ssh, which must have succeeded: (completed process, its one run's record)."""
-    with ran_over_ssh(args, machines, tmp_path, driver) as done:
+    with ran_over_ssh(args, machines, tmp_path) as done:
         assert done.returncode == 0, done.stdout + done.stderr
         yield done, only_record(tmp_path / "results")
 
 
-@needs_root
-@needs_sshd
 @pytest.mark.parametrize(
     ("driver", "transport"), [("udp", "unicast"), pytest.param("zeromq", "tcp", marks=LONG)]
 )
@@ -231,8 +229,6 @@ def test_a_run_over_ssh_gets_every_sample_and_leaves_nothing(machines, tmp_path,
         shutil.rmtree(cache, ignore_errors=True)
 
 
-@needs_root
-@needs_sshd
 @pytest.mark.parametrize(
     "shared", [False, pytest.param(True, marks=LONG)], ids=["own-connections", "controlmaster"]
 )
@@ -296,8 +292,6 @@ def sigkill_mid_run(config: Path, tmp_path: Path) -> None:
     shutil.rmtree(REMOTE_RUNS / run_id, ignore_errors=True)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tmp_path):
     # A source on a, a module on b (whose clock runs 7 s ahead) reading it on each message.
@@ -316,7 +310,6 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
          "--host", "a:ssh=a", "--host", "b:ssh=b", "--count", "100"],
         machines,
         tmp_path,
-        "udp",
     ) as (done, record):  # fmt: skip
         path = record["graph"]["paths"]["across"]
         assert (path["published"], path["reached"]) == (100, 100)
@@ -331,8 +324,6 @@ def test_a_graph_across_machines_with_different_clocks_is_corrected(machines, tm
         assert "clocks:    across: the offset between its machines' clocks" in done.stdout
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(machines, tmp_path):
     # The publisher aborts at its 50th write (49 sent); the subscriber, whose idle
@@ -343,7 +334,6 @@ def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(mach
          "--option", "fault=crash", "--option", "fault_after=50"],
         machines,
         tmp_path,
-        "udp",
     ) as done:  # fmt: skip
         assert done.returncode == 1, done.stdout + done.stderr
         record = only_record(tmp_path / "results")
@@ -356,8 +346,6 @@ def test_a_node_psbench_stops_on_a_real_machine_still_brings_its_files_back(mach
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
 
 
-@needs_root
-@needs_sshd
 def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
     good = psbench(
         ["hosts", "check", "--host", "a:ssh=a", "--host", "b:ssh=b", "--driver", "zeromq",
@@ -383,8 +371,6 @@ def test_hosts_check_says_which_hosts_can_run_nodes(machines, tmp_path):
     assert "1 of 2 hosts cannot run psbench's node" in bad.stderr
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machines, tmp_path):
     experiment = tmp_path / "lab.yaml"
@@ -404,8 +390,6 @@ def test_hosts_check_of_an_experiment_checks_its_real_machines_and_drivers(machi
     assert "b (ssh down): UNUSABLE: unreachable" in done.stdout
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_hosts_check_names_a_library_a_driver_needs_and_the_host_lacks(
     machines, monkeypatch, capsys
@@ -428,8 +412,6 @@ def test_hosts_check_names_a_library_a_driver_needs_and_the_host_lacks(
     assert "MISSING libpsbench-absent.so.9" in capsys.readouterr().out
 
 
-@needs_root
-@needs_sshd
 def test_a_host_of_another_architecture_is_refused(machines, monkeypatch, capsys):
     from psbench.cli.main import main
 
@@ -443,8 +425,6 @@ def test_a_host_of_another_architecture_is_refused(machines, monkeypatch, capsys
     assert "this machine riscv64" in capsys.readouterr().err
 
 
-@needs_root
-@needs_sshd
 def test_a_cpu_is_checked_against_the_real_machine_not_this_one(machines, tmp_path):
     # CPU 63 is none of this machine's either: the real machine's count decides, after
     # ssh reached it, before anything is copied or run.
@@ -485,8 +465,6 @@ def brokers_of(token: str) -> list[int]:
     return live_processes("mosquitto", token)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
@@ -496,7 +474,6 @@ def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_p
          "--place", "ping=a", "--place", "pong=a", "--place", "broker=b", "--count", "200"],
         machines,
         tmp_path,
-        "mqtt",
     ) as (done, record):  # fmt: skip
         assert record["status"] == "ok" and record["stats"]["ping"]["rtt"]["n"] == 200
         (service,) = record["services"]
@@ -511,8 +488,6 @@ def test_a_broker_runs_on_its_real_machine_and_goes_with_the_run(machines, tmp_p
         assert brokers_of(str(folder)) == []
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_a_broker_the_machine_lacks_is_named_with_what_it_said(machines, monkeypatch, capsys):
     if "mqtt" not in paths.driver_libraries():
@@ -536,8 +511,6 @@ def test_a_broker_the_machine_lacks_is_named_with_what_it_said(machines, monkeyp
     shutil.rmtree(cache_of("mqtt"), ignore_errors=True)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_sigkill_of_psbench_leaves_no_broker_on_the_remote(machines, tmp_path):
     if "mqtt" not in paths.driver_libraries():
@@ -591,7 +564,7 @@ def secured_over_ssh(driver: str, args: list[str], machines: Path, tmp_path: Pat
     if driver not in paths.driver_libraries():
         pytest.skip(f"the {driver} driver is not built")
     argv = ["ping", "--driver", driver, "--host", "a:ssh=a", "--host", "b:ssh=b", *args]
-    with ran_over_ssh(argv, machines, tmp_path, driver) as done:
+    with ran_over_ssh(argv, machines, tmp_path) as done:
         found = sorted((tmp_path / "results").rglob("run.json"))
         assert len(found) == 1, done.stdout + done.stderr
         return done, json.loads(found[0].read_text()), found[0].parent
@@ -606,8 +579,6 @@ def _no_credentials_left(run_dir: Path, record: dict) -> None:
     assert nodes_of(record["run_id"]) == []
 
 
-@needs_root
-@needs_sshd
 def test_a_secured_run_copies_each_machines_credentials_and_takes_them_back(machines, tmp_path):
     """mutual TLS across two machines: ping on a, pong and the broker on b, each with
     credentials psbench made here and copied there (readable by the remote user only);
@@ -632,8 +603,6 @@ def test_a_secured_run_copies_each_machines_credentials_and_takes_them_back(mach
     _no_credentials_left(run_dir, record)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_dds_security_across_machines_with_its_signed_documents(machines, tmp_path):
     """DDS Security (authentication, access control, encryption) between two machines:
@@ -648,8 +617,6 @@ def test_dds_security_across_machines_with_its_signed_documents(machines, tmp_pa
     _no_credentials_left(run_dir, record)
 
 
-@needs_root
-@needs_sshd
 def test_a_secret_is_written_for_the_remote_user_alone(machines, monkeypatch):
     monkeypatch.setattr(ssh, "_config_file", str(machines))
     folder = REMOTE_RUNS / "secret-test" / ssh.SECURITY_DIR
@@ -665,8 +632,6 @@ def test_a_secret_is_written_for_the_remote_user_alone(machines, monkeypatch):
         shutil.rmtree(REMOTE_RUNS / "secret-test", ignore_errors=True)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_bad_credentials_on_a_machine_fail_the_run_and_it_receives_nothing(machines, tmp_path):
     # pong on b gets a certificate of another CA: the broker (on a) refuses it.
@@ -683,8 +648,6 @@ def test_bad_credentials_on_a_machine_fail_the_run_and_it_receives_nothing(machi
     _no_credentials_left(run_dir, record)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
     # A persisting master ssh (ControlPersist) outlives the ssh that started it: psbench
@@ -701,8 +664,6 @@ def test_a_users_controlmaster_with_controlpersist_works(machines, tmp_path):
     shutil.rmtree(cache_of("udp"), ignore_errors=True)
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
     # On one real machine; the publisher's window lines (WINDOW begin, answered
@@ -712,7 +673,6 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
          "--place", "pub=a", "--place", "sub=a", "--count", "200", "--rate", "1000"],
         machines,
         tmp_path,
-        "udp",
     ) as (done, record):  # fmt: skip
         assert record["status"] == "ok"
         assert record["accounting"]["sub"]["received"] == 200, record["accounting"]
@@ -720,15 +680,8 @@ def test_pubsub_over_ssh_gets_every_message(machines, tmp_path):
         assert nodes_of(record["run_id"]) == [] and not (REMOTE_RUNS / record["run_id"]).exists()
 
 
-@needs_root
-@needs_sshd
 def test_one_way_between_machines_with_different_clocks_is_corrected(machines, tmp_path):
-    with ran_ok_over_ssh(
-        [*PUBSUB_A_TO_B, "--rate", "1000"],
-        machines,
-        tmp_path,
-        "udp",
-    ) as (done, record):  # fmt: skip
+    with ran_ok_over_ssh([*PUBSUB_A_TO_B, "--rate", "1000"], machines, tmp_path) as (done, record):
         assert record["status"] == "ok" and record["accounting"]["sub"]["received"] == 200
         clock = record["clock"]
         assert clock["reference"] == "a" and clock["receivers"]["sub"] == {
@@ -777,8 +730,6 @@ def test_a_per_host_daemon_on_real_machines_is_refused_before_anything_runs(tmp_
     assert "1 problem in" in done.stderr
 
 
-@needs_root
-@needs_sshd
 @LONG
 def test_an_ansible_inventory_names_the_machines(machines, tmp_path):
     # The lab's inventory: a and b are reached by name (the ssh config resolves them),

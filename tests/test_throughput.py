@@ -89,6 +89,15 @@ def test_reliable_as_fast_as_possible_asks_for_keep_all_where_the_driver_has_it(
         assert record["auto"] == {} and record["spec"]["history"] in (None, "keep_last:8")
 
 
+def two_topics(results, driver: str, publishers: int, count: int, *extra):
+    """pubsub on two topics, each with publishers writers sending count at 1 kHz, which
+    must end ok: (the finished process, its run record)."""
+    proc = pubsub(results, driver, "--topics", "2", "--publishers", str(publishers),
+                  "--count", str(count), "--rate", "1000", *extra)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc, only_run(results)
+
+
 def writer_counts(path) -> list[int]:
     """Records per writer: the samples file holds writer 0's, then writer 1's ...; seq
     starts again at each writer."""
@@ -98,23 +107,7 @@ def writer_counts(path) -> list[int]:
 
 
 def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_libs, results):
-    proc = pubsub(
-        results,
-        "cyclonedds",
-        "--subscribers",
-        "2",
-        "--publishers",
-        "2",
-        "--topics",
-        "2",
-        "--count",
-        "200",
-        "--rate",
-        "1000",
-        *LOSSLESS,
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = only_run(results)
+    proc, record = two_topics(results, "cyclonedds", 2, 200, "--subscribers", "2", *LOSSLESS)
     names = [p["name"] for p in record["processes"]]
     assert names == [
         "t1-sub-1",
@@ -154,20 +147,7 @@ def test_every_subscriber_of_every_topic_gets_every_publishers_samples(driver_li
 def test_baselines_take_several_topics_and_udp_several_publishers(
     driver_libs, results, driver, publishers
 ):
-    proc = pubsub(
-        results,
-        driver,
-        "--publishers",
-        str(publishers),
-        "--topics",
-        "2",
-        "--count",
-        "300",
-        "--rate",
-        "1000",
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    record = only_run(results)
+    _, record = two_topics(results, driver, publishers, 300)
     nodes = summaries(record)
     sent = publishers * 300
     for name in ("t1-sub", "t2-sub"):

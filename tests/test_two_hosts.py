@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import LAUNCHER, REPO, cli_env
+from experiment_files import run_experiment
 from psbench.hosts import netns
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="emulated hosts need root (CI is)")
@@ -32,14 +33,7 @@ SWEEP = pytest.mark.long
 @pytest.fixture(scope="module")
 def swept(tmp_path_factory):
     out = tmp_path_factory.mktemp("two-hosts") / "results"
-    proc = subprocess.run(
-        [str(LAUNCHER), "run", str(EXPERIMENT), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=REPO,
-        env=cli_env(out.parent),
-    )
+    proc = run_experiment(EXPERIMENT, out.parent, "-o", str(out), timeout=600)
     return proc, out
 
 
@@ -175,14 +169,7 @@ def test_a_run_on_hosts_that_times_out_is_recorded_and_leaves_no_namespace(tmp_p
         "           options: {fault: hang, fault_after: 50},\n"  # a node that hangs
         "           hosts: {a: {}, b: {}}, place: {ping: a, pong: b}}\n"
     )
-    proc = subprocess.run(
-        [str(LAUNCHER), "run", str(experiment), "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=REPO,
-        env=cli_env(tmp_path),
-    )
+    proc = run_experiment(experiment, tmp_path, "-o", str(out))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (record,) = records(out)
     assert record["status"] == "timeout", record["status"]
