@@ -131,7 +131,7 @@ def _claims(ours: dict, published: dict):
         elif zeromq < BOUND_US and all(worst[d] >= BOUND_US for d in others):
             verdict = "agrees"
         elif zeromq < BOUND_US:
-            below = [d for d in others if worst[d] < BOUND_US]
+            below = sorted(d for d in others if worst[d] < BOUND_US)  # not the set's order
             verdict = "partly (" + ", ".join(below) + " below it too)"
         else:
             verdict = "differs"
