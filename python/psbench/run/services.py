@@ -237,19 +237,19 @@ class ServicePool:
         cancel = cancel or threading.Event()
         self._down.add(cancel)
         try:
-            if self._stopping.is_set() or cancel.wait(down_s):
-                self._not_started_again(service)
+            if not self._stopping.is_set():
+                cancel.wait(down_s)  # ended early when set: by stop_all or the caller
         finally:
             self._down.discard(cancel)
-        with self._starting, service.log.open("a") as out:
-            if self._stopping.is_set() or cancel.is_set():  # as the down time ended
+        with self._starting:
+            if self._stopping.is_set() or cancel.is_set():
                 self._not_started_again(service)
-            out.write(f"--- psbench: started again after {down_s:g} s ---\n")
-            out.flush()
-            # Started from the restart's thread, which ends before the broker should.
-            service.proc = subprocess.Popen(
-                service.argv, **_spawned_into(out, service.folder, parent_death=False)
-            )
+            _log_line(service.log, f"started again after {down_s:g} s")
+            with service.log.open("a") as out:
+                # Started from the restart's thread, which ends before the broker should.
+                service.proc = subprocess.Popen(
+                    service.argv, **_spawned_into(out, service.folder, parent_death=False)
+                )
             service.restarts += 1
             keeper.instance().watch_service(service.proc.pid, service.leftovers)
         if on_event is not None:
