@@ -40,22 +40,24 @@ def write_index(store: Path, entries: list[dict]) -> None:
     (store / "index.jsonl").write_text(text)
 
 
+def repetitions(store: Path, copy: Path, reps: set[int]) -> Path:
+    """A copy of a sweep that holds only these repetitions of every configuration."""
+    shutil.copytree(store, copy)
+    keep = [e for e in index_of(store) if e["rep"] in reps]
+    kept = {Path(e["run_dir"]).parts[1] for e in keep}
+    for folder in (copy / "runs").iterdir():
+        if folder.name not in kept:
+            shutil.rmtree(folder)
+    write_index(copy, keep)
+    return copy
+
+
 def split(store: Path, into: Path, parts: int) -> list[Path]:
     """Sets of the sweep's repetitions: set k holds repetitions k, k + parts, ... of every
     configuration (with 6 repetitions and 3 parts: 1 and 4, 2 and 5, 3 and 6)."""
-    entries = index_of(store)
-    made = []
-    for k in range(parts):
-        copy = into / f"{store.name}-part{k + 1}"
-        shutil.copytree(store, copy)
-        keep = [e for e in entries if (e["rep"] - 1) % parts == k]
-        kept = {Path(e["run_dir"]).parts[1] for e in keep}
-        for folder in (copy / "runs").iterdir():
-            if folder.name not in kept:
-                shutil.rmtree(folder)
-        write_index(copy, keep)
-        made.append(copy)
-    return made
+    reps = {e["rep"] for e in index_of(store)}
+    sets = [{r for r in reps if (r - 1) % parts == k} for k in range(parts)]
+    return [repetitions(store, into / f"{store.name}-part{k + 1}", s) for k, s in enumerate(sets)]
 
 
 def run_records(store: Path) -> list[Path]:

@@ -112,8 +112,34 @@ def test_min_runs_and_threshold_are_settings():
     # x1.119 with runs 1% apart: its interval (two runs a side, t with 2 degrees of
     # freedom) [1.088, 1.152] lies beyond 5% but not beyond 10%.
     assert verdicts(series) == ["regression"]
+    # Its ratio lies beyond 10% but its interval reaches back into the band: undecided.
     series = judged(*nights((10, 10.1), (11.2, 11.3)), min_runs=2, threshold=0.1)
+    assert verdicts(series) == ["undecided"]
+    [change] = series.changes["p50"]
+    assert "×1.12, its interval 1.09..1.15 reaches into the noise band ±10%" in change.note
+    series = judged(*nights((10, 10.1), (11.2, 11.3)), min_runs=2, threshold=0.2)
     assert verdicts(series) == ["no change"]
+
+
+def test_the_band_is_a_factor_either_way():
+    """One slow run in three (a loaded machine): runs 10, 11 and 25 µs learn a band of
+    (25 - 10) / 11 = 136%, a factor of 2.36. A drop to a tenth lies beyond it (an interval
+    of the runs' pooled t, [0.042, 0.215], below 1 / 2.36 = 0.42); read as 1 - 1.36 below
+    1, no drop could ever have been."""
+    series = judged(point("2026-01-01", 10, 11, 25), point("2026-01-02", 1, 1.05, 1.1))
+    assert verdicts(series) == ["improvement"]
+    [drop] = series.changes["p50"]
+    assert drop.threshold == pytest.approx(15 / 11)
+    assert drop.high < 1 / (1 + drop.threshold)
+    # The same factor upwards is a regression; 2 times either way is within the band.
+    assert verdicts(
+        judged(point("2026-01-01", 10, 11, 25), point("2026-01-02", 100, 105, 110))
+    ) == ["regression"]
+    for p50_us in (5.5, 22):
+        up_or_down = judged(
+            point("2026-01-01", 10, 11, 25), point("2026-01-02", p50_us, p50_us, p50_us)
+        )
+        assert verdicts(up_or_down) == ["no change"]
 
 
 def test_a_metric_not_measured_is_not_compared():

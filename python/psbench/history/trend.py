@@ -9,8 +9,8 @@ the last change called real (the last --window of them) are repetitions of an un
 configuration, the reference. Each point is tested against its reference (their runs pooled), and the
 noise is learnt from the same runs: the widest relative spread among them, (max - min) /
 median of the runs' statistic, is how far two measurements of the same thing have
-differed here. A change is called real when the significance test calls it and the whole
-confidence interval of the ratio lies beyond that spread (never below --threshold). The
+differed here. A change is called real when the whole confidence interval of the ratio
+lies beyond that spread, a factor of 1 + spread either way (never less than --threshold). The
 later point's own repetitions count in the spread too; but the reference must hold at
 least --min-runs runs, or the change is not judged ("noise unknown"): a spread seen
 within one set says nothing of how much two sets differ."""
@@ -28,14 +28,7 @@ from psbench.history.database import Database
 from psbench.history.ingest import Refused, load_set, sha256_of
 from psbench.results.configs import Config, build_configs, labels
 from psbench.results.load import natural_key
-from psbench.results.significance import (
-    Estimate,
-    RatioCI,
-    compare_samples,
-    estimate,
-    outside_noise,
-    ratio_interval,
-)
+from psbench.results.significance import Estimate, RatioCI, estimate, ratio_interval
 from psbench.results.stats import PERCENTILES, nearest_rank
 
 AXES = ("date", "version", "machine")
@@ -126,6 +119,11 @@ class Change:
     test: str = ""  # "samples" or "run statistics"
     reference: list[str] = field(default_factory=list)  # x of the points tested against
     note: str = ""
+
+    def undecided(self, why: str) -> None:
+        """Not called either way, and why (after what the note said already)."""
+        self.verdict = "undecided"
+        self.note = f"{self.note}; {why}" if self.note else why
 
 
 @dataclass
@@ -365,42 +363,60 @@ class Judge:
                 f"{self.settings.min_runs}: give the sets repetitions"
             )
             return change, False
-        if abs(ratio - 1) <= threshold:
+        if within_band(ratio, threshold):
             # The ratio itself lies within the band: no interval around it can lie beyond
             # it, so the tests (the costly part of a trend) are not run.
             return change, False
-        ci, significant = self._test(metric, tuple(reference), i, samples, threshold)
+        ci = self._test(metric, tuple(reference), i, samples)
         change.low, change.high = ci.low, ci.high
         if ci.low is None:
             # A ratio beyond the band with no interval around it is not "no change".
-            change.verdict = "undecided"
-            change.note = (
-                "no interval at this confidence: too few independent samples (serially "
-                "dependent ones count as fewer); give the sets more repetitions or samples"
+            change.undecided(
+                f"{metric.title} at {after.shown}: no interval at this confidence: too few "
+                "independent samples (serially dependent ones count as fewer); give the sets "
+                "more repetitions or samples"
             )
             return change, False
-        if significant:
-            worse = (ci.ratio > 1) == metric.higher_is_worse
-            change.verdict = "regression" if worse else "improvement"
-        return change, significant
+        beyond = beyond_band(ci, threshold)
+        if not beyond:
+            # Nor is a ratio beyond the band whose interval reaches back into it: the
+            # runs cannot tell the change from the noise.
+            change.undecided(
+                f"{metric.title} at {after.shown}: ×{ci.ratio:.2f}, its interval "
+                f"{ci.low:.3g}..{ci.high:.3g} reaches into the noise band ±{threshold:.0%}: the "
+                "runs differ too much among themselves to tell; give the sets more repetitions"
+            )
+            return change, False
+        worse = (beyond > 0) == metric.higher_is_worse
+        change.verdict = "regression" if worse else "improvement"
+        return change, True
 
-    def _test(self, metric: Metric, reference: tuple, i: int, samples: bool, threshold: float):
-        """(interval of the later point / its reference, whether the test calls it real)."""
+    def _test(self, metric: Metric, reference: tuple, i: int, samples: bool) -> RatioCI:
+        """The interval of the later point / its reference."""
         confidence = 1 - self.settings.alpha
         if not samples:
             before = [v for j in reference for v in self.series.points[j].values(metric)]
-            ci = runs_interval(before, self.series.points[i].values(metric), confidence)
-            return ci, outside_noise(ci, threshold) != 0
+            return runs_interval(before, self.series.points[i].values(metric), confidence)
         statistic = "p99" if metric.name == "p99" else "p50"
         ref, later = self._estimate(reference, statistic), self._estimate((i,), statistic)
-        if metric.name == "p50":
-            before = [a for j in reference for a in self.series.points[j].samples]
-            result = compare_samples(
-                before, self.series.points[i].samples, ref, later, self.settings.alpha, threshold
-            )
-            return result.median, result.verdict == "significant"
-        ci = ratio_interval(ref, later, confidence)
-        return ci, outside_noise(ci, threshold) != 0
+        return ratio_interval(ref, later, confidence)
+
+
+def within_band(ratio: float, band: float) -> bool:
+    """Whether a ratio lies within the noise band: a factor of 1 + band either way. Two
+    measurements of the same thing that differed by (max - min) / median = band differ by
+    about that factor; read as 1 - band below 1, a band of 1 or more (one slow run in three
+    on a loaded machine) would hide every drop, even one to 1/10,000."""
+    return 1 / (1 + band) <= ratio <= 1 + band
+
+
+def beyond_band(ci: RatioCI, band: float) -> int:
+    """+1 if the whole interval lies above the band, -1 if below it, else 0 (no interval: 0)."""
+    if ci.low is None or ci.high is None:
+        return 0
+    if ci.low > 1 + band:
+        return 1
+    return -1 if ci.high < 1 / (1 + band) else 0
 
 
 def judge(series: list[Series], settings: Settings, source: SampleSource | None) -> None:
