@@ -23,6 +23,7 @@ from driver_checks import (
     ping_case,
     pubsub_case,
 )
+from proc_sockets import udp_sockets_of
 from psbench.base import manifests
 
 DRIVER = "fastdds"
@@ -196,29 +197,10 @@ def test_refused_settings_say_why(fastdds, results, args, message):
 # --- which transport a run really uses -------------------------------------------------
 
 
-def udp_sockets_by_inode() -> dict[str, str]:
-    """inode -> local "a.b.c.d" of every IPv4 UDP socket on this host."""
-    table = {}
-    for line in Path("/proc/net/udp").read_text().splitlines()[1:]:
-        fields = line.split()
-        address = fields[1].split(":")[0]
-        table[fields[9]] = ".".join(str(int(address[i : i + 2], 16)) for i in (6, 4, 2, 0))
-    return table
-
-
 def inspect(pid: int) -> tuple[set[str], bool]:
     """The local addresses of a process's UDP sockets, and whether it maps Fast DDS
     shared memory."""
-    sockets = udp_sockets_by_inode()
-    addresses = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = fd.readlink().as_posix()
-        except OSError:
-            continue
-        match = re.fullmatch(r"socket:\[(\d+)\]", target)
-        if match and match.group(1) in sockets:
-            addresses.add(sockets[match.group(1)])
+    addresses = {address for address, _ in udp_sockets_of(pid)}
     maps = Path(f"/proc/{pid}/maps").read_text()
     return addresses, "/dev/shm/fastrtps_" in maps
 

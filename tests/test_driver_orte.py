@@ -8,14 +8,24 @@ command that builds it, where ORTE is not built."""
 import importlib.machinery
 import importlib.util
 import signal
+import socket
+import struct
 import time
 from pathlib import Path
 
 import pytest
 
-from conftest import cli_in_background, live_processes, only_run, run_cli, wait_for_running
+from conftest import (
+    cli_in_background,
+    live_processes,
+    only_run,
+    run_cli,
+    run_records,
+    wait_for_running,
+)
 from driver_checks import check_counts, listening, load, skip_unless_built
 from driver_suite import Expect
+from proc_sockets import udp_sockets_of
 from psbench.results.samples import read_samples
 
 DRIVER = "orte"
@@ -164,6 +174,39 @@ def test_refusals(results, args, message):
     proc = run_cli(["pubsub", "--driver", DRIVER, "--count", "10", *args], results)
     assert proc.returncode != 0
     assert message in proc.stderr + proc.stdout, proc.stderr
+
+
+def ack_for_a_publication_it_lacks() -> bytes:
+    """An RTPS 1.0 ACK (ORTE's wire format) from a made-up application, for a publication
+    instance (0xabcd) that no application of a run has: the header (protocol 1.0, vendor,
+    host and application ids), then the submessage: ACK (6), little-endian flag, its
+    length, reader and writer object ids (big-endian; kinds 4 and 3: a subscription's and a
+    publication's), the acknowledged sequence number and an empty bitmap."""
+    header = b"RTPS" + bytes([1, 0, 1, 1]) + struct.pack(">II", 0x7F000063, 0x102)
+    body = struct.pack(">II", 0xABCD04, 0xABCD03) + struct.pack("<III", 0, 1, 0)
+    return header + struct.pack("<BBH", 6, 1, len(body)) + body
+
+
+# An ACK for a publication already removed (one destroyed while its last ACKs were in
+# flight, as at the end of a reliable run) made ORTE 0.3.4 lock through a null pointer:
+# the node's SIGSEGV, about one run in a hundred (sdk/rtpsack-removed-publication.patch).
+# Injected: such ACKs to every UDP socket of both nodes mid-run; the run must not notice.
+def test_an_ack_for_a_publication_the_node_lacks_is_ignored(results):
+    args = ["ping", "--driver", DRIVER, "--reliability", "reliable", "--duration", "3"]
+    with cli_in_background([*args, "--rate", "200", "--warmup", "10"], results) as proc:
+        record = wait_for_running(results, proc)
+        time.sleep(1)  # into the measurement
+        targets = {t for p in record["processes"] for t in udp_sockets_of(p["pid"])}
+        assert targets, "no UDP socket found for the nodes"
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sender:
+            for address, port in sorted(targets):
+                assert address.startswith("127."), address  # loopback only
+                for _ in range(3):
+                    sender.sendto(ack_for_a_publication_it_lacks(), (address, port))
+        out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out + err
+    [record] = run_records(results)
+    assert record["status"] == "ok", record.get("message")
 
 
 def test_sigkill_of_psbench_leaves_no_manager(results):
