@@ -8,7 +8,6 @@ what --describe leaves out) is the driver suite's (tests/driver_suite.py), with 
 redis says declared in SUITE."""
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -17,6 +16,7 @@ import pytest
 from conftest import live_processes, only_run
 from driver_checks import driver_fixture, nodes_seen_running, ping_cases, pubsub_case
 from driver_suite import Expect, Restart, check_broker_used, measured
+from proc_sockets import tcp_sockets_of
 
 DRIVER = "redis"
 MIB = 1 << 20
@@ -109,40 +109,13 @@ def test_back_to_back_pubsub_loses_nothing_from_the_first_message(
 # --- what goes over the wire -------------------------------------------------------------
 
 
-def tcp_connections() -> dict[str, tuple[str, str, str]]:
-    """inode -> (local "a.b.c.d:port", remote "a.b.c.d:port", state) of IPv4 TCP sockets."""
-
-    def address(text: str) -> str:
-        ip, port = text.split(":")
-        return ".".join(str(int(ip[i : i + 2], 16)) for i in (6, 4, 2, 0)) + f":{int(port, 16)}"
-
-    table = {}
-    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
-        fields = line.split()
-        table[fields[9]] = (address(fields[1]), address(fields[2]), fields[3])
-    return table
-
-
-def sockets_of(pid: int) -> list[tuple[str, str, str]]:
-    table = tcp_connections()
-    found = []
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:[") and target[8:-1] in table:
-            found.append(table[target[8:-1]])
-    return found
-
-
 def test_each_node_holds_a_publishing_and_a_subscribing_connection_to_the_server(redis, results):
     # Two ESTABLISHED (01) connections, then half a second more: measuring by now, the
     # open() probe long closed.
     seen = nodes_seen_running(
         ["ping", "--driver", DRIVER, "--duration", "3", "--warmup", "10", "--size", "256"],
         results,
-        sockets_of,
+        tcp_sockets_of,
         ready=lambda sockets: len([s for s in sockets if s[2] == "01"]) >= 2,
         settle_s=0.5,
     )
