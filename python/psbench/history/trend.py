@@ -382,7 +382,7 @@ class Judge:
             # Nor is a ratio beyond the band whose interval reaches back into it: the
             # runs cannot tell the change from the noise.
             change.undecided(
-                f"{metric.title} at {after.shown}: ×{ci.ratio:.2f}, its interval "
+                f"{metric.title} at {after.shown}: ×{ratio:.2f}, its interval "
                 f"{ci.low:.3g}..{ci.high:.3g} reaches into the noise band ±{threshold:.0%}: the "
                 "runs differ too much among themselves to tell; give the sets more repetitions"
             )
