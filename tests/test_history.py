@@ -132,11 +132,10 @@ def again(history_sweep, tmp_path: Path, reps: set[int]) -> Path:
     return slower(picked, tmp_path / "again", 1)
 
 
-def test_a_set_that_measured_what_its_reference_did_is_no_change(history_sweep, tmp_path):
+def test_a_set_that_measured_what_its_reference_did_is_no_change(history_sweep, thirds, tmp_path):
     """Known answer: the third set holds the runs of the first two (repetitions 1, 4 and
     2, 5): pooled, its median is theirs, a ratio of exactly 1 against both sets together
     (against the second alone it would not be)."""
-    thirds = history_sweep["thirds"]
     db = tmp_path / "history.sqlite"
     same = again(history_sweep, tmp_path, {1, 2, 4, 5})
     history("add", str(thirds[0]), str(thirds[1]), str(same), db=db)
@@ -157,10 +156,9 @@ def test_a_set_that_measured_what_its_reference_did_is_no_change(history_sweep, 
         assert first["changes"]["p50"][0]["verdict"] == "noise unknown"
 
 
-def test_sets_of_three_repetitions_are_judged_at_once(history_sweep, tmp_path):
+def test_sets_of_three_repetitions_are_judged_at_once(history_sweep, halves, tmp_path):
     """The first set's three runs are enough to learn the noise from: the second set (the
     same runs again) is judged, not 'noise unknown'."""
-    halves = history_sweep["halves"]
     db = tmp_path / "history.sqlite"
     history("add", str(halves[0]), str(again(history_sweep, tmp_path, {1, 3, 5})), db=db)
     proc, record = trend(db, tmp_path / "trend", "--fail-on-regression")
@@ -182,12 +180,11 @@ def p50_of(sets: list, series: str) -> float:
     return float(nearest_rank(np.concatenate(samples), 50))
 
 
-def test_a_known_regression_is_caught_named_and_fails_the_gate(history_sweep, tmp_path):
+def test_a_known_regression_is_caught_named_and_fails_the_gate(thirds, halves, tmp_path):
     """Two sets, then a set of three runs SLOWER times slower: the first change is not
     judged (two runs before it), so the reference is both sets whatever this machine
     measured; three runs a side give an interval that a loaded machine's runs (one p50
     4.7 times the other's, seen) cannot widen back to 1."""
-    thirds, halves = history_sweep["thirds"], history_sweep["halves"]
     db = tmp_path / "history.sqlite"
     slow = slower(halves[1], tmp_path / "slower", SLOWER)
     proc = history("add", str(thirds[0]), str(thirds[1]), str(slow), db=db)
@@ -235,11 +232,10 @@ def test_a_regression_followed_by_the_old_speed_no_longer_fails(halves, tmp_path
 
 
 @pytest.mark.run_json_by_hand  # a run.json with driver_version, as some sets have
-def test_trend_against_version_tests_one_version_against_the_other(history_sweep, tmp_path):
+def test_trend_against_version_tests_one_version_against_the_other(thirds, halves, tmp_path):
     """Two versions of each middleware: 1.0 (two sets of two runs, said in the driver
     block) and 2.0 (one set of three runs, SLOWER times slower, said as run.json's
     driver_version)."""
-    thirds, halves = history_sweep["thirds"], history_sweep["halves"]
     db = tmp_path / "history.sqlite"
     old = [versioned(p, tmp_path / f"v1-{n}", "1.0") for n, p in enumerate(thirds[:2])]
     new = versioned(slower(halves[1], tmp_path / "slow", SLOWER), tmp_path / "v2", "2.0", "run")
