@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -648,6 +649,60 @@ size_t entries(const char *dir, std::set<std::string> *names = nullptr) {
   return n;
 }
 
+// A socket's protocol and ports from /proc/self/net ("tcp 40112->12345"), for a socket
+// inode; empty when no table has it (a unix or netlink socket).
+std::string socket_ports(const std::string &inode) {
+  auto port = [](const std::string &address) {  // "0100007F:3039": the port in hex
+    const size_t colon = address.rfind(':');
+    return colon == std::string::npos
+               ? address
+               : std::to_string(std::stoul(address.substr(colon + 1), nullptr, 16));
+  };
+  for (const char *protocol : {"tcp", "tcp6", "udp", "udp6"}) {
+    std::ifstream table(std::string("/proc/self/net/") + protocol);
+    std::string line;
+    std::getline(table, line);  // the header
+    while (std::getline(table, line)) {
+      std::istringstream fields(line);
+      std::string slot, local, remote, state, queues, timer, retransmits, uid, timeout, node;
+      fields >> slot >> local >> remote >> state >> queues >> timer >> retransmits >> uid >>
+          timeout >> node;
+      if (node == inode) return std::string(protocol) + " " + port(local) + "->" + port(remote);
+    }
+  }
+  return "";
+}
+
+// This process's open descriptors and what each names ("socket:[1234] tcp 40112->12345",
+// a path): a descriptor left open after close is reported with its target, not counted only.
+std::map<std::string, std::string> descriptors() {
+  std::map<std::string, std::string> open;
+  std::set<std::string> numbers;
+  entries("/proc/self/fd", &numbers);
+  for (const std::string &fd : numbers) {
+    char target[512];
+    const ssize_t n = readlink(("/proc/self/fd/" + fd).c_str(), target, sizeof target - 1);
+    if (n <= 0) continue;  // the listing's own descriptor, closed by now
+    std::string name(target, n);
+    if (name.rfind("socket:[", 0) == 0)
+      if (const std::string ports = socket_ports(name.substr(8, name.size() - 9)); !ports.empty())
+        name += " " + ports;
+    open[fd] = name;
+  }
+  return open;
+}
+
+// The descriptors in `now` that `before` did not have, one "FD -> TARGET" line each.
+std::string opened_since(const std::map<std::string, std::string> &before,
+                         const std::map<std::string, std::string> &now) {
+  std::string opened;
+  for (const auto &[fd, target] : now) {
+    const auto was = before.find(fd);
+    if (was == before.end() || was->second != target) opened += "\n  " + fd + " -> " + target;
+  }
+  return opened;
+}
+
 // The /dev/shm names another running process maps or holds open: a per-host daemon's
 // segments (RouDi), another test's run in flight. Such a file is not this driver's leftover.
 std::set<std::string> held_by_others() {
@@ -684,6 +739,7 @@ TEST_P(Conformance, LeavesNoThreadFileOrSegmentBehind) {
   std::this_thread::sleep_for(200ms);
   std::set<std::string> shm_before;
   const size_t threads = entries("/proc/self/task"), fds = entries("/proc/self/fd");
+  const auto fds_before = descriptors();
   entries("/dev/shm", &shm_before);
   for (uint32_t mode : {PSB_NOTIFY_LISTENER, PSB_NOTIFY_WAIT, PSB_NOTIFY_POLL})
     if (d->t->caps.notify & mode) exchange(*d, mode, 32, false, 10);
@@ -704,7 +760,8 @@ TEST_P(Conformance, LeavesNoThreadFileOrSegmentBehind) {
     if (threads_now <= threads && fds_now <= fds && left.empty()) break;
   }
   EXPECT_LE(threads_now, threads) << "threads left running after close";
-  EXPECT_LE(fds_now, fds) << "file descriptors left open after close";
+  EXPECT_LE(fds_now, fds) << "file descriptors left open after close:"
+                          << opened_since(fds_before, descriptors());
   std::string names;
   for (const std::string &s : left) names += " " + s;
   EXPECT_TRUE(left.empty()) << "left in /dev/shm:" << names;
