@@ -8,6 +8,7 @@ the driver is not built."""
 
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import pytest
 from conftest import REPO, cli_in_background, processes_of_run, run_cli, wait_for_running
 from driver_checks import check_counts, check_samples_file, fan_out_case, load, skip_unless_built
 from driver_suite import Expect, ok_run
+from psbench.base import paths
 from test_cross_hosts_dds import COUNT, SIZE, net, node_argv, ping_across  # noqa: F401 (net: a fixture)
 
 DRIVER = "opensplice"
@@ -142,6 +144,28 @@ def test_sigkill_of_psbench_leaves_nothing_of_the_run(results):
             break
         time.sleep(0.1)
     assert not left, left
+
+
+# OpenSplice's in-process spliced thread held 300 ms each time it closes a domain, after
+# it left the participant list (close_delay.c, preloaded), in the driver test that opens
+# and closes three domains in one process. Without the driver's fix-up
+# fixups/close-waits-for-spliced.patch the application took the user layer's global mutex
+# first and waited for spliced, spliced waited for the mutex, and OpenSplice's threads
+# watchdog aborted the process after 10 s (3 of 3 runs; once in CI without the fault).
+def test_a_domain_closes_when_spliced_is_slow_to_close_it(node):
+    folder = paths.build_dir() / "drivers" / DRIVER
+    fault = folder / "ospl_close_delay.so"
+    assert fault.is_file(), f"{fault} is built with the driver: run make build"
+    proc = subprocess.run(
+        [str(folder / "opensplice_driver_test"),
+         "--gtest_filter=OpenspliceDriver.OneDomainAfterAnotherInOneProcess"],
+        env=dict(os.environ, LD_PRELOAD=str(fault)), capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    output = proc.stdout + proc.stderr
+    assert output.count("close_delay: spliced held 300 ms in u_domainClose") >= 3, output
+    assert "Thread deadlocked" not in output and "not-responding" not in output, output
+    assert proc.returncode == 0 and "[  PASSED  ] 1 test." in proc.stdout, output[-3000:]
 
 
 # Across emulated hosts (ABI 6): ping in host a, pong in host b, as tests/

@@ -7,6 +7,11 @@
 #                                 stops the build (exit 1)
 #   record_flag KEY VALUE         a build flag (standard, patch, configure option) for
 #                                 psbench-sdk.json and the runs' records
+#   apply_patches SRC PATCH...    each patch file to the tree SRC (-p1), unless it
+#                                 reverses cleanly (an earlier build applied it)
+#   patches_digest PATCH...       8 hex digits of the patches' text: in the names of
+#                                 the steps they change, so that a prefix built before a
+#                                 patch was added applies it and builds again
 set -euo pipefail
 : "${PSB_PREFIX:?build-sdk runs under scripts/build-source}"
 mkdir -p "$PSB_PREFIX/.steps" "$PSB_PREFIX/logs"
@@ -38,4 +43,20 @@ record_flag() {
   grep -v -P "^\\Q$1\\E\t" "$file" > "$file.new" || true
   printf '%s\t%s\n' "$1" "$2" >> "$file.new"
   mv "$file.new" "$file"
+}
+
+apply_patches() {
+  local src=$1 file
+  shift
+  for file in "$@"; do
+    if patch -d "$src" -p1 -R --dry-run --silent < "$file" > /dev/null 2>&1; then
+      echo "$(basename "$file"): applied before"
+    else
+      patch -d "$src" -p1 < "$file"
+    fi
+  done
+}
+
+patches_digest() {
+  cat "$@" | sha256sum | cut -c1-8
 }
