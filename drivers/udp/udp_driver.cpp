@@ -161,8 +161,9 @@ void parse_addresses(const psb_config &cfg, const psb::sdk::Options &options, Re
     s.peers = {s.bind_addr};
     return;
   }
-  // unicast: readers bind `bind` (default: any, or --address across hosts), writers send
-  // to `peer` (across hosts without it: to every --peer).
+  // unicast: readers bind `bind` (default: 127.0.0.1 on one host, so that nothing off the
+  // machine reaches them; --address across hosts), writers send to `peer` (across hosts
+  // without it: to every --peer).
   if (peer != nullptr) {
     s.peers.resize(1);
     if (inet_pton(AF_INET, peer, &s.peers[0]) != 1)
@@ -179,7 +180,7 @@ void parse_addresses(const psb_config &cfg, const psb::sdk::Options &options, Re
     refuse.add("option:peer",
                "transport 'unicast' needs option peer=<IPv4 address the writer sends to>");
   }
-  s.bind_addr.s_addr = hosts ? local.s_addr : htonl(INADDR_ANY);
+  s.bind_addr.s_addr = local.s_addr;  // 127.0.0.1, or --address across hosts
   if (bind_to != nullptr && inet_pton(AF_INET, bind_to, &s.bind_addr) != 1)
     refuse.add("option:bind", "option bind='%s' is not an IPv4 address", bind_to);
 }
