@@ -103,6 +103,24 @@ def require_built(name: str) -> None:
         pytest.skip(f"{name} is not built: {build_hint(name)}")
 
 
+def require_fixup(name: str, patch: str) -> None:
+    """Skips the test unless the middleware drivers/NAME was built with the fix-up whose
+    file name is patch (its build's recorded flag `patch`): a middleware built before the
+    fix-up was added still has the fault it fixes, until make driver-NAME applies it."""
+    import pytest
+
+    from psbench.base import paths
+    from psbench.run.drivers import build_record
+
+    record = build_record(paths.driver_library(name)) or {}
+    applied = record.get("sdk", {}).get("flags", {}).get("patch", "")
+    if patch not in applied:
+        pytest.skip(
+            f"the {name} middleware built here predates {patch} (its patches: "
+            f"{applied or 'none'}): make driver-{name} applies it"
+        )
+
+
 def skip_unless_built(name: str):
     """An autouse fixture for a test file of a driver built from source: each test skips
     unless it is built (require_built). Assign it to a module name."""

@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO, cli_in_background, processes_of_run, run_cli, wait_for_running
-from driver_checks import check_counts, check_samples_file, fan_out_case, load, skip_unless_built
+from driver_checks import (
+    check_counts,
+    check_samples_file,
+    fan_out_case,
+    load,
+    require_fixup,
+    skip_unless_built,
+)
 from driver_suite import Expect, ok_run
 from psbench.base import paths
 from test_cross_hosts_dds import COUNT, SIZE, net, node_argv, ping_across  # noqa: F401 (net: a fixture)
@@ -153,6 +160,7 @@ def test_sigkill_of_psbench_leaves_nothing_of_the_run(results):
 # first and waited for spliced, spliced waited for the mutex, and OpenSplice's threads
 # watchdog aborted the process after 10 s (3 of 3 runs; once in CI without the fault).
 def test_a_domain_closes_when_spliced_is_slow_to_close_it(node):
+    require_fixup(DRIVER, "close-waits-for-spliced.patch")
     folder = paths.build_dir() / "drivers" / DRIVER
     fault = folder / "ospl_close_delay.so"
     assert fault.is_file(), f"{fault} is built with the driver: run make build"

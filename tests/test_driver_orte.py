@@ -23,7 +23,7 @@ from conftest import (
     run_records,
     wait_for_running,
 )
-from driver_checks import check_counts, listening, load, skip_unless_built
+from driver_checks import check_counts, listening, load, require_fixup, skip_unless_built
 from driver_suite import Expect
 from proc_sockets import udp_sockets_of
 from psbench.results.samples import read_samples
@@ -192,6 +192,7 @@ def ack_for_a_publication_it_lacks() -> bytes:
 # the node's SIGSEGV, about one run in a hundred (sdk/rtpsack-removed-publication.patch).
 # Injected: such ACKs to every UDP socket of both nodes mid-run; the run must not notice.
 def test_an_ack_for_a_publication_the_node_lacks_is_ignored(results):
+    require_fixup(DRIVER, "rtpsack-removed-publication.patch")
     args = ["ping", "--driver", DRIVER, "--reliability", "reliable", "--duration", "3"]
     with cli_in_background([*args, "--rate", "200", "--warmup", "10"], results) as proc:
         record = wait_for_running(results, proc)
