@@ -18,7 +18,7 @@ from psbench.base import manifests
 # their unicast ports take datagrams from any network the machine is on.
 WILDCARD = {
     "cyclonedds": "Cyclone DDS binds every receive socket to INADDR_ANY "
-    "(ddsi_udp.c: bind_to_any for unicast and multicast receive, 0.10 and 11.0); "
+    "(measured with 0.10.2; 11.0.1's ddsi_udp.c: bind_to_any for unicast and multicast); "
     "NetworkInterfaceAddress chooses where it sends, not where it listens",
     "opensplice": "OpenSplice DDSI2 6.9 binds every socket to INADDR_ANY "
     "(q_nwif.c: bind_socket); NetworkInterfaceAddress chooses where it sends",
