@@ -14,7 +14,9 @@
 #include <csignal>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <mutex>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -640,6 +642,23 @@ TEST(MqttDriver, TcpNoDelayIsSetOnTheClientSocket) {
   }
 }
 
+// Whether the broker still holds a connection on its port: a TCP socket of that local port
+// in /proc/net/tcp that is not the listening one (state 0A). A client's DISCONNECT is
+// logged once the broker read it, and the broker closes its side then.
+bool broker_holds_a_connection(int port) {
+  std::ifstream table("/proc/net/tcp");
+  std::string line;
+  std::getline(table, line);  // the header
+  while (std::getline(table, line)) {
+    std::istringstream fields(line);
+    std::string slot, local, remote, state;
+    fields >> slot >> local >> remote >> state;
+    if (std::stoi(local.substr(local.find(':') + 1), nullptr, 16) == port && state != "0A")
+      return true;
+  }
+  return false;
+}
+
 // Each context is its own client with its own id (run id, pid, a sequence number); the
 // broker would drop the older of two with the same id. Close says DISCONNECT.
 TEST(MqttDriver, EachContextIsOneClientThatDisconnectsCleanly) {
@@ -652,6 +671,7 @@ TEST(MqttDriver, EachContextIsOneClientThatDisconnectsCleanly) {
       Ctx a(cfg), b(cfg);
       ASSERT_TRUE(a.ctx && b.ctx);
       EXPECT_EQ(sockets_to(broker.port()).size(), 2u);
+      EXPECT_TRUE(broker_holds_a_connection(broker.port()));  // what the wait below reads
       Seen sa, sb;
       psb_reader *ra = notify == PSB_NOTIFY_LISTENER
                            ? a.reader("psb_mqtttest_a", &Seen::on_data, &sa)
@@ -672,6 +692,9 @@ TEST(MqttDriver, EachContextIsOneClientThatDisconnectsCleanly) {
       }
     }
     EXPECT_EQ(sockets_to(broker.port()).size(), 0u);
+    // Stopped once it has read both: SIGTERM before then loses the last one's log line.
+    for (int i = 0; i < 1000 && broker_holds_a_connection(broker.port()); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
     broker.stop();
     // Both clients, each under its own id, said DISCONNECT ("disconnected.", not
     // "closed its connection."), and neither took over the other's session.
