@@ -6,12 +6,11 @@ daemons are checked in tests/test_services.py); a driver that starts listening o
 interface fails here, and so does an exception that stopped being true."""
 
 import ipaddress
-import os
-from pathlib import Path
 
 import pytest
 
 from driver_checks import nodes_seen_running, require_built
+from proc_sockets import bound_addresses
 from psbench.base import manifests
 
 # The middlewares whose receive sockets bind every interface whatever psbench configures:
@@ -34,33 +33,6 @@ def needs_no_service(name: str) -> bool:
 # that bind an address of their own choosing.
 CASES = {name: (name,) for name in manifests.driver_names() if needs_no_service(name)}
 CASES["udp-unicast"] = ("udp", "--transport", "unicast", "--option", "peer=127.0.0.1")
-
-
-def bound_addresses(pid: int) -> set[str]:
-    """The local addresses of a process's UDP and TCP sockets, IPv4 and IPv6."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            target = os.readlink(fd)
-        except OSError:
-            continue
-        if target.startswith("socket:["):
-            inodes.add(target[8:-1])
-    found = set()
-    for table in ("udp", "udp6", "tcp", "tcp6"):
-        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
-            fields = row.split()
-            if fields[9] in inodes:
-                found.add(address_of(fields[1].split(":")[0]))
-    return found
-
-
-def address_of(hex_address: str) -> str:
-    """/proc/net's address field ("0100007F", or 32 hex digits for IPv6) as text."""
-    raw = bytes.fromhex(hex_address)
-    # /proc/net prints each 32-bit word in host (little-endian) order.
-    raw = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
-    return str(ipaddress.ip_address(raw))
 
 
 def on_this_host_only(address: str) -> bool:
